@@ -1,0 +1,335 @@
+/**
+ * @file sparsegrid.h
+ * @brief SparseGridCore: dimensionally truncated sparse grids with hat functions, the compact
+ * bijection storage of fastsg, and the operations an image compressor needs.
+ *
+ * This is the one public header of the core. It has no VTK, Qt or HDF5 dependency; the same
+ * calls run on the CPU and (when built) on CUDA GPUs. The core never prints and never exits:
+ * every operation returns a Status.
+ *
+ * Concepts (see docs/core.md for the full description):
+ * - Domain [0,1]^D. A grid point is (l, i): a level vector and an index vector. On an axis with
+ *   level l >= 1 the points are x = i * 2^-l with odd i (2^(l-1) points, hat support 2^(1-l)).
+ *   Grids *with boundary* also have level 0 on every axis: the two points x = 0 (i = 0) and
+ *   x = 1 (i = 1), with basis functions 1 - x and x.
+ * - Selection: effective level e(l) = max(l, 1); a level vector belongs to the grid when
+ *   sum_t e(l_t) <= L + D - 1 (regular sparse grid of level L) and l_t <= caps[t] (the
+ *   constraint vector of dimensionally truncated grids). Without boundary, l_t >= 1.
+ *   With boundary, an axis of level n resolves 2^n + 1 samples, like an image axis.
+ * - Storage: one value per grid point in one contiguous array, ordered by group
+ *   g = sum_t e(l_t) - D + 1 (1..L), then by block (one level vector, lexicographic order within
+ *   the group), then by the index inside the block (row-major over the block's axes, the last
+ *   axis fastest). Inside a block the per-axis index is k = (i - 1) / 2 for l >= 1 and k = i for
+ *   l = 0. Position <-> (l, i) is computed by combinatorial ranking: no hash table, no tree.
+ * - Regular arrays (images) use VTK's order: axis 0 varies fastest.
+ */
+#ifndef SPARSEGRID_SPARSEGRID_H
+#define SPARSEGRID_SPARSEGRID_H
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace sparsegrid
+{
+
+/// Largest supported dimension D.
+constexpr int MaxDimensions = 32;
+/// Largest supported level on one axis (2^30 cells per axis).
+constexpr int MaxAxisLevel = 30;
+
+//------------------------------------------------------------------------------------------------
+// Errors
+//------------------------------------------------------------------------------------------------
+enum class ErrorCode
+{
+  None = 0,
+  InvalidArgument,    ///< a parameter is out of range or inconsistent
+  TooLarge,           ///< the request would need more memory than allowed or available
+  NonFinite,          ///< NaN or Inf found in input data
+  Aborted,            ///< the caller's abort callback asked to stop
+  BackendUnavailable, ///< the requested backend cannot run here (callers usually fall back)
+  OutOfDeviceMemory,  ///< the GPU ran out of memory
+  Internal            ///< a bug or an unexpected failure of a system call
+};
+
+/// Result of every fallible core call. Cheap when ok.
+class Status
+{
+public:
+  Status() = default;
+  Status(ErrorCode code, std::string message)
+    : Code(code)
+    , Message(std::move(message))
+  {
+  }
+  static Status Ok() { return Status(); }
+  bool ok() const { return this->Code == ErrorCode::None; }
+  explicit operator bool() const { return this->ok(); }
+  ErrorCode code() const { return this->Code; }
+  const std::string& message() const { return this->Message; }
+
+private:
+  ErrorCode Code = ErrorCode::None;
+  std::string Message;
+};
+
+const char* toString(ErrorCode code);
+
+//------------------------------------------------------------------------------------------------
+// Grid description and the bijection
+//------------------------------------------------------------------------------------------------
+struct GridSpec
+{
+  int dimensions = 0;    ///< D, 1..MaxDimensions
+  int level = 0;         ///< L >= 1
+  std::vector<int> caps; ///< per-axis level caps; empty means "no truncation" (caps = level)
+  bool boundary = true;  ///< include boundary points (level 0)
+};
+
+/**
+ * @class Grid
+ * @brief An immutable sparse-grid description with its block table.
+ *
+ * Memory: O(number of blocks * D) bytes of metadata. Coefficients are owned by the caller.
+ */
+class Grid
+{
+public:
+  Grid() = default;
+
+  /// Counts points and blocks of a spec without building anything (saturates at UINT64_MAX).
+  static Status count(const GridSpec& spec, std::uint64_t& points, std::uint64_t& blocks);
+
+  /**
+   * Validates the spec and builds the block table. Fails with TooLarge, naming the size, when
+   * the metadata or the coefficients of one double array would not fit into
+   * `memoryLimitBytes` (0: the machine's available memory).
+   */
+  static Status create(const GridSpec& spec, Grid& grid, std::uint64_t memoryLimitBytes = 0);
+
+  bool valid() const { return this->Dims > 0; }
+  int dimensions() const { return this->Dims; }
+  int level() const { return this->Level; }
+  const std::vector<int>& caps() const { return this->Caps; }
+  bool boundary() const { return this->Boundary; }
+  GridSpec spec() const;
+
+  /// Number of grid points (= coefficients per scalar array).
+  std::uint64_t size() const { return this->Size; }
+  std::size_t numberOfBlocks() const { return this->BlockOffsets.size() - 1; }
+  /// Groups are numbered 1..level(); group g holds blocks [groupBegin(g), groupBegin(g + 1)).
+  int numberOfGroups() const { return this->Level; }
+  std::size_t groupBegin(int g) const { return this->GroupBegin[static_cast<std::size_t>(g - 1)]; }
+
+  std::uint64_t blockOffset(std::size_t b) const { return this->BlockOffsets[b]; }
+  std::uint64_t blockSize(std::size_t b) const
+  {
+    return this->BlockOffsets[b + 1] - this->BlockOffsets[b];
+  }
+  /// The D levels of block b.
+  const std::uint8_t* blockLevels(std::size_t b) const
+  {
+    return this->Levels.data() + b * static_cast<std::size_t>(this->Dims);
+  }
+  /// log2 of the number of points of block b along each axis (level 0 -> 1, level l -> l - 1).
+  static int axisLog2Size(int level) { return level == 0 ? 1 : level - 1; }
+
+  /// Block index of a level vector, or numberOfBlocks() when it is not in the grid.
+  std::size_t blockIndex(const int* levels) const;
+  /// Position of point (l, i), or size() when it is not in the grid.
+  std::uint64_t position(const int* levels, const std::uint32_t* indices) const;
+  /// Block that contains a position (binary search over block offsets).
+  std::size_t blockOfPosition(std::uint64_t position) const;
+  /// (l, i) of a position.
+  void pointAt(std::uint64_t position, int* levels, std::uint32_t* indices) const;
+  /// Coordinates in [0,1]^D of a position.
+  void coordinates(std::uint64_t position, double* x) const;
+
+private:
+  int Dims = 0;
+  int Level = 0;
+  bool Boundary = true;
+  std::vector<int> Caps;
+  std::uint64_t Size = 0;
+  std::vector<std::uint64_t> BlockOffsets; ///< numberOfBlocks() + 1 entries
+  std::vector<std::uint8_t> Levels;        ///< numberOfBlocks() * D
+  std::vector<std::size_t> GroupBegin;     ///< level + 1 entries
+  /// Ranking table: Suffix[t * (Budget + 1) + s] = number of level vectors (l_t, ..., l_{D-1})
+  /// whose effective levels sum to exactly s.
+  std::vector<std::uint64_t> Suffix;
+  int Budget = 0; ///< L + D - 1
+};
+
+//------------------------------------------------------------------------------------------------
+// Execution: backends, optimisation switches, threading, progress, cancellation
+//------------------------------------------------------------------------------------------------
+enum class Backend
+{
+  Auto,
+  CPU,
+  CUDA
+};
+enum class Precision
+{
+  Float,
+  Double
+};
+const char* toString(Backend backend);
+const char* toString(Precision precision);
+
+/**
+ * The loop transformations of the fastsg papers, as run-time switches. Every combination gives
+ * the same result (to rounding); the defaults are the fastest combination measured
+ * (docs/benchmarks.md). What each does in this implementation is documented in docs/core.md.
+ */
+struct Optimizations
+{
+  bool inv1 = true;  ///< level vector of a block hoisted out of the points loop
+  bool inv2 = true;  ///< parent block offsets precomputed per block
+  bool inv3 = true;  ///< parent index from the point's own index in O(1)
+  bool inv4 = true;  ///< per-level parent tables precomputed
+  bool ichg1 = true; ///< hierarchize: all levels of one pole family in one task
+  bool ichg2 = true; ///< evaluate: points loop inside the blocks loop (chunks of points)
+  bool vec1 = true;  ///< evaluate: transposed (SoA) point tiles for SIMD / coalescing
+  bool sred1 = true; ///< divisions replaced by multiplications, prefix-sum (shift) indexing
+  int chunkSize = 256; ///< evaluation points per chunk (per warp on the GPU)
+
+  static Optimizations none()
+  {
+    Optimizations o;
+    o.inv1 = o.inv2 = o.inv3 = o.inv4 = o.ichg1 = o.ichg2 = o.vec1 = o.sred1 = false;
+    return o;
+  }
+};
+
+/// Runs body(begin, end) over [0, count) split into ranges, possibly concurrently; returns when
+/// every range is done.
+using ParallelFor =
+  std::function<void(std::size_t count, const std::function<void(std::size_t, std::size_t)>& body)>;
+/// Receives a fraction in [0, 1] of the current operation. Called from the calling thread only.
+using ProgressCallback = std::function<void(double)>;
+/// Returns true to stop the current operation (it then returns ErrorCode::Aborted).
+using AbortCallback = std::function<bool()>;
+
+struct ExecutionOptions
+{
+  Backend backend = Backend::Auto;
+  /// Threads of the built-in pool (0: all hardware threads). Ignored when parallelFor is set.
+  int threads = 0;
+  Optimizations optimizations;
+  ParallelFor parallelFor;   ///< optional: the caller's threading (e.g. vtkSMPTools)
+  ProgressCallback progress; ///< optional
+  AbortCallback abort;       ///< optional
+  /// Auto picks CUDA only for problems at least this large (grid points or evaluations).
+  std::uint64_t autoGpuThreshold = 1u << 20;
+};
+
+/// What actually ran: filled by every operation that takes a report.
+struct ExecutionReport
+{
+  Backend backendUsed = Backend::CPU;
+  std::string note;        ///< e.g. why a CUDA request fell back to the CPU; empty otherwise
+  double seconds = 0;      ///< wall time of the operation
+  double kernelSeconds = 0; ///< CUDA: kernel time only (0 on the CPU)
+};
+
+/// True when a CUDA device is usable; otherwise `why` says what is missing.
+bool cudaAvailable(std::string* why = nullptr);
+/// True when the library was built with the CUDA backend.
+bool cudaCompiled();
+
+//------------------------------------------------------------------------------------------------
+// Operations (T = float or double)
+//------------------------------------------------------------------------------------------------
+
+/// Nodal values -> hierarchical surpluses, in place.
+template <typename T>
+Status hierarchize(const Grid& grid, T* values, const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/// Hierarchical surpluses -> nodal values, in place (inverse of hierarchize).
+template <typename T>
+Status dehierarchize(const Grid& grid, T* values, const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/**
+ * Evaluates the interpolant at n points given row-major (n x D) in unit coordinates.
+ * Points outside [0,1]^D are clamped to the nearest point of the domain (documented behaviour);
+ * a NaN coordinate is an InvalidArgument error.
+ */
+template <typename T>
+Status evaluate(const Grid& grid, const T* coefficients, const T* points, std::size_t n,
+  T* results, const ExecutionOptions& options = {}, ExecutionReport* report = nullptr);
+
+/// A regular D-dimensional array, axis 0 fastest (VTK order). Sample j of axis t lies at unit
+/// coordinate origin[t] + j * spacing[t]. For a whole image: origin 0, spacing 1 / (n_t - 1).
+struct RegularGrid
+{
+  std::vector<std::size_t> dims;
+  std::vector<double> origin;
+  std::vector<double> spacing;
+
+  /// The image covering the whole unit cube with dims[t] samples per axis (each >= 2).
+  static RegularGrid unitCube(const std::vector<std::size_t>& dims);
+  std::size_t numberOfPoints() const;
+};
+
+/**
+ * Values of an image at the grid points (nodal values, ready for hierarchize). The image covers
+ * [0,1]^D with dims[t] >= 2 samples per axis; values between samples come from multilinear
+ * interpolation, so sampling is exact where dims[t] = 2^n + 1 and caps[t] <= n.
+ * Fails with NonFinite (count and first index) when the image holds NaN or Inf.
+ * `stride` is the distance between consecutive values (components of a vector array).
+ */
+template <typename T>
+Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size_t>& dims,
+  T* values, std::size_t stride = 1, const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/**
+ * Evaluates the interpolant on every point of a regular grid (any dims, any box) into `out`
+ * (axis 0 fastest). Uses the exact fast path: nodal values on the finest full grid spanned by
+ * the sparse grid, then multilinear interpolation inside its cells; falls back to batched point
+ * evaluation when that full grid would be much larger than the target.
+ */
+template <typename T>
+Status reconstructImage(const Grid& grid, const T* coefficients, const RegularGrid& target,
+  T* out, const ExecutionOptions& options = {}, ExecutionReport* report = nullptr);
+
+//------------------------------------------------------------------------------------------------
+// Measurements
+//------------------------------------------------------------------------------------------------
+struct ErrorMetrics
+{
+  double maxAbsError = 0;
+  double rmse = 0;
+  double psnr = 0; ///< 20 log10(range / rmse), range = max - min of the reference; +inf if exact
+  double range = 0;
+  std::uint64_t count = 0;
+};
+
+/// Error of `approx` against `reference` (n values each, `stride` apart in the reference).
+template <typename R, typename A>
+ErrorMetrics computeErrorMetrics(const R* reference, const A* approx, std::size_t n,
+  std::size_t referenceStride = 1);
+
+/// Counts NaN/Inf values; returns NonFinite naming the count and the first index when any.
+template <typename T>
+Status checkFinite(const T* data, std::size_t n, const char* what, std::size_t stride = 1);
+
+/// Bytes of the compressed coefficients of `components` scalar arrays.
+std::uint64_t compressedBytes(const Grid& grid, Precision precision, int components = 1);
+
+/// Checks that `bytes` can be allocated on this machine (against available memory);
+/// TooLarge naming the size and `what` otherwise.
+Status checkAllocation(std::uint64_t bytes, const char* what, std::uint64_t memoryLimitBytes = 0);
+
+/// Default level caps for an image axis of n samples: the smallest c with 2^c + 1 >= n.
+int levelForSamples(std::size_t n);
+
+} // namespace sparsegrid
+
+#endif

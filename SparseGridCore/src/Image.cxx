@@ -1,0 +1,575 @@
+// Images in and out: sampling an image at the grid points, and reconstructing the interpolant on
+// a regular grid.
+//
+// Reconstruction's fast exact path: the sparse-grid interpolant is a piecewise multilinear
+// function on the cells of the full grid whose per-axis levels are the caps (the finest lattice
+// the grid spans). Its nodal values on that lattice follow from one dehierarchization of the
+// lattice in which the sparse surpluses are scattered and every other surplus is zero
+// (O(D N_lattice), no per-block work per voxel). Any regular target is then exact multilinear
+// interpolation of the lattice, done axis by axis (separable). Evaluating every voxel through
+// every block costs O(N_voxels * N_blocks * D) instead.
+#include "Internal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+namespace sparsegrid
+{
+
+RegularGrid RegularGrid::unitCube(const std::vector<std::size_t>& dims)
+{
+  RegularGrid g;
+  g.dims = dims;
+  for (std::size_t n : dims)
+  {
+    g.origin.push_back(0.0);
+    g.spacing.push_back(n > 1 ? 1.0 / static_cast<double>(n - 1) : 0.0);
+  }
+  return g;
+}
+
+std::size_t RegularGrid::numberOfPoints() const
+{
+  std::size_t n = this->dims.empty() ? 0 : 1;
+  for (std::size_t d : this->dims)
+  {
+    n *= d;
+  }
+  return n;
+}
+
+namespace
+{
+
+Status checkDims(const Grid& grid, const std::vector<std::size_t>& dims, const char* what,
+  std::size_t minimum)
+{
+  if (!grid.valid())
+  {
+    return Status(ErrorCode::InvalidArgument, "the grid is empty (Grid::create was not called)");
+  }
+  if (static_cast<int>(dims.size()) != grid.dimensions())
+  {
+    return Status(ErrorCode::InvalidArgument,
+      std::string(what) + " has " + std::to_string(dims.size()) + " axes but the grid has " +
+        std::to_string(grid.dimensions()));
+  }
+  for (std::size_t t = 0; t < dims.size(); ++t)
+  {
+    if (dims[t] < minimum)
+    {
+      return Status(ErrorCode::InvalidArgument,
+        std::string(what) + " axis " + std::to_string(t) + " has " + std::to_string(dims[t]) +
+          " samples; at least " + std::to_string(minimum) + " are needed");
+    }
+  }
+  return Status::Ok();
+}
+
+inline double unitCoordinate(int level, std::uint32_t k)
+{
+  return level == 0 ? static_cast<double>(k) : std::ldexp(2.0 * k + 1.0, -level);
+}
+
+} // namespace
+
+template <typename T>
+Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size_t>& dims,
+  T* values, std::size_t stride, const ExecutionOptions& options, ExecutionReport* report)
+{
+  detail::Stopwatch clock;
+  Status status = checkDims(grid, dims, "the image", 2);
+  if (!status)
+  {
+    return status;
+  }
+  if (!image || !values || stride == 0)
+  {
+    return Status(ErrorCode::InvalidArgument, "sampleImage: null array or zero stride");
+  }
+  std::size_t total = 1;
+  for (std::size_t n : dims)
+  {
+    total *= n;
+  }
+  status = checkFinite(image, total, "the image", stride);
+  if (!status)
+  {
+    return status;
+  }
+  const int D = grid.dimensions();
+  std::vector<std::size_t> strides(static_cast<std::size_t>(D));
+  std::size_t s = 1;
+  for (int t = 0; t < D; ++t)
+  {
+    strides[static_cast<std::size_t>(t)] = s * stride;
+    s *= dims[static_cast<std::size_t>(t)];
+  }
+
+  // Tasks: (block, range of local indices); big blocks are split for load balance.
+  struct Task
+  {
+    std::size_t block;
+    std::uint64_t begin, end;
+  };
+  std::vector<Task> tasks;
+  const std::uint64_t piece = 1 << 14;
+  for (std::size_t b = 0; b < grid.numberOfBlocks(); ++b)
+  {
+    for (std::uint64_t p = 0; p < grid.blockSize(b); p += piece)
+    {
+      tasks.push_back(Task{ b, p, std::min(grid.blockSize(b), p + piece) });
+    }
+  }
+  const std::size_t batch = 256;
+  for (std::size_t first = 0; first < tasks.size(); first += batch)
+  {
+    if (detail::aborted(options))
+    {
+      return detail::abortedStatus();
+    }
+    detail::progress(options, static_cast<double>(first) / static_cast<double>(tasks.size()));
+    const std::size_t last = std::min(tasks.size(), first + batch);
+    detail::parallelFor(options, last - first, 1, [&](std::size_t q0, std::size_t q1) {
+      // Per axis and per in-block index: lower sample offset, and the fraction to the next.
+      std::vector<std::vector<std::size_t>> lower(static_cast<std::size_t>(D));
+      std::vector<std::vector<double>> fraction(static_cast<std::size_t>(D));
+      std::size_t prepared = grid.numberOfBlocks();
+      for (std::size_t q = first + q0; q < first + q1; ++q)
+      {
+        const Task& task = tasks[q];
+        const std::uint8_t* bl = grid.blockLevels(task.block);
+        if (task.block != prepared)
+        {
+          for (int t = 0; t < D; ++t)
+          {
+            const std::size_t n = dims[static_cast<std::size_t>(t)];
+            const std::uint32_t count = 1u << Grid::axisLog2Size(bl[t]);
+            auto& lo = lower[static_cast<std::size_t>(t)];
+            auto& fr = fraction[static_cast<std::size_t>(t)];
+            lo.resize(count);
+            fr.resize(count);
+            for (std::uint32_t k = 0; k < count; ++k)
+            {
+              const double pos = unitCoordinate(bl[t], k) * static_cast<double>(n - 1);
+              std::size_t i0 = static_cast<std::size_t>(std::floor(pos));
+              i0 = std::min(i0, n - 2);
+              lo[k] = i0 * strides[static_cast<std::size_t>(t)];
+              fr[k] = pos - static_cast<double>(i0);
+            }
+          }
+          prepared = task.block;
+        }
+        T* out = values + grid.blockOffset(task.block);
+        for (std::uint64_t p = task.begin; p < task.end; ++p)
+        {
+          std::uint64_t local = p;
+          std::size_t base = 0;
+          int active[MaxDimensions];
+          double f[MaxDimensions];
+          int m = 0;
+          for (int t = D - 1; t >= 0; --t)
+          {
+            const int bits = Grid::axisLog2Size(bl[t]);
+            const std::uint32_t k =
+              static_cast<std::uint32_t>(local & ((std::uint64_t(1) << bits) - 1));
+            local >>= bits;
+            base += lower[static_cast<std::size_t>(t)][k];
+            const double ft = fraction[static_cast<std::size_t>(t)][k];
+            if (ft != 0.0)
+            {
+              active[m] = t;
+              f[m++] = ft;
+            }
+          }
+          // Multilinear interpolation over the axes where the point falls between samples.
+          double v = 0;
+          for (int c = 0; c < (1 << m); ++c)
+          {
+            std::size_t idx = base;
+            double w = 1;
+            for (int j = 0; j < m; ++j)
+            {
+              if ((c >> j) & 1)
+              {
+                idx += strides[static_cast<std::size_t>(active[j])];
+                w *= f[j];
+              }
+              else
+              {
+                w *= 1.0 - f[j];
+              }
+            }
+            v += w * static_cast<double>(image[idx]);
+          }
+          out[p] = static_cast<T>(v);
+        }
+      }
+    });
+  }
+  detail::progress(options, 1.0);
+  if (report)
+  {
+    report->backendUsed = Backend::CPU;
+    report->note.clear();
+    report->seconds = clock.seconds();
+    report->kernelSeconds = 0;
+  }
+  return Status::Ok();
+}
+
+namespace
+{
+
+// Lattice of the fast path: 2^cap + 1 nodes per axis, axis 0 fastest.
+struct Lattice
+{
+  std::vector<std::size_t> dims;
+  std::vector<std::size_t> strides;
+  std::size_t size = 1;
+
+  explicit Lattice(const Grid& grid)
+  {
+    for (int c : grid.caps())
+    {
+      strides.push_back(size);
+      dims.push_back((std::size_t(1) << c) + 1);
+      size *= dims.back();
+    }
+  }
+};
+
+template <typename T>
+void scatterSurpluses(const Grid& grid, const Lattice& lattice, const T* coefficients, T* full,
+  const ExecutionOptions& options)
+{
+  const int D = grid.dimensions();
+  detail::parallelFor(options, grid.numberOfBlocks(), 1, [&](std::size_t b0, std::size_t b1) {
+    std::vector<std::vector<std::size_t>> node(static_cast<std::size_t>(D));
+    for (std::size_t b = b0; b < b1; ++b)
+    {
+      const std::uint8_t* bl = grid.blockLevels(b);
+      for (int t = 0; t < D; ++t)
+      {
+        const int c = grid.caps()[static_cast<std::size_t>(t)];
+        const int l = bl[t];
+        const std::uint32_t count = 1u << Grid::axisLog2Size(l);
+        auto& nt = node[static_cast<std::size_t>(t)];
+        nt.resize(count);
+        for (std::uint32_t k = 0; k < count; ++k)
+        {
+          const std::size_t i = l == 0 ? (std::size_t(k) << c) : (2 * std::size_t(k) + 1) << (c - l);
+          nt[k] = i * lattice.strides[static_cast<std::size_t>(t)];
+        }
+      }
+      const T* src = coefficients + grid.blockOffset(b);
+      for (std::uint64_t p = 0; p < grid.blockSize(b); ++p)
+      {
+        std::uint64_t local = p;
+        std::size_t idx = 0;
+        for (int t = D - 1; t >= 0; --t)
+        {
+          const int bits = Grid::axisLog2Size(bl[t]);
+          idx += node[static_cast<std::size_t>(t)][local & ((std::uint64_t(1) << bits) - 1)];
+          local >>= bits;
+        }
+        full[idx] = src[p];
+      }
+    }
+  });
+}
+
+// Dehierarchizes the lattice along axis t: nodal value += mean of the two parents, coarse first.
+template <typename T>
+void dehierarchizeLatticeAxis(
+  const Lattice& lattice, int t, int cap, T* full, const ExecutionOptions& options)
+{
+  const std::size_t n = lattice.dims[static_cast<std::size_t>(t)];
+  const std::size_t inner = lattice.strides[static_cast<std::size_t>(t)];
+  const std::size_t outer = lattice.size / (n * inner);
+  if (cap < 1)
+  {
+    return;
+  }
+  if (inner == 1)
+  {
+    detail::parallelFor(options, outer, 64, [&](std::size_t o0, std::size_t o1) {
+      for (std::size_t o = o0; o < o1; ++o)
+      {
+        T* line = full + o * n;
+        for (int l = 1; l <= cap; ++l)
+        {
+          const std::size_t step = std::size_t(1) << (cap - l);
+          for (std::size_t j = step; j < n - 1; j += 2 * step)
+          {
+            line[j] += T(0.5) * (line[j - step] + line[j + step]);
+          }
+        }
+      }
+    });
+    return;
+  }
+  // Rows of `inner` contiguous values: split them into pieces so that small `outer` still
+  // gives every thread work; each task runs all levels on its own piece.
+  const std::size_t piece = std::min<std::size_t>(inner, 2048);
+  const std::size_t pieces = (inner + piece - 1) / piece;
+  detail::parallelFor(options, outer * pieces, 1, [&](std::size_t q0, std::size_t q1) {
+    for (std::size_t q = q0; q < q1; ++q)
+    {
+      const std::size_t o = q / pieces;
+      const std::size_t r0 = (q % pieces) * piece;
+      const std::size_t r1 = std::min(inner, r0 + piece);
+      T* slab = full + o * n * inner;
+      for (int l = 1; l <= cap; ++l)
+      {
+        const std::size_t step = std::size_t(1) << (cap - l);
+        for (std::size_t j = step; j < n - 1; j += 2 * step)
+        {
+          T* own = slab + j * inner;
+          const T* left = slab + (j - step) * inner;
+          const T* right = slab + (j + step) * inner;
+          for (std::size_t r = r0; r < r1; ++r)
+          {
+            own[r] += T(0.5) * (left[r] + right[r]);
+          }
+        }
+      }
+    }
+  });
+}
+
+// One separable pass: axis t of `in` (dims inDims) resampled to target samples along t.
+template <typename T>
+void interpolateAxis(const T* in, std::vector<std::size_t>& dims, int t, int cap,
+  const RegularGrid& target, T* out, const ExecutionOptions& options)
+{
+  const std::size_t n = dims[static_cast<std::size_t>(t)];
+  const std::size_t m = target.dims[static_cast<std::size_t>(t)];
+  std::size_t inner = 1, outer = 1;
+  for (int s = 0; s < static_cast<int>(dims.size()); ++s)
+  {
+    if (s < t)
+    {
+      inner *= dims[static_cast<std::size_t>(s)];
+    }
+    else if (s > t)
+    {
+      outer *= dims[static_cast<std::size_t>(s)];
+    }
+  }
+  std::vector<std::size_t> i0(m);
+  std::vector<T> frac(m);
+  const double scale = std::ldexp(1.0, cap);
+  for (std::size_t j = 0; j < m; ++j)
+  {
+    double x = target.origin[static_cast<std::size_t>(t)] +
+      static_cast<double>(j) * target.spacing[static_cast<std::size_t>(t)];
+    x = std::min(1.0, std::max(0.0, x)); // outside the domain: clamped, as evaluate() does
+    const double pos = x * scale;
+    std::size_t i = static_cast<std::size_t>(std::floor(pos));
+    i = std::min(i, n - 2);
+    i0[j] = i;
+    frac[j] = static_cast<T>(pos - static_cast<double>(i));
+  }
+  detail::parallelFor(options, outer * m, std::max<std::size_t>(1, 4096 / inner),
+    [&](std::size_t q0, std::size_t q1) {
+      for (std::size_t q = q0; q < q1; ++q)
+      {
+        const std::size_t o = q / m;
+        const std::size_t j = q % m;
+        const T* a = in + (o * n + i0[j]) * inner;
+        const T* b = a + inner;
+        T* dst = out + (o * m + j) * inner;
+        const T f = frac[j];
+        for (std::size_t r = 0; r < inner; ++r)
+        {
+          dst[r] = (T(1) - f) * a[r] + f * b[r];
+        }
+      }
+    });
+  dims[static_cast<std::size_t>(t)] = m;
+}
+
+template <typename T>
+Status reconstructByEvaluation(const Grid& grid, const T* coefficients, const RegularGrid& target,
+  T* out, const ExecutionOptions& options)
+{
+  const int D = grid.dimensions();
+  const std::size_t total = target.numberOfPoints();
+  const std::size_t batch = std::size_t(1) << 16;
+  std::vector<T> points;
+  ExecutionOptions quiet = options;
+  quiet.progress = nullptr;
+  for (std::size_t first = 0; first < total; first += batch)
+  {
+    if (detail::aborted(options))
+    {
+      return detail::abortedStatus();
+    }
+    detail::progress(options, static_cast<double>(first) / static_cast<double>(total));
+    const std::size_t count = std::min(batch, total - first);
+    points.resize(count * static_cast<std::size_t>(D));
+    for (std::size_t p = 0; p < count; ++p)
+    {
+      std::size_t rest = first + p;
+      for (int t = 0; t < D; ++t)
+      {
+        const std::size_t n = target.dims[static_cast<std::size_t>(t)];
+        const std::size_t j = rest % n;
+        rest /= n;
+        points[p * static_cast<std::size_t>(D) + static_cast<std::size_t>(t)] =
+          static_cast<T>(target.origin[static_cast<std::size_t>(t)] +
+            static_cast<double>(j) * target.spacing[static_cast<std::size_t>(t)]);
+      }
+    }
+    Status status =
+      detail::evaluateCPU(grid, coefficients, points.data(), count, out + first, quiet);
+    if (!status)
+    {
+      return status;
+    }
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status reconstructCPU(const Grid& grid, const T* coefficients, const RegularGrid& target, T* out,
+  const ExecutionOptions& options)
+{
+  const int D = grid.dimensions();
+  const Lattice lattice(grid);
+  const std::size_t total = target.numberOfPoints();
+  // The lattice pays off unless it is much larger than the target (a coarse preview of a fine
+  // grid): then evaluating each target point is cheaper.
+  const bool fast = lattice.size <= std::max<std::size_t>(8 * total, std::size_t(1) << 21) &&
+    checkAllocation(2 * lattice.size * sizeof(T), "the reconstruction lattice").ok();
+  if (!fast)
+  {
+    return reconstructByEvaluation(grid, coefficients, target, out, options);
+  }
+  // Is the target the lattice itself? Then the lattice is built directly in `out`.
+  bool direct = true;
+  for (int t = 0; t < D && direct; ++t)
+  {
+    const std::size_t u = static_cast<std::size_t>(t);
+    const double h = std::ldexp(1.0, -grid.caps()[u]);
+    direct = target.dims[u] == lattice.dims[u] && std::abs(target.origin[u]) < 1e-12 &&
+      std::abs(target.spacing[u] - h) < 1e-12 * h;
+  }
+  std::unique_ptr<T[]> buffer;
+  T* full = out;
+  if (!direct)
+  {
+    buffer.reset(new T[lattice.size]);
+    full = buffer.get();
+  }
+  detail::parallelFor(options, lattice.size, 1 << 16, [&](std::size_t i0, std::size_t i1) {
+    std::fill(full + i0, full + i1, T(0));
+  });
+  scatterSurpluses(grid, lattice, coefficients, full, options);
+  for (int t = 0; t < D; ++t)
+  {
+    if (detail::aborted(options))
+    {
+      return detail::abortedStatus();
+    }
+    detail::progress(options, static_cast<double>(t) / (2.0 * D));
+    dehierarchizeLatticeAxis(lattice, t, grid.caps()[static_cast<std::size_t>(t)], full, options);
+  }
+  if (!direct)
+  {
+    // Separable multilinear interpolation, one axis per pass, ping-ponging between buffers.
+    std::vector<std::size_t> dims = lattice.dims;
+    std::unique_ptr<T[]> current = std::move(buffer);
+    const T* in = full;
+    for (int t = 0; t < D; ++t)
+    {
+      if (detail::aborted(options))
+      {
+        return detail::abortedStatus();
+      }
+      detail::progress(options, 0.5 + static_cast<double>(t) / (2.0 * D));
+      const int cap = grid.caps()[static_cast<std::size_t>(t)];
+      if (t + 1 == D)
+      {
+        interpolateAxis(in, dims, t, cap, target, out, options);
+        break;
+      }
+      std::size_t size = 1;
+      for (int s = 0; s < D; ++s)
+      {
+        size *= s == t ? target.dims[static_cast<std::size_t>(s)] : dims[static_cast<std::size_t>(s)];
+      }
+      std::unique_ptr<T[]> next(new T[size]);
+      interpolateAxis(in, dims, t, cap, target, next.get(), options);
+      current = std::move(next);
+      in = current.get();
+    }
+  }
+  detail::progress(options, 1.0);
+  return Status::Ok();
+}
+
+} // namespace
+
+template <typename T>
+Status reconstructImage(const Grid& grid, const T* coefficients, const RegularGrid& target,
+  T* out, const ExecutionOptions& options, ExecutionReport* report)
+{
+  Status status = checkDims(grid, target.dims, "the target", 1);
+  if (!status)
+  {
+    return status;
+  }
+  if (target.origin.size() != target.dims.size() || target.spacing.size() != target.dims.size())
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "the target needs one origin and one spacing per axis");
+  }
+  for (std::size_t t = 0; t < target.dims.size(); ++t)
+  {
+    if (!std::isfinite(target.origin[t]) || !std::isfinite(target.spacing[t]))
+    {
+      return Status(ErrorCode::InvalidArgument, "the target's origin or spacing is not finite");
+    }
+  }
+  if (!coefficients || !out)
+  {
+    return Status(ErrorCode::InvalidArgument, "reconstructImage: null array");
+  }
+  ExecutionReport local;
+  ExecutionReport& r = report ? *report : local;
+  detail::Stopwatch clock;
+  r.kernelSeconds = 0;
+  Backend backend = detail::chooseBackend(options, target.numberOfPoints(), r);
+  if (backend == Backend::CUDA)
+  {
+    status = cuda::reconstructImage(grid, coefficients, target, out, options, &r.kernelSeconds);
+    if (status.code() == ErrorCode::BackendUnavailable ||
+      status.code() == ErrorCode::OutOfDeviceMemory)
+    {
+      r.note = "the CUDA backend could not run (" + status.message() + "); ran on the CPU";
+      backend = Backend::CPU;
+      r.kernelSeconds = 0;
+    }
+  }
+  if (backend == Backend::CPU)
+  {
+    status = reconstructCPU(grid, coefficients, target, out, options);
+  }
+  r.backendUsed = backend;
+  r.seconds = clock.seconds();
+  return status;
+}
+
+#define SPARSEGRID_INSTANTIATE(T)                                                                  \
+  template Status sampleImage<T>(const Grid&, const T*, const std::vector<std::size_t>&, T*,       \
+    std::size_t, const ExecutionOptions&, ExecutionReport*);                                       \
+  template Status reconstructImage<T>(                                                             \
+    const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&, ExecutionReport*);
+SPARSEGRID_INSTANTIATE(float)
+SPARSEGRID_INSTANTIATE(double)
+#undef SPARSEGRID_INSTANTIATE
+
+} // namespace sparsegrid
