@@ -131,6 +131,18 @@ struct Evaluator
   int slots = 0;
   std::vector<T> scales;     ///< 2^l for l in 0..MaxAxisLevel
 
+  // Lexicographic traversal for the tabulated block-major path: one entry per (block, corner),
+  // sorted by the per-axis slot vector, so that consecutive entries share leading axes and the
+  // partial index (Horner form of the shift sum) and weight product of those axes are reused.
+  struct Entry
+  {
+    std::uint64_t offset;
+    int depth; ///< first axis whose slot differs from the previous entry
+  };
+  std::vector<Entry> order;
+  std::vector<int> orderSlots;          ///< entries * D: table slot per axis (absolute)
+  std::vector<std::uint8_t> orderBits;  ///< entries * D: log2 block size per axis
+
   Evaluator(const Grid& g, const BlockTable& bt, const T* coefficients, const T* pts, T* out,
     const Optimizations& o)
     : grid(g)
@@ -150,6 +162,61 @@ struct Evaluator
     for (int l = 0; l <= MaxAxisLevel; ++l)
     {
       scales.push_back(std::ldexp(T(1), l));
+    }
+    if (opt.ichg2 && opt.sred1)
+    {
+      buildTraversal();
+    }
+  }
+
+  void buildTraversal()
+  {
+    std::vector<int> slotsOf;
+    std::vector<std::uint8_t> bits;
+    std::vector<std::uint64_t> offsets;
+    for (std::size_t b = 0; b < blocks.offsets.size(); ++b)
+    {
+      const std::uint8_t* bl = &blocks.levels[b * static_cast<std::size_t>(D)];
+      for (int corner = 0; corner < (1 << blocks.zeroAxes[b]); ++corner)
+      {
+        int bit = 0;
+        for (int t = 0; t < D; ++t)
+        {
+          const int c = bl[t] == 0 ? (corner >> bit++) & 1 : 0;
+          slotsOf.push_back(slotBase[t] + slotOf(boundary, bl[t], c));
+          bits.push_back(static_cast<std::uint8_t>(Grid::axisLog2Size(bl[t])));
+        }
+        offsets.push_back(blocks.offsets[b]);
+      }
+    }
+    const std::size_t n = offsets.size();
+    std::vector<std::size_t> perm(n);
+    for (std::size_t e = 0; e < n; ++e)
+    {
+      perm[e] = e;
+    }
+    const std::size_t d = static_cast<std::size_t>(D);
+    std::sort(perm.begin(), perm.end(), [&](std::size_t x, std::size_t y) {
+      return std::lexicographical_compare(&slotsOf[x * d], &slotsOf[x * d] + d, &slotsOf[y * d],
+        &slotsOf[y * d] + d);
+    });
+    order.resize(n);
+    orderSlots.resize(n * d);
+    orderBits.resize(n * d);
+    for (std::size_t e = 0; e < n; ++e)
+    {
+      const std::size_t src = perm[e];
+      std::copy(&slotsOf[src * d], &slotsOf[src * d] + d, &orderSlots[e * d]);
+      std::copy(&bits[src * d], &bits[src * d] + d, &orderBits[e * d]);
+      int depth = 0;
+      if (e > 0)
+      {
+        while (depth < D && orderSlots[e * d + depth] == orderSlots[(e - 1) * d + depth])
+        {
+          ++depth;
+        }
+      }
+      order[e] = Entry{ offsets[src], e == 0 ? 0 : depth };
     }
   }
 
@@ -246,6 +313,8 @@ struct Evaluator
     std::vector<I> idx;  ///< P
     std::vector<T> wt;   ///< P
     std::vector<T> acc;  ///< P
+    std::vector<I> prefixIndex;  ///< (D - 1) * P
+    std::vector<T> prefixWeight; ///< (D - 1) * P
   };
 
   // Coordinates of point p (in chunk) on axis t.
@@ -309,20 +378,18 @@ struct Evaluator
         }
       }
     }
-    int scratch[MaxDimensions];
-    for (std::size_t b = 0; b < blocks.offsets.size(); ++b)
+    if (opt.sred1)
     {
-      const std::uint8_t* bl = levelsOf(b, scratch);
-      const std::uint8_t* sh = &blocks.shifts[b * static_cast<std::size_t>(D)];
-      const T* base = a + blocks.offsets[b];
-      const int corners = 1 << blocks.zeroAxes[b];
-      for (int corner = 0; corner < corners; ++corner)
+      accumulatePrefixed(s, P);
+    }
+    else
+    {
+      int scratch[MaxDimensions];
+      for (std::size_t b = 0; b < blocks.offsets.size(); ++b)
       {
-        if (opt.sred1)
-        {
-          accumulateTabulated(s, P, bl, sh, corner, base);
-        }
-        else
+        const std::uint8_t* bl = levelsOf(b, scratch);
+        const T* base = a + blocks.offsets[b];
+        for (int corner = 0; corner < (1 << blocks.zeroAxes[b]); ++corner)
         {
           accumulateDivided(s, first, P, bl, corner, base);
         }
@@ -334,86 +401,74 @@ struct Evaluator
     }
   }
 
-  void accumulateTabulated(Scratch& s, std::size_t P, const std::uint8_t* bl,
-    const std::uint8_t* sh, int corner, const T* base) const
+  // idx = (((k_0 << b_1) + k_1) << b_2) + ... + k_{D-1}; weight = prod w_t. Prefix d holds the
+  // first d + 1 axes; an entry recomputes the prefixes from its depth on, then runs the
+  // innermost loop: one shift, one add, one gather and two multiplications per point.
+  void accumulatePrefixed(Scratch& s, std::size_t P) const
   {
-    const I* kt[MaxDimensions];
-    const T* wt[MaxDimensions];
-    int bit = 0;
-    for (int t = 0; t < D; ++t)
+    const std::size_t d = static_cast<std::size_t>(D);
+    if (D > 1)
     {
-      const int l = bl[t];
-      const int c = l == 0 ? (corner >> bit++) & 1 : 0;
-      const std::size_t slot = static_cast<std::size_t>(slotBase[t] + slotOf(boundary, l, c));
-      kt[t] = &s.k[slot * P];
-      wt[t] = &s.w[slot * P];
+      s.prefixIndex.resize((d - 1) * P);
+      s.prefixWeight.resize((d - 1) * P);
     }
     T* acc = s.acc.data();
-    // Fused loops for the common small dimensions; axis passes over the tile otherwise.
-    if (D == 1)
+    for (std::size_t e = 0; e < order.size(); ++e)
     {
-      const I* k0 = kt[0];
-      const T* w0 = wt[0];
-      for (std::size_t p = 0; p < P; ++p)
+      const int* slot = &orderSlots[e * d];
+      const std::uint8_t* bits = &orderBits[e * d];
+      for (int t = order[e].depth; t < D - 1; ++t)
       {
-        acc[p] += base[k0[p]] * w0[p];
-      }
-    }
-    else if (D == 2)
-    {
-      const I* k0 = kt[0];
-      const I* k1 = kt[1];
-      const T* w0 = wt[0];
-      const T* w1 = wt[1];
-      const int s0 = sh[0];
-      for (std::size_t p = 0; p < P; ++p)
-      {
-        acc[p] += base[(k0[p] << s0) + k1[p]] * (w0[p] * w1[p]);
-      }
-    }
-    else if (D == 3)
-    {
-      const I* k0 = kt[0];
-      const I* k1 = kt[1];
-      const I* k2 = kt[2];
-      const T* w0 = wt[0];
-      const T* w1 = wt[1];
-      const T* w2 = wt[2];
-      const int s0 = sh[0], s1 = sh[1];
-      for (std::size_t p = 0; p < P; ++p)
-      {
-        acc[p] += base[(k0[p] << s0) + (k1[p] << s1) + k2[p]] * (w0[p] * w1[p] * w2[p]);
-      }
-    }
-    else
-    {
-      I* idx = s.idx.data();
-      T* w = s.wt.data();
-      {
-        const I* k0 = kt[0];
-        const T* w0 = wt[0];
-        const int s0 = sh[0];
-        for (std::size_t p = 0; p < P; ++p)
+        const I* kt = &s.k[static_cast<std::size_t>(slot[t]) * P];
+        const T* wt = &s.w[static_cast<std::size_t>(slot[t]) * P];
+        I* pi = &s.prefixIndex[static_cast<std::size_t>(t) * P];
+        T* pw = &s.prefixWeight[static_cast<std::size_t>(t) * P];
+        if (t == 0)
         {
-          idx[p] = k0[p] << s0;
-          w[p] = w0[p];
+          for (std::size_t p = 0; p < P; ++p)
+          {
+            pi[p] = kt[p];
+            pw[p] = wt[p];
+          }
+        }
+        else
+        {
+          const I* qi = pi - P;
+          const T* qw = pw - P;
+          const int shift = bits[t];
+          for (std::size_t p = 0; p < P; ++p)
+          {
+            pi[p] = (qi[p] << shift) + kt[p];
+            pw[p] = qw[p] * wt[p];
+          }
         }
       }
-      for (int t = 1; t < D; ++t)
+      const T* base = a + order[e].offset;
+      const I* kl = &s.k[static_cast<std::size_t>(slot[D - 1]) * P];
+      const T* wl = &s.w[static_cast<std::size_t>(slot[D - 1]) * P];
+      if (D == 1)
       {
-        const I* k1 = kt[t];
-        const T* w1 = wt[t];
-        const int s1 = sh[t];
         for (std::size_t p = 0; p < P; ++p)
         {
-          idx[p] += k1[p] << s1;
-          w[p] *= w1[p];
+          acc[p] += base[kl[p]] * wl[p];
         }
+        continue;
       }
-      for (std::size_t p = 0; p < P; ++p)
-      {
-        acc[p] += base[idx[p]] * w[p];
-      }
+      const I* pi = &s.prefixIndex[(d - 2) * P];
+      const T* pw = &s.prefixWeight[(d - 2) * P];
+      gatherAccumulate(acc, base, pi, kl, pw, wl, bits[D - 1], P);
+    }
+  }
+
+  // The innermost loop, apart so that the restrict qualifiers let the compiler vectorise it
+  // (a gather per SIMD lane group).
+  static void gatherAccumulate(T* __restrict acc, const T* __restrict base,
+    const I* __restrict pi, const I* __restrict kl, const T* __restrict pw,
+    const T* __restrict wl, int shift, std::size_t P)
+  {
+    for (std::size_t p = 0; p < P; ++p)
+    {
+      acc[p] += base[(pi[p] << shift) + kl[p]] * (pw[p] * wl[p]);
     }
   }
 
@@ -461,7 +516,7 @@ Status run(const Grid& grid, const T* coefficients, const T* points, std::size_t
     parallelFor(options, end - begin, chunk, [&](std::size_t first, std::size_t last) {
       if (options.optimizations.ichg2)
       {
-        typename Evaluator<T, I>::Scratch scratch;
+        static thread_local typename Evaluator<T, I>::Scratch scratch;
         for (std::size_t c = begin + first; c < begin + last; c += chunk)
         {
           evaluator.blockMajor(c, std::min(begin + last, c + chunk), scratch);
@@ -483,15 +538,16 @@ template <typename T>
 Status evaluateCPU(const Grid& grid, const T* coefficients, const T* points, std::size_t n,
   T* results, const ExecutionOptions& options)
 {
-  // 32-bit indices vectorise twice as wide; they suffice while every block is below 2^32.
+  // Signed 32-bit indices are what x86 gathers take (unsigned ones block vectorisation); they
+  // suffice while every block is below 2^31 points.
   std::uint64_t largest = 0;
   for (std::size_t b = 0; b < grid.numberOfBlocks(); ++b)
   {
     largest = std::max(largest, grid.blockSize(b));
   }
-  if (largest <= std::numeric_limits<std::uint32_t>::max())
+  if (largest <= static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max()))
   {
-    return run<T, std::uint32_t>(grid, coefficients, points, n, results, options);
+    return run<T, std::int32_t>(grid, coefficients, points, n, results, options);
   }
   return run<T, std::uint64_t>(grid, coefficients, points, n, results, options);
 }

@@ -236,6 +236,56 @@ void genericKernel(const Context& ctx, T* a, const AxisBlock& ab, int t, std::ui
   }
 }
 
+// ichg1 with every inv on, for the last axis (lo == 1): a pole of the family (one h) is a
+// 1-D hierarchical line spread over the family's blocks. Walking its levels coarse to fine while
+// keeping the nodal values of the coarser levels, in spatial order, in a small line buffer
+// turns every parent lookup into the neighbours c[j], c[j + 1] of that buffer: no tables, no
+// index arithmetic, and the inner loops stream.
+template <typename T, bool Inverse>
+void fusedPoles(const Grid& grid, T* a, const std::vector<std::size_t>& family, std::uint64_t hi,
+  std::vector<T>& line, std::vector<T>& next)
+{
+  const bool boundary = grid.boundary();
+  const std::size_t first = boundary ? 1 : 0; // family[0] is the level-0 block with boundary
+  const int top = static_cast<int>(family.size() - first);
+  line.resize((std::size_t(1) << top) + 1);
+  next.resize(line.size());
+  for (std::uint64_t h = 0; h < hi; ++h)
+  {
+    std::size_t nodes = 2;
+    if (boundary)
+    {
+      const T* faces = a + grid.blockOffset(family[0]) + 2 * h;
+      line[0] = faces[0];
+      line[1] = faces[1];
+    }
+    else
+    {
+      line[0] = line[1] = T(0);
+    }
+    for (int k = 1; k <= top; ++k)
+    {
+      const std::size_t n = std::size_t(1) << (k - 1);
+      T* row = a + grid.blockOffset(family[first + static_cast<std::size_t>(k - 1)]) + h * n;
+      T* __restrict c = line.data();
+      T* __restrict d = next.data();
+      for (std::size_t j = 0; j < n; ++j)
+      {
+        const T parents = T(0.5) * (c[j] + c[j + 1]);
+        const T stored = row[j];
+        const T nodal = Inverse ? stored + parents : stored;
+        row[j] = Inverse ? nodal : stored - parents;
+        d[2 * j] = c[j];
+        d[2 * j + 1] = nodal;
+      }
+      d[2 * n] = c[n];
+      nodes = 2 * n + 1;
+      line.swap(next);
+    }
+    (void)nodes;
+  }
+}
+
 template <typename T, bool Inverse>
 void runKernel(const Context& ctx, T* a, const AxisBlock& ab, int t, std::uint64_t row0,
   std::uint64_t row1)
@@ -311,6 +361,7 @@ Status runAxis(const Context& ctx, T* a, int t, const ExecutionOptions& options)
       parallelFor(options, roots.size(), 1, [&](std::size_t first, std::size_t last) {
         int levels[MaxDimensions];
         std::vector<std::size_t> family;
+        std::vector<T> line, next;
         for (std::size_t f = first; f < last; ++f)
         {
           const std::uint8_t* bl = grid.blockLevels(roots[f]);
@@ -319,6 +370,10 @@ Status runAxis(const Context& ctx, T* a, int t, const ExecutionOptions& options)
             levels[s] = bl[s];
           }
           family.clear();
+          if (grid.boundary())
+          {
+            family.push_back(roots[f]);
+          }
           for (int k = 1; k <= grid.caps()[static_cast<std::size_t>(t)]; ++k)
           {
             levels[t] = k;
@@ -329,10 +384,22 @@ Status runAxis(const Context& ctx, T* a, int t, const ExecutionOptions& options)
             }
             family.push_back(b);
           }
+          const bool lastAxis = t + 1 == grid.dimensions();
+          if (lastAxis && ctx.opt.inv1 && ctx.opt.inv2 && ctx.opt.inv3 && ctx.opt.inv4)
+          {
+            const std::uint64_t hi = grid.blockSize(family.back()) >>
+              Grid::axisLog2Size(grid.blockLevels(family.back())[t]);
+            fusedPoles<T, Inverse>(grid, a, family, hi, line, next);
+            continue;
+          }
           AxisBlock ab;
           for (std::size_t m = 0; m < family.size(); ++m)
           {
             const std::size_t b = family[Inverse ? m : family.size() - 1 - m];
+            if (grid.blockLevels(b)[t] == 0)
+            {
+              continue;
+            }
             describe(grid, b, t, withParents, ab);
             runKernel<T, Inverse>(ctx, a, ab, t, 0, ab.hi * (std::uint64_t(1) << (ab.k - 1)));
           }

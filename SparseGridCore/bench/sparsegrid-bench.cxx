@@ -1,0 +1,384 @@
+// sparsegrid-bench: times the core's operations on synthetic data and prints a table, or one
+// JSON object per line with --json. Needs only SparseGridCore. See docs/benchmarks.md.
+//
+// Conventions (the fastsg papers'): hierarchize counts 3 * D * N_points flops, evaluate counts
+// N_evals * N_blocks * (11 * D + 2). Throughput is coefficients/s (hierarchize, dehierarchize),
+// points/s (evaluate) or voxels/s (reconstruct, sample).
+#include "sparsegrid/sparsegrid.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace sg = sparsegrid;
+
+namespace
+{
+
+struct Args
+{
+  std::string op = "hierarchize";
+  int dims = 3;
+  int level = 10;
+  std::vector<int> caps;
+  bool boundary = false;
+  std::string precision = "float";
+  std::size_t points = 1000000;
+  std::vector<std::size_t> image;
+  int threads = 0;
+  std::string backend = "cpu";
+  int repeat = 5;
+  bool json = false;
+  std::string opts = "default";
+  int chunk = -1;
+  unsigned seed = 42;
+};
+
+void usage()
+{
+  std::fprintf(stderr,
+    "usage: sparsegrid-bench --op hierarchize|dehierarchize|evaluate|reconstruct|sample\n"
+    "  --dims D --level L [--caps c1,...] [--boundary 0|1] [--precision float|double]\n"
+    "  [--points N] [--image NX,NY,...] [--threads T] [--backend cpu|cuda|auto]\n"
+    "  [--repeat R] [--json] [--opts default|none|inv1,inv2,...] [--chunk N] [--seed S]\n"
+    "--opts: the optimisation switches that are ON (default: the library's defaults).\n");
+}
+
+template <typename V>
+std::vector<V> parseList(const char* text)
+{
+  std::vector<V> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ','))
+  {
+    out.push_back(static_cast<V>(std::stoll(item)));
+  }
+  return out;
+}
+
+bool parse(int argc, char** argv, Args& a)
+{
+  for (int i = 1; i < argc; ++i)
+  {
+    const std::string k = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc)
+      {
+        std::fprintf(stderr, "missing value for %s\n", k.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (k == "--op")
+      a.op = next();
+    else if (k == "--dims")
+      a.dims = std::atoi(next());
+    else if (k == "--level")
+      a.level = std::atoi(next());
+    else if (k == "--caps")
+      a.caps = parseList<int>(next());
+    else if (k == "--boundary")
+      a.boundary = std::atoi(next()) != 0;
+    else if (k == "--precision")
+      a.precision = next();
+    else if (k == "--points")
+      a.points = static_cast<std::size_t>(std::atof(next()));
+    else if (k == "--image")
+      a.image = parseList<std::size_t>(next());
+    else if (k == "--threads")
+      a.threads = std::atoi(next());
+    else if (k == "--backend")
+      a.backend = next();
+    else if (k == "--repeat")
+      a.repeat = std::max(1, std::atoi(next()));
+    else if (k == "--json")
+      a.json = true;
+    else if (k == "--opts")
+      a.opts = next();
+    else if (k == "--chunk")
+      a.chunk = std::atoi(next());
+    else if (k == "--seed")
+      a.seed = static_cast<unsigned>(std::atoi(next()));
+    else
+    {
+      usage();
+      return false;
+    }
+  }
+  return true;
+}
+
+sg::Optimizations optimizations(const Args& a)
+{
+  sg::Optimizations o;
+  if (a.opts != "default" && a.opts != "all")
+  {
+    o = sg::Optimizations::none();
+    std::stringstream ss(a.opts);
+    std::string item;
+    while (std::getline(ss, item, ','))
+    {
+      if (item == "inv1")
+        o.inv1 = true;
+      else if (item == "inv2")
+        o.inv2 = true;
+      else if (item == "inv3")
+        o.inv3 = true;
+      else if (item == "inv4")
+        o.inv4 = true;
+      else if (item == "ichg1")
+        o.ichg1 = true;
+      else if (item == "ichg2")
+        o.ichg2 = true;
+      else if (item == "vec1")
+        o.vec1 = true;
+      else if (item == "sred1")
+        o.sred1 = true;
+      else if (item != "none" && !item.empty())
+      {
+        std::fprintf(stderr, "unknown optimisation '%s'\n", item.c_str());
+        std::exit(2);
+      }
+    }
+  }
+  if (a.chunk > 0)
+  {
+    o.chunkSize = a.chunk;
+  }
+  return o;
+}
+
+std::string optsString(const sg::Optimizations& o)
+{
+  std::string s;
+  auto add = [&](bool on, const char* name) {
+    if (on)
+      s += (s.empty() ? "" : ",") + std::string(name);
+  };
+  add(o.inv1, "inv1");
+  add(o.inv2, "inv2");
+  add(o.inv3, "inv3");
+  add(o.inv4, "inv4");
+  add(o.ichg1, "ichg1");
+  add(o.ichg2, "ichg2");
+  add(o.vec1, "vec1");
+  add(o.sred1, "sred1");
+  return s.empty() ? "none" : s;
+}
+
+struct Result
+{
+  double median = 0, minimum = 0, kernelMedian = 0;
+  std::string backendUsed, note;
+  std::size_t items = 0;
+};
+
+template <typename T>
+int runOp(const Args& a, const sg::Grid& grid, const sg::ExecutionOptions& options, Result& r)
+{
+  std::mt19937_64 rng(a.seed);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::vector<T> coeffs(grid.size());
+  for (auto& c : coeffs)
+  {
+    c = static_cast<T>(uniform(rng) - 0.5);
+  }
+  std::vector<double> times, kernels;
+  sg::ExecutionReport report;
+  sg::Status status;
+
+  auto timeIt = [&](auto&& body) {
+    auto t0 = std::chrono::steady_clock::now();
+    status = body();
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    kernels.push_back(report.kernelSeconds);
+  };
+
+  if (a.op == "hierarchize" || a.op == "dehierarchize")
+  {
+    r.items = grid.size();
+    std::vector<T> work(coeffs.size());
+    const bool inverse = a.op == "dehierarchize";
+    for (int k = 0; k < a.repeat + 1 && status.ok(); ++k)
+    {
+      work = coeffs;
+      timeIt([&] {
+        return inverse ? sg::dehierarchize(grid, work.data(), options, &report)
+                       : sg::hierarchize(grid, work.data(), options, &report);
+      });
+    }
+  }
+  else if (a.op == "evaluate")
+  {
+    r.items = a.points;
+    std::vector<T> pts(a.points * static_cast<std::size_t>(a.dims)), out(a.points);
+    for (auto& p : pts)
+    {
+      p = static_cast<T>(uniform(rng));
+    }
+    for (int k = 0; k < a.repeat + 1 && status.ok(); ++k)
+    {
+      timeIt([&] {
+        return sg::evaluate(grid, coeffs.data(), pts.data(), a.points, out.data(), options, &report);
+      });
+    }
+  }
+  else if (a.op == "reconstruct" || a.op == "sample")
+  {
+    std::vector<std::size_t> dims = a.image;
+    if (dims.empty())
+    {
+      for (int c : grid.caps())
+      {
+        dims.push_back((std::size_t(1) << c) + 1);
+      }
+    }
+    if (static_cast<int>(dims.size()) != a.dims)
+    {
+      std::fprintf(stderr, "--image needs %d values\n", a.dims);
+      return 2;
+    }
+    const sg::RegularGrid target = sg::RegularGrid::unitCube(dims);
+    r.items = target.numberOfPoints();
+    std::vector<T> image(r.items);
+    if (a.op == "reconstruct")
+    {
+      for (int k = 0; k < a.repeat + 1 && status.ok(); ++k)
+      {
+        timeIt([&] {
+          return sg::reconstructImage(grid, coeffs.data(), target, image.data(), options, &report);
+        });
+      }
+    }
+    else
+    {
+      for (auto& v : image)
+      {
+        v = static_cast<T>(uniform(rng));
+      }
+      r.items = grid.size();
+      for (int k = 0; k < a.repeat + 1 && status.ok(); ++k)
+      {
+        timeIt([&] {
+          return sg::sampleImage(grid, image.data(), dims, coeffs.data(), 1, options, &report);
+        });
+      }
+    }
+  }
+  else
+  {
+    usage();
+    return 2;
+  }
+  if (!status)
+  {
+    std::fprintf(stderr, "error: %s\n", status.message().c_str());
+    return 1;
+  }
+  // The first run warms caches, threads and (on the GPU) the context: not counted.
+  times.erase(times.begin());
+  kernels.erase(kernels.begin());
+  std::sort(times.begin(), times.end());
+  std::sort(kernels.begin(), kernels.end());
+  r.median = times[times.size() / 2];
+  r.minimum = times.front();
+  r.kernelMedian = kernels[kernels.size() / 2];
+  r.backendUsed = sg::toString(report.backendUsed);
+  r.note = report.note;
+  return 0;
+}
+
+std::string jsonEscape(const std::string& s)
+{
+  std::string out;
+  for (char c : s)
+  {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+  Args a;
+  if (!parse(argc, argv, a))
+  {
+    return 2;
+  }
+  sg::GridSpec spec;
+  spec.dimensions = a.dims;
+  spec.level = a.level;
+  spec.caps = a.caps;
+  spec.boundary = a.boundary;
+  sg::Grid grid;
+  sg::Status status = sg::Grid::create(spec, grid);
+  if (!status)
+  {
+    std::fprintf(stderr, "error: %s\n", status.message().c_str());
+    return 1;
+  }
+  sg::ExecutionOptions options;
+  options.threads = a.threads;
+  options.optimizations = optimizations(a);
+  options.backend = a.backend == "cuda" ? sg::Backend::CUDA
+                                        : (a.backend == "auto" ? sg::Backend::Auto : sg::Backend::CPU);
+  Result r;
+  const int rc = a.precision == "double" ? runOp<double>(a, grid, options, r)
+                                         : runOp<float>(a, grid, options, r);
+  if (rc != 0)
+  {
+    return rc;
+  }
+  double flops = 0;
+  if (a.op == "hierarchize" || a.op == "dehierarchize")
+  {
+    flops = 3.0 * a.dims * static_cast<double>(grid.size());
+  }
+  else if (a.op == "evaluate")
+  {
+    flops = static_cast<double>(a.points) * static_cast<double>(grid.numberOfBlocks()) *
+      (11.0 * a.dims + 2.0);
+  }
+  const int threads = a.threads > 0 ? a.threads : 0;
+  const double throughput = static_cast<double>(r.items) / r.median;
+  const double gflops = flops / r.median * 1e-9;
+  if (a.json)
+  {
+    std::printf("{\"op\":\"%s\",\"dims\":%d,\"level\":%d,\"boundary\":%d,\"precision\":\"%s\","
+                "\"backend\":\"%s\",\"threads\":%d,\"coefficients\":%llu,\"blocks\":%zu,"
+                "\"points\":%zu,\"median_s\":%.9g,\"min_s\":%.9g,\"kernel_median_s\":%.9g,"
+                "\"throughput\":%.6g,\"gflops\":%.6g,\"opts\":\"%s\",\"chunk\":%d,\"repeat\":%d,"
+                "\"note\":\"%s\"}\n",
+      a.op.c_str(), a.dims, a.level, a.boundary ? 1 : 0, a.precision.c_str(), r.backendUsed.c_str(),
+      threads, static_cast<unsigned long long>(grid.size()), grid.numberOfBlocks(), r.items,
+      r.median, r.minimum, r.kernelMedian, throughput, gflops,
+      optsString(options.optimizations).c_str(), options.optimizations.chunkSize, a.repeat,
+      jsonEscape(r.note).c_str());
+  }
+  else
+  {
+    std::printf("%-12s %4s %5s %8s %9s %7s %7s %13s %10s %12s %14s %9s  %s\n", "op", "D", "L",
+      "boundary", "precision", "backend", "threads", "coefficients", "items", "median [s]",
+      "throughput/s", "GFlop/s", "opts");
+    std::printf("%-12s %4d %5d %8d %9s %7s %7d %13llu %10zu %12.6f %14.4g %9.3f  %s\n",
+      a.op.c_str(), a.dims, a.level, a.boundary ? 1 : 0, a.precision.c_str(),
+      r.backendUsed.c_str(), threads, static_cast<unsigned long long>(grid.size()), r.items,
+      r.median, throughput, gflops, optsString(options.optimizations).c_str());
+    if (!r.note.empty())
+    {
+      std::printf("note: %s\n", r.note.c_str());
+    }
+  }
+  return 0;
+}
