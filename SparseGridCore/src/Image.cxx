@@ -74,37 +74,59 @@ inline double unitCoordinate(int level, std::uint32_t k)
 
 } // namespace
 
-template <typename T>
-Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size_t>& dims,
-  T* values, std::size_t stride, const ExecutionOptions& options, ExecutionReport* report)
+namespace
 {
-  detail::Stopwatch clock;
-  Status status = checkDims(grid, dims, "the image", 2);
+
+// Samples the grid points owned by a piece (the whole image is the piece that owns all).
+template <typename T>
+Status samplePiece(const Grid& grid, const T* image, const ImagePiece& piece, T* values,
+  std::uint64_t* ownedCount, std::size_t stride, const ExecutionOptions& options)
+{
+  const int D = grid.dimensions();
+  Status status = checkDims(grid, piece.wholeDims, "the image", 2);
   if (!status)
   {
     return status;
   }
-  if (!image || !values || stride == 0)
+  if (piece.offset.size() != piece.wholeDims.size() || piece.dims.size() != piece.wholeDims.size())
   {
-    return Status(ErrorCode::InvalidArgument, "sampleImage: null array or zero stride");
+    return Status(ErrorCode::InvalidArgument, "the image piece needs an offset and dims per axis");
   }
   std::size_t total = 1;
-  for (std::size_t n : dims)
+  for (int t = 0; t < D; ++t)
   {
-    total *= n;
+    const std::size_t u = static_cast<std::size_t>(t);
+    if (piece.offset[u] + piece.dims[u] > piece.wholeDims[u])
+    {
+      return Status(ErrorCode::InvalidArgument,
+        "the image piece extends past the whole image on axis " + std::to_string(t));
+    }
+    total *= piece.dims[u];
+  }
+  if (!values || stride == 0 || (total > 0 && !image))
+  {
+    return Status(ErrorCode::InvalidArgument, "sampleImage: null array or zero stride");
   }
   status = checkFinite(image, total, "the image", stride);
   if (!status)
   {
     return status;
   }
-  const int D = grid.dimensions();
   std::vector<std::size_t> strides(static_cast<std::size_t>(D));
   std::size_t s = 1;
   for (int t = 0; t < D; ++t)
   {
     strides[static_cast<std::size_t>(t)] = s * stride;
-    s *= dims[static_cast<std::size_t>(t)];
+    s *= piece.dims[static_cast<std::size_t>(t)];
+  }
+  if (total == 0)
+  {
+    std::fill(values, values + grid.size(), T(0));
+    if (ownedCount)
+    {
+      *ownedCount = 0;
+    }
+    return Status::Ok();
   }
 
   // Tasks: (block, range of local indices); big blocks are split for load balance.
@@ -114,14 +136,16 @@ Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size
     std::uint64_t begin, end;
   };
   std::vector<Task> tasks;
-  const std::uint64_t piece = 1 << 14;
+  const std::uint64_t chunk = 1 << 14;
   for (std::size_t b = 0; b < grid.numberOfBlocks(); ++b)
   {
-    for (std::uint64_t p = 0; p < grid.blockSize(b); p += piece)
+    for (std::uint64_t p = 0; p < grid.blockSize(b); p += chunk)
     {
-      tasks.push_back(Task{ b, p, std::min(grid.blockSize(b), p + piece) });
+      tasks.push_back(Task{ b, p, std::min(grid.blockSize(b), p + chunk) });
     }
   }
+  std::vector<std::uint64_t> ownedPerTask(tasks.size(), 0);
+  constexpr std::size_t NotOwned = static_cast<std::size_t>(-1);
   const std::size_t batch = 256;
   for (std::size_t first = 0; first < tasks.size(); first += batch)
   {
@@ -132,7 +156,8 @@ Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size
     detail::progress(options, static_cast<double>(first) / static_cast<double>(tasks.size()));
     const std::size_t last = std::min(tasks.size(), first + batch);
     detail::parallelFor(options, last - first, 1, [&](std::size_t q0, std::size_t q1) {
-      // Per axis and per in-block index: lower sample offset, and the fraction to the next.
+      // Per axis and per in-block index: offset of the lower sample inside the piece (NotOwned
+      // when another piece owns that coordinate), and the fraction to the next sample.
       std::vector<std::vector<std::size_t>> lower(static_cast<std::size_t>(D));
       std::vector<std::vector<double>> fraction(static_cast<std::size_t>(D));
       std::size_t prepared = grid.numberOfBlocks();
@@ -144,24 +169,36 @@ Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size
         {
           for (int t = 0; t < D; ++t)
           {
-            const std::size_t n = dims[static_cast<std::size_t>(t)];
+            const std::size_t u = static_cast<std::size_t>(t);
+            const std::size_t n = piece.wholeDims[u];
+            const std::size_t p0 = piece.offset[u], p1 = piece.offset[u] + piece.dims[u] - 1;
             const std::uint32_t count = 1u << Grid::axisLog2Size(bl[t]);
-            auto& lo = lower[static_cast<std::size_t>(t)];
-            auto& fr = fraction[static_cast<std::size_t>(t)];
+            auto& lo = lower[u];
+            auto& fr = fraction[u];
             lo.resize(count);
             fr.resize(count);
             for (std::uint32_t k = 0; k < count; ++k)
             {
               const double pos = unitCoordinate(bl[t], k) * static_cast<double>(n - 1);
-              std::size_t i0 = static_cast<std::size_t>(std::floor(pos));
-              i0 = std::min(i0, n - 2);
-              lo[k] = i0 * strides[static_cast<std::size_t>(t)];
+              const bool owns = (pos >= static_cast<double>(p0) && pos < static_cast<double>(p1)) ||
+                (pos == static_cast<double>(p1) && p1 == n - 1);
+              if (!owns)
+              {
+                lo[k] = NotOwned;
+                fr[k] = 0;
+                continue;
+              }
+              // The owner holds samples i0 and i0 + 1, or sits exactly on its last sample
+              // (fraction 0, the next sample is never read).
+              const std::size_t i0 = std::min(static_cast<std::size_t>(std::floor(pos)), p1);
+              lo[k] = (i0 - p0) * strides[u];
               fr[k] = pos - static_cast<double>(i0);
             }
           }
           prepared = task.block;
         }
         T* out = values + grid.blockOffset(task.block);
+        std::uint64_t owned = 0;
         for (std::uint64_t p = task.begin; p < task.end; ++p)
         {
           std::uint64_t local = p;
@@ -169,13 +206,20 @@ Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size
           int active[MaxDimensions];
           double f[MaxDimensions];
           int m = 0;
+          bool mine = true;
           for (int t = D - 1; t >= 0; --t)
           {
             const int bits = Grid::axisLog2Size(bl[t]);
             const std::uint32_t k =
               static_cast<std::uint32_t>(local & ((std::uint64_t(1) << bits) - 1));
             local >>= bits;
-            base += lower[static_cast<std::size_t>(t)][k];
+            const std::size_t lt = lower[static_cast<std::size_t>(t)][k];
+            if (lt == NotOwned)
+            {
+              mine = false;
+              break;
+            }
+            base += lt;
             const double ft = fraction[static_cast<std::size_t>(t)][k];
             if (ft != 0.0)
             {
@@ -183,6 +227,12 @@ Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size
               f[m++] = ft;
             }
           }
+          if (!mine)
+          {
+            out[p] = T(0);
+            continue;
+          }
+          ++owned;
           // Multilinear interpolation over the axes where the point falls between samples.
           double v = 0;
           for (int c = 0; c < (1 << m); ++c)
@@ -205,10 +255,34 @@ Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size
           }
           out[p] = static_cast<T>(v);
         }
+        ownedPerTask[q] = owned;
       }
     });
   }
+  if (ownedCount)
+  {
+    *ownedCount = 0;
+    for (std::uint64_t o : ownedPerTask)
+    {
+      *ownedCount += o;
+    }
+  }
   detail::progress(options, 1.0);
+  return Status::Ok();
+}
+
+} // namespace
+
+template <typename T>
+Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size_t>& dims,
+  T* values, std::size_t stride, const ExecutionOptions& options, ExecutionReport* report)
+{
+  detail::Stopwatch clock;
+  ImagePiece whole;
+  whole.wholeDims = dims;
+  whole.offset.assign(dims.size(), 0);
+  whole.dims = dims;
+  Status status = samplePiece(grid, image, whole, values, nullptr, stride, options);
   if (report)
   {
     report->backendUsed = Backend::CPU;
@@ -216,7 +290,14 @@ Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size
     report->seconds = clock.seconds();
     report->kernelSeconds = 0;
   }
-  return Status::Ok();
+  return status;
+}
+
+template <typename T>
+Status sampleImagePiece(const Grid& grid, const T* piece, const ImagePiece& geometry, T* values,
+  std::uint64_t* owned, std::size_t stride, const ExecutionOptions& options)
+{
+  return samplePiece(grid, piece, geometry, values, owned, stride, options);
 }
 
 namespace
@@ -566,6 +647,8 @@ Status reconstructImage(const Grid& grid, const T* coefficients, const RegularGr
 #define SPARSEGRID_INSTANTIATE(T)                                                                  \
   template Status sampleImage<T>(const Grid&, const T*, const std::vector<std::size_t>&, T*,       \
     std::size_t, const ExecutionOptions&, ExecutionReport*);                                       \
+  template Status sampleImagePiece<T>(const Grid&, const T*, const ImagePiece&, T*,                \
+    std::uint64_t*, std::size_t, const ExecutionOptions&);                                         \
   template Status reconstructImage<T>(                                                             \
     const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&, ExecutionReport*);
 SPARSEGRID_INSTANTIATE(float)

@@ -290,6 +290,31 @@ Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size
   ExecutionReport* report = nullptr);
 
 /**
+ * A piece of an image split over processes: the whole image has wholeDims samples per axis; this
+ * piece holds samples [offset[t], offset[t] + dims[t]) of each axis (VTK extents, minus the
+ * whole extent's start). Pieces may share a layer of samples, as VTK's image pieces do.
+ */
+struct ImagePiece
+{
+  std::vector<std::size_t> wholeDims;
+  std::vector<std::size_t> offset;
+  std::vector<std::size_t> dims;
+};
+
+/**
+ * sampleImage for one piece of a distributed image: writes the values of the grid points that
+ * this piece *owns* and 0 elsewhere, and counts them in `owned`. A grid point at continuous
+ * sample position p_t is owned when offset_t <= p_t < offset_t + dims_t - 1 on every axis (or
+ * p_t equals the last sample of the whole image and of the piece): every grid point has exactly
+ * one owner among pieces that tile the image, and the owner holds both samples around it.
+ * Summing `values` over all pieces (an MPI reduction of grid-sized data) gives sampleImage of
+ * the whole image. A piece with a zero dimension owns nothing.
+ */
+template <typename T>
+Status sampleImagePiece(const Grid& grid, const T* piece, const ImagePiece& geometry, T* values,
+  std::uint64_t* owned = nullptr, std::size_t stride = 1, const ExecutionOptions& options = {});
+
+/**
  * Evaluates the interpolant on every point of a regular grid (any dims, any box) into `out`
  * (axis 0 fastest). Uses the exact fast path: nodal values on the finest full grid spanned by
  * the sparse grid, then multilinear interpolation inside its cells; falls back to batched point
