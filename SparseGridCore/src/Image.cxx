@@ -119,6 +119,36 @@ Status samplePiece(const Grid& grid, const T* image, const ImagePiece& piece, T*
     strides[static_cast<std::size_t>(t)] = s * stride;
     s *= piece.dims[static_cast<std::size_t>(t)];
   }
+  // Unit coordinate -> continuous sample position: pos = (x - origin) * scale.
+  std::vector<double> origin(static_cast<std::size_t>(D), 0.0), scale(static_cast<std::size_t>(D));
+  const bool placed = !piece.origin.empty() || !piece.spacing.empty();
+  if (placed && (piece.origin.size() != piece.wholeDims.size() ||
+                  piece.spacing.size() != piece.wholeDims.size()))
+  {
+    return Status(ErrorCode::InvalidArgument, "the image placement needs an origin and a spacing per axis");
+  }
+  for (int t = 0; t < D; ++t)
+  {
+    const std::size_t u = static_cast<std::size_t>(t);
+    if (!placed)
+    {
+      scale[u] = static_cast<double>(piece.wholeDims[u] - 1); // exact, unlike 1 / (1 / (n - 1))
+      continue;
+    }
+    if (!(piece.spacing[u] > 0) || !std::isfinite(piece.spacing[u]) || !std::isfinite(piece.origin[u]))
+    {
+      return Status(ErrorCode::InvalidArgument,
+        "the image placement on axis " + std::to_string(t) + " needs a finite positive spacing");
+    }
+    origin[u] = piece.origin[u];
+    scale[u] = 1.0 / piece.spacing[u];
+    // Spacings such as 2^-c or 1 / (n - 1) should map grid points exactly onto samples.
+    const double rounded = std::round(scale[u]);
+    if (std::abs(scale[u] - rounded) < 1e-9 * rounded)
+    {
+      scale[u] = rounded;
+    }
+  }
   if (total == 0)
   {
     std::fill(values, values + grid.size(), T(0));
@@ -179,7 +209,9 @@ Status samplePiece(const Grid& grid, const T* image, const ImagePiece& piece, T*
             fr.resize(count);
             for (std::uint32_t k = 0; k < count; ++k)
             {
-              const double pos = unitCoordinate(bl[t], k) * static_cast<double>(n - 1);
+              double pos = (unitCoordinate(bl[t], k) - origin[u]) * scale[u];
+              // Beyond the image: the nearest sample (constant extension).
+              pos = std::min(static_cast<double>(n - 1), std::max(0.0, pos));
               const bool owns = (pos >= static_cast<double>(p0) && pos < static_cast<double>(p1)) ||
                 (pos == static_cast<double>(p1) && p1 == n - 1);
               if (!owns)
@@ -282,6 +314,28 @@ Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size
   whole.wholeDims = dims;
   whole.offset.assign(dims.size(), 0);
   whole.dims = dims;
+  Status status = samplePiece(grid, image, whole, values, nullptr, stride, options);
+  if (report)
+  {
+    report->backendUsed = Backend::CPU;
+    report->note.clear();
+    report->seconds = clock.seconds();
+    report->kernelSeconds = 0;
+  }
+  return status;
+}
+
+template <typename T>
+Status sampleImage(const Grid& grid, const T* image, const RegularGrid& placement, T* values,
+  std::size_t stride, const ExecutionOptions& options, ExecutionReport* report)
+{
+  detail::Stopwatch clock;
+  ImagePiece whole;
+  whole.wholeDims = placement.dims;
+  whole.offset.assign(placement.dims.size(), 0);
+  whole.dims = placement.dims;
+  whole.origin = placement.origin;
+  whole.spacing = placement.spacing;
   Status status = samplePiece(grid, image, whole, values, nullptr, stride, options);
   if (report)
   {
@@ -647,6 +701,8 @@ Status reconstructImage(const Grid& grid, const T* coefficients, const RegularGr
 #define SPARSEGRID_INSTANTIATE(T)                                                                  \
   template Status sampleImage<T>(const Grid&, const T*, const std::vector<std::size_t>&, T*,       \
     std::size_t, const ExecutionOptions&, ExecutionReport*);                                       \
+  template Status sampleImage<T>(const Grid&, const T*, const RegularGrid&, T*, std::size_t,        \
+    const ExecutionOptions&, ExecutionReport*);                                                    \
   template Status sampleImagePiece<T>(const Grid&, const T*, const ImagePiece&, T*,                \
     std::uint64_t*, std::size_t, const ExecutionOptions&);                                         \
   template Status reconstructImage<T>(                                                             \

@@ -299,7 +299,22 @@ struct ImagePiece
   std::vector<std::size_t> wholeDims;
   std::vector<std::size_t> offset;
   std::vector<std::size_t> dims;
+  /// Placement of the *whole* image in unit coordinates (sample j of axis t at
+  /// origin[t] + j * spacing[t]); empty means the whole unit cube (RegularGrid::unitCube).
+  std::vector<double> origin;
+  std::vector<double> spacing;
 };
+
+/**
+ * sampleImage with the image placed anywhere in the unit cube: sample j of axis t lies at
+ * placement.origin[t] + j * placement.spacing[t]. Grid points beyond the image take the value of
+ * the nearest image sample (constant extension). With spacing 2^-c_t (c_t = levelForSamples)
+ * the image sits voxel-exactly in the corner of the 2^c + 1 lattice: every voxel is a lattice
+ * node, so a grid whose caps make it a full grid reproduces any image exactly.
+ */
+template <typename T>
+Status sampleImage(const Grid& grid, const T* image, const RegularGrid& placement, T* values,
+  std::size_t stride = 1, const ExecutionOptions& options = {}, ExecutionReport* report = nullptr);
 
 /**
  * sampleImage for one piece of a distributed image: writes the values of the grid points that
