@@ -318,7 +318,9 @@ Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size
   if (report)
   {
     report->backendUsed = Backend::CPU;
-    report->note.clear();
+    report->note = options.backend == Backend::CUDA
+      ? "sampling has no GPU kernel (one pass over the image); it ran on the CPU"
+      : "";
     report->seconds = clock.seconds();
     report->kernelSeconds = 0;
   }
@@ -340,7 +342,9 @@ Status sampleImage(const Grid& grid, const T* image, const RegularGrid& placemen
   if (report)
   {
     report->backendUsed = Backend::CPU;
-    report->note.clear();
+    report->note = options.backend == Backend::CUDA
+      ? "sampling has no GPU kernel (one pass over the image); it ran on the CPU"
+      : "";
     report->seconds = clock.seconds();
     report->kernelSeconds = 0;
   }
