@@ -1,0 +1,188 @@
+/**
+ * @class vtkSparseGridHierarchize
+ * @brief Compresses point arrays of a vtkImageData into sparse-grid hierarchical surpluses.
+ *
+ * The image axes with more than one sample become the grid axes (D = 1, 2 or 3) and the image
+ * bounds map onto the unit cube. Each selected point array (every component of a vector array)
+ * is sampled at the sparse-grid points (multilinear interpolation between voxels) and
+ * hierarchized. The output is the vtkPolyData of docs/representation.md: one vertex per grid
+ * point, the surpluses as point data and the metadata as SparseGrid.* field data.
+ *
+ * Default levels: a per-axis cap that is not set (LevelLimits <= 0) is
+ * sparsegrid::levelForSamples(n) for an axis of n samples, the smallest c with 2^c + 1 >= n,
+ * so the grid reaches the image resolution along every axis. Level 0 means the largest of the
+ * caps + 2 (at most the full grid): the finest axis is resolved plus two levels of mixed
+ * (diagonal) detail, about 20-35:1 at 36-42 dB on smooth real fields (docs/core.md); larger
+ * levels add detail up to the full grid at Level = sum of max(cap, 1) - D + 1.
+ *
+ * With ComputeError on, the compressed arrays are reconstructed on the input's own points and
+ * compared with the input (SparseGrid.MaxAbsError, RMSE, PSNR).
+ *
+ * Errors (no image input, missing array, NaN or Inf values, a grid too large for memory) are
+ * reported with vtkErrorMacro and RequestData returns 0. A requested CUDA backend that cannot
+ * run falls back to the CPU with a warning, recorded in SparseGrid.BackendNote.
+ */
+#ifndef vtkSparseGridHierarchize_h
+#define vtkSparseGridHierarchize_h
+
+#include "SparseGridFiltersModule.h" // for the export macro
+#include "vtkPolyDataAlgorithm.h"
+
+#include <memory> // for std::unique_ptr
+
+class SPARSEGRIDFILTERS_EXPORT vtkSparseGridHierarchize : public vtkPolyDataAlgorithm
+{
+public:
+  static vtkSparseGridHierarchize* New();
+  vtkTypeMacro(vtkSparseGridHierarchize, vtkPolyDataAlgorithm);
+  void PrintSelf(ostream& os, vtkIndent indent) override;
+
+  enum PrecisionType
+  {
+    FLOAT = 0,
+    DOUBLE = 1
+  };
+  enum BackendType
+  {
+    AUTO = 0,
+    CPU = 1,
+    CUDA = 2
+  };
+
+  ///@{
+  /**
+   * Names of the point arrays to compress. When none is given, the active point scalars are
+   * compressed.
+   */
+  void AddArrayName(const char* name);
+  void ClearArrayNames();
+  int GetNumberOfArrayNames() const;
+  const char* GetArrayName(int index) const;
+  ///@}
+
+  ///@{
+  /**
+   * Sparse-grid level L; 0 (default) picks the largest per-axis cap + 2 (at most the full grid).
+   */
+  vtkSetClampMacro(Level, int, 0, 90);
+  vtkGetMacro(Level, int);
+  ///@}
+
+  ///@{
+  /**
+   * Per-image-axis level caps (x, y, z); a value <= 0 (default) means
+   * sparsegrid::levelForSamples(number of samples on that axis). Ignored on axes with one sample.
+   */
+  vtkSetVector3Macro(LevelLimits, int);
+  vtkGetVector3Macro(LevelLimits, int);
+  ///@}
+
+  ///@{
+  /**
+   * Include the boundary points (level 0). On by default: without them the interpolant is zero
+   * on the faces of the image.
+   */
+  vtkSetMacro(Boundary, bool);
+  vtkGetMacro(Boundary, bool);
+  vtkBooleanMacro(Boundary, bool);
+  ///@}
+
+  ///@{
+  /**
+   * Precision of the coefficients: FLOAT (default) or DOUBLE.
+   */
+  vtkSetClampMacro(Precision, int, FLOAT, DOUBLE);
+  vtkGetMacro(Precision, int);
+  ///@}
+
+  ///@{
+  /**
+   * Backend: AUTO (default), CPU or CUDA. CUDA falls back to the CPU with a warning when no
+   * usable GPU is present.
+   */
+  vtkSetClampMacro(Backend, int, AUTO, CUDA);
+  vtkGetMacro(Backend, int);
+  ///@}
+
+  ///@{
+  /**
+   * Measure the error of the compression on the input's own points (on by default).
+   */
+  vtkSetMacro(ComputeError, bool);
+  vtkGetMacro(ComputeError, bool);
+  vtkBooleanMacro(ComputeError, bool);
+  ///@}
+
+  ///@{
+  /**
+   * The loop optimisations of the fastsg papers (see sparsegrid::Optimizations). All on by
+   * default; any combination gives the same result.
+   */
+  vtkSetMacro(Inv1, bool);
+  vtkGetMacro(Inv1, bool);
+  vtkSetMacro(Inv2, bool);
+  vtkGetMacro(Inv2, bool);
+  vtkSetMacro(Inv3, bool);
+  vtkGetMacro(Inv3, bool);
+  vtkSetMacro(Inv4, bool);
+  vtkGetMacro(Inv4, bool);
+  vtkSetMacro(Ichg1, bool);
+  vtkGetMacro(Ichg1, bool);
+  vtkSetMacro(Ichg2, bool);
+  vtkGetMacro(Ichg2, bool);
+  vtkSetMacro(Vec1, bool);
+  vtkGetMacro(Vec1, bool);
+  vtkSetMacro(Sred1, bool);
+  vtkGetMacro(Sred1, bool);
+  ///@}
+
+  ///@{
+  /**
+   * Points per evaluation chunk (default 256).
+   */
+  vtkSetClampMacro(ChunkSize, int, 1, 1 << 20);
+  vtkGetMacro(ChunkSize, int);
+  ///@}
+
+  ///@{
+  /**
+   * Threads used by the CPU backend; 0 (default) means all hardware threads.
+   */
+  vtkSetClampMacro(NumberOfThreads, int, 0, 4096);
+  vtkGetMacro(NumberOfThreads, int);
+  ///@}
+
+protected:
+  vtkSparseGridHierarchize();
+  ~vtkSparseGridHierarchize() override;
+
+  int FillInputPortInformation(int port, vtkInformation* info) override;
+  int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+
+  int Level = 0;
+  int LevelLimits[3] = { 0, 0, 0 };
+  bool Boundary = true;
+  int Precision = FLOAT;
+  int Backend = AUTO;
+  bool ComputeError = true;
+  bool Inv1 = true;
+  bool Inv2 = true;
+  bool Inv3 = true;
+  bool Inv4 = true;
+  bool Ichg1 = true;
+  bool Ichg2 = true;
+  bool Vec1 = true;
+  bool Sred1 = true;
+  int ChunkSize = 256;
+  int NumberOfThreads = 0;
+
+private:
+  vtkSparseGridHierarchize(const vtkSparseGridHierarchize&) = delete;
+  void operator=(const vtkSparseGridHierarchize&) = delete;
+
+  struct vtkInternals;
+  std::unique_ptr<vtkInternals> Internals;
+};
+
+#endif

@@ -1,0 +1,59 @@
+/**
+ * @file vtkSparseGridProbe.h
+ * @brief Private helper of the reconstruct and resample filters: evaluates a compressed
+ * representation at the points of a dataset, with ParaView's probe conventions (arrays under
+ * their original names, vtkValidPointMask = 0 and value 0 outside the compressed bounds).
+ */
+#ifndef vtkSparseGridProbe_h
+#define vtkSparseGridProbe_h
+
+#include "vtkSparseGridRepresentation.h"
+
+#include <string>
+
+class vtkDataSet;
+class vtkDataSetAttributes;
+class vtkSparseGridExecution;
+
+namespace vtkSparseGridProbe
+{
+enum class Result
+{
+  Done,
+  Failed,
+  Aborted
+};
+
+/// Name of the mask array, as ParaView's probe filters call it.
+constexpr const char* MaskName = "vtkValidPointMask";
+
+/// An axis-aligned image: Dimensions[a] points along axis a from Origin, Spacing apart.
+struct ImageGeometry
+{
+  int Dimensions[3] = { 1, 1, 1 };
+  double Origin[3] = { 0, 0, 0 };
+  double Spacing[3] = { 1, 1, 1 };
+};
+
+/**
+ * Adds the reconstructed arrays and the mask to `out` for the points of an axis-aligned image.
+ * When the image lies inside the compressed box it uses sparsegrid::reconstructImage (exact and
+ * fast); otherwise it evaluates point by point. `usedFastPath` (optional) tells which.
+ */
+Result ProbeImage(const vtkSparseGridRepresentation::Contents& contents,
+  const ImageGeometry& image,
+  vtkSparseGridExecution& exec,
+  vtkDataSetAttributes* out,
+  std::string* error,
+  bool* usedFastPath = nullptr);
+
+/// Adds the reconstructed arrays and the mask to `out` for the points of any dataset.
+Result ProbePoints(const vtkSparseGridRepresentation::Contents& contents,
+  vtkDataSet* points,
+  vtkSparseGridExecution& exec,
+  vtkDataSetAttributes* out,
+  std::string* error);
+}
+
+#endif
+// VTK-HeaderTest-Exclude: vtkSparseGridProbe.h

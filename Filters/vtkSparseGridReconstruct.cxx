@@ -1,0 +1,181 @@
+#include "vtkSparseGridReconstruct.h"
+
+#include "vtkSparseGridExecution.h"
+#include "vtkSparseGridProbe.h"
+#include "vtkSparseGridRepresentation.h"
+
+#include "vtkAlgorithmOutput.h"
+#include "vtkDataSet.h"
+#include "vtkExtentTranslator.h"
+#include "vtkImageData.h"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
+#include "vtkMatrix3x3.h"
+#include "vtkObjectFactory.h"
+#include "vtkPointData.h"
+#include "vtkPolyData.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
+
+#include <algorithm>
+
+vtkStandardNewMacro(vtkSparseGridReconstruct);
+
+//------------------------------------------------------------------------------------------------
+vtkSparseGridReconstruct::vtkSparseGridReconstruct()
+{
+  this->SetNumberOfInputPorts(2);
+}
+
+//------------------------------------------------------------------------------------------------
+vtkSparseGridReconstruct::~vtkSparseGridReconstruct() = default;
+
+//------------------------------------------------------------------------------------------------
+void vtkSparseGridReconstruct::SetSourceConnection(vtkAlgorithmOutput* algOutput)
+{
+  this->SetInputConnection(1, algOutput);
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkSparseGridReconstruct::SetSourceData(vtkDataObject* source)
+{
+  this->SetInputData(1, source);
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridReconstruct::FillInputPortInformation(int port, vtkInformation* info)
+{
+  if (port == 1)
+  {
+    info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkPolyData");
+    return 1;
+  }
+  info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkDataSet");
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridReconstruct::RequestUpdateExtent(vtkInformation* request,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector)
+{
+  this->Superclass::RequestUpdateExtent(request, inputVector, outputVector);
+  // Whatever piece of the input is probed, it needs the whole compressed representation.
+  vtkInformation* sourceInfo = inputVector[1]->GetInformationObject(0);
+  if (sourceInfo)
+  {
+    sourceInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), 0);
+    sourceInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(), 1);
+    sourceInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_GHOST_LEVELS(), 0);
+  }
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridReconstruct::RequestData(vtkInformation*,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector)
+{
+  vtkDataSet* input = vtkDataSet::GetData(inputVector[0], 0);
+  vtkDataSet* output = vtkDataSet::GetData(outputVector, 0);
+  vtkPolyData* source = vtkPolyData::GetData(inputVector[1], 0);
+  if (!input || !output)
+  {
+    vtkErrorMacro("Sparse Grid Reconstruct needs a dataset as Input.");
+    return 0;
+  }
+  if (!source)
+  {
+    vtkErrorMacro("Sparse Grid Reconstruct needs the compressed representation as Source.");
+    return 0;
+  }
+  vtkSparseGridRepresentation::Contents contents;
+  std::string error;
+  if (!vtkSparseGridRepresentation::FromPolyData(source, contents, &error))
+  {
+    vtkErrorMacro("Invalid compressed representation: " << error);
+    return 0;
+  }
+
+  output->ShallowCopy(input);
+  // A structured input shared with another consumer (say, the Hierarchize that made the
+  // Source, which asks for the whole image) arrives whole on every rank of a parallel run;
+  // each rank then keeps its own piece, or all of them would deliver the whole image.
+  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  const int pieces = outInfo->Has(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES())
+    ? outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES())
+    : 1;
+  if (pieces > 1 && output->GetExtentType() == VTK_3D_EXTENT &&
+    inInfo->Has(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT()))
+  {
+    int whole[6], piece[6];
+    inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
+    const int* dataExtent = output->GetInformation()->Get(vtkDataObject::DATA_EXTENT());
+    if (dataExtent && std::equal(whole, whole + 6, dataExtent))
+    {
+      vtkNew<vtkExtentTranslator> translator;
+      translator->PieceToExtentThreadSafe(
+        outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER()),
+        pieces,
+        outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_GHOST_LEVELS()),
+        whole,
+        piece,
+        vtkExtentTranslator::BLOCK_MODE,
+        0);
+      output->Crop(piece);
+    }
+  }
+  sparsegrid::Optimizations optimizations;
+  optimizations.chunkSize = this->ChunkSize;
+  vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, optimizations);
+
+  vtkSparseGridProbe::Result result;
+  vtkImageData* image = vtkImageData::SafeDownCast(output);
+  this->UsedImagePath = false;
+  if (image && image->GetDirectionMatrix()->IsIdentity())
+  {
+    vtkSparseGridProbe::ImageGeometry geometry;
+    int extent[6];
+    image->GetExtent(extent);
+    image->GetDimensions(geometry.Dimensions);
+    image->GetSpacing(geometry.Spacing);
+    image->GetOrigin(geometry.Origin);
+    for (int a = 0; a < 3; ++a)
+    {
+      geometry.Origin[a] += extent[2 * a] * geometry.Spacing[a];
+    }
+    result = vtkSparseGridProbe::ProbeImage(
+      contents, geometry, exec, output->GetPointData(), &error, &this->UsedImagePath);
+  }
+  else
+  {
+    result =
+      vtkSparseGridProbe::ProbePoints(contents, output, exec, output->GetPointData(), &error);
+  }
+  if (result == vtkSparseGridProbe::Result::Aborted)
+  {
+    return 1;
+  }
+  if (result == vtkSparseGridProbe::Result::Failed)
+  {
+    vtkErrorMacro(<< error);
+    output->Initialize();
+    return 0;
+  }
+  if (!exec.Note().empty())
+  {
+    vtkWarningMacro(<< exec.Note());
+  }
+  this->UpdateProgress(1.0);
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkSparseGridReconstruct::PrintSelf(ostream& os, vtkIndent indent)
+{
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "Backend: " << this->Backend << "\n";
+  os << indent << "ChunkSize: " << this->ChunkSize << "\n";
+  os << indent << "NumberOfThreads: " << this->NumberOfThreads << "\n";
+  os << indent << "UsedImagePath: " << this->UsedImagePath << "\n";
+}

@@ -1,0 +1,679 @@
+#include "vtkSparseGridRepresentation.h"
+
+#include "vtkAOSDataArrayTemplate.h"
+#include "vtkArrayDispatch.h"
+#include "vtkCellArray.h"
+#include "vtkDoubleArray.h"
+#include "vtkFieldData.h"
+#include "vtkFloatArray.h"
+#include "vtkIdTypeArray.h"
+#include "vtkIntArray.h"
+#include "vtkPointData.h"
+#include "vtkPoints.h"
+#include "vtkPolyData.h"
+#include "vtkSMPTools.h"
+#include "vtkStringArray.h"
+#include "vtkTypeInt64Array.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace
+{
+const char* const FormatVersionName = "SparseGrid.FormatVersion";
+const char* const DimensionsName = "SparseGrid.Dimensions";
+const char* const LevelName = "SparseGrid.Level";
+const char* const LevelCapsName = "SparseGrid.LevelCaps";
+const char* const BoundaryName = "SparseGrid.Boundary";
+const char* const AxisMapName = "SparseGrid.AxisMap";
+const char* const BoundsName = "SparseGrid.Bounds";
+const char* const ImageDimensionsName = "SparseGrid.ImageDimensions";
+const char* const ImageOriginName = "SparseGrid.ImageOrigin";
+const char* const ImageSpacingName = "SparseGrid.ImageSpacing";
+const char* const PrecisionName = "SparseGrid.Precision";
+const char* const ArrayNamesName = "SparseGrid.ArrayNames";
+const char* const NumberOfCoefficientsName = "SparseGrid.NumberOfCoefficients";
+const char* const CompressionRatioName = "SparseGrid.CompressionRatio";
+const char* const BackendName = "SparseGrid.Backend";
+const char* const BackendNoteName = "SparseGrid.BackendNote";
+const char* const TimeSecondsName = "SparseGrid.TimeSeconds";
+const char* const MaxAbsErrorName = "SparseGrid.MaxAbsError";
+const char* const RMSEName = "SparseGrid.RMSE";
+const char* const PSNRName = "SparseGrid.PSNR";
+
+// Generous bounds that no valid file exceeds but that keep a hostile one from asking for
+// absurd allocations before the grid's own memory check runs.
+constexpr int MaxArrays = 4096;
+constexpr int MaxComponents = 4096;
+constexpr int MaxLevel = 3 * sparsegrid::MaxAxisLevel;
+
+bool Fail(std::string* error, const std::string& message)
+{
+  if (error)
+  {
+    *error = message;
+  }
+  return false;
+}
+
+/// Reads exactly `n` numbers of a numeric field array (any VTK numeric type).
+bool ReadNumbers(vtkFieldData* fd,
+  const char* name,
+  vtkIdType n,
+  bool required,
+  std::vector<double>& values,
+  bool& present,
+  std::string* error)
+{
+  values.clear();
+  present = false;
+  vtkAbstractArray* abstract = fd->GetAbstractArray(name);
+  if (!abstract)
+  {
+    return required ? Fail(error, std::string("missing field data array ") + name) : true;
+  }
+  vtkDataArray* array = vtkDataArray::SafeDownCast(abstract);
+  if (!array)
+  {
+    return Fail(error, std::string(name) + " is not a numeric array");
+  }
+  if (array->GetNumberOfValues() != n)
+  {
+    std::ostringstream os;
+    os << name << " holds " << array->GetNumberOfValues() << " values, expected " << n;
+    return Fail(error, os.str());
+  }
+  const int nc = std::max(1, array->GetNumberOfComponents());
+  values.resize(static_cast<std::size_t>(n));
+  for (vtkIdType i = 0; i < n; ++i)
+  {
+    values[static_cast<std::size_t>(i)] = array->GetComponent(i / nc, static_cast<int>(i % nc));
+  }
+  present = true;
+  return true;
+}
+
+bool ReadIntegers(vtkFieldData* fd,
+  const char* name,
+  vtkIdType n,
+  double lo,
+  double hi,
+  std::vector<int>& out,
+  std::string* error)
+{
+  std::vector<double> values;
+  bool present = false;
+  if (!ReadNumbers(fd, name, n, true, values, present, error))
+  {
+    return false;
+  }
+  out.clear();
+  for (double v : values)
+  {
+    if (!std::isfinite(v) || v != std::floor(v) || v < lo || v > hi)
+    {
+      std::ostringstream os;
+      os << name << " holds " << v << ", expected an integer in [" << lo << ", " << hi << "]";
+      return Fail(error, os.str());
+    }
+    out.push_back(static_cast<int>(v));
+  }
+  return true;
+}
+
+bool ReadFinite(vtkFieldData* fd,
+  const char* name,
+  vtkIdType n,
+  bool required,
+  std::vector<double>& out,
+  bool& present,
+  std::string* error)
+{
+  if (!ReadNumbers(fd, name, n, required, out, present, error))
+  {
+    return false;
+  }
+  for (double v : out)
+  {
+    if (!std::isfinite(v))
+    {
+      return Fail(error, std::string(name) + " holds a NaN or infinite value");
+    }
+  }
+  return true;
+}
+
+/// Optional per-array metric: absent, or one non-NaN value per array.
+bool ReadMetric(vtkFieldData* fd,
+  const char* name,
+  std::size_t arrays,
+  bool allowInfinity,
+  std::vector<double>& out,
+  std::string* error)
+{
+  bool present = false;
+  if (!ReadNumbers(fd, name, static_cast<vtkIdType>(arrays), false, out, present, error))
+  {
+    return false;
+  }
+  for (double v : out)
+  {
+    if (std::isnan(v) || (!allowInfinity && std::isinf(v)) || v < 0)
+    {
+      return Fail(error, std::string(name) + " holds an invalid value");
+    }
+  }
+  return true;
+}
+
+bool ReadString(vtkFieldData* fd,
+  const char* name,
+  bool required,
+  std::string& out,
+  std::string* error)
+{
+  vtkAbstractArray* abstract = fd->GetAbstractArray(name);
+  if (!abstract)
+  {
+    return required ? Fail(error, std::string("missing field data array ") + name) : true;
+  }
+  vtkStringArray* strings = vtkStringArray::SafeDownCast(abstract);
+  if (!strings || strings->GetNumberOfValues() != 1)
+  {
+    return Fail(error, std::string(name) + " must be a string array holding one string");
+  }
+  out = strings->GetValue(0);
+  return true;
+}
+
+template<typename ArrayT, typename ValueT>
+void AddField(vtkFieldData* fd, const char* name, const ValueT* values, vtkIdType n)
+{
+  vtkNew<ArrayT> array;
+  array->SetName(name);
+  array->SetNumberOfValues(n);
+  for (vtkIdType i = 0; i < n; ++i)
+  {
+    array->SetValue(i, values[i]);
+  }
+  fd->AddArray(array);
+}
+
+void AddString(vtkFieldData* fd, const char* name, const std::string& value)
+{
+  vtkNew<vtkStringArray> array;
+  array->SetName(name);
+  array->InsertNextValue(value);
+  fd->AddArray(array);
+}
+
+int ExpectedDataType(sparsegrid::Precision precision)
+{
+  return precision == sparsegrid::Precision::Float ? VTK_FLOAT : VTK_DOUBLE;
+}
+} // namespace
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridRepresentation::Description::PhysicalToUnit(const double point[3],
+  double* unit,
+  double tolerance) const
+{
+  bool inside = true;
+  bool isGridAxis[3] = { false, false, false };
+  for (int t = 0; t < this->Grid.dimensions(); ++t)
+  {
+    const int a = this->AxisMap[t];
+    isGridAxis[a] = true;
+    const double lo = this->Bounds[2 * a];
+    const double hi = this->Bounds[2 * a + 1];
+    if (point[a] < lo - tolerance || point[a] > hi + tolerance || std::isnan(point[a]))
+    {
+      inside = false;
+    }
+    const double u = (point[a] - lo) / (hi - lo);
+    unit[t] = std::isnan(u) ? 0.0 : std::min(1.0, std::max(0.0, u));
+  }
+  for (int a = 0; a < 3; ++a)
+  {
+    if (!isGridAxis[a] &&
+      !(point[a] >= this->Bounds[2 * a] - tolerance &&
+        point[a] <= this->Bounds[2 * a + 1] + tolerance))
+    {
+      inside = false;
+    }
+  }
+  return inside;
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkSparseGridRepresentation::Description::UnitToPhysical(const double* unit,
+  double point[3]) const
+{
+  for (int a = 0; a < 3; ++a)
+  {
+    point[a] = this->Bounds[2 * a];
+  }
+  for (int t = 0; t < this->Grid.dimensions(); ++t)
+  {
+    const int a = this->AxisMap[t];
+    point[a] = this->Bounds[2 * a] + unit[t] * (this->Bounds[2 * a + 1] - this->Bounds[2 * a]);
+  }
+}
+
+//------------------------------------------------------------------------------------------------
+double vtkSparseGridRepresentation::Description::Tolerance() const
+{
+  double diagonal2 = 0;
+  for (int a = 0; a < 3; ++a)
+  {
+    const double w = this->Bounds[2 * a + 1] - this->Bounds[2 * a];
+    diagonal2 += w * w;
+  }
+  return 1e-6 * std::sqrt(diagonal2);
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridRepresentation::HasRepresentation(vtkFieldData* fieldData)
+{
+  return fieldData && fieldData->GetAbstractArray(FormatVersionName) != nullptr;
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkSparseGridRepresentation::WriteFieldData(const Description& info, vtkFieldData* fd)
+{
+  if (!fd)
+  {
+    return;
+  }
+  // Stale arrays from an earlier representation (say, metrics no longer computed) must go.
+  for (int i = fd->GetNumberOfArrays() - 1; i >= 0; --i)
+  {
+    const char* name = fd->GetAbstractArray(i) ? fd->GetAbstractArray(i)->GetName() : nullptr;
+    if (name && std::string(name).rfind("SparseGrid.", 0) == 0)
+    {
+      fd->RemoveArray(i);
+    }
+  }
+  const int version = FormatVersion;
+  const int dims = info.Grid.dimensions();
+  const int level = info.Grid.level();
+  const int boundary = info.Grid.boundary() ? 1 : 0;
+  AddField<vtkIntArray>(fd, FormatVersionName, &version, 1);
+  AddField<vtkIntArray>(fd, DimensionsName, &dims, 1);
+  AddField<vtkIntArray>(fd, LevelName, &level, 1);
+  // An empty caps vector means "not truncated", i.e. every cap equals the level.
+  std::vector<int> caps = info.Grid.caps();
+  caps.resize(static_cast<std::size_t>(dims), level);
+  AddField<vtkIntArray>(fd, LevelCapsName, caps.data(), dims);
+  AddField<vtkIntArray>(fd, BoundaryName, &boundary, 1);
+  AddField<vtkIntArray>(fd, AxisMapName, info.AxisMap.data(), dims);
+  AddField<vtkDoubleArray>(fd, BoundsName, info.Bounds, 6);
+  AddField<vtkIntArray>(fd, ImageDimensionsName, info.ImageDimensions, 3);
+  AddField<vtkDoubleArray>(fd, ImageOriginName, info.ImageOrigin, 3);
+  AddField<vtkDoubleArray>(fd, ImageSpacingName, info.ImageSpacing, 3);
+  AddString(fd, PrecisionName, sparsegrid::toString(info.Precision));
+  vtkNew<vtkStringArray> names;
+  names->SetName(ArrayNamesName);
+  for (const auto& name : info.ArrayNames)
+  {
+    names->InsertNextValue(name);
+  }
+  fd->AddArray(names);
+  const vtkTypeInt64 count = static_cast<vtkTypeInt64>(info.Grid.size());
+  AddField<vtkTypeInt64Array>(fd, NumberOfCoefficientsName, &count, 1);
+  AddField<vtkDoubleArray>(fd, CompressionRatioName, &info.CompressionRatio, 1);
+  AddString(fd, BackendName, info.Backend);
+  AddString(fd, BackendNoteName, info.BackendNote);
+  AddField<vtkDoubleArray>(fd, TimeSecondsName, &info.TimeSeconds, 1);
+  const vtkIdType arrays = static_cast<vtkIdType>(info.ArrayNames.size());
+  if (info.MaxAbsError.size() == info.ArrayNames.size() && !info.ArrayNames.empty() &&
+    info.RMSE.size() == info.ArrayNames.size() && info.PSNR.size() == info.ArrayNames.size())
+  {
+    AddField<vtkDoubleArray>(fd, MaxAbsErrorName, info.MaxAbsError.data(), arrays);
+    AddField<vtkDoubleArray>(fd, RMSEName, info.RMSE.data(), arrays);
+    AddField<vtkDoubleArray>(fd, PSNRName, info.PSNR.data(), arrays);
+  }
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
+  Description& info,
+  std::string* error,
+  std::uint64_t memoryLimitBytes)
+{
+  info = Description();
+  if (!fd)
+  {
+    return Fail(error, "no field data");
+  }
+  std::vector<int> ints;
+  if (!ReadIntegers(fd, FormatVersionName, 1, 0, 1e9, ints, error))
+  {
+    return false;
+  }
+  if (ints[0] != FormatVersion)
+  {
+    return Fail(error,
+      "unsupported SparseGrid.FormatVersion " + std::to_string(ints[0]) + " (this build reads 1)");
+  }
+  if (!ReadIntegers(fd, DimensionsName, 1, 1, 3, ints, error))
+  {
+    return false;
+  }
+  const int dims = ints[0];
+  sparsegrid::GridSpec spec;
+  spec.dimensions = dims;
+  if (!ReadIntegers(fd, LevelName, 1, 1, MaxLevel, ints, error))
+  {
+    return false;
+  }
+  spec.level = ints[0];
+  if (!ReadIntegers(fd, LevelCapsName, dims, 0, sparsegrid::MaxAxisLevel, spec.caps, error))
+  {
+    return false;
+  }
+  if (!ReadIntegers(fd, BoundaryName, 1, 0, 1, ints, error))
+  {
+    return false;
+  }
+  spec.boundary = ints[0] == 1;
+  if (!ReadIntegers(fd, AxisMapName, dims, 0, 2, info.AxisMap, error))
+  {
+    return false;
+  }
+  for (int t = 1; t < dims; ++t)
+  {
+    if (info.AxisMap[t] <= info.AxisMap[t - 1])
+    {
+      return Fail(error, "SparseGrid.AxisMap must list distinct image axes in increasing order");
+    }
+  }
+
+  std::vector<double> values;
+  bool present = false;
+  if (!ReadFinite(fd, BoundsName, 6, true, values, present, error))
+  {
+    return false;
+  }
+  std::copy(values.begin(), values.end(), info.Bounds);
+  bool isGridAxis[3] = { false, false, false };
+  for (int t = 0; t < dims; ++t)
+  {
+    isGridAxis[info.AxisMap[t]] = true;
+  }
+  for (int a = 0; a < 3; ++a)
+  {
+    const bool ok = isGridAxis[a] ? info.Bounds[2 * a + 1] > info.Bounds[2 * a]
+                                  : info.Bounds[2 * a + 1] >= info.Bounds[2 * a];
+    if (!ok)
+    {
+      return Fail(error, "SparseGrid.Bounds is empty or inverted on axis " + std::to_string(a));
+    }
+  }
+
+  if (!ReadIntegers(fd, ImageDimensionsName, 3, 1, 1 << 30, ints, error))
+  {
+    return false;
+  }
+  std::copy(ints.begin(), ints.end(), info.ImageDimensions);
+  for (int a = 0; a < 3; ++a)
+  {
+    if (isGridAxis[a] != (info.ImageDimensions[a] > 1))
+    {
+      return Fail(error, "SparseGrid.ImageDimensions does not match SparseGrid.AxisMap");
+    }
+  }
+  if (!ReadFinite(fd, ImageOriginName, 3, true, values, present, error))
+  {
+    return false;
+  }
+  std::copy(values.begin(), values.end(), info.ImageOrigin);
+  if (!ReadFinite(fd, ImageSpacingName, 3, true, values, present, error))
+  {
+    return false;
+  }
+  std::copy(values.begin(), values.end(), info.ImageSpacing);
+  for (int a = 0; a < 3; ++a)
+  {
+    if (isGridAxis[a] && !(info.ImageSpacing[a] > 0))
+    {
+      return Fail(error, "SparseGrid.ImageSpacing must be positive on the grid axes");
+    }
+  }
+
+  std::string text;
+  if (!ReadString(fd, PrecisionName, true, text, error))
+  {
+    return false;
+  }
+  if (text == "Float")
+  {
+    info.Precision = sparsegrid::Precision::Float;
+  }
+  else if (text == "Double")
+  {
+    info.Precision = sparsegrid::Precision::Double;
+  }
+  else
+  {
+    return Fail(error, "SparseGrid.Precision must be Float or Double, not '" + text + "'");
+  }
+
+  vtkStringArray* names = vtkStringArray::SafeDownCast(fd->GetAbstractArray(ArrayNamesName));
+  if (!names || names->GetNumberOfValues() < 1 || names->GetNumberOfValues() > MaxArrays)
+  {
+    return Fail(error, "SparseGrid.ArrayNames must be a string array of 1 to 4096 names");
+  }
+  std::set<std::string> unique;
+  for (vtkIdType i = 0; i < names->GetNumberOfValues(); ++i)
+  {
+    const std::string name = names->GetValue(i);
+    if (name.empty() || !unique.insert(name).second)
+    {
+      return Fail(error, "SparseGrid.ArrayNames holds an empty or repeated name");
+    }
+    info.ArrayNames.push_back(name);
+  }
+
+  // Count first: a hostile level must fail here, not inside an allocation.
+  std::uint64_t points = 0, blocks = 0;
+  sparsegrid::Status status = sparsegrid::Grid::count(spec, points, blocks);
+  if (status.ok())
+  {
+    status = sparsegrid::Grid::create(spec, info.Grid, memoryLimitBytes);
+  }
+  if (!status.ok())
+  {
+    return Fail(error,
+      std::string("invalid sparse grid (") + sparsegrid::toString(status.code()) +
+        "): " + status.message());
+  }
+  if (!ReadNumbers(fd, NumberOfCoefficientsName, 1, true, values, present, error))
+  {
+    return false;
+  }
+  if (!(values[0] == static_cast<double>(info.Grid.size())))
+  {
+    std::ostringstream os;
+    os << "SparseGrid.NumberOfCoefficients is " << values[0] << " but the grid has "
+       << info.Grid.size() << " points";
+    return Fail(error, os.str());
+  }
+
+  // Informational fields: optional, but checked when present.
+  if (!ReadFinite(fd, CompressionRatioName, 1, false, values, present, error))
+  {
+    return false;
+  }
+  info.CompressionRatio = present ? values[0] : 0.0;
+  if (!ReadFinite(fd, TimeSecondsName, 1, false, values, present, error))
+  {
+    return false;
+  }
+  info.TimeSeconds = present ? values[0] : 0.0;
+  if (!ReadString(fd, BackendName, false, info.Backend, error) ||
+    !ReadString(fd, BackendNoteName, false, info.BackendNote, error))
+  {
+    return false;
+  }
+  const std::size_t arrays = info.ArrayNames.size();
+  if (!ReadMetric(fd, MaxAbsErrorName, arrays, false, info.MaxAbsError, error) ||
+    !ReadMetric(fd, RMSEName, arrays, false, info.RMSE, error) ||
+    !ReadMetric(fd, PSNRName, arrays, true, info.PSNR, error))
+  {
+    return false;
+  }
+  return true;
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridRepresentation::FromPolyData(vtkPolyData* input,
+  Contents& contents,
+  std::string* error,
+  std::uint64_t memoryLimitBytes)
+{
+  contents = Contents();
+  if (!input)
+  {
+    return Fail(error, "no input polydata");
+  }
+  if (!HasRepresentation(input->GetFieldData()))
+  {
+    return Fail(error,
+      "the input is not a sparse-grid representation (no SparseGrid.FormatVersion field data); "
+      "connect the output of Sparse Grid Hierarchize or of the .sgrid reader");
+  }
+  if (!ReadFieldData(input->GetFieldData(), contents.Info, error, memoryLimitBytes))
+  {
+    return false;
+  }
+  const Description& info = contents.Info;
+  const vtkIdType size = static_cast<vtkIdType>(info.Grid.size());
+  for (const auto& name : info.ArrayNames)
+  {
+    vtkDataArray* array = input->GetPointData()->GetArray(name.c_str());
+    if (!array)
+    {
+      return Fail(error, "coefficient array '" + name + "' is missing from the point data");
+    }
+    // Contiguous (AOS) arrays only: the core reads their memory directly.
+    if (array->GetDataType() != ExpectedDataType(info.Precision) ||
+      !(vtkArrayDownCast<vtkAOSDataArrayTemplate<float>>(array) ||
+        vtkArrayDownCast<vtkAOSDataArrayTemplate<double>>(array)))
+    {
+      return Fail(error,
+        "coefficient array '" + name + "' must be a contiguous " +
+          (info.Precision == sparsegrid::Precision::Float ? "float" : "double") +
+          " array, as SparseGrid.Precision says");
+    }
+    const int nc = array->GetNumberOfComponents();
+    if (array->GetNumberOfTuples() != size || nc < 1 || nc > MaxComponents)
+    {
+      std::ostringstream os;
+      os << "coefficient array '" << name << "' has " << array->GetNumberOfTuples() << " tuples of "
+         << nc << " components; the grid has " << size << " points";
+      return Fail(error, os.str());
+    }
+    const std::size_t n = static_cast<std::size_t>(size) * static_cast<std::size_t>(nc);
+    sparsegrid::Status status;
+    if (auto* f = vtkArrayDownCast<vtkAOSDataArrayTemplate<float>>(array))
+    {
+      status = sparsegrid::checkFinite(f->GetPointer(0), n, name.c_str());
+    }
+    else
+    {
+      status = sparsegrid::checkFinite(
+        vtkArrayDownCast<vtkAOSDataArrayTemplate<double>>(array)->GetPointer(0), n, name.c_str());
+    }
+    if (!status.ok())
+    {
+      return Fail(error, "coefficient array '" + name + "': " + status.message());
+    }
+    contents.Coefficients.emplace_back(array);
+  }
+  return true;
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridRepresentation::ToPolyData(const Description& info,
+  const std::vector<vtkDataArray*>& coefficients,
+  vtkPolyData* output,
+  std::string* error)
+{
+  if (!output)
+  {
+    return Fail(error, "no output polydata");
+  }
+  output->Initialize();
+  const sparsegrid::Grid& grid = info.Grid;
+  const int dims = grid.dimensions();
+  if (!grid.valid() || dims < 1 || dims > 3 || static_cast<int>(info.AxisMap.size()) != dims)
+  {
+    return Fail(error, "invalid description: the grid is not valid or AxisMap does not match it");
+  }
+  if (info.ArrayNames.empty() || coefficients.size() != info.ArrayNames.size())
+  {
+    return Fail(error, "invalid description: one coefficient array is needed per array name");
+  }
+  const vtkIdType size = static_cast<vtkIdType>(grid.size());
+  for (std::size_t i = 0; i < coefficients.size(); ++i)
+  {
+    vtkDataArray* array = coefficients[i];
+    if (!array || array->GetNumberOfTuples() != size ||
+      array->GetDataType() != ExpectedDataType(info.Precision) ||
+      !(vtkArrayDownCast<vtkAOSDataArrayTemplate<float>>(array) ||
+        vtkArrayDownCast<vtkAOSDataArrayTemplate<double>>(array)))
+    {
+      return Fail(error,
+        "coefficient array '" + info.ArrayNames[i] + "' does not match the grid or the precision");
+    }
+  }
+
+  vtkNew<vtkPoints> points;
+  points->SetDataTypeToFloat();
+  points->SetNumberOfPoints(size);
+  vtkSMPTools::For(0,
+    size,
+    [&](vtkIdType begin, vtkIdType end)
+    {
+      double unit[sparsegrid::MaxDimensions];
+      double x[3];
+      for (vtkIdType p = begin; p < end; ++p)
+      {
+        grid.coordinates(static_cast<std::uint64_t>(p), unit);
+        info.UnitToPhysical(unit, x);
+        points->SetPoint(p, x);
+      }
+    });
+  output->SetPoints(points);
+
+  vtkNew<vtkIdTypeArray> offsets;
+  vtkNew<vtkIdTypeArray> connectivity;
+  offsets->SetNumberOfValues(size + 1);
+  connectivity->SetNumberOfValues(size);
+  for (vtkIdType p = 0; p < size; ++p)
+  {
+    offsets->SetValue(p, p);
+    connectivity->SetValue(p, p);
+  }
+  offsets->SetValue(size, size);
+  vtkNew<vtkCellArray> verts;
+  verts->SetData(offsets, connectivity);
+  output->SetVerts(verts);
+
+  for (std::size_t i = 0; i < coefficients.size(); ++i)
+  {
+    // A shallow copy: renaming must not touch the caller's array.
+    vtkSmartPointer<vtkDataArray> array =
+      vtkSmartPointer<vtkDataArray>::Take(coefficients[i]->NewInstance());
+    array->ShallowCopy(coefficients[i]);
+    array->SetName(info.ArrayNames[i].c_str());
+    output->GetPointData()->AddArray(array);
+  }
+  output->GetPointData()->SetActiveScalars(info.ArrayNames[0].c_str());
+  WriteFieldData(info, output->GetFieldData());
+  return true;
+}

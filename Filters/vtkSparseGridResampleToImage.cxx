@@ -1,0 +1,224 @@
+#include "vtkSparseGridResampleToImage.h"
+
+#include "vtkSparseGridExecution.h"
+#include "vtkSparseGridProbe.h"
+#include "vtkSparseGridRepresentation.h"
+
+#include "vtkDataObject.h"
+#include "vtkImageData.h"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
+#include "vtkObjectFactory.h"
+#include "vtkPointData.h"
+#include "vtkPolyData.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
+
+#include <algorithm>
+
+vtkStandardNewMacro(vtkSparseGridResampleToImage);
+
+//------------------------------------------------------------------------------------------------
+vtkSparseGridResampleToImage::vtkSparseGridResampleToImage() = default;
+
+//------------------------------------------------------------------------------------------------
+vtkSparseGridResampleToImage::~vtkSparseGridResampleToImage() = default;
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridResampleToImage::FillInputPortInformation(int, vtkInformation* info)
+{
+  info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkPolyData");
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridResampleToImage::OutputDimensions(int dims[3],
+  double origin[3],
+  double spacing[3])
+{
+  for (int a = 0; a < 3; ++a)
+  {
+    dims[a] = std::max(1, this->SamplingDimensions[a]);
+    origin[a] = 0;
+    spacing[a] = 1;
+  }
+  if (!this->UseOriginalGeometry)
+  {
+    return true;
+  }
+  // The original geometry lives in the input's field data, which does not exist yet while the
+  // pipeline asks for information: bring the input up to date first.
+  int producerPort = 0;
+  vtkAlgorithm* producer = this->GetInputAlgorithm(0, 0, producerPort);
+  if (!producer)
+  {
+    return false;
+  }
+  producer->Update(producerPort);
+  vtkPolyData* input = vtkPolyData::SafeDownCast(producer->GetOutputDataObject(producerPort));
+  vtkSparseGridRepresentation::Description info;
+  if (!input || !vtkSparseGridRepresentation::ReadFieldData(input->GetFieldData(), info, nullptr))
+  {
+    return false;
+  }
+  std::copy(info.ImageDimensions, info.ImageDimensions + 3, dims);
+  std::copy(info.ImageOrigin, info.ImageOrigin + 3, origin);
+  std::copy(info.ImageSpacing, info.ImageSpacing + 3, spacing);
+  return true;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridResampleToImage::RequestInformation(vtkInformation*,
+  vtkInformationVector**,
+  vtkInformationVector* outputVector)
+{
+  int dims[3];
+  double origin[3], spacing[3];
+  this->OutputDimensions(dims, origin, spacing);
+  const int extent[6] = { 0, dims[0] - 1, 0, dims[1] - 1, 0, dims[2] - 1 };
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  outInfo->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), extent, 6);
+  // Parallel runs split the image: each rank reconstructs only its own extent.
+  outInfo->Set(CAN_PRODUCE_SUB_EXTENT(), 1);
+  if (this->UseOriginalGeometry)
+  {
+    outInfo->Set(vtkDataObject::ORIGIN(), origin, 3);
+    outInfo->Set(vtkDataObject::SPACING(), spacing, 3);
+  }
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridResampleToImage::RequestUpdateExtent(vtkInformation*,
+  vtkInformationVector** inputVector,
+  vtkInformationVector*)
+{
+  // Every output extent needs the whole compressed representation.
+  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), 0);
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(), 1);
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_GHOST_LEVELS(), 0);
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridResampleToImage::RequestData(vtkInformation*,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector)
+{
+  vtkPolyData* input = vtkPolyData::GetData(inputVector[0], 0);
+  vtkImageData* output = vtkImageData::GetData(outputVector, 0);
+  if (!output)
+  {
+    vtkErrorMacro("No output image.");
+    return 0;
+  }
+  vtkSparseGridRepresentation::Contents contents;
+  std::string error;
+  if (!vtkSparseGridRepresentation::FromPolyData(input, contents, &error))
+  {
+    vtkErrorMacro("Invalid compressed representation: " << error);
+    return 0;
+  }
+  const auto& info = contents.Info;
+
+  vtkSparseGridProbe::ImageGeometry geometry;
+  if (this->UseOriginalGeometry)
+  {
+    std::copy(info.ImageDimensions, info.ImageDimensions + 3, geometry.Dimensions);
+    std::copy(info.ImageOrigin, info.ImageOrigin + 3, geometry.Origin);
+    std::copy(info.ImageSpacing, info.ImageSpacing + 3, geometry.Spacing);
+  }
+  else
+  {
+    const double* bounds = this->UseInputBounds ? info.Bounds : this->SamplingBounds;
+    for (int a = 0; a < 3; ++a)
+    {
+      const int n = std::max(1, this->SamplingDimensions[a]);
+      geometry.Dimensions[a] = n;
+      geometry.Origin[a] = bounds[2 * a];
+      const double width = bounds[2 * a + 1] - bounds[2 * a];
+      if (n > 1 && width > 0)
+      {
+        geometry.Spacing[a] = width / (n - 1);
+      }
+      else if (n > 1)
+      {
+        vtkWarningMacro("The sampling box is flat along axis "
+          << a << ": only the first of its " << n
+          << " planes lies on the data (set that sampling dimension to 1).");
+      }
+    }
+  }
+  for (int a = 0; a < 3; ++a)
+  {
+    // Spacing 0 would make a degenerate image; an axis with one sample has no spacing anyway.
+    if (!(geometry.Spacing[a] > 0))
+    {
+      geometry.Spacing[a] = 1;
+    }
+  }
+  output->SetOrigin(geometry.Origin);
+  output->SetSpacing(geometry.Spacing);
+  // Only the requested part of the image: in parallel runs each rank asks for its own piece.
+  int extent[6] = {
+    0, geometry.Dimensions[0] - 1, 0, geometry.Dimensions[1] - 1, 0, geometry.Dimensions[2] - 1
+  };
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  if (outInfo->Has(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT()))
+  {
+    const int* requested = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT());
+    for (int a = 0; a < 3; ++a)
+    {
+      extent[2 * a] = std::max(extent[2 * a], requested[2 * a]);
+      extent[2 * a + 1] = std::min(extent[2 * a + 1], requested[2 * a + 1]);
+    }
+  }
+  output->SetExtent(extent);
+  if (output->GetNumberOfPoints() == 0)
+  {
+    return 1;
+  }
+  for (int a = 0; a < 3; ++a)
+  {
+    geometry.Origin[a] += extent[2 * a] * geometry.Spacing[a];
+    geometry.Dimensions[a] = extent[2 * a + 1] - extent[2 * a] + 1;
+  }
+
+  sparsegrid::Optimizations optimizations;
+  optimizations.chunkSize = this->ChunkSize;
+  vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, optimizations);
+  const vtkSparseGridProbe::Result result =
+    vtkSparseGridProbe::ProbeImage(contents, geometry, exec, output->GetPointData(), &error);
+  if (result == vtkSparseGridProbe::Result::Aborted)
+  {
+    return 1;
+  }
+  if (result == vtkSparseGridProbe::Result::Failed)
+  {
+    vtkErrorMacro(<< error);
+    output->Initialize();
+    return 0;
+  }
+  if (!exec.Note().empty())
+  {
+    vtkWarningMacro(<< exec.Note());
+  }
+  this->UpdateProgress(1.0);
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkSparseGridResampleToImage::PrintSelf(ostream& os, vtkIndent indent)
+{
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "UseInputBounds: " << this->UseInputBounds << "\n";
+  os << indent << "SamplingBounds: " << this->SamplingBounds[0] << " " << this->SamplingBounds[1]
+     << " " << this->SamplingBounds[2] << " " << this->SamplingBounds[3] << " "
+     << this->SamplingBounds[4] << " " << this->SamplingBounds[5] << "\n";
+  os << indent << "SamplingDimensions: " << this->SamplingDimensions[0] << " "
+     << this->SamplingDimensions[1] << " " << this->SamplingDimensions[2] << "\n";
+  os << indent << "UseOriginalGeometry: " << this->UseOriginalGeometry << "\n";
+  os << indent << "Backend: " << this->Backend << "\n";
+  os << indent << "ChunkSize: " << this->ChunkSize << "\n";
+  os << indent << "NumberOfThreads: " << this->NumberOfThreads << "\n";
+}

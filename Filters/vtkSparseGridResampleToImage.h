@@ -1,0 +1,114 @@
+/**
+ * @class vtkSparseGridResampleToImage
+ * @brief Reconstructs a compressed sparse-grid representation onto a regular image.
+ *
+ * Input is the compressed representation of docs/representation.md. The output vtkImageData
+ * has SamplingDimensions points spanning the compressed bounds (UseInputBounds, default) or
+ * SamplingBounds, as ParaView's Resample To Image does. With UseOriginalGeometry the output has
+ * the dimensions, origin and spacing of the image that was compressed instead.
+ *
+ * Values come from sparsegrid::reconstructImage (exact: the interpolant is multilinear between
+ * the points of the finest full grid that the sparse grid spans). Points outside the compressed
+ * bounds get 0 and vtkValidPointMask = 0. On an axis where the sampling box is flat (a 2-D
+ * compressed image), the first plane lies on the data and any further planes lie outside it:
+ * set that axis' dimension to 1.
+ */
+#ifndef vtkSparseGridResampleToImage_h
+#define vtkSparseGridResampleToImage_h
+
+#include "SparseGridFiltersModule.h" // for the export macro
+#include "vtkImageAlgorithm.h"
+
+class SPARSEGRIDFILTERS_EXPORT vtkSparseGridResampleToImage : public vtkImageAlgorithm
+{
+public:
+  static vtkSparseGridResampleToImage* New();
+  vtkTypeMacro(vtkSparseGridResampleToImage, vtkImageAlgorithm);
+  void PrintSelf(ostream& os, vtkIndent indent) override;
+
+  ///@{
+  /**
+   * Sample the bounds of the compressed data (default) rather than SamplingBounds.
+   */
+  vtkSetMacro(UseInputBounds, bool);
+  vtkGetMacro(UseInputBounds, bool);
+  vtkBooleanMacro(UseInputBounds, bool);
+  ///@}
+
+  ///@{
+  /**
+   * Box sampled when UseInputBounds is off (xmin, xmax, ymin, ymax, zmin, zmax).
+   */
+  vtkSetVector6Macro(SamplingBounds, double);
+  vtkGetVector6Macro(SamplingBounds, double);
+  ///@}
+
+  ///@{
+  /**
+   * Number of points along each axis (default 100 100 100).
+   */
+  vtkSetVector3Macro(SamplingDimensions, int);
+  vtkGetVector3Macro(SamplingDimensions, int);
+  ///@}
+
+  ///@{
+  /**
+   * Reproduce the geometry (dimensions, origin, spacing) of the image that was compressed,
+   * ignoring SamplingDimensions, UseInputBounds and SamplingBounds. Off by default.
+   */
+  vtkSetMacro(UseOriginalGeometry, bool);
+  vtkGetMacro(UseOriginalGeometry, bool);
+  vtkBooleanMacro(UseOriginalGeometry, bool);
+  ///@}
+
+  ///@{
+  /**
+   * Backend: 0 Auto (default), 1 CPU, 2 CUDA (falls back to the CPU with a warning).
+   */
+  vtkSetClampMacro(Backend, int, 0, 2);
+  vtkGetMacro(Backend, int);
+  ///@}
+
+  ///@{
+  /**
+   * Points per evaluation chunk (default 256).
+   */
+  vtkSetClampMacro(ChunkSize, int, 1, 1 << 20);
+  vtkGetMacro(ChunkSize, int);
+  ///@}
+
+  ///@{
+  /**
+   * Threads used by the CPU backend; 0 (default) means all hardware threads.
+   */
+  vtkSetClampMacro(NumberOfThreads, int, 0, 4096);
+  vtkGetMacro(NumberOfThreads, int);
+  ///@}
+
+protected:
+  vtkSparseGridResampleToImage();
+  ~vtkSparseGridResampleToImage() override;
+
+  int FillInputPortInformation(int port, vtkInformation* info) override;
+  int RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+
+  bool UseInputBounds = true;
+  double SamplingBounds[6] = { 0, 1, 0, 1, 0, 1 };
+  int SamplingDimensions[3] = { 100, 100, 100 };
+  bool UseOriginalGeometry = false;
+  int Backend = 0;
+  int ChunkSize = 256;
+  int NumberOfThreads = 0;
+
+private:
+  vtkSparseGridResampleToImage(const vtkSparseGridResampleToImage&) = delete;
+  void operator=(const vtkSparseGridResampleToImage&) = delete;
+
+  /// Dimensions of the output: SamplingDimensions, or the original image's (which needs the
+  /// input's field data, so the input is brought up to date first).
+  bool OutputDimensions(int dims[3], double origin[3], double spacing[3]);
+};
+
+#endif

@@ -1,0 +1,187 @@
+// Wrong inputs fail with an error message, return failure from RequestData, and never crash.
+#include "SparseGridTestRegistry.h"
+
+#include "vtkSparseGridHierarchize.h"
+#include "vtkSparseGridReconstruct.h"
+#include "vtkSparseGridResampleToImage.h"
+
+#include "vtkCellData.h"
+#include "vtkDoubleArray.h"
+#include "vtkPoints.h"
+#include "vtkPolyData.h"
+#include "vtkRectilinearGrid.h"
+#include "vtkStringArray.h"
+
+#include <limits>
+
+namespace
+{
+vtkSmartPointer<vtkImageData> SmallImage()
+{
+  const int dims[3] = { 9, 9, 9 };
+  const double origin[3] = { 0, 0, 0 };
+  const double spacing[3] = { 1, 1, 1 };
+  return sgtest::MakeImage(dims, origin, spacing, "f", 1, sgtest::Multilinear);
+}
+
+/// Runs the filter and checks that it failed with an error mentioning `expected`.
+void ExpectFailure(vtkAlgorithm* algorithm, const char* expected, const char* what)
+{
+  vtkNew<sgtest::Catcher> catcher;
+  catcher->Watch(algorithm);
+  const int ok = algorithm->GetExecutive()->Update();
+  SG_CHECK(ok == 0, "%s: Update() reported success", what);
+  SG_CHECK(catcher->Errors >= 1, "%s: no error emitted", what);
+  SG_CHECK(catcher->ErrorText.find(expected) != std::string::npos,
+    "%s: error does not mention '%s': %s",
+    what,
+    expected,
+    catcher->ErrorText.c_str());
+  std::printf(
+    "%s -> %s", what, catcher->ErrorText.substr(0, catcher->ErrorText.find('\n') + 1).c_str());
+}
+} // namespace
+
+SG_TEST(ErrorMissingArray)
+{
+  vtkNew<vtkSparseGridHierarchize> hierarchize;
+  hierarchize->SetInputData(SmallImage());
+  hierarchize->AddArrayName("nope");
+  ExpectFailure(hierarchize, "no point array named 'nope'", "missing array");
+  SG_CHECK(hierarchize->GetOutput()->GetNumberOfPoints() == 0, "empty output");
+
+  auto image = SmallImage();
+  vtkNew<vtkDoubleArray> cells;
+  cells->SetName("cellValues");
+  cells->SetNumberOfTuples(image->GetNumberOfCells());
+  cells->FillValue(1);
+  image->GetCellData()->AddArray(cells);
+  hierarchize->SetInputData(image);
+  hierarchize->ClearArrayNames();
+  hierarchize->AddArrayName("cellValues");
+  ExpectFailure(hierarchize, "cell array", "cell array");
+
+  vtkNew<vtkStringArray> strings;
+  strings->SetName("labels");
+  strings->SetNumberOfValues(image->GetNumberOfPoints());
+  image->GetPointData()->AddArray(strings);
+  hierarchize->ClearArrayNames();
+  hierarchize->AddArrayName("labels");
+  ExpectFailure(hierarchize, "not numeric", "string array");
+
+  image->GetPointData()->SetActiveScalars(nullptr);
+  image->GetPointData()->RemoveArray("f");
+  hierarchize->ClearArrayNames();
+  ExpectFailure(hierarchize, "No array is selected", "no scalars");
+}
+
+SG_TEST(ErrorNonFinite)
+{
+  for (double bad :
+    { std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity() })
+  {
+    auto image = SmallImage();
+    image->GetPointData()->GetArray("f")->SetTuple1(123, bad);
+    vtkNew<vtkSparseGridHierarchize> hierarchize;
+    hierarchize->SetInputData(image);
+    ExpectFailure(hierarchize, "non-finite", std::isnan(bad) ? "NaN value" : "Inf value");
+    SG_CHECK(hierarchize->GetOutput()->GetNumberOfPoints() == 0, "empty output");
+  }
+}
+
+SG_TEST(ErrorNonImageInput)
+{
+  vtkNew<vtkPolyData> points;
+  vtkNew<vtkPoints> p;
+  p->InsertNextPoint(0, 0, 0);
+  p->InsertNextPoint(1, 1, 1);
+  points->SetPoints(p);
+  sgtest::AddArray(points, "f", 1, sgtest::Multilinear);
+  vtkNew<vtkSparseGridHierarchize> hierarchize;
+  hierarchize->SetInputData(points);
+  ExpectFailure(hierarchize, "needs image data", "polydata input");
+
+  vtkNew<vtkRectilinearGrid> rectilinear;
+  rectilinear->SetDimensions(2, 2, 2);
+  vtkNew<vtkDoubleArray> coordinates;
+  coordinates->InsertNextValue(0);
+  coordinates->InsertNextValue(1);
+  rectilinear->SetXCoordinates(coordinates);
+  rectilinear->SetYCoordinates(coordinates);
+  rectilinear->SetZCoordinates(coordinates);
+  sgtest::AddArray(rectilinear, "f", 1, sgtest::Multilinear);
+  hierarchize->SetInputData(rectilinear);
+  ExpectFailure(hierarchize, "vtkRectilinearGrid", "rectilinear input");
+
+  vtkNew<vtkImageData> single;
+  single->SetDimensions(1, 1, 1);
+  sgtest::AddArray(single, "f", 1, sgtest::Multilinear);
+  hierarchize->SetInputData(single);
+  ExpectFailure(hierarchize, "single point", "one-point image");
+}
+
+SG_TEST(ErrorTooLarge)
+{
+  vtkNew<vtkSparseGridHierarchize> hierarchize;
+  hierarchize->SetInputData(SmallImage());
+  hierarchize->SetLevelLimits(30, 30, 30);
+  hierarchize->SetLevel(90);
+  ExpectFailure(hierarchize, "too large", "huge level");
+}
+
+SG_TEST(ErrorBadSource)
+{
+  auto image = SmallImage();
+  vtkNew<vtkPolyData> notARepresentation;
+  vtkNew<vtkSparseGridReconstruct> reconstruct;
+  reconstruct->SetInputData(image);
+  reconstruct->SetSourceData(notARepresentation);
+  ExpectFailure(reconstruct, "not a sparse-grid representation", "plain polydata source");
+
+  vtkNew<vtkSparseGridResampleToImage> resample;
+  resample->SetInputData(notARepresentation);
+  ExpectFailure(resample, "not a sparse-grid representation", "plain polydata input");
+
+  // A representation whose coefficients were damaged downstream.
+  vtkNew<vtkSparseGridHierarchize> hierarchize;
+  hierarchize->SetInputData(image);
+  hierarchize->Update();
+  vtkNew<vtkPolyData> damaged;
+  damaged->DeepCopy(hierarchize->GetOutput());
+  damaged->GetPointData()->GetArray("f")->SetTuple1(0, std::numeric_limits<double>::quiet_NaN());
+  reconstruct->SetSourceData(damaged);
+  ExpectFailure(reconstruct, "non-finite", "NaN coefficient");
+}
+
+SG_TEST(ErrorAbort)
+{
+  // An abort request from a progress observer ends the execution early without an error.
+  const int dims[3] = { 65, 65, 65 };
+  const double origin[3] = { 0, 0, 0 };
+  const double spacing[3] = { 1, 1, 1 };
+  auto image = sgtest::MakeImage(dims, origin, spacing, "s", 1, sgtest::Smooth);
+  vtkNew<vtkSparseGridHierarchize> hierarchize;
+  hierarchize->SetInputData(image);
+  hierarchize->SetLevel(12);
+  struct AbortOnProgress : public vtkCommand
+  {
+    static AbortOnProgress* New() { return new AbortOnProgress; }
+    void Execute(vtkObject* caller, unsigned long, void* data) override
+    {
+      ++this->Calls;
+      if (*static_cast<double*>(data) > 0.1)
+      {
+        static_cast<vtkAlgorithm*>(caller)->SetAbortExecute(1);
+      }
+    }
+    int Calls = 0;
+  };
+  vtkNew<AbortOnProgress> observer;
+  hierarchize->AddObserver(vtkCommand::ProgressEvent, observer);
+  vtkNew<sgtest::Catcher> catcher;
+  catcher->Watch(hierarchize);
+  hierarchize->Update();
+  SG_CHECK(observer->Calls > 0, "progress reported");
+  SG_CHECK(catcher->Errors == 0, "abort is not an error: %s", catcher->ErrorText.c_str());
+  SG_CHECK(hierarchize->GetOutput()->GetNumberOfPoints() == 0, "aborted output is empty");
+}

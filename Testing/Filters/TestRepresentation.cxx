@@ -1,0 +1,242 @@
+// vtkSparseGridRepresentation: round trip, and rejection of malformed field data (as a
+// damaged or hostile .sgrid file would produce) with a message instead of a crash.
+#include "SparseGridTestRegistry.h"
+
+#include "vtkSparseGridHierarchize.h"
+#include "vtkSparseGridRepresentation.h"
+
+#include "vtkDoubleArray.h"
+#include "vtkFieldData.h"
+#include "vtkFloatArray.h"
+#include "vtkIntArray.h"
+#include "vtkPolyData.h"
+#include "vtkStringArray.h"
+
+#include <limits>
+
+namespace
+{
+vtkSmartPointer<vtkPolyData> MakeRepresentation()
+{
+  const int dims[3] = { 12, 9, 5 };
+  const double origin[3] = { 0, 0, 0 };
+  const double spacing[3] = { 1, 1, 1 };
+  auto image = sgtest::MakeImage(dims, origin, spacing, "v", 2, sgtest::Multilinear);
+  vtkNew<vtkSparseGridHierarchize> hierarchize;
+  hierarchize->SetInputData(image);
+  hierarchize->Update();
+  auto copy = vtkSmartPointer<vtkPolyData>::New();
+  copy->DeepCopy(hierarchize->GetOutput());
+  return copy;
+}
+
+template<typename ArrayT, typename V>
+void SetField(vtkPolyData* data, const char* name, std::initializer_list<V> values)
+{
+  vtkNew<ArrayT> array;
+  array->SetName(name);
+  for (V v : values)
+  {
+    array->InsertNextValue(v);
+  }
+  data->GetFieldData()->AddArray(array);
+}
+} // namespace
+
+SG_TEST(RepresentationRoundTrip)
+{
+  auto original = MakeRepresentation();
+  vtkSparseGridRepresentation::Contents contents;
+  std::string error;
+  SG_CHECK(
+    vtkSparseGridRepresentation::FromPolyData(original, contents, &error), "%s", error.c_str());
+  SG_CHECK(contents.Info.Grid.dimensions() == 3 && contents.Info.ArrayNames.size() == 1 &&
+      contents.Info.Precision == sparsegrid::Precision::Float && contents.Coefficients.size() == 1,
+    "contents");
+  SG_CHECK(contents.Info.MaxAbsError.size() == 1, "metrics read");
+
+  std::vector<vtkDataArray*> arrays = { contents.Coefficients[0] };
+  vtkNew<vtkPolyData> rebuilt;
+  SG_CHECK(vtkSparseGridRepresentation::ToPolyData(contents.Info, arrays, rebuilt, &error),
+    "%s",
+    error.c_str());
+  SG_CHECK(rebuilt->GetNumberOfPoints() == original->GetNumberOfPoints(), "points");
+  double worst = 0;
+  for (vtkIdType p = 0; p < original->GetNumberOfPoints(); ++p)
+  {
+    double a[3], b[3];
+    original->GetPoint(p, a);
+    rebuilt->GetPoint(p, b);
+    for (int k = 0; k < 3; ++k)
+    {
+      worst = std::max(worst, std::abs(a[k] - b[k]));
+    }
+  }
+  SG_CHECK(worst == 0, "points moved by %g", worst);
+  SG_CHECK(
+    rebuilt->GetFieldData()->GetNumberOfArrays() == original->GetFieldData()->GetNumberOfArrays(),
+    "field arrays %d vs %d",
+    rebuilt->GetFieldData()->GetNumberOfArrays(),
+    original->GetFieldData()->GetNumberOfArrays());
+  for (int i = 0; i < original->GetFieldData()->GetNumberOfArrays(); ++i)
+  {
+    vtkAbstractArray* a = original->GetFieldData()->GetAbstractArray(i);
+    vtkAbstractArray* b = rebuilt->GetFieldData()->GetAbstractArray(a->GetName());
+    SG_CHECK(b && b->GetNumberOfValues() == a->GetNumberOfValues(), "field %s", a->GetName());
+    for (vtkIdType k = 0; b && k < a->GetNumberOfValues(); ++k)
+    {
+      SG_CHECK(a->GetVariantValue(k) == b->GetVariantValue(k),
+        "field %s value %lld",
+        a->GetName(),
+        static_cast<long long>(k));
+    }
+  }
+
+  // Wrong inputs to ToPolyData are refused, not trusted.
+  std::vector<vtkDataArray*> none;
+  SG_CHECK(!vtkSparseGridRepresentation::ToPolyData(contents.Info, none, rebuilt, &error),
+    "missing arrays");
+  vtkNew<vtkDoubleArray> wrongType;
+  wrongType->SetNumberOfComponents(2);
+  wrongType->SetNumberOfTuples(contents.Coefficients[0]->GetNumberOfTuples());
+  arrays = { wrongType };
+  SG_CHECK(!vtkSparseGridRepresentation::ToPolyData(contents.Info, arrays, rebuilt, &error),
+    "precision mismatch");
+}
+
+SG_TEST(RepresentationMalformed)
+{
+  using Damage = std::function<void(vtkPolyData*)>;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::pair<const char*, Damage>> cases = {
+    { "no FormatVersion",
+      [](vtkPolyData* d) { d->GetFieldData()->RemoveArray("SparseGrid.FormatVersion"); } },
+    { "FormatVersion 2",
+      [](vtkPolyData* d) { SetField<vtkIntArray>(d, "SparseGrid.FormatVersion", { 2 }); } },
+    { "Dimensions 0",
+      [](vtkPolyData* d) { SetField<vtkIntArray>(d, "SparseGrid.Dimensions", { 0 }); } },
+    { "Dimensions 7",
+      [](vtkPolyData* d) { SetField<vtkIntArray>(d, "SparseGrid.Dimensions", { 7 }); } },
+    { "Dimensions 2 (caps too long)",
+      [](vtkPolyData* d) { SetField<vtkIntArray>(d, "SparseGrid.Dimensions", { 2 }); } },
+    { "Dimensions as text",
+      [](vtkPolyData* d)
+      { SetField<vtkStringArray>(d, "SparseGrid.Dimensions", { vtkStdString("3") }); } },
+    { "Level -1", [](vtkPolyData* d) { SetField<vtkIntArray>(d, "SparseGrid.Level", { -1 }); } },
+    { "Level 2.5",
+      [](vtkPolyData* d) { SetField<vtkDoubleArray>(d, "SparseGrid.Level", { 2.5 }); } },
+    { "Level NaN",
+      [nan](vtkPolyData* d) { SetField<vtkDoubleArray>(d, "SparseGrid.Level", { nan }); } },
+    { "Level 1e9",
+      [](vtkPolyData* d) { SetField<vtkDoubleArray>(d, "SparseGrid.Level", { 1e9 }); } },
+    { "huge grid",
+      [](vtkPolyData* d)
+      {
+        SetField<vtkIntArray>(d, "SparseGrid.Level", { 90 });
+        SetField<vtkIntArray>(d, "SparseGrid.LevelCaps", { 30, 30, 30 });
+      } },
+    { "caps too short",
+      [](vtkPolyData* d) {
+        SetField<vtkIntArray>(d, "SparseGrid.LevelCaps", { 3, 3 });
+      } },
+    { "cap 99",
+      [](vtkPolyData* d) {
+        SetField<vtkIntArray>(d, "SparseGrid.LevelCaps", { 3, 99, 3 });
+      } },
+    { "Boundary 2",
+      [](vtkPolyData* d) { SetField<vtkIntArray>(d, "SparseGrid.Boundary", { 2 }); } },
+    { "AxisMap repeated",
+      [](vtkPolyData* d) {
+        SetField<vtkIntArray>(d, "SparseGrid.AxisMap", { 0, 0, 2 });
+      } },
+    { "AxisMap 5",
+      [](vtkPolyData* d) {
+        SetField<vtkIntArray>(d, "SparseGrid.AxisMap", { 0, 1, 5 });
+      } },
+    { "Bounds NaN",
+      [nan](vtkPolyData* d) {
+        SetField<vtkDoubleArray>(d, "SparseGrid.Bounds", { 0., nan, 0., 1., 0., 1. });
+      } },
+    { "Bounds inverted",
+      [](vtkPolyData* d) {
+        SetField<vtkDoubleArray>(d, "SparseGrid.Bounds", { 0., 1., 1., 0., 0., 1. });
+      } },
+    { "Bounds short",
+      [](vtkPolyData* d) {
+        SetField<vtkDoubleArray>(d, "SparseGrid.Bounds", { 0., 1. });
+      } },
+    { "ImageDimensions 0",
+      [](vtkPolyData* d) {
+        SetField<vtkIntArray>(d, "SparseGrid.ImageDimensions", { 12, 0, 5 });
+      } },
+    { "ImageSpacing negative",
+      [](vtkPolyData* d) {
+        SetField<vtkDoubleArray>(d, "SparseGrid.ImageSpacing", { 1., -1., 1. });
+      } },
+    { "Precision Half",
+      [](vtkPolyData* d)
+      { SetField<vtkStringArray>(d, "SparseGrid.Precision", { vtkStdString("Half") }); } },
+    { "Precision Double (arrays are float)",
+      [](vtkPolyData* d)
+      { SetField<vtkStringArray>(d, "SparseGrid.Precision", { vtkStdString("Double") }); } },
+    { "no ArrayNames",
+      [](vtkPolyData* d) { d->GetFieldData()->RemoveArray("SparseGrid.ArrayNames"); } },
+    { "ArrayNames repeated",
+      [](vtkPolyData* d)
+      {
+        SetField<vtkStringArray>(
+          d, "SparseGrid.ArrayNames", { vtkStdString("v"), vtkStdString("v") });
+      } },
+    { "ArrayNames unknown",
+      [](vtkPolyData* d)
+      { SetField<vtkStringArray>(d, "SparseGrid.ArrayNames", { vtkStdString("w") }); } },
+    { "NumberOfCoefficients wrong",
+      [](vtkPolyData* d)
+      { SetField<vtkDoubleArray>(d, "SparseGrid.NumberOfCoefficients", { 17. }); } },
+    { "RMSE NaN",
+      [nan](vtkPolyData* d) { SetField<vtkDoubleArray>(d, "SparseGrid.RMSE", { nan }); } },
+    { "PSNR two values",
+      [](vtkPolyData* d) {
+        SetField<vtkDoubleArray>(d, "SparseGrid.PSNR", { 1., 2. });
+      } },
+    { "coefficients missing", [](vtkPolyData* d) { d->GetPointData()->RemoveArray("v"); } },
+    { "coefficients double",
+      [](vtkPolyData* d)
+      {
+        vtkNew<vtkDoubleArray> a;
+        a->DeepCopy(d->GetPointData()->GetArray("v"));
+        d->GetPointData()->AddArray(a);
+      } },
+    { "coefficients short",
+      [](vtkPolyData* d)
+      {
+        vtkNew<vtkFloatArray> a;
+        a->SetName("v");
+        a->SetNumberOfComponents(2);
+        a->SetNumberOfTuples(10);
+        a->FillValue(0);
+        d->GetPointData()->AddArray(a);
+      } },
+    { "coefficient Inf",
+      [](vtkPolyData* d)
+      {
+        d->GetPointData()->GetArray("v")->SetComponent(
+          3, 1, std::numeric_limits<double>::infinity());
+      } },
+  };
+  for (const auto& c : cases)
+  {
+    auto data = MakeRepresentation();
+    c.second(data);
+    vtkSparseGridRepresentation::Contents contents;
+    std::string error;
+    const bool ok = vtkSparseGridRepresentation::FromPolyData(data, contents, &error);
+    SG_CHECK(!ok, "%s was accepted", c.first);
+    SG_CHECK(!error.empty(), "%s: no message", c.first);
+    std::printf("%-36s -> %s\n", c.first, error.c_str());
+  }
+  vtkSparseGridRepresentation::Contents contents;
+  std::string error;
+  SG_CHECK(!vtkSparseGridRepresentation::FromPolyData(nullptr, contents, &error), "null input");
+  SG_CHECK(!vtkSparseGridRepresentation::ReadFieldData(nullptr, contents.Info, &error), "null fd");
+}
