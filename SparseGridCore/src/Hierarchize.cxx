@@ -252,7 +252,6 @@ void fusedPoles(const Grid& grid, T* a, const std::vector<std::size_t>& family, 
   next.resize(line.size());
   for (std::uint64_t h = 0; h < hi; ++h)
   {
-    std::size_t nodes = 2;
     if (boundary)
     {
       const T* faces = a + grid.blockOffset(family[0]) + 2 * h;
@@ -279,10 +278,8 @@ void fusedPoles(const Grid& grid, T* a, const std::vector<std::size_t>& family, 
         d[2 * j + 1] = nodal;
       }
       d[2 * n] = c[n];
-      nodes = 2 * n + 1;
       line.swap(next);
     }
-    (void)nodes;
   }
 }
 
