@@ -18,7 +18,8 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config libgtest-dev
   paraview paraview-dev python3-paraview python3-numpy python3-matplotlib
   qtbase5-dev qttools5-dev qttools5-dev-tools libqt5svg5-dev qtxmlpatterns5-dev-tools
-  libqt5x11extras5-dev libhdf5-dev libhdf5-mpi-dev hdf5-tools libutfcpp-dev libeigen3-dev
+  libqt5x11extras5-dev libqt5opengl5-dev libhdf5-dev libhdf5-mpi-dev hdf5-tools python3-h5py clang
+  libutfcpp-dev libeigen3-dev
   libexpat1-dev libfreetype-dev libjpeg-dev libpng-dev libtiff-dev liblz4-dev liblzma-dev
   libnetcdf-dev libnetcdf-cxx-legacy-dev libpugixml-dev libjsoncpp-dev libgl2ps-dev libglew-dev
   libprotobuf-dev protobuf-compiler libcgns-dev libogg-dev libtheora-dev libsqlite3-dev

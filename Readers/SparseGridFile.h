@@ -1,0 +1,301 @@
+/**
+ * @file SparseGridFile.h
+ * @brief The `.sgrid` file format (HDF5) without VTK: plain structs, a reader and an atomic
+ * writer. The layout is documented in docs/file-format.md.
+ *
+ * This layer is what the fuzzer exercises, so its contract is strict: every call returns an
+ * error string (empty on success), never prints, never throws across the API and never
+ * allocates more than a validated size. HDF5's own error printing is switched off for the
+ * duration of each call and restored afterwards.
+ */
+#ifndef SparseGridFile_h
+#define SparseGridFile_h
+
+#include "sparsegrid/sparsegrid.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sparsegrid
+{
+namespace file
+{
+
+/// Value of the root attribute `format`: what makes an HDF5 file one of ours.
+constexpr const char* FormatName = "SparseGrid";
+/// The version this code writes and the newest it reads. Bumped only for changes an older
+/// reader cannot ignore; new optional attributes do not bump it.
+constexpr int FormatVersion = 1;
+
+/// Limits a header must respect before anything is sized from it.
+constexpr int MaxComponents = 1 << 16;
+constexpr std::size_t MaxArrays = 1 << 16;
+constexpr std::size_t MaxSteps = 10000000;
+constexpr std::size_t MaxStringBytes = 1 << 16;
+
+/// The grid and the image it was built from (the `/grid` group). Mirrors the `SparseGrid.*`
+/// field data of docs/representation.md.
+struct GridDescription
+{
+  int dimensions = 0;         ///< D: grid axes = image axes with more than one sample (1..3)
+  int level = 0;              ///< L >= 1
+  std::vector<int> levelCaps; ///< D per-axis caps
+  bool boundary = true;       ///< boundary points (level 0) included
+  std::vector<int> axisMap;   ///< D image axes (0..2), distinct
+  std::array<double, 6> bounds{ { 0, 0, 0, 0, 0, 0 } }; ///< physical box of the unit cube
+  std::array<int, 3> imageDimensions{ { 1, 1, 1 } };
+  std::array<double, 3> imageOrigin{ { 0, 0, 0 } };
+  std::array<double, 3> imageSpacing{ { 1, 1, 1 } };
+  Precision precision = Precision::Double;
+  /// Grid points = rows of every coefficient dataset. The writer fills it in; the reader checks
+  /// it against Grid::count.
+  std::uint64_t numberOfPoints = 0;
+
+  GridSpec spec() const;
+  bool operator==(const GridDescription& other) const;
+  bool operator!=(const GridDescription& other) const { return !(*this == other); }
+};
+
+/// One compressed array (the same in every step).
+struct ArrayDescription
+{
+  std::string name;
+  int components = 1;
+  bool operator==(const ArrayDescription& o) const
+  {
+    return this->name == o.name && this->components == o.components;
+  }
+};
+
+/// Compression metrics of one step (attributes of the step group; all optional).
+struct StepMetrics
+{
+  std::optional<double> compressionRatio;
+  std::optional<double> hierarchizeSeconds;
+  std::optional<std::string> backend;
+  std::optional<std::string> backendNote;
+};
+
+/// Error metrics of one array in one step (attributes of its dataset; all optional).
+struct ArrayMetrics
+{
+  std::optional<double> maxAbsError;
+  std::optional<double> rmse;
+  std::optional<double> psnr;
+};
+
+struct StepInfo
+{
+  std::optional<double> time; ///< absent when the data had no time
+  StepMetrics metrics;
+};
+
+/// Everything but the coefficients: cheap to read (a few kilobytes).
+struct Header
+{
+  int formatVersion = FormatVersion;
+  std::string writer; ///< free text naming the program that wrote the file
+  GridDescription grid;
+  std::vector<ArrayDescription> arrays;
+  std::vector<StepInfo> steps; ///< at least one
+
+  /// Times of the steps, or the step indices when the file has no times.
+  std::vector<double> timeValues() const;
+  bool hasTimes() const { return !this->steps.empty() && this->steps[0].time.has_value(); }
+};
+
+/// Coefficients of one array of one step, as read.
+struct ArrayValues
+{
+  ArrayDescription description;
+  ArrayMetrics metrics;
+  std::uint32_t crc32 = 0; ///< stored (and verified) checksum
+  /// numberOfPoints x components values, row-major; only the one of the grid's precision is
+  /// filled.
+  std::vector<float> floats;
+  std::vector<double> doubles;
+  const void* data() const
+  {
+    return this->floats.empty() ? static_cast<const void*>(this->doubles.data())
+                                : static_cast<const void*>(this->floats.data());
+  }
+};
+
+struct StepData
+{
+  StepInfo info;
+  std::vector<ArrayValues> arrays;
+};
+
+//------------------------------------------------------------------------------------------------
+// Checksums and validation
+//------------------------------------------------------------------------------------------------
+
+/**
+ * CRC-32 as in zlib, PNG and Ethernet (reflected polynomial 0xEDB88320, initial value and final
+ * XOR 0xFFFFFFFF): `crc32(bytes) == zlib.crc32(bytes)` in Python. Pass a previous result as
+ * `crc` to continue over more bytes.
+ */
+std::uint32_t crc32(const void* data, std::size_t bytes, std::uint32_t crc = 0);
+
+/// CRC-32 of `count` values as the file stores them: IEEE little-endian, in order.
+template<typename T>
+std::uint32_t crc32OfValues(const T* values, std::size_t count);
+
+/// Checks a grid description for internal consistency (ranges, axis map against the image
+/// dimensions, finite geometry, Grid::count). Computes the number of points into `points`.
+std::string validateGrid(const GridDescription& grid, std::uint64_t& points);
+
+/// Checks the array list (1 to MaxArrays arrays, names non-empty and unique, components in
+/// range).
+std::string validateArrays(const std::vector<ArrayDescription>& arrays);
+
+/// Bytes per coefficient of a precision.
+inline std::size_t bytesPerValue(Precision p)
+{
+  return p == Precision::Float ? sizeof(float) : sizeof(double);
+}
+
+//------------------------------------------------------------------------------------------------
+// Reading
+//------------------------------------------------------------------------------------------------
+
+struct ReadOptions
+{
+  /// Upper bound for the coefficients of one step (0: the machine's available memory). The
+  /// fuzzer sets a small one.
+  std::uint64_t memoryLimitBytes = 0;
+  /// Compare each dataset's CRC-32 with its stored attribute.
+  bool verifyChecksums = true;
+};
+
+/**
+ * @class Reader
+ * @brief Opens an `.sgrid` file (on disk or in memory), validates its header, reads steps.
+ *
+ * Every method returns an empty string on success and a sentence naming the problem otherwise.
+ * The HDF5 file stays open between open() and close() (or destruction).
+ */
+class Reader
+{
+public:
+  Reader();
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  std::string open(const std::string& path, const ReadOptions& options = {});
+  /// Reads from a buffer the caller keeps alive until close() (HDF5's core driver, no copy of
+  /// the file on disk).
+  std::string openMemory(const void* data, std::size_t size, const ReadOptions& options = {});
+  /// The validated header; valid after a successful open().
+  const Header& header() const { return this->FileHeader; }
+  /// Reads and verifies one step (0-based).
+  std::string readStep(std::size_t index, StepData& step);
+  void close();
+  bool isOpen() const;
+
+private:
+  std::string openWith(long long fapl, const std::string& name);
+  std::string readHeader();
+  std::string readStepInto(std::size_t index, StepData& step);
+
+  long long File = -1; // hid_t, kept out of the header so that users need no HDF5 includes
+  std::uint64_t FileSize = 0;
+  ReadOptions Options;
+  Header FileHeader;
+  std::string Name; // for messages
+};
+
+/// Convenience: the header and every step of a file.
+std::string readFile(const std::string& path,
+  Header& header,
+  std::vector<StepData>& steps,
+  const ReadOptions& = {});
+
+//------------------------------------------------------------------------------------------------
+// Writing
+//------------------------------------------------------------------------------------------------
+
+/// One array of a step to write; `data` holds numberOfPoints x components values of the grid's
+/// precision (float or double), row-major. Not copied.
+struct ArrayInput
+{
+  std::string name;
+  int components = 1;
+  const void* data = nullptr;
+  ArrayMetrics metrics;
+};
+
+struct StepInput
+{
+  std::optional<double> time;
+  StepMetrics metrics;
+  std::vector<ArrayInput> arrays;
+};
+
+struct WriteOptions
+{
+  std::string writer = "SparseGrid"; ///< stored in the root attribute `writer`
+};
+
+/**
+ * @class Writer
+ * @brief Writes a file atomically: everything goes to a temporary file in the destination's
+ * folder, which commit() flushes, syncs and renames over the destination. Until then (and if
+ * anything fails, or the writer is destroyed without commit) the destination is untouched and
+ * the temporary file is removed, so a crash or a full disk never leaves a half-written `.sgrid`
+ * under the requested name.
+ */
+class Writer
+{
+public:
+  Writer();
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  /// Validates the grid and the arrays (which every step must then match) and creates the
+  /// temporary file.
+  std::string begin(const std::string& path,
+    const GridDescription& grid,
+    const std::vector<ArrayDescription>& arrays,
+    const WriteOptions& options = {});
+  /// Appends a step. Times, when given, must be given for every step and increase.
+  std::string writeStep(const StepInput& step);
+  /// Finishes the file and moves it into place.
+  std::string commit();
+  /// Drops the temporary file (no-op when nothing is in progress).
+  void abort();
+
+  bool active() const { return this->File >= 0; }
+  std::size_t numberOfSteps() const { return this->Steps; }
+  const GridDescription& grid() const { return this->Grid; }
+  const std::string& temporaryPath() const { return this->TempPath; }
+
+private:
+  long long File = -1;
+  std::string Path;
+  std::string TempPath;
+  GridDescription Grid;
+  std::vector<ArrayDescription> Arrays;
+  std::size_t Steps = 0;
+  bool StepsHaveTime = false;
+  double LastTime = 0;
+};
+
+/// Convenience: writes a whole file in one call.
+std::string writeFile(const std::string& path,
+  const GridDescription& grid,
+  const std::vector<ArrayDescription>& arrays,
+  const std::vector<StepInput>& steps,
+  const WriteOptions& options = {});
+
+} // namespace file
+} // namespace sparsegrid
+
+#endif

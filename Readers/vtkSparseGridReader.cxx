@@ -1,0 +1,564 @@
+#include "vtkSparseGridReader.h"
+
+#include "SparseGridFile.h"
+#include "vtkSparseGridRepresentation.h"
+
+#include "vtkDataObject.h"
+#include "vtkDoubleArray.h"
+#include "vtkErrorCode.h"
+#include "vtkFloatArray.h"
+#include "vtkImageData.h"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
+#include "vtkNew.h"
+#include "vtkObjectFactory.h"
+#include "vtkPointData.h"
+#include "vtkPolyData.h"
+#include "vtkSMPTools.h"
+#include "vtkSmartPointer.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <sys/stat.h>
+
+namespace sgf = sparsegrid::file;
+
+vtkStandardNewMacro(vtkSparseGridReader);
+
+struct vtkSparseGridReader::vtkInternals
+{
+  sgf::Header Header; ///< of the file as read by the last RequestInformation
+  bool HaveHeader = false;
+  int Sampling[3] = { 1, 1, 1 };
+  double Origin[3] = { 0, 0, 0 };
+  double Spacing[3] = { 1, 1, 1 };
+  std::string LastError;
+};
+
+namespace
+{
+
+/// vtkFloatArray / vtkDoubleArray (concrete classes, which downstream SafeDownCasts expect).
+template<typename T>
+struct VTKArrayOf;
+template<>
+struct VTKArrayOf<float>
+{
+  using Type = vtkFloatArray;
+};
+template<>
+struct VTKArrayOf<double>
+{
+  using Type = vtkDoubleArray;
+};
+
+/// Samples, origin and spacing of the reconstructed image. Where the sampling equals the
+/// compressed image's own, its exact origin and spacing are reused, so that the reconstruction
+/// lies point for point on the original image.
+bool ComputeSampling(const sgf::GridDescription& g,
+  const int requested[3],
+  int sampling[3],
+  double origin[3],
+  double spacing[3],
+  std::string& error)
+{
+  for (int a = 0; a < 3; ++a)
+  {
+    const bool gridAxis = std::find(g.axisMap.begin(), g.axisMap.end(), a) != g.axisMap.end();
+    int n = requested[a] == 0 ? g.imageDimensions[a] : requested[a];
+    if (!gridAxis)
+    {
+      n = 1;
+    }
+    else if (n < 2)
+    {
+      error = "SamplingDimensions must be 0 (the file's own) or at least 2 on grid axis " +
+        std::to_string(a) + " (got " + std::to_string(requested[a]) + ")";
+      return false;
+    }
+    sampling[a] = n;
+    if (n == g.imageDimensions[a])
+    {
+      origin[a] = g.imageOrigin[a];
+      spacing[a] = g.imageSpacing[a];
+    }
+    else
+    {
+      origin[a] = g.bounds[2 * a];
+      spacing[a] = (g.bounds[2 * a + 1] - g.bounds[2 * a]) / (n - 1);
+    }
+  }
+  return true;
+}
+
+/// Step shown at time t: the last one whose time is not after t (the first before them all).
+/// A time a rounding error short of a step (an animation's computed time) counts as that step.
+std::size_t StepForTime(const std::vector<double>& times, double t)
+{
+  const double slack = 1e-12 * std::max(1.0, std::abs(t));
+  const auto after = std::upper_bound(times.begin(), times.end(), t + slack);
+  return after == times.begin() ? 0 : static_cast<std::size_t>(after - times.begin()) - 1;
+}
+
+sparsegrid::ExecutionOptions MakeOptions(vtkAlgorithm* algorithm, int threads)
+{
+  sparsegrid::ExecutionOptions options;
+  options.threads = threads;
+  options.parallelFor =
+    [threads](std::size_t count, const std::function<void(std::size_t, std::size_t)>& body)
+  {
+    // STDThread explicitly: Debian's VTK defaults to the sequential backend.
+    const vtkSMPTools::Config config(threads, threads == 1 ? "Sequential" : "STDThread", false);
+    vtkSMPTools::LocalScope(config,
+      [&]()
+      {
+        vtkSMPTools::For(0,
+          static_cast<vtkIdType>(count),
+          [&](vtkIdType begin, vtkIdType end)
+          { body(static_cast<std::size_t>(begin), static_cast<std::size_t>(end)); });
+      });
+  };
+  options.progress = [algorithm](double f) { algorithm->UpdateProgress(0.2 + 0.8 * f); };
+  options.abort = [algorithm]() { return algorithm->CheckAbort(); };
+  return options;
+}
+
+/**
+ * Reconstructs every array of a step on the extent `ext` of the sampling lattice. The core
+ * works on one scalar field in grid-axis order; components are reconstructed one at a time and
+ * scattered into VTK's interleaved, image-axis order.
+ */
+template<typename T>
+bool ReconstructStep(const sparsegrid::Grid& grid,
+  const sgf::GridDescription& g,
+  const sgf::StepData& step,
+  const int sampling[3],
+  const int ext[6],
+  vtkImageData* output,
+  const sparsegrid::ExecutionOptions& options,
+  std::string& error)
+{
+  const int d = g.dimensions;
+  sparsegrid::RegularGrid target;
+  std::size_t strides[3] = { 0, 0, 0 }; // per image axis, into the core's output buffer
+  std::size_t stride = 1;
+  for (int t = 0; t < d; ++t)
+  {
+    const int a = g.axisMap[static_cast<std::size_t>(t)];
+    const std::size_t n = static_cast<std::size_t>(ext[2 * a + 1] - ext[2 * a] + 1);
+    const double h = 1.0 / (sampling[a] - 1);
+    target.dims.push_back(n);
+    target.origin.push_back(ext[2 * a] * h);
+    target.spacing.push_back(h);
+    strides[a] = stride;
+    stride *= n;
+  }
+  const std::size_t count = target.numberOfPoints();
+  std::uint64_t components = 0;
+  for (const sgf::ArrayValues& array : step.arrays)
+  {
+    components += static_cast<std::uint64_t>(array.description.components);
+  }
+  // Output arrays plus the two scratch buffers, checked before anything is allocated.
+  const std::uint64_t bytes =
+    (static_cast<std::uint64_t>(count) * (components + 1) + grid.size()) * sizeof(T);
+  sparsegrid::Status status = sparsegrid::checkAllocation(bytes, "the reconstructed image");
+  if (!status)
+  {
+    error = status.message();
+    return false;
+  }
+  std::vector<T> values(count);
+  std::vector<T> coefficients;
+  const int nx = ext[1] - ext[0] + 1, ny = ext[3] - ext[2] + 1, nz = ext[5] - ext[4] + 1;
+  const std::uint64_t points = grid.size();
+  for (std::size_t k = 0; k < step.arrays.size(); ++k)
+  {
+    const sgf::ArrayValues& array = step.arrays[k];
+    const int nc = array.description.components;
+    const T* all = static_cast<const T*>(array.data());
+    vtkNew<typename VTKArrayOf<T>::Type> out;
+    out->SetName(array.description.name.c_str());
+    out->SetNumberOfComponents(nc);
+    out->SetNumberOfTuples(static_cast<vtkIdType>(count));
+    T* dst = out->GetPointer(0);
+    for (int c = 0; c < nc; ++c)
+    {
+      const T* scalar = all;
+      if (nc > 1)
+      {
+        coefficients.resize(points);
+        for (std::uint64_t p = 0; p < points; ++p)
+        {
+          coefficients[p] = all[p * nc + c];
+        }
+        scalar = coefficients.data();
+      }
+      status = sparsegrid::reconstructImage(grid, scalar, target, values.data(), options);
+      if (!status)
+      {
+        error = "reconstruction of '" + array.description.name + "' failed: " + status.message();
+        return false;
+      }
+      std::size_t o = 0;
+      for (int z = 0; z < nz; ++z)
+      {
+        for (int y = 0; y < ny; ++y)
+        {
+          const std::size_t row = z * strides[2] + y * strides[1];
+          for (int x = 0; x < nx; ++x, ++o)
+          {
+            dst[o * nc + c] = values[row + x * strides[0]];
+          }
+        }
+      }
+    }
+    output->GetPointData()->AddArray(out);
+    if (k == 0)
+    {
+      output->GetPointData()->SetActiveScalars(out->GetName());
+    }
+  }
+  return true;
+}
+
+template<typename T>
+vtkSmartPointer<vtkDataArray> ToVTKArray(const sgf::ArrayValues& array, std::uint64_t points)
+{
+  vtkNew<typename VTKArrayOf<T>::Type> out;
+  out->SetName(array.description.name.c_str());
+  out->SetNumberOfComponents(array.description.components);
+  out->SetNumberOfTuples(static_cast<vtkIdType>(points));
+  const T* src = static_cast<const T*>(array.data());
+  std::copy(src, src + points * array.description.components, out->GetPointer(0));
+  return vtkSmartPointer<vtkDataArray>(out.GetPointer());
+}
+
+} // namespace
+
+//------------------------------------------------------------------------------------------------
+vtkSparseGridReader::vtkSparseGridReader()
+  : Internals(new vtkInternals)
+{
+  this->SetNumberOfInputPorts(0);
+  this->SetNumberOfOutputPorts(1);
+}
+
+//------------------------------------------------------------------------------------------------
+vtkSparseGridReader::~vtkSparseGridReader()
+{
+  this->SetFileName(nullptr);
+}
+
+//------------------------------------------------------------------------------------------------
+const char* vtkSparseGridReader::GetLastError() const
+{
+  return this->Internals->LastError.c_str();
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridReader::CanReadFile(const char* fileName)
+{
+  // ParaView's reader factory has already matched the .sgrid extension when it asks. Refusing
+  // a damaged file here would turn the reader's precise message ("checksum mismatch in ...",
+  // "truncated", "newer version") into a generic "no reader found", so any existing regular
+  // file is accepted and RequestInformation says what is wrong with it.
+  struct stat info;
+  return fileName && ::stat(fileName, &info) == 0 && S_ISREG(info.st_mode);
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridReader::FillOutputPortInformation(int, vtkInformation* info)
+{
+  // The concrete type (vtkImageData or vtkPolyData) is chosen in RequestDataObject.
+  info->Set(vtkDataObject::DATA_TYPE_NAME(), "vtkDataSet");
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridReader::RequestDataObject(vtkInformation*,
+  vtkInformationVector**,
+  vtkInformationVector* outputVector)
+{
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  vtkDataObject* current = outInfo->Get(vtkDataObject::DATA_OBJECT());
+  const bool wantImage = this->OutputReconstructedImage;
+  if (wantImage ? vtkImageData::SafeDownCast(current) == nullptr
+                : vtkPolyData::SafeDownCast(current) == nullptr)
+  {
+    vtkSmartPointer<vtkDataObject> output;
+    if (wantImage)
+    {
+      output = vtkSmartPointer<vtkImageData>::New();
+    }
+    else
+    {
+      output = vtkSmartPointer<vtkPolyData>::New();
+    }
+    outInfo->Set(vtkDataObject::DATA_OBJECT(), output);
+  }
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridReader::RequestInformation(vtkInformation*,
+  vtkInformationVector**,
+  vtkInformationVector* outputVector)
+{
+  vtkInternals& internals = *this->Internals;
+  internals.HaveHeader = false;
+  internals.LastError.clear();
+  this->SetErrorCode(vtkErrorCode::NoError);
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  outInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
+  outInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_RANGE());
+  // A bad file is reported once, here; the pipeline then runs on to an empty output instead of
+  // adding its own "returned failure" and "no whole extent" errors to the message.
+  auto fail = [&](unsigned long code, const std::string& message)
+  {
+    internals.LastError = message;
+    this->SetErrorCode(code);
+    vtkErrorMacro(<< message);
+    const int empty[6] = { 0, -1, 0, -1, 0, -1 };
+    outInfo->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), empty, 6);
+    return 1;
+  };
+  if (!this->FileName || !*this->FileName)
+  {
+    return fail(vtkErrorCode::NoFileNameError, "no file name was set");
+  }
+  sgf::Reader reader;
+  const std::string error = reader.open(this->FileName);
+  if (!error.empty())
+  {
+    return fail(vtkErrorCode::FileFormatError, error);
+  }
+  internals.Header = reader.header();
+  internals.HaveHeader = true;
+  const sgf::Header& h = internals.Header;
+  if (h.hasTimes() || h.steps.size() > 1)
+  {
+    const std::vector<double> times = h.timeValues();
+    outInfo->Set(
+      vtkStreamingDemandDrivenPipeline::TIME_STEPS(), times.data(), static_cast<int>(times.size()));
+    const double range[2] = { times.front(), times.back() };
+    outInfo->Set(vtkStreamingDemandDrivenPipeline::TIME_RANGE(), range, 2);
+  }
+  if (this->OutputReconstructedImage)
+  {
+    std::string why;
+    if (!ComputeSampling(h.grid,
+          this->SamplingDimensions,
+          internals.Sampling,
+          internals.Origin,
+          internals.Spacing,
+          why))
+    {
+      internals.HaveHeader = false;
+      return fail(vtkErrorCode::UserError, why);
+    }
+    const int extent[6] = {
+      0, internals.Sampling[0] - 1, 0, internals.Sampling[1] - 1, 0, internals.Sampling[2] - 1
+    };
+    outInfo->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), extent, 6);
+    outInfo->Set(vtkDataObject::ORIGIN(), internals.Origin, 3);
+    outInfo->Set(vtkDataObject::SPACING(), internals.Spacing, 3);
+    // Every rank can reconstruct any sub-extent of the lattice on its own.
+    outInfo->Set(vtkAlgorithm::CAN_PRODUCE_SUB_EXTENT(), 1);
+    if (!h.arrays.empty())
+    {
+      vtkDataObject::SetPointDataActiveScalarInfo(outInfo,
+        h.grid.precision == sparsegrid::Precision::Float ? VTK_FLOAT : VTK_DOUBLE,
+        h.arrays[0].components);
+    }
+  }
+  else
+  {
+    outInfo->Remove(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT());
+    outInfo->Set(vtkAlgorithm::CAN_HANDLE_PIECE_REQUEST(), 1);
+  }
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridReader::RequestData(vtkInformation*,
+  vtkInformationVector**,
+  vtkInformationVector* outputVector)
+{
+  vtkInternals& internals = *this->Internals;
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  vtkDataObject* output = outInfo->Get(vtkDataObject::DATA_OBJECT());
+  output->Initialize();
+  if (!internals.HaveHeader || !this->FileName)
+  {
+    return 1; // RequestInformation reported why: the output stays empty
+  }
+  internals.LastError.clear();
+  this->SetErrorCode(vtkErrorCode::NoError);
+  // Reported once, with an empty output (see RequestInformation).
+  auto fail = [&](const std::string& message)
+  {
+    internals.LastError = message;
+    this->SetErrorCode(vtkErrorCode::FileFormatError);
+    output->Initialize();
+    vtkErrorMacro(<< message);
+    return 1;
+  };
+
+  // Re-open: the file may have changed since RequestInformation; the header is validated again.
+  sgf::Reader reader;
+  std::string error = reader.open(this->FileName);
+  if (!error.empty())
+  {
+    return fail(error);
+  }
+  const sgf::Header& h = reader.header();
+  const std::vector<double> times = h.timeValues();
+  std::size_t index = 0;
+  if (outInfo->Has(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP()))
+  {
+    index = StepForTime(times, outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP()));
+  }
+
+  const int piece = outInfo->Has(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER())
+    ? outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER())
+    : 0;
+  int extent[6] = { 0, -1, 0, -1, 0, -1 };
+  vtkImageData* image = vtkImageData::SafeDownCast(output);
+  vtkPolyData* poly = vtkPolyData::SafeDownCast(output);
+  if (image)
+  {
+    if (outInfo->Has(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT()))
+    {
+      outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), extent);
+    }
+    if (extent[1] < extent[0] || extent[3] < extent[2] || extent[5] < extent[4])
+    {
+      return 1; // an empty piece
+    }
+  }
+  else if (!poly)
+  {
+    return fail("unexpected output type");
+  }
+  else if (piece > 0)
+  {
+    return 1; // the representation goes whole to piece 0
+  }
+
+  this->UpdateProgress(0.0);
+  sgf::StepData step;
+  if (!(error = reader.readStep(index, step)).empty())
+  {
+    return fail(std::string(this->FileName) + ": " + error);
+  }
+  reader.close();
+  this->UpdateProgress(0.2);
+
+  vtkSparseGridRepresentation::Description info;
+  sparsegrid::Status status = sparsegrid::Grid::create(h.grid.spec(), info.Grid);
+  if (!status)
+  {
+    return fail(std::string(this->FileName) + ": " + status.message());
+  }
+  // Data time only where the file has times (or several steps, which then count 0, 1, ...).
+  const bool timed = h.hasTimes() || h.steps.size() > 1;
+  const double time = times[index];
+
+  if (image)
+  {
+    int sampling[3];
+    double origin[3], spacing[3];
+    if (!ComputeSampling(h.grid, this->SamplingDimensions, sampling, origin, spacing, error))
+    {
+      return fail(error);
+    }
+    for (int a = 0; a < 3; ++a)
+    {
+      if (extent[2 * a] < 0 || extent[2 * a + 1] >= sampling[a])
+      {
+        return fail("the requested extent lies outside the sampling lattice");
+      }
+    }
+    image->Initialize();
+    image->SetExtent(extent);
+    image->SetOrigin(origin);
+    image->SetSpacing(spacing);
+    const sparsegrid::ExecutionOptions options = MakeOptions(this, this->NumberOfThreads);
+    const bool ok = h.grid.precision == sparsegrid::Precision::Float
+      ? ReconstructStep<float>(info.Grid, h.grid, step, sampling, extent, image, options, error)
+      : ReconstructStep<double>(info.Grid, h.grid, step, sampling, extent, image, options, error);
+    if (!ok)
+    {
+      image->Initialize();
+      return fail(std::string(this->FileName) + ": " + error);
+    }
+    if (timed)
+    {
+      image->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), time);
+    }
+    this->UpdateProgress(1.0);
+    return 1;
+  }
+
+  // The compressed representation (docs/representation.md).
+  info.AxisMap = h.grid.axisMap;
+  std::copy(h.grid.bounds.begin(), h.grid.bounds.end(), info.Bounds);
+  std::copy(h.grid.imageDimensions.begin(), h.grid.imageDimensions.end(), info.ImageDimensions);
+  std::copy(h.grid.imageOrigin.begin(), h.grid.imageOrigin.end(), info.ImageOrigin);
+  std::copy(h.grid.imageSpacing.begin(), h.grid.imageSpacing.end(), info.ImageSpacing);
+  info.Precision = h.grid.precision;
+  const sgf::StepMetrics& m = step.info.metrics;
+  info.CompressionRatio = m.compressionRatio.value_or(0.0);
+  info.Backend = m.backend.value_or(std::string("CPU"));
+  info.BackendNote = m.backendNote.value_or(std::string());
+  info.TimeSeconds = m.hierarchizeSeconds.value_or(0.0);
+  // Error metrics appear only when every array has all three (ComputeError was on).
+  bool allErrors = !step.arrays.empty();
+  for (const sgf::ArrayValues& a : step.arrays)
+  {
+    allErrors = allErrors && a.metrics.maxAbsError && a.metrics.rmse && a.metrics.psnr;
+  }
+  std::vector<vtkSmartPointer<vtkDataArray>> arrays;
+  std::vector<vtkDataArray*> raw;
+  for (const sgf::ArrayValues& a : step.arrays)
+  {
+    info.ArrayNames.push_back(a.description.name);
+    if (allErrors)
+    {
+      info.MaxAbsError.push_back(*a.metrics.maxAbsError);
+      info.RMSE.push_back(*a.metrics.rmse);
+      info.PSNR.push_back(*a.metrics.psnr);
+    }
+    arrays.push_back(h.grid.precision == sparsegrid::Precision::Float
+        ? ToVTKArray<float>(a, h.grid.numberOfPoints)
+        : ToVTKArray<double>(a, h.grid.numberOfPoints));
+    raw.push_back(arrays.back());
+  }
+  step.arrays.clear(); // the coefficients now live in the VTK arrays
+  if (!vtkSparseGridRepresentation::ToPolyData(info, raw, poly, &error))
+  {
+    return fail(std::string(this->FileName) + ": " + error);
+  }
+  if (timed)
+  {
+    poly->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), time);
+  }
+  this->UpdateProgress(1.0);
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkSparseGridReader::PrintSelf(ostream& os, vtkIndent indent)
+{
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "FileName: " << (this->FileName ? this->FileName : "(none)") << "\n";
+  os << indent << "OutputReconstructedImage: " << this->OutputReconstructedImage << "\n";
+  os << indent << "SamplingDimensions: " << this->SamplingDimensions[0] << " "
+     << this->SamplingDimensions[1] << " " << this->SamplingDimensions[2] << "\n";
+  os << indent << "NumberOfThreads: " << this->NumberOfThreads << "\n";
+}

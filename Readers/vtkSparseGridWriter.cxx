@@ -1,0 +1,306 @@
+#include "vtkSparseGridWriter.h"
+
+#include "SparseGridFile.h"
+#include "vtkSparseGridRepresentation.h"
+
+#include "vtkAOSDataArrayTemplate.h"
+#include "vtkDataArray.h"
+#include "vtkDataObject.h"
+#include "vtkErrorCode.h"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
+#include "vtkObjectFactory.h"
+#include "vtkPolyData.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace sgf = sparsegrid::file;
+
+vtkStandardNewMacro(vtkSparseGridWriter);
+
+struct vtkSparseGridWriter::vtkInternals
+{
+  std::vector<double> InputTimes; ///< TIME_STEPS of the input (empty when it has none)
+  std::size_t CurrentIndex = 0;   ///< step being written while looping over time
+  sgf::Writer File;               ///< active between the first and the last step
+  std::string LastError;
+};
+
+namespace
+{
+
+/// Coefficients of one array as a contiguous buffer of the grid's precision (in place when the
+/// array already is one, which is what the representation holds).
+template<typename T>
+const void* Contiguous(vtkDataArray* array, std::vector<T>& storage)
+{
+  if (auto* aos = vtkAOSDataArrayTemplate<T>::FastDownCast(array))
+  {
+    return aos->GetPointer(0);
+  }
+  const vtkIdType n = array->GetNumberOfValues();
+  storage.resize(static_cast<std::size_t>(n));
+  const int nc = array->GetNumberOfComponents();
+  for (vtkIdType i = 0; i < n; ++i)
+  {
+    storage[static_cast<std::size_t>(i)] = static_cast<T>(array->GetComponent(i / nc, i % nc));
+  }
+  return storage.data();
+}
+
+} // namespace
+
+//------------------------------------------------------------------------------------------------
+vtkSparseGridWriter::vtkSparseGridWriter()
+  : Internals(new vtkInternals)
+{
+}
+
+//------------------------------------------------------------------------------------------------
+vtkSparseGridWriter::~vtkSparseGridWriter()
+{
+  this->SetFileName(nullptr);
+}
+
+//------------------------------------------------------------------------------------------------
+vtkPolyData* vtkSparseGridWriter::GetInput()
+{
+  return vtkPolyData::SafeDownCast(this->Superclass::GetInput());
+}
+
+//------------------------------------------------------------------------------------------------
+const char* vtkSparseGridWriter::GetLastError() const
+{
+  return this->Internals->LastError.c_str();
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridWriter::Write()
+{
+  vtkInternals& internals = *this->Internals;
+  // Every write starts from the first step with no file open, whatever an interrupted earlier
+  // write left behind.
+  internals.File.abort();
+  internals.CurrentIndex = 0;
+  internals.LastError.clear();
+  this->SetErrorCode(vtkErrorCode::NoError);
+  this->Superclass::Write();
+  if (internals.File.active())
+  {
+    // The time loop stopped early (an upstream failure ends the executive's loop before our
+    // last RequestData): drop the partial file.
+    internals.File.abort();
+    internals.CurrentIndex = 0;
+    if (this->GetErrorCode() == vtkErrorCode::NoError)
+    {
+      internals.LastError = "the pipeline stopped before every time step was written; nothing "
+                            "was written to " +
+        std::string(this->FileName ? this->FileName : "");
+      this->SetErrorCode(vtkErrorCode::UnknownError);
+      vtkErrorMacro(<< internals.LastError);
+    }
+  }
+  return this->GetErrorCode() == vtkErrorCode::NoError ? 1 : 0;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridWriter::FillInputPortInformation(int, vtkInformation* info)
+{
+  info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkPolyData");
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+vtkTypeBool vtkSparseGridWriter::ProcessRequest(vtkInformation* request,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector)
+{
+  // vtkWriter forwards only REQUEST_DATA; time stepping needs the two passes before it.
+  if (request->Has(vtkDemandDrivenPipeline::REQUEST_INFORMATION()))
+  {
+    return this->RequestInformation(request, inputVector, outputVector);
+  }
+  if (request->Has(vtkStreamingDemandDrivenPipeline::REQUEST_UPDATE_EXTENT()))
+  {
+    return this->RequestUpdateExtent(request, inputVector, outputVector);
+  }
+  return this->Superclass::ProcessRequest(request, inputVector, outputVector);
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridWriter::RequestInformation(vtkInformation*,
+  vtkInformationVector** inputVector,
+  vtkInformationVector*)
+{
+  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
+  std::vector<double>& times = this->Internals->InputTimes;
+  times.clear();
+  if (inInfo && inInfo->Has(vtkStreamingDemandDrivenPipeline::TIME_STEPS()))
+  {
+    const int n = inInfo->Length(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
+    const double* values = inInfo->Get(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
+    times.assign(values, values + n);
+  }
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridWriter::RequestUpdateExtent(vtkInformation*,
+  vtkInformationVector** inputVector,
+  vtkInformationVector*)
+{
+  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
+  const std::vector<double>& times = this->Internals->InputTimes;
+  if (inInfo && this->WriteAllTimeSteps && !times.empty())
+  {
+    const std::size_t i = std::min(this->Internals->CurrentIndex, times.size() - 1);
+    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP(), times[i]);
+  }
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridWriter::RequestData(vtkInformation* request,
+  vtkInformationVector** inputVector,
+  vtkInformationVector*)
+{
+  vtkInternals& internals = *this->Internals;
+  const std::vector<double>& times = internals.InputTimes;
+  const bool allSteps = this->WriteAllTimeSteps && !times.empty();
+  if (internals.CurrentIndex == 0)
+  {
+    this->SetErrorCode(vtkErrorCode::NoError);
+    internals.LastError.clear();
+    internals.File.abort();
+  }
+  // Any failure drops the temporary file and ends the loop: nothing appears under FileName.
+  auto fail = [&](unsigned long code, const std::string& message)
+  {
+    internals.File.abort();
+    internals.CurrentIndex = 0;
+    request->Remove(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING());
+    internals.LastError = message;
+    this->SetErrorCode(code);
+    vtkErrorMacro(<< message);
+    return 1; // the error code, not the pipeline, reports it (as vtkWriter does)
+  };
+
+  if (!this->FileName || !*this->FileName)
+  {
+    return fail(vtkErrorCode::NoFileNameError, "no file name was set");
+  }
+  vtkPolyData* input = vtkPolyData::GetData(inputVector[0], 0);
+  if (!input)
+  {
+    return fail(vtkErrorCode::UnknownError, "the input is not a vtkPolyData");
+  }
+  vtkSparseGridRepresentation::Contents contents;
+  std::string error;
+  if (!vtkSparseGridRepresentation::FromPolyData(input, contents, &error))
+  {
+    return fail(vtkErrorCode::FileFormatError,
+      "the input is not a compressed sparse-grid representation (the output of Sparse Grid "
+      "Hierarchize or of the .sgrid reader with OutputReconstructedImage off): " +
+        error);
+  }
+  const vtkSparseGridRepresentation::Description& info = contents.Info;
+
+  sgf::GridDescription grid;
+  grid.dimensions = info.Grid.dimensions();
+  grid.level = info.Grid.level();
+  grid.levelCaps = info.Grid.caps();
+  grid.boundary = info.Grid.boundary();
+  grid.axisMap = info.AxisMap;
+  std::copy(info.Bounds, info.Bounds + 6, grid.bounds.begin());
+  std::copy(info.ImageDimensions, info.ImageDimensions + 3, grid.imageDimensions.begin());
+  std::copy(info.ImageOrigin, info.ImageOrigin + 3, grid.imageOrigin.begin());
+  std::copy(info.ImageSpacing, info.ImageSpacing + 3, grid.imageSpacing.begin());
+  grid.precision = info.Precision;
+  grid.numberOfPoints = info.Grid.size();
+
+  sgf::StepInput step;
+  if (allSteps)
+  {
+    step.time = times[internals.CurrentIndex];
+  }
+  else if (input->GetInformation()->Has(vtkDataObject::DATA_TIME_STEP()))
+  {
+    step.time = input->GetInformation()->Get(vtkDataObject::DATA_TIME_STEP());
+  }
+  step.metrics.compressionRatio = info.CompressionRatio;
+  step.metrics.hierarchizeSeconds = info.TimeSeconds;
+  step.metrics.backend = info.Backend;
+  step.metrics.backendNote = info.BackendNote;
+  std::vector<sgf::ArrayDescription> arrays;
+  std::vector<std::vector<float>> floatStorage(contents.Coefficients.size());
+  std::vector<std::vector<double>> doubleStorage(contents.Coefficients.size());
+  const bool errors = info.MaxAbsError.size() == info.ArrayNames.size() &&
+    info.RMSE.size() == info.ArrayNames.size() && info.PSNR.size() == info.ArrayNames.size();
+  for (std::size_t k = 0; k < contents.Coefficients.size(); ++k)
+  {
+    vtkDataArray* array = contents.Coefficients[k];
+    sgf::ArrayInput in;
+    in.name = info.ArrayNames[k];
+    in.components = array->GetNumberOfComponents();
+    in.data = info.Precision == sparsegrid::Precision::Float
+      ? Contiguous<float>(array, floatStorage[k])
+      : Contiguous<double>(array, doubleStorage[k]);
+    if (errors)
+    {
+      in.metrics.maxAbsError = info.MaxAbsError[k];
+      in.metrics.rmse = info.RMSE[k];
+      in.metrics.psnr = info.PSNR[k];
+    }
+    arrays.push_back({ in.name, in.components });
+    step.arrays.push_back(in);
+  }
+
+  if (!internals.File.active())
+  {
+    sgf::WriteOptions options;
+    options.writer = "SparseGrid ParaView plugin (vtkSparseGridWriter)";
+    if (!(error = internals.File.begin(this->FileName, grid, arrays, options)).empty())
+    {
+      return fail(vtkErrorCode::CannotOpenFileError, error);
+    }
+  }
+  else if (grid != internals.File.grid())
+  {
+    return fail(vtkErrorCode::FileFormatError,
+      "cannot write " + std::string(this->FileName) + ": the grid of time step " +
+        std::to_string(internals.CurrentIndex) +
+        " differs from the first step's; one file holds one grid (write the steps to separate "
+        "files instead)");
+  }
+  if (!(error = internals.File.writeStep(step)).empty())
+  {
+    return fail(vtkErrorCode::UnknownError, error);
+  }
+
+  if (allSteps && internals.CurrentIndex + 1 < times.size())
+  {
+    ++internals.CurrentIndex;
+    request->Set(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING(), 1);
+    this->UpdateProgress(static_cast<double>(internals.CurrentIndex) / times.size());
+    return 1;
+  }
+  request->Remove(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING());
+  internals.CurrentIndex = 0;
+  if (!(error = internals.File.commit()).empty())
+  {
+    return fail(vtkErrorCode::UnknownError, error);
+  }
+  this->UpdateProgress(1.0);
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkSparseGridWriter::PrintSelf(ostream& os, vtkIndent indent)
+{
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "FileName: " << (this->FileName ? this->FileName : "(none)") << "\n";
+  os << indent << "WriteAllTimeSteps: " << this->WriteAllTimeSteps << "\n";
+}

@@ -1,0 +1,587 @@
+// Tests of vtkSparseGridWriter and vtkSparseGridReader: bitwise round trips through the
+// representation, reconstruction from a file against reconstruction from memory, time series,
+// atomic and refused writes, and every bad file through the VTK reader.
+#include "vtkSparseGridHierarchize.h"
+#include "vtkSparseGridReader.h"
+#include "vtkSparseGridRepresentation.h"
+#include "vtkSparseGridResampleToImage.h"
+#include "vtkSparseGridWriter.h"
+
+#include "SparseGridFile.h"
+#include "SparseGridFileTestUtilities.h"
+
+#include "vtkAbstractArray.h"
+#include "vtkCallbackCommand.h"
+#include "vtkCommand.h"
+#include "vtkDataArray.h"
+#include "vtkDoubleArray.h"
+#include "vtkErrorCode.h"
+#include "vtkFieldData.h"
+#include "vtkFloatArray.h"
+#include "vtkImageAlgorithm.h"
+#include "vtkImageData.h"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
+#include "vtkNew.h"
+#include "vtkObjectFactory.h"
+#include "vtkPointData.h"
+#include "vtkPoints.h"
+#include "vtkPolyData.h"
+#include "vtkSmartPointer.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
+#include "vtkStringArray.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace sgf = sparsegrid::file;
+using namespace sgtest;
+
+//------------------------------------------------------------------------------------------------
+/// A 17 x 9 x 5 image with a scalar "density" and a 3-component "velocity" that change with
+/// time; with Transient on it reports time steps 0, 0.5 and 1.5 (a transient pipeline).
+class vtkTestTimeImageSource : public vtkImageAlgorithm
+{
+public:
+  static vtkTestTimeImageSource* New();
+  vtkTypeMacro(vtkTestTimeImageSource, vtkImageAlgorithm);
+  vtkSetMacro(Transient, bool);
+  vtkSetMacro(Time, double);
+  static std::vector<double> Times() { return { 0.0, 0.5, 1.5 }; }
+
+protected:
+  vtkTestTimeImageSource() { this->SetNumberOfInputPorts(0); }
+
+  int RequestInformation(vtkInformation*,
+    vtkInformationVector**,
+    vtkInformationVector* out) override
+  {
+    vtkInformation* info = out->GetInformationObject(0);
+    const int extent[6] = { 0, 16, 0, 8, 0, 4 };
+    const double origin[3] = { -1.0, 0.5, 2.0 };
+    const double spacing[3] = { 0.125, 0.25, 0.75 };
+    info->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), extent, 6);
+    info->Set(vtkDataObject::ORIGIN(), origin, 3);
+    info->Set(vtkDataObject::SPACING(), spacing, 3);
+    if (this->Transient)
+    {
+      const std::vector<double> t = Times();
+      info->Set(vtkStreamingDemandDrivenPipeline::TIME_STEPS(), t.data(), 3);
+      const double range[2] = { t.front(), t.back() };
+      info->Set(vtkStreamingDemandDrivenPipeline::TIME_RANGE(), range, 2);
+    }
+    return 1;
+  }
+
+  void ExecuteDataWithInformation(vtkDataObject* output, vtkInformation* outInfo) override
+  {
+    vtkImageData* image = this->AllocateOutputData(output, outInfo);
+    double t = this->Time;
+    if (outInfo->Has(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP()))
+    {
+      t = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP());
+    }
+    image->GetPointData()->Initialize();
+    vtkNew<vtkDoubleArray> density, velocity;
+    density->SetName("density");
+    velocity->SetName("velocity");
+    velocity->SetNumberOfComponents(3);
+    const vtkIdType n = image->GetNumberOfPoints();
+    density->SetNumberOfTuples(n);
+    velocity->SetNumberOfTuples(n);
+    for (vtkIdType p = 0; p < n; ++p)
+    {
+      double x[3];
+      image->GetPoint(p, x);
+      density->SetValue(p, std::sin(2 * x[0] + t) * std::cos(x[1]) + 0.1 * x[2] * (1 + t));
+      velocity->SetTuple3(p, x[1] * x[2] + t, std::exp(-x[0] * x[0]), x[0] - 2 * t * x[1]);
+    }
+    image->GetPointData()->AddArray(density);
+    image->GetPointData()->AddArray(velocity);
+    image->GetPointData()->SetActiveScalars("density");
+    if (this->Transient)
+    {
+      image->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), t);
+    }
+  }
+
+  bool Transient = false;
+  double Time = 0.25;
+};
+vtkStandardNewMacro(vtkTestTimeImageSource);
+
+namespace
+{
+
+/// Collects the messages of vtkErrorMacro (and keeps them off the terminal).
+class ErrorCatcher
+{
+public:
+  explicit ErrorCatcher(vtkObject* object)
+  {
+    this->Callback->SetClientData(this);
+    this->Callback->SetCallback([](vtkObject*, unsigned long, void* self, void* data)
+      { static_cast<ErrorCatcher*>(self)->Text += static_cast<const char*>(data); });
+    object->AddObserver(vtkCommand::ErrorEvent, this->Callback);
+  }
+  std::string Text;
+
+private:
+  vtkNew<vtkCallbackCommand> Callback;
+};
+
+vtkSmartPointer<vtkSparseGridHierarchize> Hierarchize(vtkAlgorithm* source, bool doublePrecision)
+{
+  auto h = vtkSmartPointer<vtkSparseGridHierarchize>::New();
+  h->SetInputConnection(source->GetOutputPort());
+  h->AddArrayName("density");
+  h->AddArrayName("velocity");
+  h->SetLevel(5);
+  h->SetPrecision(
+    doublePrecision ? vtkSparseGridHierarchize::DOUBLE : vtkSparseGridHierarchize::FLOAT);
+  h->SetBackend(vtkSparseGridHierarchize::CPU);
+  return h;
+}
+
+bool SameBits(vtkDataArray* a, vtkDataArray* b)
+{
+  if (!a || !b || a->GetDataType() != b->GetDataType() ||
+    a->GetNumberOfComponents() != b->GetNumberOfComponents() ||
+    a->GetNumberOfTuples() != b->GetNumberOfTuples())
+  {
+    return false;
+  }
+  return std::memcmp(a->GetVoidPointer(0),
+           b->GetVoidPointer(0),
+           static_cast<std::size_t>(a->GetNumberOfValues()) * a->GetDataTypeSize()) == 0;
+}
+
+/// Every SparseGrid.* field array of `expected` is in `actual` with the same values.
+void ExpectSameFieldData(vtkFieldData* expected, vtkFieldData* actual)
+{
+  int compared = 0;
+  for (int i = 0; i < expected->GetNumberOfArrays(); ++i)
+  {
+    vtkAbstractArray* e = expected->GetAbstractArray(i);
+    const std::string name = e->GetName() ? e->GetName() : "";
+    if (name.rfind("SparseGrid.", 0) != 0)
+    {
+      continue;
+    }
+    SCOPED_TRACE(name);
+    vtkAbstractArray* a = actual->GetAbstractArray(name.c_str());
+    ASSERT_NE(a, nullptr) << "missing in the file's output";
+    ASSERT_EQ(a->GetNumberOfValues(), e->GetNumberOfValues());
+    for (vtkIdType v = 0; v < e->GetNumberOfValues(); ++v)
+    {
+      EXPECT_EQ(a->GetVariantValue(v).ToString(), e->GetVariantValue(v).ToString());
+    }
+    ++compared;
+  }
+  EXPECT_GE(compared, 14) << "the representation should carry its SparseGrid.* description";
+}
+
+/// Reconstruction straight from the core, per component, on the whole lattice of the image.
+template<typename T>
+std::vector<T> ReconstructFromMemory(vtkPolyData* representation,
+  const std::string& arrayName,
+  const int sampling[3])
+{
+  vtkSparseGridRepresentation::Contents c;
+  std::string error;
+  EXPECT_TRUE(vtkSparseGridRepresentation::FromPolyData(representation, c, &error)) << error;
+  const auto& info = c.Info;
+  std::size_t k = 0;
+  while (k < info.ArrayNames.size() && info.ArrayNames[k] != arrayName)
+  {
+    ++k;
+  }
+  vtkDataArray* coefficients = c.Coefficients.at(k);
+  const int nc = coefficients->GetNumberOfComponents();
+  sparsegrid::RegularGrid target;
+  for (int t = 0; t < info.Grid.dimensions(); ++t)
+  {
+    const int a = info.AxisMap[static_cast<std::size_t>(t)];
+    target.dims.push_back(static_cast<std::size_t>(sampling[a]));
+    target.origin.push_back(0.0);
+    target.spacing.push_back(1.0 / (sampling[a] - 1));
+  }
+  const std::size_t n = target.numberOfPoints();
+  std::vector<T> out(n * nc), scalar(info.Grid.size()), values(n);
+  const T* all = static_cast<const T*>(coefficients->GetVoidPointer(0));
+  for (int comp = 0; comp < nc; ++comp)
+  {
+    for (std::size_t p = 0; p < scalar.size(); ++p)
+    {
+      scalar[p] = all[p * nc + comp];
+    }
+    const sparsegrid::Status s =
+      sparsegrid::reconstructImage(info.Grid, scalar.data(), target, values.data());
+    EXPECT_TRUE(s.ok()) << s.message();
+    // The test image's axes are grid axes 0, 1, 2 in order: the layouts agree.
+    for (std::size_t p = 0; p < n; ++p)
+    {
+      out[p * nc + comp] = values[p];
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+//------------------------------------------------------------------------------------------------
+class SparseGridIO : public ::testing::TestWithParam<bool>
+{
+};
+
+TEST_P(SparseGridIO, WriterReaderRoundTripIsBitwise)
+{
+  const bool doublePrecision = GetParam();
+  const std::string path = ScratchFolder("vtkroundtrip") + "/r.sgrid";
+  vtkNew<vtkTestTimeImageSource> source;
+  auto h = Hierarchize(source, doublePrecision);
+  h->Update();
+  vtkPolyData* original = h->GetOutput();
+  ASSERT_GT(original->GetNumberOfPoints(), 100);
+
+  vtkNew<vtkSparseGridWriter> writer;
+  writer->SetInputConnection(h->GetOutputPort());
+  writer->SetFileName(path.c_str());
+  ASSERT_EQ(writer->Write(), 1) << writer->GetLastError();
+
+  vtkNew<vtkSparseGridReader> reader;
+  reader->SetFileName(path.c_str());
+  reader->OutputReconstructedImageOff();
+  reader->Update();
+  vtkPolyData* read = vtkPolyData::SafeDownCast(reader->GetOutputDataObject(0));
+  ASSERT_NE(read, nullptr);
+  ASSERT_EQ(read->GetNumberOfPoints(), original->GetNumberOfPoints());
+  EXPECT_EQ(read->GetNumberOfVerts(), original->GetNumberOfVerts());
+  EXPECT_TRUE(SameBits(read->GetPoints()->GetData(), original->GetPoints()->GetData()))
+    << "points are recomputed from the grid and must land on the same floats";
+  for (const char* name : { "density", "velocity" })
+  {
+    EXPECT_TRUE(
+      SameBits(read->GetPointData()->GetArray(name), original->GetPointData()->GetArray(name)))
+      << name;
+  }
+  EXPECT_EQ(read->GetPointData()->GetArray("velocity")->GetNumberOfComponents(), 3);
+  ExpectSameFieldData(original->GetFieldData(), read->GetFieldData());
+
+  // Writing what was read gives the same coefficients again (reader -> writer -> reader).
+  const std::string again = path + ".again.sgrid";
+  vtkNew<vtkSparseGridWriter> writer2;
+  writer2->SetInputConnection(reader->GetOutputPort());
+  writer2->SetFileName(again.c_str());
+  ASSERT_EQ(writer2->Write(), 1) << writer2->GetLastError();
+  sgf::Header h1, h2;
+  std::vector<sgf::StepData> s1, s2;
+  ASSERT_EQ(sgf::readFile(path, h1, s1), "");
+  ASSERT_EQ(sgf::readFile(again, h2, s2), "");
+  EXPECT_TRUE(h1.grid == h2.grid);
+  EXPECT_EQ(s1[0].arrays[1].crc32, s2[0].arrays[1].crc32);
+}
+
+TEST_P(SparseGridIO, ReconstructionFromFileEqualsReconstructionFromMemory)
+{
+  const bool doublePrecision = GetParam();
+  const std::string path = ScratchFolder("vtkreconstruct") + "/r.sgrid";
+  vtkNew<vtkTestTimeImageSource> source;
+  auto h = Hierarchize(source, doublePrecision);
+  vtkNew<vtkSparseGridWriter> writer;
+  writer->SetInputConnection(h->GetOutputPort());
+  writer->SetFileName(path.c_str());
+  ASSERT_EQ(writer->Write(), 1) << writer->GetLastError();
+  vtkPolyData* memory = h->GetOutput();
+
+  source->Update();
+  vtkImageData* original = source->GetOutput();
+  for (const bool ownSampling : { true, false })
+  {
+    SCOPED_TRACE(ownSampling ? "the image's own sampling" : "SamplingDimensions 33 x 5 x 9");
+    vtkNew<vtkSparseGridReader> reader;
+    reader->SetFileName(path.c_str());
+    int sampling[3] = { 17, 9, 5 };
+    if (!ownSampling)
+    {
+      sampling[0] = 33;
+      sampling[1] = 5;
+      sampling[2] = 9;
+      reader->SetSamplingDimensions(sampling);
+    }
+    reader->Update(); // OutputReconstructedImage is on by default
+    vtkImageData* image = vtkImageData::SafeDownCast(reader->GetOutputDataObject(0));
+    ASSERT_NE(image, nullptr);
+    int dims[3];
+    image->GetDimensions(dims);
+    EXPECT_EQ(dims[0], sampling[0]);
+    EXPECT_EQ(dims[1], sampling[1]);
+    EXPECT_EQ(dims[2], sampling[2]);
+    double bounds[6], expectedBounds[6];
+    image->GetBounds(bounds);
+    original->GetBounds(expectedBounds);
+    for (int i = 0; i < 6; ++i)
+    {
+      EXPECT_NEAR(bounds[i], expectedBounds[i], 1e-12) << "bound " << i;
+    }
+    if (ownSampling)
+    {
+      // The original's own lattice: same origin and spacing, bit for bit.
+      EXPECT_EQ(image->GetOrigin()[0], original->GetOrigin()[0]);
+      EXPECT_EQ(image->GetSpacing()[2], original->GetSpacing()[2]);
+    }
+    for (const char* name : { "density", "velocity" })
+    {
+      SCOPED_TRACE(name);
+      vtkDataArray* fromFile = image->GetPointData()->GetArray(name);
+      ASSERT_NE(fromFile, nullptr);
+      EXPECT_EQ(fromFile->GetDataType(), doublePrecision ? VTK_DOUBLE : VTK_FLOAT);
+      // Same coefficients, same core call: bitwise identical (tolerance 0).
+      if (doublePrecision)
+      {
+        const std::vector<double> expected = ReconstructFromMemory<double>(memory, name, sampling);
+        ASSERT_EQ(static_cast<std::size_t>(fromFile->GetNumberOfValues()), expected.size());
+        EXPECT_EQ(std::memcmp(
+                    fromFile->GetVoidPointer(0), expected.data(), expected.size() * sizeof(double)),
+          0);
+      }
+      else
+      {
+        const std::vector<float> expected = ReconstructFromMemory<float>(memory, name, sampling);
+        ASSERT_EQ(static_cast<std::size_t>(fromFile->GetNumberOfValues()), expected.size());
+        EXPECT_EQ(std::memcmp(
+                    fromFile->GetVoidPointer(0), expected.data(), expected.size() * sizeof(float)),
+          0);
+      }
+    }
+    // And the decompressed volume is close to the original (level 5 resolves this smooth
+    // field to about 1e-2; a wrong axis order or origin would give errors of order 1).
+    if (ownSampling)
+    {
+      vtkDataArray* a = image->GetPointData()->GetArray("density");
+      vtkDataArray* b = original->GetPointData()->GetArray("density");
+      double maxError = 0;
+      for (vtkIdType p = 0; p < a->GetNumberOfTuples(); ++p)
+      {
+        maxError = std::max(maxError, std::abs(a->GetTuple1(p) - b->GetTuple1(p)));
+      }
+      EXPECT_LT(maxError, 0.05);
+    }
+  }
+}
+
+TEST(SparseGridIOReader, PiecesMatchTheWholeImage)
+{
+  const std::string path = ScratchFolder("vtkpieces") + "/p.sgrid";
+  vtkNew<vtkTestTimeImageSource> source;
+  auto h = Hierarchize(source, true);
+  vtkNew<vtkSparseGridWriter> writer;
+  writer->SetInputConnection(h->GetOutputPort());
+  writer->SetFileName(path.c_str());
+  ASSERT_EQ(writer->Write(), 1);
+  vtkNew<vtkSparseGridReader> whole;
+  whole->SetFileName(path.c_str());
+  whole->Update();
+  vtkImageData* all = vtkImageData::SafeDownCast(whole->GetOutputDataObject(0));
+  vtkIdType covered = 0;
+  for (int piece = 0; piece < 3; ++piece)
+  {
+    vtkNew<vtkSparseGridReader> reader;
+    reader->SetFileName(path.c_str());
+    reader->UpdatePiece(piece, 3, 0);
+    vtkImageData* part = vtkImageData::SafeDownCast(reader->GetOutputDataObject(0));
+    ASSERT_NE(part, nullptr);
+    covered += part->GetNumberOfPoints();
+    vtkDataArray* values = part->GetPointData()->GetArray("velocity");
+    ASSERT_NE(values, nullptr);
+    int ext[6];
+    part->GetExtent(ext);
+    for (vtkIdType p = 0; p < part->GetNumberOfPoints(); ++p)
+    {
+      double x[3];
+      part->GetPoint(p, x);
+      const vtkIdType q = all->FindPoint(x);
+      for (int c = 0; c < 3; ++c)
+      {
+        // A sub-extent's unit coordinates are computed from its own start: rounding only.
+        EXPECT_NEAR(values->GetComponent(p, c),
+          all->GetPointData()->GetArray("velocity")->GetComponent(q, c),
+          1e-12);
+      }
+    }
+  }
+  EXPECT_GE(covered, all->GetNumberOfPoints()); // pieces may share their boundary planes
+}
+
+TEST_P(SparseGridIO, TimeSeriesWriteAllTimeSteps)
+{
+  const bool doublePrecision = GetParam();
+  const std::string folder = ScratchFolder("vtktime");
+  const std::string path = folder + "/t.sgrid";
+  vtkNew<vtkTestTimeImageSource> source;
+  source->SetTransient(true);
+  auto h = Hierarchize(source, doublePrecision);
+  vtkNew<vtkSparseGridWriter> writer;
+  writer->SetInputConnection(h->GetOutputPort());
+  writer->SetFileName(path.c_str());
+  writer->WriteAllTimeStepsOn();
+  ASSERT_EQ(writer->Write(), 1) << writer->GetLastError();
+  EXPECT_EQ(ListFolder(folder), std::vector<std::string>{ "t.sgrid" });
+
+  sgf::Reader file;
+  ASSERT_EQ(file.open(path), "");
+  EXPECT_EQ(file.header().timeValues(), vtkTestTimeImageSource::Times());
+
+  vtkNew<vtkSparseGridReader> reader;
+  reader->SetFileName(path.c_str());
+  reader->OutputReconstructedImageOff();
+  reader->UpdateInformation();
+  vtkInformation* info = reader->GetOutputInformation(0);
+  ASSERT_TRUE(info->Has(vtkStreamingDemandDrivenPipeline::TIME_STEPS()));
+  ASSERT_EQ(info->Length(vtkStreamingDemandDrivenPipeline::TIME_STEPS()), 3);
+  const double* times = info->Get(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
+  std::vector<std::vector<unsigned char>> seen;
+  for (int s = 0; s < 3; ++s)
+  {
+    SCOPED_TRACE("step " + std::to_string(s));
+    EXPECT_EQ(times[s], vtkTestTimeImageSource::Times()[s]);
+    reader->UpdateTimeStep(times[s]);
+    h->UpdateTimeStep(times[s]);
+    vtkPolyData* read = vtkPolyData::SafeDownCast(reader->GetOutputDataObject(0));
+    ASSERT_NE(read, nullptr);
+    EXPECT_EQ(read->GetInformation()->Get(vtkDataObject::DATA_TIME_STEP()), times[s]);
+    vtkDataArray* a = read->GetPointData()->GetArray("density");
+    EXPECT_TRUE(SameBits(a, h->GetOutput()->GetPointData()->GetArray("density")));
+    EXPECT_TRUE(SameBits(read->GetPointData()->GetArray("velocity"),
+      h->GetOutput()->GetPointData()->GetArray("velocity")));
+    const unsigned char* bytes = static_cast<const unsigned char*>(a->GetVoidPointer(0));
+    seen.emplace_back(bytes, bytes + a->GetNumberOfValues() * a->GetDataTypeSize());
+  }
+  // The steps really differ (the source changes with time).
+  EXPECT_NE(seen[0], seen[1]);
+  EXPECT_NE(seen[1], seen[2]);
+  // A time between steps shows the step before it; before the first, the first.
+  reader->UpdateTimeStep(0.7);
+  vtkPolyData* between = vtkPolyData::SafeDownCast(reader->GetOutputDataObject(0));
+  EXPECT_EQ(between->GetInformation()->Get(vtkDataObject::DATA_TIME_STEP()), 0.5);
+  reader->UpdateTimeStep(-3.0);
+  EXPECT_EQ(vtkPolyData::SafeDownCast(reader->GetOutputDataObject(0))
+              ->GetInformation()
+              ->Get(vtkDataObject::DATA_TIME_STEP()),
+    0.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Precision,
+  SparseGridIO,
+  ::testing::Values(false, true),
+  [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "Double" : "Float"; });
+
+TEST(SparseGridIOWriter, SingleStepKeepsTheDataTime)
+{
+  const std::string path = ScratchFolder("vtkone") + "/o.sgrid";
+  vtkNew<vtkTestTimeImageSource> source;
+  source->SetTransient(true);
+  auto h = Hierarchize(source, false);
+  vtkNew<vtkSparseGridWriter> writer;
+  writer->SetInputConnection(h->GetOutputPort());
+  writer->SetFileName(path.c_str());
+  // As ParaView's writer proxy asks for a time: on the writer's input information.
+  writer->UpdateInformation();
+  writer->GetInputInformation()->Set(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP(), 0.5);
+  ASSERT_EQ(writer->Write(), 1) << writer->GetLastError();
+  sgf::Reader file;
+  ASSERT_EQ(file.open(path), "");
+  ASSERT_EQ(file.header().steps.size(), 1u);
+  EXPECT_EQ(file.header().timeValues(), std::vector<double>{ 0.5 });
+}
+
+TEST(SparseGridIOWriter, RefusesWhatIsNotARepresentationAndLeavesNoFile)
+{
+  const std::string folder = ScratchFolder("vtkrefuse");
+  vtkNew<vtkPolyData> plain;
+  vtkNew<vtkPoints> points;
+  points->InsertNextPoint(0, 0, 0);
+  points->InsertNextPoint(1, 0, 0);
+  plain->SetPoints(points);
+  vtkNew<vtkSparseGridWriter> writer;
+  ErrorCatcher errors(writer);
+  writer->SetInputData(plain);
+  writer->SetFileName((folder + "/x.sgrid").c_str());
+  EXPECT_EQ(writer->Write(), 0);
+  EXPECT_NE(errors.Text.find("not a compressed sparse-grid representation"), std::string::npos)
+    << errors.Text;
+  EXPECT_TRUE(ListFolder(folder).empty());
+
+  // A folder that does not exist: a clear error, nothing created.
+  vtkNew<vtkTestTimeImageSource> source;
+  auto h = Hierarchize(source, false);
+  vtkNew<vtkSparseGridWriter> writer2;
+  ErrorCatcher errors2(writer2);
+  writer2->SetInputConnection(h->GetOutputPort());
+  writer2->SetFileName((folder + "/missing/x.sgrid").c_str());
+  EXPECT_EQ(writer2->Write(), 0);
+  EXPECT_NE(errors2.Text.find("No such file or directory"), std::string::npos) << errors2.Text;
+  EXPECT_TRUE(ListFolder(folder).empty());
+}
+
+TEST(SparseGridIOReader, BadFilesGiveAnErrorAndAnEmptyOutput)
+{
+  const std::string folder = ScratchFolder("vtkbad");
+  for (const BadFileCase& c : BadFileCases())
+  {
+    for (const bool image : { true, false })
+    {
+      SCOPED_TRACE(c.Name + (image ? " (image output)" : " (representation output)"));
+      const std::string path = folder + "/" + c.Name + ".sgrid";
+      ASSERT_EQ(WriteSample(path, 3), "");
+      ASSERT_TRUE(c.Make(path));
+      vtkNew<vtkSparseGridReader> reader;
+      ErrorCatcher errors(reader);
+      reader->SetFileName(path.c_str());
+      reader->SetOutputReconstructedImage(image);
+      reader->UpdateInformation();
+      if (c.Step >= 0)
+      {
+        reader->UpdateTimeStep(0.25 * c.Step);
+      }
+      else
+      {
+        reader->Update();
+      }
+      EXPECT_NE(errors.Text.find(c.Expect), std::string::npos)
+        << "expected '" << c.Expect << "' in: " << errors.Text;
+      EXPECT_NE(std::string(reader->GetLastError()), "");
+      vtkDataSet* output = vtkDataSet::SafeDownCast(reader->GetOutputDataObject(0));
+      ASSERT_NE(output, nullptr);
+      EXPECT_EQ(output->GetNumberOfPoints(), 0);
+      // Damaged files still go to the reader (so ParaView shows the reason, not "no reader").
+      EXPECT_EQ(vtkSparseGridReader::CanReadFile(path.c_str()), c.Name != "missing");
+    }
+  }
+}
+
+TEST(SparseGridIOReader, CanReadFileAndBadSampling)
+{
+  const std::string folder = ScratchFolder("vtkcanread");
+  const std::string path = folder + "/c.sgrid";
+  ASSERT_EQ(WriteSample(path, 1), "");
+  EXPECT_TRUE(vtkSparseGridReader::CanReadFile(path.c_str()));
+  EXPECT_FALSE(vtkSparseGridReader::CanReadFile((folder + "/none.sgrid").c_str()));
+  vtkNew<vtkSparseGridReader> reader;
+  ErrorCatcher errors(reader);
+  reader->SetFileName(path.c_str());
+  reader->SetSamplingDimensions(1, 9, 5);
+  reader->Update();
+  EXPECT_NE(errors.Text.find("SamplingDimensions"), std::string::npos) << errors.Text;
+  // One step with time 0: one time step reported.
+  reader->SetSamplingDimensions(0, 0, 0);
+  reader->Update();
+  EXPECT_EQ(
+    reader->GetOutputInformation(0)->Length(vtkStreamingDemandDrivenPipeline::TIME_STEPS()), 1);
+  EXPECT_EQ(
+    vtkImageData::SafeDownCast(reader->GetOutputDataObject(0))->GetNumberOfPoints(), 17 * 9 * 5);
+}
