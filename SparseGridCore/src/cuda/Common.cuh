@@ -1,0 +1,489 @@
+// Shared pieces of the CUDA backend: error mapping, checked allocation, launches, timing, and
+// the small device helpers used by several kernels. Internal to src/cuda/.
+#ifndef SPARSEGRID_CUDA_COMMON_CUH
+#define SPARSEGRID_CUDA_COMMON_CUH
+
+#include "../Internal.h"
+
+#ifdef SG_CUDA_EMULATION
+#include "Emulation.h"
+#else
+#include <cuda_runtime.h>
+#define SG_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
+#endif
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sparsegrid
+{
+namespace cuda
+{
+namespace impl
+{
+
+using u32 = std::uint32_t;
+using u64 = std::uint64_t;
+
+//------------------------------------------------------------------------------------------------
+// Launch geometry. Emulation runs every thread of a CTA as an OS thread: keep CTAs small there.
+//------------------------------------------------------------------------------------------------
+#ifdef SG_CUDA_EMULATION
+constexpr int CtaThreads = 64;
+#else
+constexpr int CtaThreads = 256;
+#endif
+constexpr int WarpSize = 32;
+
+//------------------------------------------------------------------------------------------------
+// Errors
+//------------------------------------------------------------------------------------------------
+
+/// Maps a CUDA error to a Status: allocation failures are OutOfDeviceMemory, a missing or
+/// unsuitable device or launch resources are BackendUnavailable (the caller runs the CPU), the
+/// rest (illegal address, ...) is Internal and marks the device as unusable for this process.
+Status fromCuda(cudaError_t error, const char* what);
+
+/// Marks the backend as unusable (after a sticky error); available() then says why.
+void markBroken(const std::string& why);
+
+#define SG_CUDA_TRY(call, what)                                                                    \
+  do                                                                                               \
+  {                                                                                                \
+    const cudaError_t sgError_ = (call);                                                           \
+    if (sgError_ != cudaSuccess)                                                                   \
+    {                                                                                              \
+      return ::sparsegrid::cuda::impl::fromCuda(sgError_, what);                                   \
+    }                                                                                              \
+  } while (0)
+
+#define SG_STATUS_TRY(expr)                                                                        \
+  do                                                                                               \
+  {                                                                                                \
+    ::sparsegrid::Status sgStatus_ = (expr);                                                       \
+    if (!sgStatus_.ok())                                                                           \
+    {                                                                                              \
+      return sgStatus_;                                                                            \
+    }                                                                                              \
+  } while (0)
+
+/// Launches kernel<<<grid, block, smem, stream>>>(args...) and checks the launch.
+template <typename... KArgs, typename... Args>
+Status launch(const char* what, void (*kernel)(KArgs...), unsigned grid, unsigned block,
+  std::size_t smem, cudaStream_t stream, Args&&... args)
+{
+  if (grid == 0)
+  {
+    return Status::Ok();
+  }
+#ifdef SG_CUDA_EMULATION
+  SG_CUDA_TRY(emu::launch(kernel, dim3(grid), dim3(block), smem, stream, std::forward<Args>(args)...),
+    what);
+#else
+  kernel<<<grid, block, smem, stream>>>(std::forward<Args>(args)...);
+  SG_CUDA_TRY(cudaGetLastError(), what);
+#endif
+  return Status::Ok();
+}
+
+/// Allows a kernel to use more than 48 KiB of dynamic shared memory.
+template <typename... KArgs>
+Status allowSharedMemory(void (*kernel)(KArgs...), std::size_t bytes)
+{
+  if (bytes > 48 * 1024)
+  {
+    SG_CUDA_TRY(cudaFuncSetAttribute(
+                  kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
+      "raising the shared-memory limit of a kernel");
+  }
+  return Status::Ok();
+}
+
+//------------------------------------------------------------------------------------------------
+// Device, memory and streams
+//------------------------------------------------------------------------------------------------
+struct DeviceInfo
+{
+  int device = 0;
+  int multiprocessors = 1;
+  int sharedPerBlockOptin = 48 * 1024;
+};
+Status deviceInfo(DeviceInfo& info);
+
+/// Sums planned allocations and checks them against cudaMemGetInfo before any is made.
+class MemoryPlan
+{
+public:
+  explicit MemoryPlan(const char* operation)
+    : Operation(operation)
+  {
+  }
+  void add(u64 bytes) { this->Bytes += (bytes + 255) / 256 * 256; }
+  u64 bytes() const { return this->Bytes; }
+  /// OutOfDeviceMemory naming the size when the plan does not fit into free device memory.
+  Status check() const;
+
+private:
+  const char* Operation;
+  u64 Bytes = 0;
+};
+
+/// Owning device array (plain cudaMalloc; freed on destruction).
+template <typename T>
+class DeviceArray
+{
+public:
+  DeviceArray() = default;
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  DeviceArray(DeviceArray&& other) noexcept
+    : Data(other.Data)
+    , Count(other.Count)
+  {
+    other.Data = nullptr;
+    other.Count = 0;
+  }
+  DeviceArray& operator=(DeviceArray&& other) noexcept
+  {
+    if (this != &other)
+    {
+      this->reset();
+      this->Data = other.Data;
+      this->Count = other.Count;
+      other.Data = nullptr;
+      other.Count = 0;
+    }
+    return *this;
+  }
+  ~DeviceArray() { this->reset(); }
+
+  Status allocate(std::size_t count, const char* what)
+  {
+    this->reset();
+    if (count == 0)
+    {
+      return Status::Ok();
+    }
+    void* p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, count * sizeof(T));
+    if (e != cudaSuccess)
+    {
+      cudaGetLastError();
+      if (e == cudaErrorMemoryAllocation)
+      {
+        return Status(ErrorCode::OutOfDeviceMemory,
+          std::string("cudaMalloc of ") + detail::formatBytes(double(count) * sizeof(T)) +
+            " for " + what + " failed: out of device memory");
+      }
+      return fromCuda(e, what);
+    }
+    this->Data = static_cast<T*>(p);
+    this->Count = count;
+    return Status::Ok();
+  }
+  /// Allocates and copies `count` values from the host (synchronous).
+  Status upload(const T* host, std::size_t count, const char* what)
+  {
+    SG_STATUS_TRY(this->allocate(count, what));
+    if (count)
+    {
+      SG_CUDA_TRY(cudaMemcpy(this->Data, host, count * sizeof(T), cudaMemcpyHostToDevice), what);
+    }
+    return Status::Ok();
+  }
+  Status upload(const std::vector<T>& host, const char* what)
+  {
+    return this->upload(host.data(), host.size(), what);
+  }
+  void reset()
+  {
+    if (this->Data)
+    {
+      cudaFree(this->Data);
+    }
+    this->Data = nullptr;
+    this->Count = 0;
+  }
+  T* get() const { return this->Data; }
+  std::size_t size() const { return this->Count; }
+
+private:
+  T* Data = nullptr;
+  std::size_t Count = 0;
+};
+
+/// Several host arrays packed into one device allocation: one cudaMalloc and one copy instead
+/// of one per table (small calls are dominated by such API overheads).
+class TablePack
+{
+public:
+  template <typename T>
+  std::size_t add(const T* data, std::size_t count)
+  {
+    const std::size_t offset = (this->Host.size() + 15) / 16 * 16;
+    this->Host.resize(offset + count * sizeof(T));
+    if (count)
+    {
+      std::memcpy(this->Host.data() + offset, data, count * sizeof(T));
+    }
+    return offset;
+  }
+  template <typename T>
+  std::size_t add(const std::vector<T>& v)
+  {
+    return this->add(v.data(), v.size());
+  }
+  Status upload(const char* what)
+  {
+    SG_STATUS_TRY(this->Device.upload(this->Host.data(), this->Host.size(), what));
+    this->Host.clear();
+    this->Host.shrink_to_fit();
+    return Status::Ok();
+  }
+  template <typename T>
+  const T* at(std::size_t offset) const
+  {
+    return reinterpret_cast<const T*>(this->Device.get() + offset);
+  }
+  u64 deviceBytes() const { return this->Device.size(); }
+
+private:
+  std::vector<unsigned char> Host;
+  DeviceArray<unsigned char> Device;
+};
+
+/// A few prepared (host and device) tables, most recently used last, keyed by the grid's spec
+/// and the switches they depend on: repeated calls on one grid skip building and uploading
+/// them. Only used under deviceMutex(). Entries larger than 64 MiB are not kept.
+template <typename V>
+class PreparedCache
+{
+public:
+  std::shared_ptr<V> find(const std::string& key)
+  {
+    for (std::size_t i = 0; i < this->Entries.size(); ++i)
+    {
+      if (this->Entries[i].first == key)
+      {
+        auto e = this->Entries[i];
+        this->Entries.erase(this->Entries.begin() + static_cast<std::ptrdiff_t>(i));
+        this->Entries.push_back(e);
+        return e.second;
+      }
+    }
+    return nullptr;
+  }
+  void insert(const std::string& key, const std::shared_ptr<V>& value, u64 bytes)
+  {
+    if (bytes > (u64(64) << 20))
+    {
+      return;
+    }
+    this->Entries.emplace_back(key, value);
+    if (this->Entries.size() > 8)
+    {
+      this->Entries.erase(this->Entries.begin());
+    }
+  }
+  void clear() { this->Entries.clear(); }
+
+private:
+  std::vector<std::pair<std::string, std::shared_ptr<V>>> Entries;
+};
+
+/// Cache key of a grid on a device.
+std::string gridKey(const Grid& grid, int device);
+
+class Stream
+{
+public:
+  Stream() = default;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  ~Stream()
+  {
+    if (this->S)
+    {
+      cudaStreamDestroy(this->S);
+    }
+  }
+  Status create()
+  {
+    SG_CUDA_TRY(cudaStreamCreateWithFlags(&this->S, cudaStreamNonBlocking), "creating a stream");
+    return Status::Ok();
+  }
+  cudaStream_t get() const { return this->S; }
+
+private:
+  cudaStream_t S = nullptr;
+};
+
+/// A pair of events around kernels; accumulates elapsed kernel time.
+class KernelTimer
+{
+public:
+  KernelTimer() = default;
+  KernelTimer(const KernelTimer&) = delete;
+  KernelTimer& operator=(const KernelTimer&) = delete;
+  ~KernelTimer()
+  {
+    if (this->Start)
+    {
+      cudaEventDestroy(this->Start);
+    }
+    if (this->Stop)
+    {
+      cudaEventDestroy(this->Stop);
+    }
+  }
+  Status create()
+  {
+    SG_CUDA_TRY(cudaEventCreate(&this->Start), "creating a timing event");
+    SG_CUDA_TRY(cudaEventCreate(&this->Stop), "creating a timing event");
+    return Status::Ok();
+  }
+  Status start(cudaStream_t s)
+  {
+    SG_CUDA_TRY(cudaEventRecord(this->Start, s), "recording a timing event");
+    return Status::Ok();
+  }
+  Status stop(cudaStream_t s)
+  {
+    SG_CUDA_TRY(cudaEventRecord(this->Stop, s), "recording a timing event");
+    this->Pending = true;
+    return Status::Ok();
+  }
+  /// Waits for the stop event and adds the elapsed time to the total.
+  Status collect()
+  {
+    if (!this->Pending)
+    {
+      return Status::Ok();
+    }
+    SG_CUDA_TRY(cudaEventSynchronize(this->Stop), "waiting for the kernels");
+    float ms = 0;
+    SG_CUDA_TRY(cudaEventElapsedTime(&ms, this->Start, this->Stop), "reading kernel time");
+    this->Seconds += 1e-3 * static_cast<double>(ms);
+    this->Pending = false;
+    return Status::Ok();
+  }
+  double seconds() const { return this->Seconds; }
+  void reset()
+  {
+    this->Seconds = 0;
+    this->Pending = false;
+  }
+
+private:
+  cudaEvent_t Start = nullptr;
+  cudaEvent_t Stop = nullptr;
+  bool Pending = false;
+  double Seconds = 0;
+};
+
+/// Serialises the backend's GPU work within the process (one operation at a time).
+std::mutex& deviceMutex();
+
+/// Streams and timing events of a device, created once and reused (under deviceMutex()).
+struct Resources
+{
+  int device = -1;
+  Stream streams[2];
+  KernelTimer timers[2];
+};
+/// The device's resources, timers reset.
+Status resources(int device, Resources*& out);
+
+/// Synchronises streams before the buffers they use are freed (declare it after the buffers).
+struct StreamDrain
+{
+  std::vector<cudaStream_t> streams;
+  ~StreamDrain()
+  {
+    for (cudaStream_t s : streams)
+    {
+      if (s)
+      {
+        cudaStreamSynchronize(s);
+      }
+    }
+  }
+};
+
+/// Common entry checks: device usable, abort not requested. Fills `info`.
+Status begin(const ExecutionOptions& options, DeviceInfo& info);
+
+//------------------------------------------------------------------------------------------------
+// Device helpers
+//------------------------------------------------------------------------------------------------
+template <typename T>
+__host__ __device__ __forceinline__ T clamp01(T x)
+{
+  return x < T(0) ? T(0) : (x > T(1) ? T(1) : x);
+}
+
+template <typename T>
+__host__ __device__ __forceinline__ T absValue(T x)
+{
+  return x < T(0) ? -x : x;
+}
+
+__host__ __device__ __forceinline__ int axisLog2Size(int level)
+{
+  return level == 0 ? 1 : level - 1;
+}
+
+/// Hierarchical neighbour along one axis: level (-1: the zero face of a boundary-less grid) and
+/// in-block index. Packed as (level + 1) << 24 | k in the inv4 tables (levels <= 24).
+struct Neighbour
+{
+  int level;
+  u32 k;
+};
+
+/// The node m * 2^-(k-1) (m in [0, 2^(k-1)]) as (level, in-block index); the trailing-zero loop
+/// is fastsg's O(l) conversion (inv4 replaces it by a table).
+__host__ __device__ __forceinline__ Neighbour nodeOf(int k, u32 m, bool boundary)
+{
+  const u32 n = 1u << (k - 1);
+  if (m == 0 || m == n)
+  {
+    return boundary ? Neighbour{ 0, m == 0 ? 0u : 1u } : Neighbour{ -1, 0u };
+  }
+  int tz = 0;
+  while ((m & 1u) == 0)
+  {
+    m >>= 1;
+    ++tz;
+  }
+  return Neighbour{ k - 1 - tz, (m - 1) / 2 };
+}
+
+__host__ __device__ __forceinline__ u32 packNeighbour(Neighbour n)
+{
+  return (static_cast<u32>(n.level + 1) << 24) | n.k;
+}
+__host__ __device__ __forceinline__ Neighbour unpackNeighbour(u32 v)
+{
+  return Neighbour{ static_cast<int>(v >> 24) - 1, v & 0xffffffu };
+}
+
+/// Levels up to this are tabulated for inv4 (2^(k-1) pairs of 4 bytes per level).
+constexpr int MaxTabulatedLevel = 16;
+
+/// First pair of level k in the inv4 table.
+__host__ __device__ __forceinline__ u32 neighbourTableBase(int k)
+{
+  return 2u * ((1u << (k - 1)) - 1u);
+}
+
+} // namespace impl
+} // namespace cuda
+} // namespace sparsegrid
+
+#endif

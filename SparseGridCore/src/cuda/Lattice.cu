@@ -1,0 +1,563 @@
+// Reconstruction onto a regular grid on the GPU: the CPU's exact fast path (src/Image.cxx).
+//
+// The interpolant is multilinear on the cells of the lattice with 2^cap_t + 1 nodes per axis.
+// 1. The lattice is zeroed and the surpluses are scattered to their nodes (one thread per
+//    coefficient). 2. Each axis is dehierarchized: columns along t (stride `inner`) are loaded in
+//    tiles of G columns into shared memory (padded to G + 1 against bank conflicts; rows of G
+//    consecutive columns are contiguous in memory), all levels are applied there with a barrier
+//    between levels, and the tile is written back: one read and one write of the lattice per
+//    axis, so the pass is bound by memory bandwidth. 3. Unless the target is the lattice itself,
+//    separable multilinear interpolation, one axis per pass (a thread per output value).
+// When the lattice would be much larger than the target (the CPU's rule), the target's points
+// are generated on the device in batches and evaluated with the evaluation kernel.
+#include "Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sparsegrid
+{
+namespace cuda
+{
+namespace impl
+{
+namespace lattice
+{
+
+constexpr u64 TileSharedLimit = 100 * 1024;
+
+struct ScatterParams
+{
+  const void* coefficients;
+  void* full;
+  u64 size;
+  const u64* offsets; ///< B + 1
+  const unsigned char* levels;
+  u32 numBlocks;
+  int D;
+  int caps[MaxDimensions];
+  u64 strides[MaxDimensions];
+};
+
+template <typename T>
+__global__ void __launch_bounds__(CtaThreads) scatterKernel(ScatterParams p)
+{
+  const T* coefficients = static_cast<const T*>(p.coefficients);
+  T* full = static_cast<T*>(p.full);
+  const u64 step = static_cast<u64>(gridDim.x) * blockDim.x;
+  for (u64 i = static_cast<u64>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.size; i += step)
+  {
+    u32 lo = 0, hi = p.numBlocks;
+    while (hi - lo > 1)
+    {
+      const u32 mid = (lo + hi) / 2;
+      if (p.offsets[mid] <= i)
+      {
+        lo = mid;
+      }
+      else
+      {
+        hi = mid;
+      }
+    }
+    u64 local = i - p.offsets[lo];
+    u64 idx = 0;
+    for (int t = p.D - 1; t >= 0; --t)
+    {
+      const int l = p.levels[static_cast<u64>(lo) * p.D + t];
+      const int bits = axisLog2Size(l);
+      const u64 k = local & ((u64(1) << bits) - 1);
+      local >>= bits;
+      const u64 node = l == 0 ? (k << p.caps[t]) : ((2 * k + 1) << (p.caps[t] - l));
+      idx += node * p.strides[t];
+    }
+    full[idx] = coefficients[i];
+  }
+}
+
+struct AxisParams
+{
+  void* full;
+  u64 n;       ///< nodes along the axis (2^cap + 1)
+  u64 inner;   ///< stride of the axis
+  u64 columns; ///< outer * inner
+  int cap;
+  int gLog2; ///< tile width G = 2^gLog2 columns
+};
+
+/// Dehierarchizes tiles of G columns in shared memory.
+template <typename T>
+__global__ void __launch_bounds__(CtaThreads) latticeTileKernel(AxisParams p)
+{
+  SG_DYNAMIC_SHARED(smem);
+  const u32 G = 1u << p.gLog2;
+  const u32 pitch = G + 1;
+  u64* base = reinterpret_cast<u64*>(smem);
+  T* s = reinterpret_cast<T*>(smem + 8 * static_cast<std::size_t>(G));
+  T* full = static_cast<T*>(p.full);
+  const u64 tiles = (p.columns + G - 1) / G;
+  const u32 n = static_cast<u32>(p.n);
+  const u32 lane = threadIdx.x & (WarpSize - 1);
+  const u32 warp = threadIdx.x / WarpSize;
+  const u32 warps = blockDim.x / WarpSize;
+  const u64 invalid = ~u64(0);
+  for (u64 tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+  {
+    for (u32 g = threadIdx.x; g < G; g += blockDim.x)
+    {
+      const u64 c = tile * G + g;
+      if (c < p.columns)
+      {
+        const u64 o = c / p.inner;
+        const u64 r = c - o * p.inner;
+        base[g] = o * p.n * p.inner + r;
+      }
+      else
+      {
+        base[g] = invalid;
+      }
+    }
+    __syncthreads();
+    if (p.inner >= G)
+    {
+      for (u32 e = threadIdx.x; e < n * G; e += blockDim.x)
+      {
+        const u32 j = e >> p.gLog2;
+        const u32 g = e & (G - 1);
+        if (base[g] != invalid)
+        {
+          s[j * pitch + g] = full[base[g] + j * p.inner];
+        }
+      }
+    }
+    else
+    {
+      for (u32 g = warp; g < G; g += warps)
+      {
+        if (base[g] != invalid)
+        {
+          for (u32 j = lane; j < n; j += WarpSize)
+          {
+            s[j * pitch + g] = full[base[g] + j * p.inner];
+          }
+        }
+      }
+    }
+    __syncthreads();
+    for (int l = 1; l <= p.cap; ++l)
+    {
+      const u32 step = 1u << (p.cap - l);
+      const u32 count = (1u << (l - 1)) * G;
+      for (u32 e = threadIdx.x; e < count; e += blockDim.x)
+      {
+        const u32 m = e >> p.gLog2;
+        const u32 g = e & (G - 1);
+        const u32 j = step * (2 * m + 1);
+        s[j * pitch + g] += T(0.5) * (s[(j - step) * pitch + g] + s[(j + step) * pitch + g]);
+      }
+      __syncthreads();
+    }
+    if (p.inner >= G)
+    {
+      for (u32 e = threadIdx.x; e < n * G; e += blockDim.x)
+      {
+        const u32 j = e >> p.gLog2;
+        const u32 g = e & (G - 1);
+        if (base[g] != invalid)
+        {
+          full[base[g] + j * p.inner] = s[j * pitch + g];
+        }
+      }
+    }
+    else
+    {
+      for (u32 g = warp; g < G; g += warps)
+      {
+        if (base[g] != invalid)
+        {
+          for (u32 j = lane; j < n; j += WarpSize)
+          {
+            full[base[g] + j * p.inner] = s[j * pitch + g];
+          }
+        }
+      }
+    }
+    __syncthreads();
+  }
+}
+
+/// Fallback for axes too long for shared memory: one thread per column, in global memory.
+template <typename T>
+__global__ void __launch_bounds__(CtaThreads) latticeColumnKernel(AxisParams p)
+{
+  T* full = static_cast<T*>(p.full);
+  const u64 stepAll = static_cast<u64>(gridDim.x) * blockDim.x;
+  for (u64 c = static_cast<u64>(blockIdx.x) * blockDim.x + threadIdx.x; c < p.columns; c += stepAll)
+  {
+    const u64 o = c / p.inner;
+    const u64 r = c - o * p.inner;
+    T* line = full + o * p.n * p.inner + r;
+    for (int l = 1; l <= p.cap; ++l)
+    {
+      const u64 step = u64(1) << (p.cap - l);
+      for (u64 j = step; j < p.n - 1; j += 2 * step)
+      {
+        line[j * p.inner] += T(0.5) * (line[(j - step) * p.inner] + line[(j + step) * p.inner]);
+      }
+    }
+  }
+}
+
+struct InterpParams
+{
+  const void* in;
+  void* out;
+  u64 outSize;
+  u64 n, m, inner;
+  const u64* i0;
+  const void* frac;
+};
+
+template <typename T>
+__global__ void __launch_bounds__(CtaThreads) interpolateKernel(InterpParams p)
+{
+  const T* in = static_cast<const T*>(p.in);
+  T* out = static_cast<T*>(p.out);
+  const T* frac = static_cast<const T*>(p.frac);
+  const u64 stepAll = static_cast<u64>(gridDim.x) * blockDim.x;
+  for (u64 q = static_cast<u64>(blockIdx.x) * blockDim.x + threadIdx.x; q < p.outSize; q += stepAll)
+  {
+    const u64 rest = q / p.inner;
+    const u64 r = q - rest * p.inner;
+    const u64 o = rest / p.m;
+    const u64 j = rest - o * p.m;
+    const T* a = in + (o * p.n + p.i0[j]) * p.inner + r;
+    const T f = frac[j];
+    out[q] = (T(1) - f) * a[0] + f * a[p.inner];
+  }
+}
+
+struct PointsParams
+{
+  void* points;
+  u64 first, count;
+  int D;
+  u64 dims[MaxDimensions];
+  double origin[MaxDimensions];
+  double spacing[MaxDimensions];
+};
+
+template <typename T>
+__global__ void __launch_bounds__(CtaThreads) pointsKernel(PointsParams p)
+{
+  T* points = static_cast<T*>(p.points);
+  const u64 stepAll = static_cast<u64>(gridDim.x) * blockDim.x;
+  for (u64 i = static_cast<u64>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.count; i += stepAll)
+  {
+    u64 rest = p.first + i;
+    for (int t = 0; t < p.D; ++t)
+    {
+      const u64 j = rest % p.dims[t];
+      rest /= p.dims[t];
+      points[i * p.D + t] = static_cast<T>(p.origin[t] + static_cast<double>(j) * p.spacing[t]);
+    }
+  }
+}
+
+unsigned gridFor(u64 work, const DeviceInfo& info)
+{
+  const u64 blocks = (work + CtaThreads - 1) / CtaThreads;
+  return static_cast<unsigned>(
+    std::max<u64>(1, std::min<u64>(blocks, static_cast<u64>(info.multiprocessors) * 32)));
+}
+
+template <typename T>
+Status byEvaluation(const Grid& grid, const T* coefficients, const RegularGrid& target, T* out,
+  const ExecutionOptions& options, const DeviceInfo& info, double* kernelSeconds)
+{
+  const int D = grid.dimensions();
+  const u64 total = target.numberOfPoints();
+  const u64 batch = std::min<u64>(total, u64(1) << 22);
+  MemoryPlan plan("the CUDA reconstruction (batched evaluation)");
+  plan.add(grid.size() * sizeof(T));
+  plan.add(DeviceEvaluator<T>::tableBytes(grid, options.optimizations));
+  plan.add(batch * static_cast<u64>(D) * sizeof(T));
+  plan.add(batch * sizeof(T));
+  SG_STATUS_TRY(plan.check());
+  DeviceArray<T> dCoefficients, dPoints, dOut;
+  SG_STATUS_TRY(dCoefficients.upload(coefficients, grid.size(), "the coefficients"));
+  SG_STATUS_TRY(dPoints.allocate(batch * static_cast<u64>(D), "the target points"));
+  SG_STATUS_TRY(dOut.allocate(batch, "the reconstructed values"));
+  DeviceEvaluator<T> evaluator;
+  SG_STATUS_TRY(evaluator.prepare(grid, options.optimizations, info, dCoefficients.get()));
+  Resources* res = nullptr;
+  SG_STATUS_TRY(resources(info.device, res));
+  Stream& stream = res->streams[0];
+  KernelTimer& timer = res->timers[0];
+  StreamDrain drain;
+  drain.streams.push_back(stream.get());
+  PointsParams pp{};
+  pp.D = D;
+  for (int t = 0; t < D; ++t)
+  {
+    pp.dims[t] = target.dims[static_cast<std::size_t>(t)];
+    pp.origin[t] = target.origin[static_cast<std::size_t>(t)];
+    pp.spacing[t] = target.spacing[static_cast<std::size_t>(t)];
+  }
+  pp.points = dPoints.get();
+  for (u64 first = 0; first < total; first += batch)
+  {
+    if (detail::aborted(options))
+    {
+      return detail::abortedStatus();
+    }
+    detail::progress(options, static_cast<double>(first) / static_cast<double>(total));
+    const u64 count = std::min(batch, total - first);
+    pp.first = first;
+    pp.count = count;
+    SG_STATUS_TRY(timer.start(stream.get()));
+    SG_STATUS_TRY(launch("the point generation kernel", pointsKernel<T>, gridFor(count, info),
+      CtaThreads, 0, stream.get(), pp));
+    SG_STATUS_TRY(evaluator.run(dPoints.get(), count, dOut.get(), stream.get()));
+    SG_STATUS_TRY(timer.stop(stream.get()));
+    SG_CUDA_TRY(cudaMemcpyAsync(out + first, dOut.get(), count * sizeof(T), cudaMemcpyDeviceToHost,
+                  stream.get()),
+      "copying the reconstructed values to the host");
+    SG_CUDA_TRY(cudaStreamSynchronize(stream.get()), "the reconstruction");
+    SG_STATUS_TRY(timer.collect());
+  }
+  *kernelSeconds = timer.seconds();
+  return Status::Ok();
+}
+
+} // namespace lattice
+
+template <typename T>
+Status reconstructHost(const Grid& grid, const T* coefficients, const RegularGrid& target, T* out,
+  const ExecutionOptions& options, const DeviceInfo& info, double* kernelSeconds)
+{
+  using namespace lattice;
+  const int D = grid.dimensions();
+  std::vector<u64> dims, strides;
+  u64 latticeSize = 1;
+  for (int c : grid.caps())
+  {
+    strides.push_back(latticeSize);
+    dims.push_back((u64(1) << c) + 1);
+    latticeSize *= dims.back();
+  }
+  const u64 total = target.numberOfPoints();
+  // The CPU's rule: the lattice pays off unless it is much larger than the target.
+  if (latticeSize > std::max<u64>(8 * total, u64(1) << 21))
+  {
+    return byEvaluation(grid, coefficients, target, out, options, info, kernelSeconds);
+  }
+  bool direct = true;
+  for (int t = 0; t < D && direct; ++t)
+  {
+    const std::size_t u = static_cast<std::size_t>(t);
+    const double h = std::ldexp(1.0, -grid.caps()[u]);
+    direct = target.dims[u] == dims[u] && std::abs(target.origin[u]) < 1e-12 &&
+      std::abs(target.spacing[u] - h) < 1e-12 * h;
+  }
+  // Intermediate sizes of the interpolation passes (pass t writes axis t at the target's size).
+  u64 largest = 0;
+  if (!direct)
+  {
+    for (int t = 0; t + 1 < D; ++t)
+    {
+      u64 size = 1;
+      for (int s = 0; s < D; ++s)
+      {
+        size *= s <= t ? static_cast<u64>(target.dims[static_cast<std::size_t>(s)]) : dims[static_cast<std::size_t>(s)];
+      }
+      largest = std::max(largest, size);
+    }
+  }
+  MemoryPlan plan("the CUDA reconstruction");
+  plan.add(grid.size() * sizeof(T));
+  plan.add(8 * (grid.numberOfBlocks() + 1) + grid.numberOfBlocks() * static_cast<u64>(D));
+  plan.add(latticeSize * sizeof(T));
+  if (!direct)
+  {
+    plan.add(total * sizeof(T));
+    plan.add(largest * sizeof(T));
+    plan.add(largest * sizeof(T));
+  }
+  SG_STATUS_TRY(plan.check());
+
+  DeviceArray<T> dCoefficients, dLattice, dOut, dA, dB;
+  DeviceArray<u64> dOffsets;
+  DeviceArray<unsigned char> dLevels;
+  {
+    std::vector<u64> offsets(grid.numberOfBlocks() + 1);
+    std::vector<unsigned char> levels(grid.numberOfBlocks() * static_cast<std::size_t>(D));
+    for (std::size_t b = 0; b < grid.numberOfBlocks(); ++b)
+    {
+      offsets[b] = grid.blockOffset(b);
+      std::copy(grid.blockLevels(b), grid.blockLevels(b) + D, &levels[b * D]);
+    }
+    offsets.back() = grid.size();
+    SG_STATUS_TRY(dOffsets.upload(offsets, "block offsets"));
+    SG_STATUS_TRY(dLevels.upload(levels, "block levels"));
+  }
+  SG_STATUS_TRY(dCoefficients.upload(coefficients, grid.size(), "the coefficients"));
+  SG_STATUS_TRY(dLattice.allocate(latticeSize, "the reconstruction lattice"));
+  if (!direct)
+  {
+    SG_STATUS_TRY(dOut.allocate(total, "the reconstructed image"));
+    if (largest > 0)
+    {
+      SG_STATUS_TRY(dA.allocate(largest, "an interpolation buffer"));
+      SG_STATUS_TRY(dB.allocate(largest, "an interpolation buffer"));
+    }
+  }
+  // Interpolation tables (as the CPU computes them), uploaded before timing.
+  std::vector<DeviceArray<u64>> dI0(static_cast<std::size_t>(D));
+  std::vector<DeviceArray<T>> dFrac(static_cast<std::size_t>(D));
+  if (!direct)
+  {
+    for (int t = 0; t < D; ++t)
+    {
+      const std::size_t u = static_cast<std::size_t>(t);
+      const std::size_t n = dims[u];
+      const std::size_t m = target.dims[u];
+      std::vector<u64> i0(m);
+      std::vector<T> frac(m);
+      const double scale = std::ldexp(1.0, grid.caps()[u]);
+      for (std::size_t j = 0; j < m; ++j)
+      {
+        double x = target.origin[u] + static_cast<double>(j) * target.spacing[u];
+        x = std::min(1.0, std::max(0.0, x));
+        const double pos = x * scale;
+        std::size_t i = static_cast<std::size_t>(std::floor(pos));
+        i = std::min(i, n - 2);
+        i0[j] = i;
+        frac[j] = static_cast<T>(pos - static_cast<double>(i));
+      }
+      SG_STATUS_TRY(dI0[u].upload(i0, "interpolation indices"));
+      SG_STATUS_TRY(dFrac[u].upload(frac, "interpolation weights"));
+    }
+  }
+  Resources* res = nullptr;
+  SG_STATUS_TRY(resources(info.device, res));
+  Stream& stream = res->streams[0];
+  KernelTimer& timer = res->timers[0];
+  StreamDrain drain;
+  drain.streams.push_back(stream.get());
+  if (detail::aborted(options))
+  {
+    return detail::abortedStatus();
+  }
+  detail::progress(options, 0.0);
+
+  SG_STATUS_TRY(timer.start(stream.get()));
+  SG_CUDA_TRY(cudaMemsetAsync(dLattice.get(), 0, latticeSize * sizeof(T), stream.get()),
+    "clearing the lattice");
+  ScatterParams sp{};
+  sp.coefficients = dCoefficients.get();
+  sp.full = dLattice.get();
+  sp.size = grid.size();
+  sp.offsets = dOffsets.get();
+  sp.levels = dLevels.get();
+  sp.numBlocks = static_cast<u32>(grid.numberOfBlocks());
+  sp.D = D;
+  for (int t = 0; t < D; ++t)
+  {
+    sp.caps[t] = grid.caps()[static_cast<std::size_t>(t)];
+    sp.strides[t] = strides[static_cast<std::size_t>(t)];
+  }
+  SG_STATUS_TRY(launch("the scatter kernel", scatterKernel<T>, gridFor(grid.size(), info),
+    CtaThreads, 0, stream.get(), sp));
+  for (int t = 0; t < D; ++t)
+  {
+    const std::size_t u = static_cast<std::size_t>(t);
+    const int cap = grid.caps()[u];
+    if (cap < 1)
+    {
+      continue;
+    }
+    AxisParams ap{};
+    ap.full = dLattice.get();
+    ap.n = dims[u];
+    ap.inner = strides[u];
+    ap.columns = latticeSize / dims[u];
+    ap.cap = cap;
+    int gLog2 = 5;
+    auto smemFor = [&](int g) { return 8 * (u64(1) << g) + ap.n * ((u64(1) << g) + 1) * sizeof(T); };
+    while (gLog2 > 0 && smemFor(gLog2) > TileSharedLimit)
+    {
+      --gLog2;
+    }
+    const u64 smem = smemFor(gLog2);
+    if (smem <= TileSharedLimit && smem <= static_cast<u64>(info.sharedPerBlockOptin))
+    {
+      ap.gLog2 = gLog2;
+      SG_STATUS_TRY(allowSharedMemory(latticeTileKernel<T>, smem));
+      const u64 tiles = (ap.columns + (u64(1) << gLog2) - 1) >> gLog2;
+      int perSm = 1;
+      SG_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                    &perSm, latticeTileKernel<T>, CtaThreads, smem),
+        "querying the occupancy of the lattice kernel");
+      const u64 resident = static_cast<u64>(std::max(perSm, 1)) * info.multiprocessors;
+      SG_STATUS_TRY(launch("the lattice kernel", latticeTileKernel<T>,
+        static_cast<unsigned>(std::min(tiles, resident * 4)), CtaThreads, smem, stream.get(), ap));
+    }
+    else
+    {
+      SG_STATUS_TRY(launch("the lattice kernel", latticeColumnKernel<T>, gridFor(ap.columns, info),
+        CtaThreads, 0, stream.get(), ap));
+    }
+  }
+  T* result = dLattice.get();
+  if (!direct)
+  {
+    std::vector<u64> cur = dims;
+    const T* in = dLattice.get();
+    for (int t = 0; t < D; ++t)
+    {
+      const std::size_t u = static_cast<std::size_t>(t);
+      InterpParams ip{};
+      ip.in = in;
+      ip.n = cur[u];
+      ip.m = target.dims[u];
+      ip.inner = 1;
+      for (int s = 0; s < t; ++s)
+      {
+        ip.inner *= cur[static_cast<std::size_t>(s)];
+      }
+      cur[u] = target.dims[u];
+      u64 size = 1;
+      for (u64 d : cur)
+      {
+        size *= d;
+      }
+      ip.outSize = size;
+      T* dst = t + 1 == D ? dOut.get() : (t % 2 == 0 ? dA.get() : dB.get());
+      ip.out = dst;
+      ip.i0 = dI0[u].get();
+      ip.frac = dFrac[u].get();
+      SG_STATUS_TRY(launch("the interpolation kernel", interpolateKernel<T>, gridFor(size, info),
+        CtaThreads, 0, stream.get(), ip));
+      in = dst;
+    }
+    result = dOut.get();
+  }
+  SG_STATUS_TRY(timer.stop(stream.get()));
+  SG_CUDA_TRY(cudaMemcpyAsync(out, result, total * sizeof(T), cudaMemcpyDeviceToHost, stream.get()),
+    "copying the image to the host");
+  SG_CUDA_TRY(cudaStreamSynchronize(stream.get()), "the reconstruction");
+  SG_STATUS_TRY(timer.collect());
+  *kernelSeconds = timer.seconds();
+  detail::progress(options, 1.0);
+  return Status::Ok();
+}
+
+template Status reconstructHost<float>(const Grid&, const float*, const RegularGrid&, float*,
+  const ExecutionOptions&, const DeviceInfo&, double*);
+template Status reconstructHost<double>(const Grid&, const double*, const RegularGrid&, double*,
+  const ExecutionOptions&, const DeviceInfo&, double*);
+
+} // namespace impl
+} // namespace cuda
+} // namespace sparsegrid
