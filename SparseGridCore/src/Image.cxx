@@ -511,22 +511,42 @@ void interpolateAxis(const T* in, std::vector<std::size_t>& dims, int t, int cap
     i0[j] = i;
     frac[j] = static_cast<T>(pos - static_cast<double>(i));
   }
-  detail::parallelFor(options, outer * m, std::max<std::size_t>(1, 4096 / inner),
-    [&](std::size_t q0, std::size_t q1) {
-      for (std::size_t q = q0; q < q1; ++q)
-      {
-        const std::size_t o = q / m;
-        const std::size_t j = q % m;
-        const T* a = in + (o * n + i0[j]) * inner;
-        const T* b = a + inner;
-        T* dst = out + (o * m + j) * inner;
-        const T f = frac[j];
-        for (std::size_t r = 0; r < inner; ++r)
+  if (inner == 1)
+  {
+    // Axis 0: whole lines per task, the target loop innermost (one element per target sample).
+    detail::parallelFor(options, outer, std::max<std::size_t>(1, 8192 / m),
+      [&](std::size_t o0, std::size_t o1) {
+        for (std::size_t o = o0; o < o1; ++o)
         {
-          dst[r] = (T(1) - f) * a[r] + f * b[r];
+          const T* line = in + o * n;
+          T* dst = out + o * m;
+          for (std::size_t j = 0; j < m; ++j)
+          {
+            dst[j] = (T(1) - frac[j]) * line[i0[j]] + frac[j] * line[i0[j] + 1];
+          }
         }
-      }
-    });
+      });
+  }
+  else
+  {
+    // Other axes: rows of `inner` contiguous values, blended two rows at a time.
+    detail::parallelFor(options, outer * m, std::max<std::size_t>(1, 8192 / inner),
+      [&](std::size_t q0, std::size_t q1) {
+        for (std::size_t q = q0; q < q1; ++q)
+        {
+          const std::size_t o = q / m;
+          const std::size_t j = q % m;
+          const T* a = in + (o * n + i0[j]) * inner;
+          const T* b = a + inner;
+          T* dst = out + (o * m + j) * inner;
+          const T f = frac[j];
+          for (std::size_t r = 0; r < inner; ++r)
+          {
+            dst[r] = (T(1) - f) * a[r] + f * b[r];
+          }
+        }
+      });
+  }
   dims[static_cast<std::size_t>(t)] = m;
 }
 
@@ -581,26 +601,52 @@ Status reconstructCPU(const Grid& grid, const T* coefficients, const RegularGrid
   const std::size_t total = target.numberOfPoints();
   // The lattice pays off unless it is much larger than the target (a coarse preview of a fine
   // grid): then evaluating each target point is cheaper.
+  // Upper bound of the two work buffers: a target finer than the lattice grows the
+  // intermediates by up to the refinement factor of each axis.
+  double growth = 1;
+  for (int t = 0; t < D; ++t)
+  {
+    const std::size_t u = static_cast<std::size_t>(t);
+    growth *= std::max(1.0, std::ceil(static_cast<double>(target.dims[u]) / lattice.dims[u]));
+  }
+  const double bufferBytes = 2.0 * growth * static_cast<double>(lattice.size) * sizeof(T);
   const bool fast = lattice.size <= std::max<std::size_t>(8 * total, std::size_t(1) << 21) &&
-    checkAllocation(2 * lattice.size * sizeof(T), "the reconstruction lattice").ok();
+    bufferBytes < 1e18 &&
+    checkAllocation(static_cast<std::uint64_t>(bufferBytes), "the reconstruction lattice").ok();
   if (!fast)
   {
     return reconstructByEvaluation(grid, coefficients, target, out, options);
   }
-  // Is the target the lattice itself? Then the lattice is built directly in `out`.
-  bool direct = true;
-  for (int t = 0; t < D && direct; ++t)
+  // Axes where the target samples are exactly the lattice nodes need no interpolation pass; when
+  // every axis is like that the lattice is built directly in `out`.
+  std::vector<int> passes;
+  for (int t = 0; t < D; ++t)
   {
     const std::size_t u = static_cast<std::size_t>(t);
     const double h = std::ldexp(1.0, -grid.caps()[u]);
-    direct = target.dims[u] == lattice.dims[u] && std::abs(target.origin[u]) < 1e-12 &&
-      std::abs(target.spacing[u] - h) < 1e-12 * h;
+    const bool identity = target.dims[u] == lattice.dims[u] &&
+      std::abs(target.origin[u]) < 1e-12 && std::abs(target.spacing[u] - h) < 1e-12 * h;
+    if (!identity)
+    {
+      passes.push_back(t);
+    }
   }
+  // Sizes of the intermediate arrays (a target finer than the lattice makes them larger).
+  std::vector<std::size_t> dims = lattice.dims;
+  std::size_t largest = 0, size = lattice.size;
+  for (std::size_t k = 0; k + 1 < passes.size(); ++k)
+  {
+    const std::size_t u = static_cast<std::size_t>(passes[k]);
+    size = size / dims[u] * target.dims[u];
+    dims[u] = target.dims[u];
+    largest = std::max(largest, size);
+  }
+  dims = lattice.dims;
   std::unique_ptr<T[]> buffer;
   T* full = out;
-  if (!direct)
+  if (!passes.empty())
   {
-    buffer.reset(new T[lattice.size]);
+    buffer.reset(new T[std::max(lattice.size, largest)]);
     full = buffer.get();
   }
   detail::parallelFor(options, lattice.size, 1 << 16, [&](std::size_t i0, std::size_t i1) {
@@ -616,35 +662,23 @@ Status reconstructCPU(const Grid& grid, const T* coefficients, const RegularGrid
     detail::progress(options, static_cast<double>(t) / (2.0 * D));
     dehierarchizeLatticeAxis(lattice, t, grid.caps()[static_cast<std::size_t>(t)], full, options);
   }
-  if (!direct)
+  // Separable multilinear interpolation, one pass per non-identity axis, ping-ponging between
+  // the lattice buffer and one more buffer allocated once (fresh pages cost as much as a pass).
+  std::unique_ptr<T[]> spare(largest > 0 ? new T[largest] : nullptr);
+  T* in = full;
+  T* other = spare.get();
+  for (std::size_t k = 0; k < passes.size(); ++k)
   {
-    // Separable multilinear interpolation, one axis per pass, ping-ponging between buffers.
-    std::vector<std::size_t> dims = lattice.dims;
-    std::unique_ptr<T[]> current = std::move(buffer);
-    const T* in = full;
-    for (int t = 0; t < D; ++t)
+    if (detail::aborted(options))
     {
-      if (detail::aborted(options))
-      {
-        return detail::abortedStatus();
-      }
-      detail::progress(options, 0.5 + static_cast<double>(t) / (2.0 * D));
-      const int cap = grid.caps()[static_cast<std::size_t>(t)];
-      if (t + 1 == D)
-      {
-        interpolateAxis(in, dims, t, cap, target, out, options);
-        break;
-      }
-      std::size_t size = 1;
-      for (int s = 0; s < D; ++s)
-      {
-        size *= s == t ? target.dims[static_cast<std::size_t>(s)] : dims[static_cast<std::size_t>(s)];
-      }
-      std::unique_ptr<T[]> next(new T[size]);
-      interpolateAxis(in, dims, t, cap, target, next.get(), options);
-      current = std::move(next);
-      in = current.get();
+      return detail::abortedStatus();
     }
+    detail::progress(options, 0.5 + 0.5 * static_cast<double>(k) / passes.size());
+    const int t = passes[k];
+    T* dst = k + 1 == passes.size() ? out : other;
+    interpolateAxis(in, dims, t, grid.caps()[static_cast<std::size_t>(t)], target, dst, options);
+    other = in;
+    in = dst;
   }
   detail::progress(options, 1.0);
   return Status::Ok();

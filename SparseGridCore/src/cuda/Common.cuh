@@ -314,7 +314,9 @@ public:
   }
   Status create()
   {
-    SG_CUDA_TRY(cudaStreamCreateWithFlags(&this->S, cudaStreamNonBlocking), "creating a stream");
+    // A blocking stream: ordered after the legacy default stream, which carries the synchronous
+    // cudaMemcpy uploads (from pageable memory those may return before their DMA is done).
+    SG_CUDA_TRY(cudaStreamCreateWithFlags(&this->S, cudaStreamDefault), "creating a stream");
     return Status::Ok();
   }
   cudaStream_t get() const { return this->S; }
@@ -393,8 +395,10 @@ std::mutex& deviceMutex();
 struct Resources
 {
   int device = -1;
-  Stream streams[2];
+  Stream streams[2]; ///< evaluate: [0] kernels, [1] transfers
   KernelTimer timers[2];
+  cudaEvent_t copied[2] = { nullptr, nullptr };   ///< points of a chunk are on the device
+  cudaEvent_t computed[2] = { nullptr, nullptr }; ///< results of a chunk are ready
 };
 /// The device's resources, timers reset.
 Status resources(int device, Resources*& out);

@@ -191,6 +191,9 @@ Status resources(int device, Resources*& out)
   {
     SG_STATUS_TRY(r->streams[i].create());
     SG_STATUS_TRY(r->timers[i].create());
+    SG_CUDA_TRY(cudaEventCreateWithFlags(&r->copied[i], cudaEventDisableTiming), "creating an event");
+    SG_CUDA_TRY(
+      cudaEventCreateWithFlags(&r->computed[i], cudaEventDisableTiming), "creating an event");
   }
   out = r.get();
   all.push_back(std::move(r));
@@ -248,27 +251,27 @@ Status evaluateImpl(const Grid& grid, const T* coefficients, const T* points, st
   SG_STATUS_TRY(evaluator.prepare(grid, options.optimizations, info, dCoefficients.get()));
   Resources* res = nullptr;
   SG_STATUS_TRY(resources(info.device, res));
-  Stream* streams = res->streams;
-  KernelTimer* timers = res->timers;
+  // Kernels run in order on one stream (so that each chunk's kernel time is its own), transfers
+  // on another; events order them. Chunk i: copy in (transfer stream), evaluate (kernel
+  // stream), and one chunk later copy out (transfer stream), alternating two buffers, so that
+  // the kernel of one chunk overlaps the transfers of its neighbours.
+  cudaStream_t compute = res->streams[0].get();
+  cudaStream_t transfer = res->streams[1].get();
   StreamDrain drain;
-  for (int b = 0; b < buffers; ++b)
-  {
-    drain.streams.push_back(streams[b].get());
-  }
+  drain.streams = { compute, transfer };
   double seconds = 0;
-  // Chunk i: copy in, evaluate, and (one chunk later) copy out, alternating between two streams
-  // and buffers so that the kernel of one chunk overlaps the transfers of its neighbours.
   auto finish = [&](u64 i) -> Status {
     const int b = static_cast<int>(i % buffers);
     const u64 first = i * perChunk;
     const u64 count = std::min(perChunk, n - first);
+    SG_CUDA_TRY(cudaStreamWaitEvent(transfer, res->computed[b], 0), "ordering the transfers");
     SG_CUDA_TRY(cudaMemcpyAsync(results + first, dOut[b].get(), count * sizeof(T),
-                  cudaMemcpyDeviceToHost, streams[b].get()),
+                  cudaMemcpyDeviceToHost, transfer),
       "copying evaluation results to the host");
-    SG_CUDA_TRY(cudaStreamSynchronize(streams[b].get()), "the evaluation");
-    const double before = timers[b].seconds();
-    SG_STATUS_TRY(timers[b].collect());
-    seconds += timers[b].seconds() - before;
+    SG_CUDA_TRY(cudaStreamSynchronize(transfer), "the evaluation");
+    const double before = res->timers[b].seconds();
+    SG_STATUS_TRY(res->timers[b].collect());
+    seconds += res->timers[b].seconds() - before;
     return Status::Ok();
   };
   for (u64 i = 0; i < chunks; ++i)
@@ -282,12 +285,14 @@ Status evaluateImpl(const Grid& grid, const T* coefficients, const T* points, st
     const u64 first = i * perChunk;
     const u64 count = std::min(perChunk, n - first);
     SG_CUDA_TRY(cudaMemcpyAsync(dPoints[b].get(), points + first * static_cast<u64>(D),
-                  count * static_cast<u64>(D) * sizeof(T), cudaMemcpyHostToDevice,
-                  streams[b].get()),
+                  count * static_cast<u64>(D) * sizeof(T), cudaMemcpyHostToDevice, transfer),
       "copying evaluation points to the device");
-    SG_STATUS_TRY(timers[b].start(streams[b].get()));
-    SG_STATUS_TRY(evaluator.run(dPoints[b].get(), count, dOut[b].get(), streams[b].get()));
-    SG_STATUS_TRY(timers[b].stop(streams[b].get()));
+    SG_CUDA_TRY(cudaEventRecord(res->copied[b], transfer), "ordering the transfers");
+    SG_CUDA_TRY(cudaStreamWaitEvent(compute, res->copied[b], 0), "ordering the kernels");
+    SG_STATUS_TRY(res->timers[b].start(compute));
+    SG_STATUS_TRY(evaluator.run(dPoints[b].get(), count, dOut[b].get(), compute));
+    SG_STATUS_TRY(res->timers[b].stop(compute));
+    SG_CUDA_TRY(cudaEventRecord(res->computed[b], compute), "ordering the transfers");
     if (i > 0)
     {
       SG_STATUS_TRY(finish(i - 1));

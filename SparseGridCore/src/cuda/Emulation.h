@@ -102,6 +102,7 @@ struct EmuEvent
 using cudaStream_t = EmuStream*;
 using cudaEvent_t = EmuEvent*;
 constexpr unsigned cudaStreamNonBlocking = 1;
+constexpr unsigned cudaStreamDefault = 0;
 
 namespace emu
 {
@@ -642,6 +643,16 @@ inline cudaError_t cudaStreamSynchronize(cudaStream_t)
 inline cudaError_t cudaEventCreate(cudaEvent_t* e)
 {
   *e = new EmuEvent;
+  return cudaSuccess;
+}
+constexpr unsigned cudaEventDisableTiming = 2;
+inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned)
+{
+  *e = new EmuEvent;
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned)
+{
   return cudaSuccess;
 }
 inline cudaError_t cudaEventDestroy(cudaEvent_t e)

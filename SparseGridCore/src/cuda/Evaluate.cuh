@@ -137,6 +137,13 @@ __device__ __forceinline__ void stepAxis(u32 code, const T (&x)[PPL][DM], const 
   }
 }
 
+/// Entries decoded before their gathers are issued together: U * PPL loads in flight.
+template <int PPL>
+struct EntryUnroll
+{
+  static constexpr int value = PPL >= 4 ? 2 : (PPL == 2 ? 4 : 4);
+};
+
 #define SG_EVAL_STEP(I)                                                                            \
   case I:                                                                                          \
     if constexpr (I < DM)                                                                          \
@@ -150,7 +157,7 @@ __device__ __forceinline__ void stepAxis(u32 code, const T (&x)[PPL][DM], const 
 
 /// DT: compile-time dimension (0: runtime, up to MaxDimensions); PPL: points per thread.
 template <typename T, int DT, int PPL, bool SharedCoefficients>
-__global__ void __launch_bounds__(SharedCoefficients ? SharedCtaThreads : CtaThreads, 1)
+__global__ void __launch_bounds__(SharedCoefficients ? SharedCtaThreads : CtaThreads, SharedCoefficients ? 1 : 2)
   evaluateFast(FastParams p)
 {
   constexpr int DM = DT > 0 ? DT : MaxDimensions;
@@ -251,60 +258,105 @@ __global__ void __launch_bounds__(SharedCoefficients ? SharedCtaThreads : CtaThr
         }
         acc[q] = T(0);
       }
-      for (u32 e = 0; e < p.numEntries; ++e)
+      // Entries in groups of U: the prefix recursion runs entry by entry, then the U x PPL
+      // gathers are issued together so that several are in flight per thread.
+      constexpr int U = EntryUnroll<PPL>::value;
+      for (u32 e0 = 0; e0 < p.numEntries; e0 += U)
       {
-        const u64* entry = p.entries + static_cast<u64>(e) * static_cast<u64>(stride);
-        const u64 head = __ldg(entry);
-        const u64 word0 = __ldg(entry + 1);
-        const int depth = static_cast<int>(head >> 56);
-        switch (depth)
-        {
-          SG_EVAL_STEP(0)
-          SG_EVAL_STEP(1)
-          SG_EVAL_STEP(2)
-          SG_EVAL_STEP(3)
-          SG_EVAL_STEP(4)
-          SG_EVAL_STEP(5)
-          SG_EVAL_STEP(6)
-          SG_EVAL_STEP(7)
-          SG_EVAL_STEP(8)
-          SG_EVAL_STEP(9)
-          SG_EVAL_STEP(10)
-          SG_EVAL_STEP(11)
-          SG_EVAL_STEP(12)
-          SG_EVAL_STEP(13)
-          SG_EVAL_STEP(14)
-          SG_EVAL_STEP(15)
-          SG_EVAL_STEP(16)
-          SG_EVAL_STEP(17)
-          SG_EVAL_STEP(18)
-          SG_EVAL_STEP(19)
-          SG_EVAL_STEP(20)
-          SG_EVAL_STEP(21)
-          SG_EVAL_STEP(22)
-          SG_EVAL_STEP(23)
-          SG_EVAL_STEP(24)
-          SG_EVAL_STEP(25)
-          SG_EVAL_STEP(26)
-          SG_EVAL_STEP(27)
-          SG_EVAL_STEP(28)
-          SG_EVAL_STEP(29)
-          SG_EVAL_STEP(30)
-          SG_EVAL_STEP(31)
-          default:
-            break;
-        }
-        const T* base = coefficients + (head & OffsetMask);
+        const T* where[U][PPL];
+        T weight[U][PPL];
 #pragma unroll
-        for (int q = 0; q < PPL; ++q)
+        for (int u = 0; u < U; ++u)
         {
-          if constexpr (DT > 0)
+          if (e0 + u < p.numEntries)
           {
-            acc[q] += base[P[q][DT]] * W[q][DT];
+            const u64* entry = p.entries + static_cast<u64>(e0 + u) * static_cast<u64>(stride);
+            const u64 head = __ldg(entry);
+            const u64 word0 = __ldg(entry + 1);
+            const int depth = static_cast<int>(head >> 56);
+            switch (depth)
+            {
+              SG_EVAL_STEP(0)
+              SG_EVAL_STEP(1)
+              SG_EVAL_STEP(2)
+              SG_EVAL_STEP(3)
+              SG_EVAL_STEP(4)
+              SG_EVAL_STEP(5)
+              SG_EVAL_STEP(6)
+              SG_EVAL_STEP(7)
+              SG_EVAL_STEP(8)
+              SG_EVAL_STEP(9)
+              SG_EVAL_STEP(10)
+              SG_EVAL_STEP(11)
+              SG_EVAL_STEP(12)
+              SG_EVAL_STEP(13)
+              SG_EVAL_STEP(14)
+              SG_EVAL_STEP(15)
+              SG_EVAL_STEP(16)
+              SG_EVAL_STEP(17)
+              SG_EVAL_STEP(18)
+              SG_EVAL_STEP(19)
+              SG_EVAL_STEP(20)
+              SG_EVAL_STEP(21)
+              SG_EVAL_STEP(22)
+              SG_EVAL_STEP(23)
+              SG_EVAL_STEP(24)
+              SG_EVAL_STEP(25)
+              SG_EVAL_STEP(26)
+              SG_EVAL_STEP(27)
+              SG_EVAL_STEP(28)
+              SG_EVAL_STEP(29)
+              SG_EVAL_STEP(30)
+              SG_EVAL_STEP(31)
+              default:
+                break;
+            }
+            const T* base = coefficients + (head & OffsetMask);
+#pragma unroll
+            for (int q = 0; q < PPL; ++q)
+            {
+              if constexpr (DT > 0)
+              {
+                where[u][q] = base + P[q][DT];
+                weight[u][q] = W[q][DT];
+              }
+              else
+              {
+                where[u][q] = base + P[q][D];
+                weight[u][q] = W[q][D];
+              }
+            }
           }
           else
           {
-            acc[q] += base[P[q][D]] * W[q][D];
+#pragma unroll
+            for (int q = 0; q < PPL; ++q)
+            {
+              where[u][q] = coefficients;
+              weight[u][q] = T(0);
+            }
+          }
+        }
+        T value[U][PPL];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+        {
+#pragma unroll
+          for (int q = 0; q < PPL; ++q)
+          {
+            value[u][q] = SharedCoefficients ? *where[u][q] : __ldg(where[u][q]);
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+        {
+          if (e0 + u < p.numEntries)
+          {
+#pragma unroll
+            for (int q = 0; q < PPL; ++q)
+            {
+              acc[q] += value[u][q] * weight[u][q];
+            }
           }
         }
       }
