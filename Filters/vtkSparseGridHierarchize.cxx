@@ -2,24 +2,34 @@
 
 #include "vtkSparseGridArrays.h"
 #include "vtkSparseGridExecution.h"
+#include "vtkSparseGridParallel.h"
 #include "vtkSparseGridRepresentation.h"
 
 #include "vtkCellData.h"
+#include "vtkCommunicator.h"
 #include "vtkDataObject.h"
 #include "vtkDoubleArray.h"
+#include "vtkExtentTranslator.h"
+#include "vtkFieldData.h"
 #include "vtkFloatArray.h"
 #include "vtkImageData.h"
 #include "vtkInformation.h"
+#include "vtkInformationIntegerRequestKey.h"
 #include "vtkInformationVector.h"
 #include "vtkMatrix3x3.h"
+#include "vtkMultiProcessController.h"
+#include "vtkMultiProcessStream.h"
 #include "vtkObjectFactory.h"
 #include "vtkPointData.h"
 #include "vtkPolyData.h"
 #include "vtkSmartPointer.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
+#include "vtkTypeInt64Array.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -33,21 +43,83 @@ struct vtkSparseGridHierarchize::vtkInternals
 
 namespace
 {
-enum class Outcome
+using vtkSparseGridParallel::Outcome;
+
+/**
+ * What every process must know about the whole image before it can take part: its extent,
+ * geometry and the arrays to compress. The lowest process with a non-empty piece decides it and
+ * broadcasts it, since a process with an empty piece may have no arrays at all.
+ */
+struct ImageHeader
 {
-  Done,
-  Failed,
-  Aborted
+  int WholeExtent[6] = { 0, -1, 0, -1, 0, -1 };
+  double Origin[3] = { 0, 0, 0 };
+  double Spacing[3] = { 1, 1, 1 };
+  std::vector<std::string> Names;
+  std::vector<int> Components;
+  std::vector<int> TypeSizes;
+
+  void Push(vtkMultiProcessStream& stream) const
+  {
+    for (int v : this->WholeExtent)
+    {
+      stream << v;
+    }
+    for (int a = 0; a < 3; ++a)
+    {
+      stream << this->Origin[a] << this->Spacing[a];
+    }
+    stream << static_cast<int>(this->Names.size());
+    for (std::size_t i = 0; i < this->Names.size(); ++i)
+    {
+      stream << this->Names[i] << this->Components[i] << this->TypeSizes[i];
+    }
+  }
+
+  void Pop(vtkMultiProcessStream& stream)
+  {
+    for (int& v : this->WholeExtent)
+    {
+      stream >> v;
+    }
+    for (int a = 0; a < 3; ++a)
+    {
+      stream >> this->Origin[a] >> this->Spacing[a];
+    }
+    int n = 0;
+    stream >> n;
+    this->Names.resize(static_cast<std::size_t>(n));
+    this->Components.resize(static_cast<std::size_t>(n));
+    this->TypeSizes.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i)
+    {
+      stream >> this->Names[i] >> this->Components[i] >> this->TypeSizes[i];
+    }
+  }
 };
+
+bool IsEmpty(const int extent[6])
+{
+  return extent[1] < extent[0] || extent[3] < extent[2] || extent[5] < extent[4];
+}
 
 /// Everything the typed part of RequestData needs.
 struct Job
 {
   const sparsegrid::Grid* Grid = nullptr;
-  std::vector<std::size_t> GridDims; ///< samples per grid axis (the image axes with > 1 sample)
-  std::vector<vtkDataArray*> Arrays;
+  std::vector<std::size_t> GridDims; ///< samples per grid axis of the whole image
+  /// This process's piece, per grid axis (dims all 0 for an empty piece).
+  sparsegrid::ImagePiece Piece;
+  /// The piece's points that count for the error metrics: each image point belongs to exactly
+  /// one piece ([offset, offset + dims - 1) per axis, the last sample to the last piece), so
+  /// that points shared by neighbouring pieces are counted once.
+  std::vector<std::size_t> OwnedBegin, OwnedDims; ///< relative to the piece
+  std::vector<vtkDataArray*> Arrays; ///< this piece's arrays (empty for an empty piece)
+  std::vector<std::string> Names;    ///< per array, from the header
+  std::vector<int> Components;       ///< per array, from the header
   bool ComputeError = false;
   vtkSparseGridExecution* Exec = nullptr;
+  vtkMultiProcessController* Controller = nullptr; ///< nullptr: serial
 
   // results
   std::vector<vtkSmartPointer<vtkDataArray>> Coefficients;
@@ -56,14 +128,29 @@ struct Job
   std::string Error;
 };
 
-Outcome Fail(Job& job, const char* what, const sparsegrid::Status& status)
+/// The local outcome of a core call, with its message in job.Error.
+Outcome Check(Job& job, const std::string& what, const sparsegrid::Status& status)
 {
+  if (status.ok())
+  {
+    return Outcome::Done;
+  }
   if (status.code() == sparsegrid::ErrorCode::Aborted)
   {
     return Outcome::Aborted;
   }
-  job.Error = vtkSparseGridExecution::Describe(what, status);
+  job.Error = vtkSparseGridExecution::Describe(what.c_str(), status);
   return Outcome::Failed;
+}
+
+/// Every process learns whether all went well (collective in a distributed run).
+Outcome Agree(Job& job, Outcome local)
+{
+  if (local != Outcome::Failed)
+  {
+    job.Error.clear();
+  }
+  return vtkSparseGridParallel::Agree(job.Controller, local, job.Error);
 }
 
 template<typename T>
@@ -72,15 +159,16 @@ Outcome Run(Job& job)
   using Clock = std::chrono::steady_clock;
   const sparsegrid::Grid& grid = *job.Grid;
   const std::size_t size = static_cast<std::size_t>(grid.size());
-  std::size_t points = 1;
-  for (std::size_t n : job.GridDims)
+  const bool hasPiece = !job.Arrays.empty(); // false for an empty piece, which still takes part
+  std::size_t owned = 1;
+  for (std::size_t n : job.OwnedDims)
   {
-    points *= n;
+    owned *= n;
   }
   int stages = 0;
-  for (vtkDataArray* array : job.Arrays)
+  for (int nc : job.Components)
   {
-    stages += array->GetNumberOfComponents() * (job.ComputeError ? 3 : 2);
+    stages += nc * (job.ComputeError ? 3 : 2);
   }
   int stage = 0;
   auto nextStage = [&]()
@@ -90,41 +178,78 @@ Outcome Run(Job& job)
     ++stage;
   };
 
-  for (vtkDataArray* array : job.Arrays)
+  bool tilingChecked = false;
+  for (std::size_t i = 0; i < job.Components.size(); ++i)
   {
-    const std::string name = array->GetName() ? array->GetName() : "";
-    const int nc = array->GetNumberOfComponents();
+    const std::string& name = job.Names[i];
+    const int nc = job.Components[i];
+    vtkDataArray* array = hasPiece ? job.Arrays[i] : nullptr;
     const auto start = Clock::now();
 
     std::vector<T> storage;
-    const T* image = vtkSparseGridArrays::ContiguousValues<T>(array, storage);
+    const T* image = array ? vtkSparseGridArrays::ContiguousValues<T>(array, storage) : nullptr;
 
     vtkNew<vtkSparseGridArrays::ArrayOf<T>> coefficients;
     coefficients->SetNumberOfComponents(nc);
     coefficients->SetNumberOfTuples(static_cast<vtkIdType>(size));
     T* out = coefficients->GetPointer(0);
     std::vector<T> values(size);
+    std::vector<T> sum(job.Controller ? size : 0);
     for (int c = 0; c < nc; ++c)
     {
-      sparsegrid::ExecutionReport report;
+      // Each process samples the grid points its piece owns (0 elsewhere); the sum over the
+      // processes is the sampling of the whole image, exactly: each point has one owner and
+      // x + 0 is exact in floating point.
       nextStage();
-      sparsegrid::Status status = sparsegrid::sampleImage(grid,
-        image + c,
-        job.GridDims,
-        values.data(),
-        static_cast<std::size_t>(nc),
-        job.Exec->Options(),
-        &report);
-      if (!status.ok())
+      std::uint64_t mine = 0;
+      Outcome outcome = Check(job,
+        "array '" + name + "'",
+        sparsegrid::sampleImagePiece(grid,
+          image ? image + c : nullptr,
+          job.Piece,
+          values.data(),
+          &mine,
+          static_cast<std::size_t>(nc),
+          job.Exec->Options()));
+      if ((outcome = Agree(job, outcome)) != Outcome::Done)
       {
-        return Fail(job, ("array '" + name + "'").c_str(), status);
+        return outcome;
       }
-      job.Exec->Record(report);
-      nextStage();
-      status = sparsegrid::hierarchize(grid, values.data(), job.Exec->Options(), &report);
-      if (!status.ok())
+      if (job.Controller)
       {
-        return Fail(job, ("hierarchizing '" + name + "'").c_str(), status);
+        if (!vtkSparseGridParallel::SumAll(job.Controller, values.data(), sum.data(), size))
+        {
+          job.Error = "summing the sampled values over the processes failed";
+          return Outcome::Failed;
+        }
+        values.swap(sum);
+        if (!tilingChecked)
+        {
+          // Ownership depends on the pieces only: check once that they tile the image.
+          std::uint64_t total = 0;
+          vtkSparseGridParallel::SumAll(job.Controller, &mine, &total, 1);
+          tilingChecked = true;
+          if (total != size)
+          {
+            job.Error = "the image pieces of the processes do not tile the image (they own " +
+              std::to_string(total) + " of the " + std::to_string(size) +
+              " grid points): neighbouring pieces must share their boundary layer of "
+              "samples, as the pieces of VTK's extent translator do (redistribute the image, "
+              "or read it with a reader that reads pieces)";
+            return Outcome::Failed; // the same sum, hence the same verdict, everywhere
+          }
+        }
+      }
+      // Small (grid-sized) and deterministic: every process hierarchizes the same values and
+      // gets the same coefficients, so no broadcast is needed.
+      nextStage();
+      sparsegrid::ExecutionReport report;
+      outcome = Check(job,
+        "hierarchizing '" + name + "'",
+        sparsegrid::hierarchize(grid, values.data(), job.Exec->Options(), &report));
+      if ((outcome = Agree(job, outcome)) != Outcome::Done)
+      {
+        return outcome;
       }
       job.Exec->Record(report);
       for (std::size_t p = 0; p < size; ++p)
@@ -137,41 +262,116 @@ Outcome Run(Job& job)
 
     if (job.ComputeError)
     {
-      // Reconstruct on the input's own points and compare with the original values, read as
-      // double so that a float precision does not hide part of its own error.
+      // Reconstruct on this piece's own points and compare with the original values, read as
+      // double so that a float precision does not hide part of its own error. Each process
+      // measures the points it owns; max, sum of squares, count, min and max are reduced.
       storage.clear();
       storage.shrink_to_fit();
-      std::vector<T> approx(points * static_cast<std::size_t>(nc));
-      std::vector<T> component(points);
-      const sparsegrid::RegularGrid target = sparsegrid::RegularGrid::unitCube(job.GridDims);
+      std::vector<T> approx(owned * static_cast<std::size_t>(nc));
+      std::vector<T> component(owned);
+      sparsegrid::RegularGrid target;
+      for (std::size_t t = 0; t < job.GridDims.size(); ++t)
+      {
+        // The sub-box of the unit cube that the owned points span, with the whole image's
+        // spacing, so that the points fall where the serial reconstruction puts them.
+        const double spacing = 1.0 / static_cast<double>(job.GridDims[t] - 1);
+        target.dims.push_back(job.OwnedDims[t]);
+        target.origin.push_back(
+          static_cast<double>(job.Piece.offset[t] + job.OwnedBegin[t]) * spacing);
+        target.spacing.push_back(spacing);
+      }
       for (int c = 0; c < nc; ++c)
       {
         for (std::size_t p = 0; p < size; ++p)
         {
           values[p] = out[p * nc + c];
         }
-        sparsegrid::ExecutionReport report;
         nextStage();
-        const sparsegrid::Status status = sparsegrid::reconstructImage(
-          grid, values.data(), target, component.data(), job.Exec->Options(), &report);
-        if (!status.ok())
+        Outcome outcome = Outcome::Done;
+        if (owned > 0)
         {
-          return Fail(job, ("measuring the error of '" + name + "'").c_str(), status);
+          sparsegrid::ExecutionReport report;
+          outcome = Check(job,
+            "measuring the error of '" + name + "'",
+            sparsegrid::reconstructImage(
+              grid, values.data(), target, component.data(), job.Exec->Options(), &report));
+          if (outcome == Outcome::Done)
+          {
+            job.Exec->Record(report);
+          }
         }
-        job.Exec->Record(report);
-        for (std::size_t p = 0; p < points; ++p)
+        if ((outcome = Agree(job, outcome)) != Outcome::Done)
+        {
+          return outcome;
+        }
+        for (std::size_t p = 0; p < owned; ++p)
         {
           approx[p * nc + c] = component[p];
         }
       }
-      std::vector<double> referenceStorage;
-      const double* reference =
-        vtkSparseGridArrays::ContiguousValues<double>(array, referenceStorage);
-      const sparsegrid::ErrorMetrics metrics = sparsegrid::computeErrorMetrics(
-        reference, approx.data(), points * static_cast<std::size_t>(nc));
-      job.MaxAbsError.push_back(metrics.maxAbsError);
-      job.RMSE.push_back(metrics.rmse);
-      job.PSNR.push_back(metrics.psnr);
+      // Local partial sums over the owned points, in the serial order (points, then
+      // components), so that one process reproduces the core's computeErrorMetrics exactly.
+      double maxima[3] = {
+        0, -std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()
+      };                         // max error, max, -min
+      double sums[2] = { 0, 0 }; // sum of squares, count
+      if (owned > 0)
+      {
+        std::vector<double> referenceStorage;
+        const double* reference =
+          vtkSparseGridArrays::ContiguousValues<double>(array, referenceStorage);
+        const std::size_t D = job.GridDims.size();
+        std::vector<std::size_t> pieceStride(D), ijk(D, 0);
+        std::size_t s = 1;
+        for (std::size_t t = 0; t < D; ++t)
+        {
+          pieceStride[t] = s;
+          s *= job.Piece.dims[t];
+        }
+        for (std::size_t p = 0; p < owned; ++p)
+        {
+          std::size_t at = 0;
+          for (std::size_t t = 0; t < D; ++t)
+          {
+            at += (job.OwnedBegin[t] + ijk[t]) * pieceStride[t];
+          }
+          for (int c = 0; c < nc; ++c)
+          {
+            const double r = reference[at * nc + c];
+            const double e = std::abs(static_cast<double>(approx[p * nc + c]) - r);
+            maxima[0] = std::max(maxima[0], e);
+            maxima[1] = std::max(maxima[1], r);
+            maxima[2] = std::max(maxima[2], -r);
+            sums[0] += e * e;
+          }
+          for (std::size_t t = 0; t < D && ++ijk[t] == job.OwnedDims[t]; ++t)
+          {
+            ijk[t] = 0;
+          }
+        }
+        sums[1] = static_cast<double>(owned) * nc;
+      }
+      double globalMaxima[3], globalSums[2];
+      if (!vtkSparseGridParallel::MaxAll(job.Controller, maxima, globalMaxima, 3) ||
+        !vtkSparseGridParallel::SumAll(job.Controller, sums, globalSums, 2))
+      {
+        job.Error = "reducing the error metrics over the processes failed";
+        return Outcome::Failed;
+      }
+      const double count = globalSums[1];
+      const double rmse = count > 0 ? std::sqrt(globalSums[0] / count) : 0.0;
+      const double range = count > 0 ? globalMaxima[1] + globalMaxima[2] : 0.0;
+      double psnr = 0;
+      if (count > 0)
+      {
+        // The conventions of sparsegrid::computeErrorMetrics.
+        psnr = rmse == 0 ? std::numeric_limits<double>::infinity()
+          : range == 0   ? -std::numeric_limits<double>::infinity()
+                         : 20.0 * std::log10(range / rmse);
+      }
+      job.MaxAbsError.push_back(globalMaxima[0]);
+      job.RMSE.push_back(rmse);
+      job.PSNR.push_back(psnr);
     }
   }
   return Outcome::Done;
@@ -235,13 +435,32 @@ int vtkSparseGridHierarchize::FillInputPortInformation(int, vtkInformation* info
 //------------------------------------------------------------------------------------------------
 int vtkSparseGridHierarchize::RequestUpdateExtent(vtkInformation*,
   vtkInformationVector** inputVector,
-  vtkInformationVector*)
+  vtkInformationVector* outputVector)
 {
-  // The sparse grid spans the whole image: always ask for all of it.
   vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), 0);
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(), 1);
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  // Ghost layers would make neighbouring pieces overlap by more than the one shared layer that
+  // the core's ownership rule expects.
   inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_GHOST_LEVELS(), 0);
+  if (vtkSparseGridParallel::DistributedController(outInfo))
+  {
+    // Distributed: each process reads only its own piece of the image and the processes then
+    // combine grid-sized sums; no process ever holds the whole image. The request is the whole
+    // extent split into pieces: the executive of a producer that can produce sub-extents cuts
+    // it with the extent translator (pieces that share their boundary layer, as the core's
+    // ownership rule expects); RequestData cuts what other producers send.
+    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(),
+      outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER()));
+    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(),
+      outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES()));
+  }
+  else
+  {
+    // Serial (one process, possibly streaming several pieces): the sparse grid spans the whole
+    // image, so ask for all of it.
+    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), 0);
+    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(), 1);
+  }
   if (inInfo->Has(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT()))
   {
     inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(),
@@ -259,124 +478,285 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
   vtkDataObject* input = vtkDataObject::GetData(inputVector[0], 0);
   vtkPolyData* output = vtkPolyData::GetData(outputVector, 0);
   vtkImageData* image = vtkImageData::SafeDownCast(input);
-  if (!image)
-  {
-    vtkErrorMacro("Sparse Grid Hierarchize needs image data (vtkImageData) but the input is "
-      << (input ? input->GetClassName() : "missing")
-      << ". Resample it to an image first (Resample To Image).");
-    return 0;
-  }
+  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
-  if (outInfo->Has(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER()) &&
-    outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER()) > 0)
+  // Distributed runs: every step below that involves the controller is collective, and every
+  // process runs every step, whatever happened to it (see vtkSparseGridParallel.h).
+  vtkMultiProcessController* controller = vtkSparseGridParallel::DistributedController(outInfo);
+  const int piece = outInfo->Has(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER())
+    ? outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER())
+    : 0;
+  if (!controller && piece > 0)
   {
-    // Every piece request sees the whole image; only piece 0 carries the result, so that
-    // parallel runs do not duplicate it.
+    // One process streaming pieces: each request saw the whole image and only piece 0 carries
+    // the result, so that the pieces do not duplicate it.
     return 1;
   }
+  const int rank = controller ? controller->GetLocalProcessId() : 0;
+  const int processes = controller ? controller->GetNumberOfProcesses() : 1;
+  std::string error;
+  auto agree = [&](Outcome local)
+  {
+    if (local != Outcome::Failed)
+    {
+      error.clear();
+    }
+    const Outcome outcome = vtkSparseGridParallel::Agree(controller, local, error);
+    if (outcome == Outcome::Failed)
+    {
+      vtkErrorMacro(<< error);
+    }
+    return outcome;
+  };
 
-  int dims[3];
-  image->GetDimensions(dims);
-  if (image->GetNumberOfPoints() < 1)
+  // 1. This process's piece. Producers that can produce sub-extents send the translator's
+  // split of the whole extent (the request asks for that). Others send more: every process the
+  // whole image (then each keeps the translator's piece), or one process all of it and the
+  // others nothing (then that is the partition). Whether the pieces tile the image is checked
+  // once the grid points are counted.
+  Outcome local = Outcome::Done;
+  int whole[6] = { 0, -1, 0, -1, 0, -1 };
+  int extent[6] = { 0, -1, 0, -1, 0, -1 };
+  int expected[6] = { 0, -1, 0, -1, 0, -1 };
+  bool holdsExpected = true; // the data covers this process's share of the translator's split
+  vtkIdType localInputPoints = 0;
+  if (!image)
+  {
+    error =
+      std::string("Sparse Grid Hierarchize needs image data (vtkImageData) but the input is ") +
+      (input ? input->GetClassName() : "missing") +
+      ". Resample it to an image first (Resample To Image).";
+    local = Outcome::Failed;
+  }
+  else
+  {
+    localInputPoints = image->GetNumberOfPoints();
+    image->GetExtent(extent);
+    std::copy(extent, extent + 6, whole);
+    if (controller && inInfo->Has(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT()))
+    {
+      inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
+      const int splitMode = inInfo->Has(vtkExtentTranslator::UPDATE_SPLIT_MODE())
+        ? inInfo->Get(vtkExtentTranslator::UPDATE_SPLIT_MODE())
+        : vtkExtentTranslator::BLOCK_MODE;
+      vtkNew<vtkExtentTranslator> translator;
+      if (!translator->PieceToExtentThreadSafe(
+            piece, processes, 0, whole, expected, splitMode, 0) ||
+        IsEmpty(expected))
+      {
+        std::fill(expected, expected + 6, 0);
+        expected[1] = expected[3] = expected[5] = -1; // more pieces than cells: empty
+      }
+      else
+      {
+        holdsExpected = localInputPoints > 0;
+        for (int a = 0; a < 3; ++a)
+        {
+          holdsExpected = holdsExpected && extent[2 * a] <= expected[2 * a] &&
+            extent[2 * a + 1] >= expected[2 * a + 1];
+        }
+      }
+    }
+    if (localInputPoints < 1)
+    {
+      std::fill(extent, extent + 6, 0);
+      extent[1] = extent[3] = extent[5] = -1;
+    }
+    if (!IsEmpty(extent) && !image->GetDirectionMatrix()->IsIdentity())
+    {
+      error = "Oriented images (a direction matrix other than the identity) are not supported.";
+      local = Outcome::Failed;
+    }
+  }
+  if (agree(local) != Outcome::Done)
+  {
+    return 0;
+  }
+  if (controller)
+  {
+    // Cut to the translator's split only when every process can: otherwise the data itself is
+    // the partition (a reader that puts the whole image on one process, say).
+    const int mine = holdsExpected ? 1 : 0;
+    int all = 0;
+    controller->AllReduce(&mine, &all, 1, vtkCommunicator::MIN_OP);
+    if (all)
+    {
+      std::copy(expected, expected + 6, extent);
+    }
+  }
+  const bool hasPiece = !IsEmpty(extent);
+
+  // 2. The lowest process with a non-empty piece decides what is compressed: it knows the
+  // arrays, which an empty piece may not even carry.
+  int leader = hasPiece ? rank : -1;
+  if (controller)
+  {
+    const int mine = hasPiece ? processes - rank : 0;
+    int lowest = 0;
+    controller->AllReduce(&mine, &lowest, 1, vtkCommunicator::MAX_OP);
+    leader = lowest > 0 ? processes - lowest : -1;
+  }
+  if (leader < 0)
   {
     vtkErrorMacro("The input image is empty.");
     return 0;
   }
-  if (!image->GetDirectionMatrix()->IsIdentity())
-  {
-    vtkErrorMacro("Oriented images (a direction matrix other than the identity) are not "
-                  "supported.");
-    return 0;
-  }
-  double spacing[3];
-  image->GetSpacing(spacing);
-  double origin[3];
-  image->GetOrigin(origin);
-  int extent[6];
-  image->GetExtent(extent);
-
-  vtkSparseGridRepresentation::Description info;
-  std::vector<std::size_t> gridDims;
-  for (int a = 0; a < 3; ++a)
-  {
-    info.ImageDimensions[a] = dims[a];
-    info.ImageSpacing[a] = spacing[a];
-    // The position of the first point, so that the extent is implicitly 0-based.
-    info.ImageOrigin[a] = origin[a] + extent[2 * a] * spacing[a];
-    info.Bounds[2 * a] = info.Bounds[2 * a + 1] = info.ImageOrigin[a];
-    if (dims[a] > 1)
-    {
-      if (!(spacing[a] > 0))
-      {
-        vtkErrorMacro("The input image has a non-positive spacing on axis " << a << ".");
-        return 0;
-      }
-      info.AxisMap.push_back(a);
-      gridDims.push_back(static_cast<std::size_t>(dims[a]));
-      info.Bounds[2 * a + 1] = info.ImageOrigin[a] + (dims[a] - 1) * spacing[a];
-    }
-  }
-  const int D = static_cast<int>(info.AxisMap.size());
-  if (D == 0)
-  {
-    vtkErrorMacro("The input image has a single point: there is nothing to compress.");
-    return 0;
-  }
-
-  // The arrays: by name, or the active scalars.
-  vtkPointData* pd = image->GetPointData();
+  ImageHeader header;
   std::vector<vtkDataArray*> arrays;
-  std::vector<std::string> names = this->Internals->ArrayNames;
-  if (names.empty())
+  local = Outcome::Done;
+  if (rank == leader)
   {
-    vtkDataArray* scalars = pd->GetScalars();
-    if (!scalars || !scalars->GetName())
+    std::copy(whole, whole + 6, header.WholeExtent);
+    image->GetOrigin(header.Origin);
+    image->GetSpacing(header.Spacing);
+    // Geometry first: a one-point image has nothing to compress, whatever its arrays.
+    if (IsEmpty(whole) || (whole[0] == whole[1] && whole[2] == whole[3] && whole[4] == whole[5]))
     {
-      vtkErrorMacro("No array is selected and the input has no (named) active point scalars.");
-      return 0;
+      error = "The input image has a single point: there is nothing to compress.";
+      local = Outcome::Failed;
     }
-    names.emplace_back(scalars->GetName());
-  }
-  for (const std::string& name : names)
-  {
-    if (std::find(info.ArrayNames.begin(), info.ArrayNames.end(), name) != info.ArrayNames.end())
+    vtkPointData* pd = image->GetPointData();
+    std::vector<std::string> names = this->Internals->ArrayNames;
+    if (names.empty() && local == Outcome::Done)
     {
-      continue;
-    }
-    vtkDataArray* array = pd->GetArray(name.c_str());
-    if (!array)
-    {
-      std::ostringstream available;
-      for (int i = 0; i < pd->GetNumberOfArrays(); ++i)
+      vtkDataArray* scalars = pd->GetScalars();
+      if (!scalars || !scalars->GetName())
       {
-        if (pd->GetArray(i) && pd->GetArray(i)->GetName())
-        {
-          available << (available.tellp() > 0 ? ", " : "") << pd->GetArray(i)->GetName();
-        }
-      }
-      if (pd->GetAbstractArray(name.c_str()))
-      {
-        vtkErrorMacro("Point array '" << name << "' is not numeric.");
-      }
-      else if (image->GetCellData()->GetAbstractArray(name.c_str()))
-      {
-        vtkErrorMacro("'" << name
-                          << "' is a cell array; only point arrays can be compressed "
-                             "(apply Cell Data to Point Data first).");
+        error = "No array is selected and the input has no (named) active point scalars.";
+        local = Outcome::Failed;
       }
       else
       {
-        vtkErrorMacro("The input has no point array named '"
-          << name << "' (point arrays: "
-          << (available.tellp() > 0 ? available.str() : std::string("none")) << ").");
+        names.emplace_back(scalars->GetName());
       }
-      return 0;
     }
-    arrays.push_back(array);
-    info.ArrayNames.push_back(name);
+    for (const std::string& name : names)
+    {
+      if (local != Outcome::Done ||
+        std::find(header.Names.begin(), header.Names.end(), name) != header.Names.end())
+      {
+        continue;
+      }
+      vtkDataArray* array = pd->GetArray(name.c_str());
+      if (!array)
+      {
+        std::ostringstream available;
+        for (int i = 0; i < pd->GetNumberOfArrays(); ++i)
+        {
+          if (pd->GetArray(i) && pd->GetArray(i)->GetName())
+          {
+            available << (available.tellp() > 0 ? ", " : "") << pd->GetArray(i)->GetName();
+          }
+        }
+        if (pd->GetAbstractArray(name.c_str()))
+        {
+          error = "Point array '" + name + "' is not numeric.";
+        }
+        else if (image->GetCellData()->GetAbstractArray(name.c_str()))
+        {
+          error = "'" + name +
+            "' is a cell array; only point arrays can be compressed (apply Cell Data to Point "
+            "Data first).";
+        }
+        else
+        {
+          error = "The input has no point array named '" + name +
+            "' (point arrays: " + (available.tellp() > 0 ? available.str() : std::string("none")) +
+            ").";
+        }
+        local = Outcome::Failed;
+        continue;
+      }
+      arrays.push_back(array);
+      header.Names.push_back(name);
+      header.Components.push_back(array->GetNumberOfComponents());
+      header.TypeSizes.push_back(array->GetDataTypeSize());
+    }
+  }
+  if (agree(local) != Outcome::Done)
+  {
+    return 0;
+  }
+  if (controller)
+  {
+    vtkMultiProcessStream stream;
+    if (rank == leader)
+    {
+      header.Push(stream);
+    }
+    controller->Broadcast(stream, leader);
+    if (rank != leader)
+    {
+      header.Pop(stream);
+    }
   }
 
-  // Levels: caps from the image dimensions unless given; L = the largest cap unless given.
+  // 3. Every process with a piece finds the same arrays; every process builds the same grid.
+  local = Outcome::Done;
+  if (hasPiece && rank != leader)
+  {
+    vtkPointData* pd = image->GetPointData();
+    for (std::size_t i = 0; i < header.Names.size() && local == Outcome::Done; ++i)
+    {
+      vtkDataArray* array = pd->GetArray(header.Names[i].c_str());
+      if (!array || array->GetNumberOfComponents() != header.Components[i])
+      {
+        std::ostringstream os;
+        os << "This piece of the image "
+           << (array ? "has a different number of components in" : "lacks") << " point array '"
+           << header.Names[i] << "' (process " << leader << " has " << header.Components[i]
+           << " components).";
+        error = os.str();
+        local = Outcome::Failed;
+      }
+      arrays.push_back(array);
+    }
+  }
+  vtkSparseGridRepresentation::Description info;
+  info.ArrayNames = header.Names;
+  std::vector<std::size_t> gridDims;
+  sparsegrid::ImagePiece geometry;
+  Job job;
+  for (int a = 0; a < 3 && local == Outcome::Done; ++a)
+  {
+    const int n = header.WholeExtent[2 * a + 1] - header.WholeExtent[2 * a] + 1;
+    info.ImageDimensions[a] = n;
+    info.ImageSpacing[a] = header.Spacing[a];
+    // The position of the first point, so that the extent is implicitly 0-based.
+    info.ImageOrigin[a] = header.Origin[a] + header.WholeExtent[2 * a] * header.Spacing[a];
+    info.Bounds[2 * a] = info.Bounds[2 * a + 1] = info.ImageOrigin[a];
+    if (n > 1)
+    {
+      if (!(header.Spacing[a] > 0))
+      {
+        error = "The input image has a non-positive spacing on axis " + std::to_string(a) + ".";
+        local = Outcome::Failed;
+        break;
+      }
+      info.AxisMap.push_back(a);
+      gridDims.push_back(static_cast<std::size_t>(n));
+      info.Bounds[2 * a + 1] = info.ImageOrigin[a] + (n - 1) * header.Spacing[a];
+      // This piece along the axis, and the samples it owns for the error metrics (each
+      // sample once: the shared boundary layer belongs to the piece after it).
+      const std::size_t dims =
+        hasPiece ? static_cast<std::size_t>(extent[2 * a + 1] - extent[2 * a] + 1) : 0;
+      const bool last = extent[2 * a + 1] == header.WholeExtent[2 * a + 1];
+      geometry.wholeDims.push_back(static_cast<std::size_t>(n));
+      geometry.offset.push_back(
+        hasPiece ? static_cast<std::size_t>(extent[2 * a] - header.WholeExtent[2 * a]) : 0);
+      geometry.dims.push_back(dims);
+      job.OwnedBegin.push_back(0);
+      job.OwnedDims.push_back(dims == 0 ? 0 : (last ? dims : dims - 1));
+    }
+  }
+  const int D = static_cast<int>(info.AxisMap.size());
+  if (local == Outcome::Done && D == 0)
+  {
+    error = "The input image has a single point: there is nothing to compress.";
+    local = Outcome::Failed;
+  }
+
+  // Levels: caps from the image dimensions unless given; L = the largest cap + 2 unless given.
   sparsegrid::GridSpec spec;
   spec.dimensions = D;
   spec.boundary = this->Boundary;
@@ -386,7 +766,7 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     const int a = info.AxisMap[t];
     int cap = this->LevelLimits[a] > 0
       ? this->LevelLimits[a]
-      : sparsegrid::levelForSamples(static_cast<std::size_t>(dims[a]));
+      : sparsegrid::levelForSamples(static_cast<std::size_t>(info.ImageDimensions[a]));
     if (!this->Boundary)
     {
       cap = std::max(cap, 1); // without boundary points an axis needs level 1 to exist at all
@@ -403,29 +783,66 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     fullGridLevel += std::max(c, 1) - 1;
   }
   spec.level = this->Level > 0 ? this->Level : std::min(largestCap + 2, fullGridLevel);
-
-  sparsegrid::Status status = sparsegrid::Grid::create(spec, info.Grid);
-  if (!status.ok())
-  {
-    vtkErrorMacro(<< vtkSparseGridExecution::Describe("Cannot build the sparse grid", status));
-    return 0;
-  }
   info.Precision =
     this->Precision == DOUBLE ? sparsegrid::Precision::Double : sparsegrid::Precision::Float;
   int components = 0;
-  double inputBytes = 0;
-  for (vtkDataArray* array : arrays)
+  double inputBytes = 0; // of the whole image, whichever piece this process holds
+  double wholePoints = 1;
+  for (int n : info.ImageDimensions)
   {
-    components += array->GetNumberOfComponents();
-    inputBytes += static_cast<double>(array->GetNumberOfValues()) * array->GetDataTypeSize();
+    wholePoints *= n;
   }
-  const std::uint64_t outputBytes =
-    sparsegrid::compressedBytes(info.Grid, info.Precision, components);
-  status = sparsegrid::checkAllocation(outputBytes, "the sparse-grid coefficients");
-  if (!status.ok())
+  for (std::size_t i = 0; i < header.Names.size(); ++i)
   {
-    vtkErrorMacro(<< vtkSparseGridExecution::Describe("Level too large", status));
+    components += header.Components[i];
+    inputBytes += wholePoints * header.Components[i] * header.TypeSizes[i];
+  }
+  std::uint64_t outputBytes = 0;
+  if (local == Outcome::Done)
+  {
+    sparsegrid::Status status = sparsegrid::Grid::create(spec, info.Grid);
+    if (!status.ok())
+    {
+      error = vtkSparseGridExecution::Describe("Cannot build the sparse grid", status);
+      local = Outcome::Failed;
+    }
+    else
+    {
+      outputBytes = sparsegrid::compressedBytes(info.Grid, info.Precision, components);
+      // Each process holds the grid-sized sum, so each one checks its own memory.
+      status = sparsegrid::checkAllocation(outputBytes, "the sparse-grid coefficients");
+      if (!status.ok())
+      {
+        error = vtkSparseGridExecution::Describe("Level too large", status);
+        local = Outcome::Failed;
+      }
+    }
+  }
+  if (agree(local) != Outcome::Done)
+  {
     return 0;
+  }
+
+  // Producers that cannot split their output sent more than this piece: keep the piece only.
+  vtkNew<vtkImageData> cropped;
+  if (hasPiece)
+  {
+    int received[6];
+    image->GetExtent(received);
+    if (!std::equal(received, received + 6, extent))
+    {
+      cropped->ShallowCopy(image);
+      cropped->Crop(extent);
+      vtkPointData* pd = cropped->GetPointData();
+      for (std::size_t i = 0; i < arrays.size(); ++i)
+      {
+        arrays[i] = pd->GetArray(header.Names[i].c_str());
+      }
+    }
+  }
+  else
+  {
+    arrays.clear();
   }
 
   sparsegrid::Optimizations optimizations;
@@ -440,12 +857,15 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
   optimizations.chunkSize = this->ChunkSize;
   vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, optimizations);
 
-  Job job;
   job.Grid = &info.Grid;
   job.GridDims = gridDims;
+  job.Piece = geometry;
   job.Arrays = arrays;
+  job.Names = header.Names;
+  job.Components = header.Components;
   job.ComputeError = this->ComputeError;
   job.Exec = &exec;
+  job.Controller = controller;
   const Outcome outcome =
     info.Precision == sparsegrid::Precision::Double ? Run<double>(job) : Run<float>(job);
   if (outcome == Outcome::Aborted)
@@ -464,23 +884,40 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
   {
     vtkWarningMacro(<< info.BackendNote);
   }
-  info.TimeSeconds = job.Seconds;
+  // The slowest process sets the pace; all report the same time.
+  vtkSparseGridParallel::MaxAll(controller, &job.Seconds, &info.TimeSeconds, 1);
   info.CompressionRatio = outputBytes > 0 ? inputBytes / static_cast<double>(outputBytes) : 0.0;
   info.MaxAbsError = job.MaxAbsError;
   info.RMSE = job.RMSE;
   info.PSNR = job.PSNR;
 
-  std::vector<vtkDataArray*> coefficients;
-  for (const auto& array : job.Coefficients)
+  if (piece == 0)
   {
-    coefficients.push_back(array);
+    std::vector<vtkDataArray*> coefficients;
+    for (const auto& array : job.Coefficients)
+    {
+      coefficients.push_back(array);
+    }
+    if (!vtkSparseGridRepresentation::ToPolyData(info, coefficients, output, &error))
+    {
+      vtkErrorMacro(<< "Cannot build the output: " << error);
+      return 0;
+    }
   }
-  std::string error;
-  if (!vtkSparseGridRepresentation::ToPolyData(info, coefficients, output, &error))
+  else
   {
-    vtkErrorMacro(<< "Cannot build the output: " << error);
-    return 0;
+    // The other pieces carry the metadata but no points: ParaView's data information then
+    // counts the representation once, and every process still sees what it describes.
+    output->Initialize();
+    vtkSparseGridRepresentation::WriteFieldData(info, output->GetFieldData());
   }
+  // Per process, how much of the image it received (distributed runs: its piece). Outside the
+  // SparseGrid.* names on purpose: those are the representation, identical on every process
+  // and kept by .sgrid files; this value is neither.
+  vtkNew<vtkTypeInt64Array> received;
+  received->SetName("SparseGridLocal.InputPoints");
+  received->InsertNextValue(static_cast<vtkTypeInt64>(localInputPoints));
+  output->GetFieldData()->AddArray(received);
   this->UpdateProgress(1.0);
   return 1;
 }

@@ -21,6 +21,17 @@
  * Errors (no image input, missing array, NaN or Inf values, a grid too large for memory) are
  * reported with vtkErrorMacro and RequestData returns 0. A requested CUDA backend that cannot
  * run falls back to the CPU with a warning, recorded in SparseGrid.BackendNote.
+ *
+ * Distributed runs (pvbatch, pvserver: the request asks for piece p of N on each of the N
+ * processes of the global controller): each process reads only its piece of the image and
+ * samples the grid points that piece owns (sparsegrid::sampleImagePiece); the processes sum
+ * these grid-sized vectors (an all-reduce) and each hierarchizes the sum, so the coefficients
+ * are those of a 1-process run, bit for bit. The error metrics are reduced likewise. Piece 0
+ * outputs the representation; the other pieces output no points but the same SparseGrid.*
+ * field data, so that ParaView counts the representation once. Every process takes part in
+ * every collective step, empty piece or failure included (an error on one process fails all).
+ * SparseGridLocal.InputPoints (field data, per process) is the number of input points this
+ * process received. See docs/distributed.md.
  */
 #ifndef vtkSparseGridHierarchize_h
 #define vtkSparseGridHierarchize_h

@@ -1,6 +1,7 @@
 #include "vtkSparseGridReconstruct.h"
 
 #include "vtkSparseGridExecution.h"
+#include "vtkSparseGridParallel.h"
 #include "vtkSparseGridProbe.h"
 #include "vtkSparseGridRepresentation.h"
 
@@ -61,7 +62,20 @@ int vtkSparseGridReconstruct::RequestUpdateExtent(vtkInformation* request,
   this->Superclass::RequestUpdateExtent(request, inputVector, outputVector);
   // Whatever piece of the input is probed, it needs the whole compressed representation.
   vtkInformation* sourceInfo = inputVector[1]->GetInformationObject(0);
-  if (sourceInfo)
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  if (sourceInfo && vtkSparseGridParallel::DistributedController(outInfo))
+  {
+    // Distributed: ask the Source for this process's piece, as every other consumer does, so
+    // that it runs once; RequestData then shares the representation (sparse-grid sized) from
+    // the process that holds it. Asking for piece 0 of 1 here would make every process
+    // compress, or read, the whole thing.
+    sourceInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(),
+      outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER()));
+    sourceInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(),
+      outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES()));
+    sourceInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_GHOST_LEVELS(), 0);
+  }
+  else if (sourceInfo)
   {
     sourceInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), 0);
     sourceInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(), 1);
@@ -88,20 +102,24 @@ int vtkSparseGridReconstruct::RequestData(vtkInformation*,
     vtkErrorMacro("Sparse Grid Reconstruct needs the compressed representation as Source.");
     return 0;
   }
+  // Collective in a distributed run: every process gets the whole (small) representation,
+  // whether its own pieces are empty or not.
+  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
   vtkSparseGridRepresentation::Contents contents;
   std::string error;
-  if (!vtkSparseGridRepresentation::FromPolyData(source, contents, &error))
+  if (vtkSparseGridParallel::ShareRepresentation(
+        vtkSparseGridParallel::DistributedController(outInfo), source, contents, error) !=
+    vtkSparseGridParallel::Outcome::Done)
   {
     vtkErrorMacro("Invalid compressed representation: " << error);
     return 0;
   }
 
   output->ShallowCopy(input);
-  // A structured input shared with another consumer (say, the Hierarchize that made the
-  // Source, which asks for the whole image) arrives whole on every rank of a parallel run;
-  // each rank then keeps its own piece, or all of them would deliver the whole image.
-  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
-  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  // A structured input that its producer cannot split (or that another consumer asked for
+  // whole) arrives whole on every process of a parallel run; each process then keeps its own
+  // piece, or all of them would deliver the whole image.
   const int pieces = outInfo->Has(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES())
     ? outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES())
     : 1;

@@ -12,6 +12,11 @@
  * An axis-aligned vtkImageData input that lies inside the compressed bounds takes the exact
  * fast path (sparsegrid::reconstructImage); any other input is evaluated point by point in
  * batches (sparsegrid::evaluate).
+ *
+ * Distributed runs: each process probes its own piece of the Input. The Source is requested as
+ * the same piece, and the process whose piece holds the representation (piece 0) broadcasts it
+ * to the others (sparse-grid sized); this step is collective, empty pieces included.
+ * See docs/distributed.md.
  */
 #ifndef vtkSparseGridReconstruct_h
 #define vtkSparseGridReconstruct_h

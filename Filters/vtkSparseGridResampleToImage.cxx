@@ -1,13 +1,16 @@
 #include "vtkSparseGridResampleToImage.h"
 
 #include "vtkSparseGridExecution.h"
+#include "vtkSparseGridParallel.h"
 #include "vtkSparseGridProbe.h"
 #include "vtkSparseGridRepresentation.h"
 
+#include "vtkCommunicator.h"
 #include "vtkDataObject.h"
 #include "vtkImageData.h"
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
+#include "vtkMultiProcessController.h"
 #include "vtkObjectFactory.h"
 #include "vtkPointData.h"
 #include "vtkPolyData.h"
@@ -53,16 +56,59 @@ bool vtkSparseGridResampleToImage::OutputDimensions(int dims[3],
   {
     return false;
   }
-  producer->Update(producerPort);
+  // In a distributed run, ask for this process's piece, as the later data request will (so the
+  // producer runs once, distributed), and take the geometry from a process whose piece carries
+  // it (the .sgrid reader's other pieces are empty). Every process runs this pass.
+  vtkMultiProcessController* controller = vtkSparseGridParallel::GlobalController();
+  if (controller)
+  {
+    vtkNew<vtkInformationVector> requests;
+    vtkNew<vtkInformation> request;
+    request->Set(
+      vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), controller->GetLocalProcessId());
+    request->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(),
+      controller->GetNumberOfProcesses());
+    request->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_GHOST_LEVELS(), 0);
+    requests->SetInformationObject(producerPort, request);
+    producer->Update(producerPort, requests);
+  }
+  else
+  {
+    producer->Update(producerPort);
+  }
   vtkPolyData* input = vtkPolyData::SafeDownCast(producer->GetOutputDataObject(producerPort));
   vtkSparseGridRepresentation::Description info;
-  if (!input || !vtkSparseGridRepresentation::ReadFieldData(input->GetFieldData(), info, nullptr))
+  const bool ok =
+    input && vtkSparseGridRepresentation::ReadFieldData(input->GetFieldData(), info, nullptr);
+  double geometry[9];
+  for (int a = 0; a < 3; ++a)
+  {
+    geometry[a] = info.ImageDimensions[a];
+    geometry[3 + a] = info.ImageOrigin[a];
+    geometry[6 + a] = info.ImageSpacing[a];
+  }
+  if (controller)
+  {
+    const int processes = controller->GetNumberOfProcesses();
+    const int mine = ok ? processes - controller->GetLocalProcessId() : 0;
+    int lowest = 0;
+    controller->AllReduce(&mine, &lowest, 1, vtkCommunicator::MAX_OP);
+    if (lowest == 0)
+    {
+      return false;
+    }
+    controller->Broadcast(geometry, 9, processes - lowest);
+  }
+  else if (!ok)
   {
     return false;
   }
-  std::copy(info.ImageDimensions, info.ImageDimensions + 3, dims);
-  std::copy(info.ImageOrigin, info.ImageOrigin + 3, origin);
-  std::copy(info.ImageSpacing, info.ImageSpacing + 3, spacing);
+  for (int a = 0; a < 3; ++a)
+  {
+    dims[a] = static_cast<int>(geometry[a]);
+    origin[a] = geometry[3 + a];
+    spacing[a] = geometry[6 + a];
+  }
   return true;
 }
 
@@ -90,10 +136,22 @@ int vtkSparseGridResampleToImage::RequestInformation(vtkInformation*,
 //------------------------------------------------------------------------------------------------
 int vtkSparseGridResampleToImage::RequestUpdateExtent(vtkInformation*,
   vtkInformationVector** inputVector,
-  vtkInformationVector*)
+  vtkInformationVector* outputVector)
 {
-  // Every output extent needs the whole compressed representation.
+  // Every output extent needs the whole compressed representation. Distributed runs ask for
+  // this process's piece, as OutputDimensions and every other consumer do, and RequestData
+  // shares the representation from the process that holds it.
   vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  if (vtkSparseGridParallel::DistributedController(outInfo))
+  {
+    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(),
+      outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER()));
+    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(),
+      outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES()));
+    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_GHOST_LEVELS(), 0);
+    return 1;
+  }
   inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), 0);
   inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(), 1);
   inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_GHOST_LEVELS(), 0);
@@ -112,9 +170,14 @@ int vtkSparseGridResampleToImage::RequestData(vtkInformation*,
     vtkErrorMacro("No output image.");
     return 0;
   }
+  // Collective in a distributed run: every process gets the whole (small) representation,
+  // including those whose piece of the output image is empty.
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
   vtkSparseGridRepresentation::Contents contents;
   std::string error;
-  if (!vtkSparseGridRepresentation::FromPolyData(input, contents, &error))
+  if (vtkSparseGridParallel::ShareRepresentation(
+        vtkSparseGridParallel::DistributedController(outInfo), input, contents, error) !=
+    vtkSparseGridParallel::Outcome::Done)
   {
     vtkErrorMacro("Invalid compressed representation: " << error);
     return 0;
@@ -163,7 +226,6 @@ int vtkSparseGridResampleToImage::RequestData(vtkInformation*,
   int extent[6] = {
     0, geometry.Dimensions[0] - 1, 0, geometry.Dimensions[1] - 1, 0, geometry.Dimensions[2] - 1
   };
-  vtkInformation* outInfo = outputVector->GetInformationObject(0);
   if (outInfo->Has(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT()))
   {
     const int* requested = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT());

@@ -12,6 +12,11 @@
  * bounds get 0 and vtkValidPointMask = 0. On an axis where the sampling box is flat (a 2-D
  * compressed image), the first plane lies on the data and any further planes lie outside it:
  * set that axis' dimension to 1.
+ *
+ * Distributed runs: each process reconstructs the extent it is asked for, from the
+ * representation broadcast by the process that holds it (collective, as in
+ * vtkSparseGridReconstruct). With UseOriginalGeometry the geometry is read while the pipeline
+ * asks for information, from a process whose piece carries it. See docs/distributed.md.
  */
 #ifndef vtkSparseGridResampleToImage_h
 #define vtkSparseGridResampleToImage_h

@@ -25,6 +25,7 @@ struct vtkSparseGridWriter::vtkInternals
 {
   std::vector<double> InputTimes; ///< TIME_STEPS of the input (empty when it has none)
   std::size_t CurrentIndex = 0;   ///< step being written while looping over time
+  bool Failed = false;            ///< a parallel run failed: finish the loop without writing
   sgf::Writer File;               ///< active between the first and the last step
   std::string LastError;
 };
@@ -159,6 +160,14 @@ int vtkSparseGridWriter::RequestUpdateExtent(vtkInformation*,
     const std::size_t i = std::min(this->Internals->CurrentIndex, times.size() - 1);
     inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP(), times[i]);
   }
+  if (inInfo && this->NumberOfPieces > 1)
+  {
+    // This process's piece, as every other consumer asks: the upstream filters then run
+    // distributed instead of each process computing (or gathering) the whole thing.
+    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), this->Piece);
+    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(), this->NumberOfPieces);
+    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_GHOST_LEVELS(), 0);
+  }
   return 1;
 }
 
@@ -175,18 +184,47 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
     this->SetErrorCode(vtkErrorCode::NoError);
     internals.LastError.clear();
     internals.File.abort();
+    internals.Failed = false;
   }
-  // Any failure drops the temporary file and ends the loop: nothing appears under FileName.
+  // In a parallel run the representation lives whole on piece 0 and the other pieces have no
+  // points: only piece 0 writes. Every process still runs every time step, even after a
+  // failure, because the upstream filters of each step are collective: a process that stopped
+  // early would leave the others waiting in them.
+  const bool parallel = this->NumberOfPieces > 1;
+  auto nextStep = [&]()
+  {
+    if (allSteps && internals.CurrentIndex + 1 < times.size())
+    {
+      ++internals.CurrentIndex;
+      request->Set(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING(), 1);
+      this->UpdateProgress(static_cast<double>(internals.CurrentIndex) / times.size());
+      return 1;
+    }
+    request->Remove(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING());
+    internals.CurrentIndex = 0;
+    return 1;
+  };
+  // Any failure drops the temporary file and ends the loop (in parallel: the writing only):
+  // nothing appears under FileName.
   auto fail = [&](unsigned long code, const std::string& message)
   {
     internals.File.abort();
-    internals.CurrentIndex = 0;
-    request->Remove(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING());
     internals.LastError = message;
     this->SetErrorCode(code);
     vtkErrorMacro(<< message);
+    if (parallel)
+    {
+      internals.Failed = true;
+      return nextStep();
+    }
+    internals.CurrentIndex = 0;
+    request->Remove(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING());
     return 1; // the error code, not the pipeline, reports it (as vtkWriter does)
   };
+  if (parallel && (this->Piece != 0 || internals.Failed))
+  {
+    return nextStep();
+  }
 
   if (!this->FileName || !*this->FileName)
   {
@@ -303,4 +341,5 @@ void vtkSparseGridWriter::PrintSelf(ostream& os, vtkIndent indent)
   this->Superclass::PrintSelf(os, indent);
   os << indent << "FileName: " << (this->FileName ? this->FileName : "(none)") << "\n";
   os << indent << "WriteAllTimeSteps: " << this->WriteAllTimeSteps << "\n";
+  os << indent << "Piece: " << this->Piece << " of " << this->NumberOfPieces << "\n";
 }

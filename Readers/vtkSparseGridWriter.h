@@ -55,6 +55,19 @@ public:
    */
   int Write() override;
 
+  ///@{
+  /**
+   * This process's piece and the number of pieces of a parallel run; ParaView sets them on
+   * every process of pvbatch/pvserver (the writer proxy declares parallel support). The input
+   * is then requested as that piece, so that the upstream filters run distributed, and only
+   * piece 0, which holds the whole representation, writes the file. Default: 0 of 1.
+   */
+  vtkSetClampMacro(Piece, int, 0, VTK_INT_MAX);
+  vtkGetMacro(Piece, int);
+  vtkSetClampMacro(NumberOfPieces, int, 1, VTK_INT_MAX);
+  vtkGetMacro(NumberOfPieces, int);
+  ///@}
+
   /**
    * The input (the compressed representation).
    */
@@ -81,6 +94,8 @@ protected:
 
   char* FileName = nullptr;
   bool WriteAllTimeSteps = false;
+  int Piece = 0;
+  int NumberOfPieces = 1;
 
 private:
   vtkSparseGridWriter(const vtkSparseGridWriter&) = delete;
