@@ -305,15 +305,17 @@ Status samplePiece(const Grid& grid, const T* image, const ImagePiece& piece, T*
 
 } // namespace
 
+namespace
+{
+
+// Samples a whole image (one piece owning every grid point) and fills the report.
 template <typename T>
-Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size_t>& dims,
-  T* values, std::size_t stride, const ExecutionOptions& options, ExecutionReport* report)
+Status sampleWhole(const Grid& grid, const T* image, ImagePiece whole, T* values,
+  std::size_t stride, const ExecutionOptions& options, ExecutionReport* report)
 {
   detail::Stopwatch clock;
-  ImagePiece whole;
-  whole.wholeDims = dims;
-  whole.offset.assign(dims.size(), 0);
-  whole.dims = dims;
+  whole.offset.assign(whole.wholeDims.size(), 0);
+  whole.dims = whole.wholeDims;
   Status status = samplePiece(grid, image, whole, values, nullptr, stride, options);
   if (report)
   {
@@ -327,28 +329,26 @@ Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size
   return status;
 }
 
+} // namespace
+
+template <typename T>
+Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size_t>& dims,
+  T* values, std::size_t stride, const ExecutionOptions& options, ExecutionReport* report)
+{
+  ImagePiece whole;
+  whole.wholeDims = dims; // no placement: the image spans the unit cube
+  return sampleWhole(grid, image, std::move(whole), values, stride, options, report);
+}
+
 template <typename T>
 Status sampleImage(const Grid& grid, const T* image, const RegularGrid& placement, T* values,
   std::size_t stride, const ExecutionOptions& options, ExecutionReport* report)
 {
-  detail::Stopwatch clock;
   ImagePiece whole;
   whole.wholeDims = placement.dims;
-  whole.offset.assign(placement.dims.size(), 0);
-  whole.dims = placement.dims;
   whole.origin = placement.origin;
   whole.spacing = placement.spacing;
-  Status status = samplePiece(grid, image, whole, values, nullptr, stride, options);
-  if (report)
-  {
-    report->backendUsed = Backend::CPU;
-    report->note = options.backend == Backend::CUDA
-      ? "sampling has no GPU kernel (one pass over the image); it ran on the CPU"
-      : "";
-    report->seconds = clock.seconds();
-    report->kernelSeconds = 0;
-  }
-  return status;
+  return sampleWhole(grid, image, std::move(whole), values, stride, options, report);
 }
 
 template <typename T>
