@@ -91,11 +91,12 @@ Status launch(const char* what, void (*kernel)(KArgs...), unsigned grid, unsigne
   return Status::Ok();
 }
 
-/// Allows a kernel to use more than 48 KiB of dynamic shared memory.
+/// Allows a kernel `bytes` of dynamic shared memory (beyond the default 48 KiB if needed).
 template <typename... KArgs>
 Status allowSharedMemory(void (*kernel)(KArgs...), std::size_t bytes)
 {
-  if (bytes > 48 * 1024)
+  // Always set: the default limit (48 KiB) applies to static plus dynamic shared memory.
+  if (bytes > 0)
   {
     SG_CUDA_TRY(cudaFuncSetAttribute(
                   kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
@@ -127,6 +128,8 @@ public:
   u64 bytes() const { return this->Bytes; }
   /// OutOfDeviceMemory naming the size when the plan does not fit into free device memory.
   Status check() const;
+  /// Whether the plan fits (no message).
+  bool fits() const { return this->check().ok(); }
 
 private:
   const char* Operation;
@@ -391,17 +394,73 @@ private:
 /// Serialises the backend's GPU work within the process (one operation at a time).
 std::mutex& deviceMutex();
 
-/// Streams and timing events of a device, created once and reused (under deviceMutex()).
+/// Streams, events, work counters and pinned staging buffers of a device, created once and
+/// reused (under deviceMutex()).
 struct Resources
 {
+  static constexpr int Parts = 4;
   int device = -1;
-  Stream streams[2]; ///< evaluate: [0] kernels, [1] transfers
-  KernelTimer timers[2];
-  cudaEvent_t copied[2] = { nullptr, nullptr };   ///< points of a chunk are on the device
-  cudaEvent_t computed[2] = { nullptr, nullptr }; ///< results of a chunk are ready
+  Stream streams[2]; ///< [0] kernels, [1] transfers
+  KernelTimer timers[Parts];
+  cudaEvent_t copied[2] = { nullptr, nullptr };     ///< a staging buffer's upload is done
+  cudaEvent_t downloaded[2] = { nullptr, nullptr }; ///< a staging buffer's download is done
+  cudaEvent_t computed[Parts] = {};                 ///< a part's kernels are done
+  unsigned long long* counters = nullptr;           ///< device: Parts work counters
+  /// Pinned host staging buffers of pinnedBytes each (0: none, transfers from pageable memory).
+  void* pinnedIn[2] = { nullptr, nullptr };
+  void* pinnedOut[2] = { nullptr, nullptr };
+  u64 pinnedBytes = 0;
+
+  Resources() = default;
+  Resources(const Resources&) = delete;
+  Resources& operator=(const Resources&) = delete;
+  ~Resources()
+  {
+    for (int i = 0; i < 2; ++i)
+    {
+      destroy(this->copied[i]);
+      destroy(this->downloaded[i]);
+      if (this->pinnedIn[i])
+      {
+        cudaFreeHost(this->pinnedIn[i]);
+      }
+      if (this->pinnedOut[i])
+      {
+        cudaFreeHost(this->pinnedOut[i]);
+      }
+    }
+    for (cudaEvent_t& e : this->computed)
+    {
+      destroy(e);
+    }
+    if (this->counters)
+    {
+      cudaFree(this->counters);
+    }
+  }
+
+private:
+  static void destroy(cudaEvent_t e)
+  {
+    if (e)
+    {
+      cudaEventDestroy(e);
+    }
+  }
 };
 /// The device's resources, timers reset.
 Status resources(int device, Resources*& out);
+
+/// Host -> device copy of `bytes` through the pinned staging buffers (the host threads copy
+/// into one buffer while the other is transferred); plain cudaMemcpy without them. Returns when
+/// the staging buffers are free again; the data is on the device in stream order.
+Status uploadStaged(Resources& res, const ExecutionOptions& options, void* device,
+  const void* host, u64 bytes, cudaStream_t stream);
+/// Device -> host copy through the staging buffers, after the work queued on `stream`.
+Status downloadStaged(Resources& res, const ExecutionOptions& options, void* host,
+  const void* device, u64 bytes, cudaStream_t stream);
+/// memcpy split over the options' threads.
+void parallelCopy(const ExecutionOptions& options, void* dst, const void* src, u64 bytes);
 
 /// Synchronises streams before the buffers they use are freed (declare it after the buffers).
 struct StreamDrain

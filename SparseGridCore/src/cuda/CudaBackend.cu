@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 namespace sparsegrid
@@ -179,8 +181,10 @@ Status resources(int device, Resources*& out)
   {
     if (r->device == device)
     {
-      r->timers[0].reset();
-      r->timers[1].reset();
+      for (KernelTimer& t : r->timers)
+      {
+        t.reset();
+      }
       out = r.get();
       return Status::Ok();
     }
@@ -190,14 +194,136 @@ Status resources(int device, Resources*& out)
   for (int i = 0; i < 2; ++i)
   {
     SG_STATUS_TRY(r->streams[i].create());
-    SG_STATUS_TRY(r->timers[i].create());
     SG_CUDA_TRY(cudaEventCreateWithFlags(&r->copied[i], cudaEventDisableTiming), "creating an event");
     SG_CUDA_TRY(
+      cudaEventCreateWithFlags(&r->downloaded[i], cudaEventDisableTiming), "creating an event");
+  }
+  for (int i = 0; i < Resources::Parts; ++i)
+  {
+    SG_STATUS_TRY(r->timers[i].create());
+    SG_CUDA_TRY(
       cudaEventCreateWithFlags(&r->computed[i], cudaEventDisableTiming), "creating an event");
+  }
+  SG_CUDA_TRY(cudaMalloc(&r->counters, Resources::Parts * sizeof(unsigned long long)),
+    "allocating work counters");
+  // Pinned staging buffers (2 x in, 2 x out; SPARSEGRID_CUDA_PINNED_MB each, default 32).
+  // Optional: without them the transfers run from pageable memory.
+  const char* env = std::getenv("SPARSEGRID_CUDA_PINNED_MB");
+  const u64 mb = env ? std::strtoull(env, nullptr, 10) : 32;
+  if (mb > 0)
+  {
+    r->pinnedBytes = mb << 20;
+    for (int i = 0; i < 2 && r->pinnedBytes; ++i)
+    {
+      if (cudaMallocHost(&r->pinnedIn[i], r->pinnedBytes) != cudaSuccess ||
+        cudaMallocHost(&r->pinnedOut[i], r->pinnedBytes) != cudaSuccess)
+      {
+        cudaGetLastError();
+        r->pinnedBytes = 0;
+      }
+    }
   }
   out = r.get();
   all.push_back(std::move(r));
   return Status::Ok();
+}
+
+void parallelCopy(const ExecutionOptions& options, void* dst, const void* src, u64 bytes)
+{
+  const u64 piece = u64(1) << 20;
+  const u64 pieces = (bytes + piece - 1) / piece;
+  if (pieces <= 1)
+  {
+    if (bytes)
+    {
+      std::memcpy(dst, src, bytes);
+    }
+    return;
+  }
+  ExecutionOptions copyOptions;
+  copyOptions.threads = options.threads;
+  copyOptions.parallelFor = options.parallelFor;
+  detail::parallelFor(copyOptions, static_cast<std::size_t>(pieces), 1,
+    [&](std::size_t first, std::size_t last) {
+      const u64 begin = first * piece;
+      const u64 end = std::min<u64>(bytes, last * piece);
+      std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin);
+    });
+}
+
+Status uploadStaged(Resources& res, const ExecutionOptions& options, void* device,
+  const void* host, u64 bytes, cudaStream_t stream)
+{
+  if (bytes == 0)
+  {
+    return Status::Ok();
+  }
+  if (res.pinnedBytes == 0)
+  {
+    SG_CUDA_TRY(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream),
+      "copying data to the device");
+    return Status::Ok();
+  }
+  const u64 step = res.pinnedBytes;
+  const u64 pieces = (bytes + step - 1) / step;
+  auto length = [&](u64 c) { return std::min(step, bytes - c * step); };
+  parallelCopy(options, res.pinnedIn[0], host, length(0));
+  for (u64 c = 0; c < pieces; ++c)
+  {
+    const int b = static_cast<int>(c % 2);
+    SG_CUDA_TRY(cudaMemcpyAsync(static_cast<char*>(device) + c * step, res.pinnedIn[b], length(c),
+                  cudaMemcpyHostToDevice, stream),
+      "copying data to the device");
+    SG_CUDA_TRY(cudaEventRecord(res.copied[b], stream), "ordering the transfers");
+    if (c + 1 < pieces)
+    {
+      if (c >= 1)
+      {
+        SG_CUDA_TRY(cudaEventSynchronize(res.copied[(c + 1) % 2]), "copying data to the device");
+      }
+      parallelCopy(options, res.pinnedIn[(c + 1) % 2], static_cast<const char*>(host) + (c + 1) * step,
+        length(c + 1));
+    }
+  }
+  SG_CUDA_TRY(cudaEventSynchronize(res.copied[(pieces - 1) % 2]), "copying data to the device");
+  return Status::Ok();
+}
+
+Status downloadStaged(Resources& res, const ExecutionOptions& options, void* host,
+  const void* device, u64 bytes, cudaStream_t stream)
+{
+  if (bytes == 0)
+  {
+    return Status::Ok();
+  }
+  if (res.pinnedBytes == 0)
+  {
+    SG_CUDA_TRY(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream),
+      "copying data to the host");
+    SG_CUDA_TRY(cudaStreamSynchronize(stream), "copying data to the host");
+    return Status::Ok();
+  }
+  const u64 step = res.pinnedBytes;
+  const u64 pieces = (bytes + step - 1) / step;
+  auto length = [&](u64 c) { return std::min(step, bytes - c * step); };
+  auto unstage = [&](u64 c) -> Status {
+    SG_CUDA_TRY(cudaEventSynchronize(res.downloaded[c % 2]), "copying data to the host");
+    parallelCopy(options, static_cast<char*>(host) + c * step, res.pinnedOut[c % 2], length(c));
+    return Status::Ok();
+  };
+  for (u64 c = 0; c < pieces; ++c)
+  {
+    const int b = static_cast<int>(c % 2);
+    SG_CUDA_TRY(cudaMemcpyAsync(res.pinnedOut[b], static_cast<const char*>(device) + c * step,
+                  length(c), cudaMemcpyDeviceToHost, stream),
+      "copying data to the host");
+    SG_CUDA_TRY(cudaEventRecord(res.downloaded[b], stream), "ordering the transfers");
+    if (c >= 1)
+    {
+      SG_STATUS_TRY(unstage(c - 1));
+    }
+  }
+  return unstage(pieces - 1);
 }
 
 Status begin(const ExecutionOptions& options, DeviceInfo& info)
@@ -219,26 +345,38 @@ namespace
 
 constexpr u64 EvaluationChunk = u64(1) << 22;
 
+/// Evaluation, whole mode (points and results of all n points fit on the device): the points
+/// go up through the staging buffers on the transfer stream; the kernels run on the compute
+/// stream over a few large parts, each waiting only for its own points, so that the first
+/// parts are evaluated while the rest is still being copied; then the results come back.
+/// Chunked mode (they do not fit): chunks of points in two device buffers, copy in, evaluate
+/// and copy out one after another (the kernel of one chunk overlapping the neighbours' copies).
 template <typename T>
 Status evaluateImpl(const Grid& grid, const T* coefficients, const T* points, std::size_t n,
   T* results, const ExecutionOptions& options, double* kernelSeconds)
 {
   DeviceInfo info;
   SG_STATUS_TRY(begin(options, info));
+  Resources* res = nullptr;
+  SG_STATUS_TRY(resources(info.device, res));
   const int D = grid.dimensions();
-  const u64 perChunk = std::min<u64>(n, EvaluationChunk);
+  const u64 pointBytes = static_cast<u64>(D) * sizeof(T);
+  const u64 tables = grid.size() * sizeof(T) + DeviceEvaluator<T>::tableBytes(grid, options.optimizations);
+  MemoryPlan whole("the CUDA evaluation");
+  whole.add(tables);
+  whole.add(n * pointBytes);
+  whole.add(n * sizeof(T));
+  const bool wholeMode = whole.fits() && std::getenv("SPARSEGRID_CUDA_CHUNKED") == nullptr;
+  const u64 perChunk = wholeMode ? n : std::min<u64>(n, EvaluationChunk);
   const u64 chunks = (n + perChunk - 1) / perChunk;
   const int buffers = chunks > 1 ? 2 : 1;
-  MemoryPlan plan("the CUDA evaluation");
-  plan.add(grid.size() * sizeof(T));
-  plan.add(DeviceEvaluator<T>::tableBytes(grid, options.optimizations));
-  for (int b = 0; b < buffers; ++b)
+  if (!wholeMode)
   {
-    plan.add(perChunk * static_cast<u64>(D) * sizeof(T));
-    plan.add(perChunk * sizeof(T));
+    MemoryPlan plan("the CUDA evaluation");
+    plan.add(tables);
+    plan.add(static_cast<u64>(buffers) * perChunk * (pointBytes + sizeof(T)));
+    SG_STATUS_TRY(plan.check());
   }
-  SG_STATUS_TRY(plan.check());
-
   DeviceArray<T> dCoefficients;
   DeviceArray<T> dPoints[2], dOut[2];
   SG_STATUS_TRY(dCoefficients.upload(coefficients, grid.size(), "the coefficients"));
@@ -249,56 +387,120 @@ Status evaluateImpl(const Grid& grid, const T* coefficients, const T* points, st
   }
   DeviceEvaluator<T> evaluator;
   SG_STATUS_TRY(evaluator.prepare(grid, options.optimizations, info, dCoefficients.get()));
-  Resources* res = nullptr;
-  SG_STATUS_TRY(resources(info.device, res));
-  // Kernels run in order on one stream (so that each chunk's kernel time is its own), transfers
-  // on another; events order them. Chunk i: copy in (transfer stream), evaluate (kernel
-  // stream), and one chunk later copy out (transfer stream), alternating two buffers, so that
-  // the kernel of one chunk overlaps the transfers of its neighbours.
   cudaStream_t compute = res->streams[0].get();
   cudaStream_t transfer = res->streams[1].get();
   StreamDrain drain;
   drain.streams = { compute, transfer };
   double seconds = 0;
-  auto finish = [&](u64 i) -> Status {
-    const int b = static_cast<int>(i % buffers);
-    const u64 first = i * perChunk;
-    const u64 count = std::min(perChunk, n - first);
-    SG_CUDA_TRY(cudaStreamWaitEvent(transfer, res->computed[b], 0), "ordering the transfers");
-    SG_CUDA_TRY(cudaMemcpyAsync(results + first, dOut[b].get(), count * sizeof(T),
-                  cudaMemcpyDeviceToHost, transfer),
-      "copying evaluation results to the host");
-    SG_CUDA_TRY(cudaStreamSynchronize(transfer), "the evaluation");
-    const double before = res->timers[b].seconds();
-    SG_STATUS_TRY(res->timers[b].collect());
-    seconds += res->timers[b].seconds() - before;
+  auto collect = [&](int timer) -> Status {
+    const double before = res->timers[timer].seconds();
+    SG_STATUS_TRY(res->timers[timer].collect());
+    seconds += res->timers[timer].seconds() - before;
     return Status::Ok();
   };
-  for (u64 i = 0; i < chunks; ++i)
+
+  if (wholeMode)
   {
-    if (detail::aborted(options))
+    // Parts: whole staging pieces, at most Resources::Parts of them (one for small inputs).
+    const u64 step = res->pinnedBytes ? std::max<u64>(1, res->pinnedBytes / pointBytes) : n;
+    const u64 pieces = (n + step - 1) / step;
+    const u64 parts = n < (u64(1) << 20) ? 1 : std::min<u64>(Resources::Parts, pieces);
+    const u64 piecesPerPart = (pieces + parts - 1) / parts;
+    const bool pinned = res->pinnedBytes > 0;
+    auto pieceLength = [&](u64 c) { return std::min(step, n - c * step); };
+    auto stage = [&](u64 c) {
+      parallelCopy(options, res->pinnedIn[c % 2], points + c * step * D, pieceLength(c) * pointBytes);
+    };
+    if (pinned)
     {
-      return detail::abortedStatus();
+      stage(0);
     }
-    detail::progress(options, static_cast<double>(i) / static_cast<double>(chunks));
-    const int b = static_cast<int>(i % buffers);
-    const u64 first = i * perChunk;
-    const u64 count = std::min(perChunk, n - first);
-    SG_CUDA_TRY(cudaMemcpyAsync(dPoints[b].get(), points + first * static_cast<u64>(D),
-                  count * static_cast<u64>(D) * sizeof(T), cudaMemcpyHostToDevice, transfer),
-      "copying evaluation points to the device");
-    SG_CUDA_TRY(cudaEventRecord(res->copied[b], transfer), "ordering the transfers");
-    SG_CUDA_TRY(cudaStreamWaitEvent(compute, res->copied[b], 0), "ordering the kernels");
-    SG_STATUS_TRY(res->timers[b].start(compute));
-    SG_STATUS_TRY(evaluator.run(dPoints[b].get(), count, dOut[b].get(), compute));
-    SG_STATUS_TRY(res->timers[b].stop(compute));
-    SG_CUDA_TRY(cudaEventRecord(res->computed[b], compute), "ordering the transfers");
-    if (i > 0)
+    u64 part = 0;
+    for (u64 c = 0; c < pieces; ++c)
     {
-      SG_STATUS_TRY(finish(i - 1));
+      if (detail::aborted(options))
+      {
+        return detail::abortedStatus();
+      }
+      detail::progress(options, 0.5 * static_cast<double>(c) / static_cast<double>(pieces));
+      const int b = static_cast<int>(c % 2);
+      const void* src = pinned ? res->pinnedIn[b] : static_cast<const void*>(points + c * step * D);
+      SG_CUDA_TRY(cudaMemcpyAsync(dPoints[0].get() + c * step * D, src, pieceLength(c) * pointBytes,
+                    cudaMemcpyHostToDevice, transfer),
+        "copying evaluation points to the device");
+      SG_CUDA_TRY(cudaEventRecord(res->copied[b], transfer), "ordering the transfers");
+      if ((c + 1) % piecesPerPart == 0 || c + 1 == pieces)
+      {
+        // Part `part` has all its points (transfers complete in order): evaluate it.
+        const u64 first = part * piecesPerPart * step;
+        const u64 count = std::min(n, (c + 1) * step) - first;
+        SG_CUDA_TRY(cudaStreamWaitEvent(compute, res->copied[b], 0), "ordering the kernels");
+        SG_STATUS_TRY(res->timers[part].start(compute));
+        SG_STATUS_TRY(evaluator.run(dPoints[0].get() + first * D, count, dOut[0].get() + first,
+          compute, res->counters + part));
+        SG_STATUS_TRY(res->timers[part].stop(compute));
+        SG_CUDA_TRY(cudaEventRecord(res->computed[part], compute), "ordering the transfers");
+        ++part;
+      }
+      if (pinned && c + 1 < pieces)
+      {
+        if (c >= 1)
+        {
+          SG_CUDA_TRY(cudaEventSynchronize(res->copied[(c + 1) % 2]), "the evaluation");
+        }
+        stage(c + 1);
+      }
+    }
+    // Results, part by part.
+    for (u64 k = 0; k < part; ++k)
+    {
+      const u64 first = k * piecesPerPart * step;
+      const u64 count = std::min(n, (k + 1) * piecesPerPart * step) - first;
+      SG_CUDA_TRY(cudaStreamWaitEvent(transfer, res->computed[k], 0), "ordering the transfers");
+      SG_STATUS_TRY(downloadStaged(
+        *res, options, results + first, dOut[0].get() + first, count * sizeof(T), transfer));
+      SG_STATUS_TRY(collect(static_cast<int>(k)));
+      detail::progress(options, 0.5 + 0.5 * static_cast<double>(k + 1) / static_cast<double>(part));
     }
   }
-  SG_STATUS_TRY(finish(chunks - 1));
+  else
+  {
+    for (u64 i = 0; i < chunks; ++i)
+    {
+      if (detail::aborted(options))
+      {
+        return detail::abortedStatus();
+      }
+      detail::progress(options, static_cast<double>(i) / static_cast<double>(chunks));
+      const int b = static_cast<int>(i % buffers);
+      const u64 first = i * perChunk;
+      const u64 count = std::min(perChunk, n - first);
+      SG_STATUS_TRY(
+        uploadStaged(*res, options, dPoints[b].get(), points + first * D, count * pointBytes, transfer));
+      SG_CUDA_TRY(cudaEventRecord(res->computed[2 + b], transfer), "ordering the kernels");
+      SG_CUDA_TRY(cudaStreamWaitEvent(compute, res->computed[2 + b], 0), "ordering the kernels");
+      SG_STATUS_TRY(res->timers[b].start(compute));
+      SG_STATUS_TRY(
+        evaluator.run(dPoints[b].get(), count, dOut[b].get(), compute, res->counters + b));
+      SG_STATUS_TRY(res->timers[b].stop(compute));
+      SG_CUDA_TRY(cudaEventRecord(res->computed[b], compute), "ordering the transfers");
+      if (i > 0)
+      {
+        const int pb = static_cast<int>((i - 1) % buffers);
+        const u64 pfirst = (i - 1) * perChunk;
+        SG_CUDA_TRY(cudaStreamWaitEvent(transfer, res->computed[pb], 0), "ordering the transfers");
+        SG_STATUS_TRY(downloadStaged(*res, options, results + pfirst, dOut[pb].get(),
+          std::min(perChunk, n - pfirst) * sizeof(T), transfer));
+        SG_STATUS_TRY(collect(pb));
+      }
+    }
+    const int lb = static_cast<int>((chunks - 1) % buffers);
+    const u64 lfirst = (chunks - 1) * perChunk;
+    SG_CUDA_TRY(cudaStreamWaitEvent(transfer, res->computed[lb], 0), "ordering the transfers");
+    SG_STATUS_TRY(downloadStaged(*res, options, results + lfirst, dOut[lb].get(),
+      std::min(perChunk, n - lfirst) * sizeof(T), transfer));
+    SG_STATUS_TRY(collect(lb));
+  }
   if (kernelSeconds)
   {
     *kernelSeconds = seconds;
@@ -318,19 +520,19 @@ Status hierarchizeImpl(const Grid& grid, T* values, const ExecutionOptions& opti
   plan.add(hierarchizeTableBytes(grid, options.optimizations));
   SG_STATUS_TRY(plan.check());
   DeviceArray<T> dValues;
-  SG_STATUS_TRY(dValues.upload(values, grid.size(), "the values"));
+  SG_STATUS_TRY(dValues.allocate(grid.size(), "the values"));
   Resources* res = nullptr;
   SG_STATUS_TRY(resources(info.device, res));
   Stream& stream = res->streams[0];
   KernelTimer& timer = res->timers[0];
   StreamDrain drain;
   drain.streams.push_back(stream.get());
+  SG_STATUS_TRY(uploadStaged(
+    *res, options, dValues.get(), values, grid.size() * sizeof(T), stream.get()));
   SG_STATUS_TRY(
     hierarchizeDevice(grid, dValues.get(), inverse, options, info, stream.get(), timer));
-  SG_CUDA_TRY(cudaMemcpyAsync(values, dValues.get(), grid.size() * sizeof(T),
-                cudaMemcpyDeviceToHost, stream.get()),
-    "copying the values to the host");
-  SG_CUDA_TRY(cudaStreamSynchronize(stream.get()), "the hierarchization");
+  SG_STATUS_TRY(downloadStaged(
+    *res, options, values, dValues.get(), grid.size() * sizeof(T), stream.get()));
   if (kernelSeconds)
   {
     *kernelSeconds = timer.seconds();

@@ -272,6 +272,10 @@ inline long long __double_as_longlong(double d)
   std::memcpy(&v, &d, 8);
   return v;
 }
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v)
+{
+  return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
 inline int __ffs(unsigned v)
 {
   return v ? __builtin_ctz(v) + 1 : 0;
@@ -595,6 +599,16 @@ template <typename T>
 inline cudaError_t cudaMalloc(T** p, std::size_t bytes)
 {
   return cudaMalloc(reinterpret_cast<void**>(p), bytes);
+}
+inline cudaError_t cudaMallocHost(void** p, std::size_t bytes)
+{
+  *p = std::malloc(bytes);
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+inline cudaError_t cudaFreeHost(void* p)
+{
+  std::free(p);
+  return cudaSuccess;
 }
 inline cudaError_t cudaFree(void* p)
 {

@@ -15,8 +15,10 @@
 // of the coordinate (Y = floor(x 2^30), c = Y >> (31 - l): no conversion per block), the weight
 // from the CPU's formula with an exact integer-to-float trick. ichg2 gives each thread
 // PointsPerThread points (blocks loop outside, points loop inside: the entry decoding is shared
-// and the gathers of several points are in flight at once); vec1 stages each warp's points
-// through shared memory with coalesced loads; chunkSize is the number of points per warp.
+// and the gathers of several points are in flight at once; with one or two points per thread
+// several entries are decoded before their gathers are issued together); vec1 stages each
+// warp's points through shared memory with coalesced loads; chunkSize is the number of points a
+// warp claims at a time from a global counter (single passes near the end of a launch).
 // When all coefficients fit into shared memory (e.g. D = 3, level 10 in float: 188 KiB), each
 // CTA keeps them there (random gathers then cost bank conflicts instead of L1 wavefronts).
 //
@@ -29,7 +31,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <numeric>
 
 namespace sparsegrid
 {
@@ -93,7 +94,10 @@ struct FastParams
   u32 chunk;
   int vec1;
   u32 sharedCoefficients; ///< > 0: the first this many coefficients (all) are staged in smem
+  unsigned long long* counter; ///< next unclaimed point (zero at launch)
 };
+
+constexpr int MaxWarpsPerCta = 32;
 
 template <int I>
 __device__ __forceinline__ u32 slotCode(const u64* entry, u64 word0)
@@ -141,7 +145,7 @@ __device__ __forceinline__ void stepAxis(u32 code, const T (&x)[PPL][DM], const 
 template <int PPL>
 struct EntryUnroll
 {
-  static constexpr int value = PPL >= 4 ? 2 : (PPL == 2 ? 4 : 4);
+  static constexpr int value = PPL >= 4 ? 1 : 4;
 };
 
 #define SG_EVAL_STEP(I)                                                                            \
@@ -185,11 +189,31 @@ __global__ void __launch_bounds__(SharedCoefficients ? SharedCtaThreads : CtaThr
   T* myStage = stage + static_cast<std::size_t>(warp) * WarpSize * PPL * D;
   const u64 totalWarps = static_cast<u64>(gridDim.x) * static_cast<u64>(warpsPerCta);
   const u64 chunk = p.chunk;
-
-  for (u64 chunkStart = (static_cast<u64>(blockIdx.x) * warpsPerCta + warp) * chunk;
-       chunkStart < p.n; chunkStart += totalWarps * chunk)
+  // Dynamic ("guided") distribution: a warp claims `chunk` points at a time from a global
+  // counter, and single passes of 32 x PPL points once little work is left, so that no warp
+  // is left with a long chunk while the others idle (for D = 10 one pass of one warp is ~1 ms).
+  __shared__ u64 claimStart[MaxWarpsPerCta];
+  __shared__ u64 claimSize[MaxWarpsPerCta];
+  const u64 passPoints = static_cast<u64>(WarpSize * PPL);
+  for (;;)
   {
-    const u64 chunkEnd = chunkStart + chunk < p.n ? chunkStart + chunk : p.n;
+    if (lane == 0)
+    {
+      const u64 claimed = *static_cast<volatile unsigned long long*>(p.counter);
+      const u64 left = claimed < p.n ? p.n - claimed : 0;
+      const u64 size = left > 2 * totalWarps * chunk ? chunk : (chunk < passPoints ? chunk : passPoints);
+      claimStart[warp] = atomicAdd(p.counter, static_cast<unsigned long long>(size));
+      claimSize[warp] = size;
+    }
+    __syncwarp();
+    const u64 chunkStart = claimStart[warp];
+    const u64 chunkSize = claimSize[warp];
+    __syncwarp();
+    if (chunkStart >= p.n)
+    {
+      break;
+    }
+    const u64 chunkEnd = chunkStart + chunkSize < p.n ? chunkStart + chunkSize : p.n;
     for (u64 pass = chunkStart; pass < chunkEnd; pass += WarpSize * PPL)
     {
       const u32 count =
@@ -618,7 +642,11 @@ template <typename T>
 using FastKernel = void (*)(FastParams);
 
 /// Points per thread for the fast kernel with ichg2 (SPARSEGRID_CUDA_PPL overrides: 1, 2, 4).
-inline int defaultPointsPerThread(int D)
+/// Measured on an H200 (docs/benchmarks-gpu.md): 4 is fastest up to D = 6 in float (up to 128
+/// registers, no spills), 2 beyond (D = 10: 1.23x faster than 1). Double needs twice the
+/// registers for coordinates and weights: 4 up to D = 5; 2 beyond (D = 6: 1.19x faster than 4;
+/// D = 10: 1.24x faster than 1 despite some register spills).
+inline int defaultPointsPerThread(int D, bool doublePrecision)
 {
   if (const char* env = std::getenv("SPARSEGRID_CUDA_PPL"))
   {
@@ -628,11 +656,15 @@ inline int defaultPointsPerThread(int D)
       return v;
     }
   }
-  if (D >= 1 && D <= 4)
+  if (D < 1 || D > FastMaxCompiledD)
   {
-    return 4;
+    return 1;
   }
-  return D >= 1 && D <= FastMaxCompiledD ? 2 : 1;
+  if (doublePrecision)
+  {
+    return D <= 5 ? 4 : 2;
+  }
+  return D <= 6 ? 4 : 2;
 }
 
 template <typename T, int DT>
@@ -900,7 +932,7 @@ Status DeviceEvaluator<T>::prepare(
   }
   if (this->Fast)
   {
-    this->PointsPerThread = opt.ichg2 ? eval::defaultPointsPerThread(D) : 1;
+    this->PointsPerThread = opt.ichg2 ? eval::defaultPointsPerThread(D, sizeof(T) == 8) : 1;
     // Coefficients in shared memory when they (and the staging area) fit.
     const u64 coefBytes = grid.size() * sizeof(T);
     const char* env = std::getenv("SPARSEGRID_CUDA_SHARED_COEFFICIENTS");
@@ -924,7 +956,8 @@ Status DeviceEvaluator<T>::prepare(
 }
 
 template <typename T>
-Status DeviceEvaluator<T>::run(const T* points, u64 n, T* out, cudaStream_t stream)
+Status DeviceEvaluator<T>::run(
+  const T* points, u64 n, T* out, cudaStream_t stream, unsigned long long* counter)
 {
   if (n == 0)
   {
@@ -946,6 +979,7 @@ Status DeviceEvaluator<T>::run(const T* points, u64 n, T* out, cudaStream_t stre
     p.D = D;
     p.chunk = chunk;
     p.vec1 = this->Opt.vec1 ? 1 : 0;
+    p.counter = counter;
     const int ppl = this->PointsPerThread;
     const int threads = this->SharedCoefficients ? eval::SharedCtaThreads : CtaThreads;
     const u64 stage =
@@ -972,7 +1006,10 @@ Status DeviceEvaluator<T>::run(const T* points, u64 n, T* out, cudaStream_t stre
           " bytes of shared memory)");
     }
     const u64 warpsPerCta = static_cast<u64>(threads / WarpSize);
-    const u64 needed = (chunks + warpsPerCta - 1) / warpsPerCta;
+    const u64 passes = (n + WarpSize * ppl - 1) / (WarpSize * ppl);
+    const u64 needed = (passes + warpsPerCta - 1) / warpsPerCta;
+    SG_CUDA_TRY(cudaMemsetAsync(counter, 0, sizeof(unsigned long long), stream),
+      "resetting the work counter");
     const u64 resident = static_cast<u64>(perSm) * static_cast<u64>(this->Info.multiprocessors);
     const unsigned grid1 = static_cast<unsigned>(std::min<u64>(needed, resident));
     return launch("the evaluation kernel", kernel, grid1, static_cast<unsigned>(threads), smem,

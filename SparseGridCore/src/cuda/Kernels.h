@@ -29,8 +29,9 @@ public:
     const T* coefficients);
   /// Device bytes prepare() will allocate (for the memory plan).
   static u64 tableBytes(const Grid& grid, const Optimizations& opt);
-  /// Evaluates n points (row-major n x D, device memory) into out (device memory).
-  Status run(const T* points, u64 n, T* out, cudaStream_t stream);
+  /// Evaluates n points (row-major n x D, device memory) into out (device memory); `counter`
+  /// is one device word for the kernel's work distribution (reset by run()).
+  Status run(const T* points, u64 n, T* out, cudaStream_t stream, unsigned long long* counter);
   /// A short description of the kernel variant that run() uses (for notes and benchmarks).
   const std::string& variant() const { return this->Variant; }
 

@@ -318,12 +318,9 @@ Status byEvaluation(const Grid& grid, const T* coefficients, const RegularGrid& 
     SG_STATUS_TRY(timer.start(stream.get()));
     SG_STATUS_TRY(launch("the point generation kernel", pointsKernel<T>, gridFor(count, info),
       CtaThreads, 0, stream.get(), pp));
-    SG_STATUS_TRY(evaluator.run(dPoints.get(), count, dOut.get(), stream.get()));
+    SG_STATUS_TRY(evaluator.run(dPoints.get(), count, dOut.get(), stream.get(), res->counters));
     SG_STATUS_TRY(timer.stop(stream.get()));
-    SG_CUDA_TRY(cudaMemcpyAsync(out + first, dOut.get(), count * sizeof(T), cudaMemcpyDeviceToHost,
-                  stream.get()),
-      "copying the reconstructed values to the host");
-    SG_CUDA_TRY(cudaStreamSynchronize(stream.get()), "the reconstruction");
+    SG_STATUS_TRY(downloadStaged(*res, options, out + first, dOut.get(), count * sizeof(T), stream.get()));
     SG_STATUS_TRY(timer.collect());
   }
   *kernelSeconds = timer.seconds();
@@ -544,9 +541,7 @@ Status reconstructHost(const Grid& grid, const T* coefficients, const RegularGri
     result = dOut.get();
   }
   SG_STATUS_TRY(timer.stop(stream.get()));
-  SG_CUDA_TRY(cudaMemcpyAsync(out, result, total * sizeof(T), cudaMemcpyDeviceToHost, stream.get()),
-    "copying the image to the host");
-  SG_CUDA_TRY(cudaStreamSynchronize(stream.get()), "the reconstruction");
+  SG_STATUS_TRY(downloadStaged(*res, options, out, result, total * sizeof(T), stream.get()));
   SG_STATUS_TRY(timer.collect());
   *kernelSeconds = timer.seconds();
   detail::progress(options, 1.0);
