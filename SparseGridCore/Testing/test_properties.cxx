@@ -802,15 +802,15 @@ TEST_P(Properties, ReconstructTargetFinerThanLattice)
   {
     v = u(rng);
   }
-  for (const std::vector<std::size_t>& dims :
-    { std::vector<std::size_t>{ 40, 30, 2 }, std::vector<std::size_t>{ 2, 30, 40 },
-      std::vector<std::size_t>{ 17, 3, 33 } })
+  for (const std::vector<std::size_t>& dims : { std::vector<std::size_t>{ 40, 30, 2 },
+         std::vector<std::size_t>{ 2, 30, 40 },
+         std::vector<std::size_t>{ 17, 3, 33 } })
   {
     const sparsegrid::RegularGrid target = sparsegrid::RegularGrid::unitCube(dims);
     std::vector<double> out(target.numberOfPoints(), -99.0);
     sparsegrid::ExecutionReport report;
-    const sparsegrid::Status st =
-      sparsegrid::reconstructImage(grid, alpha.data(), target, out.data(), this->options(), &report);
+    const sparsegrid::Status st = sparsegrid::reconstructImage(
+      grid, alpha.data(), target, out.data(), this->options(), &report);
     ASSERT_TRUE(st.ok()) << st.message();
     SG_EXPECT_BACKEND(report);
     double worst = 0;

@@ -50,7 +50,7 @@ void usage()
     "--opts: the optimisation switches that are ON (default: the library's defaults).\n");
 }
 
-template <typename V>
+template<typename V>
 std::vector<V> parseList(const char* text)
 {
   std::vector<V> out;
@@ -68,7 +68,8 @@ bool parse(int argc, char** argv, Args& a)
   for (int i = 1; i < argc; ++i)
   {
     const std::string k = argv[i];
-    auto next = [&]() -> const char* {
+    auto next = [&]() -> const char*
+    {
       if (i + 1 >= argc)
       {
         std::fprintf(stderr, "missing value for %s\n", k.c_str());
@@ -158,7 +159,8 @@ sg::Optimizations optimizations(const Args& a)
 std::string optsString(const sg::Optimizations& o)
 {
   std::string s;
-  auto add = [&](bool on, const char* name) {
+  auto add = [&](bool on, const char* name)
+  {
     if (on)
       s += (s.empty() ? "" : ",") + std::string(name);
   };
@@ -180,7 +182,7 @@ struct Result
   std::size_t items = 0;
 };
 
-template <typename T>
+template<typename T>
 int runOp(const Args& a, const sg::Grid& grid, const sg::ExecutionOptions& options, Result& r)
 {
   std::mt19937_64 rng(a.seed);
@@ -194,7 +196,8 @@ int runOp(const Args& a, const sg::Grid& grid, const sg::ExecutionOptions& optio
   sg::ExecutionReport report;
   sg::Status status;
 
-  auto timeIt = [&](auto&& body) {
+  auto timeIt = [&](auto&& body)
+  {
     auto t0 = std::chrono::steady_clock::now();
     status = body();
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -209,10 +212,12 @@ int runOp(const Args& a, const sg::Grid& grid, const sg::ExecutionOptions& optio
     for (int k = 0; k < a.repeat + 1 && status.ok(); ++k)
     {
       work = coeffs;
-      timeIt([&] {
-        return inverse ? sg::dehierarchize(grid, work.data(), options, &report)
-                       : sg::hierarchize(grid, work.data(), options, &report);
-      });
+      timeIt(
+        [&]
+        {
+          return inverse ? sg::dehierarchize(grid, work.data(), options, &report)
+                         : sg::hierarchize(grid, work.data(), options, &report);
+        });
     }
   }
   else if (a.op == "evaluate")
@@ -225,9 +230,11 @@ int runOp(const Args& a, const sg::Grid& grid, const sg::ExecutionOptions& optio
     }
     for (int k = 0; k < a.repeat + 1 && status.ok(); ++k)
     {
-      timeIt([&] {
-        return sg::evaluate(grid, coeffs.data(), pts.data(), a.points, out.data(), options, &report);
-      });
+      timeIt(
+        [&] {
+          return sg::evaluate(
+            grid, coeffs.data(), pts.data(), a.points, out.data(), options, &report);
+        });
     }
   }
   else if (a.op == "reconstruct" || a.op == "sample")
@@ -252,9 +259,11 @@ int runOp(const Args& a, const sg::Grid& grid, const sg::ExecutionOptions& optio
     {
       for (int k = 0; k < a.repeat + 1 && status.ok(); ++k)
       {
-        timeIt([&] {
-          return sg::reconstructImage(grid, coeffs.data(), target, image.data(), options, &report);
-        });
+        timeIt(
+          [&] {
+            return sg::reconstructImage(
+              grid, coeffs.data(), target, image.data(), options, &report);
+          });
       }
     }
     else
@@ -266,9 +275,10 @@ int runOp(const Args& a, const sg::Grid& grid, const sg::ExecutionOptions& optio
       r.items = grid.size();
       for (int k = 0; k < a.repeat + 1 && status.ok(); ++k)
       {
-        timeIt([&] {
-          return sg::sampleImage(grid, image.data(), dims, coeffs.data(), 1, options, &report);
-        });
+        timeIt(
+          [&] {
+            return sg::sampleImage(grid, image.data(), dims, coeffs.data(), 1, options, &report);
+          });
       }
     }
   }
@@ -331,8 +341,9 @@ int main(int argc, char** argv)
   sg::ExecutionOptions options;
   options.threads = a.threads;
   options.optimizations = optimizations(a);
-  options.backend = a.backend == "cuda" ? sg::Backend::CUDA
-                                        : (a.backend == "auto" ? sg::Backend::Auto : sg::Backend::CPU);
+  options.backend = a.backend == "cuda"
+    ? sg::Backend::CUDA
+    : (a.backend == "auto" ? sg::Backend::Auto : sg::Backend::CPU);
   Result r;
   const int rc = a.precision == "double" ? runOp<double>(a, grid, options, r)
                                          : runOp<float>(a, grid, options, r);
@@ -360,21 +371,56 @@ int main(int argc, char** argv)
                 "\"points\":%zu,\"median_s\":%.9g,\"min_s\":%.9g,\"kernel_median_s\":%.9g,"
                 "\"throughput\":%.6g,\"gflops\":%.6g,\"opts\":\"%s\",\"chunk\":%d,\"repeat\":%d,"
                 "\"note\":\"%s\"}\n",
-      a.op.c_str(), a.dims, a.level, a.boundary ? 1 : 0, a.precision.c_str(), r.backendUsed.c_str(),
-      threads, static_cast<unsigned long long>(grid.size()), grid.numberOfBlocks(), r.items,
-      r.median, r.minimum, r.kernelMedian, throughput, gflops,
-      optsString(options.optimizations).c_str(), options.optimizations.chunkSize, a.repeat,
+      a.op.c_str(),
+      a.dims,
+      a.level,
+      a.boundary ? 1 : 0,
+      a.precision.c_str(),
+      r.backendUsed.c_str(),
+      threads,
+      static_cast<unsigned long long>(grid.size()),
+      grid.numberOfBlocks(),
+      r.items,
+      r.median,
+      r.minimum,
+      r.kernelMedian,
+      throughput,
+      gflops,
+      optsString(options.optimizations).c_str(),
+      options.optimizations.chunkSize,
+      a.repeat,
       jsonEscape(r.note).c_str());
   }
   else
   {
-    std::printf("%-12s %4s %5s %8s %9s %7s %7s %13s %10s %12s %14s %9s  %s\n", "op", "D", "L",
-      "boundary", "precision", "backend", "threads", "coefficients", "items", "median [s]",
-      "throughput/s", "GFlop/s", "opts");
+    std::printf("%-12s %4s %5s %8s %9s %7s %7s %13s %10s %12s %14s %9s  %s\n",
+      "op",
+      "D",
+      "L",
+      "boundary",
+      "precision",
+      "backend",
+      "threads",
+      "coefficients",
+      "items",
+      "median [s]",
+      "throughput/s",
+      "GFlop/s",
+      "opts");
     std::printf("%-12s %4d %5d %8d %9s %7s %7d %13llu %10zu %12.6f %14.4g %9.3f  %s\n",
-      a.op.c_str(), a.dims, a.level, a.boundary ? 1 : 0, a.precision.c_str(),
-      r.backendUsed.c_str(), threads, static_cast<unsigned long long>(grid.size()), r.items,
-      r.median, throughput, gflops, optsString(options.optimizations).c_str());
+      a.op.c_str(),
+      a.dims,
+      a.level,
+      a.boundary ? 1 : 0,
+      a.precision.c_str(),
+      r.backendUsed.c_str(),
+      threads,
+      static_cast<unsigned long long>(grid.size()),
+      r.items,
+      r.median,
+      throughput,
+      gflops,
+      optsString(options.optimizations).c_str());
     if (!r.note.empty())
     {
       std::printf("note: %s\n", r.note.c_str());

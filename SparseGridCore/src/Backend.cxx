@@ -41,8 +41,9 @@ bool cudaCompiled()
 #endif
 }
 
-Backend detail::chooseBackend(
-  const ExecutionOptions& options, std::uint64_t size, ExecutionReport& report)
+Backend detail::chooseBackend(const ExecutionOptions& options,
+  std::uint64_t size,
+  ExecutionReport& report)
 {
   report.note.clear();
   if (options.backend == Backend::CPU)
@@ -69,9 +70,12 @@ namespace
 
 // Runs `gpu` when the chosen backend is CUDA; on BackendUnavailable or OutOfDeviceMemory runs
 // `cpu` instead and records why. Any other GPU error is returned as is.
-template <typename Gpu, typename Cpu>
-Status runWithFallback(const ExecutionOptions& options, std::uint64_t size,
-  ExecutionReport* report, Gpu gpu, Cpu cpu)
+template<typename Gpu, typename Cpu>
+Status runWithFallback(const ExecutionOptions& options,
+  std::uint64_t size,
+  ExecutionReport* report,
+  Gpu gpu,
+  Cpu cpu)
 {
   ExecutionReport local;
   ExecutionReport& r = report ? *report : local;
@@ -110,9 +114,11 @@ Status checkGrid(const Grid& grid)
 
 } // namespace
 
-template <typename T>
-Status hierarchize(
-  const Grid& grid, T* values, const ExecutionOptions& options, ExecutionReport* report)
+template<typename T>
+Status hierarchize(const Grid& grid,
+  T* values,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
 {
   Status status = checkGrid(grid);
   if (!status)
@@ -124,14 +130,18 @@ Status hierarchize(
     return Status(ErrorCode::InvalidArgument, "hierarchize: no values given");
   }
   return runWithFallback(
-    options, grid.size(), report,
+    options,
+    grid.size(),
+    report,
     [&](double* kernel) { return cuda::hierarchize(grid, values, options, false, kernel); },
     [&] { return detail::hierarchizeCPU(grid, values, options, false); });
 }
 
-template <typename T>
-Status dehierarchize(
-  const Grid& grid, T* values, const ExecutionOptions& options, ExecutionReport* report)
+template<typename T>
+Status dehierarchize(const Grid& grid,
+  T* values,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
 {
   Status status = checkGrid(grid);
   if (!status)
@@ -143,14 +153,21 @@ Status dehierarchize(
     return Status(ErrorCode::InvalidArgument, "dehierarchize: no values given");
   }
   return runWithFallback(
-    options, grid.size(), report,
+    options,
+    grid.size(),
+    report,
     [&](double* kernel) { return cuda::hierarchize(grid, values, options, true, kernel); },
     [&] { return detail::hierarchizeCPU(grid, values, options, true); });
 }
 
-template <typename T>
-Status evaluate(const Grid& grid, const T* coefficients, const T* points, std::size_t n,
-  T* results, const ExecutionOptions& options, ExecutionReport* report)
+template<typename T>
+Status evaluate(const Grid& grid,
+  const T* coefficients,
+  const T* points,
+  std::size_t n,
+  T* results,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
 {
   Status status = checkGrid(grid);
   if (!status)
@@ -169,19 +186,23 @@ Status evaluate(const Grid& grid, const T* coefficients, const T* points, std::s
   // split over threads: on one thread it took longer than the GPU's whole evaluation.
   const std::size_t total = n * static_cast<std::size_t>(grid.dimensions());
   std::atomic<std::size_t> firstNaN{ total };
-  detail::parallelFor(options, total, std::size_t(1) << 18, [&](std::size_t k0, std::size_t k1) {
-    for (std::size_t k = k0; k < k1; ++k)
+  detail::parallelFor(options,
+    total,
+    std::size_t(1) << 18,
+    [&](std::size_t k0, std::size_t k1)
     {
-      if (std::isnan(points[k]))
+      for (std::size_t k = k0; k < k1; ++k)
       {
-        std::size_t seen = firstNaN.load();
-        while (k < seen && !firstNaN.compare_exchange_weak(seen, k))
+        if (std::isnan(points[k]))
         {
+          std::size_t seen = firstNaN.load();
+          while (k < seen && !firstNaN.compare_exchange_weak(seen, k))
+          {
+          }
+          return;
         }
-        return;
       }
-    }
-  });
+    });
   if (firstNaN.load() < total)
   {
     return Status(ErrorCode::InvalidArgument,
@@ -190,18 +211,19 @@ Status evaluate(const Grid& grid, const T* coefficients, const T* points, std::s
         " has a NaN coordinate");
   }
   return runWithFallback(
-    options, n, report,
-    [&](double* kernel) {
-      return cuda::evaluate(grid, coefficients, points, n, results, options, kernel);
-    },
+    options,
+    n,
+    report,
+    [&](double* kernel)
+    { return cuda::evaluate(grid, coefficients, points, n, results, options, kernel); },
     [&] { return detail::evaluateCPU(grid, coefficients, points, n, results, options); });
 }
 
 #define SPARSEGRID_INSTANTIATE(T)                                                                  \
   template Status hierarchize<T>(const Grid&, T*, const ExecutionOptions&, ExecutionReport*);      \
   template Status dehierarchize<T>(const Grid&, T*, const ExecutionOptions&, ExecutionReport*);    \
-  template Status evaluate<T>(const Grid&, const T*, const T*, std::size_t, T*,                    \
-    const ExecutionOptions&, ExecutionReport*);
+  template Status evaluate<T>(                                                                     \
+    const Grid&, const T*, const T*, std::size_t, T*, const ExecutionOptions&, ExecutionReport*);
 SPARSEGRID_INSTANTIATE(float)
 SPARSEGRID_INSTANTIATE(double)
 #undef SPARSEGRID_INSTANTIATE

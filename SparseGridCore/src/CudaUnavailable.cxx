@@ -10,7 +10,8 @@ namespace
 {
 Status notBuilt()
 {
-  return Status(ErrorCode::BackendUnavailable, "this build has no CUDA backend (built without nvcc)");
+  return Status(
+    ErrorCode::BackendUnavailable, "this build has no CUDA backend (built without nvcc)");
 }
 } // namespace
 
@@ -23,18 +24,22 @@ bool available(std::string* why)
   return false;
 }
 
-template <typename T>
+template<typename T>
 Status hierarchize(const Grid&, T*, const ExecutionOptions&, bool, double*)
 {
   return notBuilt();
 }
-template <typename T>
+template<typename T>
 Status evaluate(const Grid&, const T*, const T*, std::size_t, T*, const ExecutionOptions&, double*)
 {
   return notBuilt();
 }
-template <typename T>
-Status reconstructImage(const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&,
+template<typename T>
+Status reconstructImage(const Grid&,
+  const T*,
+  const RegularGrid&,
+  T*,
+  const ExecutionOptions&,
   double*)
 {
   return notBuilt();

@@ -25,7 +25,7 @@ namespace detail
 namespace
 {
 
-template <typename T>
+template<typename T>
 inline T clamp01(T x)
 {
   return x < T(0) ? T(0) : (x > T(1) ? T(1) : x);
@@ -37,8 +37,8 @@ struct BlockTable
   int D = 0;
   bool boundary = false;
   std::vector<std::uint64_t> offsets;
-  std::vector<std::uint8_t> levels;  ///< blocks * D
-  std::vector<std::uint8_t> shifts;  ///< blocks * D: bits of the axes after t
+  std::vector<std::uint8_t> levels;   ///< blocks * D
+  std::vector<std::uint8_t> shifts;   ///< blocks * D: bits of the axes after t
   std::vector<std::uint8_t> zeroAxes; ///< number of level-0 axes per block
 
   explicit BlockTable(const Grid& grid)
@@ -79,7 +79,7 @@ inline int slotCount(bool boundary, int cap)
 }
 
 // Cell index and weight along one axis: the multiplication form (sred1) ...
-template <typename T, typename I>
+template<typename T, typename I>
 inline void cellMul(T x, int level, int corner, T scale, I& k, T& w)
 {
   if (level == 0)
@@ -98,7 +98,7 @@ inline void cellMul(T x, int level, int corner, T scale, I& k, T& w)
 
 // ... and the division form of the unoptimised code (same values: divisions by powers of two
 // are exact).
-template <typename T, typename I>
+template<typename T, typename I>
 inline void cellDiv(T x, int level, int corner, I& k, T& w)
 {
   if (level == 0)
@@ -116,7 +116,7 @@ inline void cellDiv(T x, int level, int corner, I& k, T& w)
   w = T(1) - std::abs(x / div - static_cast<T>(2 * c + 1));
 }
 
-template <typename T, typename I>
+template<typename T, typename I>
 struct Evaluator
 {
   const Grid& grid;
@@ -129,7 +129,7 @@ struct Evaluator
   bool boundary;
   std::vector<int> slotBase; ///< first slot of axis t in the per-point tables
   int slots = 0;
-  std::vector<T> scales;     ///< 2^l for l in 0..MaxAxisLevel
+  std::vector<T> scales; ///< 2^l for l in 0..MaxAxisLevel
 
   // Lexicographic traversal for the tabulated block-major path: one entry per (block, corner),
   // sorted by the per-axis slot vector, so that consecutive entries share leading axes and the
@@ -140,10 +140,14 @@ struct Evaluator
     int depth; ///< first axis whose slot differs from the previous entry
   };
   std::vector<Entry> order;
-  std::vector<int> orderSlots;          ///< entries * D: table slot per axis (absolute)
-  std::vector<std::uint8_t> orderBits;  ///< entries * D: log2 block size per axis
+  std::vector<int> orderSlots;         ///< entries * D: table slot per axis (absolute)
+  std::vector<std::uint8_t> orderBits; ///< entries * D: log2 block size per axis
 
-  Evaluator(const Grid& g, const BlockTable& bt, const T* coefficients, const T* pts, T* out,
+  Evaluator(const Grid& g,
+    const BlockTable& bt,
+    const T* coefficients,
+    const T* pts,
+    T* out,
     const Optimizations& o)
     : grid(g)
     , blocks(bt)
@@ -196,10 +200,13 @@ struct Evaluator
       perm[e] = e;
     }
     const std::size_t d = static_cast<std::size_t>(D);
-    std::sort(perm.begin(), perm.end(), [&](std::size_t x, std::size_t y) {
-      return std::lexicographical_compare(&slotsOf[x * d], &slotsOf[x * d] + d, &slotsOf[y * d],
-        &slotsOf[y * d] + d);
-    });
+    std::sort(perm.begin(),
+      perm.end(),
+      [&](std::size_t x, std::size_t y)
+      {
+        return std::lexicographical_compare(
+          &slotsOf[x * d], &slotsOf[x * d] + d, &slotsOf[y * d], &slotsOf[y * d] + d);
+      });
     order.resize(n);
     orderSlots.resize(n * d);
     orderBits.resize(n * d);
@@ -307,12 +314,12 @@ struct Evaluator
   // --- block-major (ichg2 on): per chunk of points, every block ----------------------------
   struct Scratch
   {
-    std::vector<T> xs;   ///< D * P (SoA) coordinates
-    std::vector<I> k;    ///< slots * P
-    std::vector<T> w;    ///< slots * P
-    std::vector<I> idx;  ///< P
-    std::vector<T> wt;   ///< P
-    std::vector<T> acc;  ///< P
+    std::vector<T> xs;           ///< D * P (SoA) coordinates
+    std::vector<I> k;            ///< slots * P
+    std::vector<T> w;            ///< slots * P
+    std::vector<I> idx;          ///< P
+    std::vector<T> wt;           ///< P
+    std::vector<T> acc;          ///< P
     std::vector<I> prefixIndex;  ///< (D - 1) * P
     std::vector<T> prefixWeight; ///< (D - 1) * P
   };
@@ -462,9 +469,14 @@ struct Evaluator
 
   // The innermost loop, apart so that the restrict qualifiers let the compiler vectorise it
   // (a gather per SIMD lane group).
-  static void gatherAccumulate(T* __restrict acc, const T* __restrict base,
-    const I* __restrict pi, const I* __restrict kl, const T* __restrict pw,
-    const T* __restrict wl, int shift, std::size_t P)
+  static void gatherAccumulate(T* __restrict acc,
+    const T* __restrict base,
+    const I* __restrict pi,
+    const I* __restrict kl,
+    const T* __restrict pw,
+    const T* __restrict wl,
+    int shift,
+    std::size_t P)
   {
     for (std::size_t p = 0; p < P; ++p)
     {
@@ -472,8 +484,12 @@ struct Evaluator
     }
   }
 
-  void accumulateDivided(Scratch& s, std::size_t first, std::size_t P, const std::uint8_t* bl,
-    int corner, const T* base) const
+  void accumulateDivided(Scratch& s,
+    std::size_t first,
+    std::size_t P,
+    const std::uint8_t* bl,
+    int corner,
+    const T* base) const
   {
     for (std::size_t p = 0; p < P; ++p)
     {
@@ -495,14 +511,18 @@ struct Evaluator
   }
 };
 
-template <typename T, typename I>
-Status run(const Grid& grid, const T* coefficients, const T* points, std::size_t n, T* results,
+template<typename T, typename I>
+Status run(const Grid& grid,
+  const T* coefficients,
+  const T* points,
+  std::size_t n,
+  T* results,
   const ExecutionOptions& options)
 {
   const BlockTable table(grid);
-  const Evaluator<T, I> evaluator(grid, table, coefficients, points, results, options.optimizations);
-  const std::size_t chunk =
-    static_cast<std::size_t>(std::max(1, options.optimizations.chunkSize));
+  const Evaluator<T, I> evaluator(
+    grid, table, coefficients, points, results, options.optimizations);
+  const std::size_t chunk = static_cast<std::size_t>(std::max(1, options.optimizations.chunkSize));
   // Batches between which progress is reported and abort is checked on the calling thread.
   const std::size_t batch = chunk * 64 * static_cast<std::size_t>(threadCount(options));
   for (std::size_t begin = 0; begin < n; begin += batch)
@@ -513,20 +533,24 @@ Status run(const Grid& grid, const T* coefficients, const T* points, std::size_t
     }
     progress(options, static_cast<double>(begin) / static_cast<double>(n));
     const std::size_t end = std::min(n, begin + batch);
-    parallelFor(options, end - begin, chunk, [&](std::size_t first, std::size_t last) {
-      if (options.optimizations.ichg2)
+    parallelFor(options,
+      end - begin,
+      chunk,
+      [&](std::size_t first, std::size_t last)
       {
-        static thread_local typename Evaluator<T, I>::Scratch scratch;
-        for (std::size_t c = begin + first; c < begin + last; c += chunk)
+        if (options.optimizations.ichg2)
         {
-          evaluator.blockMajor(c, std::min(begin + last, c + chunk), scratch);
+          static thread_local typename Evaluator<T, I>::Scratch scratch;
+          for (std::size_t c = begin + first; c < begin + last; c += chunk)
+          {
+            evaluator.blockMajor(c, std::min(begin + last, c + chunk), scratch);
+          }
         }
-      }
-      else
-      {
-        evaluator.pointMajor(begin + first, begin + last);
-      }
-    });
+        else
+        {
+          evaluator.pointMajor(begin + first, begin + last);
+        }
+      });
   }
   progress(options, 1.0);
   return Status::Ok();
@@ -534,9 +558,13 @@ Status run(const Grid& grid, const T* coefficients, const T* points, std::size_t
 
 } // namespace
 
-template <typename T>
-Status evaluateCPU(const Grid& grid, const T* coefficients, const T* points, std::size_t n,
-  T* results, const ExecutionOptions& options)
+template<typename T>
+Status evaluateCPU(const Grid& grid,
+  const T* coefficients,
+  const T* points,
+  std::size_t n,
+  T* results,
+  const ExecutionOptions& options)
 {
   // Signed 32-bit indices are what x86 gathers take (unsigned ones block vectorisation); they
   // suffice while every block is below 2^31 points.
@@ -552,10 +580,18 @@ Status evaluateCPU(const Grid& grid, const T* coefficients, const T* points, std
   return run<T, std::uint64_t>(grid, coefficients, points, n, results, options);
 }
 
-template Status evaluateCPU<float>(
-  const Grid&, const float*, const float*, std::size_t, float*, const ExecutionOptions&);
-template Status evaluateCPU<double>(
-  const Grid&, const double*, const double*, std::size_t, double*, const ExecutionOptions&);
+template Status evaluateCPU<float>(const Grid&,
+  const float*,
+  const float*,
+  std::size_t,
+  float*,
+  const ExecutionOptions&);
+template Status evaluateCPU<double>(const Grid&,
+  const double*,
+  const double*,
+  std::size_t,
+  double*,
+  const ExecutionOptions&);
 
 } // namespace detail
 } // namespace sparsegrid

@@ -41,8 +41,8 @@ Status validate(const GridSpec& spec, std::vector<int>& caps)
   if (spec.dimensions < 1 || spec.dimensions > MaxDimensions)
   {
     return Status(ErrorCode::InvalidArgument,
-      "the number of dimensions must be between 1 and " + std::to_string(MaxDimensions) +
-        " (got " + std::to_string(spec.dimensions) + ")");
+      "the number of dimensions must be between 1 and " + std::to_string(MaxDimensions) + " (got " +
+        std::to_string(spec.dimensions) + ")");
   }
   // Beyond MaxAxisLevel * D no further level vector can be selected: such a level is a mistake.
   const int maxLevel = MaxAxisLevel * spec.dimensions;
@@ -67,8 +67,8 @@ Status validate(const GridSpec& spec, std::vector<int>& caps)
     {
       return Status(ErrorCode::InvalidArgument,
         "level cap " + std::to_string(c) + " on axis " + std::to_string(t) +
-          " excludes every point or is too large: caps must be between " +
-          std::to_string(minCap) + " and " + std::to_string(MaxAxisLevel) +
+          " excludes every point or is too large: caps must be between " + std::to_string(minCap) +
+          " and " + std::to_string(MaxAxisLevel) +
           (spec.boundary ? "" : " for a grid without boundary points"));
     }
     // One axis can never exceed the level (the others take at least 1 each): clamp.
@@ -79,8 +79,12 @@ Status validate(const GridSpec& spec, std::vector<int>& caps)
 
 // Suffix tables: for axes t..D-1, the number of level vectors (counts) and of points (points)
 // whose effective levels sum to exactly s.
-void suffixTables(int dims, int budget, const std::vector<int>& caps, bool boundary,
-  std::vector<std::uint64_t>& counts, std::vector<std::uint64_t>& points)
+void suffixTables(int dims,
+  int budget,
+  const std::vector<int>& caps,
+  bool boundary,
+  std::vector<std::uint64_t>& counts,
+  std::vector<std::uint64_t>& points)
 {
   const std::size_t width = static_cast<std::size_t>(budget) + 1;
   counts.assign((static_cast<std::size_t>(dims) + 1) * width, 0);
@@ -209,14 +213,15 @@ Status Grid::create(const GridSpec& spec, Grid& grid, std::uint64_t memoryLimitB
   const std::string name = "a sparse grid of dimension " + std::to_string(spec.dimensions) +
     " and level " + std::to_string(spec.level) + " (" +
     (points == Saturated ? std::string("more than 2^64") : std::to_string(points)) + " points)";
-  status = checkAllocation(mulSat(points, sizeof(double)), (name + " in double").c_str(),
-    memoryLimitBytes);
+  status = checkAllocation(
+    mulSat(points, sizeof(double)), (name + " in double").c_str(), memoryLimitBytes);
   if (!status)
   {
     return status;
   }
   status = checkAllocation(blockMetadataBytes(blocks, spec.dimensions),
-    ("the block table of " + name).c_str(), memoryLimitBytes);
+    ("the block table of " + name).c_str(),
+    memoryLimitBytes);
   if (!status)
   {
     return status;
@@ -263,8 +268,7 @@ Status Grid::create(const GridSpec& spec, Grid& grid, std::uint64_t memoryLimitB
       const int rest = remaining[static_cast<std::size_t>(t)] - detail::effectiveLevel(lt);
       // Prune when the remaining axes cannot absorb exactly `rest`.
       const std::size_t width = static_cast<std::size_t>(g.Budget) + 1;
-      if (g.Suffix[(static_cast<std::size_t>(t) + 1) * width + static_cast<std::size_t>(rest)] ==
-        0)
+      if (g.Suffix[(static_cast<std::size_t>(t) + 1) * width + static_cast<std::size_t>(rest)] == 0)
       {
         continue;
       }
@@ -332,8 +336,8 @@ std::size_t Grid::blockIndex(const int* levels) const
       const int rest = remaining - detail::effectiveLevel(v);
       if (rest >= 0)
       {
-        rank += this->Suffix[(static_cast<std::size_t>(t) + 1) * width +
-          static_cast<std::size_t>(rest)];
+        rank +=
+          this->Suffix[(static_cast<std::size_t>(t) + 1) * width + static_cast<std::size_t>(rest)];
       }
     }
     remaining -= detail::effectiveLevel(levels[t]);

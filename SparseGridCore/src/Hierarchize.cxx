@@ -30,7 +30,7 @@ constexpr int MaxTabulatedLevel = 20;
 
 struct Neighbour
 {
-  int level;      ///< parent level along the axis; -1 for the zero face of a boundary-less grid
+  int level;       ///< parent level along the axis; -1 for the zero face of a boundary-less grid
   std::uint32_t k; ///< in-block index of the parent along the axis
 };
 
@@ -75,8 +75,9 @@ public:
   /// Pointer to pairs (left, right) for level k, or null when k is not tabulated.
   const Neighbour* level(int k) const
   {
-    return k < static_cast<int>(this->Tables.size()) ? this->Tables[static_cast<std::size_t>(k)].data()
-                                                     : nullptr;
+    return k < static_cast<int>(this->Tables.size())
+      ? this->Tables[static_cast<std::size_t>(k)].data()
+      : nullptr;
   }
 
 private:
@@ -92,9 +93,9 @@ inline std::uint64_t axisSize(int level)
 struct AxisBlock
 {
   std::size_t block = 0;
-  int k = 0;             ///< level along the axis (>= 1)
-  std::uint64_t hi = 1;  ///< points of the axes before t
-  std::uint64_t lo = 1;  ///< points of the axes after t
+  int k = 0;                                    ///< level along the axis (>= 1)
+  std::uint64_t hi = 1;                         ///< points of the axes before t
+  std::uint64_t lo = 1;                         ///< points of the axes after t
   std::uint64_t parentOffset[MaxAxisLevel + 1]; ///< offset of the block with l_t = p, p < k
 };
 
@@ -106,7 +107,7 @@ struct Context
   const ParentTables* tables;
 };
 
-template <typename T, bool Inverse>
+template<typename T, bool Inverse>
 inline void update(T* own, const T* left, const T* right, std::uint64_t lo)
 {
   // The four face cases are split so that the inner loop is a plain vectorisable stream.
@@ -132,8 +133,11 @@ inline void update(T* own, const T* left, const T* right, std::uint64_t lo)
 // inv1 + inv2 + inv3 (+ inv4): levels from the block table, parent block offsets precomputed,
 // parent index from the point's own (h, j, r) in O(1), parents from tables when inv4.
 // Processes rows [row0, row1) of the block, a row being one (h, j) pair of lo values.
-template <typename T, bool Inverse>
-void fastKernel(const Context& ctx, T* a, const AxisBlock& ab, std::uint64_t row0,
+template<typename T, bool Inverse>
+void fastKernel(const Context& ctx,
+  T* a,
+  const AxisBlock& ab,
+  std::uint64_t row0,
   std::uint64_t row1)
 {
   const std::uint64_t n = std::uint64_t(1) << (ab.k - 1);
@@ -158,8 +162,12 @@ void fastKernel(const Context& ctx, T* a, const AxisBlock& ab, std::uint64_t row
 
 // The unoptimised point-by-point kernel, with inv1/inv2/inv3/inv4 each optional: positions are
 // converted to (l, i) and parents back to positions through the bijection.
-template <typename T, bool Inverse>
-void genericKernel(const Context& ctx, T* a, const AxisBlock& ab, int t, std::uint64_t row0,
+template<typename T, bool Inverse>
+void genericKernel(const Context& ctx,
+  T* a,
+  const AxisBlock& ab,
+  int t,
+  std::uint64_t row0,
   std::uint64_t row1)
 {
   const Grid& grid = *ctx.grid;
@@ -180,7 +188,8 @@ void genericKernel(const Context& ctx, T* a, const AxisBlock& ab, int t, std::ui
       {
         levels[s] = blockLevels[s];
         const int bits = Grid::axisLog2Size(levels[s]);
-        const std::uint32_t k = static_cast<std::uint32_t>(local & ((std::uint64_t(1) << bits) - 1));
+        const std::uint32_t k =
+          static_cast<std::uint32_t>(local & ((std::uint64_t(1) << bits) - 1));
         local >>= bits;
         index[s] = levels[s] == 0 ? k : 2 * k + 1;
       }
@@ -241,9 +250,13 @@ void genericKernel(const Context& ctx, T* a, const AxisBlock& ab, int t, std::ui
 // keeping the nodal values of the coarser levels, in spatial order, in a small line buffer
 // turns every parent lookup into the neighbours c[j], c[j + 1] of that buffer: no tables, no
 // index arithmetic, and the inner loops stream.
-template <typename T, bool Inverse>
-void fusedPoles(const Grid& grid, T* a, const std::vector<std::size_t>& family, std::uint64_t hi,
-  std::vector<T>& line, std::vector<T>& next)
+template<typename T, bool Inverse>
+void fusedPoles(const Grid& grid,
+  T* a,
+  const std::vector<std::size_t>& family,
+  std::uint64_t hi,
+  std::vector<T>& line,
+  std::vector<T>& next)
 {
   const bool boundary = grid.boundary();
   const std::size_t first = boundary ? 1 : 0; // family[0] is the level-0 block with boundary
@@ -283,8 +296,12 @@ void fusedPoles(const Grid& grid, T* a, const std::vector<std::size_t>& family, 
   }
 }
 
-template <typename T, bool Inverse>
-void runKernel(const Context& ctx, T* a, const AxisBlock& ab, int t, std::uint64_t row0,
+template<typename T, bool Inverse>
+void runKernel(const Context& ctx,
+  T* a,
+  const AxisBlock& ab,
+  int t,
+  std::uint64_t row0,
   std::uint64_t row1)
 {
   if (ctx.opt.inv1 && ctx.opt.inv2 && ctx.opt.inv3)
@@ -332,7 +349,7 @@ void describe(const Grid& grid, std::size_t b, int t, bool withParents, AxisBloc
   }
 }
 
-template <typename T, bool Inverse>
+template<typename T, bool Inverse>
 Status runAxis(const Context& ctx, T* a, int t, const ExecutionOptions& options)
 {
   const Grid& grid = *ctx.grid;
@@ -355,53 +372,57 @@ Status runAxis(const Context& ctx, T* a, int t, const ExecutionOptions& options)
     }
     if (roots.size() >= 2 * static_cast<std::size_t>(threads))
     {
-      parallelFor(options, roots.size(), 1, [&](std::size_t first, std::size_t last) {
-        int levels[MaxDimensions];
-        std::vector<std::size_t> family;
-        std::vector<T> line, next;
-        for (std::size_t f = first; f < last; ++f)
+      parallelFor(options,
+        roots.size(),
+        1,
+        [&](std::size_t first, std::size_t last)
         {
-          const std::uint8_t* bl = grid.blockLevels(roots[f]);
-          for (int s = 0; s < grid.dimensions(); ++s)
+          int levels[MaxDimensions];
+          std::vector<std::size_t> family;
+          std::vector<T> line, next;
+          for (std::size_t f = first; f < last; ++f)
           {
-            levels[s] = bl[s];
-          }
-          family.clear();
-          if (grid.boundary())
-          {
-            family.push_back(roots[f]);
-          }
-          for (int k = 1; k <= grid.caps()[static_cast<std::size_t>(t)]; ++k)
-          {
-            levels[t] = k;
-            const std::size_t b = grid.blockIndex(levels);
-            if (b == grid.numberOfBlocks())
+            const std::uint8_t* bl = grid.blockLevels(roots[f]);
+            for (int s = 0; s < grid.dimensions(); ++s)
             {
-              break;
+              levels[s] = bl[s];
             }
-            family.push_back(b);
-          }
-          const bool lastAxis = t + 1 == grid.dimensions();
-          if (lastAxis && ctx.opt.inv1 && ctx.opt.inv2 && ctx.opt.inv3 && ctx.opt.inv4)
-          {
-            const std::uint64_t hi = grid.blockSize(family.back()) >>
-              Grid::axisLog2Size(grid.blockLevels(family.back())[t]);
-            fusedPoles<T, Inverse>(grid, a, family, hi, line, next);
-            continue;
-          }
-          AxisBlock ab;
-          for (std::size_t m = 0; m < family.size(); ++m)
-          {
-            const std::size_t b = family[Inverse ? m : family.size() - 1 - m];
-            if (grid.blockLevels(b)[t] == 0)
+            family.clear();
+            if (grid.boundary())
             {
+              family.push_back(roots[f]);
+            }
+            for (int k = 1; k <= grid.caps()[static_cast<std::size_t>(t)]; ++k)
+            {
+              levels[t] = k;
+              const std::size_t b = grid.blockIndex(levels);
+              if (b == grid.numberOfBlocks())
+              {
+                break;
+              }
+              family.push_back(b);
+            }
+            const bool lastAxis = t + 1 == grid.dimensions();
+            if (lastAxis && ctx.opt.inv1 && ctx.opt.inv2 && ctx.opt.inv3 && ctx.opt.inv4)
+            {
+              const std::uint64_t hi = grid.blockSize(family.back()) >>
+                Grid::axisLog2Size(grid.blockLevels(family.back())[t]);
+              fusedPoles<T, Inverse>(grid, a, family, hi, line, next);
               continue;
             }
-            describe(grid, b, t, withParents, ab);
-            runKernel<T, Inverse>(ctx, a, ab, t, 0, ab.hi * (std::uint64_t(1) << (ab.k - 1)));
+            AxisBlock ab;
+            for (std::size_t m = 0; m < family.size(); ++m)
+            {
+              const std::size_t b = family[Inverse ? m : family.size() - 1 - m];
+              if (grid.blockLevels(b)[t] == 0)
+              {
+                continue;
+              }
+              describe(grid, b, t, withParents, ab);
+              runKernel<T, Inverse>(ctx, a, ab, t, 0, ab.hi * (std::uint64_t(1) << (ab.k - 1)));
+            }
           }
-        }
-      });
+        });
       return Status::Ok();
     }
     // Too few families to keep every thread busy: the group sweep below splits blocks.
@@ -440,26 +461,30 @@ Status runAxis(const Context& ctx, T* a, int t, const ExecutionOptions& options)
         tasks.push_back(Task{ b, r, std::min(rows, r + chunk) });
       }
     }
-    parallelFor(options, tasks.size(), 1, [&](std::size_t first, std::size_t last) {
-      AxisBlock ab;
-      std::size_t described = grid.numberOfBlocks();
-      for (std::size_t q = first; q < last; ++q)
+    parallelFor(options,
+      tasks.size(),
+      1,
+      [&](std::size_t first, std::size_t last)
       {
-        if (tasks[q].block != described)
+        AxisBlock ab;
+        std::size_t described = grid.numberOfBlocks();
+        for (std::size_t q = first; q < last; ++q)
         {
-          describe(grid, tasks[q].block, t, withParents, ab);
-          described = tasks[q].block;
+          if (tasks[q].block != described)
+          {
+            describe(grid, tasks[q].block, t, withParents, ab);
+            described = tasks[q].block;
+          }
+          runKernel<T, Inverse>(ctx, a, ab, t, tasks[q].row0, tasks[q].row1);
         }
-        runKernel<T, Inverse>(ctx, a, ab, t, tasks[q].row0, tasks[q].row1);
-      }
-    });
+      });
   }
   return Status::Ok();
 }
 
 } // namespace
 
-template <typename T>
+template<typename T>
 Status hierarchizeCPU(const Grid& grid, T* values, const ExecutionOptions& options, bool inverse)
 {
   int maxCap = 0;

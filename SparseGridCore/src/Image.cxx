@@ -42,7 +42,9 @@ std::size_t RegularGrid::numberOfPoints() const
 namespace
 {
 
-Status checkDims(const Grid& grid, const std::vector<std::size_t>& dims, const char* what,
+Status checkDims(const Grid& grid,
+  const std::vector<std::size_t>& dims,
+  const char* what,
   std::size_t minimum)
 {
   if (!grid.valid())
@@ -78,9 +80,14 @@ namespace
 {
 
 // Samples the grid points owned by a piece (the whole image is the piece that owns all).
-template <typename T>
-Status samplePiece(const Grid& grid, const T* image, const ImagePiece& piece, T* values,
-  std::uint64_t* ownedCount, std::size_t stride, const ExecutionOptions& options)
+template<typename T>
+Status samplePiece(const Grid& grid,
+  const T* image,
+  const ImagePiece& piece,
+  T* values,
+  std::uint64_t* ownedCount,
+  std::size_t stride,
+  const ExecutionOptions& options)
 {
   const int D = grid.dimensions();
   Status status = checkDims(grid, piece.wholeDims, "the image", 2);
@@ -122,10 +129,12 @@ Status samplePiece(const Grid& grid, const T* image, const ImagePiece& piece, T*
   // Unit coordinate -> continuous sample position: pos = (x - origin) * scale.
   std::vector<double> origin(static_cast<std::size_t>(D), 0.0), scale(static_cast<std::size_t>(D));
   const bool placed = !piece.origin.empty() || !piece.spacing.empty();
-  if (placed && (piece.origin.size() != piece.wholeDims.size() ||
-                  piece.spacing.size() != piece.wholeDims.size()))
+  if (placed &&
+    (piece.origin.size() != piece.wholeDims.size() ||
+      piece.spacing.size() != piece.wholeDims.size()))
   {
-    return Status(ErrorCode::InvalidArgument, "the image placement needs an origin and a spacing per axis");
+    return Status(
+      ErrorCode::InvalidArgument, "the image placement needs an origin and a spacing per axis");
   }
   for (int t = 0; t < D; ++t)
   {
@@ -135,7 +144,8 @@ Status samplePiece(const Grid& grid, const T* image, const ImagePiece& piece, T*
       scale[u] = static_cast<double>(piece.wholeDims[u] - 1); // exact, unlike 1 / (1 / (n - 1))
       continue;
     }
-    if (!(piece.spacing[u] > 0) || !std::isfinite(piece.spacing[u]) || !std::isfinite(piece.origin[u]))
+    if (!(piece.spacing[u] > 0) || !std::isfinite(piece.spacing[u]) ||
+      !std::isfinite(piece.origin[u]))
     {
       return Status(ErrorCode::InvalidArgument,
         "the image placement on axis " + std::to_string(t) + " needs a finite positive spacing");
@@ -185,111 +195,116 @@ Status samplePiece(const Grid& grid, const T* image, const ImagePiece& piece, T*
     }
     detail::progress(options, static_cast<double>(first) / static_cast<double>(tasks.size()));
     const std::size_t last = std::min(tasks.size(), first + batch);
-    detail::parallelFor(options, last - first, 1, [&](std::size_t q0, std::size_t q1) {
-      // Per axis and per in-block index: offset of the lower sample inside the piece (NotOwned
-      // when another piece owns that coordinate), and the fraction to the next sample.
-      std::vector<std::vector<std::size_t>> lower(static_cast<std::size_t>(D));
-      std::vector<std::vector<double>> fraction(static_cast<std::size_t>(D));
-      std::size_t prepared = grid.numberOfBlocks();
-      for (std::size_t q = first + q0; q < first + q1; ++q)
+    detail::parallelFor(options,
+      last - first,
+      1,
+      [&](std::size_t q0, std::size_t q1)
       {
-        const Task& task = tasks[q];
-        const std::uint8_t* bl = grid.blockLevels(task.block);
-        if (task.block != prepared)
+        // Per axis and per in-block index: offset of the lower sample inside the piece (NotOwned
+        // when another piece owns that coordinate), and the fraction to the next sample.
+        std::vector<std::vector<std::size_t>> lower(static_cast<std::size_t>(D));
+        std::vector<std::vector<double>> fraction(static_cast<std::size_t>(D));
+        std::size_t prepared = grid.numberOfBlocks();
+        for (std::size_t q = first + q0; q < first + q1; ++q)
         {
-          for (int t = 0; t < D; ++t)
+          const Task& task = tasks[q];
+          const std::uint8_t* bl = grid.blockLevels(task.block);
+          if (task.block != prepared)
           {
-            const std::size_t u = static_cast<std::size_t>(t);
-            const std::size_t n = piece.wholeDims[u];
-            const std::size_t p0 = piece.offset[u], p1 = piece.offset[u] + piece.dims[u] - 1;
-            const std::uint32_t count = 1u << Grid::axisLog2Size(bl[t]);
-            auto& lo = lower[u];
-            auto& fr = fraction[u];
-            lo.resize(count);
-            fr.resize(count);
-            for (std::uint32_t k = 0; k < count; ++k)
+            for (int t = 0; t < D; ++t)
             {
-              double pos = (unitCoordinate(bl[t], k) - origin[u]) * scale[u];
-              // Beyond the image: the nearest sample (constant extension).
-              pos = std::min(static_cast<double>(n - 1), std::max(0.0, pos));
-              const bool owns = (pos >= static_cast<double>(p0) && pos < static_cast<double>(p1)) ||
-                (pos == static_cast<double>(p1) && p1 == n - 1);
-              if (!owns)
+              const std::size_t u = static_cast<std::size_t>(t);
+              const std::size_t n = piece.wholeDims[u];
+              const std::size_t p0 = piece.offset[u], p1 = piece.offset[u] + piece.dims[u] - 1;
+              const std::uint32_t count = 1u << Grid::axisLog2Size(bl[t]);
+              auto& lo = lower[u];
+              auto& fr = fraction[u];
+              lo.resize(count);
+              fr.resize(count);
+              for (std::uint32_t k = 0; k < count; ++k)
               {
-                lo[k] = NotOwned;
-                fr[k] = 0;
-                continue;
+                double pos = (unitCoordinate(bl[t], k) - origin[u]) * scale[u];
+                // Beyond the image: the nearest sample (constant extension).
+                pos = std::min(static_cast<double>(n - 1), std::max(0.0, pos));
+                const bool owns =
+                  (pos >= static_cast<double>(p0) && pos < static_cast<double>(p1)) ||
+                  (pos == static_cast<double>(p1) && p1 == n - 1);
+                if (!owns)
+                {
+                  lo[k] = NotOwned;
+                  fr[k] = 0;
+                  continue;
+                }
+                // The owner holds samples i0 and i0 + 1, or sits exactly on its last sample
+                // (fraction 0, the next sample is never read).
+                const std::size_t i0 = std::min(static_cast<std::size_t>(std::floor(pos)), p1);
+                lo[k] = (i0 - p0) * strides[u];
+                fr[k] = pos - static_cast<double>(i0);
               }
-              // The owner holds samples i0 and i0 + 1, or sits exactly on its last sample
-              // (fraction 0, the next sample is never read).
-              const std::size_t i0 = std::min(static_cast<std::size_t>(std::floor(pos)), p1);
-              lo[k] = (i0 - p0) * strides[u];
-              fr[k] = pos - static_cast<double>(i0);
             }
+            prepared = task.block;
           }
-          prepared = task.block;
+          T* out = values + grid.blockOffset(task.block);
+          std::uint64_t owned = 0;
+          for (std::uint64_t p = task.begin; p < task.end; ++p)
+          {
+            std::uint64_t local = p;
+            std::size_t base = 0;
+            int active[MaxDimensions];
+            double f[MaxDimensions];
+            int m = 0;
+            bool mine = true;
+            for (int t = D - 1; t >= 0; --t)
+            {
+              const int bits = Grid::axisLog2Size(bl[t]);
+              const std::uint32_t k =
+                static_cast<std::uint32_t>(local & ((std::uint64_t(1) << bits) - 1));
+              local >>= bits;
+              const std::size_t lt = lower[static_cast<std::size_t>(t)][k];
+              if (lt == NotOwned)
+              {
+                mine = false;
+                break;
+              }
+              base += lt;
+              const double ft = fraction[static_cast<std::size_t>(t)][k];
+              if (ft != 0.0)
+              {
+                active[m] = t;
+                f[m++] = ft;
+              }
+            }
+            if (!mine)
+            {
+              out[p] = T(0);
+              continue;
+            }
+            ++owned;
+            // Multilinear interpolation over the axes where the point falls between samples.
+            double v = 0;
+            for (int c = 0; c < (1 << m); ++c)
+            {
+              std::size_t idx = base;
+              double w = 1;
+              for (int j = 0; j < m; ++j)
+              {
+                if ((c >> j) & 1)
+                {
+                  idx += strides[static_cast<std::size_t>(active[j])];
+                  w *= f[j];
+                }
+                else
+                {
+                  w *= 1.0 - f[j];
+                }
+              }
+              v += w * static_cast<double>(image[idx]);
+            }
+            out[p] = static_cast<T>(v);
+          }
+          ownedPerTask[q] = owned;
         }
-        T* out = values + grid.blockOffset(task.block);
-        std::uint64_t owned = 0;
-        for (std::uint64_t p = task.begin; p < task.end; ++p)
-        {
-          std::uint64_t local = p;
-          std::size_t base = 0;
-          int active[MaxDimensions];
-          double f[MaxDimensions];
-          int m = 0;
-          bool mine = true;
-          for (int t = D - 1; t >= 0; --t)
-          {
-            const int bits = Grid::axisLog2Size(bl[t]);
-            const std::uint32_t k =
-              static_cast<std::uint32_t>(local & ((std::uint64_t(1) << bits) - 1));
-            local >>= bits;
-            const std::size_t lt = lower[static_cast<std::size_t>(t)][k];
-            if (lt == NotOwned)
-            {
-              mine = false;
-              break;
-            }
-            base += lt;
-            const double ft = fraction[static_cast<std::size_t>(t)][k];
-            if (ft != 0.0)
-            {
-              active[m] = t;
-              f[m++] = ft;
-            }
-          }
-          if (!mine)
-          {
-            out[p] = T(0);
-            continue;
-          }
-          ++owned;
-          // Multilinear interpolation over the axes where the point falls between samples.
-          double v = 0;
-          for (int c = 0; c < (1 << m); ++c)
-          {
-            std::size_t idx = base;
-            double w = 1;
-            for (int j = 0; j < m; ++j)
-            {
-              if ((c >> j) & 1)
-              {
-                idx += strides[static_cast<std::size_t>(active[j])];
-                w *= f[j];
-              }
-              else
-              {
-                w *= 1.0 - f[j];
-              }
-            }
-            v += w * static_cast<double>(image[idx]);
-          }
-          out[p] = static_cast<T>(v);
-        }
-        ownedPerTask[q] = owned;
-      }
-    });
+      });
   }
   if (ownedCount)
   {
@@ -309,9 +324,14 @@ namespace
 {
 
 // Samples a whole image (one piece owning every grid point) and fills the report.
-template <typename T>
-Status sampleWhole(const Grid& grid, const T* image, ImagePiece whole, T* values,
-  std::size_t stride, const ExecutionOptions& options, ExecutionReport* report)
+template<typename T>
+Status sampleWhole(const Grid& grid,
+  const T* image,
+  ImagePiece whole,
+  T* values,
+  std::size_t stride,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
 {
   detail::Stopwatch clock;
   whole.offset.assign(whole.wholeDims.size(), 0);
@@ -331,18 +351,28 @@ Status sampleWhole(const Grid& grid, const T* image, ImagePiece whole, T* values
 
 } // namespace
 
-template <typename T>
-Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size_t>& dims,
-  T* values, std::size_t stride, const ExecutionOptions& options, ExecutionReport* report)
+template<typename T>
+Status sampleImage(const Grid& grid,
+  const T* image,
+  const std::vector<std::size_t>& dims,
+  T* values,
+  std::size_t stride,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
 {
   ImagePiece whole;
   whole.wholeDims = dims; // no placement: the image spans the unit cube
   return sampleWhole(grid, image, std::move(whole), values, stride, options, report);
 }
 
-template <typename T>
-Status sampleImage(const Grid& grid, const T* image, const RegularGrid& placement, T* values,
-  std::size_t stride, const ExecutionOptions& options, ExecutionReport* report)
+template<typename T>
+Status sampleImage(const Grid& grid,
+  const T* image,
+  const RegularGrid& placement,
+  T* values,
+  std::size_t stride,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
 {
   ImagePiece whole;
   whole.wholeDims = placement.dims;
@@ -351,9 +381,14 @@ Status sampleImage(const Grid& grid, const T* image, const RegularGrid& placemen
   return sampleWhole(grid, image, std::move(whole), values, stride, options, report);
 }
 
-template <typename T>
-Status sampleImagePiece(const Grid& grid, const T* piece, const ImagePiece& geometry, T* values,
-  std::uint64_t* owned, std::size_t stride, const ExecutionOptions& options)
+template<typename T>
+Status sampleImagePiece(const Grid& grid,
+  const T* piece,
+  const ImagePiece& geometry,
+  T* values,
+  std::uint64_t* owned,
+  std::size_t stride,
+  const ExecutionOptions& options)
 {
   return samplePiece(grid, piece, geometry, values, owned, stride, options);
 }
@@ -379,50 +414,61 @@ struct Lattice
   }
 };
 
-template <typename T>
-void scatterSurpluses(const Grid& grid, const Lattice& lattice, const T* coefficients, T* full,
+template<typename T>
+void scatterSurpluses(const Grid& grid,
+  const Lattice& lattice,
+  const T* coefficients,
+  T* full,
   const ExecutionOptions& options)
 {
   const int D = grid.dimensions();
-  detail::parallelFor(options, grid.numberOfBlocks(), 1, [&](std::size_t b0, std::size_t b1) {
-    std::vector<std::vector<std::size_t>> node(static_cast<std::size_t>(D));
-    for (std::size_t b = b0; b < b1; ++b)
+  detail::parallelFor(options,
+    grid.numberOfBlocks(),
+    1,
+    [&](std::size_t b0, std::size_t b1)
     {
-      const std::uint8_t* bl = grid.blockLevels(b);
-      for (int t = 0; t < D; ++t)
+      std::vector<std::vector<std::size_t>> node(static_cast<std::size_t>(D));
+      for (std::size_t b = b0; b < b1; ++b)
       {
-        const int c = grid.caps()[static_cast<std::size_t>(t)];
-        const int l = bl[t];
-        const std::uint32_t count = 1u << Grid::axisLog2Size(l);
-        auto& nt = node[static_cast<std::size_t>(t)];
-        nt.resize(count);
-        for (std::uint32_t k = 0; k < count; ++k)
+        const std::uint8_t* bl = grid.blockLevels(b);
+        for (int t = 0; t < D; ++t)
         {
-          const std::size_t i = l == 0 ? (std::size_t(k) << c) : (2 * std::size_t(k) + 1) << (c - l);
-          nt[k] = i * lattice.strides[static_cast<std::size_t>(t)];
+          const int c = grid.caps()[static_cast<std::size_t>(t)];
+          const int l = bl[t];
+          const std::uint32_t count = 1u << Grid::axisLog2Size(l);
+          auto& nt = node[static_cast<std::size_t>(t)];
+          nt.resize(count);
+          for (std::uint32_t k = 0; k < count; ++k)
+          {
+            const std::size_t i =
+              l == 0 ? (std::size_t(k) << c) : (2 * std::size_t(k) + 1) << (c - l);
+            nt[k] = i * lattice.strides[static_cast<std::size_t>(t)];
+          }
+        }
+        const T* src = coefficients + grid.blockOffset(b);
+        for (std::uint64_t p = 0; p < grid.blockSize(b); ++p)
+        {
+          std::uint64_t local = p;
+          std::size_t idx = 0;
+          for (int t = D - 1; t >= 0; --t)
+          {
+            const int bits = Grid::axisLog2Size(bl[t]);
+            idx += node[static_cast<std::size_t>(t)][local & ((std::uint64_t(1) << bits) - 1)];
+            local >>= bits;
+          }
+          full[idx] = src[p];
         }
       }
-      const T* src = coefficients + grid.blockOffset(b);
-      for (std::uint64_t p = 0; p < grid.blockSize(b); ++p)
-      {
-        std::uint64_t local = p;
-        std::size_t idx = 0;
-        for (int t = D - 1; t >= 0; --t)
-        {
-          const int bits = Grid::axisLog2Size(bl[t]);
-          idx += node[static_cast<std::size_t>(t)][local & ((std::uint64_t(1) << bits) - 1)];
-          local >>= bits;
-        }
-        full[idx] = src[p];
-      }
-    }
-  });
+    });
 }
 
 // Dehierarchizes the lattice along axis t: nodal value += mean of the two parents, coarse first.
-template <typename T>
-void dehierarchizeLatticeAxis(
-  const Lattice& lattice, int t, int cap, T* full, const ExecutionOptions& options)
+template<typename T>
+void dehierarchizeLatticeAxis(const Lattice& lattice,
+  int t,
+  int cap,
+  T* full,
+  const ExecutionOptions& options)
 {
   const std::size_t n = lattice.dims[static_cast<std::size_t>(t)];
   const std::size_t inner = lattice.strides[static_cast<std::size_t>(t)];
@@ -433,55 +479,68 @@ void dehierarchizeLatticeAxis(
   }
   if (inner == 1)
   {
-    detail::parallelFor(options, outer, 64, [&](std::size_t o0, std::size_t o1) {
-      for (std::size_t o = o0; o < o1; ++o)
+    detail::parallelFor(options,
+      outer,
+      64,
+      [&](std::size_t o0, std::size_t o1)
       {
-        T* line = full + o * n;
-        for (int l = 1; l <= cap; ++l)
+        for (std::size_t o = o0; o < o1; ++o)
         {
-          const std::size_t step = std::size_t(1) << (cap - l);
-          for (std::size_t j = step; j < n - 1; j += 2 * step)
+          T* line = full + o * n;
+          for (int l = 1; l <= cap; ++l)
           {
-            line[j] += T(0.5) * (line[j - step] + line[j + step]);
+            const std::size_t step = std::size_t(1) << (cap - l);
+            for (std::size_t j = step; j < n - 1; j += 2 * step)
+            {
+              line[j] += T(0.5) * (line[j - step] + line[j + step]);
+            }
           }
         }
-      }
-    });
+      });
     return;
   }
   // Rows of `inner` contiguous values: split them into pieces so that small `outer` still
   // gives every thread work; each task runs all levels on its own piece.
   const std::size_t piece = std::min<std::size_t>(inner, 2048);
   const std::size_t pieces = (inner + piece - 1) / piece;
-  detail::parallelFor(options, outer * pieces, 1, [&](std::size_t q0, std::size_t q1) {
-    for (std::size_t q = q0; q < q1; ++q)
+  detail::parallelFor(options,
+    outer * pieces,
+    1,
+    [&](std::size_t q0, std::size_t q1)
     {
-      const std::size_t o = q / pieces;
-      const std::size_t r0 = (q % pieces) * piece;
-      const std::size_t r1 = std::min(inner, r0 + piece);
-      T* slab = full + o * n * inner;
-      for (int l = 1; l <= cap; ++l)
+      for (std::size_t q = q0; q < q1; ++q)
       {
-        const std::size_t step = std::size_t(1) << (cap - l);
-        for (std::size_t j = step; j < n - 1; j += 2 * step)
+        const std::size_t o = q / pieces;
+        const std::size_t r0 = (q % pieces) * piece;
+        const std::size_t r1 = std::min(inner, r0 + piece);
+        T* slab = full + o * n * inner;
+        for (int l = 1; l <= cap; ++l)
         {
-          T* own = slab + j * inner;
-          const T* left = slab + (j - step) * inner;
-          const T* right = slab + (j + step) * inner;
-          for (std::size_t r = r0; r < r1; ++r)
+          const std::size_t step = std::size_t(1) << (cap - l);
+          for (std::size_t j = step; j < n - 1; j += 2 * step)
           {
-            own[r] += T(0.5) * (left[r] + right[r]);
+            T* own = slab + j * inner;
+            const T* left = slab + (j - step) * inner;
+            const T* right = slab + (j + step) * inner;
+            for (std::size_t r = r0; r < r1; ++r)
+            {
+              own[r] += T(0.5) * (left[r] + right[r]);
+            }
           }
         }
       }
-    }
-  });
+    });
 }
 
 // One separable pass: axis t of `in` (dims inDims) resampled to target samples along t.
-template <typename T>
-void interpolateAxis(const T* in, std::vector<std::size_t>& dims, int t, int cap,
-  const RegularGrid& target, T* out, const ExecutionOptions& options)
+template<typename T>
+void interpolateAxis(const T* in,
+  std::vector<std::size_t>& dims,
+  int t,
+  int cap,
+  const RegularGrid& target,
+  T* out,
+  const ExecutionOptions& options)
 {
   const std::size_t n = dims[static_cast<std::size_t>(t)];
   const std::size_t m = target.dims[static_cast<std::size_t>(t)];
@@ -514,8 +573,11 @@ void interpolateAxis(const T* in, std::vector<std::size_t>& dims, int t, int cap
   if (inner == 1)
   {
     // Axis 0: whole lines per task, the target loop innermost (one element per target sample).
-    detail::parallelFor(options, outer, std::max<std::size_t>(1, 8192 / m),
-      [&](std::size_t o0, std::size_t o1) {
+    detail::parallelFor(options,
+      outer,
+      std::max<std::size_t>(1, 8192 / m),
+      [&](std::size_t o0, std::size_t o1)
+      {
         for (std::size_t o = o0; o < o1; ++o)
         {
           const T* line = in + o * n;
@@ -530,8 +592,11 @@ void interpolateAxis(const T* in, std::vector<std::size_t>& dims, int t, int cap
   else
   {
     // Other axes: rows of `inner` contiguous values, blended two rows at a time.
-    detail::parallelFor(options, outer * m, std::max<std::size_t>(1, 8192 / inner),
-      [&](std::size_t q0, std::size_t q1) {
+    detail::parallelFor(options,
+      outer * m,
+      std::max<std::size_t>(1, 8192 / inner),
+      [&](std::size_t q0, std::size_t q1)
+      {
         for (std::size_t q = q0; q < q1; ++q)
         {
           const std::size_t o = q / m;
@@ -550,9 +615,12 @@ void interpolateAxis(const T* in, std::vector<std::size_t>& dims, int t, int cap
   dims[static_cast<std::size_t>(t)] = m;
 }
 
-template <typename T>
-Status reconstructByEvaluation(const Grid& grid, const T* coefficients, const RegularGrid& target,
-  T* out, const ExecutionOptions& options)
+template<typename T>
+Status reconstructByEvaluation(const Grid& grid,
+  const T* coefficients,
+  const RegularGrid& target,
+  T* out,
+  const ExecutionOptions& options)
 {
   const int D = grid.dimensions();
   const std::size_t total = target.numberOfPoints();
@@ -592,8 +660,11 @@ Status reconstructByEvaluation(const Grid& grid, const T* coefficients, const Re
   return Status::Ok();
 }
 
-template <typename T>
-Status reconstructCPU(const Grid& grid, const T* coefficients, const RegularGrid& target, T* out,
+template<typename T>
+Status reconstructCPU(const Grid& grid,
+  const T* coefficients,
+  const RegularGrid& target,
+  T* out,
   const ExecutionOptions& options)
 {
   const int D = grid.dimensions();
@@ -624,8 +695,8 @@ Status reconstructCPU(const Grid& grid, const T* coefficients, const RegularGrid
   {
     const std::size_t u = static_cast<std::size_t>(t);
     const double h = std::ldexp(1.0, -grid.caps()[u]);
-    const bool identity = target.dims[u] == lattice.dims[u] &&
-      std::abs(target.origin[u]) < 1e-12 && std::abs(target.spacing[u] - h) < 1e-12 * h;
+    const bool identity = target.dims[u] == lattice.dims[u] && std::abs(target.origin[u]) < 1e-12 &&
+      std::abs(target.spacing[u] - h) < 1e-12 * h;
     if (!identity)
     {
       passes.push_back(t);
@@ -649,9 +720,10 @@ Status reconstructCPU(const Grid& grid, const T* coefficients, const RegularGrid
     buffer.reset(new T[std::max(lattice.size, largest)]);
     full = buffer.get();
   }
-  detail::parallelFor(options, lattice.size, 1 << 16, [&](std::size_t i0, std::size_t i1) {
-    std::fill(full + i0, full + i1, T(0));
-  });
+  detail::parallelFor(options,
+    lattice.size,
+    1 << 16,
+    [&](std::size_t i0, std::size_t i1) { std::fill(full + i0, full + i1, T(0)); });
   scatterSurpluses(grid, lattice, coefficients, full, options);
   for (int t = 0; t < D; ++t)
   {
@@ -686,9 +758,13 @@ Status reconstructCPU(const Grid& grid, const T* coefficients, const RegularGrid
 
 } // namespace
 
-template <typename T>
-Status reconstructImage(const Grid& grid, const T* coefficients, const RegularGrid& target,
-  T* out, const ExecutionOptions& options, ExecutionReport* report)
+template<typename T>
+Status reconstructImage(const Grid& grid,
+  const T* coefficients,
+  const RegularGrid& target,
+  T* out,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
 {
   Status status = checkDims(grid, target.dims, "the target", 1);
   if (!status)
@@ -697,8 +773,8 @@ Status reconstructImage(const Grid& grid, const T* coefficients, const RegularGr
   }
   if (target.origin.size() != target.dims.size() || target.spacing.size() != target.dims.size())
   {
-    return Status(ErrorCode::InvalidArgument,
-      "the target needs one origin and one spacing per axis");
+    return Status(
+      ErrorCode::InvalidArgument, "the target needs one origin and one spacing per axis");
   }
   for (std::size_t t = 0; t < target.dims.size(); ++t)
   {
@@ -737,12 +813,27 @@ Status reconstructImage(const Grid& grid, const T* coefficients, const RegularGr
 }
 
 #define SPARSEGRID_INSTANTIATE(T)                                                                  \
-  template Status sampleImage<T>(const Grid&, const T*, const std::vector<std::size_t>&, T*,       \
-    std::size_t, const ExecutionOptions&, ExecutionReport*);                                       \
-  template Status sampleImage<T>(const Grid&, const T*, const RegularGrid&, T*, std::size_t,        \
-    const ExecutionOptions&, ExecutionReport*);                                                    \
-  template Status sampleImagePiece<T>(const Grid&, const T*, const ImagePiece&, T*,                \
-    std::uint64_t*, std::size_t, const ExecutionOptions&);                                         \
+  template Status sampleImage<T>(const Grid&,                                                      \
+    const T*,                                                                                      \
+    const std::vector<std::size_t>&,                                                               \
+    T*,                                                                                            \
+    std::size_t,                                                                                   \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
+  template Status sampleImage<T>(const Grid&,                                                      \
+    const T*,                                                                                      \
+    const RegularGrid&,                                                                            \
+    T*,                                                                                            \
+    std::size_t,                                                                                   \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
+  template Status sampleImagePiece<T>(const Grid&,                                                 \
+    const T*,                                                                                      \
+    const ImagePiece&,                                                                             \
+    T*,                                                                                            \
+    std::uint64_t*,                                                                                \
+    std::size_t,                                                                                   \
+    const ExecutionOptions&);                                                                      \
   template Status reconstructImage<T>(                                                             \
     const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&, ExecutionReport*);
 SPARSEGRID_INSTANTIATE(float)

@@ -14,7 +14,9 @@ namespace detail
 
 /// Runs body over [0, count) in ranges, with the caller's ParallelFor or the built-in pool.
 /// `grain` is the smallest range worth a task.
-void parallelFor(const ExecutionOptions& options, std::size_t count, std::size_t grain,
+void parallelFor(const ExecutionOptions& options,
+  std::size_t count,
+  std::size_t grain,
   const std::function<void(std::size_t, std::size_t)>& body);
 
 /// Number of threads the built-in pool would use for these options.
@@ -67,11 +69,15 @@ std::string formatBytes(double bytes);
 Backend chooseBackend(const ExecutionOptions& options, std::uint64_t size, ExecutionReport& report);
 
 // CPU implementations (the public functions dispatch to these or to cuda::).
-template <typename T>
+template<typename T>
 Status hierarchizeCPU(const Grid& grid, T* values, const ExecutionOptions& options, bool inverse);
-template <typename T>
-Status evaluateCPU(const Grid& grid, const T* coefficients, const T* points, std::size_t n,
-  T* results, const ExecutionOptions& options);
+template<typename T>
+Status evaluateCPU(const Grid& grid,
+  const T* coefficients,
+  const T* points,
+  std::size_t n,
+  T* results,
+  const ExecutionOptions& options);
 
 } // namespace detail
 
@@ -81,15 +87,27 @@ Status evaluateCPU(const Grid& grid, const T* coefficients, const T* points, std
 namespace cuda
 {
 bool available(std::string* why);
-template <typename T>
-Status hierarchize(const Grid& grid, T* values, const ExecutionOptions& options, bool inverse,
+template<typename T>
+Status hierarchize(const Grid& grid,
+  T* values,
+  const ExecutionOptions& options,
+  bool inverse,
   double* kernelSeconds);
-template <typename T>
-Status evaluate(const Grid& grid, const T* coefficients, const T* points, std::size_t n,
-  T* results, const ExecutionOptions& options, double* kernelSeconds);
-template <typename T>
-Status reconstructImage(const Grid& grid, const T* coefficients, const RegularGrid& target,
-  T* out, const ExecutionOptions& options, double* kernelSeconds);
+template<typename T>
+Status evaluate(const Grid& grid,
+  const T* coefficients,
+  const T* points,
+  std::size_t n,
+  T* results,
+  const ExecutionOptions& options,
+  double* kernelSeconds);
+template<typename T>
+Status reconstructImage(const Grid& grid,
+  const T* coefficients,
+  const RegularGrid& target,
+  T* out,
+  const ExecutionOptions& options,
+  double* kernelSeconds);
 } // namespace cuda
 
 } // namespace sparsegrid

@@ -8,9 +8,11 @@
 namespace sparsegrid
 {
 
-template <typename R, typename A>
-ErrorMetrics computeErrorMetrics(
-  const R* reference, const A* approx, std::size_t n, std::size_t referenceStride)
+template<typename R, typename A>
+ErrorMetrics computeErrorMetrics(const R* reference,
+  const A* approx,
+  std::size_t n,
+  std::size_t referenceStride)
 {
   ErrorMetrics m;
   m.count = n;
@@ -45,7 +47,7 @@ ErrorMetrics computeErrorMetrics(
   return m;
 }
 
-template <typename T>
+template<typename T>
 Status checkFinite(const T* data, std::size_t n, const char* what, std::size_t stride)
 {
   std::size_t bad = 0, first = 0;
@@ -69,14 +71,22 @@ Status checkFinite(const T* data, std::size_t n, const char* what, std::size_t s
       " non-finite value(s) (NaN or Inf); the first is at index " + std::to_string(first));
 }
 
-template ErrorMetrics computeErrorMetrics<float, float>(
-  const float*, const float*, std::size_t, std::size_t);
-template ErrorMetrics computeErrorMetrics<double, double>(
-  const double*, const double*, std::size_t, std::size_t);
-template ErrorMetrics computeErrorMetrics<float, double>(
-  const float*, const double*, std::size_t, std::size_t);
-template ErrorMetrics computeErrorMetrics<double, float>(
-  const double*, const float*, std::size_t, std::size_t);
+template ErrorMetrics computeErrorMetrics<float, float>(const float*,
+  const float*,
+  std::size_t,
+  std::size_t);
+template ErrorMetrics computeErrorMetrics<double, double>(const double*,
+  const double*,
+  std::size_t,
+  std::size_t);
+template ErrorMetrics computeErrorMetrics<float, double>(const float*,
+  const double*,
+  std::size_t,
+  std::size_t);
+template ErrorMetrics computeErrorMetrics<double, float>(const double*,
+  const float*,
+  std::size_t,
+  std::size_t);
 template Status checkFinite<float>(const float*, std::size_t, const char*, std::size_t);
 template Status checkFinite<double>(const double*, std::size_t, const char*, std::size_t);
 

@@ -27,7 +27,9 @@ public:
     return pool;
   }
 
-  void run(int threads, std::size_t count, std::size_t grain,
+  void run(int threads,
+    std::size_t count,
+    std::size_t grain,
     const std::function<void(std::size_t, std::size_t)>& body)
   {
     std::lock_guard<std::mutex> jobLock(this->JobMutex);
@@ -139,7 +141,9 @@ int threadCount(const ExecutionOptions& options)
   return hw == 0 ? 1 : static_cast<int>(hw);
 }
 
-void parallelFor(const ExecutionOptions& options, std::size_t count, std::size_t grain,
+void parallelFor(const ExecutionOptions& options,
+  std::size_t count,
+  std::size_t grain,
   const std::function<void(std::size_t, std::size_t)>& body)
 {
   if (count == 0)
@@ -151,12 +155,14 @@ void parallelFor(const ExecutionOptions& options, std::size_t count, std::size_t
   {
     // Hand the caller ranges of about `grain` items: its scheduler sees count / grain tasks.
     const std::size_t tasks = (count + grain - 1) / grain;
-    options.parallelFor(tasks, [&](std::size_t first, std::size_t last) {
-      for (std::size_t task = first; task < last; ++task)
+    options.parallelFor(tasks,
+      [&](std::size_t first, std::size_t last)
       {
-        body(task * grain, std::min(count, (task + 1) * grain));
-      }
-    });
+        for (std::size_t task = first; task < last; ++task)
+        {
+          body(task * grain, std::min(count, (task + 1) * grain));
+        }
+      });
     return;
   }
   const int threads = threadCount(options);

@@ -16,10 +16,10 @@
 #define CHECK(x)                                                                                   \
   do                                                                                               \
   {                                                                                                \
-    cudaError_t err_ = (x);                                                                           \
-    if (err_ != cudaSuccess)                                                                        \
+    cudaError_t err_ = (x);                                                                        \
+    if (err_ != cudaSuccess)                                                                       \
     {                                                                                              \
-      std::printf("{\"error\":\"%s: %s\"}\n", #x, cudaGetErrorString(err_));                          \
+      std::printf("{\"error\":\"%s: %s\"}\n", #x, cudaGetErrorString(err_));                       \
       return 1;                                                                                    \
     }                                                                                              \
   } while (0)
@@ -44,7 +44,8 @@ int main()
   cudaEvent_t s, e;
   CHECK(cudaEventCreate(&s));
   CHECK(cudaEventCreate(&e));
-  auto median = [](std::vector<float> v) {
+  auto median = [](std::vector<float> v)
+  {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
@@ -62,7 +63,8 @@ int main()
     if (r > 0)
       memcpyMs.push_back(ms);
     CHECK(cudaEventRecord(s));
-    copyKernel<<<sms * 8, 256>>>(static_cast<const float4*>(a), static_cast<float4*>(b), bytes / 16);
+    copyKernel<<<sms * 8, 256>>>(
+      static_cast<const float4*>(a), static_cast<float4*>(b), bytes / 16);
     CHECK(cudaGetLastError());
     CHECK(cudaEventRecord(e));
     CHECK(cudaEventSynchronize(e));
@@ -77,7 +79,8 @@ int main()
   void* pinned = nullptr;
   CHECK(cudaMallocHost(&pinned, hostBytes));
   std::memset(pinned, 3, hostBytes);
-  auto seconds = [](auto&& f) {
+  auto seconds = [](auto&& f)
+  {
     std::vector<double> t;
     for (int r = 0; r < 4; ++r)
     {
@@ -91,32 +94,48 @@ int main()
     return t[t.size() / 2];
   };
   const double gib = static_cast<double>(hostBytes) * 1e-9;
-  const double h2d = seconds([&] { cudaMemcpy(a, host.data(), hostBytes, cudaMemcpyHostToDevice); });
-  const double d2h = seconds([&] { cudaMemcpy(host.data(), a, hostBytes, cudaMemcpyDeviceToHost); });
-  const double h2dPinned = seconds([&] { cudaMemcpy(a, pinned, hostBytes, cudaMemcpyHostToDevice); });
-  const double d2hPinned = seconds([&] { cudaMemcpy(pinned, a, hostBytes, cudaMemcpyDeviceToHost); });
+  const double h2d =
+    seconds([&] { cudaMemcpy(a, host.data(), hostBytes, cudaMemcpyHostToDevice); });
+  const double d2h =
+    seconds([&] { cudaMemcpy(host.data(), a, hostBytes, cudaMemcpyDeviceToHost); });
+  const double h2dPinned =
+    seconds([&] { cudaMemcpy(a, pinned, hostBytes, cudaMemcpyHostToDevice); });
+  const double d2hPinned =
+    seconds([&] { cudaMemcpy(pinned, a, hostBytes, cudaMemcpyDeviceToHost); });
   const double copy1 = seconds([&] { std::memcpy(host2.data(), host.data(), hostBytes); });
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const double copyN = seconds([&] {
-    std::vector<std::thread> pool;
-    for (int k = 0; k < threads; ++k)
+  const double copyN = seconds(
+    [&]
     {
-      pool.emplace_back([&, k] {
-        const size_t b = hostBytes * k / threads, e = hostBytes * (k + 1) / threads;
-        std::memcpy(host2.data() + b, host.data() + b, e - b);
-      });
-    }
-    for (auto& t : pool)
-      t.join();
-  });
+      std::vector<std::thread> pool;
+      for (int k = 0; k < threads; ++k)
+      {
+        pool.emplace_back(
+          [&, k]
+          {
+            const size_t b = hostBytes * k / threads, e = hostBytes * (k + 1) / threads;
+            std::memcpy(host2.data() + b, host.data() + b, e - b);
+          });
+      }
+      for (auto& t : pool)
+        t.join();
+    });
   CHECK(cudaGetLastError());
   const double gb = 2.0 * static_cast<double>(bytes) * 1e-9;
   std::printf("{\"memcpy_d2d_GBps\":%.1f,\"copy_kernel_GBps\":%.1f,\"h2d_pageable_GBps\":%.2f,"
               "\"d2h_pageable_GBps\":%.2f,\"h2d_pinned_GBps\":%.2f,\"d2h_pinned_GBps\":%.2f,"
               "\"host_memcpy_1thread_GBps\":%.2f,\"host_memcpy_%dthreads_GBps\":%.2f,"
               "\"multiprocessors\":%d}\n",
-    gb / (median(memcpyMs) * 1e-3), gb / (median(kernelMs) * 1e-3), gib / h2d, gib / d2h,
-    gib / h2dPinned, gib / d2hPinned, gib / copy1, threads, gib / copyN, sms);
+    gb / (median(memcpyMs) * 1e-3),
+    gb / (median(kernelMs) * 1e-3),
+    gib / h2d,
+    gib / d2h,
+    gib / h2dPinned,
+    gib / d2hPinned,
+    gib / copy1,
+    threads,
+    gib / copyN,
+    sms);
   cudaFreeHost(pinned);
   cudaFree(a);
   cudaFree(b);

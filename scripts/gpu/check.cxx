@@ -49,21 +49,35 @@ std::string describe(const sg::GridSpec& s)
 std::string describe(const sg::Optimizations& o)
 {
   char b[160];
-  std::snprintf(b, sizeof(b), "inv1=%d inv2=%d inv3=%d inv4=%d ichg1=%d ichg2=%d vec1=%d sred1=%d chunk=%d",
-    o.inv1, o.inv2, o.inv3, o.inv4, o.ichg1, o.ichg2, o.vec1, o.sred1, o.chunkSize);
+  std::snprintf(b,
+    sizeof(b),
+    "inv1=%d inv2=%d inv3=%d inv4=%d ichg1=%d ichg2=%d vec1=%d sred1=%d chunk=%d",
+    o.inv1,
+    o.inv2,
+    o.inv3,
+    o.inv4,
+    o.ichg1,
+    o.ichg2,
+    o.vec1,
+    o.sred1,
+    o.chunkSize);
   return b;
 }
 
-template <typename T>
+template<typename T>
 double eps()
 {
   return std::numeric_limits<T>::epsilon();
 }
 
 /// Compares two arrays with tolerance rel * scale (scale: the largest magnitude involved).
-template <typename T>
-bool compare(const char* what, const std::string& context, const std::vector<T>& gpu,
-  const std::vector<T>& cpu, double rel, double scale)
+template<typename T>
+bool compare(const char* what,
+  const std::string& context,
+  const std::vector<T>& gpu,
+  const std::vector<T>& cpu,
+  double rel,
+  double scale)
 {
   ++checks;
   double worst = 0;
@@ -91,9 +105,16 @@ bool compare(const char* what, const std::string& context, const std::vector<T>&
     ++failures;
     if (failures <= 40)
     {
-      std::fprintf(stderr, "FAIL %s (%s): index %zu gpu %.17g cpu %.17g diff %.3g tol %.3g%s\n", what,
-        context.c_str(), at, at < gpu.size() ? double(gpu[at]) : 0.0,
-        at < cpu.size() ? double(cpu[at]) : 0.0, worst, tol, finite ? "" : " (non-finite)");
+      std::fprintf(stderr,
+        "FAIL %s (%s): index %zu gpu %.17g cpu %.17g diff %.3g tol %.3g%s\n",
+        what,
+        context.c_str(),
+        at,
+        at < gpu.size() ? double(gpu[at]) : 0.0,
+        at < cpu.size() ? double(cpu[at]) : 0.0,
+        worst,
+        tol,
+        finite ? "" : " (non-finite)");
     }
     return false;
   }
@@ -108,8 +129,8 @@ void expectGpu(const sg::ExecutionReport& r, const char* what, const std::string
     ++failures;
     if (failures <= 40)
     {
-      std::fprintf(stderr, "FAIL %s (%s) did not run on CUDA: %s\n", what, context.c_str(),
-        r.note.c_str());
+      std::fprintf(
+        stderr, "FAIL %s (%s) did not run on CUDA: %s\n", what, context.c_str(), r.note.c_str());
     }
   }
 }
@@ -127,7 +148,7 @@ void expectOk(const sg::Status& s, const char* what, const std::string& context)
   }
 }
 
-template <typename T>
+template<typename T>
 std::vector<T> randomValues(std::mt19937_64& rng, std::size_t n, double lo, double hi)
 {
   std::uniform_real_distribution<double> u(lo, hi);
@@ -140,8 +161,10 @@ std::vector<T> randomValues(std::mt19937_64& rng, std::size_t n, double lo, doub
 }
 
 /// hierarchize, dehierarchize and evaluate on both backends.
-template <typename T>
-void checkOps(const sg::GridSpec& s, const sg::Optimizations& opt, std::size_t nPoints,
+template<typename T>
+void checkOps(const sg::GridSpec& s,
+  const sg::Optimizations& opt,
+  std::size_t nPoints,
   std::uint64_t seed)
 {
   sg::Grid grid;
@@ -151,7 +174,8 @@ void checkOps(const sg::GridSpec& s, const sg::Optimizations& opt, std::size_t n
     std::fprintf(stderr, "FAIL cannot create %s\n", describe(s).c_str());
     return;
   }
-  const std::string ctx = describe(s) + " " + describe(opt) + (sizeof(T) == 4 ? " float" : " double");
+  const std::string ctx =
+    describe(s) + " " + describe(opt) + (sizeof(T) == 4 ? " float" : " double");
   std::mt19937_64 rng(seed);
   const std::vector<T> nodal = randomValues<T>(rng, grid.size(), -1, 1);
   sg::ExecutionOptions gpu, cpu;
@@ -160,7 +184,8 @@ void checkOps(const sg::GridSpec& s, const sg::Optimizations& opt, std::size_t n
   gpu.optimizations = opt;
   cpu.threads = 0;
   sg::ExecutionReport report;
-  const double tolH = 64.0 * s.dimensions * (s.level + 2) * eps<T>() * std::ldexp(1.0, std::min(s.dimensions, 20));
+  const double tolH =
+    64.0 * s.dimensions * (s.level + 2) * eps<T>() * std::ldexp(1.0, std::min(s.dimensions, 20));
   // hierarchize
   std::vector<T> hg = nodal, hc = nodal;
   expectOk(sg::hierarchize(grid, hg.data(), gpu, &report), "hierarchize", ctx);
@@ -182,12 +207,14 @@ void checkOps(const sg::GridSpec& s, const sg::Optimizations& opt, std::size_t n
     pts[static_cast<std::size_t>(2 * s.dimensions + t)] = t % 2 ? T(1) : T(0.5);
   }
   std::vector<T> eg(nPoints), ec(nPoints);
-  expectOk(sg::evaluate(grid, hc.data(), pts.data(), nPoints, eg.data(), gpu, &report), "evaluate", ctx);
+  expectOk(
+    sg::evaluate(grid, hc.data(), pts.data(), nPoints, eg.data(), gpu, &report), "evaluate", ctx);
   expectGpu(report, "evaluate", ctx);
   if (report.backendUsed == sg::Backend::CUDA && nPoints > 0 && !(report.kernelSeconds > 0))
   {
     ++failures;
-    std::fprintf(stderr, "FAIL evaluate (%s): kernelSeconds = %g\n", ctx.c_str(), report.kernelSeconds);
+    std::fprintf(
+      stderr, "FAIL evaluate (%s): kernelSeconds = %g\n", ctx.c_str(), report.kernelSeconds);
   }
   expectOk(sg::evaluate(grid, hc.data(), pts.data(), nPoints, ec.data(), cpu), "evaluate cpu", ctx);
   double scale = 0;
@@ -195,12 +222,15 @@ void checkOps(const sg::GridSpec& s, const sg::Optimizations& opt, std::size_t n
   {
     scale = std::max(scale, std::fabs(double(v)));
   }
-  const double tolE = 16.0 * (grid.numberOfBlocks() + s.dimensions) * eps<T>() * std::ldexp(1.0, std::min(s.dimensions, 20));
+  const double tolE = 16.0 * (grid.numberOfBlocks() + s.dimensions) * eps<T>() *
+    std::ldexp(1.0, std::min(s.dimensions, 20));
   compare("evaluate", ctx, eg, ec, tolE, scale);
 }
 
-template <typename T>
-void checkReconstruct(const sg::GridSpec& s, const sg::RegularGrid& target, const char* label,
+template<typename T>
+void checkReconstruct(const sg::GridSpec& s,
+  const sg::RegularGrid& target,
+  const char* label,
   std::uint64_t seed)
 {
   sg::Grid grid;
@@ -209,7 +239,8 @@ void checkReconstruct(const sg::GridSpec& s, const sg::RegularGrid& target, cons
     ++failures;
     return;
   }
-  const std::string ctx = describe(s) + " target " + label + (sizeof(T) == 4 ? " float" : " double");
+  const std::string ctx =
+    describe(s) + " target " + label + (sizeof(T) == 4 ? " float" : " double");
   std::mt19937_64 rng(seed);
   const std::vector<T> alpha = randomValues<T>(rng, grid.size(), -1, 1);
   sg::ExecutionOptions gpu, cpu;
@@ -217,10 +248,13 @@ void checkReconstruct(const sg::GridSpec& s, const sg::RegularGrid& target, cons
   cpu.backend = sg::Backend::CPU;
   sg::ExecutionReport report;
   std::vector<T> og(target.numberOfPoints()), oc(target.numberOfPoints());
-  expectOk(sg::reconstructImage(grid, alpha.data(), target, og.data(), gpu, &report), "reconstruct", ctx);
+  expectOk(
+    sg::reconstructImage(grid, alpha.data(), target, og.data(), gpu, &report), "reconstruct", ctx);
   expectGpu(report, "reconstruct", ctx);
-  expectOk(sg::reconstructImage(grid, alpha.data(), target, oc.data(), cpu), "reconstruct cpu", ctx);
-  const double tol = 64.0 * (grid.numberOfBlocks() + s.dimensions * (s.level + 2)) * eps<T>() * std::ldexp(1.0, std::min(s.dimensions, 20));
+  expectOk(
+    sg::reconstructImage(grid, alpha.data(), target, oc.data(), cpu), "reconstruct cpu", ctx);
+  const double tol = 64.0 * (grid.numberOfBlocks() + s.dimensions * (s.level + 2)) * eps<T>() *
+    std::ldexp(1.0, std::min(s.dimensions, 20));
   compare("reconstruct", ctx, og, oc, tol, 1.0);
 }
 
@@ -254,13 +288,17 @@ int main(int argc, char** argv)
   std::string why;
   if (!sg::cudaAvailable(&why))
   {
-    std::printf("{\"checks\":0,\"failures\":1,\"error\":\"CUDA not available: %s\"}\n", why.c_str());
+    std::printf(
+      "{\"checks\":0,\"failures\":1,\"error\":\"CUDA not available: %s\"}\n", why.c_str());
     return 1;
   }
   std::uint64_t seed = 1;
   // 1. Every switch combination on small grids (boundary and not, caps, D = 1..4).
-  const std::vector<sg::GridSpec> small = { spec(3, 4, { 4, 2, 4 }, true), spec(4, 4, {}, false),
-    spec(1, 6, {}, true), spec(2, 5, { 5, 3 }, false), spec(2, 3, { 0, 3 }, true) };
+  const std::vector<sg::GridSpec> small = { spec(3, 4, { 4, 2, 4 }, true),
+    spec(4, 4, {}, false),
+    spec(1, 6, {}, true),
+    spec(2, 5, { 5, 3 }, false),
+    spec(2, 3, { 0, 3 }, true) };
   const int chunks[] = { 1, 33, 256 };
   for (const sg::GridSpec& s : small)
   {
@@ -299,11 +337,11 @@ int main(int argc, char** argv)
   //    the ichg1 tiles split along r and h.
   if (!sanitize)
   {
-  checkOps<float>(spec(3, 10, {}, false), sg::Optimizations(), quick ? 20000 : 300000, seed++);
-  checkOps<double>(spec(3, 10, {}, false), sg::Optimizations(), quick ? 20000 : 100000, seed++);
-  checkOps<float>(spec(3, 9, {}, true), sg::Optimizations(), quick ? 20000 : 100000, seed++);
-  checkOps<float>(spec(5, 6, {}, false), sg::Optimizations(), 20000, seed++);
-  checkOps<float>(spec(2, 12, { 12, 6 }, true), sg::Optimizations(), 20000, seed++);
+    checkOps<float>(spec(3, 10, {}, false), sg::Optimizations(), quick ? 20000 : 300000, seed++);
+    checkOps<double>(spec(3, 10, {}, false), sg::Optimizations(), quick ? 20000 : 100000, seed++);
+    checkOps<float>(spec(3, 9, {}, true), sg::Optimizations(), quick ? 20000 : 100000, seed++);
+    checkOps<float>(spec(5, 6, {}, false), sg::Optimizations(), 20000, seed++);
+    checkOps<float>(spec(2, 12, { 12, 6 }, true), sg::Optimizations(), 20000, seed++);
   }
   else
   {
@@ -350,22 +388,32 @@ int main(int argc, char** argv)
   }
   if (!sanitize)
   {
-    checkReconstruct<float>(spec(3, 9, {}, true), sg::RegularGrid::unitCube({ 513, 513, 513 }),
-      "513^3", seed++);
+    checkReconstruct<float>(
+      spec(3, 9, {}, true), sg::RegularGrid::unitCube({ 513, 513, 513 }), "513^3", seed++);
   }
   checkReconstruct<float>(spec(3, 12, { 12, 12, 3 }, true),
-    sg::RegularGrid::unitCube({ 9, 10, 3 }), "evaluation path", seed++);
-  checkReconstruct<double>(spec(2, 14, { 14, 13 }, true), sg::RegularGrid::unitCube({ 40, 30 }),
-    "long axes", seed++);
+    sg::RegularGrid::unitCube({ 9, 10, 3 }),
+    "evaluation path",
+    seed++);
+  checkReconstruct<double>(
+    spec(2, 14, { 14, 13 }, true), sg::RegularGrid::unitCube({ 40, 30 }), "long axes", seed++);
   if (!sanitize)
   {
     // An axis of 16385 nodes is too long for a shared-memory tile: the column kernel.
-    checkReconstruct<float>(spec(2, 15, { 14, 2 }, true), sg::RegularGrid::unitCube({ 16385, 5 }),
-      "column kernel", seed++);
-    checkReconstruct<double>(spec(2, 15, { 2, 14 }, true), sg::RegularGrid::unitCube({ 5, 16385 }),
-      "column kernel, axis 1", seed++);
+    checkReconstruct<float>(spec(2, 15, { 14, 2 }, true),
+      sg::RegularGrid::unitCube({ 16385, 5 }),
+      "column kernel",
+      seed++);
+    checkReconstruct<double>(spec(2, 15, { 2, 14 }, true),
+      sg::RegularGrid::unitCube({ 5, 16385 }),
+      "column kernel, axis 1",
+      seed++);
   }
-  std::printf("{\"checks\":%d,\"failures\":%d,\"not_on_gpu\":%d,\"worst_error_over_tolerance\":%.3g}\n",
-    checks, failures, notOnGpu, worstRatio);
+  std::printf(
+    "{\"checks\":%d,\"failures\":%d,\"not_on_gpu\":%d,\"worst_error_over_tolerance\":%.3g}\n",
+    checks,
+    failures,
+    notOnGpu,
+    worstRatio);
   return failures == 0 ? 0 : 1;
 }

@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-template <typename T>
+template<typename T>
 __attribute__((noinline)) long scan(const T* points, std::size_t total)
 {
   // The loop of src/Backend.cxx: the first NaN ends it.
@@ -23,7 +23,7 @@ __attribute__((noinline)) long scan(const T* points, std::size_t total)
   return -1;
 }
 
-template <typename T>
+template<typename T>
 void run(const char* precision, int D, std::size_t n)
 {
   std::vector<T> points(n * static_cast<std::size_t>(D));
@@ -42,9 +42,15 @@ void run(const char* precision, int D, std::size_t n)
     t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(t.begin(), t.end());
-  std::printf("{\"op\":\"nan-scan\",\"precision\":\"%s\",\"dims\":%d,\"points\":%zu,\"median_s\":%.6f,"
-              "\"GBps\":%.2f,\"found\":%ld}\n",
-    precision, D, n, t[2], static_cast<double>(points.size() * sizeof(T)) * 1e-9 / t[2], found);
+  std::printf(
+    "{\"op\":\"nan-scan\",\"precision\":\"%s\",\"dims\":%d,\"points\":%zu,\"median_s\":%.6f,"
+    "\"GBps\":%.2f,\"found\":%ld}\n",
+    precision,
+    D,
+    n,
+    t[2],
+    static_cast<double>(points.size() * sizeof(T)) * 1e-9 / t[2],
+    found);
 }
 
 int main()

@@ -187,14 +187,14 @@ const char* toString(Precision precision);
  */
 struct Optimizations
 {
-  bool inv1 = true;  ///< level vector of a block hoisted out of the points loop
-  bool inv2 = true;  ///< parent block offsets precomputed per block
-  bool inv3 = true;  ///< parent index from the point's own index in O(1)
-  bool inv4 = true;  ///< per-level parent tables precomputed
-  bool ichg1 = true; ///< hierarchize: all levels of one pole family in one task
-  bool ichg2 = true; ///< evaluate: points loop inside the blocks loop (chunks of points)
-  bool vec1 = true;  ///< evaluate: transposed (SoA) point tiles for SIMD / coalescing
-  bool sred1 = true; ///< divisions replaced by multiplications, prefix-sum (shift) indexing
+  bool inv1 = true;    ///< level vector of a block hoisted out of the points loop
+  bool inv2 = true;    ///< parent block offsets precomputed per block
+  bool inv3 = true;    ///< parent index from the point's own index in O(1)
+  bool inv4 = true;    ///< per-level parent tables precomputed
+  bool ichg1 = true;   ///< hierarchize: all levels of one pole family in one task
+  bool ichg2 = true;   ///< evaluate: points loop inside the blocks loop (chunks of points)
+  bool vec1 = true;    ///< evaluate: transposed (SoA) point tiles for SIMD / coalescing
+  bool sred1 = true;   ///< divisions replaced by multiplications, prefix-sum (shift) indexing
   int chunkSize = 256; ///< evaluation points per chunk (per warp on the GPU)
 
   static Optimizations none()
@@ -231,8 +231,8 @@ struct ExecutionOptions
 struct ExecutionReport
 {
   Backend backendUsed = Backend::CPU;
-  std::string note;        ///< e.g. why a CUDA request fell back to the CPU; empty otherwise
-  double seconds = 0;      ///< wall time of the operation
+  std::string note;         ///< e.g. why a CUDA request fell back to the CPU; empty otherwise
+  double seconds = 0;       ///< wall time of the operation
   double kernelSeconds = 0; ///< CUDA: kernel time only (0 on the CPU)
 };
 
@@ -246,13 +246,17 @@ bool cudaCompiled();
 //------------------------------------------------------------------------------------------------
 
 /// Nodal values -> hierarchical surpluses, in place.
-template <typename T>
-Status hierarchize(const Grid& grid, T* values, const ExecutionOptions& options = {},
+template<typename T>
+Status hierarchize(const Grid& grid,
+  T* values,
+  const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
 /// Hierarchical surpluses -> nodal values, in place (inverse of hierarchize).
-template <typename T>
-Status dehierarchize(const Grid& grid, T* values, const ExecutionOptions& options = {},
+template<typename T>
+Status dehierarchize(const Grid& grid,
+  T* values,
+  const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
 /**
@@ -260,9 +264,14 @@ Status dehierarchize(const Grid& grid, T* values, const ExecutionOptions& option
  * Points outside [0,1]^D are clamped to the nearest point of the domain (documented behaviour);
  * a NaN coordinate is an InvalidArgument error.
  */
-template <typename T>
-Status evaluate(const Grid& grid, const T* coefficients, const T* points, std::size_t n,
-  T* results, const ExecutionOptions& options = {}, ExecutionReport* report = nullptr);
+template<typename T>
+Status evaluate(const Grid& grid,
+  const T* coefficients,
+  const T* points,
+  std::size_t n,
+  T* results,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
 
 /// A regular D-dimensional array, axis 0 fastest (VTK order). Sample j of axis t lies at unit
 /// coordinate origin[t] + j * spacing[t]. For a whole image: origin 0, spacing 1 / (n_t - 1).
@@ -284,9 +293,13 @@ struct RegularGrid
  * Fails with NonFinite (count and first index) when the image holds NaN or Inf.
  * `stride` is the distance between consecutive values (components of a vector array).
  */
-template <typename T>
-Status sampleImage(const Grid& grid, const T* image, const std::vector<std::size_t>& dims,
-  T* values, std::size_t stride = 1, const ExecutionOptions& options = {},
+template<typename T>
+Status sampleImage(const Grid& grid,
+  const T* image,
+  const std::vector<std::size_t>& dims,
+  T* values,
+  std::size_t stride = 1,
+  const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
 /**
@@ -312,9 +325,14 @@ struct ImagePiece
  * the image sits voxel-exactly in the corner of the 2^c + 1 lattice: every voxel is a lattice
  * node, so a grid whose caps make it a full grid reproduces any image exactly.
  */
-template <typename T>
-Status sampleImage(const Grid& grid, const T* image, const RegularGrid& placement, T* values,
-  std::size_t stride = 1, const ExecutionOptions& options = {}, ExecutionReport* report = nullptr);
+template<typename T>
+Status sampleImage(const Grid& grid,
+  const T* image,
+  const RegularGrid& placement,
+  T* values,
+  std::size_t stride = 1,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
 
 /**
  * sampleImage for one piece of a distributed image: writes the values of the grid points that
@@ -325,9 +343,14 @@ Status sampleImage(const Grid& grid, const T* image, const RegularGrid& placemen
  * Summing `values` over all pieces (an MPI reduction of grid-sized data) gives sampleImage of
  * the whole image. A piece with a zero dimension owns nothing.
  */
-template <typename T>
-Status sampleImagePiece(const Grid& grid, const T* piece, const ImagePiece& geometry, T* values,
-  std::uint64_t* owned = nullptr, std::size_t stride = 1, const ExecutionOptions& options = {});
+template<typename T>
+Status sampleImagePiece(const Grid& grid,
+  const T* piece,
+  const ImagePiece& geometry,
+  T* values,
+  std::uint64_t* owned = nullptr,
+  std::size_t stride = 1,
+  const ExecutionOptions& options = {});
 
 /**
  * Evaluates the interpolant on every point of a regular grid (any dims, any box) into `out`
@@ -335,9 +358,13 @@ Status sampleImagePiece(const Grid& grid, const T* piece, const ImagePiece& geom
  * the sparse grid, then multilinear interpolation inside its cells; falls back to batched point
  * evaluation when that full grid would be much larger than the target.
  */
-template <typename T>
-Status reconstructImage(const Grid& grid, const T* coefficients, const RegularGrid& target,
-  T* out, const ExecutionOptions& options = {}, ExecutionReport* report = nullptr);
+template<typename T>
+Status reconstructImage(const Grid& grid,
+  const T* coefficients,
+  const RegularGrid& target,
+  T* out,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
 
 //------------------------------------------------------------------------------------------------
 // Measurements
@@ -352,12 +379,14 @@ struct ErrorMetrics
 };
 
 /// Error of `approx` against `reference` (n values each, `stride` apart in the reference).
-template <typename R, typename A>
-ErrorMetrics computeErrorMetrics(const R* reference, const A* approx, std::size_t n,
+template<typename R, typename A>
+ErrorMetrics computeErrorMetrics(const R* reference,
+  const A* approx,
+  std::size_t n,
   std::size_t referenceStride = 1);
 
 /// Counts NaN/Inf values; returns NonFinite naming the count and the first index when any.
-template <typename T>
+template<typename T>
 Status checkFinite(const T* data, std::size_t n, const char* what, std::size_t stride = 1);
 
 /// Bytes of the compressed coefficients of `components` scalar arrays.

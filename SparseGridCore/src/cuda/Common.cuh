@@ -73,17 +73,22 @@ void markBroken(const std::string& why);
   } while (0)
 
 /// Launches kernel<<<grid, block, smem, stream>>>(args...) and checks the launch.
-template <typename... KArgs, typename... Args>
-Status launch(const char* what, void (*kernel)(KArgs...), unsigned grid, unsigned block,
-  std::size_t smem, cudaStream_t stream, Args&&... args)
+template<typename... KArgs, typename... Args>
+Status launch(const char* what,
+  void (*kernel)(KArgs...),
+  unsigned grid,
+  unsigned block,
+  std::size_t smem,
+  cudaStream_t stream,
+  Args&&... args)
 {
   if (grid == 0)
   {
     return Status::Ok();
   }
 #ifdef SG_CUDA_EMULATION
-  SG_CUDA_TRY(emu::launch(kernel, dim3(grid), dim3(block), smem, stream, std::forward<Args>(args)...),
-    what);
+  SG_CUDA_TRY(
+    emu::launch(kernel, dim3(grid), dim3(block), smem, stream, std::forward<Args>(args)...), what);
 #else
   kernel<<<grid, block, smem, stream>>>(std::forward<Args>(args)...);
   SG_CUDA_TRY(cudaGetLastError(), what);
@@ -92,7 +97,7 @@ Status launch(const char* what, void (*kernel)(KArgs...), unsigned grid, unsigne
 }
 
 /// Allows a kernel `bytes` of dynamic shared memory (beyond the default 48 KiB if needed).
-template <typename... KArgs>
+template<typename... KArgs>
 Status allowSharedMemory(void (*kernel)(KArgs...), std::size_t bytes)
 {
   // Always set: the default limit (48 KiB) applies to static plus dynamic shared memory.
@@ -137,7 +142,7 @@ private:
 };
 
 /// Owning device array (plain cudaMalloc; freed on destruction).
-template <typename T>
+template<typename T>
 class DeviceArray
 {
 public:
@@ -180,8 +185,8 @@ public:
       if (e == cudaErrorMemoryAllocation)
       {
         return Status(ErrorCode::OutOfDeviceMemory,
-          std::string("cudaMalloc of ") + detail::formatBytes(double(count) * sizeof(T)) +
-            " for " + what + " failed: out of device memory");
+          std::string("cudaMalloc of ") + detail::formatBytes(double(count) * sizeof(T)) + " for " +
+            what + " failed: out of device memory");
       }
       return fromCuda(e, what);
     }
@@ -225,7 +230,7 @@ private:
 class TablePack
 {
 public:
-  template <typename T>
+  template<typename T>
   std::size_t add(const T* data, std::size_t count)
   {
     const std::size_t offset = (this->Host.size() + 15) / 16 * 16;
@@ -236,7 +241,7 @@ public:
     }
     return offset;
   }
-  template <typename T>
+  template<typename T>
   std::size_t add(const std::vector<T>& v)
   {
     return this->add(v.data(), v.size());
@@ -248,7 +253,7 @@ public:
     this->Host.shrink_to_fit();
     return Status::Ok();
   }
-  template <typename T>
+  template<typename T>
   const T* at(std::size_t offset) const
   {
     return reinterpret_cast<const T*>(this->Device.get() + offset);
@@ -263,7 +268,7 @@ private:
 /// A few prepared (host and device) tables, most recently used last, keyed by the grid's spec
 /// and the switches they depend on: repeated calls on one grid skip building and uploading
 /// them. Only used under deviceMutex(). Entries larger than 64 MiB are not kept.
-template <typename V>
+template<typename V>
 class PreparedCache
 {
 public:
@@ -454,11 +459,19 @@ Status resources(int device, Resources*& out);
 /// Host -> device copy of `bytes` through the pinned staging buffers (the host threads copy
 /// into one buffer while the other is transferred); plain cudaMemcpy without them. Returns when
 /// the staging buffers are free again; the data is on the device in stream order.
-Status uploadStaged(Resources& res, const ExecutionOptions& options, void* device,
-  const void* host, u64 bytes, cudaStream_t stream);
+Status uploadStaged(Resources& res,
+  const ExecutionOptions& options,
+  void* device,
+  const void* host,
+  u64 bytes,
+  cudaStream_t stream);
 /// Device -> host copy through the staging buffers, after the work queued on `stream`.
-Status downloadStaged(Resources& res, const ExecutionOptions& options, void* host,
-  const void* device, u64 bytes, cudaStream_t stream);
+Status downloadStaged(Resources& res,
+  const ExecutionOptions& options,
+  void* host,
+  const void* device,
+  u64 bytes,
+  cudaStream_t stream);
 /// memcpy split over the options' threads.
 void parallelCopy(const ExecutionOptions& options, void* dst, const void* src, u64 bytes);
 
@@ -484,13 +497,13 @@ Status begin(const ExecutionOptions& options, DeviceInfo& info);
 //------------------------------------------------------------------------------------------------
 // Device helpers
 //------------------------------------------------------------------------------------------------
-template <typename T>
+template<typename T>
 __host__ __device__ __forceinline__ T clamp01(T x)
 {
   return x < T(0) ? T(0) : (x > T(1) ? T(1) : x);
 }
 
-template <typename T>
+template<typename T>
 __host__ __device__ __forceinline__ T absValue(T x)
 {
   return x < T(0) ? -x : x;

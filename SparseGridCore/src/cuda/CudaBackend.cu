@@ -130,8 +130,8 @@ void markBroken(const std::string& why)
 Status deviceInfo(DeviceInfo& info)
 {
   SG_CUDA_TRY(cudaGetDevice(&info.device), "selecting the CUDA device");
-  SG_CUDA_TRY(cudaDeviceGetAttribute(
-                &info.multiprocessors, cudaDevAttrMultiProcessorCount, info.device),
+  SG_CUDA_TRY(
+    cudaDeviceGetAttribute(&info.multiprocessors, cudaDevAttrMultiProcessorCount, info.device),
     "querying the device");
   SG_CUDA_TRY(cudaDeviceGetAttribute(
                 &info.sharedPerBlockOptin, cudaDevAttrMaxSharedMemoryPerBlockOptin, info.device),
@@ -150,9 +150,10 @@ Status MemoryPlan::check() const
   if (this->Bytes > usable)
   {
     return Status(ErrorCode::OutOfDeviceMemory,
-      std::string(this->Operation) + " needs " + detail::formatBytes(static_cast<double>(this->Bytes)) +
-        " of device memory, but only " + detail::formatBytes(static_cast<double>(freeBytes)) +
-        " of " + detail::formatBytes(static_cast<double>(totalBytes)) + " are free");
+      std::string(this->Operation) + " needs " +
+        detail::formatBytes(static_cast<double>(this->Bytes)) + " of device memory, but only " +
+        detail::formatBytes(static_cast<double>(freeBytes)) + " of " +
+        detail::formatBytes(static_cast<double>(totalBytes)) + " are free");
   }
   return Status::Ok();
 }
@@ -194,7 +195,8 @@ Status resources(int device, Resources*& out)
   for (int i = 0; i < 2; ++i)
   {
     SG_STATUS_TRY(r->streams[i].create());
-    SG_CUDA_TRY(cudaEventCreateWithFlags(&r->copied[i], cudaEventDisableTiming), "creating an event");
+    SG_CUDA_TRY(
+      cudaEventCreateWithFlags(&r->copied[i], cudaEventDisableTiming), "creating an event");
     SG_CUDA_TRY(
       cudaEventCreateWithFlags(&r->downloaded[i], cudaEventDisableTiming), "creating an event");
   }
@@ -243,16 +245,24 @@ void parallelCopy(const ExecutionOptions& options, void* dst, const void* src, u
   ExecutionOptions copyOptions;
   copyOptions.threads = options.threads;
   copyOptions.parallelFor = options.parallelFor;
-  detail::parallelFor(copyOptions, static_cast<std::size_t>(pieces), 1,
-    [&](std::size_t first, std::size_t last) {
+  detail::parallelFor(copyOptions,
+    static_cast<std::size_t>(pieces),
+    1,
+    [&](std::size_t first, std::size_t last)
+    {
       const u64 begin = first * piece;
       const u64 end = std::min<u64>(bytes, last * piece);
-      std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin);
+      std::memcpy(
+        static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin);
     });
 }
 
-Status uploadStaged(Resources& res, const ExecutionOptions& options, void* device,
-  const void* host, u64 bytes, cudaStream_t stream)
+Status uploadStaged(Resources& res,
+  const ExecutionOptions& options,
+  void* device,
+  const void* host,
+  u64 bytes,
+  cudaStream_t stream)
 {
   if (bytes == 0)
   {
@@ -271,8 +281,11 @@ Status uploadStaged(Resources& res, const ExecutionOptions& options, void* devic
   for (u64 c = 0; c < pieces; ++c)
   {
     const int b = static_cast<int>(c % 2);
-    SG_CUDA_TRY(cudaMemcpyAsync(static_cast<char*>(device) + c * step, res.pinnedIn[b], length(c),
-                  cudaMemcpyHostToDevice, stream),
+    SG_CUDA_TRY(cudaMemcpyAsync(static_cast<char*>(device) + c * step,
+                  res.pinnedIn[b],
+                  length(c),
+                  cudaMemcpyHostToDevice,
+                  stream),
       "copying data to the device");
     SG_CUDA_TRY(cudaEventRecord(res.copied[b], stream), "ordering the transfers");
     if (c + 1 < pieces)
@@ -281,7 +294,9 @@ Status uploadStaged(Resources& res, const ExecutionOptions& options, void* devic
       {
         SG_CUDA_TRY(cudaEventSynchronize(res.copied[(c + 1) % 2]), "copying data to the device");
       }
-      parallelCopy(options, res.pinnedIn[(c + 1) % 2], static_cast<const char*>(host) + (c + 1) * step,
+      parallelCopy(options,
+        res.pinnedIn[(c + 1) % 2],
+        static_cast<const char*>(host) + (c + 1) * step,
         length(c + 1));
     }
   }
@@ -289,8 +304,12 @@ Status uploadStaged(Resources& res, const ExecutionOptions& options, void* devic
   return Status::Ok();
 }
 
-Status downloadStaged(Resources& res, const ExecutionOptions& options, void* host,
-  const void* device, u64 bytes, cudaStream_t stream)
+Status downloadStaged(Resources& res,
+  const ExecutionOptions& options,
+  void* host,
+  const void* device,
+  u64 bytes,
+  cudaStream_t stream)
 {
   if (bytes == 0)
   {
@@ -306,7 +325,8 @@ Status downloadStaged(Resources& res, const ExecutionOptions& options, void* hos
   const u64 step = res.pinnedBytes;
   const u64 pieces = (bytes + step - 1) / step;
   auto length = [&](u64 c) { return std::min(step, bytes - c * step); };
-  auto unstage = [&](u64 c) -> Status {
+  auto unstage = [&](u64 c) -> Status
+  {
     SG_CUDA_TRY(cudaEventSynchronize(res.downloaded[c % 2]), "copying data to the host");
     parallelCopy(options, static_cast<char*>(host) + c * step, res.pinnedOut[c % 2], length(c));
     return Status::Ok();
@@ -314,8 +334,11 @@ Status downloadStaged(Resources& res, const ExecutionOptions& options, void* hos
   for (u64 c = 0; c < pieces; ++c)
   {
     const int b = static_cast<int>(c % 2);
-    SG_CUDA_TRY(cudaMemcpyAsync(res.pinnedOut[b], static_cast<const char*>(device) + c * step,
-                  length(c), cudaMemcpyDeviceToHost, stream),
+    SG_CUDA_TRY(cudaMemcpyAsync(res.pinnedOut[b],
+                  static_cast<const char*>(device) + c * step,
+                  length(c),
+                  cudaMemcpyDeviceToHost,
+                  stream),
       "copying data to the host");
     SG_CUDA_TRY(cudaEventRecord(res.downloaded[b], stream), "ordering the transfers");
     if (c >= 1)
@@ -351,9 +374,14 @@ constexpr u64 EvaluationChunk = u64(1) << 22;
 /// parts are evaluated while the rest is still being copied; then the results come back.
 /// Chunked mode (they do not fit): chunks of points in two device buffers, copy in, evaluate
 /// and copy out one after another (the kernel of one chunk overlapping the neighbours' copies).
-template <typename T>
-Status evaluateImpl(const Grid& grid, const T* coefficients, const T* points, std::size_t n,
-  T* results, const ExecutionOptions& options, double* kernelSeconds)
+template<typename T>
+Status evaluateImpl(const Grid& grid,
+  const T* coefficients,
+  const T* points,
+  std::size_t n,
+  T* results,
+  const ExecutionOptions& options,
+  double* kernelSeconds)
 {
   DeviceInfo info;
   SG_STATUS_TRY(begin(options, info));
@@ -361,7 +389,8 @@ Status evaluateImpl(const Grid& grid, const T* coefficients, const T* points, st
   SG_STATUS_TRY(resources(info.device, res));
   const int D = grid.dimensions();
   const u64 pointBytes = static_cast<u64>(D) * sizeof(T);
-  const u64 tables = grid.size() * sizeof(T) + DeviceEvaluator<T>::tableBytes(grid, options.optimizations);
+  const u64 tables =
+    grid.size() * sizeof(T) + DeviceEvaluator<T>::tableBytes(grid, options.optimizations);
   MemoryPlan whole("the CUDA evaluation");
   whole.add(tables);
   whole.add(n * pointBytes);
@@ -392,7 +421,8 @@ Status evaluateImpl(const Grid& grid, const T* coefficients, const T* points, st
   StreamDrain drain;
   drain.streams = { compute, transfer };
   double seconds = 0;
-  auto collect = [&](int timer) -> Status {
+  auto collect = [&](int timer) -> Status
+  {
     const double before = res->timers[timer].seconds();
     SG_STATUS_TRY(res->timers[timer].collect());
     seconds += res->timers[timer].seconds() - before;
@@ -408,8 +438,10 @@ Status evaluateImpl(const Grid& grid, const T* coefficients, const T* points, st
     const u64 piecesPerPart = (pieces + parts - 1) / parts;
     const bool pinned = res->pinnedBytes > 0;
     auto pieceLength = [&](u64 c) { return std::min(step, n - c * step); };
-    auto stage = [&](u64 c) {
-      parallelCopy(options, res->pinnedIn[c % 2], points + c * step * D, pieceLength(c) * pointBytes);
+    auto stage = [&](u64 c)
+    {
+      parallelCopy(
+        options, res->pinnedIn[c % 2], points + c * step * D, pieceLength(c) * pointBytes);
     };
     if (pinned)
     {
@@ -425,8 +457,11 @@ Status evaluateImpl(const Grid& grid, const T* coefficients, const T* points, st
       detail::progress(options, 0.5 * static_cast<double>(c) / static_cast<double>(pieces));
       const int b = static_cast<int>(c % 2);
       const void* src = pinned ? res->pinnedIn[b] : static_cast<const void*>(points + c * step * D);
-      SG_CUDA_TRY(cudaMemcpyAsync(dPoints[0].get() + c * step * D, src, pieceLength(c) * pointBytes,
-                    cudaMemcpyHostToDevice, transfer),
+      SG_CUDA_TRY(cudaMemcpyAsync(dPoints[0].get() + c * step * D,
+                    src,
+                    pieceLength(c) * pointBytes,
+                    cudaMemcpyHostToDevice,
+                    transfer),
         "copying evaluation points to the device");
       SG_CUDA_TRY(cudaEventRecord(res->copied[b], transfer), "ordering the transfers");
       if ((c + 1) % piecesPerPart == 0 || c + 1 == pieces)
@@ -436,8 +471,11 @@ Status evaluateImpl(const Grid& grid, const T* coefficients, const T* points, st
         const u64 count = std::min(n, (c + 1) * step) - first;
         SG_CUDA_TRY(cudaStreamWaitEvent(compute, res->copied[b], 0), "ordering the kernels");
         SG_STATUS_TRY(res->timers[part].start(compute));
-        SG_STATUS_TRY(evaluator.run(dPoints[0].get() + first * D, count, dOut[0].get() + first,
-          compute, res->counters + part));
+        SG_STATUS_TRY(evaluator.run(dPoints[0].get() + first * D,
+          count,
+          dOut[0].get() + first,
+          compute,
+          res->counters + part));
         SG_STATUS_TRY(res->timers[part].stop(compute));
         SG_CUDA_TRY(cudaEventRecord(res->computed[part], compute), "ordering the transfers");
         ++part;
@@ -475,8 +513,8 @@ Status evaluateImpl(const Grid& grid, const T* coefficients, const T* points, st
       const int b = static_cast<int>(i % buffers);
       const u64 first = i * perChunk;
       const u64 count = std::min(perChunk, n - first);
-      SG_STATUS_TRY(
-        uploadStaged(*res, options, dPoints[b].get(), points + first * D, count * pointBytes, transfer));
+      SG_STATUS_TRY(uploadStaged(
+        *res, options, dPoints[b].get(), points + first * D, count * pointBytes, transfer));
       SG_CUDA_TRY(cudaEventRecord(res->computed[2 + b], transfer), "ordering the kernels");
       SG_CUDA_TRY(cudaStreamWaitEvent(compute, res->computed[2 + b], 0), "ordering the kernels");
       SG_STATUS_TRY(res->timers[b].start(compute));
@@ -489,16 +527,24 @@ Status evaluateImpl(const Grid& grid, const T* coefficients, const T* points, st
         const int pb = static_cast<int>((i - 1) % buffers);
         const u64 pfirst = (i - 1) * perChunk;
         SG_CUDA_TRY(cudaStreamWaitEvent(transfer, res->computed[pb], 0), "ordering the transfers");
-        SG_STATUS_TRY(downloadStaged(*res, options, results + pfirst, dOut[pb].get(),
-          std::min(perChunk, n - pfirst) * sizeof(T), transfer));
+        SG_STATUS_TRY(downloadStaged(*res,
+          options,
+          results + pfirst,
+          dOut[pb].get(),
+          std::min(perChunk, n - pfirst) * sizeof(T),
+          transfer));
         SG_STATUS_TRY(collect(pb));
       }
     }
     const int lb = static_cast<int>((chunks - 1) % buffers);
     const u64 lfirst = (chunks - 1) * perChunk;
     SG_CUDA_TRY(cudaStreamWaitEvent(transfer, res->computed[lb], 0), "ordering the transfers");
-    SG_STATUS_TRY(downloadStaged(*res, options, results + lfirst, dOut[lb].get(),
-      std::min(perChunk, n - lfirst) * sizeof(T), transfer));
+    SG_STATUS_TRY(downloadStaged(*res,
+      options,
+      results + lfirst,
+      dOut[lb].get(),
+      std::min(perChunk, n - lfirst) * sizeof(T),
+      transfer));
     SG_STATUS_TRY(collect(lb));
   }
   if (kernelSeconds)
@@ -509,8 +555,11 @@ Status evaluateImpl(const Grid& grid, const T* coefficients, const T* points, st
   return Status::Ok();
 }
 
-template <typename T>
-Status hierarchizeImpl(const Grid& grid, T* values, const ExecutionOptions& options, bool inverse,
+template<typename T>
+Status hierarchizeImpl(const Grid& grid,
+  T* values,
+  const ExecutionOptions& options,
+  bool inverse,
   double* kernelSeconds)
 {
   DeviceInfo info;
@@ -527,12 +576,12 @@ Status hierarchizeImpl(const Grid& grid, T* values, const ExecutionOptions& opti
   KernelTimer& timer = res->timers[0];
   StreamDrain drain;
   drain.streams.push_back(stream.get());
-  SG_STATUS_TRY(uploadStaged(
-    *res, options, dValues.get(), values, grid.size() * sizeof(T), stream.get()));
+  SG_STATUS_TRY(
+    uploadStaged(*res, options, dValues.get(), values, grid.size() * sizeof(T), stream.get()));
   SG_STATUS_TRY(
     hierarchizeDevice(grid, dValues.get(), inverse, options, info, stream.get(), timer));
-  SG_STATUS_TRY(downloadStaged(
-    *res, options, values, dValues.get(), grid.size() * sizeof(T), stream.get()));
+  SG_STATUS_TRY(
+    downloadStaged(*res, options, values, dValues.get(), grid.size() * sizeof(T), stream.get()));
   if (kernelSeconds)
   {
     *kernelSeconds = timer.seconds();
@@ -572,17 +621,25 @@ bool available(std::string* why)
   return true;
 }
 
-template <typename T>
-Status hierarchize(const Grid& grid, T* values, const ExecutionOptions& options, bool inverse,
+template<typename T>
+Status hierarchize(const Grid& grid,
+  T* values,
+  const ExecutionOptions& options,
+  bool inverse,
   double* kernelSeconds)
 {
   std::lock_guard<std::mutex> lock(impl::deviceMutex());
   return impl::hierarchizeImpl(grid, values, options, inverse, kernelSeconds);
 }
 
-template <typename T>
-Status evaluate(const Grid& grid, const T* coefficients, const T* points, std::size_t n,
-  T* results, const ExecutionOptions& options, double* kernelSeconds)
+template<typename T>
+Status evaluate(const Grid& grid,
+  const T* coefficients,
+  const T* points,
+  std::size_t n,
+  T* results,
+  const ExecutionOptions& options,
+  double* kernelSeconds)
 {
   if (n == 0)
   {
@@ -592,9 +649,13 @@ Status evaluate(const Grid& grid, const T* coefficients, const T* points, std::s
   return impl::evaluateImpl(grid, coefficients, points, n, results, options, kernelSeconds);
 }
 
-template <typename T>
-Status reconstructImage(const Grid& grid, const T* coefficients, const RegularGrid& target,
-  T* out, const ExecutionOptions& options, double* kernelSeconds)
+template<typename T>
+Status reconstructImage(const Grid& grid,
+  const T* coefficients,
+  const RegularGrid& target,
+  T* out,
+  const ExecutionOptions& options,
+  double* kernelSeconds)
 {
   std::lock_guard<std::mutex> lock(impl::deviceMutex());
   impl::DeviceInfo info;

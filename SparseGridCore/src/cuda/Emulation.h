@@ -140,7 +140,8 @@ public:
       this->Cv.notify_all();
       return;
     }
-    if (!this->Cv.wait_for(lock, std::chrono::seconds(120), [&] { return gen != this->Generation; }))
+    if (!this->Cv.wait_for(
+          lock, std::chrono::seconds(120), [&] { return gen != this->Generation; }))
     {
       std::fprintf(stderr, "emulation: barrier deadlock (a thread left the kernel early?)\n");
       std::abort();
@@ -243,7 +244,7 @@ inline void __syncwarp()
   }
   (*emu::context().warps)[threadIdx.x / 32]->wait();
 }
-template <typename T>
+template<typename T>
 inline T __ldg(const T* p)
 {
   return *p;
@@ -372,8 +373,11 @@ inline void runFibers(unsigned grid, unsigned block, const std::function<void()>
       f.ctx.uc_stack.ss_size = f.stack.size();
       f.ctx.uc_link = nullptr;
       const std::uintptr_t ptr = reinterpret_cast<std::uintptr_t>(&f);
-      makecontext(&f.ctx, reinterpret_cast<void (*)()>(fiberEntry), 2,
-        static_cast<unsigned>(ptr & 0xffffffffu), static_cast<unsigned>(ptr >> 32));
+      makecontext(&f.ctx,
+        reinterpret_cast<void (*)()>(fiberEntry),
+        2,
+        static_cast<unsigned>(ptr & 0xffffffffu),
+        static_cast<unsigned>(ptr >> 32));
     }
     for (;;)
     {
@@ -441,8 +445,12 @@ inline void runFibers(unsigned grid, unsigned block, const std::function<void()>
 }
 
 /// Runs kernel(args...) over grid x block threads (1-D launches only).
-template <typename... KArgs, typename... Args>
-cudaError_t launch(void (*kernel)(KArgs...), dim3 grid, dim3 block, std::size_t smem, cudaStream_t,
+template<typename... KArgs, typename... Args>
+cudaError_t launch(void (*kernel)(KArgs...),
+  dim3 grid,
+  dim3 block,
+  std::size_t smem,
+  cudaStream_t,
   Args&&... args)
 {
   State& s = state();
@@ -466,7 +474,8 @@ cudaError_t launch(void (*kernel)(KArgs...), dim3 grid, dim3 block, std::size_t 
   {
     warps.push_back(new Barrier(std::min(32u, block.x - 32 * w)));
   }
-  const std::function<void(unsigned)> job = [&](unsigned t) {
+  const std::function<void(unsigned)> job = [&](unsigned t)
+  {
     ThreadContext& c = context();
     c.cta = &cta;
     c.warps = &warps;
@@ -550,18 +559,18 @@ inline cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int)
   }
   return cudaSuccess;
 }
-template <typename F>
+template<typename F>
 inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, F)
 {
   *a = cudaFuncAttributes();
   return cudaSuccess;
 }
-template <typename F>
+template<typename F>
 inline cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute, int)
 {
   return cudaSuccess;
 }
-template <typename F>
+template<typename F>
 inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, F, int, std::size_t)
 {
   *n = 2;
@@ -595,7 +604,7 @@ inline cudaError_t cudaMalloc(void** p, std::size_t bytes)
   *p = raw + 64;
   return cudaSuccess;
 }
-template <typename T>
+template<typename T>
 inline cudaError_t cudaMalloc(T** p, std::size_t bytes)
 {
   return cudaMalloc(reinterpret_cast<void**>(p), bytes);
@@ -630,8 +639,11 @@ inline cudaError_t cudaMemcpy(void* d, const void* s, std::size_t n, cudaMemcpyK
   }
   return cudaSuccess;
 }
-inline cudaError_t cudaMemcpyAsync(
-  void* d, const void* s, std::size_t n, cudaMemcpyKind k, cudaStream_t = nullptr)
+inline cudaError_t cudaMemcpyAsync(void* d,
+  const void* s,
+  std::size_t n,
+  cudaMemcpyKind k,
+  cudaStream_t = nullptr)
 {
   return cudaMemcpy(d, s, n, k);
 }

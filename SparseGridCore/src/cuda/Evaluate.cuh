@@ -52,14 +52,14 @@ constexpr int SharedCtaThreads = 512;
 #endif
 
 /// 2^l as T, exactly, from the exponent bits (|l| <= 126).
-template <typename T>
+template<typename T>
 __device__ __forceinline__ T pow2(int l);
-template <>
+template<>
 __device__ __forceinline__ float pow2<float>(int l)
 {
   return __int_as_float((127 + l) << 23);
 }
-template <>
+template<>
 __device__ __forceinline__ double pow2<double>(int l)
 {
   return __longlong_as_double(static_cast<long long>(1023 + l) << 52);
@@ -67,15 +67,15 @@ __device__ __forceinline__ double pow2<double>(int l)
 
 /// The odd integer v (< 2^(l) <= 2^30) as T, exactly; no conversion instruction where the
 /// mantissa holds it (float up to level 23, double always).
-template <typename T>
+template<typename T>
 __device__ __forceinline__ T oddAsReal(u32 v, int level);
-template <>
+template<>
 __device__ __forceinline__ float oddAsReal<float>(u32 v, int level)
 {
   return level <= 23 ? __int_as_float(static_cast<int>(0x4B000000u | v)) - 8388608.0f
                      : static_cast<float>(v);
 }
-template <>
+template<>
 __device__ __forceinline__ double oddAsReal<double>(u32 v, int)
 {
   return __longlong_as_double(static_cast<long long>(0x4330000000000000ull | v)) -
@@ -93,13 +93,13 @@ struct FastParams
   int D;
   u32 chunk;
   int vec1;
-  u32 sharedCoefficients; ///< > 0: the first this many coefficients (all) are staged in smem
+  u32 sharedCoefficients;      ///< > 0: the first this many coefficients (all) are staged in smem
   unsigned long long* counter; ///< next unclaimed point (zero at launch)
 };
 
 constexpr int MaxWarpsPerCta = 32;
 
-template <int I>
+template<int I>
 __device__ __forceinline__ u32 slotCode(const u64* entry, u64 word0)
 {
   const u64 w = (I < SlotsPerWord) ? word0 : __ldg(entry + 1 + I / SlotsPerWord);
@@ -107,9 +107,12 @@ __device__ __forceinline__ u32 slotCode(const u64* entry, u64 word0)
 }
 
 /// One axis step of the prefix recursion for PPL points: P[I+1], W[I+1] from P[I], W[I].
-template <typename T, int PPL, int DM, int I>
-__device__ __forceinline__ void stepAxis(u32 code, const T (&x)[PPL][DM], const u32 (&Y)[PPL][DM],
-  u32 (&P)[PPL][DM + 1], T (&W)[PPL][DM + 1])
+template<typename T, int PPL, int DM, int I>
+__device__ __forceinline__ void stepAxis(u32 code,
+  const T (&x)[PPL][DM],
+  const u32 (&Y)[PPL][DM],
+  u32 (&P)[PPL][DM + 1],
+  T (&W)[PPL][DM + 1])
 {
   const int level = static_cast<int>(code & 31u);
   const u32 corner = code >> 5;
@@ -142,7 +145,7 @@ __device__ __forceinline__ void stepAxis(u32 code, const T (&x)[PPL][DM], const 
 }
 
 /// Entries decoded before their gathers are issued together: U * PPL loads in flight.
-template <int PPL>
+template<int PPL>
 struct EntryUnroll
 {
   static constexpr int value = PPL >= 4 ? 1 : 4;
@@ -160,9 +163,9 @@ struct EntryUnroll
     [[fallthrough]];
 
 /// DT: compile-time dimension (0: runtime, up to MaxDimensions); PPL: points per thread.
-template <typename T, int DT, int PPL, bool SharedCoefficients>
-__global__ void __launch_bounds__(SharedCoefficients ? SharedCtaThreads : CtaThreads, SharedCoefficients ? 1 : 2)
-  evaluateFast(FastParams p)
+template<typename T, int DT, int PPL, bool SharedCoefficients>
+__global__ void __launch_bounds__(SharedCoefficients ? SharedCtaThreads : CtaThreads,
+  SharedCoefficients ? 1 : 2) evaluateFast(FastParams p)
 {
   constexpr int DM = DT > 0 ? DT : MaxDimensions;
   const int D = DT > 0 ? DT : p.D;
@@ -201,7 +204,8 @@ __global__ void __launch_bounds__(SharedCoefficients ? SharedCtaThreads : CtaThr
     {
       const u64 claimed = *static_cast<volatile unsigned long long*>(p.counter);
       const u64 left = claimed < p.n ? p.n - claimed : 0;
-      const u64 size = left > 2 * totalWarps * chunk ? chunk : (chunk < passPoints ? chunk : passPoints);
+      const u64 size =
+        left > 2 * totalWarps * chunk ? chunk : (chunk < passPoints ? chunk : passPoints);
       claimStart[warp] = atomicAdd(p.counter, static_cast<unsigned long long>(size));
       claimSize[warp] = size;
     }
@@ -456,7 +460,7 @@ __device__ __forceinline__ void unrankBlock(const GenericParams& p, u32 b, int* 
   }
 }
 
-template <typename T>
+template<typename T>
 __device__ __forceinline__ void cellMul(T x, int level, int corner, u32& k, T& w)
 {
   if (level == 0)
@@ -473,7 +477,7 @@ __device__ __forceinline__ void cellMul(T x, int level, int corner, u32& k, T& w
   w = T(1) - absValue(s - static_cast<T>(2 * c + 1));
 }
 
-template <typename T>
+template<typename T>
 __device__ __forceinline__ void cellDiv(T x, int level, int corner, u32& k, T& w)
 {
   if (level == 0)
@@ -491,8 +495,8 @@ __device__ __forceinline__ void cellDiv(T x, int level, int corner, u32& k, T& w
   w = T(1) - absValue(x / div - static_cast<T>(2 * c + 1));
 }
 
-template <typename T>
-__global__ void __launch_bounds__(GenericWarps * WarpSize) evaluateGeneric(GenericParams p)
+template<typename T>
+__global__ void __launch_bounds__(GenericWarps* WarpSize) evaluateGeneric(GenericParams p)
 {
   SG_DYNAMIC_SHARED(smem);
   const int D = p.D;
@@ -511,7 +515,8 @@ __global__ void __launch_bounds__(GenericWarps * WarpSize) evaluateGeneric(Gener
   int sh[MaxDimensions];
 
   for (u64 chunkStart = (static_cast<u64>(blockIdx.x) * warpsPerCta + warp) * chunk;
-       chunkStart < p.n; chunkStart += totalWarps * chunk)
+       chunkStart < p.n;
+       chunkStart += totalWarps * chunk)
   {
     const u64 chunkEnd = chunkStart + chunk < p.n ? chunkStart + chunk : p.n;
     for (u64 pass = chunkStart; pass < chunkEnd; pass += passSize)
@@ -528,12 +533,14 @@ __global__ void __launch_bounds__(GenericWarps * WarpSize) evaluateGeneric(Gener
         }
         __syncwarp();
       }
-      auto coord = [&](u32 pi, int t) -> T {
+      auto coord = [&](u32 pi, int t) -> T
+      {
         return p.vec1 ? stage[static_cast<u32>(t) * passSize + pi]
                       : clamp01(points[(pass + pi) * static_cast<u64>(D) + t]);
       };
       // Contribution of one block corner at point pi.
-      auto term = [&](u32 b, int corner, u32 pi) -> T {
+      auto term = [&](u32 b, int corner, u32 pi) -> T
+      {
         u32 idx = 0;
         T w = T(1);
         int bit = 0;
@@ -557,7 +564,8 @@ __global__ void __launch_bounds__(GenericWarps * WarpSize) evaluateGeneric(Gener
         }
         return coefficients[p.offsets[b] + idx] * w;
       };
-      auto loadBlock = [&](u32 b) -> int {
+      auto loadBlock = [&](u32 b) -> int
+      {
         int zeros = 0;
         if (p.inv1)
         {
@@ -638,7 +646,7 @@ __global__ void __launch_bounds__(GenericWarps * WarpSize) evaluateGeneric(Gener
 //------------------------------------------------------------------------------------------------
 // Host side
 //------------------------------------------------------------------------------------------------
-template <typename T>
+template<typename T>
 using FastKernel = void (*)(FastParams);
 
 /// Points per thread for the fast kernel with ichg2 (SPARSEGRID_CUDA_PPL overrides: 1, 2, 4).
@@ -667,7 +675,7 @@ inline int defaultPointsPerThread(int D, bool doublePrecision)
   return D <= 6 ? 4 : 2;
 }
 
-template <typename T, int DT>
+template<typename T, int DT>
 FastKernel<T> pickPpl(int ppl, bool shared)
 {
   if (shared)
@@ -700,7 +708,7 @@ FastKernel<T> pickPpl(int ppl, bool shared)
   return evaluateFast<T, DT, 1, false>;
 }
 
-template <typename T>
+template<typename T>
 FastKernel<T> fastKernel(int D, int ppl, bool shared)
 {
   switch (D)
@@ -775,8 +783,9 @@ inline void buildEntries(const Grid& grid, std::vector<u64>& table, u32& count)
     int depth = 0;
     if (e > 0)
     {
-      while (depth < D - 1 && items[e].key[static_cast<std::size_t>(depth)] ==
-               items[e - 1].key[static_cast<std::size_t>(depth)])
+      while (depth < D - 1 &&
+        items[e].key[static_cast<std::size_t>(depth)] ==
+          items[e - 1].key[static_cast<std::size_t>(depth)])
       {
         ++depth;
       }
@@ -833,7 +842,7 @@ inline bool blocksFit32(const Grid& grid)
 
 } // namespace eval
 
-template <typename T>
+template<typename T>
 u64 DeviceEvaluator<T>::tableBytes(const Grid& grid, const Optimizations& opt)
 {
   const u64 B = grid.numberOfBlocks();
@@ -859,7 +868,7 @@ u64 DeviceEvaluator<T>::tableBytes(const Grid& grid, const Optimizations& opt)
 namespace eval
 {
 /// The tables of recently used grids (one cache per precision).
-template <typename Tables>
+template<typename Tables>
 PreparedCache<Tables>& cache()
 {
   static PreparedCache<Tables> c;
@@ -867,9 +876,11 @@ PreparedCache<Tables>& cache()
 }
 } // namespace eval
 
-template <typename T>
-Status DeviceEvaluator<T>::prepare(
-  const Grid& grid, const Optimizations& opt, const DeviceInfo& info, const T* coefficients)
+template<typename T>
+Status DeviceEvaluator<T>::prepare(const Grid& grid,
+  const Optimizations& opt,
+  const DeviceInfo& info,
+  const T* coefficients)
 {
   this->GridPtr = &grid;
   this->Opt = opt;
@@ -877,8 +888,8 @@ Status DeviceEvaluator<T>::prepare(
   this->Coefficients = coefficients;
   if (!eval::blocksFit32(grid))
   {
-    return Status(ErrorCode::BackendUnavailable,
-      "the CUDA evaluation supports blocks of at most 2^32 points");
+    return Status(
+      ErrorCode::BackendUnavailable, "the CUDA evaluation supports blocks of at most 2^32 points");
   }
   const int D = grid.dimensions();
   this->Fast = opt.inv1 && opt.sred1;
@@ -955,9 +966,12 @@ Status DeviceEvaluator<T>::prepare(
   return Status::Ok();
 }
 
-template <typename T>
-Status DeviceEvaluator<T>::run(
-  const T* points, u64 n, T* out, cudaStream_t stream, unsigned long long* counter)
+template<typename T>
+Status DeviceEvaluator<T>::run(const T* points,
+  u64 n,
+  T* out,
+  cudaStream_t stream,
+  unsigned long long* counter)
 {
   if (n == 0)
   {
@@ -982,8 +996,7 @@ Status DeviceEvaluator<T>::run(
     p.counter = counter;
     const int ppl = this->PointsPerThread;
     const int threads = this->SharedCoefficients ? eval::SharedCtaThreads : CtaThreads;
-    const u64 stage =
-      this->Opt.vec1 ? u64(threads / WarpSize) * WarpSize * ppl * D * sizeof(T) : 0;
+    const u64 stage = this->Opt.vec1 ? u64(threads / WarpSize) * WarpSize * ppl * D * sizeof(T) : 0;
     u64 smem = stage;
     if (this->SharedCoefficients)
     {
@@ -1012,8 +1025,8 @@ Status DeviceEvaluator<T>::run(
       "resetting the work counter");
     const u64 resident = static_cast<u64>(perSm) * static_cast<u64>(this->Info.multiprocessors);
     const unsigned grid1 = static_cast<unsigned>(std::min<u64>(needed, resident));
-    return launch("the evaluation kernel", kernel, grid1, static_cast<unsigned>(threads), smem,
-      stream, p);
+    return launch(
+      "the evaluation kernel", kernel, grid1, static_cast<unsigned>(threads), smem, stream, p);
   }
   eval::GenericParams p{};
   p.coefficients = this->Coefficients;
@@ -1057,9 +1070,13 @@ Status DeviceEvaluator<T>::run(
   perSm = std::max(perSm, 1);
   const u64 needed = (chunks + eval::GenericWarps - 1) / eval::GenericWarps;
   const u64 resident = static_cast<u64>(perSm) * static_cast<u64>(this->Info.multiprocessors);
-  return launch("the evaluation kernel", kernel,
-    static_cast<unsigned>(std::min<u64>(needed, resident)), static_cast<unsigned>(threads), smem,
-    stream, p);
+  return launch("the evaluation kernel",
+    kernel,
+    static_cast<unsigned>(std::min<u64>(needed, resident)),
+    static_cast<unsigned>(threads),
+    smem,
+    stream,
+    p);
 }
 
 } // namespace impl

@@ -67,7 +67,7 @@ struct Params
   const unsigned char* levels;
   u32 numBlocks;
   // per axis
-  const u64* parentOffsets; ///< B * slots (inv2)
+  const u64* parentOffsets;    ///< B * slots (inv2)
   const unsigned char* loLog2; ///< B
   // ranking (inv2 off)
   const u64* suffix;
@@ -95,9 +95,9 @@ __device__ __forceinline__ Neighbour neighbour(const Params& p, int k, u32 j, in
 }
 
 /// inv1..inv3 on: the O(1) update of the point (h, j, r) of a block with l_t = k.
-template <typename T, bool Inverse>
-__device__ __forceinline__ void updateFast(const Params& p, T* a, u64 pos, int k, u64 h, u32 j,
-  u64 r, int loLog2, const u64* off)
+template<typename T, bool Inverse>
+__device__ __forceinline__ void
+updateFast(const Params& p, T* a, u64 pos, int k, u64 h, u32 j, u64 r, int loLog2, const u64* off)
 {
   Neighbour left, right;
   if (p.inv4 && k <= p.maxTabulated)
@@ -165,7 +165,7 @@ __device__ __forceinline__ u64 rankPosition(const Params& p, const int* lv, cons
 
 /// The update of point `local` of block b with the switches applied one by one (the CPU's
 /// genericKernel).
-template <typename T, bool Inverse>
+template<typename T, bool Inverse>
 __device__ void updateGeneric(const Params& p, T* a, u32 b, u64 local)
 {
   const int D = p.D;
@@ -253,7 +253,7 @@ __device__ void updateGeneric(const Params& p, T* a, u32 b, u64 local)
 }
 
 /// ichg1: one CTA per tile of a pole family, all levels inside.
-template <typename T, bool Inverse, bool Fast>
+template<typename T, bool Inverse, bool Fast>
 __global__ void __launch_bounds__(CtaThreads) familyKernel(Params p)
 {
   __shared__ u64 off[MaxLevelSlots];
@@ -296,7 +296,7 @@ __global__ void __launch_bounds__(CtaThreads) familyKernel(Params p)
 }
 
 /// Without ichg1: one warp per (block, 256-point segment) of one group.
-template <typename T, bool Inverse, bool Fast>
+template<typename T, bool Inverse, bool Fast>
 __global__ void __launch_bounds__(CtaThreads) groupKernel(Params p)
 {
   const u32 lane = threadIdx.x & (WarpSize - 1);
@@ -364,7 +364,11 @@ std::vector<u32> neighbourTable(int maxLevel, bool boundary)
   return table;
 }
 
-void buildAxis(const Grid& grid, int t, const Optimizations& opt, int slots, Prepared& prep,
+void buildAxis(const Grid& grid,
+  int t,
+  const Optimizations& opt,
+  int slots,
+  Prepared& prep,
   AxisTables& at)
 {
   const int D = grid.dimensions();
@@ -418,8 +422,8 @@ void buildAxis(const Grid& grid, int t, const Optimizations& opt, int slots, Pre
     std::vector<u64> parents(B * S, 0);
     for (std::size_t b = 0; b < B; ++b)
     {
-      std::copy(&familyOffsets[familyOf[b] * S], &familyOffsets[familyOf[b] * S] + S,
-        &parents[b * S]);
+      std::copy(
+        &familyOffsets[familyOf[b] * S], &familyOffsets[familyOf[b] * S] + S, &parents[b * S]);
     }
     at.parentOffsets = prep.pack.add(parents);
   }
@@ -457,8 +461,11 @@ void buildAxis(const Grid& grid, int t, const Optimizations& opt, int slots, Pre
         {
           for (u64 r0 = 0; r0 < lo; r0 += u64(1) << rLog2)
           {
-            tiles.push_back(Tile{ f, static_cast<u32>(h), static_cast<u32>(h + 1),
-              static_cast<u32>(r0), static_cast<u32>(rLog2) });
+            tiles.push_back(Tile{ f,
+              static_cast<u32>(h),
+              static_cast<u32>(h + 1),
+              static_cast<u32>(r0),
+              static_cast<u32>(rLog2) });
           }
         }
       }
@@ -467,8 +474,11 @@ void buildAxis(const Grid& grid, int t, const Optimizations& opt, int slots, Pre
         const u64 perTile = std::max<u64>(1, TileTarget / (lo * pole));
         for (u64 h = 0; h < hiCount; h += perTile)
         {
-          tiles.push_back(Tile{ f, static_cast<u32>(h),
-            static_cast<u32>(std::min(hiCount, h + perTile)), 0u, static_cast<u32>(lo2) });
+          tiles.push_back(Tile{ f,
+            static_cast<u32>(h),
+            static_cast<u32>(std::min(hiCount, h + perTile)),
+            0u,
+            static_cast<u32>(lo2) });
         }
       }
     }
@@ -597,9 +607,14 @@ u64 hierarchizeTableBytes(const Grid& grid, const Optimizations& opt)
   return bytes + 65536;
 }
 
-template <typename T>
-Status hierarchizeDevice(const Grid& grid, T* values, bool inverse, const ExecutionOptions& options,
-  const DeviceInfo& info, cudaStream_t stream, KernelTimer& timer)
+template<typename T>
+Status hierarchizeDevice(const Grid& grid,
+  T* values,
+  bool inverse,
+  const ExecutionOptions& options,
+  const DeviceInfo& info,
+  cudaStream_t stream,
+  KernelTimer& timer)
 {
   const Optimizations& opt = options.optimizations;
   const int D = grid.dimensions();
@@ -677,8 +692,13 @@ Status hierarchizeDevice(const Grid& grid, T* values, bool inverse, const Execut
         p.items = pack.at<hier::Item>(group.first);
         p.numItems = group.second;
         const u32 warps = CtaThreads / WarpSize;
-        SG_STATUS_TRY(launch("the hierarchization kernel", kernel,
-          static_cast<unsigned>((group.second + warps - 1) / warps), CtaThreads, 0, stream, p));
+        SG_STATUS_TRY(launch("the hierarchization kernel",
+          kernel,
+          static_cast<unsigned>((group.second + warps - 1) / warps),
+          CtaThreads,
+          0,
+          stream,
+          p));
       }
     }
   }
@@ -687,10 +707,20 @@ Status hierarchizeDevice(const Grid& grid, T* values, bool inverse, const Execut
   return Status::Ok();
 }
 
-template Status hierarchizeDevice<float>(const Grid&, float*, bool, const ExecutionOptions&,
-  const DeviceInfo&, cudaStream_t, KernelTimer&);
-template Status hierarchizeDevice<double>(const Grid&, double*, bool, const ExecutionOptions&,
-  const DeviceInfo&, cudaStream_t, KernelTimer&);
+template Status hierarchizeDevice<float>(const Grid&,
+  float*,
+  bool,
+  const ExecutionOptions&,
+  const DeviceInfo&,
+  cudaStream_t,
+  KernelTimer&);
+template Status hierarchizeDevice<double>(const Grid&,
+  double*,
+  bool,
+  const ExecutionOptions&,
+  const DeviceInfo&,
+  cudaStream_t,
+  KernelTimer&);
 
 } // namespace impl
 } // namespace cuda

@@ -19,13 +19,15 @@ namespace impl
 /// axes are reused ("prefix sharing"); cell index by shifting a fixed-point copy of the
 /// coordinate, weight by the CPU's formula. Generic path otherwise: fastsg's kernel with the
 /// switches applied one by one.
-template <typename T>
+template<typename T>
 class DeviceEvaluator
 {
 public:
   /// Builds and uploads the block tables; `coefficients` is a device pointer that must stay
   /// valid while run() is used.
-  Status prepare(const Grid& grid, const Optimizations& opt, const DeviceInfo& info,
+  Status prepare(const Grid& grid,
+    const Optimizations& opt,
+    const DeviceInfo& info,
     const T* coefficients);
   /// Device bytes prepare() will allocate (for the memory plan).
   static u64 tableBytes(const Grid& grid, const Optimizations& opt);
@@ -58,17 +60,27 @@ private:
 };
 
 /// Hierarchization (inverse = false) or dehierarchization of device values (Hierarchize.cu).
-template <typename T>
-Status hierarchizeDevice(const Grid& grid, T* values, bool inverse, const ExecutionOptions& options,
-  const DeviceInfo& info, cudaStream_t stream, KernelTimer& timer);
+template<typename T>
+Status hierarchizeDevice(const Grid& grid,
+  T* values,
+  bool inverse,
+  const ExecutionOptions& options,
+  const DeviceInfo& info,
+  cudaStream_t stream,
+  KernelTimer& timer);
 /// Device bytes hierarchizeDevice() allocates for its tables.
 u64 hierarchizeTableBytes(const Grid& grid, const Optimizations& opt);
 
 /// Reconstruction onto a regular grid from host coefficients into host `out` (Lattice.cu):
 /// transfers, the lattice path (or batched evaluation), kernel time into `kernelSeconds`.
-template <typename T>
-Status reconstructHost(const Grid& grid, const T* coefficients, const RegularGrid& target,
-  T* out, const ExecutionOptions& options, const DeviceInfo& info, double* kernelSeconds);
+template<typename T>
+Status reconstructHost(const Grid& grid,
+  const T* coefficients,
+  const RegularGrid& target,
+  T* out,
+  const ExecutionOptions& options,
+  const DeviceInfo& info,
+  double* kernelSeconds);
 
 } // namespace impl
 } // namespace cuda

@@ -39,7 +39,7 @@ struct ScatterParams
   u64 strides[MaxDimensions];
 };
 
-template <typename T>
+template<typename T>
 __global__ void __launch_bounds__(CtaThreads) scatterKernel(ScatterParams p)
 {
   const T* coefficients = static_cast<const T*>(p.coefficients);
@@ -86,7 +86,7 @@ struct AxisParams
 };
 
 /// Dehierarchizes tiles of G columns in shared memory.
-template <typename T>
+template<typename T>
 __global__ void __launch_bounds__(CtaThreads) latticeTileKernel(AxisParams p)
 {
   SG_DYNAMIC_SHARED(smem);
@@ -187,7 +187,7 @@ __global__ void __launch_bounds__(CtaThreads) latticeTileKernel(AxisParams p)
 }
 
 /// Fallback for axes too long for shared memory: one thread per column, in global memory.
-template <typename T>
+template<typename T>
 __global__ void __launch_bounds__(CtaThreads) latticeColumnKernel(AxisParams p)
 {
   T* full = static_cast<T*>(p.full);
@@ -218,7 +218,7 @@ struct InterpParams
   const void* frac;
 };
 
-template <typename T>
+template<typename T>
 __global__ void __launch_bounds__(CtaThreads) interpolateKernel(InterpParams p)
 {
   const T* in = static_cast<const T*>(p.in);
@@ -247,7 +247,7 @@ struct PointsParams
   double spacing[MaxDimensions];
 };
 
-template <typename T>
+template<typename T>
 __global__ void __launch_bounds__(CtaThreads) pointsKernel(PointsParams p)
 {
   T* points = static_cast<T*>(p.points);
@@ -271,9 +271,14 @@ unsigned gridFor(u64 work, const DeviceInfo& info)
     std::max<u64>(1, std::min<u64>(blocks, static_cast<u64>(info.multiprocessors) * 32)));
 }
 
-template <typename T>
-Status byEvaluation(const Grid& grid, const T* coefficients, const RegularGrid& target, T* out,
-  const ExecutionOptions& options, const DeviceInfo& info, double* kernelSeconds)
+template<typename T>
+Status byEvaluation(const Grid& grid,
+  const T* coefficients,
+  const RegularGrid& target,
+  T* out,
+  const ExecutionOptions& options,
+  const DeviceInfo& info,
+  double* kernelSeconds)
 {
   const int D = grid.dimensions();
   const u64 total = target.numberOfPoints();
@@ -316,11 +321,17 @@ Status byEvaluation(const Grid& grid, const T* coefficients, const RegularGrid& 
     pp.first = first;
     pp.count = count;
     SG_STATUS_TRY(timer.start(stream.get()));
-    SG_STATUS_TRY(launch("the point generation kernel", pointsKernel<T>, gridFor(count, info),
-      CtaThreads, 0, stream.get(), pp));
+    SG_STATUS_TRY(launch("the point generation kernel",
+      pointsKernel<T>,
+      gridFor(count, info),
+      CtaThreads,
+      0,
+      stream.get(),
+      pp));
     SG_STATUS_TRY(evaluator.run(dPoints.get(), count, dOut.get(), stream.get(), res->counters));
     SG_STATUS_TRY(timer.stop(stream.get()));
-    SG_STATUS_TRY(downloadStaged(*res, options, out + first, dOut.get(), count * sizeof(T), stream.get()));
+    SG_STATUS_TRY(
+      downloadStaged(*res, options, out + first, dOut.get(), count * sizeof(T), stream.get()));
     SG_STATUS_TRY(timer.collect());
   }
   *kernelSeconds = timer.seconds();
@@ -329,9 +340,14 @@ Status byEvaluation(const Grid& grid, const T* coefficients, const RegularGrid& 
 
 } // namespace lattice
 
-template <typename T>
-Status reconstructHost(const Grid& grid, const T* coefficients, const RegularGrid& target, T* out,
-  const ExecutionOptions& options, const DeviceInfo& info, double* kernelSeconds)
+template<typename T>
+Status reconstructHost(const Grid& grid,
+  const T* coefficients,
+  const RegularGrid& target,
+  T* out,
+  const ExecutionOptions& options,
+  const DeviceInfo& info,
+  double* kernelSeconds)
 {
   using namespace lattice;
   const int D = grid.dimensions();
@@ -366,7 +382,8 @@ Status reconstructHost(const Grid& grid, const T* coefficients, const RegularGri
       u64 size = 1;
       for (int s = 0; s < D; ++s)
       {
-        size *= s <= t ? static_cast<u64>(target.dims[static_cast<std::size_t>(s)]) : dims[static_cast<std::size_t>(s)];
+        size *= s <= t ? static_cast<u64>(target.dims[static_cast<std::size_t>(s)])
+                       : dims[static_cast<std::size_t>(s)];
       }
       largest = std::max(largest, size);
     }
@@ -464,8 +481,13 @@ Status reconstructHost(const Grid& grid, const T* coefficients, const RegularGri
     sp.caps[t] = grid.caps()[static_cast<std::size_t>(t)];
     sp.strides[t] = strides[static_cast<std::size_t>(t)];
   }
-  SG_STATUS_TRY(launch("the scatter kernel", scatterKernel<T>, gridFor(grid.size(), info),
-    CtaThreads, 0, stream.get(), sp));
+  SG_STATUS_TRY(launch("the scatter kernel",
+    scatterKernel<T>,
+    gridFor(grid.size(), info),
+    CtaThreads,
+    0,
+    stream.get(),
+    sp));
   for (int t = 0; t < D; ++t)
   {
     const std::size_t u = static_cast<std::size_t>(t);
@@ -481,7 +503,8 @@ Status reconstructHost(const Grid& grid, const T* coefficients, const RegularGri
     ap.columns = latticeSize / dims[u];
     ap.cap = cap;
     int gLog2 = 5;
-    auto smemFor = [&](int g) { return 8 * (u64(1) << g) + ap.n * ((u64(1) << g) + 1) * sizeof(T); };
+    auto smemFor = [&](int g)
+    { return 8 * (u64(1) << g) + ap.n * ((u64(1) << g) + 1) * sizeof(T); };
     while (gLog2 > 0 && smemFor(gLog2) > TileSharedLimit)
     {
       --gLog2;
@@ -497,13 +520,23 @@ Status reconstructHost(const Grid& grid, const T* coefficients, const RegularGri
                     &perSm, latticeTileKernel<T>, CtaThreads, smem),
         "querying the occupancy of the lattice kernel");
       const u64 resident = static_cast<u64>(std::max(perSm, 1)) * info.multiprocessors;
-      SG_STATUS_TRY(launch("the lattice kernel", latticeTileKernel<T>,
-        static_cast<unsigned>(std::min(tiles, resident * 4)), CtaThreads, smem, stream.get(), ap));
+      SG_STATUS_TRY(launch("the lattice kernel",
+        latticeTileKernel<T>,
+        static_cast<unsigned>(std::min(tiles, resident * 4)),
+        CtaThreads,
+        smem,
+        stream.get(),
+        ap));
     }
     else
     {
-      SG_STATUS_TRY(launch("the lattice kernel", latticeColumnKernel<T>, gridFor(ap.columns, info),
-        CtaThreads, 0, stream.get(), ap));
+      SG_STATUS_TRY(launch("the lattice kernel",
+        latticeColumnKernel<T>,
+        gridFor(ap.columns, info),
+        CtaThreads,
+        0,
+        stream.get(),
+        ap));
     }
   }
   T* result = dLattice.get();
@@ -534,8 +567,13 @@ Status reconstructHost(const Grid& grid, const T* coefficients, const RegularGri
       ip.out = dst;
       ip.i0 = dI0[u].get();
       ip.frac = dFrac[u].get();
-      SG_STATUS_TRY(launch("the interpolation kernel", interpolateKernel<T>, gridFor(size, info),
-        CtaThreads, 0, stream.get(), ip));
+      SG_STATUS_TRY(launch("the interpolation kernel",
+        interpolateKernel<T>,
+        gridFor(size, info),
+        CtaThreads,
+        0,
+        stream.get(),
+        ip));
       in = dst;
     }
     result = dOut.get();
@@ -548,10 +586,20 @@ Status reconstructHost(const Grid& grid, const T* coefficients, const RegularGri
   return Status::Ok();
 }
 
-template Status reconstructHost<float>(const Grid&, const float*, const RegularGrid&, float*,
-  const ExecutionOptions&, const DeviceInfo&, double*);
-template Status reconstructHost<double>(const Grid&, const double*, const RegularGrid&, double*,
-  const ExecutionOptions&, const DeviceInfo&, double*);
+template Status reconstructHost<float>(const Grid&,
+  const float*,
+  const RegularGrid&,
+  float*,
+  const ExecutionOptions&,
+  const DeviceInfo&,
+  double*);
+template Status reconstructHost<double>(const Grid&,
+  const double*,
+  const RegularGrid&,
+  double*,
+  const ExecutionOptions&,
+  const DeviceInfo&,
+  double*);
 
 } // namespace impl
 } // namespace cuda
