@@ -68,41 +68,6 @@ Backend detail::chooseBackend(const ExecutionOptions& options,
 namespace
 {
 
-// Runs `gpu` when the chosen backend is CUDA; on BackendUnavailable or OutOfDeviceMemory runs
-// `cpu` instead and records why. Any other GPU error is returned as is.
-template<typename Gpu, typename Cpu>
-Status runWithFallback(const ExecutionOptions& options,
-  std::uint64_t size,
-  ExecutionReport* report,
-  Gpu gpu,
-  Cpu cpu)
-{
-  ExecutionReport local;
-  ExecutionReport& r = report ? *report : local;
-  detail::Stopwatch clock;
-  r.kernelSeconds = 0;
-  Backend backend = detail::chooseBackend(options, size, r);
-  Status status;
-  if (backend == Backend::CUDA)
-  {
-    status = gpu(&r.kernelSeconds);
-    if (status.code() == ErrorCode::BackendUnavailable ||
-      status.code() == ErrorCode::OutOfDeviceMemory)
-    {
-      r.note = "the CUDA backend could not run (" + status.message() + "); ran on the CPU";
-      backend = Backend::CPU;
-      r.kernelSeconds = 0;
-    }
-  }
-  if (backend == Backend::CPU)
-  {
-    status = cpu();
-  }
-  r.backendUsed = backend;
-  r.seconds = clock.seconds();
-  return status;
-}
-
 Status checkGrid(const Grid& grid)
 {
   if (!grid.valid())
@@ -129,7 +94,7 @@ Status hierarchize(const Grid& grid,
   {
     return Status(ErrorCode::InvalidArgument, "hierarchize: no values given");
   }
-  return runWithFallback(
+  return detail::runWithFallback(
     options,
     grid.size(),
     report,
@@ -152,7 +117,7 @@ Status dehierarchize(const Grid& grid,
   {
     return Status(ErrorCode::InvalidArgument, "dehierarchize: no values given");
   }
-  return runWithFallback(
+  return detail::runWithFallback(
     options,
     grid.size(),
     report,
@@ -210,7 +175,7 @@ Status evaluate(const Grid& grid,
         std::to_string(firstNaN.load() / static_cast<std::size_t>(grid.dimensions())) +
         " has a NaN coordinate");
   }
-  return runWithFallback(
+  return detail::runWithFallback(
     options,
     n,
     report,

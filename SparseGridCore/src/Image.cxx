@@ -787,29 +787,13 @@ Status reconstructImage(const Grid& grid,
   {
     return Status(ErrorCode::InvalidArgument, "reconstructImage: null array");
   }
-  ExecutionReport local;
-  ExecutionReport& r = report ? *report : local;
-  detail::Stopwatch clock;
-  r.kernelSeconds = 0;
-  Backend backend = detail::chooseBackend(options, target.numberOfPoints(), r);
-  if (backend == Backend::CUDA)
-  {
-    status = cuda::reconstructImage(grid, coefficients, target, out, options, &r.kernelSeconds);
-    if (status.code() == ErrorCode::BackendUnavailable ||
-      status.code() == ErrorCode::OutOfDeviceMemory)
-    {
-      r.note = "the CUDA backend could not run (" + status.message() + "); ran on the CPU";
-      backend = Backend::CPU;
-      r.kernelSeconds = 0;
-    }
-  }
-  if (backend == Backend::CPU)
-  {
-    status = reconstructCPU(grid, coefficients, target, out, options);
-  }
-  r.backendUsed = backend;
-  r.seconds = clock.seconds();
-  return status;
+  return detail::runWithFallback(
+    options,
+    target.numberOfPoints(),
+    report,
+    [&](double* kernel)
+    { return cuda::reconstructImage(grid, coefficients, target, out, options, kernel); },
+    [&] { return reconstructCPU(grid, coefficients, target, out, options); });
 }
 
 #define SPARSEGRID_INSTANTIATE(T)                                                                  \

@@ -68,6 +68,41 @@ std::string formatBytes(double bytes);
 /// request cannot be honoured.
 Backend chooseBackend(const ExecutionOptions& options, std::uint64_t size, ExecutionReport& report);
 
+// Runs `gpu` when the chosen backend is CUDA; on BackendUnavailable or OutOfDeviceMemory runs
+// `cpu` instead and records why. Any other GPU error is returned as is.
+template<typename Gpu, typename Cpu>
+Status runWithFallback(const ExecutionOptions& options,
+  std::uint64_t size,
+  ExecutionReport* report,
+  Gpu gpu,
+  Cpu cpu)
+{
+  ExecutionReport local;
+  ExecutionReport& r = report ? *report : local;
+  Stopwatch clock;
+  r.kernelSeconds = 0;
+  Backend backend = chooseBackend(options, size, r);
+  Status status;
+  if (backend == Backend::CUDA)
+  {
+    status = gpu(&r.kernelSeconds);
+    if (status.code() == ErrorCode::BackendUnavailable ||
+      status.code() == ErrorCode::OutOfDeviceMemory)
+    {
+      r.note = "the CUDA backend could not run (" + status.message() + "); ran on the CPU";
+      backend = Backend::CPU;
+      r.kernelSeconds = 0;
+    }
+  }
+  if (backend == Backend::CPU)
+  {
+    status = cpu();
+  }
+  r.backendUsed = backend;
+  r.seconds = clock.seconds();
+  return status;
+}
+
 // CPU implementations (the public functions dispatch to these or to cuda::).
 template<typename T>
 Status hierarchizeCPU(const Grid& grid, T* values, const ExecutionOptions& options, bool inverse);
