@@ -225,6 +225,10 @@ struct ExecutionOptions
   AbortCallback abort;       ///< optional
   /// Auto picks CUDA only for problems at least this large (grid points or evaluations).
   std::uint64_t autoGpuThreshold = 1u << 20;
+  /// Fail with BackendUnavailable / OutOfDeviceMemory instead of falling back to the CPU when the
+  /// requested backend (CUDA) cannot run: for benchmarks and HPC jobs that must not slow down
+  /// silently.
+  bool strictBackend = false;
 };
 
 /// What actually ran: filled by every operation that takes a report.
