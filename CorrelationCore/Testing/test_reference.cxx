@@ -1,0 +1,234 @@
+// Every algorithm, GPU kernel variant, shape, mode and normalisation against the brute-force
+// double reference (reference.h), for float and double, on odd and even sizes.
+#include "reference.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <ostream>
+
+using namespace correlation;
+
+namespace
+{
+struct Variant
+{
+  std::string name;
+  Backend backend;
+  Algorithm algorithm;
+  DirectOptions direct;
+  bool cachePlans = true;
+};
+
+void PrintTo(const Variant& v, std::ostream* os)
+{
+  *os << v.name;
+}
+
+DirectOptions ws(WorkDistribution d, int rows, int shifts, int rights, int warps = 4)
+{
+  DirectOptions o;
+  o.kernel = DirectKernel::WarpShuffle;
+  o.distribution = d;
+  o.rowsPerWorker = rows;
+  o.shiftsPerThread = shifts;
+  o.rightsPerThread = rights;
+  o.warpsPerBlock = warps;
+  return o;
+}
+
+std::vector<Variant> cpuVariants()
+{
+  return { { "cpu_direct", Backend::CPU, Algorithm::Direct, {} },
+    { "cpu_fft", Backend::CPU, Algorithm::FFT, {} } };
+}
+
+std::vector<Variant> cudaVariants()
+{
+  DirectOptions baseline;
+  baseline.kernel = DirectKernel::Baseline;
+  using W = WorkDistribution;
+  return { { "cuda_baseline", Backend::CUDA, Algorithm::Direct, baseline },
+    { "cuda_ws_none", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 1) },
+    { "cuda_ws_rect_r3", Backend::CUDA, Algorithm::Direct, ws(W::Rectangle, 3, 1, 1) },
+    { "cuda_ws_tri_r2", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 2, 1, 1, 2) },
+    { "cuda_ws_s2", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 2, 1) },
+    { "cuda_ws_s4_tri", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 3, 4, 1) },
+    { "cuda_ws_s8_rect", Backend::CUDA, Algorithm::Direct, ws(W::Rectangle, 5, 8, 1, 1) },
+    { "cuda_ws_r2", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 2) },
+    { "cuda_ws_r4_rect", Backend::CUDA, Algorithm::Direct, ws(W::Rectangle, 4, 1, 4) },
+    { "cuda_ws_r8", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 8, 8) },
+    { "cuda_ws_s2r4_tri", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 2, 2, 4) },
+    { "cuda_ws_s4r4", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 4, 4) },
+    { "cuda_ws_s8r2_tri", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 1, 8, 2) },
+    { "cuda_fft_cached", Backend::CUDA, Algorithm::FFT, {}, true },
+    { "cuda_fft_per_call", Backend::CUDA, Algorithm::FFT, {}, false } };
+}
+
+struct Case
+{
+  Shape shape;
+  int n, m;
+  Size2 left, right;
+};
+
+std::vector<Case> cases()
+{
+  return {
+    { Shape::OneToOne, 1, 1, { 7, 5 }, { 9, 11 } },     // odd, left inside right
+    { Shape::OneToOne, 1, 1, { 16, 12 }, { 8, 8 } },    // even, right inside left
+    { Shape::OneToOne, 1, 1, { 33, 6 }, { 40, 9 } },    // lags cross warp boundaries
+    { Shape::OneToMany, 1, 5, { 6, 7 }, { 10, 9 } },    // m not a multiple of 2/4/8
+    { Shape::NToMN, 3, 3, { 5, 5 }, { 8, 6 } },         //
+    { Shape::NToM, 2, 9, { 4, 6 }, { 7, 7 } },          //
+  };
+}
+
+template<typename T>
+void check(const Variant& v, const Case& c, Mode mode, Normalization norm, unsigned seed)
+{
+  Batch batch{ c.shape, c.n, c.m, c.left, c.right };
+  LagWindow window;
+  ASSERT_TRUE(lagWindow(batch, mode, window).ok());
+  const auto l = reference::randomMatrices(batch.leftCount() * c.left.count(), seed);
+  const auto r = reference::randomMatrices(batch.rightCount() * c.right.count(), seed + 7);
+  std::vector<T> lt(l.begin(), l.end()), rt(r.begin(), r.end());
+  std::vector<T> out(batch.pairs() * window.size(), T(-999));
+  ExecutionOptions options;
+  options.backend = v.backend;
+  options.algorithm = v.algorithm;
+  options.direct = v.direct;
+  options.cacheFftPlans = v.cachePlans;
+  options.strictBackend = true;
+  options.threads = 2;
+  ExecutionReport report;
+  const Status s = correlate(batch, lt.data(), rt.data(), mode, norm, out.data(), options, &report);
+  ASSERT_TRUE(s.ok()) << toString(s.code()) << ": " << s.message();
+  EXPECT_EQ(report.backendUsed, v.backend);
+  EXPECT_EQ(report.algorithmUsed, v.algorithm);
+  const bool isFloat = sizeof(T) == 4;
+  for (std::size_t p = 0; p < batch.pairs(); ++p)
+  {
+    const std::size_t i = p / c.m, j = p % c.m;
+    std::vector<double> left(l.begin() + i * c.left.count(), l.begin() + (i + 1) * c.left.count());
+    const std::size_t ri = batch.rightOf(i, j);
+    std::vector<double> right(
+      r.begin() + ri * c.right.count(), r.begin() + (ri + 1) * c.right.count());
+    // Round the inputs like the code under test sees them.
+    for (auto& x : left)
+    {
+      x = static_cast<T>(x);
+    }
+    for (auto& x : right)
+    {
+      x = static_cast<T>(x);
+    }
+    const auto ref = reference::correlateOne(left, c.left.width, c.left.height, right,
+      c.right.width, c.right.height, window, norm, options.minOverlapFraction);
+    // Raw sums are bounded by sqrt(sum L^2 sum R^2) (Cauchy-Schwarz); normalised values by 1.
+    double scale = 1;
+    if (norm == Normalization::None)
+    {
+      double ll = 0, rr = 0;
+      for (double x : left)
+      {
+        ll += x * x;
+      }
+      for (double x : right)
+      {
+        rr += x * x;
+      }
+      scale = std::sqrt(ll * rr);
+    }
+    const double tol = (isFloat ? (norm == Normalization::ZNCC ? 2e-3 : 2e-5) : 1e-9) * scale;
+    for (std::size_t k = 0; k < window.size(); ++k)
+    {
+      ASSERT_NEAR(out[p * window.size() + k], ref[k], tol)
+        << v.name << " " << toString(c.shape) << " " << toString(mode) << " " << toString(norm)
+        << (isFloat ? " float" : " double") << " pair " << p << " lag ("
+        << window.x0 + static_cast<int>(k % window.width) << ", "
+        << window.y0 + static_cast<int>(k / window.width) << ")";
+    }
+  }
+}
+
+class Reference : public ::testing::TestWithParam<Variant>
+{
+};
+
+TEST_P(Reference, AllShapesModesNormalisations)
+{
+  const Variant& v = GetParam();
+  if (v.backend == Backend::CUDA)
+  {
+    std::string why;
+    if (!cudaAvailable(&why))
+    {
+      GTEST_SKIP() << "CUDA not available: " << why;
+    }
+  }
+  if (v.algorithm == Algorithm::FFT && v.backend == Backend::CPU && !fftwCompiled())
+  {
+    GTEST_SKIP() << "built without FFTW3: the CPU FFT path is unavailable";
+  }
+  unsigned seed = 1;
+  for (const Case& c : cases())
+  {
+    for (Mode mode : { Mode::Full, Mode::Same, Mode::Valid })
+    {
+      Batch batch{ c.shape, c.n, c.m, c.left, c.right };
+      LagWindow w;
+      if (!lagWindow(batch, mode, w).ok())
+      {
+        continue; // valid mode of crossing sizes: its error is tested in test_errors
+      }
+      for (Normalization norm : { Normalization::None, Normalization::NCC, Normalization::ZNCC })
+      {
+        check<double>(v, c, mode, norm, seed);
+        check<float>(v, c, mode, norm, seed + 1);
+        seed += 2;
+        if (HasFatalFailure())
+        {
+          return;
+        }
+      }
+    }
+  }
+}
+
+std::string variantName(const ::testing::TestParamInfo<Variant>& info)
+{
+  return info.param.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(CPU, Reference, ::testing::ValuesIn(cpuVariants()), variantName);
+INSTANTIATE_TEST_SUITE_P(CUDA, Reference, ::testing::ValuesIn(cudaVariants()), variantName);
+
+// Larger sizes than the exhaustive loop above, one-to-one and many small windows, odd and even.
+class ReferenceLarger : public ::testing::TestWithParam<Variant>
+{
+};
+
+TEST_P(ReferenceLarger, OddAndEvenSizes)
+{
+  const Variant& v = GetParam();
+  if (v.backend == Backend::CUDA && !cudaAvailable())
+  {
+    GTEST_SKIP() << "CUDA not available";
+  }
+  if (v.algorithm == Algorithm::FFT && v.backend == Backend::CPU && !fftwCompiled())
+  {
+    GTEST_SKIP() << "built without FFTW3";
+  }
+  check<float>(v, { Shape::OneToOne, 1, 1, { 37, 37 }, { 37, 37 } }, Mode::Full,
+    Normalization::None, 11);
+  check<double>(v, { Shape::OneToOne, 1, 1, { 48, 32 }, { 64, 40 } }, Mode::Full,
+    Normalization::ZNCC, 12);
+  check<float>(v, { Shape::OneToMany, 1, 33, { 16, 16 }, { 16, 16 } }, Mode::Full,
+    Normalization::NCC, 13);
+}
+
+INSTANTIATE_TEST_SUITE_P(CPU, ReferenceLarger, ::testing::ValuesIn(cpuVariants()), variantName);
+INSTANTIATE_TEST_SUITE_P(CUDA, ReferenceLarger, ::testing::ValuesIn(cudaVariants()), variantName);
+
+} // namespace

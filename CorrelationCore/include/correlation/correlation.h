@@ -1,0 +1,331 @@
+/**
+ * @file correlation.h
+ * @brief CorrelationCore: definition-based and FFT 2-D cross-correlation on CPUs and CUDA GPUs,
+ * with normalisation, sub-pixel peak search and interrogation-window displacements.
+ *
+ * The one public header of the core. No VTK dependency; the core never prints and never exits:
+ * every fallible call returns a Status.
+ *
+ * Conventions (docs/correlation.md has the pictures):
+ * - A matrix is row-major with x (axis 0) fastest: element (x, y) of a w x h matrix is at
+ *   y * w + x, VTK's order for a 2-D image.
+ * - Cross-correlation of a left matrix L (lw x lh) with a right matrix R (rw x rh) at the lag
+ *   (dx, dy) is C(dx, dy) = sum over the overlap of L(x, y) * R(x + dx, y + dy). When R is L
+ *   translated by d (R(p) = L(p - d)), C peaks at the lag d: the lag is the displacement of the
+ *   right matrix relative to the left one.
+ * - Every mode computes a rectangle of lags (a LagWindow): Full all lags with overlap, Same the
+ *   size of the right matrix centred on zero lag, Valid the lags where the smaller matrix lies
+ *   completely inside the larger one.
+ */
+#ifndef CORRELATION_CORRELATION_H
+#define CORRELATION_CORRELATION_H
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace correlation
+{
+
+//------------------------------------------------------------------------------------------------
+// Errors
+//------------------------------------------------------------------------------------------------
+enum class ErrorCode
+{
+  None = 0,
+  InvalidArgument,    ///< a parameter is out of range or inconsistent
+  TooLarge,           ///< the request would need more memory than allowed
+  NonFinite,          ///< NaN or Inf in the input
+  Aborted,            ///< the caller's abort callback asked to stop
+  BackendUnavailable, ///< the requested backend or algorithm cannot run here
+  OutOfDeviceMemory,  ///< the GPU ran out of memory
+  Internal            ///< a bug or an unexpected failure of a library call
+};
+const char* toString(ErrorCode code);
+
+/// Result of every fallible call. Cheap when ok.
+class Status
+{
+public:
+  Status() = default;
+  Status(ErrorCode code, std::string message)
+    : Code(code)
+    , Message(std::move(message))
+  {
+  }
+  static Status Ok() { return Status(); }
+  bool ok() const { return this->Code == ErrorCode::None; }
+  explicit operator bool() const { return this->ok(); }
+  ErrorCode code() const { return this->Code; }
+  const std::string& message() const { return this->Message; }
+
+private:
+  ErrorCode Code = ErrorCode::None;
+  std::string Message;
+};
+
+//------------------------------------------------------------------------------------------------
+// Problem description
+//------------------------------------------------------------------------------------------------
+/**
+ * The four input shapes of the study. All left matrices have one size and all right matrices
+ * another. Pair p = i * m + j (i < n, j < m) correlates left i with
+ * - OneToOne: right 0 (n = m = 1),
+ * - OneToMany: right j (n = 1),
+ * - NToMN: right i * m + j (each left has its own m rights; n * m rights in all),
+ * - NToM: right j (every left with every right; m rights in all).
+ * Output map p is stored at p * lagWindow.size().
+ */
+enum class Shape
+{
+  OneToOne,
+  OneToMany,
+  NToMN,
+  NToM
+};
+enum class Mode
+{
+  Full,
+  Same,
+  Valid
+};
+/**
+ * None: the raw sum. NCC: C / sqrt(sum L^2 * sum R^2) over each lag's overlap. ZNCC: the
+ * Pearson coefficient of the overlapping parts (local means removed). Normalised values are set
+ * to 0 where the overlap is smaller than ExecutionOptions::minOverlapFraction of the smaller
+ * matrix or where a part has (numerically) zero energy / variance.
+ */
+enum class Normalization
+{
+  None,
+  NCC,
+  ZNCC
+};
+enum class Algorithm
+{
+  Auto,   ///< Direct or FFT from the measured crossover (see autoFftCrossover)
+  Direct, ///< the definition: sum over the overlap of every lag
+  FFT     ///< padded FFTs (FFTW on the CPU, cuFFT on the GPU)
+};
+enum class Backend
+{
+  Auto,
+  CPU,
+  CUDA
+};
+const char* toString(Shape shape);
+const char* toString(Mode mode);
+const char* toString(Normalization normalization);
+const char* toString(Algorithm algorithm);
+const char* toString(Backend backend);
+
+struct Size2
+{
+  int width = 0;
+  int height = 0;
+  std::size_t count() const { return static_cast<std::size_t>(width) * height; }
+};
+
+struct Batch
+{
+  Shape shape = Shape::OneToOne;
+  int n = 1; ///< left matrices
+  int m = 1; ///< right matrices per left (see Shape)
+  Size2 left;
+  Size2 right;
+
+  std::size_t pairs() const { return static_cast<std::size_t>(n) * m; }
+  std::size_t leftCount() const { return static_cast<std::size_t>(n); }
+  std::size_t rightCount() const
+  {
+    return this->shape == Shape::NToMN ? static_cast<std::size_t>(n) * m : m;
+  }
+  /// Index of the right matrix of pair (i, j).
+  std::size_t rightOf(std::size_t i, std::size_t j) const
+  {
+    return this->shape == Shape::NToMN ? i * m + j : j;
+  }
+  static Batch oneToOne(Size2 left, Size2 right) { return { Shape::OneToOne, 1, 1, left, right }; }
+};
+
+/// The rectangle of lags of one output map: lag (x0 + i, y0 + j) is stored at j * width + i.
+struct LagWindow
+{
+  int x0 = 0;
+  int y0 = 0;
+  int width = 0;
+  int height = 0;
+  std::size_t size() const { return static_cast<std::size_t>(width) * height; }
+};
+
+/// Validates the batch (sizes, counts, shape) and computes the lag window of a mode.
+Status lagWindow(const Batch& batch, Mode mode, LagWindow& window);
+
+//------------------------------------------------------------------------------------------------
+// Execution
+//------------------------------------------------------------------------------------------------
+/// The GPU direct kernels of the study (the CPU direct path is one loop nest for all of them).
+enum class DirectKernel
+{
+  Baseline,   ///< one thread per lag (and pair), sums its overlap alone
+  WarpShuffle ///< a warp computes 32 consecutive x lags; data moves by warp shuffles
+};
+/**
+ * How the overlap rows of a lag are split between workers (warp shuffle only): None one worker
+ * per lag; Rectangle as many workers per lag as the largest lag needs (idle ones exit at once);
+ * Triangle exactly one worker per task. Split work is summed with atomicAdd.
+ */
+enum class WorkDistribution
+{
+  None,
+  Rectangle,
+  Triangle
+};
+const char* toString(DirectKernel kernel);
+const char* toString(WorkDistribution distribution);
+
+struct DirectOptions
+{
+  DirectKernel kernel = DirectKernel::WarpShuffle;
+  WorkDistribution distribution = WorkDistribution::None;
+  int rowsPerWorker = 8;   ///< overlap rows per task (Rectangle / Triangle)
+  int shiftsPerThread = 1; ///< consecutive y lags per thread: 1, 2, 4 or 8
+  int rightsPerThread = 1; ///< right matrices per thread (many-matrix shapes): 1, 2, 4 or 8
+  int warpsPerBlock = 4;   ///< 1..32
+};
+
+using ParallelFor =
+  std::function<void(std::size_t count, const std::function<void(std::size_t, std::size_t)>& body)>;
+using AbortCallback = std::function<bool()>;
+
+struct ExecutionOptions
+{
+  Backend backend = Backend::Auto;
+  Algorithm algorithm = Algorithm::Auto;
+  DirectOptions direct;
+  /// Threads of the built-in CPU loop (0: all hardware threads). Ignored when parallelFor is set.
+  int threads = 0;
+  ParallelFor parallelFor; ///< optional: the caller's threading (e.g. vtkSMPTools)
+  AbortCallback abort;     ///< optional, polled between pieces of CPU work
+  /// Auto picks CUDA only for problems of at least this many multiply-adds (direct count).
+  std::uint64_t autoGpuThreshold = 1u << 22;
+  /// Fail with BackendUnavailable / OutOfDeviceMemory instead of falling back to the CPU.
+  bool strictBackend = false;
+  /// Keep cuFFT plans between calls (the study's "cached plans"); false creates them per call.
+  bool cacheFftPlans = true;
+  /// See Normalization.
+  double minOverlapFraction = 0.25;
+};
+
+struct ExecutionReport
+{
+  Backend backendUsed = Backend::CPU;
+  Algorithm algorithmUsed = Algorithm::Direct;
+  std::string note;         ///< e.g. why CUDA fell back to the CPU; empty otherwise
+  double seconds = 0;       ///< wall time of the call
+  double kernelSeconds = 0; ///< CUDA: time of the correlation kernels / FFTs only
+};
+
+bool cudaCompiled();
+/// True when a CUDA device is usable; otherwise `why` says what is missing.
+bool cudaAvailable(std::string* why = nullptr);
+/// True when the library was built with FFTW (the CPU FFT path).
+bool fftwCompiled();
+
+/// Multiply-adds of the direct method for a batch and window (the Auto decisions' size).
+std::uint64_t directOperations(const Batch& batch, const LagWindow& window);
+/**
+ * Auto's choice between Direct and FFT. The crossover constants come from the measurements in
+ * docs/correlation.md: FFT when the direct count exceeds `ratio` times the FFT's estimated cost.
+ */
+Algorithm autoAlgorithm(const Batch& batch, const LagWindow& window, Backend backend);
+
+/**
+ * Cross-correlates a batch. `lefts` holds n left matrices, `rights` rightCount() right
+ * matrices, `out` pairs() * window.size() values (window from lagWindow(batch, mode)).
+ * Inputs must be finite (NonFinite otherwise).
+ */
+template<typename T>
+Status correlate(const Batch& batch,
+  const T* lefts,
+  const T* rights,
+  Mode mode,
+  Normalization normalization,
+  T* out,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+//------------------------------------------------------------------------------------------------
+// Peaks and windows
+//------------------------------------------------------------------------------------------------
+enum class PeakFit
+{
+  None,      ///< integer lag only
+  Parabolic, ///< three-point parabola per axis
+  Gaussian   ///< three-point Gaussian per axis (parabola where a value is not positive)
+};
+
+struct Peak
+{
+  int x = 0; ///< integer lag of the maximum
+  int y = 0;
+  double subX = 0; ///< sub-pixel lag
+  double subY = 0;
+  double value = 0;       ///< the maximum
+  double secondValue = 0; ///< the largest local maximum outside the primary's neighbourhood
+  double ratio = 0;       ///< value / secondValue (inf when no second peak)
+  bool onBorder = false;  ///< the maximum lies on the window's edge (no sub-pixel fit there)
+  double zeroLag = 0;     ///< the map at lag (0, 0), NaN when outside the window
+};
+
+/// Finds the maximum of one map. `exclusion`: half-size of the neighbourhood ignored for the
+/// second peak.
+template<typename T>
+Peak findPeak(const T* map, const LagWindow& window, PeakFit fit = PeakFit::Gaussian,
+  int exclusion = 2);
+
+struct WindowSpec
+{
+  int windowSize = 32;   ///< interrogation window edge (pixels)
+  int step = 16;         ///< distance between window centres (windowSize - overlap)
+  int searchRadius = 8;  ///< largest displacement searched, per axis
+  PeakFit fit = PeakFit::Gaussian;
+  double minPeak = 0.3;  ///< valid needs a ZNCC peak at least this high
+  double minRatio = 1.2; ///< and a peak ratio at least this large
+};
+
+/**
+ * Displacements on the window-centre lattice. Window (i, j) covers reference pixels
+ * [ox + i * step - windowSize/2, ... + windowSize) (same in y) and is searched in the image
+ * within +-searchRadius; only windows whose search region lies inside the image are used.
+ * Displacement d means image(p) ~ reference(p - d).
+ */
+struct DisplacementField
+{
+  int nx = 0;
+  int ny = 0;
+  int originX = 0; ///< pixel coordinates of the first window's centre
+  int originY = 0;
+  int step = 0;
+  std::vector<double> dx, dy, peak, ratio;
+  std::vector<std::uint8_t> valid;
+};
+
+template<typename T>
+Status windowDisplacements(const T* reference,
+  const T* image,
+  Size2 size,
+  const WindowSpec& spec,
+  DisplacementField& field,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/// NonFinite naming `what` and the first bad index, or Ok.
+template<typename T>
+Status checkFinite(const T* data, std::size_t n, const char* what);
+
+} // namespace correlation
+
+#endif

@@ -1,0 +1,311 @@
+// Names, validation, lag windows, operation counts, the Auto choice and the CPU thread loop.
+#include "Internal.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <thread>
+#include <vector>
+
+namespace correlation
+{
+
+const char* toString(ErrorCode code)
+{
+  switch (code)
+  {
+    case ErrorCode::None:
+      return "None";
+    case ErrorCode::InvalidArgument:
+      return "InvalidArgument";
+    case ErrorCode::TooLarge:
+      return "TooLarge";
+    case ErrorCode::NonFinite:
+      return "NonFinite";
+    case ErrorCode::Aborted:
+      return "Aborted";
+    case ErrorCode::BackendUnavailable:
+      return "BackendUnavailable";
+    case ErrorCode::OutOfDeviceMemory:
+      return "OutOfDeviceMemory";
+    case ErrorCode::Internal:
+      return "Internal";
+  }
+  return "Unknown";
+}
+
+const char* toString(Shape shape)
+{
+  switch (shape)
+  {
+    case Shape::OneToOne:
+      return "one-to-one";
+    case Shape::OneToMany:
+      return "one-to-many";
+    case Shape::NToMN:
+      return "n-to-mn";
+    case Shape::NToM:
+      return "n-to-m";
+  }
+  return "unknown";
+}
+
+const char* toString(Mode mode)
+{
+  switch (mode)
+  {
+    case Mode::Full:
+      return "full";
+    case Mode::Same:
+      return "same";
+    case Mode::Valid:
+      return "valid";
+  }
+  return "unknown";
+}
+
+const char* toString(Normalization normalization)
+{
+  switch (normalization)
+  {
+    case Normalization::None:
+      return "none";
+    case Normalization::NCC:
+      return "NCC";
+    case Normalization::ZNCC:
+      return "ZNCC";
+  }
+  return "unknown";
+}
+
+const char* toString(Algorithm algorithm)
+{
+  switch (algorithm)
+  {
+    case Algorithm::Auto:
+      return "Auto";
+    case Algorithm::Direct:
+      return "Direct";
+    case Algorithm::FFT:
+      return "FFT";
+  }
+  return "unknown";
+}
+
+const char* toString(Backend backend)
+{
+  switch (backend)
+  {
+    case Backend::Auto:
+      return "Auto";
+    case Backend::CPU:
+      return "CPU";
+    case Backend::CUDA:
+      return "CUDA";
+  }
+  return "unknown";
+}
+
+const char* toString(DirectKernel kernel)
+{
+  return kernel == DirectKernel::Baseline ? "baseline" : "warp-shuffle";
+}
+
+const char* toString(WorkDistribution distribution)
+{
+  switch (distribution)
+  {
+    case WorkDistribution::None:
+      return "none";
+    case WorkDistribution::Rectangle:
+      return "rectangle";
+    case WorkDistribution::Triangle:
+      return "triangle";
+  }
+  return "unknown";
+}
+
+Status lagWindow(const Batch& batch, Mode mode, LagWindow& window)
+{
+  // Sizes are bounded so that lag arithmetic and one map's index stay far inside int.
+  constexpr int maxEdge = 1 << 15;
+  const Size2 l = batch.left;
+  const Size2 r = batch.right;
+  if (l.width < 1 || l.height < 1 || r.width < 1 || r.height < 1)
+  {
+    return { ErrorCode::InvalidArgument,
+      "empty matrix: left " + std::to_string(l.width) + "x" + std::to_string(l.height) +
+        ", right " + std::to_string(r.width) + "x" + std::to_string(r.height) };
+  }
+  if (l.width > maxEdge || l.height > maxEdge || r.width > maxEdge || r.height > maxEdge)
+  {
+    return { ErrorCode::TooLarge, "matrix edge above " + std::to_string(maxEdge) };
+  }
+  if (batch.n < 1 || batch.m < 1)
+  {
+    return { ErrorCode::InvalidArgument, "n and m must be at least 1" };
+  }
+  if (batch.shape == Shape::OneToOne && (batch.n != 1 || batch.m != 1))
+  {
+    return { ErrorCode::InvalidArgument, "one-to-one needs n = m = 1" };
+  }
+  if (batch.shape == Shape::OneToMany && batch.n != 1)
+  {
+    return { ErrorCode::InvalidArgument, "one-to-many needs n = 1" };
+  }
+  switch (mode)
+  {
+    case Mode::Full:
+      window = { -(l.width - 1), -(l.height - 1), l.width + r.width - 1, l.height + r.height - 1 };
+      break;
+    case Mode::Same:
+      window = { -(r.width / 2), -(r.height / 2), r.width, r.height };
+      break;
+    case Mode::Valid:
+    {
+      const bool leftInside = l.width <= r.width && l.height <= r.height;
+      const bool rightInside = r.width <= l.width && r.height <= l.height;
+      if (!leftInside && !rightInside)
+      {
+        return { ErrorCode::InvalidArgument,
+          "valid mode needs one matrix to fit inside the other in both axes" };
+      }
+      if (leftInside)
+      {
+        window = { 0, 0, r.width - l.width + 1, r.height - l.height + 1 };
+      }
+      else
+      {
+        window = { -(l.width - r.width), -(l.height - r.height), l.width - r.width + 1,
+          l.height - r.height + 1 };
+      }
+      break;
+    }
+  }
+  return Status::Ok();
+}
+
+namespace
+{
+// Overlap length of a left extent a and a right extent b at lag d.
+inline std::int64_t overlap1D(int a, int b, int d)
+{
+  const int begin = std::max(0, -d);
+  const int end = std::min(a, b - d);
+  return std::max(0, end - begin);
+}
+}
+
+std::uint64_t directOperations(const Batch& batch, const LagWindow& window)
+{
+  // The overlap area is the product of the per-axis overlaps, so the sum over lags factors.
+  std::uint64_t sx = 0, sy = 0;
+  for (int i = 0; i < window.width; ++i)
+  {
+    sx += overlap1D(batch.left.width, batch.right.width, window.x0 + i);
+  }
+  for (int j = 0; j < window.height; ++j)
+  {
+    sy += overlap1D(batch.left.height, batch.right.height, window.y0 + j);
+  }
+  return sx * sy * batch.pairs();
+}
+
+Algorithm autoAlgorithm(const Batch& batch, const LagWindow& window, Backend backend)
+{
+  const double px = detail::fftFriendlySize(batch.left.width + batch.right.width - 1);
+  const double py = detail::fftFriendlySize(batch.left.height + batch.right.height - 1);
+  const double p = px * py;
+  const double transforms =
+    static_cast<double>(batch.leftCount() + batch.rightCount() + batch.pairs());
+  const double fftCost = transforms * p * std::log2(std::max(p, 2.0)) + 4.0 * batch.pairs() * p;
+  const double direct = static_cast<double>(directOperations(batch, window));
+  // Direct multiply-adds per FFT "operation" at the measured crossover (docs/correlation.md):
+  // the warp-shuffle kernels make a direct multiply-add cheaper on the GPU than on the CPU.
+  const double ratio = backend == Backend::CUDA ? 6.0 : 2.0;
+  return direct > ratio * fftCost ? Algorithm::FFT : Algorithm::Direct;
+}
+
+template<typename T>
+Status checkFinite(const T* data, std::size_t n, const char* what)
+{
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    if (!std::isfinite(data[i]))
+    {
+      return { ErrorCode::NonFinite,
+        std::string(what) + " holds a non-finite value (NaN or Inf) at index " +
+          std::to_string(i) };
+    }
+  }
+  return Status::Ok();
+}
+template Status checkFinite<float>(const float*, std::size_t, const char*);
+template Status checkFinite<double>(const double*, std::size_t, const char*);
+
+namespace detail
+{
+
+int fftFriendlySize(int minimum)
+{
+  for (int n = std::max(1, minimum);; ++n)
+  {
+    int k = n;
+    for (int p : { 2, 3, 5, 7 })
+    {
+      while (k % p == 0)
+      {
+        k /= p;
+      }
+    }
+    if (k == 1)
+    {
+      return n;
+    }
+  }
+}
+
+void parallelFor(const ExecutionOptions& options, std::size_t count,
+  const std::function<void(std::size_t, std::size_t)>& body)
+{
+  if (count == 0)
+  {
+    return;
+  }
+  if (options.parallelFor)
+  {
+    options.parallelFor(count, body);
+    return;
+  }
+  std::size_t threads = options.threads > 0 ? static_cast<std::size_t>(options.threads)
+                                            : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, count);
+  if (threads <= 1)
+  {
+    body(0, count);
+    return;
+  }
+  // Several chunks per thread so that uneven pieces (overlaps shrink towards the edges) balance.
+  const std::size_t chunks = std::min(count, threads * 8);
+  std::vector<std::thread> pool;
+  std::atomic_size_t next{ 0 };
+  for (std::size_t t = 0; t < threads; ++t)
+  {
+    pool.emplace_back(
+      [&]()
+      {
+        for (std::size_t c = next++; c < chunks; c = next++)
+        {
+          body(c * count / chunks, (c + 1) * count / chunks);
+        }
+      });
+  }
+  for (auto& thread : pool)
+  {
+    thread.join();
+  }
+}
+
+} // namespace detail
+} // namespace correlation

@@ -1,0 +1,46 @@
+// The CUDA entry points of a core built without CUDA: they say so, and correlate() falls back.
+#include "Internal.h"
+
+namespace correlation
+{
+
+bool cudaCompiled()
+{
+  return false;
+}
+
+bool cudaAvailable(std::string* why)
+{
+  if (why)
+  {
+    *why = "CorrelationCore was built without CUDA";
+  }
+  return false;
+}
+
+namespace detail
+{
+
+template<typename T>
+Status cudaDirect(const Batch&, const LagWindow&, const T*, const T*, T*, const DirectOptions&,
+  double*)
+{
+  return { ErrorCode::BackendUnavailable, "CorrelationCore was built without CUDA" };
+}
+template<typename T>
+Status cudaFft(const Batch&, const LagWindow&, const T*, const T*, T*, bool, double*)
+{
+  return { ErrorCode::BackendUnavailable, "CorrelationCore was built without CUDA" };
+}
+
+template Status cudaDirect<float>(const Batch&, const LagWindow&, const float*, const float*,
+  float*, const DirectOptions&, double*);
+template Status cudaDirect<double>(const Batch&, const LagWindow&, const double*, const double*,
+  double*, const DirectOptions&, double*);
+template Status cudaFft<float>(const Batch&, const LagWindow&, const float*, const float*, float*,
+  bool, double*);
+template Status cudaFft<double>(const Batch&, const LagWindow&, const double*, const double*,
+  double*, bool, double*);
+
+} // namespace detail
+} // namespace correlation

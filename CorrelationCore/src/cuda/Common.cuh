@@ -1,0 +1,108 @@
+/**
+ * @file Common.cuh
+ * @brief Private CUDA helpers: error mapping, device buffers, event timing, batch geometry.
+ */
+#ifndef CORRELATION_CUDA_COMMON_CUH
+#define CORRELATION_CUDA_COMMON_CUH
+
+#include "../Internal.h"
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+namespace correlation
+{
+namespace detail
+{
+
+inline Status cudaStatus(cudaError_t error, const char* what)
+{
+  if (error == cudaSuccess)
+  {
+    return Status::Ok();
+  }
+  // Clear a sticky-free error so that the next call (or the CPU fall-back's caller) starts clean.
+  cudaGetLastError();
+  const ErrorCode code =
+    error == cudaErrorMemoryAllocation ? ErrorCode::OutOfDeviceMemory : ErrorCode::Internal;
+  return { code, std::string(what) + ": " + cudaGetErrorString(error) };
+}
+
+template<typename T>
+class DeviceBuffer
+{
+public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer()
+  {
+    if (this->Data)
+    {
+      cudaFree(this->Data);
+    }
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  Status allocate(std::size_t count, const char* what)
+  {
+    return cudaStatus(cudaMalloc(reinterpret_cast<void**>(&this->Data), count * sizeof(T) + 1),
+      what);
+  }
+  T* get() const { return this->Data; }
+
+private:
+  T* Data = nullptr;
+};
+
+/// Two events around device work; seconds() after the work was queued.
+class EventTimer
+{
+public:
+  EventTimer()
+  {
+    cudaEventCreate(&this->Begin);
+    cudaEventCreate(&this->End);
+  }
+  ~EventTimer()
+  {
+    cudaEventDestroy(this->Begin);
+    cudaEventDestroy(this->End);
+  }
+  void start() { cudaEventRecord(this->Begin); }
+  void stop() { cudaEventRecord(this->End); }
+  double seconds()
+  {
+    float ms = 0;
+    cudaEventSynchronize(this->End);
+    cudaEventElapsedTime(&ms, this->Begin, this->End);
+    return ms * 1e-3;
+  }
+
+private:
+  cudaEvent_t Begin, End;
+};
+
+/// The batch and lag window as plain values for kernels.
+struct Geometry
+{
+  int lw, lh, rw, rh;
+  int x0, y0, ww, wh;
+  int n, m;
+  int ownRights; ///< 1 for n-to-mn (each left has its own m rights)
+  long long pairs;
+
+  static Geometry of(const Batch& b, const LagWindow& w)
+  {
+    return { b.left.width, b.left.height, b.right.width, b.right.height, w.x0, w.y0, w.width,
+      w.height, b.n, b.m, b.shape == Shape::NToMN ? 1 : 0, static_cast<long long>(b.pairs()) };
+  }
+  __host__ __device__ long long rightOf(long long i, long long j) const
+  {
+    return ownRights ? i * m + j : j;
+  }
+};
+
+} // namespace detail
+} // namespace correlation
+
+#endif

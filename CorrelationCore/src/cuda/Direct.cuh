@@ -1,0 +1,371 @@
+/**
+ * @file Direct.cuh
+ * @brief The definition-based kernels of the study: one thread per lag (baseline) and the warp
+ * shuffle kernel with work distribution, several y lags and several right matrices per thread.
+ *
+ * Warp shuffle, for one row ly of the left matrix: lane t of a warp owns the lag
+ * dx = dx0 + t. Walking over the right matrix's columns u in chunks of 32, every lane needs the
+ * same right value R(u) (a broadcast shuffle) and the left value L(u - dx0 - t), which lane t - 1
+ * needed one step earlier: two registers of left values hold the 63 values of a chunk, read
+ * with two shuffles. Each extra right matrix or y lag adds one broadcast and one multiply-add:
+ * (2 + k) shuffles per k multiply-adds instead of 3 per 1. Out-of-range values are loaded as
+ * zeros so that no lane branches inside the loop.
+ */
+#ifndef CORRELATION_CUDA_DIRECT_CUH
+#define CORRELATION_CUDA_DIRECT_CUH
+
+#include "Common.cuh"
+
+#include <algorithm>
+#include <vector>
+
+namespace correlation
+{
+namespace detail
+{
+
+template<typename T>
+__global__ void baselineKernel(Geometry g, const T* __restrict__ lefts,
+  const T* __restrict__ rights, T* __restrict__ out)
+{
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i >= g.ww || j >= g.wh)
+  {
+    return;
+  }
+  const int dx = g.x0 + i, dy = g.y0 + j;
+  const int xa = max(0, -dx), xb = min(g.lw, g.rw - dx);
+  const int ya = max(0, -dy), yb = min(g.lh, g.rh - dy);
+  for (long long pair = blockIdx.z; pair < g.pairs; pair += gridDim.z)
+  {
+    const long long li = pair / g.m;
+    const T* left = lefts + li * g.lw * g.lh;
+    const T* right = rights + g.rightOf(li, pair % g.m) * g.rw * g.rh;
+    T sum = 0;
+    for (int y = ya; y < yb; ++y)
+    {
+      for (int x = xa; x < xb; ++x)
+      {
+        sum += left[y * g.lw + x] * right[(y + dy) * g.rw + x + dx];
+      }
+    }
+    out[pair * g.ww * g.wh + static_cast<long long>(j) * g.ww + i] = sum;
+  }
+}
+
+/// Which rows of the left matrix a warp's worker sums (see WorkDistribution).
+struct Distribution
+{
+  int mode;         ///< 0 none, 1 rectangle, 2 triangle
+  int groups;       ///< groups of S consecutive lag rows
+  int rows;         ///< rows per task
+  int tasksPerLane; ///< rectangle: workers per group
+  long long workers;
+  const long long* prefix; ///< triangle: first worker of each group (groups + 1 entries)
+};
+
+template<typename T, int S, int R>
+__global__ void warpShuffleKernel(Geometry g, Distribution d, const T* __restrict__ lefts,
+  const T* __restrict__ rights, T* __restrict__ out)
+{
+  const unsigned full = 0xffffffffu;
+  const int lane = threadIdx.x;
+  const int dx0 = g.x0 + static_cast<int>(blockIdx.x) * 32;
+  const int dx = dx0 + lane;
+  const long long rightGroups = (g.m + R - 1) / R;
+  const long long pairGroups = static_cast<long long>(g.n) * rightGroups;
+  // The whole warp shares one worker, so every branch below is uniform within a warp.
+  for (long long worker = static_cast<long long>(blockIdx.y) * blockDim.y + threadIdx.y;
+       worker < d.workers; worker += static_cast<long long>(gridDim.y) * blockDim.y)
+  {
+    int group = 0, task = 0;
+    if (d.mode == 0)
+    {
+      group = static_cast<int>(worker);
+    }
+    else if (d.mode == 1)
+    {
+      group = static_cast<int>(worker / d.tasksPerLane);
+      task = static_cast<int>(worker % d.tasksPerLane);
+    }
+    else
+    {
+      int lo = 0, hi = d.groups; // last group whose first worker is <= worker
+      while (hi - lo > 1)
+      {
+        const int mid = (lo + hi) / 2;
+        if (d.prefix[mid] <= worker)
+        {
+          lo = mid;
+        }
+        else
+        {
+          hi = mid;
+        }
+      }
+      group = lo;
+      task = static_cast<int>(worker - d.prefix[lo]);
+    }
+    const int j0 = group * S;
+    const int dyFirst = g.y0 + j0;
+    const int dyLast = g.y0 + min(j0 + S, g.wh) - 1;
+    // Left rows that overlap any of the group's lag rows.
+    const int rowBegin = max(0, -dyLast), rowEnd = min(g.lh, g.rh - dyFirst);
+    int ya = rowBegin, yb = rowEnd;
+    if (d.mode != 0)
+    {
+      ya = rowBegin + task * d.rows;
+      yb = min(rowEnd, ya + d.rows);
+    }
+    if (ya >= yb)
+    {
+      continue;
+    }
+    const int uBegin = max(0, dx0), uEnd = min(g.rw, dx0 + 31 + g.lw);
+    for (long long pg = blockIdx.z; pg < pairGroups; pg += gridDim.z)
+    {
+      const long long li = pg / rightGroups;
+      const int jr0 = static_cast<int>(pg % rightGroups) * R;
+      const T* left = lefts + li * g.lw * g.lh;
+      const T* right[R];
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+      {
+        right[r] = jr0 + r < g.m ? rights + g.rightOf(li, jr0 + r) * g.rw * g.rh : nullptr;
+      }
+      T sum[S][R];
+#pragma unroll
+      for (int s = 0; s < S; ++s)
+      {
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+        {
+          sum[s][r] = 0;
+        }
+      }
+      for (int ly = ya; ly < yb; ++ly)
+      {
+        const T* lrow = left + static_cast<long long>(ly) * g.lw;
+        for (int ub = uBegin; ub < uEnd; ub += 32)
+        {
+          // Left values for columns c0 .. c0 + 63 of this chunk (zero outside the matrix).
+          const int c0 = ub - dx0 - 31;
+          const int ca = c0 + lane, cb = c0 + 32 + lane;
+          const T lo = (ca >= 0 && ca < g.lw) ? lrow[ca] : T(0);
+          const T hi = (cb >= 0 && cb < g.lw) ? lrow[cb] : T(0);
+          const int u = ub + lane;
+          T rv[S][R];
+#pragma unroll
+          for (int s = 0; s < S; ++s)
+          {
+            const int ry = ly + dyFirst + s;
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+            {
+              rv[s][r] = (right[r] && ry >= 0 && ry < g.rh && u < g.rw)
+                ? right[r][static_cast<long long>(ry) * g.rw + u]
+                : T(0);
+            }
+          }
+#pragma unroll 8
+          for (int k = 0; k < 32; ++k)
+          {
+            const int src = 31 + k - lane; // 0..62 into (lo, hi)
+            const T a = __shfl_sync(full, lo, src & 31);
+            const T b = __shfl_sync(full, hi, src & 31);
+            const T lv = src < 32 ? a : b;
+#pragma unroll
+            for (int s = 0; s < S; ++s)
+            {
+#pragma unroll
+              for (int r = 0; r < R; ++r)
+              {
+                sum[s][r] += lv * __shfl_sync(full, rv[s][r], k);
+              }
+            }
+          }
+        }
+      }
+      const int i = dx - g.x0;
+      if (i < g.ww)
+      {
+#pragma unroll
+        for (int s = 0; s < S; ++s)
+        {
+          const int j = j0 + s;
+#pragma unroll
+          for (int r = 0; r < R; ++r)
+          {
+            if (j < g.wh && jr0 + r < g.m)
+            {
+              const long long pair = li * g.m + jr0 + r;
+              T* dst = out + pair * g.ww * g.wh + static_cast<long long>(j) * g.ww + i;
+              if (d.mode == 0)
+              {
+                *dst = sum[s][r];
+              }
+              else
+              {
+                atomicAdd(dst, sum[s][r]);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+template<typename T, int S, int R>
+void launchWarpShuffle(dim3 grid, dim3 block, const Geometry& g, const Distribution& d,
+  const T* lefts, const T* rights, T* out)
+{
+  warpShuffleKernel<T, S, R><<<grid, block>>>(g, d, lefts, rights, out);
+}
+
+template<typename T>
+Status launchWarpShuffleVariant(int s, int r, dim3 grid, dim3 block, const Geometry& g,
+  const Distribution& d, const T* lefts, const T* rights, T* out)
+{
+#define CORRELATION_VARIANT(S_, R_)                                                                \
+  if (s == S_ && r == R_)                                                                          \
+  {                                                                                                \
+    launchWarpShuffle<T, S_, R_>(grid, block, g, d, lefts, rights, out);                           \
+    return Status::Ok();                                                                           \
+  }
+  CORRELATION_VARIANT(1, 1)
+  CORRELATION_VARIANT(1, 2)
+  CORRELATION_VARIANT(1, 4)
+  CORRELATION_VARIANT(1, 8)
+  CORRELATION_VARIANT(2, 1)
+  CORRELATION_VARIANT(2, 2)
+  CORRELATION_VARIANT(2, 4)
+  CORRELATION_VARIANT(2, 8)
+  CORRELATION_VARIANT(4, 1)
+  CORRELATION_VARIANT(4, 2)
+  CORRELATION_VARIANT(4, 4)
+  CORRELATION_VARIANT(8, 1)
+  CORRELATION_VARIANT(8, 2)
+#undef CORRELATION_VARIANT
+  return { ErrorCode::InvalidArgument,
+    "shiftsPerThread x rightsPerThread must be at most 16 (register arrays spill to local "
+    "memory beyond that)" };
+}
+
+template<typename T>
+Status cudaDirectImpl(const Batch& batch, const LagWindow& window, const T* lefts,
+  const T* rights, T* out, const DirectOptions& direct, double* kernelSeconds)
+{
+  const Geometry g = Geometry::of(batch, window);
+  const std::size_t nl = batch.leftCount() * batch.left.count();
+  const std::size_t nr = batch.rightCount() * batch.right.count();
+  const std::size_t no = batch.pairs() * window.size();
+  DeviceBuffer<T> dl, dr, dout;
+  DeviceBuffer<long long> dprefix;
+  Status status;
+  if (!(status = dl.allocate(nl, "left matrices")) || !(status = dr.allocate(nr, "right matrices")) ||
+    !(status = dout.allocate(no, "correlation maps")))
+  {
+    return status;
+  }
+  if (!(status = cudaStatus(cudaMemcpy(dl.get(), lefts, nl * sizeof(T), cudaMemcpyHostToDevice),
+          "copy to device")) ||
+    !(status = cudaStatus(cudaMemcpy(dr.get(), rights, nr * sizeof(T), cudaMemcpyHostToDevice),
+      "copy to device")))
+  {
+    return status;
+  }
+  EventTimer timer;
+  const unsigned zMax = 65535;
+  if (direct.kernel == DirectKernel::Baseline)
+  {
+    const dim3 block(32, 8);
+    const dim3 grid((window.width + 31) / 32, (window.height + 7) / 8,
+      static_cast<unsigned>(std::min<long long>(g.pairs, zMax)));
+    timer.start();
+    baselineKernel<T><<<grid, block>>>(g, dl.get(), dr.get(), dout.get());
+    timer.stop();
+  }
+  else
+  {
+    const int S = direct.shiftsPerThread;
+    const int R = batch.m > 1 ? direct.rightsPerThread : 1;
+    Distribution d{};
+    d.groups = (window.height + S - 1) / S;
+    d.rows = direct.rowsPerWorker;
+    d.mode = static_cast<int>(direct.distribution);
+    // Overlap rows of every group, as in the kernel.
+    std::vector<long long> prefix(d.groups + 1, 0);
+    int longest = 0;
+    for (int grp = 0; grp < d.groups; ++grp)
+    {
+      const int dyFirst = window.y0 + grp * S;
+      const int dyLast = window.y0 + std::min((grp + 1) * S, window.height) - 1;
+      const int rows = std::max(
+        0, std::min(batch.left.height, batch.right.height - dyFirst) - std::max(0, -dyLast));
+      longest = std::max(longest, rows);
+      prefix[grp + 1] = prefix[grp] + (rows + d.rows - 1) / d.rows;
+    }
+    if (d.mode == 0)
+    {
+      d.workers = d.groups;
+    }
+    else if (d.mode == 1)
+    {
+      d.tasksPerLane = std::max(1, (longest + d.rows - 1) / d.rows);
+      d.workers = static_cast<long long>(d.tasksPerLane) * d.groups;
+    }
+    else
+    {
+      d.workers = prefix[d.groups];
+      if (!(status = dprefix.allocate(prefix.size(), "work table")) ||
+        !(status = cudaStatus(cudaMemcpy(dprefix.get(), prefix.data(),
+                                prefix.size() * sizeof(long long), cudaMemcpyHostToDevice),
+          "copy to device")))
+      {
+        return status;
+      }
+      d.prefix = dprefix.get();
+    }
+    const int warps = direct.warpsPerBlock;
+    const long long pairGroups = static_cast<long long>(batch.n) * ((batch.m + R - 1) / R);
+    const dim3 block(32, warps);
+    const dim3 grid((window.width + 31) / 32,
+      static_cast<unsigned>(std::min<long long>((std::max<long long>(d.workers, 1) + warps - 1) / warps, zMax)),
+      static_cast<unsigned>(std::min<long long>(pairGroups, zMax)));
+    timer.start();
+    if (d.mode != 0 || d.workers == 0)
+    {
+      cudaMemsetAsync(dout.get(), 0, no * sizeof(T));
+    }
+    if (d.workers > 0)
+    {
+      status = launchWarpShuffleVariant<T>(S, R, grid, block, g, d, dl.get(), dr.get(), dout.get());
+    }
+    timer.stop();
+    if (!status)
+    {
+      return status;
+    }
+  }
+  if (!(status = cudaStatus(cudaGetLastError(), "correlation kernel launch")))
+  {
+    return status;
+  }
+  if (!(status = cudaStatus(cudaDeviceSynchronize(), "correlation kernel")))
+  {
+    return status;
+  }
+  if (kernelSeconds)
+  {
+    *kernelSeconds = timer.seconds();
+  }
+  return cudaStatus(
+    cudaMemcpy(out, dout.get(), no * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
+}
+
+} // namespace detail
+} // namespace correlation
+
+#endif
