@@ -1,0 +1,302 @@
+// Column meshes: a quad mesh emulating an image equals the image path; every access strategy and
+// table variant equals a brute-force reference; triangles and hexagons give the analytic
+// Laplacian of quadratics; z-curve ordering only renumbers.
+#include "common.h"
+#include "reference.h"
+
+#include <tuple>
+
+using stencil::AccessStrategy;
+using stencil::Backend;
+using stencil::BoundaryMode;
+using stencil::HorizontalShape;
+using stencil::Operator;
+
+namespace
+{
+class ColumnTest : public ::testing::TestWithParam<Backend>
+{
+};
+
+const AccessStrategy AllStrategies[] = { AccessStrategy::Naive,
+  AccessStrategy::IdxVar,
+  AccessStrategy::Shared,
+  AccessStrategy::ZLoop,
+  AccessStrategy::SlicedZLoop };
+const Operator AllOperators[] = { Operator::Laplacian,
+  Operator::Laplap,
+  Operator::HorizontalLaplacian,
+  Operator::HorizontalLaplap };
+
+bool isHorizontal(Operator op)
+{
+  return op == Operator::HorizontalLaplacian || op == Operator::HorizontalLaplap;
+}
+bool isTwice(Operator op)
+{
+  return op == Operator::Laplap || op == Operator::HorizontalLaplap;
+}
+
+std::vector<double> referenceColumns(const stencil::ColumnMesh& mesh,
+  const std::vector<double>& u,
+  Operator op,
+  BoundaryMode mode)
+{
+  const int K = mesh.maxNeighbours();
+  std::vector<std::vector<int>> adjacency(mesh.cellsPerLayer());
+  std::vector<std::vector<double>> weights(mesh.cellsPerLayer());
+  for (std::size_t c = 0; c < mesh.cellsPerLayer(); ++c)
+    for (int j = 0; j < K; ++j)
+    {
+      adjacency[c].push_back(mesh.neighbours()[c * K + j]);
+      weights[c].push_back(mesh.hasWeights() ? mesh.weights()[c * K + j] : mesh.uniformWeight());
+    }
+  const bool vertical = !isHorizontal(op) && mesh.layers() > 1;
+  const bool zeroFlux = mode == BoundaryMode::ZeroFlux;
+  auto once = [&](const std::vector<double>& v)
+  {
+    return reference::columnLaplacian(
+      v, adjacency, weights, mesh.layers(), mesh.layerSpacing(), vertical, zeroFlux);
+  };
+  return isTwice(op) ? once(once(u)) : once(u);
+}
+
+std::vector<double> field(std::size_t n)
+{
+  std::vector<double> u(n);
+  for (std::size_t i = 0; i < n; ++i)
+    u[i] = std::sin(0.11 * i) * std::cos(0.013 * i) + 0.001 * (i % 17);
+  return u;
+}
+
+/// A quad column mesh is an image whose z axis is the layer axis: same values to round-off.
+TEST_P(ColumnTest, QuadMeshEqualsImagePath)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  const std::size_t nx = 13, ny = 9, layers = 7;
+  stencil::GeneratedColumns gen;
+  ASSERT_TRUE(stencil::generateColumns(
+    HorizontalShape::Quad, nx, ny, layers, 0.5, 0.8, stencil::Ordering::RowMajor, gen)
+                .ok());
+  stencil::ImageGrid g;
+  g.dims = { nx, ny, layers };
+  g.spacing = { 0.5, 0.5, 0.8 };
+  const auto u = field(g.size());
+  for (Operator op : AllOperators)
+    for (BoundaryMode mode : { BoundaryMode::Fill, BoundaryMode::ZeroFlux })
+    {
+      stencil::StencilOptions s;
+      s.op = op;
+      s.boundary = mode;
+      std::vector<double> image(u.size());
+      std::vector<double> columns(u.size());
+      ASSERT_TRUE(stencil::applyImage(g, u.data(), image.data(), s, optionsFor(Backend::CPU)).ok());
+      ASSERT_TRUE(
+        stencil::applyColumns(gen.mesh, u.data(), columns.data(), s, optionsFor(GetParam())).ok());
+      std::vector<double> expected(image.begin(), image.end());
+      EXPECT_TRUE(closeWithNaN(columns, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
+        << stencil::toString(op) << " " << stencil::toString(mode);
+    }
+}
+
+/// Strategy x table variant x operator x boundary on a hexagonal mesh with a brute-force reference.
+template<typename T>
+void everyVariant(Backend backend, HorizontalShape shape, double relTol)
+{
+  stencil::GeneratedColumns gen;
+  ASSERT_TRUE(
+    stencil::generateColumns(shape, 11, 10, 9, 1.0, 1.5, stencil::Ordering::ZCurve, gen).ok());
+  const auto ud = field(gen.mesh.size());
+  const std::vector<T> u(ud.begin(), ud.end());
+  std::vector<double> rounded(u.begin(), u.end());
+  for (Operator op : AllOperators)
+    for (BoundaryMode mode : { BoundaryMode::Fill, BoundaryMode::ZeroFlux })
+    {
+      const auto expected = referenceColumns(gen.mesh, rounded, op, mode);
+      const double tol = relTol * std::max(1.0, maxAbs(expected));
+      for (AccessStrategy strategy : AllStrategies)
+        for (bool chasing : { true, false })
+          for (bool compressed : { true, false })
+          {
+            auto options = optionsFor(backend);
+            options.strategy = strategy;
+            options.sliceSize = 4; // 9 layers: a partial last slice
+            options.chasingTable = chasing;
+            options.compressedTable = compressed;
+            stencil::StencilOptions s;
+            s.op = op;
+            s.boundary = mode;
+            std::vector<T> out(u.size());
+            stencil::ExecutionReport report;
+            const auto status =
+              stencil::applyColumns(gen.mesh, u.data(), out.data(), s, options, &report);
+            ASSERT_TRUE(status.ok()) << status.message();
+            ASSERT_EQ(report.backendUsed, backend);
+            EXPECT_TRUE(closeWithNaN(out, expected, tol))
+              << stencil::toString(op) << " " << stencil::toString(mode) << " "
+              << stencil::toString(strategy) << (chasing ? " chasing" : " non-chasing")
+              << (compressed ? " compressed" : " plain");
+            if (compressed)
+            {
+              EXPECT_GT(report.tablePatterns, 0u);
+              EXPECT_LE(report.tablePatterns, gen.mesh.cellsPerLayer());
+            }
+          }
+    }
+}
+
+TEST_P(ColumnTest, EveryStrategyAndTableDoubleHexagon)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  everyVariant<double>(GetParam(), HorizontalShape::Hexagon, 1e-12);
+}
+
+TEST_P(ColumnTest, EveryStrategyAndTableFloatTriangle)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  // float: ~1e-7 relative per operation, a few hundred operations per laplap value.
+  everyVariant<float>(GetParam(), HorizontalShape::Triangle, 2e-5);
+}
+
+TEST_P(ColumnTest, EveryStrategyAndTableDoubleQuad)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  everyVariant<double>(GetParam(), HorizontalShape::Quad, 1e-12);
+}
+
+/// Triangles and hexagons: the weights 4 / (K d^2) make the Laplacian exact for quadratics.
+TEST_P(ColumnTest, QuadraticsOnTrianglesAndHexagons)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  for (HorizontalShape shape : { HorizontalShape::Triangle, HorizontalShape::Hexagon })
+  {
+    stencil::GeneratedColumns gen;
+    ASSERT_TRUE(
+      stencil::generateColumns(shape, 12, 10, 6, 0.5, 0.25, stencil::Ordering::RowMajor, gen).ok());
+    const std::size_t cells = gen.mesh.cellsPerLayer();
+    std::vector<double> u(gen.mesh.size());
+    for (std::size_t k = 0; k < gen.mesh.layers(); ++k)
+      for (std::size_t c = 0; c < cells; ++c)
+      {
+        const double x = gen.centres[2 * c] - 2, y = gen.centres[2 * c + 1] - 1, z = k * 0.25;
+        u[k * cells + c] = 2 * x * x + 0.5 * y * y - x * y + 3 * z * z + x - 4 * y + z;
+      }
+    stencil::StencilOptions s;
+    std::vector<double> out(u.size());
+    const std::pair<Operator, double> cases[] = { { Operator::Laplacian, 11.0 },
+      { Operator::HorizontalLaplacian, 5.0 },
+      { Operator::Laplap, 0.0 },
+      { Operator::HorizontalLaplap, 0.0 } };
+    for (const auto& c : cases)
+    {
+      s.op = c.first;
+      ASSERT_TRUE(
+        stencil::applyColumns(gen.mesh, u.data(), out.data(), s, optionsFor(GetParam())).ok());
+      std::size_t finite = 0;
+      for (double v : out)
+        if (!std::isnan(v))
+        {
+          ++finite;
+          // |u| <= 30, weights up to 4 / (3 * 0.25) and 16: 1e-10 is ~1e4 ulps of the terms.
+          ASSERT_NEAR(v, c.second, 1e-9)
+            << stencil::toString(shape) << " " << stencil::toString(c.first);
+        }
+      EXPECT_GT(finite, out.size() / 10)
+        << stencil::toString(shape) << " " << stencil::toString(c.first);
+    }
+  }
+}
+
+/// A z-curve numbering is a renumbering: results permute with the cells.
+TEST(ColumnOrdering, ZCurveOnlyRenumbers)
+{
+  stencil::GeneratedColumns rows, curve;
+  ASSERT_TRUE(stencil::generateColumns(
+    HorizontalShape::Hexagon, 9, 7, 5, 1, 1, stencil::Ordering::RowMajor, rows)
+                .ok());
+  ASSERT_TRUE(stencil::generateColumns(
+    HorizontalShape::Hexagon, 9, 7, 5, 1, 1, stencil::Ordering::ZCurve, curve)
+                .ok());
+  const std::size_t cells = rows.mesh.cellsPerLayer();
+  // Map curve cells to row-major cells through their centres.
+  std::vector<std::size_t> toRow(cells);
+  for (std::size_t i = 0; i < cells; ++i)
+  {
+    bool found = false;
+    for (std::size_t r = 0; r < cells && !found; ++r)
+      if (std::fabs(curve.centres[2 * i] - rows.centres[2 * r]) < 1e-12 &&
+        std::fabs(curve.centres[2 * i + 1] - rows.centres[2 * r + 1]) < 1e-12)
+      {
+        toRow[i] = r;
+        found = true;
+      }
+    ASSERT_TRUE(found);
+  }
+  const std::vector<double> uRows = field(rows.mesh.size());
+  std::vector<double> uCurve(uRows.size());
+  for (std::size_t k = 0; k < 5; ++k)
+    for (std::size_t i = 0; i < cells; ++i)
+      uCurve[k * cells + i] = uRows[k * cells + toRow[i]];
+  stencil::StencilOptions s;
+  s.op = Operator::Laplap;
+  s.boundary = BoundaryMode::ZeroFlux;
+  std::vector<double> outRows(uRows.size()), outCurve(uRows.size());
+  ASSERT_TRUE(
+    stencil::applyColumns(rows.mesh, uRows.data(), outRows.data(), s, optionsFor(Backend::CPU))
+      .ok());
+  ASSERT_TRUE(
+    stencil::applyColumns(curve.mesh, uCurve.data(), outCurve.data(), s, optionsFor(Backend::CPU))
+      .ok());
+  for (std::size_t k = 0; k < 5; ++k)
+    for (std::size_t i = 0; i < cells; ++i)
+      EXPECT_NEAR(outCurve[k * cells + i], outRows[k * cells + toRow[i]], 1e-12);
+  std::size_t moved = 0;
+  for (std::size_t i = 0; i < cells; ++i)
+    moved += toRow[i] != i;
+  EXPECT_GT(moved, cells / 2); // the z-curve numbering really differs from row-major
+}
+
+TEST(ColumnDetection, RecognisesGeneratedColumnsAndTheirNeighbours)
+{
+  stencil::GeneratedColumns gen;
+  ASSERT_TRUE(stencil::generateColumns(
+    HorizontalShape::Triangle, 6, 5, 4, 1, 0.5, stencil::Ordering::ZCurve, gen)
+                .ok());
+  const std::size_t cells = gen.mesh.cellsPerLayer();
+  std::vector<double> xyz;
+  for (std::size_t k = 0; k < 4; ++k)
+    for (std::size_t c = 0; c < cells; ++c)
+    {
+      xyz.push_back(gen.centres[2 * c]);
+      xyz.push_back(gen.centres[2 * c + 1]);
+      xyz.push_back(0.25 + 0.5 * k);
+    }
+  stencil::ColumnLayout layout;
+  ASSERT_TRUE(stencil::detectColumns(xyz, layout).ok());
+  EXPECT_EQ(layout.cellsPerLayer, cells);
+  EXPECT_EQ(layout.layers, 4u);
+  EXPECT_NEAR(layout.layerSpacing, 0.5, 1e-12);
+  EXPECT_TRUE(layout.uniformSpacing);
+  // Neighbours from shared polygon corners (two shared corners = a shared side).
+  std::vector<std::int64_t> offsets(gen.polygonOffsets.begin(), gen.polygonOffsets.end());
+  std::vector<std::int64_t> ids(gen.polygonPoints.begin(), gen.polygonPoints.end());
+  std::vector<std::int32_t> table;
+  int K = 0;
+  ASSERT_TRUE(stencil::neighboursFromConnectivity(cells, offsets, ids, 2, table, K).ok());
+  ASSERT_EQ(K, 3);
+  for (std::size_t c = 0; c < cells; ++c)
+  {
+    std::vector<int> a(table.begin() + c * 3, table.begin() + c * 3 + 3);
+    std::vector<int> b(
+      gen.mesh.neighbours().begin() + c * 3, gen.mesh.neighbours().begin() + c * 3 + 3);
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    EXPECT_EQ(a, b) << "cell " << c;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends,
+  ColumnTest,
+  ::testing::Values(Backend::CPU, Backend::CUDA),
+  backendName);
+} // namespace

@@ -1,0 +1,171 @@
+// Bad input gives a clear error (code + message), never a crash; CUDA requests fall back or fail
+// (strict) with a reason.
+#include "common.h"
+
+#include <limits>
+
+using stencil::Backend;
+using stencil::ErrorCode;
+using stencil::Operator;
+
+namespace
+{
+TEST(StencilErrors, NaNInputIsRejectedWithItsPosition)
+{
+  stencil::ImageGrid g;
+  g.dims = { 8, 8, 1 };
+  std::vector<double> u(64, 1.0), out(64);
+  u[37] = std::numeric_limits<double>::quiet_NaN();
+  stencil::StencilOptions s;
+  const auto status = stencil::applyImage(g, u.data(), out.data(), s, optionsFor(Backend::CPU));
+  EXPECT_EQ(status.code(), ErrorCode::NonFinite);
+  EXPECT_NE(status.message().find("37"), std::string::npos) << status.message();
+
+  stencil::GeneratedColumns gen;
+  ASSERT_TRUE(stencil::generateColumns(
+    stencil::HorizontalShape::Quad, 4, 4, 3, 1, 1, stencil::Ordering::RowMajor, gen)
+                .ok());
+  std::vector<float> v(gen.mesh.size(), 0.f), w(gen.mesh.size());
+  v[5] = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(stencil::applyColumns(gen.mesh, v.data(), w.data(), s).code(), ErrorCode::NonFinite);
+  // Propagation on request: the NaN spreads to its stencil neighbours only.
+  s.rejectNonFinite = false;
+  s.boundary = stencil::BoundaryMode::ZeroFlux;
+  ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, optionsFor(Backend::CPU)).ok());
+  EXPECT_TRUE(std::isnan(out[37]) && std::isnan(out[36]) && std::isnan(out[45]));
+  EXPECT_FALSE(std::isnan(out[0]));
+}
+
+TEST(StencilErrors, TooSmallGrids)
+{
+  stencil::StencilOptions s;
+  std::vector<double> u(100, 0.0), out(100);
+  stencil::ImageGrid g;
+  g.dims = { 4, 10, 1 };
+  s.op = Operator::Laplap;
+  auto status = stencil::applyImage(g, u.data(), out.data(), s);
+  EXPECT_EQ(status.code(), ErrorCode::TooSmall);
+  EXPECT_NE(status.message().find("at least 5"), std::string::npos) << status.message();
+  s.op = Operator::Laplacian;
+  EXPECT_TRUE(stencil::applyImage(g, u.data(), out.data(), s).ok());
+  g.dims = { 2, 10, 1 };
+  EXPECT_EQ(stencil::applyImage(g, u.data(), out.data(), s).code(), ErrorCode::TooSmall);
+  g.dims = { 1, 1, 1 };
+  EXPECT_EQ(stencil::applyImage(g, u.data(), out.data(), s).code(), ErrorCode::TooSmall);
+  g.dims = { 0, 1, 1 };
+  EXPECT_EQ(stencil::applyImage(g, u.data(), out.data(), s).code(), ErrorCode::InvalidArgument);
+
+  stencil::GeneratedColumns gen;
+  ASSERT_TRUE(stencil::generateColumns(
+    stencil::HorizontalShape::Hexagon, 4, 4, 4, 1, 1, stencil::Ordering::RowMajor, gen)
+                .ok());
+  s.op = Operator::Laplap; // vertical laplap needs 5 layers
+  status = stencil::applyColumns(gen.mesh, u.data(), out.data(), s);
+  EXPECT_EQ(status.code(), ErrorCode::TooSmall);
+  EXPECT_NE(status.message().find("4 layers"), std::string::npos) << status.message();
+  s.op = Operator::HorizontalLaplap;
+  EXPECT_TRUE(stencil::applyColumns(gen.mesh, u.data(), out.data(), s).ok());
+  EXPECT_EQ(stencil::generateColumns(
+              stencil::HorizontalShape::Quad, 1, 4, 4, 1, 1, stencil::Ordering::RowMajor, gen)
+              .code(),
+    ErrorCode::TooSmall);
+}
+
+TEST(StencilErrors, NonColumnarCellsAreNamed)
+{
+  // Two layers of a 2 x 2 grid of cell centres, the second layer shifted sideways.
+  std::vector<double> xyz = {
+    0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 1, 0, 1, 0.3, 1, 1, 1, 1, 1
+  };
+  stencil::ColumnLayout layout;
+  auto status = stencil::detectColumns(xyz, layout);
+  EXPECT_EQ(status.code(), ErrorCode::NotColumnar);
+  EXPECT_NE(status.message().find("cell 6"), std::string::npos) << status.message();
+  // Not a multiple of the layer size.
+  xyz.resize(15);
+  EXPECT_EQ(stencil::detectColumns(xyz, layout).code(), ErrorCode::NotColumnar);
+  // Scattered cells at different heights with nothing above cell 0.
+  std::vector<double> scattered = { 0, 0, 0, 1, 0, 0.5, 2, 1, 0.7 };
+  EXPECT_EQ(stencil::detectColumns(scattered, layout).code(), ErrorCode::NotColumnar);
+  // A flat mesh is one layer.
+  std::vector<double> flat = { 0, 0, 0, 1, 0, 0, 2, 1, 0 };
+  ASSERT_TRUE(stencil::detectColumns(flat, layout).ok());
+  EXPECT_EQ(layout.layers, 1u);
+}
+
+TEST(StencilErrors, BadMeshesAndArguments)
+{
+  stencil::ColumnMesh mesh;
+  EXPECT_EQ(stencil::ColumnMesh::create(3, 2, 2, { 1, 2, 0, 7, 0, 1 }, {}, 1, 1, mesh).code(),
+    ErrorCode::InvalidArgument);
+  EXPECT_EQ(stencil::ColumnMesh::create(3, 2, 2, { 1, 2, 0 }, {}, 1, 1, mesh).code(),
+    ErrorCode::InvalidArgument);
+  EXPECT_EQ(
+    stencil::ColumnMesh::create(3, 2, 9, std::vector<std::int32_t>(27, -1), {}, 1, 1, mesh).code(),
+    ErrorCode::InvalidArgument);
+  EXPECT_EQ(stencil::ColumnMesh::create(3, 2, 2, { 1, 2, 0, 2, 0, 1 }, {}, 1, 0, mesh).code(),
+    ErrorCode::InvalidArgument);
+  ASSERT_TRUE(stencil::ColumnMesh::create(3, 2, 2, { 1, 2, 0, 2, 0, 1 }, {}, 1, 1, mesh).ok());
+  std::vector<double> u(6, 1), out(6);
+  stencil::StencilOptions s;
+  EXPECT_EQ(stencil::applyColumns(mesh, u.data(), u.data(), s).code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(
+    stencil::applyColumns<double>(mesh, nullptr, out.data(), s).code(), ErrorCode::InvalidArgument);
+  stencil::ExecutionOptions o;
+  o.sliceSize = 0;
+  o.strategy = stencil::AccessStrategy::SlicedZLoop;
+  s.op = Operator::HorizontalLaplacian;
+  EXPECT_EQ(
+    stencil::applyColumns(mesh, u.data(), out.data(), s, o).code(), ErrorCode::InvalidArgument);
+  stencil::ColumnMesh empty;
+  EXPECT_EQ(
+    stencil::applyColumns(empty, u.data(), out.data(), s).code(), ErrorCode::InvalidArgument);
+  double x = 1;
+  EXPECT_EQ(
+    stencil::hyperdiffuseColumns(mesh, &x, 1, 1.5, true).code(), ErrorCode::InvalidArgument);
+}
+
+TEST(StencilErrors, CudaWithoutDeviceFallsBackOrFailsWhenStrict)
+{
+  std::string why;
+  if (stencil::cudaAvailable(&why))
+  {
+    GTEST_SKIP() << "a CUDA device is present: the fall-back path cannot be exercised here";
+  }
+  stencil::ImageGrid g;
+  g.dims = { 8, 8, 1 };
+  std::vector<double> u(64), out(64);
+  for (std::size_t i = 0; i < 64; ++i)
+    u[i] = double((i % 8) * (i % 8)); // x^2: Laplacian 2 inside
+  stencil::StencilOptions s;
+  stencil::ExecutionOptions o;
+  o.backend = Backend::CUDA;
+  stencil::ExecutionReport report;
+  ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, o, &report).ok());
+  EXPECT_EQ(report.backendUsed, Backend::CPU);
+  EXPECT_NE(report.note.find("CUDA requested but ran on the CPU"), std::string::npos)
+    << report.note;
+  EXPECT_DOUBLE_EQ(out[9], 2.0);
+  o.strictBackend = true;
+  EXPECT_EQ(
+    stencil::applyImage(g, u.data(), out.data(), s, o).code(), ErrorCode::BackendUnavailable);
+  o.strictBackend = false;
+  o.backend = Backend::Auto;
+  o.autoGpuThreshold = 0;
+  ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, o, &report).ok());
+  EXPECT_EQ(report.backendUsed, Backend::CPU);
+  EXPECT_TRUE(report.note.empty()) << "Auto falls back silently: " << report.note;
+}
+
+TEST(StencilErrors, AbortStopsTheCpuLoop)
+{
+  stencil::ImageGrid g;
+  g.dims = { 64, 64, 8 };
+  std::vector<float> u(g.size(), 1.f), out(g.size());
+  stencil::StencilOptions s;
+  stencil::ExecutionOptions o;
+  o.backend = Backend::CPU;
+  o.abort = []() { return true; };
+  EXPECT_EQ(stencil::applyImage(g, u.data(), out.data(), s, o).code(), ErrorCode::Aborted);
+}
+} // namespace

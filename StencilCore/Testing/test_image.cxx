@@ -1,0 +1,243 @@
+// Images: analytic Laplacian / laplap of polynomials in the interior, the boundary modes against
+// a brute-force reference, 2-D images, horizontal operators, hyperdiffusion.
+#include "common.h"
+#include "reference.h"
+
+using stencil::Backend;
+using stencil::BoundaryMode;
+using stencil::Operator;
+
+namespace
+{
+class ImageTest : public ::testing::TestWithParam<Backend>
+{
+};
+
+template<typename T>
+std::vector<T> sample(const stencil::ImageGrid& g, double (*f)(double, double, double))
+{
+  std::vector<T> u(g.size());
+  for (std::size_t k = 0; k < g.dims[2]; ++k)
+    for (std::size_t j = 0; j < g.dims[1]; ++j)
+      for (std::size_t i = 0; i < g.dims[0]; ++i)
+        u[i + g.dims[0] * (j + g.dims[1] * k)] = static_cast<T>(
+          f((i - 5.0) * g.spacing[0], (j - 4.0) * g.spacing[1], (k - 3.0) * g.spacing[2]));
+  return u;
+}
+
+double quadratic(double x, double y, double z)
+{
+  return 1.5 * x * x - 0.5 * y * y + 2 * z * z + 0.75 * x * y - 1.25 * y * z + 3 * x - z + 2;
+}
+// Laplacian 3 - 1 + 4 = 6, horizontal part 2; laplap 0.
+double quartic(double x, double y, double z)
+{
+  return x * x * x * x + 0.5 * y * y * y * y + 0.25 * z * z * z * z + x * x * y * y +
+    y * y * z * z - 2 * x * y * z + x * x;
+}
+// laplap = 24 + 12 + 6 + 2*(4 [x^2 y^2] + 4 [y^2 z^2]) = 58; horizontal laplap = 24 + 12 + 2*4
+// = 44.
+
+template<typename T>
+void checkInterior(const stencil::ImageGrid& g,
+  const std::vector<T>& out,
+  int reach,
+  bool horizontal,
+  double expected,
+  double tol)
+{
+  std::size_t checked = 0;
+  for (std::size_t k = 0; k < g.dims[2]; ++k)
+    for (std::size_t j = 0; j < g.dims[1]; ++j)
+      for (std::size_t i = 0; i < g.dims[0]; ++i)
+      {
+        const std::size_t p[3] = { i, j, k };
+        bool interior = true;
+        for (int a = 0; a < 3; ++a)
+        {
+          const bool active = g.dims[a] > 1 && !(horizontal && a == 2);
+          if (active && (p[a] < (std::size_t)reach || p[a] + reach >= g.dims[a]))
+            interior = false;
+        }
+        const T v = out[i + g.dims[0] * (j + g.dims[1] * k)];
+        if (interior)
+        {
+          ASSERT_NEAR(static_cast<double>(v), expected, tol) << "at " << i << "," << j << "," << k;
+          ++checked;
+        }
+        else
+        {
+          ASSERT_TRUE(std::isnan(static_cast<double>(v)))
+            << "boundary " << i << "," << j << "," << k;
+        }
+      }
+  EXPECT_GT(checked, 0u);
+}
+
+template<typename T>
+void polynomialCase(Backend backend, double eps)
+{
+  stencil::ImageGrid g;
+  g.dims = { 11, 9, 8 };
+  g.spacing = { 0.5, 0.25, 0.4 };
+  const auto options = optionsFor(backend);
+  stencil::StencilOptions s;
+  std::vector<T> out(g.size());
+  stencil::ExecutionReport report;
+  // Round-off bound: values up to ~10, differences amplified by sum(4/h^2) = 4*(4+16+6.25) = 105
+  // per Laplacian; tolerance = 64 eps |u| times that factor (once or squared).
+  const double lapFactor = 4 * (4 + 16 + 6.25);
+  {
+    const auto u = sample<T>(g, quadratic);
+    s.op = Operator::Laplacian;
+    ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options, &report).ok());
+    EXPECT_EQ(report.backendUsed, backend);
+    checkInterior(g, out, 1, false, 6.0, 64 * eps * 10 * lapFactor);
+    s.op = Operator::HorizontalLaplacian;
+    ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
+    checkInterior(g, out, 1, true, 2.0, 64 * eps * 10 * lapFactor);
+    s.op = Operator::Laplap;
+    ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
+    checkInterior(g, out, 2, false, 0.0, 64 * eps * 10 * lapFactor * lapFactor);
+  }
+  {
+    const auto u = sample<T>(g, quartic);
+    double top = 0;
+    for (T v : u)
+      top = std::max(top, std::fabs(static_cast<double>(v)));
+    s.op = Operator::Laplap;
+    ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
+    checkInterior(g, out, 2, false, 58.0, 64 * eps * top * lapFactor * lapFactor);
+    s.op = Operator::HorizontalLaplap;
+    ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
+    checkInterior(g, out, 2, true, 44.0, 64 * eps * top * lapFactor * lapFactor);
+  }
+}
+
+TEST_P(ImageTest, PolynomialsDouble)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  polynomialCase<double>(GetParam(), 2.2e-16);
+}
+
+TEST_P(ImageTest, PolynomialsFloat)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  polynomialCase<float>(GetParam(), 1.2e-7);
+}
+
+/// The quartic's Laplacian is not exact: the second difference of x^4 is 12 x^2 + 2 h^2. The
+/// truncation term is known analytically, so the interior must match it to round-off.
+TEST_P(ImageTest, QuarticLaplacianTruncation)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  stencil::ImageGrid g;
+  g.dims = { 12, 10, 1 };
+  g.spacing = { 0.3, 0.2, 1 };
+  std::vector<double> u(g.size());
+  for (std::size_t j = 0; j < 10; ++j)
+    for (std::size_t i = 0; i < 12; ++i)
+    {
+      const double x = i * 0.3 - 1;
+      const double y = j * 0.2 - 1;
+      u[i + 12 * j] = x * x * x * x + y * y * y * y;
+    }
+  std::vector<double> out(u.size());
+  stencil::StencilOptions s;
+  ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, optionsFor(GetParam())).ok());
+  for (std::size_t j = 1; j + 1 < 10; ++j)
+    for (std::size_t i = 1; i + 1 < 12; ++i)
+    {
+      const double x = i * 0.3 - 1;
+      const double y = j * 0.2 - 1;
+      const double expected = 12 * x * x + 2 * 0.09 + 12 * y * y + 2 * 0.04;
+      EXPECT_NEAR(out[i + 12 * j], expected, 1e-11);
+    }
+}
+
+/// Every operator and boundary mode against Laplacian-applied-twice through a temporary.
+TEST_P(ImageTest, MatchesBruteForceEverywhere)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  for (int dims2 : { 1, 7 })
+  {
+    stencil::ImageGrid g;
+    g.dims = { 9, 8, (std::size_t)dims2 };
+    g.spacing = { 0.7, 1.3, 0.9 };
+    std::vector<double> u(g.size());
+    for (std::size_t i = 0; i < u.size(); ++i)
+      u[i] = std::sin(0.37 * i) + 0.01 * (i % 13);
+    for (Operator op : { Operator::Laplacian,
+           Operator::Laplap,
+           Operator::HorizontalLaplacian,
+           Operator::HorizontalLaplap })
+      for (BoundaryMode mode : { BoundaryMode::Fill, BoundaryMode::ZeroFlux })
+      {
+        const bool horizontal =
+          op == Operator::HorizontalLaplacian || op == Operator::HorizontalLaplap;
+        const bool twice = op == Operator::Laplap || op == Operator::HorizontalLaplap;
+        auto expected = reference::imageLaplacian(u, g, horizontal, mode == BoundaryMode::ZeroFlux);
+        if (twice)
+          expected =
+            reference::imageLaplacian(expected, g, horizontal, mode == BoundaryMode::ZeroFlux);
+        stencil::StencilOptions s;
+        s.op = op;
+        s.boundary = mode;
+        std::vector<double> out(u.size());
+        ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, optionsFor(GetParam())).ok());
+        EXPECT_TRUE(closeWithNaN(out, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
+          << stencil::toString(op) << " " << stencil::toString(mode) << " nz=" << dims2;
+      }
+  }
+}
+
+TEST_P(ImageTest, FillValueIsUsed)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  stencil::ImageGrid g;
+  g.dims = { 6, 6, 1 };
+  std::vector<float> u(36, 1.0f);
+  std::vector<float> out(36);
+  stencil::StencilOptions s;
+  s.fillValue = -7;
+  ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, optionsFor(GetParam())).ok());
+  EXPECT_EQ(out[0], -7.0f);
+  EXPECT_EQ(out[7], 0.0f);
+}
+
+TEST_P(ImageTest, HyperdiffusionDampsNoiseAndKeepsTheMean)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  stencil::ImageGrid g;
+  g.dims = { 16, 12, 6 };
+  std::vector<double> u(g.size());
+  double mean = 0;
+  for (std::size_t i = 0; i < u.size(); ++i)
+  {
+    const std::size_t x = i % 16, y = (i / 16) % 12, z = i / 192;
+    u[i] = 0.1 * x + (((x + y + z) % 2) ? 1.0 : -1.0); // a ramp plus a checkerboard
+    mean += u[i];
+  }
+  mean /= u.size();
+  auto roughness = [&](const std::vector<double>& v)
+  {
+    double r = 0;
+    for (std::size_t i = 0; i + 1 < v.size(); ++i)
+      if ((i + 1) % 16)
+        r += std::fabs(v[i + 1] - v[i] - 0.1);
+    return r;
+  };
+  const double before = roughness(u);
+  ASSERT_TRUE(stencil::hyperdiffuseImage(g, u.data(), 10, 0.5, false, optionsFor(GetParam())).ok());
+  double after = 0;
+  for (double v : u)
+    after += v;
+  EXPECT_NEAR(after / u.size(), mean, 1e-12);
+  EXPECT_LT(roughness(u), 0.05 * before);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends,
+  ImageTest,
+  ::testing::Values(Backend::CPU, Backend::CUDA),
+  backendName);
+} // namespace

@@ -1,0 +1,327 @@
+/**
+ * @file Stencil.h
+ * @brief VTK-free Laplacian and Laplacian-of-Laplacian (laplap) stencils on regular images and on
+ * column meshes (a horizontal mesh given by a neighbour table, extruded into regular layers), on
+ * the CPU and with CUDA, with the grid-access strategies of the stencil study as run-time choices.
+ *
+ * Every operation returns a Status; nothing prints or exits. Backend::Auto picks CUDA for large
+ * problems when a device is usable and otherwise the CPU; a CUDA request that cannot run falls
+ * back to the CPU and says so in the ExecutionReport, unless strictBackend is set.
+ *
+ * Conventions (see docs/stencil.md):
+ * - Images: axis 0 fastest (VTK order), dims[2] == 1 for 2-D images. Axes with one sample are
+ *   ignored; the "horizontal" operators use axes 0 and 1 only.
+ * - Column meshes: value (cell c, layer k) lives at index k * cellsPerLayer + c. The horizontal
+ *   Laplacian of cell c is sum_j w_cj (u_nj - u_c); the vertical part is the second difference
+ *   over layers divided by layerSpacing^2. laplap applies the same Laplacian twice.
+ * - Boundary: Fill writes fillValue (NaN by default) wherever the stencil needs a missing
+ *   neighbour; ZeroFlux replaces a missing neighbour by the cell itself (zero normal gradient), so
+ *   the operator is defined everywhere and laplap is exactly the Laplacian applied twice.
+ */
+#ifndef stencil_Stencil_h
+#define stencil_Stencil_h
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace stencil
+{
+enum class ErrorCode
+{
+  None,
+  InvalidArgument,
+  NonFinite,
+  TooSmall,
+  NotColumnar,
+  BackendUnavailable,
+  OutOfDeviceMemory,
+  Aborted,
+  Internal
+};
+const char* toString(ErrorCode code);
+
+class Status
+{
+public:
+  Status() = default;
+  Status(ErrorCode code, std::string message)
+    : Code(code)
+    , Message(std::move(message))
+  {
+  }
+  static Status Ok() { return Status(); }
+  bool ok() const { return this->Code == ErrorCode::None; }
+  explicit operator bool() const { return this->ok(); }
+  ErrorCode code() const { return this->Code; }
+  const std::string& message() const { return this->Message; }
+
+private:
+  ErrorCode Code = ErrorCode::None;
+  std::string Message;
+};
+
+enum class Backend
+{
+  Auto,
+  CPU,
+  CUDA
+};
+
+enum class Operator
+{
+  Laplacian,
+  Laplap,              ///< Laplacian of the Laplacian
+  HorizontalLaplacian, ///< axes 0 and 1 of an image; the neighbour table of a column mesh
+  HorizontalLaplap
+};
+
+enum class BoundaryMode
+{
+  Fill,    ///< fillValue where the stencil is incomplete
+  ZeroFlux ///< a missing neighbour takes the cell's own value
+};
+
+/// How a kernel reaches its neighbours (the study's grid-access strategies).
+enum class AccessStrategy
+{
+  Naive,  ///< one thread per value; every neighbour access looks the table up again
+  IdxVar, ///< one thread per value; all indices looked up once into variables
+  Shared, ///< IdxVar whose lookups are done once per column by leader threads, via shared memory
+  ZLoop,  ///< one thread per column, looping over all layers with indices looked up once
+  SlicedZLoop ///< one thread per column slice of `sliceSize` layers
+};
+
+/// Horizontal numbering of the cells of a generated mesh.
+enum class Ordering
+{
+  RowMajor,
+  ZCurve
+};
+
+const char* toString(Backend backend);
+const char* toString(Operator op);
+const char* toString(BoundaryMode mode);
+const char* toString(AccessStrategy strategy);
+const char* toString(Ordering ordering);
+
+using ProgressCallback = std::function<void(double)>;
+using AbortCallback = std::function<bool()>;
+
+struct StencilOptions
+{
+  Operator op = Operator::Laplacian;
+  BoundaryMode boundary = BoundaryMode::Fill;
+  double fillValue = std::numeric_limits<double>::quiet_NaN();
+  /// Reject NaN/Inf input with NonFinite (the position is named). Off: they propagate.
+  bool rejectNonFinite = true;
+};
+
+struct ExecutionOptions
+{
+  Backend backend = Backend::Auto;
+  /// CPU threads (0: all hardware threads).
+  int threads = 0;
+  /// Column meshes only (images use the direct regular-grid kernel).
+  AccessStrategy strategy = AccessStrategy::IdxVar;
+  int sliceSize = 8;           ///< layers per thread of SlicedZLoop
+  bool chasingTable = true;    ///< second neighbours by chasing the table twice (else stored)
+  bool compressedTable = true; ///< per-cell pattern id + shared relative offsets (else plain)
+  /// Auto picks CUDA only for problems of at least this many values.
+  std::uint64_t autoGpuThreshold = 1u << 18;
+  /// Fail with BackendUnavailable / OutOfDeviceMemory instead of falling back to the CPU.
+  bool strictBackend = false;
+  /// CUDA: run the kernel this many times and report the median kernel time (benchmarks).
+  int timingRepeats = 1;
+  ProgressCallback progress;
+  AbortCallback abort;
+};
+
+struct ExecutionReport
+{
+  Backend backendUsed = Backend::CPU;
+  std::string note;              ///< why a CUDA request ran on the CPU, or a strategy was mapped
+  double seconds = 0;            ///< wall time of the whole call
+  double kernelSeconds = 0;      ///< CUDA: median kernel time (0 on the CPU)
+  std::size_t tablePatterns = 0; ///< compressed table: distinct neighbour patterns
+  std::size_t tableBytes = 0;    ///< bytes of the neighbour table used
+};
+
+bool cudaCompiled();
+/// True when a CUDA device is usable; otherwise `why` says what is missing.
+bool cudaAvailable(std::string* why = nullptr);
+/// Name of device 0 ("" without one).
+std::string cudaDeviceName();
+
+// ------------------------------------------------------------------------------------------------
+// Regular images
+
+struct ImageGrid
+{
+  std::array<std::size_t, 3> dims{ { 1, 1, 1 } };
+  std::array<double, 3> spacing{ { 1, 1, 1 } };
+  std::size_t size() const { return dims[0] * dims[1] * dims[2]; }
+};
+
+/// out (same size as in, must not alias it) = the operator applied to in.
+template<typename T>
+Status applyImage(const ImageGrid& grid,
+  const T* in,
+  T* out,
+  const StencilOptions& stencil,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+// ------------------------------------------------------------------------------------------------
+// Column meshes
+
+/**
+ * @class ColumnMesh
+ * @brief A horizontal mesh of cellsPerLayer cells, each with up to maxNeighbours neighbours
+ * (-1: none, i.e. a boundary side), extruded into `layers` layers of spacing layerSpacing.
+ *
+ * Weights: either one per table entry (weights.size() == cells * maxNeighbours) or one for all
+ * (uniformWeight, weights empty). Entries equal to the cell itself contribute nothing and pad
+ * cells with fewer neighbours.
+ */
+class ColumnMesh
+{
+public:
+  static Status create(std::size_t cellsPerLayer,
+    std::size_t layers,
+    int maxNeighbours,
+    std::vector<std::int32_t> neighbours,
+    std::vector<double> weights,
+    double uniformWeight,
+    double layerSpacing,
+    ColumnMesh& mesh);
+
+  std::size_t cellsPerLayer() const { return this->Cells; }
+  std::size_t layers() const { return this->Layers; }
+  std::size_t size() const { return this->Cells * this->Layers; }
+  int maxNeighbours() const { return this->K; }
+  double layerSpacing() const { return this->LayerSpacing; }
+  double uniformWeight() const { return this->UniformWeight; }
+  bool hasWeights() const { return !this->Weights.empty(); }
+  const std::vector<std::int32_t>& neighbours() const { return this->Neighbours; }
+  const std::vector<double>& weights() const { return this->Weights; }
+  /// Renumbers the horizontal cells: new cell i is old cell order[i].
+  Status permuted(const std::vector<std::int32_t>& order, ColumnMesh& out) const;
+
+private:
+  std::size_t Cells = 0;
+  std::size_t Layers = 0;
+  int K = 0;
+  double LayerSpacing = 1;
+  double UniformWeight = 1;
+  std::vector<std::int32_t> Neighbours;
+  std::vector<double> Weights;
+};
+
+template<typename T>
+Status applyColumns(const ColumnMesh& mesh,
+  const T* in,
+  T* out,
+  const StencilOptions& stencil,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/**
+ * Explicit hyperdiffusion: `iterations` steps of u -= dt * laplap(u), with ZeroFlux boundaries;
+ * dt = fraction * (the largest stable step from a Gershgorin bound), fraction in (0, 1].
+ * `values` is updated in place.
+ */
+template<typename T>
+Status hyperdiffuseImage(const ImageGrid& grid,
+  T* values,
+  int iterations,
+  double fraction,
+  bool horizontalOnly,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+template<typename T>
+Status hyperdiffuseColumns(const ColumnMesh& mesh,
+  T* values,
+  int iterations,
+  double fraction,
+  bool horizontalOnly,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+// ------------------------------------------------------------------------------------------------
+// Generating and recognising column meshes
+
+enum class HorizontalShape
+{
+  Quad,     ///< a regular grid (emulates an image; 4 neighbours)
+  Triangle, ///< equilateral triangles (3 neighbours)
+  Hexagon   ///< regular hexagons (6 neighbours)
+};
+const char* toString(HorizontalShape shape);
+
+/// A generated mesh: the ColumnMesh plus the geometry that a VTK source needs.
+struct GeneratedColumns
+{
+  ColumnMesh mesh;
+  std::vector<double> centres;              ///< cellsPerLayer x 2 (x, y), horizontal cell centres
+  std::vector<double> points;               ///< horizontal polygon corners, x y pairs
+  std::vector<std::int32_t> polygonOffsets; ///< cellsPerLayer + 1 offsets into polygonPoints
+  std::vector<std::int32_t> polygonPoints;  ///< corner ids (counter-clockwise) per cell
+};
+
+/**
+ * nx x ny horizontal cells of the given shape, `spacing` = distance between neighbouring cell
+ * centres, extruded into `layers` layers of `layerSpacing`. Weights are 4 / (K spacing^2), which
+ * makes the horizontal Laplacian exact for quadratic fields on all three shapes.
+ */
+Status generateColumns(HorizontalShape shape,
+  std::size_t nx,
+  std::size_t ny,
+  std::size_t layers,
+  double spacing,
+  double layerSpacing,
+  Ordering ordering,
+  GeneratedColumns& out);
+
+/// Order of 2-D points along a Morton (z-) curve of their quantised coordinates.
+std::vector<std::int32_t> zCurveOrder(const std::vector<double>& xy);
+
+/// Result of recognising columns in a list of cell (or point) centres.
+struct ColumnLayout
+{
+  std::size_t cellsPerLayer = 0;
+  std::size_t layers = 0;
+  double layerSpacing = 0;    ///< mean spacing between layers
+  bool uniformSpacing = true; ///< layer spacing constant to 1e-6 relative
+};
+
+/**
+ * Recognises entities numbered layer by layer (index = layer * cellsPerLayer + c) whose
+ * horizontal position repeats from layer to layer while z increases. NotColumnar, with the first
+ * entity that breaks the pattern, otherwise. `xyz` holds n x 3 coordinates.
+ */
+Status detectColumns(const std::vector<double>& xyz, ColumnLayout& layout);
+
+/**
+ * Horizontal neighbours of the first-layer entities: two cells are neighbours when their
+ * connectivity lists (CSR: offsets of size n+1, ids) share at least `minShared` ids. Fills a table
+ * with maxNeighbours columns (-1 padded) and returns maxNeighbours. TooLarge neighbourhoods
+ * (more than 8) are InvalidArgument.
+ */
+Status neighboursFromConnectivity(std::size_t n,
+  const std::vector<std::int64_t>& offsets,
+  const std::vector<std::int64_t>& ids,
+  int minShared,
+  std::vector<std::int32_t>& table,
+  int& maxNeighbours);
+
+/// Measures device copy bandwidth (bytes read + written per second) with `bytes` per buffer.
+Status measureDeviceBandwidth(std::size_t bytes, int repeats, double& bytesPerSecond);
+
+} // namespace stencil
+
+#endif

@@ -1,0 +1,110 @@
+/**
+ * @file Internal.h
+ * @brief Declarations shared by the CPU implementation and the CUDA backend (not installed).
+ */
+#ifndef stencil_Internal_h
+#define stencil_Internal_h
+
+#include "Kernels.h"
+#include "stencil/Stencil.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace stencil
+{
+namespace detail
+{
+/// A neighbour table in one of the four layouts, ready for the kernels (host memory).
+template<typename T>
+struct PreparedTable
+{
+  int K = 0; ///< padded to 3, 4, 6 or 8
+  int E = 0; ///< entries per cell or pattern: K (chasing) or K + K * K
+  bool chasing = true;
+  bool compressed = true;
+  std::vector<std::int32_t> index;
+  std::vector<std::int32_t> offsets;
+  std::vector<T> weights; ///< empty: uniform
+  T uniformWeight = 1;
+  std::size_t patterns = 0;
+  std::size_t bytes() const
+  {
+    return index.size() * sizeof(std::int32_t) + offsets.size() * sizeof(std::int32_t) +
+      weights.size() * sizeof(T);
+  }
+  TablePointers<T> hostPointers() const
+  {
+    TablePointers<T> p;
+    p.index = index.data();
+    p.offsets = offsets.empty() ? nullptr : offsets.data();
+    p.weights = weights.empty() ? nullptr : weights.data();
+    p.uniformWeight = uniformWeight;
+    return p;
+  }
+};
+
+template<typename T>
+Status prepareTable(const ColumnMesh& mesh,
+  bool zeroFlux,
+  bool needSecondRing,
+  const ExecutionOptions& options,
+  PreparedTable<T>& table);
+
+/// Calls f with a table object of the prepared layout and padded K.
+template<typename T, int K, typename F>
+Status withTableK(const PreparedTable<T>& t, const TablePointers<T>& p, F&& f)
+{
+  if (t.compressed)
+  {
+    if (t.chasing)
+    {
+      return f(CompressedChasing<T, K>{ p });
+    }
+    return f(CompressedNonChasing<T, K>{ p });
+  }
+  if (t.chasing)
+  {
+    return f(PlainChasing<T, K>{ p });
+  }
+  return f(PlainNonChasing<T, K>{ p });
+}
+
+template<typename T, typename F>
+Status withTable(const PreparedTable<T>& t, const TablePointers<T>& p, F&& f)
+{
+  switch (t.K)
+  {
+    case 3:
+      return withTableK<T, 3>(t, p, f);
+    case 4:
+      return withTableK<T, 4>(t, p, f);
+    case 6:
+      return withTableK<T, 6>(t, p, f);
+    case 8:
+      return withTableK<T, 8>(t, p, f);
+    default:
+      return Status(ErrorCode::Internal, "unsupported padded neighbour count");
+  }
+}
+
+// CUDA backend (src/cuda); CudaUnavailable.cxx answers BackendUnavailable when not compiled.
+bool cudaAvailableImpl(std::string* why);
+std::string cudaDeviceNameImpl();
+template<typename T>
+Status cudaImage(const ImageArgs<T>& args,
+  std::size_t size,
+  const ExecutionOptions& options,
+  ExecutionReport& report);
+template<typename T>
+Status cudaColumns(const PreparedTable<T>& table,
+  const ColumnArgs<T>& args,
+  const ExecutionOptions& options,
+  ExecutionReport& report);
+Status cudaBandwidth(std::size_t bytes, int repeats, double& bytesPerSecond);
+
+} // namespace detail
+} // namespace stencil
+
+#endif

@@ -1,0 +1,969 @@
+// Stencil operations: validation, backend choice with CPU fall-back, the CPU loops, the
+// neighbour-table layouts and hyperdiffusion.
+#include "Internal.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+namespace stencil
+{
+const char* toString(ErrorCode code)
+{
+  switch (code)
+  {
+    case ErrorCode::None:
+      return "None";
+    case ErrorCode::InvalidArgument:
+      return "InvalidArgument";
+    case ErrorCode::NonFinite:
+      return "NonFinite";
+    case ErrorCode::TooSmall:
+      return "TooSmall";
+    case ErrorCode::NotColumnar:
+      return "NotColumnar";
+    case ErrorCode::BackendUnavailable:
+      return "BackendUnavailable";
+    case ErrorCode::OutOfDeviceMemory:
+      return "OutOfDeviceMemory";
+    case ErrorCode::Aborted:
+      return "Aborted";
+    case ErrorCode::Internal:
+      return "Internal";
+  }
+  return "?";
+}
+
+const char* toString(Backend backend)
+{
+  switch (backend)
+  {
+    case Backend::Auto:
+      return "Auto";
+    case Backend::CPU:
+      return "CPU";
+    case Backend::CUDA:
+      return "CUDA";
+  }
+  return "?";
+}
+
+const char* toString(Operator op)
+{
+  switch (op)
+  {
+    case Operator::Laplacian:
+      return "Laplacian";
+    case Operator::Laplap:
+      return "Laplap";
+    case Operator::HorizontalLaplacian:
+      return "HorizontalLaplacian";
+    case Operator::HorizontalLaplap:
+      return "HorizontalLaplap";
+  }
+  return "?";
+}
+
+const char* toString(BoundaryMode mode)
+{
+  return mode == BoundaryMode::Fill ? "Fill" : "ZeroFlux";
+}
+
+const char* toString(AccessStrategy strategy)
+{
+  switch (strategy)
+  {
+    case AccessStrategy::Naive:
+      return "naive";
+    case AccessStrategy::IdxVar:
+      return "idxvar";
+    case AccessStrategy::Shared:
+      return "shared";
+    case AccessStrategy::ZLoop:
+      return "z-loop";
+    case AccessStrategy::SlicedZLoop:
+      return "sliced-z-loop";
+  }
+  return "?";
+}
+
+const char* toString(Ordering ordering)
+{
+  return ordering == Ordering::RowMajor ? "row-major" : "z-curve";
+}
+
+bool cudaCompiled()
+{
+#ifdef STENCIL_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool cudaAvailable(std::string* why)
+{
+  return detail::cudaAvailableImpl(why);
+}
+
+std::string cudaDeviceName()
+{
+  return detail::cudaDeviceNameImpl();
+}
+
+Status measureDeviceBandwidth(std::size_t bytes, int repeats, double& bytesPerSecond)
+{
+  if (bytes == 0 || repeats < 1)
+  {
+    return Status(ErrorCode::InvalidArgument, "bandwidth: bytes and repeats must be positive");
+  }
+  return detail::cudaBandwidth(bytes, repeats, bytesPerSecond);
+}
+
+namespace
+{
+bool isLaplap(Operator op)
+{
+  return op == Operator::Laplap || op == Operator::HorizontalLaplap;
+}
+bool isHorizontal(Operator op)
+{
+  return op == Operator::HorizontalLaplacian || op == Operator::HorizontalLaplap;
+}
+
+int threadCount(const ExecutionOptions& options)
+{
+  if (options.threads > 0)
+  {
+    return options.threads;
+  }
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+/// Runs body(begin, end) over [0, n) in chunks on `threads` threads; false when aborted.
+template<typename Body>
+bool parallelFor(std::size_t n, const ExecutionOptions& options, Body&& body)
+{
+  const int threads = std::max(1, std::min<int>(threadCount(options), static_cast<int>(n)));
+  const std::size_t chunks = std::min<std::size_t>(n, static_cast<std::size_t>(threads) * 8);
+  std::atomic<std::size_t> next(0);
+  std::atomic<bool> aborted(false);
+  auto worker = [&]()
+  {
+    for (;;)
+    {
+      const std::size_t chunk = next.fetch_add(1);
+      if (chunk >= chunks || aborted.load())
+      {
+        return;
+      }
+      if (options.abort && options.abort())
+      {
+        aborted = true;
+        return;
+      }
+      body(chunk * n / chunks, (chunk + 1) * n / chunks);
+    }
+  };
+  if (threads == 1)
+  {
+    worker();
+  }
+  else
+  {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+    {
+      pool.emplace_back(worker);
+    }
+    for (auto& thread : pool)
+    {
+      thread.join();
+    }
+  }
+  return !aborted.load();
+}
+
+template<typename T>
+Status checkFinite(const T* values, std::size_t n, const char* what)
+{
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    if (!std::isfinite(values[i]))
+    {
+      std::ostringstream message;
+      message << what << ": value " << i << " is not finite (" << values[i]
+              << "); NaN/Inf input is rejected (set rejectNonFinite = false to propagate it)";
+      return Status(ErrorCode::NonFinite, message.str());
+    }
+  }
+  return Status::Ok();
+}
+
+/// Decides the backend; returns false when CUDA cannot run (with `why`).
+bool wantCuda(const ExecutionOptions& options, std::size_t size)
+{
+  if (options.backend == Backend::CPU)
+  {
+    return false;
+  }
+  if (options.backend == Backend::Auto && size < options.autoGpuThreshold)
+  {
+    return false;
+  }
+  return true;
+}
+
+/// Runs `cuda` when wanted and possible; otherwise or on a recoverable failure runs `cpu`.
+template<typename CudaCall, typename CpuCall>
+Status runWithFallback(const ExecutionOptions& options,
+  std::size_t size,
+  ExecutionReport& report,
+  CudaCall&& cuda,
+  CpuCall&& cpu)
+{
+  const auto start = std::chrono::steady_clock::now();
+  Status status;
+  bool done = false;
+  if (wantCuda(options, size))
+  {
+    std::string unavailable;
+    if (!detail::cudaAvailableImpl(&unavailable))
+    {
+      status = Status(ErrorCode::BackendUnavailable, "CUDA unavailable: " + unavailable);
+    }
+    else
+    {
+      status = cuda();
+    }
+    if (status.ok())
+    {
+      report.backendUsed = Backend::CUDA;
+      done = true;
+    }
+    else if ((status.code() == ErrorCode::BackendUnavailable ||
+               status.code() == ErrorCode::OutOfDeviceMemory) &&
+      !(options.strictBackend && options.backend == Backend::CUDA))
+    {
+      // Auto never fails for want of a GPU; an explicit CUDA request says why it ran on the CPU.
+      if (options.backend == Backend::CUDA)
+      {
+        report.note += "CUDA requested but ran on the CPU: " + status.message();
+      }
+    }
+    else
+    {
+      return status;
+    }
+  }
+  if (!done)
+  {
+    report.backendUsed = Backend::CPU;
+    report.kernelSeconds = 0;
+    status = cpu();
+    if (!status.ok())
+    {
+      return status;
+    }
+  }
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return Status::Ok();
+}
+
+Status validateImage(const ImageGrid& grid, bool laplap, bool horizontal, int& activeAxes)
+{
+  activeAxes = 0;
+  const std::size_t need = laplap ? 5 : 3;
+  for (int axis = 0; axis < 3; ++axis)
+  {
+    const std::size_t n = grid.dims[axis];
+    if (n == 0)
+    {
+      return Status(ErrorCode::InvalidArgument, "image: a dimension is zero");
+    }
+    if (!(std::isfinite(grid.spacing[axis]) && grid.spacing[axis] > 0))
+    {
+      return Status(ErrorCode::InvalidArgument, "image: spacing must be positive and finite");
+    }
+    if (n == 1 || (horizontal && axis == 2))
+    {
+      continue;
+    }
+    if (n < need)
+    {
+      std::ostringstream message;
+      message << "image too small: axis " << axis << " has " << n << " samples, the "
+              << (laplap ? "laplap" : "Laplacian") << " needs at least " << need;
+      return Status(ErrorCode::TooSmall, message.str());
+    }
+    ++activeAxes;
+  }
+  if (activeAxes == 0)
+  {
+    return Status(ErrorCode::TooSmall, "image too small: no axis has more than one sample");
+  }
+  if (grid.size() > static_cast<std::size_t>(1) << 40)
+  {
+    return Status(ErrorCode::InvalidArgument, "image too large");
+  }
+  return Status::Ok();
+}
+
+template<typename T>
+detail::ImageArgs<T> imageArgs(const ImageGrid& grid, const T* in, T* out, const StencilOptions& s)
+{
+  detail::ImageArgs<T> a;
+  a.u = in;
+  a.out = out;
+  const bool horizontal = isHorizontal(s.op);
+  for (int axis = 0; axis < 3; ++axis)
+  {
+    a.dims[axis] = static_cast<long long>(grid.dims[axis]);
+    a.active[axis] = grid.dims[axis] > 1 && !(horizontal && axis == 2);
+    a.weight[axis] =
+      a.active[axis] ? static_cast<T>(1.0 / (grid.spacing[axis] * grid.spacing[axis])) : T(0);
+  }
+  a.stride[0] = 1;
+  a.stride[1] = a.dims[0];
+  a.stride[2] = a.dims[0] * a.dims[1];
+  a.laplap = isLaplap(s.op);
+  a.zeroFlux = s.boundary == BoundaryMode::ZeroFlux;
+  a.fill = static_cast<T>(s.fillValue);
+  return a;
+}
+} // namespace
+
+template<typename T>
+Status applyImage(const ImageGrid& grid,
+  const T* in,
+  T* out,
+  const StencilOptions& stencil,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  ExecutionReport local;
+  ExecutionReport& rep = report ? *report : local;
+  rep = ExecutionReport();
+  if (!in || !out)
+  {
+    return Status(ErrorCode::InvalidArgument, "image: null input or output");
+  }
+  if (in == out)
+  {
+    return Status(ErrorCode::InvalidArgument, "image: output must not alias the input");
+  }
+  int active = 0;
+  Status status = validateImage(grid, isLaplap(stencil.op), isHorizontal(stencil.op), active);
+  if (!status)
+  {
+    return status;
+  }
+  const std::size_t size = grid.size();
+  if (stencil.rejectNonFinite && !(status = checkFinite(in, size, "image")))
+  {
+    return status;
+  }
+  const detail::ImageArgs<T> args = imageArgs(grid, in, out, stencil);
+  return runWithFallback(
+    options,
+    size,
+    rep,
+    [&]() { return detail::cudaImage(args, size, options, rep); },
+    [&]()
+    {
+      const std::size_t rows = grid.dims[1] * grid.dims[2];
+      const bool finished = parallelFor(rows,
+        options,
+        [&](std::size_t begin, std::size_t end)
+        {
+          for (std::size_t row = begin; row < end; ++row)
+          {
+            const long long j = static_cast<long long>(row % grid.dims[1]);
+            const long long k = static_cast<long long>(row / grid.dims[1]);
+            T* target = out + row * grid.dims[0];
+            for (long long i = 0; i < args.dims[0]; ++i)
+            {
+              target[i] = detail::imageValue(args, i, j, k);
+            }
+          }
+        });
+      if (options.progress)
+      {
+        options.progress(1.0);
+      }
+      return finished ? Status::Ok() : Status(ErrorCode::Aborted, "image stencil aborted");
+    });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Column meshes
+
+Status ColumnMesh::create(std::size_t cellsPerLayer,
+  std::size_t layers,
+  int maxNeighbours,
+  std::vector<std::int32_t> neighbours,
+  std::vector<double> weights,
+  double uniformWeight,
+  double layerSpacing,
+  ColumnMesh& mesh)
+{
+  if (cellsPerLayer < 2 || layers < 1)
+  {
+    return Status(ErrorCode::TooSmall, "column mesh needs at least 2 cells per layer and 1 layer");
+  }
+  if (cellsPerLayer >= static_cast<std::size_t>(INT32_MAX / 2))
+  {
+    return Status(
+      ErrorCode::InvalidArgument, "column mesh: too many cells per layer for 32-bit ids");
+  }
+  if (maxNeighbours < 1 || maxNeighbours > 8)
+  {
+    return Status(ErrorCode::InvalidArgument, "column mesh: maxNeighbours must be 1..8");
+  }
+  if (neighbours.size() != cellsPerLayer * static_cast<std::size_t>(maxNeighbours))
+  {
+    return Status(
+      ErrorCode::InvalidArgument, "column mesh: neighbour table size is not cells x maxNeighbours");
+  }
+  for (std::size_t e = 0; e < neighbours.size(); ++e)
+  {
+    if (neighbours[e] < -1 || neighbours[e] >= static_cast<std::int32_t>(cellsPerLayer))
+    {
+      std::ostringstream message;
+      message << "column mesh: neighbour entry " << e << " (" << neighbours[e]
+              << ") is not a cell id or -1";
+      return Status(ErrorCode::InvalidArgument, message.str());
+    }
+  }
+  if (!weights.empty())
+  {
+    if (weights.size() != neighbours.size())
+    {
+      return Status(ErrorCode::InvalidArgument, "column mesh: one weight per table entry expected");
+    }
+    for (double w : weights)
+    {
+      if (!std::isfinite(w))
+      {
+        return Status(ErrorCode::NonFinite, "column mesh: a weight is not finite");
+      }
+    }
+  }
+  if (!std::isfinite(uniformWeight) || !(std::isfinite(layerSpacing) && layerSpacing > 0))
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "column mesh: weight and layer spacing must be finite, spacing > 0");
+  }
+  mesh.Cells = cellsPerLayer;
+  mesh.Layers = layers;
+  mesh.K = maxNeighbours;
+  mesh.Neighbours = std::move(neighbours);
+  mesh.Weights = std::move(weights);
+  mesh.UniformWeight = uniformWeight;
+  mesh.LayerSpacing = layerSpacing;
+  return Status::Ok();
+}
+
+Status ColumnMesh::permuted(const std::vector<std::int32_t>& order, ColumnMesh& out) const
+{
+  if (order.size() != this->Cells)
+  {
+    return Status(ErrorCode::InvalidArgument, "permutation size differs from cells per layer");
+  }
+  std::vector<std::int32_t> inverse(this->Cells, -1);
+  for (std::size_t i = 0; i < order.size(); ++i)
+  {
+    if (order[i] < 0 || order[i] >= static_cast<std::int32_t>(this->Cells) ||
+      inverse[order[i]] >= 0)
+    {
+      return Status(ErrorCode::InvalidArgument, "not a permutation");
+    }
+    inverse[order[i]] = static_cast<std::int32_t>(i);
+  }
+  const std::size_t K = static_cast<std::size_t>(this->K);
+  std::vector<std::int32_t> table(this->Neighbours.size());
+  std::vector<double> weights(this->Weights.size());
+  for (std::size_t i = 0; i < this->Cells; ++i)
+  {
+    for (std::size_t j = 0; j < K; ++j)
+    {
+      const std::int32_t old = this->Neighbours[order[i] * K + j];
+      table[i * K + j] = old < 0 ? -1 : inverse[old];
+      if (!weights.empty())
+      {
+        weights[i * K + j] = this->Weights[order[i] * K + j];
+      }
+    }
+  }
+  return ColumnMesh::create(this->Cells,
+    this->Layers,
+    this->K,
+    std::move(table),
+    std::move(weights),
+    this->UniformWeight,
+    this->LayerSpacing,
+    out);
+}
+
+namespace detail
+{
+template<typename T>
+Status prepareTable(const ColumnMesh& mesh,
+  bool zeroFlux,
+  bool needSecondRing,
+  const ExecutionOptions& options,
+  PreparedTable<T>& t)
+{
+  const int K0 = mesh.maxNeighbours();
+  const int K = K0 <= 3 ? 3 : (K0 <= 4 ? 4 : (K0 <= 6 ? 6 : 8));
+  const std::size_t cells = mesh.cellsPerLayer();
+  t = PreparedTable<T>();
+  t.K = K;
+  t.chasing = options.chasingTable;
+  t.compressed = options.compressedTable;
+  t.E = t.chasing ? K : K + K * K;
+  t.uniformWeight = static_cast<T>(mesh.uniformWeight());
+  const bool weighted = mesh.hasWeights();
+  // First ring, padded: padding points at the cell itself (contributes u_c - u_c = 0).
+  std::vector<std::int32_t> ring(cells * K);
+  std::vector<T> ringWeights(weighted ? cells * K : 0);
+  for (std::size_t c = 0; c < cells; ++c)
+  {
+    for (int j = 0; j < K; ++j)
+    {
+      std::int32_t n = static_cast<std::int32_t>(c);
+      double w = 0;
+      if (j < K0)
+      {
+        n = mesh.neighbours()[c * K0 + j];
+        w = weighted ? mesh.weights()[c * K0 + j] : 0;
+        if (n < 0 && zeroFlux)
+        {
+          n = static_cast<std::int32_t>(c);
+        }
+      }
+      ring[c * K + j] = n;
+      if (weighted)
+      {
+        ringWeights[c * K + j] = static_cast<T>(w);
+      }
+    }
+  }
+  const int E = t.E;
+  // Entries of one cell relative to nothing (plain) in the chosen layout.
+  auto entry = [&](std::size_t c, int e, std::int32_t& n, T& w)
+  {
+    if (e < K)
+    {
+      n = ring[c * K + e];
+      w = weighted ? ringWeights[c * K + e] : T(0);
+      return;
+    }
+    const int j = (e - K) / K;
+    const int q = (e - K) % K;
+    const std::int32_t m = ring[c * K + j];
+    n = m < 0 ? -1 : ring[static_cast<std::size_t>(m) * K + q];
+    w = (weighted && m >= 0) ? ringWeights[static_cast<std::size_t>(m) * K + q] : T(0);
+  };
+  (void)needSecondRing;
+  if (!t.compressed)
+  {
+    t.index.resize(cells * E);
+    if (weighted)
+    {
+      t.weights.resize(cells * E);
+    }
+    for (std::size_t c = 0; c < cells; ++c)
+    {
+      for (int e = 0; e < E; ++e)
+      {
+        std::int32_t n;
+        T w;
+        entry(c, e, n, w);
+        t.index[c * E + e] = n;
+        if (weighted)
+        {
+          t.weights[c * E + e] = w;
+        }
+      }
+    }
+    t.patterns = 0;
+    return Status::Ok();
+  }
+  // Compressed: cells sharing the same relative offsets (and weights) share one pattern.
+  t.index.resize(cells);
+  std::unordered_map<std::string, std::int32_t> patterns;
+  std::string key;
+  std::vector<std::int32_t> offsets(E);
+  std::vector<T> weights(E);
+  for (std::size_t c = 0; c < cells; ++c)
+  {
+    for (int e = 0; e < E; ++e)
+    {
+      std::int32_t n;
+      T w;
+      entry(c, e, n, w);
+      offsets[e] = n < 0 ? MissingOffset : n - static_cast<std::int32_t>(c);
+      weights[e] = w;
+    }
+    key.assign(reinterpret_cast<const char*>(offsets.data()), E * sizeof(std::int32_t));
+    if (weighted)
+    {
+      key.append(reinterpret_cast<const char*>(weights.data()), E * sizeof(T));
+    }
+    auto found = patterns.find(key);
+    if (found == patterns.end())
+    {
+      const std::int32_t id = static_cast<std::int32_t>(patterns.size());
+      found = patterns.emplace(key, id).first;
+      t.offsets.insert(t.offsets.end(), offsets.begin(), offsets.end());
+      if (weighted)
+      {
+        t.weights.insert(t.weights.end(), weights.begin(), weights.end());
+      }
+    }
+    t.index[c] = found->second;
+  }
+  t.patterns = patterns.size();
+  return Status::Ok();
+}
+
+template Status prepareTable<float>(const ColumnMesh&,
+  bool,
+  bool,
+  const ExecutionOptions&,
+  PreparedTable<float>&);
+template Status prepareTable<double>(const ColumnMesh&,
+  bool,
+  bool,
+  const ExecutionOptions&,
+  PreparedTable<double>&);
+} // namespace detail
+
+namespace
+{
+template<typename T, typename Table>
+bool cpuColumns(const Table& table,
+  const detail::ColumnArgs<T>& a,
+  const ExecutionOptions& options,
+  ExecutionReport& report)
+{
+  constexpr int K = Table::K;
+  constexpr int E = K + K * K;
+  const std::size_t cells = static_cast<std::size_t>(a.cells);
+  const std::size_t layers = static_cast<std::size_t>(a.layers);
+  switch (options.strategy)
+  {
+    case AccessStrategy::Naive:
+      return parallelFor(cells * layers,
+        options,
+        [&](std::size_t begin, std::size_t end)
+        {
+          for (std::size_t v = begin; v < end; ++v)
+          {
+            const int c = static_cast<int>(v % cells);
+            const int k = static_cast<int>(v / cells);
+            a.out[v] = detail::columnValue<T, K>(a, c, k, detail::NaiveSource<Table>{ table, c });
+          }
+        });
+    case AccessStrategy::IdxVar:
+      return parallelFor(cells * layers,
+        options,
+        [&](std::size_t begin, std::size_t end)
+        {
+          int nb[E];
+          T wt[E];
+          for (std::size_t v = begin; v < end; ++v)
+          {
+            const int c = static_cast<int>(v % cells);
+            const int k = static_cast<int>(v / cells);
+            detail::resolve(table, c, a.laplap, nb, wt);
+            a.out[v] = detail::columnValue<T, K>(a, c, k, detail::ArraySource<T, K>{ nb, wt });
+          }
+        });
+    case AccessStrategy::Shared:
+    case AccessStrategy::ZLoop:
+    case AccessStrategy::SlicedZLoop:
+    {
+      if (options.strategy == AccessStrategy::Shared)
+      {
+        report.note += "shared runs as z-loop on the CPU (no shared memory there). ";
+      }
+      const std::size_t slice = options.strategy == AccessStrategy::SlicedZLoop
+        ? static_cast<std::size_t>(options.sliceSize)
+        : layers;
+      const std::size_t slices = (layers + slice - 1) / slice;
+      return parallelFor(cells * slices,
+        options,
+        [&](std::size_t begin, std::size_t end)
+        {
+          int nb[E];
+          T wt[E];
+          for (std::size_t item = begin; item < end; ++item)
+          {
+            const int c = static_cast<int>(item % cells);
+            const std::size_t first = (item / cells) * slice;
+            const std::size_t last = std::min(layers, first + slice);
+            detail::resolve(table, c, a.laplap, nb, wt);
+            const detail::ArraySource<T, K> source{ nb, wt };
+            for (std::size_t k = first; k < last; ++k)
+            {
+              a.out[k * cells + c] = detail::columnValue<T, K>(a, c, static_cast<int>(k), source);
+            }
+          }
+        });
+    }
+  }
+  return true;
+}
+} // namespace
+
+template<typename T>
+Status applyColumns(const ColumnMesh& mesh,
+  const T* in,
+  T* out,
+  const StencilOptions& stencil,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  ExecutionReport local;
+  ExecutionReport& rep = report ? *report : local;
+  rep = ExecutionReport();
+  if (mesh.cellsPerLayer() == 0)
+  {
+    return Status(ErrorCode::InvalidArgument, "column mesh is empty (use ColumnMesh::create)");
+  }
+  if (!in || !out)
+  {
+    return Status(ErrorCode::InvalidArgument, "columns: null input or output");
+  }
+  if (in == out)
+  {
+    return Status(ErrorCode::InvalidArgument, "columns: output must not alias the input");
+  }
+  if (options.sliceSize < 1)
+  {
+    return Status(ErrorCode::InvalidArgument, "sliced z-loop: slice size must be at least 1");
+  }
+  const bool laplap = isLaplap(stencil.op);
+  const bool vertical = !isHorizontal(stencil.op) && mesh.layers() > 1;
+  if (vertical && mesh.layers() < (laplap ? 5u : 3u))
+  {
+    std::ostringstream message;
+    message << "column mesh too small: " << mesh.layers() << " layers, the vertical "
+            << (laplap ? "laplap needs 5" : "Laplacian needs 3")
+            << " (use a horizontal operator for thin meshes)";
+    return Status(ErrorCode::TooSmall, message.str());
+  }
+  const std::size_t size = mesh.size();
+  Status status;
+  if (stencil.rejectNonFinite && !(status = checkFinite(in, size, "columns")))
+  {
+    return status;
+  }
+  const bool zeroFlux = stencil.boundary == BoundaryMode::ZeroFlux;
+  detail::PreparedTable<T> table;
+  if (!(status = detail::prepareTable(mesh, zeroFlux, laplap, options, table)))
+  {
+    return status;
+  }
+  rep.tablePatterns = table.patterns;
+  rep.tableBytes = table.bytes();
+  detail::ColumnArgs<T> args;
+  args.u = in;
+  args.out = out;
+  args.cells = static_cast<long long>(mesh.cellsPerLayer());
+  args.layers = static_cast<int>(mesh.layers());
+  args.verticalWeight = static_cast<T>(1.0 / (mesh.layerSpacing() * mesh.layerSpacing()));
+  args.vertical = vertical;
+  args.laplap = laplap;
+  args.zeroFlux = zeroFlux;
+  args.fill = static_cast<T>(stencil.fillValue);
+  const std::size_t patterns = table.patterns;
+  const std::size_t bytes = table.bytes();
+  status = runWithFallback(
+    options,
+    size,
+    rep,
+    [&]() { return detail::cudaColumns(table, args, options, rep); },
+    [&]()
+    {
+      const Status finished = detail::withTable(table,
+        table.hostPointers(),
+        [&](auto view) -> Status
+        {
+          return cpuColumns<T>(view, args, options, rep)
+            ? Status::Ok()
+            : Status(ErrorCode::Aborted, "column stencil aborted");
+        });
+      if (options.progress && finished.ok())
+      {
+        options.progress(1.0);
+      }
+      return finished;
+    });
+  rep.tablePatterns = patterns;
+  rep.tableBytes = bytes;
+  return status;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Hyperdiffusion
+
+namespace
+{
+template<typename T, typename Apply>
+Status hyperdiffuse(std::size_t size,
+  T* values,
+  int iterations,
+  double fraction,
+  double bound,
+  const ExecutionOptions& options,
+  ExecutionReport* report,
+  Apply&& apply)
+{
+  if (iterations < 0)
+  {
+    return Status(ErrorCode::InvalidArgument, "hyperdiffusion: iterations must be >= 0");
+  }
+  if (!(fraction > 0 && fraction <= 1))
+  {
+    return Status(ErrorCode::InvalidArgument, "hyperdiffusion: fraction must be in (0, 1]");
+  }
+  // u -= dt L^2 u is stable for dt * lambda_max(L^2) <= 2; Gershgorin bounds lambda_max(L).
+  const double dt = fraction * 2.0 / (bound * bound);
+  std::vector<T> laplap(size);
+  ExecutionReport step;
+  double seconds = 0;
+  for (int it = 0; it < iterations; ++it)
+  {
+    Status status = apply(values, laplap.data(), step);
+    if (!status)
+    {
+      return status;
+    }
+    seconds += step.seconds;
+    for (std::size_t v = 0; v < size; ++v)
+    {
+      values[v] -= static_cast<T>(dt) * laplap[v];
+    }
+    if (options.progress)
+    {
+      options.progress(static_cast<double>(it + 1) / iterations);
+    }
+  }
+  if (report)
+  {
+    *report = step;
+    report->seconds = seconds;
+  }
+  return Status::Ok();
+}
+} // namespace
+
+template<typename T>
+Status hyperdiffuseImage(const ImageGrid& grid,
+  T* values,
+  int iterations,
+  double fraction,
+  bool horizontalOnly,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  StencilOptions s;
+  s.op = horizontalOnly ? Operator::HorizontalLaplap : Operator::Laplap;
+  s.boundary = BoundaryMode::ZeroFlux;
+  double bound = 0;
+  for (int axis = 0; axis < 3; ++axis)
+  {
+    if (grid.dims[axis] > 1 && !(horizontalOnly && axis == 2) && grid.spacing[axis] > 0)
+    {
+      bound += 4.0 / (grid.spacing[axis] * grid.spacing[axis]);
+    }
+  }
+  if (!(bound > 0))
+  {
+    return Status(ErrorCode::TooSmall, "hyperdiffusion: no axis to smooth along");
+  }
+  return hyperdiffuse(grid.size(),
+    values,
+    iterations,
+    fraction,
+    bound,
+    options,
+    report,
+    [&](const T* in, T* out, ExecutionReport& rep)
+    { return applyImage(grid, in, out, s, options, &rep); });
+}
+
+template<typename T>
+Status hyperdiffuseColumns(const ColumnMesh& mesh,
+  T* values,
+  int iterations,
+  double fraction,
+  bool horizontalOnly,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  StencilOptions s;
+  s.op = horizontalOnly ? Operator::HorizontalLaplap : Operator::Laplap;
+  s.boundary = BoundaryMode::ZeroFlux;
+  double bound = 0;
+  const int K = mesh.maxNeighbours();
+  for (std::size_t c = 0; c < mesh.cellsPerLayer(); ++c)
+  {
+    double row = 0;
+    for (int j = 0; j < K; ++j)
+    {
+      row += std::fabs(mesh.hasWeights() ? mesh.weights()[c * K + j] : mesh.uniformWeight());
+    }
+    bound = std::max(bound, 2 * row);
+  }
+  if (!horizontalOnly && mesh.layers() > 1)
+  {
+    bound += 4.0 / (mesh.layerSpacing() * mesh.layerSpacing());
+  }
+  if (!(bound > 0))
+  {
+    return Status(ErrorCode::TooSmall, "hyperdiffusion: all weights are zero");
+  }
+  return hyperdiffuse(mesh.size(),
+    values,
+    iterations,
+    fraction,
+    bound,
+    options,
+    report,
+    [&](const T* in, T* out, ExecutionReport& rep)
+    { return applyColumns(mesh, in, out, s, options, &rep); });
+}
+
+#define STENCIL_INSTANTIATE(T)                                                                     \
+  template Status applyImage<T>(const ImageGrid&,                                                  \
+    const T*,                                                                                      \
+    T*,                                                                                            \
+    const StencilOptions&,                                                                         \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
+  template Status applyColumns<T>(const ColumnMesh&,                                               \
+    const T*,                                                                                      \
+    T*,                                                                                            \
+    const StencilOptions&,                                                                         \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
+  template Status hyperdiffuseImage<T>(                                                            \
+    const ImageGrid&, T*, int, double, bool, const ExecutionOptions&, ExecutionReport*);           \
+  template Status hyperdiffuseColumns<T>(                                                          \
+    const ColumnMesh&, T*, int, double, bool, const ExecutionOptions&, ExecutionReport*);
+STENCIL_INSTANTIATE(float)
+STENCIL_INSTANTIATE(double)
+#undef STENCIL_INSTANTIATE
+
+} // namespace stencil

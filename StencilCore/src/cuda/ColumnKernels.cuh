@@ -1,0 +1,267 @@
+/**
+ * @file ColumnKernels.cuh
+ * @brief The column-mesh kernels, one per access strategy, templated on the table layout.
+ *
+ * Values are stored layer by layer (index = k * cells + c), so the neighbour table of layer 0
+ * serves every layer after adding k * cells: the strategies differ only in how often and by whom
+ * the table is read.
+ */
+#ifndef stencil_ColumnKernels_cuh
+#define stencil_ColumnKernels_cuh
+
+#include "CudaCommon.cuh"
+
+namespace stencil
+{
+namespace detail
+{
+namespace
+{
+constexpr int LinearBlock = 128;
+constexpr int SharedBlockCells = 32;
+constexpr int SharedBlockLayers = 8;
+
+/// Shared-memory slots per cell: the smallest odd count >= E, so that the same entry of
+/// consecutive cells falls into different banks.
+__host__ __device__ constexpr int paddedEntries(int e)
+{
+  return (e % 2 == 0) ? e + 1 : e;
+}
+
+template<typename T, typename Table>
+__global__ void naiveKernel(ColumnArgs<T> a, Table t)
+{
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= a.cells)
+  {
+    return;
+  }
+  for (int k = blockIdx.y; k < a.layers; k += gridDim.y)
+  {
+    a.out[static_cast<long long>(k) * a.cells + c] =
+      columnValue<T, Table::K>(a, c, k, NaiveSource<Table>{ t, c });
+  }
+}
+
+template<typename T, typename Table>
+__global__ void idxvarKernel(ColumnArgs<T> a, Table t)
+{
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= a.cells)
+  {
+    return;
+  }
+  for (int k = blockIdx.y; k < a.layers; k += gridDim.y)
+  {
+    int nb[Table::K + Table::K * Table::K];
+    T wt[Table::K + Table::K * Table::K];
+    resolve(t, c, a.laplap, nb, wt);
+    a.out[static_cast<long long>(k) * a.cells + c] =
+      columnValue<T, Table::K>(a, c, k, ArraySource<T, Table::K>{ nb, wt });
+  }
+}
+
+template<typename T, typename Table>
+__global__ void sharedKernel(ColumnArgs<T> a, Table t)
+{
+  constexpr int E = Table::K + Table::K * Table::K;
+  constexpr int P = paddedEntries(E);
+  __shared__ int sharedIndex[SharedBlockCells * P];
+  __shared__ T sharedWeight[SharedBlockCells * P];
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  int* nb = sharedIndex + threadIdx.x * P;
+  T* wt = sharedWeight + threadIdx.x * P;
+  // Leader threads (first layer of the block) read the table once for the whole block.
+  if (threadIdx.z == 0 && c < a.cells)
+  {
+    resolve(t, c, a.laplap, nb, wt);
+  }
+  __syncthreads();
+  if (c >= a.cells)
+  {
+    return;
+  }
+  for (int k = blockIdx.z * blockDim.z + threadIdx.z; k < a.layers; k += gridDim.z * blockDim.z)
+  {
+    a.out[static_cast<long long>(k) * a.cells + c] =
+      columnValue<T, Table::K>(a, c, k, ArraySource<T, Table::K>{ nb, wt });
+  }
+}
+
+template<typename T, typename Table>
+__global__ void zloopKernel(ColumnArgs<T> a, Table t, int slice)
+{
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= a.cells)
+  {
+    return;
+  }
+  int nb[Table::K + Table::K * Table::K];
+  T wt[Table::K + Table::K * Table::K];
+  resolve(t, c, a.laplap, nb, wt);
+  const ArraySource<T, Table::K> source{ nb, wt };
+  for (int first = blockIdx.y * slice; first < a.layers; first += gridDim.y * slice)
+  {
+    const int last = min(a.layers, first + slice);
+    for (int k = first; k < last; ++k)
+    {
+      a.out[static_cast<long long>(k) * a.cells + c] = columnValue<T, Table::K>(a, c, k, source);
+    }
+  }
+}
+
+template<typename T, typename Table>
+Status launchColumns(const Table& table,
+  const ColumnArgs<T>& a,
+  const ExecutionOptions& options,
+  ExecutionReport& report)
+{
+  const unsigned cellBlocks = static_cast<unsigned>((a.cells + LinearBlock - 1) / LinearBlock);
+  const unsigned layerBlocks = static_cast<unsigned>(std::min(a.layers, 65535));
+  double seconds = 0;
+  Status status;
+  switch (options.strategy)
+  {
+    case AccessStrategy::Naive:
+      status = timeKernel(
+        options.timingRepeats,
+        [&]() { naiveKernel<T, Table><<<dim3(cellBlocks, layerBlocks), LinearBlock>>>(a, table); },
+        seconds);
+      break;
+    case AccessStrategy::IdxVar:
+      status = timeKernel(
+        options.timingRepeats,
+        [&]() { idxvarKernel<T, Table><<<dim3(cellBlocks, layerBlocks), LinearBlock>>>(a, table); },
+        seconds);
+      break;
+    case AccessStrategy::Shared:
+    {
+      const dim3 block(SharedBlockCells, 1, SharedBlockLayers);
+      const dim3 grid(static_cast<unsigned>((a.cells + SharedBlockCells - 1) / SharedBlockCells),
+        1,
+        static_cast<unsigned>(
+          std::min(65535, (a.layers + SharedBlockLayers - 1) / SharedBlockLayers)));
+      status = timeKernel(
+        options.timingRepeats,
+        [&]() { sharedKernel<T, Table><<<grid, block>>>(a, table); },
+        seconds);
+      break;
+    }
+    case AccessStrategy::ZLoop:
+    case AccessStrategy::SlicedZLoop:
+    {
+      const int slice =
+        options.strategy == AccessStrategy::ZLoop ? a.layers : std::max(1, options.sliceSize);
+      const unsigned slices =
+        static_cast<unsigned>(std::min(65535, (a.layers + slice - 1) / slice));
+      status = timeKernel(
+        options.timingRepeats,
+        [&]()
+        { zloopKernel<T, Table><<<dim3(cellBlocks, slices), LinearBlock>>>(a, table, slice); },
+        seconds);
+      break;
+    }
+  }
+  report.kernelSeconds = seconds;
+  return status;
+}
+
+/// Copies the table and the values to the device, runs the chosen strategy, copies back.
+template<typename T, bool Chasing>
+Status runColumns(const PreparedTable<T>& table,
+  const ColumnArgs<T>& args,
+  const ExecutionOptions& options,
+  ExecutionReport& report)
+{
+  const std::size_t values = static_cast<std::size_t>(args.cells) * args.layers;
+  const std::size_t bytes = values * sizeof(T);
+  Status status = checkDeviceMemory(2 * bytes + table.bytes());
+  DeviceBuffer in;
+  DeviceBuffer out;
+  DeviceBuffer index;
+  DeviceBuffer offsets;
+  DeviceBuffer weights;
+  if (!status || !(status = cudaStatus(in.allocate(bytes), "cudaMalloc input")) ||
+    !(status = cudaStatus(out.allocate(bytes), "cudaMalloc output")) ||
+    !(status = cudaStatus(index.allocate(table.index.size() * 4), "cudaMalloc table")) ||
+    !(status = cudaStatus(offsets.allocate(table.offsets.size() * 4), "cudaMalloc table")) ||
+    !(status =
+        cudaStatus(weights.allocate(table.weights.size() * sizeof(T)), "cudaMalloc weights")))
+  {
+    return status;
+  }
+  cudaMemcpy(index.as<void>(), table.index.data(), table.index.size() * 4, cudaMemcpyHostToDevice);
+  if (!table.offsets.empty())
+  {
+    cudaMemcpy(
+      offsets.as<void>(), table.offsets.data(), table.offsets.size() * 4, cudaMemcpyHostToDevice);
+  }
+  if (!table.weights.empty())
+  {
+    cudaMemcpy(weights.as<void>(),
+      table.weights.data(),
+      table.weights.size() * sizeof(T),
+      cudaMemcpyHostToDevice);
+  }
+  if (!(status =
+          cudaStatus(cudaMemcpy(in.as<T>(), args.u, bytes, cudaMemcpyHostToDevice), "copy in")))
+  {
+    return status;
+  }
+  TablePointers<T> pointers;
+  pointers.index = index.as<std::int32_t>();
+  pointers.offsets = table.offsets.empty() ? nullptr : offsets.as<std::int32_t>();
+  pointers.weights = table.weights.empty() ? nullptr : weights.as<T>();
+  pointers.uniformWeight = table.uniformWeight;
+  ColumnArgs<T> device = args;
+  device.u = in.as<T>();
+  device.out = out.as<T>();
+  auto run = [&](auto view) { return launchColumns<T>(view, device, options, report); };
+  switch (table.K)
+  {
+    case 3:
+      status = table.compressed
+        ? run(typename std::conditional<Chasing,
+            CompressedChasing<T, 3>,
+            CompressedNonChasing<T, 3>>::type{ pointers })
+        : run(typename std::conditional<Chasing, PlainChasing<T, 3>, PlainNonChasing<T, 3>>::type{
+            pointers });
+      break;
+    case 4:
+      status = table.compressed
+        ? run(typename std::conditional<Chasing,
+            CompressedChasing<T, 4>,
+            CompressedNonChasing<T, 4>>::type{ pointers })
+        : run(typename std::conditional<Chasing, PlainChasing<T, 4>, PlainNonChasing<T, 4>>::type{
+            pointers });
+      break;
+    case 6:
+      status = table.compressed
+        ? run(typename std::conditional<Chasing,
+            CompressedChasing<T, 6>,
+            CompressedNonChasing<T, 6>>::type{ pointers })
+        : run(typename std::conditional<Chasing, PlainChasing<T, 6>, PlainNonChasing<T, 6>>::type{
+            pointers });
+      break;
+    case 8:
+      status = table.compressed
+        ? run(typename std::conditional<Chasing,
+            CompressedChasing<T, 8>,
+            CompressedNonChasing<T, 8>>::type{ pointers })
+        : run(typename std::conditional<Chasing, PlainChasing<T, 8>, PlainNonChasing<T, 8>>::type{
+            pointers });
+      break;
+    default:
+      return Status(ErrorCode::Internal, "unsupported padded neighbour count");
+  }
+  if (!status)
+  {
+    return status;
+  }
+  return cudaStatus(cudaMemcpy(args.out, out.as<T>(), bytes, cudaMemcpyDeviceToHost), "copy out");
+}
+} // namespace
+} // namespace detail
+} // namespace stencil
+
+#endif

@@ -1,0 +1,159 @@
+/**
+ * @file CudaCommon.cuh
+ * @brief Device buffers, error mapping and kernel timing shared by the CUDA sources.
+ */
+#ifndef stencil_CudaCommon_cuh
+#define stencil_CudaCommon_cuh
+
+#include "../Internal.h"
+
+#include <algorithm>
+#include <cuda_runtime.h>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace stencil
+{
+namespace detail
+{
+/// Owns one device allocation; frees it on every exit path.
+class DeviceBuffer
+{
+public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer()
+  {
+    if (this->Pointer)
+    {
+      cudaFree(this->Pointer);
+    }
+  }
+  cudaError_t allocate(std::size_t bytes)
+  {
+    return cudaMalloc(&this->Pointer, std::max<std::size_t>(bytes, 1));
+  }
+  template<typename U>
+  U* as() const
+  {
+    return static_cast<U*>(this->Pointer);
+  }
+
+private:
+  void* Pointer = nullptr;
+};
+
+/// A failed allocation becomes OutOfDeviceMemory (the caller falls back); other errors Internal.
+inline Status cudaStatus(cudaError_t error, const char* what)
+{
+  if (error == cudaSuccess)
+  {
+    return Status::Ok();
+  }
+  cudaGetLastError(); // clear the sticky-free error state of recoverable failures
+  std::ostringstream message;
+  message << what << ": " << cudaGetErrorString(error);
+  if (error == cudaErrorMemoryAllocation)
+  {
+    return Status(ErrorCode::OutOfDeviceMemory, message.str());
+  }
+  return Status(ErrorCode::BackendUnavailable, message.str());
+}
+
+inline Status checkDeviceMemory(std::size_t bytes)
+{
+  std::size_t freeBytes = 0;
+  std::size_t totalBytes = 0;
+  Status status = cudaStatus(cudaMemGetInfo(&freeBytes, &totalBytes), "cudaMemGetInfo");
+  if (!status)
+  {
+    return status;
+  }
+  if (bytes > freeBytes / 10 * 9)
+  {
+    std::ostringstream message;
+    message << "needs " << bytes << " bytes of device memory, " << freeBytes << " free";
+    return Status(ErrorCode::OutOfDeviceMemory, message.str());
+  }
+  return Status::Ok();
+}
+
+/// Runs launch() `repeats` times between events; stores the median kernel time in seconds.
+template<typename Launch>
+Status timeKernel(int repeats, Launch&& launch, double& medianSeconds)
+{
+  cudaEvent_t start;
+  cudaEvent_t stop;
+  Status status = cudaStatus(cudaEventCreate(&start), "cudaEventCreate");
+  if (!status)
+  {
+    return status;
+  }
+  cudaEventCreate(&stop);
+  std::vector<double> times;
+  for (int r = 0; r < std::max(1, repeats); ++r)
+  {
+    cudaEventRecord(start);
+    launch();
+    cudaEventRecord(stop);
+    cudaError_t error = cudaGetLastError();
+    if (error == cudaSuccess)
+    {
+      error = cudaEventSynchronize(stop);
+    }
+    if (error != cudaSuccess)
+    {
+      cudaEventDestroy(start);
+      cudaEventDestroy(stop);
+      return cudaStatus(error, "stencil kernel");
+    }
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    times.push_back(ms * 1e-3);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(times.begin(), times.end());
+  medianSeconds = times[times.size() / 2];
+  return Status::Ok();
+}
+
+template<typename T>
+Status cudaColumnsChasing(const PreparedTable<T>& table,
+  const ColumnArgs<T>& args,
+  const ExecutionOptions& options,
+  ExecutionReport& report);
+template<typename T>
+Status cudaColumnsNonChasing(const PreparedTable<T>& table,
+  const ColumnArgs<T>& args,
+  const ExecutionOptions& options,
+  ExecutionReport& report);
+
+template<>
+Status cudaColumnsChasing<float>(const PreparedTable<float>&,
+  const ColumnArgs<float>&,
+  const ExecutionOptions&,
+  ExecutionReport&);
+template<>
+Status cudaColumnsChasing<double>(const PreparedTable<double>&,
+  const ColumnArgs<double>&,
+  const ExecutionOptions&,
+  ExecutionReport&);
+template<>
+Status cudaColumnsNonChasing<float>(const PreparedTable<float>&,
+  const ColumnArgs<float>&,
+  const ExecutionOptions&,
+  ExecutionReport&);
+template<>
+Status cudaColumnsNonChasing<double>(const PreparedTable<double>&,
+  const ColumnArgs<double>&,
+  const ExecutionOptions&,
+  ExecutionReport&);
+
+} // namespace detail
+} // namespace stencil
+
+#endif
