@@ -1,0 +1,478 @@
+// Public entry points: validation, the MeshLoop object (reordering, plans), backend choice with
+// CPU fallback, and permutation of user data into the internal numbering on the CPU path.
+#include "Internal.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace meshloop
+{
+
+const char* toString(Backend backend)
+{
+  switch (backend)
+  {
+    case Backend::Auto:
+      return "Auto";
+    case Backend::CPU:
+      return "CPU";
+    case Backend::CUDA:
+      return "CUDA";
+  }
+  return "unknown";
+}
+
+const char* toString(Strategy strategy)
+{
+  switch (strategy)
+  {
+    case Strategy::GlobalAtomics:
+      return "GlobalAtomics";
+    case Strategy::GlobalColouring:
+      return "GlobalColouring";
+    case Strategy::HierarchicalColouring:
+      return "HierarchicalColouring";
+  }
+  return "unknown";
+}
+
+const char* toString(Layout layout)
+{
+  return layout == Layout::AoS ? "AoS" : "SoA";
+}
+
+const char* toString(Reordering reordering)
+{
+  switch (reordering)
+  {
+    case Reordering::None:
+      return "None";
+    case Reordering::GPS:
+      return "GPS";
+    case Reordering::Partition:
+      return "Partition";
+  }
+  return "unknown";
+}
+
+const char* toString(ErrorCode code)
+{
+  switch (code)
+  {
+    case ErrorCode::Ok:
+      return "Ok";
+    case ErrorCode::InvalidArgument:
+      return "InvalidArgument";
+    case ErrorCode::Unavailable:
+      return "Unavailable";
+    case ErrorCode::OutOfMemory:
+      return "OutOfMemory";
+    case ErrorCode::DeviceError:
+      return "DeviceError";
+    case ErrorCode::Aborted:
+      return "Aborted";
+  }
+  return "unknown";
+}
+
+bool cudaCompiled()
+{
+#ifdef MESHLOOP_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool cudaAvailable(std::string* why)
+{
+  return detail::cuda::available(why);
+}
+
+Status validate(const Mapping& mapping)
+{
+  if (mapping.offsets.empty() || mapping.offsets.front() != 0)
+  {
+    return Status(ErrorCode::InvalidArgument, "mapping offsets must start with 0");
+  }
+  if (mapping.offsets.back() != static_cast<std::int64_t>(mapping.targets.size()))
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "mapping offsets end at " + std::to_string(mapping.offsets.back()) + " but there are " +
+        std::to_string(mapping.targets.size()) + " targets");
+  }
+  if (mapping.toCount < 0 || mapping.toCount > std::numeric_limits<std::int32_t>::max() ||
+    mapping.fromCount() > std::numeric_limits<std::int32_t>::max())
+  {
+    return Status(ErrorCode::InvalidArgument, "mapping sets must have fewer than 2^31 elements");
+  }
+  for (std::size_t e = 0; e + 1 < mapping.offsets.size(); ++e)
+  {
+    if (mapping.offsets[e + 1] < mapping.offsets[e])
+    {
+      return Status(ErrorCode::InvalidArgument,
+        "mapping offsets decrease at element " + std::to_string(e));
+    }
+  }
+  for (std::size_t j = 0; j < mapping.targets.size(); ++j)
+  {
+    if (mapping.targets[j] < 0 || mapping.targets[j] >= mapping.toCount)
+    {
+      return Status(ErrorCode::InvalidArgument,
+        "mapping entry " + std::to_string(j) + " names target " +
+          std::to_string(mapping.targets[j]) + " outside [0, " + std::to_string(mapping.toCount) +
+          ")");
+    }
+  }
+  return Status::Ok();
+}
+
+namespace detail
+{
+DeviceCache::~DeviceCache()
+{
+  if (impl)
+  {
+    cuda::release(impl);
+  }
+}
+} // namespace detail
+
+MeshLoop::MeshLoop()
+  : ThePlan(new detail::Plan)
+  , Device(new detail::DeviceCache)
+{
+}
+
+MeshLoop::~MeshLoop() = default;
+
+std::int64_t MeshLoop::fromCount() const
+{
+  return this->Internal.fromCount();
+}
+
+std::int64_t MeshLoop::toCount() const
+{
+  return this->Internal.toCount;
+}
+
+Status MeshLoop::setMapping(const Mapping& mapping, Reordering reordering, int blockSize, int threads)
+{
+  Permutation permutation;
+  Status status = computeReordering(mapping, reordering, blockSize, &permutation, threads);
+  if (!status)
+  {
+    return status;
+  }
+  Mapping internal;
+  if (reordering == Reordering::None)
+  {
+    internal = mapping;
+  }
+  else
+  {
+    status = applyPermutation(mapping, permutation, &internal);
+    if (!status)
+    {
+      return status;
+    }
+  }
+  this->Internal = std::move(internal);
+  this->Perm = std::move(permutation);
+  this->Identity = reordering == Reordering::None;
+  this->Order = reordering;
+  this->BlockSize = blockSize;
+  this->EdgeMesh = true;
+  for (std::size_t e = 0; e + 1 < this->Internal.offsets.size(); ++e)
+  {
+    if (this->Internal.offsets[e + 1] - this->Internal.offsets[e] != 2)
+    {
+      this->EdgeMesh = false;
+      break;
+    }
+  }
+  this->Counts.assign(static_cast<std::size_t>(mapping.toCount), 0);
+  for (std::int32_t t : mapping.targets)
+  {
+    ++this->Counts[static_cast<std::size_t>(t)];
+  }
+  this->ThePlan.reset(new detail::Plan);
+  this->Device.reset(new detail::DeviceCache);
+  return Status::Ok();
+}
+
+Status MeshLoop::preparePlan(Strategy strategy, int threads)
+{
+  if (strategy == Strategy::GlobalColouring && !this->ThePlan->hasGlobal)
+  {
+    detail::buildGlobalColouring(this->Internal, *this->ThePlan);
+  }
+  if (strategy == Strategy::HierarchicalColouring && !this->ThePlan->hasHierarchical)
+  {
+    detail::buildHierarchical(
+      this->Internal, this->BlockSize, this->Perm.blockStarts, threads, *this->ThePlan);
+  }
+  return Status::Ok();
+}
+
+template<typename T>
+Status MeshLoop::scatterAdd(const T* in,
+  int components,
+  T* out,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  return this->run<T>(detail::OpScatter, in, nullptr, components, out, options, report);
+}
+
+template<typename T>
+Status MeshLoop::average(const T* in,
+  int components,
+  T* out,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  return this->run<T>(detail::OpAverage, in, nullptr, components, out, options, report);
+}
+
+template<typename T>
+Status MeshLoop::edgeFlux(const T* q,
+  const T* weights,
+  int components,
+  T* res,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  if (!this->EdgeMesh)
+  {
+    return Status(ErrorCode::InvalidArgument, "edgeFlux: every from-element must name exactly 2 targets");
+  }
+  if (this->fromCount() > 0 && !weights)
+  {
+    return Status(ErrorCode::InvalidArgument, "edgeFlux: no weights given");
+  }
+  return this->run<T>(detail::OpEdgeFlux, q, weights, components, res, options, report);
+}
+
+namespace
+{
+
+template<typename T>
+void permuteData(const T* source,
+  T* target,
+  const std::vector<std::int32_t>& order,
+  bool gather,
+  int components,
+  Layout layout,
+  int threads)
+{
+  const std::int64_t n = static_cast<std::int64_t>(order.size());
+  detail::parallelFor(threads,
+    n,
+    std::int64_t(1) << 14,
+    [&](std::int64_t i0, std::int64_t i1)
+    {
+      for (std::int64_t i = i0; i < i1; ++i)
+      {
+        const std::int64_t o = order[i];
+        const std::int64_t dst = gather ? i : o;
+        const std::int64_t src = gather ? o : i;
+        for (int c = 0; c < components; ++c)
+        {
+          if (layout == Layout::SoA)
+          {
+            target[c * n + dst] = source[c * n + src];
+          }
+          else
+          {
+            target[dst * components + c] = source[src * components + c];
+          }
+        }
+      }
+    });
+}
+
+} // namespace
+
+template<typename T>
+Status MeshLoop::run(int operationCode,
+  const T* in,
+  const T* weights,
+  int components,
+  T* out,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  const auto start = std::chrono::steady_clock::now();
+  const auto operation = static_cast<detail::Operation>(operationCode);
+  ExecutionReport local;
+  ExecutionReport& rep = report ? *report : local;
+  rep = ExecutionReport();
+  if (components < 1)
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "the number of components must be at least 1, got " + std::to_string(components));
+  }
+  const std::int64_t fromSize = this->fromCount() * components;
+  const std::int64_t toSize = this->toCount() * components;
+  if ((fromSize > 0 && !in) || (toSize > 0 && !out))
+  {
+    return Status(ErrorCode::InvalidArgument, "a null data array was given");
+  }
+  if (toSize == 0)
+  {
+    return Status::Ok();
+  }
+  Status status = this->preparePlan(options.strategy, options.threads);
+  if (!status)
+  {
+    return status;
+  }
+  const detail::Plan& plan = *this->ThePlan;
+  rep.colours = plan.hasGlobal ? static_cast<int>(plan.colourOffsets.size()) - 1 : 0;
+  rep.blockColours = plan.hasHierarchical ? static_cast<int>(plan.blockColourOffsets.size()) - 1 : 0;
+  rep.maxThreadColours = plan.hasHierarchical ? plan.maxThreadColours : 0;
+
+  // Backend choice: CUDA when asked (falling back unless strict), Auto from a size on.
+  bool useCuda = false;
+  std::string why;
+  if (options.backend != Backend::CPU)
+  {
+    const bool usable = detail::cuda::available(&why);
+    if (options.backend == Backend::CUDA)
+    {
+      if (!usable)
+      {
+        if (options.strictBackend)
+        {
+          return Status(ErrorCode::Unavailable, "CUDA was requested but is not usable (" + why + ")");
+        }
+        rep.note = "CUDA was requested but is not usable (" + why + "); ran on the CPU";
+      }
+      useCuda = usable;
+    }
+    else
+    {
+      useCuda = usable &&
+        static_cast<std::int64_t>(this->Internal.targets.size()) >= options.autoGpuThreshold;
+    }
+  }
+  if (useCuda)
+  {
+    std::vector<std::int32_t> internalCounts;
+    if (operation == detail::OpAverage)
+    {
+      internalCounts.resize(this->Counts.size());
+      for (std::size_t i = 0; i < this->Perm.toOrder.size(); ++i)
+      {
+        internalCounts[i] = this->Counts[static_cast<std::size_t>(this->Perm.toOrder[i])];
+      }
+    }
+    double kernel = 0;
+    status = detail::cuda::run<T>(operation,
+      this->Internal,
+      this->Identity ? nullptr : &this->Perm,
+      plan,
+      internalCounts,
+      in,
+      weights,
+      components,
+      out,
+      options,
+      *this->Device,
+      &kernel);
+    if (status)
+    {
+      rep.backendUsed = Backend::CUDA;
+      rep.kernelSeconds = kernel;
+      rep.totalSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return status;
+    }
+    const bool recoverable =
+      status.code() == ErrorCode::OutOfMemory || status.code() == ErrorCode::Unavailable;
+    if (options.strictBackend || !recoverable)
+    {
+      return status;
+    }
+    rep.note = "the CUDA backend could not run (" + status.message() + "); ran on the CPU";
+  }
+
+  // CPU: bring the data into the internal numbering, run, bring the result back.
+  const T* internalIn = in;
+  const T* internalWeights = weights;
+  T* internalOut = out;
+  std::vector<T> inBuffer, weightBuffer, outBuffer;
+  if (!this->Identity)
+  {
+    const bool edgeInput = operation == detail::OpEdgeFlux;
+    if (edgeInput)
+    {
+      inBuffer.resize(static_cast<std::size_t>(toSize));
+      permuteData(in, inBuffer.data(), this->Perm.toOrder, true, components, options.layout, options.threads);
+      weightBuffer.resize(static_cast<std::size_t>(this->fromCount()));
+      permuteData(weights, weightBuffer.data(), this->Perm.fromOrder, true, 1, options.layout, options.threads);
+      internalWeights = weightBuffer.data();
+    }
+    else
+    {
+      inBuffer.resize(static_cast<std::size_t>(fromSize));
+      permuteData(in, inBuffer.data(), this->Perm.fromOrder, true, components, options.layout, options.threads);
+    }
+    internalIn = inBuffer.data();
+    outBuffer.resize(static_cast<std::size_t>(toSize));
+    internalOut = outBuffer.data();
+  }
+  status = detail::runCPU<T>(operation,
+    this->Internal,
+    plan,
+    internalIn,
+    internalWeights,
+    components,
+    internalOut,
+    options);
+  if (!status)
+  {
+    return status;
+  }
+  if (!this->Identity)
+  {
+    permuteData(internalOut, out, this->Perm.toOrder, false, components, options.layout, options.threads);
+  }
+  if (operation == detail::OpAverage)
+  {
+    const std::int64_t n = this->toCount();
+    const bool soa = options.layout == Layout::SoA;
+    detail::parallelFor(options.threads,
+      n,
+      std::int64_t(1) << 14,
+      [&](std::int64_t i0, std::int64_t i1)
+      {
+        for (std::int64_t i = i0; i < i1; ++i)
+        {
+          const std::int32_t count = this->Counts[static_cast<std::size_t>(i)];
+          for (int c = 0; c < components; ++c)
+          {
+            T& value = out[soa ? c * n + i : i * components + c];
+            value = count > 0 ? value / T(count) : T(0);
+          }
+        }
+      });
+  }
+  rep.backendUsed = Backend::CPU;
+  rep.totalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return Status::Ok();
+}
+
+#define MESHLOOP_INSTANTIATE(T)                                                                    \
+  template Status MeshLoop::scatterAdd<T>(                                                         \
+    const T*, int, T*, const ExecutionOptions&, ExecutionReport*);                                 \
+  template Status MeshLoop::average<T>(const T*, int, T*, const ExecutionOptions&, ExecutionReport*); \
+  template Status MeshLoop::edgeFlux<T>(                                                           \
+    const T*, const T*, int, T*, const ExecutionOptions&, ExecutionReport*);
+MESHLOOP_INSTANTIATE(float)
+MESHLOOP_INSTANTIATE(double)
+#undef MESHLOOP_INSTANTIATE
+
+} // namespace meshloop

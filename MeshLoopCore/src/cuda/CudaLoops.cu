@@ -1,0 +1,784 @@
+// The CUDA backend: global atomics, global colouring (one launch per colour) and hierarchical
+// colouring (one launch per block colour, targets staged in shared memory, threads coloured
+// inside the block). The mapping and plans stay on the device while the MeshLoop is unchanged.
+#include "../Internal.h"
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+namespace meshloop
+{
+namespace detail
+{
+namespace cuda
+{
+
+namespace
+{
+
+Status fromCuda(cudaError_t error, const char* what)
+{
+  if (error == cudaSuccess)
+  {
+    return Status::Ok();
+  }
+  cudaGetLastError(); // clear a non-sticky error so later calls are not blamed for it
+  const ErrorCode code =
+    error == cudaErrorMemoryAllocation ? ErrorCode::OutOfMemory : ErrorCode::DeviceError;
+  return Status(code, std::string(what) + ": " + cudaGetErrorString(error));
+}
+
+#define MESHLOOP_CHECK(call, what)                                                                 \
+  do                                                                                               \
+  {                                                                                                \
+    Status checked_ = fromCuda((call), what);                                                      \
+    if (!checked_)                                                                                 \
+    {                                                                                              \
+      return checked_;                                                                             \
+    }                                                                                              \
+  } while (0)
+
+template<bool SoA>
+__device__ __forceinline__ long long at(long long i, int c, long long n, int components)
+{
+  return SoA ? static_cast<long long>(c) * n + i : i * components + c;
+}
+
+template<typename T, bool SoA>
+__global__ void scatterAtomic(int fromCount,
+  const int* __restrict__ offsets,
+  const int* __restrict__ targets,
+  const T* __restrict__ in,
+  T* out,
+  int components,
+  int toCount)
+{
+  const int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= fromCount)
+  {
+    return;
+  }
+  for (int j = offsets[e]; j < offsets[e + 1]; ++j)
+  {
+    const int t = targets[j];
+    for (int c = 0; c < components; ++c)
+    {
+      atomicAdd(out + at<SoA>(t, c, toCount, components), in[at<SoA>(e, c, fromCount, components)]);
+    }
+  }
+}
+
+template<typename T, bool SoA>
+__global__ void scatterColoured(const int* __restrict__ elements,
+  int count,
+  int fromCount,
+  const int* __restrict__ offsets,
+  const int* __restrict__ targets,
+  const T* __restrict__ in,
+  T* out,
+  int components,
+  int toCount)
+{
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count)
+  {
+    return;
+  }
+  const int e = elements[i];
+  for (int j = offsets[e]; j < offsets[e + 1]; ++j)
+  {
+    const int t = targets[j];
+    for (int c = 0; c < components; ++c)
+    {
+      out[at<SoA>(t, c, toCount, components)] += in[at<SoA>(e, c, fromCount, components)];
+    }
+  }
+}
+
+template<typename T, bool SoA, bool Atomic>
+__device__ __forceinline__ void edgeBody(int e,
+  const int* __restrict__ offsets,
+  const int* __restrict__ targets,
+  const T* __restrict__ q,
+  const T* __restrict__ weights,
+  T* res,
+  int components,
+  int toCount)
+{
+  const int a = targets[offsets[e]];
+  const int b = targets[offsets[e] + 1];
+  const T w = weights[e];
+  for (int c = 0; c < components; ++c)
+  {
+    const long long ia = at<SoA>(a, c, toCount, components);
+    const long long ib = at<SoA>(b, c, toCount, components);
+    const T flux = w * (q[ib] - q[ia]);
+    if (Atomic)
+    {
+      atomicAdd(res + ia, flux);
+      atomicAdd(res + ib, -flux);
+    }
+    else
+    {
+      res[ia] += flux;
+      res[ib] -= flux;
+    }
+  }
+}
+
+template<typename T, bool SoA>
+__global__ void edgeAtomic(int fromCount,
+  const int* __restrict__ offsets,
+  const int* __restrict__ targets,
+  const T* __restrict__ q,
+  const T* __restrict__ weights,
+  T* res,
+  int components,
+  int toCount)
+{
+  const int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e < fromCount)
+  {
+    edgeBody<T, SoA, true>(e, offsets, targets, q, weights, res, components, toCount);
+  }
+}
+
+template<typename T, bool SoA>
+__global__ void edgeColoured(const int* __restrict__ elements,
+  int count,
+  const int* __restrict__ offsets,
+  const int* __restrict__ targets,
+  const T* __restrict__ q,
+  const T* __restrict__ weights,
+  T* res,
+  int components,
+  int toCount)
+{
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < count)
+  {
+    edgeBody<T, SoA, false>(elements[i], offsets, targets, q, weights, res, components, toCount);
+  }
+}
+
+/// Everything a hierarchical launch needs about its blocks.
+struct Blocks
+{
+  const int* order;        // blocks of this colour
+  const int* starts;       // first element of each block
+  const int* targetStarts; // first staged target of each block
+  const int* targets;      // staged targets (global ids)
+  const int* local;        // per mapping entry: position in the block's staged targets
+  const int* threadColour; // per element
+  const int* colourCount;  // thread colours per block
+};
+
+/**
+ * One CUDA block = one plan block. Increments go to shared memory (SoA there: fewer bank
+ * conflicts), one thread colour at a time, then each staged target is written back once with a
+ * plain add: blocks of one launch share no target. Components go in chunks that fit.
+ */
+template<typename T, bool SoA>
+__global__ void scatterHierarchical(Blocks blocks,
+  const int* __restrict__ offsets,
+  const T* __restrict__ in,
+  T* out,
+  int components,
+  int chunk,
+  int fromCount,
+  int toCount)
+{
+  extern __shared__ unsigned char sharedBytes[];
+  T* staged = reinterpret_cast<T*>(sharedBytes);
+  const int b = blocks.order[blockIdx.x];
+  const int e = blocks.starts[b] + threadIdx.x;
+  const bool valid = e < blocks.starts[b + 1];
+  const int u0 = blocks.targetStarts[b];
+  const int staging = blocks.targetStarts[b + 1] - u0;
+  const int colours = blocks.colourCount[b];
+  const int mine = valid ? blocks.threadColour[e] : -1;
+  const int j0 = valid ? offsets[e] : 0;
+  const int j1 = valid ? offsets[e + 1] : 0;
+  for (int c0 = 0; c0 < components; c0 += chunk)
+  {
+    const int width = min(chunk, components - c0);
+    for (int i = threadIdx.x; i < staging * width; i += blockDim.x)
+    {
+      staged[i] = T(0);
+    }
+    __syncthreads();
+    for (int k = 0; k < colours; ++k)
+    {
+      if (mine == k)
+      {
+        for (int j = j0; j < j1; ++j)
+        {
+          const int l = blocks.local[j];
+          for (int c = 0; c < width; ++c)
+          {
+            staged[c * staging + l] += in[at<SoA>(e, c0 + c, fromCount, components)];
+          }
+        }
+      }
+      __syncthreads();
+    }
+    for (int i = threadIdx.x; i < staging * width; i += blockDim.x)
+    {
+      // Consecutive threads write consecutive addresses in either layout.
+      const int c = SoA ? i / staging : i % width;
+      const int l = SoA ? i - c * staging : i / width;
+      out[at<SoA>(blocks.targets[u0 + l], c0 + c, toCount, components)] += staged[c * staging + l];
+    }
+    __syncthreads();
+  }
+}
+
+/// The edge loop: the indirectly read q is staged as well as the increments.
+template<typename T, bool SoA>
+__global__ void edgeHierarchical(Blocks blocks,
+  const T* __restrict__ q,
+  const T* __restrict__ weights,
+  T* res,
+  int components,
+  int chunk,
+  int toCount)
+{
+  extern __shared__ unsigned char sharedBytes[];
+  const int b = blocks.order[blockIdx.x];
+  const int u0 = blocks.targetStarts[b];
+  const int staging = blocks.targetStarts[b + 1] - u0;
+  T* stagedQ = reinterpret_cast<T*>(sharedBytes);
+  T* stagedRes = stagedQ + staging * chunk;
+  const int e = blocks.starts[b] + threadIdx.x;
+  const bool valid = e < blocks.starts[b + 1];
+  const int colours = blocks.colourCount[b];
+  const int mine = valid ? blocks.threadColour[e] : -1;
+  // Edges have exactly two entries: entry 2e and 2e+1 (offsets are 2e).
+  const int la = valid ? blocks.local[2 * e] : 0;
+  const int lb = valid ? blocks.local[2 * e + 1] : 0;
+  const T w = valid ? weights[e] : T(0);
+  for (int c0 = 0; c0 < components; c0 += chunk)
+  {
+    const int width = min(chunk, components - c0);
+    for (int i = threadIdx.x; i < staging * width; i += blockDim.x)
+    {
+      const int c = SoA ? i / staging : i % width;
+      const int l = SoA ? i - c * staging : i / width;
+      stagedQ[c * staging + l] = q[at<SoA>(blocks.targets[u0 + l], c0 + c, toCount, components)];
+      stagedRes[c * staging + l] = T(0);
+    }
+    __syncthreads();
+    for (int k = 0; k < colours; ++k)
+    {
+      if (mine == k)
+      {
+        for (int c = 0; c < width; ++c)
+        {
+          const T flux = w * (stagedQ[c * staging + lb] - stagedQ[c * staging + la]);
+          stagedRes[c * staging + la] += flux;
+          stagedRes[c * staging + lb] -= flux;
+        }
+      }
+      __syncthreads();
+    }
+    for (int i = threadIdx.x; i < staging * width; i += blockDim.x)
+    {
+      const int c = SoA ? i / staging : i % width;
+      const int l = SoA ? i - c * staging : i / width;
+      res[at<SoA>(blocks.targets[u0 + l], c0 + c, toCount, components)] += stagedRes[c * staging + l];
+    }
+    __syncthreads();
+  }
+}
+
+template<typename T, bool SoA>
+__global__ void permute(const T* __restrict__ source,
+  T* __restrict__ target,
+  const int* __restrict__ order,
+  int n,
+  int components,
+  bool gather)
+{
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n)
+  {
+    return;
+  }
+  const int o = order[i];
+  for (int c = 0; c < components; ++c)
+  {
+    if (gather)
+    {
+      target[at<SoA>(i, c, n, components)] = source[at<SoA>(o, c, n, components)];
+    }
+    else
+    {
+      target[at<SoA>(o, c, n, components)] = source[at<SoA>(i, c, n, components)];
+    }
+  }
+}
+
+template<typename T, bool SoA>
+__global__ void divideByCount(T* values, const int* __restrict__ counts, int n, int components)
+{
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n)
+  {
+    return;
+  }
+  const int count = counts[i];
+  for (int c = 0; c < components; ++c)
+  {
+    T& v = values[at<SoA>(i, c, n, components)];
+    v = count > 0 ? v / T(count) : T(0);
+  }
+}
+
+/// A device buffer that frees itself.
+struct Buffer
+{
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  ~Buffer() { reset(); }
+  void reset()
+  {
+    if (ptr)
+    {
+      cudaFree(ptr);
+    }
+    ptr = nullptr;
+    bytes = 0;
+  }
+  Status reserve(std::size_t size)
+  {
+    if (bytes >= size && ptr)
+    {
+      return Status::Ok();
+    }
+    reset();
+    if (size == 0)
+    {
+      return Status::Ok();
+    }
+    Status s = fromCuda(cudaMalloc(&ptr, size), "cudaMalloc");
+    if (s)
+    {
+      bytes = size;
+    }
+    return s;
+  }
+  template<typename V>
+  Status upload(const std::vector<V>& host)
+  {
+    Status s = reserve(host.size() * sizeof(V));
+    if (!s || host.empty())
+    {
+      return s;
+    }
+    return fromCuda(cudaMemcpy(ptr, host.data(), host.size() * sizeof(V), cudaMemcpyHostToDevice),
+      "cudaMemcpy (upload)");
+  }
+  template<typename V>
+  V* as() const
+  {
+    return static_cast<V*>(ptr);
+  }
+};
+
+std::vector<int> narrow(const std::vector<std::int64_t>& wide)
+{
+  return std::vector<int>(wide.begin(), wide.end());
+}
+
+struct State
+{
+  bool mapping = false, permutation = false, global = false, hierarchical = false, counts = false;
+  Buffer offsets, targets, fromOrder, toOrder, counted;
+  Buffer colourElements;
+  Buffer blockStarts, blockTargetStarts, blockTargets, local, threadColour, colourCount, blockOrder;
+  Buffer in, out, weights, internalIn, internalOut, internalWeights;
+  int sharedOptIn = 48 * 1024;
+};
+
+template<typename T, bool SoA>
+Status launch(Operation operation,
+  const Mapping& mapping,
+  const Plan& plan,
+  const ExecutionOptions& options,
+  State& s,
+  const T* in,
+  const T* weights,
+  T* out,
+  int components)
+{
+  const int fromCount = static_cast<int>(mapping.fromCount());
+  const int toCount = static_cast<int>(mapping.toCount);
+  const int threads = 256;
+  auto grid = [&](long long n) { return static_cast<unsigned>((n + threads - 1) / threads); };
+  auto aborted = [&] { return options.abort && options.abort(); };
+  const bool edges = operation == OpEdgeFlux;
+  switch (options.strategy)
+  {
+    case Strategy::GlobalAtomics:
+      if (fromCount > 0)
+      {
+        if (edges)
+        {
+          edgeAtomic<T, SoA><<<grid(fromCount), threads>>>(fromCount, s.offsets.as<int>(),
+            s.targets.as<int>(), in, weights, out, components, toCount);
+        }
+        else
+        {
+          scatterAtomic<T, SoA><<<grid(fromCount), threads>>>(fromCount, s.offsets.as<int>(),
+            s.targets.as<int>(), in, out, components, toCount);
+        }
+      }
+      break;
+    case Strategy::GlobalColouring:
+      for (std::size_t k = 0; k + 1 < plan.colourOffsets.size(); ++k)
+      {
+        if (aborted())
+        {
+          return Status(ErrorCode::Aborted, "aborted");
+        }
+        const int first = static_cast<int>(plan.colourOffsets[k]);
+        const int count = static_cast<int>(plan.colourOffsets[k + 1]) - first;
+        const int* elements = s.colourElements.as<int>() + first;
+        if (edges)
+        {
+          edgeColoured<T, SoA><<<grid(count), threads>>>(elements, count, s.offsets.as<int>(),
+            s.targets.as<int>(), in, weights, out, components, toCount);
+        }
+        else
+        {
+          scatterColoured<T, SoA><<<grid(count), threads>>>(elements, count, fromCount,
+            s.offsets.as<int>(), s.targets.as<int>(), in, out, components, toCount);
+        }
+      }
+      break;
+    case Strategy::HierarchicalColouring:
+    {
+      const std::size_t perComponent =
+        static_cast<std::size_t>(plan.maxBlockTargets) * sizeof(T) * (edges ? 2 : 1);
+      if (perComponent == 0)
+      {
+        break;
+      }
+      const int chunk = static_cast<int>(
+        std::min<std::size_t>(components, static_cast<std::size_t>(s.sharedOptIn) / perComponent));
+      if (chunk < 1)
+      {
+        return Status(ErrorCode::Unavailable,
+          "a block stages " + std::to_string(plan.maxBlockTargets) +
+            " targets, more than shared memory holds; use a smaller block size");
+      }
+      const std::size_t sharedBytes = perComponent * chunk;
+      if (edges)
+      {
+        MESHLOOP_CHECK(cudaFuncSetAttribute(edgeHierarchical<T, SoA>,
+                         cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sharedBytes)),
+          "cudaFuncSetAttribute");
+      }
+      else
+      {
+        MESHLOOP_CHECK(cudaFuncSetAttribute(scatterHierarchical<T, SoA>,
+                         cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sharedBytes)),
+          "cudaFuncSetAttribute");
+      }
+      const int blockThreads = std::max(32, (plan.maxBlockElements + 31) / 32 * 32);
+      for (std::size_t k = 0; k + 1 < plan.blockColourOffsets.size(); ++k)
+      {
+        if (aborted())
+        {
+          return Status(ErrorCode::Aborted, "aborted");
+        }
+        const int first = static_cast<int>(plan.blockColourOffsets[k]);
+        const unsigned count = static_cast<unsigned>(plan.blockColourOffsets[k + 1] - first);
+        Blocks blocks{ s.blockOrder.as<int>() + first, s.blockStarts.as<int>(),
+          s.blockTargetStarts.as<int>(), s.blockTargets.as<int>(), s.local.as<int>(),
+          s.threadColour.as<int>(), s.colourCount.as<int>() };
+        if (edges)
+        {
+          edgeHierarchical<T, SoA><<<count, blockThreads, sharedBytes>>>(
+            blocks, in, weights, out, components, chunk, toCount);
+        }
+        else
+        {
+          scatterHierarchical<T, SoA><<<count, blockThreads, sharedBytes>>>(blocks,
+            s.offsets.as<int>(), in, out, components, chunk, fromCount, toCount);
+        }
+      }
+      break;
+    }
+  }
+  return fromCuda(cudaGetLastError(), "kernel launch");
+}
+
+Status prepare(State& s,
+  const Mapping& mapping,
+  const Permutation* permutation,
+  const Plan& plan,
+  const std::vector<std::int32_t>& counts,
+  const ExecutionOptions& options,
+  bool average)
+{
+  if (!s.mapping)
+  {
+    MESHLOOP_CHECK(cudaDeviceGetAttribute(&s.sharedOptIn, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0),
+      "cudaDeviceGetAttribute");
+    Status st = s.offsets.upload(narrow(mapping.offsets));
+    if (st)
+    {
+      st = s.targets.upload(mapping.targets);
+    }
+    if (!st)
+    {
+      return st;
+    }
+    s.mapping = true;
+  }
+  if (permutation && !s.permutation)
+  {
+    Status st = s.fromOrder.upload(permutation->fromOrder);
+    if (st)
+    {
+      st = s.toOrder.upload(permutation->toOrder);
+    }
+    if (!st)
+    {
+      return st;
+    }
+    s.permutation = true;
+  }
+  if (average && !s.counts)
+  {
+    Status st = s.counted.upload(counts);
+    if (!st)
+    {
+      return st;
+    }
+    s.counts = true;
+  }
+  if (options.strategy == Strategy::GlobalColouring && !s.global)
+  {
+    Status st = s.colourElements.upload(plan.colourElements);
+    if (!st)
+    {
+      return st;
+    }
+    s.global = true;
+  }
+  if (options.strategy == Strategy::HierarchicalColouring && !s.hierarchical)
+  {
+    Status st = s.blockStarts.upload(narrow(plan.blockStarts));
+    if (st)
+      st = s.blockTargetStarts.upload(narrow(plan.blockTargetOffsets));
+    if (st)
+      st = s.blockTargets.upload(plan.blockTargets);
+    if (st)
+      st = s.local.upload(plan.localTargets);
+    if (st)
+      st = s.threadColour.upload(plan.threadColours);
+    if (st)
+      st = s.colourCount.upload(plan.blockThreadColourCount);
+    if (st)
+      st = s.blockOrder.upload(plan.blockOrder);
+    if (!st)
+    {
+      return st;
+    }
+    s.hierarchical = true;
+  }
+  return Status::Ok();
+}
+
+template<typename T, bool SoA>
+Status runTyped(Operation operation,
+  const Mapping& mapping,
+  const Permutation* permutation,
+  const Plan& plan,
+  const std::vector<std::int32_t>& counts,
+  const T* in,
+  const T* weights,
+  int components,
+  T* out,
+  const ExecutionOptions& options,
+  State& s,
+  double* kernelSeconds)
+{
+  const bool edges = operation == OpEdgeFlux;
+  const long long fromCount = mapping.fromCount();
+  const long long toCount = mapping.toCount;
+  const std::size_t inBytes = static_cast<std::size_t>((edges ? toCount : fromCount) * components) * sizeof(T);
+  const std::size_t outBytes = static_cast<std::size_t>(toCount * components) * sizeof(T);
+  const std::size_t weightBytes = edges ? static_cast<std::size_t>(fromCount) * sizeof(T) : 0;
+  Status st = prepare(s, mapping, permutation, plan, counts, options, operation == OpAverage);
+  if (st)
+    st = s.in.reserve(inBytes);
+  if (st)
+    st = s.out.reserve(outBytes);
+  if (st)
+    st = s.weights.reserve(weightBytes);
+  if (st && permutation)
+  {
+    st = s.internalIn.reserve(inBytes);
+    if (st)
+      st = s.internalOut.reserve(outBytes);
+    if (st)
+      st = s.internalWeights.reserve(weightBytes);
+  }
+  if (!st)
+  {
+    return st;
+  }
+  if (inBytes)
+  {
+    MESHLOOP_CHECK(cudaMemcpy(s.in.ptr, in, inBytes, cudaMemcpyHostToDevice), "cudaMemcpy (input)");
+  }
+  if (weightBytes)
+  {
+    MESHLOOP_CHECK(cudaMemcpy(s.weights.ptr, weights, weightBytes, cudaMemcpyHostToDevice),
+      "cudaMemcpy (weights)");
+  }
+  cudaEvent_t begin, end;
+  MESHLOOP_CHECK(cudaEventCreate(&begin), "cudaEventCreate");
+  MESHLOOP_CHECK(cudaEventCreate(&end), "cudaEventCreate");
+  cudaEventRecord(begin);
+  const T* loopIn = s.in.as<T>();
+  const T* loopWeights = s.weights.as<T>();
+  T* loopOut = s.out.as<T>();
+  const int threads = 256;
+  auto grid = [&](long long n) { return static_cast<unsigned>((n + threads - 1) / threads); };
+  if (permutation)
+  {
+    const long long n = edges ? toCount : fromCount;
+    if (n > 0)
+    {
+      permute<T, SoA><<<grid(n), threads>>>(s.in.as<T>(), s.internalIn.as<T>(),
+        edges ? s.toOrder.as<int>() : s.fromOrder.as<int>(), static_cast<int>(n), components, true);
+    }
+    if (edges && fromCount > 0)
+    {
+      permute<T, true><<<grid(fromCount), threads>>>(s.weights.as<T>(), s.internalWeights.as<T>(),
+        s.fromOrder.as<int>(), static_cast<int>(fromCount), 1, true);
+    }
+    loopIn = s.internalIn.as<T>();
+    loopWeights = s.internalWeights.as<T>();
+    loopOut = s.internalOut.as<T>();
+  }
+  cudaMemsetAsync(loopOut, 0, outBytes);
+  st = launch<T, SoA>(operation, mapping, plan, options, s, loopIn, loopWeights, loopOut, components);
+  if (st && operation == OpAverage)
+  {
+    divideByCount<T, SoA><<<grid(toCount), threads>>>(loopOut, s.counted.as<int>(),
+      static_cast<int>(toCount), components);
+  }
+  if (st && permutation)
+  {
+    permute<T, SoA><<<grid(toCount), threads>>>(loopOut, s.out.as<T>(), s.toOrder.as<int>(),
+      static_cast<int>(toCount), components, false);
+  }
+  cudaEventRecord(end);
+  const cudaError_t synced = cudaEventSynchronize(end);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, begin, end);
+  cudaEventDestroy(begin);
+  cudaEventDestroy(end);
+  if (!st)
+  {
+    return st;
+  }
+  MESHLOOP_CHECK(synced, "kernel");
+  MESHLOOP_CHECK(cudaGetLastError(), "kernel");
+  *kernelSeconds = ms * 1e-3;
+  MESHLOOP_CHECK(cudaMemcpy(out, s.out.ptr, outBytes, cudaMemcpyDeviceToHost), "cudaMemcpy (output)");
+  return Status::Ok();
+}
+
+} // namespace
+
+bool available(std::string* why)
+{
+  static int cached = -1;
+  static std::string reason;
+  if (cached < 0)
+  {
+    int count = 0;
+    const cudaError_t error = cudaGetDeviceCount(&count);
+    if (error != cudaSuccess)
+    {
+      cudaGetLastError();
+      reason = std::string("no usable CUDA device: ") + cudaGetErrorString(error);
+      cached = 0;
+    }
+    else if (count == 0)
+    {
+      reason = "no CUDA device present";
+      cached = 0;
+    }
+    else
+    {
+      cached = 1;
+    }
+  }
+  if (why)
+  {
+    *why = reason;
+  }
+  return cached == 1;
+}
+
+void release(void* impl)
+{
+  delete static_cast<State*>(impl);
+}
+
+template<typename T>
+Status run(Operation operation,
+  const Mapping& mapping,
+  const Permutation* permutation,
+  const Plan& plan,
+  const std::vector<std::int32_t>& internalCounts,
+  const T* in,
+  const T* weights,
+  int components,
+  T* out,
+  const ExecutionOptions& options,
+  DeviceCache& cache,
+  double* kernelSeconds)
+{
+  if (static_cast<long long>(mapping.targets.size()) >= (1LL << 31) ||
+    mapping.toCount * components >= (1LL << 31) || mapping.fromCount() * components >= (1LL << 31))
+  {
+    return Status(ErrorCode::Unavailable, "the mesh is too large for the CUDA backend's 32-bit indices");
+  }
+  if (!cache.impl)
+  {
+    cache.impl = new State;
+  }
+  State& state = *static_cast<State*>(cache.impl);
+  Status status = options.layout == Layout::SoA
+    ? runTyped<T, true>(operation, mapping, permutation, plan, internalCounts, in, weights,
+        components, out, options, state, kernelSeconds)
+    : runTyped<T, false>(operation, mapping, permutation, plan, internalCounts, in, weights,
+        components, out, options, state, kernelSeconds);
+  if (!status || !options.cacheOnDevice)
+  {
+    // After a failure (out of memory) nothing half-built stays on the device.
+    release(cache.impl);
+    cache.impl = nullptr;
+  }
+  return status;
+}
+
+template Status run<float>(Operation, const Mapping&, const Permutation*, const Plan&,
+  const std::vector<std::int32_t>&, const float*, const float*, int, float*,
+  const ExecutionOptions&, DeviceCache&, double*);
+template Status run<double>(Operation, const Mapping&, const Permutation*, const Plan&,
+  const std::vector<std::int32_t>&, const double*, const double*, int, double*,
+  const ExecutionOptions&, DeviceCache&, double*);
+
+} // namespace cuda
+} // namespace detail
+} // namespace meshloop
