@@ -1,0 +1,273 @@
+// correlation-bench: the study's size grid, direct kernel variants against the one-thread-per-lag
+// baseline, cuFFT with cached and per-call plans, and the CPU (direct and FFTW). Prints a table
+// and writes JSON. Times are medians over repetitions after one warm-up call; "kernel" is the
+// device time of the correlation (events), "e2e" the whole correlate() call (allocation,
+// transfers, kernel, copy back). Float, no normalisation; full mode (the study's setting) except
+// the "windows" group (valid mode, as Image Displacement runs it).
+//
+//   correlation-bench [--json FILE] [--quick] [--no-cpu]
+#include <correlation/correlation.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace correlation;
+
+namespace
+{
+struct Config
+{
+  std::string name;
+  Backend backend;
+  Algorithm algorithm;
+  DirectOptions direct;
+  bool cachePlans = true;
+};
+
+struct Result
+{
+  std::string group, caseName, config;
+  double kernelMs = 0, e2eMs = 0;
+  bool ok = true;
+  std::string error;
+};
+
+DirectOptions ws(WorkDistribution d, int rows, int shifts, int rights)
+{
+  DirectOptions o;
+  o.kernel = DirectKernel::WarpShuffle;
+  o.distribution = d;
+  o.rowsPerWorker = rows;
+  o.shiftsPerThread = shifts;
+  o.rightsPerThread = rights;
+  return o;
+}
+
+double median(std::vector<double> v)
+{
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+Result measure(const std::string& group, const std::string& caseName, const Config& c,
+  const Batch& batch, Mode mode, const std::vector<float>& l, const std::vector<float>& r, int reps)
+{
+  Result res{ group, caseName, c.name };
+  LagWindow w;
+  lagWindow(batch, mode, w);
+  std::vector<float> out(batch.pairs() * w.size());
+  ExecutionOptions o;
+  o.backend = c.backend;
+  o.algorithm = c.algorithm;
+  o.direct = c.direct;
+  o.cacheFftPlans = c.cachePlans;
+  o.strictBackend = true;
+  std::vector<double> k, e;
+  for (int i = 0; i <= reps; ++i)
+  {
+    ExecutionReport rep;
+    const auto t0 = std::chrono::steady_clock::now();
+    const Status s =
+      correlate(batch, l.data(), r.data(), mode, Normalization::None, out.data(), o, &rep);
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!s)
+    {
+      res.ok = false;
+      res.error = std::string(toString(s.code())) + ": " + s.message();
+      return res;
+    }
+    if (i > 0) // the first call warms up (context, module loading, plan creation when cached)
+    {
+      k.push_back(rep.kernelSeconds * 1e3);
+      e.push_back(sec * 1e3);
+    }
+  }
+  res.kernelMs = median(k);
+  res.e2eMs = median(e);
+  return res;
+}
+
+std::string jsonEscape(const std::string& s)
+{
+  std::string o;
+  for (char ch : s)
+  {
+    if (ch == '"' || ch == '\\')
+    {
+      o += '\\';
+    }
+    o += ch;
+  }
+  return o;
+}
+}
+
+int main(int argc, char** argv)
+{
+  std::string jsonPath = "correlation-bench.json";
+  bool quick = false, cpu = true;
+  for (int i = 1; i < argc; ++i)
+  {
+    if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
+    {
+      jsonPath = argv[++i];
+    }
+    else if (!std::strcmp(argv[i], "--quick"))
+    {
+      quick = true;
+    }
+    else if (!std::strcmp(argv[i], "--no-cpu"))
+    {
+      cpu = false;
+    }
+  }
+  std::string why;
+  const bool gpu = cudaAvailable(&why);
+  if (!gpu)
+  {
+    std::printf("# CUDA unavailable (%s): CPU rows only\n", why.c_str());
+  }
+  using W = WorkDistribution;
+  DirectOptions baseline;
+  baseline.kernel = DirectKernel::Baseline;
+  const std::vector<Config> oneToOneDirect = { { "baseline", Backend::CUDA, Algorithm::Direct, baseline },
+    { "ws", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 1) },
+    { "ws-rect8", Backend::CUDA, Algorithm::Direct, ws(W::Rectangle, 8, 1, 1) },
+    { "ws-tri8", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 8, 1, 1) },
+    { "ws-tri32", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 32, 1, 1) },
+    { "ws-s2", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 2, 1) },
+    { "ws-s4", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 4, 1) },
+    { "ws-s8", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 8, 1) },
+    { "ws-s4-tri8", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 8, 4, 1) },
+    { "ws-s8-tri16", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 16, 8, 1) } };
+  const std::vector<Config> manyDirect = { { "baseline", Backend::CUDA, Algorithm::Direct, baseline },
+    { "ws", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 1) },
+    { "ws-r2", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 2) },
+    { "ws-r4", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 4) },
+    { "ws-r8", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 8) },
+    { "ws-s2-r4", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 2, 4) },
+    { "ws-s2-r8", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 2, 8) },
+    { "ws-s4-r4", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 4, 4) },
+    { "ws-tri8-r4", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 8, 1, 4) } };
+  const std::vector<Config> fftConfigs = {
+    { "cufft-cached", Backend::CUDA, Algorithm::FFT, {}, true },
+    { "cufft-per-call", Backend::CUDA, Algorithm::FFT, {}, false } };
+  const std::vector<Config> cpuConfigs = { { "cpu-direct", Backend::CPU, Algorithm::Direct, {} },
+    { "cpu-fftw", Backend::CPU, Algorithm::FFT, {} } };
+
+  struct Case
+  {
+    std::string group, name;
+    Batch batch;
+    Mode mode = Mode::Full;
+  };
+  std::vector<Case> cases;
+  std::vector<int> squares = { 16, 24, 32, 48, 64, 96, 128, 139, 192, 256, 512 };
+  if (quick)
+  {
+    squares = { 16, 32, 64 };
+  }
+  for (int s : squares)
+  {
+    cases.push_back({ "one-to-one", std::to_string(s) + "x" + std::to_string(s),
+      Batch::oneToOne({ s, s }, { s, s }) });
+  }
+  std::vector<int> ms = { 2, 8, 32, 128, 512, 1024 };
+  if (quick)
+  {
+    ms = { 2, 32 };
+  }
+  for (int m : ms)
+  {
+    cases.push_back({ "one-to-many", "32x32 x" + std::to_string(m),
+      { Shape::OneToMany, 1, m, { 32, 32 }, { 32, 32 } } });
+  }
+  cases.push_back({ "one-to-many", "16x16 x1024", { Shape::OneToMany, 1, 1024, { 16, 16 }, { 16, 16 } } });
+  cases.push_back({ "n-to-m", "16x16 50x50", { Shape::NToM, 50, 50, { 16, 16 }, { 16, 16 } } });
+  if (!quick)
+  {
+    cases.push_back({ "n-to-m", "32x32 50x50", { Shape::NToM, 50, 50, { 32, 32 }, { 32, 32 } } });
+    cases.push_back({ "n-to-mn", "16x16 32x32", { Shape::NToMN, 32, 32, { 16, 16 }, { 16, 16 } } });
+  }
+  // Image Displacement's batches: n windows, each searched in its own region (valid mode).
+  for (int n : { 64, 1024 })
+  {
+    cases.push_back({ "windows", "32 in 48 x" + std::to_string(n),
+      { Shape::NToMN, n, 1, { 32, 32 }, { 48, 48 } }, Mode::Valid });
+  }
+
+  std::vector<Result> results;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::printf("%-12s %-14s %-16s %12s %12s\n", "group", "case", "config", "kernel_ms", "e2e_ms");
+  for (const Case& c : cases)
+  {
+    std::vector<float> l(c.batch.leftCount() * c.batch.left.count());
+    std::vector<float> r(c.batch.rightCount() * c.batch.right.count());
+    for (auto& x : l)
+    {
+      x = dist(rng);
+    }
+    for (auto& x : r)
+    {
+      x = dist(rng);
+    }
+    LagWindow w;
+    lagWindow(c.batch, c.mode, w);
+    const double ops = static_cast<double>(directOperations(c.batch, w));
+    const int reps = ops > 5e9 ? 3 : (ops > 2e8 ? 5 : 11);
+    std::vector<Config> configs;
+    if (gpu)
+    {
+      const auto& direct = c.group == "one-to-one" ? oneToOneDirect : manyDirect;
+      configs.insert(configs.end(), direct.begin(), direct.end());
+      configs.insert(configs.end(), fftConfigs.begin(), fftConfigs.end());
+    }
+    if (cpu)
+    {
+      configs.push_back(cpuConfigs[1]);
+      if (ops < 3e9) // the CPU direct path beyond that takes seconds per call
+      {
+        configs.push_back(cpuConfigs[0]);
+      }
+    }
+    for (const Config& cfg : configs)
+    {
+      const int n = cfg.backend == Backend::CPU ? std::min(reps, 5) : reps;
+      Result res = measure(c.group, c.name, cfg, c.batch, c.mode, l, r, n);
+      if (res.ok)
+      {
+        std::printf("%-12s %-14s %-16s %12.4f %12.4f\n", c.group.c_str(), c.name.c_str(),
+          cfg.name.c_str(), res.kernelMs, res.e2eMs);
+      }
+      else
+      {
+        std::printf("%-12s %-14s %-16s failed: %s\n", c.group.c_str(), c.name.c_str(),
+          cfg.name.c_str(), res.error.c_str());
+      }
+      std::fflush(stdout);
+      results.push_back(res);
+    }
+  }
+  std::ofstream json(jsonPath);
+  json << "{\n  \"cuda\": " << (gpu ? "true" : "false") << ",\n  \"unit\": \"ms (median)\",\n"
+       << "  \"results\": [\n";
+  for (std::size_t i = 0; i < results.size(); ++i)
+  {
+    const Result& r = results[i];
+    json << "    {\"group\": \"" << r.group << "\", \"case\": \"" << r.caseName
+         << "\", \"config\": \"" << r.config << "\", \"ok\": " << (r.ok ? "true" : "false")
+         << ", \"kernel_ms\": " << r.kernelMs << ", \"e2e_ms\": " << r.e2eMs
+         << ", \"error\": \"" << jsonEscape(r.error) << "\"}" << (i + 1 < results.size() ? "," : "")
+         << "\n";
+  }
+  json << "  ]\n}\n";
+  return 0;
+}

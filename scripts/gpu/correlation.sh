@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# CorrelationCore on the GPU machine, one batch, from the repository root:
+#   OUT=/some/dir BUDGET=200 scripts/gpu/correlation.sh
+# build (CorrelationCore alone, CUDA sm_90, FFTW), ctest (CUDA cases run there),
+# compute-sanitizer memcheck on small CUDA cases (every kernel family), then correlation-bench
+# (the study's grid) as a table and JSON. BUDGET (seconds since start) bounds the benchmark so
+# that results are always saved. Leaves in $OUT: gpu.txt, summary.txt, bench.txt, bench.json,
+# logs.tgz.
+set -u
+ROOT=$(pwd)
+OUT=${OUT:-$ROOT/gpu-out-correlation}
+mkdir -p "$OUT"
+BUDGET=${BUDGET:-200}
+START=$(date +%s)
+BUILD=${BUILD:-$ROOT/build-correlation-gpu}
+elapsed() { echo $(($(date +%s) - START)); }
+stamp() { echo "$(elapsed)s $*" >> "$OUT/summary.txt"; }
+
+{
+  nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv
+  echo "cpus: $(nproc)"
+  grep -m1 "model name" /proc/cpuinfo
+  nvcc --version | tail -2
+  date -u
+} > "$OUT/gpu.txt" 2>&1
+
+stamp "configure"
+cmake -S CorrelationCore -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DCORRELATION_ENABLE_CUDA=ON > "$OUT/build.log" 2>&1
+cmake --build "$BUILD" -j "$(nproc)" >> "$OUT/build.log" 2>&1
+rc=$?
+stamp "build rc=$rc"
+grep -E "CorrelationCore: CUDA" "$OUT/build.log" >> "$OUT/summary.txt"
+grep -E "warning|error" "$OUT/build.log" | head -20 >> "$OUT/summary.txt"
+if [ $rc -ne 0 ]; then
+  tail -60 "$OUT/build.log" >> "$OUT/summary.txt"
+  exit 1
+fi
+
+(cd "$BUILD" && timeout 120 ctest -j 8 --output-on-failure --output-junit "$OUT/ctest.xml" \
+  > "$OUT/ctest.log" 2>&1)
+stamp "ctest rc=$?"
+grep -E "tests passed|tests failed|Skipped|Failed|\*\*\*" "$OUT/ctest.log" | head -40 >> "$OUT/summary.txt"
+
+# memcheck on small cases of every kernel family: baseline, warp shuffle with each work
+# distribution and several shifts/rights per thread, cuFFT cached and per call.
+timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
+  "$BUILD/bin/correlation_test_reference" \
+  --gtest_filter='CUDA/Reference.*/cuda_baseline:CUDA/Reference.*/cuda_ws_none:CUDA/Reference.*/cuda_ws_s4_tri:CUDA/Reference.*/cuda_ws_r4_rect:CUDA/Reference.*/cuda_ws_s8r2_tri:CUDA/Reference.*/cuda_fft_cached:CUDA/Reference.*/cuda_fft_per_call' \
+  > "$OUT/memcheck.log" 2>&1
+stamp "memcheck rc=$?"
+grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.log" | tail -5 >> "$OUT/summary.txt"
+
+left=$((BUDGET - $(elapsed)))
+if [ $left -gt 20 ]; then
+  CUDA_MODULE_LOADING=EAGER timeout $((left - 5)) "$BUILD/bin/correlation-bench" \
+    --json "$OUT/bench.json" > "$OUT/bench.txt" 2> "$OUT/bench.err"
+  stamp "bench rc=$?"
+else
+  stamp "bench skipped: budget"
+fi
+cd "$OUT" && tar czf logs.tgz --remove-files build.log ctest.log ctest.xml memcheck.log bench.err 2>/dev/null
+exit 0
