@@ -204,6 +204,23 @@ int main(int argc, char** argv)
   }
 
   std::vector<Result> results;
+  // Rewritten after every result so that a run cut short still leaves its numbers.
+  auto writeJson = [&]()
+  {
+    std::ofstream json(jsonPath);
+    json << "{\n  \"cuda\": " << (gpu ? "true" : "false") << ",\n  \"unit\": \"ms (median)\",\n"
+         << "  \"results\": [\n";
+    for (std::size_t i = 0; i < results.size(); ++i)
+    {
+      const Result& r = results[i];
+      json << "    {\"group\": \"" << r.group << "\", \"case\": \"" << r.caseName
+           << "\", \"config\": \"" << r.config << "\", \"ok\": " << (r.ok ? "true" : "false")
+           << ", \"kernel_ms\": " << r.kernelMs << ", \"e2e_ms\": " << r.e2eMs
+           << ", \"error\": \"" << jsonEscape(r.error) << "\"}" << (i + 1 < results.size() ? "," : "")
+           << "\n";
+    }
+    json << "  ]\n}\n";
+  };
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1, 1);
   std::printf("%-12s %-14s %-16s %12s %12s\n", "group", "case", "config", "kernel_ms", "e2e_ms");
@@ -254,20 +271,9 @@ int main(int argc, char** argv)
       }
       std::fflush(stdout);
       results.push_back(res);
+      writeJson();
     }
   }
-  std::ofstream json(jsonPath);
-  json << "{\n  \"cuda\": " << (gpu ? "true" : "false") << ",\n  \"unit\": \"ms (median)\",\n"
-       << "  \"results\": [\n";
-  for (std::size_t i = 0; i < results.size(); ++i)
-  {
-    const Result& r = results[i];
-    json << "    {\"group\": \"" << r.group << "\", \"case\": \"" << r.caseName
-         << "\", \"config\": \"" << r.config << "\", \"ok\": " << (r.ok ? "true" : "false")
-         << ", \"kernel_ms\": " << r.kernelMs << ", \"e2e_ms\": " << r.e2eMs
-         << ", \"error\": \"" << jsonEscape(r.error) << "\"}" << (i + 1 < results.size() ? "," : "")
-         << "\n";
-  }
-  json << "  ]\n}\n";
+  writeJson();
   return 0;
 }
