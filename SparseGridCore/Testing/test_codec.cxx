@@ -1,0 +1,399 @@
+// The error-bounded codec: the bound is checked on every voxel against the input in long double
+// (independent of the codec's own check), for random, analytic, discontinuous and constant fields,
+// odd sizes, 1-D/2-D/3-D, float and double, bounds 1e-1..1e-7 of the range; progressive decoding
+// against the advertised level bounds; raw fall-back; strided layouts; bad input.
+#include <sparsegrid/codec.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace
+{
+namespace codec = sparsegrid::codec;
+using sparsegrid::ErrorCode;
+using Dims = std::array<std::uint64_t, 3>;
+
+enum class Field
+{
+  Uniform,
+  Smooth,
+  Steps,
+  Constant,
+  Gaussian
+};
+
+const char* name(Field f)
+{
+  switch (f)
+  {
+    case Field::Uniform:
+      return "uniform";
+    case Field::Smooth:
+      return "smooth";
+    case Field::Steps:
+      return "steps";
+    case Field::Constant:
+      return "constant";
+    case Field::Gaussian:
+      return "gaussian";
+  }
+  return "?";
+}
+
+template<typename T>
+std::vector<T> makeField(Field f, const Dims& d, unsigned seed = 7)
+{
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uni(-3.0, 5.0);
+  std::normal_distribution<double> gauss(100.0, 20.0);
+  std::vector<T> v(d[0] * d[1] * d[2]);
+  for (std::uint64_t k = 0; k < d[2]; ++k)
+  {
+    for (std::uint64_t j = 0; j < d[1]; ++j)
+    {
+      for (std::uint64_t i = 0; i < d[0]; ++i)
+      {
+        const double x = double(i) / 9.0, y = double(j) / 7.0, z = double(k) / 5.0;
+        double value = 0;
+        switch (f)
+        {
+          case Field::Uniform:
+            value = uni(rng);
+            break;
+          case Field::Smooth:
+            value = 40.0 * std::sin(x) * std::cos(0.7 * y) + 3.0 * std::exp(-0.1 * z) + 0.5 * x * y;
+            break;
+          case Field::Steps:
+            value = ((i / 5 + j / 3 + k / 4) % 3) * 17.0 - 8.0;
+            break;
+          case Field::Constant:
+            value = 3.25;
+            break;
+          case Field::Gaussian:
+            value = gauss(rng);
+            break;
+        }
+        v[i + d[0] * (j + d[1] * k)] = static_cast<T>(value);
+      }
+    }
+  }
+  return v;
+}
+
+template<typename T>
+double range(const std::vector<T>& v)
+{
+  const auto mm = std::minmax_element(v.begin(), v.end());
+  return static_cast<double>(*mm.second) - static_cast<double>(*mm.first);
+}
+
+/// Max |a - b| in long double, and the index where it is largest.
+template<typename A, typename B>
+long double maxError(const A* a, const B* b, std::size_t n, std::size_t strideA = 1)
+{
+  long double worst = 0;
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    const long double e =
+      std::fabs(static_cast<long double>(a[i * strideA]) - static_cast<long double>(b[i]));
+    worst = e > worst ? e : worst;
+  }
+  return worst;
+}
+
+template<typename T>
+void roundTrip(const std::vector<T>& input,
+  const Dims& dims,
+  double bound,
+  std::size_t* bytes = nullptr)
+{
+  codec::Layout layout;
+  layout.dims = dims;
+  std::vector<std::uint8_t> stream;
+  sparsegrid::ExecutionOptions cpu;
+  cpu.backend = sparsegrid::Backend::CPU;
+  ASSERT_TRUE(codec::encode(input.data(), layout, bound, stream, cpu).ok());
+  codec::StreamInfo info;
+  ASSERT_TRUE(codec::inspect(stream.data(), stream.size(), info).ok());
+  EXPECT_EQ(info.dims, dims);
+  EXPECT_EQ(info.absoluteBound, bound);
+  EXPECT_EQ(info.levelBound.back(), bound);
+  EXPECT_EQ(info.levelEnd.back(), stream.size());
+  std::vector<T> out(input.size());
+  ASSERT_TRUE(codec::decode(stream.data(), stream.size(), -1, out.data(), layout, cpu).ok());
+  EXPECT_LE(maxError(input.data(), out.data(), input.size()), static_cast<long double>(bound))
+    << "bound " << bound << " raw " << info.raw;
+  if (bytes)
+  {
+    *bytes = stream.size();
+  }
+}
+
+struct Case
+{
+  Dims dims;
+  Field field;
+};
+
+class CodecBound : public ::testing::TestWithParam<Case>
+{
+};
+
+TEST_P(CodecBound, EveryVoxelWithinBoundFloatAndDouble)
+{
+  const Case c = GetParam();
+  for (double rel : { 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7 })
+  {
+    SCOPED_TRACE(std::string(name(c.field)) + " rel " + std::to_string(rel));
+    const auto f = makeField<float>(c.field, c.dims);
+    const double r = range(f) > 0 ? range(f) : 1.0;
+    roundTrip(f, c.dims, rel * r);
+    const auto d = makeField<double>(c.field, c.dims);
+    roundTrip(d, c.dims, rel * r);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes,
+  CodecBound,
+  ::testing::Values(Case{ { 1, 1, 1 }, Field::Uniform },
+    Case{ { 2, 1, 1 }, Field::Uniform },
+    Case{ { 3, 1, 1 }, Field::Smooth },
+    Case{ { 17, 1, 1 }, Field::Uniform },
+    Case{ { 100, 1, 1 }, Field::Smooth },
+    Case{ { 1, 1, 100 }, Field::Steps },
+    Case{ { 1, 37, 1 }, Field::Gaussian },
+    Case{ { 17, 3, 1 }, Field::Smooth },
+    Case{ { 100, 17, 1 }, Field::Steps },
+    Case{ { 2, 2, 2 }, Field::Uniform },
+    Case{ { 3, 3, 3 }, Field::Gaussian },
+    Case{ { 17, 17, 17 }, Field::Uniform },
+    Case{ { 17, 17, 17 }, Field::Smooth },
+    Case{ { 125, 125, 25 }, Field::Smooth },
+    Case{ { 33, 20, 9 }, Field::Steps },
+    Case{ { 40, 30, 20 }, Field::Constant },
+    Case{ { 65, 33, 17 }, Field::Gaussian }),
+  [](const ::testing::TestParamInfo<Case>& info)
+  {
+    const Case& c = info.param;
+    return std::string(name(c.field)) + "_" + std::to_string(c.dims[0]) + "x" +
+      std::to_string(c.dims[1]) + "x" + std::to_string(c.dims[2]);
+  });
+
+TEST(Codec, SmoothFieldCompressesWellAndNoiseFallsBackToRaw)
+{
+  const Dims dims{ 64, 64, 64 };
+  const auto smooth = makeField<float>(Field::Smooth, dims);
+  std::size_t bytes = 0;
+  roundTrip(smooth, dims, 1e-3 * range(smooth), &bytes);
+  // A smooth field at 1e-3 of its range: far above ZFP's ~5:1 at that accuracy.
+  EXPECT_GT(double(smooth.size() * sizeof(float)) / double(bytes), 20.0);
+
+  const auto noise = makeField<float>(Field::Uniform, dims);
+  codec::Layout layout;
+  layout.dims = dims;
+  std::vector<std::uint8_t> stream;
+  codec::EncodeStatistics stats;
+  ASSERT_TRUE(
+    codec::encodeWithStatistics(noise.data(), layout, 1e-7 * range(noise), stream, stats).ok());
+  codec::StreamInfo info;
+  ASSERT_TRUE(codec::inspect(stream.data(), stream.size(), info).ok());
+  EXPECT_TRUE(info.raw);
+  EXPECT_TRUE(stats.raw);
+  // Raw costs only the header on top of the values.
+  EXPECT_LE(stream.size(), noise.size() * sizeof(float) + 256);
+  std::vector<float> out(noise.size());
+  ASSERT_TRUE(codec::decode(stream.data(), stream.size(), -1, out.data(), layout).ok());
+  EXPECT_EQ(out, noise);
+}
+
+TEST(Codec, ConstantImageCostsAlmostNothing)
+{
+  const Dims dims{ 100, 100, 100 };
+  const std::vector<float> c(dims[0] * dims[1] * dims[2], -7.5f);
+  std::size_t bytes = 0;
+  roundTrip(c, dims, 1e-6, &bytes);
+  EXPECT_GT(double(c.size() * 4) / double(bytes), 500.0);
+}
+
+TEST(Codec, ProgressivePrefixesKeepTheirLevelBounds)
+{
+  for (Field f : { Field::Smooth, Field::Steps, Field::Gaussian })
+  {
+    SCOPED_TRACE(name(f));
+    const Dims dims{ 45, 33, 19 };
+    const auto input = makeField<float>(f, dims);
+    const double bound = 1e-3 * range(input);
+    codec::Layout layout;
+    layout.dims = dims;
+    std::vector<std::uint8_t> stream;
+    ASSERT_TRUE(codec::encode(input.data(), layout, bound, stream).ok());
+    codec::StreamInfo info;
+    ASSERT_TRUE(codec::inspect(stream.data(), stream.size(), info).ok());
+    ASSERT_GE(info.levels, 5);
+    for (int k = 0; k < info.levels; ++k)
+    {
+      SCOPED_TRACE("level " + std::to_string(k));
+      if (k > 0)
+      {
+        EXPECT_GE(info.levelEnd[k], info.levelEnd[k - 1]);
+        EXPECT_LE(info.levelBound[k], info.levelBound[k - 1]);
+      }
+      // Only the prefix the level needs is handed over.
+      std::vector<float> out(input.size());
+      ASSERT_TRUE(codec::decode(stream.data(), info.levelEnd[k], k, out.data(), layout).ok());
+      const long double err = maxError(input.data(), out.data(), input.size());
+      EXPECT_LE(err, static_cast<long double>(info.levelBound[k]));
+      if (k + 1 < info.levels)
+      {
+        // One byte less than the prefix is refused.
+        EXPECT_FALSE(
+          codec::decode(stream.data(), info.levelEnd[k] - 1, k, out.data(), layout).ok());
+      }
+    }
+    // Coarse levels carry real information: level 0 alone is far worse than all levels.
+    EXPECT_GT(info.levelBound[0], 10 * bound);
+  }
+}
+
+TEST(Codec, StridedComponentsAndCrossPrecisionDecode)
+{
+  const Dims dims{ 31, 22, 13 };
+  const std::size_t n = dims[0] * dims[1] * dims[2];
+  const auto a = makeField<double>(Field::Smooth, dims);
+  const auto b = makeField<double>(Field::Gaussian, dims);
+  std::vector<double> aos(3 * n);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    aos[3 * i] = a[i];
+    aos[3 * i + 1] = b[i];
+    aos[3 * i + 2] = -a[i];
+  }
+  codec::Layout strided;
+  strided.dims = dims;
+  strided.stride = 3;
+  std::vector<std::uint8_t> s1;
+  const double bound = 1e-3 * range(b);
+  ASSERT_TRUE(codec::encode(aos.data() + 1, strided, bound, s1).ok());
+  codec::Layout plain;
+  plain.dims = dims;
+  std::vector<std::uint8_t> s2;
+  ASSERT_TRUE(codec::encode(b.data(), plain, bound, s2).ok());
+  EXPECT_EQ(s1, s2) << "the stride must not change the stream";
+
+  std::vector<double> outAos(3 * n, 123.0);
+  ASSERT_TRUE(codec::decode(s1.data(), s1.size(), -1, outAos.data() + 1, strided).ok());
+  EXPECT_LE(maxError(outAos.data() + 1, b.data(), n, 3), static_cast<long double>(bound));
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    ASSERT_EQ(outAos[3 * i], 123.0) << "other components must stay untouched";
+    ASSERT_EQ(outAos[3 * i + 2], 123.0);
+  }
+  // A double stream decoded into float equals the double decode rounded to float.
+  std::vector<float> asFloat(n);
+  ASSERT_TRUE(codec::decode(s2.data(), s2.size(), -1, asFloat.data(), plain).ok());
+  std::vector<double> asDouble(n);
+  ASSERT_TRUE(codec::decode(s2.data(), s2.size(), -1, asDouble.data(), plain).ok());
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    ASSERT_EQ(asFloat[i], static_cast<float>(asDouble[i]));
+  }
+}
+
+TEST(Codec, ThreadCountDoesNotChangeTheStream)
+{
+  const Dims dims{ 70, 50, 40 };
+  const auto input = makeField<float>(Field::Gaussian, dims);
+  codec::Layout layout;
+  layout.dims = dims;
+  std::vector<std::uint8_t> one, two, many;
+  sparsegrid::ExecutionOptions o;
+  o.backend = sparsegrid::Backend::CPU;
+  o.threads = 1;
+  ASSERT_TRUE(codec::encode(input.data(), layout, 0.5, one, o).ok());
+  o.threads = 2;
+  ASSERT_TRUE(codec::encode(input.data(), layout, 0.5, two, o).ok());
+  o.threads = 7;
+  ASSERT_TRUE(codec::encode(input.data(), layout, 0.5, many, o).ok());
+  EXPECT_EQ(one, two);
+  EXPECT_EQ(one, many);
+}
+
+TEST(Codec, ValueRange)
+{
+  const Dims dims{ 10, 9, 8 };
+  auto v = makeField<float>(Field::Gaussian, dims);
+  codec::Layout layout;
+  layout.dims = dims;
+  double lo = 0, hi = 0;
+  ASSERT_TRUE(codec::valueRange(v.data(), layout, lo, hi).ok());
+  EXPECT_EQ(lo, static_cast<double>(*std::min_element(v.begin(), v.end())));
+  EXPECT_EQ(hi, static_cast<double>(*std::max_element(v.begin(), v.end())));
+  v[77] = std::nanf("");
+  v[500] = INFINITY;
+  const auto st = codec::valueRange(v.data(), layout, lo, hi);
+  EXPECT_EQ(st.code(), ErrorCode::NonFinite);
+  EXPECT_NE(st.message().find("77"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("2 NaN"), std::string::npos) << st.message();
+}
+
+TEST(Codec, BadInputGivesClearErrors)
+{
+  const Dims dims{ 8, 8, 8 };
+  auto v = makeField<float>(Field::Smooth, dims);
+  codec::Layout layout;
+  layout.dims = dims;
+  std::vector<std::uint8_t> stream;
+  EXPECT_EQ(codec::encode(v.data(), layout, 0.0, stream).code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(codec::encode(v.data(), layout, -1.0, stream).code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(codec::encode(v.data(), layout, NAN, stream).code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(codec::encode<float>(nullptr, layout, 1.0, stream).code(), ErrorCode::InvalidArgument);
+  codec::Layout zero = layout;
+  zero.dims[1] = 0;
+  EXPECT_EQ(codec::encode(v.data(), zero, 1.0, stream).code(), ErrorCode::InvalidArgument);
+  v[100] = std::nanf("");
+  const auto st = codec::encode(v.data(), layout, 1.0, stream);
+  EXPECT_EQ(st.code(), ErrorCode::NonFinite);
+  EXPECT_NE(st.message().find("100"), std::string::npos) << st.message();
+  v[100] = 1.0f;
+  ASSERT_TRUE(codec::encode(v.data(), layout, 1e-2, stream).ok());
+  std::vector<float> out(v.size());
+  codec::Layout other = layout;
+  other.dims = { 8, 8, 9 };
+  EXPECT_EQ(codec::decode(stream.data(), stream.size(), -1, out.data(), other).code(),
+    ErrorCode::InvalidArgument);
+  codec::StreamInfo info;
+  ASSERT_TRUE(codec::inspect(stream.data(), stream.size(), info).ok());
+  EXPECT_EQ(codec::decode(stream.data(), stream.size(), info.levels, out.data(), layout).code(),
+    ErrorCode::InvalidArgument);
+  // inspect on a short buffer names the bytes it needs.
+  const auto shortSt = codec::inspect(stream.data(), 20, info);
+  EXPECT_EQ(shortSt.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(shortSt.message().find("56"), std::string::npos) << shortSt.message();
+}
+
+TEST(Codec, LargeValuesFarFromTheBoundEscapeExactly)
+{
+  // Values of 1e30 with a bound of 1e-3: every quantised residual would overflow, so the coarse
+  // values escape; the bound must hold and the stream must decode.
+  const Dims dims{ 20, 20, 5 };
+  auto v = makeField<double>(Field::Gaussian, dims);
+  for (std::size_t i = 0; i < v.size(); i += 7)
+  {
+    v[i] *= 1e30;
+  }
+  roundTrip(v, dims, 1e-3);
+  std::vector<float> f(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i)
+  {
+    f[i] = static_cast<float>(i % 13 == 0 ? 3e38 : -3e38 * ((i % 5) == 0));
+  }
+  roundTrip(f, dims, 1e-3);
+}
+
+} // namespace

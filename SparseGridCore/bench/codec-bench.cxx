@@ -1,0 +1,425 @@
+// sparsegrid-codec-bench: speed and ratio of the error-bounded codec, beside ZFP's library (when
+// built with it) in the same harness, on the same data. Prints a table and writes JSON.
+//
+//   sparsegrid-codec-bench [--op compress|decompress|both] [--input FILE --dims NX NY NZ]
+//       [--synthetic N] [--type float|double] [--rel R | --abs A] [--threads T] [--repeats K]
+//       [--backend auto|cpu|cuda] [--no-zfp] [--json FILE] [--level K]
+//
+// Input: a raw little-endian float32 (or float64 with --type double) file, x fastest; or a
+// synthetic multi-scale field of N^3 voxels (--synthetic, default 256). Speeds are MB/s of the
+// uncompressed input (voxels * sizeof(value)), median of --repeats runs after one warm-up.
+#include <sparsegrid/codec.h>
+
+#ifdef SPARSEGRID_HAVE_ZFP
+#include <zfp.h>
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace
+{
+namespace codec = sparsegrid::codec;
+
+struct Options
+{
+  std::string op = "both";
+  std::string input;
+  std::uint64_t dims[3] = { 0, 0, 0 };
+  std::uint64_t synthetic = 256;
+  bool isDouble = false;
+  double rel = 1e-3;
+  double abs = 0;
+  int threads = 2;
+  int repeats = 5;
+  std::string backend = "cpu";
+  bool zfp = true;
+  std::string json;
+  int level = -1;
+};
+
+double median(std::vector<double> v)
+{
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double timeIt(int repeats, const std::function<void()>& f, std::vector<double>* all = nullptr)
+{
+  f(); // warm-up
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r)
+  {
+    const auto a = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+  }
+  if (all)
+  {
+    *all = t;
+  }
+  return median(t);
+}
+
+/// A multi-scale smooth field with a 1/k^2 spectrum (separable terms), values O(1).
+template<typename T>
+std::vector<T> synthetic(std::uint64_t n)
+{
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> u(0, 2 * M_PI);
+  const int terms = 24;
+  std::vector<std::vector<double>> fx(terms), fy(terms), fz(terms);
+  std::vector<double> amp(terms);
+  for (int t = 0; t < terms; ++t)
+  {
+    const double k = 1.0 + t * 1.7;
+    amp[t] = 1.0 / (k * k);
+    const double kx = k * (0.5 + 0.5 * std::cos(u(rng))), ky = k * (0.5 + 0.5 * std::sin(u(rng))),
+                 kz = k * 0.6;
+    const double px = u(rng), py = u(rng), pz = u(rng);
+    fx[t].resize(n);
+    fy[t].resize(n);
+    fz[t].resize(n);
+    for (std::uint64_t i = 0; i < n; ++i)
+    {
+      const double x = double(i) / double(n) * 2 * M_PI;
+      fx[t][i] = std::sin(kx * x + px);
+      fy[t][i] = std::cos(ky * x + py);
+      fz[t][i] = std::sin(kz * x + pz);
+    }
+  }
+  std::vector<T> v(n * n * n);
+  for (std::uint64_t k = 0; k < n; ++k)
+  {
+    for (std::uint64_t j = 0; j < n; ++j)
+    {
+      T* row = v.data() + n * (j + n * k);
+      for (std::uint64_t i = 0; i < n; ++i)
+      {
+        double s = 0;
+        for (int t = 0; t < terms; ++t)
+        {
+          s += amp[t] * fx[t][i] * fy[t][j] * fz[t][k];
+        }
+        row[i] = static_cast<T>(s);
+      }
+    }
+  }
+  return v;
+}
+
+struct Row
+{
+  std::string codec, op;
+  double seconds = 0, mbps = 0, ratio = 0, maxError = 0, psnr = 0;
+  std::string note;
+};
+
+template<typename A, typename B>
+void errorOf(const A* a, const B* b, std::size_t n, double& maxErr, double& psnr)
+{
+  double lo = INFINITY, hi = -INFINITY, sq = 0;
+  maxErr = 0;
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    const double x = static_cast<double>(a[i]);
+    const double e = std::fabs(x - static_cast<double>(b[i]));
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+    maxErr = std::max(maxErr, e);
+    sq += e * e;
+  }
+  const double rmse = std::sqrt(sq / double(n));
+  psnr = rmse > 0 ? 20 * std::log10((hi - lo) / rmse) : INFINITY;
+}
+
+template<typename T>
+int run(const Options& o)
+{
+  std::vector<T> values;
+  codec::Layout layout;
+  std::string source;
+  if (!o.input.empty())
+  {
+    layout.dims = { o.dims[0], o.dims[1], o.dims[2] };
+    const std::size_t n = o.dims[0] * o.dims[1] * o.dims[2];
+    values.resize(n);
+    std::ifstream in(o.input, std::ios::binary);
+    if (!in.read(
+          reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(n * sizeof(T))))
+    {
+      std::cerr << "cannot read " << n << " values from " << o.input << "\n";
+      return 2;
+    }
+    source = o.input;
+  }
+  else
+  {
+    layout.dims = { o.synthetic, o.synthetic, o.synthetic };
+    values = synthetic<T>(o.synthetic);
+    source = "synthetic " + std::to_string(o.synthetic) + "^3";
+  }
+  const std::size_t n = values.size();
+  double lo = 0, hi = 0;
+  auto st = codec::valueRange(values.data(), layout, lo, hi);
+  if (!st)
+  {
+    std::cerr << st.message() << "\n";
+    return 1;
+  }
+  const double bound = o.abs > 0 ? o.abs : o.rel * (hi > lo ? hi - lo : 1.0);
+  const double inputMB = double(n * sizeof(T)) / 1e6;
+  sparsegrid::ExecutionOptions ex;
+  ex.threads = o.threads;
+  ex.backend = o.backend == "cuda"
+    ? sparsegrid::Backend::CUDA
+    : (o.backend == "auto" ? sparsegrid::Backend::Auto : sparsegrid::Backend::CPU);
+  std::vector<Row> rows;
+  std::vector<std::uint8_t> stream;
+  sparsegrid::ExecutionReport report;
+  st = codec::encode(values.data(), layout, bound, stream, ex, &report);
+  if (!st)
+  {
+    std::cerr << "encode: " << st.message() << "\n";
+    return 1;
+  }
+  std::vector<T> out(n);
+  const double ratio = double(n * sizeof(T)) / double(stream.size());
+  std::string note = std::string("backend ") + sparsegrid::toString(report.backendUsed) +
+    (report.note.empty() ? "" : " (" + report.note + ")");
+  if (o.op == "compress" || o.op == "both")
+  {
+    Row r;
+    r.codec = "sparsegrid";
+    r.op = "compress";
+    std::vector<std::uint8_t> s; // reused, as ZFP's output buffer is
+    r.seconds =
+      timeIt(o.repeats, [&] { (void)codec::encode(values.data(), layout, bound, s, ex); });
+    r.mbps = inputMB / r.seconds;
+    r.ratio = ratio;
+    r.note = note;
+    rows.push_back(r);
+  }
+  {
+    Row r;
+    r.codec = "sparsegrid";
+    r.op = "decompress";
+    auto dec = [&]
+    { (void)codec::decode(stream.data(), stream.size(), o.level, out.data(), layout, ex); };
+    if (o.op == "decompress" || o.op == "both")
+    {
+      r.seconds = timeIt(o.repeats, dec);
+      r.mbps = inputMB / r.seconds;
+    }
+    else
+    {
+      dec();
+    }
+    r.ratio = ratio;
+    errorOf(values.data(), out.data(), n, r.maxError, r.psnr);
+    r.note = note;
+    if (o.op == "decompress" || o.op == "both")
+    {
+      rows.push_back(r);
+    }
+    if (o.op == "compress")
+    {
+      rows.back().maxError = r.maxError;
+      rows.back().psnr = r.psnr;
+    }
+    else if (o.op == "both")
+    {
+      rows[0].maxError = r.maxError;
+      rows[0].psnr = r.psnr;
+    }
+  }
+#ifdef SPARSEGRID_HAVE_ZFP
+  if (o.zfp)
+  {
+    const zfp_type type = sizeof(T) == 4 ? zfp_type_float : zfp_type_double;
+    zfp_field* field = nullptr;
+    const bool d3 = layout.dims[2] > 1, d2 = layout.dims[1] > 1;
+    field = d3 ? zfp_field_3d(values.data(), type, layout.dims[0], layout.dims[1], layout.dims[2])
+               : (d2 ? zfp_field_2d(values.data(), type, layout.dims[0], layout.dims[1])
+                     : zfp_field_1d(values.data(), type, layout.dims[0]));
+    zfp_stream* zs = zfp_stream_open(nullptr);
+    zfp_stream_set_accuracy(zs, bound);
+    const bool omp = o.threads > 1 && zfp_stream_set_execution(zs, zfp_exec_omp);
+    if (omp)
+    {
+      zfp_stream_set_omp_threads(zs, static_cast<unsigned>(o.threads));
+    }
+    const std::size_t cap = zfp_stream_maximum_size(zs, field);
+    std::vector<unsigned char> buf(cap);
+    bitstream* bs = stream_open(buf.data(), cap);
+    zfp_stream_set_bit_stream(zs, bs);
+    std::size_t zbytes = 0;
+    auto comp = [&]
+    {
+      zfp_stream_rewind(zs);
+      zbytes = zfp_compress(zs, field);
+    };
+    std::vector<T> zout(n);
+    zfp_field* outField = d3
+      ? zfp_field_3d(zout.data(), type, layout.dims[0], layout.dims[1], layout.dims[2])
+      : (d2 ? zfp_field_2d(zout.data(), type, layout.dims[0], layout.dims[1])
+            : zfp_field_1d(zout.data(), type, layout.dims[0]));
+    auto decomp = [&]
+    {
+      zfp_stream_set_execution(zs, zfp_exec_serial);
+      zfp_stream_rewind(zs);
+      zfp_decompress(zs, outField);
+      if (omp)
+      {
+        zfp_stream_set_execution(zs, zfp_exec_omp);
+      }
+    };
+    Row c;
+    c.codec = "zfp-accuracy";
+    c.op = "compress";
+    c.seconds = timeIt(o.repeats, comp);
+    c.mbps = inputMB / c.seconds;
+    c.ratio = double(n * sizeof(T)) / double(zbytes);
+    c.note = omp ? "OpenMP " + std::to_string(o.threads) + " threads" : "serial";
+    Row d = c;
+    d.op = "decompress";
+    d.seconds = timeIt(o.repeats, decomp);
+    d.mbps = inputMB / d.seconds;
+    d.note = "serial (ZFP 1.0 decompresses serially on the CPU)";
+    errorOf(values.data(), zout.data(), n, d.maxError, d.psnr);
+    c.maxError = d.maxError;
+    c.psnr = d.psnr;
+    if (o.op != "decompress")
+    {
+      rows.push_back(c);
+    }
+    if (o.op != "compress")
+    {
+      rows.push_back(d);
+    }
+    zfp_field_free(field);
+    zfp_field_free(outField);
+    zfp_stream_close(zs);
+    stream_close(bs);
+  }
+#endif
+  std::printf(
+    "source: %s (%llu x %llu x %llu %s, %.1f MB), bound %.6g (relative %.3g), %d thread(s), "
+    "median of %d after a warm-up\n",
+    source.c_str(),
+    (unsigned long long)layout.dims[0],
+    (unsigned long long)layout.dims[1],
+    (unsigned long long)layout.dims[2],
+    sizeof(T) == 4 ? "float" : "double",
+    inputMB,
+    bound,
+    bound / (hi > lo ? hi - lo : 1.0),
+    o.threads,
+    o.repeats);
+  std::printf("| codec | op | seconds | MB/s | ratio | max error / bound | PSNR dB | note |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows)
+  {
+    std::printf("| %s | %s | %.4f | %.1f | %.2f | %.3f | %.2f | %s |\n",
+      r.codec.c_str(),
+      r.op.c_str(),
+      r.seconds,
+      r.mbps,
+      r.ratio,
+      r.maxError / bound,
+      r.psnr,
+      r.note.c_str());
+  }
+  if (!o.json.empty())
+  {
+    std::ofstream js(o.json);
+    js << "{\n  \"source\": \"" << source << "\",\n  \"dims\": [" << layout.dims[0] << ", "
+       << layout.dims[1] << ", " << layout.dims[2] << "],\n  \"type\": \""
+       << (sizeof(T) == 4 ? "float" : "double") << "\",\n  \"bound\": " << bound
+       << ",\n  \"relative\": " << bound / (hi > lo ? hi - lo : 1.0)
+       << ",\n  \"threads\": " << o.threads << ",\n  \"repeats\": " << o.repeats
+       << ",\n  \"results\": [\n";
+    for (std::size_t i = 0; i < rows.size(); ++i)
+    {
+      const Row& r = rows[i];
+      js << "    {\"codec\": \"" << r.codec << "\", \"op\": \"" << r.op
+         << "\", \"seconds\": " << r.seconds << ", \"MBps\": " << r.mbps
+         << ", \"ratio\": " << r.ratio << ", \"maxError\": " << r.maxError
+         << ", \"psnr\": " << (std::isfinite(r.psnr) ? r.psnr : 999.0) << ", \"note\": \"" << r.note
+         << "\"}" << (i + 1 < rows.size() ? "," : "") << "\n";
+    }
+    js << "  ]\n}\n";
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+  Options o;
+  for (int i = 1; i < argc; ++i)
+  {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string
+    {
+      if (i + 1 >= argc)
+      {
+        std::cerr << a << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--op")
+      o.op = next();
+    else if (a == "--input")
+      o.input = next();
+    else if (a == "--dims")
+    {
+      for (int d = 0; d < 3; ++d)
+        o.dims[d] = std::stoull(next());
+    }
+    else if (a == "--synthetic")
+      o.synthetic = std::stoull(next());
+    else if (a == "--type")
+      o.isDouble = next() == "double";
+    else if (a == "--rel")
+      o.rel = std::stod(next());
+    else if (a == "--abs")
+      o.abs = std::stod(next());
+    else if (a == "--threads")
+      o.threads = std::stoi(next());
+    else if (a == "--repeats")
+      o.repeats = std::stoi(next());
+    else if (a == "--backend")
+      o.backend = next();
+    else if (a == "--no-zfp")
+      o.zfp = false;
+    else if (a == "--json")
+      o.json = next();
+    else if (a == "--level")
+      o.level = std::stoi(next());
+    else
+    {
+      std::cerr << "unknown option " << a << " (see the comment at the top of codec-bench.cxx)\n";
+      return 2;
+    }
+  }
+  if (o.op != "compress" && o.op != "decompress" && o.op != "both")
+  {
+    std::cerr << "--op must be compress, decompress or both\n";
+    return 2;
+  }
+  return o.isDouble ? run<double>(o) : run<float>(o);
+}

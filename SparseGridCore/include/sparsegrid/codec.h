@@ -1,0 +1,161 @@
+/**
+ * @file codec.h
+ * @brief Error-bounded compression of one scalar image component (issues 12 and 13).
+ *
+ * Implements the API agreed in briefs/codec-api.md. Additions to that API (nothing was removed or
+ * changed): `StreamInfo::chunks`, `StreamInfo::escapes`, `encodeDevice`/`decodeDevice`
+ * (CUDA device pointers), `codecVersion`, and `EncodeStatistics` through `encodeWithStatistics`.
+ *
+ * Design (docs/compression.md has the full description and the byte-by-byte stream format):
+ * - Level by level, coarsest first, every voxel is predicted by linear interpolation (the
+ *   multilinear hat-function interpolant, applied one axis at a time) from values already
+ *   *reconstructed* at coarser levels, so quantisation errors do not accumulate.
+ * - The residual is quantised with step 2 * bound to an integer; a voxel whose quantised value
+ *   would miss the bound after rounding to the output type, or whose integer would overflow, is
+ *   stored exactly ("escape"). The encoder checks the bound on every voxel of its own
+ *   reconstruction, which the decoder repeats operation for operation.
+ * - Lossless stage: canonical Huffman codes (one table per stream) in independent chunks of 4096
+ *   codes, with a 64-bit mask of non-zero 64-code blocks per chunk; all-zero chunks cost 4 bytes.
+ *   CPU threads and GPU blocks code chunks independently, and both encoders produce the same bytes.
+ */
+#ifndef SPARSEGRID_CODEC_H
+#define SPARSEGRID_CODEC_H
+
+#include <sparsegrid/sparsegrid.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace sparsegrid
+{
+namespace codec
+{
+
+enum class ValueType : std::uint8_t
+{
+  Float32 = 1,
+  Float64 = 2
+};
+
+/// Version written into every stream; decoders reject other versions.
+constexpr std::uint32_t codecVersion = 1;
+
+/// One scalar component of an image in memory: dims (axis 0 fastest, unused axes = 1; 1-D, 2-D,
+/// 3-D), `stride` = elements between consecutive voxels (number of components for VTK's AoS
+/// arrays; the caller offsets the pointer by the component index).
+struct Layout
+{
+  std::array<std::uint64_t, 3> dims{ { 1, 1, 1 } };
+  std::uint64_t stride = 1;
+};
+
+/// Finite min/max of one component; NonFinite (count, first voxel index) when NaN/Inf present.
+template<typename T>
+Status valueRange(const T* values,
+  const Layout& layout,
+  double& min,
+  double& max,
+  const ExecutionOptions& options = {});
+
+/**
+ * Encodes one component so that every decoded voxel is within `absoluteBound` of the input
+ * (absoluteBound > 0 and finite; the relative mode is the caller's job: bound = rel * (max-min),
+ * with a constant image -> any positive bound works). Writes a self-describing stream (header with
+ * magic, version, value type, dims, bound, quantiser, coder, level table) into `stream`.
+ * If coding would not beat raw storage the stream stores raw values (info.raw = true) - still a
+ * valid stream. Rejects NaN/Inf (NonFinite) and values whose quantisation would overflow.
+ */
+template<typename T>
+Status encode(const T* values,
+  const Layout& layout,
+  double absoluteBound,
+  std::vector<std::uint8_t>& stream,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+struct StreamInfo
+{
+  std::uint32_t version = 0;
+  ValueType type = ValueType::Float32;
+  std::array<std::uint64_t, 3> dims{ { 1, 1, 1 } };
+  double absoluteBound = 0;
+  bool raw = false;
+  int levels = 0;                      ///< levels of detail, coarsest first (>= 1)
+  std::vector<std::uint64_t> levelEnd; ///< stream bytes needed to decode levels 0..k
+  std::vector<double> levelBound;      ///< max abs error guaranteed when decoding 0..k
+                                       ///< (last entry == absoluteBound)
+  std::uint64_t headerBytes = 0;       ///< bytes of the header (inspect needs only these)
+  /// Addition: number of coded chunks (4096 codes each) over all levels.
+  std::uint64_t chunks = 0;
+};
+
+/// Parses and validates the header (needs at least the header bytes; a shorter buffer gives
+/// InvalidArgument saying how many bytes are needed). Never trusts sizes blindly: a damaged
+/// header is an InvalidArgument error with a clear message, never a crash or a huge allocation.
+Status inspect(const std::uint8_t* stream, std::size_t bytes, StreamInfo& info);
+
+/// Decodes levels 0..levelOfDetail (-1 = all) into `out` (layout dims must match the stream's;
+/// stride as in encode). `bytes` may be only info.levelEnd[levelOfDetail] (progressive read).
+/// Damaged/truncated streams -> InvalidArgument with a clear message (fuzzed), never a crash.
+template<typename T>
+Status decode(const std::uint8_t* stream,
+  std::size_t bytes,
+  int levelOfDetail,
+  T* out,
+  const Layout& layout,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/// Addition: what the encoder saw (for benchmarks and tests).
+struct EncodeStatistics
+{
+  std::uint64_t escapes = 0;        ///< voxels stored exactly
+  std::uint64_t zeroChunks = 0;     ///< chunks whose codes are all zero (4 bytes each)
+  std::uint64_t chunks = 0;         ///< all chunks
+  std::uint64_t huffmanSymbols = 0; ///< symbols with a code in the stream's table
+  bool raw = false;                 ///< the stream holds raw values
+};
+
+/// Addition: encode() that also returns statistics.
+template<typename T>
+Status encodeWithStatistics(const T* values,
+  const Layout& layout,
+  double absoluteBound,
+  std::vector<std::uint8_t>& stream,
+  EncodeStatistics& statistics,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/**
+ * Addition (issue 13): encode from CUDA device memory. `deviceValues` is a device pointer; the
+ * stream is returned in host memory and is byte for byte the stream encode() writes. Runs on the
+ * GPU; with options.backend == CPU (or when the GPU cannot run and strictBackend is off) the
+ * values are copied to the host and encoded there (the report says so). Needs the CUDA backend
+ * to be compiled for anything but BackendUnavailable.
+ */
+template<typename T>
+Status encodeDevice(const T* deviceValues,
+  const Layout& layout,
+  double absoluteBound,
+  std::vector<std::uint8_t>& stream,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/// Addition (issue 13): decode into CUDA device memory `deviceOut`; the stream may be in host
+/// memory (copied once) or already on the device (`streamOnDevice`).
+template<typename T>
+Status decodeDevice(const std::uint8_t* stream,
+  std::size_t bytes,
+  int levelOfDetail,
+  T* deviceOut,
+  const Layout& layout,
+  bool streamOnDevice = false,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+} // namespace codec
+} // namespace sparsegrid
+
+#endif

@@ -1,0 +1,1568 @@
+// The error-bounded codec on the CPU: prediction level by level, quantisation, canonical Huffman
+// coding in independent chunks; header writing and parsing shared with the CUDA encoder.
+// Compiled with -ffp-contract=off: the decoder must repeat the encoder's arithmetic exactly, and
+// the CUDA encoder (--fmad=false) must produce the same bytes.
+#include "CodecInternal.h"
+
+#include "../Internal.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <type_traits>
+
+namespace sparsegrid
+{
+namespace codec
+{
+
+using format::Pass;
+using format::Plan;
+using format::Quantiser;
+
+namespace
+{
+
+template<typename T>
+constexpr ValueType valueTypeOf()
+{
+  return std::is_same<T, float>::value ? ValueType::Float32 : ValueType::Float64;
+}
+
+std::size_t valueSize(ValueType t)
+{
+  return t == ValueType::Float32 ? 4 : 8;
+}
+
+/// Atomic maximum of non-negative doubles (their bit patterns order like the values).
+void atomicMax(std::atomic<std::uint64_t>& target, double value)
+{
+  std::uint64_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  std::uint64_t seen = target.load(std::memory_order_relaxed);
+  while (seen < bits && !target.compare_exchange_weak(seen, bits, std::memory_order_relaxed))
+  {
+  }
+}
+
+double bitsToDouble(std::uint64_t bits)
+{
+  double v;
+  std::memcpy(&v, &bits, sizeof(v));
+  return v;
+}
+
+/// Runs one pass over the rows of its voxels: f(index, left, right-or-left, code position).
+/// The grain keeps a task at about 16 k voxels.
+template<typename F>
+void forEachRow(const ExecutionOptions& options, const Plan& plan, const Pass& p, F&& rowBody)
+{
+  const std::uint64_t rows = p.count[1] * p.count[2];
+  const std::size_t grain = static_cast<std::size_t>(
+    std::max<std::uint64_t>(1, 16384 / std::max<std::uint64_t>(1, p.count[0])));
+  sparsegrid::detail::parallelFor(options,
+    static_cast<std::size_t>(rows),
+    grain,
+    [&](std::size_t first, std::size_t last)
+    {
+      for (std::size_t r = first; r < last; ++r)
+      {
+        const std::uint64_t j1 = r % p.count[1];
+        const std::uint64_t j2 = r / p.count[1];
+        const std::uint64_t i1 = p.start[1] + j1 * p.step[1];
+        const std::uint64_t i2 = p.start[2] + j2 * p.step[2];
+        rowBody(r, i1, i2, plan.dims[0] * (i1 + plan.dims[1] * i2));
+      }
+    });
+}
+
+/// Applies `point(index, pred, codeIndexInPass)` to every voxel of a pass, with the prediction
+/// computed from the (already reconstructed) values in rec. Returns nothing; the callback writes.
+template<typename T, typename Point>
+void runPass(const ExecutionOptions& options,
+  const Plan& plan,
+  const Pass& p,
+  const T* rec,
+  Point&& point)
+{
+  const std::uint64_t n0 = plan.dims[0];
+  const std::uint64_t axisStride[3] = { 1, n0, n0 * plan.dims[1] };
+  forEachRow(options,
+    plan,
+    p,
+    [&](std::uint64_t row, std::uint64_t i1, std::uint64_t i2, std::uint64_t base)
+    {
+      const std::uint64_t codeRow = row * p.count[0];
+      if (p.axis < 0)
+      {
+        for (std::uint64_t j0 = 0; j0 < p.count[0]; ++j0)
+        {
+          point(base + p.start[0] + j0 * p.step[0], T(0), codeRow + j0);
+        }
+        return;
+      }
+      const std::uint64_t off = p.gap * axisStride[p.axis];
+      if (p.axis == 0)
+      {
+        for (std::uint64_t j0 = 0; j0 < p.count[0]; ++j0)
+        {
+          const std::uint64_t i0 = p.start[0] + j0 * p.step[0];
+          const std::uint64_t idx = base + i0;
+          const T pred =
+            i0 + p.gap < n0 ? format::predictPair(rec[idx - off], rec[idx + off]) : rec[idx - off];
+          point(idx, pred, codeRow + j0);
+        }
+        return;
+      }
+      const std::uint64_t ia = p.axis == 1 ? i1 : i2;
+      const bool hasRight = ia + p.gap < plan.dims[p.axis];
+      for (std::uint64_t j0 = 0; j0 < p.count[0]; ++j0)
+      {
+        const std::uint64_t idx = base + p.start[0] + j0 * p.step[0];
+        const T pred =
+          hasRight ? format::predictPair(rec[idx - off], rec[idx + off]) : rec[idx - off];
+        point(idx, pred, codeRow + j0);
+      }
+    });
+}
+
+/// 64-bit MSB-first writer into 32-bit little-endian words.
+class BitWriter
+{
+public:
+  explicit BitWriter(std::uint8_t* out)
+    : Out(out)
+  {
+  }
+  void put(std::uint32_t code, int length)
+  {
+    this->Acc |= static_cast<std::uint64_t>(code) << (64 - this->Used - length);
+    this->Used += length;
+    if (this->Used >= 32)
+    {
+      format::store<std::uint32_t>(this->Out, static_cast<std::uint32_t>(this->Acc >> 32));
+      this->Out += 4;
+      this->Acc <<= 32;
+      this->Used -= 32;
+    }
+  }
+  void flush()
+  {
+    if (this->Used > 0)
+    {
+      format::store<std::uint32_t>(this->Out, static_cast<std::uint32_t>(this->Acc >> 32));
+      this->Out += 4;
+      this->Acc = 0;
+      this->Used = 0;
+    }
+  }
+
+private:
+  std::uint8_t* Out;
+  std::uint64_t Acc = 0;
+  int Used = 0;
+};
+
+/// Reader matching BitWriter; never reads past `words` (zeros beyond, and overrun() says so).
+class BitReader
+{
+public:
+  BitReader(const std::uint8_t* words, std::uint32_t count)
+    : Words(words)
+    , Count(count)
+  {
+    this->refill();
+  }
+  std::uint32_t peek(int n) const { return static_cast<std::uint32_t>(this->Acc >> (64 - n)); }
+  void consume(int n)
+  {
+    this->Acc <<= n;
+    this->Avail -= n;
+    this->Consumed += static_cast<std::uint64_t>(n);
+    if (this->Avail < 32)
+    {
+      this->refill();
+    }
+  }
+  std::uint64_t consumed() const { return this->Consumed; }
+
+private:
+  void refill()
+  {
+    const std::uint32_t w = this->Next < this->Count
+      ? format::load<std::uint32_t>(this->Words + 4 * std::size_t(this->Next))
+      : 0;
+    ++this->Next;
+    this->Acc |= static_cast<std::uint64_t>(w) << (32 - this->Avail);
+    this->Avail += 32;
+  }
+  const std::uint8_t* Words;
+  std::uint32_t Count;
+  std::uint32_t Next = 0;
+  std::uint64_t Acc = 0;
+  int Avail = 0;
+  std::uint64_t Consumed = 0;
+};
+
+/// Work buffers kept per calling thread between calls: first-touch page faults of freshly
+/// allocated buffers cost more than the coding itself on virtual machines. Not zero-filled.
+struct Workspace
+{
+  std::unique_ptr<std::uint8_t[]> values, symbols;
+  std::size_t valueBytes = 0, symbolBytes = 0;
+};
+thread_local Workspace workspace;
+
+template<typename X>
+X* scratch(std::unique_ptr<std::uint8_t[]>& buffer, std::size_t& capacity, std::uint64_t count)
+{
+  const std::size_t bytes = static_cast<std::size_t>(count * sizeof(X));
+  if (capacity < bytes || !buffer)
+  {
+    buffer.reset();
+    buffer.reset(new std::uint8_t[std::max<std::size_t>(bytes, 1)]);
+    capacity = bytes;
+  }
+  return reinterpret_cast<X*>(buffer.get());
+}
+
+std::string describeChunk(int level, std::uint64_t chunk)
+{
+  return "level " + std::to_string(level) + ", chunk " + std::to_string(chunk);
+}
+
+//------------------------------------------------------------------------------------------------
+// Encoder
+//------------------------------------------------------------------------------------------------
+struct ChunkPlan
+{
+  std::uint64_t mask = 0;
+  std::uint32_t escapes = 0;
+  std::uint64_t bits = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t offset = 0;
+};
+
+template<typename T>
+Status encodeCPU(const T* values,
+  const Layout& layout,
+  double bound,
+  std::vector<std::uint8_t>& stream,
+  EncodeStatistics& stats,
+  const ExecutionOptions& options)
+{
+  std::uint64_t voxels = 0;
+  Status st = detail::checkLayout(layout, voxels, "encode");
+  if (!st)
+  {
+    return st;
+  }
+  Plan plan;
+  plan.build(layout.dims.data());
+  const Quantiser qz = format::makeQuantiser(bound);
+  st = sparsegrid::checkAllocation(voxels * (sizeof(T) + 2), "the codec's work buffers");
+  if (!st)
+  {
+    return st;
+  }
+  T* rec = scratch<T>(workspace.values, workspace.valueBytes, voxels);
+  std::atomic<std::uint64_t> nonFinite{ 0 };
+  const std::uint64_t stride = layout.stride;
+  sparsegrid::detail::parallelFor(options,
+    static_cast<std::size_t>(voxels),
+    1 << 16,
+    [&](std::size_t first, std::size_t last)
+    {
+      std::uint64_t bad = 0;
+      for (std::size_t i = first; i < last; ++i)
+      {
+        const T v = values[i * stride];
+        rec[i] = v;
+        bad += std::isfinite(v) ? 0 : 1;
+      }
+      if (bad)
+      {
+        nonFinite += bad;
+      }
+    });
+  if (nonFinite.load() > 0)
+  {
+    std::size_t first = 0;
+    while (first < voxels && std::isfinite(rec[first]))
+    {
+      ++first;
+    }
+    return Status(ErrorCode::NonFinite,
+      "encode: the values hold " + std::to_string(nonFinite.load()) +
+        " NaN/Inf value(s), the first at voxel " + std::to_string(first));
+  }
+  if (sparsegrid::detail::aborted(options))
+  {
+    return sparsegrid::detail::abortedStatus();
+  }
+
+  std::vector<std::uint64_t> levelCodeBegin(static_cast<std::size_t>(plan.levels) + 1, 0);
+  for (int k = 0; k < plan.levels; ++k)
+  {
+    levelCodeBegin[k + 1] = levelCodeBegin[k] + plan.levelCodes[k];
+  }
+  std::uint16_t* symbols = scratch<std::uint16_t>(workspace.symbols, workspace.symbolBytes, voxels);
+  std::vector<double> passSurplus(static_cast<std::size_t>(plan.passCount), 0.0);
+  std::atomic<std::uint64_t> maxAbsBits{ 0 };
+  for (int pi = 0; pi < plan.passCount; ++pi)
+  {
+    const Pass& p = plan.passes[pi];
+    std::uint16_t* sym = symbols + levelCodeBegin[p.level] + p.codeBegin;
+    std::atomic<std::uint64_t> surplusBits{ 0 };
+    // Per-row maxima are folded into the atomics once per row, not per voxel.
+    const std::uint64_t n0 = plan.dims[0];
+    const std::uint64_t axisStride[3] = { 1, n0, n0 * plan.dims[1] };
+    T* r = rec;
+    forEachRow(options,
+      plan,
+      p,
+      [&](std::uint64_t row, std::uint64_t i1, std::uint64_t i2, std::uint64_t base)
+      {
+        double rowSurplus = 0, rowAbs = 0;
+        std::uint16_t* out = sym + row * p.count[0];
+        auto code = [&](std::uint64_t idx, T pred, std::uint64_t j0)
+        {
+          T value;
+          out[j0] = format::quantise(r[idx], pred, qz, value);
+          r[idx] = value;
+          const double s = std::fabs(static_cast<double>(value) - static_cast<double>(pred));
+          rowSurplus = s > rowSurplus ? s : rowSurplus;
+          const double a = std::fabs(static_cast<double>(value));
+          rowAbs = a > rowAbs ? a : rowAbs;
+        };
+        if (p.axis < 0)
+        {
+          for (std::uint64_t j0 = 0; j0 < p.count[0]; ++j0)
+          {
+            code(base + p.start[0] + j0 * p.step[0], T(0), j0);
+          }
+        }
+        else if (p.axis == 0)
+        {
+          const std::uint64_t off = p.gap;
+          for (std::uint64_t j0 = 0; j0 < p.count[0]; ++j0)
+          {
+            const std::uint64_t i0 = p.start[0] + j0 * p.step[0];
+            const std::uint64_t idx = base + i0;
+            const T pred =
+              i0 + p.gap < n0 ? format::predictPair(r[idx - off], r[idx + off]) : r[idx - off];
+            code(idx, pred, j0);
+          }
+        }
+        else
+        {
+          const std::uint64_t off = p.gap * axisStride[p.axis];
+          const std::uint64_t ia = p.axis == 1 ? i1 : i2;
+          const bool hasRight = ia + p.gap < plan.dims[p.axis];
+          for (std::uint64_t j0 = 0; j0 < p.count[0]; ++j0)
+          {
+            const std::uint64_t idx = base + p.start[0] + j0 * p.step[0];
+            const T pred =
+              hasRight ? format::predictPair(r[idx - off], r[idx + off]) : r[idx - off];
+            code(idx, pred, j0);
+          }
+        }
+        atomicMax(surplusBits, rowSurplus);
+        atomicMax(maxAbsBits, rowAbs);
+      });
+    passSurplus[pi] = bitsToDouble(surplusBits.load());
+    if (sparsegrid::detail::aborted(options))
+    {
+      return sparsegrid::detail::abortedStatus();
+    }
+    sparsegrid::detail::progress(options, 0.6 * (pi + 1) / plan.passCount);
+  }
+
+  // Histogram of the symbols in non-zero blocks, and each chunk's block mask.
+  const std::uint64_t chunks = plan.chunkBegin[plan.levels];
+  std::vector<ChunkPlan> chunkPlan(static_cast<std::size_t>(chunks));
+  std::vector<std::uint64_t> histogram(format::Symbols, 0);
+  std::mutex histogramMutex;
+  const int threads = std::max(1, sparsegrid::detail::threadCount(options));
+  auto chunkRange = [&](std::uint64_t c, std::uint64_t& begin, std::uint64_t& end, int& level)
+  {
+    int k = 0;
+    while (plan.chunkBegin[k + 1] <= c)
+    {
+      ++k;
+    }
+    level = k;
+    begin = levelCodeBegin[k] + (c - plan.chunkBegin[k]) * format::ChunkCodes;
+    end = std::min(begin + format::ChunkCodes, levelCodeBegin[k + 1]);
+  };
+  const std::size_t parts =
+    static_cast<std::size_t>(std::min<std::uint64_t>(threads, std::max<std::uint64_t>(chunks, 1)));
+  sparsegrid::detail::parallelFor(options,
+    parts,
+    1,
+    [&](std::size_t firstPart, std::size_t lastPart)
+    {
+      for (std::size_t part = firstPart; part < lastPart; ++part)
+      {
+        std::vector<std::uint32_t> local(format::Symbols, 0);
+        const std::uint64_t c0 = chunks * part / parts, c1 = chunks * (part + 1) / parts;
+        for (std::uint64_t c = c0; c < c1; ++c)
+        {
+          std::uint64_t begin, end;
+          int level;
+          chunkRange(c, begin, end, level);
+          std::uint64_t mask = 0;
+          for (std::uint64_t b = begin, bit = 0; b < end; b += format::BlockCodes, ++bit)
+          {
+            const std::uint64_t e = std::min<std::uint64_t>(b + format::BlockCodes, end);
+            std::uint16_t any = 0;
+            for (std::uint64_t i = b; i < e; ++i)
+            {
+              any |= symbols[i];
+            }
+            if (any)
+            {
+              mask |= std::uint64_t(1) << bit;
+              for (std::uint64_t i = b; i < e; ++i)
+              {
+                ++local[symbols[i]];
+              }
+            }
+          }
+          chunkPlan[c].mask = mask;
+        }
+        std::lock_guard<std::mutex> lock(histogramMutex);
+        for (std::size_t s = 0; s < local.size(); ++s)
+        {
+          histogram[s] += local[s];
+        }
+      }
+    });
+  std::vector<std::uint8_t> lengths;
+  huffman::buildLengths(histogram, lengths);
+  std::vector<std::uint32_t> codes;
+  huffman::canonicalCodes(lengths, codes);
+  std::size_t tableCount = lengths.size();
+  while (tableCount > 0 && lengths[tableCount - 1] == 0)
+  {
+    --tableCount;
+  }
+  stats.huffmanSymbols = 0;
+  for (std::size_t s = 0; s < tableCount; ++s)
+  {
+    stats.huffmanSymbols += lengths[s] ? 1 : 0;
+  }
+
+  // Chunk sizes, then offsets, then the payloads written in place.
+  std::atomic<std::uint64_t> escapes{ 0 };
+  sparsegrid::detail::parallelFor(options,
+    static_cast<std::size_t>(chunks),
+    16,
+    [&](std::size_t first, std::size_t last)
+    {
+      std::uint64_t esc = 0;
+      for (std::size_t c = first; c < last; ++c)
+      {
+        ChunkPlan& cp = chunkPlan[c];
+        if (cp.mask == 0)
+        {
+          cp.bytes = 0;
+          continue;
+        }
+        std::uint64_t begin, end;
+        int level;
+        chunkRange(c, begin, end, level);
+        std::uint64_t bits = 0;
+        std::uint32_t e = 0;
+        for (std::uint64_t b = begin, bit = 0; b < end; b += format::BlockCodes, ++bit)
+        {
+          if (!((cp.mask >> bit) & 1))
+          {
+            continue;
+          }
+          const std::uint64_t be = std::min<std::uint64_t>(b + format::BlockCodes, end);
+          for (std::uint64_t i = b; i < be; ++i)
+          {
+            bits += lengths[symbols[i]];
+            e += symbols[i] == format::EscapeSymbol ? 1 : 0;
+          }
+        }
+        cp.bits = bits;
+        cp.escapes = e;
+        cp.bytes = format::ChunkHeaderBytes + std::uint64_t(e) * sizeof(T) + 4 * ((bits + 31) / 32);
+        esc += e;
+      }
+      escapes += esc;
+    });
+  stats.escapes = escapes.load();
+  stats.chunks = chunks;
+  stats.zeroChunks = 0;
+
+  detail::HeaderFields h;
+  h.type = valueTypeOf<T>();
+  for (int a = 0; a < 3; ++a)
+  {
+    h.dims[a] = plan.dims[a];
+  }
+  h.bound = bound;
+  h.levels = plan.levels;
+  h.lengths.assign(lengths.begin(), lengths.begin() + static_cast<std::ptrdiff_t>(tableCount));
+  const std::size_t header = detail::headerBytes(plan.levels, tableCount);
+  std::uint64_t total = header;
+  h.levelEnd.resize(static_cast<std::size_t>(plan.levels));
+  for (int k = 0; k < plan.levels; ++k)
+  {
+    total += 4 * plan.levelChunks[k];
+    for (std::uint64_t c = plan.chunkBegin[k]; c < plan.chunkBegin[k + 1]; ++c)
+    {
+      chunkPlan[c].offset = total;
+      total += chunkPlan[c].bytes;
+      stats.zeroChunks += chunkPlan[c].bytes == 0 ? 1 : 0;
+    }
+    h.levelEnd[k] = total;
+  }
+  const std::uint64_t rawTotal = detail::headerBytes(1, 0) + voxels * sizeof(T);
+  if (total >= rawTotal)
+  {
+    // Coding does not pay (noise, or a bound near the type's resolution): store the input.
+    // rec now holds the reconstruction, so refill it from the input first.
+    for (std::uint64_t i = 0; i < voxels; ++i)
+    {
+      rec[i] = values[i * stride];
+    }
+    detail::writeRaw(rec, plan.dims, bound, stream);
+    stats.raw = true;
+    return Status::Ok();
+  }
+  stats.raw = false;
+  h.levelBound = detail::levelBounds(plan,
+    passSurplus,
+    bound,
+    bitsToDouble(maxAbsBits.load()),
+    std::is_same<T, float>::value ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53));
+  // Every byte is written below; resize() on a reused vector costs nothing.
+  stream.resize(static_cast<std::size_t>(total));
+  detail::writeHeader(h, stream.data());
+  std::uint8_t* base = stream.data();
+  for (int k = 0; k < plan.levels; ++k)
+  {
+    std::uint8_t* table = base + (k == 0 ? header : h.levelEnd[k - 1]);
+    for (std::uint64_t c = plan.chunkBegin[k]; c < plan.chunkBegin[k + 1]; ++c)
+    {
+      format::store<std::uint32_t>(
+        table + 4 * (c - plan.chunkBegin[k]), static_cast<std::uint32_t>(chunkPlan[c].bytes));
+    }
+  }
+  sparsegrid::detail::parallelFor(options,
+    static_cast<std::size_t>(chunks),
+    16,
+    [&](std::size_t first, std::size_t last)
+    {
+      for (std::size_t c = first; c < last; ++c)
+      {
+        const ChunkPlan& cp = chunkPlan[c];
+        if (cp.bytes == 0)
+        {
+          continue;
+        }
+        std::uint64_t begin, end;
+        int level;
+        chunkRange(c, begin, end, level);
+        std::uint8_t* out = base + cp.offset;
+        format::store<std::uint64_t>(out, cp.mask);
+        format::store<std::uint32_t>(out + 8, cp.escapes);
+        format::store<std::uint32_t>(out + 12, static_cast<std::uint32_t>((cp.bits + 31) / 32));
+        std::uint8_t* escOut = out + format::ChunkHeaderBytes;
+        BitWriter writer(escOut + std::size_t(cp.escapes) * sizeof(T));
+        for (std::uint64_t b = begin, bit = 0; b < end; b += format::BlockCodes, ++bit)
+        {
+          if (!((cp.mask >> bit) & 1))
+          {
+            continue;
+          }
+          const std::uint64_t be = std::min<std::uint64_t>(b + format::BlockCodes, end);
+          for (std::uint64_t i = b; i < be; ++i)
+          {
+            const std::uint16_t s = symbols[i];
+            writer.put(codes[s], lengths[s]);
+            if (s == format::EscapeSymbol)
+            {
+              // Escaped voxels were reconstructed as their exact value.
+              format::store<T>(escOut, rec[plan.voxelOfCode(level, i - levelCodeBegin[level])]);
+              escOut += sizeof(T);
+            }
+          }
+        }
+        writer.flush();
+      }
+    });
+  sparsegrid::detail::progress(options, 1.0);
+  return Status::Ok();
+}
+
+//------------------------------------------------------------------------------------------------
+// Decoder
+//------------------------------------------------------------------------------------------------
+template<typename S>
+Status decodeCPU(const std::uint8_t* stream,
+  std::size_t bytes,
+  int lod,
+  const StreamInfo& info,
+  const std::uint8_t* lengths,
+  std::size_t tableCount,
+  S* rec,
+  const ExecutionOptions& options)
+{
+  Plan plan;
+  plan.build(info.dims.data());
+  const Quantiser qz = format::makeQuantiser(info.absoluteBound);
+  huffman::Decoder dec;
+  std::string why;
+  if (!dec.build(lengths, tableCount, why))
+  {
+    return Status(ErrorCode::InvalidArgument, "decode: damaged stream: " + why);
+  }
+  std::uint64_t largest = 0;
+  for (int k = 0; k < plan.levels; ++k)
+  {
+    largest = std::max(largest, plan.levelCodes[k]);
+  }
+  std::uint16_t* symbols =
+    scratch<std::uint16_t>(workspace.symbols, workspace.symbolBytes, largest);
+  std::vector<std::uint64_t> chunkOffset, escBase;
+  std::vector<std::uint64_t> escCode;
+  std::vector<S> escValue;
+  for (int k = 0; k < plan.levels; ++k)
+  {
+    const bool coded = k <= lod;
+    escCode.clear();
+    escValue.clear();
+    if (coded)
+    {
+      const std::uint64_t sectionBegin = k == 0 ? info.headerBytes : info.levelEnd[k - 1];
+      const std::uint64_t sectionEnd = info.levelEnd[k];
+      const std::uint64_t nChunks = plan.levelChunks[k];
+      if (sectionEnd > bytes || sectionEnd < sectionBegin ||
+        sectionEnd - sectionBegin < 4 * nChunks)
+      {
+        return Status(ErrorCode::InvalidArgument,
+          "decode: damaged stream: level " + std::to_string(k) + " section is too short");
+      }
+      chunkOffset.assign(static_cast<std::size_t>(nChunks) + 1, 0);
+      escBase.assign(static_cast<std::size_t>(nChunks) + 1, 0);
+      std::uint64_t at = sectionBegin + 4 * nChunks;
+      for (std::uint64_t c = 0; c < nChunks; ++c)
+      {
+        const std::uint32_t size = format::load<std::uint32_t>(stream + sectionBegin + 4 * c);
+        chunkOffset[c] = at;
+        std::uint32_t esc = 0;
+        if (size != 0)
+        {
+          if (size < format::ChunkHeaderBytes || size % 4 != 0 || at + size > sectionEnd)
+          {
+            return Status(ErrorCode::InvalidArgument,
+              "decode: damaged stream: bad size " + std::to_string(size) + " of " +
+                describeChunk(k, c));
+          }
+          esc = format::load<std::uint32_t>(stream + at + 8);
+          const std::uint32_t words = format::load<std::uint32_t>(stream + at + 12);
+          if (esc > format::ChunkCodes ||
+            format::ChunkHeaderBytes + std::uint64_t(esc) * sizeof(S) + 4 * std::uint64_t(words) !=
+              size)
+          {
+            return Status(ErrorCode::InvalidArgument,
+              "decode: damaged stream: inconsistent header of " + describeChunk(k, c));
+          }
+        }
+        at += size;
+        escBase[c + 1] = escBase[c] + esc;
+      }
+      chunkOffset[nChunks] = at;
+      if (at != sectionEnd)
+      {
+        return Status(ErrorCode::InvalidArgument,
+          "decode: damaged stream: the chunks of level " + std::to_string(k) +
+            " do not fill its section");
+      }
+      escCode.resize(static_cast<std::size_t>(escBase[nChunks]));
+      escValue.resize(static_cast<std::size_t>(escBase[nChunks]));
+      std::atomic<bool> failed{ false };
+      std::mutex errorMutex;
+      std::string error;
+      const std::uint64_t levelCodes = plan.levelCodes[k];
+      sparsegrid::detail::parallelFor(options,
+        static_cast<std::size_t>(nChunks),
+        8,
+        [&](std::size_t first, std::size_t last)
+        {
+          for (std::size_t c = first; c < last && !failed.load(std::memory_order_relaxed); ++c)
+          {
+            const std::uint64_t begin = c * format::ChunkCodes;
+            const std::uint64_t end =
+              std::min<std::uint64_t>(begin + format::ChunkCodes, levelCodes);
+            std::uint16_t* out = symbols + begin;
+            const std::uint64_t size = chunkOffset[c + 1] - chunkOffset[c];
+            if (size == 0)
+            {
+              std::fill(out, out + (end - begin), std::uint16_t(0));
+              continue;
+            }
+            const std::uint8_t* in = stream + chunkOffset[c];
+            const std::uint64_t mask = format::load<std::uint64_t>(in);
+            const std::uint32_t esc = format::load<std::uint32_t>(in + 8);
+            const std::uint32_t words = format::load<std::uint32_t>(in + 12);
+            const std::uint64_t blocks =
+              (end - begin + format::BlockCodes - 1) / format::BlockCodes;
+            auto fail = [&](const std::string& what)
+            {
+              std::lock_guard<std::mutex> lock(errorMutex);
+              if (!failed.exchange(true))
+              {
+                error = "decode: damaged stream: " + what + " in " + describeChunk(k, c);
+              }
+            };
+            if (mask == 0 || (blocks < 64 && (mask >> blocks) != 0))
+            {
+              fail("an invalid block mask");
+              continue;
+            }
+            const std::uint8_t* escIn = in + format::ChunkHeaderBytes;
+            BitReader reader(escIn + std::size_t(esc) * sizeof(S), words);
+            std::uint32_t seenEsc = 0;
+            bool bad = false;
+            for (std::uint64_t b = 0; b < blocks && !bad; ++b)
+            {
+              const std::uint64_t bb = begin + b * format::BlockCodes;
+              const std::uint64_t be = std::min<std::uint64_t>(bb + format::BlockCodes, end);
+              if (!((mask >> b) & 1))
+              {
+                std::fill(symbols + bb, symbols + be, std::uint16_t(0));
+                continue;
+              }
+              for (std::uint64_t i = bb; i < be; ++i)
+              {
+                const std::uint32_t e = dec.lut[reader.peek(format::LutBits)];
+                std::uint32_t symbol;
+                if (e != 0)
+                {
+                  symbol = e >> 8;
+                  reader.consume(static_cast<int>(e & 0xff));
+                }
+                else
+                {
+                  int l = format::LutBits + 1;
+                  for (; l <= dec.maxLength; ++l)
+                  {
+                    const std::uint32_t code = reader.peek(l);
+                    if (code - dec.firstCode[l] < dec.countOf[l])
+                    {
+                      break;
+                    }
+                  }
+                  if (l > dec.maxLength)
+                  {
+                    bad = true;
+                    break;
+                  }
+                  symbol = dec.sorted[dec.firstIndex[l] + (reader.peek(l) - dec.firstCode[l])];
+                  reader.consume(l);
+                }
+                symbols[i] = static_cast<std::uint16_t>(symbol);
+                if (symbol == format::EscapeSymbol)
+                {
+                  if (seenEsc >= esc)
+                  {
+                    bad = true;
+                    break;
+                  }
+                  const std::size_t slot = static_cast<std::size_t>(escBase[c] + seenEsc);
+                  escCode[slot] = i;
+                  escValue[slot] = format::load<S>(escIn + std::size_t(seenEsc) * sizeof(S));
+                  ++seenEsc;
+                }
+              }
+            }
+            if (bad)
+            {
+              fail("an invalid Huffman code or too many escapes");
+              continue;
+            }
+            if (seenEsc != esc || (reader.consumed() + 31) / 32 != words)
+            {
+              fail("a bit stream whose length does not match its header");
+              continue;
+            }
+          }
+        });
+      if (failed.load())
+      {
+        return Status(ErrorCode::InvalidArgument, error);
+      }
+      for (const S& v : escValue)
+      {
+        if (!std::isfinite(v))
+        {
+          return Status(ErrorCode::InvalidArgument,
+            "decode: damaged stream: a stored value of level " + std::to_string(k) +
+              " is NaN or Inf");
+        }
+      }
+    }
+    for (int pi = plan.levelPassBegin[k]; pi < plan.levelPassBegin[k + 1]; ++pi)
+    {
+      const Pass& p = plan.passes[pi];
+      const std::uint16_t* sym = symbols + p.codeBegin;
+      if (coded)
+      {
+        runPass<S>(options,
+          plan,
+          p,
+          rec,
+          [&](std::uint64_t idx, S pred, std::uint64_t j)
+          { rec[idx] = format::dequantise<S>(sym[j], pred, qz); });
+      }
+      else
+      {
+        runPass<S>(options,
+          plan,
+          p,
+          rec,
+          [&](std::uint64_t idx, S pred, std::uint64_t) { rec[idx] = pred; });
+      }
+      // Escapes of this pass: their codes are sorted, so they form one run.
+      auto lo = std::lower_bound(escCode.begin(), escCode.end(), p.codeBegin);
+      auto hi = std::lower_bound(escCode.begin(), escCode.end(), p.codeBegin + p.size());
+      for (auto it = lo; it != hi; ++it)
+      {
+        rec[plan.voxelIndex(p, *it - p.codeBegin)] =
+          escValue[static_cast<std::size_t>(it - escCode.begin())];
+      }
+    }
+    if (sparsegrid::detail::aborted(options))
+    {
+      return sparsegrid::detail::abortedStatus();
+    }
+    sparsegrid::detail::progress(options, double(k + 1) / plan.levels);
+  }
+  return Status::Ok();
+}
+
+template<typename T>
+Status checkBound(double bound)
+{
+  if (!(bound > 0) || !std::isfinite(bound))
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "encode: the absolute error bound must be positive and finite (got " + std::to_string(bound) +
+        ")");
+  }
+  return Status::Ok();
+}
+
+} // namespace
+
+//------------------------------------------------------------------------------------------------
+// Shared host-side helpers
+//------------------------------------------------------------------------------------------------
+namespace detail
+{
+
+std::size_t headerBytes(int levels, std::size_t tableCount)
+{
+  std::size_t n = format::FixedHeaderBytes +
+    format::LevelEntryBytes * static_cast<std::size_t>(levels) + 4 + tableCount;
+  n = (n + 3) / 4 * 4;
+  return n + 4;
+}
+
+void writeHeader(const HeaderFields& h, std::uint8_t* out)
+{
+  const std::size_t total = headerBytes(h.levels, h.lengths.size());
+  std::memset(out, 0, total);
+  std::memcpy(out, format::Magic, 4);
+  format::store<std::uint16_t>(out + 4, static_cast<std::uint16_t>(codecVersion));
+  out[6] = static_cast<std::uint8_t>(h.type);
+  out[7] = h.raw ? 1 : 0;
+  for (int a = 0; a < 3; ++a)
+  {
+    format::store<std::uint64_t>(out + 8 + 8 * a, h.dims[a]);
+  }
+  format::store<double>(out + 32, h.bound);
+  format::store<std::uint32_t>(out + 40, static_cast<std::uint32_t>(format::MaxQuant));
+  format::store<std::uint32_t>(out + 44, format::ChunkCodes);
+  format::store<std::uint32_t>(out + 48, format::BlockCodes);
+  format::store<std::uint32_t>(out + 52, static_cast<std::uint32_t>(h.levels));
+  std::uint8_t* p = out + format::FixedHeaderBytes;
+  for (int k = 0; k < h.levels; ++k)
+  {
+    format::store<std::uint64_t>(p, h.levelEnd[k]);
+    format::store<double>(p + 8, h.levelBound[k]);
+    p += format::LevelEntryBytes;
+  }
+  format::store<std::uint32_t>(p, static_cast<std::uint32_t>(h.lengths.size()));
+  p += 4;
+  if (!h.lengths.empty())
+  {
+    std::memcpy(p, h.lengths.data(), h.lengths.size());
+  }
+  format::store<std::uint32_t>(out + total - 4, format::fnv1a(out, total - 4));
+}
+
+std::vector<double> levelBounds(const Plan& plan,
+  const std::vector<double>& passSurplus,
+  double bound,
+  double maxAbs,
+  double u)
+{
+  // Decoding levels 0..k replaces every finer voxel by its prediction. With weights in [0, 1]
+  // summing to one, a pass adds at most its largest surplus to the error of its parents, plus the
+  // rounding of two predictions (2u of the largest magnitude involved).
+  std::vector<double> out(static_cast<std::size_t>(plan.levels), bound);
+  for (int k = plan.levels - 2; k >= 0; --k)
+  {
+    double e = 0;
+    for (int pi = plan.levelPassBegin[k + 1]; pi < plan.passCount; ++pi)
+    {
+      e = e + passSurplus[pi] + 2 * u * (maxAbs + e);
+    }
+    out[k] = (bound + e) * (1 + std::ldexp(1.0, -40));
+  }
+  return out;
+}
+
+Status checkLayout(const Layout& layout, std::uint64_t& voxels, const char* what)
+{
+  voxels = 1;
+  for (int a = 0; a < 3; ++a)
+  {
+    if (layout.dims[a] < 1 || layout.dims[a] > format::MaxVoxels)
+    {
+      return Status(ErrorCode::InvalidArgument,
+        std::string(what) + ": dimension " + std::to_string(a) + " must be at least 1 (got " +
+          std::to_string(layout.dims[a]) + ")");
+    }
+    voxels *= layout.dims[a];
+    if (voxels > format::MaxVoxels)
+    {
+      return Status(
+        ErrorCode::TooLarge, std::string(what) + ": the image has more than 2^40 voxels");
+    }
+  }
+  if (layout.stride < 1)
+  {
+    return Status(ErrorCode::InvalidArgument, std::string(what) + ": stride must be at least 1");
+  }
+  return Status::Ok();
+}
+
+template<typename T>
+void writeRaw(const T* contiguous,
+  const std::uint64_t dims[3],
+  double bound,
+  std::vector<std::uint8_t>& stream)
+{
+  HeaderFields h;
+  h.type = valueTypeOf<T>();
+  for (int a = 0; a < 3; ++a)
+  {
+    h.dims[a] = dims[a];
+  }
+  h.bound = bound;
+  h.raw = true;
+  h.levels = 1;
+  const std::size_t header = headerBytes(1, 0);
+  const std::uint64_t voxels = dims[0] * dims[1] * dims[2];
+  h.levelEnd = { header + voxels * sizeof(T) };
+  h.levelBound = { bound };
+  stream.assign(static_cast<std::size_t>(h.levelEnd[0]), 0);
+  writeHeader(h, stream.data());
+  std::memcpy(stream.data() + header, contiguous, static_cast<std::size_t>(voxels * sizeof(T)));
+}
+template void writeRaw<float>(const float*,
+  const std::uint64_t*,
+  double,
+  std::vector<std::uint8_t>&);
+template void writeRaw<double>(const double*,
+  const std::uint64_t*,
+  double,
+  std::vector<std::uint8_t>&);
+
+Status parseHeader(const std::uint8_t* s,
+  std::size_t bytes,
+  StreamInfo& info,
+  const std::uint8_t** lengths,
+  std::size_t* tableCount)
+{
+  auto need = [](std::size_t n, const char* what)
+  {
+    return Status(ErrorCode::InvalidArgument,
+      std::string("inspect: the stream is too short: ") + what + " needs at least " +
+        std::to_string(n) + " bytes");
+  };
+  if (s == nullptr)
+  {
+    return Status(ErrorCode::InvalidArgument, "inspect: the stream pointer is null");
+  }
+  if (bytes < format::FixedHeaderBytes)
+  {
+    return need(format::FixedHeaderBytes, "the header");
+  }
+  if (std::memcmp(s, format::Magic, 4) != 0)
+  {
+    return Status(
+      ErrorCode::InvalidArgument, "inspect: not a sparse-grid codec stream (magic 'SGCZ' missing)");
+  }
+  info.version = format::load<std::uint16_t>(s + 4);
+  if (info.version != codecVersion)
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "inspect: unsupported codec stream version " + std::to_string(info.version) +
+        " (this library reads version " + std::to_string(codecVersion) + ")");
+  }
+  if (s[6] != 1 && s[6] != 2)
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "inspect: damaged header: unknown value type " + std::to_string(s[6]));
+  }
+  info.type = static_cast<ValueType>(s[6]);
+  if (s[7] > 1)
+  {
+    return Status(ErrorCode::InvalidArgument, "inspect: damaged header: unknown flags");
+  }
+  info.raw = s[7] == 1;
+  std::uint64_t voxels = 1;
+  for (int a = 0; a < 3; ++a)
+  {
+    info.dims[a] = format::load<std::uint64_t>(s + 8 + 8 * a);
+    if (info.dims[a] < 1 || info.dims[a] > format::MaxVoxels ||
+      (voxels *= info.dims[a]) > format::MaxVoxels)
+    {
+      return Status(ErrorCode::InvalidArgument, "inspect: damaged header: invalid dimensions");
+    }
+  }
+  info.absoluteBound = format::load<double>(s + 32);
+  if (!(info.absoluteBound > 0) || !std::isfinite(info.absoluteBound))
+  {
+    return Status(ErrorCode::InvalidArgument, "inspect: damaged header: invalid error bound");
+  }
+  if (format::load<std::uint32_t>(s + 40) != static_cast<std::uint32_t>(format::MaxQuant) ||
+    format::load<std::uint32_t>(s + 44) != format::ChunkCodes ||
+    format::load<std::uint32_t>(s + 48) != format::BlockCodes)
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "inspect: damaged header: unsupported quantiser or chunk parameters");
+  }
+  const std::uint32_t levels = format::load<std::uint32_t>(s + 52);
+  Plan plan;
+  plan.build(info.dims.data());
+  if ((info.raw && levels != 1) || (!info.raw && levels != static_cast<std::uint32_t>(plan.levels)))
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "inspect: damaged header: " + std::to_string(levels) + " levels do not match the dimensions");
+  }
+  info.levels = static_cast<int>(levels);
+  const std::size_t tablePos = format::FixedHeaderBytes + format::LevelEntryBytes * levels;
+  if (bytes < tablePos + 4)
+  {
+    return need(tablePos + 4, "the level table");
+  }
+  const std::uint32_t count = format::load<std::uint32_t>(s + tablePos);
+  if (count > format::Symbols || (info.raw && count != 0))
+  {
+    return Status(
+      ErrorCode::InvalidArgument, "inspect: damaged header: invalid Huffman table size");
+  }
+  const std::size_t total = headerBytes(static_cast<int>(levels), count);
+  if (bytes < total)
+  {
+    return need(total, "the header with its Huffman table");
+  }
+  if (format::load<std::uint32_t>(s + total - 4) != format::fnv1a(s, total - 4))
+  {
+    return Status(ErrorCode::InvalidArgument, "inspect: damaged header: checksum mismatch");
+  }
+  info.headerBytes = total;
+  info.levelEnd.resize(levels);
+  info.levelBound.resize(levels);
+  std::uint64_t previous = total;
+  for (std::uint32_t k = 0; k < levels; ++k)
+  {
+    const std::uint8_t* e = s + format::FixedHeaderBytes + format::LevelEntryBytes * k;
+    info.levelEnd[k] = format::load<std::uint64_t>(e);
+    info.levelBound[k] = format::load<double>(e + 8);
+    const std::uint64_t minimum = info.raw ? 0 : 4 * plan.levelChunks[k];
+    if (info.levelEnd[k] < previous || info.levelEnd[k] - previous < minimum ||
+      info.levelEnd[k] - previous > (std::uint64_t(1) << 50) || !(info.levelBound[k] >= 0))
+    {
+      return Status(ErrorCode::InvalidArgument, "inspect: damaged header: invalid level table");
+    }
+    previous = info.levelEnd[k];
+  }
+  if (info.raw && info.levelEnd[0] != total + voxels * valueSize(info.type))
+  {
+    return Status(ErrorCode::InvalidArgument, "inspect: damaged header: raw size mismatch");
+  }
+  info.chunks = info.raw ? 0 : plan.chunkBegin[plan.levels];
+  if (lengths)
+  {
+    *lengths = s + tablePos + 4;
+  }
+  if (tableCount)
+  {
+    *tableCount = count;
+  }
+  return Status::Ok();
+}
+
+} // namespace detail
+
+//------------------------------------------------------------------------------------------------
+// Public API
+//------------------------------------------------------------------------------------------------
+template<typename T>
+Status valueRange(const T* values,
+  const Layout& layout,
+  double& min,
+  double& max,
+  const ExecutionOptions& options)
+{
+  std::uint64_t voxels = 0;
+  Status st = detail::checkLayout(layout, voxels, "valueRange");
+  if (!st)
+  {
+    return st;
+  }
+  if (!values)
+  {
+    return Status(ErrorCode::InvalidArgument, "valueRange: the values pointer is null");
+  }
+  std::mutex m;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  std::uint64_t bad = 0, firstBad = voxels;
+  sparsegrid::detail::parallelFor(options,
+    static_cast<std::size_t>(voxels),
+    1 << 16,
+    [&](std::size_t first, std::size_t last)
+    {
+      T l = std::numeric_limits<T>::infinity(), h = -l;
+      std::uint64_t b = 0, fb = voxels;
+      for (std::size_t i = first; i < last; ++i)
+      {
+        const T v = values[i * layout.stride];
+        if (!std::isfinite(v))
+        {
+          fb = b == 0 ? i : fb;
+          ++b;
+          continue;
+        }
+        l = v < l ? v : l;
+        h = v > h ? v : h;
+      }
+      std::lock_guard<std::mutex> lock(m);
+      lo = std::min(lo, static_cast<double>(l));
+      hi = std::max(hi, static_cast<double>(h));
+      bad += b;
+      firstBad = std::min(firstBad, fb);
+    });
+  if (bad > 0)
+  {
+    return Status(ErrorCode::NonFinite,
+      "valueRange: " + std::to_string(bad) + " NaN/Inf value(s), the first at voxel " +
+        std::to_string(firstBad));
+  }
+  min = lo;
+  max = hi;
+  return Status::Ok();
+}
+
+template<typename T>
+Status encodeWithStatistics(const T* values,
+  const Layout& layout,
+  double absoluteBound,
+  std::vector<std::uint8_t>& stream,
+  EncodeStatistics& statistics,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  if (!values)
+  {
+    return Status(ErrorCode::InvalidArgument, "encode: the values pointer is null");
+  }
+  Status st = checkBound<T>(absoluteBound);
+  if (!st)
+  {
+    return st;
+  }
+  std::uint64_t voxels = 0;
+  st = detail::checkLayout(layout, voxels, "encode");
+  if (!st)
+  {
+    return st;
+  }
+  statistics = EncodeStatistics();
+  return sparsegrid::detail::runWithFallback(
+    options,
+    voxels,
+    report,
+    [&](double* kernelSeconds)
+    {
+      return cudaimpl::encode<T>(
+        values, nullptr, layout, absoluteBound, stream, &statistics, options, kernelSeconds);
+    },
+    [&]() { return encodeCPU<T>(values, layout, absoluteBound, stream, statistics, options); });
+}
+
+template<typename T>
+Status encode(const T* values,
+  const Layout& layout,
+  double absoluteBound,
+  std::vector<std::uint8_t>& stream,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  EncodeStatistics statistics;
+  return encodeWithStatistics(values, layout, absoluteBound, stream, statistics, options, report);
+}
+
+Status inspect(const std::uint8_t* stream, std::size_t bytes, StreamInfo& info)
+{
+  info = StreamInfo();
+  Status st = detail::parseHeader(stream, bytes, info, nullptr, nullptr);
+  if (!st)
+  {
+    info = StreamInfo();
+  }
+  return st;
+}
+
+namespace
+{
+
+template<typename S, typename T>
+Status decodeAs(const std::uint8_t* stream,
+  std::size_t bytes,
+  int lod,
+  const StreamInfo& info,
+  const std::uint8_t* lengths,
+  std::size_t tableCount,
+  T* out,
+  const Layout& layout,
+  const ExecutionOptions& options)
+{
+  const std::uint64_t voxels = info.dims[0] * info.dims[1] * info.dims[2];
+  const bool direct = std::is_same<S, T>::value && layout.stride == 1;
+  S* rec = nullptr;
+  if (direct)
+  {
+    rec = reinterpret_cast<S*>(out);
+  }
+  else
+  {
+    Status st = sparsegrid::checkAllocation(voxels * sizeof(S), "the codec's decode buffer");
+    if (!st)
+    {
+      return st;
+    }
+    rec = scratch<S>(workspace.values, workspace.valueBytes, voxels);
+  }
+  if (info.raw)
+  {
+    for (std::uint64_t i = 0; i < voxels; ++i)
+    {
+      rec[i] = format::load<S>(stream + info.headerBytes + i * sizeof(S));
+      if (!std::isfinite(rec[i]))
+      {
+        return Status(
+          ErrorCode::InvalidArgument, "decode: damaged stream: a raw value is NaN or Inf");
+      }
+    }
+  }
+  else
+  {
+    Status st = decodeCPU<S>(stream, bytes, lod, info, lengths, tableCount, rec, options);
+    if (!st)
+    {
+      return st;
+    }
+  }
+  if (!direct)
+  {
+    const std::uint64_t stride = layout.stride;
+    sparsegrid::detail::parallelFor(options,
+      static_cast<std::size_t>(voxels),
+      1 << 16,
+      [&](std::size_t first, std::size_t last)
+      {
+        for (std::size_t i = first; i < last; ++i)
+        {
+          out[i * stride] = static_cast<T>(rec[i]);
+        }
+      });
+  }
+  return Status::Ok();
+}
+
+} // namespace
+
+template<typename T>
+Status decode(const std::uint8_t* stream,
+  std::size_t bytes,
+  int levelOfDetail,
+  T* out,
+  const Layout& layout,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  StreamInfo info;
+  const std::uint8_t* lengths = nullptr;
+  std::size_t tableCount = 0;
+  Status st = detail::parseHeader(stream, bytes, info, &lengths, &tableCount);
+  if (!st)
+  {
+    return Status(st.code(), "decode: " + st.message());
+  }
+  if (!out)
+  {
+    return Status(ErrorCode::InvalidArgument, "decode: the output pointer is null");
+  }
+  if (layout.dims != info.dims || layout.stride < 1)
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "decode: the layout's dimensions " + std::to_string(layout.dims[0]) + "x" +
+        std::to_string(layout.dims[1]) + "x" + std::to_string(layout.dims[2]) +
+        " do not match the stream's " + std::to_string(info.dims[0]) + "x" +
+        std::to_string(info.dims[1]) + "x" + std::to_string(info.dims[2]));
+  }
+  if (levelOfDetail < -1 || levelOfDetail >= info.levels)
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "decode: level of detail " + std::to_string(levelOfDetail) + " is outside -1.." +
+        std::to_string(info.levels - 1));
+  }
+  const int lod = levelOfDetail < 0 ? info.levels - 1 : levelOfDetail;
+  const int needLevel = info.raw ? 0 : lod;
+  if (bytes < info.levelEnd[needLevel])
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "decode: the stream is truncated: levels 0.." + std::to_string(lod) + " need " +
+        std::to_string(info.levelEnd[needLevel]) + " bytes, got " + std::to_string(bytes));
+  }
+  const std::uint64_t voxels = info.dims[0] * info.dims[1] * info.dims[2];
+  return sparsegrid::detail::runWithFallback(
+    options,
+    voxels,
+    report,
+    [&](double* kernelSeconds)
+    {
+      if (info.type == ValueType::Float32)
+      {
+        return cudaimpl::decode<float, T>(
+          stream, bytes, lod, info, out, nullptr, layout, options, kernelSeconds);
+      }
+      return cudaimpl::decode<double, T>(
+        stream, bytes, lod, info, out, nullptr, layout, options, kernelSeconds);
+    },
+    [&]()
+    {
+      if (info.type == ValueType::Float32)
+      {
+        return decodeAs<float, T>(
+          stream, bytes, lod, info, lengths, tableCount, out, layout, options);
+      }
+      return decodeAs<double, T>(
+        stream, bytes, lod, info, lengths, tableCount, out, layout, options);
+    });
+}
+
+template<typename T>
+Status encodeDevice(const T* deviceValues,
+  const Layout& layout,
+  double absoluteBound,
+  std::vector<std::uint8_t>& stream,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  if (!deviceValues)
+  {
+    return Status(ErrorCode::InvalidArgument, "encodeDevice: the values pointer is null");
+  }
+  Status st = checkBound<T>(absoluteBound);
+  std::uint64_t voxels = 0;
+  if (st)
+  {
+    st = detail::checkLayout(layout, voxels, "encodeDevice");
+  }
+  if (!st)
+  {
+    return st;
+  }
+  ExecutionReport local;
+  ExecutionReport& r = report ? *report : local;
+  sparsegrid::detail::Stopwatch clock;
+  r.note.clear();
+  r.kernelSeconds = 0;
+  std::string why;
+  if (options.backend != Backend::CPU)
+  {
+    EncodeStatistics stats;
+    st = cudaimpl::encode<T>(
+      nullptr, deviceValues, layout, absoluteBound, stream, &stats, options, &r.kernelSeconds);
+    if (st ||
+      (st.code() != ErrorCode::BackendUnavailable && st.code() != ErrorCode::OutOfDeviceMemory) ||
+      options.strictBackend)
+    {
+      r.backendUsed = Backend::CUDA;
+      r.seconds = clock.seconds();
+      return st;
+    }
+    r.note = "the CUDA encoder could not run (" + st.message() + "); encoded on the CPU";
+  }
+  // CPU path: the values still live on the device; copy them over first.
+  std::vector<T> host(static_cast<std::size_t>(voxels));
+  st = cudaimpl::copyToHost<T>(deviceValues,
+    static_cast<std::size_t>(voxels),
+    static_cast<std::size_t>(layout.stride),
+    host.data());
+  if (!st)
+  {
+    return st;
+  }
+  Layout contiguous = layout;
+  contiguous.stride = 1;
+  EncodeStatistics stats;
+  st = encodeCPU<T>(host.data(), contiguous, absoluteBound, stream, stats, options);
+  r.backendUsed = Backend::CPU;
+  r.seconds = clock.seconds();
+  return st;
+}
+
+template<typename T>
+Status decodeDevice(const std::uint8_t* stream,
+  std::size_t bytes,
+  int levelOfDetail,
+  T* deviceOut,
+  const Layout& layout,
+  bool streamOnDevice,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  if (streamOnDevice)
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "decodeDevice: streams in device memory are not supported yet; pass the host copy");
+  }
+  if (!deviceOut)
+  {
+    return Status(ErrorCode::InvalidArgument, "decodeDevice: the output pointer is null");
+  }
+  StreamInfo info;
+  const std::uint8_t* lengths = nullptr;
+  std::size_t tableCount = 0;
+  Status st = detail::parseHeader(stream, bytes, info, &lengths, &tableCount);
+  if (!st)
+  {
+    return Status(st.code(), "decodeDevice: " + st.message());
+  }
+  if (layout.dims != info.dims || layout.stride < 1)
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "decodeDevice: the layout's dimensions do not match the stream's");
+  }
+  if (levelOfDetail < -1 || levelOfDetail >= info.levels)
+  {
+    return Status(ErrorCode::InvalidArgument, "decodeDevice: level of detail out of range");
+  }
+  const int lod = levelOfDetail < 0 ? info.levels - 1 : levelOfDetail;
+  if (bytes < info.levelEnd[info.raw ? 0 : lod])
+  {
+    return Status(ErrorCode::InvalidArgument, "decodeDevice: the stream is truncated");
+  }
+  ExecutionReport local;
+  ExecutionReport& r = report ? *report : local;
+  sparsegrid::detail::Stopwatch clock;
+  r.note.clear();
+  r.kernelSeconds = 0;
+  if (options.backend != Backend::CPU)
+  {
+    st = info.type == ValueType::Float32
+      ? cudaimpl::decode<float, T>(
+          stream, bytes, lod, info, nullptr, deviceOut, layout, options, &r.kernelSeconds)
+      : cudaimpl::decode<double, T>(
+          stream, bytes, lod, info, nullptr, deviceOut, layout, options, &r.kernelSeconds);
+    if (st ||
+      (st.code() != ErrorCode::BackendUnavailable && st.code() != ErrorCode::OutOfDeviceMemory) ||
+      options.strictBackend)
+    {
+      r.backendUsed = Backend::CUDA;
+      r.seconds = clock.seconds();
+      return st;
+    }
+    r.note = "the CUDA decoder could not run (" + st.message() + "); decoded on the CPU";
+  }
+  const std::uint64_t voxels = info.dims[0] * info.dims[1] * info.dims[2];
+  std::vector<T> host(static_cast<std::size_t>(voxels));
+  Layout contiguous = layout;
+  contiguous.stride = 1;
+  st = info.type == ValueType::Float32
+    ? decodeAs<float, T>(
+        stream, bytes, lod, info, lengths, tableCount, host.data(), contiguous, options)
+    : decodeAs<double, T>(
+        stream, bytes, lod, info, lengths, tableCount, host.data(), contiguous, options);
+  if (st)
+  {
+    st = cudaimpl::copyToDevice<T>(host.data(),
+      static_cast<std::size_t>(voxels),
+      deviceOut,
+      static_cast<std::size_t>(layout.stride));
+  }
+  r.backendUsed = Backend::CPU;
+  r.seconds = clock.seconds();
+  return st;
+}
+
+#define SPARSEGRID_CODEC_INSTANTIATE(T)                                                            \
+  template Status valueRange<T>(                                                                   \
+    const T*, const Layout&, double&, double&, const ExecutionOptions&);                           \
+  template Status encode<T>(const T*,                                                              \
+    const Layout&,                                                                                 \
+    double,                                                                                        \
+    std::vector<std::uint8_t>&,                                                                    \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
+  template Status encodeWithStatistics<T>(const T*,                                                \
+    const Layout&,                                                                                 \
+    double,                                                                                        \
+    std::vector<std::uint8_t>&,                                                                    \
+    EncodeStatistics&,                                                                             \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
+  template Status decode<T>(const std::uint8_t*,                                                   \
+    std::size_t,                                                                                   \
+    int,                                                                                           \
+    T*,                                                                                            \
+    const Layout&,                                                                                 \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
+  template Status encodeDevice<T>(const T*,                                                        \
+    const Layout&,                                                                                 \
+    double,                                                                                        \
+    std::vector<std::uint8_t>&,                                                                    \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
+  template Status decodeDevice<T>(const std::uint8_t*,                                             \
+    std::size_t,                                                                                   \
+    int,                                                                                           \
+    T*,                                                                                            \
+    const Layout&,                                                                                 \
+    bool,                                                                                          \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);
+SPARSEGRID_CODEC_INSTANTIATE(float)
+SPARSEGRID_CODEC_INSTANTIATE(double)
+
+} // namespace codec
+} // namespace sparsegrid

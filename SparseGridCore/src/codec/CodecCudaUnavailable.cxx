@@ -1,0 +1,123 @@
+// Stand-in for the CUDA codec when the library is built without nvcc: every call reports
+// BackendUnavailable so that callers fall back to the CPU and can say why.
+#include "CodecInternal.h"
+
+namespace sparsegrid
+{
+namespace codec
+{
+namespace cudaimpl
+{
+namespace
+{
+Status notBuilt()
+{
+  return Status(
+    ErrorCode::BackendUnavailable, "this build has no CUDA backend (built without nvcc)");
+}
+} // namespace
+
+bool available(std::string* why)
+{
+  if (why)
+  {
+    *why = "this build has no CUDA backend (built without nvcc)";
+  }
+  return false;
+}
+
+template<typename T>
+Status encode(const T*,
+  const T*,
+  const Layout&,
+  double,
+  std::vector<std::uint8_t>&,
+  EncodeStatistics*,
+  const ExecutionOptions&,
+  double*)
+{
+  return notBuilt();
+}
+template<typename S, typename T>
+Status decode(const std::uint8_t*,
+  std::size_t,
+  int,
+  const StreamInfo&,
+  T*,
+  T*,
+  const Layout&,
+  const ExecutionOptions&,
+  double*)
+{
+  return notBuilt();
+}
+template<typename T>
+Status copyToHost(const T*, std::size_t, std::size_t, T*)
+{
+  return notBuilt();
+}
+template<typename T>
+Status copyToDevice(const T*, std::size_t, T*, std::size_t)
+{
+  return notBuilt();
+}
+
+template Status encode<float>(const float*,
+  const float*,
+  const Layout&,
+  double,
+  std::vector<std::uint8_t>&,
+  EncodeStatistics*,
+  const ExecutionOptions&,
+  double*);
+template Status encode<double>(const double*,
+  const double*,
+  const Layout&,
+  double,
+  std::vector<std::uint8_t>&,
+  EncodeStatistics*,
+  const ExecutionOptions&,
+  double*);
+template Status decode<float, float>(const std::uint8_t*,
+  std::size_t,
+  int,
+  const StreamInfo&,
+  float*,
+  float*,
+  const Layout&,
+  const ExecutionOptions&,
+  double*);
+template Status decode<float, double>(const std::uint8_t*,
+  std::size_t,
+  int,
+  const StreamInfo&,
+  double*,
+  double*,
+  const Layout&,
+  const ExecutionOptions&,
+  double*);
+template Status decode<double, float>(const std::uint8_t*,
+  std::size_t,
+  int,
+  const StreamInfo&,
+  float*,
+  float*,
+  const Layout&,
+  const ExecutionOptions&,
+  double*);
+template Status decode<double, double>(const std::uint8_t*,
+  std::size_t,
+  int,
+  const StreamInfo&,
+  double*,
+  double*,
+  const Layout&,
+  const ExecutionOptions&,
+  double*);
+template Status copyToHost<float>(const float*, std::size_t, std::size_t, float*);
+template Status copyToHost<double>(const double*, std::size_t, std::size_t, double*);
+template Status copyToDevice<float>(const float*, std::size_t, float*, std::size_t);
+template Status copyToDevice<double>(const double*, std::size_t, double*, std::size_t);
+} // namespace cudaimpl
+} // namespace codec
+} // namespace sparsegrid

@@ -1,0 +1,267 @@
+// The codec's stream format and the arithmetic both encoders (CPU and CUDA) and the decoders share.
+// Everything here is compiled by the C++ compiler with -ffp-contract=off and by nvcc with
+// --fmad=false, so that predictions and reconstructions are bit-identical on both sides.
+#ifndef SPARSEGRID_CODEC_FORMAT_H
+#define SPARSEGRID_CODEC_FORMAT_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#ifdef __CUDACC__
+#define SGC_HD __host__ __device__ __forceinline__
+#else
+#define SGC_HD inline
+#endif
+
+namespace sparsegrid
+{
+namespace codec
+{
+namespace format
+{
+
+constexpr char Magic[4] = { 'S', 'G', 'C', 'Z' };
+constexpr std::uint32_t ChunkCodes = 4096; ///< codes per independently coded chunk
+constexpr std::uint32_t BlockCodes = 64;   ///< codes per zero-mask bit
+constexpr std::uint32_t BlocksPerChunk = ChunkCodes / BlockCodes;
+constexpr int MaxQuant = 32767;          ///< largest |q| that is coded; larger ones escape
+constexpr std::uint32_t Symbols = 65536; ///< 0: q = 0, 1: escape, zigzag(q) + 1 otherwise
+constexpr int MaxCodeLength = 24;
+constexpr int LutBits = 12;
+constexpr std::uint16_t EscapeSymbol = 1;
+constexpr std::size_t FixedHeaderBytes = 56;
+constexpr std::size_t LevelEntryBytes = 16;
+constexpr std::size_t ChunkHeaderBytes = 16; ///< u64 block mask, u32 escapes, u32 words
+constexpr std::uint64_t MaxVoxels = std::uint64_t(1) << 40;
+
+/// One axis-pass of one level: the voxels (start + j * step per axis, j < count) whose codes are
+/// consecutive in the stream (axis 0 fastest), each predicted along `axis` from the voxels `gap`
+/// before and after it (or copied from the one before at the image's far border). Axis -1: the
+/// anchors of level 0, predicted by 0.
+struct Pass
+{
+  int level = 0;
+  int axis = -1;
+  std::uint64_t gap = 0;
+  std::uint64_t start[3] = { 0, 0, 0 };
+  std::uint64_t step[3] = { 1, 1, 1 };
+  std::uint64_t count[3] = { 0, 0, 0 };
+  std::uint64_t codeBegin = 0; ///< first code of the pass, counted from the level's first code
+  std::uint64_t size() const { return count[0] * count[1] * count[2]; }
+};
+
+/// Level 0 holds the anchors (voxels whose indices are multiples of 2^L); level k >= 1 adds, one
+/// axis after the other, the voxels at odd multiples of 2^(L-k) along that axis.
+struct Plan
+{
+  std::uint64_t dims[3] = { 1, 1, 1 };
+  int levels = 0;
+  std::uint64_t voxels = 0;
+  Pass passes[1 + 3 * 64];
+  int passCount = 0;
+  int levelPassBegin[66] = { 0 };
+  std::uint64_t levelCodes[65] = { 0 };
+  std::uint64_t levelChunks[65] = { 0 };
+  std::uint64_t chunkBegin[66] = { 0 }; ///< first global chunk index of each level
+
+  void build(const std::uint64_t d[3])
+  {
+    std::uint64_t maxGap = 0;
+    voxels = 1;
+    for (int a = 0; a < 3; ++a)
+    {
+      dims[a] = d[a];
+      voxels *= d[a];
+      maxGap = d[a] - 1 > maxGap ? d[a] - 1 : maxGap;
+    }
+    int top = 0;
+    while ((std::uint64_t(1) << top) < maxGap)
+    {
+      ++top;
+    }
+    if (maxGap >= 1 && top == 0)
+    {
+      top = 1; // two samples: anchor the first, interpolate (copy) the second
+    }
+    levels = top + 1;
+    passCount = 0;
+    Pass anchor;
+    anchor.level = 0;
+    anchor.axis = -1;
+    for (int a = 0; a < 3; ++a)
+    {
+      anchor.step[a] = std::uint64_t(1) << top;
+      anchor.count[a] = (dims[a] - 1) / anchor.step[a] + 1;
+    }
+    levelPassBegin[0] = 0;
+    passes[passCount++] = anchor;
+    levelCodes[0] = anchor.size();
+    for (int k = 1; k <= top; ++k)
+    {
+      levelPassBegin[k] = passCount;
+      const std::uint64_t s = std::uint64_t(1) << (top - k);
+      std::uint64_t code = 0;
+      for (int axis = 0; axis < 3; ++axis)
+      {
+        Pass p;
+        p.level = k;
+        p.axis = axis;
+        p.gap = s;
+        for (int b = 0; b < 3; ++b)
+        {
+          if (b == axis)
+          {
+            p.start[b] = s;
+            p.step[b] = 2 * s;
+            p.count[b] = dims[b] > s ? (dims[b] - 1 - s) / (2 * s) + 1 : 0;
+          }
+          else
+          {
+            p.start[b] = 0;
+            p.step[b] = b < axis ? s : 2 * s;
+            p.count[b] = (dims[b] - 1) / p.step[b] + 1;
+          }
+        }
+        if (p.size() == 0)
+        {
+          continue;
+        }
+        p.codeBegin = code;
+        code += p.size();
+        passes[passCount++] = p;
+      }
+      levelCodes[k] = code;
+    }
+    levelPassBegin[levels] = passCount;
+    chunkBegin[0] = 0;
+    for (int k = 0; k < levels; ++k)
+    {
+      levelChunks[k] = (levelCodes[k] + ChunkCodes - 1) / ChunkCodes;
+      chunkBegin[k + 1] = chunkBegin[k] + levelChunks[k];
+    }
+  }
+
+  std::uint64_t voxelIndex(const Pass& p, std::uint64_t local) const
+  {
+    const std::uint64_t j0 = local % p.count[0];
+    const std::uint64_t r = local / p.count[0];
+    const std::uint64_t j1 = r % p.count[1];
+    const std::uint64_t j2 = r / p.count[1];
+    return (p.start[0] + j0 * p.step[0]) +
+      dims[0] * ((p.start[1] + j1 * p.step[1]) + dims[1] * (p.start[2] + j2 * p.step[2]));
+  }
+
+  /// Voxel of the code at `code` (counted from the first code of level k).
+  std::uint64_t voxelOfCode(int k, std::uint64_t code) const
+  {
+    int pi = levelPassBegin[k];
+    while (pi + 1 < levelPassBegin[k + 1] && passes[pi + 1].codeBegin <= code)
+    {
+      ++pi;
+    }
+    return voxelIndex(passes[pi], code - passes[pi].codeBegin);
+  }
+};
+
+/// Quantiser parameters of one stream.
+struct Quantiser
+{
+  double step = 0;    ///< 2 * bound
+  double invStep = 0; ///< 1 / step
+  double check = 0;   ///< bound shrunk by the rounding of the check itself
+};
+
+inline Quantiser makeQuantiser(double bound)
+{
+  Quantiser q;
+  q.step = 2 * bound;
+  q.invStep = 1.0 / q.step;
+  // |fl(r - x)| <= check implies |r - x| <= bound: one rounding of relative size 2^-53.
+  q.check = bound * (1.0 - std::ldexp(1.0, -50));
+  return q;
+}
+
+/// The prediction of a voxel from its two neighbours along the pass axis (weights 1/2, 1/2) or
+/// from the one before it at the far border. Both weights are non-negative and sum to one, and
+/// fl(fl(a + b) * 0.5) lies between a and b.
+template<typename T>
+SGC_HD T predictPair(T left, T right)
+{
+  return (left + right) * T(0.5);
+}
+
+/// Quantises x against its prediction; returns the symbol (0: q = 0, 1: escape, else
+/// zigzag(q) + 1) and the value the decoder will reconstruct.
+template<typename T>
+SGC_HD std::uint16_t quantise(T x, T pred, const Quantiser& qz, T& recon)
+{
+  const double d = static_cast<double>(x) - static_cast<double>(pred);
+  // q = floor(t) with |q| <= MaxQuant, written without floor() (a library call without SSE4.1);
+  // NaN and overflow fail the range test and escape.
+  const double t = d * qz.invStep + 0.5;
+  if (!(t >= -static_cast<double>(MaxQuant) && t < static_cast<double>(MaxQuant) + 1.0))
+  {
+    recon = x;
+    return EscapeSymbol;
+  }
+  int q = static_cast<int>(t);
+  q -= static_cast<double>(q) > t ? 1 : 0;
+  const T r = static_cast<T>(static_cast<double>(pred) + static_cast<double>(q) * qz.step);
+  if (!(fabs(static_cast<double>(r) - static_cast<double>(x)) <= qz.check))
+  {
+    recon = x;
+    return EscapeSymbol;
+  }
+  recon = r;
+  if (q == 0)
+  {
+    return 0;
+  }
+  const std::uint32_t zz =
+    q > 0 ? static_cast<std::uint32_t>(2 * q - 1) : static_cast<std::uint32_t>(-2 * q);
+  return static_cast<std::uint16_t>(zz + 1);
+}
+
+/// The decoder's side of quantise (symbol != escape).
+template<typename T>
+SGC_HD T dequantise(std::uint16_t symbol, T pred, const Quantiser& qz)
+{
+  if (symbol <= EscapeSymbol)
+  {
+    return pred; // q = 0 (escapes are overwritten afterwards)
+  }
+  const std::uint32_t zz = static_cast<std::uint32_t>(symbol) - 1;
+  const int q = (zz & 1u) ? static_cast<int>((zz + 1) / 2) : -static_cast<int>(zz / 2);
+  return static_cast<T>(static_cast<double>(pred) + static_cast<double>(q) * qz.step);
+}
+
+inline std::uint32_t fnv1a(const std::uint8_t* data, std::size_t n)
+{
+  std::uint32_t h = 2166136261u;
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    h ^= data[i];
+    h *= 16777619u;
+  }
+  return h;
+}
+
+template<typename V>
+inline V load(const std::uint8_t* p)
+{
+  V v;
+  std::memcpy(&v, p, sizeof(V));
+  return v;
+}
+template<typename V>
+inline void store(std::uint8_t* p, V v)
+{
+  std::memcpy(p, &v, sizeof(V));
+}
+
+} // namespace format
+} // namespace codec
+} // namespace sparsegrid
+
+#endif

@@ -1,0 +1,59 @@
+# The error-bounded codec (issues 12 and 13): sources, benchmark and tests, included by
+# SparseGridCore/CMakeLists.txt so that the codec's build lives with its sources.
+# Reproducible floating point: the decoder repeats the encoder's arithmetic and the CPU and CUDA
+# encoders must write the same bytes, so no contraction into FMAs on either side.
+set(_sg_codec_dir "${CMAKE_CURRENT_LIST_DIR}")
+set(_sg_codec_cpu "${_sg_codec_dir}/Codec.cxx" "${_sg_codec_dir}/Huffman.cxx")
+target_sources(SparseGridCore PRIVATE ${_sg_codec_cpu})
+set_source_files_properties(${_sg_codec_cpu} PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
+if (SPARSEGRID_CUDA_BUILT)
+  file(GLOB _sg_codec_cu "${CMAKE_CURRENT_SOURCE_DIR}/src/cuda/codec/*.cu")
+  target_sources(SparseGridCore PRIVATE ${_sg_codec_cu})
+  set_source_files_properties(${_sg_codec_cu} PROPERTIES COMPILE_OPTIONS "--fmad=false")
+else ()
+  target_sources(SparseGridCore PRIVATE "${_sg_codec_dir}/CodecCudaUnavailable.cxx")
+endif ()
+
+if (SPARSEGRID_BUILD_BENCHMARKS)
+  add_executable(sparsegrid-codec-bench "${CMAKE_CURRENT_SOURCE_DIR}/bench/codec-bench.cxx")
+  target_link_libraries(sparsegrid-codec-bench PRIVATE SparseGridCore)
+  target_compile_options(sparsegrid-codec-bench PRIVATE -O2)
+  # ZFP's library is timed in the same harness when it is installed (Debian: libzfp-dev).
+  find_path(SPARSEGRID_ZFP_INCLUDE zfp.h)
+  find_library(SPARSEGRID_ZFP_LIBRARY zfp)
+  if (SPARSEGRID_ZFP_INCLUDE AND SPARSEGRID_ZFP_LIBRARY)
+    target_compile_definitions(sparsegrid-codec-bench PRIVATE SPARSEGRID_HAVE_ZFP=1)
+    target_include_directories(sparsegrid-codec-bench PRIVATE "${SPARSEGRID_ZFP_INCLUDE}")
+    target_link_libraries(sparsegrid-codec-bench PRIVATE "${SPARSEGRID_ZFP_LIBRARY}")
+  endif ()
+endif ()
+
+if (BUILD_TESTING)
+  find_package(GTest REQUIRED)
+  include(GoogleTest)
+  foreach (_sg_codec_test test_codec test_codec_robustness)
+    add_executable(sgcore_${_sg_codec_test} "${CMAKE_CURRENT_SOURCE_DIR}/Testing/${_sg_codec_test}.cxx")
+    target_link_libraries(sgcore_${_sg_codec_test} PRIVATE SparseGridCore GTest::gtest_main)
+    target_compile_options(sgcore_${_sg_codec_test} PRIVATE -O2)
+    gtest_discover_tests(sgcore_${_sg_codec_test}
+      TEST_PREFIX "SparseGridCore.Codec."
+      DISCOVERY_MODE PRE_TEST
+      DISCOVERY_TIMEOUT 60
+      PROPERTIES LABELS "core;codec" TIMEOUT 120)
+  endforeach ()
+  # The pure-numpy reference decoder reads a stream written by the C++ encoder (Testing/Codec).
+  # It skips (return code 77) where python3 or numpy is missing.
+  add_executable(sgcore_codec_writer "${CMAKE_CURRENT_SOURCE_DIR}/Testing/test_codec_writer.cxx")
+  target_link_libraries(sgcore_codec_writer PRIVATE SparseGridCore)
+  set(_sg_codec_py "${CMAKE_CURRENT_SOURCE_DIR}/../Testing/Codec/test_reference_decoder.py")
+  if (EXISTS "${_sg_codec_py}")
+    find_program(SPARSEGRID_PYTHON3 NAMES python3 HINTS /usr/bin NO_DEFAULT_PATH)
+    if (NOT SPARSEGRID_PYTHON3)
+      find_program(SPARSEGRID_PYTHON3 python3)
+    endif ()
+    add_test(NAME SparseGridCore.Codec.ReferenceDecoder
+      COMMAND "${SPARSEGRID_PYTHON3}" "${_sg_codec_py}" "$<TARGET_FILE:sgcore_codec_writer>")
+    set_tests_properties(SparseGridCore.Codec.ReferenceDecoder PROPERTIES
+      LABELS "core;codec" TIMEOUT 300 SKIP_RETURN_CODE 77)
+  endif ()
+endif ()
