@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <numeric>
+#include <thread>
 
 #ifdef MESHLOOP_HAVE_METIS
 #include <metis.h>
@@ -120,38 +121,80 @@ struct LevelStructure
   }
 };
 
-/// Breadth-first levels from root; `level` must be -1 on the component and is left filled.
+/**
+ * Breadth-first levels from root, level-synchronous over `threads`: a node is claimed with a
+ * compare-and-swap on its level; each new level is sorted by id so the result does not depend on
+ * thread timing. `level` must be -1 on the component and is left filled.
+ */
 void rootedLevels(const PointGraph& graph,
   std::int32_t root,
   std::vector<std::int32_t>& level,
-  LevelStructure& result)
+  LevelStructure& result,
+  int threads)
 {
   result.order.clear();
   result.levelStarts.assign(1, 0);
   result.order.push_back(root);
   level[static_cast<std::size_t>(root)] = 0;
-  std::size_t head = 0;
+  std::size_t begin = 0;
   int current = 0;
-  while (head < result.order.size())
+  const int workers = detail::threadCount(threads);
+  std::vector<std::vector<std::int32_t>> found(static_cast<std::size_t>(workers));
+  while (begin < result.order.size())
   {
-    const std::int32_t p = result.order[head];
-    if (level[static_cast<std::size_t>(p)] != current)
+    const std::size_t end = result.order.size();
+    result.levelStarts.push_back(static_cast<std::int64_t>(end));
+    const std::int64_t frontier = static_cast<std::int64_t>(end - begin);
+    const int used = static_cast<int>(std::min<std::int64_t>(workers, (frontier + 255) / 256));
+    const std::int64_t chunk = (frontier + used - 1) / used;
+    auto expand = [&](int w)
     {
-      result.levelStarts.push_back(static_cast<std::int64_t>(head));
-      current = level[static_cast<std::size_t>(p)];
-    }
-    ++head;
-    graph.neighbours(p,
-      [&](std::int32_t q)
+      auto& mine = found[static_cast<std::size_t>(w)];
+      mine.clear();
+      const std::int64_t i0 = std::min(frontier, w * chunk), i1 = std::min(frontier, i0 + chunk);
+      for (std::int64_t i = i0; i < i1; ++i)
       {
-        if (level[static_cast<std::size_t>(q)] < 0)
-        {
-          level[static_cast<std::size_t>(q)] = current + 1;
-          result.order.push_back(q);
-        }
-      });
+        graph.neighbours(result.order[begin + static_cast<std::size_t>(i)],
+          [&](std::int32_t q)
+          {
+            std::int32_t* slot = &level[static_cast<std::size_t>(q)];
+            std::int32_t expected = -1;
+            if (__atomic_load_n(slot, __ATOMIC_RELAXED) < 0 &&
+              __atomic_compare_exchange_n(
+                slot, &expected, current + 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            {
+              mine.push_back(q);
+            }
+          });
+      }
+    };
+    if (used <= 1)
+    {
+      expand(0);
+    }
+    else
+    {
+      std::vector<std::thread> pool;
+      for (int w = 1; w < used; ++w)
+      {
+        pool.emplace_back(expand, w);
+      }
+      expand(0);
+      for (auto& t : pool)
+      {
+        t.join();
+      }
+    }
+    for (int w = 0; w < std::max(used, 1); ++w)
+    {
+      result.order.insert(result.order.end(), found[static_cast<std::size_t>(w)].begin(),
+        found[static_cast<std::size_t>(w)].end());
+    }
+    std::sort(result.order.begin() + static_cast<std::ptrdiff_t>(end), result.order.end());
+    begin = end;
+    ++current;
   }
-  result.levelStarts.push_back(static_cast<std::int64_t>(result.order.size()));
+  // Each pass pushed the end of the level it expanded: levelStarts ends with order.size().
 }
 
 void resetLevels(const LevelStructure& ls, std::vector<std::int32_t>& level)
@@ -162,8 +205,21 @@ void resetLevels(const LevelStructure& ls, std::vector<std::int32_t>& level)
   }
 }
 
+std::int32_t lowestDegree(const Transpose& tr, const std::int32_t* first, const std::int32_t* last)
+{
+  std::int32_t best = *first;
+  for (const std::int32_t* p = first; p != last; ++p)
+  {
+    if (tr.degree(*p) < tr.degree(best))
+    {
+      best = *p;
+    }
+  }
+  return best;
+}
+
 /// GPS numbering of the to-set: toOrder[new] = old.
-std::vector<std::int32_t> gpsNumbering(const Mapping& m, const Transpose& tr)
+std::vector<std::int32_t> gpsNumbering(const Mapping& m, const Transpose& tr, int threads)
 {
   const std::int64_t n = m.toCount;
   PointGraph graph(m, tr);
@@ -187,68 +243,31 @@ std::vector<std::int32_t> gpsNumbering(const Mapping& m, const Transpose& tr)
       newId[static_cast<std::size_t>(seed)] = std::numeric_limits<std::int32_t>::max();
       continue;
     }
-    // Step 1 (pseudo-diameter): start at a low-degree node of the component, then move to the
-    // last-level node whose level structure is deeper until none is; keep the narrowest end.
-    LevelStructure lsU;
-    rootedLevels(graph, static_cast<std::int32_t>(seed), level, lsU);
-    std::int32_t u = static_cast<std::int32_t>(seed);
-    std::int64_t lowest = tr.degree(seed);
-    for (std::int32_t p : lsU.order)
+    // Step 1 (pseudo-diameter): from the seed's deepest level take a low-degree node u; from u's
+    // deepest level a low-degree node v; if v's structure is deeper, v becomes u once more.
+    // (GPS tries several last-level candidates; one per sweep keeps the cost at ~4 sweeps,
+    // which matters at 10^7 points.)
+    LevelStructure lsU, lsV;
+    rootedLevels(graph, static_cast<std::int32_t>(seed), level, lsU, threads);
+    auto deepest = [](const LevelStructure& ls, const Transpose& t)
     {
-      if (tr.degree(p) < lowest)
-      {
-        lowest = tr.degree(p);
-        u = p;
-      }
-    }
+      return lowestDegree(t, ls.order.data() + ls.levelStarts[ls.depth() - 1],
+        ls.order.data() + ls.levelStarts[ls.depth()]);
+    };
+    std::int32_t u = deepest(lsU, tr);
     resetLevels(lsU, level);
-    rootedLevels(graph, u, level, lsU);
-    std::int32_t v = -1;
-    LevelStructure lsV;
-    for (int iteration = 0; iteration < 6; ++iteration)
+    rootedLevels(graph, u, level, lsU, threads);
+    std::int32_t v = deepest(lsU, tr);
+    rootedLevels(graph, v, levelV, lsV, threads);
+    if (lsV.depth() > lsU.depth())
     {
-      std::vector<std::int32_t> last(lsU.order.begin() + lsU.levelStarts[lsU.depth() - 1],
-        lsU.order.begin() + lsU.levelStarts[lsU.depth()]);
-      std::stable_sort(last.begin(),
-        last.end(),
-        [&](std::int32_t a, std::int32_t b) { return tr.degree(a) < tr.degree(b); });
-      // A few candidates of distinct low degree, as GPS shrinks the last level.
-      if (last.size() > 4)
-      {
-        last.resize(4);
-      }
-      bool deeper = false;
-      std::int64_t bestWidth = std::numeric_limits<std::int64_t>::max();
-      LevelStructure candidate;
-      for (std::int32_t c : last)
-      {
-        rootedLevels(graph, c, levelV, candidate);
-        resetLevels(candidate, levelV);
-        if (candidate.depth() > lsU.depth())
-        {
-          resetLevels(lsU, level);
-          u = c;
-          rootedLevels(graph, u, level, lsU);
-          deeper = true;
-          break;
-        }
-        if (candidate.width() < bestWidth)
-        {
-          bestWidth = candidate.width();
-          v = c;
-        }
-      }
-      if (!deeper)
-      {
-        break;
-      }
-      v = -1;
+      resetLevels(lsU, level);
+      u = v;
+      rootedLevels(graph, u, level, lsU, threads);
+      resetLevels(lsV, levelV);
+      v = deepest(lsU, tr);
+      rootedLevels(graph, v, levelV, lsV, threads);
     }
-    if (v < 0)
-    {
-      v = lsU.order.back();
-    }
-    rootedLevels(graph, v, levelV, lsV);
 
     // Step 2: the levels from u, or the mirrored levels from v, whichever structure is
     // narrower. (GPS proper decides per connected piece of the nodes where the two disagree;
@@ -265,40 +284,40 @@ std::vector<std::int32_t> gpsNumbering(const Mapping& m, const Transpose& tr)
     }
     const bool useV = *std::max_element(widthV.begin(), widthV.end()) <
       *std::max_element(widthU.begin(), widthU.end());
-    std::vector<std::int32_t> assigned(lsU.order.size());
-    for (std::size_t i = 0; i < lsU.order.size(); ++i)
+    std::vector<std::vector<std::int32_t>> levels(static_cast<std::size_t>(depth));
+    for (std::int32_t p : lsU.order)
     {
-      const std::int32_t p = lsU.order[i];
-      assigned[i] = useV ? mirrored(p) : level[static_cast<std::size_t>(p)];
+      levels[static_cast<std::size_t>(useV ? mirrored(p) : level[static_cast<std::size_t>(p)])]
+        .push_back(p);
     }
     // Step 3: number level by level; inside a level, nodes next to the earliest-numbered node
-    // first, then by degree (Cuthill-McKee inside the GPS levels).
-    std::vector<std::vector<std::int32_t>> levels(static_cast<std::size_t>(depth));
-    for (std::size_t i = 0; i < lsU.order.size(); ++i)
-    {
-      levels[static_cast<std::size_t>(assigned[i])].push_back(lsU.order[i]);
-    }
+    // first, then by degree, then by old index (Cuthill-McKee inside the GPS levels).
     std::vector<std::pair<std::int64_t, std::int32_t>> keyed;
     for (auto& nodes : levels)
     {
-      keyed.clear();
-      for (std::int32_t p : nodes)
-      {
-        std::int64_t first = std::numeric_limits<std::int32_t>::max();
-        graph.neighbours(p,
-          [&](std::int32_t q)
+      keyed.resize(nodes.size());
+      detail::parallelFor(threads,
+        static_cast<std::int64_t>(nodes.size()),
+        512,
+        [&](std::int64_t i0, std::int64_t i1)
+        {
+          for (std::int64_t i = i0; i < i1; ++i)
           {
-            const std::int32_t id = newId[static_cast<std::size_t>(q)];
-            if (id >= 0 && id < first)
-            {
-              first = id;
-            }
-          });
-        keyed.emplace_back((first << 8) | std::min<std::int64_t>(tr.degree(p), 255), p);
-      }
-      std::stable_sort(keyed.begin(),
-        keyed.end(),
-        [](const auto& a, const auto& b) { return a.first < b.first; });
+            const std::int32_t p = nodes[static_cast<std::size_t>(i)];
+            std::int64_t first = std::numeric_limits<std::int32_t>::max();
+            graph.neighbours(p,
+              [&](std::int32_t q)
+              {
+                const std::int32_t id = newId[static_cast<std::size_t>(q)];
+                if (id >= 0 && id < first)
+                {
+                  first = id;
+                }
+              });
+            keyed[static_cast<std::size_t>(i)] = { (first << 8) | std::min<std::int64_t>(tr.degree(p), 255), p };
+          }
+        });
+      std::sort(keyed.begin(), keyed.end());
       for (const auto& entry : keyed)
       {
         newId[static_cast<std::size_t>(entry.second)] = static_cast<std::int32_t>(toOrder.size());
@@ -312,38 +331,50 @@ std::vector<std::int32_t> gpsNumbering(const Mapping& m, const Transpose& tr)
   return toOrder;
 }
 
-/// From-elements sorted lexicographically by their (renumbered, sorted) targets; elements
-/// without targets go last.
-std::vector<std::int32_t> sortFromByTargets(const Mapping& m, const std::vector<std::int32_t>& toOrder)
+/// From-elements sorted by their two lowest renumbered targets (the leading keys of the
+/// lexicographic order of the study; further ties keep the old order). Elements without targets
+/// go last.
+std::vector<std::int32_t> sortFromByTargets(const Mapping& m,
+  const std::vector<std::int32_t>& toOrder,
+  int threads)
 {
   std::vector<std::int32_t> newId(static_cast<std::size_t>(m.toCount));
   for (std::size_t i = 0; i < toOrder.size(); ++i)
   {
     newId[static_cast<std::size_t>(toOrder[i])] = static_cast<std::int32_t>(i);
   }
-  std::vector<std::int32_t> sorted(m.targets.size());
-  for (std::size_t j = 0; j < m.targets.size(); ++j)
-  {
-    sorted[j] = newId[static_cast<std::size_t>(m.targets[j])];
-  }
-  for (std::int64_t e = 0; e < m.fromCount(); ++e)
-  {
-    std::sort(sorted.begin() + m.offsets[e], sorted.begin() + m.offsets[e + 1]);
-  }
-  std::vector<std::int32_t> fromOrder(static_cast<std::size_t>(m.fromCount()));
-  std::iota(fromOrder.begin(), fromOrder.end(), 0);
-  std::stable_sort(fromOrder.begin(),
-    fromOrder.end(),
-    [&](std::int32_t a, std::int32_t b)
+  const std::int64_t from = m.fromCount();
+  std::vector<std::pair<std::uint64_t, std::int32_t>> keyed(static_cast<std::size_t>(from));
+  detail::parallelFor(threads,
+    from,
+    4096,
+    [&](std::int64_t e0, std::int64_t e1)
     {
-      const auto a0 = sorted.begin() + m.offsets[a], a1 = sorted.begin() + m.offsets[a + 1];
-      const auto b0 = sorted.begin() + m.offsets[b], b1 = sorted.begin() + m.offsets[b + 1];
-      if (a0 == a1 || b0 == b1)
+      for (std::int64_t e = e0; e < e1; ++e)
       {
-        return a0 != a1 && b0 == b1;
+        std::uint64_t lowest = ~std::uint32_t(0), second = ~std::uint32_t(0);
+        for (std::int64_t j = m.offsets[e]; j < m.offsets[e + 1]; ++j)
+        {
+          const std::uint64_t id = static_cast<std::uint32_t>(newId[static_cast<std::size_t>(m.targets[j])]);
+          if (id < lowest)
+          {
+            second = lowest;
+            lowest = id;
+          }
+          else if (id < second)
+          {
+            second = id;
+          }
+        }
+        keyed[static_cast<std::size_t>(e)] = { (lowest << 32) | second, static_cast<std::int32_t>(e) };
       }
-      return std::lexicographical_compare(a0, a1, b0, b1);
     });
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<std::int32_t> fromOrder(static_cast<std::size_t>(from));
+  for (std::size_t i = 0; i < keyed.size(); ++i)
+  {
+    fromOrder[i] = keyed[i].second;
+  }
   return fromOrder;
 }
 
@@ -478,7 +509,7 @@ Status computeReordering(const Mapping& mapping,
   Reordering reordering,
   int blockSize,
   Permutation* permutation,
-  int /*threads*/)
+  int threads)
 {
   if (!permutation)
   {
@@ -506,8 +537,8 @@ Status computeReordering(const Mapping& mapping,
     case Reordering::GPS:
     {
       const Transpose transpose(mapping);
-      result.toOrder = gpsNumbering(mapping, transpose);
-      result.fromOrder = sortFromByTargets(mapping, result.toOrder);
+      result.toOrder = gpsNumbering(mapping, transpose, threads);
+      result.fromOrder = sortFromByTargets(mapping, result.toOrder, threads);
       break;
     }
     case Reordering::Partition:
