@@ -1,0 +1,374 @@
+// stencil-bench: the stencil study's table on this machine. Measures the device copy bandwidth,
+// the regular-grid laplap against it, every access strategy x table layout on a column mesh that
+// emulates the same grid (row-major and z-curve numbering), and the CPU beside them. Prints a
+// table and writes JSON (--json FILE). GPU times are medians of kernel-only times (CUDA events);
+// CPU times are medians of whole calls without the table preparation (input NaN scan off).
+#include "stencil/Stencil.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace
+{
+struct Row
+{
+  std::string precision;
+  std::string backend;
+  std::string layout; // "regular" or the mesh numbering
+  std::string op;
+  std::string strategy;
+  std::string table;
+  double seconds = 0;
+  double ratio = 0;    // to the regular-grid time of the same backend and precision
+  double fraction = 0; // GPU regular grid: effective bandwidth / copy bandwidth
+  std::size_t patterns = 0;
+  std::size_t tableBytes = 0;
+  double maxDiff = 0; // to the regular-grid result
+};
+
+std::vector<Row> rows;
+
+double median(std::vector<double> v)
+{
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+template<typename T>
+double maxDifference(const std::vector<T>& a, const std::vector<T>& b)
+{
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+  {
+    const double d = std::fabs(double(a[i]) - double(b[i]));
+    if (!(d <= m))
+    {
+      m = std::isnan(d) ? INFINITY : d;
+    }
+  }
+  return m;
+}
+
+template<typename T>
+void runPrecision(const char* name,
+  std::size_t nx,
+  std::size_t ny,
+  std::size_t nz,
+  int repeats,
+  int cpuRepeats,
+  int threads,
+  bool gpu,
+  double copyBandwidth)
+{
+  stencil::ImageGrid g;
+  g.dims = { nx, ny, nz };
+  std::vector<T> u(g.size());
+  for (std::size_t i = 0; i < u.size(); ++i)
+  {
+    u[i] = static_cast<T>(std::sin(0.001 * i) + 0.5 * std::cos(0.37 * (i % nx)));
+  }
+  std::vector<T> reference(u.size());
+  std::vector<T> out(u.size());
+  stencil::StencilOptions s;
+  s.op = stencil::Operator::HorizontalLaplap;
+  s.boundary = stencil::BoundaryMode::ZeroFlux;
+  s.rejectNonFinite = false;
+
+  std::vector<stencil::Backend> backends;
+  if (gpu)
+  {
+    backends.push_back(stencil::Backend::CUDA);
+  }
+  backends.push_back(stencil::Backend::CPU);
+  stencil::GeneratedColumns rowMajor;
+  stencil::GeneratedColumns zCurve;
+  stencil::generateColumns(
+    stencil::HorizontalShape::Quad, nx, ny, nz, 1, 1, stencil::Ordering::RowMajor, rowMajor);
+  stencil::generateColumns(
+    stencil::HorizontalShape::Quad, nx, ny, nz, 1, 1, stencil::Ordering::ZCurve, zCurve);
+  // The z-curve mesh numbers cells differently: permute the input so that results compare.
+  std::vector<std::size_t> curveToRow(nx * ny);
+  for (std::size_t i = 0; i < nx * ny; ++i)
+  {
+    curveToRow[i] = static_cast<std::size_t>(std::llround(zCurve.centres[2 * i])) +
+      nx * static_cast<std::size_t>(std::llround(zCurve.centres[2 * i + 1]));
+  }
+  std::vector<T> uCurve(u.size());
+  for (std::size_t k = 0; k < nz; ++k)
+  {
+    for (std::size_t i = 0; i < nx * ny; ++i)
+    {
+      uCurve[k * nx * ny + i] = u[k * nx * ny + curveToRow[i]];
+    }
+  }
+  std::vector<T> referenceCurve(u.size());
+
+  for (stencil::Backend backend : backends)
+  {
+    const bool onGpu = backend == stencil::Backend::CUDA;
+    stencil::ExecutionOptions o;
+    o.backend = backend;
+    o.strictBackend = true;
+    o.threads = threads;
+    o.timingRepeats = onGpu ? repeats : 1;
+    auto timeIt = [&](auto&& call, stencil::ExecutionReport& report)
+    {
+      if (onGpu)
+      {
+        call(report);
+        return report.kernelSeconds;
+      }
+      std::vector<double> times;
+      call(report); // warm-up
+      for (int r = 0; r < cpuRepeats; ++r)
+      {
+        call(report);
+        times.push_back(report.seconds - report.tableSeconds);
+      }
+      return median(times);
+    };
+    for (stencil::Operator op : { stencil::Operator::HorizontalLaplap,
+           stencil::Operator::Laplap,
+           stencil::Operator::Laplacian })
+    {
+      stencil::StencilOptions so = s;
+      so.op = op;
+      stencil::ExecutionReport report;
+      const double t = timeIt(
+        [&](stencil::ExecutionReport& rep)
+        {
+          const auto st = stencil::applyImage(g, u.data(), out.data(), so, o, &rep);
+          if (!st)
+          {
+            std::fprintf(stderr, "image %s: %s\n", name, st.message().c_str());
+            std::exit(1);
+          }
+        },
+        report);
+      Row row;
+      row.precision = name;
+      row.backend = stencil::toString(backend);
+      row.layout = "regular";
+      row.op = stencil::toString(op);
+      row.strategy = "direct";
+      row.table = "-";
+      row.seconds = t;
+      row.ratio = 1;
+      row.fraction = onGpu ? (2.0 * u.size() * sizeof(T) / t) / copyBandwidth : 0;
+      rows.push_back(row);
+      if (op == stencil::Operator::HorizontalLaplap)
+      {
+        reference = out;
+        for (std::size_t k = 0; k < nz; ++k)
+        {
+          for (std::size_t i = 0; i < nx * ny; ++i)
+          {
+            referenceCurve[k * nx * ny + i] = reference[k * nx * ny + curveToRow[i]];
+          }
+        }
+      }
+    }
+    double regular = 0;
+    for (const Row& r : rows)
+    {
+      if (r.precision == name && r.backend == stencil::toString(backend) && r.layout == "regular" &&
+        r.op == "HorizontalLaplap")
+      {
+        regular = r.seconds;
+      }
+    }
+    for (int ordering = 0; ordering < 2; ++ordering)
+    {
+      const stencil::GeneratedColumns& mesh = ordering == 0 ? rowMajor : zCurve;
+      const std::vector<T>& input = ordering == 0 ? u : uCurve;
+      const std::vector<T>& expected = ordering == 0 ? reference : referenceCurve;
+      for (stencil::AccessStrategy strategy : { stencil::AccessStrategy::Naive,
+             stencil::AccessStrategy::IdxVar,
+             stencil::AccessStrategy::Shared,
+             stencil::AccessStrategy::ZLoop,
+             stencil::AccessStrategy::SlicedZLoop })
+      {
+        for (int variant = 0; variant < 4; ++variant)
+        {
+          stencil::ExecutionOptions co = o;
+          co.strategy = strategy;
+          co.sliceSize = 8;
+          co.chasingTable = variant < 2;
+          co.compressedTable = variant % 2 == 0;
+          // The CPU has no shared memory (it maps Shared to z-loop); and it runs every layout
+          // for one numbering only, to keep the run short.
+          if (!onGpu && (strategy == stencil::AccessStrategy::Shared || ordering == 0))
+          {
+            continue;
+          }
+          stencil::ExecutionReport report;
+          const double t = timeIt(
+            [&](stencil::ExecutionReport& rep)
+            {
+              const auto st =
+                stencil::applyColumns(mesh.mesh, input.data(), out.data(), s, co, &rep);
+              if (!st)
+              {
+                std::fprintf(stderr, "columns %s: %s\n", name, st.message().c_str());
+                std::exit(1);
+              }
+            },
+            report);
+          Row row;
+          row.precision = name;
+          row.backend = stencil::toString(backend);
+          row.layout = stencil::toString(
+            ordering == 0 ? stencil::Ordering::RowMajor : stencil::Ordering::ZCurve);
+          row.op = "HorizontalLaplap";
+          row.strategy = stencil::toString(strategy);
+          row.table = std::string(co.chasingTable ? "chasing" : "non-chasing") +
+            (co.compressedTable ? "/compressed" : "/plain");
+          row.seconds = t;
+          row.ratio = regular > 0 ? t / regular : 0;
+          row.patterns = report.tablePatterns;
+          row.tableBytes = report.tableBytes;
+          row.maxDiff = maxDifference(out, expected);
+          rows.push_back(row);
+          std::fprintf(stderr,
+            "%s %s %s %s %s: %.1f us\n",
+            name,
+            row.backend.c_str(),
+            row.layout.c_str(),
+            row.strategy.c_str(),
+            row.table.c_str(),
+            t * 1e6);
+        }
+      }
+    }
+  }
+}
+
+std::vector<std::size_t> parseSize(const char* text)
+{
+  std::vector<std::size_t> dims;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, 'x'))
+  {
+    dims.push_back(std::strtoull(part.c_str(), nullptr, 10));
+  }
+  return dims;
+}
+} // namespace
+
+int main(int argc, char** argv)
+{
+  std::vector<std::size_t> dims = { 512, 512, 64 };
+  int repeats = 20;
+  int cpuRepeats = 3;
+  int threads = 0;
+  bool useGpu = true;
+  std::string json;
+  for (int a = 1; a < argc; ++a)
+  {
+    const std::string arg = argv[a];
+    if (arg == "--size" && a + 1 < argc)
+      dims = parseSize(argv[++a]);
+    else if (arg == "--repeats" && a + 1 < argc)
+      repeats = std::atoi(argv[++a]);
+    else if (arg == "--cpu-repeats" && a + 1 < argc)
+      cpuRepeats = std::atoi(argv[++a]);
+    else if (arg == "--threads" && a + 1 < argc)
+      threads = std::atoi(argv[++a]);
+    else if (arg == "--json" && a + 1 < argc)
+      json = argv[++a];
+    else if (arg == "--cpu-only")
+      useGpu = false;
+    else
+    {
+      std::fprintf(stderr,
+        "usage: stencil-bench [--size 512x512x64] [--repeats 20] [--cpu-repeats 3] [--threads N]"
+        " [--cpu-only] [--json FILE]\n");
+      return 2;
+    }
+  }
+  if (dims.size() != 3)
+  {
+    std::fprintf(stderr, "--size needs NXxNYxNZ\n");
+    return 2;
+  }
+  std::string why;
+  const bool gpu = useGpu && stencil::cudaAvailable(&why);
+  if (useGpu && !gpu)
+  {
+    std::fprintf(stderr, "no CUDA device (%s): CPU only\n", why.c_str());
+  }
+  double bandwidth = 0;
+  const std::string device = gpu ? stencil::cudaDeviceName() : std::string("none");
+  if (gpu)
+  {
+    const auto st =
+      stencil::measureDeviceBandwidth(dims[0] * dims[1] * dims[2] * 8, repeats, bandwidth);
+    if (!st)
+    {
+      std::fprintf(stderr, "bandwidth: %s\n", st.message().c_str());
+      return 1;
+    }
+  }
+  runPrecision<float>(
+    "float", dims[0], dims[1], dims[2], repeats, cpuRepeats, threads, gpu, bandwidth);
+  runPrecision<double>(
+    "double", dims[0], dims[1], dims[2], repeats, cpuRepeats, threads, gpu, bandwidth);
+
+  std::printf(
+    "device: %s; copy bandwidth (read + write): %.1f GB/s; size %zux%zux%zu; CPU threads %d\n",
+    device.c_str(),
+    bandwidth * 1e-9,
+    dims[0],
+    dims[1],
+    dims[2],
+    threads);
+  std::printf(
+    "| precision | backend | layout | operator | strategy | table | time (us) | x regular | "
+    "of copy BW | patterns | table MB | max diff "
+    "|\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows)
+  {
+    std::printf("| %s | %s | %s | %s | %s | %s | %.1f | %.2f | %s | %zu | %.2f | %.1e |\n",
+      r.precision.c_str(),
+      r.backend.c_str(),
+      r.layout.c_str(),
+      r.op.c_str(),
+      r.strategy.c_str(),
+      r.table.c_str(),
+      r.seconds * 1e6,
+      r.ratio,
+      r.fraction > 0 ? (std::to_string(int(std::lround(r.fraction * 100))) + "%").c_str() : "-",
+      r.patterns,
+      r.tableBytes / 1048576.0,
+      r.maxDiff);
+  }
+  if (!json.empty())
+  {
+    std::ofstream f(json);
+    f << "{\n  \"device\": \"" << device << "\",\n  \"copyBandwidthBytesPerSecond\": " << bandwidth
+      << ",\n  \"size\": [" << dims[0] << ", " << dims[1] << ", " << dims[2]
+      << "],\n  \"cpuThreads\": " << threads << ",\n  \"rows\": [\n";
+    for (std::size_t i = 0; i < rows.size(); ++i)
+    {
+      const Row& r = rows[i];
+      f << "    {\"precision\": \"" << r.precision << "\", \"backend\": \"" << r.backend
+        << "\", \"layout\": \"" << r.layout << "\", \"operator\": \"" << r.op
+        << "\", \"strategy\": \"" << r.strategy << "\", \"table\": \"" << r.table
+        << "\", \"seconds\": " << r.seconds << ", \"ratioToRegular\": " << r.ratio
+        << ", \"fractionOfCopyBandwidth\": " << r.fraction << ", \"patterns\": " << r.patterns
+        << ", \"tableBytes\": " << r.tableBytes << ", \"maxDiff\": " << r.maxDiff << "}"
+        << (i + 1 < rows.size() ? "," : "") << "\n";
+    }
+    f << "  ]\n}\n";
+  }
+  return 0;
+}

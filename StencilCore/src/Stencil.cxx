@@ -770,10 +770,13 @@ Status applyColumns(const ColumnMesh& mesh,
   }
   const bool zeroFlux = stencil.boundary == BoundaryMode::ZeroFlux;
   detail::PreparedTable<T> table;
+  const auto prepareStart = std::chrono::steady_clock::now();
   if (!(status = detail::prepareTable(mesh, zeroFlux, laplap, options, table)))
   {
     return status;
   }
+  const double tableSeconds =
+    std::chrono::duration<double>(std::chrono::steady_clock::now() - prepareStart).count();
   rep.tablePatterns = table.patterns;
   rep.tableBytes = table.bytes();
   detail::ColumnArgs<T> args;
@@ -811,6 +814,8 @@ Status applyColumns(const ColumnMesh& mesh,
     });
   rep.tablePatterns = patterns;
   rep.tableBytes = bytes;
+  rep.tableSeconds = tableSeconds;
+  rep.seconds += tableSeconds;
   return status;
 }
 

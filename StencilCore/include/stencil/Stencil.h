@@ -149,6 +149,7 @@ struct ExecutionReport
   double kernelSeconds = 0;      ///< CUDA: median kernel time (0 on the CPU)
   std::size_t tablePatterns = 0; ///< compressed table: distinct neighbour patterns
   std::size_t tableBytes = 0;    ///< bytes of the neighbour table used
+  double tableSeconds = 0;       ///< host time spent building the table layout (in `seconds`)
 };
 
 bool cudaCompiled();

@@ -79,29 +79,29 @@ Status cudaBandwidth(std::size_t bytes, int repeats, double& bytesPerSecond)
   {
     return Status(ErrorCode::BackendUnavailable, "CUDA unavailable: " + why);
   }
-  const std::size_t n = bytes / sizeof(double4);
+  const std::size_t n = bytes / sizeof(double2);
   DeviceBuffer in;
   DeviceBuffer out;
-  Status status = checkDeviceMemory(2 * n * sizeof(double4));
-  if (!status || !(status = cudaStatus(in.allocate(n * sizeof(double4)), "cudaMalloc")) ||
-    !(status = cudaStatus(out.allocate(n * sizeof(double4)), "cudaMalloc")))
+  Status status = checkDeviceMemory(2 * n * sizeof(double2));
+  if (!status || !(status = cudaStatus(in.allocate(n * sizeof(double2)), "cudaMalloc")) ||
+    !(status = cudaStatus(out.allocate(n * sizeof(double2)), "cudaMalloc")))
   {
     return status;
   }
-  cudaMemset(in.as<void>(), 0, n * sizeof(double4));
+  cudaMemset(in.as<void>(), 0, n * sizeof(double2));
   int sms = 0;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   const int blocks = std::max(1, sms) * 8;
   double seconds = 0;
   status = timeKernel(
     repeats,
-    [&]() { copyKernel<<<blocks, 256>>>(in.as<double4>(), out.as<double4>(), n); },
+    [&]() { copyKernel<<<blocks, 256>>>(in.as<double2>(), out.as<double2>(), n); },
     seconds);
   if (!status)
   {
     return status;
   }
-  bytesPerSecond = 2.0 * n * sizeof(double4) / seconds;
+  bytesPerSecond = 2.0 * n * sizeof(double2) / seconds;
   return Status::Ok();
 }
 

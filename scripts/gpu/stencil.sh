@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One device run for StencilCore: build alone with CUDA (sm_90 only, to keep device time short),
+# run its tests (CUDA cases run there), compute-sanitizer memcheck on small CUDA cases, and the
+# benchmark at 512x512x64 (float and double, every strategy x table layout, CPU on 16 threads).
+# Results go to $OUT (build log, ctest log, memcheck log, bench table + JSON, nvidia-smi).
+set -u
+OUT=${OUT:-/tmp/stencil-out}
+mkdir -p "$OUT"
+export CUDA_MODULE_LOADING=EAGER
+BUILD=${BUILD:-/tmp/build-stencil}
+START=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - START ))s] $*" | tee -a "$OUT/steps.log"; }
+
+nvidia-smi --query-gpu=name,memory.total,clocks.max.memory,driver_version --format=csv > "$OUT/nvidia-smi.csv" 2>&1
+nproc > "$OUT/nproc.txt"
+stamp "configure"
+cmake -S StencilCore -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPARSEGRID_ENABLE_CUDA=ON \
+  -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+stamp "build"
+cmake --build "$BUILD" -j 16 >> "$OUT/build.log" 2>&1 || { grep -E "error" -A5 "$OUT/build.log" | head -60; exit 1; }
+stamp "tests"
+(cd "$BUILD" && timeout 120 ctest -L stencil --output-on-failure -j 4) > "$OUT/ctest.log" 2>&1
+tail -25 "$OUT/ctest.log"
+stamp "memcheck"
+timeout 90 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 3 \
+  "$BUILD/bin/stencil_test_columns" --gtest_filter='*EveryStrategyAndTableDoubleHexagon/CUDA:*QuadMeshEqualsImagePath/CUDA' \
+  > "$OUT/memcheck-columns.log" 2>&1
+echo "memcheck columns rc=$?" | tee -a "$OUT/steps.log"
+tail -4 "$OUT/memcheck-columns.log"
+timeout 60 compute-sanitizer --tool memcheck --error-exitcode 3 \
+  "$BUILD/bin/stencil_test_image" --gtest_filter='*CUDA*' > "$OUT/memcheck-image.log" 2>&1
+echo "memcheck image rc=$?" | tee -a "$OUT/steps.log"
+tail -4 "$OUT/memcheck-image.log"
+stamp "bench"
+timeout 200 "$BUILD/bin/stencil-bench" --size 512x512x64 --repeats 20 --cpu-repeats 3 --threads 16 \
+  --json "$OUT/bench.json" > "$OUT/bench.md" 2> "$OUT/bench.err"
+echo "bench rc=$?" | tee -a "$OUT/steps.log"
+head -3 "$OUT/bench.md"
+stamp "done"
