@@ -37,6 +37,15 @@ DirectOptions ws(WorkDistribution d, int rows, int shifts, int rights, int warps
   return o;
 }
 
+DirectOptions tiled(int rights, int warps)
+{
+  DirectOptions o;
+  o.kernel = DirectKernel::RegisterTiled;
+  o.rightsPerThread = rights;
+  o.warpsPerBlock = warps;
+  return o;
+}
+
 std::vector<Variant> cpuVariants()
 {
   return { { "cpu_direct", Backend::CPU, Algorithm::Direct, {} },
@@ -61,6 +70,9 @@ std::vector<Variant> cudaVariants()
     { "cuda_ws_s2r4_tri", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 2, 2, 4) },
     { "cuda_ws_s4r4", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 4, 4) },
     { "cuda_ws_s8r2_tri", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 1, 8, 2) },
+    { "cuda_tiled", Backend::CUDA, Algorithm::Direct, tiled(1, 4) },
+    { "cuda_tiled_r2", Backend::CUDA, Algorithm::Direct, tiled(2, 2) },
+    { "cuda_tiled_r4", Backend::CUDA, Algorithm::Direct, tiled(4, 8) },
     { "cuda_fft_cached", Backend::CUDA, Algorithm::FFT, {}, true },
     { "cuda_fft_per_call", Backend::CUDA, Algorithm::FFT, {}, false } };
 }

@@ -50,6 +50,15 @@ DirectOptions ws(WorkDistribution d, int rows, int shifts, int rights)
   return o;
 }
 
+DirectOptions tiled(int rights, int warps)
+{
+  DirectOptions o;
+  o.kernel = DirectKernel::RegisterTiled;
+  o.rightsPerThread = rights;
+  o.warpsPerBlock = warps;
+  return o;
+}
+
 double median(std::vector<double> v)
 {
   std::sort(v.begin(), v.end());
@@ -146,7 +155,10 @@ int main(int argc, char** argv)
     { "ws-s4", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 4, 1) },
     { "ws-s8", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 8, 1) },
     { "ws-s4-tri8", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 8, 4, 1) },
-    { "ws-s8-tri16", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 16, 8, 1) } };
+    { "ws-s8-tri16", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 16, 8, 1) },
+    { "tiled-w2", Backend::CUDA, Algorithm::Direct, tiled(1, 2) },
+    { "tiled-w4", Backend::CUDA, Algorithm::Direct, tiled(1, 4) },
+    { "tiled-w8", Backend::CUDA, Algorithm::Direct, tiled(1, 8) } };
   const std::vector<Config> manyDirect = { { "baseline", Backend::CUDA, Algorithm::Direct, baseline },
     { "ws", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 1) },
     { "ws-r2", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 2) },
@@ -155,7 +167,11 @@ int main(int argc, char** argv)
     { "ws-s2-r4", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 2, 4) },
     { "ws-s2-r8", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 2, 8) },
     { "ws-s4-r4", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 4, 4) },
-    { "ws-tri8-r4", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 8, 1, 4) } };
+    { "ws-tri8-r4", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 8, 1, 4) },
+    { "tiled", Backend::CUDA, Algorithm::Direct, tiled(1, 4) },
+    { "tiled-r2", Backend::CUDA, Algorithm::Direct, tiled(2, 4) },
+    { "tiled-r4", Backend::CUDA, Algorithm::Direct, tiled(4, 4) },
+    { "tiled-r4-w8", Backend::CUDA, Algorithm::Direct, tiled(4, 8) } };
   const std::vector<Config> fftConfigs = {
     { "cufft-cached", Backend::CUDA, Algorithm::FFT, {}, true },
     { "cufft-per-call", Backend::CUDA, Algorithm::FFT, {}, false } };

@@ -109,7 +109,16 @@ const char* toString(Backend backend)
 
 const char* toString(DirectKernel kernel)
 {
-  return kernel == DirectKernel::Baseline ? "baseline" : "warp-shuffle";
+  switch (kernel)
+  {
+    case DirectKernel::Baseline:
+      return "baseline";
+    case DirectKernel::WarpShuffle:
+      return "warp-shuffle";
+    case DirectKernel::RegisterTiled:
+      return "register-tiled";
+  }
+  return "unknown";
 }
 
 const char* toString(WorkDistribution distribution)

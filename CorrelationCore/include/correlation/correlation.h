@@ -169,8 +169,13 @@ Status lagWindow(const Batch& batch, Mode mode, LagWindow& window);
 /// The GPU direct kernels of the study (the CPU direct path is one loop nest for all of them).
 enum class DirectKernel
 {
-  Baseline,   ///< one thread per lag (and pair), sums its overlap alone
-  WarpShuffle ///< a warp computes 32 consecutive x lags; data moves by warp shuffles
+  Baseline,    ///< one thread per lag (and pair), sums its overlap alone
+  WarpShuffle, ///< a warp computes 32 consecutive x lags; data moves by warp shuffles
+  /// Beyond the study: matrices in shared memory, 8 y lags per thread in a sliding register
+  /// ring (one shared load per 8 multiply-adds). Needs the left matrix and rightsPerThread
+  /// (1, 2 or 4) right matrices to fit in a block's shared memory; otherwise the warp-shuffle
+  /// kernel runs.
+  RegisterTiled
 };
 /**
  * How the overlap rows of a lag are split between workers (warp shuffle only): None one worker

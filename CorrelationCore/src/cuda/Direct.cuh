@@ -217,6 +217,174 @@ __global__ void warpShuffleKernel(Geometry g, Distribution d, const T* __restric
   }
 }
 
+
+/**
+ * Register-tiled kernel (beyond the study). The block copies its left matrix and R right
+ * matrices into shared memory; lane t of a warp owns lag dx = dx0 + t and 8 consecutive y lags.
+ * Walking down one column x of the left matrix, the 8 lags need right rows y + dy0 .. y + dy0 + 7:
+ * a ring of 8 registers per right slides down the column, so each step costs one broadcast load
+ * of L(x, y), one shared load per right and 8 multiply-adds per right.
+ */
+template<typename T, int R>
+__global__ void registerTiledKernel(Geometry g, const T* __restrict__ lefts,
+  const T* __restrict__ rights, T* __restrict__ out)
+{
+  extern __shared__ unsigned char sharedBytes[];
+  T* sL = reinterpret_cast<T*>(sharedBytes);
+  T* sR = sL + g.lw * g.lh;
+  const int rightSize = g.rw * g.rh;
+  const int lane = threadIdx.x;
+  const int warp = threadIdx.y;
+  const int threads = blockDim.x * blockDim.y;
+  const int tid = warp * blockDim.x + lane;
+  const long long rightGroups = (g.m + R - 1) / R;
+  const long long pairGroups = static_cast<long long>(g.n) * rightGroups;
+  const int colBlocks = (g.ww + 31) / 32;
+  const int strips = (g.wh + 7) / 8;
+  const int warpTasks = colBlocks * strips;
+  for (long long pg = blockIdx.y; pg < pairGroups; pg += gridDim.y)
+  {
+    const long long li = pg / rightGroups;
+    const int jr0 = static_cast<int>(pg % rightGroups) * R;
+    __syncthreads(); // the previous pair group's readers are done
+    const T* left = lefts + li * g.lw * g.lh;
+    for (int k = tid; k < g.lw * g.lh; k += threads)
+    {
+      sL[k] = left[k];
+    }
+    for (int q = 0; q < R; ++q)
+    {
+      const T* right = jr0 + q < g.m ? rights + g.rightOf(li, jr0 + q) * rightSize : nullptr;
+      for (int k = tid; k < rightSize; k += threads)
+      {
+        sR[q * rightSize + k] = right ? right[k] : T(0);
+      }
+    }
+    __syncthreads();
+    for (int task = blockIdx.x * blockDim.y + warp; task < warpTasks;
+         task += gridDim.x * blockDim.y)
+    {
+      const int colBlock = task % colBlocks, strip = task / colBlocks;
+      const int dxBase = g.x0 + colBlock * 32, dx = dxBase + lane;
+      const int dy0 = g.y0 + strip * 8;
+      const int xa = max(0, -(dxBase + 31)), xb = min(g.lw, g.rw - dxBase);
+      const int ya = max(0, -(dy0 + 7)), yb = min(g.lh, g.rh - dy0);
+      T sum[8][R];
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+      {
+#pragma unroll
+        for (int q = 0; q < R; ++q)
+        {
+          sum[k][q] = 0;
+        }
+      }
+      for (int x = xa; x < xb; ++x)
+      {
+        const int u = x + dx;
+        const bool uok = u >= 0 && u < g.rw;
+        T ring[8][R];
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+        {
+          const int row = ya + dy0 + k;
+          const bool ok = uok && row >= 0 && row < g.rh;
+#pragma unroll
+          for (int q = 0; q < R; ++q)
+          {
+            ring[k][q] = ok ? sR[q * rightSize + row * g.rw + u] : T(0);
+          }
+        }
+        for (int y = ya; y < yb; y += 8)
+        {
+#pragma unroll
+          for (int t = 0; t < 8; ++t)
+          {
+            const int yy = y + t;
+            const T l = yy < yb ? sL[yy * g.lw + x] : T(0);
+#pragma unroll
+            for (int k = 0; k < 8; ++k)
+            {
+#pragma unroll
+              for (int q = 0; q < R; ++q)
+              {
+                sum[k][q] += l * ring[(t + k) & 7][q];
+              }
+            }
+            // Slot t has served its last step: it now takes the row 8 further down.
+            const int row = yy + 8 + dy0;
+            const bool ok = uok && row >= 0 && row < g.rh;
+#pragma unroll
+            for (int q = 0; q < R; ++q)
+            {
+              ring[t][q] = ok ? sR[q * rightSize + row * g.rw + u] : T(0);
+            }
+          }
+        }
+      }
+      const int i = dx - g.x0;
+      if (i < g.ww)
+      {
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+        {
+          const int j = strip * 8 + k;
+#pragma unroll
+          for (int q = 0; q < R; ++q)
+          {
+            if (j < g.wh && jr0 + q < g.m)
+            {
+              out[(li * g.m + jr0 + q) * g.ww * g.wh + static_cast<long long>(j) * g.ww + i] =
+                sum[k][q];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+/// Launches the register-tiled kernel; false when its shared memory does not fit the device.
+template<typename T>
+bool launchRegisterTiled(const Batch& batch, const LagWindow& window, const Geometry& g, int rights,
+  int warps, const T* lefts, const T* rightsData, T* out)
+{
+  const int R = rights >= 4 ? 4 : (rights >= 2 ? 2 : 1);
+  const std::size_t shared =
+    (batch.left.count() + static_cast<std::size_t>(R) * batch.right.count()) * sizeof(T);
+  int device = 0, optin = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (shared > static_cast<std::size_t>(optin))
+  {
+    return false;
+  }
+  const int colBlocks = (window.width + 31) / 32, strips = (window.height + 7) / 8;
+  const long long warpTasks = static_cast<long long>(colBlocks) * strips;
+  const long long pairGroups = static_cast<long long>(batch.n) * ((batch.m + R - 1) / R);
+  const dim3 block(32, warps);
+  const dim3 grid(static_cast<unsigned>(std::min<long long>((warpTasks + warps - 1) / warps, 1 << 20)),
+    static_cast<unsigned>(std::min<long long>(pairGroups, 65535)));
+  auto launch = [&](auto kernel)
+  {
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
+    kernel<<<grid, block, shared>>>(g, lefts, rightsData, out);
+  };
+  if (R == 4)
+  {
+    launch(registerTiledKernel<T, 4>);
+  }
+  else if (R == 2)
+  {
+    launch(registerTiledKernel<T, 2>);
+  }
+  else
+  {
+    launch(registerTiledKernel<T, 1>);
+  }
+  return true;
+}
+
 template<typename T, int S, int R>
 void launchWarpShuffle(dim3 grid, dim3 block, const Geometry& g, const Distribution& d,
   const T* lefts, const T* rights, T* out)
@@ -278,7 +446,18 @@ Status cudaDirectImpl(const Batch& batch, const LagWindow& window, const T* left
   }
   EventTimer timer;
   const unsigned zMax = 65535;
-  if (direct.kernel == DirectKernel::Baseline)
+  bool tiled = false;
+  if (direct.kernel == DirectKernel::RegisterTiled)
+  {
+    timer.start();
+    tiled = launchRegisterTiled<T>(batch, window, g, batch.m > 1 ? direct.rightsPerThread : 1,
+      direct.warpsPerBlock, dl.get(), dr.get(), dout.get());
+    timer.stop();
+  }
+  if (tiled)
+  {
+  }
+  else if (direct.kernel == DirectKernel::Baseline)
   {
     const dim3 block(32, 8);
     const dim3 grid((window.width + 31) / 32, (window.height + 7) / 8,

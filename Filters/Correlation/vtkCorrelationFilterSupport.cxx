@@ -1,0 +1,237 @@
+#include "vtkCorrelationFilterSupport.h"
+
+#include "vtkAlgorithm.h"
+#include "vtkArrayDispatch.h"
+#include "vtkDataArray.h"
+#include "vtkDataArrayRange.h"
+#include "vtkDoubleArray.h"
+#include "vtkFieldData.h"
+#include "vtkImageData.h"
+#include "vtkNew.h"
+#include "vtkPointData.h"
+#include "vtkSMPTools.h"
+#include "vtkStringArray.h"
+
+#include <algorithm>
+#include <cmath>
+
+//------------------------------------------------------------------------------------------------
+bool vtkCorrelationFilterSupport::PlaneOf(const int extent[6], Plane& plane, std::string& error)
+{
+  int dims[3];
+  for (int a = 0; a < 3; ++a)
+  {
+    dims[a] = extent[2 * a + 1] - extent[2 * a] + 1;
+    if (dims[a] < 1)
+    {
+      error = "the image is empty";
+      return false;
+    }
+  }
+  int spanned[3], count = 0;
+  for (int a = 0; a < 3; ++a)
+  {
+    if (dims[a] > 1)
+    {
+      spanned[count++] = a;
+    }
+  }
+  if (count == 3)
+  {
+    error = "3-D images are not supported: extract a slice (e.g. Slice or Extract Subset) first";
+    return false;
+  }
+  // A line or a single point still gets two axes: the flat ones, lowest first.
+  for (int a = 0; a < 3 && count < 2; ++a)
+  {
+    if (dims[a] == 1 && std::find(spanned, spanned + count, a) == spanned + count)
+    {
+      spanned[count++] = a;
+    }
+  }
+  std::sort(spanned, spanned + 2);
+  plane.axes[0] = spanned[0];
+  plane.axes[1] = spanned[1];
+  plane.normal = 3 - spanned[0] - spanned[1];
+  plane.size[0] = dims[spanned[0]];
+  plane.size[1] = dims[spanned[1]];
+  return true;
+}
+
+namespace
+{
+template<typename T>
+struct CopyWorker
+{
+  template<typename ArrayT>
+  void operator()(ArrayT* array, std::vector<T>& values) const
+  {
+    const auto range = vtk::DataArrayValueRange<1>(array);
+    values.resize(range.size());
+    std::transform(range.cbegin(), range.cend(), values.begin(),
+      [](const auto v) { return static_cast<T>(v); });
+  }
+};
+}
+
+//------------------------------------------------------------------------------------------------
+template<typename T>
+void vtkCorrelationFilterSupport::Copy(vtkDataArray* array, std::vector<T>& values)
+{
+  CopyWorker<T> worker;
+  if (!vtkArrayDispatch::Dispatch::Execute(array, worker, values))
+  {
+    worker(array, values); // generic vtkDataArray API for unusual array types
+  }
+}
+
+//------------------------------------------------------------------------------------------------
+template<typename T>
+bool vtkCorrelationFilterSupport::ExtractPair(vtkImageData* input, vtkImageData* reference,
+  vtkDataArray* inputArray, Plane& plane, std::vector<T>& inputValues,
+  std::vector<T>& referenceValues, std::string& error)
+{
+  if (!input || !reference)
+  {
+    error = "both Input and Reference must be image data";
+    return false;
+  }
+  if (!inputArray)
+  {
+    error = "no point array selected on Input";
+    return false;
+  }
+  if (inputArray->GetNumberOfComponents() != 1)
+  {
+    error = std::string("array '") + (inputArray->GetName() ? inputArray->GetName() : "") +
+      "' has " + std::to_string(inputArray->GetNumberOfComponents()) +
+      " components: choose a scalar array (e.g. a Calculator magnitude)";
+    return false;
+  }
+  const char* name = inputArray->GetName();
+  vtkDataArray* refArray = name ? reference->GetPointData()->GetArray(name) : nullptr;
+  if (!refArray)
+  {
+    error = std::string("Reference has no point array named '") + (name ? name : "") + "'";
+    return false;
+  }
+  if (refArray->GetNumberOfComponents() != 1)
+  {
+    error = std::string("Reference array '") + name + "' is not a scalar array";
+    return false;
+  }
+  Plane refPlane;
+  if (!PlaneOf(input->GetExtent(), plane, error))
+  {
+    error = "Input: " + error;
+    return false;
+  }
+  if (!PlaneOf(reference->GetExtent(), refPlane, error))
+  {
+    error = "Reference: " + error;
+    return false;
+  }
+  if (plane.axes[0] != refPlane.axes[0] || plane.axes[1] != refPlane.axes[1])
+  {
+    error = "Input and Reference lie in different planes";
+    return false;
+  }
+  const double* s = input->GetSpacing();
+  const double* r = reference->GetSpacing();
+  for (int a : plane.axes)
+  {
+    if (std::abs(s[a] - r[a]) > 1e-6 * std::max(std::abs(s[a]), std::abs(r[a])))
+    {
+      error = "Input and Reference have different spacing (" + std::to_string(s[a]) + " vs " +
+        std::to_string(r[a]) + " on axis " + std::to_string(a) +
+        "): resample one onto the other's grid first";
+      return false;
+    }
+  }
+  if (inputArray->GetNumberOfTuples() != input->GetNumberOfPoints() ||
+    refArray->GetNumberOfTuples() != reference->GetNumberOfPoints())
+  {
+    error = "the selected array is not a point array of the image";
+    return false;
+  }
+  Copy(inputArray, inputValues);
+  Copy(refArray, referenceValues);
+  return true;
+}
+
+//------------------------------------------------------------------------------------------------
+correlation::ExecutionOptions vtkCorrelationFilterSupport::Options(
+  vtkAlgorithm* algorithm, int backend, int algorithmChoice, int threads)
+{
+  correlation::ExecutionOptions o;
+  o.backend = backend == 1 ? correlation::Backend::CPU
+                           : (backend == 2 ? correlation::Backend::CUDA : correlation::Backend::Auto);
+  o.algorithm = algorithmChoice == 1
+    ? correlation::Algorithm::Direct
+    : (algorithmChoice == 2 ? correlation::Algorithm::FFT : correlation::Algorithm::Auto);
+  const int nthreads = std::max(0, threads);
+  o.threads = nthreads;
+  o.parallelFor =
+    [nthreads](std::size_t count, const std::function<void(std::size_t, std::size_t)>& body)
+  {
+    // Debian's VTK defaults to the sequential SMP backend: ask for STDThread explicitly.
+    const vtkSMPTools::Config config(nthreads, nthreads == 1 ? "Sequential" : "STDThread", false);
+    vtkSMPTools::LocalScope(config,
+      [&]()
+      {
+        vtkSMPTools::For(0, static_cast<vtkIdType>(count),
+          [&](vtkIdType begin, vtkIdType end)
+          { body(static_cast<std::size_t>(begin), static_cast<std::size_t>(end)); });
+      });
+  };
+  o.abort = [algorithm]() { return algorithm->CheckAbort(); };
+  return o;
+}
+
+//------------------------------------------------------------------------------------------------
+std::string vtkCorrelationFilterSupport::Describe(
+  const char* what, const correlation::Status& status)
+{
+  return std::string(what) + ": " + correlation::toString(status.code()) + ": " +
+    status.message();
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkCorrelationFilterSupport::AddReport(
+  vtkFieldData* fd, const correlation::ExecutionReport& report)
+{
+  auto add = [fd](const char* name, const std::string& value)
+  {
+    vtkNew<vtkStringArray> a;
+    a->SetName(name);
+    a->InsertNextValue(value);
+    fd->AddArray(a);
+  };
+  add("Correlation.Backend", correlation::toString(report.backendUsed));
+  add("Correlation.Algorithm", correlation::toString(report.algorithmUsed));
+  add("Correlation.BackendNote", report.note);
+}
+
+void vtkCorrelationFilterSupport::AddValue(vtkFieldData* fd, const char* name, double value)
+{
+  vtkNew<vtkDoubleArray> a;
+  a->SetName(name);
+  a->InsertNextValue(value);
+  fd->AddArray(a);
+}
+
+void vtkCorrelationFilterSupport::AddVector(vtkFieldData* fd, const char* name, const double v[3])
+{
+  vtkNew<vtkDoubleArray> a;
+  a->SetName(name);
+  a->SetNumberOfComponents(3);
+  a->InsertNextTuple(v);
+  fd->AddArray(a);
+}
+
+template void vtkCorrelationFilterSupport::Copy<float>(vtkDataArray*, std::vector<float>&);
+template void vtkCorrelationFilterSupport::Copy<double>(vtkDataArray*, std::vector<double>&);
+template bool vtkCorrelationFilterSupport::ExtractPair<float>(vtkImageData*, vtkImageData*,
+  vtkDataArray*, Plane&, std::vector<float>&, std::vector<float>&, std::string&);
+template bool vtkCorrelationFilterSupport::ExtractPair<double>(vtkImageData*, vtkImageData*,
+  vtkDataArray*, Plane&, std::vector<double>&, std::vector<double>&, std::string&);

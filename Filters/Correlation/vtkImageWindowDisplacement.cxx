@@ -1,0 +1,243 @@
+#include "vtkImageWindowDisplacement.h"
+
+#include "vtkCorrelationFilterSupport.h"
+#include "vtkDataArray.h"
+#include "vtkDoubleArray.h"
+#include "vtkImageData.h"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
+#include "vtkNew.h"
+#include "vtkObjectFactory.h"
+#include "vtkPointData.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
+#include "vtkUnsignedCharArray.h"
+
+#include <algorithm>
+
+vtkStandardNewMacro(vtkImageWindowDisplacement);
+
+namespace
+{
+using Support = vtkCorrelationFilterSupport;
+}
+
+//------------------------------------------------------------------------------------------------
+vtkImageWindowDisplacement::vtkImageWindowDisplacement()
+{
+  this->SetNumberOfInputPorts(2);
+  this->SetInputArrayToProcess(
+    0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
+}
+
+vtkImageWindowDisplacement::~vtkImageWindowDisplacement() = default;
+
+//------------------------------------------------------------------------------------------------
+int vtkImageWindowDisplacement::FillInputPortInformation(int, vtkInformation* info)
+{
+  info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkImageData");
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkImageWindowDisplacement::RequestInformation(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  int inExt[6];
+  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), inExt);
+  double spacing[3] = { 1, 1, 1 }, origin[3] = { 0, 0, 0 };
+  inInfo->Get(vtkDataObject::SPACING(), spacing);
+  inInfo->Get(vtkDataObject::ORIGIN(), origin);
+  Support::Plane plane;
+  std::string error;
+  int outExt[6] = { 0, -1, 0, -1, 0, -1 };
+  double outSpacing[3] = { spacing[0], spacing[1], spacing[2] };
+  double outOrigin[3] = { origin[0], origin[1], origin[2] };
+  const int region = this->WindowSize + 2 * this->SearchRadius;
+  if (Support::PlaneOf(inExt, plane, error) && region <= plane.size[0] &&
+    region <= plane.size[1])
+  {
+    // The lattice of window centres (DisplacementField's geometry), in world coordinates.
+    const int centre = this->WindowSize / 2 + this->SearchRadius;
+    for (int c = 0; c < 2; ++c)
+    {
+      const int a = plane.axes[c];
+      outExt[2 * a] = 0;
+      outExt[2 * a + 1] = (plane.size[c] - region) / this->Step;
+      outSpacing[a] = spacing[a] * this->Step;
+      outOrigin[a] = origin[a] + (inExt[2 * a] + centre) * spacing[a];
+    }
+    outExt[2 * plane.normal] = outExt[2 * plane.normal + 1] = 0;
+    outOrigin[plane.normal] = origin[plane.normal] + inExt[2 * plane.normal] * spacing[plane.normal];
+  }
+  outInfo->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), outExt, 6);
+  outInfo->Set(vtkDataObject::SPACING(), outSpacing, 3);
+  outInfo->Set(vtkDataObject::ORIGIN(), outOrigin, 3);
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkImageWindowDisplacement::RequestUpdateExtent(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector*)
+{
+  for (int port = 0; port < 2; ++port)
+  {
+    vtkInformation* info = inputVector[port]->GetInformationObject(0);
+    int ext[6];
+    info->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), ext);
+    info->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), ext, 6);
+  }
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkImageWindowDisplacement::RequestData(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  vtkImageData* input = vtkImageData::GetData(inputVector[0]);
+  vtkImageData* reference = vtkImageData::GetData(inputVector[1]);
+  vtkImageData* output = vtkImageData::GetData(outputVector);
+  if (!input || !reference)
+  {
+    vtkErrorMacro("Image Displacement needs image data on both Input and Reference.");
+    return 0;
+  }
+  if (input->GetNumberOfPoints() == 0 || reference->GetNumberOfPoints() == 0)
+  {
+    vtkErrorMacro("Image Displacement: an input image is empty.");
+    return 0;
+  }
+  vtkDataArray* array = this->GetInputArrayToProcess(0, inputVector);
+  if (array && array->GetDataType() == VTK_FLOAT)
+  {
+    return this->Displace<float>(input, reference, array, output);
+  }
+  return this->Displace<double>(input, reference, array, output);
+}
+
+//------------------------------------------------------------------------------------------------
+template<typename T>
+int vtkImageWindowDisplacement::Displace(
+  vtkImageData* input, vtkImageData* reference, vtkDataArray* array, vtkImageData* output)
+{
+  this->UpdateProgress(0.0);
+  Support::Plane plane;
+  std::vector<T> inputValues, referenceValues;
+  std::string error;
+  if (!Support::ExtractPair(input, reference, array, plane, inputValues, referenceValues, error))
+  {
+    vtkErrorMacro("Image Displacement: " << error);
+    return 0;
+  }
+  int inExt[6], refExt[6];
+  input->GetExtent(inExt);
+  reference->GetExtent(refExt);
+  if (!std::equal(inExt, inExt + 6, refExt))
+  {
+    vtkErrorMacro("Image Displacement: Input and Reference must have the same extent (windows "
+                  "are compared at the same sample positions).");
+    return 0;
+  }
+  correlation::WindowSpec spec;
+  spec.windowSize = this->WindowSize;
+  spec.step = this->Step;
+  spec.searchRadius = this->SearchRadius;
+  spec.fit = static_cast<correlation::PeakFit>(this->PeakFit);
+  spec.minPeak = this->MinimumPeakHeight;
+  spec.minRatio = this->MinimumPeakRatio;
+  correlation::ExecutionOptions options =
+    Support::Options(this, this->Backend, this->Algorithm, this->NumberOfThreads);
+  options.direct.kernel = static_cast<correlation::DirectKernel>(this->Kernel);
+  options.direct.distribution = static_cast<correlation::WorkDistribution>(this->WorkDistribution);
+  options.direct.shiftsPerThread = this->ShiftsPerThread;
+  this->UpdateProgress(0.1);
+  correlation::DisplacementField field;
+  correlation::ExecutionReport report;
+  const correlation::Status status = correlation::windowDisplacements(referenceValues.data(),
+    inputValues.data(), { plane.size[0], plane.size[1] }, spec, field, options, &report);
+  if (!status)
+  {
+    if (status.code() == correlation::ErrorCode::Aborted)
+    {
+      return 1;
+    }
+    vtkErrorMacro(<< Support::Describe("Image Displacement", status));
+    return 0;
+  }
+  if (!report.note.empty())
+  {
+    vtkWarningMacro("Image Displacement: " << report.note);
+  }
+  this->UpdateProgress(0.9);
+
+  const double* spacing = input->GetSpacing();
+  const double* origin = input->GetOrigin();
+  int ext[6] = { 0, 0, 0, 0, 0, 0 };
+  double outSpacing[3] = { spacing[0], spacing[1], spacing[2] };
+  double outOrigin[3] = { origin[0], origin[1], origin[2] };
+  const int centre[2] = { field.originX, field.originY };
+  const int count[2] = { field.nx, field.ny };
+  for (int c = 0; c < 2; ++c)
+  {
+    const int a = plane.axes[c];
+    ext[2 * a + 1] = count[c] - 1;
+    outSpacing[a] = spacing[a] * field.step;
+    outOrigin[a] = origin[a] + (inExt[2 * a] + centre[c]) * spacing[a];
+  }
+  outOrigin[plane.normal] = origin[plane.normal] + inExt[2 * plane.normal] * spacing[plane.normal];
+  output->SetExtent(ext);
+  output->SetSpacing(outSpacing);
+  output->SetOrigin(outOrigin);
+
+  const vtkIdType n = static_cast<vtkIdType>(field.dx.size());
+  vtkNew<vtkDoubleArray> displacement;
+  displacement->SetName("Displacement");
+  displacement->SetNumberOfComponents(3);
+  displacement->SetNumberOfTuples(n);
+  vtkNew<vtkDoubleArray> height;
+  height->SetName("PeakHeight");
+  height->SetNumberOfTuples(n);
+  vtkNew<vtkDoubleArray> ratio;
+  ratio->SetName("PeakRatio");
+  ratio->SetNumberOfTuples(n);
+  vtkNew<vtkUnsignedCharArray> valid;
+  valid->SetName("Valid");
+  valid->SetNumberOfTuples(n);
+  for (vtkIdType k = 0; k < n; ++k)
+  {
+    double d[3] = { 0, 0, 0 };
+    d[plane.axes[0]] = field.dx[k] * spacing[plane.axes[0]];
+    d[plane.axes[1]] = field.dy[k] * spacing[plane.axes[1]];
+    displacement->SetTypedTuple(k, d);
+    height->SetValue(k, field.peak[k]);
+    // A lone peak has an infinite ratio; capped so that colour maps stay usable.
+    ratio->SetValue(k, std::min(field.ratio[k], 1000.0));
+    valid->SetValue(k, field.valid[k]);
+  }
+  output->GetPointData()->SetVectors(displacement);
+  output->GetPointData()->SetScalars(height);
+  output->GetPointData()->AddArray(ratio);
+  output->GetPointData()->AddArray(valid);
+  Support::AddReport(output->GetFieldData(), report);
+  this->UpdateProgress(1.0);
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkImageWindowDisplacement::PrintSelf(ostream& os, vtkIndent indent)
+{
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "WindowSize: " << this->WindowSize << "\n";
+  os << indent << "Step: " << this->Step << "\n";
+  os << indent << "SearchRadius: " << this->SearchRadius << "\n";
+  os << indent << "MinimumPeakHeight: " << this->MinimumPeakHeight << "\n";
+  os << indent << "MinimumPeakRatio: " << this->MinimumPeakRatio << "\n";
+  os << indent << "PeakFit: " << this->PeakFit << "\n";
+  os << indent << "Algorithm: " << this->Algorithm << "\n";
+  os << indent << "Backend: " << this->Backend << "\n";
+  os << indent << "Kernel: " << this->Kernel << "\n";
+  os << indent << "WorkDistribution: " << this->WorkDistribution << "\n";
+  os << indent << "ShiftsPerThread: " << this->ShiftsPerThread << "\n";
+  os << indent << "NumberOfThreads: " << this->NumberOfThreads << "\n";
+}

@@ -1,0 +1,408 @@
+// C++ tests of Image Correlation (vtkImageCrossCorrelation) and Image Displacement
+// (vtkImageWindowDisplacement) on analytic images the tests build themselves: known shifts found
+// exactly / within 0.1 px, windows recovering a known translation, the output geometry, and
+// clear errors on bad input. Run one test by name (CTest runs each as its own test) or all.
+#include "vtkCommand.h"
+#include "vtkDoubleArray.h"
+#include "vtkFieldData.h"
+#include "vtkFloatArray.h"
+#include "vtkImageCrossCorrelation.h"
+#include "vtkImageData.h"
+#include "vtkImageWindowDisplacement.h"
+#include "vtkNew.h"
+#include "vtkPointData.h"
+#include "vtkStringArray.h"
+#include "vtkUnsignedCharArray.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace
+{
+int failures = 0;
+#define CHECK(cond, ...)                                                                           \
+  do                                                                                               \
+  {                                                                                                \
+    if (!(cond))                                                                                   \
+    {                                                                                              \
+      std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                  \
+      std::printf(__VA_ARGS__);                                                                    \
+      std::printf("\n");                                                                           \
+      ++failures;                                                                                  \
+    }                                                                                              \
+  } while (0)
+
+// A smooth field of Gaussian blobs, evaluated anywhere so that shifts are exact.
+struct Blobs
+{
+  struct Blob
+  {
+    double x, y, s, a;
+  };
+  std::vector<Blob> blobs;
+  Blobs(int w, int h, unsigned seed, int count, double smin, double smax)
+  {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> ux(-8, w + 8), uy(-8, h + 8), us(smin, smax), ua(-1, 1);
+    for (int k = 0; k < count; ++k)
+    {
+      blobs.push_back({ ux(rng), uy(rng), us(rng), ua(rng) });
+    }
+  }
+  double operator()(double x, double y) const
+  {
+    double v = 0;
+    for (const auto& b : blobs)
+    {
+      v += b.a * std::exp(-((x - b.x) * (x - b.x) + (y - b.y) * (y - b.y)) / (2 * b.s * b.s));
+    }
+    return v;
+  }
+};
+
+// An image of f(p - shift) with `dims` (one of them 1), spacing and the samples' 2-D
+// coordinates taken from the two non-flat axes.
+vtkSmartPointer<vtkImageData> MakeImage(const Blobs& f, const int dims[3], double spacing,
+  double sx, double sy, const char* name = "field")
+{
+  auto image = vtkSmartPointer<vtkImageData>::New();
+  image->SetDimensions(dims[0], dims[1], dims[2]);
+  image->SetSpacing(spacing, spacing, spacing);
+  image->SetOrigin(1.0, -2.0, 0.5);
+  int axes[2], c = 0;
+  for (int a = 0; a < 3 && c < 2; ++a)
+  {
+    if (dims[a] > 1)
+    {
+      axes[c++] = a;
+    }
+  }
+  vtkNew<vtkFloatArray> values;
+  values->SetName(name);
+  values->SetNumberOfTuples(image->GetNumberOfPoints());
+  for (vtkIdType id = 0; id < image->GetNumberOfPoints(); ++id)
+  {
+    int ijk[3] = { static_cast<int>(id % dims[0]), static_cast<int>((id / dims[0]) % dims[1]),
+      static_cast<int>(id / (dims[0] * dims[1])) };
+    values->SetValue(id, static_cast<float>(f(ijk[axes[0]] - sx, ijk[axes[1]] - sy)));
+  }
+  image->GetPointData()->SetScalars(values);
+  return image;
+}
+
+// Counts the errors and warnings a filter reports (and keeps them off the console).
+struct Catcher
+{
+  int errors = 0, warnings = 0;
+  std::string last;
+  void Watch(vtkObject* o)
+  {
+    o->AddObserver(vtkCommand::ErrorEvent, this, &Catcher::OnError);
+    o->AddObserver(vtkCommand::WarningEvent, this, &Catcher::OnWarning);
+  }
+  void OnError(vtkObject*, unsigned long, void* data)
+  {
+    ++errors;
+    last = data ? static_cast<const char*>(data) : "";
+  }
+  void OnWarning(vtkObject*, unsigned long, void* data)
+  {
+    ++warnings;
+    last = data ? static_cast<const char*>(data) : "";
+  }
+};
+
+double Field(vtkDataObject* o, const char* name, int component = 0)
+{
+  vtkDataArray* a = vtkDataArray::SafeDownCast(o->GetFieldData()->GetAbstractArray(name));
+  return a ? a->GetComponent(0, component) : std::numeric_limits<double>::quiet_NaN();
+}
+
+std::string FieldString(vtkDataObject* o, const char* name)
+{
+  vtkStringArray* a = vtkStringArray::SafeDownCast(o->GetFieldData()->GetAbstractArray(name));
+  return a ? a->GetValue(0) : std::string("<missing>");
+}
+
+void IntegerShift()
+{
+  const Blobs f(64, 48, 5, 60, 2.0, 4.0);
+  const int dims[3] = { 64, 48, 1 };
+  auto reference = MakeImage(f, dims, 0.5, 0, 0);
+  for (auto shift : { std::pair<int, int>{ 3, -5 }, { -7, 2 } })
+  {
+    auto input = MakeImage(f, dims, 0.5, shift.first, shift.second);
+    for (int algorithm : { 1, 2 })
+    {
+      vtkNew<vtkImageCrossCorrelation> filter;
+      filter->SetInputData(0, input);
+      filter->SetInputData(1, reference);
+      filter->SetMode(0);
+      filter->SetAlgorithm(algorithm);
+      filter->SetBackend(1);
+      filter->Update();
+      vtkImageData* out = filter->GetOutput();
+      const double lx = Field(out, "Correlation.PeakLag", 0);
+      const double ly = Field(out, "Correlation.PeakLag", 1);
+      CHECK(std::lround(lx) == shift.first && std::lround(ly) == shift.second,
+        "algorithm %d: peak lag (%g, %g), expected (%d, %d)", algorithm, lx, ly, shift.first,
+        shift.second);
+      CHECK(std::abs(lx - shift.first) < 0.05 && std::abs(ly - shift.second) < 0.05,
+        "sub-pixel fit of an integer shift strays: (%g, %g)", lx, ly);
+      CHECK(std::abs(Field(out, "Correlation.PeakDisplacement", 0) - 0.5 * lx) < 1e-12,
+        "displacement is lag times spacing");
+      CHECK(Field(out, "Correlation.PeakValue") > 0.99, "ZNCC of a translation: %g",
+        Field(out, "Correlation.PeakValue"));
+      // Full mode of two 64 x 48 images: lags -63..63 x -47..47, zero lag at the origin.
+      int ext[6];
+      out->GetExtent(ext);
+      CHECK(ext[0] == -63 && ext[1] == 63 && ext[2] == -47 && ext[3] == 47 && ext[4] == 0,
+        "extent %d %d %d %d", ext[0], ext[1], ext[2], ext[3]);
+      const double* o = out->GetOrigin();
+      CHECK(o[0] == 0 && o[1] == 0, "origin (%g, %g)", o[0], o[1]);
+      vtkDataArray* map = out->GetPointData()->GetArray("Correlation");
+      CHECK(map != nullptr, "no Correlation array");
+      if (map)
+      {
+        const int peakIjk[3] = { shift.first, shift.second, 0 };
+        const vtkIdType peakId = out->ComputePointId(const_cast<int*>(peakIjk));
+        CHECK(std::abs(map->GetTuple1(peakId) - Field(out, "Correlation.PeakValue")) < 1e-6,
+          "the map's value at the peak lag is the peak value");
+        const int zero[3] = { 0, 0, 0 };
+        CHECK(std::abs(map->GetTuple1(out->ComputePointId(const_cast<int*>(zero))) -
+                Field(out, "Correlation.ZeroLag")) < 1e-12,
+          "ZeroLag is the map at lag 0");
+      }
+      CHECK(FieldString(out, "Correlation.Backend") == "CPU", "backend %s",
+        FieldString(out, "Correlation.Backend").c_str());
+      CHECK(FieldString(out, "Correlation.Algorithm") == (algorithm == 1 ? "Direct" : "FFT"),
+        "algorithm %s", FieldString(out, "Correlation.Algorithm").c_str());
+    }
+  }
+}
+
+void SubPixelShift()
+{
+  const Blobs f(64, 64, 9, 60, 2.0, 4.0);
+  const int dims[3] = { 64, 64, 1 };
+  auto reference = MakeImage(f, dims, 1.0, 0, 0);
+  for (auto shift : { std::pair<double, double>{ 1.3, -0.7 }, { -2.45, 3.6 } })
+  {
+    auto input = MakeImage(f, dims, 1.0, shift.first, shift.second);
+    vtkNew<vtkImageCrossCorrelation> filter;
+    filter->SetInputData(0, input);
+    filter->SetInputData(1, reference);
+    filter->Update();
+    const double lx = Field(filter->GetOutput(), "Correlation.PeakLag", 0);
+    const double ly = Field(filter->GetOutput(), "Correlation.PeakLag", 1);
+    CHECK(std::abs(lx - shift.first) < 0.1 && std::abs(ly - shift.second) < 0.1,
+      "sub-pixel lag (%g, %g), expected (%g, %g)", lx, ly, shift.first, shift.second);
+  }
+}
+
+void OtherPlane()
+{
+  // An XZ image: the lag map lies in XZ, the peak lag's y component is 0.
+  const Blobs f(40, 36, 11, 40, 2.0, 4.0);
+  const int dims[3] = { 40, 1, 36 };
+  auto reference = MakeImage(f, dims, 1.0, 0, 0);
+  auto input = MakeImage(f, dims, 1.0, -4, 6);
+  vtkNew<vtkImageCrossCorrelation> filter;
+  filter->SetInputData(0, input);
+  filter->SetInputData(1, reference);
+  filter->Update();
+  vtkImageData* out = filter->GetOutput();
+  CHECK(std::lround(Field(out, "Correlation.PeakLag", 0)) == -4 &&
+      Field(out, "Correlation.PeakLag", 1) == 0 &&
+      std::lround(Field(out, "Correlation.PeakLag", 2)) == 6,
+    "XZ peak lag (%g, %g, %g)", Field(out, "Correlation.PeakLag", 0),
+    Field(out, "Correlation.PeakLag", 1), Field(out, "Correlation.PeakLag", 2));
+  int ext[6];
+  out->GetExtent(ext);
+  CHECK(ext[2] == 0 && ext[3] == 0 && ext[1] - ext[0] + 1 == 40 && ext[5] - ext[4] + 1 == 36,
+    "same-mode extent in XZ: %d %d %d %d %d %d", ext[0], ext[1], ext[2], ext[3], ext[4], ext[5]);
+}
+
+void DisplacementWindows()
+{
+  const int w = 128, h = 96;
+  const Blobs f(w, h, 21, w * h / 16, 1.0, 1.5);
+  const int dims[3] = { w, h, 1 };
+  const double sx = 2.4, sy = -1.3, spacing = 0.25;
+  auto reference = MakeImage(f, dims, spacing, 0, 0);
+  auto input = MakeImage(f, dims, spacing, sx, sy);
+  vtkNew<vtkImageWindowDisplacement> filter;
+  filter->SetInputData(0, input);
+  filter->SetInputData(1, reference);
+  filter->SetWindowSize(24);
+  filter->SetStep(12);
+  filter->SetSearchRadius(5);
+  filter->Update();
+  vtkImageData* out = filter->GetOutput();
+  int d[3];
+  out->GetDimensions(d);
+  CHECK(d[0] == (w - 34) / 12 + 1 && d[1] == (h - 34) / 12 + 1 && d[2] == 1, "lattice %d %d %d",
+    d[0], d[1], d[2]);
+  // First window centre: sample 12 + 5 = 17 from the image's first sample.
+  CHECK(std::abs(out->GetOrigin()[0] - (1.0 + 17 * spacing)) < 1e-12 &&
+      std::abs(out->GetOrigin()[1] - (-2.0 + 17 * spacing)) < 1e-12,
+    "lattice origin (%g, %g)", out->GetOrigin()[0], out->GetOrigin()[1]);
+  CHECK(std::abs(out->GetSpacing()[0] - 12 * spacing) < 1e-12, "lattice spacing %g",
+    out->GetSpacing()[0]);
+  vtkDataArray* disp = out->GetPointData()->GetVectors();
+  vtkDataArray* valid = out->GetPointData()->GetArray("Valid");
+  CHECK(disp && valid && out->GetPointData()->GetArray("PeakRatio") &&
+      out->GetPointData()->GetArray("PeakHeight"),
+    "output arrays");
+  if (!disp || !valid)
+  {
+    return;
+  }
+  int good = 0;
+  for (vtkIdType k = 0; k < disp->GetNumberOfTuples(); ++k)
+  {
+    if (valid->GetTuple1(k) == 0)
+    {
+      continue;
+    }
+    ++good;
+    CHECK(std::abs(disp->GetComponent(k, 0) - sx * spacing) < 0.1 * spacing &&
+        std::abs(disp->GetComponent(k, 1) - sy * spacing) < 0.1 * spacing &&
+        disp->GetComponent(k, 2) == 0,
+      "window %lld: (%g, %g) world, expected (%g, %g)", static_cast<long long>(k),
+      disp->GetComponent(k, 0), disp->GetComponent(k, 1), sx * spacing, sy * spacing);
+  }
+  CHECK(good > disp->GetNumberOfTuples() * 9 / 10, "%d of %lld windows valid", good,
+    static_cast<long long>(disp->GetNumberOfTuples()));
+}
+
+// Runs a filter on bad input; expects exactly a vtkErrorMacro containing `needle`.
+template<typename Filter>
+void ExpectError(vtkImageData* input, vtkImageData* reference, const char* needle,
+  const std::function<void(Filter*)>& configure = nullptr)
+{
+  vtkNew<Filter> filter;
+  Catcher catcher;
+  catcher.Watch(filter);
+  filter->SetInputData(0, input);
+  filter->SetInputData(1, reference);
+  if (configure)
+  {
+    configure(filter);
+  }
+  vtkObject::GlobalWarningDisplayOff();
+  filter->Update();
+  vtkObject::GlobalWarningDisplayOn();
+  CHECK(catcher.errors >= 1 && catcher.last.find(needle) != std::string::npos,
+    "%s: expected an error containing '%s', got %d errors, last '%s'", Filter::SafeDownCast(filter)->GetClassName(), needle,
+    catcher.errors, catcher.last.c_str());
+}
+
+void Errors()
+{
+  const Blobs f(40, 30, 3, 30, 2.0, 4.0);
+  const int dims[3] = { 40, 30, 1 };
+  auto a = MakeImage(f, dims, 1.0, 0, 0);
+  auto b = MakeImage(f, dims, 1.0, 1, 1);
+  // Different spacing.
+  auto coarse = MakeImage(f, dims, 2.0, 0, 0);
+  ExpectError<vtkImageCrossCorrelation>(a, coarse, "different spacing");
+  ExpectError<vtkImageWindowDisplacement>(a, coarse, "different spacing");
+  // Empty image.
+  vtkNew<vtkImageData> empty;
+  ExpectError<vtkImageCrossCorrelation>(empty, a, "empty");
+  ExpectError<vtkImageWindowDisplacement>(a, empty, "empty");
+  // NaN.
+  auto nan = MakeImage(f, dims, 1.0, 0, 0);
+  vtkFloatArray::SafeDownCast(nan->GetPointData()->GetScalars())
+    ->SetValue(77, std::numeric_limits<float>::quiet_NaN());
+  ExpectError<vtkImageCrossCorrelation>(nan, a, "non-finite");
+  ExpectError<vtkImageWindowDisplacement>(a, nan, "non-finite");
+  // Window larger than the image.
+  ExpectError<vtkImageWindowDisplacement>(a, b, "larger than the image",
+    [](vtkImageWindowDisplacement* w)
+    {
+      w->SetWindowSize(24);
+      w->SetSearchRadius(4);
+    });
+  // 3-D images.
+  const int cube[3] = { 8, 8, 8 };
+  auto volume = MakeImage(f, cube, 1.0, 0, 0);
+  ExpectError<vtkImageCrossCorrelation>(volume, volume, "3-D");
+  // The array must exist on Reference.
+  auto renamed = MakeImage(f, dims, 1.0, 0, 0, "other");
+  ExpectError<vtkImageCrossCorrelation>(a, renamed, "no point array named");
+  // Valid mode needs one image inside the other.
+  const int wide[3] = { 50, 20, 1 };
+  auto w = MakeImage(f, wide, 1.0, 0, 0);
+  ExpectError<vtkImageCrossCorrelation>(a, w, "valid mode",
+    [](vtkImageCrossCorrelation* c) { c->SetMode(2); });
+}
+
+void BackendFallback()
+{
+  // On a machine without a usable GPU, CUDA falls back to the CPU with a warning and says so.
+  const Blobs f(32, 32, 4, 30, 2.0, 4.0);
+  const int dims[3] = { 32, 32, 1 };
+  auto a = MakeImage(f, dims, 1.0, 0, 0);
+  auto b = MakeImage(f, dims, 1.0, 2, 3);
+  vtkNew<vtkImageCrossCorrelation> filter;
+  Catcher catcher;
+  catcher.Watch(filter);
+  filter->SetInputData(0, b);
+  filter->SetInputData(1, a);
+  filter->SetBackend(2);
+  filter->Update();
+  vtkImageData* out = filter->GetOutput();
+  const std::string backend = FieldString(out, "Correlation.Backend");
+  const std::string note = FieldString(out, "Correlation.BackendNote");
+  if (backend == "CPU")
+  {
+    CHECK(catcher.warnings == 1 && !note.empty(), "fall-back must warn and leave a note ('%s')",
+      note.c_str());
+  }
+  else
+  {
+    CHECK(backend == "CUDA" && note.empty(), "backend %s note '%s'", backend.c_str(), note.c_str());
+  }
+  CHECK(std::lround(Field(out, "Correlation.PeakLag", 0)) == 2 &&
+      std::lround(Field(out, "Correlation.PeakLag", 1)) == 3,
+    "peak lag on %s", backend.c_str());
+}
+
+const std::map<std::string, std::function<void()>> tests = { { "IntegerShift", IntegerShift },
+  { "SubPixelShift", SubPixelShift }, { "OtherPlane", OtherPlane },
+  { "DisplacementWindows", DisplacementWindows }, { "Errors", Errors },
+  { "BackendFallback", BackendFallback } };
+}
+
+int main(int argc, char* argv[])
+{
+  if (argc > 1)
+  {
+    auto it = tests.find(argv[1]);
+    if (it == tests.end())
+    {
+      std::printf("unknown test %s\n", argv[1]);
+      return EXIT_FAILURE;
+    }
+    it->second();
+  }
+  else
+  {
+    for (const auto& t : tests)
+    {
+      std::printf("-- %s\n", t.first.c_str());
+      t.second();
+    }
+  }
+  std::printf("%d failure(s)\n", failures);
+  return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
