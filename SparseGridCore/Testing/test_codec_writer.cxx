@@ -20,7 +20,7 @@ int run(char** argv, int argc)
   codec::Layout layout;
   layout.dims = { std::stoull(argv[3]), std::stoull(argv[4]), std::stoull(argv[5]) };
   const double bound = std::stod(argv[6]);
-  const int level = argc > 9 ? std::stoi(argv[9]) : -1;
+  int level = argc > 9 ? std::stoi(argv[9]) : -1;
   const std::size_t n = layout.dims[0] * layout.dims[1] * layout.dims[2];
   std::vector<T> values(n);
   std::ifstream in(argv[2], std::ios::binary);
@@ -36,6 +36,14 @@ int run(char** argv, int argc)
     std::cerr << "encode: " << st.message() << "\n";
     return 1;
   }
+  codec::StreamInfo info;
+  st = codec::inspect(stream.data(), stream.size(), info);
+  if (!st)
+  {
+    std::cerr << "inspect: " << st.message() << "\n";
+    return 1;
+  }
+  level = level >= info.levels ? info.levels - 1 : level; // raw streams have one level
   std::vector<T> out(n);
   st = codec::decode(stream.data(), stream.size(), level, out.data(), layout);
   if (!st)

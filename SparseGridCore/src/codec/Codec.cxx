@@ -385,7 +385,7 @@ Status encodeCPU(const T* values,
   // Histogram of the symbols in non-zero blocks, and each chunk's block mask.
   const std::uint64_t chunks = plan.chunkBegin[plan.levels];
   std::vector<ChunkPlan> chunkPlan(static_cast<std::size_t>(chunks));
-  std::vector<std::uint64_t> histogram(format::Symbols, 0);
+  std::vector<std::uint64_t> histogram(format::Tokens, 0);
   std::mutex histogramMutex;
   const int threads = std::max(1, sparsegrid::detail::threadCount(options));
   auto chunkRange = [&](std::uint64_t c, std::uint64_t& begin, std::uint64_t& end, int& level)
@@ -408,7 +408,7 @@ Status encodeCPU(const T* values,
     {
       for (std::size_t part = firstPart; part < lastPart; ++part)
       {
-        std::vector<std::uint32_t> local(format::Symbols, 0);
+        std::vector<std::uint32_t> local(format::Tokens, 0);
         const std::uint64_t c0 = chunks * part / parts, c1 = chunks * (part + 1) / parts;
         for (std::uint64_t c = c0; c < c1; ++c)
         {
@@ -427,10 +427,9 @@ Status encodeCPU(const T* values,
             if (any)
             {
               mask |= std::uint64_t(1) << bit;
-              for (std::uint64_t i = b; i < e; ++i)
-              {
-                ++local[symbols[i]];
-              }
+              format::tokenize(symbols + b,
+                static_cast<std::uint32_t>(e - b),
+                [&](std::uint32_t token, std::uint32_t) { ++local[token]; });
             }
           }
           chunkPlan[c].mask = mask;
@@ -485,11 +484,13 @@ Status encodeCPU(const T* values,
             continue;
           }
           const std::uint64_t be = std::min<std::uint64_t>(b + format::BlockCodes, end);
-          for (std::uint64_t i = b; i < be; ++i)
-          {
-            bits += lengths[symbols[i]];
-            e += symbols[i] == format::EscapeSymbol ? 1 : 0;
-          }
+          format::tokenize(symbols + b,
+            static_cast<std::uint32_t>(be - b),
+            [&](std::uint32_t token, std::uint32_t)
+            {
+              bits += lengths[token];
+              e += token == format::EscapeSymbol ? 1 : 0;
+            });
         }
         cp.bits = bits;
         cp.escapes = e;
@@ -585,17 +586,19 @@ Status encodeCPU(const T* values,
             continue;
           }
           const std::uint64_t be = std::min<std::uint64_t>(b + format::BlockCodes, end);
-          for (std::uint64_t i = b; i < be; ++i)
-          {
-            const std::uint16_t s = symbols[i];
-            writer.put(codes[s], lengths[s]);
-            if (s == format::EscapeSymbol)
+          format::tokenize(symbols + b,
+            static_cast<std::uint32_t>(be - b),
+            [&](std::uint32_t token, std::uint32_t at)
             {
-              // Escaped voxels were reconstructed as their exact value.
-              format::store<T>(escOut, rec[plan.voxelOfCode(level, i - levelCodeBegin[level])]);
-              escOut += sizeof(T);
-            }
-          }
+              writer.put(codes[token], lengths[token]);
+              if (token == format::EscapeSymbol)
+              {
+                // Escaped voxels were reconstructed as their exact value.
+                format::store<T>(
+                  escOut, rec[plan.voxelOfCode(level, b + at - levelCodeBegin[level])]);
+                escOut += sizeof(T);
+              }
+            });
         }
         writer.flush();
       }
@@ -743,13 +746,13 @@ Status decodeCPU(const std::uint8_t* stream,
                 std::fill(symbols + bb, symbols + be, std::uint16_t(0));
                 continue;
               }
-              for (std::uint64_t i = bb; i < be; ++i)
+              for (std::uint64_t i = bb; i < be;)
               {
                 const std::uint32_t e = dec.lut[reader.peek(format::LutBits)];
-                std::uint32_t symbol;
+                std::uint32_t token;
                 if (e != 0)
                 {
-                  symbol = e >> 8;
+                  token = e >> 8;
                   reader.consume(static_cast<int>(e & 0xff));
                 }
                 else
@@ -768,21 +771,40 @@ Status decodeCPU(const std::uint8_t* stream,
                     bad = true;
                     break;
                   }
-                  symbol = dec.sorted[dec.firstIndex[l] + (reader.peek(l) - dec.firstCode[l])];
+                  token = dec.sorted[dec.firstIndex[l] + (reader.peek(l) - dec.firstCode[l])];
                   reader.consume(l);
                 }
-                symbols[i] = static_cast<std::uint16_t>(symbol);
-                if (symbol == format::EscapeSymbol)
+                if (token == 0)
+                {
+                  symbols[i++] = 0;
+                }
+                else if (token <= format::MaxRun && token != format::EscapeSymbol)
+                {
+                  if (i + token > be)
+                  {
+                    bad = true;
+                    break;
+                  }
+                  std::fill(symbols + i, symbols + i + token, std::uint16_t(0));
+                  i += token;
+                }
+                else if (token == format::EscapeSymbol)
                 {
                   if (seenEsc >= esc)
                   {
                     bad = true;
                     break;
                   }
+                  symbols[i] = format::EscapeSymbol;
                   const std::size_t slot = static_cast<std::size_t>(escBase[c] + seenEsc);
                   escCode[slot] = i;
                   escValue[slot] = format::load<S>(escIn + std::size_t(seenEsc) * sizeof(S));
                   ++seenEsc;
+                  ++i;
+                }
+                else
+                {
+                  symbols[i++] = static_cast<std::uint16_t>(token - format::TokenShift);
                 }
               }
             }
@@ -1071,7 +1093,7 @@ Status parseHeader(const std::uint8_t* s,
     return need(tablePos + 4, "the level table");
   }
   const std::uint32_t count = format::load<std::uint32_t>(s + tablePos);
-  if (count > format::Symbols || (info.raw && count != 0))
+  if (count > format::Tokens || (info.raw && count != 0))
   {
     return Status(
       ErrorCode::InvalidArgument, "inspect: damaged header: invalid Huffman table size");

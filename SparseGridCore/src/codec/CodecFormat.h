@@ -27,6 +27,11 @@ constexpr std::uint32_t BlockCodes = 64;   ///< codes per zero-mask bit
 constexpr std::uint32_t BlocksPerChunk = ChunkCodes / BlockCodes;
 constexpr int MaxQuant = 32767;          ///< largest |q| that is coded; larger ones escape
 constexpr std::uint32_t Symbols = 65536; ///< 0: q = 0, 1: escape, zigzag(q) + 1 otherwise
+/// Huffman tokens: 0 one zero, 1 escape, 2..64 a run of that many zeros (inside one block),
+/// symbol + 63 for the symbols s >= 2 (non-zero q).
+constexpr std::uint32_t MaxRun = BlockCodes;
+constexpr std::uint32_t TokenShift = MaxRun - 1;
+constexpr std::uint32_t Tokens = Symbols + TokenShift;
 constexpr int MaxCodeLength = 24;
 constexpr int LutBits = 12;
 constexpr std::uint16_t EscapeSymbol = 1;
@@ -234,6 +239,29 @@ SGC_HD T dequantise(std::uint16_t symbol, T pred, const Quantiser& qz)
   const std::uint32_t zz = static_cast<std::uint32_t>(symbol) - 1;
   const int q = (zz & 1u) ? static_cast<int>((zz + 1) / 2) : -static_cast<int>(zz / 2);
   return static_cast<T>(static_cast<double>(pred) + static_cast<double>(q) * qz.step);
+}
+
+/// Splits the codes of one block into tokens, calling emit(token, first code index).
+template<typename F>
+SGC_HD void tokenize(const std::uint16_t* codes, std::uint32_t n, F&& emit)
+{
+  std::uint32_t i = 0;
+  while (i < n)
+  {
+    if (codes[i] != 0)
+    {
+      emit(codes[i] < 2 ? std::uint32_t(codes[i]) : std::uint32_t(codes[i]) + TokenShift, i);
+      ++i;
+      continue;
+    }
+    std::uint32_t run = 1;
+    while (i + run < n && codes[i + run] == 0)
+    {
+      ++run;
+    }
+    emit(run == 1 ? 0u : run, i);
+    i += run;
+  }
 }
 
 inline std::uint32_t fnv1a(const std::uint8_t* data, std::size_t n)

@@ -173,7 +173,7 @@ bool Decoder::build(const std::uint8_t* lengths, std::size_t count, std::string&
   {
     if (lengths[s] > 0)
     {
-      this->sorted[fill[lengths[s]]++] = static_cast<std::uint16_t>(s);
+      this->sorted[fill[lengths[s]]++] = static_cast<std::uint32_t>(s);
     }
   }
   this->lut.assign(std::size_t(1) << format::LutBits, 0);

@@ -31,7 +31,7 @@ struct Decoder
   std::uint32_t firstCode[format::MaxCodeLength + 2] = { 0 };
   std::uint32_t countOf[format::MaxCodeLength + 2] = { 0 };
   std::uint32_t firstIndex[format::MaxCodeLength + 2] = { 0 };
-  std::vector<std::uint16_t> sorted; ///< symbols ordered by (length, symbol)
+  std::vector<std::uint32_t> sorted; ///< symbols ordered by (length, symbol)
   int maxLength = 0;
 
   /// Validates the lengths (<= MaxCodeLength, Kraft sum <= 1) and builds the tables.

@@ -1,0 +1,228 @@
+"""Reference decoder of the sparse-grid codec stream (docs/compression.md), in pure numpy.
+
+Written from the format description, not from the C++: it is the independent check of the format
+(Testing/Codec/test_reference_decoder.py compares it with the C++ decoder). It is slow (the Huffman
+stage is a Python loop) and meant for reading and testing, not for production.
+
+    import numpy as np, reference_decoder as rd
+    info = rd.inspect(open("field.sgcz", "rb").read())
+    values = rd.decode(open("field.sgcz", "rb").read())      # numpy array, shape (nz, ny, nx)
+"""
+import struct
+
+import numpy as np
+
+MAGIC = b"SGCZ"
+CHUNK_CODES = 4096
+BLOCK_CODES = 64
+MAX_RUN = 64
+TOKEN_SHIFT = 63
+ESCAPE = 1
+
+
+class StreamError(ValueError):
+    pass
+
+
+def _fnv1a(data):
+    h = 2166136261
+    for b in data:
+        h ^= b
+        h = (h * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def plan(dims):
+    """Levels and passes: [(level, axis, gap, start[3], step[3], count[3], codeBegin)], and the
+    number of codes per level. Axis 0 is x (fastest)."""
+    max_gap = max(d - 1 for d in dims)
+    top = 0
+    while (1 << top) < max_gap:
+        top += 1
+    if max_gap >= 1 and top == 0:
+        top = 1
+    levels = top + 1
+    step = 1 << top
+    anchor = (0, -1, 0, [0, 0, 0], [step] * 3, [(d - 1) // step + 1 for d in dims], 0)
+    passes = [anchor]
+    level_codes = [int(np.prod(anchor[5]))]
+    for k in range(1, levels):
+        s = 1 << (top - k)
+        code = 0
+        for axis in range(3):
+            start, stp, cnt = [0, 0, 0], [0, 0, 0], [0, 0, 0]
+            for b in range(3):
+                if b == axis:
+                    start[b], stp[b] = s, 2 * s
+                    cnt[b] = (dims[b] - 1 - s) // (2 * s) + 1 if dims[b] > s else 0
+                else:
+                    stp[b] = s if b < axis else 2 * s
+                    cnt[b] = (dims[b] - 1) // stp[b] + 1
+            size = cnt[0] * cnt[1] * cnt[2]
+            if size == 0:
+                continue
+            passes.append((k, axis, s, start, stp, cnt, code))
+            code += size
+        level_codes.append(code)
+    return levels, passes, level_codes
+
+
+def inspect(stream):
+    if len(stream) < 56:
+        raise StreamError("stream shorter than the fixed header")
+    if stream[:4] != MAGIC:
+        raise StreamError("magic SGCZ missing")
+    version, vtype, flags = struct.unpack_from("<HBB", stream, 4)
+    if version != 1:
+        raise StreamError("unsupported version %d" % version)
+    dims = list(struct.unpack_from("<3Q", stream, 8))
+    (bound,) = struct.unpack_from("<d", stream, 32)
+    max_quant, chunk, block, levels = struct.unpack_from("<4I", stream, 40)
+    if (max_quant, chunk, block) != (32767, CHUNK_CODES, BLOCK_CODES):
+        raise StreamError("unsupported quantiser or chunk parameters")
+    level_end, level_bound = [], []
+    for k in range(levels):
+        e, b = struct.unpack_from("<Qd", stream, 56 + 16 * k)
+        level_end.append(e)
+        level_bound.append(b)
+    table_pos = 56 + 16 * levels
+    (count,) = struct.unpack_from("<I", stream, table_pos)
+    lengths = np.frombuffer(stream, np.uint8, count, table_pos + 4)
+    header = (table_pos + 4 + count + 3) // 4 * 4 + 4
+    (checksum,) = struct.unpack_from("<I", stream, header - 4)
+    if checksum != _fnv1a(stream[: header - 4]):
+        raise StreamError("header checksum mismatch")
+    return dict(version=version, dtype=np.float32 if vtype == 1 else np.float64, raw=bool(flags & 1),
+                dims=dims, bound=bound, levels=levels, level_end=level_end,
+                level_bound=level_bound, lengths=lengths, header_bytes=header)
+
+
+def _canonical(lengths):
+    """{(length, code): token} of the canonical Huffman code (DEFLATE's assignment)."""
+    table = {}
+    max_len = int(lengths.max()) if len(lengths) else 0
+    code = 0
+    for length in range(1, max_len + 1):
+        for token in np.flatnonzero(lengths == length):
+            table[(length, code)] = int(token)
+            code += 1
+        code <<= 1
+    return table, max_len
+
+
+def _decode_chunk(payload, ncodes, table, max_len, dtype):
+    mask, nesc, nwords = struct.unpack_from("<QII", payload, 0)
+    vsize = np.dtype(dtype).itemsize
+    if 16 + nesc * vsize + 4 * nwords != len(payload):
+        raise StreamError("chunk size mismatch")
+    escapes = np.frombuffer(payload, dtype, nesc, 16)
+    words = np.frombuffer(payload, "<u4", nwords, 16 + nesc * vsize)
+    bits = np.unpackbits(words.astype(">u4").view(np.uint8)).tolist()
+    symbols = np.zeros(ncodes, np.int64)
+    esc_at = []
+    pos = 0
+    for b in range((ncodes + BLOCK_CODES - 1) // BLOCK_CODES):
+        if not (mask >> b) & 1:
+            continue
+        i, end = b * BLOCK_CODES, min((b + 1) * BLOCK_CODES, ncodes)
+        while i < end:
+            code, length = 0, 0
+            while True:
+                if length >= max_len or pos >= len(bits):
+                    raise StreamError("invalid Huffman code")
+                code = (code << 1) | bits[pos]
+                pos += 1
+                length += 1
+                token = table.get((length, code))
+                if token is not None:
+                    break
+            if token == 0:
+                i += 1
+            elif token == ESCAPE:
+                symbols[i] = ESCAPE
+                esc_at.append(i)
+                i += 1
+            elif token <= MAX_RUN:
+                i += token
+            else:
+                symbols[i] = token - TOKEN_SHIFT
+                i += 1
+        if i != end:
+            raise StreamError("zero run crosses a block")
+    if len(esc_at) != nesc or (pos + 31) // 32 != nwords:
+        raise StreamError("bit stream length does not match its header")
+    return symbols, esc_at, escapes
+
+
+def _symbol_to_q(symbols):
+    zz = symbols - 1
+    q = np.where(zz & 1, (zz + 1) // 2, -(zz // 2))
+    return np.where(symbols <= ESCAPE, 0, q)
+
+
+def decode(stream, level_of_detail=-1):
+    """Decodes levels 0..level_of_detail (-1: all); returns an array of shape (nz, ny, nx)."""
+    stream = bytes(stream)
+    info = inspect(stream)
+    dims, dtype = info["dims"], info["dtype"]
+    nx, ny, nz = dims
+    if info["raw"]:
+        return np.frombuffer(stream, dtype, nx * ny * nz, info["header_bytes"]).reshape(nz, ny, nx)
+    levels, passes, level_codes = plan(dims)
+    lod = levels - 1 if level_of_detail < 0 else level_of_detail
+    table, max_len = _canonical(info["lengths"])
+    step = 2.0 * info["bound"]
+    rec = np.zeros((nz, ny, nx), dtype)
+    half = dtype(0.5)
+    for k in range(levels):
+        symbols = np.zeros(level_codes[k], np.int64)
+        escapes = {}
+        if k <= lod:
+            begin = info["header_bytes"] if k == 0 else info["level_end"][k - 1]
+            nchunks = (level_codes[k] + CHUNK_CODES - 1) // CHUNK_CODES
+            sizes = np.frombuffer(stream, "<u4", nchunks, begin)
+            at = begin + 4 * nchunks
+            for c, size in enumerate(sizes.tolist()):
+                n = min(CHUNK_CODES, level_codes[k] - c * CHUNK_CODES)
+                if size:
+                    s, esc_at, values = _decode_chunk(stream[at:at + size], n, table, max_len, dtype)
+                    symbols[c * CHUNK_CODES:c * CHUNK_CODES + n] = s
+                    for i, v in zip(esc_at, values):
+                        escapes[c * CHUNK_CODES + i] = v
+                at += size
+            if at != info["level_end"][k]:
+                raise StreamError("level %d: chunks do not fill the section" % k)
+        q = _symbol_to_q(symbols)
+        for (lev, axis, gap, start, stp, cnt, code_begin) in passes:
+            if lev != k:
+                continue
+            size = cnt[0] * cnt[1] * cnt[2]
+            # numpy axes are (z, y, x): reverse the pass's (x, y, z) description.
+            target = tuple(slice(start[a], start[a] + stp[a] * (cnt[a] - 1) + 1, stp[a])
+                           for a in (2, 1, 0))
+            if axis < 0:
+                pred = np.zeros(rec[target].shape, dtype)
+            else:
+                na = 2 - axis
+                left = list(target)
+                left[na] = slice(target[na].start - gap, target[na].stop - gap, target[na].step)
+                pred = rec[tuple(left)].copy()
+                with_right = cnt[axis] if start[axis] + stp[axis] * (cnt[axis] - 1) + gap < dims[axis] \
+                    else cnt[axis] - 1
+                if with_right > 0:
+                    sub = [slice(None)] * 3
+                    sub[na] = slice(0, with_right)
+                    right = list(target)
+                    right[na] = slice(target[na].start + gap,
+                                      target[na].start + gap + target[na].step * (with_right - 1) + 1,
+                                      target[na].step)
+                    pred[tuple(sub)] = (pred[tuple(sub)] + rec[tuple(right)]) * half
+            qs = q[code_begin:code_begin + size].reshape(cnt[2], cnt[1], cnt[0])
+            values = (pred.astype(np.float64) + qs.astype(np.float64) * step).astype(dtype)
+            # An escape's value replaces the prediction.
+            flat = values.reshape(-1)
+            for i, v in escapes.items():
+                if code_begin <= i < code_begin + size:
+                    flat[i - code_begin] = v
+            rec[target] = values
+    return rec

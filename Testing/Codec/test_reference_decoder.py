@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""CTest: streams written by the C++ encoder (through sgcore_codec_writer) decode with the pure-numpy
+reference decoder to exactly the C++ decoder's output, and within the bound of the original on
+every voxel; prefixes (levels 0..k) within the stream's level bound. Inputs: synthetic fields of
+odd sizes (1-D, 2-D, 3-D, float and double) and every volume of ../shared/data (as float32, and
+Isabel also as float64), at relative bounds 1e-2 and 1e-4. Exit 77 (skipped) without numpy.
+    test_reference_decoder.py PATH/TO/sgcore_codec_writer
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+except ImportError:
+    print("SKIP: numpy is not installed for", sys.executable)
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference_decoder as rd  # noqa: E402
+import sharedvolumes  # noqa: E402
+
+
+def fields():
+    rng = np.random.default_rng(1)
+    out = []
+    for dims in ([100, 1, 1], [17, 3, 1], [33, 20, 9], [2, 2, 2], [40, 1, 7]):
+        x = np.indices(dims[::-1]).astype(np.float64)
+        smooth = np.sin(0.3 * x[-1]) * np.cos(0.2 * x[-2]) + 0.1 * x[0]
+        out.append(("smooth%s" % dims, smooth.astype(np.float32), dims))
+        out.append(("noise%s" % dims, rng.normal(size=dims[::-1]), dims))
+    for name, arr, dims in sharedvolumes.shared_volumes():
+        out.append((name, arr.astype(np.float32), dims))
+        if arr.dtype == np.float64:
+            out.append((name + "-double", arr, dims))
+    return out
+
+
+def main():
+    writer = sys.argv[1]
+    failures = 0
+    checked = 0
+    names = set()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, arr, dims in fields():
+            names.add(name)
+            kind = "double" if arr.dtype == np.float64 else "float"
+            raw = os.path.join(tmp, "in.raw")
+            arr.astype("<f8" if kind == "double" else "<f4").tofile(raw)
+            value_range = float(arr.max() - arr.min()) or 1.0
+            for rel in (1e-2, 1e-4):
+                bound = rel * value_range
+                for level in (-1, 2):
+                    stream_path = os.path.join(tmp, "s.sgcz")
+                    dec_path = os.path.join(tmp, "d.raw")
+                    cmd = [writer, kind, raw] + [str(d) for d in dims] + [repr(bound), stream_path,
+                                                                         dec_path, str(level)]
+                    r = subprocess.run(cmd, capture_output=True, text=True)
+                    if r.returncode != 0:
+                        print("FAIL writer", name, r.stderr)
+                        failures += 1
+                        continue
+                    stream = open(stream_path, "rb").read()
+                    info = rd.inspect(stream)
+                    level = min(level, info["levels"] - 1)
+                    cxx = np.fromfile(dec_path, arr.dtype).reshape(arr.shape)
+                    py = rd.decode(stream, level)
+                    checked += 1
+                    same = np.array_equal(py.view(np.uint8), cxx.view(np.uint8))
+                    err = float(np.max(np.abs(py.astype(np.float64) - arr.astype(np.float64))))
+                    allowed = bound if level < 0 else info["level_bound"][level]
+                    ratio = arr.nbytes / len(stream)
+                    status = "ok" if same and err <= allowed else "FAIL"
+                    print("%-4s %-28s %-6s rel %.0e level %2d ratio %7.2f max error/allowed %.4f "
+                          "python==C++ %s" % (status, name, kind, rel, level, ratio, err / allowed, same))
+                    if status != "ok":
+                        failures += 1
+    print("%d decodes checked, %d failures" % (checked, failures))
+    if not any(n.startswith("hydrogen") for n in names):
+        print("note: ../shared/data not found; only synthetic fields were checked")
+    return 1 if failures or checked == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
