@@ -44,7 +44,7 @@ grep -E "tests passed|tests failed|Skipped|Failed|\*\*\*" "$OUT/ctest.log" | hea
 grep -A6 "Failure" "$OUT/ctest.log" | head -80 >> "$OUT/summary.txt"
 
 left=$((BUDGET - $(elapsed)))
-left=$((left - 70)) # keep time for memcheck
+left=$((left - 80)) # keep time for the sanitizers
 if [ $left -gt 20 ]; then
   CUDA_MODULE_LOADING=EAGER timeout $((left - 5)) "$BUILD/bin/correlation-bench" \
     --json "$OUT/bench.json" > "$OUT/bench.txt" 2> "$OUT/bench.err"
@@ -60,6 +60,12 @@ timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 \
   > "$OUT/memcheck.log" 2>&1
 stamp "memcheck rc=$?"
 grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.log" | tail -5 >> "$OUT/summary.txt"
+# racecheck on the kernels that share memory between warps (register tiled).
+timeout 40 compute-sanitizer --tool racecheck --error-exitcode 9 \
+  "$BUILD/bin/correlation_test_reference" --gtest_filter='CUDA/ReferenceLarger.*/cuda_tiled*' \
+  > "$OUT/racecheck.log" 2>&1
+stamp "racecheck rc=$?"
+grep -E "ERROR SUMMARY|RACE|PASSED|FAILED" "$OUT/racecheck.log" | tail -5 >> "$OUT/summary.txt"
 
-cd "$OUT" && tar czf logs.tgz --remove-files build.log ctest.log ctest.xml memcheck.log bench.err 2>/dev/null
+cd "$OUT" && tar czf logs.tgz --remove-files build.log ctest.log ctest.xml memcheck.log racecheck.log bench.err 2>/dev/null
 exit 0
