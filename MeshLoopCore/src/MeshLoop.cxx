@@ -197,6 +197,11 @@ Status MeshLoop::setMapping(const Mapping& mapping, Reordering reordering, int b
   {
     ++this->Counts[static_cast<std::size_t>(t)];
   }
+  this->InternalCounts.resize(this->Counts.size());
+  for (std::size_t i = 0; i < this->Perm.toOrder.size(); ++i)
+  {
+    this->InternalCounts[i] = this->Counts[static_cast<std::size_t>(this->Perm.toOrder[i])];
+  }
   this->ThePlan.reset(new detail::Plan);
   this->Device.reset(new detail::DeviceCache);
   return Status::Ok();
@@ -360,21 +365,12 @@ Status MeshLoop::run(int operationCode,
   }
   if (useCuda)
   {
-    std::vector<std::int32_t> internalCounts;
-    if (operation == detail::OpAverage)
-    {
-      internalCounts.resize(this->Counts.size());
-      for (std::size_t i = 0; i < this->Perm.toOrder.size(); ++i)
-      {
-        internalCounts[i] = this->Counts[static_cast<std::size_t>(this->Perm.toOrder[i])];
-      }
-    }
     double kernel = 0;
     status = detail::cuda::run<T>(operation,
       this->Internal,
       this->Identity ? nullptr : &this->Perm,
       plan,
-      internalCounts,
+      this->InternalCounts,
       in,
       weights,
       components,

@@ -26,6 +26,17 @@ fi
 grep -E "MeshLoopCore:" "$OUT/configure.log"
 echo "build: $(( $(date +%s) - t0 )) s"
 
+# MESHLOOP_ONLY=c2p: a second, shorter pass that re-measures Cell Data to Point Data only.
+if [ "${MESHLOOP_ONLY:-}" = c2p ]; then
+  for cells in 1000000 10000000; do
+    timeout 70 $BUILD/bin/meshloop-bench --cells $cells --components 4 --reps 3 --threads 16 \
+      --loops c2p --backends GATHER,CUDA --json "$OUT/bench-c2p.jsonl" > "$OUT/bench-c2p-$cells.txt" 2>&1
+    cat "$OUT/bench-c2p-$cells.txt"
+    echo "c2p $cells: $(( $(date +%s) - t0 )) s"
+  done
+  exit 0
+fi
+
 (cd $BUILD && timeout 120 ctest -j8 --output-on-failure > "$OUT/ctest.log" 2>&1)
 grep -E "tests passed|tests failed|FAILED|Failed" "$OUT/ctest.log" | head -20
 grep -c "Skipped" "$OUT/ctest.log" | sed 's/^/skipped: /'

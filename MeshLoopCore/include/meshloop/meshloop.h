@@ -281,6 +281,8 @@ private:
   int BlockSize = 128;
   bool EdgeMesh = false;
   std::vector<std::int32_t> Counts;
+  /// Counts in the internal numbering (what the device divides by), kept with the mesh.
+  std::vector<std::int32_t> InternalCounts;
   std::unique_ptr<detail::Plan> ThePlan;
   std::unique_ptr<detail::DeviceCache> Device;
 };
