@@ -111,6 +111,8 @@ const char* toString(DirectKernel kernel)
 {
   switch (kernel)
   {
+    case DirectKernel::Auto:
+      return "auto";
     case DirectKernel::Baseline:
       return "baseline";
     case DirectKernel::WarpShuffle:
@@ -230,9 +232,10 @@ Algorithm autoAlgorithm(const Batch& batch, const LagWindow& window, Backend bac
     static_cast<double>(batch.leftCount() + batch.rightCount() + batch.pairs());
   const double fftCost = transforms * p * std::log2(std::max(p, 2.0)) + 4.0 * batch.pairs() * p;
   const double direct = static_cast<double>(directOperations(batch, window));
-  // Direct multiply-adds per FFT "operation" at the measured crossover (docs/correlation.md):
-  // the warp-shuffle kernels make a direct multiply-add cheaper on the GPU than on the CPU.
-  const double ratio = backend == Backend::CUDA ? 6.0 : 2.0;
+  // Direct multiply-adds per FFT "operation" at the end-to-end crossovers measured on an H100
+  // and its 16-core host (docs/correlation.md): one-to-one 96x96 on the GPU (ratio 46 there,
+  // 22 at 64x64 where direct still wins); on the CPU FFTW wins from 16x16 one-to-one on.
+  const double ratio = backend == Backend::CUDA ? 40.0 : 1.0;
   return direct > ratio * fftCost ? Algorithm::FFT : Algorithm::Direct;
 }
 

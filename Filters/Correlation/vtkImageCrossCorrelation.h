@@ -88,12 +88,12 @@ public:
 
   ///@{
   /**
-   * GPU direct kernel (the study's variants): Kernel 0 one thread per lag, 1 warp shuffle
-   * (default), 2 register-tiled (shared memory; beyond the study); WorkDistribution 0 none,
-   * 1 rectangle, 2 triangle; RowsPerWorker;
-   * ShiftsPerThread 1, 2, 4, 8; WarpsPerBlock 1..32.
+   * GPU direct kernel: Kernel 0 Auto (default: the fastest measured; the other settings are
+   * then ignored), 1 one thread per lag, 2 warp shuffle (the study's variants), 3 register-tiled
+   * (shared memory; beyond the study); WorkDistribution 0 none, 1 rectangle, 2 triangle;
+   * RowsPerWorker; ShiftsPerThread 1, 2, 4, 8; WarpsPerBlock 1..32.
    */
-  vtkSetClampMacro(Kernel, int, 0, 2);
+  vtkSetClampMacro(Kernel, int, 0, 3);
   vtkGetMacro(Kernel, int);
   vtkSetClampMacro(WorkDistribution, int, 0, 2);
   vtkGetMacro(WorkDistribution, int);
@@ -128,7 +128,7 @@ protected:
   int Backend = 0;
   int PeakFit = 2;
   double MinimumOverlap = 0.25;
-  int Kernel = 1;
+  int Kernel = 0;
   int WorkDistribution = 0;
   int RowsPerWorker = 8;
   int ShiftsPerThread = 1;

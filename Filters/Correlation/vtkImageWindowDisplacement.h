@@ -66,7 +66,7 @@ public:
   vtkGetMacro(Algorithm, int);
   vtkSetClampMacro(Backend, int, 0, 2);
   vtkGetMacro(Backend, int);
-  vtkSetClampMacro(Kernel, int, 0, 2);
+  vtkSetClampMacro(Kernel, int, 0, 3);
   vtkGetMacro(Kernel, int);
   vtkSetClampMacro(WorkDistribution, int, 0, 2);
   vtkGetMacro(WorkDistribution, int);
@@ -93,7 +93,7 @@ protected:
   int PeakFit = 2;
   int Algorithm = 0;
   int Backend = 0;
-  int Kernel = 1;
+  int Kernel = 0;
   int WorkDistribution = 0;
   int ShiftsPerThread = 1;
   int NumberOfThreads = 0;

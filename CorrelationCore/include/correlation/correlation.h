@@ -169,6 +169,10 @@ Status lagWindow(const Batch& batch, Mode mode, LagWindow& window);
 /// The GPU direct kernels of the study (the CPU direct path is one loop nest for all of them).
 enum class DirectKernel
 {
+  /// The fastest measured (docs/correlation.md, H100): RegisterTiled with 2 rights per thread
+  /// for batches of 8 or more pairs, WarpShuffle with Rectangle distribution (4 rows per
+  /// worker) for fewer; the other DirectOptions fields are then ignored.
+  Auto,
   Baseline,    ///< one thread per lag (and pair), sums its overlap alone
   WarpShuffle, ///< a warp computes 32 consecutive x lags; data moves by warp shuffles
   /// Beyond the study: matrices in shared memory, 8 y lags per thread in a sliding register
@@ -193,7 +197,7 @@ const char* toString(WorkDistribution distribution);
 
 struct DirectOptions
 {
-  DirectKernel kernel = DirectKernel::WarpShuffle;
+  DirectKernel kernel = DirectKernel::Auto;
   WorkDistribution distribution = WorkDistribution::None;
   int rowsPerWorker = 8;   ///< overlap rows per task (Rectangle / Triangle)
   int shiftsPerThread = 1; ///< consecutive y lags per thread: 1, 2, 4 or 8

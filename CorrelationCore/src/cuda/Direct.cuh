@@ -421,10 +421,34 @@ Status launchWarpShuffleVariant(int s, int r, dim3 grid, dim3 block, const Geome
     "memory beyond that)" };
 }
 
+/// DirectKernel::Auto's choice, from the measurements in docs/correlation.md.
+inline DirectOptions resolveAuto(const Batch& batch, DirectOptions direct)
+{
+  if (direct.kernel != DirectKernel::Auto)
+  {
+    return direct;
+  }
+  DirectOptions chosen;
+  if (batch.pairs() >= 8)
+  {
+    chosen.kernel = DirectKernel::RegisterTiled;
+    chosen.rightsPerThread = 2;
+  }
+  else
+  {
+    chosen.kernel = DirectKernel::WarpShuffle;
+    chosen.distribution = WorkDistribution::Rectangle;
+    chosen.rowsPerWorker = 4;
+  }
+  chosen.warpsPerBlock = 4;
+  return chosen;
+}
+
 template<typename T>
 Status cudaDirectImpl(const Batch& batch, const LagWindow& window, const T* lefts,
-  const T* rights, T* out, const DirectOptions& direct, double* kernelSeconds)
+  const T* rights, T* out, const DirectOptions& requested, double* kernelSeconds)
 {
+  const DirectOptions direct = resolveAuto(batch, requested);
   const Geometry g = Geometry::of(batch, window);
   const std::size_t nl = batch.leftCount() * batch.left.count();
   const std::size_t nr = batch.rightCount() * batch.right.count();
