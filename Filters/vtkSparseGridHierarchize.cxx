@@ -25,6 +25,9 @@
 #include "vtkSmartPointer.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkTypeInt64Array.h"
+#include "vtkUnsignedCharArray.h"
+
+#include <sparsegrid/codec.h>
 
 #include <algorithm>
 #include <chrono>
@@ -58,6 +61,7 @@ struct ImageHeader
   std::vector<std::string> Names;
   std::vector<int> Components;
   std::vector<int> TypeSizes;
+  std::vector<int> DataTypes;
 
   void Push(vtkMultiProcessStream& stream) const
   {
@@ -72,7 +76,8 @@ struct ImageHeader
     stream << static_cast<int>(this->Names.size());
     for (std::size_t i = 0; i < this->Names.size(); ++i)
     {
-      stream << this->Names[i] << this->Components[i] << this->TypeSizes[i];
+      stream << this->Names[i] << this->Components[i] << this->TypeSizes[i]
+             << this->DataTypes[i];
     }
   }
 
@@ -91,9 +96,10 @@ struct ImageHeader
     this->Names.resize(static_cast<std::size_t>(n));
     this->Components.resize(static_cast<std::size_t>(n));
     this->TypeSizes.resize(static_cast<std::size_t>(n));
+    this->DataTypes.resize(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i)
     {
-      stream >> this->Names[i] >> this->Components[i] >> this->TypeSizes[i];
+      stream >> this->Names[i] >> this->Components[i] >> this->TypeSizes[i] >> this->DataTypes[i];
     }
   }
 };
@@ -373,6 +379,477 @@ Outcome Run(Job& job)
       job.RMSE.push_back(rmse);
       job.PSNR.push_back(psnr);
     }
+  }
+  return Outcome::Done;
+}
+
+/// Max error, max, -min, sum of squares and count of one array on the points a process owns:
+/// partial results that processes combine (max, max, max, sum, sum) into the metrics of the
+/// whole image, exactly as sparsegrid::computeErrorMetrics computes them in one process.
+struct ErrorPartials
+{
+  double Maxima[3] = { 0, -std::numeric_limits<double>::infinity(),
+    -std::numeric_limits<double>::infinity() };
+  double Sums[2] = { 0, 0 };
+
+  void Add(double reference, double approx)
+  {
+    const double e = std::abs(approx - reference);
+    this->Maxima[0] = std::max(this->Maxima[0], e);
+    this->Maxima[1] = std::max(this->Maxima[1], reference);
+    this->Maxima[2] = std::max(this->Maxima[2], -reference);
+    this->Sums[0] += e * e;
+  }
+
+  /// Collective: appends max error, RMSE and PSNR of the whole image to the vectors.
+  bool Finish(vtkMultiProcessController* controller,
+    std::vector<double>& maxAbsError,
+    std::vector<double>& rmse,
+    std::vector<double>& psnr) const
+  {
+    double maxima[3], sums[2];
+    if (!vtkSparseGridParallel::MaxAll(controller, this->Maxima, maxima, 3) ||
+      !vtkSparseGridParallel::SumAll(controller, this->Sums, sums, 2))
+    {
+      return false;
+    }
+    const double count = sums[1];
+    const double r = count > 0 ? std::sqrt(sums[0] / count) : 0.0;
+    const double range = count > 0 ? maxima[1] + maxima[2] : 0.0;
+    double p = 0;
+    if (count > 0)
+    {
+      // The conventions of sparsegrid::computeErrorMetrics.
+      p = r == 0       ? std::numeric_limits<double>::infinity()
+        : range == 0 ? -std::numeric_limits<double>::infinity()
+                     : 20.0 * std::log10(range / r);
+    }
+    maxAbsError.push_back(maxima[0]);
+    rmse.push_back(r);
+    psnr.push_back(p);
+    return true;
+  }
+};
+
+/// The error-bounded path: each process codes its own piece; nothing image-sized moves.
+struct CodedJob
+{
+  std::vector<vtkDataArray*> Arrays; ///< this piece's arrays (empty for an empty piece)
+  std::vector<std::string> Names;
+  std::vector<int> Components;
+  int PieceDims[3] = { 0, 0, 0 };  ///< samples of this piece per image axis (0: no piece)
+  int OwnedDims[3] = { 0, 0, 0 };  ///< of which this piece owns (shared layers counted once)
+  int Mode = vtkSparseGridHierarchize::BOUND_RELATIVE;
+  double Bound = 1e-3;
+  vtkSparseGridExecution* Exec = nullptr;
+  vtkMultiProcessController* Controller = nullptr;
+
+  // results
+  std::vector<double> AbsoluteBound, MaxAbsError, RMSE, PSNR;
+  std::vector<std::uint8_t> Bytes;    ///< this piece's streams, array by array, component by
+  std::vector<std::uint64_t> Lengths; ///< component; the length of each
+  double Seconds = 0;
+  std::string Error;
+};
+
+template<typename T>
+Outcome RunCoded(CodedJob& job)
+{
+  using Clock = std::chrono::steady_clock;
+  const bool hasPiece = !job.Arrays.empty();
+  sparsegrid::codec::Layout layout;
+  std::size_t voxels = 1;
+  for (int a = 0; a < 3; ++a)
+  {
+    layout.dims[a] = static_cast<std::uint64_t>(std::max(1, job.PieceDims[a]));
+    voxels *= static_cast<std::size_t>(layout.dims[a]);
+  }
+  int stages = 0;
+  for (int nc : job.Components)
+  {
+    stages += 3 * nc;
+  }
+  int stage = 0;
+  auto nextStage = [&]()
+  {
+    job.Exec->SetProgressRange(
+      static_cast<double>(stage) / stages, static_cast<double>(stage + 1) / stages);
+    ++stage;
+  };
+  auto check = [&](const std::string& what, const sparsegrid::Status& status)
+  {
+    Outcome local = Outcome::Done;
+    if (status.code() == sparsegrid::ErrorCode::Aborted)
+    {
+      local = Outcome::Aborted;
+    }
+    else if (!status.ok())
+    {
+      job.Error = vtkSparseGridExecution::Describe(what.c_str(), status);
+      if (status.code() == sparsegrid::ErrorCode::NonFinite)
+      {
+        job.Error += " Replace or remove the NaN/Inf values first (e.g. with the Calculator).";
+      }
+      local = Outcome::Failed;
+    }
+    if (local != Outcome::Failed)
+    {
+      job.Error.clear();
+    }
+    return vtkSparseGridParallel::Agree(job.Controller, local, job.Error);
+  };
+
+  std::vector<T> decoded(hasPiece ? voxels : 0);
+  for (std::size_t i = 0; i < job.Components.size(); ++i)
+  {
+    const std::string& name = job.Names[i];
+    const int nc = job.Components[i];
+    const auto start = Clock::now();
+    std::vector<T> storage;
+    const T* values =
+      hasPiece ? vtkSparseGridArrays::ContiguousValues<T>(job.Arrays[i], storage) : nullptr;
+    layout.stride = static_cast<std::uint64_t>(nc);
+
+    // 1. The value range of the whole array (all components, all processes): the relative
+    // bound's reference, and the NaN/Inf check.
+    double range[2] = { -std::numeric_limits<double>::infinity(),
+      -std::numeric_limits<double>::infinity() }; // max, -min
+    sparsegrid::Status status;
+    for (int c = 0; c < nc && hasPiece && status.ok(); ++c)
+    {
+      double lo = 0, hi = 0;
+      status = sparsegrid::codec::valueRange(values + c, layout, lo, hi, job.Exec->Options());
+      range[0] = std::max(range[0], hi);
+      range[1] = std::max(range[1], -lo);
+    }
+    Outcome outcome = check("array '" + name + "'", status);
+    if (outcome != Outcome::Done)
+    {
+      return outcome;
+    }
+    double global[2];
+    if (!vtkSparseGridParallel::MaxAll(job.Controller, range, global, 2))
+    {
+      job.Error = "reducing the value range over the processes failed";
+      return Outcome::Failed;
+    }
+    const double width = global[0] + global[1];
+    double bound = job.Mode == vtkSparseGridHierarchize::BOUND_ABSOLUTE ? job.Bound
+                                                                         : job.Bound * width;
+    if (!(bound > 0))
+    {
+      // A constant array: any positive bound keeps it; scale the relative one to its value.
+      bound = job.Bound * std::max(1.0, std::abs(global[0]));
+    }
+    // Overflow is found before anything is emitted: the quantiser works on (value / bound),
+    // which must stay finite, and so must the range itself.
+    if (!std::isfinite(width) || !std::isfinite(bound) || !std::isfinite(global[0] / bound))
+    {
+      job.Error = "Array '" + name + "': its value range (" + std::to_string(-global[1]) +
+        " to " + std::to_string(global[0]) +
+        ") overflows the codec's arithmetic for this bound. Use a larger bound, or rescale the "
+        "array (Calculator) before compressing it.";
+      return vtkSparseGridParallel::Agree(job.Controller, Outcome::Failed, job.Error);
+    }
+    job.AbsoluteBound.push_back(bound);
+
+    // 2. Code each component of this piece.
+    for (int c = 0; c < nc; ++c)
+    {
+      nextStage();
+      std::vector<std::uint8_t> stream;
+      sparsegrid::ExecutionReport report;
+      status = hasPiece ? sparsegrid::codec::encode(
+                            values + c, layout, bound, stream, job.Exec->Options(), &report)
+                        : sparsegrid::Status();
+      if ((outcome = check("coding '" + name + "'", status)) != Outcome::Done)
+      {
+        return outcome;
+      }
+      if (hasPiece)
+      {
+        job.Exec->Record(report);
+        job.Bytes.insert(job.Bytes.end(), stream.begin(), stream.end());
+        job.Lengths.push_back(stream.size());
+      }
+    }
+    job.Seconds += std::chrono::duration<double>(Clock::now() - start).count();
+
+    // 3. The promise, checked: decode what was coded and compare every voxel this process owns
+    // with the input, in double.
+    ErrorPartials partials;
+    std::size_t offset = job.Bytes.size();
+    for (int c = nc - 1; c >= 0 && hasPiece; --c)
+    {
+      offset -= static_cast<std::size_t>(job.Lengths[job.Lengths.size() - nc + c]);
+    }
+    for (int c = 0; c < nc; ++c)
+    {
+      nextStage();
+      nextStage();
+      status = sparsegrid::Status();
+      if (hasPiece)
+      {
+        const std::size_t length =
+          static_cast<std::size_t>(job.Lengths[job.Lengths.size() - nc + c]);
+        sparsegrid::ExecutionReport report;
+        sparsegrid::codec::Layout plain = layout;
+        plain.stride = 1;
+        status = sparsegrid::codec::decode(job.Bytes.data() + offset,
+          length,
+          -1,
+          decoded.data(),
+          plain,
+          job.Exec->Options(),
+          &report);
+        offset += length;
+      }
+      if ((outcome = check("checking the bound of '" + name + "'", status)) != Outcome::Done)
+      {
+        return outcome;
+      }
+      if (!hasPiece)
+      {
+        continue;
+      }
+      for (int z = 0; z < job.OwnedDims[2]; ++z)
+      {
+        for (int y = 0; y < job.OwnedDims[1]; ++y)
+        {
+          std::size_t at = (static_cast<std::size_t>(z) * layout.dims[1] + y) * layout.dims[0];
+          for (int x = 0; x < job.OwnedDims[0]; ++x, ++at)
+          {
+            partials.Add(static_cast<double>(values[at * nc + c]), static_cast<double>(decoded[at]));
+          }
+        }
+      }
+    }
+    if (hasPiece)
+    {
+      partials.Sums[1] = static_cast<double>(job.OwnedDims[0]) * job.OwnedDims[1] *
+        job.OwnedDims[2] * nc;
+    }
+    if (!partials.Finish(job.Controller, job.MaxAbsError, job.RMSE, job.PSNR))
+    {
+      job.Error = "reducing the error metrics over the processes failed";
+      return Outcome::Failed;
+    }
+    if (!(job.MaxAbsError.back() <= bound))
+    {
+      // Never expected (the encoder verifies every voxel); refusing beats a broken promise.
+      job.Error = "Array '" + name + "': the coded data miss the error bound (" +
+        std::to_string(job.MaxAbsError.back()) + " > " + std::to_string(bound) +
+        "); this is a bug, please report it with the data.";
+      return Outcome::Failed;
+    }
+  }
+  return Outcome::Done;
+}
+
+/// Per process, how much of the image it received (distributed runs: its piece). Outside the
+/// SparseGrid.* names on purpose: those are the representation, identical on every process
+/// and kept by .sgrid files; this value is neither.
+void AddLocalInputPoints(vtkPolyData* output, vtkIdType points)
+{
+  vtkNew<vtkTypeInt64Array> received;
+  received->SetName("SparseGridLocal.InputPoints");
+  received->InsertNextValue(static_cast<vtkTypeInt64>(points));
+  output->GetFieldData()->AddArray(received);
+}
+
+/// The image's arrays restricted to this process's piece: producers that cannot split their
+/// output send more than the piece, and each process keeps its own part only.
+std::vector<vtkDataArray*> PieceArrays(vtkImageData* image,
+  const int extent[6],
+  const std::vector<std::string>& names,
+  std::vector<vtkDataArray*> arrays,
+  vtkImageData* cropped)
+{
+  int received[6];
+  image->GetExtent(received);
+  if (!std::equal(received, received + 6, extent))
+  {
+    cropped->ShallowCopy(image);
+    cropped->Crop(extent);
+    vtkPointData* pd = cropped->GetPointData();
+    for (std::size_t i = 0; i < arrays.size(); ++i)
+    {
+      arrays[i] = pd->GetArray(names[i].c_str());
+    }
+  }
+  return arrays;
+}
+
+/// Float decoding keeps the bound only for data that float holds exactly or nearly (float and
+/// small integers); anything wider is coded and decoded in double.
+bool NeedsDouble(const std::vector<int>& dataTypes)
+{
+  for (int type : dataTypes)
+  {
+    switch (type)
+    {
+      case VTK_FLOAT:
+      case VTK_CHAR:
+      case VTK_SIGNED_CHAR:
+      case VTK_UNSIGNED_CHAR:
+      case VTK_SHORT:
+      case VTK_UNSIGNED_SHORT:
+        break;
+      default:
+        return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Error-bounded compression of this process's piece, then the output: piece 0 gathers the
+ * coded streams of every piece (compressed bytes only) and emits the representation; the other
+ * pieces emit its metadata. Collective in a distributed run.
+ */
+Outcome CompressErrorBounded(CodedJob& job,
+  int piece,
+  bool hasPiece,
+  vtkImageData* image,
+  const int extent[6],
+  const ImageHeader& header,
+  const std::vector<vtkDataArray*>& arrays,
+  bool useDouble,
+  vtkSparseGridRepresentation::Description& info,
+  vtkPolyData* output)
+{
+  vtkMultiProcessController* controller = job.Controller;
+  vtkNew<vtkImageData> cropped;
+  job.Names = header.Names;
+  job.Components = header.Components;
+  int pieceExtent[6] = { 0, -1, 0, -1, 0, -1 };
+  if (hasPiece)
+  {
+    job.Arrays = PieceArrays(image, extent, header.Names, arrays, cropped);
+    for (int a = 0; a < 3; ++a)
+    {
+      pieceExtent[2 * a] = extent[2 * a] - header.WholeExtent[2 * a];
+      pieceExtent[2 * a + 1] = extent[2 * a + 1] - header.WholeExtent[2 * a];
+      job.PieceDims[a] = extent[2 * a + 1] - extent[2 * a] + 1;
+      // The layer shared with the next piece belongs to that piece.
+      const bool last = extent[2 * a + 1] == header.WholeExtent[2 * a + 1];
+      job.OwnedDims[a] = last ? job.PieceDims[a] : job.PieceDims[a] - 1;
+    }
+  }
+  const Outcome outcome = useDouble ? RunCoded<double>(job) : RunCoded<float>(job);
+  if (outcome != Outcome::Done)
+  {
+    return outcome;
+  }
+
+  // Who holds what: a fixed-size record per process (has a piece, its extent, its lengths).
+  int total = 0;
+  for (int nc : header.Components)
+  {
+    total += nc;
+  }
+  const int processes = controller ? controller->GetNumberOfProcesses() : 1;
+  const std::size_t record = 7 + static_cast<std::size_t>(total);
+  std::vector<long long> mine(record, 0), all(record * static_cast<std::size_t>(processes), 0);
+  mine[0] = hasPiece ? 1 : 0;
+  for (int v = 0; v < 6; ++v)
+  {
+    mine[1 + v] = pieceExtent[v];
+  }
+  for (std::size_t k = 0; k < job.Lengths.size(); ++k)
+  {
+    mine[7 + k] = static_cast<long long>(job.Lengths[k]);
+  }
+  if (controller)
+  {
+    if (!controller->AllGather(mine.data(), all.data(), static_cast<vtkIdType>(record)))
+    {
+      job.Error = "the processes could not exchange the sizes of their coded pieces";
+      return Outcome::Failed;
+    }
+  }
+  else
+  {
+    all = mine;
+  }
+  std::vector<std::uint64_t> offsets(1, 0);
+  std::vector<vtkIdType> byteCounts(static_cast<std::size_t>(processes), 0);
+  std::vector<vtkIdType> byteOffsets(static_cast<std::size_t>(processes), 0);
+  for (int p = 0; p < processes; ++p)
+  {
+    const long long* r = all.data() + record * static_cast<std::size_t>(p);
+    byteOffsets[static_cast<std::size_t>(p)] = static_cast<vtkIdType>(offsets.back());
+    if (!r[0])
+    {
+      continue;
+    }
+    info.PieceExtents.insert(info.PieceExtents.end(), r + 1, r + 7);
+    for (int k = 0; k < total; ++k)
+    {
+      offsets.push_back(offsets.back() + static_cast<std::uint64_t>(r[7 + k]));
+      byteCounts[static_cast<std::size_t>(p)] += static_cast<vtkIdType>(r[7 + k]);
+    }
+  }
+  info.Kind = vtkSparseGridRepresentation::Encoding::ErrorBounded;
+  info.Components = header.Components;
+  info.Precision = useDouble ? sparsegrid::Precision::Double : sparsegrid::Precision::Float;
+  info.BoundMode = job.Mode;
+  info.RequestedBound = job.Bound;
+  info.AbsoluteBound = job.AbsoluteBound;
+  info.MaxAbsError = job.MaxAbsError;
+  info.RMSE = job.RMSE;
+  info.PSNR = job.PSNR;
+  info.StoredBytes = offsets.back();
+  double inputBytes = 0;
+  const double voxels = static_cast<double>(info.ImageDimensions[0]) * info.ImageDimensions[1] *
+    info.ImageDimensions[2];
+  for (std::size_t i = 0; i < header.Names.size(); ++i)
+  {
+    inputBytes += voxels * header.Components[i] * header.TypeSizes[i];
+  }
+  info.CompressionRatio =
+    info.StoredBytes > 0 ? inputBytes / static_cast<double>(info.StoredBytes) : 0.0;
+  vtkSparseGridParallel::MaxAll(controller, &job.Seconds, &info.TimeSeconds, 1);
+  info.Summary = vtkSparseGridRepresentation::MakeSummary(info);
+
+  // The coded bytes travel to piece 0's process: compressed data only, never the image.
+  vtkNew<vtkUnsignedCharArray> streams;
+  const int holder = 0;
+  const int rank = controller ? controller->GetLocalProcessId() : 0;
+  if (rank == holder)
+  {
+    streams->SetNumberOfValues(static_cast<vtkIdType>(info.StoredBytes));
+  }
+  if (controller && processes > 1)
+  {
+    if (!controller->GatherV(job.Bytes.data(),
+          rank == holder ? streams->GetPointer(0) : nullptr,
+          static_cast<vtkIdType>(job.Bytes.size()),
+          byteCounts.data(),
+          byteOffsets.data(),
+          holder))
+    {
+      job.Error = "gathering the coded pieces failed";
+      return Outcome::Failed;
+    }
+  }
+  else
+  {
+    std::copy(job.Bytes.begin(), job.Bytes.end(), streams->GetPointer(0));
+  }
+  if (piece == 0 && rank == holder)
+  {
+    std::string error;
+    if (!vtkSparseGridRepresentation::ToCodedPolyData(info, streams, offsets, output, &error))
+    {
+      job.Error = "Cannot build the output: " + error;
+      return Outcome::Failed;
+    }
+  }
+  else
+  {
+    output->Initialize();
+    vtkSparseGridRepresentation::WriteFieldData(info, output->GetFieldData());
   }
   return Outcome::Done;
 }
@@ -671,6 +1148,7 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
       header.Names.push_back(name);
       header.Components.push_back(array->GetNumberOfComponents());
       header.TypeSizes.push_back(array->GetDataTypeSize());
+      header.DataTypes.push_back(array->GetDataType());
     }
   }
   if (agree(local) != Outcome::Done)
@@ -756,6 +1234,56 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     local = Outcome::Failed;
   }
 
+  if (this->ErrorBoundMode != BOUND_OFF)
+  {
+    if (local == Outcome::Done && !(this->ErrorBound > 0 && std::isfinite(this->ErrorBound)))
+    {
+      error = "ErrorBound must be a positive, finite number (got " +
+        std::to_string(this->ErrorBound) + ").";
+      local = Outcome::Failed;
+    }
+    if (agree(local) != Outcome::Done)
+    {
+      return 0;
+    }
+    vtkSparseGridExecution exec(
+      this, this->Backend, this->NumberOfThreads, sparsegrid::Optimizations());
+    CodedJob job;
+    job.Mode = this->ErrorBoundMode;
+    job.Bound = this->ErrorBound;
+    job.Exec = &exec;
+    job.Controller = controller;
+    const Outcome outcome = CompressErrorBounded(job,
+      piece,
+      hasPiece,
+      image,
+      extent,
+      header,
+      arrays,
+      this->Precision == DOUBLE || NeedsDouble(header.DataTypes),
+      info,
+      output);
+    if (outcome != Outcome::Done)
+    {
+      // Aborted or failed: an empty output, never a half-made representation.
+      output->Initialize();
+      if (outcome == Outcome::Failed)
+      {
+        vtkErrorMacro(<< job.Error);
+      }
+      return outcome == Outcome::Aborted ? 1 : 0;
+    }
+    info.Backend = exec.BackendUsed();
+    info.BackendNote = exec.Note();
+    if (!info.BackendNote.empty())
+    {
+      vtkWarningMacro(<< info.BackendNote);
+    }
+    AddLocalInputPoints(output, localInputPoints);
+    this->UpdateProgress(1.0);
+    return 1;
+  }
+
   // Levels: caps from the image dimensions unless given; L = the largest cap + 2 unless given.
   sparsegrid::GridSpec spec;
   spec.dimensions = D;
@@ -827,18 +1355,7 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
   vtkNew<vtkImageData> cropped;
   if (hasPiece)
   {
-    int received[6];
-    image->GetExtent(received);
-    if (!std::equal(received, received + 6, extent))
-    {
-      cropped->ShallowCopy(image);
-      cropped->Crop(extent);
-      vtkPointData* pd = cropped->GetPointData();
-      for (std::size_t i = 0; i < arrays.size(); ++i)
-      {
-        arrays[i] = pd->GetArray(header.Names[i].c_str());
-      }
-    }
+    arrays = PieceArrays(image, extent, header.Names, arrays, cropped);
   }
   else
   {
@@ -870,11 +1387,13 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     info.Precision == sparsegrid::Precision::Double ? Run<double>(job) : Run<float>(job);
   if (outcome == Outcome::Aborted)
   {
+    output->Initialize(); // an aborted filter leaves an empty output
     return 1;
   }
   if (outcome == Outcome::Failed)
   {
     vtkErrorMacro(<< job.Error);
+    output->Initialize();
     return 0;
   }
 
@@ -911,13 +1430,7 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     output->Initialize();
     vtkSparseGridRepresentation::WriteFieldData(info, output->GetFieldData());
   }
-  // Per process, how much of the image it received (distributed runs: its piece). Outside the
-  // SparseGrid.* names on purpose: those are the representation, identical on every process
-  // and kept by .sgrid files; this value is neither.
-  vtkNew<vtkTypeInt64Array> received;
-  received->SetName("SparseGridLocal.InputPoints");
-  received->InsertNextValue(static_cast<vtkTypeInt64>(localInputPoints));
-  output->GetFieldData()->AddArray(received);
+  AddLocalInputPoints(output, localInputPoints);
   this->UpdateProgress(1.0);
   return 1;
 }

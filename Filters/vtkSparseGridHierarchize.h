@@ -59,6 +59,27 @@ public:
     CPU = 1,
     CUDA = 2
   };
+  enum ErrorBoundModeType
+  {
+    BOUND_OFF = 0,      ///< the fixed-level sparse grid (Level, LevelLimits): no bound
+    BOUND_ABSOLUTE = 1, ///< every voxel within ErrorBound of the original
+    BOUND_RELATIVE = 2  ///< every voxel within ErrorBound x (max - min) of the array
+  };
+
+  ///@{
+  /**
+   * Error-bounded compression (the default: Relative, 1e-3). Every reconstructed value at every
+   * voxel of the input is within the bound of the original, per component; the data choose
+   * where detail is kept (sparsegrid/codec.h, docs/compression.md). Off selects the fixed-level
+   * sparse grid of Level and LevelLimits, a lossy level of detail without a bound. The bound
+   * must be positive and finite; a relative bound applies to the value range of each array
+   * (all its components), computed over the whole image (all processes).
+   */
+  vtkSetClampMacro(ErrorBoundMode, int, BOUND_OFF, BOUND_RELATIVE);
+  vtkGetMacro(ErrorBoundMode, int);
+  vtkSetMacro(ErrorBound, double);
+  vtkGetMacro(ErrorBound, double);
+  ///@}
 
   ///@{
   /**
@@ -171,6 +192,8 @@ protected:
   int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
 
+  int ErrorBoundMode = BOUND_RELATIVE;
+  double ErrorBound = 1e-3;
   int Level = 0;
   int LevelLimits[3] = { 0, 0, 0 };
   bool Boundary = true;

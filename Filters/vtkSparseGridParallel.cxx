@@ -14,6 +14,7 @@
 #include "vtkSmartPointer.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkStringArray.h"
+#include "vtkUnsignedCharArray.h"
 
 #include <algorithm>
 #include <vector>
@@ -76,7 +77,9 @@ void PushFieldData(vtkFieldData* fd, vtkMultiProcessStream& stream)
   for (int i = 0; fd && i < fd->GetNumberOfArrays(); ++i)
   {
     vtkAbstractArray* array = fd->GetAbstractArray(i);
+    // The coded streams are the payload, not metadata: ShareRepresentation sends them raw.
     if (array && array->GetName() &&
+      std::string(array->GetName()) != vtkSparseGridRepresentation::StreamsArrayName &&
       (vtkDataArray::SafeDownCast(array) || vtkStringArray::SafeDownCast(array)))
     {
       arrays.push_back(array);
@@ -326,7 +329,7 @@ vtkSparseGridParallel::Outcome vtkSparseGridParallel::ShareRepresentation(
 
   // Holders are the processes whose piece has points; a holder with a damaged representation
   // fails for everybody. The others keep their own reason in case nobody holds anything.
-  const bool holder = local && local->GetNumberOfPoints() > 0;
+  const bool holder = vtkSparseGridRepresentation::HoldsPayload(local);
   std::string localError;
   const bool valid =
     holder && vtkSparseGridRepresentation::FromPolyData(local, contents, &localError);
@@ -388,6 +391,64 @@ vtkSparseGridParallel::Outcome vtkSparseGridParallel::ShareRepresentation(
   else if (ok)
   {
     ok = vtkSparseGridRepresentation::ReadFieldData(received->GetFieldData(), info, &error);
+  }
+  // Error-bounded: one byte array holds every coded stream.
+  int coded = rank == source &&
+      contents.Info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded
+    ? 1
+    : 0;
+  controller->Broadcast(&coded, 1, source);
+  if (coded)
+  {
+    vtkTypeInt64 bytes = rank == source ? contents.Streams->GetNumberOfValues() : 0;
+    controller->Broadcast(&bytes, 1, source);
+    vtkSmartPointer<vtkUnsignedCharArray> streams = contents.Streams;
+    if (rank != source)
+    {
+      streams = vtkSmartPointer<vtkUnsignedCharArray>::New();
+      const sparsegrid::Status room =
+        sparsegrid::checkAllocation(static_cast<std::uint64_t>(bytes), "the coded streams");
+      ok = ok && room.ok();
+      if (!room.ok())
+      {
+        error = room.message();
+      }
+      if (ok)
+      {
+        streams->SetNumberOfValues(bytes);
+      }
+    }
+    // A receiver that cannot hold them still takes part in every broadcast, into scratch.
+    std::vector<unsigned char> scratch;
+    for (vtkTypeInt64 begin = 0; begin < bytes; begin += vtkTypeInt64(1) << 26)
+    {
+      const vtkTypeInt64 count = std::min<vtkTypeInt64>(vtkTypeInt64(1) << 26, bytes - begin);
+      unsigned char* at = nullptr;
+      if (rank == source || ok)
+      {
+        at = streams->GetPointer(0) + begin;
+      }
+      else
+      {
+        scratch.resize(static_cast<std::size_t>(count));
+        at = scratch.data();
+      }
+      controller->Broadcast(at, count, source);
+    }
+    if (rank != source)
+    {
+      if (ok)
+      {
+        streams->SetName(vtkSparseGridRepresentation::StreamsArrayName);
+        received->GetFieldData()->AddArray(streams);
+        ok = vtkSparseGridRepresentation::FromPolyData(received, contents, &error);
+      }
+      else
+      {
+        contents = vtkSparseGridRepresentation::Contents();
+      }
+    }
+    return Agree(controller, ok ? Outcome::Done : Outcome::Failed, error);
   }
   // The source's number of arrays decides how many broadcasts follow, on every process.
   int arrays = static_cast<int>(contents.Info.ArrayNames.size());

@@ -7,9 +7,15 @@
 #include "vtkCharArray.h"
 #include "vtkDataSet.h"
 #include "vtkDataSetAttributes.h"
+#include "vtkDoubleArray.h"
+#include "vtkFieldData.h"
+#include "vtkIntArray.h"
 #include "vtkSmartPointer.h"
 
+#include <sparsegrid/codec.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <vector>
 
@@ -52,11 +58,13 @@ std::vector<vtkSmartPointer<vtkSparseGridArrays::ArrayOf<T>>> MakeOutputs(const 
   vtkIdType n)
 {
   std::vector<vtkSmartPointer<vtkSparseGridArrays::ArrayOf<T>>> arrays;
-  for (std::size_t i = 0; i < contents.Coefficients.size(); ++i)
+  for (std::size_t i = 0; i < contents.Info.ArrayNames.size(); ++i)
   {
     auto array = vtkSmartPointer<vtkSparseGridArrays::ArrayOf<T>>::New();
     array->SetName(contents.Info.ArrayNames[i].c_str());
-    array->SetNumberOfComponents(contents.Coefficients[i]->GetNumberOfComponents());
+    array->SetNumberOfComponents(i < contents.Coefficients.size()
+        ? contents.Coefficients[i]->GetNumberOfComponents()
+        : contents.Info.Components[i]);
     array->SetNumberOfTuples(n);
     array->FillValue(T(0));
     arrays.push_back(array);
@@ -227,6 +235,221 @@ Result ReconstructImage(const Contents& contents,
   Attach<T>(arrays, mask, out);
   return Result::Done;
 }
+
+//------------------------------------------------------------------------------------------------
+// Error-bounded encoding: decode the voxels, then interpolate multilinearly between them (the
+// hat-function interpolant of the finest level), so every probe geometry works as before.
+//------------------------------------------------------------------------------------------------
+
+/// Decodes every array into whole-image buffers (components interleaved, as VTK stores them).
+/// Pieces are decoded one by one into their box; boxes that share a layer agree within the bound.
+template<typename T>
+Result DecodeImages(const Contents& contents,
+  vtkSparseGridExecution& exec,
+  std::vector<std::vector<T>>& images,
+  std::string* error)
+{
+  const auto& info = contents.Info;
+  const std::size_t nx = static_cast<std::size_t>(info.ImageDimensions[0]);
+  const std::size_t nxy = nx * static_cast<std::size_t>(info.ImageDimensions[1]);
+  const std::size_t voxels = nxy * static_cast<std::size_t>(info.ImageDimensions[2]);
+  std::uint64_t bytes = 0;
+  for (int nc : info.Components)
+  {
+    bytes += voxels * static_cast<std::uint64_t>(nc) * sizeof(T);
+  }
+  sparsegrid::Status status = sparsegrid::checkAllocation(bytes, "the decoded image");
+  if (!status.ok())
+  {
+    return Fail(error, "decoding", status);
+  }
+  images.assign(info.ArrayNames.size(), std::vector<T>());
+  for (std::size_t i = 0; i < images.size(); ++i)
+  {
+    images[i].resize(voxels * static_cast<std::size_t>(info.Components[i]));
+  }
+  const int pieces = info.NumberOfPieces();
+  const int stages = pieces * info.TotalComponents();
+  int stage = 0;
+  const int levelIndex = info.LevelOfDetail > 0 ? info.LevelOfDetail - 1 : -1;
+  std::vector<T> piece;
+  const std::uint8_t* all = contents.Streams->GetPointer(0);
+  for (int p = 0; p < pieces; ++p)
+  {
+    const int* extent = info.PieceExtents.data() + 6 * p;
+    sparsegrid::codec::Layout layout;
+    for (int a = 0; a < 3; ++a)
+    {
+      layout.dims[a] = static_cast<std::uint64_t>(extent[2 * a + 1] - extent[2 * a] + 1);
+    }
+    const std::size_t pieceVoxels =
+      static_cast<std::size_t>(layout.dims[0] * layout.dims[1] * layout.dims[2]);
+    piece.resize(pieceVoxels);
+    for (std::size_t i = 0; i < images.size(); ++i)
+    {
+      const int nc = info.Components[i];
+      for (int c = 0; c < nc; ++c, ++stage)
+      {
+        exec.SetProgressRange(0.8 * stage / stages, 0.8 * (stage + 1) / stages);
+        const std::size_t k = contents.StreamIndex(p, i, c);
+        sparsegrid::codec::StreamInfo header;
+        status = sparsegrid::codec::inspect(all + contents.StreamOffsets[k],
+          static_cast<std::size_t>(contents.StreamOffsets[k + 1] - contents.StreamOffsets[k]),
+          header);
+        const int level = levelIndex < 0 || levelIndex >= header.levels ? -1 : levelIndex;
+        sparsegrid::ExecutionReport report;
+        if (status.ok())
+        {
+          status = sparsegrid::codec::decode(all + contents.StreamOffsets[k],
+            static_cast<std::size_t>(contents.StreamOffsets[k + 1] - contents.StreamOffsets[k]),
+            level,
+            piece.data(),
+            layout,
+            exec.Options(),
+            &report);
+        }
+        if (!status.ok())
+        {
+          return Fail(error, ("decoding '" + info.ArrayNames[i] + "'").c_str(), status);
+        }
+        exec.Record(report);
+        T* image = images[i].data();
+        std::size_t from = 0;
+        for (std::uint64_t z = 0; z < layout.dims[2]; ++z)
+        {
+          for (std::uint64_t y = 0; y < layout.dims[1]; ++y)
+          {
+            std::size_t to = (static_cast<std::size_t>(extent[4] + z) * nxy +
+                               static_cast<std::size_t>(extent[2] + y) * nx +
+                               static_cast<std::size_t>(extent[0])) *
+                static_cast<std::size_t>(nc) +
+              static_cast<std::size_t>(c);
+            for (std::uint64_t x = 0; x < layout.dims[0]; ++x, ++from, to += nc)
+            {
+              image[to] = piece[from];
+            }
+          }
+        }
+      }
+    }
+  }
+  return Result::Done;
+}
+
+/// Multilinear interpolation of the decoded voxels at the points given by `pointAt`; points
+/// outside the image box (beyond a tiny tolerance) are masked and set to 0.
+template<typename T, typename PointAt>
+Result InterpolateDecoded(const Contents& contents,
+  vtkIdType n,
+  PointAt&& pointAt,
+  vtkSparseGridExecution& exec,
+  vtkDataSetAttributes* out,
+  std::string* error)
+{
+  std::vector<std::vector<T>> images;
+  const Result decoded = DecodeImages<T>(contents, exec, images, error);
+  if (decoded != Result::Done)
+  {
+    return decoded;
+  }
+  const auto& info = contents.Info;
+  auto arrays = MakeOutputs<T>(contents, n);
+  vtkNew<vtkCharArray> mask;
+  mask->SetName(vtkSparseGridProbe::MaskName);
+  mask->SetNumberOfTuples(n);
+  mask->FillValue(0);
+  char* valid = mask->GetPointer(0);
+  const double tolerance = info.Tolerance();
+  const vtkIdType dims[3] = { info.ImageDimensions[0], info.ImageDimensions[1],
+    info.ImageDimensions[2] };
+  const vtkIdType strides[3] = { 1, dims[0], dims[0] * dims[1] };
+  exec.SetProgressRange(0.8, 1.0);
+  std::atomic<bool> aborted(false);
+  auto body = [&](std::size_t begin, std::size_t end)
+  {
+    double x[3];
+    for (std::size_t id = begin; id < end; ++id)
+    {
+      if ((id & 0xffff) == 0 && exec.Options().abort && exec.Options().abort())
+      {
+        aborted = true;
+      }
+      if (aborted)
+      {
+        return;
+      }
+      pointAt(static_cast<vtkIdType>(id), x);
+      vtkIdType base[3] = { 0, 0, 0 };
+      double t[3] = { 0, 0, 0 };
+      bool inside = true;
+      for (int a = 0; a < 3; ++a)
+      {
+        const double lo = info.Bounds[2 * a];
+        const double hi = info.Bounds[2 * a + 1];
+        if (!(x[a] >= lo - tolerance && x[a] <= hi + tolerance))
+        {
+          inside = false;
+          break;
+        }
+        if (dims[a] > 1)
+        {
+          const double u = std::min(
+            static_cast<double>(dims[a] - 1), std::max(0.0, (x[a] - lo) / info.ImageSpacing[a]));
+          base[a] = std::min(dims[a] - 2, static_cast<vtkIdType>(u));
+          t[a] = u - static_cast<double>(base[a]);
+        }
+      }
+      if (!inside)
+      {
+        continue;
+      }
+      valid[id] = 1;
+      for (std::size_t i = 0; i < arrays.size(); ++i)
+      {
+        const int nc = info.Components[i];
+        const T* image = images[i].data();
+        T* values = arrays[i]->GetPointer(0);
+        for (int c = 0; c < nc; ++c)
+        {
+          double sum = 0;
+          // The 2^3 corners; a weight of exactly 0 skips the corner, so a probe point on a voxel
+          // returns that voxel's decoded value exactly.
+          for (int corner = 0; corner < 8; ++corner)
+          {
+            double w = 1;
+            vtkIdType at = 0;
+            for (int a = 0; a < 3; ++a)
+            {
+              const int bit = (corner >> a) & 1;
+              w *= bit ? t[a] : 1 - t[a];
+              at += (base[a] + bit) * strides[a];
+            }
+            if (w != 0)
+            {
+              sum += w * static_cast<double>(image[at * nc + c]);
+            }
+          }
+          values[static_cast<vtkIdType>(id) * nc + c] = static_cast<T>(sum);
+        }
+      }
+    }
+  };
+  if (exec.Options().parallelFor)
+  {
+    exec.Options().parallelFor(static_cast<std::size_t>(n), body);
+  }
+  else
+  {
+    body(0, static_cast<std::size_t>(n));
+  }
+  if (aborted)
+  {
+    return Result::Aborted;
+  }
+  Attach<T>(arrays, mask, out);
+  return Result::Done;
+}
+
 } // namespace
 
 //------------------------------------------------------------------------------------------------
@@ -239,6 +462,27 @@ vtkSparseGridProbe::Result vtkSparseGridProbe::ProbeImage(const Contents& conten
 {
   const auto& info = contents.Info;
   const double tolerance = info.Tolerance();
+  const bool isDouble = info.Precision == sparsegrid::Precision::Double;
+  const vtkIdType nx = image.Dimensions[0];
+  const vtkIdType nxy = nx * image.Dimensions[1];
+  const vtkIdType n = nxy * image.Dimensions[2];
+  auto pointAt = [&](vtkIdType id, double x[3])
+  {
+    const vtkIdType ijk[3] = { id % nx, (id / nx) % image.Dimensions[1], id / nxy };
+    for (int a = 0; a < 3; ++a)
+    {
+      x[a] = image.Origin[a] + ijk[a] * image.Spacing[a];
+    }
+  };
+  if (info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded)
+  {
+    if (usedFastPath)
+    {
+      *usedFastPath = false;
+    }
+    return isDouble ? InterpolateDecoded<double>(contents, n, pointAt, exec, out, error)
+                    : InterpolateDecoded<float>(contents, n, pointAt, exec, out, error);
+  }
   bool isGridAxis[3] = { false, false, false };
   for (int a : info.AxisMap)
   {
@@ -264,7 +508,6 @@ vtkSparseGridProbe::Result vtkSparseGridProbe::ProbeImage(const Contents& conten
   {
     *usedFastPath = fast;
   }
-  const bool isDouble = info.Precision == sparsegrid::Precision::Double;
   if (fast)
   {
     sparsegrid::RegularGrid target;
@@ -278,17 +521,6 @@ vtkSparseGridProbe::Result vtkSparseGridProbe::ProbeImage(const Contents& conten
     return isDouble ? ReconstructImage<double>(contents, target, exec, out, error)
                     : ReconstructImage<float>(contents, target, exec, out, error);
   }
-  const vtkIdType nx = image.Dimensions[0];
-  const vtkIdType nxy = nx * image.Dimensions[1];
-  const vtkIdType n = nxy * image.Dimensions[2];
-  auto pointAt = [&](vtkIdType id, double x[3])
-  {
-    const vtkIdType ijk[3] = { id % nx, (id / nx) % image.Dimensions[1], id / nxy };
-    for (int a = 0; a < 3; ++a)
-    {
-      x[a] = image.Origin[a] + ijk[a] * image.Spacing[a];
-    }
-  };
   return isDouble ? EvaluatePoints<double>(contents, n, pointAt, exec, out, error)
                   : EvaluatePoints<float>(contents, n, pointAt, exec, out, error);
 }
@@ -302,7 +534,55 @@ vtkSparseGridProbe::Result vtkSparseGridProbe::ProbePoints(const Contents& conte
 {
   const vtkIdType n = points->GetNumberOfPoints();
   auto pointAt = [points](vtkIdType id, double x[3]) { points->GetPoint(id, x); };
+  if (contents.Info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded)
+  {
+    // vtkDataSet::GetPoint is thread safe once the dataset is built; build it here, serially.
+    if (n > 0)
+    {
+      double x[3];
+      points->GetPoint(0, x);
+    }
+    return contents.Info.Precision == sparsegrid::Precision::Double
+      ? InterpolateDecoded<double>(contents, n, pointAt, exec, out, error)
+      : InterpolateDecoded<float>(contents, n, pointAt, exec, out, error);
+  }
   return contents.Info.Precision == sparsegrid::Precision::Double
     ? EvaluatePoints<double>(contents, n, pointAt, exec, out, error)
     : EvaluatePoints<float>(contents, n, pointAt, exec, out, error);
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridProbe::AnnotateBounds(const Contents& contents,
+  vtkFieldData* fieldData,
+  std::string* error)
+{
+  if (contents.Info.Kind != vtkSparseGridRepresentation::Encoding::ErrorBounded || !fieldData)
+  {
+    return true;
+  }
+  std::vector<double> bounds;
+  int levels = 0;
+  if (!vtkSparseGridRepresentation::LevelOfDetailBounds(
+        contents, contents.Info.LevelOfDetail, bounds, levels, error))
+  {
+    return false;
+  }
+  vtkNew<vtkDoubleArray> bound;
+  bound->SetName("SparseGrid.ErrorBound");
+  for (double b : bounds)
+  {
+    bound->InsertNextValue(b);
+  }
+  fieldData->AddArray(bound);
+  vtkNew<vtkIntArray> lod;
+  lod->SetName("SparseGrid.LevelOfDetail");
+  lod->InsertNextValue(contents.Info.LevelOfDetail > 0 && contents.Info.LevelOfDetail < levels
+      ? contents.Info.LevelOfDetail
+      : levels);
+  fieldData->AddArray(lod);
+  vtkNew<vtkIntArray> available;
+  available->SetName("SparseGrid.LevelsAvailable");
+  available->InsertNextValue(levels);
+  fieldData->AddArray(available);
+  return true;
 }

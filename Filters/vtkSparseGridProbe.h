@@ -13,6 +13,7 @@
 
 class vtkDataSet;
 class vtkDataSetAttributes;
+class vtkFieldData;
 class vtkSparseGridExecution;
 
 namespace vtkSparseGridProbe
@@ -46,6 +47,15 @@ Result ProbeImage(const vtkSparseGridRepresentation::Contents& contents,
   vtkDataSetAttributes* out,
   std::string* error,
   bool* usedFastPath = nullptr);
+
+/**
+ * Error-bounded representations: records in `fieldData` the levels decoded
+ * (SparseGrid.LevelOfDetail, SparseGrid.LevelsAvailable) and the bound that holds at every
+ * voxel of the original image, per array (SparseGrid.ErrorBound). No-op for the fixed level.
+ */
+bool AnnotateBounds(const vtkSparseGridRepresentation::Contents& contents,
+  vtkFieldData* fieldData,
+  std::string* error);
 
 /// Adds the reconstructed arrays and the mask to `out` for the points of any dataset.
 Result ProbePoints(const vtkSparseGridRepresentation::Contents& contents,

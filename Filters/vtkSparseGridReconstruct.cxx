@@ -143,6 +143,7 @@ int vtkSparseGridReconstruct::RequestData(vtkInformation*,
       output->Crop(piece);
     }
   }
+  contents.Info.LevelOfDetail = this->LevelOfDetail;
   sparsegrid::Optimizations optimizations;
   optimizations.chunkSize = this->ChunkSize;
   vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, optimizations);
@@ -170,8 +171,14 @@ int vtkSparseGridReconstruct::RequestData(vtkInformation*,
     result =
       vtkSparseGridProbe::ProbePoints(contents, output, exec, output->GetPointData(), &error);
   }
+  if (result == vtkSparseGridProbe::Result::Done &&
+    !vtkSparseGridProbe::AnnotateBounds(contents, output->GetFieldData(), &error))
+  {
+    result = vtkSparseGridProbe::Result::Failed;
+  }
   if (result == vtkSparseGridProbe::Result::Aborted)
   {
+    output->Initialize(); // an aborted filter leaves an empty output, as documented
     return 1;
   }
   if (result == vtkSparseGridProbe::Result::Failed)

@@ -69,6 +69,17 @@ public:
    */
   vtkGetMacro(UsedImagePath, bool);
 
+  ///@{
+  /**
+   * Error-bounded representations: decode only the first LevelOfDetail levels (coarsest
+   * first; 0, the default, decodes all). Fewer levels are faster and looser; the output's
+   * field data SparseGrid.ErrorBound says which bound then holds, per array. Ignored for the
+   * fixed-level sparse grid.
+   */
+  vtkSetClampMacro(LevelOfDetail, int, 0, 64);
+  vtkGetMacro(LevelOfDetail, int);
+  ///@}
+
 protected:
   vtkSparseGridReconstruct();
   ~vtkSparseGridReconstruct() override;
@@ -79,6 +90,7 @@ protected:
 
   int Backend = 0;
   int ChunkSize = 256;
+  int LevelOfDetail = 0;
   int NumberOfThreads = 0;
   bool UsedImagePath = false;
 

@@ -14,6 +14,9 @@
 #include "vtkSMPTools.h"
 #include "vtkStringArray.h"
 #include "vtkTypeInt64Array.h"
+#include "vtkUnsignedCharArray.h"
+
+#include <sparsegrid/codec.h>
 
 #include <algorithm>
 #include <cmath>
@@ -43,6 +46,20 @@ const char* const TimeSecondsName = "SparseGrid.TimeSeconds";
 const char* const MaxAbsErrorName = "SparseGrid.MaxAbsError";
 const char* const RMSEName = "SparseGrid.RMSE";
 const char* const PSNRName = "SparseGrid.PSNR";
+const char* const SummaryName = "SparseGrid.Summary";
+// Error-bounded encoding (FormatVersion 2).
+const char* const EncodingName = "SparseGrid.Encoding";
+const char* const ArrayComponentsName = "SparseGrid.ArrayComponents";
+const char* const ErrorBoundModeName = "SparseGrid.ErrorBoundMode";
+const char* const ErrorBoundName = "SparseGrid.ErrorBound";
+const char* const AbsoluteErrorBoundName = "SparseGrid.AbsoluteErrorBound";
+const char* const PieceExtentsName = "SparseGrid.PieceExtents";
+const char* const LevelOfDetailName = "SparseGrid.LevelOfDetail";
+const char* const LevelOfDetailBoundName = "SparseGrid.LevelOfDetailBound";
+const char* const StoredBytesName = "SparseGrid.StoredBytes";
+const char* const StreamsName = vtkSparseGridRepresentation::StreamsArrayName;
+const char* const StreamOffsetsName = "SparseGrid.StreamOffsets";
+constexpr int MaxPieces = 1 << 16;
 
 // Generous bounds that no valid file exceeds but that keep a hostile one from asking for
 // absurd allocations before the grid's own memory check runs.
@@ -282,6 +299,80 @@ bool vtkSparseGridRepresentation::HasRepresentation(vtkFieldData* fieldData)
 }
 
 //------------------------------------------------------------------------------------------------
+int vtkSparseGridRepresentation::Description::TotalComponents() const
+{
+  int total = 0;
+  for (int nc : this->Components)
+  {
+    total += nc;
+  }
+  return total;
+}
+
+//------------------------------------------------------------------------------------------------
+std::size_t vtkSparseGridRepresentation::Contents::StreamIndex(int piece,
+  std::size_t array,
+  int component) const
+{
+  std::size_t index = static_cast<std::size_t>(piece) *
+    static_cast<std::size_t>(this->Info.TotalComponents());
+  for (std::size_t i = 0; i < array; ++i)
+  {
+    index += static_cast<std::size_t>(this->Info.Components[i]);
+  }
+  return index + static_cast<std::size_t>(component);
+}
+
+//------------------------------------------------------------------------------------------------
+std::string vtkSparseGridRepresentation::MakeSummary(const Description& info)
+{
+  std::ostringstream os;
+  os.precision(3);
+  os << info.CompressionRatio << ":1";
+  if (info.Kind == Encoding::ErrorBounded)
+  {
+    double worst = 0, bound = 0;
+    for (std::size_t i = 0; i < info.AbsoluteBound.size(); ++i)
+    {
+      bound = std::max(bound, info.AbsoluteBound[i]);
+      if (i < info.MaxAbsError.size())
+      {
+        worst = std::max(worst, info.MaxAbsError[i]);
+      }
+    }
+    if (!info.MaxAbsError.empty())
+    {
+      os << ", max error " << worst << " <= bound " << bound;
+    }
+    else
+    {
+      os << ", bound " << bound;
+    }
+    os << " (" << (info.BoundMode == BOUND_RELATIVE ? "relative " : "absolute ")
+       << info.RequestedBound << ")";
+  }
+  else
+  {
+    os << ", fixed level " << info.Grid.level() << " (no error bound)";
+  }
+  if (!info.PSNR.empty())
+  {
+    double psnr = info.PSNR[0];
+    for (double p : info.PSNR)
+    {
+      psnr = std::min(psnr, p);
+    }
+    os << ", PSNR " << psnr << " dB";
+  }
+  if (info.Kind == Encoding::ErrorBounded && info.StoredBytes > 0)
+  {
+    os.precision(4);
+    os << ", " << static_cast<double>(info.StoredBytes) / 1024.0 << " KiB";
+  }
+  return os.str();
+}
+
+//------------------------------------------------------------------------------------------------
 void vtkSparseGridRepresentation::WriteFieldData(const Description& info, vtkFieldData* fd)
 {
   if (!fd)
@@ -297,18 +388,25 @@ void vtkSparseGridRepresentation::WriteFieldData(const Description& info, vtkFie
       fd->RemoveArray(i);
     }
   }
-  const int version = FormatVersion;
-  const int dims = info.Grid.dimensions();
-  const int level = info.Grid.level();
-  const int boundary = info.Grid.boundary() ? 1 : 0;
+  // First, so that the Information panel shows it at the top.
+  AddString(fd, SummaryName, info.Summary.empty() ? MakeSummary(info) : info.Summary);
+  const bool coded = info.Kind == Encoding::ErrorBounded;
+  const int version = coded ? ErrorBoundedFormatVersion : FormatVersion;
+  const int dims = static_cast<int>(info.AxisMap.size());
   AddField<vtkIntArray>(fd, FormatVersionName, &version, 1);
+  AddString(fd, EncodingName, coded ? "ErrorBounded" : "SparseGrid");
   AddField<vtkIntArray>(fd, DimensionsName, &dims, 1);
-  AddField<vtkIntArray>(fd, LevelName, &level, 1);
-  // An empty caps vector means "not truncated", i.e. every cap equals the level.
-  std::vector<int> caps = info.Grid.caps();
-  caps.resize(static_cast<std::size_t>(dims), level);
-  AddField<vtkIntArray>(fd, LevelCapsName, caps.data(), dims);
-  AddField<vtkIntArray>(fd, BoundaryName, &boundary, 1);
+  if (!coded)
+  {
+    const int level = info.Grid.level();
+    const int boundary = info.Grid.boundary() ? 1 : 0;
+    AddField<vtkIntArray>(fd, LevelName, &level, 1);
+    // An empty caps vector means "not truncated", i.e. every cap equals the level.
+    std::vector<int> caps = info.Grid.caps();
+    caps.resize(static_cast<std::size_t>(dims), level);
+    AddField<vtkIntArray>(fd, LevelCapsName, caps.data(), dims);
+    AddField<vtkIntArray>(fd, BoundaryName, &boundary, 1);
+  }
   AddField<vtkIntArray>(fd, AxisMapName, info.AxisMap.data(), dims);
   AddField<vtkDoubleArray>(fd, BoundsName, info.Bounds, 6);
   AddField<vtkIntArray>(fd, ImageDimensionsName, info.ImageDimensions, 3);
@@ -322,13 +420,34 @@ void vtkSparseGridRepresentation::WriteFieldData(const Description& info, vtkFie
     names->InsertNextValue(name);
   }
   fd->AddArray(names);
-  const vtkTypeInt64 count = static_cast<vtkTypeInt64>(info.Grid.size());
-  AddField<vtkTypeInt64Array>(fd, NumberOfCoefficientsName, &count, 1);
+  const vtkIdType arrays = static_cast<vtkIdType>(info.ArrayNames.size());
+  if (coded)
+  {
+    AddField<vtkIntArray>(fd, ArrayComponentsName, info.Components.data(), arrays);
+    AddString(fd, ErrorBoundModeName, info.BoundMode == BOUND_RELATIVE ? "Relative" : "Absolute");
+    AddField<vtkDoubleArray>(fd, ErrorBoundName, &info.RequestedBound, 1);
+    AddField<vtkDoubleArray>(fd, AbsoluteErrorBoundName, info.AbsoluteBound.data(), arrays);
+    AddField<vtkIntArray>(fd,
+      PieceExtentsName,
+      info.PieceExtents.data(),
+      static_cast<vtkIdType>(info.PieceExtents.size()));
+    AddField<vtkIntArray>(fd, LevelOfDetailName, &info.LevelOfDetail, 1);
+    if (info.LevelBound.size() == info.ArrayNames.size() && !info.LevelBound.empty())
+    {
+      AddField<vtkDoubleArray>(fd, LevelOfDetailBoundName, info.LevelBound.data(), arrays);
+    }
+    const vtkTypeInt64 stored = static_cast<vtkTypeInt64>(info.StoredBytes);
+    AddField<vtkTypeInt64Array>(fd, StoredBytesName, &stored, 1);
+  }
+  else
+  {
+    const vtkTypeInt64 count = static_cast<vtkTypeInt64>(info.Grid.size());
+    AddField<vtkTypeInt64Array>(fd, NumberOfCoefficientsName, &count, 1);
+  }
   AddField<vtkDoubleArray>(fd, CompressionRatioName, &info.CompressionRatio, 1);
   AddString(fd, BackendName, info.Backend);
   AddString(fd, BackendNoteName, info.BackendNote);
   AddField<vtkDoubleArray>(fd, TimeSecondsName, &info.TimeSeconds, 1);
-  const vtkIdType arrays = static_cast<vtkIdType>(info.ArrayNames.size());
   if (info.MaxAbsError.size() == info.ArrayNames.size() && !info.ArrayNames.empty() &&
     info.RMSE.size() == info.ArrayNames.size() && info.PSNR.size() == info.ArrayNames.size())
   {
@@ -354,11 +473,14 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
   {
     return false;
   }
-  if (ints[0] != FormatVersion)
+  if (ints[0] != FormatVersion && ints[0] != ErrorBoundedFormatVersion)
   {
     return Fail(error,
-      "unsupported SparseGrid.FormatVersion " + std::to_string(ints[0]) + " (this build reads 1)");
+      "unsupported SparseGrid.FormatVersion " + std::to_string(ints[0]) +
+        " (this build reads 1 and 2)");
   }
+  const bool coded = ints[0] == ErrorBoundedFormatVersion;
+  info.Kind = coded ? Encoding::ErrorBounded : Encoding::SparseGrid;
   if (!ReadIntegers(fd, DimensionsName, 1, 1, 3, ints, error))
   {
     return false;
@@ -366,20 +488,23 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
   const int dims = ints[0];
   sparsegrid::GridSpec spec;
   spec.dimensions = dims;
-  if (!ReadIntegers(fd, LevelName, 1, 1, MaxLevel, ints, error))
+  if (!coded)
   {
-    return false;
+    if (!ReadIntegers(fd, LevelName, 1, 1, MaxLevel, ints, error))
+    {
+      return false;
+    }
+    spec.level = ints[0];
+    if (!ReadIntegers(fd, LevelCapsName, dims, 0, sparsegrid::MaxAxisLevel, spec.caps, error))
+    {
+      return false;
+    }
+    if (!ReadIntegers(fd, BoundaryName, 1, 0, 1, ints, error))
+    {
+      return false;
+    }
+    spec.boundary = ints[0] == 1;
   }
-  spec.level = ints[0];
-  if (!ReadIntegers(fd, LevelCapsName, dims, 0, sparsegrid::MaxAxisLevel, spec.caps, error))
-  {
-    return false;
-  }
-  if (!ReadIntegers(fd, BoundaryName, 1, 0, 1, ints, error))
-  {
-    return false;
-  }
-  spec.boundary = ints[0] == 1;
   if (!ReadIntegers(fd, AxisMapName, dims, 0, 2, info.AxisMap, error))
   {
     return false;
@@ -477,30 +602,149 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
     }
     info.ArrayNames.push_back(name);
   }
+  const std::size_t arrays = info.ArrayNames.size();
 
-  // Count first: a hostile level must fail here, not inside an allocation.
-  std::uint64_t points = 0, blocks = 0;
-  sparsegrid::Status status = sparsegrid::Grid::count(spec, points, blocks);
-  if (status.ok())
+  if (coded)
   {
-    status = sparsegrid::Grid::create(spec, info.Grid, memoryLimitBytes);
+    // The image box is the compressed box: the codec keeps the voxels where they are.
+    for (int a = 0; a < 3; ++a)
+    {
+      const double hi = info.ImageOrigin[a] + (info.ImageDimensions[a] - 1) * info.ImageSpacing[a];
+      const double scale = std::max({ 1.0, std::abs(info.ImageOrigin[a]), std::abs(hi) });
+      if (std::abs(info.Bounds[2 * a] - info.ImageOrigin[a]) > 1e-9 * scale ||
+        std::abs(info.Bounds[2 * a + 1] - hi) > 1e-9 * scale)
+      {
+        return Fail(error, "SparseGrid.Bounds does not match the image geometry on axis " +
+            std::to_string(a));
+      }
+    }
+    if (!ReadIntegers(fd,
+          ArrayComponentsName,
+          static_cast<vtkIdType>(arrays),
+          1,
+          MaxComponents,
+          info.Components,
+          error))
+    {
+      return false;
+    }
+    if (!ReadString(fd, ErrorBoundModeName, true, text, error))
+    {
+      return false;
+    }
+    if (text == "Absolute" || text == "Relative")
+    {
+      info.BoundMode = text == "Absolute" ? BOUND_ABSOLUTE : BOUND_RELATIVE;
+    }
+    else
+    {
+      return Fail(
+        error, "SparseGrid.ErrorBoundMode must be Absolute or Relative, not '" + text + "'");
+    }
+    if (!ReadFinite(fd, ErrorBoundName, 1, true, values, present, error))
+    {
+      return false;
+    }
+    info.RequestedBound = values[0];
+    if (!ReadFinite(fd,
+          AbsoluteErrorBoundName,
+          static_cast<vtkIdType>(arrays),
+          true,
+          info.AbsoluteBound,
+          present,
+          error))
+    {
+      return false;
+    }
+    if (!(info.RequestedBound > 0))
+    {
+      return Fail(error, "SparseGrid.ErrorBound must be positive");
+    }
+    for (double b : info.AbsoluteBound)
+    {
+      if (!(b > 0))
+      {
+        return Fail(error, "SparseGrid.AbsoluteErrorBound must be positive");
+      }
+    }
+    vtkAbstractArray* extents = fd->GetAbstractArray(PieceExtentsName);
+    const vtkIdType extentValues = extents ? extents->GetNumberOfValues() : 0;
+    if (extentValues < 6 || extentValues % 6 != 0 || extentValues / 6 > MaxPieces)
+    {
+      return Fail(error, "SparseGrid.PieceExtents must hold 6 values for each of 1 to 65536 pieces");
+    }
+    if (!ReadIntegers(fd, PieceExtentsName, extentValues, 0, 1 << 30, info.PieceExtents, error))
+    {
+      return false;
+    }
+    for (std::size_t p = 0; p < info.PieceExtents.size(); p += 6)
+    {
+      for (int a = 0; a < 3; ++a)
+      {
+        const int lo = info.PieceExtents[p + 2 * a];
+        const int hi = info.PieceExtents[p + 2 * a + 1];
+        if (lo > hi || hi >= info.ImageDimensions[a])
+        {
+          return Fail(error,
+            "SparseGrid.PieceExtents: piece " + std::to_string(p / 6) +
+              " is empty or lies outside the image on axis " + std::to_string(a));
+        }
+      }
+    }
+    if (!ReadIntegers(fd, LevelOfDetailName, 1, 0, 1 << 10, ints, error))
+    {
+      return false;
+    }
+    info.LevelOfDetail = ints[0];
+    if (!ReadFinite(fd,
+          LevelOfDetailBoundName,
+          static_cast<vtkIdType>(arrays),
+          false,
+          info.LevelBound,
+          present,
+          error))
+    {
+      return false;
+    }
+    if (!ReadNumbers(fd, StoredBytesName, 1, false, values, present, error))
+    {
+      return false;
+    }
+    if (present)
+    {
+      if (!(values[0] >= 0 && values[0] < 9.2e18))
+      {
+        return Fail(error, "SparseGrid.StoredBytes holds an invalid value");
+      }
+      info.StoredBytes = static_cast<std::uint64_t>(values[0]);
+    }
   }
-  if (!status.ok())
+  else
   {
-    return Fail(error,
-      std::string("invalid sparse grid (") + sparsegrid::toString(status.code()) +
-        "): " + status.message());
-  }
-  if (!ReadNumbers(fd, NumberOfCoefficientsName, 1, true, values, present, error))
-  {
-    return false;
-  }
-  if (!(values[0] == static_cast<double>(info.Grid.size())))
-  {
-    std::ostringstream os;
-    os << "SparseGrid.NumberOfCoefficients is " << values[0] << " but the grid has "
-       << info.Grid.size() << " points";
-    return Fail(error, os.str());
+    // Count first: a hostile level must fail here, not inside an allocation.
+    std::uint64_t points = 0, blocks = 0;
+    sparsegrid::Status status = sparsegrid::Grid::count(spec, points, blocks);
+    if (status.ok())
+    {
+      status = sparsegrid::Grid::create(spec, info.Grid, memoryLimitBytes);
+    }
+    if (!status.ok())
+    {
+      return Fail(error,
+        std::string("invalid sparse grid (") + sparsegrid::toString(status.code()) +
+          "): " + status.message());
+    }
+    if (!ReadNumbers(fd, NumberOfCoefficientsName, 1, true, values, present, error))
+    {
+      return false;
+    }
+    if (!(values[0] == static_cast<double>(info.Grid.size())))
+    {
+      std::ostringstream os;
+      os << "SparseGrid.NumberOfCoefficients is " << values[0] << " but the grid has "
+         << info.Grid.size() << " points";
+      return Fail(error, os.str());
+    }
   }
 
   // Informational fields: optional, but checked when present.
@@ -515,11 +759,11 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
   }
   info.TimeSeconds = present ? values[0] : 0.0;
   if (!ReadString(fd, BackendName, false, info.Backend, error) ||
-    !ReadString(fd, BackendNoteName, false, info.BackendNote, error))
+    !ReadString(fd, BackendNoteName, false, info.BackendNote, error) ||
+    !ReadString(fd, SummaryName, false, info.Summary, error))
   {
     return false;
   }
-  const std::size_t arrays = info.ArrayNames.size();
   if (!ReadMetric(fd, MaxAbsErrorName, arrays, false, info.MaxAbsError, error) ||
     !ReadMetric(fd, RMSEName, arrays, false, info.RMSE, error) ||
     !ReadMetric(fd, PSNRName, arrays, true, info.PSNR, error))
@@ -528,6 +772,84 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
   }
   return true;
 }
+
+//------------------------------------------------------------------------------------------------
+namespace
+{
+/// Error-bounded contents: the streams and their offsets, each stream's header checked against
+/// its piece (the codec validates the rest when decoding).
+bool ReadStreams(vtkFieldData* fd, vtkSparseGridRepresentation::Contents& contents, std::string* error)
+{
+  const auto& info = contents.Info;
+  auto* streams = vtkUnsignedCharArray::SafeDownCast(fd->GetAbstractArray(StreamsName));
+  if (!streams || streams->GetNumberOfComponents() != 1)
+  {
+    return Fail(error, std::string(StreamsName) + " is missing or not a byte array");
+  }
+  const std::size_t count = static_cast<std::size_t>(info.NumberOfPieces()) *
+    static_cast<std::size_t>(info.TotalComponents());
+  auto* offsets = vtkTypeInt64Array::SafeDownCast(fd->GetAbstractArray(StreamOffsetsName));
+  if (!offsets || offsets->GetNumberOfValues() != static_cast<vtkIdType>(count + 1))
+  {
+    return Fail(error,
+      std::string(StreamOffsetsName) + " must be a 64-bit integer array of " +
+        std::to_string(count + 1) + " values (pieces x components + 1)");
+  }
+  const std::uint64_t total = static_cast<std::uint64_t>(streams->GetNumberOfValues());
+  contents.StreamOffsets.resize(count + 1);
+  for (std::size_t k = 0; k <= count; ++k)
+  {
+    const vtkTypeInt64 v = offsets->GetValue(static_cast<vtkIdType>(k));
+    if (v < 0 || static_cast<std::uint64_t>(v) > total ||
+      (k > 0 && static_cast<std::uint64_t>(v) < contents.StreamOffsets[k - 1]) ||
+      (k == 0 && v != 0) || (k == count && static_cast<std::uint64_t>(v) != total))
+    {
+      return Fail(error, std::string(StreamOffsetsName) + " is not an increasing split of " +
+          StreamsName);
+    }
+    contents.StreamOffsets[k] = static_cast<std::uint64_t>(v);
+  }
+  const std::uint8_t* bytes = streams->GetPointer(0);
+  for (int p = 0; p < info.NumberOfPieces(); ++p)
+  {
+    const int* extent = info.PieceExtents.data() + 6 * p;
+    for (std::size_t i = 0; i < info.ArrayNames.size(); ++i)
+    {
+      for (int c = 0; c < info.Components[i]; ++c)
+      {
+        const std::size_t k = contents.StreamIndex(p, i, c);
+        sparsegrid::codec::StreamInfo header;
+        const sparsegrid::Status status = sparsegrid::codec::inspect(bytes + contents.StreamOffsets[k],
+          static_cast<std::size_t>(contents.StreamOffsets[k + 1] - contents.StreamOffsets[k]),
+          header);
+        if (!status.ok())
+        {
+          return Fail(error,
+            "the coded stream of '" + info.ArrayNames[i] + "' (piece " + std::to_string(p) +
+              ", component " + std::to_string(c) + ") is damaged: " + status.message());
+        }
+        for (int a = 0; a < 3; ++a)
+        {
+          if (header.dims[a] != static_cast<std::uint64_t>(extent[2 * a + 1] - extent[2 * a] + 1))
+          {
+            return Fail(error,
+              "the coded stream of '" + info.ArrayNames[i] + "' (piece " + std::to_string(p) +
+                ") does not match the size of its piece");
+          }
+        }
+        if (!(header.absoluteBound <= info.AbsoluteBound[i] * (1 + 1e-12)))
+        {
+          return Fail(error,
+            "the coded stream of '" + info.ArrayNames[i] +
+              "' was coded with a looser bound than SparseGrid.AbsoluteErrorBound says");
+        }
+      }
+    }
+  }
+  contents.Streams = streams;
+  return true;
+}
+} // namespace
 
 //------------------------------------------------------------------------------------------------
 bool vtkSparseGridRepresentation::FromPolyData(vtkPolyData* input,
@@ -551,6 +873,10 @@ bool vtkSparseGridRepresentation::FromPolyData(vtkPolyData* input,
     return false;
   }
   const Description& info = contents.Info;
+  if (info.Kind == Encoding::ErrorBounded)
+  {
+    return ReadStreams(input->GetFieldData(), contents, error);
+  }
   const vtkIdType size = static_cast<vtkIdType>(info.Grid.size());
   for (const auto& name : info.ArrayNames)
   {
@@ -675,5 +1001,92 @@ bool vtkSparseGridRepresentation::ToPolyData(const Description& info,
   }
   output->GetPointData()->SetActiveScalars(info.ArrayNames[0].c_str());
   WriteFieldData(info, output->GetFieldData());
+  return true;
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridRepresentation::ToCodedPolyData(const Description& info,
+  vtkUnsignedCharArray* streams,
+  const std::vector<std::uint64_t>& offsets,
+  vtkPolyData* output,
+  std::string* error)
+{
+  if (!output)
+  {
+    return Fail(error, "no output polydata");
+  }
+  output->Initialize();
+  const std::size_t count = static_cast<std::size_t>(info.NumberOfPieces()) *
+    static_cast<std::size_t>(info.TotalComponents());
+  if (info.Kind != Encoding::ErrorBounded || !streams || count == 0 ||
+    offsets.size() != count + 1 || info.Components.size() != info.ArrayNames.size() ||
+    offsets.back() != static_cast<std::uint64_t>(streams->GetNumberOfValues()))
+  {
+    return Fail(error, "invalid description: the streams do not match the pieces and arrays");
+  }
+  WriteFieldData(info, output->GetFieldData());
+  // Shallow: the streams are the payload, and in situ their memory is what we exist to save.
+  vtkNew<vtkUnsignedCharArray> shared;
+  shared->ShallowCopy(streams);
+  shared->SetName(StreamsName);
+  output->GetFieldData()->AddArray(shared);
+  vtkNew<vtkTypeInt64Array> table;
+  table->SetName(StreamOffsetsName);
+  table->SetNumberOfValues(static_cast<vtkIdType>(offsets.size()));
+  for (std::size_t k = 0; k < offsets.size(); ++k)
+  {
+    table->SetValue(static_cast<vtkIdType>(k), static_cast<vtkTypeInt64>(offsets[k]));
+  }
+  output->GetFieldData()->AddArray(table);
+  return true;
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridRepresentation::HoldsPayload(vtkPolyData* data)
+{
+  return data &&
+    (data->GetNumberOfPoints() > 0 || data->GetFieldData()->GetAbstractArray(StreamsName));
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridRepresentation::LevelOfDetailBounds(const Contents& contents,
+  int levelOfDetail,
+  std::vector<double>& bounds,
+  int& levels,
+  std::string* error)
+{
+  const Description& info = contents.Info;
+  bounds.assign(info.ArrayNames.size(), 0.0);
+  levels = 0;
+  if (info.Kind != Encoding::ErrorBounded || !contents.Streams)
+  {
+    return Fail(error, "levels of detail exist for the error-bounded encoding only");
+  }
+  const std::uint8_t* all = contents.Streams->GetPointer(0);
+  levels = std::numeric_limits<int>::max();
+  for (int p = 0; p < info.NumberOfPieces(); ++p)
+  {
+    for (std::size_t i = 0; i < info.ArrayNames.size(); ++i)
+    {
+      for (int c = 0; c < info.Components[i]; ++c)
+      {
+        const std::size_t k = contents.StreamIndex(p, i, c);
+        sparsegrid::codec::StreamInfo header;
+        const sparsegrid::Status status = sparsegrid::codec::inspect(all + contents.StreamOffsets[k],
+          static_cast<std::size_t>(contents.StreamOffsets[k + 1] - contents.StreamOffsets[k]),
+          header);
+        if (!status.ok() || header.levelBound.empty())
+        {
+          return Fail(error, "a coded stream is damaged: " + status.message());
+        }
+        levels = std::min(levels, header.levels);
+        const int index = levelOfDetail <= 0 || levelOfDetail > header.levels
+          ? header.levels - 1
+          : levelOfDetail - 1;
+        bounds[i] =
+          std::max(bounds[i], header.levelBound[static_cast<std::size_t>(std::max(0, index))]);
+      }
+    }
+  }
   return true;
 }

@@ -21,6 +21,14 @@
  * vtkSparseGridRepresentation::WriteFieldData(d, fieldData);
  * @endcode
  *
+ * Two encodings share the metadata (image geometry, arrays, precision, metrics):
+ * - `Encoding::SparseGrid` (FormatVersion 1): the fixed-level sparse grid; coefficients as point
+ *   data of one point per grid point.
+ * - `Encoding::ErrorBounded` (FormatVersion 2): the error-bounded codec of
+ *   `sparsegrid/codec.h`; no points at all, the coded streams live in the field data
+ *   (`SparseGrid.Streams`, one byte array, and `SparseGrid.StreamOffsets`), so the
+ *   representation in memory is the stored bytes plus a few hundred bytes of metadata.
+ *
  * Every function returns false with a message in `error` instead of throwing.
  * The class is not wrapped: its API uses sparsegrid:: types.
  */
@@ -29,6 +37,7 @@
 
 #include "SparseGridFiltersModule.h" // for the export macro
 #include "vtkSmartPointer.h"         // for Contents::Coefficients
+#include "vtkUnsignedCharArray.h"    // for Contents::Streams
 
 #include <sparsegrid/sparsegrid.h> // for sparsegrid::Grid
 
@@ -43,8 +52,23 @@ class vtkPolyData;
 class SPARSEGRIDFILTERS_EXPORT vtkSparseGridRepresentation
 {
 public:
-  /// Value of SparseGrid.FormatVersion written and accepted.
+  /// SparseGrid.FormatVersion of the fixed-level encoding (unchanged since the first release).
   static constexpr int FormatVersion = 1;
+  /// SparseGrid.FormatVersion of the error-bounded encoding (readers of version 1 refuse it).
+  static constexpr int ErrorBoundedFormatVersion = 2;
+
+  enum class Encoding
+  {
+    SparseGrid,  ///< fixed-level sparse grid: hierarchical surpluses of a truncated grid
+    ErrorBounded ///< error-bounded codec streams (sparsegrid/codec.h), one per piece/component
+  };
+  /// ErrorBoundMode of Sparse Grid Hierarchize; Off is the fixed-level sparse grid.
+  enum BoundModes
+  {
+    BOUND_OFF = 0,
+    BOUND_ABSOLUTE = 1,
+    BOUND_RELATIVE = 2
+  };
 
   /// The SparseGrid.* field data as C++ values (names follow docs/representation.md).
   struct Description
@@ -63,6 +87,28 @@ public:
     double TimeSeconds = 0;
     /// Empty, or one value per array (all components together).
     std::vector<double> MaxAbsError, RMSE, PSNR;
+    /// One line for the Information panel: ratio, error against the bound, size.
+    std::string Summary;
+
+    Encoding Kind = Encoding::SparseGrid;
+    //@{
+    /// Error-bounded encoding only.
+    int BoundMode = BOUND_OFF;           ///< BOUND_ABSOLUTE or BOUND_RELATIVE as requested
+    double RequestedBound = 0;           ///< the ErrorBound property (relative or absolute)
+    std::vector<int> Components;         ///< per array
+    std::vector<double> AbsoluteBound;   ///< per array: the bound every voxel keeps
+    /// Pieces the image was coded in (one per process that held data), 6 extent values each,
+    /// 0-based in ImageDimensions. Pieces may share a boundary layer, as VTK's pieces do.
+    std::vector<int> PieceExtents;
+    /// Levels of detail decoded by consumers (0 = all) and the bound that then holds, per array.
+    int LevelOfDetail = 0;
+    std::vector<double> LevelBound;
+    /// Bytes of the coded streams (what a file stores for the arrays).
+    std::uint64_t StoredBytes = 0;
+    //@}
+
+    int NumberOfPieces() const { return static_cast<int>(this->PieceExtents.size() / 6); }
+    int TotalComponents() const;
 
     /**
      * Maps a physical point to unit coordinates (Grid.dimensions() values). Returns false when
@@ -77,12 +123,32 @@ public:
     double Tolerance() const;
   };
 
-  /// A validated representation: metadata plus one float/double array per name.
+  /// A validated representation: metadata plus one float/double array per name (fixed-level
+  /// encoding) or the coded streams (error-bounded encoding).
   struct Contents
   {
     Description Info;
     std::vector<vtkSmartPointer<vtkDataArray>> Coefficients; ///< same order as Info.ArrayNames
+    /// Error-bounded: all streams, piece-major, then array, then component; stream k is
+    /// bytes [StreamOffsets[k], StreamOffsets[k + 1]).
+    vtkSmartPointer<vtkUnsignedCharArray> Streams;
+    std::vector<std::uint64_t> StreamOffsets;
+    /// Stream index of (piece, array, component).
+    std::size_t StreamIndex(int piece, std::size_t array, int component) const;
   };
+
+  /**
+   * Error-bounded encoding: an output with no points whose field data holds the metadata and
+   * the streams (shallow). `streams` and `offsets` as in Contents.
+   */
+  static bool ToCodedPolyData(const Description& info,
+    vtkUnsignedCharArray* streams,
+    const std::vector<std::uint64_t>& offsets,
+    vtkPolyData* output,
+    std::string* error);
+
+  /// Builds Summary from the metrics (called by the writers of a Description).
+  static std::string MakeSummary(const Description& info);
 
   /**
    * Fills `output` (cleared first) with points at the physical positions of the grid points,
@@ -112,6 +178,23 @@ public:
 
   /// Replaces the SparseGrid.* arrays of `fieldData` with those of `info`.
   static void WriteFieldData(const Description& info, vtkFieldData* fieldData);
+
+  /// Name of the field array that holds the coded streams (error-bounded encoding).
+  static constexpr const char* StreamsArrayName = "SparseGrid.Streams";
+
+  /// True when `data` holds the payload (coefficients or coded streams), not only metadata: in a
+  /// distributed run only piece 0 does.
+  static bool HoldsPayload(vtkPolyData* data);
+
+  /**
+   * Error-bounded: the bound that holds, per array, when consumers decode `levelOfDetail`
+   * levels (0: all) and the number of levels the streams have (the smallest over streams).
+   */
+  static bool LevelOfDetailBounds(const Contents& contents,
+    int levelOfDetail,
+    std::vector<double>& bounds,
+    int& levels,
+    std::string* error);
 
   /// True when `fieldData` carries SparseGrid.FormatVersion (a quick "is this ours?" test).
   static bool HasRepresentation(vtkFieldData* fieldData);

@@ -246,13 +246,20 @@ int vtkSparseGridResampleToImage::RequestData(vtkInformation*,
     geometry.Dimensions[a] = extent[2 * a + 1] - extent[2 * a] + 1;
   }
 
+  contents.Info.LevelOfDetail = this->LevelOfDetail;
   sparsegrid::Optimizations optimizations;
   optimizations.chunkSize = this->ChunkSize;
   vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, optimizations);
-  const vtkSparseGridProbe::Result result =
+  vtkSparseGridProbe::Result result =
     vtkSparseGridProbe::ProbeImage(contents, geometry, exec, output->GetPointData(), &error);
+  if (result == vtkSparseGridProbe::Result::Done &&
+    !vtkSparseGridProbe::AnnotateBounds(contents, output->GetFieldData(), &error))
+  {
+    result = vtkSparseGridProbe::Result::Failed;
+  }
   if (result == vtkSparseGridProbe::Result::Aborted)
   {
+    output->Initialize(); // an aborted filter leaves an empty output, as documented
     return 1;
   }
   if (result == vtkSparseGridProbe::Result::Failed)

@@ -90,6 +90,17 @@ public:
   vtkGetMacro(NumberOfThreads, int);
   ///@}
 
+  ///@{
+  /**
+   * Error-bounded representations: decode only the first LevelOfDetail levels (coarsest
+   * first; 0, the default, decodes all). Fewer levels are faster and looser; the output's
+   * field data SparseGrid.ErrorBound says which bound then holds, per array. Ignored for the
+   * fixed-level sparse grid.
+   */
+  vtkSetClampMacro(LevelOfDetail, int, 0, 64);
+  vtkGetMacro(LevelOfDetail, int);
+  ///@}
+
 protected:
   vtkSparseGridResampleToImage();
   ~vtkSparseGridResampleToImage() override;
@@ -105,6 +116,7 @@ protected:
   bool UseOriginalGeometry = false;
   int Backend = 0;
   int ChunkSize = 256;
+  int LevelOfDetail = 0;
   int NumberOfThreads = 0;
 
 private:

@@ -2,6 +2,8 @@
 // docs/file-format.md for the layout.
 #include "SparseGridFile.h"
 
+#include "sparsegrid/codec.h"
+
 #include <hdf5.h>
 
 #include <algorithm>
@@ -13,6 +15,8 @@
 #include <set>
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -105,13 +109,18 @@ public:
   Id& operator=(const Id&) = delete;
   hid_t get() const { return this->Value; }
   bool valid() const { return this->Value >= 0; }
-  void reset()
+  void reset() { this->close(); }
+  /// Closes now and returns HDF5's status: closing a dataset or group of a file being written
+  /// flushes its metadata, so that is where a full disk can show up, and it must not be ignored.
+  herr_t close()
   {
+    herr_t status = 0;
     if (this->Value >= 0 && this->Close)
     {
-      this->Close(this->Value);
+      status = this->Close(this->Value);
     }
     this->Value = -1;
+    return status;
   }
 
 private:
@@ -142,6 +151,105 @@ Id datatype(hid_t id)
 Id plist(hid_t id)
 {
   return Id(id, H5Pclose);
+}
+
+/// Points HDF5's descriptor of `file` at an anonymous in-memory file, for a file being abandoned
+/// after a failed write: closing it then never needs the disk. With the disk full, the flush
+/// inside H5Fclose fails, and a failed H5Fclose leaves the file half-closed for HDF5's shutdown
+/// at exit to crash on (H5F__close_cb); nothing but closing is done with the file afterwards.
+/// Only for the sec2 driver (HDF5's default, the one the writer uses).
+void detachFromDisk(hid_t file)
+{
+  Id fapl = plist(H5Fget_access_plist(file));
+  void* handle = nullptr;
+  if (!fapl.valid() || H5Pget_driver(fapl.get()) != H5FD_SEC2 ||
+    H5Fget_vfd_handle(file, fapl.get(), &handle) < 0 || !handle)
+  {
+    return;
+  }
+  const int descriptor = *static_cast<int*>(handle);
+  const int memory = ::memfd_create("sparsegrid-abandoned-file", MFD_CLOEXEC);
+  if (memory >= 0)
+  {
+    ::dup2(memory, descriptor);
+    ::close(memory);
+  }
+}
+
+/// Allocates disk blocks for everything a flush of `file` can still write, so that the flush
+/// cannot fail for lack of space: up to HDF5's end of allocation plus every byte of its metadata
+/// cache (some blocks, e.g. fractal heap blocks, get their file address only when flushed) plus
+/// a margin. FALLOC_FL_KEEP_SIZE leaves the file's size alone; commit() trims what is left over.
+/// Returns empty or the reason (ENOSPC, or the file-size limit that such a reservation does not
+/// see).
+std::string reserveFileSpace(hid_t file)
+{
+  Id fapl = plist(H5Fget_access_plist(file));
+  void* handle = nullptr;
+  haddr_t end = 0;
+  size_t maxSize = 0, minClean = 0, cacheBytes = 0;
+  int entries = 0;
+  if (!fapl.valid() || H5Pget_driver(fapl.get()) != H5FD_SEC2 ||
+    H5Fget_vfd_handle(file, fapl.get(), &handle) < 0 || !handle || H5Fget_eoa(file, &end) < 0 ||
+    H5Fget_mdc_size(file, &maxSize, &minClean, &cacheBytes, &entries) < 0)
+  {
+    return std::string(); // nothing to reserve through; the flush reports errors itself
+  }
+  const std::uint64_t reserve = static_cast<std::uint64_t>(end) + cacheBytes + 4096;
+  rlimit fileSize{};
+  if (::getrlimit(RLIMIT_FSIZE, &fileSize) == 0 && fileSize.rlim_cur != RLIM_INFINITY &&
+    reserve > static_cast<std::uint64_t>(fileSize.rlim_cur))
+  {
+    return "the file would reach the file-size limit (ulimit -f: " +
+      std::to_string(fileSize.rlim_cur) + " bytes; " + std::strerror(EFBIG) + ")";
+  }
+  const int descriptor = *static_cast<int*>(handle);
+  if (::fallocate(descriptor, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(reserve)) != 0 &&
+    errno != EOPNOTSUPP && errno != ENOSYS)
+  {
+    return "cannot reserve " + std::to_string(reserve) + " bytes for the file (" +
+      std::strerror(errno) + ")";
+  }
+  return std::string();
+}
+
+/// Closes every object of `file` that is still open, before the file itself is closed. With
+/// objects open, H5F_CLOSE_STRONG makes H5Fclose flush them too; when that flush fails (disk
+/// full) H5Fclose fails and leaves the file half-closed, and HDF5's shutdown at exit then
+/// crashes on it (H5F__close_cb). The callers' own wrappers closing the same ids later only get
+/// an error back (HDF5 does not reuse ids).
+void closeOpenObjects(hid_t file)
+{
+  const unsigned types =
+    H5F_OBJ_DATASET | H5F_OBJ_GROUP | H5F_OBJ_DATATYPE | H5F_OBJ_ATTR | H5F_OBJ_LOCAL;
+  const ssize_t count = H5Fget_obj_count(file, types);
+  if (count <= 0)
+  {
+    return;
+  }
+  std::vector<hid_t> ids(static_cast<std::size_t>(count));
+  const ssize_t listed = H5Fget_obj_ids(file, types, ids.size(), ids.data());
+  for (ssize_t k = 0; k < listed; ++k)
+  {
+    const hid_t id = ids[static_cast<std::size_t>(k)];
+    switch (H5Iget_type(id))
+    {
+      case H5I_DATASET:
+        H5Dclose(id);
+        break;
+      case H5I_GROUP:
+        H5Gclose(id);
+        break;
+      case H5I_DATATYPE:
+        H5Tclose(id);
+        break;
+      case H5I_ATTR:
+        H5Aclose(id);
+        break;
+      default:
+        break;
+    }
+  }
 }
 
 bool isLittleEndian()
@@ -389,7 +497,7 @@ std::string writeAttribute(hid_t object,
     return "cannot create attribute '" + std::string(name) + "': " + hdf5Message();
   }
   Id attr = attribute(H5Acreate2(object, name, fileType, space.get(), H5P_DEFAULT, H5P_DEFAULT));
-  if (!attr.valid() || H5Awrite(attr.get(), memType, data) < 0)
+  if (!attr.valid() || H5Awrite(attr.get(), memType, data) < 0 || attr.close() < 0)
   {
     return "cannot write attribute '" + std::string(name) + "': " + hdf5Message();
   }
@@ -531,6 +639,101 @@ const CrcTables& crcTables()
   return tables;
 }
 
+/// The image a sparse-grid header describes must span the grid's bounds: the writers derive the
+/// bounds from the image (first to last sample), so a mismatch means an edited or damaged header,
+/// typically image dimensions raised to make a small file claim a huge volume. Only files that
+/// store grid coefficients (numberOfPoints > 0) are checked.
+std::string checkImageGeometry(const GridDescription& grid)
+{
+  if (grid.numberOfPoints == 0)
+  {
+    return std::string();
+  }
+  for (int a = 0; a < 3; ++a)
+  {
+    const std::size_t u = static_cast<std::size_t>(a);
+    const int n = grid.imageDimensions[u];
+    if (n < 2)
+    {
+      continue;
+    }
+    const double lo = grid.bounds[2 * u], hi = grid.bounds[2 * u + 1];
+    const double first = grid.imageOrigin[u];
+    const double last = first + (n - 1) * grid.imageSpacing[u];
+    // Rounding of origin + (n - 1) * spacing, with room for writers that compute it differently.
+    const double tolerance = 1e-9 * std::max(std::abs(lo), std::abs(hi)) + 1e-6 * (hi - lo);
+    if (!(std::abs(first - lo) <= tolerance) || !(std::abs(last - hi) <= tolerance))
+    {
+      char text[320];
+      std::snprintf(text,
+        sizeof(text),
+        "the image in the header (%d x %d x %d samples, axis %d from %.9g to %.9g) does not "
+        "span the grid's bounds on that axis (%.9g to %.9g): the header is inconsistent "
+        "(damaged or edited?)",
+        grid.imageDimensions[0],
+        grid.imageDimensions[1],
+        grid.imageDimensions[2],
+        a,
+        first,
+        last,
+        lo,
+        hi);
+      return text;
+    }
+  }
+  return std::string();
+}
+
+/// What a header claims, against the file and the process, before anything is sized from it:
+/// a file of ours stores every coefficient uncompressed (contiguous datasets), so the
+/// coefficients of all steps must fit in the file, and one step must fit in the memory this
+/// process may still use. `firstDataset` is dataset 0 of step 0, whose layout tells whether the
+/// file is one of ours or written by a tool that may compress.
+std::string checkClaimedSizes(const Header& header,
+  hid_t firstDataset,
+  std::uint64_t fileSize,
+  std::uint64_t memoryLimitBytes,
+  const std::string& name)
+{
+  const GridDescription& g = header.grid;
+  if (g.numberOfPoints == 0)
+  {
+    return std::string();
+  }
+  std::string error = checkImageGeometry(g);
+  if (!error.empty())
+  {
+    return error;
+  }
+  std::uint64_t components = 0;
+  for (const ArrayDescription& a : header.arrays)
+  {
+    components += static_cast<std::uint64_t>(a.components);
+  }
+  std::uint64_t stepBytes = 0, allBytes = 0;
+  const std::uint64_t steps = std::max<std::uint64_t>(1, header.steps.size());
+  if (!mulOk(g.numberOfPoints, components * bytesPerValue(g.precision), stepBytes) ||
+    !mulOk(stepBytes, steps, allBytes))
+  {
+    return "the header claims more than 2^64 bytes of coefficients";
+  }
+  bool contiguous = false;
+  {
+    Id dcpl = plist(H5Dget_create_plist(firstDataset));
+    contiguous = dcpl.valid() && H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS;
+  }
+  if (contiguous && allBytes > fileSize)
+  {
+    return "the header claims " + std::to_string(steps) + " step(s) of " +
+      std::to_string(g.numberOfPoints) + " grid points x " + std::to_string(components) +
+      " components (" + std::to_string(allBytes) + " bytes of coefficients), but the file has " +
+      std::to_string(fileSize) + " bytes (truncated or damaged?)";
+  }
+  const Status status =
+    checkAllocation(stepBytes, ("one step of " + name).c_str(), memoryLimitBytes);
+  return status ? std::string() : status.message();
+}
+
 } // namespace
 
 //------------------------------------------------------------------------------------------------
@@ -598,7 +801,9 @@ bool GridDescription::operator==(const GridDescription& o) const
     this->levelCaps == o.levelCaps && this->boundary == o.boundary && this->axisMap == o.axisMap &&
     this->bounds == o.bounds && this->imageDimensions == o.imageDimensions &&
     this->imageOrigin == o.imageOrigin && this->imageSpacing == o.imageSpacing &&
-    this->precision == o.precision && this->numberOfPoints == o.numberOfPoints;
+    this->precision == o.precision && this->numberOfPoints == o.numberOfPoints &&
+    this->encoding == o.encoding && this->boundMode == o.boundMode &&
+    this->requestedBound == o.requestedBound && this->pieceExtents == o.pieceExtents;
 }
 
 std::vector<double> Header::timeValues() const
@@ -620,12 +825,46 @@ std::string validateGrid(const GridDescription& grid, std::uint64_t& points)
   {
     return "the grid has " + std::to_string(d) + " dimensions; a SparseGrid file holds 1 to 3";
   }
-  if (grid.level < 1)
+  const bool coded = grid.encoding == Encoding::ErrorBounded;
+  if (coded)
+  {
+    if (grid.axisMap.size() != static_cast<std::size_t>(d))
+    {
+      return "the axis map must have one entry per image axis with more than one sample";
+    }
+    if (grid.boundMode != 1 && grid.boundMode != 2)
+    {
+      return "the bound mode must be 1 (absolute) or 2 (relative)";
+    }
+    if (!(grid.requestedBound > 0) || !std::isfinite(grid.requestedBound))
+    {
+      return "the error bound must be a positive number";
+    }
+    const std::size_t pieces = grid.pieceExtents.size() / 6;
+    if (pieces < 1 || pieces > (1u << 16) || grid.pieceExtents.size() % 6 != 0)
+    {
+      return "the piece extents must hold 6 values for each of 1 to 65536 pieces";
+    }
+    for (std::size_t p = 0; p < grid.pieceExtents.size(); p += 6)
+    {
+      for (int a = 0; a < 3; ++a)
+      {
+        const int lo = grid.pieceExtents[p + 2 * a], hi = grid.pieceExtents[p + 2 * a + 1];
+        if (lo < 0 || lo > hi || hi >= grid.imageDimensions[static_cast<std::size_t>(a)])
+        {
+          return "coded piece " + std::to_string(p / 6) + " lies outside the image on axis " +
+            std::to_string(a);
+        }
+      }
+    }
+  }
+  else if (grid.level < 1)
   {
     return "the grid level must be at least 1 (got " + std::to_string(grid.level) + ")";
   }
-  if (grid.levelCaps.size() != static_cast<std::size_t>(d) ||
-    grid.axisMap.size() != static_cast<std::size_t>(d))
+  if (!coded &&
+    (grid.levelCaps.size() != static_cast<std::size_t>(d) ||
+      grid.axisMap.size() != static_cast<std::size_t>(d)))
   {
     return "the level caps and the axis map must have one entry per grid axis (" +
       std::to_string(d) + ")";
@@ -666,10 +905,28 @@ std::string validateGrid(const GridDescription& grid, std::uint64_t& points)
     {
       return "the image origin and spacing must be finite";
     }
+    // The same rules as the representation's field data (vtkSparseGridRepresentation): a file
+    // the reader accepts is one the filters accept.
+    if (used[a] && (!(hi > lo) || !(grid.imageSpacing[static_cast<std::size_t>(a)] > 0)))
+    {
+      return "axis " + std::to_string(a) +
+        " has more than one sample but an empty box or a non-positive spacing";
+    }
+  }
+  for (int t = 1; t < d; ++t)
+  {
+    if (grid.axisMap[static_cast<std::size_t>(t)] <= grid.axisMap[static_cast<std::size_t>(t - 1)])
+    {
+      return "the axis map must list the image axes in increasing order";
+    }
   }
   if (grid.precision != Precision::Float && grid.precision != Precision::Double)
   {
     return "the precision must be Float or Double";
+  }
+  if (coded)
+  {
+    return std::string();
   }
   std::uint64_t blocks = 0;
   Status status = Grid::count(grid.spec(), points, blocks);
@@ -745,6 +1002,7 @@ void Reader::close()
   if (this->File >= 0)
   {
     ErrorSilencer silence;
+    closeOpenObjects(static_cast<hid_t>(this->File));
     H5Fclose(static_cast<hid_t>(this->File));
     this->File = -1;
   }
@@ -909,37 +1167,96 @@ std::string Reader::readHeader()
   }
   g.dimensions = static_cast<int>(v);
   const std::size_t d = static_cast<std::size_t>(g.dimensions);
-  if (!(error = readInt(grid.get(), where, "level", v)).empty())
-  {
-    return error;
-  }
-  if (v < 1 || v > MaxAxisLevel * MaxDimensions)
-  {
-    return "the grid level " + std::to_string(v) + " is out of range";
-  }
-  g.level = static_cast<int>(v);
   long long values[6];
-  if (!(error = readInts(grid.get(), where, "level_caps", d, values)).empty())
+  if (h.formatVersion >= 2)
   {
-    return error;
-  }
-  for (std::size_t t = 0; t < d; ++t)
-  {
-    if (values[t] < 0 || values[t] > MaxAxisLevel)
+    std::string encoding;
+    if (!(error = readString(grid.get(), where, "encoding", encoding)).empty())
     {
-      return "level cap " + std::to_string(values[t]) + " is out of range";
+      return error;
     }
-    g.levelCaps.push_back(static_cast<int>(values[t]));
+    if (encoding == "error_bounded")
+    {
+      g.encoding = Encoding::ErrorBounded;
+    }
+    else if (encoding != "sparse_grid")
+    {
+      return "unknown encoding " + quoted(encoding) + " (sparse_grid or error_bounded expected)";
+    }
   }
-  if (!(error = readInt(grid.get(), where, "boundary", v)).empty())
+  const bool coded = g.encoding == Encoding::ErrorBounded;
+  if (coded)
+  {
+    std::string mode;
+    if (!(error = readString(grid.get(), where, "bound_mode", mode)).empty() ||
+      !(error = readDoubles(grid.get(), where, "error_bound", 1, &g.requestedBound)).empty() ||
+      !(error = readInt(grid.get(), where, "number_of_pieces", v)).empty())
+    {
+      return error;
+    }
+    if (mode != "Absolute" && mode != "Relative")
+    {
+      return "unknown bound mode " + quoted(mode) + " (Absolute or Relative expected)";
+    }
+    g.boundMode = mode == "Absolute" ? 1 : 2;
+    if (v < 1 || v > (1 << 16))
+    {
+      return "the number of coded pieces " + std::to_string(v) + " is out of range";
+    }
+    std::vector<long long> extents(static_cast<std::size_t>(6 * v));
+    if (!(error = readNumbers(grid.get(),
+            where,
+            "piece_extents",
+            H5T_INTEGER,
+            extents.size(),
+            H5T_NATIVE_LLONG,
+            extents.data()))
+           .empty())
+    {
+      return error;
+    }
+    for (long long e : extents)
+    {
+      if (e < 0 || e > std::numeric_limits<int>::max())
+      {
+        return "a piece extent holds " + std::to_string(e) + ", out of range";
+      }
+      g.pieceExtents.push_back(static_cast<int>(e));
+    }
+  }
+  else if (!(error = readInt(grid.get(), where, "level", v)).empty())
   {
     return error;
   }
-  if (v != 0 && v != 1)
+  if (!coded)
   {
-    return "the attribute boundary must be 0 or 1";
+    if (v < 1 || v > MaxAxisLevel * MaxDimensions)
+    {
+      return "the grid level " + std::to_string(v) + " is out of range";
+    }
+    g.level = static_cast<int>(v);
+    if (!(error = readInts(grid.get(), where, "level_caps", d, values)).empty())
+    {
+      return error;
+    }
+    for (std::size_t t = 0; t < d; ++t)
+    {
+      if (values[t] < 0 || values[t] > MaxAxisLevel)
+      {
+        return "level cap " + std::to_string(values[t]) + " is out of range";
+      }
+      g.levelCaps.push_back(static_cast<int>(values[t]));
+    }
+    if (!(error = readInt(grid.get(), where, "boundary", v)).empty())
+    {
+      return error;
+    }
+    if (v != 0 && v != 1)
+    {
+      return "the attribute boundary must be 0 or 1";
+    }
+    g.boundary = v == 1;
   }
-  g.boundary = v == 1;
   if (!(error = readInts(grid.get(), where, "axis_map", d, values)).empty())
   {
     return error;
@@ -991,7 +1308,7 @@ std::string Reader::readHeader()
     return "unknown precision " + quoted(precision) + " (Float or Double expected)";
   }
   std::uint64_t storedPoints = 0;
-  if (!(error = readUInt64(grid.get(), where, "number_of_points", storedPoints)).empty())
+  if (!coded && !(error = readUInt64(grid.get(), where, "number_of_points", storedPoints)).empty())
   {
     return error;
   }
@@ -1071,6 +1388,25 @@ std::string Reader::readHeader()
       }
       Id space = dataspace(H5Dget_space(ds.get()));
       const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
+      if (coded)
+      {
+        // One byte dataset per array; its components are an attribute.
+        if (rank != 1)
+        {
+          return "the dataset " + path + " must be a 1-D byte array of coded streams";
+        }
+        if (!(error = readInt(ds.get(), path, "components", v)).empty())
+        {
+          return error;
+        }
+        if (v < 1 || v > MaxComponents)
+        {
+          return "the dataset " + path + " has " + std::to_string(v) + " components";
+        }
+        a.components = static_cast<int>(v);
+        h.arrays.push_back(a);
+        continue;
+      }
       if (rank != 2)
       {
         return "the dataset " + path + " must have 2 dimensions [points, components]";
@@ -1143,6 +1479,15 @@ std::string Reader::readHeader()
     }
     h.steps.push_back(info);
   }
+  {
+    const std::string firstPath = "/steps/" + stepGroupName(0) + "/" + arrayDatasetName(0);
+    Id first = dataset(H5Dopen2(file, firstPath.c_str(), H5P_DEFAULT));
+    error = checkClaimedSizes(h, first.get(), this->FileSize, this->Options.memoryLimitBytes, this->Name);
+    if (!error.empty())
+    {
+      return error;
+    }
+  }
   this->FileHeader = std::move(h);
   return std::string();
 }
@@ -1170,6 +1515,10 @@ std::string Reader::readStepInto(std::size_t index, StepData& out)
   {
     return "step " + std::to_string(index) + " does not exist (the file has " +
       std::to_string(h.steps.size()) + ")";
+  }
+  if (h.grid.encoding == Encoding::ErrorBounded)
+  {
+    return this->readCodedStepInto(index, out);
   }
   ErrorSilencer silence;
   const std::uint64_t points = h.grid.numberOfPoints;
@@ -1353,6 +1702,204 @@ std::string Reader::readStepInto(std::size_t index, StepData& out)
   return std::string();
 }
 
+std::string Reader::readCodedStepInto(std::size_t index, StepData& out)
+{
+  const Header& h = this->FileHeader;
+  ErrorSilencer silence;
+  const std::string stepPath = "/steps/" + stepGroupName(index);
+  Id step = group(H5Gopen2(static_cast<hid_t>(this->File), stepPath.c_str(), H5P_DEFAULT));
+  if (!step.valid())
+  {
+    return "cannot open " + stepPath + ": " + hdf5Message();
+  }
+  out.info = h.steps[index];
+  const std::size_t pieces = h.grid.pieceExtents.size() / 6;
+  for (std::size_t k = 0; k < h.arrays.size(); ++k)
+  {
+    const ArrayDescription& expected = h.arrays[k];
+    const std::string dsName = arrayDatasetName(k);
+    const std::string path = stepPath + "/" + dsName;
+    if (const int link = linkState(step.get(), dsName); link <= 0)
+    {
+      return link == 0 ? "the dataset " + path + " is missing" : linkError(path);
+    }
+    Id ds = dataset(H5Dopen2(step.get(), dsName.c_str(), H5P_DEFAULT));
+    if (!ds.valid())
+    {
+      return path + " is not a dataset: " + hdf5Message();
+    }
+    ArrayValues values;
+    std::string error;
+    if (!(error = readString(ds.get(), path, "name", values.description.name)).empty())
+    {
+      return error;
+    }
+    if (values.description.name != expected.name)
+    {
+      return "the dataset " + path + " is named " + quoted(values.description.name) +
+        " but the first step has " + quoted(expected.name) + " there";
+    }
+    values.description.components = expected.components;
+    Id space = dataspace(H5Dget_space(ds.get()));
+    hsize_t length = 0;
+    if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) != 1)
+    {
+      return "the dataset " + path + " must be a 1-D byte array of coded streams";
+    }
+    H5Sget_simple_extent_dims(space.get(), &length, nullptr);
+    Id type = datatype(H5Dget_type(ds.get()));
+    if (!type.valid() || H5Tget_class(type.get()) != H5T_INTEGER || H5Tget_size(type.get()) != 1)
+    {
+      return "the dataset " + path + " should hold bytes (uint8)";
+    }
+    Id dcpl = plist(H5Dget_create_plist(ds.get()));
+    if (!dcpl.valid() || H5Pget_layout(dcpl.get()) != H5D_CONTIGUOUS ||
+      H5Pget_external_count(dcpl.get()) != 0)
+    {
+      return "the dataset " + path + " must be stored contiguously in this file";
+    }
+    const haddr_t offset = H5Dget_offset(ds.get());
+    if (length > 0 &&
+      (offset == HADDR_UNDEF || H5Dget_storage_size(ds.get()) != length ||
+        offset > this->FileSize || length > this->FileSize - offset))
+    {
+      return "the data of " + path + " extends past the end of the file (truncated?)";
+    }
+    // The stream table: pieces x components + 1 increasing offsets ending at the length.
+    const std::size_t streams = pieces * static_cast<std::size_t>(expected.components);
+    values.streamOffsets.assign(streams + 1, 0);
+    std::vector<unsigned long long> table(streams + 1, 0);
+    if (!(error = readNumbers(ds.get(),
+            path,
+            "stream_offsets",
+            H5T_INTEGER,
+            table.size(),
+            H5T_NATIVE_ULLONG,
+            table.data()))
+           .empty())
+    {
+      return error;
+    }
+    for (std::size_t i = 0; i <= streams; ++i)
+    {
+      if ((i == 0 && table[i] != 0) || (i > 0 && table[i] < table[i - 1]) ||
+        (i == streams && table[i] != length))
+      {
+        return "the stream table of " + path + " does not split the dataset into streams";
+      }
+      values.streamOffsets[i] = table[i];
+    }
+    if (!(error = readDoubles(ds.get(), path, "absolute_bound", 1, &values.absoluteBound))
+           .empty())
+    {
+      return error;
+    }
+    if (!(values.absoluteBound > 0) || !std::isfinite(values.absoluteBound))
+    {
+      return "the absolute bound of " + path + " must be a positive number";
+    }
+    unsigned long long crc = 0;
+    if (!(error = readNumbers(ds.get(), path, "crc32", H5T_INTEGER, 1, H5T_NATIVE_ULLONG, &crc))
+           .empty())
+    {
+      return error;
+    }
+    values.crc32 = static_cast<std::uint32_t>(crc);
+    Status status = checkAllocation(static_cast<std::uint64_t>(length),
+      ("reading step " + std::to_string(index) + " of " + this->Name).c_str(),
+      this->Options.memoryLimitBytes);
+    if (!status)
+    {
+      return status.message();
+    }
+    const int lod = this->Options.levelOfDetail;
+    if (lod <= 0)
+    {
+      values.bytes.resize(static_cast<std::size_t>(length));
+      if (length > 0 &&
+        H5Dread(ds.get(), H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.bytes.data()) < 0)
+      {
+        return "cannot read " + path + ": " + hdf5Message();
+      }
+      if (this->Options.verifyChecksums &&
+        crc32(values.bytes.data(), values.bytes.size()) != values.crc32)
+      {
+        return "checksum mismatch in array " + quoted(expected.name) + " of step " +
+          std::to_string(index) + ": the file is corrupted";
+      }
+    }
+    else
+    {
+      // Progressive read: each stream's header says how many of its bytes the first `lod`
+      // levels need; only those are read (the rest of the file is never touched).
+      std::vector<std::uint8_t> kept;
+      std::vector<std::uint64_t> keptOffsets(1, 0);
+      int levelsRead = std::numeric_limits<int>::max();
+      auto readRange = [&](std::uint64_t begin, std::uint64_t count, std::uint8_t* into)
+      {
+        if (count == 0)
+        {
+          return true;
+        }
+        Id file = dataspace(H5Dget_space(ds.get()));
+        const hsize_t start = begin, n = count;
+        Id memory = dataspace(H5Screate_simple(1, &n, nullptr));
+        return file.valid() && memory.valid() &&
+          H5Sselect_hyperslab(file.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr) >= 0 &&
+          H5Dread(ds.get(), H5T_NATIVE_UCHAR, memory.get(), file.get(), H5P_DEFAULT, into) >= 0;
+      };
+      for (std::size_t i = 0; i < streams; ++i)
+      {
+        const std::uint64_t begin = values.streamOffsets[i];
+        const std::uint64_t size = values.streamOffsets[i + 1] - begin;
+        std::vector<std::uint8_t> head(static_cast<std::size_t>(std::min<std::uint64_t>(size, 4096)));
+        if (!readRange(begin, head.size(), head.data()))
+        {
+          return "cannot read " + path + ": " + hdf5Message();
+        }
+        codec::StreamInfo info;
+        Status parsed = codec::inspect(head.data(), head.size(), info);
+        if (!parsed && head.size() < size)
+        {
+          head.resize(static_cast<std::size_t>(size));
+          if (!readRange(begin, size, head.data()))
+          {
+            return "cannot read " + path + ": " + hdf5Message();
+          }
+          parsed = codec::inspect(head.data(), head.size(), info);
+        }
+        if (!parsed || info.levelEnd.empty())
+        {
+          return "a coded stream of " + path + " is damaged: " + parsed.message();
+        }
+        const int level = std::min(lod, info.levels) - 1;
+        const std::uint64_t needed =
+          std::min<std::uint64_t>(size, info.levelEnd[static_cast<std::size_t>(level)]);
+        levelsRead = std::min(levelsRead, level + 1);
+        const std::size_t at = kept.size();
+        kept.resize(at + static_cast<std::size_t>(needed));
+        if (!readRange(begin, needed, kept.data() + at))
+        {
+          return "cannot read " + path + ": " + hdf5Message();
+        }
+        keptOffsets.push_back(kept.size());
+      }
+      values.bytes.swap(kept);
+      values.streamOffsets.swap(keptOffsets);
+      values.levelsRead = levelsRead;
+    }
+    if (!(error = readOptionalDouble(ds.get(), path, "max_abs_error", values.metrics.maxAbsError))
+           .empty() ||
+      !(error = readOptionalDouble(ds.get(), path, "rmse", values.metrics.rmse)).empty() ||
+      !(error = readOptionalDouble(ds.get(), path, "psnr", values.metrics.psnr)).empty())
+    {
+      return error;
+    }
+    out.arrays.push_back(std::move(values));
+  }
+  return std::string();
+}
+
 std::string readFile(const std::string& path,
   Header& header,
   std::vector<StepData>& steps,
@@ -1394,6 +1941,8 @@ void Writer::abort()
   if (this->File >= 0)
   {
     ErrorSilencer silence;
+    detachFromDisk(static_cast<hid_t>(this->File));
+    closeOpenObjects(static_cast<hid_t>(this->File));
     H5Fclose(static_cast<hid_t>(this->File));
     H5Eclear2(H5E_DEFAULT);
     this->File = -1;
@@ -1428,6 +1977,11 @@ std::string Writer::begin(const std::string& path,
     return "cannot write " + path + ": " + error;
   }
   grid.numberOfPoints = points;
+  error = checkImageGeometry(grid);
+  if (!error.empty())
+  {
+    return "cannot write " + path + ": " + error;
+  }
 
   // The temporary file sits next to the destination so that rename() stays inside one file
   // system and is atomic. O_EXCL with a fresh name: never clobber someone else's file.
@@ -1492,8 +2046,10 @@ std::string Writer::begin(const std::string& path,
   {
     return fail(hdf5Message());
   }
+  const bool coded = grid.encoding == Encoding::ErrorBounded;
+  // Fixed-level files stay version 1, which every earlier reader reads.
   if (!(error = writeString(root.get(), "format", FormatName)).empty() ||
-    !(error = writeInt(root.get(), "format_version", FormatVersion)).empty() ||
+    !(error = writeInt(root.get(), "format_version", coded ? 2 : 1)).empty() ||
     !(error = writeString(root.get(), "writer", options.writer)).empty() ||
     !(error = writeString(root.get(),
         "description",
@@ -1503,13 +2059,39 @@ std::string Writer::begin(const std::string& path,
   {
     return fail(error);
   }
+  if (root.close() < 0)
+  {
+    return fail(hdf5Message());
+  }
   Id g = group(H5Gcreate2(file, "grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   if (!g.valid())
   {
     return fail(hdf5Message());
   }
   const int boundary = grid.boundary ? 1 : 0;
-  if (!(error = writeInt(g.get(), "dimensions", grid.dimensions)).empty() ||
+  if (coded)
+  {
+    if (!(error = writeInt(g.get(), "dimensions", grid.dimensions)).empty() ||
+      !(error = writeString(g.get(), "encoding", "error_bounded")).empty() ||
+      !(error = writeString(g.get(), "bound_mode", grid.boundMode == 1 ? "Absolute" : "Relative"))
+         .empty() ||
+      !(error = writeDouble(g.get(), "error_bound", grid.requestedBound)).empty() ||
+      !(error = writeInt(g.get(), "number_of_pieces", static_cast<int>(grid.pieceExtents.size() / 6)))
+         .empty() ||
+      !(error =
+          writeInts(g.get(), "piece_extents", grid.pieceExtents.data(), grid.pieceExtents.size()))
+         .empty() ||
+      !(error = writeInts(g.get(), "axis_map", grid.axisMap.data(), grid.axisMap.size())).empty() ||
+      !(error = writeDoubles(g.get(), "bounds", grid.bounds.data(), 6)).empty() ||
+      !(error = writeInts(g.get(), "image_dimensions", grid.imageDimensions.data(), 3)).empty() ||
+      !(error = writeDoubles(g.get(), "image_origin", grid.imageOrigin.data(), 3)).empty() ||
+      !(error = writeDoubles(g.get(), "image_spacing", grid.imageSpacing.data(), 3)).empty() ||
+      !(error = writeString(g.get(), "precision", precisionName(grid.precision))).empty())
+    {
+      return fail(error);
+    }
+  }
+  else if (!(error = writeInt(g.get(), "dimensions", grid.dimensions)).empty() ||
     !(error = writeInt(g.get(), "level", grid.level)).empty() ||
     !(error = writeInts(g.get(), "level_caps", grid.levelCaps.data(), grid.levelCaps.size()))
        .empty() ||
@@ -1524,6 +2106,10 @@ std::string Writer::begin(const std::string& path,
   {
     return fail(error);
   }
+  if (g.close() < 0)
+  {
+    return fail(hdf5Message());
+  }
   Id steps = group(H5Gcreate2(file, "steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   if (!steps.valid())
   {
@@ -1532,6 +2118,10 @@ std::string Writer::begin(const std::string& path,
   if (!(error = writeInt(steps.get(), "number_of_arrays", static_cast<int>(arrays.size()))).empty())
   {
     return fail(error);
+  }
+  if (steps.close() < 0)
+  {
+    return fail(hdf5Message());
   }
   return std::string();
 }
@@ -1564,7 +2154,17 @@ std::string Writer::writeStep(const StepInput& step)
         " is " + quoted(a.name) + " with " + std::to_string(a.components) +
         " components; every step must have the arrays of the first");
     }
-    if (!a.data)
+    const bool coded = this->Grid.encoding == Encoding::ErrorBounded;
+    const std::size_t streams =
+      this->Grid.pieceExtents.size() / 6 * static_cast<std::size_t>(a.components);
+    if (coded &&
+      (!a.bytes || a.streamOffsets.size() != streams + 1 || a.streamOffsets.front() != 0 ||
+        !(a.absoluteBound > 0) || !std::is_sorted(a.streamOffsets.begin(), a.streamOffsets.end())))
+    {
+      return fail("array " + quoted(a.name) +
+        " has no coded streams, or a stream table that does not match its pieces");
+    }
+    if (!coded && !a.data)
     {
       return fail("array " + quoted(a.name) + " has no data");
     }
@@ -1614,7 +2214,55 @@ std::string Writer::writeStep(const StepInput& step)
     return fail(error);
   }
   const bool isFloat = this->Grid.precision == Precision::Float;
-  for (std::size_t k = 0; k < step.arrays.size(); ++k)
+  for (std::size_t k = 0; k < step.arrays.size() && this->Grid.encoding == Encoding::ErrorBounded;
+       ++k)
+  {
+    // One contiguous byte dataset per array: the streams of every piece and component.
+    const ArrayInput& a = step.arrays[k];
+    const hsize_t length = static_cast<hsize_t>(a.streamOffsets.back());
+    Id space = dataspace(H5Screate_simple(1, &length, nullptr));
+    Id dcpl = plist(H5Pcreate(H5P_DATASET_CREATE));
+    if (!space.valid() || !dcpl.valid() || H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS) < 0 ||
+      H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER) < 0)
+    {
+      return fail(hdf5Message());
+    }
+    Id ds = dataset(H5Dcreate2(g.get(),
+      arrayDatasetName(k).c_str(),
+      H5T_STD_U8LE,
+      space.get(),
+      H5P_DEFAULT,
+      dcpl.get(),
+      H5P_DEFAULT));
+    if (!ds.valid() ||
+      (length > 0 &&
+        H5Dwrite(ds.get(), H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.bytes) < 0))
+    {
+      return fail("cannot write array " + quoted(a.name) + ": " + hdf5Message());
+    }
+    const std::uint32_t crc = crc32(a.bytes, static_cast<std::size_t>(length));
+    if (!(error = writeString(ds.get(), "name", a.name)).empty() ||
+      !(error = writeInt(ds.get(), "components", a.components)).empty() ||
+      !(error = writeAttribute(ds.get(),
+          "stream_offsets",
+          H5T_STD_U64LE,
+          H5T_NATIVE_UINT64,
+          a.streamOffsets.size(),
+          false,
+          a.streamOffsets.data()))
+         .empty() ||
+      !(error = writeDouble(ds.get(), "absolute_bound", a.absoluteBound)).empty() ||
+      !(error = writeUInt32(ds.get(), "crc32", crc)).empty() ||
+      (a.metrics.maxAbsError &&
+        !(error = writeDouble(ds.get(), "max_abs_error", *a.metrics.maxAbsError)).empty()) ||
+      (a.metrics.rmse && !(error = writeDouble(ds.get(), "rmse", *a.metrics.rmse)).empty()) ||
+      (a.metrics.psnr && !(error = writeDouble(ds.get(), "psnr", *a.metrics.psnr)).empty()))
+    {
+      return fail(error);
+    }
+  }
+  for (std::size_t k = 0; k < step.arrays.size() && this->Grid.encoding != Encoding::ErrorBounded;
+       ++k)
   {
     const ArrayInput& a = step.arrays[k];
     const hsize_t dims[2] = { static_cast<hsize_t>(this->Grid.numberOfPoints),
@@ -1658,6 +2306,14 @@ std::string Writer::writeStep(const StepInput& step)
     {
       return fail(error);
     }
+    if (ds.close() < 0)
+    {
+      return fail("cannot write array " + quoted(a.name) + ": " + hdf5Message());
+    }
+  }
+  if (g.close() < 0)
+  {
+    return fail(hdf5Message());
   }
   ++this->Steps;
   return std::string();
@@ -1693,12 +2349,26 @@ std::string Writer::commit()
     {
       return fail(error);
     }
+    if (steps.close() < 0)
+    {
+      return fail(hdf5Message());
+    }
   }
-  // Flush and close report write errors (a full disk shows up here for metadata).
+  // The metadata still in HDF5's cache is written into space reserved first: a flush that
+  // fails leaves HDF5 1.10's cache unable to flush again (H5C_set_slist_enabled), so H5Fclose
+  // fails too and the process crashes in HDF5's shutdown. A full disk or a file-size limit shows
+  // up in the reservation instead, where abort() can still close the file.
+  const std::string reserveError = reserveFileSpace(file);
+  if (!reserveError.empty())
+  {
+    return fail(reserveError);
+  }
+  // Flush and close report the remaining write errors.
   if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0)
   {
     return fail("flushing failed (disk full?): " + hdf5Message());
   }
+  closeOpenObjects(file);
   const herr_t closed = H5Fclose(file);
   this->File = -1;
   if (closed < 0)
@@ -1706,8 +2376,12 @@ std::string Writer::commit()
     return fail("closing failed (disk full?): " + hdf5Message());
   }
   // HDF5 does not fsync: without it a power loss after rename() could leave an empty file.
-  const int fd = ::open(this->TempPath.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::fsync(fd) != 0)
+  // Truncating the file to its own size first releases the blocks reserveFileSpace() kept
+  // past its end.
+  const int fd = ::open(this->TempPath.c_str(), O_RDWR | O_CLOEXEC);
+  struct stat written;
+  if (fd < 0 || ::fstat(fd, &written) != 0 || ::ftruncate(fd, written.st_size) != 0 ||
+    ::fsync(fd) != 0)
   {
     const std::string why = errnoText();
     if (fd >= 0)

@@ -27,9 +27,18 @@ namespace file
 
 /// Value of the root attribute `format`: what makes an HDF5 file one of ours.
 constexpr const char* FormatName = "SparseGrid";
-/// The version this code writes and the newest it reads. Bumped only for changes an older
-/// reader cannot ignore; new optional attributes do not bump it.
-constexpr int FormatVersion = 1;
+/// The newest version this code reads. Bumped only for changes an older reader cannot ignore;
+/// new optional attributes do not bump it. Version 1: the fixed-level sparse grid (still
+/// written as version 1, so older readers keep reading such files); version 2: error-bounded
+/// coded streams (docs/file-format.md).
+constexpr int FormatVersion = 2;
+
+/// How a file stores its arrays (the `/grid` attribute `encoding` of version-2 files).
+enum class Encoding
+{
+  SparseGrid,  ///< hierarchical surpluses of a fixed-level sparse grid (version 1)
+  ErrorBounded ///< error-bounded codec streams, sparsegrid/codec.h (version 2)
+};
 
 /// Limits a header must respect before anything is sized from it.
 constexpr int MaxComponents = 1 << 16;
@@ -52,8 +61,16 @@ struct GridDescription
   std::array<double, 3> imageSpacing{ { 1, 1, 1 } };
   Precision precision = Precision::Double;
   /// Grid points = rows of every coefficient dataset. The writer fills it in; the reader checks
-  /// it against Grid::count.
+  /// it against Grid::count. 0 for the error-bounded encoding.
   std::uint64_t numberOfPoints = 0;
+
+  Encoding encoding = Encoding::SparseGrid;
+  ///@{
+  /// Error-bounded encoding only (level, levelCaps, boundary are unused there).
+  int boundMode = 2;          ///< 1 absolute, 2 relative (to each array's value range)
+  double requestedBound = 0;  ///< the bound as requested (relative or absolute)
+  std::vector<int> pieceExtents; ///< 6 per coded piece, 0-based in imageDimensions
+  ///@}
 
   GridSpec spec() const;
   bool operator==(const GridDescription& other) const;
@@ -118,6 +135,15 @@ struct ArrayValues
   /// filled.
   std::vector<float> floats;
   std::vector<double> doubles;
+  ///@{
+  /// Error-bounded encoding: the coded streams (piece by piece, component by component;
+  /// stream k is bytes [streamOffsets[k], streamOffsets[k + 1])), the bound they keep, and the
+  /// level of detail read (0: all; fewer levels read only the start of each stream).
+  std::vector<std::uint8_t> bytes;
+  std::vector<std::uint64_t> streamOffsets;
+  double absoluteBound = 0;
+  int levelsRead = 0;
+  ///@}
   const void* data() const
   {
     return this->floats.empty() ? static_cast<const void*>(this->doubles.data())
@@ -169,8 +195,11 @@ struct ReadOptions
   /// Upper bound for the coefficients of one step (0: the machine's available memory). The
   /// fuzzer sets a small one.
   std::uint64_t memoryLimitBytes = 0;
-  /// Compare each dataset's CRC-32 with its stored attribute.
+  /// Compare each dataset's CRC-32 with its stored attribute (whole reads only: a partial read
+  /// of coded streams relies on the codec's own validation).
   bool verifyChecksums = true;
+  /// Error-bounded files: read only the first `levelOfDetail` levels of each stream (0: all).
+  int levelOfDetail = 0;
 };
 
 /**
@@ -203,6 +232,7 @@ private:
   std::string openWith(long long fapl, const std::string& name);
   std::string readHeader();
   std::string readStepInto(std::size_t index, StepData& step);
+  std::string readCodedStepInto(std::size_t index, StepData& step);
 
   long long File = -1; // hid_t, kept out of the header so that users need no HDF5 includes
   std::uint64_t FileSize = 0;
@@ -229,6 +259,12 @@ struct ArrayInput
   int components = 1;
   const void* data = nullptr;
   ArrayMetrics metrics;
+  ///@{
+  /// Error-bounded encoding: the coded streams instead of `data` (see ArrayValues).
+  const std::uint8_t* bytes = nullptr;
+  std::vector<std::uint64_t> streamOffsets;
+  double absoluteBound = 0;
+  ///@}
 };
 
 struct StepInput

@@ -1,6 +1,8 @@
 #include "vtkSparseGridReader.h"
 
 #include "SparseGridFile.h"
+#include "vtkSparseGridExecution.h"
+#include "vtkSparseGridProbe.h"
 #include "vtkSparseGridRepresentation.h"
 
 #include "vtkDataObject.h"
@@ -16,6 +18,8 @@
 #include "vtkPolyData.h"
 #include "vtkSMPTools.h"
 #include "vtkSmartPointer.h"
+#include "vtkStringArray.h"
+#include "vtkUnsignedCharArray.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 
 #include <algorithm>
@@ -238,6 +242,100 @@ vtkSmartPointer<vtkDataArray> ToVTKArray(const sgf::ArrayValues& array, std::uin
   return vtkSmartPointer<vtkDataArray>(out.GetPointer());
 }
 
+
+/**
+ * An error-bounded step as the representation (through the one validator of
+ * vtkSparseGridRepresentation): the file keeps each array's streams together, the
+ * representation keeps them piece by piece.
+ */
+bool CodedContents(const sgf::Header& h,
+  sgf::StepData& step,
+  vtkPolyData* output,
+  vtkSparseGridRepresentation::Contents& contents,
+  std::string& error)
+{
+  using Representation = vtkSparseGridRepresentation;
+  Representation::Description info;
+  const sgf::GridDescription& g = h.grid;
+  info.Kind = Representation::Encoding::ErrorBounded;
+  info.AxisMap = g.axisMap;
+  std::copy(g.bounds.begin(), g.bounds.end(), info.Bounds);
+  std::copy(g.imageDimensions.begin(), g.imageDimensions.end(), info.ImageDimensions);
+  std::copy(g.imageOrigin.begin(), g.imageOrigin.end(), info.ImageOrigin);
+  std::copy(g.imageSpacing.begin(), g.imageSpacing.end(), info.ImageSpacing);
+  info.Precision = g.precision;
+  info.BoundMode = g.boundMode;
+  info.RequestedBound = g.requestedBound;
+  info.PieceExtents = g.pieceExtents;
+  const sgf::StepMetrics& m = step.info.metrics;
+  info.CompressionRatio = m.compressionRatio.value_or(0.0);
+  info.Backend = m.backend.value_or(std::string("CPU"));
+  info.BackendNote = m.backendNote.value_or(std::string());
+  info.TimeSeconds = m.hierarchizeSeconds.value_or(0.0);
+  bool allErrors = !step.arrays.empty();
+  for (const sgf::ArrayValues& a : step.arrays)
+  {
+    allErrors = allErrors && a.metrics.maxAbsError && a.metrics.rmse && a.metrics.psnr;
+  }
+  int levelsRead = 0;
+  for (const sgf::ArrayValues& a : step.arrays)
+  {
+    info.ArrayNames.push_back(a.description.name);
+    info.Components.push_back(a.description.components);
+    info.AbsoluteBound.push_back(a.absoluteBound);
+    info.StoredBytes += a.bytes.size();
+    if (allErrors)
+    {
+      info.MaxAbsError.push_back(*a.metrics.maxAbsError);
+      info.RMSE.push_back(*a.metrics.rmse);
+      info.PSNR.push_back(*a.metrics.psnr);
+    }
+    if (a.levelsRead > 0)
+    {
+      levelsRead = levelsRead == 0 ? a.levelsRead : std::min(levelsRead, a.levelsRead);
+    }
+  }
+  info.LevelOfDetail = levelsRead;
+  vtkNew<vtkUnsignedCharArray> streams;
+  streams->SetNumberOfValues(static_cast<vtkIdType>(info.StoredBytes));
+  std::vector<std::uint64_t> offsets(1, 0);
+  const int pieces = static_cast<int>(g.pieceExtents.size() / 6);
+  for (int p = 0; p < pieces; ++p)
+  {
+    for (sgf::ArrayValues& a : step.arrays)
+    {
+      const int nc = a.description.components;
+      for (int c = 0; c < nc; ++c)
+      {
+        const std::size_t k = static_cast<std::size_t>(p * nc + c);
+        std::copy(a.bytes.begin() + static_cast<std::ptrdiff_t>(a.streamOffsets[k]),
+          a.bytes.begin() + static_cast<std::ptrdiff_t>(a.streamOffsets[k + 1]),
+          streams->GetPointer(0) + offsets.back());
+        offsets.push_back(offsets.back() + (a.streamOffsets[k + 1] - a.streamOffsets[k]));
+      }
+    }
+  }
+  step.arrays.clear(); // the streams now live in the VTK array
+  info.Summary = Representation::MakeSummary(info);
+  if (!Representation::ToCodedPolyData(info, streams, offsets, output, &error) ||
+    !Representation::FromPolyData(output, contents, &error))
+  {
+    output->Initialize();
+    return false;
+  }
+  std::vector<double> bounds;
+  int levels = 0;
+  if (!Representation::LevelOfDetailBounds(contents, info.LevelOfDetail, bounds, levels, &error))
+  {
+    output->Initialize();
+    return false;
+  }
+  // The representation says which bound holds at the level of detail that was read.
+  contents.Info.LevelBound = bounds;
+  vtkSmartPointer<vtkUnsignedCharArray> kept = contents.Streams;
+  return Representation::ToCodedPolyData(
+    contents.Info, kept, contents.StreamOffsets, output, &error);
+}
 } // namespace
 
 //------------------------------------------------------------------------------------------------
@@ -411,7 +509,9 @@ int vtkSparseGridReader::RequestData(vtkInformation*,
 
   // Re-open: the file may have changed since RequestInformation; the header is validated again.
   sgf::Reader reader;
-  std::string error = reader.open(this->FileName);
+  sgf::ReadOptions readOptions;
+  readOptions.levelOfDetail = this->LevelOfDetail;
+  std::string error = reader.open(this->FileName, readOptions);
   if (!error.empty())
   {
     return fail(error);
@@ -458,6 +558,72 @@ int vtkSparseGridReader::RequestData(vtkInformation*,
   }
   reader.close();
   this->UpdateProgress(0.2);
+  // Data time only where the file has times (or several steps, which then count 0, 1, ...).
+  const bool timed = h.hasTimes() || h.steps.size() > 1;
+
+  if (h.grid.encoding == sgf::Encoding::ErrorBounded)
+  {
+    // Through the filters' bridge: the same validation, decoding and probing as Reconstruct.
+    vtkNew<vtkPolyData> representation;
+    vtkSparseGridRepresentation::Contents contents;
+    if (!CodedContents(h, step, poly ? poly : representation.Get(), contents, error))
+    {
+      return fail(std::string(this->FileName) + ": " + error);
+    }
+    vtkDataObject* result = poly;
+    if (image)
+    {
+      int sampling[3];
+      double origin[3], spacing[3];
+      if (!ComputeSampling(h.grid, this->SamplingDimensions, sampling, origin, spacing, error))
+      {
+        return fail(error);
+      }
+      vtkSparseGridProbe::ImageGeometry geometry;
+      for (int a = 0; a < 3; ++a)
+      {
+        if (extent[2 * a] < 0 || extent[2 * a + 1] >= sampling[a])
+        {
+          return fail("the requested extent lies outside the sampling lattice");
+        }
+        geometry.Dimensions[a] = extent[2 * a + 1] - extent[2 * a] + 1;
+        geometry.Origin[a] = origin[a] + extent[2 * a] * spacing[a];
+        geometry.Spacing[a] = spacing[a];
+      }
+      image->Initialize();
+      image->SetExtent(extent);
+      image->SetOrigin(origin);
+      image->SetSpacing(spacing);
+      vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, {});
+      const vtkSparseGridProbe::Result probed =
+        vtkSparseGridProbe::ProbeImage(contents, geometry, exec, image->GetPointData(), &error);
+      if (probed != vtkSparseGridProbe::Result::Done ||
+        !vtkSparseGridProbe::AnnotateBounds(contents, image->GetFieldData(), &error))
+      {
+        image->Initialize();
+        return probed == vtkSparseGridProbe::Result::Aborted
+          ? 1
+          : fail(std::string(this->FileName) + ": " + error);
+      }
+      // The mask is all ones on the file's own geometry: drop it, the image is the data.
+      image->GetPointData()->RemoveArray(vtkSparseGridProbe::MaskName);
+      vtkNew<vtkStringArray> summary;
+      summary->SetName("SparseGrid.Summary");
+      summary->InsertNextValue(contents.Info.Summary);
+      image->GetFieldData()->AddArray(summary);
+      if (!exec.Note().empty())
+      {
+        vtkWarningMacro(<< exec.Note());
+      }
+      result = image;
+    }
+    if (timed)
+    {
+      result->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), times[index]);
+    }
+    this->UpdateProgress(1.0);
+    return 1;
+  }
 
   vtkSparseGridRepresentation::Description info;
   sparsegrid::Status status = sparsegrid::Grid::create(h.grid.spec(), info.Grid);
@@ -465,8 +631,6 @@ int vtkSparseGridReader::RequestData(vtkInformation*,
   {
     return fail(std::string(this->FileName) + ": " + status.message());
   }
-  // Data time only where the file has times (or several steps, which then count 0, 1, ...).
-  const bool timed = h.hasTimes() || h.steps.size() > 1;
   const double time = times[index];
 
   if (image)

@@ -81,6 +81,22 @@ public:
    */
   const char* GetLastError() const;
 
+  ///@{
+  /**
+   * Error-bounded files: read and decode only the first LevelOfDetail levels of each stream
+   * (coarsest first; 0, the default, reads all). Only those bytes are read from the file. The
+   * output's field data SparseGrid.ErrorBound says which bound holds, per array.
+   */
+  vtkSetClampMacro(LevelOfDetail, int, 0, 64);
+  vtkGetMacro(LevelOfDetail, int);
+  ///@}
+
+  ///@{
+  /// Where decoding runs: 0 Auto, 1 CPU, 2 CUDA (falls back to the CPU with a warning).
+  vtkSetClampMacro(Backend, int, 0, 2);
+  vtkGetMacro(Backend, int);
+  ///@}
+
 protected:
   vtkSparseGridReader();
   ~vtkSparseGridReader() override;
@@ -94,6 +110,8 @@ protected:
   bool OutputReconstructedImage = true;
   int SamplingDimensions[3] = { 0, 0, 0 };
   int NumberOfThreads = 0;
+  int LevelOfDetail = 0;
+  int Backend = 0;
 
 private:
   vtkSparseGridReader(const vtkSparseGridReader&) = delete;

@@ -247,7 +247,15 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
   const vtkSparseGridRepresentation::Description& info = contents.Info;
 
   sgf::GridDescription grid;
-  grid.dimensions = info.Grid.dimensions();
+  if (info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded &&
+    info.LevelOfDetail > 0)
+  {
+    return fail(vtkErrorCode::FileFormatError,
+      "cannot write " + std::string(this->FileName) +
+        ": the representation holds only the first " + std::to_string(info.LevelOfDetail) +
+        " levels of detail (read the file with Level Of Detail 0 to write all of it)");
+  }
+  grid.dimensions = static_cast<int>(info.AxisMap.size());
   grid.level = info.Grid.level();
   grid.levelCaps = info.Grid.caps();
   grid.boundary = info.Grid.boundary();
@@ -258,6 +266,17 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
   std::copy(info.ImageSpacing, info.ImageSpacing + 3, grid.imageSpacing.begin());
   grid.precision = info.Precision;
   grid.numberOfPoints = info.Grid.size();
+  const bool coded = info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded;
+  if (coded)
+  {
+    grid.encoding = sgf::Encoding::ErrorBounded;
+    grid.level = 0;
+    grid.levelCaps.clear();
+    grid.numberOfPoints = 0;
+    grid.boundMode = info.BoundMode;
+    grid.requestedBound = info.RequestedBound;
+    grid.pieceExtents = info.PieceExtents;
+  }
 
   sgf::StepInput step;
   if (allSteps)
@@ -277,6 +296,38 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
   std::vector<std::vector<double>> doubleStorage(contents.Coefficients.size());
   const bool errors = info.MaxAbsError.size() == info.ArrayNames.size() &&
     info.RMSE.size() == info.ArrayNames.size() && info.PSNR.size() == info.ArrayNames.size();
+  // Error-bounded: one byte dataset per array holds its streams, piece by piece, component by
+  // component (the representation keeps them piece by piece, array by array).
+  std::vector<std::vector<std::uint8_t>> byteStorage(coded ? info.ArrayNames.size() : 0);
+  for (std::size_t k = 0; k < byteStorage.size(); ++k)
+  {
+    sgf::ArrayInput in;
+    in.name = info.ArrayNames[k];
+    in.components = info.Components[k];
+    in.absoluteBound = info.AbsoluteBound[k];
+    in.streamOffsets.push_back(0);
+    const std::uint8_t* all = contents.Streams->GetPointer(0);
+    for (int p = 0; p < info.NumberOfPieces(); ++p)
+    {
+      for (int c = 0; c < info.Components[k]; ++c)
+      {
+        const std::size_t s = contents.StreamIndex(p, k, c);
+        byteStorage[k].insert(byteStorage[k].end(),
+          all + contents.StreamOffsets[s],
+          all + contents.StreamOffsets[s + 1]);
+        in.streamOffsets.push_back(byteStorage[k].size());
+      }
+    }
+    in.bytes = byteStorage[k].data();
+    if (errors)
+    {
+      in.metrics.maxAbsError = info.MaxAbsError[k];
+      in.metrics.rmse = info.RMSE[k];
+      in.metrics.psnr = info.PSNR[k];
+    }
+    arrays.push_back({ in.name, in.components });
+    step.arrays.push_back(in);
+  }
   for (std::size_t k = 0; k < contents.Coefficients.size(); ++k)
   {
     vtkDataArray* array = contents.Coefficients[k];

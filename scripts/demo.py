@@ -94,7 +94,13 @@ def main():
     parser.add_argument("--plugin", required=True, help="path of SparseGrid.so")
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument("--array", help="point array to compress (default: the first one)")
-    parser.add_argument("--level", type=int, default=0, help="sparse-grid level (default 0: automatic)")
+    parser.add_argument("--bound", type=float, default=1e-3,
+                        help="error bound relative to the value range (default 1e-3, the filter's default)")
+    parser.add_argument("--absolute", action="store_true", help="--bound is absolute, in the array's units")
+    parser.add_argument("--fixed-level", action="store_true",
+                        help="the fixed-level sparse grid (no bound) instead of error-bounded coding")
+    parser.add_argument("--level", type=int, default=0,
+                        help="with --fixed-level: sparse-grid level (default 0: automatic)")
     parser.add_argument("--precision", choices=("Float", "Double"), default="Float")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -128,14 +134,20 @@ def main():
     # --- compress ----------------------------------------------------------------------------
     compressed = SparseGridHierarchize(Input=source)
     compressed.Scalars = [array]
-    compressed.Level = args.level
+    coded = not args.fixed_level
+    if coded:
+        compressed.ErrorBoundMode = "Absolute" if args.absolute else "Relative"
+        compressed.ErrorBound = args.bound
+    else:
+        compressed.ErrorBoundMode = "Off"
+        compressed.Level = args.level
+        compressed.ComputeError = 0  # measured below, in numpy, from the reconstruction
     compressed.Precision = args.precision
-    compressed.ComputeError = 0  # measured below, in numpy, from the reconstruction
     start = time.time()
     compressed.UpdatePipeline()
     seconds_filter = time.time() - start
     rep = servermanager.Fetch(compressed)
-    if rep.GetNumberOfPoints() == 0:
+    if field(rep, "SparseGrid.FormatVersion") is None:
         print("compression failed (see the messages above)")
         return 1
 
@@ -179,29 +191,50 @@ def main():
     # --- table ---------------------------------------------------------------------------------
     input_array = original.GetPointData().GetArray(array)
     input_bytes = input_array.GetNumberOfValues() * input_array.GetDataTypeSize()
-    n = int(field(rep, "SparseGrid.NumberOfCoefficients"))
-    coefficient_bytes = n * input_array.GetNumberOfComponents() * (4 if args.precision == "Float" else 8)
-    caps = field(rep, "SparseGrid.LevelCaps")
-    caps = caps if isinstance(caps, list) else [caps]
     backend = field(rep, "SparseGrid.Backend", "?")
     note = field(rep, "SparseGrid.BackendNote", "")
     rows = [
         ("input", "%s, array %s (%d component(s), %s)" % (label, array, input_array.GetNumberOfComponents(),
                                                            input_array.GetDataTypeAsString())),
         ("dimensions", "%s (%d points)" % (" x ".join(str(d) for d in dims), original.GetNumberOfPoints())),
-        ("level / caps", "%d / %s, boundary, %s" % (field(rep, "SparseGrid.Level"),
-                                                    " ".join(str(int(c)) for c in caps), args.precision)),
-        ("coefficients", "%d (%s -> %s)" % (n, human_bytes(input_bytes), human_bytes(coefficient_bytes))),
-        ("compression ratio", "%.2f : 1" % field(rep, "SparseGrid.CompressionRatio")),
-        ("max abs error", "%.6g (value range %.6g .. %.6g)" % (max_abs, value_range[0], value_range[1])),
+    ]
+    if coded:
+        bound = field(rep, "SparseGrid.AbsoluteErrorBound")
+        bound = bound[0] if isinstance(bound, list) else bound
+        stored = int(field(rep, "SparseGrid.StoredBytes"))
+        rows += [
+            ("error bound", "%g %s -> %.6g absolute (every voxel)"
+             % (args.bound, "absolute" if args.absolute else "x value range", bound)),
+            ("coded streams", "%s -> %s" % (human_bytes(input_bytes), human_bytes(stored))),
+            ("compression ratio", "%.2f : 1 (input bytes / coded bytes)" % field(rep, "SparseGrid.CompressionRatio")),
+            ("max abs error", "%.6g = %.3f x bound: %s (measured here on every voxel; the filter says %.6g)"
+             % (max_abs, max_abs / bound, "bound kept" if max_abs <= bound else "BOUND MISSED",
+                field(rep, "SparseGrid.MaxAbsError"))),
+        ]
+    else:
+        n = int(field(rep, "SparseGrid.NumberOfCoefficients"))
+        coefficient_bytes = n * input_array.GetNumberOfComponents() * (4 if args.precision == "Float" else 8)
+        caps = field(rep, "SparseGrid.LevelCaps")
+        caps = caps if isinstance(caps, list) else [caps]
+        rows += [
+            ("level / caps", "%d / %s, boundary, %s" % (field(rep, "SparseGrid.Level"),
+                                                        " ".join(str(int(c)) for c in caps), args.precision)),
+            ("coefficients", "%d (%s -> %s)" % (n, human_bytes(input_bytes), human_bytes(coefficient_bytes))),
+            ("compression ratio", "%.2f : 1 (no error bound)" % field(rep, "SparseGrid.CompressionRatio")),
+            ("max abs error", "%.6g (value range %.6g .. %.6g)" % (max_abs, value_range[0], value_range[1])),
+        ]
+    rows += [
         ("RMSE", "%.6g" % rmse),
         ("PSNR", "%.2f dB" % psnr),
         ("backend", backend + (" (%s)" % note if note else "")),
-        ("time: hierarchize", "%.3f s (sampling + hierarchization; filter total %.3f s)"
+        ("time: compress", "%.3f s (filter total %.3f s)"
          % (field(rep, "SparseGrid.TimeSeconds"), seconds_filter)),
     ]
     if seconds_write is not None:
         rows.append(("time: write .sgrid", "%.3f s (%s)" % (seconds_write, human_bytes(file_size or 0))))
+        if file_size:
+            rows.append(("ratio of the file", "%.2f : 1 (input bytes / file bytes, HDF5 header included)"
+                         % (input_bytes / file_size)))
         rows.append(("time: read .sgrid", "%.3f s" % seconds_read))
     rows.append(("time: reconstruct", "%.3f s" % seconds_reconstruct))
     rows.append((".sgrid file", writer_note))

@@ -45,6 +45,7 @@ void ExpectFailure(vtkAlgorithm* algorithm, const char* expected, const char* wh
 SG_TEST(ErrorMissingArray)
 {
   vtkNew<vtkSparseGridHierarchize> hierarchize;
+  hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
   hierarchize->SetInputData(SmallImage());
   hierarchize->AddArrayName("nope");
   ExpectFailure(hierarchize, "no point array named 'nope'", "missing array");
@@ -83,6 +84,7 @@ SG_TEST(ErrorNonFinite)
     auto image = SmallImage();
     image->GetPointData()->GetArray("f")->SetTuple1(123, bad);
     vtkNew<vtkSparseGridHierarchize> hierarchize;
+    hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
     hierarchize->SetInputData(image);
     ExpectFailure(hierarchize, "non-finite", std::isnan(bad) ? "NaN value" : "Inf value");
     SG_CHECK(hierarchize->GetOutput()->GetNumberOfPoints() == 0, "empty output");
@@ -98,6 +100,7 @@ SG_TEST(ErrorNonImageInput)
   points->SetPoints(p);
   sgtest::AddArray(points, "f", 1, sgtest::Multilinear);
   vtkNew<vtkSparseGridHierarchize> hierarchize;
+  hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
   hierarchize->SetInputData(points);
   ExpectFailure(hierarchize, "needs image data", "polydata input");
 
@@ -123,6 +126,7 @@ SG_TEST(ErrorNonImageInput)
 SG_TEST(ErrorTooLarge)
 {
   vtkNew<vtkSparseGridHierarchize> hierarchize;
+  hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
   hierarchize->SetInputData(SmallImage());
   hierarchize->SetLevelLimits(30, 30, 30);
   hierarchize->SetLevel(90);
@@ -144,6 +148,7 @@ SG_TEST(ErrorBadSource)
 
   // A representation whose coefficients were damaged downstream.
   vtkNew<vtkSparseGridHierarchize> hierarchize;
+  hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
   hierarchize->SetInputData(image);
   hierarchize->Update();
   vtkNew<vtkPolyData> damaged;
@@ -161,6 +166,7 @@ SG_TEST(ErrorAbort)
   const double spacing[3] = { 1, 1, 1 };
   auto image = sgtest::MakeImage(dims, origin, spacing, "s", 1, sgtest::Smooth);
   vtkNew<vtkSparseGridHierarchize> hierarchize;
+  hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
   hierarchize->SetInputData(image);
   hierarchize->SetLevel(12);
   struct AbortOnProgress : public vtkCommand

@@ -98,6 +98,7 @@ SG_TEST(HierarchizeMultilinear)
   const double spacing[3] = { 0.1, 0.25, 0.5 };
   auto image = sgtest::MakeImage(dims, origin, spacing, "f", 1, sgtest::Multilinear);
   vtkNew<vtkSparseGridHierarchize> hierarchize;
+  hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
   hierarchize->SetInputData(image);
   hierarchize->AddArrayName("f");
   hierarchize->SetPrecision(vtkSparseGridHierarchize::DOUBLE);
@@ -179,6 +180,7 @@ SG_TEST(HierarchizeSmooth)
   const double spacing[3] = { 0.125, 0.125, 0.125 }; // [0,4]^3
   auto image = sgtest::MakeImage(dims, origin, spacing, "s", 1, sgtest::Smooth);
   vtkNew<vtkSparseGridHierarchize> hierarchize;
+  hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
   hierarchize->SetInputData(image);
   hierarchize->SetPrecision(vtkSparseGridHierarchize::DOUBLE);
   double previous = 1e300;
@@ -257,6 +259,8 @@ SG_TEST(HierarchizeVectorAndMultipleArrays)
   image->GetPointData()->AddArray(temperature);
 
   vtkNew<vtkSparseGridHierarchize> hierarchize;
+
+  hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
   hierarchize->SetInputData(image);
   hierarchize->AddArrayName("velocity");
   hierarchize->AddArrayName("temperature");
@@ -311,6 +315,7 @@ SG_TEST(HierarchizeLowDimensional)
   {
     auto image = sgtest::MakeImage(c.dims, origin, spacing, "f", 1, sgtest::Multilinear);
     vtkNew<vtkSparseGridHierarchize> hierarchize;
+    hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
     hierarchize->SetInputData(image);
     hierarchize->SetPrecision(vtkSparseGridHierarchize::DOUBLE);
     hierarchize->Update();
@@ -355,6 +360,8 @@ SG_TEST(HierarchizeOptions)
   auto image = sgtest::MakeImage(dims, origin, spacing, "f", 1, sgtest::Multilinear);
 
   vtkNew<vtkSparseGridHierarchize> hierarchize;
+
+  hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
   hierarchize->SetInputData(image);
   hierarchize->Update();
   vtkPolyData* rep = hierarchize->GetOutput();
@@ -428,6 +435,7 @@ SG_TEST(HierarchizeThreadsAndSwitches)
   auto run = [&](int threads, bool switches)
   {
     vtkNew<vtkSparseGridHierarchize> hierarchize;
+    hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
     hierarchize->SetInputData(image);
     hierarchize->SetPrecision(vtkSparseGridHierarchize::DOUBLE);
     hierarchize->SetLevel(7);
@@ -470,6 +478,7 @@ SG_TEST(HierarchizeBackend)
   const double spacing[3] = { 1, 1, 1 };
   auto image = sgtest::MakeImage(dims, origin, spacing, "f", 1, sgtest::Multilinear);
   vtkNew<vtkSparseGridHierarchize> hierarchize;
+  hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
   hierarchize->SetInputData(image);
   hierarchize->SetPrecision(vtkSparseGridHierarchize::DOUBLE);
   hierarchize->SetBackend(vtkSparseGridHierarchize::CUDA);

@@ -25,6 +25,7 @@ const double Upper[3] = { -2.0 + 20 * 0.2, 1.0 + 16 * 0.25, 0.5 + 10 * 0.1 };
 vtkSmartPointer<vtkSparseGridHierarchize> Compress(vtkImageData* image, int precision)
 {
   auto hierarchize = vtkSmartPointer<vtkSparseGridHierarchize>::New();
+  hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
   hierarchize->SetInputData(image);
   hierarchize->SetPrecision(precision);
   hierarchize->Update();

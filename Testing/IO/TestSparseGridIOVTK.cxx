@@ -137,6 +137,7 @@ private:
 vtkSmartPointer<vtkSparseGridHierarchize> Hierarchize(vtkAlgorithm* source, bool doublePrecision)
 {
   auto h = vtkSmartPointer<vtkSparseGridHierarchize>::New();
+  h->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
   h->SetInputConnection(source->GetOutputPort());
   h->AddArrayName("density");
   h->AddArrayName("velocity");

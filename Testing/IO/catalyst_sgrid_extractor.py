@@ -9,7 +9,7 @@ from paraview.simple import *  # noqa: F401,F403
 
 LoadPlugin(os.environ["SPARSEGRID_PLUGIN_FILE"], remote=False, ns=globals())
 producer = TrivialProducer(registrationName="input")
-compressed = SparseGridHierarchize(registrationName="compressed", Input=producer)
+compressed = SparseGridHierarchize(registrationName="compressed", ErrorBoundMode="Off", Input=producer)
 compressed.Scalars = ["RTData"]
 extractor = CreateExtractor("SGRID", compressed, registrationName="SGRID1")
 extractor.Writer.FileName = "wavelet_{timestep:06d}.sgrid"

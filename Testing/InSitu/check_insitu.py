@@ -94,7 +94,7 @@ def compress_offline(image, name):
     (Level 0 = automatic, Float, Boundary 1): coefficients, representation and reconstruction."""
     source = PVTrivialProducer()
     source.GetClientSideObject().SetOutput(image)
-    compressed = SparseGridHierarchize(Input=source)
+    compressed = SparseGridHierarchize(ErrorBoundMode="Off", Input=source)
     compressed.Scalars = [name]
     compressed.Level = 0
     compressed.Precision = "Float"

@@ -49,7 +49,7 @@ class ServerOutput(threading.Thread):
 def pipeline(checker, ranks):
     """Builds and checks the distributed pipeline; returns the images it fetched."""
     w = Wavelet(WholeExtent=WHOLE)
-    h = SparseGridHierarchize(Input=w, Scalars=["RTData"])
+    h = SparseGridHierarchize(ErrorBoundMode="Off", Input=w, Scalars=["RTData"])
     h.UpdatePipeline()
     grid = int(field_values(servermanager.Fetch(h, 0), "SparseGrid.NumberOfCoefficients")[0])
     n = h.GetDataInformation().GetNumberOfPoints()

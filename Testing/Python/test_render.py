@@ -75,7 +75,7 @@ def main():
 
     w = Wavelet()
     w.WholeExtent = [-16, 16, -16, 16, -16, 16]
-    h = SparseGridHierarchize(Input=w)
+    h = SparseGridHierarchize(ErrorBoundMode="Off", Input=w)
     h.Level = 5  # the configuration the baseline image was made with
     h.Scalars = ["RTData"]
     r = SparseGridReconstruct(Input=w, Source=h)
