@@ -24,6 +24,17 @@ namespace stencil
 {
 namespace detail
 {
+/// Read-only loads: through the non-coherent (texture) path on the device.
+template<typename T>
+STENCIL_HD T load(const T* p)
+{
+#ifdef __CUDA_ARCH__
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
 /// Relative offset that marks a missing neighbour in compressed tables.
 constexpr std::int32_t MissingOffset = INT32_MIN;
 
@@ -42,10 +53,10 @@ struct PlainChasing
   static constexpr int K = KK;
   static constexpr int E = KK;
   TablePointers<T> p;
-  STENCIL_HD int n(int c, int j) const { return p.index[static_cast<long long>(c) * K + j]; }
+  STENCIL_HD int n(int c, int j) const { return load(p.index + static_cast<long long>(c) * K + j); }
   STENCIL_HD T w(int c, int j) const
   {
-    return p.weights ? p.weights[static_cast<long long>(c) * K + j] : p.uniformWeight;
+    return p.weights ? load(p.weights + static_cast<long long>(c) * K + j) : p.uniformWeight;
   }
   STENCIL_HD int n2(int c, int j, int q) const
   {
@@ -65,18 +76,19 @@ struct PlainNonChasing
   static constexpr int K = KK;
   static constexpr int E = KK + KK * KK;
   TablePointers<T> p;
-  STENCIL_HD int n(int c, int j) const { return p.index[static_cast<long long>(c) * E + j]; }
+  STENCIL_HD int n(int c, int j) const { return load(p.index + static_cast<long long>(c) * E + j); }
   STENCIL_HD T w(int c, int j) const
   {
-    return p.weights ? p.weights[static_cast<long long>(c) * E + j] : p.uniformWeight;
+    return p.weights ? load(p.weights + static_cast<long long>(c) * E + j) : p.uniformWeight;
   }
   STENCIL_HD int n2(int c, int j, int q) const
   {
-    return p.index[static_cast<long long>(c) * E + K + j * K + q];
+    return load(p.index + static_cast<long long>(c) * E + K + j * K + q);
   }
   STENCIL_HD T w2(int c, int j, int q) const
   {
-    return p.weights ? p.weights[static_cast<long long>(c) * E + K + j * K + q] : p.uniformWeight;
+    return p.weights ? load(p.weights + static_cast<long long>(c) * E + K + j * K + q)
+                     : p.uniformWeight;
   }
 };
 
@@ -88,12 +100,12 @@ struct CompressedChasing
   TablePointers<T> p;
   STENCIL_HD int n(int c, int j) const
   {
-    const std::int32_t o = p.offsets[p.index[c] * E + j];
+    const std::int32_t o = load(p.offsets + load(p.index + c) * E + j);
     return o == MissingOffset ? -1 : c + o;
   }
   STENCIL_HD T w(int c, int j) const
   {
-    return p.weights ? p.weights[p.index[c] * E + j] : p.uniformWeight;
+    return p.weights ? load(p.weights + load(p.index + c) * E + j) : p.uniformWeight;
   }
   STENCIL_HD int n2(int c, int j, int q) const
   {
@@ -115,12 +127,12 @@ struct CompressedNonChasing
   TablePointers<T> p;
   STENCIL_HD int at(int c, int e) const
   {
-    const std::int32_t o = p.offsets[p.index[c] * E + e];
+    const std::int32_t o = load(p.offsets + load(p.index + c) * E + e);
     return o == MissingOffset ? -1 : c + o;
   }
   STENCIL_HD T wat(int c, int e) const
   {
-    return p.weights ? p.weights[p.index[c] * E + e] : p.uniformWeight;
+    return p.weights ? load(p.weights + load(p.index + c) * E + e) : p.uniformWeight;
   }
   STENCIL_HD int n(int c, int j) const { return at(c, j); }
   STENCIL_HD T w(int c, int j) const { return wat(c, j); }
@@ -218,7 +230,7 @@ template<typename T, int K, typename Ring>
 STENCIL_HD bool columnLaplacian(const ColumnArgs<T>& a, int x, int k, const Ring& ring, T& result)
 {
   const long long base = static_cast<long long>(k) * a.cells;
-  const T ux = a.u[base + x];
+  const T ux = load(a.u + base + x);
   T sum = 0;
 #ifdef __CUDACC__
 #pragma unroll
@@ -230,7 +242,7 @@ STENCIL_HD bool columnLaplacian(const ColumnArgs<T>& a, int x, int k, const Ring
     {
       return false;
     }
-    sum += static_cast<T>(ring.w(q)) * (a.u[base + m] - ux);
+    sum += static_cast<T>(ring.w(q)) * (load(a.u + base + m) - ux);
   }
   if (a.vertical)
   {
@@ -245,8 +257,8 @@ STENCIL_HD bool columnLaplacian(const ColumnArgs<T>& a, int x, int k, const Ring
       below = below < 0 ? k : below;
       above = above >= a.layers ? k : above;
     }
-    sum += (a.u[static_cast<long long>(above) * a.cells + x] - T(2) * ux +
-             a.u[static_cast<long long>(below) * a.cells + x]) *
+    sum += (load(a.u + static_cast<long long>(above) * a.cells + x) - T(2) * ux +
+             load(a.u + static_cast<long long>(below) * a.cells + x)) *
       a.verticalWeight;
   }
   result = sum;

@@ -29,8 +29,11 @@ __host__ __device__ constexpr int paddedEntries(int e)
 }
 
 template<typename T, typename Table>
-__global__ void naiveKernel(ColumnArgs<T> a, Table t)
+__global__ void naiveKernel(ColumnArgs<T> args, Table table)
 {
+  // Local copies: binding references to kernel parameters would force them into local memory.
+  const ColumnArgs<T> a = args;
+  const Table t = table;
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= a.cells)
   {
@@ -44,8 +47,11 @@ __global__ void naiveKernel(ColumnArgs<T> a, Table t)
 }
 
 template<typename T, typename Table>
-__global__ void idxvarKernel(ColumnArgs<T> a, Table t)
+__global__ void idxvarKernel(ColumnArgs<T> args, Table table)
 {
+  // Local copies: binding references to kernel parameters would force them into local memory.
+  const ColumnArgs<T> a = args;
+  const Table t = table;
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= a.cells)
   {
@@ -62,8 +68,11 @@ __global__ void idxvarKernel(ColumnArgs<T> a, Table t)
 }
 
 template<typename T, typename Table>
-__global__ void sharedKernel(ColumnArgs<T> a, Table t)
+__global__ void sharedKernel(ColumnArgs<T> args, Table table)
 {
+  // Local copies: binding references to kernel parameters would force them into local memory.
+  const ColumnArgs<T> a = args;
+  const Table t = table;
   constexpr int E = Table::K + Table::K * Table::K;
   constexpr int P = paddedEntries(E);
   __shared__ int sharedIndex[SharedBlockCells * P];
@@ -89,8 +98,10 @@ __global__ void sharedKernel(ColumnArgs<T> a, Table t)
 }
 
 template<typename T, typename Table>
-__global__ void zloopKernel(ColumnArgs<T> a, Table t, int slice)
+__global__ void zloopKernel(ColumnArgs<T> args, Table table, int slice)
 {
+  const ColumnArgs<T> a = args;
+  const Table t = table;
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= a.cells)
   {
