@@ -5,8 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace sparsegrid
@@ -148,17 +153,244 @@ std::string detail::formatBytes(double bytes)
   return text;
 }
 
+namespace
+{
+
+// Value of `key` in a "key value" per line file such as /proc/meminfo or memory.stat.
+bool readKeyedValue(const std::string& path, const std::string& key, std::uint64_t& value)
+{
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line))
+  {
+    std::istringstream fields(line);
+    std::string name;
+    unsigned long long number = 0;
+    if (fields >> name >> number && (name == key || name == key + ":"))
+    {
+      value = number;
+      return true;
+    }
+  }
+  return false;
+}
+
+// First token of a one-line file; "max" (cgroup v2 for no limit) reads as Saturated.
+bool readSingleValue(const std::string& path, std::uint64_t& value)
+{
+  std::ifstream in(path);
+  std::string token;
+  if (!(in >> token))
+  {
+    return false;
+  }
+  if (token == "max")
+  {
+    value = Saturated;
+    return true;
+  }
+  try
+  {
+    value = std::stoull(token);
+  }
+  catch (...)
+  {
+    return false;
+  }
+  return true;
+}
+
+struct CgroupMount
+{
+  std::string mountPoint;
+  std::string root; // the cgroup path the mount shows as its top
+  bool v2 = false;
+};
+
+// The mounts that hold the memory controller, from /proc/self/mountinfo ("... root mountpoint
+// options - fstype source superoptions").
+std::vector<CgroupMount> memoryCgroupMounts()
+{
+  std::vector<CgroupMount> mounts;
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line))
+  {
+    const std::size_t dash = line.find(" - ");
+    if (dash == std::string::npos)
+    {
+      continue;
+    }
+    std::istringstream before(line.substr(0, dash));
+    std::istringstream after(line.substr(dash + 3));
+    std::string id, parent, device, root, mountPoint, fsType, source, superOptions;
+    if (!(before >> id >> parent >> device >> root >> mountPoint) ||
+      !(after >> fsType >> source >> superOptions))
+    {
+      continue;
+    }
+    if (fsType == "cgroup2")
+    {
+      // In hybrid set-ups the v2 hierarchy exists without the memory controller.
+      std::ifstream controllers(mountPoint + "/cgroup.controllers");
+      std::string controller;
+      while (controllers >> controller)
+      {
+        if (controller == "memory")
+        {
+          mounts.push_back({ mountPoint, root, true });
+          break;
+        }
+      }
+    }
+    else if (fsType == "cgroup" && ("," + superOptions + ",").find(",memory,") != std::string::npos)
+    {
+      mounts.push_back({ mountPoint, root, false });
+    }
+  }
+  return mounts;
+}
+
+// This process's cgroup path in the v2 hierarchy ("0::/path") or the v1 memory hierarchy.
+std::string ownCgroupPath(bool v2)
+{
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(in, line))
+  {
+    const std::size_t first = line.find(':');
+    const std::size_t second = first == std::string::npos ? first : line.find(':', first + 1);
+    if (second == std::string::npos)
+    {
+      continue;
+    }
+    const std::string controllers = line.substr(first + 1, second - first - 1);
+    const bool match = v2 ? (line.compare(0, first, "0") == 0 && controllers.empty())
+                          : ("," + controllers + ",").find(",memory,") != std::string::npos;
+    if (match)
+    {
+      return line.substr(second + 1);
+    }
+  }
+  return "/";
+}
+
+// Smallest (limit - usage + reclaimable page cache) over this process's cgroup and its
+// ancestors: a parent's limit binds its children too. Page cache counts as usage in cgroups
+// but the kernel reclaims it before failing an allocation, as MemAvailable assumes.
+std::uint64_t cgroupAvailable(std::string& which)
+{
+  std::uint64_t best = Saturated;
+  for (const CgroupMount& mount : memoryCgroupMounts())
+  {
+    std::string path = ownCgroupPath(mount.v2);
+    if (mount.root != "/" && path.compare(0, mount.root.size(), mount.root) == 0)
+    {
+      path = path.substr(mount.root.size());
+    }
+    std::string dir = mount.mountPoint + (path == "/" ? "" : path);
+    if (access(dir.c_str(), R_OK) != 0)
+    {
+      dir = mount.mountPoint; // a cgroup namespace can hide our own folder
+    }
+    const char* limitFile = mount.v2 ? "/memory.max" : "/memory.limit_in_bytes";
+    const char* usageFile = mount.v2 ? "/memory.current" : "/memory.usage_in_bytes";
+    const char* cacheKey = mount.v2 ? "inactive_file" : "total_inactive_file";
+    while (true)
+    {
+      std::uint64_t limit = 0, usage = 0, cache = 0;
+      // cgroup v1 writes "no limit" as a page-rounded 2^63 - 1.
+      if (readSingleValue(dir + limitFile, limit) && limit < (std::uint64_t(1) << 62) &&
+        readSingleValue(dir + usageFile, usage))
+      {
+        readKeyedValue(dir + "/memory.stat", cacheKey, cache);
+        const std::uint64_t used = usage > cache ? usage - cache : 0;
+        const std::uint64_t available = limit > used ? limit - used : 0;
+        if (available < best)
+        {
+          best = available;
+          which = std::string("the cgroup memory limit (") + (limitFile + 1) + " in " + dir + ")";
+        }
+      }
+      if (dir.size() <= mount.mountPoint.size())
+      {
+        break;
+      }
+      dir = dir.substr(0, dir.rfind('/'));
+    }
+  }
+  return best;
+}
+
+} // namespace
+
+std::uint64_t availableMemoryBytes(std::string* limitedBy)
+{
+  std::string which;
+  std::uint64_t best = Saturated;
+  const long pageSize = sysconf(_SC_PAGESIZE);
+  std::uint64_t kib = 0;
+  if (readKeyedValue("/proc/meminfo", "MemAvailable", kib))
+  {
+    best = kib * 1024;
+    which = "MemAvailable in /proc/meminfo";
+  }
+  else
+  {
+    // Kernels before 3.14 lack MemAvailable; free pages underestimate but never overestimate.
+    const long pages = sysconf(_SC_AVPHYS_PAGES);
+    if (pages > 0 && pageSize > 0)
+    {
+      best = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(pageSize);
+      which = "free physical memory";
+    }
+  }
+  std::string cgroupWhich;
+  const std::uint64_t cgroup = cgroupAvailable(cgroupWhich);
+  if (cgroup < best)
+  {
+    best = cgroup;
+    which = cgroupWhich;
+  }
+  // RLIMIT_AS caps the address space, so what is already mapped (statm's first field, pages)
+  // counts against it whether or not it is resident.
+  rlimit addressSpace{};
+  if (getrlimit(RLIMIT_AS, &addressSpace) == 0 && addressSpace.rlim_cur != RLIM_INFINITY)
+  {
+    std::uint64_t mappedPages = 0;
+    std::ifstream statm("/proc/self/statm");
+    unsigned long long pages = 0;
+    if (statm >> pages)
+    {
+      mappedPages = pages;
+    }
+    const std::uint64_t mapped = mappedPages * static_cast<std::uint64_t>(std::max(pageSize, 1L));
+    const std::uint64_t cap = static_cast<std::uint64_t>(addressSpace.rlim_cur);
+    const std::uint64_t available = cap > mapped ? cap - mapped : 0;
+    if (available < best)
+    {
+      best = available;
+      which = "RLIMIT_AS (ulimit -v)";
+    }
+  }
+  if (best == Saturated)
+  {
+    // Nothing could be read (no /proc): assume 16 GiB rather than refusing everything.
+    best = std::uint64_t(1) << 34;
+    which = "an assumed 16 GiB (no /proc to read)";
+  }
+  if (limitedBy)
+  {
+    *limitedBy = which;
+  }
+  return best;
+}
+
 Status checkAllocation(std::uint64_t bytes, const char* what, std::uint64_t memoryLimitBytes)
 {
-  std::uint64_t limit = memoryLimitBytes;
-  if (limit == 0)
-  {
-    const long pages = sysconf(_SC_AVPHYS_PAGES);
-    const long pageSize = sysconf(_SC_PAGESIZE);
-    limit = (pages > 0 && pageSize > 0)
-      ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(pageSize)
-      : (std::uint64_t(1) << 34);
-  }
+  std::string limitedBy = "the limit given by the caller";
+  const std::uint64_t limit =
+    memoryLimitBytes != 0 ? memoryLimitBytes : availableMemoryBytes(&limitedBy);
   if (bytes > limit)
   {
     return Status(ErrorCode::TooLarge,
@@ -166,7 +398,8 @@ Status checkAllocation(std::uint64_t bytes, const char* what, std::uint64_t memo
         (bytes == Saturated ? std::string("more than 16 EiB")
                             : detail::formatBytes(static_cast<double>(bytes))) +
         ", more than the " + detail::formatBytes(static_cast<double>(limit)) +
-        (memoryLimitBytes ? " allowed" : " of memory available"));
+        (memoryLimitBytes ? " allowed" : " this process may still use") + " (limited by " +
+        limitedBy + ")");
   }
   return Status::Ok();
 }

@@ -396,9 +396,14 @@ Status checkFinite(const T* data, std::size_t n, const char* what, std::size_t s
 /// Bytes of the compressed coefficients of `components` scalar arrays.
 std::uint64_t compressedBytes(const Grid& grid, Precision precision, int components = 1);
 
-/// Checks that `bytes` can be allocated on this machine (against available memory);
-/// TooLarge naming the size and `what` otherwise.
+/// Checks that `bytes` can be allocated by this process (against availableMemoryBytes(), or
+/// `memoryLimitBytes` when nonzero); TooLarge naming the size, `what` and the limit otherwise.
 Status checkAllocation(std::uint64_t bytes, const char* what, std::uint64_t memoryLimitBytes = 0);
+
+/// Bytes this process may still allocate: the least of MemAvailable (/proc/meminfo), the cgroup
+/// memory limit minus the cgroup's usage (v1 or v2, reclaimable page cache not counted as used)
+/// and RLIMIT_AS minus the mapped address space. `limitedBy` receives which of them applied.
+std::uint64_t availableMemoryBytes(std::string* limitedBy = nullptr);
 
 /// Default level caps for an image axis of n samples: the smallest c with 2^c + 1 >= n.
 int levelForSamples(std::size_t n);
