@@ -13,6 +13,9 @@
 #ifdef SPARSEGRID_HAVE_ZFP
 #include <zfp.h>
 #endif
+#ifdef SPARSEGRID_CODEC_BENCH_CUDA
+#include <cuda_runtime.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -244,6 +247,160 @@ int run(const Options& o)
       rows[0].psnr = r.psnr;
     }
   }
+#ifdef SPARSEGRID_CODEC_BENCH_CUDA
+  if (o.backend == "cuda")
+  {
+    // Device-resident data, as in situ: kernel time (report.kernelSeconds) and end to end
+    // (device values -> host stream; host stream -> device values), and the copy bandwidth.
+    T* dIn = nullptr;
+    T* dOut = nullptr;
+    if (cudaMalloc(&dIn, n * sizeof(T)) != cudaSuccess ||
+      cudaMalloc(&dOut, n * sizeof(T)) != cudaSuccess)
+    {
+      std::cerr << "cudaMalloc failed\n";
+      return 1;
+    }
+    cudaMemcpy(dIn, values.data(), n * sizeof(T), cudaMemcpyHostToDevice);
+    sparsegrid::ExecutionOptions g = ex;
+    g.strictBackend = true;
+    // References from the CPU backend (all threads).
+    sparsegrid::ExecutionOptions c = ex;
+    c.backend = sparsegrid::Backend::CPU;
+    c.threads = 0;
+    std::vector<std::uint8_t> cpuStream;
+    std::vector<T> cpuOut(n);
+    (void)codec::encode(values.data(), layout, bound, cpuStream, c);
+    (void)codec::decode(cpuStream.data(), cpuStream.size(), o.level, cpuOut.data(), layout, c);
+    std::vector<std::uint8_t> ds;
+    std::vector<double> kernel, wall;
+    sparsegrid::ExecutionReport rep;
+    auto enc = [&]
+    {
+      const auto a = std::chrono::steady_clock::now();
+      auto s2 = codec::encodeDevice(dIn, layout, bound, ds, g, &rep);
+      cudaDeviceSynchronize();
+      wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+      kernel.push_back(rep.kernelSeconds);
+      if (!s2)
+      {
+        std::cerr << "encodeDevice: " << s2.message() << "\n";
+        std::exit(1);
+      }
+    };
+    enc();
+    kernel.clear();
+    wall.clear();
+    for (int r = 0; r < o.repeats; ++r)
+    {
+      enc();
+    }
+    const bool same = ds == cpuStream;
+    Row kc{ "sparsegrid-gpu",
+      "compress (kernels)",
+      median(kernel),
+      inputMB / median(kernel),
+      ratio,
+      0,
+      0,
+      same ? "stream == CPU stream" : "STREAM DIFFERS FROM CPU" };
+    Row ec{ "sparsegrid-gpu",
+      "compress (device to host stream)",
+      median(wall),
+      inputMB / median(wall),
+      ratio,
+      0,
+      0,
+      "encodeDevice wall time" };
+    kernel.clear();
+    wall.clear();
+    auto dec = [&]
+    {
+      const auto a = std::chrono::steady_clock::now();
+      auto s2 = codec::decodeDevice(ds.data(), ds.size(), o.level, dOut, layout, false, g, &rep);
+      cudaDeviceSynchronize();
+      wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+      kernel.push_back(rep.kernelSeconds);
+      if (!s2)
+      {
+        std::cerr << "decodeDevice: " << s2.message() << "\n";
+        std::exit(1);
+      }
+    };
+    dec();
+    kernel.clear();
+    wall.clear();
+    for (int r = 0; r < o.repeats; ++r)
+    {
+      dec();
+    }
+    std::vector<T> back(n);
+    cudaMemcpy(back.data(), dOut, n * sizeof(T), cudaMemcpyDeviceToHost);
+    Row kd{ "sparsegrid-gpu",
+      "decompress (kernels)",
+      median(kernel),
+      inputMB / median(kernel),
+      ratio,
+      0,
+      0,
+      std::memcmp(back.data(), cpuOut.data(), n * sizeof(T)) == 0 ? "output == CPU decode"
+                                                                  : "OUTPUT DIFFERS FROM CPU" };
+    errorOf(values.data(), back.data(), n, kd.maxError, kd.psnr);
+    kc.maxError = ec.maxError = kd.maxError;
+    kc.psnr = ec.psnr = kd.psnr;
+    Row ed{ "sparsegrid-gpu",
+      "decompress (host stream to device)",
+      median(wall),
+      inputMB / median(wall),
+      ratio,
+      kd.maxError,
+      kd.psnr,
+      "decodeDevice wall time" };
+    // Copy bandwidth: device-to-device memcpy of the input moves 2x its bytes.
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    std::vector<double> copies;
+    for (int r = 0; r < o.repeats + 1; ++r)
+    {
+      cudaEventRecord(e0);
+      cudaMemcpy(dOut, dIn, n * sizeof(T), cudaMemcpyDeviceToDevice);
+      cudaEventRecord(e1);
+      cudaEventSynchronize(e1);
+      float ms = 0;
+      cudaEventElapsedTime(&ms, e0, e1);
+      if (r > 0)
+      {
+        copies.push_back(ms * 1e-3);
+      }
+    }
+    const double copyGBs = 2 * double(n * sizeof(T)) / median(copies) / 1e9;
+    Row bw{ "device",
+      "copy (read + write)",
+      median(copies),
+      2 * inputMB / median(copies),
+      0,
+      0,
+      0,
+      "device bandwidth " + std::to_string(copyGBs) + " GB/s" };
+    rows.push_back(kc);
+    rows.push_back(ec);
+    rows.push_back(kd);
+    rows.push_back(ed);
+    rows.push_back(bw);
+    cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, 0);
+    std::printf("device: %s; kernel compress %.1f GB/s (%.0f%% of copy bandwidth %.0f GB/s), "
+                "kernel decompress %.1f GB/s (%.0f%%)\n",
+      prop.name,
+      kc.mbps / 1e3,
+      100 * kc.mbps / 1e3 / copyGBs,
+      copyGBs,
+      kd.mbps / 1e3,
+      100 * kd.mbps / 1e3 / copyGBs);
+    cudaFree(dIn);
+    cudaFree(dOut);
+  }
+#endif
 #ifdef SPARSEGRID_HAVE_ZFP
   if (o.zfp)
   {

@@ -26,20 +26,31 @@ if (SPARSEGRID_BUILD_BENCHMARKS)
     target_include_directories(sparsegrid-codec-bench PRIVATE "${SPARSEGRID_ZFP_INCLUDE}")
     target_link_libraries(sparsegrid-codec-bench PRIVATE "${SPARSEGRID_ZFP_LIBRARY}")
   endif ()
+  if (SPARSEGRID_CUDA_BUILT)
+    target_compile_definitions(sparsegrid-codec-bench PRIVATE SPARSEGRID_CODEC_BENCH_CUDA=1)
+    target_link_libraries(sparsegrid-codec-bench PRIVATE CUDA::cudart_static)
+  endif ()
 endif ()
 
 if (BUILD_TESTING)
   find_package(GTest REQUIRED)
   include(GoogleTest)
-  foreach (_sg_codec_test test_codec test_codec_robustness)
+  set(_sg_codec_tests test_codec test_codec_robustness)
+  if (SPARSEGRID_CUDA_BUILT)
+    list(APPEND _sg_codec_tests test_codec_gpu)
+  endif ()
+  foreach (_sg_codec_test IN LISTS _sg_codec_tests)
     add_executable(sgcore_${_sg_codec_test} "${CMAKE_CURRENT_SOURCE_DIR}/Testing/${_sg_codec_test}.cxx")
     target_link_libraries(sgcore_${_sg_codec_test} PRIVATE SparseGridCore GTest::gtest_main)
     target_compile_options(sgcore_${_sg_codec_test} PRIVATE -O2)
+    if (_sg_codec_test STREQUAL "test_codec_gpu")
+      target_link_libraries(sgcore_${_sg_codec_test} PRIVATE CUDA::cudart_static)
+    endif ()
     gtest_discover_tests(sgcore_${_sg_codec_test}
       TEST_PREFIX "SparseGridCore.Codec."
       DISCOVERY_MODE PRE_TEST
       DISCOVERY_TIMEOUT 60
-      PROPERTIES LABELS "core;codec" TIMEOUT 120)
+      PROPERTIES LABELS core TIMEOUT 300)
   endforeach ()
   # The pure-numpy reference decoder reads a stream written by the C++ encoder (Testing/Codec).
   # It skips (return code 77) where python3 or numpy is missing.

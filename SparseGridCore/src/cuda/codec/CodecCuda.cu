@@ -1,0 +1,1456 @@
+// The error-bounded codec on CUDA GPUs (issue 13): the same stream as the CPU encoder, byte for
+// byte. Compiled with --fmad=false so that predictions and reconstructions round exactly like the
+// CPU code (-ffp-contract=off); the Huffman table is built on the host by the same function the
+// CPU encoder uses, from a histogram counted on the device.
+//
+// Encoder: copy + finiteness check -> one kernel per axis-pass (predict, quantise, reconstruct in
+// place) -> block masks and token histogram -> host: Huffman table -> block bit counts ->
+// host: chunk offsets (and the raw decision) -> one CTA of 64 threads per chunk writes the chunk
+// (a thread per 64-code block, block offsets by a CTA scan, shared words merged with atomicOr).
+// Decoder: host validates the header and chunk tables -> one thread per chunk decodes its tokens
+// (LUT in shared memory) -> one kernel per axis-pass + one for the pass's escapes.
+#include "../../codec/CodecInternal.h"
+
+#include "../../Internal.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace sparsegrid
+{
+namespace codec
+{
+namespace cudaimpl
+{
+namespace
+{
+
+using format::Pass;
+using format::Plan;
+using format::Quantiser;
+using u16 = std::uint16_t;
+using u32 = std::uint32_t;
+using u64 = unsigned long long;
+
+Status fromCuda(cudaError_t e, const char* what)
+{
+  const std::string message = std::string("CUDA codec: ") + what + ": " + cudaGetErrorString(e);
+  cudaGetLastError(); // clear non-sticky errors
+  if (e == cudaErrorMemoryAllocation)
+  {
+    return Status(ErrorCode::OutOfDeviceMemory, message);
+  }
+  if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
+    e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDevice ||
+    e == cudaErrorDevicesUnavailable || e == cudaErrorLaunchOutOfResources)
+  {
+    return Status(ErrorCode::BackendUnavailable, message);
+  }
+  return Status(ErrorCode::Internal, message);
+}
+
+#define SGC_TRY(call, what)                                                                        \
+  do                                                                                               \
+  {                                                                                                \
+    const cudaError_t e_ = (call);                                                                 \
+    if (e_ != cudaSuccess)                                                                         \
+    {                                                                                              \
+      return fromCuda(e_, what);                                                                   \
+    }                                                                                              \
+  } while (0)
+
+#define SGC_LAUNCHED(what) SGC_TRY(cudaGetLastError(), what)
+
+/// Device buffers kept between calls (cudaMalloc of large buffers costs milliseconds).
+struct DeviceBuffer
+{
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  Status reserve(std::size_t n, const char* what)
+  {
+    if (n <= bytes && ptr)
+    {
+      return Status::Ok();
+    }
+    if (ptr)
+    {
+      cudaFree(ptr);
+      ptr = nullptr;
+      bytes = 0;
+    }
+    SGC_TRY(cudaMalloc(&ptr, std::max<std::size_t>(n, 256)), what);
+    bytes = std::max<std::size_t>(n, 256);
+    return Status::Ok();
+  }
+  template<typename X>
+  X* as() const
+  {
+    return static_cast<X*>(ptr);
+  }
+};
+
+struct Workspace
+{
+  std::mutex mutex; // one codec call on the GPU at a time
+  DeviceBuffer values, rec, symbols, plan, masks, histogram, stats, blockBits, blockEsc, chunkMeta,
+    codes, out, escCode, escValue, lut, sorted, stream, error;
+  cudaStream_t stream0 = nullptr;
+};
+Workspace& workspace()
+{
+  static Workspace* w = new Workspace(); // never destroyed: the CUDA context may be gone at exit
+  return *w;
+}
+
+constexpr int Threads = 256;
+
+unsigned blocksFor(u64 n, int threads = Threads)
+{
+  const u64 b = (n + threads - 1) / threads;
+  return static_cast<unsigned>(std::min<u64>(std::max<u64>(b, 1), 65535ull * 16));
+}
+
+/// Events around kernel work only (not transfers, not host work).
+struct KernelTimer
+{
+  cudaEvent_t a = nullptr, b = nullptr;
+  double total = 0;
+  KernelTimer()
+  {
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+  }
+  ~KernelTimer()
+  {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
+  void start(cudaStream_t s) { cudaEventRecord(a, s); }
+  void stop(cudaStream_t s)
+  {
+    cudaEventRecord(b, s);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    total += ms * 1e-3;
+  }
+};
+
+//------------------------------------------------------------------------------------------------
+// Device helpers
+//------------------------------------------------------------------------------------------------
+struct DevPass
+{
+  int level, axis;
+  u64 gap, start[3], step[3], count[3], codeBegin, levelCodeBegin;
+};
+
+__device__ __forceinline__ u64 minU64(u64 a, u64 b)
+{
+  return a < b ? a : b;
+}
+
+__device__ __forceinline__ u64 voxelOf(const DevPass& p, u64 local, const u64* dims)
+{
+  const u64 j0 = local % p.count[0];
+  const u64 r = local / p.count[0];
+  const u64 j1 = r % p.count[1];
+  const u64 j2 = r / p.count[1];
+  return (p.start[0] + j0 * p.step[0]) +
+    dims[0] * ((p.start[1] + j1 * p.step[1]) + dims[1] * (p.start[2] + j2 * p.step[2]));
+}
+
+template<typename T>
+__device__ __forceinline__ T
+predictAt(const DevPass& p, const T* rec, u64 local, const u64* dims, u64& idx)
+{
+  const u64 j0 = local % p.count[0];
+  const u64 r = local / p.count[0];
+  const u64 j1 = r % p.count[1];
+  const u64 j2 = r / p.count[1];
+  const u64 i[3] = {
+    p.start[0] + j0 * p.step[0], p.start[1] + j1 * p.step[1], p.start[2] + j2 * p.step[2]
+  };
+  idx = i[0] + dims[0] * (i[1] + dims[1] * i[2]);
+  if (p.axis < 0)
+  {
+    return T(0);
+  }
+  const u64 stride = p.axis == 0 ? 1 : (p.axis == 1 ? dims[0] : dims[0] * dims[1]);
+  const u64 off = p.gap * stride;
+  return i[p.axis] + p.gap < dims[p.axis] ? format::predictPair(rec[idx - off], rec[idx + off])
+                                          : rec[idx - off];
+}
+
+__device__ __forceinline__ void atomicMaxDouble(u64* target, double v)
+{
+  atomicMax(target, static_cast<u64>(__double_as_longlong(v)));
+}
+
+template<typename T>
+__global__ void copyInKernel(const T* in, u64 stride, T* rec, u64 n, u64* nonFinite)
+{
+  u64 bad = 0;
+  for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < n; i += u64(gridDim.x) * blockDim.x)
+  {
+    const T v = in[i * stride];
+    rec[i] = v;
+    bad += isfinite(v) ? 0 : 1;
+  }
+  if (bad)
+  {
+    atomicAdd(nonFinite, bad);
+  }
+}
+
+template<typename T>
+__global__ void encodePassKernel(DevPass p,
+  T* rec,
+  u16* symbols,
+  u64 n,
+  const u64* dimsIn,
+  Quantiser qz,
+  u64* surplusMax,
+  u64* absMax)
+{
+  const u64 dims[3] = { dimsIn[0], dimsIn[1], dimsIn[2] };
+  double s = 0, a = 0;
+  for (u64 local = blockIdx.x * u64(blockDim.x) + threadIdx.x; local < n;
+       local += u64(gridDim.x) * blockDim.x)
+  {
+    u64 idx;
+    const T pred = predictAt(p, rec, local, dims, idx);
+    T value;
+    symbols[p.levelCodeBegin + p.codeBegin + local] = format::quantise(rec[idx], pred, qz, value);
+    rec[idx] = value;
+    const double d = fabs(static_cast<double>(value) - static_cast<double>(pred));
+    s = d > s ? d : s;
+    const double m = fabs(static_cast<double>(value));
+    a = m > a ? m : a;
+  }
+  for (int o = 16; o > 0; o /= 2)
+  {
+    const double so = __shfl_down_sync(0xffffffffu, s, o);
+    const double ao = __shfl_down_sync(0xffffffffu, a, o);
+    s = so > s ? so : s;
+    a = ao > a ? ao : a;
+  }
+  if ((threadIdx.x & 31) == 0)
+  {
+    atomicMaxDouble(surplusMax, s);
+    atomicMaxDouble(absMax, a);
+  }
+}
+
+/// Chunk c of the stream covers codes [chunkCode(c), ...) of its level; a 64-code block b of the
+/// whole code array belongs to chunk blockChunk.
+struct ChunkGeometry
+{
+  int levels;
+  u64 chunkBegin[66];
+  u64 levelCodeBegin[66];
+};
+
+__device__ __forceinline__ int levelOfChunk(const ChunkGeometry& g, u64 c)
+{
+  int k = 0;
+  while (g.chunkBegin[k + 1] <= c)
+  {
+    ++k;
+  }
+  return k;
+}
+
+constexpr int SharedBins = 4096;
+
+/// One thread per (chunk, block) pair; grid-stride. Sets mask bits and counts tokens.
+__global__ void analyseKernel(const u16* symbols,
+  ChunkGeometry g,
+  u64 totalBlocks,
+  u64* masks,
+  u32* histogram)
+{
+  __shared__ u32 bins[SharedBins];
+  for (int i = threadIdx.x; i < SharedBins; i += blockDim.x)
+  {
+    bins[i] = 0;
+  }
+  __syncthreads();
+  for (u64 t = blockIdx.x * u64(blockDim.x) + threadIdx.x; t < totalBlocks;
+       t += u64(gridDim.x) * blockDim.x)
+  {
+    const u64 c = t / format::BlocksPerChunk;
+    const u32 b = static_cast<u32>(t % format::BlocksPerChunk);
+    const int k = levelOfChunk(g, c);
+    const u64 levelEnd = g.levelCodeBegin[k + 1];
+    const u64 begin = g.levelCodeBegin[k] + (c - g.chunkBegin[k]) * format::ChunkCodes +
+      u64(b) * format::BlockCodes;
+    if (begin >= levelEnd)
+    {
+      continue;
+    }
+    const u32 n = static_cast<u32>(minU64(format::BlockCodes, levelEnd - begin));
+    const u16* codes = symbols + begin;
+    u16 any = 0;
+    for (u32 i = 0; i < n; ++i)
+    {
+      any |= codes[i];
+    }
+    if (!any)
+    {
+      continue;
+    }
+    atomicOr(masks + c, 1ull << b);
+    format::tokenize(codes,
+      n,
+      [&](u32 token, u32)
+      {
+        if (token < SharedBins)
+        {
+          atomicAdd(bins + token, 1u);
+        }
+        else
+        {
+          atomicAdd(histogram + token, 1u);
+        }
+      });
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < SharedBins; i += blockDim.x)
+  {
+    if (bins[i])
+    {
+      atomicAdd(histogram + i, bins[i]);
+    }
+  }
+}
+
+/// Bits and escapes of every block (0 for zero blocks).
+__global__ void blockBitsKernel(const u16* symbols,
+  ChunkGeometry g,
+  u64 totalBlocks,
+  const u64* masks,
+  const unsigned char* lengths,
+  u32* blockBits,
+  u32* blockEsc)
+{
+  for (u64 t = blockIdx.x * u64(blockDim.x) + threadIdx.x; t < totalBlocks;
+       t += u64(gridDim.x) * blockDim.x)
+  {
+    const u64 c = t / format::BlocksPerChunk;
+    const u32 b = static_cast<u32>(t % format::BlocksPerChunk);
+    u32 bits = 0, esc = 0;
+    if ((masks[c] >> b) & 1)
+    {
+      const int k = levelOfChunk(g, c);
+      const u64 levelEnd = g.levelCodeBegin[k + 1];
+      const u64 begin = g.levelCodeBegin[k] + (c - g.chunkBegin[k]) * format::ChunkCodes +
+        u64(b) * format::BlockCodes;
+      const u32 n = static_cast<u32>(minU64(format::BlockCodes, levelEnd - begin));
+      format::tokenize(symbols + begin,
+        n,
+        [&](u32 token, u32)
+        {
+          bits += lengths[token];
+          esc += token == format::EscapeSymbol ? 1 : 0;
+        });
+    }
+    blockBits[t] = bits;
+    blockEsc[t] = esc;
+  }
+}
+
+/// Bits and escapes per chunk (for the host's offset computation: 8 bytes per chunk to download
+/// instead of 8 per block).
+__global__ void chunkTotalsKernel(const u32* blockBits,
+  const u32* blockEsc,
+  u64 chunks,
+  u32* chunkBits,
+  u32* chunkEsc)
+{
+  for (u64 c = blockIdx.x * u64(blockDim.x) + threadIdx.x; c < chunks;
+       c += u64(gridDim.x) * blockDim.x)
+  {
+    u32 b = 0, e = 0;
+    for (u32 j = 0; j < format::BlocksPerChunk; ++j)
+    {
+      b += blockBits[c * format::BlocksPerChunk + j];
+      e += blockEsc[c * format::BlocksPerChunk + j];
+    }
+    chunkBits[c] = b;
+    chunkEsc[c] = e;
+  }
+}
+
+/// One CTA of 64 threads per chunk: thread b writes block b.
+template<typename T>
+__global__ void writeKernel(const u16* symbols,
+  const T* rec,
+  ChunkGeometry g,
+  const u64* masks,
+  const u32* blockBits,
+  const u32* blockEsc,
+  const unsigned char* lengths,
+  const u32* codes,
+  const u64* chunkOffset,
+  const u64* tableOffset,
+  unsigned char* out,
+  const DevPass* passes,
+  const int* levelPassBegin,
+  const u64* dimsIn)
+{
+  const u64 c = blockIdx.x;
+  const u32 b = threadIdx.x;
+  const u64 t = c * format::BlocksPerChunk + b;
+  const u64 mask = masks[c];
+  const int k = levelOfChunk(g, c);
+  const u32 bits = blockBits[t];
+  const u32 esc = blockEsc[t];
+  // Exclusive scans of bits and escapes over the 64 blocks (two warps).
+  __shared__ u32 warpBits[2], warpEsc[2];
+  u32 ib = bits, ie = esc;
+  for (int o = 1; o < 32; o *= 2)
+  {
+    const u32 xb = __shfl_up_sync(0xffffffffu, ib, o);
+    const u32 xe = __shfl_up_sync(0xffffffffu, ie, o);
+    if ((b & 31) >= static_cast<u32>(o))
+    {
+      ib += xb;
+      ie += xe;
+    }
+  }
+  if ((b & 31) == 31)
+  {
+    warpBits[b >> 5] = ib;
+    warpEsc[b >> 5] = ie;
+  }
+  __syncthreads();
+  u32 bitOffset = ib - bits, escOffset = ie - esc;
+  if (b >= 32)
+  {
+    bitOffset += warpBits[0];
+    escOffset += warpEsc[0];
+  }
+  const u32 totalBits = warpBits[0] + warpBits[1];
+  const u32 totalEsc = warpEsc[0] + warpEsc[1];
+  const u32 words = (totalBits + 31) / 32;
+  unsigned char* chunk = out + chunkOffset[c];
+  const u32 chunkBytes = mask
+    ? static_cast<u32>(format::ChunkHeaderBytes + u64(totalEsc) * sizeof(T) + 4ull * words)
+    : 0;
+  if (b == 0)
+  {
+    const u64 firstOfLevel = g.chunkBegin[k];
+    *reinterpret_cast<u32*>(out + tableOffset[k] + 4 * (c - firstOfLevel)) = chunkBytes;
+    if (mask)
+    {
+      u32* h = reinterpret_cast<u32*>(chunk);
+      h[0] = static_cast<u32>(mask);
+      h[1] = static_cast<u32>(mask >> 32);
+      h[2] = totalEsc;
+      h[3] = words;
+    }
+  }
+  if (!((mask >> b) & 1))
+  {
+    return;
+  }
+  const u64 dims[3] = { dimsIn[0], dimsIn[1], dimsIn[2] };
+  const u64 levelEnd = g.levelCodeBegin[k + 1];
+  const u64 levelBegin = g.levelCodeBegin[k];
+  const u64 begin =
+    levelBegin + (c - g.chunkBegin[k]) * format::ChunkCodes + u64(b) * format::BlockCodes;
+  const u32 n = static_cast<u32>(minU64(format::BlockCodes, levelEnd - begin));
+  unsigned char* escOut = chunk + format::ChunkHeaderBytes + u64(escOffset) * sizeof(T);
+  u32* wordOut =
+    reinterpret_cast<u32*>(chunk + format::ChunkHeaderBytes + u64(totalEsc) * sizeof(T));
+  const u32 firstWord = bitOffset / 32;
+  u64 acc = 0; // pending bits, left-aligned
+  int used = bitOffset % 32;
+  u32 word = firstWord;
+  auto flush = [&](u32 value, bool last)
+  {
+    if (word == firstWord || last)
+    {
+      atomicOr(wordOut + word, value);
+    }
+    else
+    {
+      wordOut[word] = value;
+    }
+    ++word;
+  };
+  format::tokenize(symbols + begin,
+    n,
+    [&](u32 token, u32 at)
+    {
+      const int len = lengths[token];
+      acc |= static_cast<u64>(codes[token]) << (64 - used - len);
+      used += len;
+      if (used >= 32)
+      {
+        flush(static_cast<u32>(acc >> 32), false);
+        acc <<= 32;
+        used -= 32;
+      }
+      if (token == format::EscapeSymbol)
+      {
+        const u64 code = begin + at - levelBegin;
+        int pi = levelPassBegin[k];
+        while (pi + 1 < levelPassBegin[k + 1] && passes[pi + 1].codeBegin <= code)
+        {
+          ++pi;
+        }
+        const T v = rec[voxelOf(passes[pi], code - passes[pi].codeBegin, dims)];
+        const u32* w = reinterpret_cast<const u32*>(&v);
+        u32* dst = reinterpret_cast<u32*>(escOut);
+        for (unsigned q = 0; q < sizeof(T) / 4; ++q)
+        {
+          dst[q] = w[q];
+        }
+        escOut += sizeof(T);
+      }
+    });
+  if (used > 0)
+  {
+    // The last word may be shared with the next block (or be this block's first word).
+    atomicOr(wordOut + word, static_cast<u32>(acc >> 32));
+  }
+}
+
+//------------------------------------------------------------------------------------------------
+// Decoder kernels
+//------------------------------------------------------------------------------------------------
+struct DecodeTables
+{
+  const u32* lut; // (token << 8) | length
+  const u32* sorted;
+  u32 firstCode[format::MaxCodeLength + 2];
+  u32 countOf[format::MaxCodeLength + 2];
+  u32 firstIndex[format::MaxCodeLength + 2];
+  int maxLength;
+};
+
+template<typename S>
+__global__ void decodeChunksKernel(const unsigned char* stream,
+  const u64* chunkOffset,
+  const u32* chunkSize,
+  const u64* escBase,
+  ChunkGeometry g,
+  u64 chunks,
+  DecodeTables tab,
+  u16* symbols,
+  u64* escCode,
+  S* escValue,
+  int* error)
+{
+  __shared__ u32 lut[1 << format::LutBits];
+  for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
+  {
+    lut[i] = tab.lut[i];
+  }
+  __syncthreads();
+  const u64 c = blockIdx.x * u64(blockDim.x) + threadIdx.x;
+  if (c >= chunks)
+  {
+    return;
+  }
+  const int k = levelOfChunk(g, c);
+  const u64 levelBegin = g.levelCodeBegin[k];
+  const u64 levelCodes = g.levelCodeBegin[k + 1] - levelBegin;
+  const u64 local = (c - g.chunkBegin[k]) * format::ChunkCodes;
+  const u32 n = static_cast<u32>(minU64(format::ChunkCodes, levelCodes - local));
+  u16* out = symbols + levelBegin + local;
+  const u32 size = chunkSize[c];
+  if (size == 0)
+  {
+    for (u32 i = 0; i < n; ++i)
+    {
+      out[i] = 0;
+    }
+    return;
+  }
+  const unsigned char* in = stream + chunkOffset[c];
+  const u32* h = reinterpret_cast<const u32*>(in);
+  const u64 mask = u64(h[0]) | (u64(h[1]) << 32);
+  const u32 esc = h[2];
+  const u32 words = h[3];
+  const u32 blocks = (n + format::BlockCodes - 1) / format::BlockCodes;
+  if (mask == 0 || (blocks < 64 && (mask >> blocks) != 0))
+  {
+    atomicExch(error, 1);
+    return;
+  }
+  const unsigned char* escIn = in + format::ChunkHeaderBytes;
+  const u32* w = reinterpret_cast<const u32*>(escIn + u64(esc) * sizeof(S));
+  u64 acc = 0;
+  int avail = 0;
+  u32 next = 0;
+  u64 consumed = 0;
+  auto refill = [&]()
+  {
+    const u32 v = next < words ? w[next] : 0u;
+    ++next;
+    acc |= static_cast<u64>(v) << (32 - avail);
+    avail += 32;
+  };
+  refill();
+  u32 seenEsc = 0;
+  for (u32 blk = 0; blk < blocks; ++blk)
+  {
+    const u32 bb = blk * format::BlockCodes;
+    const u32 be = min(bb + format::BlockCodes, n);
+    if (!((mask >> blk) & 1))
+    {
+      for (u32 i = bb; i < be; ++i)
+      {
+        out[i] = 0;
+      }
+      continue;
+    }
+    for (u32 i = bb; i < be;)
+    {
+      const u32 e = lut[static_cast<u32>(acc >> (64 - format::LutBits))];
+      u32 token;
+      int len;
+      if (e != 0)
+      {
+        token = e >> 8;
+        len = static_cast<int>(e & 0xff);
+      }
+      else
+      {
+        len = format::LutBits + 1;
+        for (; len <= tab.maxLength; ++len)
+        {
+          const u32 code = static_cast<u32>(acc >> (64 - len));
+          if (code - tab.firstCode[len] < tab.countOf[len])
+          {
+            break;
+          }
+        }
+        if (len > tab.maxLength)
+        {
+          atomicExch(error, 2);
+          return;
+        }
+        token = tab.sorted[tab.firstIndex[len] +
+          (static_cast<u32>(acc >> (64 - len)) - tab.firstCode[len])];
+      }
+      acc <<= len;
+      avail -= len;
+      consumed += len;
+      if (avail < 32)
+      {
+        refill();
+      }
+      if (token == 0)
+      {
+        out[i++] = 0;
+      }
+      else if (token == format::EscapeSymbol)
+      {
+        if (seenEsc >= esc)
+        {
+          atomicExch(error, 3);
+          return;
+        }
+        out[i] = format::EscapeSymbol;
+        const u64 slot = escBase[c] + seenEsc;
+        escCode[slot] = levelBegin + local + i;
+        S v;
+        u32* dv = reinterpret_cast<u32*>(&v);
+        const u32* sv = reinterpret_cast<const u32*>(escIn + u64(seenEsc) * sizeof(S));
+        for (unsigned q = 0; q < sizeof(S) / 4; ++q)
+        {
+          dv[q] = sv[q];
+        }
+        if (!isfinite(v))
+        {
+          atomicExch(error, 4);
+          return;
+        }
+        escValue[slot] = v;
+        ++seenEsc;
+        ++i;
+      }
+      else if (token <= format::MaxRun)
+      {
+        if (i + token > be)
+        {
+          atomicExch(error, 5);
+          return;
+        }
+        for (u32 r = 0; r < token; ++r)
+        {
+          out[i + r] = 0;
+        }
+        i += token;
+      }
+      else
+      {
+        out[i++] = static_cast<u16>(token - format::TokenShift);
+      }
+    }
+  }
+  if (seenEsc != esc || (consumed + 31) / 32 != words)
+  {
+    atomicExch(error, 6);
+  }
+}
+
+template<typename S>
+__global__ void decodePassKernel(DevPass p,
+  S* rec,
+  const u16* symbols,
+  u64 n,
+  const u64* dimsIn,
+  Quantiser qz,
+  bool coded)
+{
+  const u64 dims[3] = { dimsIn[0], dimsIn[1], dimsIn[2] };
+  for (u64 local = blockIdx.x * u64(blockDim.x) + threadIdx.x; local < n;
+       local += u64(gridDim.x) * blockDim.x)
+  {
+    u64 idx;
+    const S pred = predictAt(p, rec, local, dims, idx);
+    rec[idx] = coded
+      ? format::dequantise<S>(symbols[p.levelCodeBegin + p.codeBegin + local], pred, qz)
+      : pred;
+  }
+}
+
+template<typename S>
+__global__ void escapeKernel(DevPass p,
+  S* rec,
+  const u64* escCode,
+  const S* escValue,
+  u64 first,
+  u64 last,
+  const u64* dimsIn)
+{
+  const u64 dims[3] = { dimsIn[0], dimsIn[1], dimsIn[2] };
+  const u64 begin = p.levelCodeBegin + p.codeBegin;
+  const u64 end = begin + p.count[0] * p.count[1] * p.count[2];
+  for (u64 e = first + blockIdx.x * u64(blockDim.x) + threadIdx.x; e < last;
+       e += u64(gridDim.x) * blockDim.x)
+  {
+    const u64 code = escCode[e];
+    if (code >= begin && code < end)
+    {
+      rec[voxelOf(p, code - begin, dims)] = escValue[e];
+    }
+  }
+}
+
+template<typename S, typename T>
+__global__ void convertKernel(const S* rec, T* out, u64 stride, u64 n)
+{
+  for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < n; i += u64(gridDim.x) * blockDim.x)
+  {
+    out[i * stride] = static_cast<T>(rec[i]);
+  }
+}
+
+void toDevPasses(const Plan& plan,
+  const std::vector<u64>& levelCodeBegin,
+  std::vector<DevPass>& out)
+{
+  out.resize(static_cast<std::size_t>(plan.passCount));
+  for (int i = 0; i < plan.passCount; ++i)
+  {
+    const Pass& p = plan.passes[i];
+    DevPass& d = out[i];
+    d.level = p.level;
+    d.axis = p.axis;
+    d.gap = p.gap;
+    for (int a = 0; a < 3; ++a)
+    {
+      d.start[a] = p.start[a];
+      d.step[a] = p.step[a];
+      d.count[a] = p.count[a];
+    }
+    d.codeBegin = p.codeBegin;
+    d.levelCodeBegin = levelCodeBegin[p.level];
+  }
+}
+
+ChunkGeometry geometryOf(const Plan& plan, const std::vector<u64>& levelCodeBegin)
+{
+  ChunkGeometry g;
+  g.levels = plan.levels;
+  for (int k = 0; k <= plan.levels; ++k)
+  {
+    g.chunkBegin[k] = plan.chunkBegin[k];
+    g.levelCodeBegin[k] = levelCodeBegin[k];
+  }
+  // Sentinels so that levelOfChunk stops at the last level.
+  for (int k = plan.levels + 1; k < 66; ++k)
+  {
+    g.chunkBegin[k] = ~0ull;
+    g.levelCodeBegin[k] = levelCodeBegin[plan.levels];
+  }
+  return g;
+}
+
+template<typename T>
+constexpr ValueType valueTypeOf()
+{
+  return sizeof(T) == 4 ? ValueType::Float32 : ValueType::Float64;
+}
+
+} // namespace
+
+bool available(std::string* why)
+{
+  return sparsegrid::cuda::available(why);
+}
+
+template<typename T>
+Status encode(const T* hostValues,
+  const T* deviceValues,
+  const Layout& layout,
+  double bound,
+  std::vector<std::uint8_t>& stream,
+  EncodeStatistics* statistics,
+  const ExecutionOptions& options,
+  double* kernelSeconds)
+{
+  (void)options;
+  std::string why;
+  if (!available(&why))
+  {
+    return Status(ErrorCode::BackendUnavailable, why);
+  }
+  Workspace& ws = workspace();
+  std::lock_guard<std::mutex> lock(ws.mutex);
+  std::uint64_t voxels = 0;
+  Status st = detail::checkLayout(layout, voxels, "encode");
+  if (!st)
+  {
+    return st;
+  }
+  Plan plan;
+  plan.build(layout.dims.data());
+  const Quantiser qz = format::makeQuantiser(bound);
+  std::vector<u64> levelCodeBegin(static_cast<std::size_t>(plan.levels) + 1, 0);
+  for (int k = 0; k < plan.levels; ++k)
+  {
+    levelCodeBegin[k + 1] = levelCodeBegin[k] + plan.levelCodes[k];
+  }
+  const u64 chunks = plan.chunkBegin[plan.levels];
+  const u64 totalBlocks = chunks * format::BlocksPerChunk;
+  cudaStream_t s = 0;
+  KernelTimer timer;
+
+  // Buffers.
+  if (!(st = ws.rec.reserve(voxels * sizeof(T), "rec")) ||
+    !(st = ws.symbols.reserve(voxels * sizeof(u16), "symbols")) ||
+    !(st = ws.plan.reserve(sizeof(DevPass) * plan.passCount + 8 * 3 + sizeof(int) * 70, "plan")) ||
+    !(st = ws.masks.reserve(chunks * 8, "masks")) ||
+    !(st = ws.histogram.reserve(format::Tokens * 4, "histogram")) ||
+    !(st = ws.stats.reserve(64, "stats")) ||
+    !(st = ws.blockBits.reserve(totalBlocks * 4, "blockBits")) ||
+    !(st = ws.blockEsc.reserve(totalBlocks * 4, "blockEsc")) ||
+    !(st = ws.chunkMeta.reserve((chunks + 70) * 8 + chunks * 8, "chunk offsets")) ||
+    !(st = ws.codes.reserve(format::Tokens * 5 + 64, "codes")))
+  {
+    return st;
+  }
+  std::vector<DevPass> passes;
+  toDevPasses(plan, levelCodeBegin, passes);
+  const ChunkGeometry geometry = geometryOf(plan, levelCodeBegin);
+  unsigned char* planBytes = ws.plan.as<unsigned char>();
+  DevPass* dPasses = reinterpret_cast<DevPass*>(planBytes);
+  u64* dDims = reinterpret_cast<u64*>(planBytes + sizeof(DevPass) * plan.passCount);
+  int* dLevelPassBegin = reinterpret_cast<int*>(planBytes + sizeof(DevPass) * plan.passCount + 24);
+  SGC_TRY(
+    cudaMemcpy(dPasses, passes.data(), sizeof(DevPass) * passes.size(), cudaMemcpyHostToDevice),
+    "upload plan");
+  SGC_TRY(cudaMemcpy(dDims, plan.dims, 24, cudaMemcpyHostToDevice), "upload dims");
+  SGC_TRY(cudaMemcpy(dLevelPassBegin,
+            plan.levelPassBegin,
+            sizeof(int) * (plan.levels + 1),
+            cudaMemcpyHostToDevice),
+    "upload plan");
+
+  const T* input = deviceValues;
+  u64 stride = layout.stride;
+  if (!input)
+  {
+    if (!(st = ws.values.reserve(voxels * sizeof(T), "input")))
+    {
+      return st;
+    }
+    if (layout.stride == 1)
+    {
+      SGC_TRY(cudaMemcpy(ws.values.ptr, hostValues, voxels * sizeof(T), cudaMemcpyHostToDevice),
+        "upload values");
+    }
+    else
+    {
+      std::vector<T> packed(static_cast<std::size_t>(voxels));
+      for (u64 i = 0; i < voxels; ++i)
+      {
+        packed[i] = hostValues[i * layout.stride];
+      }
+      SGC_TRY(cudaMemcpy(ws.values.ptr, packed.data(), voxels * sizeof(T), cudaMemcpyHostToDevice),
+        "upload values");
+    }
+    input = ws.values.as<T>();
+    stride = 1;
+  }
+  T* rec = ws.rec.as<T>();
+  u16* symbols = ws.symbols.as<u16>();
+  u64* stats = ws.stats.as<u64>(); // [0] non-finite, [1] max abs, [2..] unused
+  SGC_TRY(cudaMemsetAsync(stats, 0, 64, s), "clear");
+  timer.start(s);
+  copyInKernel<T><<<blocksFor(voxels), Threads, 0, s>>>(input, stride, rec, voxels, stats);
+  SGC_LAUNCHED("copy kernel");
+  timer.stop(s);
+  u64 nonFinite = 0;
+  SGC_TRY(cudaMemcpy(&nonFinite, stats, 8, cudaMemcpyDeviceToHost), "download count");
+  if (nonFinite > 0)
+  {
+    std::vector<T> host(static_cast<std::size_t>(voxels));
+    SGC_TRY(cudaMemcpy(host.data(), rec, voxels * sizeof(T), cudaMemcpyDeviceToHost), "download");
+    std::size_t first = 0;
+    while (first < host.size() && std::isfinite(host[first]))
+    {
+      ++first;
+    }
+    return Status(ErrorCode::NonFinite,
+      "encode: the values hold " + std::to_string(nonFinite) +
+        " NaN/Inf value(s), the first at voxel " + std::to_string(first));
+  }
+  // Per-pass surplus maxima live in the histogram buffer's tail? No: in a small host-visible array.
+  std::vector<u64> surplusBits(static_cast<std::size_t>(plan.passCount), 0);
+  DeviceBuffer& surplusBuf = ws.error; // reused: passCount u64 values
+  if (!(st = surplusBuf.reserve(sizeof(u64) * (plan.passCount + 1), "surplus")))
+  {
+    return st;
+  }
+  u64* dSurplus = surplusBuf.as<u64>();
+  SGC_TRY(cudaMemsetAsync(dSurplus, 0, sizeof(u64) * (plan.passCount + 1), s), "clear");
+  timer.start(s);
+  for (int pi = 0; pi < plan.passCount; ++pi)
+  {
+    const u64 n = plan.passes[pi].size();
+    encodePassKernel<T><<<blocksFor(n), Threads, 0, s>>>(
+      passes[pi], rec, symbols, n, dDims, qz, dSurplus + pi, dSurplus + plan.passCount);
+  }
+  SGC_LAUNCHED("pass kernels");
+  u64* masks = ws.masks.as<u64>();
+  u32* histogram = ws.histogram.as<u32>();
+  SGC_TRY(cudaMemsetAsync(masks, 0, chunks * 8, s), "clear");
+  SGC_TRY(cudaMemsetAsync(histogram, 0, format::Tokens * 4, s), "clear");
+  analyseKernel<<<std::min<unsigned>(blocksFor(totalBlocks), 264), Threads, 0, s>>>(
+    symbols, geometry, totalBlocks, masks, histogram);
+  SGC_LAUNCHED("analyse kernel");
+  timer.stop(s);
+  std::vector<u32> hist32(format::Tokens);
+  SGC_TRY(cudaMemcpy(hist32.data(), histogram, format::Tokens * 4, cudaMemcpyDeviceToHost),
+    "download histogram");
+  SGC_TRY(
+    cudaMemcpy(surplusBits.data(), dSurplus, sizeof(u64) * plan.passCount, cudaMemcpyDeviceToHost),
+    "download surplus");
+  u64 maxAbsBits = 0;
+  SGC_TRY(
+    cudaMemcpy(&maxAbsBits, dSurplus + plan.passCount, 8, cudaMemcpyDeviceToHost), "download");
+
+  std::vector<std::uint64_t> histogram64(hist32.begin(), hist32.end());
+  std::vector<std::uint8_t> lengths;
+  huffman::buildLengths(histogram64, lengths);
+  std::vector<std::uint32_t> codes;
+  huffman::canonicalCodes(lengths, codes);
+  std::size_t tableCount = lengths.size();
+  while (tableCount > 0 && lengths[tableCount - 1] == 0)
+  {
+    --tableCount;
+  }
+  unsigned char* dLengths = ws.codes.as<unsigned char>();
+  u32* dCodes = reinterpret_cast<u32*>(dLengths + ((format::Tokens + 15) / 16) * 16);
+  SGC_TRY(
+    cudaMemcpy(dLengths, lengths.data(), format::Tokens, cudaMemcpyHostToDevice), "upload lengths");
+  SGC_TRY(
+    cudaMemcpy(dCodes, codes.data(), format::Tokens * 4, cudaMemcpyHostToDevice), "upload codes");
+
+  u32* blockBits = ws.blockBits.as<u32>();
+  u32* blockEsc = ws.blockEsc.as<u32>();
+  timer.start(s);
+  blockBitsKernel<<<blocksFor(totalBlocks), Threads, 0, s>>>(
+    symbols, geometry, totalBlocks, masks, dLengths, blockBits, blockEsc);
+  SGC_LAUNCHED("bits kernel");
+  u32* dChunkBits = reinterpret_cast<u32*>(ws.chunkMeta.as<u64>() + chunks + 70);
+  u32* dChunkEsc = dChunkBits + chunks;
+  chunkTotalsKernel<<<blocksFor(chunks), Threads, 0, s>>>(
+    blockBits, blockEsc, chunks, dChunkBits, dChunkEsc);
+  SGC_LAUNCHED("chunk totals kernel");
+  timer.stop(s);
+  // Chunk offsets on the host: one pass over a few thousand chunks per GB of input.
+  std::vector<u32> bits(static_cast<std::size_t>(chunks)), escs(static_cast<std::size_t>(chunks));
+  std::vector<u64> hostMasks(static_cast<std::size_t>(chunks));
+  SGC_TRY(cudaMemcpy(bits.data(), dChunkBits, chunks * 4, cudaMemcpyDeviceToHost), "download bits");
+  SGC_TRY(
+    cudaMemcpy(escs.data(), dChunkEsc, chunks * 4, cudaMemcpyDeviceToHost), "download escapes");
+  SGC_TRY(
+    cudaMemcpy(hostMasks.data(), masks, chunks * 8, cudaMemcpyDeviceToHost), "download masks");
+
+  detail::HeaderFields h;
+  h.type = valueTypeOf<T>();
+  for (int a = 0; a < 3; ++a)
+  {
+    h.dims[a] = plan.dims[a];
+  }
+  h.bound = bound;
+  h.levels = plan.levels;
+  h.lengths.assign(lengths.begin(), lengths.begin() + static_cast<std::ptrdiff_t>(tableCount));
+  const std::size_t header = detail::headerBytes(plan.levels, tableCount);
+  std::vector<u64> chunkOffset(static_cast<std::size_t>(chunks) + 1),
+    tableOffset(static_cast<std::size_t>(plan.levels));
+  u64 total = header, escapes = 0, zeroChunks = 0;
+  h.levelEnd.resize(static_cast<std::size_t>(plan.levels));
+  for (int k = 0; k < plan.levels; ++k)
+  {
+    tableOffset[k] = total;
+    total += 4 * plan.levelChunks[k];
+    for (u64 c = plan.chunkBegin[k]; c < plan.chunkBegin[k + 1]; ++c)
+    {
+      chunkOffset[c] = total;
+      if (hostMasks[c] == 0)
+      {
+        ++zeroChunks;
+        continue;
+      }
+      const u64 b = bits[c], e = escs[c];
+      total += format::ChunkHeaderBytes + e * sizeof(T) + 4 * ((b + 31) / 32);
+      escapes += e;
+    }
+    h.levelEnd[k] = total;
+  }
+  if (statistics)
+  {
+    statistics->escapes = escapes;
+    statistics->chunks = chunks;
+    statistics->zeroChunks = zeroChunks;
+    statistics->huffmanSymbols = 0;
+    for (std::size_t i = 0; i < tableCount; ++i)
+    {
+      statistics->huffmanSymbols += lengths[i] ? 1 : 0;
+    }
+  }
+  const u64 rawTotal = detail::headerBytes(1, 0) + voxels * sizeof(T);
+  if (total >= rawTotal)
+  {
+    std::vector<T> host(static_cast<std::size_t>(voxels));
+    // The input is intact (the passes worked on rec).
+    if (stride == 1)
+    {
+      SGC_TRY(cudaMemcpy(host.data(), input, voxels * sizeof(T), cudaMemcpyDeviceToHost),
+        "download input");
+    }
+    else
+    {
+      SGC_TRY(cudaMemcpy2D(host.data(),
+                sizeof(T),
+                input,
+                sizeof(T) * stride,
+                sizeof(T),
+                voxels,
+                cudaMemcpyDeviceToHost),
+        "download input");
+    }
+    detail::writeRaw(host.data(), plan.dims, bound, stream);
+    if (statistics)
+    {
+      statistics->raw = true;
+    }
+    if (kernelSeconds)
+    {
+      *kernelSeconds = timer.total;
+    }
+    return Status::Ok();
+  }
+  std::vector<double> passSurplus(static_cast<std::size_t>(plan.passCount));
+  for (int i = 0; i < plan.passCount; ++i)
+  {
+    std::memcpy(&passSurplus[i], &surplusBits[i], 8);
+  }
+  double maxAbs;
+  std::memcpy(&maxAbs, &maxAbsBits, 8);
+  h.levelBound = detail::levelBounds(
+    plan, passSurplus, bound, maxAbs, sizeof(T) == 4 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53));
+
+  u64* dChunkOffset = ws.chunkMeta.as<u64>();
+  u64* dTableOffset = dChunkOffset + chunks + 1;
+  SGC_TRY(cudaMemcpy(dChunkOffset, chunkOffset.data(), (chunks + 1) * 8, cudaMemcpyHostToDevice),
+    "upload offsets");
+  SGC_TRY(cudaMemcpy(dTableOffset, tableOffset.data(), plan.levels * 8, cudaMemcpyHostToDevice),
+    "upload offsets");
+  if (!(st = ws.out.reserve(total, "stream")))
+  {
+    return st;
+  }
+  unsigned char* dOut = ws.out.as<unsigned char>();
+  timer.start(s);
+  SGC_TRY(cudaMemsetAsync(dOut, 0, total, s), "clear stream");
+  writeKernel<T><<<static_cast<unsigned>(chunks), format::BlocksPerChunk, 0, s>>>(symbols,
+    rec,
+    geometry,
+    masks,
+    blockBits,
+    blockEsc,
+    dLengths,
+    dCodes,
+    dChunkOffset,
+    dTableOffset,
+    dOut,
+    dPasses,
+    dLevelPassBegin,
+    dDims);
+  SGC_LAUNCHED("write kernel");
+  timer.stop(s);
+  stream.resize(static_cast<std::size_t>(total));
+  SGC_TRY(cudaMemcpy(stream.data() + header, dOut + header, total - header, cudaMemcpyDeviceToHost),
+    "download stream");
+  detail::writeHeader(h, stream.data());
+  if (statistics)
+  {
+    statistics->raw = false;
+  }
+  if (kernelSeconds)
+  {
+    *kernelSeconds = timer.total;
+  }
+  return Status::Ok();
+}
+
+template<typename S, typename T>
+Status decode(const std::uint8_t* stream,
+  std::size_t bytes,
+  int lod,
+  const StreamInfo& info,
+  T* hostOut,
+  T* deviceOut,
+  const Layout& layout,
+  const ExecutionOptions& options,
+  double* kernelSeconds)
+{
+  (void)options;
+  std::string why;
+  if (!available(&why))
+  {
+    return Status(ErrorCode::BackendUnavailable, why);
+  }
+  Workspace& ws = workspace();
+  std::lock_guard<std::mutex> lock(ws.mutex);
+  const u64 voxels = info.dims[0] * info.dims[1] * info.dims[2];
+  const bool direct = deviceOut && sizeof(S) == sizeof(T) && layout.stride == 1;
+  Status st;
+  if (!(st = ws.rec.reserve(direct ? 8 : voxels * sizeof(S), "decode buffer")))
+  {
+    return st;
+  }
+  S* rec = direct ? reinterpret_cast<S*>(deviceOut) : ws.rec.as<S>();
+  cudaStream_t s = 0;
+  KernelTimer timer;
+  if (info.raw)
+  {
+    std::vector<S> host(static_cast<std::size_t>(voxels));
+    std::memcpy(host.data(), stream + info.headerBytes, voxels * sizeof(S));
+    for (const S& v : host)
+    {
+      if (!std::isfinite(v))
+      {
+        return Status(
+          ErrorCode::InvalidArgument, "decode: damaged stream: a raw value is NaN or Inf");
+      }
+    }
+    SGC_TRY(cudaMemcpy(rec, host.data(), voxels * sizeof(S), cudaMemcpyHostToDevice), "upload raw");
+  }
+  else
+  {
+    Plan plan;
+    plan.build(info.dims.data());
+    const Quantiser qz = format::makeQuantiser(info.absoluteBound);
+    const std::uint8_t* lengths = nullptr;
+    std::size_t tableCount = 0;
+    StreamInfo again;
+    if (!(st = detail::parseHeader(stream, bytes, again, &lengths, &tableCount)))
+    {
+      return st;
+    }
+    huffman::Decoder dec;
+    if (!dec.build(lengths, tableCount, why))
+    {
+      return Status(ErrorCode::InvalidArgument, "decode: damaged stream: " + why);
+    }
+    std::vector<u64> levelCodeBegin(static_cast<std::size_t>(plan.levels) + 1, 0);
+    for (int k = 0; k < plan.levels; ++k)
+    {
+      levelCodeBegin[k + 1] = levelCodeBegin[k] + plan.levelCodes[k];
+    }
+    // Chunks of the decoded levels: validate the tables on the host (as the CPU decoder does).
+    const u64 chunks = plan.chunkBegin[lod + 1];
+    std::vector<u64> chunkOffset(static_cast<std::size_t>(chunks) + 1),
+      escBase(static_cast<std::size_t>(chunks) + 1, 0);
+    std::vector<u32> chunkSize(static_cast<std::size_t>(chunks) + 1, 0);
+    for (int k = 0; k <= lod; ++k)
+    {
+      const u64 sectionBegin = k == 0 ? info.headerBytes : info.levelEnd[k - 1];
+      const u64 sectionEnd = info.levelEnd[k];
+      const u64 nChunks = plan.levelChunks[k];
+      if (sectionEnd > bytes || sectionEnd - sectionBegin < 4 * nChunks)
+      {
+        return Status(ErrorCode::InvalidArgument,
+          "decode: damaged stream: level " + std::to_string(k) + " section is too short");
+      }
+      u64 at = sectionBegin + 4 * nChunks;
+      for (u64 j = 0; j < nChunks; ++j)
+      {
+        const u64 c = plan.chunkBegin[k] + j;
+        const u32 size = format::load<u32>(stream + sectionBegin + 4 * j);
+        u32 esc = 0;
+        if (size != 0)
+        {
+          if (size < format::ChunkHeaderBytes || size % 4 != 0 || at + size > sectionEnd)
+          {
+            return Status(ErrorCode::InvalidArgument,
+              "decode: damaged stream: bad chunk size in level " + std::to_string(k));
+          }
+          esc = format::load<u32>(stream + at + 8);
+          const u32 words = format::load<u32>(stream + at + 12);
+          if (esc > format::ChunkCodes ||
+            format::ChunkHeaderBytes + u64(esc) * sizeof(S) + 4 * u64(words) != size)
+          {
+            return Status(ErrorCode::InvalidArgument,
+              "decode: damaged stream: inconsistent chunk header in level " + std::to_string(k));
+          }
+        }
+        chunkOffset[c] = at;
+        chunkSize[c] = size;
+        at += size;
+        escBase[c + 1] = escBase[c] + esc;
+      }
+      if (at != sectionEnd)
+      {
+        return Status(ErrorCode::InvalidArgument,
+          "decode: damaged stream: the chunks of level " + std::to_string(k) +
+            " do not fill its section");
+      }
+    }
+    const u64 totalEsc = escBase[chunks];
+    const u64 streamBytes = info.levelEnd[lod];
+    std::vector<DevPass> passes;
+    toDevPasses(plan, levelCodeBegin, passes);
+    const ChunkGeometry geometry = geometryOf(plan, levelCodeBegin);
+    if (!(st = ws.stream.reserve(streamBytes, "stream")) ||
+      !(st = ws.symbols.reserve(voxels * sizeof(u16), "symbols")) ||
+      !(st = ws.chunkMeta.reserve((chunks + 1) * 16 + (chunks + 1) * 4, "chunk tables")) ||
+      !(st = ws.escCode.reserve((totalEsc + 1) * 8, "escapes")) ||
+      !(st = ws.escValue.reserve((totalEsc + 1) * sizeof(S), "escapes")) ||
+      !(st = ws.lut.reserve((std::size_t(1) << format::LutBits) * 4, "lut")) ||
+      !(st = ws.sorted.reserve((dec.sorted.size() + 1) * 4, "sorted")) ||
+      !(st = ws.plan.reserve(64, "dims")) || !(st = ws.error.reserve(16, "error")))
+    {
+      return st;
+    }
+    unsigned char* dStream = ws.stream.as<unsigned char>();
+    SGC_TRY(cudaMemcpy(dStream, stream, streamBytes, cudaMemcpyHostToDevice), "upload stream");
+    u64* dChunkOffset = ws.chunkMeta.as<u64>();
+    u64* dEscBase = dChunkOffset + chunks + 1;
+    u32* dChunkSize = reinterpret_cast<u32*>(dEscBase + chunks + 1);
+    SGC_TRY(cudaMemcpy(dChunkOffset, chunkOffset.data(), (chunks + 1) * 8, cudaMemcpyHostToDevice),
+      "upload");
+    SGC_TRY(
+      cudaMemcpy(dEscBase, escBase.data(), (chunks + 1) * 8, cudaMemcpyHostToDevice), "upload");
+    SGC_TRY(
+      cudaMemcpy(dChunkSize, chunkSize.data(), (chunks + 1) * 4, cudaMemcpyHostToDevice), "upload");
+    SGC_TRY(
+      cudaMemcpy(ws.lut.ptr, dec.lut.data(), dec.lut.size() * 4, cudaMemcpyHostToDevice), "upload");
+    if (!dec.sorted.empty())
+    {
+      SGC_TRY(
+        cudaMemcpy(ws.sorted.ptr, dec.sorted.data(), dec.sorted.size() * 4, cudaMemcpyHostToDevice),
+        "upload");
+    }
+    u64* dDims = ws.plan.as<u64>();
+    SGC_TRY(cudaMemcpy(dDims, plan.dims, 24, cudaMemcpyHostToDevice), "upload");
+    int* dError = ws.error.as<int>();
+    SGC_TRY(cudaMemset(dError, 0, 4), "clear");
+    DecodeTables tab;
+    tab.lut = ws.lut.as<u32>();
+    tab.sorted = ws.sorted.as<u32>();
+    std::copy(std::begin(dec.firstCode), std::end(dec.firstCode), tab.firstCode);
+    std::copy(std::begin(dec.countOf), std::end(dec.countOf), tab.countOf);
+    std::copy(std::begin(dec.firstIndex), std::end(dec.firstIndex), tab.firstIndex);
+    tab.maxLength = dec.maxLength;
+    u16* symbols = ws.symbols.as<u16>();
+    u64* escCode = ws.escCode.as<u64>();
+    S* escValue = ws.escValue.as<S>();
+    timer.start(s);
+    if (chunks > 0)
+    {
+      decodeChunksKernel<S><<<blocksFor(chunks, 128), 128, 0, s>>>(dStream,
+        dChunkOffset,
+        dChunkSize,
+        dEscBase,
+        geometry,
+        chunks,
+        tab,
+        symbols,
+        escCode,
+        escValue,
+        dError);
+      SGC_LAUNCHED("chunk decode kernel");
+    }
+    timer.stop(s);
+    int error = 0;
+    SGC_TRY(cudaMemcpy(&error, dError, 4, cudaMemcpyDeviceToHost), "download");
+    if (error != 0)
+    {
+      static const char* what[] = { "",
+        "an invalid block mask",
+        "an invalid Huffman code",
+        "too many escapes",
+        "a stored value that is NaN or Inf",
+        "a zero run crossing a block",
+        "a bit stream whose length does not match its header" };
+      return Status(ErrorCode::InvalidArgument,
+        std::string("decode: damaged stream: ") + what[std::min(error, 6)] + " in a chunk");
+    }
+    timer.start(s);
+    for (int pi = 0; pi < plan.passCount; ++pi)
+    {
+      const Pass& p = plan.passes[pi];
+      const u64 n = p.size();
+      const bool coded = p.level <= lod;
+      decodePassKernel<S>
+        <<<blocksFor(n), Threads, 0, s>>>(passes[pi], rec, symbols, n, dDims, qz, coded);
+      if (coded && totalEsc > 0)
+      {
+        // Candidate escapes: those of the chunks that overlap the pass.
+        const u64 first = plan.chunkBegin[p.level] + p.codeBegin / format::ChunkCodes;
+        const u64 last = plan.chunkBegin[p.level] + (p.codeBegin + n - 1) / format::ChunkCodes + 1;
+        const u64 e0 = escBase[first], e1 = escBase[last];
+        if (e1 > e0)
+        {
+          escapeKernel<S><<<blocksFor(e1 - e0), Threads, 0, s>>>(
+            passes[pi], rec, escCode, escValue, e0, e1, dDims);
+        }
+      }
+    }
+    SGC_LAUNCHED("pass kernels");
+    timer.stop(s);
+  }
+  if (!direct)
+  {
+    if (deviceOut)
+    {
+      timer.start(s);
+      convertKernel<S, T>
+        <<<blocksFor(voxels), Threads, 0, s>>>(rec, deviceOut, layout.stride, voxels);
+      SGC_LAUNCHED("convert kernel");
+      timer.stop(s);
+    }
+    else
+    {
+      std::vector<S> host(static_cast<std::size_t>(voxels));
+      SGC_TRY(cudaMemcpy(host.data(), rec, voxels * sizeof(S), cudaMemcpyDeviceToHost), "download");
+      for (u64 i = 0; i < voxels; ++i)
+      {
+        hostOut[i * layout.stride] = static_cast<T>(host[i]);
+      }
+    }
+  }
+  SGC_TRY(cudaDeviceSynchronize(), "decode");
+  if (kernelSeconds)
+  {
+    *kernelSeconds = timer.total;
+  }
+  return Status::Ok();
+}
+
+template<typename T>
+Status copyToHost(const T* device, std::size_t n, std::size_t stride, T* host)
+{
+  SGC_TRY(
+    cudaMemcpy2D(host, sizeof(T), device, sizeof(T) * stride, sizeof(T), n, cudaMemcpyDeviceToHost),
+    "copy to host");
+  return Status::Ok();
+}
+template<typename T>
+Status copyToDevice(const T* host, std::size_t n, T* device, std::size_t stride)
+{
+  SGC_TRY(
+    cudaMemcpy2D(device, sizeof(T) * stride, host, sizeof(T), sizeof(T), n, cudaMemcpyHostToDevice),
+    "copy to device");
+  return Status::Ok();
+}
+
+template Status encode<float>(const float*,
+  const float*,
+  const Layout&,
+  double,
+  std::vector<std::uint8_t>&,
+  EncodeStatistics*,
+  const ExecutionOptions&,
+  double*);
+template Status encode<double>(const double*,
+  const double*,
+  const Layout&,
+  double,
+  std::vector<std::uint8_t>&,
+  EncodeStatistics*,
+  const ExecutionOptions&,
+  double*);
+template Status decode<float, float>(const std::uint8_t*,
+  std::size_t,
+  int,
+  const StreamInfo&,
+  float*,
+  float*,
+  const Layout&,
+  const ExecutionOptions&,
+  double*);
+template Status decode<float, double>(const std::uint8_t*,
+  std::size_t,
+  int,
+  const StreamInfo&,
+  double*,
+  double*,
+  const Layout&,
+  const ExecutionOptions&,
+  double*);
+template Status decode<double, float>(const std::uint8_t*,
+  std::size_t,
+  int,
+  const StreamInfo&,
+  float*,
+  float*,
+  const Layout&,
+  const ExecutionOptions&,
+  double*);
+template Status decode<double, double>(const std::uint8_t*,
+  std::size_t,
+  int,
+  const StreamInfo&,
+  double*,
+  double*,
+  const Layout&,
+  const ExecutionOptions&,
+  double*);
+template Status copyToHost<float>(const float*, std::size_t, std::size_t, float*);
+template Status copyToHost<double>(const double*, std::size_t, std::size_t, double*);
+template Status copyToDevice<float>(const float*, std::size_t, float*, std::size_t);
+template Status copyToDevice<double>(const double*, std::size_t, double*, std::size_t);
+
+} // namespace cudaimpl
+} // namespace codec
+} // namespace sparsegrid
