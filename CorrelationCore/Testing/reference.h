@@ -21,9 +21,15 @@ namespace reference
 {
 
 /// The reference map of one pair at the lags of `window`.
-inline std::vector<double> correlateOne(const std::vector<double>& left, int lw, int lh,
-  const std::vector<double>& right, int rw, int rh, const correlation::LagWindow& window,
-  correlation::Normalization normalization, double minOverlapFraction)
+inline std::vector<double> correlateOne(const std::vector<double>& left,
+  int lw,
+  int lh,
+  const std::vector<double>& right,
+  int rw,
+  int rh,
+  const correlation::LagWindow& window,
+  correlation::Normalization normalization,
+  double minOverlapFraction)
 {
   std::vector<double> map(window.size(), 0.0);
   const double minArea = minOverlapFraction * std::min(lw * lh, rw * rh);
@@ -111,7 +117,11 @@ struct SmoothField
   };
   std::vector<Blob> blobs;
   /// `count` blobs of widths in [sigmaMin, sigmaMax] (small ones look like PIV particles).
-  SmoothField(int width, int height, unsigned seed, int count = 60, double sigmaMin = 2.0,
+  SmoothField(int width,
+    int height,
+    unsigned seed,
+    int count = 60,
+    double sigmaMin = 2.0,
     double sigmaMax = 4.0)
   {
     std::mt19937 rng(seed);

@@ -10,8 +10,7 @@ using namespace correlation;
 
 namespace
 {
-Status run(const Batch& batch, Mode mode, const ExecutionOptions& options = {},
-  double poison = 0)
+Status run(const Batch& batch, Mode mode, const ExecutionOptions& options = {}, double poison = 0)
 {
   std::vector<double> l(batch.leftCount() * batch.left.count(), 1.0);
   std::vector<double> r(batch.rightCount() * batch.right.count(), 1.0);
@@ -34,12 +33,12 @@ TEST(Errors, EmptyMatrix)
 
 TEST(Errors, NaNAndInf)
 {
-  Status s = run(Batch::oneToOne({ 4, 4 }, { 4, 4 }), Mode::Full, {},
-    std::numeric_limits<double>::quiet_NaN());
+  Status s = run(
+    Batch::oneToOne({ 4, 4 }, { 4, 4 }), Mode::Full, {}, std::numeric_limits<double>::quiet_NaN());
   EXPECT_EQ(s.code(), ErrorCode::NonFinite);
   EXPECT_NE(s.message().find("left"), std::string::npos) << s.message();
-  s = run(Batch::oneToOne({ 4, 4 }, { 4, 4 }), Mode::Full, {},
-    std::numeric_limits<double>::infinity());
+  s = run(
+    Batch::oneToOne({ 4, 4 }, { 4, 4 }), Mode::Full, {}, std::numeric_limits<double>::infinity());
   EXPECT_EQ(s.code(), ErrorCode::NonFinite);
 }
 
@@ -56,31 +55,32 @@ TEST(Errors, ShapeCounts)
     ErrorCode::InvalidArgument);
   EXPECT_EQ(run({ Shape::OneToMany, 2, 3, { 4, 4 }, { 4, 4 } }, Mode::Full).code(),
     ErrorCode::InvalidArgument);
-  EXPECT_EQ(run({ Shape::NToM, 0, 3, { 4, 4 }, { 4, 4 } }, Mode::Full).code(),
-    ErrorCode::InvalidArgument);
+  EXPECT_EQ(
+    run({ Shape::NToM, 0, 3, { 4, 4 }, { 4, 4 } }, Mode::Full).code(), ErrorCode::InvalidArgument);
 }
 
 TEST(Errors, DirectOptionsOutOfRange)
 {
   ExecutionOptions o;
   o.direct.shiftsPerThread = 3;
-  EXPECT_EQ(run(Batch::oneToOne({ 4, 4 }, { 4, 4 }), Mode::Full, o).code(),
-    ErrorCode::InvalidArgument);
+  EXPECT_EQ(
+    run(Batch::oneToOne({ 4, 4 }, { 4, 4 }), Mode::Full, o).code(), ErrorCode::InvalidArgument);
   o = {};
   o.direct.warpsPerBlock = 0;
-  EXPECT_EQ(run(Batch::oneToOne({ 4, 4 }, { 4, 4 }), Mode::Full, o).code(),
-    ErrorCode::InvalidArgument);
+  EXPECT_EQ(
+    run(Batch::oneToOne({ 4, 4 }, { 4, 4 }), Mode::Full, o).code(), ErrorCode::InvalidArgument);
   o = {};
   o.minOverlapFraction = 1.5;
-  EXPECT_EQ(run(Batch::oneToOne({ 4, 4 }, { 4, 4 }), Mode::Full, o).code(),
-    ErrorCode::InvalidArgument);
+  EXPECT_EQ(
+    run(Batch::oneToOne({ 4, 4 }, { 4, 4 }), Mode::Full, o).code(), ErrorCode::InvalidArgument);
 }
 
 TEST(Errors, NullPointers)
 {
   const Batch b = Batch::oneToOne({ 4, 4 }, { 4, 4 });
   std::vector<float> out(49);
-  EXPECT_EQ(correlate<float>(b, nullptr, nullptr, Mode::Full, Normalization::None, out.data()).code(),
+  EXPECT_EQ(
+    correlate<float>(b, nullptr, nullptr, Mode::Full, Normalization::None, out.data()).code(),
     ErrorCode::InvalidArgument);
 }
 
@@ -94,13 +94,13 @@ TEST(Errors, WindowLargerThanImage)
   const Status s = windowDisplacements(a.data(), a.data(), { 40, 30 }, spec, f);
   EXPECT_EQ(s.code(), ErrorCode::InvalidArgument);
   EXPECT_NE(s.message().find("larger than the image"), std::string::npos) << s.message();
-  EXPECT_EQ(windowDisplacements(a.data(), a.data(), { 0, 30 }, spec, f).code(),
-    ErrorCode::InvalidArgument);
+  EXPECT_EQ(
+    windowDisplacements(a.data(), a.data(), { 0, 30 }, spec, f).code(), ErrorCode::InvalidArgument);
   std::vector<float> nan = a;
   nan[5] = std::numeric_limits<float>::quiet_NaN();
   spec.windowSize = 8;
-  EXPECT_EQ(windowDisplacements(a.data(), nan.data(), { 40, 30 }, spec, f).code(),
-    ErrorCode::NonFinite);
+  EXPECT_EQ(
+    windowDisplacements(a.data(), nan.data(), { 40, 30 }, spec, f).code(), ErrorCode::NonFinite);
 }
 
 TEST(Backends, CudaRequestFallsBackOrStrictFails)
@@ -119,9 +119,8 @@ TEST(Backends, CudaRequestFallsBackOrStrictFails)
   ExecutionOptions o;
   o.backend = Backend::CUDA;
   ExecutionReport report;
-  ASSERT_TRUE(correlate(b, l.data(), r.data(), Mode::Full, Normalization::None, out.data(), o,
-    &report)
-                .ok());
+  ASSERT_TRUE(
+    correlate(b, l.data(), r.data(), Mode::Full, Normalization::None, out.data(), o, &report).ok());
   EXPECT_EQ(report.backendUsed, Backend::CPU);
   EXPECT_NE(report.note.find("CUDA unavailable"), std::string::npos) << report.note;
   const auto ref = reference::correlateOne(l, 5, 5, r, 6, 6, w, Normalization::None, 0);
@@ -130,8 +129,7 @@ TEST(Backends, CudaRequestFallsBackOrStrictFails)
     EXPECT_NEAR(out[k], ref[k], 1e-12);
   }
   o.strictBackend = true;
-  EXPECT_EQ(
-    correlate(b, l.data(), r.data(), Mode::Full, Normalization::None, out.data(), o).code(),
+  EXPECT_EQ(correlate(b, l.data(), r.data(), Mode::Full, Normalization::None, out.data(), o).code(),
     ErrorCode::BackendUnavailable);
 }
 
@@ -171,7 +169,8 @@ TEST(Backends, AutoChoosesBySizeAndAgrees)
   o.backend = Backend::CPU;
   ExecutionReport report;
   ASSERT_TRUE(
-    correlate(mid, l.data(), r.data(), Mode::Same, Normalization::NCC, out.data(), o, &report).ok());
+    correlate(mid, l.data(), r.data(), Mode::Same, Normalization::NCC, out.data(), o, &report)
+      .ok());
   const auto ref = reference::correlateOne(l, 40, 40, r, 40, 40, wm, Normalization::NCC, 0.25);
   for (std::size_t k = 0; k < wm.size(); ++k)
   {

@@ -57,7 +57,8 @@ std::vector<Variant> cudaVariants()
   DirectOptions baseline;
   baseline.kernel = DirectKernel::Baseline;
   using W = WorkDistribution;
-  return { { "cuda_baseline", Backend::CUDA, Algorithm::Direct, baseline },
+  return { { "cuda_auto_kernel", Backend::CUDA, Algorithm::Direct, DirectOptions{} },
+    { "cuda_baseline", Backend::CUDA, Algorithm::Direct, baseline },
     { "cuda_ws_none", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 1) },
     { "cuda_ws_rect_r3", Backend::CUDA, Algorithm::Direct, ws(W::Rectangle, 3, 1, 1) },
     { "cuda_ws_tri_r2", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 2, 1, 1, 2) },
@@ -87,12 +88,12 @@ struct Case
 std::vector<Case> cases()
 {
   return {
-    { Shape::OneToOne, 1, 1, { 7, 5 }, { 9, 11 } },     // odd, left inside right
-    { Shape::OneToOne, 1, 1, { 16, 12 }, { 8, 8 } },    // even, right inside left
-    { Shape::OneToOne, 1, 1, { 33, 6 }, { 40, 9 } },    // lags cross warp boundaries
-    { Shape::OneToMany, 1, 5, { 6, 7 }, { 10, 9 } },    // m not a multiple of 2/4/8
-    { Shape::NToMN, 3, 3, { 5, 5 }, { 8, 6 } },         //
-    { Shape::NToM, 2, 9, { 4, 6 }, { 7, 7 } },          //
+    { Shape::OneToOne, 1, 1, { 7, 5 }, { 9, 11 } },  // odd, left inside right
+    { Shape::OneToOne, 1, 1, { 16, 12 }, { 8, 8 } }, // even, right inside left
+    { Shape::OneToOne, 1, 1, { 33, 6 }, { 40, 9 } }, // lags cross warp boundaries
+    { Shape::OneToMany, 1, 5, { 6, 7 }, { 10, 9 } }, // m not a multiple of 2/4/8
+    { Shape::NToMN, 3, 3, { 5, 5 }, { 8, 6 } },      //
+    { Shape::NToM, 2, 9, { 4, 6 }, { 7, 7 } },       //
   };
 }
 
@@ -135,8 +136,15 @@ void check(const Variant& v, const Case& c, Mode mode, Normalization norm, unsig
     {
       x = static_cast<T>(x);
     }
-    const auto ref = reference::correlateOne(left, c.left.width, c.left.height, right,
-      c.right.width, c.right.height, window, norm, options.minOverlapFraction);
+    const auto ref = reference::correlateOne(left,
+      c.left.width,
+      c.left.height,
+      right,
+      c.right.width,
+      c.right.height,
+      window,
+      norm,
+      options.minOverlapFraction);
     // Raw sums are bounded by sqrt(sum L^2 sum R^2) (Cauchy-Schwarz); normalised values by 1.
     double scale = 1;
     if (norm == Normalization::None)
@@ -232,12 +240,12 @@ TEST_P(ReferenceLarger, OddAndEvenSizes)
   {
     GTEST_SKIP() << "built without FFTW3";
   }
-  check<float>(v, { Shape::OneToOne, 1, 1, { 37, 37 }, { 37, 37 } }, Mode::Full,
-    Normalization::None, 11);
-  check<double>(v, { Shape::OneToOne, 1, 1, { 48, 32 }, { 64, 40 } }, Mode::Full,
-    Normalization::ZNCC, 12);
-  check<float>(v, { Shape::OneToMany, 1, 33, { 16, 16 }, { 16, 16 } }, Mode::Full,
-    Normalization::NCC, 13);
+  check<float>(
+    v, { Shape::OneToOne, 1, 1, { 37, 37 }, { 37, 37 } }, Mode::Full, Normalization::None, 11);
+  check<double>(
+    v, { Shape::OneToOne, 1, 1, { 48, 32 }, { 64, 40 } }, Mode::Full, Normalization::ZNCC, 12);
+  check<float>(
+    v, { Shape::OneToMany, 1, 33, { 16, 16 }, { 16, 16 } }, Mode::Full, Normalization::NCC, 13);
 }
 
 INSTANTIATE_TEST_SUITE_P(CPU, ReferenceLarger, ::testing::ValuesIn(cpuVariants()), variantName);

@@ -21,7 +21,8 @@ struct Path
 std::vector<Path> paths()
 {
   return { { "cpu_direct", Backend::CPU, Algorithm::Direct },
-    { "cpu_fft", Backend::CPU, Algorithm::FFT }, { "cuda_direct", Backend::CUDA, Algorithm::Direct },
+    { "cpu_fft", Backend::CPU, Algorithm::FFT },
+    { "cuda_direct", Backend::CUDA, Algorithm::Direct },
     { "cuda_fft", Backend::CUDA, Algorithm::FFT } };
 }
 
@@ -75,8 +76,13 @@ TEST_P(Shifts, IntegerShiftFoundExactly)
     LagWindow window;
     ASSERT_TRUE(lagWindow(batch, Mode::Full, window).ok());
     std::vector<float> map(window.size());
-    const Status s = correlate(batch, ref.data(), moved.data(), Mode::Full, Normalization::ZNCC,
-      map.data(), optionsOf(GetParam()));
+    const Status s = correlate(batch,
+      ref.data(),
+      moved.data(),
+      Mode::Full,
+      Normalization::ZNCC,
+      map.data(),
+      optionsOf(GetParam()));
     ASSERT_TRUE(s.ok()) << s.message();
     const Peak peak = findPeak(map.data(), window);
     EXPECT_EQ(peak.x, shift.first);
@@ -102,8 +108,13 @@ TEST_P(Shifts, SubPixelShiftWithinATenth)
     LagWindow window;
     ASSERT_TRUE(lagWindow(batch, Mode::Same, window).ok());
     std::vector<double> map(window.size());
-    ASSERT_TRUE(correlate(batch, ref.data(), moved.data(), Mode::Same, Normalization::ZNCC,
-      map.data(), optionsOf(GetParam()))
+    ASSERT_TRUE(correlate(batch,
+      ref.data(),
+      moved.data(),
+      Mode::Same,
+      Normalization::ZNCC,
+      map.data(),
+      optionsOf(GetParam()))
                   .ok());
     const Peak peak = findPeak(map.data(), window, PeakFit::Gaussian);
     EXPECT_NEAR(peak.subX, shift.first, 0.1);
@@ -129,8 +140,8 @@ TEST_P(Shifts, WindowsRecoverATranslation)
   spec.searchRadius = 5;
   DisplacementField out;
   ExecutionReport report;
-  const Status s =
-    windowDisplacements(ref.data(), moved.data(), { w, h }, spec, out, optionsOf(GetParam()), &report);
+  const Status s = windowDisplacements(
+    ref.data(), moved.data(), { w, h }, spec, out, optionsOf(GetParam()), &report);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(out.nx, (w - 34) / 12 + 1);
   EXPECT_EQ(out.ny, (h - 34) / 12 + 1);
@@ -174,7 +185,8 @@ TEST_P(Shifts, WindowsRecoverARotation)
   spec.step = 16;
   spec.searchRadius = 4;
   DisplacementField out;
-  ASSERT_TRUE(windowDisplacements(ref.data(), moved.data(), { w, h }, spec, out, optionsOf(GetParam())).ok());
+  ASSERT_TRUE(
+    windowDisplacements(ref.data(), moved.data(), { w, h }, spec, out, optionsOf(GetParam())).ok());
   int valid = 0;
   for (int j = 0; j < out.ny; ++j)
   {
@@ -198,7 +210,9 @@ TEST_P(Shifts, WindowsRecoverARotation)
   EXPECT_GT(valid, out.nx * out.ny * 3 / 4);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllPaths, Shifts, ::testing::ValuesIn(paths()),
+INSTANTIATE_TEST_SUITE_P(AllPaths,
+  Shifts,
+  ::testing::ValuesIn(paths()),
   [](const ::testing::TestParamInfo<Path>& info) { return info.param.name; });
 
 TEST(PeakSearch, AnalyticGaussianPeak)
@@ -212,8 +226,9 @@ TEST(PeakSearch, AnalyticGaussianPeak)
     {
       const double x = window.x0 + i - 2.3, y = window.y0 + j + 1.7;
       map[j * window.width + i] = std::exp(-(x * x + y * y) / 3.0) +
-        0.4 * std::exp(-((window.x0 + i + 4.0) * (window.x0 + i + 4.0) +
-                          (window.y0 + j - 4.0) * (window.y0 + j - 4.0)));
+        0.4 *
+          std::exp(-((window.x0 + i + 4.0) * (window.x0 + i + 4.0) +
+            (window.y0 + j - 4.0) * (window.y0 + j - 4.0)));
     }
   }
   const Peak p = findPeak(map.data(), window, PeakFit::Gaussian);

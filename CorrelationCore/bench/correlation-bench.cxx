@@ -65,8 +65,14 @@ double median(std::vector<double> v)
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-Result measure(const std::string& group, const std::string& caseName, const Config& c,
-  const Batch& batch, Mode mode, const std::vector<float>& l, const std::vector<float>& r, int reps)
+Result measure(const std::string& group,
+  const std::string& caseName,
+  const Config& c,
+  const Batch& batch,
+  Mode mode,
+  const std::vector<float>& l,
+  const std::vector<float>& r,
+  int reps)
 {
   Result res{ group, caseName, c.name };
   LagWindow w;
@@ -146,7 +152,8 @@ int main(int argc, char** argv)
   using W = WorkDistribution;
   DirectOptions baseline;
   baseline.kernel = DirectKernel::Baseline;
-  const std::vector<Config> oneToOneDirect = { { "baseline", Backend::CUDA, Algorithm::Direct, baseline },
+  const std::vector<Config> oneToOneDirect = {
+    { "baseline", Backend::CUDA, Algorithm::Direct, baseline },
     { "ws", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 1) },
     { "ws-rect8", Backend::CUDA, Algorithm::Direct, ws(W::Rectangle, 8, 1, 1) },
     { "ws-tri8", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 8, 1, 1) },
@@ -161,8 +168,10 @@ int main(int argc, char** argv)
     { "ws-s8-tri16", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 16, 8, 1) },
     { "tiled-w2", Backend::CUDA, Algorithm::Direct, tiled(1, 2) },
     { "tiled-w4", Backend::CUDA, Algorithm::Direct, tiled(1, 4) },
-    { "tiled-w8", Backend::CUDA, Algorithm::Direct, tiled(1, 8) } };
-  const std::vector<Config> manyDirect = { { "baseline", Backend::CUDA, Algorithm::Direct, baseline },
+    { "tiled-w8", Backend::CUDA, Algorithm::Direct, tiled(1, 8) }
+  };
+  const std::vector<Config> manyDirect = {
+    { "baseline", Backend::CUDA, Algorithm::Direct, baseline },
     { "ws", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 1) },
     { "ws-r2", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 2) },
     { "ws-r4", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 4) },
@@ -174,10 +183,12 @@ int main(int argc, char** argv)
     { "tiled", Backend::CUDA, Algorithm::Direct, tiled(1, 4) },
     { "tiled-r2", Backend::CUDA, Algorithm::Direct, tiled(2, 4) },
     { "tiled-r4", Backend::CUDA, Algorithm::Direct, tiled(4, 4) },
-    { "tiled-r4-w8", Backend::CUDA, Algorithm::Direct, tiled(4, 8) } };
+    { "tiled-r4-w8", Backend::CUDA, Algorithm::Direct, tiled(4, 8) }
+  };
   const std::vector<Config> fftConfigs = {
     { "cufft-cached", Backend::CUDA, Algorithm::FFT, {}, true },
-    { "cufft-per-call", Backend::CUDA, Algorithm::FFT, {}, false } };
+    { "cufft-per-call", Backend::CUDA, Algorithm::FFT, {}, false }
+  };
   const std::vector<Config> cpuConfigs = { { "cpu-direct", Backend::CPU, Algorithm::Direct, {} },
     { "cpu-fftw", Backend::CPU, Algorithm::FFT, {} } };
 
@@ -195,7 +206,8 @@ int main(int argc, char** argv)
   }
   for (int s : squares)
   {
-    cases.push_back({ "one-to-one", std::to_string(s) + "x" + std::to_string(s),
+    cases.push_back({ "one-to-one",
+      std::to_string(s) + "x" + std::to_string(s),
       Batch::oneToOne({ s, s }, { s, s }) });
   }
   std::vector<int> ms = { 2, 8, 32, 128, 512, 1024 };
@@ -205,10 +217,12 @@ int main(int argc, char** argv)
   }
   for (int m : ms)
   {
-    cases.push_back({ "one-to-many", "32x32 x" + std::to_string(m),
+    cases.push_back({ "one-to-many",
+      "32x32 x" + std::to_string(m),
       { Shape::OneToMany, 1, m, { 32, 32 }, { 32, 32 } } });
   }
-  cases.push_back({ "one-to-many", "16x16 x1024", { Shape::OneToMany, 1, 1024, { 16, 16 }, { 16, 16 } } });
+  cases.push_back(
+    { "one-to-many", "16x16 x1024", { Shape::OneToMany, 1, 1024, { 16, 16 }, { 16, 16 } } });
   cases.push_back({ "n-to-m", "16x16 50x50", { Shape::NToM, 50, 50, { 16, 16 }, { 16, 16 } } });
   if (!quick)
   {
@@ -218,8 +232,10 @@ int main(int argc, char** argv)
   // Image Displacement's batches: n windows, each searched in its own region (valid mode).
   for (int n : { 64, 1024 })
   {
-    cases.push_back({ "windows", "32 in 48 x" + std::to_string(n),
-      { Shape::NToMN, n, 1, { 32, 32 }, { 48, 48 } }, Mode::Valid });
+    cases.push_back({ "windows",
+      "32 in 48 x" + std::to_string(n),
+      { Shape::NToMN, n, 1, { 32, 32 }, { 48, 48 } },
+      Mode::Valid });
   }
 
   std::vector<Result> results;
@@ -234,9 +250,8 @@ int main(int argc, char** argv)
       const Result& r = results[i];
       json << "    {\"group\": \"" << r.group << "\", \"case\": \"" << r.caseName
            << "\", \"config\": \"" << r.config << "\", \"ok\": " << (r.ok ? "true" : "false")
-           << ", \"kernel_ms\": " << r.kernelMs << ", \"e2e_ms\": " << r.e2eMs
-           << ", \"error\": \"" << jsonEscape(r.error) << "\"}" << (i + 1 < results.size() ? "," : "")
-           << "\n";
+           << ", \"kernel_ms\": " << r.kernelMs << ", \"e2e_ms\": " << r.e2eMs << ", \"error\": \""
+           << jsonEscape(r.error) << "\"}" << (i + 1 < results.size() ? "," : "") << "\n";
     }
     json << "  ]\n}\n";
   };
@@ -280,13 +295,20 @@ int main(int argc, char** argv)
       Result res = measure(c.group, c.name, cfg, c.batch, c.mode, l, r, n);
       if (res.ok)
       {
-        std::printf("%-12s %-14s %-16s %12.4f %12.4f\n", c.group.c_str(), c.name.c_str(),
-          cfg.name.c_str(), res.kernelMs, res.e2eMs);
+        std::printf("%-12s %-14s %-16s %12.4f %12.4f\n",
+          c.group.c_str(),
+          c.name.c_str(),
+          cfg.name.c_str(),
+          res.kernelMs,
+          res.e2eMs);
       }
       else
       {
-        std::printf("%-12s %-14s %-16s failed: %s\n", c.group.c_str(), c.name.c_str(),
-          cfg.name.c_str(), res.error.c_str());
+        std::printf("%-12s %-14s %-16s failed: %s\n",
+          c.group.c_str(),
+          c.name.c_str(),
+          cfg.name.c_str(),
+          res.error.c_str());
       }
       std::fflush(stdout);
       results.push_back(res);

@@ -188,7 +188,9 @@ Status lagWindow(const Batch& batch, Mode mode, LagWindow& window)
       }
       else
       {
-        window = { -(l.width - r.width), -(l.height - r.height), l.width - r.width + 1,
+        window = { -(l.width - r.width),
+          -(l.height - r.height),
+          l.width - r.width + 1,
           l.height - r.height + 1 };
       }
       break;
@@ -278,7 +280,8 @@ int fftFriendlySize(int minimum)
   }
 }
 
-void parallelFor(const ExecutionOptions& options, std::size_t count,
+void parallelFor(const ExecutionOptions& options,
+  std::size_t count,
   const std::function<void(std::size_t, std::size_t)>& body)
 {
   if (count == 0)

@@ -42,8 +42,14 @@ Status checkDirect(const DirectOptions& d)
 }
 
 template<typename T>
-Status correlate(const Batch& batch, const T* lefts, const T* rights, Mode mode,
-  Normalization normalization, T* out, const ExecutionOptions& options, ExecutionReport* report)
+Status correlate(const Batch& batch,
+  const T* lefts,
+  const T* rights,
+  Mode mode,
+  Normalization normalization,
+  T* out,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
 {
   const auto start = std::chrono::steady_clock::now();
   LagWindow window;
@@ -146,9 +152,21 @@ Status correlate(const Batch& batch, const T* lefts, const T* rights, Mode mode,
   return Status::Ok();
 }
 
-template Status correlate<float>(const Batch&, const float*, const float*, Mode, Normalization,
-  float*, const ExecutionOptions&, ExecutionReport*);
-template Status correlate<double>(const Batch&, const double*, const double*, Mode, Normalization,
-  double*, const ExecutionOptions&, ExecutionReport*);
+template Status correlate<float>(const Batch&,
+  const float*,
+  const float*,
+  Mode,
+  Normalization,
+  float*,
+  const ExecutionOptions&,
+  ExecutionReport*);
+template Status correlate<double>(const Batch&,
+  const double*,
+  const double*,
+  Mode,
+  Normalization,
+  double*,
+  const ExecutionOptions&,
+  ExecutionReport*);
 
 } // namespace correlation

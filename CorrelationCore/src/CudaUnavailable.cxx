@@ -22,8 +22,8 @@ namespace detail
 {
 
 template<typename T>
-Status cudaDirect(const Batch&, const LagWindow&, const T*, const T*, T*, const DirectOptions&,
-  double*)
+Status
+cudaDirect(const Batch&, const LagWindow&, const T*, const T*, T*, const DirectOptions&, double*)
 {
   return { ErrorCode::BackendUnavailable, "CorrelationCore was built without CUDA" };
 }
@@ -33,14 +33,29 @@ Status cudaFft(const Batch&, const LagWindow&, const T*, const T*, T*, bool, dou
   return { ErrorCode::BackendUnavailable, "CorrelationCore was built without CUDA" };
 }
 
-template Status cudaDirect<float>(const Batch&, const LagWindow&, const float*, const float*,
-  float*, const DirectOptions&, double*);
-template Status cudaDirect<double>(const Batch&, const LagWindow&, const double*, const double*,
-  double*, const DirectOptions&, double*);
-template Status cudaFft<float>(const Batch&, const LagWindow&, const float*, const float*, float*,
-  bool, double*);
-template Status cudaFft<double>(const Batch&, const LagWindow&, const double*, const double*,
-  double*, bool, double*);
+template Status cudaDirect<float>(const Batch&,
+  const LagWindow&,
+  const float*,
+  const float*,
+  float*,
+  const DirectOptions&,
+  double*);
+template Status cudaDirect<double>(const Batch&,
+  const LagWindow&,
+  const double*,
+  const double*,
+  double*,
+  const DirectOptions&,
+  double*);
+template Status
+cudaFft<float>(const Batch&, const LagWindow&, const float*, const float*, float*, bool, double*);
+template Status cudaFft<double>(const Batch&,
+  const LagWindow&,
+  const double*,
+  const double*,
+  double*,
+  bool,
+  double*);
 
 } // namespace detail
 } // namespace correlation

@@ -10,14 +10,19 @@ namespace detail
 {
 
 template<typename T>
-Status cpuDirect(const Batch& batch, const LagWindow& window, const T* lefts, const T* rights,
-  T* out, const ExecutionOptions& options)
+Status cpuDirect(const Batch& batch,
+  const LagWindow& window,
+  const T* lefts,
+  const T* rights,
+  T* out,
+  const ExecutionOptions& options)
 {
   const int lw = batch.left.width, lh = batch.left.height;
   const int rw = batch.right.width, rh = batch.right.height;
   const std::size_t rows = batch.pairs() * static_cast<std::size_t>(window.height);
   std::atomic_bool aborted{ false };
-  parallelFor(options, rows,
+  parallelFor(options,
+    rows,
     [&](std::size_t begin, std::size_t end)
     {
       if (aborted || (options.abort && options.abort()))
@@ -30,7 +35,8 @@ Status cpuDirect(const Batch& batch, const LagWindow& window, const T* lefts, co
         const std::size_t pair = row / window.height;
         const int j = static_cast<int>(row % window.height);
         const T* left = lefts + (pair / batch.m) * batch.left.count();
-        const T* right = rights + batch.rightOf(pair / batch.m, pair % batch.m) * batch.right.count();
+        const T* right =
+          rights + batch.rightOf(pair / batch.m, pair % batch.m) * batch.right.count();
         const int dy = window.y0 + j;
         const int y0 = std::max(0, -dy), y1 = std::min(lh, rh - dy);
         T* line = out + pair * window.size() + static_cast<std::size_t>(j) * window.width;
@@ -65,10 +71,18 @@ Status cpuDirect(const Batch& batch, const LagWindow& window, const T* lefts, co
   return Status::Ok();
 }
 
-template Status cpuDirect<float>(const Batch&, const LagWindow&, const float*, const float*,
-  float*, const ExecutionOptions&);
-template Status cpuDirect<double>(const Batch&, const LagWindow&, const double*, const double*,
-  double*, const ExecutionOptions&);
+template Status cpuDirect<float>(const Batch&,
+  const LagWindow&,
+  const float*,
+  const float*,
+  float*,
+  const ExecutionOptions&);
+template Status cpuDirect<double>(const Batch&,
+  const LagWindow&,
+  const double*,
+  const double*,
+  double*,
+  const ExecutionOptions&);
 
 } // namespace detail
 } // namespace correlation

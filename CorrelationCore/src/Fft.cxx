@@ -93,7 +93,11 @@ struct Buffer
 }
 
 template<typename T>
-Status cpuFft(const Batch& batch, const LagWindow& window, const T* lefts, const T* rights, T* out,
+Status cpuFft(const Batch& batch,
+  const LagWindow& window,
+  const T* lefts,
+  const T* rights,
+  T* out,
   const ExecutionOptions& options)
 {
   using F = Fftw<T>;
@@ -131,7 +135,8 @@ Status cpuFft(const Batch& batch, const LagWindow& window, const T* lefts, const
   }
   std::atomic_bool aborted{ false };
   // Forward transforms of all inputs (each zero-padded in a scratch buffer).
-  parallelFor(options, nl + nr,
+  parallelFor(options,
+    nl + nr,
     [&](std::size_t begin, std::size_t end)
     {
       Buffer<T> padded(real);
@@ -144,7 +149,8 @@ Status cpuFft(const Batch& batch, const LagWindow& window, const T* lefts, const
         for (int y = 0; y < s.height; ++y)
         {
           std::memcpy(padded.Data + static_cast<std::size_t>(y) * px,
-            src + static_cast<std::size_t>(y) * s.width, s.width * sizeof(T));
+            src + static_cast<std::size_t>(y) * s.width,
+            s.width * sizeof(T));
         }
         F::execR2c(forward, padded.Data, spectra.Data + k * spectrum);
       }
@@ -156,7 +162,8 @@ Status cpuFft(const Batch& batch, const LagWindow& window, const T* lefts, const
   const T scale = T(1) / static_cast<T>(real);
   if (!aborted)
   {
-    parallelFor(options, batch.pairs(),
+    parallelFor(options,
+      batch.pairs(),
       [&](std::size_t begin, std::size_t end)
       {
         Buffer<C> product(spectrum);
@@ -221,10 +228,18 @@ Status cpuFft(const Batch&, const LagWindow&, const T*, const T*, T*, const Exec
 
 #endif
 
-template Status cpuFft<float>(const Batch&, const LagWindow&, const float*, const float*, float*,
+template Status cpuFft<float>(const Batch&,
+  const LagWindow&,
+  const float*,
+  const float*,
+  float*,
   const ExecutionOptions&);
-template Status cpuFft<double>(const Batch&, const LagWindow&, const double*, const double*,
-  double*, const ExecutionOptions&);
+template Status cpuFft<double>(const Batch&,
+  const LagWindow&,
+  const double*,
+  const double*,
+  double*,
+  const ExecutionOptions&);
 
 } // namespace detail
 } // namespace correlation

@@ -20,21 +20,35 @@ namespace detail
 {
 
 /// Runs body(begin, end) over [0, count) with the caller's parallelFor or a few std::threads.
-void parallelFor(const ExecutionOptions& options, std::size_t count,
+void parallelFor(const ExecutionOptions& options,
+  std::size_t count,
   const std::function<void(std::size_t, std::size_t)>& body);
 
 template<typename T>
-Status cpuDirect(const Batch& batch, const LagWindow& window, const T* lefts, const T* rights,
-  T* out, const ExecutionOptions& options);
+Status cpuDirect(const Batch& batch,
+  const LagWindow& window,
+  const T* lefts,
+  const T* rights,
+  T* out,
+  const ExecutionOptions& options);
 
 /// FFTW path; BackendUnavailable when the core was built without FFTW.
 template<typename T>
-Status cpuFft(const Batch& batch, const LagWindow& window, const T* lefts, const T* rights, T* out,
+Status cpuFft(const Batch& batch,
+  const LagWindow& window,
+  const T* lefts,
+  const T* rights,
+  T* out,
   const ExecutionOptions& options);
 
 template<typename T>
-Status normalize(const Batch& batch, const LagWindow& window, const T* lefts, const T* rights,
-  Normalization normalization, T* out, const ExecutionOptions& options);
+Status normalize(const Batch& batch,
+  const LagWindow& window,
+  const T* lefts,
+  const T* rights,
+  Normalization normalization,
+  T* out,
+  const ExecutionOptions& options);
 
 /// Smallest n >= minimum whose only prime factors are 2, 3, 5 and 7 (fast for FFTW and cuFFT).
 int fftFriendlySize(int minimum);
@@ -42,11 +56,21 @@ int fftFriendlySize(int minimum);
 // CUDA (CudaUnavailable.cxx answers BackendUnavailable when the core was built without it).
 // Host pointers in, host pointers out; kernelSeconds gets the device time of the correlation.
 template<typename T>
-Status cudaDirect(const Batch& batch, const LagWindow& window, const T* lefts, const T* rights,
-  T* out, const DirectOptions& direct, double* kernelSeconds);
+Status cudaDirect(const Batch& batch,
+  const LagWindow& window,
+  const T* lefts,
+  const T* rights,
+  T* out,
+  const DirectOptions& direct,
+  double* kernelSeconds);
 template<typename T>
-Status cudaFft(const Batch& batch, const LagWindow& window, const T* lefts, const T* rights, T* out,
-  bool cachePlans, double* kernelSeconds);
+Status cudaFft(const Batch& batch,
+  const LagWindow& window,
+  const T* lefts,
+  const T* rights,
+  T* out,
+  bool cachePlans,
+  double* kernelSeconds);
 
 } // namespace detail
 } // namespace correlation

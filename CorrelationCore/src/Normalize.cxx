@@ -36,7 +36,11 @@ struct Integral
       }
     }
   }
-  static double rect(const std::vector<double>& t, std::size_t stride, int x0, int x1, int y0,
+  static double rect(const std::vector<double>& t,
+    std::size_t stride,
+    int x0,
+    int x1,
+    int y0,
     int y1)
   {
     return t[y1 * stride + x1] - t[y0 * stride + x1] - t[y1 * stride + x0] + t[y0 * stride + x0];
@@ -53,8 +57,13 @@ struct Integral
 }
 
 template<typename T>
-Status normalize(const Batch& batch, const LagWindow& window, const T* lefts, const T* rights,
-  Normalization normalization, T* out, const ExecutionOptions& options)
+Status normalize(const Batch& batch,
+  const LagWindow& window,
+  const T* lefts,
+  const T* rights,
+  Normalization normalization,
+  T* out,
+  const ExecutionOptions& options)
 {
   if (normalization == Normalization::None)
   {
@@ -62,7 +71,8 @@ Status normalize(const Batch& batch, const LagWindow& window, const T* lefts, co
   }
   const std::size_t nl = batch.leftCount(), nr = batch.rightCount();
   std::vector<Integral> tables(nl + nr);
-  parallelFor(options, nl + nr,
+  parallelFor(options,
+    nl + nr,
     [&](std::size_t begin, std::size_t end)
     {
       for (std::size_t k = begin; k < end; ++k)
@@ -84,7 +94,8 @@ Status normalize(const Batch& batch, const LagWindow& window, const T* lefts, co
   // Below this relative size an energy or variance is rounding noise, not signal.
   const double eps = sizeof(T) == 4 ? 1e-5 : 1e-11;
   const bool zero = normalization == Normalization::ZNCC;
-  parallelFor(options, batch.pairs() * window.height,
+  parallelFor(options,
+    batch.pairs() * window.height,
     [&](std::size_t begin, std::size_t end)
     {
       for (std::size_t row = begin; row < end; ++row)
@@ -135,10 +146,20 @@ Status normalize(const Batch& batch, const LagWindow& window, const T* lefts, co
   return Status::Ok();
 }
 
-template Status normalize<float>(const Batch&, const LagWindow&, const float*, const float*,
-  Normalization, float*, const ExecutionOptions&);
-template Status normalize<double>(const Batch&, const LagWindow&, const double*, const double*,
-  Normalization, double*, const ExecutionOptions&);
+template Status normalize<float>(const Batch&,
+  const LagWindow&,
+  const float*,
+  const float*,
+  Normalization,
+  float*,
+  const ExecutionOptions&);
+template Status normalize<double>(const Batch&,
+  const LagWindow&,
+  const double*,
+  const double*,
+  Normalization,
+  double*,
+  const ExecutionOptions&);
 
 } // namespace detail
 } // namespace correlation

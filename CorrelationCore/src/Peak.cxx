@@ -38,7 +38,8 @@ Peak findPeak(const T* map, const LagWindow& window, PeakFit fit, int exclusion)
   {
     return peak;
   }
-  auto at = [&](int i, int j) { return static_cast<double>(map[static_cast<std::size_t>(j) * w + i]); };
+  auto at = [&](int i, int j)
+  { return static_cast<double>(map[static_cast<std::size_t>(j) * w + i]); };
   int pi = 0, pj = 0;
   double best = -std::numeric_limits<double>::infinity();
   for (int j = 0; j < h; ++j)
@@ -104,8 +105,9 @@ Peak findPeak(const T* map, const LagWindow& window, PeakFit fit, int exclusion)
   peak.ratio =
     peak.secondValue > 0 ? best / peak.secondValue : std::numeric_limits<double>::infinity();
   const int zi = -window.x0, zj = -window.y0;
-  peak.zeroLag = (zi >= 0 && zi < w && zj >= 0 && zj < h) ? at(zi, zj)
-                                                         : std::numeric_limits<double>::quiet_NaN();
+  peak.zeroLag = (zi >= 0 && zi < w && zj >= 0 && zj < h)
+    ? at(zi, zj)
+    : std::numeric_limits<double>::quiet_NaN();
   return peak;
 }
 
@@ -113,8 +115,13 @@ template Peak findPeak<float>(const float*, const LagWindow&, PeakFit, int);
 template Peak findPeak<double>(const double*, const LagWindow&, PeakFit, int);
 
 template<typename T>
-Status windowDisplacements(const T* reference, const T* image, Size2 size, const WindowSpec& spec,
-  DisplacementField& field, const ExecutionOptions& options, ExecutionReport* report)
+Status windowDisplacements(const T* reference,
+  const T* image,
+  Size2 size,
+  const WindowSpec& spec,
+  DisplacementField& field,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
 {
   const auto start = std::chrono::steady_clock::now();
   if (!reference || !image)
@@ -134,9 +141,9 @@ Status windowDisplacements(const T* reference, const T* image, Size2 size, const
   if (region > size.width || region > size.height)
   {
     return { ErrorCode::InvalidArgument,
-      "window plus search margin (" + std::to_string(ws) + " + 2 x " + std::to_string(r) +
-        " = " + std::to_string(region) + " px) is larger than the image (" +
-        std::to_string(size.width) + " x " + std::to_string(size.height) + ")" };
+      "window plus search margin (" + std::to_string(ws) + " + 2 x " + std::to_string(r) + " = " +
+        std::to_string(region) + " px) is larger than the image (" + std::to_string(size.width) +
+        " x " + std::to_string(size.height) + ")" };
   }
   Status status;
   if (!(status = checkFinite(reference, size.count(), "the reference image")) ||
@@ -178,8 +185,14 @@ Status windowDisplacements(const T* reference, const T* image, Size2 size, const
   lagWindow(batch, Mode::Valid, window);
   std::vector<T> maps(n * window.size());
   ExecutionReport inner;
-  status = correlate(batch, lefts.data(), rights.data(), Mode::Valid, Normalization::ZNCC,
-    maps.data(), options, &inner);
+  status = correlate(batch,
+    lefts.data(),
+    rights.data(),
+    Mode::Valid,
+    Normalization::ZNCC,
+    maps.data(),
+    options,
+    &inner);
   if (!status)
   {
     return status;
@@ -189,7 +202,8 @@ Status windowDisplacements(const T* reference, const T* image, Size2 size, const
   field.peak.resize(n);
   field.ratio.resize(n);
   field.valid.resize(n);
-  detail::parallelFor(options, n,
+  detail::parallelFor(options,
+    n,
     [&](std::size_t begin, std::size_t end)
     {
       for (std::size_t k = begin; k < end; ++k)
@@ -211,9 +225,19 @@ Status windowDisplacements(const T* reference, const T* image, Size2 size, const
   return Status::Ok();
 }
 
-template Status windowDisplacements<float>(const float*, const float*, Size2, const WindowSpec&,
-  DisplacementField&, const ExecutionOptions&, ExecutionReport*);
-template Status windowDisplacements<double>(const double*, const double*, Size2,
-  const WindowSpec&, DisplacementField&, const ExecutionOptions&, ExecutionReport*);
+template Status windowDisplacements<float>(const float*,
+  const float*,
+  Size2,
+  const WindowSpec&,
+  DisplacementField&,
+  const ExecutionOptions&,
+  ExecutionReport*);
+template Status windowDisplacements<double>(const double*,
+  const double*,
+  Size2,
+  const WindowSpec&,
+  DisplacementField&,
+  const ExecutionOptions&,
+  ExecutionReport*);
 
 } // namespace correlation

@@ -68,8 +68,8 @@ struct CopyWorker
   {
     const auto range = vtk::DataArrayValueRange<1>(array);
     values.resize(range.size());
-    std::transform(range.cbegin(), range.cend(), values.begin(),
-      [](const auto v) { return static_cast<T>(v); });
+    std::transform(
+      range.cbegin(), range.cend(), values.begin(), [](const auto v) { return static_cast<T>(v); });
   }
 };
 }
@@ -87,9 +87,13 @@ void vtkCorrelationFilterSupport::Copy(vtkDataArray* array, std::vector<T>& valu
 
 //------------------------------------------------------------------------------------------------
 template<typename T>
-bool vtkCorrelationFilterSupport::ExtractPair(vtkImageData* input, vtkImageData* reference,
-  vtkDataArray* inputArray, Plane& plane, std::vector<T>& inputValues,
-  std::vector<T>& referenceValues, std::string& error)
+bool vtkCorrelationFilterSupport::ExtractPair(vtkImageData* input,
+  vtkImageData* reference,
+  vtkDataArray* inputArray,
+  Plane& plane,
+  std::vector<T>& inputValues,
+  std::vector<T>& referenceValues,
+  std::string& error)
 {
   if (!input || !reference)
   {
@@ -160,26 +164,30 @@ bool vtkCorrelationFilterSupport::ExtractPair(vtkImageData* input, vtkImageData*
 }
 
 //------------------------------------------------------------------------------------------------
-correlation::ExecutionOptions vtkCorrelationFilterSupport::Options(
-  vtkAlgorithm* algorithm, int backend, int algorithmChoice, int threads)
+correlation::ExecutionOptions vtkCorrelationFilterSupport::Options(vtkAlgorithm* algorithm,
+  int backend,
+  int algorithmChoice,
+  int threads)
 {
   correlation::ExecutionOptions o;
-  o.backend = backend == 1 ? correlation::Backend::CPU
-                           : (backend == 2 ? correlation::Backend::CUDA : correlation::Backend::Auto);
+  o.backend = backend == 1
+    ? correlation::Backend::CPU
+    : (backend == 2 ? correlation::Backend::CUDA : correlation::Backend::Auto);
   o.algorithm = algorithmChoice == 1
     ? correlation::Algorithm::Direct
     : (algorithmChoice == 2 ? correlation::Algorithm::FFT : correlation::Algorithm::Auto);
   const int nthreads = std::max(0, threads);
   o.threads = nthreads;
-  o.parallelFor =
-    [nthreads](std::size_t count, const std::function<void(std::size_t, std::size_t)>& body)
+  o.parallelFor = [nthreads](
+                    std::size_t count, const std::function<void(std::size_t, std::size_t)>& body)
   {
     // Debian's VTK defaults to the sequential SMP backend: ask for STDThread explicitly.
     const vtkSMPTools::Config config(nthreads, nthreads == 1 ? "Sequential" : "STDThread", false);
     vtkSMPTools::LocalScope(config,
       [&]()
       {
-        vtkSMPTools::For(0, static_cast<vtkIdType>(count),
+        vtkSMPTools::For(0,
+          static_cast<vtkIdType>(count),
           [&](vtkIdType begin, vtkIdType end)
           { body(static_cast<std::size_t>(begin), static_cast<std::size_t>(end)); });
       });
@@ -189,16 +197,15 @@ correlation::ExecutionOptions vtkCorrelationFilterSupport::Options(
 }
 
 //------------------------------------------------------------------------------------------------
-std::string vtkCorrelationFilterSupport::Describe(
-  const char* what, const correlation::Status& status)
+std::string vtkCorrelationFilterSupport::Describe(const char* what,
+  const correlation::Status& status)
 {
-  return std::string(what) + ": " + correlation::toString(status.code()) + ": " +
-    status.message();
+  return std::string(what) + ": " + correlation::toString(status.code()) + ": " + status.message();
 }
 
 //------------------------------------------------------------------------------------------------
-void vtkCorrelationFilterSupport::AddReport(
-  vtkFieldData* fd, const correlation::ExecutionReport& report)
+void vtkCorrelationFilterSupport::AddReport(vtkFieldData* fd,
+  const correlation::ExecutionReport& report)
 {
   auto add = [fd](const char* name, const std::string& value)
   {
@@ -231,7 +238,17 @@ void vtkCorrelationFilterSupport::AddVector(vtkFieldData* fd, const char* name, 
 
 template void vtkCorrelationFilterSupport::Copy<float>(vtkDataArray*, std::vector<float>&);
 template void vtkCorrelationFilterSupport::Copy<double>(vtkDataArray*, std::vector<double>&);
-template bool vtkCorrelationFilterSupport::ExtractPair<float>(vtkImageData*, vtkImageData*,
-  vtkDataArray*, Plane&, std::vector<float>&, std::vector<float>&, std::string&);
-template bool vtkCorrelationFilterSupport::ExtractPair<double>(vtkImageData*, vtkImageData*,
-  vtkDataArray*, Plane&, std::vector<double>&, std::vector<double>&, std::string&);
+template bool vtkCorrelationFilterSupport::ExtractPair<float>(vtkImageData*,
+  vtkImageData*,
+  vtkDataArray*,
+  Plane&,
+  std::vector<float>&,
+  std::vector<float>&,
+  std::string&);
+template bool vtkCorrelationFilterSupport::ExtractPair<double>(vtkImageData*,
+  vtkImageData*,
+  vtkDataArray*,
+  Plane&,
+  std::vector<double>&,
+  std::vector<double>&,
+  std::string&);

@@ -39,8 +39,12 @@ public:
    * relative) and returns the named point array of each as one-component values.
    */
   template<typename T>
-  static bool ExtractPair(vtkImageData* input, vtkImageData* reference, vtkDataArray* inputArray,
-    Plane& plane, std::vector<T>& inputValues, std::vector<T>& referenceValues,
+  static bool ExtractPair(vtkImageData* input,
+    vtkImageData* reference,
+    vtkDataArray* inputArray,
+    Plane& plane,
+    std::vector<T>& inputValues,
+    std::vector<T>& referenceValues,
     std::string& error);
 
   /// Copies a one-component array (any value type) into `values`.
@@ -48,8 +52,10 @@ public:
   static void Copy(vtkDataArray* array, std::vector<T>& values);
 
   /// Execution options: `backend` 0 Auto 1 CPU 2 CUDA, `algorithm` 0 Auto 1 Direct 2 FFT.
-  static correlation::ExecutionOptions Options(
-    vtkAlgorithm* algorithm, int backend, int algorithmChoice, int threads);
+  static correlation::ExecutionOptions Options(vtkAlgorithm* algorithm,
+    int backend,
+    int algorithmChoice,
+    int threads);
 
   /// "what: Code: message" for vtkErrorMacro.
   static std::string Describe(const char* what, const correlation::Status& status);

@@ -30,8 +30,12 @@ correlation::Mode ModeOf(int mode)
 }
 
 // Lag window of the two whole extents, in the image plane.
-bool LagWindowOf(const int inputExtent[6], const int referenceExtent[6], int mode,
-  Support::Plane& plane, correlation::LagWindow& window, std::string& error)
+bool LagWindowOf(const int inputExtent[6],
+  const int referenceExtent[6],
+  int mode,
+  Support::Plane& plane,
+  correlation::LagWindow& window,
+  std::string& error)
 {
   Support::Plane refPlane;
   if (!Support::PlaneOf(inputExtent, plane, error) ||
@@ -70,8 +74,9 @@ int vtkImageCrossCorrelation::FillInputPortInformation(int port, vtkInformation*
 }
 
 //------------------------------------------------------------------------------------------------
-int vtkImageCrossCorrelation::RequestInformation(
-  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+int vtkImageCrossCorrelation::RequestInformation(vtkInformation*,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector)
 {
   vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
   vtkInformation* refInfo = inputVector[1]->GetInformationObject(0);
@@ -103,8 +108,9 @@ int vtkImageCrossCorrelation::RequestInformation(
 }
 
 //------------------------------------------------------------------------------------------------
-int vtkImageCrossCorrelation::RequestUpdateExtent(
-  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector*)
+int vtkImageCrossCorrelation::RequestUpdateExtent(vtkInformation*,
+  vtkInformationVector** inputVector,
+  vtkInformationVector*)
 {
   // Every lag needs the whole of both images.
   for (int port = 0; port < 2; ++port)
@@ -118,8 +124,9 @@ int vtkImageCrossCorrelation::RequestUpdateExtent(
 }
 
 //------------------------------------------------------------------------------------------------
-int vtkImageCrossCorrelation::RequestData(
-  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+int vtkImageCrossCorrelation::RequestData(vtkInformation*,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector)
 {
   vtkImageData* input = vtkImageData::GetData(inputVector[0]);
   vtkImageData* reference = vtkImageData::GetData(inputVector[1]);
@@ -144,8 +151,10 @@ int vtkImageCrossCorrelation::RequestData(
 
 //------------------------------------------------------------------------------------------------
 template<typename T>
-int vtkImageCrossCorrelation::Correlate(
-  vtkImageData* input, vtkImageData* reference, vtkDataArray* array, vtkImageData* output)
+int vtkImageCrossCorrelation::Correlate(vtkImageData* input,
+  vtkImageData* reference,
+  vtkDataArray* array,
+  vtkImageData* output)
 {
   this->UpdateProgress(0.0);
   Support::Plane plane;
@@ -178,8 +187,8 @@ int vtkImageCrossCorrelation::Correlate(
   options.direct.warpsPerBlock = this->WarpsPerBlock;
   this->UpdateProgress(0.1);
 
-  using ArrayT = typename std::conditional<std::is_same<T, float>::value, vtkFloatArray,
-    vtkDoubleArray>::type;
+  using ArrayT =
+    typename std::conditional<std::is_same<T, float>::value, vtkFloatArray, vtkDoubleArray>::type;
   vtkNew<ArrayT> map;
   map->SetName("Correlation");
   map->SetNumberOfTuples(static_cast<vtkIdType>(window.size()));
@@ -187,8 +196,8 @@ int vtkImageCrossCorrelation::Correlate(
   correlation::ExecutionReport report;
   const correlation::Normalization normalization =
     static_cast<correlation::Normalization>(this->Normalization);
-  status = correlation::correlate(batch, referenceValues.data(), inputValues.data(), mode,
-    normalization, out, options, &report);
+  status = correlation::correlate(
+    batch, referenceValues.data(), inputValues.data(), mode, normalization, out, options, &report);
   if (!status)
   {
     if (status.code() == correlation::ErrorCode::Aborted)
@@ -214,8 +223,8 @@ int vtkImageCrossCorrelation::Correlate(
   output->SetOrigin(0, 0, 0);
   output->GetPointData()->SetScalars(map);
 
-  const correlation::Peak peak = correlation::findPeak(
-    out, window, static_cast<correlation::PeakFit>(this->PeakFit));
+  const correlation::Peak peak =
+    correlation::findPeak(out, window, static_cast<correlation::PeakFit>(this->PeakFit));
   const double* spacing = input->GetSpacing();
   double lag[3] = { 0, 0, 0 }, displacement[3] = { 0, 0, 0 };
   lag[plane.axes[0]] = peak.subX;

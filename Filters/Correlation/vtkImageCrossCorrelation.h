@@ -139,7 +139,9 @@ private:
   vtkImageCrossCorrelation(const vtkImageCrossCorrelation&) = delete;
   void operator=(const vtkImageCrossCorrelation&) = delete;
   template<typename T>
-  int Correlate(vtkImageData* input, vtkImageData* reference, vtkDataArray* array,
+  int Correlate(vtkImageData* input,
+    vtkImageData* reference,
+    vtkDataArray* array,
     vtkImageData* output);
 };
 

@@ -39,8 +39,9 @@ int vtkImageWindowDisplacement::FillInputPortInformation(int, vtkInformation* in
 }
 
 //------------------------------------------------------------------------------------------------
-int vtkImageWindowDisplacement::RequestInformation(
-  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+int vtkImageWindowDisplacement::RequestInformation(vtkInformation*,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector)
 {
   vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
@@ -55,8 +56,7 @@ int vtkImageWindowDisplacement::RequestInformation(
   double outSpacing[3] = { spacing[0], spacing[1], spacing[2] };
   double outOrigin[3] = { origin[0], origin[1], origin[2] };
   const int region = this->WindowSize + 2 * this->SearchRadius;
-  if (Support::PlaneOf(inExt, plane, error) && region <= plane.size[0] &&
-    region <= plane.size[1])
+  if (Support::PlaneOf(inExt, plane, error) && region <= plane.size[0] && region <= plane.size[1])
   {
     // The lattice of window centres (DisplacementField's geometry), in world coordinates.
     const int centre = this->WindowSize / 2 + this->SearchRadius;
@@ -69,7 +69,8 @@ int vtkImageWindowDisplacement::RequestInformation(
       outOrigin[a] = origin[a] + (inExt[2 * a] + centre) * spacing[a];
     }
     outExt[2 * plane.normal] = outExt[2 * plane.normal + 1] = 0;
-    outOrigin[plane.normal] = origin[plane.normal] + inExt[2 * plane.normal] * spacing[plane.normal];
+    outOrigin[plane.normal] =
+      origin[plane.normal] + inExt[2 * plane.normal] * spacing[plane.normal];
   }
   outInfo->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), outExt, 6);
   outInfo->Set(vtkDataObject::SPACING(), outSpacing, 3);
@@ -78,8 +79,9 @@ int vtkImageWindowDisplacement::RequestInformation(
 }
 
 //------------------------------------------------------------------------------------------------
-int vtkImageWindowDisplacement::RequestUpdateExtent(
-  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector*)
+int vtkImageWindowDisplacement::RequestUpdateExtent(vtkInformation*,
+  vtkInformationVector** inputVector,
+  vtkInformationVector*)
 {
   for (int port = 0; port < 2; ++port)
   {
@@ -92,8 +94,9 @@ int vtkImageWindowDisplacement::RequestUpdateExtent(
 }
 
 //------------------------------------------------------------------------------------------------
-int vtkImageWindowDisplacement::RequestData(
-  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+int vtkImageWindowDisplacement::RequestData(vtkInformation*,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector)
 {
   vtkImageData* input = vtkImageData::GetData(inputVector[0]);
   vtkImageData* reference = vtkImageData::GetData(inputVector[1]);
@@ -118,8 +121,10 @@ int vtkImageWindowDisplacement::RequestData(
 
 //------------------------------------------------------------------------------------------------
 template<typename T>
-int vtkImageWindowDisplacement::Displace(
-  vtkImageData* input, vtkImageData* reference, vtkDataArray* array, vtkImageData* output)
+int vtkImageWindowDisplacement::Displace(vtkImageData* input,
+  vtkImageData* reference,
+  vtkDataArray* array,
+  vtkImageData* output)
 {
   this->UpdateProgress(0.0);
   Support::Plane plane;
@@ -155,7 +160,12 @@ int vtkImageWindowDisplacement::Displace(
   correlation::DisplacementField field;
   correlation::ExecutionReport report;
   const correlation::Status status = correlation::windowDisplacements(referenceValues.data(),
-    inputValues.data(), { plane.size[0], plane.size[1] }, spec, field, options, &report);
+    inputValues.data(),
+    { plane.size[0], plane.size[1] },
+    spec,
+    field,
+    options,
+    &report);
   if (!status)
   {
     if (status.code() == correlation::ErrorCode::Aborted)

@@ -102,7 +102,9 @@ private:
   vtkImageWindowDisplacement(const vtkImageWindowDisplacement&) = delete;
   void operator=(const vtkImageWindowDisplacement&) = delete;
   template<typename T>
-  int Displace(vtkImageData* input, vtkImageData* reference, vtkDataArray* array,
+  int Displace(vtkImageData* input,
+    vtkImageData* reference,
+    vtkDataArray* array,
     vtkImageData* output);
 };
 

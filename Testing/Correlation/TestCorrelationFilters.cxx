@@ -69,8 +69,12 @@ struct Blobs
 
 // An image of f(p - shift) with `dims` (one of them 1), spacing and the samples' 2-D
 // coordinates taken from the two non-flat axes.
-vtkSmartPointer<vtkImageData> MakeImage(const Blobs& f, const int dims[3], double spacing,
-  double sx, double sy, const char* name = "field")
+vtkSmartPointer<vtkImageData> MakeImage(const Blobs& f,
+  const int dims[3],
+  double spacing,
+  double sx,
+  double sy,
+  const char* name = "field")
 {
   auto image = vtkSmartPointer<vtkImageData>::New();
   image->SetDimensions(dims[0], dims[1], dims[2]);
@@ -89,7 +93,8 @@ vtkSmartPointer<vtkImageData> MakeImage(const Blobs& f, const int dims[3], doubl
   values->SetNumberOfTuples(image->GetNumberOfPoints());
   for (vtkIdType id = 0; id < image->GetNumberOfPoints(); ++id)
   {
-    int ijk[3] = { static_cast<int>(id % dims[0]), static_cast<int>((id / dims[0]) % dims[1]),
+    int ijk[3] = { static_cast<int>(id % dims[0]),
+      static_cast<int>((id / dims[0]) % dims[1]),
       static_cast<int>(id / (dims[0] * dims[1])) };
     values->SetValue(id, static_cast<float>(f(ijk[axes[0]] - sx, ijk[axes[1]] - sy)));
   }
@@ -152,19 +157,30 @@ void IntegerShift()
       const double lx = Field(out, "Correlation.PeakLag", 0);
       const double ly = Field(out, "Correlation.PeakLag", 1);
       CHECK(std::lround(lx) == shift.first && std::lround(ly) == shift.second,
-        "algorithm %d: peak lag (%g, %g), expected (%d, %d)", algorithm, lx, ly, shift.first,
+        "algorithm %d: peak lag (%g, %g), expected (%d, %d)",
+        algorithm,
+        lx,
+        ly,
+        shift.first,
         shift.second);
       CHECK(std::abs(lx - shift.first) < 0.05 && std::abs(ly - shift.second) < 0.05,
-        "sub-pixel fit of an integer shift strays: (%g, %g)", lx, ly);
+        "sub-pixel fit of an integer shift strays: (%g, %g)",
+        lx,
+        ly);
       CHECK(std::abs(Field(out, "Correlation.PeakDisplacement", 0) - 0.5 * lx) < 1e-12,
         "displacement is lag times spacing");
-      CHECK(Field(out, "Correlation.PeakValue") > 0.99, "ZNCC of a translation: %g",
+      CHECK(Field(out, "Correlation.PeakValue") > 0.99,
+        "ZNCC of a translation: %g",
         Field(out, "Correlation.PeakValue"));
       // Full mode of two 64 x 48 images: lags -63..63 x -47..47, zero lag at the origin.
       int ext[6];
       out->GetExtent(ext);
       CHECK(ext[0] == -63 && ext[1] == 63 && ext[2] == -47 && ext[3] == 47 && ext[4] == 0,
-        "extent %d %d %d %d", ext[0], ext[1], ext[2], ext[3]);
+        "extent %d %d %d %d",
+        ext[0],
+        ext[1],
+        ext[2],
+        ext[3]);
       const double* o = out->GetOrigin();
       CHECK(o[0] == 0 && o[1] == 0, "origin (%g, %g)", o[0], o[1]);
       vtkDataArray* map = out->GetPointData()->GetArray("Correlation");
@@ -180,10 +196,12 @@ void IntegerShift()
                 Field(out, "Correlation.ZeroLag")) < 1e-12,
           "ZeroLag is the map at lag 0");
       }
-      CHECK(FieldString(out, "Correlation.Backend") == "CPU", "backend %s",
+      CHECK(FieldString(out, "Correlation.Backend") == "CPU",
+        "backend %s",
         FieldString(out, "Correlation.Backend").c_str());
       CHECK(FieldString(out, "Correlation.Algorithm") == (algorithm == 1 ? "Direct" : "FFT"),
-        "algorithm %s", FieldString(out, "Correlation.Algorithm").c_str());
+        "algorithm %s",
+        FieldString(out, "Correlation.Algorithm").c_str());
     }
   }
 }
@@ -203,7 +221,11 @@ void SubPixelShift()
     const double lx = Field(filter->GetOutput(), "Correlation.PeakLag", 0);
     const double ly = Field(filter->GetOutput(), "Correlation.PeakLag", 1);
     CHECK(std::abs(lx - shift.first) < 0.1 && std::abs(ly - shift.second) < 0.1,
-      "sub-pixel lag (%g, %g), expected (%g, %g)", lx, ly, shift.first, shift.second);
+      "sub-pixel lag (%g, %g), expected (%g, %g)",
+      lx,
+      ly,
+      shift.first,
+      shift.second);
   }
 }
 
@@ -222,12 +244,20 @@ void OtherPlane()
   CHECK(std::lround(Field(out, "Correlation.PeakLag", 0)) == -4 &&
       Field(out, "Correlation.PeakLag", 1) == 0 &&
       std::lround(Field(out, "Correlation.PeakLag", 2)) == 6,
-    "XZ peak lag (%g, %g, %g)", Field(out, "Correlation.PeakLag", 0),
-    Field(out, "Correlation.PeakLag", 1), Field(out, "Correlation.PeakLag", 2));
+    "XZ peak lag (%g, %g, %g)",
+    Field(out, "Correlation.PeakLag", 0),
+    Field(out, "Correlation.PeakLag", 1),
+    Field(out, "Correlation.PeakLag", 2));
   int ext[6];
   out->GetExtent(ext);
   CHECK(ext[2] == 0 && ext[3] == 0 && ext[1] - ext[0] + 1 == 40 && ext[5] - ext[4] + 1 == 36,
-    "same-mode extent in XZ: %d %d %d %d %d %d", ext[0], ext[1], ext[2], ext[3], ext[4], ext[5]);
+    "same-mode extent in XZ: %d %d %d %d %d %d",
+    ext[0],
+    ext[1],
+    ext[2],
+    ext[3],
+    ext[4],
+    ext[5]);
 }
 
 void DisplacementWindows()
@@ -248,13 +278,19 @@ void DisplacementWindows()
   vtkImageData* out = filter->GetOutput();
   int d[3];
   out->GetDimensions(d);
-  CHECK(d[0] == (w - 34) / 12 + 1 && d[1] == (h - 34) / 12 + 1 && d[2] == 1, "lattice %d %d %d",
-    d[0], d[1], d[2]);
+  CHECK(d[0] == (w - 34) / 12 + 1 && d[1] == (h - 34) / 12 + 1 && d[2] == 1,
+    "lattice %d %d %d",
+    d[0],
+    d[1],
+    d[2]);
   // First window centre: sample 12 + 5 = 17 from the image's first sample.
   CHECK(std::abs(out->GetOrigin()[0] - (1.0 + 17 * spacing)) < 1e-12 &&
       std::abs(out->GetOrigin()[1] - (-2.0 + 17 * spacing)) < 1e-12,
-    "lattice origin (%g, %g)", out->GetOrigin()[0], out->GetOrigin()[1]);
-  CHECK(std::abs(out->GetSpacing()[0] - 12 * spacing) < 1e-12, "lattice spacing %g",
+    "lattice origin (%g, %g)",
+    out->GetOrigin()[0],
+    out->GetOrigin()[1]);
+  CHECK(std::abs(out->GetSpacing()[0] - 12 * spacing) < 1e-12,
+    "lattice spacing %g",
     out->GetSpacing()[0]);
   vtkDataArray* disp = out->GetPointData()->GetVectors();
   vtkDataArray* valid = out->GetPointData()->GetArray("Valid");
@@ -276,16 +312,24 @@ void DisplacementWindows()
     CHECK(std::abs(disp->GetComponent(k, 0) - sx * spacing) < 0.1 * spacing &&
         std::abs(disp->GetComponent(k, 1) - sy * spacing) < 0.1 * spacing &&
         disp->GetComponent(k, 2) == 0,
-      "window %lld: (%g, %g) world, expected (%g, %g)", static_cast<long long>(k),
-      disp->GetComponent(k, 0), disp->GetComponent(k, 1), sx * spacing, sy * spacing);
+      "window %lld: (%g, %g) world, expected (%g, %g)",
+      static_cast<long long>(k),
+      disp->GetComponent(k, 0),
+      disp->GetComponent(k, 1),
+      sx * spacing,
+      sy * spacing);
   }
-  CHECK(good > disp->GetNumberOfTuples() * 9 / 10, "%d of %lld windows valid", good,
+  CHECK(good > disp->GetNumberOfTuples() * 9 / 10,
+    "%d of %lld windows valid",
+    good,
     static_cast<long long>(disp->GetNumberOfTuples()));
 }
 
 // Runs a filter on bad input; expects exactly a vtkErrorMacro containing `needle`.
 template<typename Filter>
-void ExpectError(vtkImageData* input, vtkImageData* reference, const char* needle,
+void ExpectError(vtkImageData* input,
+  vtkImageData* reference,
+  const char* needle,
   const std::function<void(Filter*)>& configure = nullptr)
 {
   vtkNew<Filter> filter;
@@ -300,8 +344,11 @@ void ExpectError(vtkImageData* input, vtkImageData* reference, const char* needl
   // The observer takes the filter's messages; the executive still prints its own line.
   filter->Update();
   CHECK(catcher.errors >= 1 && catcher.last.find(needle) != std::string::npos,
-    "%s: expected an error containing '%s', got %d errors, last '%s'", filter->GetClassName(),
-    needle, catcher.errors, catcher.last.c_str());
+    "%s: expected an error containing '%s', got %d errors, last '%s'",
+    filter->GetClassName(),
+    needle,
+    catcher.errors,
+    catcher.last.c_str());
 }
 
 void Errors()
@@ -323,14 +370,18 @@ void Errors()
   vtkFloatArray::SafeDownCast(nan->GetPointData()->GetScalars())
     ->SetValue(77, std::numeric_limits<float>::quiet_NaN());
   ExpectError<vtkImageCrossCorrelation>(nan, a, "non-finite");
-  ExpectError<vtkImageWindowDisplacement>(a, nan, "non-finite",
+  ExpectError<vtkImageWindowDisplacement>(a,
+    nan,
+    "non-finite",
     [](vtkImageWindowDisplacement* w)
     {
       w->SetWindowSize(8);
       w->SetSearchRadius(2);
     });
   // Window larger than the image.
-  ExpectError<vtkImageWindowDisplacement>(a, b, "larger than the image",
+  ExpectError<vtkImageWindowDisplacement>(a,
+    b,
+    "larger than the image",
     [](vtkImageWindowDisplacement* w)
     {
       w->SetWindowSize(24);
@@ -346,8 +397,8 @@ void Errors()
   // Valid mode needs one image inside the other.
   const int wide[3] = { 50, 20, 1 };
   auto w = MakeImage(f, wide, 1.0, 0, 0);
-  ExpectError<vtkImageCrossCorrelation>(a, w, "valid mode",
-    [](vtkImageCrossCorrelation* c) { c->SetMode(2); });
+  ExpectError<vtkImageCrossCorrelation>(
+    a, w, "valid mode", [](vtkImageCrossCorrelation* c) { c->SetMode(2); });
 }
 
 void BackendFallback()
@@ -369,7 +420,8 @@ void BackendFallback()
   const std::string note = FieldString(out, "Correlation.BackendNote");
   if (backend == "CPU")
   {
-    CHECK(catcher.warnings == 1 && !note.empty(), "fall-back must warn and leave a note ('%s')",
+    CHECK(catcher.warnings == 1 && !note.empty(),
+      "fall-back must warn and leave a note ('%s')",
       note.c_str());
   }
   else
@@ -378,12 +430,15 @@ void BackendFallback()
   }
   CHECK(std::lround(Field(out, "Correlation.PeakLag", 0)) == 2 &&
       std::lround(Field(out, "Correlation.PeakLag", 1)) == 3,
-    "peak lag on %s", backend.c_str());
+    "peak lag on %s",
+    backend.c_str());
 }
 
 const std::map<std::string, std::function<void()>> tests = { { "IntegerShift", IntegerShift },
-  { "SubPixelShift", SubPixelShift }, { "OtherPlane", OtherPlane },
-  { "DisplacementWindows", DisplacementWindows }, { "Errors", Errors },
+  { "SubPixelShift", SubPixelShift },
+  { "OtherPlane", OtherPlane },
+  { "DisplacementWindows", DisplacementWindows },
+  { "Errors", Errors },
   { "BackendFallback", BackendFallback } };
 }
 

@@ -175,10 +175,10 @@ enum class DirectKernel
   Auto,
   Baseline,    ///< one thread per lag (and pair), sums its overlap alone
   WarpShuffle, ///< a warp computes 32 consecutive x lags; data moves by warp shuffles
-  /// Beyond the study: matrices in shared memory, 8 y lags per thread in a sliding register
-  /// ring (one shared load per 8 multiply-adds). Needs the left matrix and rightsPerThread
-  /// (1, 2 or 4) right matrices to fit in a block's shared memory; otherwise the warp-shuffle
-  /// kernel runs.
+               /// Beyond the study: matrices in shared memory, 8 y lags per thread in a sliding
+               /// register ring (one shared load per 8 multiply-adds). Needs the left matrix and
+               /// rightsPerThread (1, 2 or 4) right matrices to fit in a block's shared memory;
+               /// otherwise the warp-shuffle kernel runs.
   RegisterTiled
 };
 /**
@@ -292,14 +292,16 @@ struct Peak
 /// Finds the maximum of one map. `exclusion`: half-size of the neighbourhood ignored for the
 /// second peak.
 template<typename T>
-Peak findPeak(const T* map, const LagWindow& window, PeakFit fit = PeakFit::Gaussian,
+Peak findPeak(const T* map,
+  const LagWindow& window,
+  PeakFit fit = PeakFit::Gaussian,
   int exclusion = 2);
 
 struct WindowSpec
 {
-  int windowSize = 32;   ///< interrogation window edge (pixels)
-  int step = 16;         ///< distance between window centres (windowSize - overlap)
-  int searchRadius = 8;  ///< largest displacement searched, per axis
+  int windowSize = 32;  ///< interrogation window edge (pixels)
+  int step = 16;        ///< distance between window centres (windowSize - overlap)
+  int searchRadius = 8; ///< largest displacement searched, per axis
   PeakFit fit = PeakFit::Gaussian;
   double minPeak = 0.3;  ///< valid needs a ZNCC peak at least this high
   double minRatio = 1.2; ///< and a peak ratio at least this large

@@ -45,8 +45,8 @@ public:
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   Status allocate(std::size_t count, const char* what)
   {
-    return cudaStatus(cudaMalloc(reinterpret_cast<void**>(&this->Data), count * sizeof(T) + 1),
-      what);
+    return cudaStatus(
+      cudaMalloc(reinterpret_cast<void**>(&this->Data), count * sizeof(T) + 1), what);
   }
   T* get() const { return this->Data; }
 
@@ -93,8 +93,18 @@ struct Geometry
 
   static Geometry of(const Batch& b, const LagWindow& w)
   {
-    return { b.left.width, b.left.height, b.right.width, b.right.height, w.x0, w.y0, w.width,
-      w.height, b.n, b.m, b.shape == Shape::NToMN ? 1 : 0, static_cast<long long>(b.pairs()) };
+    return { b.left.width,
+      b.left.height,
+      b.right.width,
+      b.right.height,
+      w.x0,
+      w.y0,
+      w.width,
+      w.height,
+      b.n,
+      b.m,
+      b.shape == Shape::NToMN ? 1 : 0,
+      static_cast<long long>(b.pairs()) };
   }
   __host__ __device__ long long rightOf(long long i, long long j) const
   {

@@ -25,8 +25,10 @@ namespace detail
 {
 
 template<typename T>
-__global__ void baselineKernel(Geometry g, const T* __restrict__ lefts,
-  const T* __restrict__ rights, T* __restrict__ out)
+__global__ void baselineKernel(Geometry g,
+  const T* __restrict__ lefts,
+  const T* __restrict__ rights,
+  T* __restrict__ out)
 {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
@@ -66,8 +68,11 @@ struct Distribution
 };
 
 template<typename T, int S, int R>
-__global__ void warpShuffleKernel(Geometry g, Distribution d, const T* __restrict__ lefts,
-  const T* __restrict__ rights, T* __restrict__ out)
+__global__ void warpShuffleKernel(Geometry g,
+  Distribution d,
+  const T* __restrict__ lefts,
+  const T* __restrict__ rights,
+  T* __restrict__ out)
 {
   const unsigned full = 0xffffffffu;
   const int lane = threadIdx.x;
@@ -77,7 +82,8 @@ __global__ void warpShuffleKernel(Geometry g, Distribution d, const T* __restric
   const long long pairGroups = static_cast<long long>(g.n) * rightGroups;
   // The whole warp shares one worker, so every branch below is uniform within a warp.
   for (long long worker = static_cast<long long>(blockIdx.y) * blockDim.y + threadIdx.y;
-       worker < d.workers; worker += static_cast<long long>(gridDim.y) * blockDim.y)
+       worker < d.workers;
+       worker += static_cast<long long>(gridDim.y) * blockDim.y)
   {
     int group = 0, task = 0;
     if (d.mode == 0)
@@ -217,7 +223,6 @@ __global__ void warpShuffleKernel(Geometry g, Distribution d, const T* __restric
   }
 }
 
-
 /**
  * Register-tiled kernel (beyond the study). The block copies its left matrix and R right
  * matrices into shared memory; lane t of a warp owns lag dx = dx0 + t and 8 consecutive y lags.
@@ -226,8 +231,10 @@ __global__ void warpShuffleKernel(Geometry g, Distribution d, const T* __restric
  * of L(x, y), one shared load per right and 8 multiply-adds per right.
  */
 template<typename T, int R>
-__global__ void registerTiledKernel(Geometry g, const T* __restrict__ lefts,
-  const T* __restrict__ rights, T* __restrict__ out)
+__global__ void registerTiledKernel(Geometry g,
+  const T* __restrict__ lefts,
+  const T* __restrict__ rights,
+  T* __restrict__ out)
 {
   extern __shared__ unsigned char sharedBytes[];
   T* sL = reinterpret_cast<T*>(sharedBytes);
@@ -346,8 +353,14 @@ __global__ void registerTiledKernel(Geometry g, const T* __restrict__ lefts,
 
 /// Launches the register-tiled kernel; false when its shared memory does not fit the device.
 template<typename T>
-bool launchRegisterTiled(const Batch& batch, const LagWindow& window, const Geometry& g, int rights,
-  int warps, const T* lefts, const T* rightsData, T* out)
+bool launchRegisterTiled(const Batch& batch,
+  const LagWindow& window,
+  const Geometry& g,
+  int rights,
+  int warps,
+  const T* lefts,
+  const T* rightsData,
+  T* out)
 {
   const int R = rights >= 4 ? 4 : (rights >= 2 ? 2 : 1);
   const std::size_t shared =
@@ -363,11 +376,13 @@ bool launchRegisterTiled(const Batch& batch, const LagWindow& window, const Geom
   const long long warpTasks = static_cast<long long>(colBlocks) * strips;
   const long long pairGroups = static_cast<long long>(batch.n) * ((batch.m + R - 1) / R);
   const dim3 block(32, warps);
-  const dim3 grid(static_cast<unsigned>(std::min<long long>((warpTasks + warps - 1) / warps, 1 << 20)),
+  const dim3 grid(
+    static_cast<unsigned>(std::min<long long>((warpTasks + warps - 1) / warps, 1 << 20)),
     static_cast<unsigned>(std::min<long long>(pairGroups, 65535)));
   auto launch = [&](auto kernel)
   {
-    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
+    cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
     kernel<<<grid, block, shared>>>(g, lefts, rightsData, out);
   };
   if (R == 4)
@@ -386,15 +401,27 @@ bool launchRegisterTiled(const Batch& batch, const LagWindow& window, const Geom
 }
 
 template<typename T, int S, int R>
-void launchWarpShuffle(dim3 grid, dim3 block, const Geometry& g, const Distribution& d,
-  const T* lefts, const T* rights, T* out)
+void launchWarpShuffle(dim3 grid,
+  dim3 block,
+  const Geometry& g,
+  const Distribution& d,
+  const T* lefts,
+  const T* rights,
+  T* out)
 {
   warpShuffleKernel<T, S, R><<<grid, block>>>(g, d, lefts, rights, out);
 }
 
 template<typename T>
-Status launchWarpShuffleVariant(int s, int r, dim3 grid, dim3 block, const Geometry& g,
-  const Distribution& d, const T* lefts, const T* rights, T* out)
+Status launchWarpShuffleVariant(int s,
+  int r,
+  dim3 grid,
+  dim3 block,
+  const Geometry& g,
+  const Distribution& d,
+  const T* lefts,
+  const T* rights,
+  T* out)
 {
 #define CORRELATION_VARIANT(S_, R_)                                                                \
   if (s == S_ && r == R_)                                                                          \
@@ -445,8 +472,13 @@ inline DirectOptions resolveAuto(const Batch& batch, DirectOptions direct)
 }
 
 template<typename T>
-Status cudaDirectImpl(const Batch& batch, const LagWindow& window, const T* lefts,
-  const T* rights, T* out, const DirectOptions& requested, double* kernelSeconds)
+Status cudaDirectImpl(const Batch& batch,
+  const LagWindow& window,
+  const T* lefts,
+  const T* rights,
+  T* out,
+  const DirectOptions& requested,
+  double* kernelSeconds)
 {
   const DirectOptions direct = resolveAuto(batch, requested);
   const Geometry g = Geometry::of(batch, window);
@@ -456,15 +488,16 @@ Status cudaDirectImpl(const Batch& batch, const LagWindow& window, const T* left
   DeviceBuffer<T> dl, dr, dout;
   DeviceBuffer<long long> dprefix;
   Status status;
-  if (!(status = dl.allocate(nl, "left matrices")) || !(status = dr.allocate(nr, "right matrices")) ||
+  if (!(status = dl.allocate(nl, "left matrices")) ||
+    !(status = dr.allocate(nr, "right matrices")) ||
     !(status = dout.allocate(no, "correlation maps")))
   {
     return status;
   }
-  if (!(status = cudaStatus(cudaMemcpy(dl.get(), lefts, nl * sizeof(T), cudaMemcpyHostToDevice),
-          "copy to device")) ||
-    !(status = cudaStatus(cudaMemcpy(dr.get(), rights, nr * sizeof(T), cudaMemcpyHostToDevice),
-      "copy to device")))
+  if (!(status = cudaStatus(
+          cudaMemcpy(dl.get(), lefts, nl * sizeof(T), cudaMemcpyHostToDevice), "copy to device")) ||
+    !(status = cudaStatus(
+        cudaMemcpy(dr.get(), rights, nr * sizeof(T), cudaMemcpyHostToDevice), "copy to device")))
   {
     return status;
   }
@@ -474,8 +507,14 @@ Status cudaDirectImpl(const Batch& batch, const LagWindow& window, const T* left
   if (direct.kernel == DirectKernel::RegisterTiled)
   {
     timer.start();
-    tiled = launchRegisterTiled<T>(batch, window, g, batch.m > 1 ? direct.rightsPerThread : 1,
-      direct.warpsPerBlock, dl.get(), dr.get(), dout.get());
+    tiled = launchRegisterTiled<T>(batch,
+      window,
+      g,
+      batch.m > 1 ? direct.rightsPerThread : 1,
+      direct.warpsPerBlock,
+      dl.get(),
+      dr.get(),
+      dout.get());
     timer.stop();
   }
   if (tiled)
@@ -484,7 +523,8 @@ Status cudaDirectImpl(const Batch& batch, const LagWindow& window, const T* left
   else if (direct.kernel == DirectKernel::Baseline)
   {
     const dim3 block(32, 8);
-    const dim3 grid((window.width + 31) / 32, (window.height + 7) / 8,
+    const dim3 grid((window.width + 31) / 32,
+      (window.height + 7) / 8,
       static_cast<unsigned>(std::min<long long>(g.pairs, zMax)));
     timer.start();
     baselineKernel<T><<<grid, block>>>(g, dl.get(), dr.get(), dout.get());
@@ -523,9 +563,11 @@ Status cudaDirectImpl(const Batch& batch, const LagWindow& window, const T* left
     {
       d.workers = prefix[d.groups];
       if (!(status = dprefix.allocate(prefix.size(), "work table")) ||
-        !(status = cudaStatus(cudaMemcpy(dprefix.get(), prefix.data(),
-                                prefix.size() * sizeof(long long), cudaMemcpyHostToDevice),
-          "copy to device")))
+        !(status = cudaStatus(cudaMemcpy(dprefix.get(),
+                                prefix.data(),
+                                prefix.size() * sizeof(long long),
+                                cudaMemcpyHostToDevice),
+            "copy to device")))
       {
         return status;
       }
@@ -535,7 +577,8 @@ Status cudaDirectImpl(const Batch& batch, const LagWindow& window, const T* left
     const long long pairGroups = static_cast<long long>(batch.n) * ((batch.m + R - 1) / R);
     const dim3 block(32, warps);
     const dim3 grid((window.width + 31) / 32,
-      static_cast<unsigned>(std::min<long long>((std::max<long long>(d.workers, 1) + warps - 1) / warps, zMax)),
+      static_cast<unsigned>(
+        std::min<long long>((std::max<long long>(d.workers, 1) + warps - 1) / warps, zMax)),
       static_cast<unsigned>(std::min<long long>(pairGroups, zMax)));
     timer.start();
     if (d.mode != 0 || d.workers == 0)

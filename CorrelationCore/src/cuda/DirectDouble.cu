@@ -7,14 +7,24 @@ namespace detail
 {
 
 template<typename T>
-Status cudaDirect(const Batch& batch, const LagWindow& window, const T* lefts, const T* rights,
-  T* out, const DirectOptions& direct, double* kernelSeconds)
+Status cudaDirect(const Batch& batch,
+  const LagWindow& window,
+  const T* lefts,
+  const T* rights,
+  T* out,
+  const DirectOptions& direct,
+  double* kernelSeconds)
 {
   return cudaDirectImpl(batch, window, lefts, rights, out, direct, kernelSeconds);
 }
 
-template Status cudaDirect<double>(const Batch&, const LagWindow&, const double*, const double*, double*,
-  const DirectOptions&, double*);
+template Status cudaDirect<double>(const Batch&,
+  const LagWindow&,
+  const double*,
+  const double*,
+  double*,
+  const DirectOptions&,
+  double*);
 
 } // namespace detail
 } // namespace correlation

@@ -55,7 +55,8 @@ Status cufftStatus(cufftResult result, const char* what)
   {
     return Status::Ok();
   }
-  const ErrorCode code = result == CUFFT_ALLOC_FAILED ? ErrorCode::OutOfDeviceMemory : ErrorCode::Internal;
+  const ErrorCode code =
+    result == CUFFT_ALLOC_FAILED ? ErrorCode::OutOfDeviceMemory : ErrorCode::Internal;
   return { code, std::string(what) + ": cuFFT error " + std::to_string(static_cast<int>(result)) };
 }
 
@@ -96,8 +97,9 @@ public:
       }
     }
     int dims[2] = { py, px };
-    Status status = cufftStatus(cufftPlanMany(&this->Handle, 2, dims, nullptr, 1, 0, nullptr, 1, 0,
-                                  type, static_cast<int>(batch)),
+    Status status = cufftStatus(
+      cufftPlanMany(
+        &this->Handle, 2, dims, nullptr, 1, 0, nullptr, 1, 0, type, static_cast<int>(batch)),
       "cuFFT plan");
     if (!status)
     {
@@ -121,12 +123,18 @@ private:
 };
 
 template<typename T>
-__global__ void padKernel(const T* __restrict__ src, int w, int h, long long count, int px, int py,
+__global__ void padKernel(const T* __restrict__ src,
+  int w,
+  int h,
+  long long count,
+  int px,
+  int py,
   T* __restrict__ dst)
 {
   const long long plane = static_cast<long long>(px) * py;
   for (long long k = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-       k < count * plane; k += static_cast<long long>(gridDim.x) * blockDim.x)
+       k < count * plane;
+       k += static_cast<long long>(gridDim.x) * blockDim.x)
   {
     const long long matrix = k / plane;
     const int y = static_cast<int>((k % plane) / px), x = static_cast<int>(k % px);
@@ -135,11 +143,14 @@ __global__ void padKernel(const T* __restrict__ src, int w, int h, long long cou
 }
 
 template<typename C>
-__global__ void productKernel(const C* __restrict__ spectra, Geometry g, long long spectrum,
+__global__ void productKernel(const C* __restrict__ spectra,
+  Geometry g,
+  long long spectrum,
   C* __restrict__ products)
 {
   for (long long k = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-       k < g.pairs * spectrum; k += static_cast<long long>(gridDim.x) * blockDim.x)
+       k < g.pairs * spectrum;
+       k += static_cast<long long>(gridDim.x) * blockDim.x)
   {
     const long long pair = k / spectrum, e = k % spectrum;
     const long long i = pair / g.m;
@@ -153,12 +164,17 @@ __global__ void productKernel(const C* __restrict__ spectra, Geometry g, long lo
 }
 
 template<typename T>
-__global__ void extractKernel(const T* __restrict__ maps, Geometry g, int px, int py, T scale,
+__global__ void extractKernel(const T* __restrict__ maps,
+  Geometry g,
+  int px,
+  int py,
+  T scale,
   T* __restrict__ out)
 {
   const long long size = static_cast<long long>(g.ww) * g.wh;
   for (long long k = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-       k < g.pairs * size; k += static_cast<long long>(gridDim.x) * blockDim.x)
+       k < g.pairs * size;
+       k += static_cast<long long>(gridDim.x) * blockDim.x)
   {
     const long long pair = k / size;
     const int j = static_cast<int>((k % size) / g.ww), i = static_cast<int>(k % g.ww);
@@ -177,8 +193,13 @@ unsigned blocksFor(long long work)
 }
 
 template<typename T>
-Status cudaFft(const Batch& batch, const LagWindow& window, const T* lefts, const T* rights, T* out,
-  bool cachePlans, double* kernelSeconds)
+Status cudaFft(const Batch& batch,
+  const LagWindow& window,
+  const T* lefts,
+  const T* rights,
+  T* out,
+  bool cachePlans,
+  double* kernelSeconds)
 {
   using Types = CufftTypes<T>;
   using C = typename Types::Complex;
@@ -218,8 +239,8 @@ Status cudaFft(const Batch& batch, const LagWindow& window, const T* lefts, cons
   }
   if (!(status = cudaStatus(cudaMemcpy(dl.get(), lefts, nli * sizeof(T), cudaMemcpyHostToDevice),
           "copy to device")) ||
-    !(status = cudaStatus(cudaMemcpy(dr.get(), rights, nri * sizeof(T), cudaMemcpyHostToDevice),
-      "copy to device")))
+    !(status = cudaStatus(
+        cudaMemcpy(dr.get(), rights, nri * sizeof(T), cudaMemcpyHostToDevice), "copy to device")))
   {
     return status;
   }
@@ -229,14 +250,15 @@ Status cudaFft(const Batch& batch, const LagWindow& window, const T* lefts, cons
     dl.get(), batch.left.width, batch.left.height, nl, px, py, padded.get());
   padKernel<T><<<blocksFor(nr * real), 256>>>(
     dr.get(), batch.right.width, batch.right.height, nr, px, py, padded.get() + nl * real);
-  if (!(status = cufftStatus(Types::execForward(forward.get(), padded.get(), spectra.get()),
-          "cuFFT forward")))
+  if (!(status = cufftStatus(
+          Types::execForward(forward.get(), padded.get(), spectra.get()), "cuFFT forward")))
   {
     return status;
   }
-  productKernel<C><<<blocksFor(pairs * spectrum), 256>>>(spectra.get(), g, spectrum, products.get());
-  if (!(status = cufftStatus(Types::execInverse(inverse.get(), products.get(), maps.get()),
-          "cuFFT inverse")))
+  productKernel<C>
+    <<<blocksFor(pairs * spectrum), 256>>>(spectra.get(), g, spectrum, products.get());
+  if (!(status = cufftStatus(
+          Types::execInverse(inverse.get(), products.get(), maps.get()), "cuFFT inverse")))
   {
     return status;
   }
@@ -256,10 +278,15 @@ Status cudaFft(const Batch& batch, const LagWindow& window, const T* lefts, cons
     cudaMemcpy(out, dout.get(), no * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
 }
 
-template Status cudaFft<float>(const Batch&, const LagWindow&, const float*, const float*, float*,
-  bool, double*);
-template Status cudaFft<double>(const Batch&, const LagWindow&, const double*, const double*,
-  double*, bool, double*);
+template Status
+cudaFft<float>(const Batch&, const LagWindow&, const float*, const float*, float*, bool, double*);
+template Status cudaFft<double>(const Batch&,
+  const LagWindow&,
+  const double*,
+  const double*,
+  double*,
+  bool,
+  double*);
 
 } // namespace detail
 } // namespace correlation
