@@ -153,7 +153,7 @@ Id plist(hid_t id)
   return Id(id, H5Pclose);
 }
 
-/// Points HDF5's descriptor of `file` at an anonymous in-memory file, for a file being abandoned
+/// Points HDF5's descriptor of `file` at an anonymous sink, for a file being abandoned
 /// after a failed write: closing it then never needs the disk. With the disk full, the flush
 /// inside H5Fclose fails, and a failed H5Fclose leaves the file half-closed for HDF5's shutdown
 /// at exit to crash on (H5F__close_cb); nothing but closing is done with the file afterwards.
@@ -168,11 +168,17 @@ void detachFromDisk(hid_t file)
     return;
   }
   const int descriptor = *static_cast<int*>(handle);
-  const int memory = ::memfd_create("sparsegrid-abandoned-file", MFD_CLOEXEC);
-  if (memory >= 0)
+  // An in-memory file takes every write HDF5 may still make (truncation included), except past a
+  // file-size limit (RLIMIT_FSIZE applies to it too); /dev/null takes those.
+  rlimit fileSize{};
+  const bool sizeLimited =
+    ::getrlimit(RLIMIT_FSIZE, &fileSize) == 0 && fileSize.rlim_cur != RLIM_INFINITY;
+  const int sink = sizeLimited ? ::open("/dev/null", O_RDWR | O_CLOEXEC)
+                               : ::memfd_create("sparsegrid-abandoned-file", MFD_CLOEXEC);
+  if (sink >= 0)
   {
-    ::dup2(memory, descriptor);
-    ::close(memory);
+    ::dup2(sink, descriptor);
+    ::close(sink);
   }
 }
 
@@ -641,8 +647,9 @@ const CrcTables& crcTables()
 
 /// The image a sparse-grid header describes must span the grid's bounds: the writers derive the
 /// bounds from the image (first to last sample), so a mismatch means an edited or damaged header,
-/// typically image dimensions raised to make a small file claim a huge volume. Only files that
-/// store grid coefficients (numberOfPoints > 0) are checked.
+/// typically image dimensions raised to make a small file claim a huge volume. The rule and the
+/// tolerance are those of the coded representation's field data (vtkSparseGridRepresentation);
+/// only files that store grid coefficients (numberOfPoints > 0) are checked here.
 std::string checkImageGeometry(const GridDescription& grid)
 {
   if (grid.numberOfPoints == 0)
@@ -652,17 +659,11 @@ std::string checkImageGeometry(const GridDescription& grid)
   for (int a = 0; a < 3; ++a)
   {
     const std::size_t u = static_cast<std::size_t>(a);
-    const int n = grid.imageDimensions[u];
-    if (n < 2)
-    {
-      continue;
-    }
-    const double lo = grid.bounds[2 * u], hi = grid.bounds[2 * u + 1];
     const double first = grid.imageOrigin[u];
-    const double last = first + (n - 1) * grid.imageSpacing[u];
-    // Rounding of origin + (n - 1) * spacing, with room for writers that compute it differently.
-    const double tolerance = 1e-9 * std::max(std::abs(lo), std::abs(hi)) + 1e-6 * (hi - lo);
-    if (!(std::abs(first - lo) <= tolerance) || !(std::abs(last - hi) <= tolerance))
+    const double last = first + (grid.imageDimensions[u] - 1) * grid.imageSpacing[u];
+    const double lo = grid.bounds[2 * u], hi = grid.bounds[2 * u + 1];
+    const double scale = std::max({ 1.0, std::abs(first), std::abs(last) });
+    if (!(std::abs(lo - first) <= 1e-9 * scale) || !(std::abs(hi - last) <= 1e-9 * scale))
     {
       char text[320];
       std::snprintf(text,
@@ -1482,7 +1483,8 @@ std::string Reader::readHeader()
   {
     const std::string firstPath = "/steps/" + stepGroupName(0) + "/" + arrayDatasetName(0);
     Id first = dataset(H5Dopen2(file, firstPath.c_str(), H5P_DEFAULT));
-    error = checkClaimedSizes(h, first.get(), this->FileSize, this->Options.memoryLimitBytes, this->Name);
+    error =
+      checkClaimedSizes(h, first.get(), this->FileSize, this->Options.memoryLimitBytes, this->Name);
     if (!error.empty())
     {
       return error;

@@ -754,7 +754,8 @@ inline std::vector<BadFileCase> BadFileCases()
         });
     },
     "points" });
-  // Consistent header and shapes for ~10^12 points, but no data: refused before allocating.
+  // Consistent header and shapes for ~10^12 points, but no data: refused at open, from the
+  // header alone (the coefficients it claims cannot be in a file this size).
   c.push_back({ "large-grid-without-data",
     [](S p)
     {
@@ -770,9 +771,7 @@ inline std::vector<BadFileCase> BadFileCases()
             ReplaceDataset(f, "/steps/000000/array_0001", n, 3, H5T_IEEE_F64LE, false, "velocity");
         });
     },
-    "memory",
-    0,
-    false });
+    "bytes of coefficients" });
   c.push_back({ "times-not-increasing",
     [](S p) {
       return Tamper(p, [](hid_t f) { return SetDoubleAttribute(f, "/steps/000002", "time", 0.0); });

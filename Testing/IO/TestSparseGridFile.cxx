@@ -256,6 +256,11 @@ TEST(SparseGridFile, SizeIsCoefficientsPlusSmallHeader)
   {
     sgf::GridDescription g = SmallGrid(c.precision, c.level);
     g.imageDimensions = { { 513, 257, 129 } };
+    for (int a = 0; a < 3; ++a)
+    {
+      // The same box with more samples: the writer checks that the image spans the bounds.
+      g.imageSpacing[a] = (g.bounds[2 * a + 1] - g.bounds[2 * a]) / (g.imageDimensions[a] - 1);
+    }
     g.levelCaps = { 9, 8, 7 };
     std::uint64_t points = 0;
     ASSERT_EQ(sgf::validateGrid(g, points), "");
