@@ -70,8 +70,7 @@ struct Pack
   }
 };
 
-/// The inverse for the point arrays. Integer arrays get the mean truncated toward zero, as the
-/// static_cast in VTK's own averaging does.
+/// The inverse for the point arrays.
 template<typename T>
 struct Unpack
 {
@@ -236,8 +235,10 @@ int vtkCellDataToPointDataAccelerated::RequestData(vtkInformation*,
     }
     for (std::size_t a = 0; a < group.inputs.size(); ++a)
     {
+      // VTK's filter keeps double and float arrays and writes every other type as float.
       vtkSmartPointer<vtkDataArray> result;
-      result.TakeReference(group.inputs[a]->NewInstance());
+      result.TakeReference(vtkDataArray::CreateDataArray(
+        group.inputs[a]->GetDataType() == VTK_DOUBLE ? VTK_DOUBLE : VTK_FLOAT));
       result->SetName(group.inputs[a]->GetName());
       result->SetNumberOfComponents(group.inputs[a]->GetNumberOfComponents());
       for (int c = 0; c < group.inputs[a]->GetNumberOfComponents(); ++c)

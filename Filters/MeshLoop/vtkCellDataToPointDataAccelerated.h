@@ -11,7 +11,8 @@
  * cells and points are unchanged (their MTimes).
  *
  * All numeric cell arrays are averaged (ghost arrays excepted); float arrays in float, all
- * others in double and stored back in their own type. A point that no cell lists gets 0.
+ * others in double. As with vtkCellDataToPointData, double arrays stay double and every other
+ * type (integers included) comes out as float. A point that no cell lists gets 0.
  * Field data MeshLoop.Backend and MeshLoop.BackendNote tell what ran and why (CPU fall-back).
  * Inputs: vtkUnstructuredGrid and vtkPolyData (fast connectivity access); any other vtkDataSet
  * works through GetCellPoints.

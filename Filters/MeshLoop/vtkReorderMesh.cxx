@@ -42,6 +42,7 @@ void PermuteAttributes(vtkDataSetAttributes* in, vtkDataSetAttributes* out,
     copy.TakeReference(array->NewInstance());
     copy->SetName(array->GetName());
     copy->SetNumberOfComponents(array->GetNumberOfComponents());
+    copy->SetNumberOfTuples(ids->GetNumberOfIds());
     array->GetTuples(ids, copy);
     out->AddArray(copy);
   }
