@@ -3,7 +3,7 @@
 //
 //   sparsegrid-codec-bench [--op compress|decompress|both] [--input FILE --dims NX NY NZ]
 //       [--synthetic N] [--type float|double] [--rel R | --abs A] [--threads T] [--repeats K]
-//       [--backend auto|cpu|cuda] [--no-zfp] [--json FILE] [--level K]
+//       [--backend auto|cpu|cuda] [--no-zfp] [--json FILE] [--level K] [--noise A]
 //
 // Input: a raw little-endian float32 (or float64 with --type double) file, x fastest; or a
 // synthetic multi-scale field of N^3 voxels (--synthetic, default 256). Speeds are MB/s of the
@@ -49,6 +49,7 @@ struct Options
   bool zfp = true;
   std::string json;
   int level = -1;
+  double noise = 0; ///< uniform noise of this amplitude added to the synthetic field
 };
 
 double median(std::vector<double> v)
@@ -77,7 +78,7 @@ double timeIt(int repeats, const std::function<void()>& f, std::vector<double>* 
 
 /// A multi-scale smooth field with a 1/k^2 spectrum (separable terms), values O(1).
 template<typename T>
-std::vector<T> synthetic(std::uint64_t n)
+std::vector<T> synthetic(std::uint64_t n, double noise)
 {
   std::mt19937_64 rng(42);
   std::uniform_real_distribution<double> u(0, 2 * M_PI);
@@ -114,6 +115,15 @@ std::vector<T> synthetic(std::uint64_t n)
         for (int t = 0; t < terms; ++t)
         {
           s += amp[t] * fx[t][i] * fy[t][j] * fz[t][k];
+        }
+        if (noise > 0)
+        {
+          // A cheap deterministic hash as noise (splitmix64 of the voxel index).
+          std::uint64_t z = (i + n * (j + n * k)) + 0x9e3779b97f4a7c15ull;
+          z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+          z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+          z ^= z >> 31;
+          s += noise * (double(z >> 11) * 0x1.0p-53 * 2 - 1);
         }
         row[i] = static_cast<T>(s);
       }
@@ -170,8 +180,9 @@ int run(const Options& o)
   else
   {
     layout.dims = { o.synthetic, o.synthetic, o.synthetic };
-    values = synthetic<T>(o.synthetic);
-    source = "synthetic " + std::to_string(o.synthetic) + "^3";
+    values = synthetic<T>(o.synthetic, o.noise);
+    source = "synthetic " + std::to_string(o.synthetic) + "^3" +
+      (o.noise > 0 ? " + noise " + std::to_string(o.noise) : "");
   }
   const std::size_t n = values.size();
   double lo = 0, hi = 0;
@@ -565,6 +576,8 @@ int main(int argc, char** argv)
       o.zfp = false;
     else if (a == "--json")
       o.json = next();
+    else if (a == "--noise")
+      o.noise = std::stod(next());
     else if (a == "--level")
       o.level = std::stoi(next());
     else

@@ -148,6 +148,7 @@ struct KernelTimer
 struct DevPass
 {
   int level, axis;
+  int small; ///< the pass's index arithmetic fits 32 bits (fast division)
   u64 gap, start[3], step[3], count[3], codeBegin, levelCodeBegin;
 };
 
@@ -170,10 +171,24 @@ template<typename T>
 __device__ __forceinline__ T
 predictAt(const DevPass& p, const T* rec, u64 local, const u64* dims, u64& idx)
 {
-  const u64 j0 = local % p.count[0];
-  const u64 r = local / p.count[0];
-  const u64 j1 = r % p.count[1];
-  const u64 j2 = r / p.count[1];
+  u64 j0, j1, j2;
+  if (p.small)
+  {
+    // 64-bit division costs ten times more than 32-bit division on the GPU.
+    const u32 l = static_cast<u32>(local), c0 = static_cast<u32>(p.count[0]),
+              c1 = static_cast<u32>(p.count[1]);
+    const u32 r = l / c0;
+    j0 = l - r * c0;
+    j1 = r % c1;
+    j2 = r / c1;
+  }
+  else
+  {
+    j0 = local % p.count[0];
+    const u64 r = local / p.count[0];
+    j1 = r % p.count[1];
+    j2 = r / p.count[1];
+  }
   const u64 i[3] = {
     p.start[0] + j0 * p.step[0], p.start[1] + j1 * p.step[1], p.start[2] + j2 * p.step[2]
   };
@@ -241,8 +256,22 @@ __global__ void encodePassKernel(DevPass p,
     s = so > s ? so : s;
     a = ao > a ? ao : a;
   }
-  if ((threadIdx.x & 31) == 0)
+  // One atomic per CTA (and a bounded grid): atomics on one address serialise.
+  __shared__ double warpS[32], warpA[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0)
   {
+    warpS[warp] = s;
+    warpA[warp] = a;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+  {
+    for (int w = 1; w < static_cast<int>(blockDim.x >> 5); ++w)
+    {
+      s = warpS[w] > s ? warpS[w] : s;
+      a = warpA[w] > a ? warpA[w] : a;
+    }
     atomicMaxDouble(surplusMax, s);
     atomicMaxDouble(absMax, a);
   }
@@ -254,7 +283,8 @@ struct ChunkGeometry
 {
   int levels;
   u64 chunkBegin[66];
-  u64 levelCodeBegin[66];
+  u64 levelCodeBegin[66]; ///< first symbol of each level in the device symbol buffer (64-aligned)
+  u64 levelCodes[66];     ///< codes of each level
 };
 
 __device__ __forceinline__ int levelOfChunk(const ChunkGeometry& g, u64 c)
@@ -288,7 +318,7 @@ __global__ void analyseKernel(const u16* symbols,
     const u64 c = t / format::BlocksPerChunk;
     const u32 b = static_cast<u32>(t % format::BlocksPerChunk);
     const int k = levelOfChunk(g, c);
-    const u64 levelEnd = g.levelCodeBegin[k + 1];
+    const u64 levelEnd = g.levelCodeBegin[k] + g.levelCodes[k];
     const u64 begin = g.levelCodeBegin[k] + (c - g.chunkBegin[k]) * format::ChunkCodes +
       u64(b) * format::BlockCodes;
     if (begin >= levelEnd)
@@ -297,10 +327,22 @@ __global__ void analyseKernel(const u16* symbols,
     }
     const u32 n = static_cast<u32>(minU64(format::BlockCodes, levelEnd - begin));
     const u16* codes = symbols + begin;
-    u16 any = 0;
-    for (u32 i = 0; i < n; ++i)
+    u32 any = 0;
+    if (n == format::BlockCodes)
     {
-      any |= codes[i];
+      const uint4* v = reinterpret_cast<const uint4*>(codes); // 128-byte aligned block
+      for (int i = 0; i < 8; ++i)
+      {
+        const uint4 x = v[i];
+        any |= x.x | x.y | x.z | x.w;
+      }
+    }
+    else
+    {
+      for (u32 i = 0; i < n; ++i)
+      {
+        any |= codes[i];
+      }
     }
     if (!any)
     {
@@ -349,7 +391,7 @@ __global__ void blockBitsKernel(const u16* symbols,
     if ((masks[c] >> b) & 1)
     {
       const int k = levelOfChunk(g, c);
-      const u64 levelEnd = g.levelCodeBegin[k + 1];
+      const u64 levelEnd = g.levelCodeBegin[k] + g.levelCodes[k];
       const u64 begin = g.levelCodeBegin[k] + (c - g.chunkBegin[k]) * format::ChunkCodes +
         u64(b) * format::BlockCodes;
       const u32 n = static_cast<u32>(minU64(format::BlockCodes, levelEnd - begin));
@@ -462,7 +504,7 @@ __global__ void writeKernel(const u16* symbols,
     return;
   }
   const u64 dims[3] = { dimsIn[0], dimsIn[1], dimsIn[2] };
-  const u64 levelEnd = g.levelCodeBegin[k + 1];
+  const u64 levelEnd = g.levelCodeBegin[k] + g.levelCodes[k];
   const u64 levelBegin = g.levelCodeBegin[k];
   const u64 begin =
     levelBegin + (c - g.chunkBegin[k]) * format::ChunkCodes + u64(b) * format::BlockCodes;
@@ -563,18 +605,14 @@ __global__ void decodeChunksKernel(const unsigned char* stream,
   }
   const int k = levelOfChunk(g, c);
   const u64 levelBegin = g.levelCodeBegin[k];
-  const u64 levelCodes = g.levelCodeBegin[k + 1] - levelBegin;
+  const u64 levelCodes = g.levelCodes[k];
   const u64 local = (c - g.chunkBegin[k]) * format::ChunkCodes;
   const u32 n = static_cast<u32>(minU64(format::ChunkCodes, levelCodes - local));
   u16* out = symbols + levelBegin + local;
   const u32 size = chunkSize[c];
   if (size == 0)
   {
-    for (u32 i = 0; i < n; ++i)
-    {
-      out[i] = 0;
-    }
-    return;
+    return; // the symbols were zeroed beforehand: only non-zero symbols are written
   }
   const unsigned char* in = stream + chunkOffset[c];
   const u32* h = reinterpret_cast<const u32*>(in);
@@ -602,16 +640,33 @@ __global__ void decodeChunksKernel(const unsigned char* stream,
   };
   refill();
   u32 seenEsc = 0;
+  // Symbols are collected 8 at a time and stored as one 16-byte vector (the buffer was zeroed and
+  // groups of 8 never straddle blocks): one store instead of eight scattered 2-byte stores.
+  u32 pack[4] = { 0, 0, 0, 0 };
+  u32 group = 0;
+  auto flushGroup = [&]()
+  {
+    if (pack[0] | pack[1] | pack[2] | pack[3])
+    {
+      reinterpret_cast<uint4*>(out)[group] = make_uint4(pack[0], pack[1], pack[2], pack[3]);
+      pack[0] = pack[1] = pack[2] = pack[3] = 0;
+    }
+  };
+  auto put = [&](u32 i, u32 v)
+  {
+    if ((i >> 3) != group)
+    {
+      flushGroup();
+      group = i >> 3;
+    }
+    pack[(i & 7) >> 1] |= v << (16 * (i & 1));
+  };
   for (u32 blk = 0; blk < blocks; ++blk)
   {
     const u32 bb = blk * format::BlockCodes;
     const u32 be = min(bb + format::BlockCodes, n);
     if (!((mask >> blk) & 1))
     {
-      for (u32 i = bb; i < be; ++i)
-      {
-        out[i] = 0;
-      }
       continue;
     }
     for (u32 i = bb; i < be;)
@@ -652,7 +707,7 @@ __global__ void decodeChunksKernel(const unsigned char* stream,
       }
       if (token == 0)
       {
-        out[i++] = 0;
+        ++i;
       }
       else if (token == format::EscapeSymbol)
       {
@@ -661,7 +716,7 @@ __global__ void decodeChunksKernel(const unsigned char* stream,
           atomicExch(error, 3);
           return;
         }
-        out[i] = format::EscapeSymbol;
+        put(i, format::EscapeSymbol);
         const u64 slot = escBase[c] + seenEsc;
         escCode[slot] = levelBegin + local + i;
         S v;
@@ -687,18 +742,16 @@ __global__ void decodeChunksKernel(const unsigned char* stream,
           atomicExch(error, 5);
           return;
         }
-        for (u32 r = 0; r < token; ++r)
-        {
-          out[i + r] = 0;
-        }
         i += token;
       }
       else
       {
-        out[i++] = static_cast<u16>(token - format::TokenShift);
+        put(i, token - format::TokenShift);
+        ++i;
       }
     }
   }
+  flushGroup();
   if (seenEsc != esc || (consumed + 31) / 32 != words)
   {
     atomicExch(error, 6);
@@ -778,6 +831,8 @@ void toDevPasses(const Plan& plan,
     }
     d.codeBegin = p.codeBegin;
     d.levelCodeBegin = levelCodeBegin[p.level];
+    d.small =
+      p.size() < (1ull << 32) && p.count[0] < (1ull << 32) && p.count[1] < (1ull << 32) ? 1 : 0;
   }
 }
 
@@ -789,12 +844,14 @@ ChunkGeometry geometryOf(const Plan& plan, const std::vector<u64>& levelCodeBegi
   {
     g.chunkBegin[k] = plan.chunkBegin[k];
     g.levelCodeBegin[k] = levelCodeBegin[k];
+    g.levelCodes[k] = k < plan.levels ? plan.levelCodes[k] : 0;
   }
   // Sentinels so that levelOfChunk stops at the last level.
   for (int k = plan.levels + 1; k < 66; ++k)
   {
     g.chunkBegin[k] = ~0ull;
     g.levelCodeBegin[k] = levelCodeBegin[plan.levels];
+    g.levelCodes[k] = 0;
   }
   return g;
 }
@@ -839,10 +896,11 @@ Status encode(const T* hostValues,
   Plan plan;
   plan.build(layout.dims.data());
   const Quantiser qz = format::makeQuantiser(bound);
+  // Each level's symbols start 64-aligned in the device buffer (vector loads of whole blocks).
   std::vector<u64> levelCodeBegin(static_cast<std::size_t>(plan.levels) + 1, 0);
   for (int k = 0; k < plan.levels; ++k)
   {
-    levelCodeBegin[k + 1] = levelCodeBegin[k] + plan.levelCodes[k];
+    levelCodeBegin[k + 1] = (levelCodeBegin[k] + plan.levelCodes[k] + 63) / 64 * 64;
   }
   const u64 chunks = plan.chunkBegin[plan.levels];
   const u64 totalBlocks = chunks * format::BlocksPerChunk;
@@ -851,7 +909,7 @@ Status encode(const T* hostValues,
 
   // Buffers.
   if (!(st = ws.rec.reserve(voxels * sizeof(T), "rec")) ||
-    !(st = ws.symbols.reserve(voxels * sizeof(u16), "symbols")) ||
+    !(st = ws.symbols.reserve(levelCodeBegin[plan.levels] * sizeof(u16), "symbols")) ||
     !(st = ws.plan.reserve(sizeof(DevPass) * plan.passCount + 8 * 3 + sizeof(int) * 70, "plan")) ||
     !(st = ws.masks.reserve(chunks * 8, "masks")) ||
     !(st = ws.histogram.reserve(format::Tokens * 4, "histogram")) ||
@@ -942,7 +1000,7 @@ Status encode(const T* hostValues,
   for (int pi = 0; pi < plan.passCount; ++pi)
   {
     const u64 n = plan.passes[pi].size();
-    encodePassKernel<T><<<blocksFor(n), Threads, 0, s>>>(
+    encodePassKernel<T><<<std::min<unsigned>(blocksFor(n), 2048), Threads, 0, s>>>(
       passes[pi], rec, symbols, n, dDims, qz, dSurplus + pi, dSurplus + plan.passCount);
   }
   SGC_LAUNCHED("pass kernels");
@@ -1194,7 +1252,7 @@ Status decode(const std::uint8_t* stream,
     std::vector<u64> levelCodeBegin(static_cast<std::size_t>(plan.levels) + 1, 0);
     for (int k = 0; k < plan.levels; ++k)
     {
-      levelCodeBegin[k + 1] = levelCodeBegin[k] + plan.levelCodes[k];
+      levelCodeBegin[k + 1] = (levelCodeBegin[k] + plan.levelCodes[k] + 63) / 64 * 64;
     }
     // Chunks of the decoded levels: validate the tables on the host (as the CPU decoder does).
     const u64 chunks = plan.chunkBegin[lod + 1];
@@ -1251,7 +1309,7 @@ Status decode(const std::uint8_t* stream,
     toDevPasses(plan, levelCodeBegin, passes);
     const ChunkGeometry geometry = geometryOf(plan, levelCodeBegin);
     if (!(st = ws.stream.reserve(streamBytes, "stream")) ||
-      !(st = ws.symbols.reserve(voxels * sizeof(u16), "symbols")) ||
+      !(st = ws.symbols.reserve(levelCodeBegin[plan.levels] * sizeof(u16), "symbols")) ||
       !(st = ws.chunkMeta.reserve((chunks + 1) * 16 + (chunks + 1) * 4, "chunk tables")) ||
       !(st = ws.escCode.reserve((totalEsc + 1) * 8, "escapes")) ||
       !(st = ws.escValue.reserve((totalEsc + 1) * sizeof(S), "escapes")) ||
@@ -1295,6 +1353,7 @@ Status decode(const std::uint8_t* stream,
     u64* escCode = ws.escCode.as<u64>();
     S* escValue = ws.escValue.as<S>();
     timer.start(s);
+    SGC_TRY(cudaMemsetAsync(symbols, 0, levelCodeBegin[lod + 1] * sizeof(u16), s), "clear symbols");
     if (chunks > 0)
     {
       decodeChunksKernel<S><<<blocksFor(chunks, 128), 128, 0, s>>>(dStream,
