@@ -229,8 +229,8 @@ struct SecondRing
 template<typename T, int K, typename Ring>
 STENCIL_HD bool columnLaplacian(const ColumnArgs<T>& a, int x, int k, const Ring& ring, T& result)
 {
-  const long long base = static_cast<long long>(k) * a.cells;
-  const T ux = load(a.u + base + x);
+  const T* layer = a.u + static_cast<long long>(k) * a.cells;
+  const T ux = load(layer + x);
   T sum = 0;
 #ifdef __CUDACC__
 #pragma unroll
@@ -242,7 +242,7 @@ STENCIL_HD bool columnLaplacian(const ColumnArgs<T>& a, int x, int k, const Ring
     {
       return false;
     }
-    sum += static_cast<T>(ring.w(q)) * (load(a.u + base + m) - ux);
+    sum += static_cast<T>(ring.w(q)) * (load(layer + m) - ux);
   }
   if (a.vertical)
   {

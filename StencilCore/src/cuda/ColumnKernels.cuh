@@ -29,7 +29,8 @@ __host__ __device__ constexpr int paddedEntries(int e)
 }
 
 template<typename T, typename Table>
-__global__ void naiveKernel(ColumnArgs<T> args, Table table)
+__global__ void __launch_bounds__(LinearBlock, Table::K <= 4 ? 6 : 1)
+  naiveKernel(ColumnArgs<T> args, Table table)
 {
   // Local copies: binding references to kernel parameters would force them into local memory.
   const ColumnArgs<T> a = args;
@@ -47,7 +48,8 @@ __global__ void naiveKernel(ColumnArgs<T> args, Table table)
 }
 
 template<typename T, typename Table>
-__global__ void idxvarKernel(ColumnArgs<T> args, Table table)
+__global__ void __launch_bounds__(LinearBlock, Table::K <= 4 ? 6 : 1)
+  idxvarKernel(ColumnArgs<T> args, Table table)
 {
   // Local copies: binding references to kernel parameters would force them into local memory.
   const ColumnArgs<T> a = args;
@@ -68,7 +70,8 @@ __global__ void idxvarKernel(ColumnArgs<T> args, Table table)
 }
 
 template<typename T, typename Table>
-__global__ void sharedKernel(ColumnArgs<T> args, Table table)
+__global__ void __launch_bounds__(SharedBlockCells* SharedBlockLayers)
+  sharedKernel(ColumnArgs<T> args, Table table)
 {
   // Local copies: binding references to kernel parameters would force them into local memory.
   const ColumnArgs<T> a = args;
@@ -98,7 +101,8 @@ __global__ void sharedKernel(ColumnArgs<T> args, Table table)
 }
 
 template<typename T, typename Table>
-__global__ void zloopKernel(ColumnArgs<T> args, Table table, int slice)
+__global__ void __launch_bounds__(LinearBlock, Table::K <= 4 ? 6 : 1)
+  zloopKernel(ColumnArgs<T> args, Table table, int slice)
 {
   const ColumnArgs<T> a = args;
   const Table t = table;

@@ -77,10 +77,20 @@ __global__ void imageKernel(ImageArgs<T> args)
  * thread per (i, j) looping over a slice of k, so that index work is paid once per column slice;
  * values near the boundary go through the generic imageValue.
  */
-template<typename T, bool Laplap, bool Vertical>
-__global__ void regularKernel(ImageArgs<T> args, int slice)
+/// The generic path for values near the boundary, kept out of line so that its registers do not
+/// lower the occupancy of the interior path.
+template<typename T>
+__device__ __noinline__ T boundaryValue(const ImageArgs<T>& a, int i, int j, int k)
 {
-  const ImageArgs<T> a = args;
+  return imageValue(a, i, j, k);
+}
+
+template<typename T, bool Laplap, bool Vertical>
+__global__ void __launch_bounds__(256, 4)
+  regularKernel(const __grid_constant__ ImageArgs<T> args, int slice)
+{
+  // __grid_constant__: the boundary path takes the parameter's address without a local copy.
+  const ImageArgs<T>& a = args;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   const int nx = static_cast<int>(a.dims[0]);
@@ -105,7 +115,7 @@ __global__ void regularKernel(ImageArgs<T> args, int slice)
     const bool inside = horizontalInside && (!Vertical || (k >= reach && k < nz - reach));
     if (!inside)
     {
-      a.out[centre] = imageValue(a, i, j, k);
+      a.out[centre] = boundaryValue(a, i, j, k);
       continue;
     }
     const T* __restrict__ u = a.u + centre;
