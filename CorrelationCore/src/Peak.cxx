@@ -78,6 +78,12 @@ Peak findPeak(const T* map, const LagWindow& window, PeakFit fit, int exclusion)
       {
         continue;
       }
+      // On the map's edge a slope is cut off: a smooth primary peak would look like a second
+      // peak there, so only interior samples (of axes longer than 2) qualify.
+      if ((w > 2 && (i == 0 || i == w - 1)) || (h > 2 && (j == 0 || j == h - 1)))
+      {
+        continue;
+      }
       const double v = at(i, j);
       if (v <= second)
       {

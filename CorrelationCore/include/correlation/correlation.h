@@ -283,7 +283,9 @@ struct Peak
   double subX = 0; ///< sub-pixel lag
   double subY = 0;
   double value = 0;       ///< the maximum
-  double secondValue = 0; ///< the largest local maximum outside the primary's neighbourhood
+  /// The largest local maximum outside the primary's neighbourhood, edge samples excluded
+  /// (there a slope is cut off, not a peak); 0 when there is none.
+  double secondValue = 0;
   double ratio = 0;       ///< value / secondValue (inf when no second peak)
   bool onBorder = false;  ///< the maximum lies on the window's edge (no sub-pixel fit there)
   double zeroLag = 0;     ///< the map at lag (0, 0), NaN when outside the window
