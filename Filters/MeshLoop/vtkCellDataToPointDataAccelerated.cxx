@@ -11,11 +11,11 @@
 #include "vtkFieldData.h"
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
+#include "vtkNew.h"
 #include "vtkObjectFactory.h"
 #include "vtkPointData.h"
 #include "vtkSMPTools.h"
 #include "vtkSmartPointer.h"
-#include "vtkNew.h"
 #include "vtkStringArray.h"
 
 #include <cmath>
@@ -75,7 +75,12 @@ template<typename T>
 struct Unpack
 {
   template<typename ArrayT>
-  void operator()(ArrayT* array, const T* buffer, vtkIdType n, int width, int offset, bool soa,
+  void operator()(ArrayT* array,
+    const T* buffer,
+    vtkIdType n,
+    int width,
+    int offset,
+    bool soa,
     int threads)
   {
     auto tuples = vtk::DataArrayTupleRange(array);
@@ -223,8 +228,8 @@ int vtkCellDataToPointDataAccelerated::RequestData(vtkInformation*,
     }
     if (!status)
     {
-      vtkErrorMacro("Cell Data To Point Data (Accelerated): "
-        << meshloop::toString(status.code()) << ": " << status.message());
+      vtkErrorMacro("Cell Data To Point Data (Accelerated): " << meshloop::toString(status.code())
+                                                              << ": " << status.message());
       return false;
     }
     backendUsed = meshloop::toString(report.backendUsed);

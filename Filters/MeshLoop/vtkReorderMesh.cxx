@@ -2,6 +2,7 @@
 
 #include "vtkMeshLoopSupport.h"
 
+#include "vtkAbstractArray.h"
 #include "vtkCellArray.h"
 #include "vtkCellData.h"
 #include "vtkIdList.h"
@@ -14,7 +15,6 @@
 #include "vtkPoints.h"
 #include "vtkPolyData.h"
 #include "vtkSmartPointer.h"
-#include "vtkAbstractArray.h"
 #include "vtkUnsignedCharArray.h"
 #include "vtkUnstructuredGrid.h"
 
@@ -28,7 +28,8 @@ namespace
 
 /// Copies the tuples of every array of `in` into `out` in the order `order` (new -> old),
 /// keeping the active attributes.
-void PermuteAttributes(vtkDataSetAttributes* in, vtkDataSetAttributes* out,
+void PermuteAttributes(vtkDataSetAttributes* in,
+  vtkDataSetAttributes* out,
   const std::vector<vtkIdType>& order)
 {
   vtkNew<vtkIdList> ids;
@@ -97,8 +98,8 @@ int vtkReorderMesh::RequestData(vtkInformation*,
     this->NumberOfThreads);
   if (!status)
   {
-    vtkErrorMacro("Reorder Mesh: " << meshloop::toString(status.code()) << ": "
-                                   << status.message());
+    vtkErrorMacro(
+      "Reorder Mesh: " << meshloop::toString(status.code()) << ": " << status.message());
     return 0;
   }
   if (this->CheckAbort())
@@ -121,10 +122,12 @@ int vtkReorderMesh::RequestData(vtkInformation*,
     // Cell ids of vtkPolyData run verts, lines, polys, strips: keep that grouping.
     const vtkIdType groupEnds[4] = { poly->GetNumberOfVerts(),
       poly->GetNumberOfVerts() + poly->GetNumberOfLines(),
-      poly->GetNumberOfVerts() + poly->GetNumberOfLines() + poly->GetNumberOfPolys(), cells };
+      poly->GetNumberOfVerts() + poly->GetNumberOfLines() + poly->GetNumberOfPolys(),
+      cells };
     auto group = [&](vtkIdType c)
     { return static_cast<int>(std::upper_bound(groupEnds, groupEnds + 4, c) - groupEnds); };
-    std::stable_sort(cellOrder.begin(), cellOrder.end(),
+    std::stable_sort(cellOrder.begin(),
+      cellOrder.end(),
       [&](vtkIdType a, vtkIdType b) { return group(a) < group(b); });
   }
 

@@ -21,8 +21,11 @@ inline std::size_t at(bool soa, std::int64_t i, int c, std::int64_t n, int compo
 /// Per target: sum and count of the entries naming it (the brute force of Cell Data to Point
 /// Data: a point's value is the mean over the cells that list it).
 template<typename T>
-std::vector<double> scatter(const meshloop::Mapping& m, const std::vector<T>& in, int components,
-  bool soa, bool average)
+std::vector<double> scatter(const meshloop::Mapping& m,
+  const std::vector<T>& in,
+  int components,
+  bool soa,
+  bool average)
 {
   const std::int64_t to = m.toCount, from = m.fromCount();
   std::vector<double> out(static_cast<std::size_t>(to * components), 0.0);
@@ -51,8 +54,11 @@ std::vector<double> scatter(const meshloop::Mapping& m, const std::vector<T>& in
 }
 
 template<typename T>
-std::vector<double> edgeFlux(const meshloop::Mapping& m, const std::vector<T>& q,
-  const std::vector<T>& w, int components, bool soa)
+std::vector<double> edgeFlux(const meshloop::Mapping& m,
+  const std::vector<T>& q,
+  const std::vector<T>& w,
+  int components,
+  bool soa)
 {
   const std::int64_t to = m.toCount;
   std::vector<double> res(static_cast<std::size_t>(to * components), 0.0);
@@ -62,7 +68,8 @@ std::vector<double> edgeFlux(const meshloop::Mapping& m, const std::vector<T>& q
     for (int c = 0; c < components; ++c)
     {
       const double flux = static_cast<double>(w[e]) *
-        (static_cast<double>(q[at(soa, b, c, to, components)]) - static_cast<double>(q[at(soa, a, c, to, components)]));
+        (static_cast<double>(q[at(soa, b, c, to, components)]) -
+          static_cast<double>(q[at(soa, a, c, to, components)]));
       res[at(soa, a, c, to, components)] += flux;
       res[at(soa, b, c, to, components)] -= flux;
     }
@@ -90,9 +97,18 @@ inline meshloop::Mapping mixed()
   meshloop::Mapping m;
   m.toCount = 40;
   const std::vector<std::vector<std::int32_t>> cells = { { 0, 1, 2, 3, 4, 5, 6, 7 },
-    { 4, 5, 6, 7, 8, 9, 10, 11 }, { 1, 12, 2, 5, 13, 6 }, { 2, 12, 14, 6, 13, 15 },
-    { 8, 9, 16, 17 }, {}, { 9, 10, 16 }, { 16, 17, 18, 19, 20 }, { 3, 3, 7, 21 }, {},
-    { 22, 23, 24, 25 }, { 30, 31, 32, 33, 34, 35, 36, 37 }, { 33, 34, 38 } };
+    { 4, 5, 6, 7, 8, 9, 10, 11 },
+    { 1, 12, 2, 5, 13, 6 },
+    { 2, 12, 14, 6, 13, 15 },
+    { 8, 9, 16, 17 },
+    {},
+    { 9, 10, 16 },
+    { 16, 17, 18, 19, 20 },
+    { 3, 3, 7, 21 },
+    {},
+    { 22, 23, 24, 25 },
+    { 30, 31, 32, 33, 34, 35, 36, 37 },
+    { 33, 34, 38 } };
   for (const auto& cell : cells)
   {
     m.targets.insert(m.targets.end(), cell.begin(), cell.end());

@@ -44,12 +44,14 @@ TEST(Errors, BadCallArguments)
   EXPECT_EQ(loop.average<double>(nullptr, 1, out.data(), o).code(), ErrorCode::InvalidArgument);
   EXPECT_EQ(loop.average<double>(in.data(), 1, nullptr, o).code(), ErrorCode::InvalidArgument);
   // Hexahedra are not edges.
-  EXPECT_EQ(loop.edgeFlux(in.data(), in.data(), 1, out.data(), o).code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(
+    loop.edgeFlux(in.data(), in.data(), 1, out.data(), o).code(), ErrorCode::InvalidArgument);
 }
 
 TEST(Errors, EmptyMeshes)
 {
-  for (Strategy s : { Strategy::GlobalAtomics, Strategy::GlobalColouring, Strategy::HierarchicalColouring })
+  for (Strategy s :
+    { Strategy::GlobalAtomics, Strategy::GlobalColouring, Strategy::HierarchicalColouring })
   {
     ExecutionOptions o;
     o.backend = Backend::CPU;
@@ -92,7 +94,8 @@ TEST(Errors, CellsWithoutPointsContributeNothing)
 TEST(Errors, NaNReachesExactlyThePointsOfItsCell)
 {
   const Mapping m = generate::hexahedra(3, 1, 1);
-  for (Strategy s : { Strategy::GlobalAtomics, Strategy::GlobalColouring, Strategy::HierarchicalColouring })
+  for (Strategy s :
+    { Strategy::GlobalAtomics, Strategy::GlobalColouring, Strategy::HierarchicalColouring })
   {
     for (Backend b : { Backend::CPU, Backend::CUDA })
     {

@@ -31,7 +31,9 @@ Mapping mixedMesh()
   return reference::mixed();
 }
 
-const MeshCase meshes[] = { { "hex", hexShuffled }, { "tet", tetShuffled }, { "mixed", mixedMesh } };
+const MeshCase meshes[] = { { "hex", hexShuffled },
+  { "tet", tetShuffled },
+  { "mixed", mixedMesh } };
 
 using Param = std::tuple<Backend, Strategy, Layout, Reordering>;
 
@@ -83,15 +85,16 @@ protected:
           static_cast<std::size_t>(m.fromCount() * components), 11u + components);
         std::vector<T> out(static_cast<std::size_t>(m.toCount * components), T(-99));
         ExecutionReport report;
-        const Status status = average ? loop.average(in.data(), components, out.data(), o, &report)
-                                      : loop.scatterAdd(in.data(), components, out.data(), o, &report);
+        const Status status = average
+          ? loop.average(in.data(), components, out.data(), o, &report)
+          : loop.scatterAdd(in.data(), components, out.data(), o, &report);
         ASSERT_TRUE(status) << status.message();
         EXPECT_EQ(report.backendUsed, o.backend);
         const auto expected = reference::scatter(m, in, components, soa, average);
         for (std::size_t i = 0; i < expected.size(); ++i)
         {
-          ASSERT_NEAR(out[i], expected[i], tolerance * 8) << mesh.name << " entry " << i
-                                                          << " components " << components;
+          ASSERT_NEAR(out[i], expected[i], tolerance * 8)
+            << mesh.name << " entry " << i << " components " << components;
         }
       }
     }
@@ -108,7 +111,8 @@ protected:
     {
       MeshLoop loop;
       ASSERT_TRUE(loop.setMapping(m, std::get<3>(GetParam()), 64));
-      const auto q = reference::randomValues<T>(static_cast<std::size_t>(m.toCount * components), 5);
+      const auto q =
+        reference::randomValues<T>(static_cast<std::size_t>(m.toCount * components), 5);
       const auto w = reference::randomValues<T>(static_cast<std::size_t>(m.fromCount()), 6);
       std::vector<T> res(q.size(), T(7));
       const Status status = loop.edgeFlux(q.data(), w.data(), components, res.data(), o);
@@ -156,7 +160,9 @@ std::string name(const ::testing::TestParamInfo<Param>& info)
 INSTANTIATE_TEST_SUITE_P(All,
   Loops,
   ::testing::Combine(::testing::Values(Backend::CPU, Backend::CUDA),
-    ::testing::Values(Strategy::GlobalAtomics, Strategy::GlobalColouring, Strategy::HierarchicalColouring),
+    ::testing::Values(Strategy::GlobalAtomics,
+      Strategy::GlobalColouring,
+      Strategy::HierarchicalColouring),
     ::testing::Values(Layout::AoS, Layout::SoA),
     ::testing::Values(Reordering::None, Reordering::GPS, Reordering::Partition)),
   name);

@@ -46,7 +46,8 @@ std::vector<Reordering> reorderings()
 
 TEST(Reordering, IsAPermutationKeepingEveryEntry)
 {
-  for (const Mapping& m : { generate::hexahedra(6, 5, 4, true, 2), reference::mixed(),
+  for (const Mapping& m : { generate::hexahedra(6, 5, 4, true, 2),
+         reference::mixed(),
          generate::dualEdges(5, 4, 3, true, 4) })
   {
     for (Reordering r : reorderings())
@@ -170,7 +171,8 @@ void checkPlan(const Mapping& m, const detail::Plan& plan)
 
 TEST(Plan, ColouringsAreRaceFree)
 {
-  for (const Mapping& m : { generate::hexahedra(9, 7, 5, true, 1), reference::mixed(),
+  for (const Mapping& m : { generate::hexahedra(9, 7, 5, true, 1),
+         reference::mixed(),
          generate::dualEdges(6, 6, 6, false) })
   {
     for (int blockSize : { 1, 32, 100 })

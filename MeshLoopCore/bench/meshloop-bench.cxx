@@ -4,7 +4,8 @@
 // cell links built per call, then a parallel mean per point). Prints a table and JSON lines.
 //
 //   meshloop-bench --cells 1000000 --components 4 --reps 5 --threads 16 --json out.jsonl
-//                  [--loops c2p,edge] [--reorderings None,GPS] [--backends GATHER,CPU,CUDA] [--float]
+//                  [--loops c2p,edge] [--reorderings None,GPS] [--backends GATHER,CPU,CUDA]
+//                  [--float]
 // GATHER is the VTK-like CPU reference, CPU and CUDA the MeshLoop backends.
 #include <meshloop/meshloop.h>
 
@@ -103,7 +104,8 @@ void vtkLikeGather(const Mapping& m, const T* in, int components, T* out, int th
     {
       for (long long j = m.offsets[e0]; j < m.offsets[e1]; ++j)
       {
-        __atomic_fetch_add(&offsets[static_cast<std::size_t>(m.targets[j]) + 1], 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(
+          &offsets[static_cast<std::size_t>(m.targets[j]) + 1], 1, __ATOMIC_RELAXED);
       }
     });
   std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
@@ -134,7 +136,8 @@ void vtkLikeGather(const Mapping& m, const T* in, int components, T* out, int th
         const long long n = offsets[p + 1] - offsets[p];
         for (long long k = offsets[p]; k < offsets[p + 1]; ++k)
         {
-          const T* tuple = in + static_cast<long long>(cells[static_cast<std::size_t>(k)]) * components;
+          const T* tuple =
+            in + static_cast<long long>(cells[static_cast<std::size_t>(k)]) * components;
           for (int c = 0; c < components; ++c)
           {
             sum[c] += tuple[c];
@@ -149,8 +152,11 @@ void vtkLikeGather(const Mapping& m, const T* in, int components, T* out, int th
 }
 
 template<typename T>
-std::vector<double> referenceResult(const Mapping& m, const std::vector<T>& in, const std::vector<T>& w,
-  int components, bool edges)
+std::vector<double> referenceResult(const Mapping& m,
+  const std::vector<T>& in,
+  const std::vector<T>& w,
+  int components,
+  bool edges)
 {
   // Serial double loop in AoS (the layout of the inputs generated below).
   std::vector<double> out(static_cast<std::size_t>(m.toCount * components), 0.0);
@@ -162,7 +168,8 @@ std::vector<double> referenceResult(const Mapping& m, const std::vector<T>& in, 
       const long long a = m.targets[m.offsets[e]], b = m.targets[m.offsets[e] + 1];
       for (int c = 0; c < components; ++c)
       {
-        const double f = double(w[e]) * (double(in[b * components + c]) - double(in[a * components + c]));
+        const double f =
+          double(w[e]) * (double(in[b * components + c]) - double(in[a * components + c]));
         out[a * components + c] += f;
         out[b * components + c] -= f;
       }
@@ -208,7 +215,10 @@ std::vector<T> toSoA(const std::vector<T>& aos, int components)
 }
 
 template<typename T>
-double maxError(const std::vector<T>& got, const std::vector<double>& expected, bool soa, int components)
+double maxError(const std::vector<T>& got,
+  const std::vector<double>& expected,
+  bool soa,
+  int components)
 {
   const std::size_t n = expected.size() / components;
   double worst = 0;
@@ -226,13 +236,34 @@ double maxError(const std::vector<T>& got, const std::vector<double>& expected, 
 struct Output
 {
   std::ofstream json;
-  void row(const std::string& loop, long long cells, const char* backend, const char* strategy,
-    const char* layout, const char* reorder, int threads, double kernel, double e2e, double cold,
-    double plan, double error, int colours)
+  void row(const std::string& loop,
+    long long cells,
+    const char* backend,
+    const char* strategy,
+    const char* layout,
+    const char* reorder,
+    int threads,
+    double kernel,
+    double e2e,
+    double cold,
+    double plan,
+    double error,
+    int colours)
   {
     std::printf("%-5s %10lld %-5s %-22s %-4s %-9s %3d %10.3f %10.3f %10.3f %9.3f %9.2e %5d\n",
-      loop.c_str(), cells, backend, strategy, layout, reorder, threads, kernel * 1e3, e2e * 1e3,
-      cold * 1e3, plan, error, colours);
+      loop.c_str(),
+      cells,
+      backend,
+      strategy,
+      layout,
+      reorder,
+      threads,
+      kernel * 1e3,
+      e2e * 1e3,
+      cold * 1e3,
+      plan,
+      error,
+      colours);
     std::fflush(stdout);
     if (json)
     {
@@ -256,17 +287,33 @@ int runAll(const Args& args)
     output.json.open(args.json, std::ios::app);
   }
   const int side = std::max(1, static_cast<int>(std::lround(std::cbrt(double(args.cells)))));
-  const int threads = args.threads > 0 ? args.threads : static_cast<int>(std::thread::hardware_concurrency());
+  const int threads =
+    args.threads > 0 ? args.threads : static_cast<int>(std::thread::hardware_concurrency());
   std::string why;
   const bool cuda = cudaAvailable(&why);
   std::printf("# meshloop-bench: %d^3 hexahedra (shuffled numbering), %d components, %s, reps %d, "
               "CPU threads %d, CUDA %s\n",
-    side, args.components, args.useFloat ? "float" : "double", args.reps, threads,
+    side,
+    args.components,
+    args.useFloat ? "float" : "double",
+    args.reps,
+    threads,
     cuda ? "available" : why.c_str());
   std::printf("# times in ms (median); cold = one call with the mapping and plan uploaded too; "
               "plan = reordering + colouring in s\n");
-  std::printf("%-5s %10s %-5s %-22s %-4s %-9s %3s %10s %10s %10s %9s %9s %5s\n", "loop", "cells",
-    "back", "strategy", "lay", "reorder", "thr", "kernel", "end2end", "cold", "plan_s", "maxerr",
+  std::printf("%-5s %10s %-5s %-22s %-4s %-9s %3s %10s %10s %10s %9s %9s %5s\n",
+    "loop",
+    "cells",
+    "back",
+    "strategy",
+    "lay",
+    "reorder",
+    "thr",
+    "kernel",
+    "end2end",
+    "cold",
+    "plan_s",
+    "maxerr",
     "cols");
   for (const std::string loop : { "c2p", "edge" })
   {
@@ -279,7 +326,9 @@ int runAll(const Args& args)
     const Mapping mesh = edges ? generate::dualEdges(side, side, side, true, 1)
                                : generate::hexahedra(side, side, side, true, 1);
     std::printf("# %s mesh: %lld from-elements, %lld to-elements, generated in %.2f s\n",
-      loop.c_str(), static_cast<long long>(mesh.fromCount()), static_cast<long long>(mesh.toCount),
+      loop.c_str(),
+      static_cast<long long>(mesh.fromCount()),
+      static_cast<long long>(mesh.toCount),
       seconds(t0));
     const long long cells = static_cast<long long>(side) * side * side;
     const int k = args.components;
@@ -312,8 +361,19 @@ int runAll(const Args& args)
         vtkLikeGather(mesh, in.data(), k, out.data(), threads);
         times.push_back(seconds(s));
       }
-      output.row(loop, cells, "CPU", "VTK-like-gather", "AoS", "None", threads, 0, median(times), 0,
-        0, maxError(out, expected, false, k), 0);
+      output.row(loop,
+        cells,
+        "CPU",
+        "VTK-like-gather",
+        "AoS",
+        "None",
+        threads,
+        0,
+        median(times),
+        0,
+        0,
+        maxError(out, expected, false, k),
+        0);
       // The same with the numbering a GPS reordering gives (what Reorder Mesh would write).
       if (has(args.reorderings, "GPS"))
       {
@@ -329,7 +389,9 @@ int runAll(const Args& args)
         const auto& perm = ordered.permutation();
         for (std::size_t e = 0; e < perm.fromOrder.size(); ++e)
         {
-          std::copy_n(in.data() + static_cast<std::size_t>(perm.fromOrder[e]) * k, k, orderedIn.data() + e * k);
+          std::copy_n(in.data() + static_cast<std::size_t>(perm.fromOrder[e]) * k,
+            k,
+            orderedIn.data() + e * k);
         }
         times.clear();
         for (int r = 0; r < args.reps; ++r)
@@ -338,8 +400,19 @@ int runAll(const Args& args)
           vtkLikeGather(ordered.internalMapping(), orderedIn.data(), k, out.data(), threads);
           times.push_back(seconds(s));
         }
-        output.row(loop, cells, "CPU", "VTK-like-gather", "AoS", "GPS", threads, 0, median(times), 0,
-          0, 0, 0);
+        output.row(loop,
+          cells,
+          "CPU",
+          "VTK-like-gather",
+          "AoS",
+          "GPS",
+          threads,
+          0,
+          median(times),
+          0,
+          0,
+          0,
+          0);
       }
     }
 
@@ -395,8 +468,9 @@ int runAll(const Args& args)
             options.threads = threads;
             auto call = [&](ExecutionReport& report)
             {
-              return edges ? meshLoop.edgeFlux(data, weights.data(), k, out.data(), options, &report)
-                           : meshLoop.average(data, k, out.data(), options, &report);
+              return edges
+                ? meshLoop.edgeFlux(data, weights.data(), k, out.data(), options, &report)
+                : meshLoop.average(data, k, out.data(), options, &report);
             };
             ExecutionReport report;
             double cold = 0;
@@ -430,9 +504,19 @@ int runAll(const Args& args)
             const int colours = strategy == Strategy::GlobalColouring ? report.colours
               : strategy == Strategy::HierarchicalColouring           ? report.blockColours
                                                                       : 0;
-            output.row(loop, cells, toString(backend), toString(strategy), toString(layout),
-              toString(reordering), backend == Backend::CPU ? threads : 0, median(kernel),
-              median(total), cold, planSeconds, maxError(out, expected, soa, k), colours);
+            output.row(loop,
+              cells,
+              toString(backend),
+              toString(strategy),
+              toString(layout),
+              toString(reordering),
+              backend == Backend::CPU ? threads : 0,
+              median(kernel),
+              median(total),
+              cold,
+              planSeconds,
+              maxError(out, expected, soa, k),
+              colours);
           }
         }
       }

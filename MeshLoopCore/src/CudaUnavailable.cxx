@@ -37,12 +37,30 @@ Status run(Operation,
   return Status(ErrorCode::Unavailable, "MeshLoopCore was built without CUDA");
 }
 
-template Status run<float>(Operation, const Mapping&, const Permutation*, const Plan&,
-  const std::vector<std::int32_t>&, const float*, const float*, int, float*,
-  const ExecutionOptions&, DeviceCache&, double*);
-template Status run<double>(Operation, const Mapping&, const Permutation*, const Plan&,
-  const std::vector<std::int32_t>&, const double*, const double*, int, double*,
-  const ExecutionOptions&, DeviceCache&, double*);
+template Status run<float>(Operation,
+  const Mapping&,
+  const Permutation*,
+  const Plan&,
+  const std::vector<std::int32_t>&,
+  const float*,
+  const float*,
+  int,
+  float*,
+  const ExecutionOptions&,
+  DeviceCache&,
+  double*);
+template Status run<double>(Operation,
+  const Mapping&,
+  const Permutation*,
+  const Plan&,
+  const std::vector<std::int32_t>&,
+  const double*,
+  const double*,
+  int,
+  double*,
+  const ExecutionOptions&,
+  DeviceCache&,
+  double*);
 
 } // namespace cuda
 } // namespace detail

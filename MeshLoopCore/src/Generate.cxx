@@ -49,10 +49,14 @@ Mapping hexahedra(int nx, int ny, int nz, bool shuffle, unsigned seed)
       for (int i = 0; i < nx; ++i)
       {
         // VTK_HEXAHEDRON order: bottom face counter-clockwise, then the top face.
-        const std::int32_t ids[8] = { pointId(i, j, k, nx, ny), pointId(i + 1, j, k, nx, ny),
-          pointId(i + 1, j + 1, k, nx, ny), pointId(i, j + 1, k, nx, ny),
-          pointId(i, j, k + 1, nx, ny), pointId(i + 1, j, k + 1, nx, ny),
-          pointId(i + 1, j + 1, k + 1, nx, ny), pointId(i, j + 1, k + 1, nx, ny) };
+        const std::int32_t ids[8] = { pointId(i, j, k, nx, ny),
+          pointId(i + 1, j, k, nx, ny),
+          pointId(i + 1, j + 1, k, nx, ny),
+          pointId(i, j + 1, k, nx, ny),
+          pointId(i, j, k + 1, nx, ny),
+          pointId(i + 1, j, k + 1, nx, ny),
+          pointId(i + 1, j + 1, k + 1, nx, ny),
+          pointId(i, j + 1, k + 1, nx, ny) };
         m.targets.insert(m.targets.end(), ids, ids + 8);
         m.offsets.push_back(static_cast<std::int64_t>(m.targets.size()));
       }
@@ -65,8 +69,9 @@ Mapping tetrahedra(int nx, int ny, int nz, bool shuffle, unsigned seed)
 {
   const Mapping hex = hexahedra(nx, ny, nz, false);
   // Six tetrahedra around the diagonal 0-6 of every hexahedron.
-  static const int split[6][4] = { { 0, 1, 2, 6 }, { 0, 2, 3, 6 }, { 0, 3, 7, 6 }, { 0, 7, 4, 6 },
-    { 0, 4, 5, 6 }, { 0, 5, 1, 6 } };
+  static const int split[6][4] = {
+    { 0, 1, 2, 6 }, { 0, 2, 3, 6 }, { 0, 3, 7, 6 }, { 0, 7, 4, 6 }, { 0, 4, 5, 6 }, { 0, 5, 1, 6 }
+  };
   Mapping m;
   m.toCount = hex.toCount;
   for (std::int64_t c = 0; c < hex.fromCount(); ++c)

@@ -66,8 +66,8 @@ void parallelFor(int threads, std::int64_t n, std::int64_t grain, Body body)
   {
     return;
   }
-  const int workers = static_cast<int>(
-    std::max<std::int64_t>(1, std::min<std::int64_t>(threadCount(threads), (n + grain - 1) / grain)));
+  const int workers = static_cast<int>(std::max<std::int64_t>(
+    1, std::min<std::int64_t>(threadCount(threads), (n + grain - 1) / grain)));
   if (workers == 1)
   {
     body(std::int64_t(0), n);

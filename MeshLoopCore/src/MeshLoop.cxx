@@ -111,8 +111,8 @@ Status validate(const Mapping& mapping)
   {
     if (mapping.offsets[e + 1] < mapping.offsets[e])
     {
-      return Status(ErrorCode::InvalidArgument,
-        "mapping offsets decrease at element " + std::to_string(e));
+      return Status(
+        ErrorCode::InvalidArgument, "mapping offsets decrease at element " + std::to_string(e));
     }
   }
   for (std::size_t j = 0; j < mapping.targets.size(); ++j)
@@ -157,7 +157,10 @@ std::int64_t MeshLoop::toCount() const
   return this->Internal.toCount;
 }
 
-Status MeshLoop::setMapping(const Mapping& mapping, Reordering reordering, int blockSize, int threads)
+Status MeshLoop::setMapping(const Mapping& mapping,
+  Reordering reordering,
+  int blockSize,
+  int threads)
 {
   Permutation permutation;
   Status status = computeReordering(mapping, reordering, blockSize, &permutation, threads);
@@ -251,7 +254,8 @@ Status MeshLoop::edgeFlux(const T* q,
 {
   if (!this->EdgeMesh)
   {
-    return Status(ErrorCode::InvalidArgument, "edgeFlux: every from-element must name exactly 2 targets");
+    return Status(
+      ErrorCode::InvalidArgument, "edgeFlux: every from-element must name exactly 2 targets");
   }
   if (this->fromCount() > 0 && !weights)
   {
@@ -336,7 +340,8 @@ Status MeshLoop::run(int operationCode,
   }
   const detail::Plan& plan = *this->ThePlan;
   rep.colours = plan.hasGlobal ? static_cast<int>(plan.colourOffsets.size()) - 1 : 0;
-  rep.blockColours = plan.hasHierarchical ? static_cast<int>(plan.blockColourOffsets.size()) - 1 : 0;
+  rep.blockColours =
+    plan.hasHierarchical ? static_cast<int>(plan.blockColourOffsets.size()) - 1 : 0;
   rep.maxThreadColours = plan.hasHierarchical ? plan.maxThreadColours : 0;
 
   // Backend choice: CUDA when asked (falling back unless strict), Auto from a size on.
@@ -351,7 +356,8 @@ Status MeshLoop::run(int operationCode,
       {
         if (options.strictBackend)
         {
-          return Status(ErrorCode::Unavailable, "CUDA was requested but is not usable (" + why + ")");
+          return Status(
+            ErrorCode::Unavailable, "CUDA was requested but is not usable (" + why + ")");
         }
         rep.note = "CUDA was requested but is not usable (" + why + "); ran on the CPU";
       }
@@ -406,35 +412,43 @@ Status MeshLoop::run(int operationCode,
     if (edgeInput)
     {
       inBuffer.resize(static_cast<std::size_t>(toSize));
-      permuteData(in, inBuffer.data(), this->Perm.toOrder, true, components, options.layout, options.threads);
+      permuteData(
+        in, inBuffer.data(), this->Perm.toOrder, true, components, options.layout, options.threads);
       weightBuffer.resize(static_cast<std::size_t>(this->fromCount()));
-      permuteData(weights, weightBuffer.data(), this->Perm.fromOrder, true, 1, options.layout, options.threads);
+      permuteData(weights,
+        weightBuffer.data(),
+        this->Perm.fromOrder,
+        true,
+        1,
+        options.layout,
+        options.threads);
       internalWeights = weightBuffer.data();
     }
     else
     {
       inBuffer.resize(static_cast<std::size_t>(fromSize));
-      permuteData(in, inBuffer.data(), this->Perm.fromOrder, true, components, options.layout, options.threads);
+      permuteData(in,
+        inBuffer.data(),
+        this->Perm.fromOrder,
+        true,
+        components,
+        options.layout,
+        options.threads);
     }
     internalIn = inBuffer.data();
     outBuffer.resize(static_cast<std::size_t>(toSize));
     internalOut = outBuffer.data();
   }
-  status = detail::runCPU<T>(operation,
-    this->Internal,
-    plan,
-    internalIn,
-    internalWeights,
-    components,
-    internalOut,
-    options);
+  status = detail::runCPU<T>(
+    operation, this->Internal, plan, internalIn, internalWeights, components, internalOut, options);
   if (!status)
   {
     return status;
   }
   if (!this->Identity)
   {
-    permuteData(internalOut, out, this->Perm.toOrder, false, components, options.layout, options.threads);
+    permuteData(
+      internalOut, out, this->Perm.toOrder, false, components, options.layout, options.threads);
   }
   if (operation == detail::OpAverage)
   {
@@ -457,14 +471,16 @@ Status MeshLoop::run(int operationCode,
       });
   }
   rep.backendUsed = Backend::CPU;
-  rep.totalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rep.totalSeconds =
+    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Status::Ok();
 }
 
 #define MESHLOOP_INSTANTIATE(T)                                                                    \
   template Status MeshLoop::scatterAdd<T>(                                                         \
     const T*, int, T*, const ExecutionOptions&, ExecutionReport*);                                 \
-  template Status MeshLoop::average<T>(const T*, int, T*, const ExecutionOptions&, ExecutionReport*); \
+  template Status MeshLoop::average<T>(                                                            \
+    const T*, int, T*, const ExecutionOptions&, ExecutionReport*);                                 \
   template Status MeshLoop::edgeFlux<T>(                                                           \
     const T*, const T*, int, T*, const ExecutionOptions&, ExecutionReport*);
 MESHLOOP_INSTANTIATE(float)

@@ -80,7 +80,8 @@ void groupByColour(const std::vector<std::int32_t>& colour,
 void buildGlobalColouring(const Mapping& mapping, Plan& plan)
 {
   std::vector<std::int32_t> colour;
-  const int colours = greedyColour(mapping.fromCount(),
+  const int colours = greedyColour(
+    mapping.fromCount(),
     mapping.toCount,
     [&](std::int64_t e, auto&& f)
     {
@@ -149,7 +150,8 @@ void buildHierarchical(const Mapping& mapping,
           plan.localTargets[j] = static_cast<std::int32_t>(
             std::lower_bound(list.begin(), list.end(), mapping.targets[j]) - list.begin());
         }
-        const int colours = greedyColour(e1 - e0,
+        const int colours = greedyColour(
+          e1 - e0,
           static_cast<std::int64_t>(list.size()),
           [&](std::int64_t i, auto&& f)
           {
@@ -184,7 +186,8 @@ void buildHierarchical(const Mapping& mapping,
   }
 
   std::vector<std::int32_t> blockColour;
-  const int colours = greedyColour(blocks,
+  const int colours = greedyColour(
+    blocks,
     mapping.toCount,
     [&](std::int64_t b, auto&& f)
     {

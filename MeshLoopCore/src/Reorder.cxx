@@ -187,7 +187,8 @@ void rootedLevels(const PointGraph& graph,
     }
     for (int w = 0; w < std::max(used, 1); ++w)
     {
-      result.order.insert(result.order.end(), found[static_cast<std::size_t>(w)].begin(),
+      result.order.insert(result.order.end(),
+        found[static_cast<std::size_t>(w)].begin(),
         found[static_cast<std::size_t>(w)].end());
     }
     std::sort(result.order.begin() + static_cast<std::ptrdiff_t>(end), result.order.end());
@@ -251,7 +252,8 @@ std::vector<std::int32_t> gpsNumbering(const Mapping& m, const Transpose& tr, in
     rootedLevels(graph, static_cast<std::int32_t>(seed), level, lsU, threads);
     auto deepest = [](const LevelStructure& ls, const Transpose& t)
     {
-      return lowestDegree(t, ls.order.data() + ls.levelStarts[ls.depth() - 1],
+      return lowestDegree(t,
+        ls.order.data() + ls.levelStarts[ls.depth() - 1],
         ls.order.data() + ls.levelStarts[ls.depth()]);
     };
     std::int32_t u = deepest(lsU, tr);
@@ -314,7 +316,9 @@ std::vector<std::int32_t> gpsNumbering(const Mapping& m, const Transpose& tr, in
                   first = id;
                 }
               });
-            keyed[static_cast<std::size_t>(i)] = { (first << 8) | std::min<std::int64_t>(tr.degree(p), 255), p };
+            keyed[static_cast<std::size_t>(i)] = {
+              (first << 8) | std::min<std::int64_t>(tr.degree(p), 255), p
+            };
           }
         });
       std::sort(keyed.begin(), keyed.end());
@@ -355,7 +359,8 @@ std::vector<std::int32_t> sortFromByTargets(const Mapping& m,
         std::uint64_t lowest = ~std::uint32_t(0), second = ~std::uint32_t(0);
         for (std::int64_t j = m.offsets[e]; j < m.offsets[e + 1]; ++j)
         {
-          const std::uint64_t id = static_cast<std::uint32_t>(newId[static_cast<std::size_t>(m.targets[j])]);
+          const std::uint64_t id =
+            static_cast<std::uint32_t>(newId[static_cast<std::size_t>(m.targets[j])]);
           if (id < lowest)
           {
             second = lowest;
@@ -366,7 +371,8 @@ std::vector<std::int32_t> sortFromByTargets(const Mapping& m,
             second = id;
           }
         }
-        keyed[static_cast<std::size_t>(e)] = { (lowest << 32) | second, static_cast<std::int32_t>(e) };
+        keyed[static_cast<std::size_t>(e)] = { (lowest << 32) | second,
+          static_cast<std::int32_t>(e) };
       }
     });
   std::sort(keyed.begin(), keyed.end());
@@ -384,7 +390,8 @@ Status partitionOrder(const Mapping& m, const Transpose& tr, int blockSize, Perm
   const std::int64_t from = m.fromCount();
   // The paper's block-size margin: parts of S' = S / l so that METIS' imbalance l stays <= S.
   const double imbalance = 1.03;
-  const std::int64_t target = std::max<std::int64_t>(1, static_cast<std::int64_t>(blockSize / imbalance));
+  const std::int64_t target =
+    std::max<std::int64_t>(1, static_cast<std::int64_t>(blockSize / imbalance));
   const idx_t parts = static_cast<idx_t>((from + target - 1) / target);
   std::vector<idx_t> part(static_cast<std::size_t>(from), 0);
   if (parts > 1)
@@ -434,8 +441,8 @@ Status partitionOrder(const Mapping& m, const Transpose& tr, int blockSize, Perm
       part.data());
     if (rc != METIS_OK)
     {
-      return Status(ErrorCode::InvalidArgument,
-        "METIS_PartGraphKway failed (code " + std::to_string(rc) + ")");
+      return Status(
+        ErrorCode::InvalidArgument, "METIS_PartGraphKway failed (code " + std::to_string(rc) + ")");
     }
   }
   perm.fromOrder.resize(static_cast<std::size_t>(from));
@@ -571,7 +578,8 @@ Status applyPermutation(const Mapping& mapping, const Permutation& permutation, 
   if (!isPermutation(permutation.fromOrder, mapping.fromCount()) ||
     !isPermutation(permutation.toOrder, mapping.toCount))
   {
-    return Status(ErrorCode::InvalidArgument, "applyPermutation: the permutation does not fit the mapping");
+    return Status(
+      ErrorCode::InvalidArgument, "applyPermutation: the permutation does not fit the mapping");
   }
   std::vector<std::int32_t> newTo(static_cast<std::size_t>(mapping.toCount));
   for (std::size_t i = 0; i < permutation.toOrder.size(); ++i)

@@ -78,7 +78,9 @@ int main(int argc, char* argv[])
   grid->GetCellData()->AddArray(values);
 
   std::printf("# %d^3 shuffled hexahedra, one 4-component double array, %d threads, median of %d\n",
-    side, threads, reps);
+    side,
+    threads,
+    reps);
   const vtkSMPTools::Config config(threads, "STDThread", false);
   vtkSMPTools::LocalScope(config,
     [&]()
@@ -92,8 +94,11 @@ int main(int argc, char* argv[])
           vtk->Update();
         });
       std::printf("vtkCellDataToPointData               %10.1f ms\n", tv * 1e3);
-      std::printf("{\"filter\":\"vtkCellDataToPointData\",\"cells\":%lld,\"threads\":%d,\"ms\":%g}\n",
-        static_cast<long long>(m.fromCount()), threads, tv * 1e3);
+      std::printf(
+        "{\"filter\":\"vtkCellDataToPointData\",\"cells\":%lld,\"threads\":%d,\"ms\":%g}\n",
+        static_cast<long long>(m.fromCount()),
+        threads,
+        tv * 1e3);
       for (int reorder = 0; reorder < 2; ++reorder)
       {
         for (int strategy = 0; strategy < 3; ++strategy)
@@ -111,10 +116,16 @@ int main(int argc, char* argv[])
               ours->Modified();
               ours->Update();
             });
-          std::printf("Accelerated CPU strategy %d reorder %d %10.1f ms\n", strategy, reorder, to * 1e3);
-          std::printf("{\"filter\":\"CellDataToPointDataAccelerated\",\"backend\":\"CPU\",\"strategy\":%d,"
-                      "\"reordering\":%d,\"cells\":%lld,\"threads\":%d,\"ms\":%g}\n",
-            strategy, reorder, static_cast<long long>(m.fromCount()), threads, to * 1e3);
+          std::printf(
+            "Accelerated CPU strategy %d reorder %d %10.1f ms\n", strategy, reorder, to * 1e3);
+          std::printf(
+            "{\"filter\":\"CellDataToPointDataAccelerated\",\"backend\":\"CPU\",\"strategy\":%d,"
+            "\"reordering\":%d,\"cells\":%lld,\"threads\":%d,\"ms\":%g}\n",
+            strategy,
+            reorder,
+            static_cast<long long>(m.fromCount()),
+            threads,
+            to * 1e3);
         }
       }
     });

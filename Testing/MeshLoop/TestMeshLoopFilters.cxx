@@ -89,9 +89,15 @@ vtkSmartPointer<vtkUnstructuredGrid> MakeGrid(const std::string& kind, int n)
     {
       for (int i = 0; i < n; ++i, ++counter)
       {
-        const vtkIdType h[8] = { p(i, j, k), p(i + 1, j, k), p(i + 1, j + 1, k), p(i, j + 1, k),
-          p(i, j, k + 1), p(i + 1, j, k + 1), p(i + 1, j + 1, k + 1), p(i, j + 1, k + 1) };
-        const std::string use = kind == "mixed" ? (counter % 4 == 0 ? "hex"
+        const vtkIdType h[8] = { p(i, j, k),
+          p(i + 1, j, k),
+          p(i + 1, j + 1, k),
+          p(i, j + 1, k),
+          p(i, j, k + 1),
+          p(i + 1, j, k + 1),
+          p(i + 1, j + 1, k + 1),
+          p(i, j + 1, k + 1) };
+        const std::string use = kind == "mixed" ? (counter % 4 == 0      ? "hex"
                                                       : counter % 4 == 1 ? "tet"
                                                       : counter % 4 == 2 ? "wedge"
                                                                          : "other")
@@ -102,8 +108,12 @@ vtkSmartPointer<vtkUnstructuredGrid> MakeGrid(const std::string& kind, int n)
         }
         else if (use == "tet")
         {
-          const int split[6][4] = { { 0, 1, 2, 6 }, { 0, 2, 3, 6 }, { 0, 3, 7, 6 }, { 0, 7, 4, 6 },
-            { 0, 4, 5, 6 }, { 0, 5, 1, 6 } };
+          const int split[6][4] = { { 0, 1, 2, 6 },
+            { 0, 2, 3, 6 },
+            { 0, 3, 7, 6 },
+            { 0, 7, 4, 6 },
+            { 0, 4, 5, 6 },
+            { 0, 5, 1, 6 } };
           for (const auto& t : split)
           {
             const vtkIdType ids[4] = { h[t[0]], h[t[1]], h[t[2]], h[t[3]] };
@@ -275,18 +285,25 @@ int CompareArrays(vtkDataSet* expected, vtkDataSet* got, const char* what, bool 
     {
       continue;
     }
-    CHECK(ga->GetDataType() == ea->GetDataType(), "%s: %s type %d vs %d", what, ea->GetName(),
-      ga->GetDataType(), ea->GetDataType());
+    CHECK(ga->GetDataType() == ea->GetDataType(),
+      "%s: %s type %d vs %d",
+      what,
+      ea->GetName(),
+      ga->GetDataType(),
+      ea->GetDataType());
     CHECK(ga->GetNumberOfTuples() == ea->GetNumberOfTuples() &&
         ga->GetNumberOfComponents() == ea->GetNumberOfComponents(),
-      "%s: %s shape", what, ea->GetName());
+      "%s: %s shape",
+      what,
+      ea->GetName());
     const bool isFloat = ea->GetDataType() == VTK_FLOAT;
     int bad = 0;
     for (vtkIdType t = 0; t < ea->GetNumberOfTuples() && bad < 3; ++t)
     {
       for (int c = 0; c < ea->GetNumberOfComponents(); ++c)
       {
-        const double x = (onlyUsed && !used[static_cast<std::size_t>(t)]) ? 0.0 : ea->GetComponent(t, c);
+        const double x =
+          (onlyUsed && !used[static_cast<std::size_t>(t)]) ? 0.0 : ea->GetComponent(t, c);
         const double y = ga->GetComponent(t, c);
         bool ok;
         if (std::isnan(x) || std::isnan(y))
@@ -300,8 +317,14 @@ int CompareArrays(vtkDataSet* expected, vtkDataSet* got, const char* what, bool 
         if (!ok)
         {
           ++bad;
-          CHECK(ok, "%s: %s point %lld component %d: VTK %.17g, ours %.17g", what, ea->GetName(),
-            static_cast<long long>(t), c, x, y);
+          CHECK(ok,
+            "%s: %s point %lld component %d: VTK %.17g, ours %.17g",
+            what,
+            ea->GetName(),
+            static_cast<long long>(t),
+            c,
+            x,
+            y);
         }
       }
     }
@@ -352,7 +375,8 @@ void MatchesVTK(bool nan, int backend)
           filter->Update();
           const std::string what = mesh.first + " s" + std::to_string(strategy) + " l" +
             std::to_string(layout) + " r" + std::to_string(reordering);
-          CHECK(filter->GetOutput()->GetNumberOfPoints() == mesh.second->GetNumberOfPoints(), "%s",
+          CHECK(filter->GetOutput()->GetNumberOfPoints() == mesh.second->GetNumberOfPoints(),
+            "%s",
             what.c_str());
           const bool poly = vtkPolyData::SafeDownCast(mesh.second) != nullptr;
           const int compared = CompareArrays(expected, filter->GetOutput(), what.c_str(), poly);
@@ -457,7 +481,9 @@ void EmptyMeshesAndCellsWithoutPoints()
     {
       vtkDataArray* ea = expected->GetPointData()->GetArray(a);
       vtkDataArray* ga = filter->GetOutput()->GetPointData()->GetArray(ea->GetName());
-      CHECK(ga && ga->GetNumberOfTuples() == ea->GetNumberOfTuples(), "empty %d: %s", points,
+      CHECK(ga && ga->GetNumberOfTuples() == ea->GetNumberOfTuples(),
+        "empty %d: %s",
+        points,
         ea->GetName());
       for (vtkIdType t = 0; ga && t < ga->GetNumberOfTuples(); ++t)
       {
@@ -482,13 +508,17 @@ void EmptyMeshesAndCellsWithoutPoints()
 
 /// Reorder Mesh output: a permutation of points and cells keeping coordinates, connectivity and
 /// every array value; Cell Data To Point Data on it equals VTK's on the original, permuted.
-void CheckReordered(vtkPointSet* input, vtkPointSet* output, const std::string& what,
+void CheckReordered(vtkPointSet* input,
+  vtkPointSet* output,
+  const std::string& what,
   bool compareWithVTK)
 {
   CHECK(output->GetNumberOfPoints() == input->GetNumberOfPoints(), "%s points", what.c_str());
   CHECK(output->GetNumberOfCells() == input->GetNumberOfCells(), "%s cells", what.c_str());
-  auto* pointIds = vtkIdTypeArray::SafeDownCast(output->GetPointData()->GetArray("vtkOriginalPointIds"));
-  auto* cellIds = vtkIdTypeArray::SafeDownCast(output->GetCellData()->GetArray("vtkOriginalCellIds"));
+  auto* pointIds =
+    vtkIdTypeArray::SafeDownCast(output->GetPointData()->GetArray("vtkOriginalPointIds"));
+  auto* cellIds =
+    vtkIdTypeArray::SafeDownCast(output->GetCellData()->GetArray("vtkOriginalCellIds"));
   CHECK(pointIds && cellIds, "%s ids", what.c_str());
   if (!pointIds || !cellIds)
   {
@@ -500,7 +530,8 @@ void CheckReordered(vtkPointSet* input, vtkPointSet* output, const std::string& 
   {
     const vtkIdType old = pointIds->GetValue(i);
     CHECK(old >= 0 && old < input->GetNumberOfPoints() && !seen[static_cast<std::size_t>(old)],
-      "%s point permutation", what.c_str());
+      "%s point permutation",
+      what.c_str());
     seen[static_cast<std::size_t>(old)] = 1;
     moved += old != i;
     double a[3], b[3];
@@ -515,7 +546,8 @@ void CheckReordered(vtkPointSet* input, vtkPointSet* output, const std::string& 
   {
     const vtkIdType old = cellIds->GetValue(k);
     CHECK(old >= 0 && old < input->GetNumberOfCells() && !seenCells[static_cast<std::size_t>(old)],
-      "%s cell permutation", what.c_str());
+      "%s cell permutation",
+      what.c_str());
     seenCells[static_cast<std::size_t>(old)] = 1;
     CHECK(input->GetCellType(old) == output->GetCellType(k), "%s cell type", what.c_str());
     input->GetCellPoints(old, a);
@@ -530,7 +562,9 @@ void CheckReordered(vtkPointSet* input, vtkPointSet* output, const std::string& 
     {
       CHECK(input->GetCellData()->GetArray(name)->GetComponent(old, 0) ==
           output->GetCellData()->GetArray(name)->GetComponent(k, 0),
-        "%s cell value %s", what.c_str(), name);
+        "%s cell value %s",
+        what.c_str(),
+        name);
     }
   }
   if (!compareWithVTK)
@@ -572,7 +606,8 @@ void ReorderMeshKeepsEverything()
       reorder->Update();
       CheckReordered(vtkPointSet::SafeDownCast(mesh.second),
         vtkPointSet::SafeDownCast(reorder->GetOutputDataObject(0)),
-        mesh.first + " r" + std::to_string(reordering), mesh.first != "mixedpoly");
+        mesh.first + " r" + std::to_string(reordering),
+        mesh.first != "mixedpoly");
     }
   }
 }
@@ -624,8 +659,13 @@ void MixedPolyData()
             continue;
           }
           CHECK(std::abs(value - expected) <= 1e-12 * std::max(1.0, std::abs(expected)),
-            "mixed poly s%d l%d r%d point %lld: %.17g vs %.17g", strategy, layout, reordering,
-            static_cast<long long>(p), value, expected);
+            "mixed poly s%d l%d r%d point %lld: %.17g vs %.17g",
+            strategy,
+            layout,
+            reordering,
+            static_cast<long long>(p),
+            value,
+            expected);
         }
       }
     }

@@ -286,7 +286,8 @@ __global__ void edgeHierarchical(Blocks blocks,
     {
       const int c = SoA ? i / staging : i % width;
       const int l = SoA ? i - c * staging : i / width;
-      res[at<SoA>(blocks.targets[u0 + l], c0 + c, toCount, components)] += stagedRes[c * staging + l];
+      res[at<SoA>(blocks.targets[u0 + l], c0 + c, toCount, components)] +=
+        stagedRes[c * staging + l];
     }
     __syncthreads();
   }
@@ -425,13 +426,19 @@ Status launch(Operation operation,
       {
         if (edges)
         {
-          edgeAtomic<T, SoA><<<grid(fromCount), threads>>>(fromCount, s.offsets.as<int>(),
-            s.targets.as<int>(), in, weights, out, components, toCount);
+          edgeAtomic<T, SoA><<<grid(fromCount), threads>>>(fromCount,
+            s.offsets.as<int>(),
+            s.targets.as<int>(),
+            in,
+            weights,
+            out,
+            components,
+            toCount);
         }
         else
         {
-          scatterAtomic<T, SoA><<<grid(fromCount), threads>>>(fromCount, s.offsets.as<int>(),
-            s.targets.as<int>(), in, out, components, toCount);
+          scatterAtomic<T, SoA><<<grid(fromCount), threads>>>(
+            fromCount, s.offsets.as<int>(), s.targets.as<int>(), in, out, components, toCount);
         }
       }
       break;
@@ -447,13 +454,27 @@ Status launch(Operation operation,
         const int* elements = s.colourElements.as<int>() + first;
         if (edges)
         {
-          edgeColoured<T, SoA><<<grid(count), threads>>>(elements, count, s.offsets.as<int>(),
-            s.targets.as<int>(), in, weights, out, components, toCount);
+          edgeColoured<T, SoA><<<grid(count), threads>>>(elements,
+            count,
+            s.offsets.as<int>(),
+            s.targets.as<int>(),
+            in,
+            weights,
+            out,
+            components,
+            toCount);
         }
         else
         {
-          scatterColoured<T, SoA><<<grid(count), threads>>>(elements, count, fromCount,
-            s.offsets.as<int>(), s.targets.as<int>(), in, out, components, toCount);
+          scatterColoured<T, SoA><<<grid(count), threads>>>(elements,
+            count,
+            fromCount,
+            s.offsets.as<int>(),
+            s.targets.as<int>(),
+            in,
+            out,
+            components,
+            toCount);
         }
       }
       break;
@@ -477,13 +498,15 @@ Status launch(Operation operation,
       if (edges)
       {
         MESHLOOP_CHECK(cudaFuncSetAttribute(edgeHierarchical<T, SoA>,
-                         cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sharedBytes)),
+                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         static_cast<int>(sharedBytes)),
           "cudaFuncSetAttribute");
       }
       else
       {
         MESHLOOP_CHECK(cudaFuncSetAttribute(scatterHierarchical<T, SoA>,
-                         cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sharedBytes)),
+                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         static_cast<int>(sharedBytes)),
           "cudaFuncSetAttribute");
       }
       const int blockThreads = std::max(32, (plan.maxBlockElements + 31) / 32 * 32);
@@ -495,9 +518,13 @@ Status launch(Operation operation,
         }
         const int first = static_cast<int>(plan.blockColourOffsets[k]);
         const unsigned count = static_cast<unsigned>(plan.blockColourOffsets[k + 1] - first);
-        Blocks blocks{ s.blockOrder.as<int>() + first, s.blockStarts.as<int>(),
-          s.blockTargetStarts.as<int>(), s.blockTargets.as<int>(), s.local.as<int>(),
-          s.threadColour.as<int>(), s.colourCount.as<int>() };
+        Blocks blocks{ s.blockOrder.as<int>() + first,
+          s.blockStarts.as<int>(),
+          s.blockTargetStarts.as<int>(),
+          s.blockTargets.as<int>(),
+          s.local.as<int>(),
+          s.threadColour.as<int>(),
+          s.colourCount.as<int>() };
         if (edges)
         {
           edgeHierarchical<T, SoA><<<count, blockThreads, sharedBytes>>>(
@@ -505,8 +532,8 @@ Status launch(Operation operation,
         }
         else
         {
-          scatterHierarchical<T, SoA><<<count, blockThreads, sharedBytes>>>(blocks,
-            s.offsets.as<int>(), in, out, components, chunk, fromCount, toCount);
+          scatterHierarchical<T, SoA><<<count, blockThreads, sharedBytes>>>(
+            blocks, s.offsets.as<int>(), in, out, components, chunk, fromCount, toCount);
         }
       }
       break;
@@ -525,7 +552,8 @@ Status prepare(State& s,
 {
   if (!s.mapping)
   {
-    MESHLOOP_CHECK(cudaDeviceGetAttribute(&s.sharedOptIn, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0),
+    MESHLOOP_CHECK(
+      cudaDeviceGetAttribute(&s.sharedOptIn, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0),
       "cudaDeviceGetAttribute");
     Status st = s.offsets.upload(narrow(mapping.offsets));
     if (st)
@@ -610,7 +638,8 @@ Status runTyped(Operation operation,
   const bool edges = operation == OpEdgeFlux;
   const long long fromCount = mapping.fromCount();
   const long long toCount = mapping.toCount;
-  const std::size_t inBytes = static_cast<std::size_t>((edges ? toCount : fromCount) * components) * sizeof(T);
+  const std::size_t inBytes =
+    static_cast<std::size_t>((edges ? toCount : fromCount) * components) * sizeof(T);
   const std::size_t outBytes = static_cast<std::size_t>(toCount * components) * sizeof(T);
   const std::size_t weightBytes = edges ? static_cast<std::size_t>(fromCount) * sizeof(T) : 0;
   Status st = prepare(s, mapping, permutation, plan, counts, options, operation == OpAverage);
@@ -655,29 +684,38 @@ Status runTyped(Operation operation,
     const long long n = edges ? toCount : fromCount;
     if (n > 0)
     {
-      permute<T, SoA><<<grid(n), threads>>>(s.in.as<T>(), s.internalIn.as<T>(),
-        edges ? s.toOrder.as<int>() : s.fromOrder.as<int>(), static_cast<int>(n), components, true);
+      permute<T, SoA><<<grid(n), threads>>>(s.in.as<T>(),
+        s.internalIn.as<T>(),
+        edges ? s.toOrder.as<int>() : s.fromOrder.as<int>(),
+        static_cast<int>(n),
+        components,
+        true);
     }
     if (edges && fromCount > 0)
     {
-      permute<T, true><<<grid(fromCount), threads>>>(s.weights.as<T>(), s.internalWeights.as<T>(),
-        s.fromOrder.as<int>(), static_cast<int>(fromCount), 1, true);
+      permute<T, true><<<grid(fromCount), threads>>>(s.weights.as<T>(),
+        s.internalWeights.as<T>(),
+        s.fromOrder.as<int>(),
+        static_cast<int>(fromCount),
+        1,
+        true);
     }
     loopIn = s.internalIn.as<T>();
     loopWeights = s.internalWeights.as<T>();
     loopOut = s.internalOut.as<T>();
   }
   cudaMemsetAsync(loopOut, 0, outBytes);
-  st = launch<T, SoA>(operation, mapping, plan, options, s, loopIn, loopWeights, loopOut, components);
+  st =
+    launch<T, SoA>(operation, mapping, plan, options, s, loopIn, loopWeights, loopOut, components);
   if (st && operation == OpAverage)
   {
-    divideByCount<T, SoA><<<grid(toCount), threads>>>(loopOut, s.counted.as<int>(),
-      static_cast<int>(toCount), components);
+    divideByCount<T, SoA><<<grid(toCount), threads>>>(
+      loopOut, s.counted.as<int>(), static_cast<int>(toCount), components);
   }
   if (st && permutation)
   {
-    permute<T, SoA><<<grid(toCount), threads>>>(loopOut, s.out.as<T>(), s.toOrder.as<int>(),
-      static_cast<int>(toCount), components, false);
+    permute<T, SoA><<<grid(toCount), threads>>>(
+      loopOut, s.out.as<T>(), s.toOrder.as<int>(), static_cast<int>(toCount), components, false);
   }
   cudaEventRecord(end);
   const cudaError_t synced = cudaEventSynchronize(end);
@@ -692,7 +730,8 @@ Status runTyped(Operation operation,
   MESHLOOP_CHECK(synced, "kernel");
   MESHLOOP_CHECK(cudaGetLastError(), "kernel");
   *kernelSeconds = ms * 1e-3;
-  MESHLOOP_CHECK(cudaMemcpy(out, s.out.ptr, outBytes, cudaMemcpyDeviceToHost), "cudaMemcpy (output)");
+  MESHLOOP_CHECK(
+    cudaMemcpy(out, s.out.ptr, outBytes, cudaMemcpyDeviceToHost), "cudaMemcpy (output)");
   return Status::Ok();
 }
 
@@ -751,18 +790,38 @@ Status run(Operation operation,
   if (static_cast<long long>(mapping.targets.size()) >= (1LL << 31) ||
     mapping.toCount * components >= (1LL << 31) || mapping.fromCount() * components >= (1LL << 31))
   {
-    return Status(ErrorCode::Unavailable, "the mesh is too large for the CUDA backend's 32-bit indices");
+    return Status(
+      ErrorCode::Unavailable, "the mesh is too large for the CUDA backend's 32-bit indices");
   }
   if (!cache.impl)
   {
     cache.impl = new State;
   }
   State& state = *static_cast<State*>(cache.impl);
-  Status status = options.layout == Layout::SoA
-    ? runTyped<T, true>(operation, mapping, permutation, plan, internalCounts, in, weights,
-        components, out, options, state, kernelSeconds)
-    : runTyped<T, false>(operation, mapping, permutation, plan, internalCounts, in, weights,
-        components, out, options, state, kernelSeconds);
+  Status status = options.layout == Layout::SoA ? runTyped<T, true>(operation,
+                                                    mapping,
+                                                    permutation,
+                                                    plan,
+                                                    internalCounts,
+                                                    in,
+                                                    weights,
+                                                    components,
+                                                    out,
+                                                    options,
+                                                    state,
+                                                    kernelSeconds)
+                                                : runTyped<T, false>(operation,
+                                                    mapping,
+                                                    permutation,
+                                                    plan,
+                                                    internalCounts,
+                                                    in,
+                                                    weights,
+                                                    components,
+                                                    out,
+                                                    options,
+                                                    state,
+                                                    kernelSeconds);
   if (!status || !options.cacheOnDevice)
   {
     // After a failure (out of memory) nothing half-built stays on the device.
@@ -772,12 +831,30 @@ Status run(Operation operation,
   return status;
 }
 
-template Status run<float>(Operation, const Mapping&, const Permutation*, const Plan&,
-  const std::vector<std::int32_t>&, const float*, const float*, int, float*,
-  const ExecutionOptions&, DeviceCache&, double*);
-template Status run<double>(Operation, const Mapping&, const Permutation*, const Plan&,
-  const std::vector<std::int32_t>&, const double*, const double*, int, double*,
-  const ExecutionOptions&, DeviceCache&, double*);
+template Status run<float>(Operation,
+  const Mapping&,
+  const Permutation*,
+  const Plan&,
+  const std::vector<std::int32_t>&,
+  const float*,
+  const float*,
+  int,
+  float*,
+  const ExecutionOptions&,
+  DeviceCache&,
+  double*);
+template Status run<double>(Operation,
+  const Mapping&,
+  const Permutation*,
+  const Plan&,
+  const std::vector<std::int32_t>&,
+  const double*,
+  const double*,
+  int,
+  double*,
+  const ExecutionOptions&,
+  DeviceCache&,
+  double*);
 
 } // namespace cuda
 } // namespace detail
