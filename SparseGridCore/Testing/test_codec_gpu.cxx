@@ -123,6 +123,33 @@ void compareBackends(const std::vector<T>& input, const Dims& dims, double bound
   }
   EXPECT_LE(worst, (long double)bound);
 
+  // The stream can stay on the device both ways.
+  std::uint8_t* dStream = nullptr;
+  const std::size_t capacity = codec::maxStreamBytes(
+    layout, sizeof(T) == 4 ? codec::ValueType::Float32 : codec::ValueType::Float64);
+  ASSERT_EQ(cudaMalloc(&dStream, capacity), cudaSuccess);
+  std::size_t streamBytes = 0;
+  const auto dd =
+    codec::encodeDeviceToDevice(dIn, layout, bound, dStream, capacity, streamBytes, gpu);
+  ASSERT_TRUE(dd.ok()) << dd.message();
+  ASSERT_EQ(streamBytes, sc.size());
+  std::vector<std::uint8_t> back(streamBytes);
+  ASSERT_EQ(cudaMemcpy(back.data(), dStream, streamBytes, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_TRUE(back == sc) << "encodeDeviceToDevice differs from the CPU stream";
+  ASSERT_EQ(cudaMemset(dOut, 0, n * sizeof(T)), cudaSuccess);
+  const auto ds = codec::decodeDevice(dStream, streamBytes, -1, dOut, layout, true, gpu);
+  ASSERT_TRUE(ds.ok()) << ds.message();
+  ASSERT_EQ(cudaMemcpy(outDev.data(), dOut, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(0, std::memcmp(outCpu.data(), outDev.data(), n * sizeof(T)));
+  // Too small a device buffer is refused with the size it needs.
+  std::size_t dummy = 0;
+  if (sc.size() > 64)
+  {
+    EXPECT_EQ(codec::encodeDeviceToDevice(dIn, layout, bound, dStream, 64, dummy, gpu).code(),
+      sparsegrid::ErrorCode::InvalidArgument);
+  }
+  cudaFree(dStream);
+
   // A prefix decodes the same on both.
   codec::StreamInfo info;
   ASSERT_TRUE(codec::inspect(sc.data(), sc.size(), info).ok());
@@ -237,6 +264,29 @@ TEST(CodecGpu, StridedAndDamagedStreams)
     EXPECT_EQ(st.ok(), codec::decode(bad.data(), bad.size(), -1, oc.data(), plain, cpu).ok());
   }
   EXPECT_GT(errors, 0);
+
+  // Damaged streams in device memory: the device-side table checks agree with the CPU decoder.
+  std::uint8_t* dStream = nullptr;
+  double* dOut = nullptr;
+  ASSERT_EQ(cudaMalloc(&dStream, sc.size()), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dOut, n * sizeof(double)), cudaSuccess);
+  int deviceErrors = 0;
+  for (int t = 0; t < 100; ++t)
+  {
+    auto bad = sc;
+    const std::size_t at = info.headerBytes + rng() % (bad.size() - info.headerBytes);
+    bad[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+    const std::size_t len = t % 5 == 0 ? bad.size() - 1 - rng() % 50 : bad.size();
+    ASSERT_EQ(cudaMemcpy(dStream, bad.data(), len, cudaMemcpyHostToDevice), cudaSuccess);
+    const auto st = codec::decodeDevice(dStream, len, -1, dOut, plain, true, gpu);
+    std::vector<double> oc(n);
+    EXPECT_EQ(st.ok(), codec::decode(bad.data(), len, -1, oc.data(), plain, cpu).ok())
+      << st.message();
+    deviceErrors += st.ok() ? 0 : 1;
+  }
+  EXPECT_GT(deviceErrors, 0);
+  cudaFree(dStream);
+  cudaFree(dOut);
 }
 
 } // namespace

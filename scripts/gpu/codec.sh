@@ -64,4 +64,14 @@ for case in "smooth:0" "noisy:0.003"; do
     cat "$OUT/bench512-$name.txt" >> "$OUT/summary.txt"
   fi
 done
+# Per-kernel times (where Nsight Systems is installed) to see where the time goes.
+NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys 2>/dev/null || true)
+if [ -n "$NSYS" ] && [ "$(left)" -gt 60 ]; then
+  (cd "$OUT/logs" && timeout $(( $(left) - 10 )) "$NSYS" profile -o codec --force-overwrite true --stats=false \
+    "$BIN/sparsegrid-codec-bench" --synthetic 512 --noise 0.003 --rel 1e-3 --backend cuda --repeats 2 \
+    --no-zfp --op decompress > nsys.log 2>&1 && "$NSYS" stats -r cuda_gpu_kern_sum,cuda_gpu_mem_time_sum codec.nsys-rep \
+    > "$OUT/kernels.txt" 2>&1)
+  say "nsys: rc=$?"
+  head -40 "$OUT/kernels.txt" >> "$OUT/summary.txt"
+fi
 say "done"

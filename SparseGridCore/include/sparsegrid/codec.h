@@ -3,8 +3,10 @@
  * @brief Error-bounded compression of one scalar image component (issues 12 and 13).
  *
  * Implements the API agreed in briefs/codec-api.md. Additions to that API (nothing was removed or
- * changed): `StreamInfo::chunks`, `StreamInfo::escapes`, `encodeDevice`/`decodeDevice`
- * (CUDA device pointers), `codecVersion`, and `EncodeStatistics` through `encodeWithStatistics`.
+ * changed): `codecVersion`, `StreamInfo::chunks`, `EncodeStatistics` through
+ * `encodeWithStatistics`, and for CUDA device memory `encodeDevice` (stream to host memory),
+ * `encodeDeviceToDevice` (stream stays on the device), `decodeDevice` (stream in host or device
+ * memory) and `maxStreamBytes` (the size a device stream buffer needs).
  *
  * Design (docs/compression.md has the full description and the byte-by-byte stream format):
  * - Level by level, coarsest first, every voxel is predicted by linear interpolation (the
@@ -143,8 +145,27 @@ Status encodeDevice(const T* deviceValues,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
+/// Addition (issue 13): largest stream encode() can write for this layout and type (raw storage
+/// plus its header): the capacity a device stream buffer needs.
+std::size_t maxStreamBytes(const Layout& layout, ValueType type);
+
+/// Addition (issue 13): encode device values into a device stream buffer of `capacity` bytes
+/// (maxStreamBytes() is always enough); `streamBytes` receives the stream's size. Same bytes as
+/// encode(). GPU only: BackendUnavailable (or OutOfDeviceMemory) when the GPU cannot run, as no
+/// CPU fall-back can write device memory without the CUDA runtime.
+template<typename T>
+Status encodeDeviceToDevice(const T* deviceValues,
+  const Layout& layout,
+  double absoluteBound,
+  std::uint8_t* deviceStream,
+  std::size_t capacity,
+  std::size_t& streamBytes,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
 /// Addition (issue 13): decode into CUDA device memory `deviceOut`; the stream may be in host
-/// memory (copied once) or already on the device (`streamOnDevice`).
+/// memory (copied once) or already on the device (`streamOnDevice`: only its header is read by
+/// the host; the chunk tables are checked on the device).
 template<typename T>
 Status decodeDevice(const std::uint8_t* stream,
   std::size_t bytes,

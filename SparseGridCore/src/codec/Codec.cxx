@@ -1472,14 +1472,53 @@ Status decodeDevice(const std::uint8_t* stream,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
+  if (!deviceOut || !stream)
+  {
+    return Status(ErrorCode::InvalidArgument, "decodeDevice: a pointer is null");
+  }
   if (streamOnDevice)
   {
-    return Status(ErrorCode::InvalidArgument,
-      "decodeDevice: streams in device memory are not supported yet; pass the host copy");
-  }
-  if (!deviceOut)
-  {
-    return Status(ErrorCode::InvalidArgument, "decodeDevice: the output pointer is null");
+    ExecutionReport local;
+    ExecutionReport& r = report ? *report : local;
+    sparsegrid::detail::Stopwatch clock;
+    r.note.clear();
+    r.kernelSeconds = 0;
+    r.backendUsed = Backend::CUDA;
+    if (levelOfDetail < -1)
+    {
+      return Status(ErrorCode::InvalidArgument, "decodeDevice: level of detail out of range");
+    }
+    // The stream's value type is in its header (byte 6); both instantiations parse the header.
+    std::uint8_t head[8] = { 0 };
+    Status st =
+      cudaimpl::copyToHost<std::uint8_t>(stream, std::min<std::size_t>(bytes, 8), 1, head);
+    if (!st)
+    {
+      return st;
+    }
+    const StreamInfo none;
+    st = head[6] == 2 ? cudaimpl::decode<double, T>(stream,
+                          bytes,
+                          levelOfDetail,
+                          none,
+                          nullptr,
+                          deviceOut,
+                          layout,
+                          options,
+                          &r.kernelSeconds,
+                          true)
+                      : cudaimpl::decode<float, T>(stream,
+                          bytes,
+                          levelOfDetail,
+                          none,
+                          nullptr,
+                          deviceOut,
+                          layout,
+                          options,
+                          &r.kernelSeconds,
+                          true);
+    r.seconds = clock.seconds();
+    return st;
   }
   StreamInfo info;
   const std::uint8_t* lengths = nullptr;
@@ -1546,6 +1585,60 @@ Status decodeDevice(const std::uint8_t* stream,
   return st;
 }
 
+std::size_t maxStreamBytes(const Layout& layout, ValueType type)
+{
+  return detail::headerBytes(1, 0) +
+    static_cast<std::size_t>(layout.dims[0] * layout.dims[1] * layout.dims[2]) * valueSize(type);
+}
+
+template<typename T>
+Status encodeDeviceToDevice(const T* deviceValues,
+  const Layout& layout,
+  double absoluteBound,
+  std::uint8_t* deviceStream,
+  std::size_t capacity,
+  std::size_t& streamBytes,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  if (!deviceValues || !deviceStream)
+  {
+    return Status(ErrorCode::InvalidArgument, "encodeDeviceToDevice: a pointer is null");
+  }
+  Status st = checkBound<T>(absoluteBound);
+  std::uint64_t voxels = 0;
+  if (st)
+  {
+    st = detail::checkLayout(layout, voxels, "encodeDeviceToDevice");
+  }
+  if (!st)
+  {
+    return st;
+  }
+  ExecutionReport local;
+  ExecutionReport& r = report ? *report : local;
+  sparsegrid::detail::Stopwatch clock;
+  r.note.clear();
+  r.kernelSeconds = 0;
+  r.backendUsed = Backend::CUDA;
+  cudaimpl::DeviceStreamTarget target;
+  target.data = deviceStream;
+  target.capacity = capacity;
+  std::vector<std::uint8_t> unused;
+  st = cudaimpl::encode<T>(nullptr,
+    deviceValues,
+    layout,
+    absoluteBound,
+    unused,
+    nullptr,
+    options,
+    &r.kernelSeconds,
+    &target);
+  streamBytes = st ? target.bytes : 0;
+  r.seconds = clock.seconds();
+  return st;
+}
+
 #define SPARSEGRID_CODEC_INSTANTIATE(T)                                                            \
   template Status valueRange<T>(                                                                   \
     const T*, const Layout&, double&, double&, const ExecutionOptions&);                           \
@@ -1573,6 +1666,14 @@ Status decodeDevice(const std::uint8_t* stream,
     const Layout&,                                                                                 \
     double,                                                                                        \
     std::vector<std::uint8_t>&,                                                                    \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
+  template Status encodeDeviceToDevice<T>(const T*,                                                \
+    const Layout&,                                                                                 \
+    double,                                                                                        \
+    std::uint8_t*,                                                                                 \
+    std::size_t,                                                                                   \
+    std::size_t&,                                                                                  \
     const ExecutionOptions&,                                                                       \
     ExecutionReport*);                                                                             \
   template Status decodeDevice<T>(const std::uint8_t*,                                             \

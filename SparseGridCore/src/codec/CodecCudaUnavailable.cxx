@@ -34,7 +34,8 @@ Status encode(const T*,
   std::vector<std::uint8_t>&,
   EncodeStatistics*,
   const ExecutionOptions&,
-  double*)
+  double*,
+  DeviceStreamTarget*)
 {
   return notBuilt();
 }
@@ -47,7 +48,8 @@ Status decode(const std::uint8_t*,
   T*,
   const Layout&,
   const ExecutionOptions&,
-  double*)
+  double*,
+  bool)
 {
   return notBuilt();
 }
@@ -69,7 +71,8 @@ template Status encode<float>(const float*,
   std::vector<std::uint8_t>&,
   EncodeStatistics*,
   const ExecutionOptions&,
-  double*);
+  double*,
+  DeviceStreamTarget*);
 template Status encode<double>(const double*,
   const double*,
   const Layout&,
@@ -77,7 +80,8 @@ template Status encode<double>(const double*,
   std::vector<std::uint8_t>&,
   EncodeStatistics*,
   const ExecutionOptions&,
-  double*);
+  double*,
+  DeviceStreamTarget*);
 template Status decode<float, float>(const std::uint8_t*,
   std::size_t,
   int,
@@ -86,7 +90,8 @@ template Status decode<float, float>(const std::uint8_t*,
   float*,
   const Layout&,
   const ExecutionOptions&,
-  double*);
+  double*,
+  bool);
 template Status decode<float, double>(const std::uint8_t*,
   std::size_t,
   int,
@@ -95,7 +100,8 @@ template Status decode<float, double>(const std::uint8_t*,
   double*,
   const Layout&,
   const ExecutionOptions&,
-  double*);
+  double*,
+  bool);
 template Status decode<double, float>(const std::uint8_t*,
   std::size_t,
   int,
@@ -104,7 +110,8 @@ template Status decode<double, float>(const std::uint8_t*,
   float*,
   const Layout&,
   const ExecutionOptions&,
-  double*);
+  double*,
+  bool);
 template Status decode<double, double>(const std::uint8_t*,
   std::size_t,
   int,
@@ -113,9 +120,14 @@ template Status decode<double, double>(const std::uint8_t*,
   double*,
   const Layout&,
   const ExecutionOptions&,
-  double*);
+  double*,
+  bool);
 template Status copyToHost<float>(const float*, std::size_t, std::size_t, float*);
 template Status copyToHost<double>(const double*, std::size_t, std::size_t, double*);
+template Status copyToHost<std::uint8_t>(const std::uint8_t*,
+  std::size_t,
+  std::size_t,
+  std::uint8_t*);
 template Status copyToDevice<float>(const float*, std::size_t, float*, std::size_t);
 template Status copyToDevice<double>(const double*, std::size_t, double*, std::size_t);
 } // namespace cudaimpl

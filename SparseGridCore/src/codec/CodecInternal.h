@@ -67,6 +67,13 @@ Status checkLayout(const Layout& layout, std::uint64_t& voxels, const char* what
 /// Every function returns BackendUnavailable or OutOfDeviceMemory when it cannot run.
 namespace cudaimpl
 {
+/// Where encode() puts the stream when it should stay on the device.
+struct DeviceStreamTarget
+{
+  std::uint8_t* data = nullptr;
+  std::size_t capacity = 0;
+  std::size_t bytes = 0;
+};
 bool available(std::string* why);
 /// Encodes contiguous values that live on the host (hostValues) or on the device (deviceValues,
 /// exactly one of the two non-null).
@@ -78,8 +85,10 @@ Status encode(const T* hostValues,
   std::vector<std::uint8_t>& stream,
   EncodeStatistics* statistics,
   const ExecutionOptions& options,
-  double* kernelSeconds);
-/// Decodes into host memory (hostOut, with layout.stride) or device memory (deviceOut).
+  double* kernelSeconds,
+  DeviceStreamTarget* target = nullptr);
+/// Decodes into host memory (hostOut, with layout.stride) or device memory (deviceOut). With
+/// streamOnDevice, `stream` is a device pointer and `info` is not used (parsed here).
 template<typename S, typename T>
 Status decode(const std::uint8_t* stream,
   std::size_t bytes,
@@ -89,7 +98,8 @@ Status decode(const std::uint8_t* stream,
   T* deviceOut,
   const Layout& layout,
   const ExecutionOptions& options,
-  double* kernelSeconds);
+  double* kernelSeconds,
+  bool streamOnDevice = false);
 /// Copies n values from device to host memory (for the CPU fall-back of encodeDevice).
 template<typename T>
 Status copyToHost(const T* device, std::size_t n, std::size_t stride, T* host);

@@ -13,6 +13,7 @@
 
 #include "../../Internal.h"
 
+#include <cub/cub.cuh>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -758,6 +759,87 @@ __global__ void decodeChunksKernel(const unsigned char* stream,
   }
 }
 
+struct Sections
+{
+  u64 begin[66]; ///< first byte of each level's section (its chunk size table)
+  u64 end[66];
+};
+
+/// Device-resident streams: chunk sizes from the level tables (thread per chunk).
+__global__ void chunkSizesKernel(const unsigned char* stream,
+  ChunkGeometry g,
+  Sections sec,
+  u64 chunks,
+  u32* chunkSize,
+  u64* size64)
+{
+  for (u64 c = blockIdx.x * u64(blockDim.x) + threadIdx.x; c <= chunks;
+       c += u64(gridDim.x) * blockDim.x)
+  {
+    if (c == chunks)
+    {
+      size64[c] = 0;
+      continue;
+    }
+    const int k = levelOfChunk(g, c);
+    const u32 size =
+      *reinterpret_cast<const u32*>(stream + sec.begin[k] + 4 * (c - g.chunkBegin[k]));
+    chunkSize[c] = size;
+    size64[c] = size;
+  }
+}
+
+/// Offsets from the scanned sizes, and the checks the host does for host streams.
+template<typename S>
+__global__ void chunkCheckKernel(const unsigned char* stream,
+  ChunkGeometry g,
+  Sections sec,
+  u64 chunks,
+  const u32* chunkSize,
+  const u64* scanned,
+  u64* chunkOffset,
+  u64* escCount,
+  int* error)
+{
+  for (u64 c = blockIdx.x * u64(blockDim.x) + threadIdx.x; c <= chunks;
+       c += u64(gridDim.x) * blockDim.x)
+  {
+    if (c == chunks)
+    {
+      escCount[c] = 0;
+      continue;
+    }
+    const int k = levelOfChunk(g, c);
+    const u64 first = g.chunkBegin[k];
+    const u64 at = sec.begin[k] + 4 * (g.chunkBegin[k + 1] - first) + (scanned[c] - scanned[first]);
+    const u32 size = chunkSize[c];
+    chunkOffset[c] = at;
+    u32 esc = 0;
+    bool bad = at + size > sec.end[k];
+    if (!bad && size != 0)
+    {
+      bad = size < format::ChunkHeaderBytes || size % 4 != 0;
+      if (!bad)
+      {
+        const u32* h = reinterpret_cast<const u32*>(stream + at);
+        esc = h[2];
+        bad = esc > format::ChunkCodes ||
+          format::ChunkHeaderBytes + u64(esc) * sizeof(S) + 4ull * h[3] != size;
+      }
+    }
+    if (!bad && c + 1 == g.chunkBegin[k + 1])
+    {
+      bad = at + size != sec.end[k]; // the chunks must fill the level's section
+    }
+    if (bad)
+    {
+      atomicExch(error, 7);
+      esc = 0;
+    }
+    escCount[c] = esc;
+  }
+}
+
 template<typename S>
 __global__ void decodePassKernel(DevPass p,
   S* rec,
@@ -877,7 +959,8 @@ Status encode(const T* hostValues,
   std::vector<std::uint8_t>& stream,
   EncodeStatistics* statistics,
   const ExecutionOptions& options,
-  double* kernelSeconds)
+  double* kernelSeconds,
+  DeviceStreamTarget* target)
 {
   (void)options;
   std::string why;
@@ -1008,7 +1091,7 @@ Status encode(const T* hostValues,
   u32* histogram = ws.histogram.as<u32>();
   SGC_TRY(cudaMemsetAsync(masks, 0, chunks * 8, s), "clear");
   SGC_TRY(cudaMemsetAsync(histogram, 0, format::Tokens * 4, s), "clear");
-  analyseKernel<<<std::min<unsigned>(blocksFor(totalBlocks), 264), Threads, 0, s>>>(
+  analyseKernel<<<std::min<unsigned>(blocksFor(totalBlocks), 1056), Threads, 0, s>>>(
     symbols, geometry, totalBlocks, masks, histogram);
   SGC_LAUNCHED("analyse kernel");
   timer.stop(s);
@@ -1124,7 +1207,24 @@ Status encode(const T* hostValues,
                 cudaMemcpyDeviceToHost),
         "download input");
     }
-    detail::writeRaw(host.data(), plan.dims, bound, stream);
+    if (target)
+    {
+      if (rawTotal > target->capacity)
+      {
+        return Status(ErrorCode::InvalidArgument,
+          "encode: the device stream buffer holds " + std::to_string(target->capacity) +
+            " bytes, the stream needs " + std::to_string(rawTotal) + " (maxStreamBytes)");
+      }
+      std::vector<std::uint8_t> head;
+      detail::writeRaw(host.data(), plan.dims, bound, head);
+      SGC_TRY(cudaMemcpy(target->data, head.data(), head.size(), cudaMemcpyHostToDevice),
+        "upload raw stream");
+      target->bytes = head.size();
+    }
+    else
+    {
+      detail::writeRaw(host.data(), plan.dims, bound, stream);
+    }
     if (statistics)
     {
       statistics->raw = true;
@@ -1151,11 +1251,25 @@ Status encode(const T* hostValues,
     "upload offsets");
   SGC_TRY(cudaMemcpy(dTableOffset, tableOffset.data(), plan.levels * 8, cudaMemcpyHostToDevice),
     "upload offsets");
-  if (!(st = ws.out.reserve(total, "stream")))
+  unsigned char* dOut = nullptr;
+  if (target)
   {
-    return st;
+    if (total > target->capacity)
+    {
+      return Status(ErrorCode::InvalidArgument,
+        "encode: the device stream buffer holds " + std::to_string(target->capacity) +
+          " bytes, the stream needs " + std::to_string(total) + " (maxStreamBytes)");
+    }
+    dOut = target->data;
   }
-  unsigned char* dOut = ws.out.as<unsigned char>();
+  else
+  {
+    if (!(st = ws.out.reserve(total, "stream")))
+    {
+      return st;
+    }
+    dOut = ws.out.as<unsigned char>();
+  }
   timer.start(s);
   SGC_TRY(cudaMemsetAsync(dOut, 0, total, s), "clear stream");
   writeKernel<T><<<static_cast<unsigned>(chunks), format::BlocksPerChunk, 0, s>>>(symbols,
@@ -1174,10 +1288,21 @@ Status encode(const T* hostValues,
     dDims);
   SGC_LAUNCHED("write kernel");
   timer.stop(s);
-  stream.resize(static_cast<std::size_t>(total));
-  SGC_TRY(cudaMemcpy(stream.data() + header, dOut + header, total - header, cudaMemcpyDeviceToHost),
-    "download stream");
-  detail::writeHeader(h, stream.data());
+  if (target)
+  {
+    std::vector<std::uint8_t> head(header);
+    detail::writeHeader(h, head.data());
+    SGC_TRY(cudaMemcpy(target->data, head.data(), header, cudaMemcpyHostToDevice), "upload header");
+    target->bytes = static_cast<std::size_t>(total);
+  }
+  else
+  {
+    stream.resize(static_cast<std::size_t>(total));
+    SGC_TRY(
+      cudaMemcpy(stream.data() + header, dOut + header, total - header, cudaMemcpyDeviceToHost),
+      "download stream");
+    detail::writeHeader(h, stream.data());
+  }
   if (statistics)
   {
     statistics->raw = false;
@@ -1193,12 +1318,13 @@ template<typename S, typename T>
 Status decode(const std::uint8_t* stream,
   std::size_t bytes,
   int lod,
-  const StreamInfo& info,
+  const StreamInfo& infoIn,
   T* hostOut,
   T* deviceOut,
   const Layout& layout,
   const ExecutionOptions& options,
-  double* kernelSeconds)
+  double* kernelSeconds,
+  bool streamOnDevice)
 {
   (void)options;
   std::string why;
@@ -1208,6 +1334,59 @@ Status decode(const std::uint8_t* stream,
   }
   Workspace& ws = workspace();
   std::lock_guard<std::mutex> lock(ws.mutex);
+  // A device-resident stream: its header (and, for raw streams, everything) comes to the host;
+  // the chunk tables are read and checked on the device.
+  std::vector<std::uint8_t> hostCopy;
+  StreamInfo deviceInfo;
+  const std::uint8_t* deviceStream = nullptr;
+  if (streamOnDevice)
+  {
+    deviceStream = stream;
+    std::size_t need = format::FixedHeaderBytes;
+    Status hs;
+    for (int attempt = 0; attempt < 3; ++attempt)
+    {
+      need = std::min(need, bytes);
+      hostCopy.resize(need);
+      SGC_TRY(
+        cudaMemcpy(hostCopy.data(), deviceStream, need, cudaMemcpyDeviceToHost), "download header");
+      hs = detail::parseHeader(hostCopy.data(), need, deviceInfo, nullptr, nullptr);
+      if (hs || need >= bytes)
+      {
+        break;
+      }
+      // Too short: the message says how many bytes the next part needs.
+      const std::string& m = hs.message();
+      const std::size_t at = m.rfind("at least ");
+      if (at == std::string::npos)
+      {
+        break;
+      }
+      need = static_cast<std::size_t>(std::stoull(m.substr(at + 9)));
+    }
+    if (!hs)
+    {
+      return Status(hs.code(), "decode: " + hs.message());
+    }
+    if (deviceInfo.dims != layout.dims)
+    {
+      return Status(
+        ErrorCode::InvalidArgument, "decode: the layout's dimensions do not match the stream's");
+    }
+    lod = lod < 0 || lod >= deviceInfo.levels ? deviceInfo.levels - 1 : lod;
+    if (bytes < deviceInfo.levelEnd[deviceInfo.raw ? 0 : lod])
+    {
+      return Status(ErrorCode::InvalidArgument, "decode: the stream is truncated");
+    }
+    if (deviceInfo.raw)
+    {
+      hostCopy.resize(deviceInfo.levelEnd[0]);
+      SGC_TRY(cudaMemcpy(hostCopy.data(), deviceStream, hostCopy.size(), cudaMemcpyDeviceToHost),
+        "download");
+    }
+    stream = hostCopy.data();
+  }
+  const StreamInfo& info = streamOnDevice ? deviceInfo : infoIn;
   const u64 voxels = info.dims[0] * info.dims[1] * info.dims[2];
   const bool direct = deviceOut && sizeof(S) == sizeof(T) && layout.stride == 1;
   Status st;
@@ -1240,7 +1419,8 @@ Status decode(const std::uint8_t* stream,
     const std::uint8_t* lengths = nullptr;
     std::size_t tableCount = 0;
     StreamInfo again;
-    if (!(st = detail::parseHeader(stream, bytes, again, &lengths, &tableCount)))
+    if (!(st = detail::parseHeader(
+            stream, streamOnDevice ? hostCopy.size() : bytes, again, &lengths, &tableCount)))
     {
       return st;
     }
@@ -1259,7 +1439,7 @@ Status decode(const std::uint8_t* stream,
     std::vector<u64> chunkOffset(static_cast<std::size_t>(chunks) + 1),
       escBase(static_cast<std::size_t>(chunks) + 1, 0);
     std::vector<u32> chunkSize(static_cast<std::size_t>(chunks) + 1, 0);
-    for (int k = 0; k <= lod; ++k)
+    for (int k = 0; k <= lod && !streamOnDevice; ++k)
     {
       const u64 sectionBegin = k == 0 ? info.headerBytes : info.levelEnd[k - 1];
       const u64 sectionEnd = info.levelEnd[k];
@@ -1303,14 +1483,69 @@ Status decode(const std::uint8_t* stream,
             " do not fill its section");
       }
     }
+    const std::vector<u64> levelCodeBeginCopy = levelCodeBegin;
+    const ChunkGeometry geometryEarly = geometryOf(plan, levelCodeBeginCopy);
+    if (streamOnDevice)
+    {
+      // The same checks as the host path above, on the device: sizes -> scan -> offsets and
+      // checks -> scan of the escape counts.
+      Sections sec;
+      for (int k = 0; k < 66; ++k)
+      {
+        sec.begin[k] = k <= lod ? (k == 0 ? info.headerBytes : info.levelEnd[k - 1]) : 0;
+        sec.end[k] = k <= lod ? info.levelEnd[k] : 0;
+        if (k <= lod && sec.end[k] - sec.begin[k] < 4 * plan.levelChunks[k])
+        {
+          return Status(ErrorCode::InvalidArgument,
+            "decode: damaged stream: level " + std::to_string(k) + " section is too short");
+        }
+      }
+      std::size_t scanBytes = 0, scanBytes2 = 0;
+      cub::DeviceScan::ExclusiveSum(
+        nullptr, scanBytes, static_cast<u64*>(nullptr), static_cast<u64*>(nullptr), chunks + 1);
+      scanBytes2 = scanBytes;
+      if (!(st = ws.chunkMeta.reserve((chunks + 1) * 40 + scanBytes2 + 512, "chunk tables")) ||
+        !(st = ws.error.reserve(16, "error")))
+      {
+        return st;
+      }
+      unsigned char* base = ws.chunkMeta.as<unsigned char>();
+      u64* dOffset = reinterpret_cast<u64*>(base);
+      u64* dEscBaseTmp = dOffset + chunks + 1;
+      u32* dSize = reinterpret_cast<u32*>(dEscBaseTmp + chunks + 1);
+      u64* dSize64 = reinterpret_cast<u64*>(base + (chunks + 1) * 24);
+      u64* dScanned = dSize64 + chunks + 1;
+      void* temp = base + ((chunks + 1) * 40 + 255) / 256 * 256;
+      int* dErr = ws.error.as<int>();
+      SGC_TRY(cudaMemset(dErr, 0, 4), "clear");
+      timer.start(s);
+      chunkSizesKernel<<<blocksFor(chunks + 1), Threads, 0, s>>>(
+        deviceStream, geometryEarly, sec, chunks, dSize, dSize64);
+      cub::DeviceScan::ExclusiveSum(temp, scanBytes, dSize64, dScanned, chunks + 1, s);
+      chunkCheckKernel<S><<<blocksFor(chunks + 1), Threads, 0, s>>>(
+        deviceStream, geometryEarly, sec, chunks, dSize, dScanned, dOffset, dSize64, dErr);
+      cub::DeviceScan::ExclusiveSum(temp, scanBytes2, dSize64, dEscBaseTmp, chunks + 1, s);
+      SGC_LAUNCHED("chunk table kernels");
+      timer.stop(s);
+      int err = 0;
+      SGC_TRY(cudaMemcpy(&err, dErr, 4, cudaMemcpyDeviceToHost), "download");
+      if (err)
+      {
+        return Status(
+          ErrorCode::InvalidArgument, "decode: damaged stream: inconsistent chunk tables");
+      }
+      SGC_TRY(cudaMemcpy(escBase.data(), dEscBaseTmp, (chunks + 1) * 8, cudaMemcpyDeviceToHost),
+        "download");
+    }
     const u64 totalEsc = escBase[chunks];
     const u64 streamBytes = info.levelEnd[lod];
     std::vector<DevPass> passes;
     toDevPasses(plan, levelCodeBegin, passes);
     const ChunkGeometry geometry = geometryOf(plan, levelCodeBegin);
-    if (!(st = ws.stream.reserve(streamBytes, "stream")) ||
+    if ((!streamOnDevice && !(st = ws.stream.reserve(streamBytes, "stream"))) ||
       !(st = ws.symbols.reserve(levelCodeBegin[plan.levels] * sizeof(u16), "symbols")) ||
-      !(st = ws.chunkMeta.reserve((chunks + 1) * 16 + (chunks + 1) * 4, "chunk tables")) ||
+      (!streamOnDevice &&
+        !(st = ws.chunkMeta.reserve((chunks + 1) * 16 + (chunks + 1) * 4, "chunk tables"))) ||
       !(st = ws.escCode.reserve((totalEsc + 1) * 8, "escapes")) ||
       !(st = ws.escValue.reserve((totalEsc + 1) * sizeof(S), "escapes")) ||
       !(st = ws.lut.reserve((std::size_t(1) << format::LutBits) * 4, "lut")) ||
@@ -1319,17 +1554,23 @@ Status decode(const std::uint8_t* stream,
     {
       return st;
     }
-    unsigned char* dStream = ws.stream.as<unsigned char>();
-    SGC_TRY(cudaMemcpy(dStream, stream, streamBytes, cudaMemcpyHostToDevice), "upload stream");
+    const unsigned char* dStream = deviceStream;
     u64* dChunkOffset = ws.chunkMeta.as<u64>();
     u64* dEscBase = dChunkOffset + chunks + 1;
     u32* dChunkSize = reinterpret_cast<u32*>(dEscBase + chunks + 1);
-    SGC_TRY(cudaMemcpy(dChunkOffset, chunkOffset.data(), (chunks + 1) * 8, cudaMemcpyHostToDevice),
-      "upload");
-    SGC_TRY(
-      cudaMemcpy(dEscBase, escBase.data(), (chunks + 1) * 8, cudaMemcpyHostToDevice), "upload");
-    SGC_TRY(
-      cudaMemcpy(dChunkSize, chunkSize.data(), (chunks + 1) * 4, cudaMemcpyHostToDevice), "upload");
+    if (!streamOnDevice)
+    {
+      SGC_TRY(
+        cudaMemcpy(ws.stream.ptr, stream, streamBytes, cudaMemcpyHostToDevice), "upload stream");
+      dStream = ws.stream.as<unsigned char>();
+      SGC_TRY(
+        cudaMemcpy(dChunkOffset, chunkOffset.data(), (chunks + 1) * 8, cudaMemcpyHostToDevice),
+        "upload");
+      SGC_TRY(
+        cudaMemcpy(dEscBase, escBase.data(), (chunks + 1) * 8, cudaMemcpyHostToDevice), "upload");
+      SGC_TRY(cudaMemcpy(dChunkSize, chunkSize.data(), (chunks + 1) * 4, cudaMemcpyHostToDevice),
+        "upload");
+    }
     SGC_TRY(
       cudaMemcpy(ws.lut.ptr, dec.lut.data(), dec.lut.size() * 4, cudaMemcpyHostToDevice), "upload");
     if (!dec.sorted.empty())
@@ -1460,7 +1701,8 @@ template Status encode<float>(const float*,
   std::vector<std::uint8_t>&,
   EncodeStatistics*,
   const ExecutionOptions&,
-  double*);
+  double*,
+  DeviceStreamTarget*);
 template Status encode<double>(const double*,
   const double*,
   const Layout&,
@@ -1468,7 +1710,8 @@ template Status encode<double>(const double*,
   std::vector<std::uint8_t>&,
   EncodeStatistics*,
   const ExecutionOptions&,
-  double*);
+  double*,
+  DeviceStreamTarget*);
 template Status decode<float, float>(const std::uint8_t*,
   std::size_t,
   int,
@@ -1477,7 +1720,8 @@ template Status decode<float, float>(const std::uint8_t*,
   float*,
   const Layout&,
   const ExecutionOptions&,
-  double*);
+  double*,
+  bool);
 template Status decode<float, double>(const std::uint8_t*,
   std::size_t,
   int,
@@ -1486,7 +1730,8 @@ template Status decode<float, double>(const std::uint8_t*,
   double*,
   const Layout&,
   const ExecutionOptions&,
-  double*);
+  double*,
+  bool);
 template Status decode<double, float>(const std::uint8_t*,
   std::size_t,
   int,
@@ -1495,7 +1740,8 @@ template Status decode<double, float>(const std::uint8_t*,
   float*,
   const Layout&,
   const ExecutionOptions&,
-  double*);
+  double*,
+  bool);
 template Status decode<double, double>(const std::uint8_t*,
   std::size_t,
   int,
@@ -1504,9 +1750,14 @@ template Status decode<double, double>(const std::uint8_t*,
   double*,
   const Layout&,
   const ExecutionOptions&,
-  double*);
+  double*,
+  bool);
 template Status copyToHost<float>(const float*, std::size_t, std::size_t, float*);
 template Status copyToHost<double>(const double*, std::size_t, std::size_t, double*);
+template Status copyToHost<std::uint8_t>(const std::uint8_t*,
+  std::size_t,
+  std::size_t,
+  std::uint8_t*);
 template Status copyToDevice<float>(const float*, std::size_t, float*, std::size_t);
 template Status copyToDevice<double>(const double*, std::size_t, double*, std::size_t);
 
