@@ -192,7 +192,8 @@ correlation::ExecutionOptions vtkCorrelationFilterSupport::Options(vtkAlgorithm*
           { body(static_cast<std::size_t>(begin), static_cast<std::size_t>(end)); });
       });
   };
-  o.abort = [algorithm]() { return algorithm->CheckAbort(); };
+  // Polled from worker threads: read the flag only (CheckAbort also walks the pipeline).
+  o.abort = [algorithm]() { return algorithm->GetAbortExecute() != 0; };
   return o;
 }
 

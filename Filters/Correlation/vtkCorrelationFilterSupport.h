@@ -2,7 +2,7 @@
  * @class vtkCorrelationFilterSupport
  * @brief Private helpers of the correlation filters: the image plane of a 2-D vtkImageData,
  * array extraction through vtkArrayDispatch, input checks, and the core's execution options
- * (vtkSMPTools threads, abort through CheckAbort).
+ * (vtkSMPTools threads, abort through the AbortExecute flag).
  */
 #ifndef vtkCorrelationFilterSupport_h
 #define vtkCorrelationFilterSupport_h

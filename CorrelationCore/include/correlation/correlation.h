@@ -282,13 +282,13 @@ struct Peak
   int y = 0;
   double subX = 0; ///< sub-pixel lag
   double subY = 0;
-  double value = 0;       ///< the maximum
+  double value = 0; ///< the maximum
   /// The largest local maximum outside the primary's neighbourhood, edge samples excluded
   /// (there a slope is cut off, not a peak); 0 when there is none.
   double secondValue = 0;
-  double ratio = 0;       ///< value / secondValue (inf when no second peak)
-  bool onBorder = false;  ///< the maximum lies on the window's edge (no sub-pixel fit there)
-  double zeroLag = 0;     ///< the map at lag (0, 0), NaN when outside the window
+  double ratio = 0;      ///< value / secondValue (inf when no second peak)
+  bool onBorder = false; ///< the maximum lies on the window's edge (no sub-pixel fit there)
+  double zeroLag = 0;    ///< the map at lag (0, 0), NaN when outside the window
 };
 
 /// Finds the maximum of one map. `exclusion`: half-size of the neighbourhood ignored for the
