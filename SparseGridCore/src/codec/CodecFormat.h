@@ -196,6 +196,15 @@ SGC_HD T predictPair(T left, T right)
   return (left + right) * T(0.5);
 }
 
+/// Symbol of a quantised residual: 0 for q = 0, zigzag(q) + 1 otherwise (q > 0 -> 2q, q < 0 ->
+/// -2q + 1). Branch-free: on noisy data the sign of q is unpredictable.
+SGC_HD std::uint16_t symbolOf(int q)
+{
+  const std::uint32_t magnitude = static_cast<std::uint32_t>(q < 0 ? -q : q);
+  const std::uint32_t zz = 2 * magnitude - (q > 0 ? 1u : 0u);
+  return static_cast<std::uint16_t>(zz + (q != 0 ? 1u : 0u));
+}
+
 /// Quantises x against its prediction; returns the symbol (0: q = 0, 1: escape, else
 /// zigzag(q) + 1) and the value the decoder will reconstruct.
 template<typename T>
@@ -219,13 +228,7 @@ SGC_HD std::uint16_t quantise(T x, T pred, const Quantiser& qz, T& recon)
     return EscapeSymbol;
   }
   recon = r;
-  if (q == 0)
-  {
-    return 0;
-  }
-  const std::uint32_t zz =
-    q > 0 ? static_cast<std::uint32_t>(2 * q - 1) : static_cast<std::uint32_t>(-2 * q);
-  return static_cast<std::uint16_t>(zz + 1);
+  return symbolOf(q);
 }
 
 /// The decoder's side of quantise (symbol != escape).
