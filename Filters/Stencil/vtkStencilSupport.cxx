@@ -21,6 +21,21 @@ vtkStencilExecution::vtkStencilExecution(vtkAlgorithm* algorithm, int backend, i
     ? stencil::Backend::CPU
     : (backend == 2 ? stencil::Backend::CUDA : stencil::Backend::Auto);
   this->Opts.threads = std::max(0, threads);
+  const int nthreads = std::max(0, threads);
+  this->Opts.parallelFor =
+    [nthreads](std::size_t count, const std::function<void(std::size_t, std::size_t)>& body)
+  {
+    // STDThread: Debian's VTK defaults to the sequential SMP backend.
+    const vtkSMPTools::Config config(nthreads, nthreads == 1 ? "Sequential" : "STDThread", false);
+    vtkSMPTools::LocalScope(config,
+      [&]()
+      {
+        vtkSMPTools::For(0,
+          static_cast<vtkIdType>(count),
+          [&](vtkIdType begin, vtkIdType end)
+          { body(static_cast<std::size_t>(begin), static_cast<std::size_t>(end)); });
+      });
+  };
   this->Opts.progress = [this](double fraction)
   {
     fraction = std::min(1.0, std::max(0.0, fraction));

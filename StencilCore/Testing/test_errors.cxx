@@ -169,3 +169,43 @@ TEST(StencilErrors, AbortStopsTheCpuLoop)
   EXPECT_EQ(stencil::applyImage(g, u.data(), out.data(), s, o).code(), ErrorCode::Aborted);
 }
 } // namespace
+
+namespace
+{
+/// The caller's threading hook runs every CPU loop (the VTK filter passes vtkSMPTools here).
+TEST(StencilExecution, CallerThreadingHookIsUsed)
+{
+  stencil::GeneratedColumns gen;
+  ASSERT_TRUE(stencil::generateColumns(
+    stencil::HorizontalShape::Hexagon, 9, 8, 6, 1, 1, stencil::Ordering::RowMajor, gen)
+                .ok());
+  std::vector<double> u(gen.mesh.size());
+  for (std::size_t i = 0; i < u.size(); ++i)
+    u[i] = std::cos(0.2 * i);
+  stencil::StencilOptions s;
+  s.op = Operator::Laplap;
+  s.boundary = stencil::BoundaryMode::ZeroFlux;
+  std::vector<double> expected(u.size()), actual(u.size());
+  ASSERT_TRUE(
+    stencil::applyColumns(gen.mesh, u.data(), expected.data(), s, optionsFor(Backend::CPU)).ok());
+  std::size_t calls = 0, covered = 0;
+  auto options = optionsFor(Backend::CPU);
+  options.parallelFor = [&](
+                          std::size_t n, const std::function<void(std::size_t, std::size_t)>& body)
+  {
+    for (std::size_t begin = 0; begin < n; begin += 7)
+    {
+      ++calls;
+      covered += std::min(n, begin + 7) - begin;
+      body(begin, std::min(n, begin + 7));
+    }
+  };
+  ASSERT_TRUE(stencil::applyColumns(gen.mesh, u.data(), actual.data(), s, options).ok());
+  EXPECT_GT(calls, 1u);
+  EXPECT_EQ(covered, u.size()); // the idxvar loop runs over every value
+  EXPECT_EQ(actual, expected);
+  options.abort = []() { return true; };
+  EXPECT_EQ(stencil::applyColumns(gen.mesh, u.data(), actual.data(), s, options).code(),
+    ErrorCode::Aborted);
+}
+} // namespace

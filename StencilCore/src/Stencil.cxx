@@ -151,10 +151,25 @@ int threadCount(const ExecutionOptions& options)
 template<typename Body>
 bool parallelFor(std::size_t n, const ExecutionOptions& options, Body&& body)
 {
+  std::atomic<bool> aborted(false);
+  if (options.parallelFor)
+  {
+    // The caller's pool decides the chunks; abort is still checked once per chunk.
+    options.parallelFor(n,
+      [&](std::size_t begin, std::size_t end)
+      {
+        if (aborted.load() || (options.abort && options.abort()))
+        {
+          aborted = true;
+          return;
+        }
+        body(begin, end);
+      });
+    return !aborted.load();
+  }
   const int threads = std::max(1, std::min<int>(threadCount(options), static_cast<int>(n)));
   const std::size_t chunks = std::min<std::size_t>(n, static_cast<std::size_t>(threads) * 8);
   std::atomic<std::size_t> next(0);
-  std::atomic<bool> aborted(false);
   auto worker = [&]()
   {
     for (;;)

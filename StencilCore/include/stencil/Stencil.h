@@ -111,6 +111,9 @@ const char* toString(Ordering ordering);
 
 using ProgressCallback = std::function<void(double)>;
 using AbortCallback = std::function<bool()>;
+/// The caller's threading (e.g. vtkSMPTools): run body(begin, end) over chunks covering [0, count).
+using ParallelFor =
+  std::function<void(std::size_t count, const std::function<void(std::size_t, std::size_t)>& body)>;
 
 struct StencilOptions
 {
@@ -139,6 +142,8 @@ struct ExecutionOptions
   int timingRepeats = 1;
   ProgressCallback progress;
   AbortCallback abort;
+  /// Optional: CPU loops run through the caller's threading instead of the built-in pool.
+  ParallelFor parallelFor;
 };
 
 struct ExecutionReport
