@@ -21,6 +21,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace sparsegrid
@@ -1658,6 +1659,10 @@ Status decode(const std::uint8_t* stream,
         <<<blocksFor(voxels), Threads, 0, s>>>(rec, deviceOut, layout.stride, voxels);
       SGC_LAUNCHED("convert kernel");
       timer.stop(s);
+    }
+    else if (std::is_same<S, T>::value && layout.stride == 1)
+    {
+      SGC_TRY(cudaMemcpy(hostOut, rec, voxels * sizeof(S), cudaMemcpyDeviceToHost), "download");
     }
     else
     {
