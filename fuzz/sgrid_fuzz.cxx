@@ -8,8 +8,16 @@
 // return an error or a header and steps that satisfy the invariants checked below; anything
 // else (a crash, a sanitizer report, a violated invariant) is a finding.
 //
-// Build and run: fuzz/run.sh. The same function runs the regression corpus (fuzz/corpus) in
-// CTest, compiled without the fuzzer (SPARSEGRID_FUZZ_NO_MAIN).
+// An input whose first byte is 0xFD goes to the representation's validator instead (when built
+// with SPARSEGRID_FUZZ_FIELD_DATA, which needs VTK): the rest drives the corruption of a valid
+// representation's SparseGrid.* field data and coefficient arrays (arrays removed, retyped,
+// resized, values replaced by NaN, infinities or extremes), which
+// vtkSparseGridRepresentation::ReadFieldData and FromPolyData must refuse with a message or
+// accept only when what they return is consistent.
+//
+// Build and run: fuzz/run.sh (scripts/fuzz-run.sh for a timed run that reports executions per
+// second). The same function runs the regression corpus (fuzz/corpus) in CTest, compiled
+// without the fuzzer.
 #include "SparseGridFile.h"
 
 #include <hdf5.h>
@@ -20,8 +28,24 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
+
+#ifdef SPARSEGRID_FUZZ_FIELD_DATA
+#include "vtkSparseGridRepresentation.h"
+
+#include "vtkDoubleArray.h"
+#include "vtkFieldData.h"
+#include "vtkFloatArray.h"
+#include "vtkIdTypeArray.h"
+#include "vtkIntArray.h"
+#include "vtkNew.h"
+#include "vtkPointData.h"
+#include "vtkPolyData.h"
+#include "vtkSmartPointer.h"
+#include "vtkStringArray.h"
+#endif
 
 namespace sgf = sparsegrid::file;
 
@@ -228,10 +252,11 @@ std::vector<unsigned char> BuildImage(const std::uint8_t* data, std::size_t size
     g.axisMap.push_back(static_cast<int>(axes[t]));
   }
   g.boundary = boundary == 1;
+  // Origin 0 and spacing 1: the bounds span the image, as the writers make them.
   for (int a = 0; a < 3; ++a)
   {
     g.imageDimensions[a] = static_cast<int>(dims[a]);
-    g.bounds[2 * a + 1] = 1;
+    g.bounds[2 * a + 1] = static_cast<double>(dims[a]) - 1; // dims may be any long long
   }
   std::uint64_t points = 0;
   sgf::validateGrid(g, points); // 0 when invalid
@@ -247,7 +272,9 @@ std::vector<unsigned char> BuildImage(const std::uint8_t* data, std::size_t size
     IntAttribute(grid, "level_caps", caps, false);
     IntAttribute(grid, "boundary", { boundary }, true);
     IntAttribute(grid, "axis_map", axes, false);
-    std::vector<double> bounds = { 0, 1, 0, 1, 0, 1 };
+    std::vector<double> bounds = {
+      g.bounds[0], g.bounds[1], g.bounds[2], g.bounds[3], g.bounds[4], g.bounds[5]
+    };
     for (double& b : bounds)
     {
       b = PickDouble(fdp, b);
@@ -344,6 +371,219 @@ std::vector<unsigned char> BuildImage(const std::uint8_t* data, std::size_t size
   return image;
 }
 
+#ifdef SPARSEGRID_FUZZ_FIELD_DATA
+/// A fuzzed replacement for one field or point array: another type, another length, values
+/// that are out of range, non-finite or extreme.
+vtkSmartPointer<vtkAbstractArray> FuzzedArray(FuzzedDataProvider& fdp, const char* name)
+{
+  const int kind = fdp.ConsumeIntegralInRange<int>(0, 4);
+  const vtkIdType tuples = fdp.ConsumeIntegralInRange<vtkIdType>(0, 8);
+  vtkSmartPointer<vtkAbstractArray> array;
+  if (kind == 4)
+  {
+    vtkNew<vtkStringArray> strings;
+    for (vtkIdType i = 0; i < tuples; ++i)
+    {
+      strings->InsertNextValue(fdp.ConsumeRandomLengthString(32));
+    }
+    array = strings;
+  }
+  else
+  {
+    vtkSmartPointer<vtkDataArray> numbers;
+    if (kind == 0)
+    {
+      numbers = vtkSmartPointer<vtkIntArray>::New();
+    }
+    else if (kind == 1)
+    {
+      numbers = vtkSmartPointer<vtkIdTypeArray>::New();
+    }
+    else if (kind == 2)
+    {
+      numbers = vtkSmartPointer<vtkFloatArray>::New();
+    }
+    else
+    {
+      numbers = vtkSmartPointer<vtkDoubleArray>::New();
+    }
+    numbers->SetNumberOfComponents(fdp.ConsumeIntegralInRange<int>(1, 3));
+    numbers->SetNumberOfTuples(tuples);
+    for (vtkIdType i = 0; i < tuples * numbers->GetNumberOfComponents(); ++i)
+    {
+      numbers->SetVariantValue(
+        i, vtkVariant(PickDouble(fdp, fdp.ConsumeIntegralInRange<int>(-2, 40))));
+    }
+    array = numbers;
+  }
+  array->SetName(name);
+  return array;
+}
+
+/// Corrupts `data` (field data or point data) array by array as the input says.
+void CorruptArrays(FuzzedDataProvider& fdp, vtkFieldData* data)
+{
+  std::vector<std::string> names;
+  for (int i = 0; i < data->GetNumberOfArrays(); ++i)
+  {
+    const char* name = data->GetAbstractArray(i)->GetName();
+    names.push_back(name ? name : "");
+  }
+  for (const std::string& name : names)
+  {
+    if (fdp.remaining_bytes() == 0)
+    {
+      break;
+    }
+    switch (fdp.ConsumeIntegralInRange<int>(0, 7))
+    {
+      case 0:
+        data->RemoveArray(name.c_str());
+        break;
+      case 1:
+        data->RemoveArray(name.c_str());
+        data->AddArray(FuzzedArray(fdp, name.c_str()));
+        break;
+      case 2:
+      {
+        // One value replaced in place, the type kept.
+        vtkDataArray* numbers = vtkDataArray::SafeDownCast(data->GetAbstractArray(name.c_str()));
+        if (numbers && numbers->GetNumberOfValues() > 0)
+        {
+          const vtkIdType at =
+            fdp.ConsumeIntegralInRange<vtkIdType>(0, numbers->GetNumberOfValues() - 1);
+          numbers->SetVariantValue(at, vtkVariant(PickDouble(fdp, 1e300)));
+        }
+        break;
+      }
+      case 3:
+      {
+        // Lengthened or shortened by a few tuples.
+        vtkAbstractArray* array = data->GetAbstractArray(name.c_str());
+        const vtkIdType n = array->GetNumberOfTuples();
+        array->Resize(std::max<vtkIdType>(0, n + fdp.ConsumeIntegralInRange<int>(-2, 2)));
+        break;
+      }
+      default:
+        break; // kept as it is
+    }
+  }
+  if (fdp.ConsumeIntegralInRange<int>(0, 7) == 0)
+  {
+    // An array under a name the validator may look for.
+    static const char* const extra[] = { "SparseGrid.FormatVersion",
+      "SparseGrid.Encoding",
+      "SparseGrid.Streams",
+      "SparseGrid.StreamOffsets",
+      "SparseGrid.PieceExtents",
+      "SparseGrid.ArrayComponents" };
+    data->AddArray(FuzzedArray(fdp, extra[fdp.ConsumeIntegralInRange<int>(0, 5)]));
+  }
+}
+
+/// A valid sparse-grid representation (1 to 3 axes, small levels, 1 or 2 arrays), corrupted as
+/// the input says, through the validator. Accepted representations must be consistent.
+void ExerciseRepresentation(const std::uint8_t* data, std::size_t size)
+{
+  FuzzedDataProvider fdp(data, size);
+  sparsegrid::GridSpec spec;
+  spec.dimensions = fdp.ConsumeIntegralInRange<int>(1, 3);
+  spec.level = fdp.ConsumeIntegralInRange<int>(1, 5);
+  spec.boundary = fdp.ConsumeBool();
+  vtkSparseGridRepresentation::Description info;
+  for (int t = 0; t < spec.dimensions; ++t)
+  {
+    spec.caps.push_back(fdp.ConsumeIntegralInRange<int>(0, 4));
+  }
+  if (!sparsegrid::Grid::create(spec, info.Grid, FuzzMemoryLimit).ok())
+  {
+    return;
+  }
+  for (int t = 0; t < spec.dimensions; ++t)
+  {
+    info.AxisMap.push_back(t);
+    info.ImageDimensions[t] = (1 << spec.caps[static_cast<std::size_t>(t)]) + 1;
+  }
+  for (int a = 0; a < 3; ++a)
+  {
+    info.ImageOrigin[a] = 0;
+    info.ImageSpacing[a] = 1;
+    info.Bounds[2 * a] = 0;
+    info.Bounds[2 * a + 1] = info.ImageDimensions[a] - 1;
+  }
+  const bool isFloat = fdp.ConsumeBool();
+  info.Precision = isFloat ? sparsegrid::Precision::Float : sparsegrid::Precision::Double;
+  const int arrays = fdp.ConsumeIntegralInRange<int>(1, 2);
+  std::vector<vtkSmartPointer<vtkDataArray>> owned;
+  std::vector<vtkDataArray*> coefficients;
+  for (int k = 0; k < arrays; ++k)
+  {
+    info.ArrayNames.push_back(k == 0 ? "a" : "b");
+    vtkSmartPointer<vtkDataArray> values;
+    if (isFloat)
+    {
+      values = vtkSmartPointer<vtkFloatArray>::New();
+    }
+    else
+    {
+      values = vtkSmartPointer<vtkDoubleArray>::New();
+    }
+    values->SetNumberOfComponents(k == 0 ? 1 : 3);
+    values->SetNumberOfTuples(static_cast<vtkIdType>(info.Grid.size()));
+    values->Fill(0.5);
+    owned.push_back(values);
+    coefficients.push_back(values);
+  }
+  info.CompressionRatio = 3;
+  vtkNew<vtkPolyData> poly;
+  std::string error;
+  Check(vtkSparseGridRepresentation::ToPolyData(info, coefficients, poly, &error),
+    "the starting representation is valid");
+  CorruptArrays(fdp, poly->GetFieldData());
+  if (fdp.ConsumeBool())
+  {
+    CorruptArrays(fdp, poly->GetPointData());
+  }
+
+  vtkSparseGridRepresentation::Description header;
+  const bool headerOk = vtkSparseGridRepresentation::ReadFieldData(
+    poly->GetFieldData(), header, &error, FuzzMemoryLimit);
+  Check(headerOk || !error.empty(), "a refused header says why");
+  vtkSparseGridRepresentation::Contents contents;
+  error.clear();
+  const bool ok =
+    vtkSparseGridRepresentation::FromPolyData(poly, contents, &error, FuzzMemoryLimit);
+  Check(ok || !error.empty(), "a refused representation says why");
+  if (!ok)
+  {
+    return;
+  }
+  Check(headerOk, "accepted contents have an accepted header");
+  const vtkSparseGridRepresentation::Description& accepted = contents.Info;
+  Check(accepted.Grid.valid(), "accepted grid is valid");
+  Check(static_cast<int>(accepted.AxisMap.size()) == accepted.Grid.dimensions(),
+    "one image axis per grid axis");
+  if (accepted.Kind == vtkSparseGridRepresentation::Encoding::SparseGrid)
+  {
+    Check(contents.Coefficients.size() == accepted.ArrayNames.size(), "one array per name");
+    for (const vtkSmartPointer<vtkDataArray>& c : contents.Coefficients)
+    {
+      Check(c && c->GetNumberOfTuples() == static_cast<vtkIdType>(accepted.Grid.size()),
+        "coefficients match the grid");
+    }
+    // What a writer does next with an accepted representation.
+    std::vector<vtkDataArray*> again;
+    for (const vtkSmartPointer<vtkDataArray>& c : contents.Coefficients)
+    {
+      again.push_back(c);
+    }
+    vtkNew<vtkPolyData> copy;
+    Check(vtkSparseGridRepresentation::ToPolyData(accepted, again, copy, &error),
+      "an accepted representation can be written again");
+  }
+}
+#endif
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
@@ -357,6 +597,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }();
   (void)quiet;
   static const unsigned char signature[8] = { 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n' };
+#ifdef SPARSEGRID_FUZZ_FIELD_DATA
+  if (size >= 1 && data[0] == 0xFD)
+  {
+    ExerciseRepresentation(data + 1, size - 1);
+    return 0;
+  }
+#endif
   if (size >= 8 && std::memcmp(data, signature, 8) == 0)
   {
     ExerciseReader(data, size);
