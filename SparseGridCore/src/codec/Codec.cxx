@@ -384,8 +384,15 @@ Status encodeCPU(const T* values,
 
   // Histogram of the symbols in non-zero blocks, and each chunk's block mask.
   const std::uint64_t chunks = plan.chunkBegin[plan.levels];
-  std::vector<ChunkPlan> chunkPlan(static_cast<std::size_t>(chunks));
-  std::vector<std::uint64_t> histogram(format::Tokens, 0);
+  // Reused between calls (see Workspace): fresh large vectors page-fault on every call.
+  // (Named through local references: lambdas running on pool threads must see these objects,
+  // not their own thread's instances.)
+  thread_local std::vector<ChunkPlan> chunkPlanStore;
+  thread_local std::vector<std::uint64_t> histogramStore;
+  std::vector<ChunkPlan>& chunkPlan = chunkPlanStore;
+  std::vector<std::uint64_t>& histogram = histogramStore;
+  chunkPlan.assign(static_cast<std::size_t>(chunks), ChunkPlan());
+  histogram.assign(format::Tokens, 0);
   std::mutex histogramMutex;
   const int threads = std::max(1, sparsegrid::detail::threadCount(options));
   auto chunkRange = [&](std::uint64_t c, std::uint64_t& begin, std::uint64_t& end, int& level)
@@ -408,7 +415,8 @@ Status encodeCPU(const T* values,
     {
       for (std::size_t part = firstPart; part < lastPart; ++part)
       {
-        std::vector<std::uint32_t> local(format::Tokens, 0);
+        thread_local std::vector<std::uint32_t> local;
+        local.assign(format::Tokens, 0);
         const std::uint64_t c0 = chunks * part / parts, c1 = chunks * (part + 1) / parts;
         for (std::uint64_t c = c0; c < c1; ++c)
         {
