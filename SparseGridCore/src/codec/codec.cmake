@@ -72,5 +72,11 @@ if (BUILD_TESTING)
     set_tests_properties(SparseGridCore.Codec.ReferenceDecoder PROPERTIES
       LABELS "core;codec" TIMEOUT 300 SKIP_RETURN_CODE 77)
     set_property(GLOBAL PROPERTY SPARSEGRID_CODEC_REFERENCE_TEST ON)
+    # The real volumes live beside the repository (../shared/data); the script also looks there.
+    get_filename_component(_sg_codec_data "${CMAKE_CURRENT_SOURCE_DIR}/../../shared/data" ABSOLUTE)
+    if (EXISTS "${_sg_codec_data}")
+      set_tests_properties(SparseGridCore.Codec.ReferenceDecoder PROPERTIES
+        ENVIRONMENT "SPARSEGRID_DATA=${_sg_codec_data}")
+    endif ()
   endif ()
 endif ()
