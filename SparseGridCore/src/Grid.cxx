@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -156,21 +157,57 @@ std::string detail::formatBytes(double bytes)
 namespace
 {
 
-// Value of `key` in a "key value" per line file such as /proc/meminfo or memory.stat.
+// Contents of a small file (/proc and cgroup files: a few KiB at most), read with one open()
+// and read() calls: this runs before every large allocation, so no iostreams.
+bool readSmallFile(const std::string& path, std::string& text)
+{
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+  {
+    return false;
+  }
+  text.clear();
+  char buffer[4096];
+  ssize_t n = 0;
+  while (text.size() < (1u << 16) && (n = ::read(fd, buffer, sizeof(buffer))) > 0)
+  {
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return n >= 0;
+}
+
+// Value of `key` in a "key value" per line file such as /proc/meminfo ("MemAvailable: 123 kB")
+// or memory.stat ("inactive_file 123").
 bool readKeyedValue(const std::string& path, const std::string& key, std::uint64_t& value)
 {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line))
+  std::string text;
+  if (!readSmallFile(path, text))
   {
-    std::istringstream fields(line);
-    std::string name;
-    unsigned long long number = 0;
-    if (fields >> name >> number && (name == key || name == key + ":"))
+    return false;
+  }
+  std::size_t at = 0;
+  while (at < text.size())
+  {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    if (text.compare(at, key.size(), key) == 0)
     {
-      value = number;
-      return true;
+      std::size_t p = at + key.size();
+      if (p < end && text[p] == ':')
+      {
+        ++p;
+      }
+      if (p < end && (text[p] == ' ' || text[p] == '\t'))
+      {
+        unsigned long long number = 0;
+        if (std::sscanf(text.c_str() + p, "%llu", &number) == 1)
+        {
+          value = number;
+          return true;
+        }
+      }
     }
+    at = end + 1;
   }
   return false;
 }
@@ -178,25 +215,22 @@ bool readKeyedValue(const std::string& path, const std::string& key, std::uint64
 // First token of a one-line file; "max" (cgroup v2 for no limit) reads as Saturated.
 bool readSingleValue(const std::string& path, std::uint64_t& value)
 {
-  std::ifstream in(path);
-  std::string token;
-  if (!(in >> token))
+  std::string text;
+  if (!readSmallFile(path, text))
   {
     return false;
   }
-  if (token == "max")
+  if (text.compare(0, 3, "max") == 0)
   {
     value = Saturated;
     return true;
   }
-  try
-  {
-    value = std::stoull(token);
-  }
-  catch (...)
+  unsigned long long number = 0;
+  if (std::sscanf(text.c_str(), "%llu", &number) != 1)
   {
     return false;
   }
+  value = number;
   return true;
 }
 
@@ -275,48 +309,73 @@ std::string ownCgroupPath(bool v2)
   return "/";
 }
 
-// Smallest (limit - usage + reclaimable page cache) over this process's cgroup and its
-// ancestors: a parent's limit binds its children too. Page cache counts as usage in cgroups
-// but the kernel reclaims it before failing an allocation, as MemAvailable assumes.
+/// A folder of the memory controller whose limit applies to this process.
+struct CgroupFolder
+{
+  std::string path;
+  bool v2 = false;
+};
+
+// This process's memory cgroup and its ancestors up to each hierarchy's mount: a parent's limit
+// binds its children too. Found once per process (parsing mountinfo is most of the cost of a
+// call); the limits and usages in them are read on every call.
+const std::vector<CgroupFolder>& memoryCgroupFolders()
+{
+  static const std::vector<CgroupFolder> folders = []()
+  {
+    std::vector<CgroupFolder> result;
+    for (const CgroupMount& mount : memoryCgroupMounts())
+    {
+      std::string path = ownCgroupPath(mount.v2);
+      if (mount.root != "/" && path.compare(0, mount.root.size(), mount.root) == 0)
+      {
+        path = path.substr(mount.root.size());
+      }
+      std::string dir = mount.mountPoint + (path == "/" ? "" : path);
+      if (access(dir.c_str(), R_OK) != 0)
+      {
+        dir = mount.mountPoint; // a cgroup namespace can hide our own folder
+      }
+      while (true)
+      {
+        result.push_back({ dir, mount.v2 });
+        if (dir.size() <= mount.mountPoint.size())
+        {
+          break;
+        }
+        dir = dir.substr(0, dir.rfind('/'));
+      }
+    }
+    return result;
+  }();
+  return folders;
+}
+
+// Smallest (limit - usage + reclaimable page cache) over the folders above. Page cache counts as
+// usage in cgroups but the kernel reclaims it before failing an allocation, as MemAvailable
+// assumes.
 std::uint64_t cgroupAvailable(std::string& which)
 {
   std::uint64_t best = Saturated;
-  for (const CgroupMount& mount : memoryCgroupMounts())
+  for (const CgroupFolder& folder : memoryCgroupFolders())
   {
-    std::string path = ownCgroupPath(mount.v2);
-    if (mount.root != "/" && path.compare(0, mount.root.size(), mount.root) == 0)
+    const char* limitFile = folder.v2 ? "/memory.max" : "/memory.limit_in_bytes";
+    const char* usageFile = folder.v2 ? "/memory.current" : "/memory.usage_in_bytes";
+    const char* cacheKey = folder.v2 ? "inactive_file" : "total_inactive_file";
+    std::uint64_t limit = 0, usage = 0, cache = 0;
+    // cgroup v1 writes "no limit" as a page-rounded 2^63 - 1.
+    if (readSingleValue(folder.path + limitFile, limit) && limit < (std::uint64_t(1) << 62) &&
+      readSingleValue(folder.path + usageFile, usage))
     {
-      path = path.substr(mount.root.size());
-    }
-    std::string dir = mount.mountPoint + (path == "/" ? "" : path);
-    if (access(dir.c_str(), R_OK) != 0)
-    {
-      dir = mount.mountPoint; // a cgroup namespace can hide our own folder
-    }
-    const char* limitFile = mount.v2 ? "/memory.max" : "/memory.limit_in_bytes";
-    const char* usageFile = mount.v2 ? "/memory.current" : "/memory.usage_in_bytes";
-    const char* cacheKey = mount.v2 ? "inactive_file" : "total_inactive_file";
-    while (true)
-    {
-      std::uint64_t limit = 0, usage = 0, cache = 0;
-      // cgroup v1 writes "no limit" as a page-rounded 2^63 - 1.
-      if (readSingleValue(dir + limitFile, limit) && limit < (std::uint64_t(1) << 62) &&
-        readSingleValue(dir + usageFile, usage))
+      readKeyedValue(folder.path + "/memory.stat", cacheKey, cache);
+      const std::uint64_t used = usage > cache ? usage - cache : 0;
+      const std::uint64_t available = limit > used ? limit - used : 0;
+      if (available < best)
       {
-        readKeyedValue(dir + "/memory.stat", cacheKey, cache);
-        const std::uint64_t used = usage > cache ? usage - cache : 0;
-        const std::uint64_t available = limit > used ? limit - used : 0;
-        if (available < best)
-        {
-          best = available;
-          which = std::string("the cgroup memory limit (") + (limitFile + 1) + " in " + dir + ")";
-        }
+        best = available;
+        which =
+          std::string("the cgroup memory limit (") + (limitFile + 1) + " in " + folder.path + ")";
       }
-      if (dir.size() <= mount.mountPoint.size())
-      {
-        break;
-      }
-      dir = dir.substr(0, dir.rfind('/'));
     }
   }
   return best;
@@ -358,12 +417,7 @@ std::uint64_t availableMemoryBytes(std::string* limitedBy)
   if (getrlimit(RLIMIT_AS, &addressSpace) == 0 && addressSpace.rlim_cur != RLIM_INFINITY)
   {
     std::uint64_t mappedPages = 0;
-    std::ifstream statm("/proc/self/statm");
-    unsigned long long pages = 0;
-    if (statm >> pages)
-    {
-      mappedPages = pages;
-    }
+    readSingleValue("/proc/self/statm", mappedPages); // its first field: pages mapped
     const std::uint64_t mapped = mappedPages * static_cast<std::uint64_t>(std::max(pageSize, 1L));
     const std::uint64_t cap = static_cast<std::uint64_t>(addressSpace.rlim_cur);
     const std::uint64_t available = cap > mapped ? cap - mapped : 0;
