@@ -191,6 +191,89 @@ TEST_P(ImageTest, MatchesBruteForceEverywhere)
   }
 }
 
+/// Images large enough that every GPU kernel variant has interior strips, partial strips at the
+/// end of a column and boundary blocks: each kernel and rows-per-thread choice against the
+/// brute-force reference (odd sizes so that no strip or block divides them).
+TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  struct Choice
+  {
+    stencil::ImageKernel kernel;
+    int rows;
+  };
+  const Choice choices[] = { { stencil::ImageKernel::RowStrips, 0 },
+    { stencil::ImageKernel::RowStrips, 1 },
+    { stencil::ImageKernel::RowStrips, 2 },
+    { stencil::ImageKernel::RowStrips, 4 },
+    { stencil::ImageKernel::RowStrips, 8 },
+    { stencil::ImageKernel::LayerSlices, 0 } };
+  for (std::size_t nz : { std::size_t(1), std::size_t(11) })
+  {
+    stencil::ImageGrid g;
+    g.dims = { 70, 45, nz };
+    g.spacing = { 0.7, 1.3, 0.9 };
+    std::vector<double> u(g.size());
+    for (std::size_t i = 0; i < u.size(); ++i)
+      u[i] = std::sin(0.37 * i) + 0.01 * (i % 13) + 1e-3 * (i % 70) * (i % 70);
+    for (Operator op : { Operator::Laplacian,
+           Operator::Laplap,
+           Operator::HorizontalLaplacian,
+           Operator::HorizontalLaplap })
+      for (BoundaryMode mode : { BoundaryMode::Fill, BoundaryMode::ZeroFlux })
+      {
+        const bool horizontal =
+          op == Operator::HorizontalLaplacian || op == Operator::HorizontalLaplap;
+        const bool twice = op == Operator::Laplap || op == Operator::HorizontalLaplap;
+        const bool zeroFlux = mode == BoundaryMode::ZeroFlux;
+        auto expected = reference::imageLaplacian(u, g, horizontal, zeroFlux);
+        if (twice)
+          expected = reference::imageLaplacian(expected, g, horizontal, zeroFlux);
+        const std::vector<float> uFloat(u.begin(), u.end());
+        for (const Choice& choice : choices)
+        {
+          stencil::StencilOptions s;
+          s.op = op;
+          s.boundary = mode;
+          auto options = optionsFor(GetParam());
+          options.imageKernel = choice.kernel;
+          options.imageRowsPerThread = choice.rows;
+          std::vector<double> out(u.size(), -1.0);
+          ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
+          EXPECT_TRUE(closeWithNaN(out, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
+            << stencil::toString(op) << " " << stencil::toString(mode) << " nz=" << nz << " "
+            << stencil::toString(choice.kernel) << " rows=" << choice.rows;
+          // Float: 64 eps |u| (input rounding and arithmetic) amplified by the operator (sum
+          // 4 / h^2, squared for the laplap), as in the polynomial tests.
+          const double lap = 4 * (1 / 0.49 + 1 / 1.69 + 1 / 0.81);
+          const double amplification = twice ? lap * lap : lap;
+          std::vector<float> outFloat(u.size(), -1.0f);
+          ASSERT_TRUE(stencil::applyImage(g, uFloat.data(), outFloat.data(), s, options).ok());
+          EXPECT_TRUE(closeWithNaN(outFloat, expected, 64 * 1.2e-7 * maxAbs(u) * amplification))
+            << "float " << stencil::toString(op) << " " << stencil::toString(mode) << " nz=" << nz
+            << " rows=" << choice.rows;
+        }
+      }
+  }
+}
+
+TEST(ImageOptions, RowsPerThreadMustBeAPowerOfTwoUpToEight)
+{
+  stencil::ImageGrid g;
+  g.dims = { 8, 8, 1 };
+  std::vector<double> u(g.size(), 1.0);
+  std::vector<double> out(g.size());
+  auto options = optionsFor(Backend::CPU);
+  for (int rows : { -1, 3, 16 })
+  {
+    options.imageRowsPerThread = rows;
+    const auto status = stencil::applyImage(g, u.data(), out.data(), {}, options);
+    EXPECT_EQ(status.code(), stencil::ErrorCode::InvalidArgument) << rows;
+  }
+  options.imageRowsPerThread = 4;
+  EXPECT_TRUE(stencil::applyImage(g, u.data(), out.data(), {}, options).ok());
+}
+
 TEST_P(ImageTest, FillValueIsUsed)
 {
   STENCIL_SKIP_WITHOUT_DEVICE(GetParam());

@@ -137,7 +137,8 @@ void runPrecision(const char* name,
     };
     for (stencil::Operator op : { stencil::Operator::HorizontalLaplap,
            stencil::Operator::Laplap,
-           stencil::Operator::Laplacian })
+           stencil::Operator::Laplacian,
+           stencil::Operator::HorizontalLaplacian })
     {
       stencil::StencilOptions so = s;
       so.op = op;
@@ -158,12 +159,49 @@ void runPrecision(const char* name,
       row.backend = stencil::toString(backend);
       row.layout = "regular";
       row.op = stencil::toString(op);
-      row.strategy = "direct";
+      row.strategy = onGpu ? "row-strips (default)" : "direct";
       row.table = "-";
       row.seconds = t;
       row.ratio = 1;
       row.fraction = onGpu ? (2.0 * u.size() * sizeof(T) / t) / copyBandwidth : 0;
       rows.push_back(row);
+      if (onGpu)
+      {
+        // The GPU image kernels side by side (layout "regular-variant": not used for the ratios).
+        const std::vector<T> chosen = out;
+        struct Variant
+        {
+          stencil::ImageKernel kernel;
+          int rows;
+        };
+        for (const Variant v : { Variant{ stencil::ImageKernel::RowStrips, 1 },
+               Variant{ stencil::ImageKernel::RowStrips, 2 },
+               Variant{ stencil::ImageKernel::RowStrips, 4 },
+               Variant{ stencil::ImageKernel::RowStrips, 8 },
+               Variant{ stencil::ImageKernel::LayerSlices, 0 } })
+        {
+          stencil::ExecutionOptions ov = o;
+          ov.imageKernel = v.kernel;
+          ov.imageRowsPerThread = v.rows;
+          stencil::ExecutionReport rep;
+          const auto st = stencil::applyImage(g, u.data(), out.data(), so, ov, &rep);
+          if (!st)
+          {
+            std::fprintf(stderr, "image variant %s: %s\n", name, st.message().c_str());
+            std::exit(1);
+          }
+          Row variant = row;
+          variant.layout = "regular-variant";
+          variant.strategy = std::string(stencil::toString(v.kernel)) +
+            (v.rows > 0 ? " R=" + std::to_string(v.rows) : std::string());
+          variant.seconds = rep.kernelSeconds;
+          variant.ratio = rep.kernelSeconds / t;
+          variant.fraction = (2.0 * u.size() * sizeof(T) / rep.kernelSeconds) / copyBandwidth;
+          variant.maxDiff = maxDifference(out, chosen);
+          rows.push_back(variant);
+        }
+        out = chosen;
+      }
       if (op == stencil::Operator::HorizontalLaplap)
       {
         reference = out;

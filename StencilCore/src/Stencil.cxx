@@ -98,6 +98,11 @@ const char* toString(Ordering ordering)
   return ordering == Ordering::RowMajor ? "row-major" : "z-curve";
 }
 
+const char* toString(ImageKernel kernel)
+{
+  return kernel == ImageKernel::RowStrips ? "row-strips" : "layer-slices";
+}
+
 bool cudaCompiled()
 {
 #ifdef STENCIL_HAVE_CUDA
@@ -373,6 +378,11 @@ Status applyImage(const ImageGrid& grid,
   if (in == out)
   {
     return Status(ErrorCode::InvalidArgument, "image: output must not alias the input");
+  }
+  const int rows = options.imageRowsPerThread;
+  if (rows != 0 && rows != 1 && rows != 2 && rows != 4 && rows != 8)
+  {
+    return Status(ErrorCode::InvalidArgument, "image: rows per thread must be 0, 1, 2, 4 or 8");
   }
   int active = 0;
   Status status = validateImage(grid, isLaplap(stencil.op), isHorizontal(stencil.op), active);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device run for StencilCore: build alone with CUDA (sm_90 only, to keep device time short),
 # run its tests (CUDA cases run there), compute-sanitizer memcheck on small CUDA cases, and the
-# benchmark at 512x512x64 (float and double, every strategy x table layout, CPU on 16 threads).
+# benchmark at 512x512x64 (float and double, every GPU image kernel and rows-per-thread choice,
+# every strategy x table layout, CPU on 16 threads).
 # Results go to $OUT (build log, ctest log, memcheck log, bench table + JSON, nvidia-smi).
 set -u
 OUT=${OUT:-/tmp/stencil-out}
@@ -27,7 +28,7 @@ timeout 90 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 
   > "$OUT/memcheck-columns.log" 2>&1
 echo "memcheck columns rc=$?" | tee -a "$OUT/steps.log"
 tail -4 "$OUT/memcheck-columns.log"
-timeout 60 compute-sanitizer --tool memcheck --error-exitcode 3 \
+timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 \
   "$BUILD/bin/stencil_test_image" --gtest_filter='*CUDA*' > "$OUT/memcheck-image.log" 2>&1
 echo "memcheck image rc=$?" | tee -a "$OUT/steps.log"
 tail -4 "$OUT/memcheck-image.log"
@@ -36,4 +37,5 @@ timeout 200 "$BUILD/bin/stencil-bench" --size 512x512x64 --repeats 20 --cpu-repe
   --json "$OUT/bench.json" > "$OUT/bench.md" 2> "$OUT/bench.err"
 echo "bench rc=$?" | tee -a "$OUT/steps.log"
 head -3 "$OUT/bench.md"
+grep -E "\| (CUDA) \| regular" "$OUT/bench.md"
 stamp "done"

@@ -96,6 +96,17 @@ enum class AccessStrategy
   SlicedZLoop ///< one thread per column slice of `sliceSize` layers
 };
 
+/// How the CUDA backend traverses the interior of a regular image (both give the same values).
+enum class ImageKernel
+{
+  /// Each thread computes `imageRowsPerThread` consecutive rows of one column in one layer,
+  /// issuing all of their loads before its stores; boundary values run in separate blocks.
+  RowStrips,
+  /// The first kernel: one thread per (i, j) looping over 8 layers, one value at a time, with the
+  /// boundary values inline (kept for comparison).
+  LayerSlices
+};
+
 /// Horizontal numbering of the cells of a generated mesh.
 enum class Ordering
 {
@@ -108,6 +119,7 @@ const char* toString(Operator op);
 const char* toString(BoundaryMode mode);
 const char* toString(AccessStrategy strategy);
 const char* toString(Ordering ordering);
+const char* toString(ImageKernel kernel);
 
 using ProgressCallback = std::function<void(double)>;
 using AbortCallback = std::function<bool()>;
@@ -131,7 +143,12 @@ struct ExecutionOptions
   int threads = 0;
   /// Column meshes only (images use the direct regular-grid kernel).
   AccessStrategy strategy = AccessStrategy::IdxVar;
-  int sliceSize = 8;           ///< layers per thread of SlicedZLoop
+  int sliceSize = 8; ///< layers per thread of SlicedZLoop
+  /// Images on the GPU (the CPU path ignores both).
+  ImageKernel imageKernel = ImageKernel::RowStrips;
+  /// RowStrips: 1, 2, 4 or 8 rows per thread; 0 picks the measured default (8; 4 for the 3-D
+  /// laplap, whose 25-point stencil holds more values per row).
+  int imageRowsPerThread = 0;
   bool chasingTable = true;    ///< second neighbours by chasing the table twice (else stored)
   bool compressedTable = true; ///< per-cell pattern id + shared relative offsets (else plain)
   /// Auto picks CUDA only for problems of at least this many values.

@@ -157,6 +157,260 @@ __global__ void __launch_bounds__(256, 4)
     a.out[centre] = result;
   }
 }
+
+/**
+ * Row strips: the colleague's layer-slice kernel above keeps one value per thread in flight, so
+ * that only ~4-8 bytes of new DRAM data per thread are outstanding and the kernel is
+ * latency-bound. Here each thread computes Rows consecutive rows (axis 1) of one column in one
+ * layer: the values shared by neighbouring rows are loaded once into registers (5 Rows + 8 loads
+ * for the horizontal laplap instead of 13 Rows), all loads precede the stores, and Rows new rows
+ * per thread are in flight. Boundary values live in their own blocks (the first ones of the grid,
+ * so that they overlap with the interior), which keeps the interior warps free of divergence.
+ * Expressions and their order are those of the layer-slice kernel.
+ */
+template<typename T, bool Laplap, bool Vertical, int Rows>
+__device__ __forceinline__ void interiorStrip(const ImageArgs<T>& a,
+  const T* __restrict__ u,
+  T* __restrict__ out,
+  int sy,
+  int sz)
+{
+  const T wx = a.weight[0];
+  const T wy = a.weight[1];
+  const T wz = a.weight[2];
+  T result[Rows];
+  if (!Laplap)
+  {
+    T column[Rows + 2]; // rows -1 .. Rows
+#pragma unroll
+    for (int r = 0; r < Rows + 2; ++r)
+    {
+      column[r] = __ldg(u + (r - 1) * sy);
+    }
+#pragma unroll
+    for (int r = 0; r < Rows; ++r)
+    {
+      const T u0 = column[r + 1];
+      const T* row = u + r * sy;
+      result[r] = (__ldg(row + 1) - T(2) * u0 + __ldg(row - 1)) * wx +
+        (column[r + 2] - T(2) * u0 + column[r]) * wy;
+      if (Vertical)
+      {
+        result[r] += (__ldg(row + sz) - T(2) * u0 + __ldg(row - sz)) * wz;
+      }
+    }
+  }
+  else
+  {
+    T column[Rows + 4]; // rows -2 .. Rows + 1
+    T right[Rows + 2];  // i + 1, rows -1 .. Rows
+    T left[Rows + 2];   // i - 1, rows -1 .. Rows
+#pragma unroll
+    for (int r = 0; r < Rows + 4; ++r)
+    {
+      column[r] = __ldg(u + (r - 2) * sy);
+    }
+#pragma unroll
+    for (int r = 0; r < Rows + 2; ++r)
+    {
+      right[r] = __ldg(u + (r - 1) * sy + 1);
+      left[r] = __ldg(u + (r - 1) * sy - 1);
+    }
+#pragma unroll
+    for (int r = 0; r < Rows; ++r)
+    {
+      const T* row = u + r * sy;
+      const T u0 = column[r + 2];
+      const T xp = right[r + 1];
+      const T xm = left[r + 1];
+      const T yp = column[r + 3];
+      const T ym = column[r + 1];
+      const T x2 = __ldg(row + 2) + __ldg(row - 2);
+      const T y2 = column[r + 4] + column[r];
+      const T xy = right[r + 2] + right[r] + left[r + 2] + left[r];
+      result[r] = (x2 - T(4) * (xp + xm) + T(6) * u0) * wx * wx +
+        (y2 - T(4) * (yp + ym) + T(6) * u0) * wy * wy +
+        T(2) * wx * wy * (xy - T(2) * (xp + xm + yp + ym) + T(4) * u0);
+    }
+    if (Vertical)
+    {
+      T above[Rows + 2]; // layer k + 1, rows -1 .. Rows
+      T below[Rows + 2]; // layer k - 1
+#pragma unroll
+      for (int r = 0; r < Rows + 2; ++r)
+      {
+        above[r] = __ldg(u + (r - 1) * sy + sz);
+        below[r] = __ldg(u + (r - 1) * sy - sz);
+      }
+#pragma unroll
+      for (int r = 0; r < Rows; ++r)
+      {
+        const T* row = u + r * sy;
+        const T u0 = column[r + 2];
+        const T xp = right[r + 1];
+        const T xm = left[r + 1];
+        const T yp = column[r + 3];
+        const T ym = column[r + 1];
+        const T zp = above[r + 1];
+        const T zm = below[r + 1];
+        const T z2 = __ldg(row + 2 * sz) + __ldg(row - 2 * sz);
+        const T xz =
+          __ldg(row + 1 + sz) + __ldg(row + 1 - sz) + __ldg(row - 1 + sz) + __ldg(row - 1 - sz);
+        const T yz = above[r + 2] + below[r + 2] + above[r] + below[r];
+        result[r] += (z2 - T(4) * (zp + zm) + T(6) * u0) * wz * wz +
+          T(2) * wx * wz * (xz - T(2) * (xp + xm + zp + zm) + T(4) * u0) +
+          T(2) * wy * wz * (yz - T(2) * (yp + ym + zp + zm) + T(4) * u0);
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < Rows; ++r)
+  {
+    out[r * sy] = result[r];
+  }
+}
+
+/// The launch geometry shared by the host and the row-strip kernel.
+struct StripGrid
+{
+  int reach = 1;
+  int firstLayer = 0; ///< interior layers [firstLayer, firstLayer + interiorLayers)
+  int interiorLayers = 0;
+  int boundaryLayers = 0;    ///< whole layers below and above the interior (3-D operators)
+  long long framePoints = 0; ///< boundary points of one interior layer
+  long long boundaryBlocks = 0;
+  int blocksX = 0;
+  int blocksY = 0;
+  long long interiorBlocks = 0;
+};
+
+constexpr int StripThreadsX = 32;
+constexpr int StripThreadsY = 4;
+
+template<typename T, bool Laplap, bool Vertical, int Rows>
+__global__ void __launch_bounds__(StripThreadsX* StripThreadsY, 4)
+  rowStripKernel(const __grid_constant__ ImageArgs<T> args, const StripGrid g)
+{
+  const ImageArgs<T>& a = args;
+  const int nx = static_cast<int>(a.dims[0]);
+  const int ny = static_cast<int>(a.dims[1]);
+  const int nz = static_cast<int>(a.dims[2]);
+  const int sy = nx;
+  const int sz = nx * ny;
+  constexpr int reach = Laplap ? 2 : 1;
+  const long long block = blockIdx.x;
+  const int thread = threadIdx.x + StripThreadsX * threadIdx.y;
+  if (block < g.boundaryBlocks)
+  {
+    const long long p = block * (StripThreadsX * StripThreadsY) + thread;
+    const long long inFrames = g.framePoints * g.interiorLayers;
+    int i;
+    int j;
+    int k;
+    if (p < inFrames)
+    {
+      k = g.firstLayer + static_cast<int>(p / g.framePoints);
+      const int f = static_cast<int>(p % g.framePoints);
+      if (f < 2 * reach * nx) // the first and last `reach` rows
+      {
+        const int row = f / nx;
+        j = row < reach ? row : ny - 2 * reach + row;
+        i = f % nx;
+      }
+      else // the first and last `reach` points of the other rows
+      {
+        const int q = f - 2 * reach * nx;
+        j = reach + q / (2 * reach);
+        const int c = q % (2 * reach);
+        i = c < reach ? c : nx - 2 * reach + c;
+      }
+    }
+    else
+    {
+      const long long q = p - inFrames;
+      const long long layerSize = static_cast<long long>(nx) * ny;
+      if (q >= layerSize * g.boundaryLayers)
+      {
+        return;
+      }
+      const int l = static_cast<int>(q / layerSize);
+      k = l < reach ? l : nz - 2 * reach + l;
+      const int ij = static_cast<int>(q % layerSize);
+      i = ij % nx;
+      j = ij / nx;
+    }
+    a.out[i + static_cast<long long>(sy) * j + static_cast<long long>(sz) * k] =
+      boundaryValue(a, i, j, k);
+    return;
+  }
+  const long long b = block - g.boundaryBlocks;
+  const int bx = static_cast<int>(b % g.blocksX);
+  const int by = static_cast<int>((b / g.blocksX) % g.blocksY);
+  const int k =
+    g.firstLayer + static_cast<int>(b / (static_cast<long long>(g.blocksX) * g.blocksY));
+  // Columns start at 0 (not at reach) so that the centre loads of a warp are aligned.
+  const int i = bx * StripThreadsX + threadIdx.x;
+  const int j0 = reach + (by * StripThreadsY + threadIdx.y) * Rows;
+  if (i < reach || i >= nx - reach || j0 >= ny - reach)
+  {
+    return;
+  }
+  const long long centre = i + static_cast<long long>(sy) * j0 + static_cast<long long>(sz) * k;
+  if (j0 + Rows <= ny - reach)
+  {
+    interiorStrip<T, Laplap, Vertical, Rows>(a, a.u + centre, a.out + centre, sy, sz);
+    return;
+  }
+  for (int j = j0; j < ny - reach; ++j)
+  {
+    const long long offset = centre + static_cast<long long>(sy) * (j - j0);
+    interiorStrip<T, Laplap, Vertical, 1>(a, a.u + offset, a.out + offset, sy, sz);
+  }
+}
+
+StripGrid stripGrid(const long long* dims, bool laplap, bool vertical, int rows)
+{
+  StripGrid g;
+  const long long nx = dims[0];
+  const long long ny = dims[1];
+  const long long nz = dims[2];
+  g.reach = laplap ? 2 : 1;
+  g.firstLayer = vertical ? g.reach : 0;
+  g.interiorLayers = static_cast<int>(vertical ? nz - 2 * g.reach : nz);
+  g.boundaryLayers = vertical ? 2 * g.reach : 0;
+  g.framePoints = nx * ny - (nx - 2 * g.reach) * (ny - 2 * g.reach);
+  const long long threads = StripThreadsX * StripThreadsY;
+  const long long boundaryPoints = g.framePoints * g.interiorLayers + nx * ny * g.boundaryLayers;
+  g.boundaryBlocks = (boundaryPoints + threads - 1) / threads;
+  g.blocksX = static_cast<int>((nx - g.reach + StripThreadsX - 1) / StripThreadsX);
+  const long long strips = (ny - 2 * g.reach + rows - 1) / rows;
+  g.blocksY = static_cast<int>((strips + StripThreadsY - 1) / StripThreadsY);
+  g.interiorBlocks = static_cast<long long>(g.blocksX) * g.blocksY * g.interiorLayers;
+  return g;
+}
+
+template<typename T, bool Laplap, bool Vertical>
+void launchRowStrips(const ImageArgs<T>& args, int rows)
+{
+  const StripGrid g = stripGrid(args.dims, Laplap, Vertical, rows);
+  const dim3 block(StripThreadsX, StripThreadsY, 1);
+  const unsigned blocks = static_cast<unsigned>(g.boundaryBlocks + g.interiorBlocks);
+  switch (rows)
+  {
+    case 1:
+      rowStripKernel<T, Laplap, Vertical, 1><<<blocks, block>>>(args, g);
+      break;
+    case 2:
+      rowStripKernel<T, Laplap, Vertical, 2><<<blocks, block>>>(args, g);
+      break;
+    case 4:
+      rowStripKernel<T, Laplap, Vertical, 4><<<blocks, block>>>(args, g);
+      break;
+    default:
+      rowStripKernel<T, Laplap, Vertical, 8><<<blocks, block>>>(args, g);
+      break;
+  }
+}
 } // namespace
 
 Status cudaBandwidth(std::size_t bytes, int repeats, double& bytesPerSecond)
@@ -232,11 +486,35 @@ Status cudaImage(const ImageArgs<T>& args,
   const dim3 slicedGrid(grid.x,
     grid.y,
     static_cast<unsigned>(std::min<long long>(65535, (args.dims[2] + slice - 1) / slice)));
+  const bool strips = options.imageKernel == ImageKernel::RowStrips;
+  const int rows =
+    options.imageRowsPerThread > 0 ? options.imageRowsPerThread : (args.laplap && vertical ? 4 : 8);
+  if (fast && strips)
+  {
+    const StripGrid g = stripGrid(args.dims, args.laplap, vertical, rows);
+    if (g.boundaryBlocks + g.interiorBlocks >= (1LL << 31))
+    {
+      return Status(ErrorCode::BackendUnavailable, "image: too many blocks for the CUDA kernel");
+    }
+  }
   auto launch = [&]()
   {
     if (!fast)
     {
       imageKernel<T><<<grid, block>>>(device);
+    }
+    else if (strips)
+    {
+      if (args.laplap)
+      {
+        vertical ? launchRowStrips<T, true, true>(device, rows)
+                 : launchRowStrips<T, true, false>(device, rows);
+      }
+      else
+      {
+        vertical ? launchRowStrips<T, false, true>(device, rows)
+                 : launchRowStrips<T, false, false>(device, rows);
+      }
     }
     else if (args.laplap)
     {
@@ -249,7 +527,7 @@ Status cudaImage(const ImageArgs<T>& args,
                : regularKernel<T, false, false><<<slicedGrid, block>>>(device, slice);
     }
   };
-  if (fast && (args.dims[2] + slice - 1) / slice > 65535)
+  if (fast && !strips && (args.dims[2] + slice - 1) / slice > 65535)
   {
     return Status(ErrorCode::BackendUnavailable, "image: too many layers for the CUDA kernel");
   }
