@@ -320,6 +320,11 @@ TEST(Codec, ThreadCountDoesNotChangeTheStream)
   ASSERT_TRUE(codec::encode(input.data(), layout, 0.5, two, o).ok());
   o.threads = 7;
   ASSERT_TRUE(codec::encode(input.data(), layout, 0.5, many, o).ok());
+  // Freed work buffers are allocated again and give the same stream.
+  codec::releaseWorkBuffers();
+  std::vector<std::uint8_t> again;
+  ASSERT_TRUE(codec::encode(input.data(), layout, 0.5, again, o).ok());
+  EXPECT_EQ(one, again);
   EXPECT_EQ(one, two);
   EXPECT_EQ(one, many);
 }

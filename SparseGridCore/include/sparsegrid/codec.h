@@ -6,7 +6,7 @@
  * changed): `codecVersion`, `StreamInfo::chunks`, `EncodeStatistics` through
  * `encodeWithStatistics`, and for CUDA device memory `encodeDevice` (stream to host memory),
  * `encodeDeviceToDevice` (stream stays on the device), `decodeDevice` (stream in host or device
- * memory) and `maxStreamBytes` (the size a device stream buffer needs).
+ * memory), `maxStreamBytes` (the size a device stream buffer needs) and `releaseWorkBuffers`.
  *
  * Design (docs/compression.md has the full description and the byte-by-byte stream format):
  * - Level by level, coarsest first, every voxel is predicted by linear interpolation (the
@@ -144,6 +144,12 @@ Status encodeDevice(const T* deviceValues,
   std::vector<std::uint8_t>& stream,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
+
+/// Addition: the codec keeps its work buffers between calls (per calling thread on the CPU: about
+/// 6 bytes per voxel for float; one set per process on the GPU: about 12 bytes per voxel), because
+/// allocating and first-touching them costs as much as the coding. This frees the calling thread's
+/// CPU buffers and the GPU buffers (e.g. after compressing a large volume in a GUI session).
+void releaseWorkBuffers();
 
 /// Addition (issue 13): largest stream encode() can write for this layout and type (raw storage
 /// plus its header): the capacity a device stream buffer needs.

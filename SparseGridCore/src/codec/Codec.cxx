@@ -1593,6 +1593,15 @@ Status decodeDevice(const std::uint8_t* stream,
   return st;
 }
 
+void releaseWorkBuffers()
+{
+  workspace.values.reset();
+  workspace.symbols.reset();
+  workspace.valueBytes = 0;
+  workspace.symbolBytes = 0;
+  cudaimpl::releaseBuffers();
+}
+
 std::size_t maxStreamBytes(const Layout& layout, ValueType type)
 {
   return detail::headerBytes(1, 0) +

@@ -26,6 +26,8 @@ bool available(std::string* why)
   return false;
 }
 
+void releaseBuffers() {}
+
 template<typename T>
 Status encode(const T*,
   const T*,

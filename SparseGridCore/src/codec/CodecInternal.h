@@ -75,6 +75,8 @@ struct DeviceStreamTarget
   std::size_t bytes = 0;
 };
 bool available(std::string* why);
+/// Frees the device buffers kept between calls.
+void releaseBuffers();
 /// Encodes contiguous values that live on the host (hostValues) or on the device (deviceValues,
 /// exactly one of the two non-null).
 template<typename T>

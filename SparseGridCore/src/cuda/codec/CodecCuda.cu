@@ -952,6 +952,38 @@ bool available(std::string* why)
   return sparsegrid::cuda::available(why);
 }
 
+void releaseBuffers()
+{
+  Workspace& ws = workspace();
+  std::lock_guard<std::mutex> lock(ws.mutex);
+  for (DeviceBuffer* b : { &ws.values,
+         &ws.rec,
+         &ws.symbols,
+         &ws.plan,
+         &ws.masks,
+         &ws.histogram,
+         &ws.stats,
+         &ws.blockBits,
+         &ws.blockEsc,
+         &ws.chunkMeta,
+         &ws.codes,
+         &ws.out,
+         &ws.escCode,
+         &ws.escValue,
+         &ws.lut,
+         &ws.sorted,
+         &ws.stream,
+         &ws.error })
+  {
+    if (b->ptr)
+    {
+      cudaFree(b->ptr);
+    }
+    b->ptr = nullptr;
+    b->bytes = 0;
+  }
+}
+
 template<typename T>
 Status encode(const T* hostValues,
   const T* deviceValues,
