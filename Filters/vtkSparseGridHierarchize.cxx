@@ -438,7 +438,7 @@ struct CodedJob
   std::vector<std::string> Names;
   std::vector<int> Components;
   int PieceDims[3] = { 0, 0, 0 };  ///< samples of this piece per image axis (0: no piece)
-  int OwnedDims[3] = { 0, 0, 0 };  ///< of which this piece owns (shared layers counted once)
+  int OwnedDims[3] = { 0, 0, 0 };  ///< of which this piece measures (all of them)
   int Mode = vtkSparseGridHierarchize::BOUND_RELATIVE;
   double Bound = 1e-3;
   vtkSparseGridExecution* Exec = nullptr;
@@ -731,9 +731,9 @@ Outcome CompressErrorBounded(CodedJob& job,
       pieceExtent[2 * a] = extent[2 * a] - header.WholeExtent[2 * a];
       pieceExtent[2 * a + 1] = extent[2 * a + 1] - header.WholeExtent[2 * a];
       job.PieceDims[a] = extent[2 * a + 1] - extent[2 * a] + 1;
-      // The layer shared with the next piece belongs to that piece.
-      const bool last = extent[2 * a + 1] == header.WholeExtent[2 * a + 1];
-      job.OwnedDims[a] = last ? job.PieceDims[a] : job.PieceDims[a] - 1;
+      // Every voxel of the piece is measured: simulations' pieces need not share a layer (the
+      // maximum error is exact either way; a layer two pieces share counts twice in the RMSE).
+      job.OwnedDims[a] = job.PieceDims[a];
     }
   }
   const Outcome outcome = useDouble ? RunCoded<double>(job) : RunCoded<float>(job);
@@ -1284,6 +1284,12 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     return 1;
   }
 
+  if (local == Outcome::Done && (this->Level < 0 || this->Level > 3 * sparsegrid::MaxAxisLevel))
+  {
+    error = "Level must be 0 (automatic) or 1 to " + std::to_string(3 * sparsegrid::MaxAxisLevel) +
+      " (got " + std::to_string(this->Level) + ").";
+    local = Outcome::Failed;
+  }
   // Levels: caps from the image dimensions unless given; L = the largest cap + 2 unless given.
   sparsegrid::GridSpec spec;
   spec.dimensions = D;

@@ -96,7 +96,7 @@ public:
   /**
    * Sparse-grid level L; 0 (default) picks the largest per-axis cap + 2 (at most the full grid).
    */
-  vtkSetClampMacro(Level, int, 0, 90);
+  vtkSetMacro(Level, int); // checked in RequestData: invalid values are refused, not clamped
   vtkGetMacro(Level, int);
   ///@}
 

@@ -118,7 +118,10 @@ Result EvaluatePoints(const Contents& contents,
     }
   }
 
-  constexpr vtkIdType Batch = 1 << 16;
+  // Large batches: each evaluate call uploads a component's coefficients to the GPU once, and
+  // Auto chooses the GPU only for calls of at least autoGpuThreshold points, so a probe of up
+  // to 2^24 points is one call per component (batches bound the memory of the coordinates).
+  const vtkIdType Batch = std::max<vtkIdType>(1, std::min<vtkIdType>(n, vtkIdType(1) << 24));
   std::vector<T> unit(static_cast<std::size_t>(Batch * D));
   std::vector<vtkIdType> ids(static_cast<std::size_t>(Batch));
   std::vector<T> results(static_cast<std::size_t>(Batch));
@@ -450,6 +453,33 @@ Result InterpolateDecoded(const Contents& contents,
   return Result::Done;
 }
 
+
+/// The probe's output arrays and mask, checked against what this process may still allocate
+/// before anything is allocated: a huge SamplingDimensions is a clear error, not an abort.
+bool CheckOutputSize(const Contents& contents, vtkIdType n, std::string* error)
+{
+  const auto& info = contents.Info;
+  std::uint64_t components = 0;
+  for (std::size_t i = 0; i < info.ArrayNames.size(); ++i)
+  {
+    components += static_cast<std::uint64_t>(i < contents.Coefficients.size()
+        ? contents.Coefficients[i]->GetNumberOfComponents()
+        : info.Components[i]);
+  }
+  const std::uint64_t bytesPerValue = info.Precision == sparsegrid::Precision::Double ? 8 : 4;
+  const long double bytes = static_cast<long double>(n) *
+    (static_cast<long double>(components) * bytesPerValue + 1);
+  const sparsegrid::Status status = bytes > 1.8e19L
+    ? sparsegrid::Status(sparsegrid::ErrorCode::TooLarge, "more than 2^64 bytes")
+    : sparsegrid::checkAllocation(static_cast<std::uint64_t>(bytes),
+        ("the reconstructed arrays of " + std::to_string(n) + " points").c_str());
+  if (!status.ok() && error)
+  {
+    *error = "The output is too large for this process: " + status.message() +
+      ". Reduce the sampling dimensions or probe fewer points.";
+  }
+  return status.ok();
+}
 } // namespace
 
 //------------------------------------------------------------------------------------------------
@@ -474,6 +504,10 @@ vtkSparseGridProbe::Result vtkSparseGridProbe::ProbeImage(const Contents& conten
       x[a] = image.Origin[a] + ijk[a] * image.Spacing[a];
     }
   };
+  if (!CheckOutputSize(contents, n, error))
+  {
+    return Result::Failed;
+  }
   if (info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded)
   {
     if (usedFastPath)
@@ -534,6 +568,10 @@ vtkSparseGridProbe::Result vtkSparseGridProbe::ProbePoints(const Contents& conte
 {
   const vtkIdType n = points->GetNumberOfPoints();
   auto pointAt = [points](vtkIdType id, double x[3]) { points->GetPoint(id, x); };
+  if (!CheckOutputSize(contents, n, error))
+  {
+    return Result::Failed;
+  }
   if (contents.Info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded)
   {
     // vtkDataSet::GetPoint is thread safe once the dataset is built; build it here, serially.

@@ -604,9 +604,9 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
   }
   const std::size_t arrays = info.ArrayNames.size();
 
-  if (coded)
+  // The image spans the compressed box, in both encodings (the same rule as the .sgrid file's
+  // validateGrid): the box is where the voxels are.
   {
-    // The image box is the compressed box: the codec keeps the voxels where they are.
     for (int a = 0; a < 3; ++a)
     {
       const double hi = info.ImageOrigin[a] + (info.ImageDimensions[a] - 1) * info.ImageSpacing[a];
@@ -618,6 +618,9 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
             std::to_string(a));
       }
     }
+  }
+  if (coded)
+  {
     if (!ReadIntegers(fd,
           ArrayComponentsName,
           static_cast<vtkIdType>(arrays),

@@ -1231,7 +1231,7 @@ std::string Reader::readHeader()
   }
   if (!coded)
   {
-    if (v < 1 || v > MaxAxisLevel * MaxDimensions)
+    if (v < 1 || v > MaxAxisLevel * 3) // as the field data: 3 axes of at most MaxAxisLevel
     {
       return "the grid level " + std::to_string(v) + " is out of range";
     }

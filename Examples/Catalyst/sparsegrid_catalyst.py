@@ -24,7 +24,9 @@ to a script (the example's command line sets them for you):
     SPARSEGRID_CATALYST_EVERY      compress every k-th step (default: 1)
     SPARSEGRID_CATALYST_CHANNEL    channel to compress (default: grid, else input, else the first)
     SPARSEGRID_CATALYST_ARRAYS     comma-separated point arrays (default: all of them)
-    SPARSEGRID_CATALYST_LEVEL      sparse-grid level, 0 = automatic (default: 0)
+    SPARSEGRID_CATALYST_ERROR_BOUND_MODE  Relative, Absolute or Off (default: Relative)
+    SPARSEGRID_CATALYST_ERROR_BOUND       the bound: every value within it (default: 1e-3)
+    SPARSEGRID_CATALYST_LEVEL      Off only: sparse-grid level, 0 = automatic (default: 0)
     SPARSEGRID_CATALYST_PRECISION  Float or Double (default: Float)
     SPARSEGRID_CATALYST_BOUNDARY   1 with boundary points, 0 without (default: 1)
     SPARSEGRID_CATALYST_BACKEND    Auto, CPU or CUDA (default: Auto)
@@ -49,6 +51,8 @@ PATTERN = _setting("PATTERN", "field_%06d.sgrid")
 EVERY = max(1, int(_setting("EVERY", "1")))
 CHANNEL = _setting("CHANNEL", "")
 ARRAYS = [a for a in _setting("ARRAYS", "").split(",") if a]
+ERROR_BOUND_MODE = _setting("ERROR_BOUND_MODE", "Relative")
+ERROR_BOUND = float(_setting("ERROR_BOUND", "1e-3"))
 LEVEL = int(_setting("LEVEL", "0"))
 PRECISION = _setting("PRECISION", "Float")
 BOUNDARY = int(_setting("BOUNDARY", "1"))
@@ -134,6 +138,8 @@ def _build():
                  if pd.GetArrayName(i) not in skip]
     compressed = SparseGridHierarchize(registrationName="SparseGridHierarchize", Input=producer)
     compressed.Scalars = names
+    compressed.ErrorBoundMode = ERROR_BOUND_MODE
+    compressed.ErrorBound = ERROR_BOUND
     compressed.Level = LEVEL
     compressed.Precision = PRECISION
     compressed.Boundary = BOUNDARY
@@ -172,7 +178,12 @@ def catalyst_execute(info):
     output = compressed.GetClientSideObject().GetOutputDataObject(0)
     if RANK != 0:
         return
-    if output is None or output.GetNumberOfPoints() == 0:
+    # The fixed-level grid holds its coefficients as points; the error-bounded representation
+    # has no points, its coded streams are field data.
+    has_payload = output is not None and (
+        output.GetNumberOfPoints() > 0 or
+        output.GetFieldData().GetAbstractArray("SparseGrid.Streams") is not None)
+    if not has_payload:
         _log("[SparseGrid] step=%d: no compressed data on rank 0; nothing written" % info.timestep)
         return
 
@@ -207,7 +218,10 @@ def catalyst_execute(info):
     line = ("[SparseGrid] step={step} time={time:.6g} ratio={ratio:.4g} "
             "coefficients={coefficients} level={level} hierarchize_s={hierarchize_s:.6f} "
             "update_s={update_s:.6f} write_s={write_s:.6f} bytes={bytes}").format(**record)
-    if COMPUTE_ERROR:
+    if ERROR_BOUND_MODE != "Off":
+        line += " bound=%.6g max_abs_error=%.6g" % (_field(output, "AbsoluteErrorBound"),
+                                                    _field(output, "MaxAbsError"))
+    elif COMPUTE_ERROR:
         line += " max_abs_error=%.6g psnr_db=%.4g" % (_field(output, "MaxAbsError"),
                                                        _field(output, "PSNR"))
     _log(line + " file=" + path)

@@ -332,3 +332,33 @@ SG_TEST(ErrorBoundAbortAndBadSettings)
       "NaN refused: %s", catcher->ErrorText.c_str());
   }
 }
+
+SG_TEST(ResampleHugeIsAnError)
+{
+  // Sampling dimensions far beyond memory: a clear error naming the size, never an abort in an
+  // allocation (both encodings go through the same check).
+  const int dims[3] = { 9, 9, 9 };
+  const double origin[3] = { 0, 0, 0 };
+  const double spacing[3] = { 1, 1, 1 };
+  auto image = sgtest::MakeImage(dims, origin, spacing, "s", 1, sgtest::Smooth);
+  for (int mode : { vtkSparseGridHierarchize::BOUND_RELATIVE, vtkSparseGridHierarchize::BOUND_OFF })
+  {
+    vtkNew<vtkSparseGridHierarchize> hierarchize;
+    hierarchize->SetInputData(image);
+    hierarchize->SetErrorBoundMode(mode);
+    for (int n : { 4000, 100000 })
+    {
+      vtkNew<vtkSparseGridResampleToImage> resample;
+      resample->SetInputConnection(hierarchize->GetOutputPort());
+      resample->SetSamplingDimensions(n, n, n);
+      vtkNew<sgtest::Catcher> catcher;
+      catcher->Watch(resample);
+      resample->Update();
+      SG_CHECK(catcher->ErrorText.find("too large") != std::string::npos,
+        "mode %d, %d^3: %s", mode, n, catcher->ErrorText.c_str());
+      SG_CHECK(resample->GetOutput()->GetNumberOfPoints() == 0 ||
+          resample->GetOutput()->GetPointData()->GetNumberOfArrays() == 0,
+        "no half-filled output");
+    }
+  }
+}

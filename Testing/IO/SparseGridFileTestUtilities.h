@@ -456,7 +456,7 @@ inline std::vector<BadFileCase> BadFileCases()
     "not a SparseGrid file" });
   c.push_back({ "newer-version",
     [](S p)
-    { return Tamper(p, [](hid_t f) { return SetIntAttribute(f, "/", "format_version", { 2 }); }); },
+    { return Tamper(p, [](hid_t f) { return SetIntAttribute(f, "/", "format_version", { 3 }); }); },
     "newer" });
   c.push_back({ "version-zero",
     [](S p)

@@ -158,6 +158,18 @@ for i, name in enumerate(files):
     check(times_of(r) == [TIMES[i]], "%s holds time %g" % (name, TIMES[i]))
     Delete(r)
 
+# --- an error-bounded file (the default encoding), for the h5py reader ---------------------------
+# The original values go beside it (bounded_original.npy) so that h5py + the numpy reference
+# decoder can check the bound without the plugin's code.
+transient.UpdatePipeline(1.0)
+bounded_proxy = SparseGridHierarchize(Input=transient, Scalars=["field"], ErrorBound=1e-3)
+bounded = os.path.join(folder, "bounded.sgrid")
+SaveData(bounded, proxy=bounded_proxy)
+original = np.asarray(dsa.WrapDataObject(servermanager.Fetch(transient)).PointData["field"])
+np.save(os.path.join(folder, "bounded_original.npy"), original.astype(np.float64))
+check(os.path.exists(bounded), "SaveData wrote the error-bounded " + bounded)
+Delete(bounded_proxy)
+
 # --- the factories list the format -----------------------------------------------------------
 manager = servermanager.vtkSMProxyManager.GetProxyManager()
 writer_types = manager.GetWriterFactory().GetSupportedFileTypes(compressed.SMProxy, 0)

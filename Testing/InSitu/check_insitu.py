@@ -14,6 +14,9 @@ line must match the file, and the steps the trigger skipped must have no file.
 compare: the files of two runs (1 and 2 ranks) hold the same sparse grid with the same
 coefficients (see COEFFICIENT_TOLERANCE), and the simulations' exact fields are identical.
 
+bounded: RUN holds what the heat example wrote with the script's error-bounded setting; every
+value read back is within the file's bound of the exact field (and the bound is the requested one).
+
 wavelet: RUN holds what the Catalyst script wrote under ParaView's wavelet mini-app; the field is
 recomputed here (vtkRTAnalyticSource with the mini-app's parameters) and checked as for heat.
 """
@@ -67,13 +70,13 @@ def metrics(reference, approx):
     return {"max_abs": max_abs, "rmse": rmse, "range": value_range, "psnr": psnr}
 
 
-def field(data, name):
+def field(data, name, as_list=False):
     array = data.GetFieldData().GetAbstractArray("SparseGrid." + name)
     if array is None:
         raise AssertionError("no field data SparseGrid." + name)
     values = [array.GetVariantValue(i) for i in range(array.GetNumberOfValues())]
     values = [v.ToString() if v.IsString() else v.ToDouble() for v in values]
-    return values[0] if len(values) == 1 else values
+    return values if as_list or len(values) != 1 else values[0]
 
 
 def make_image(values, dims, origin, spacing, name):
@@ -227,6 +230,39 @@ def run_heat(args):
         check(ran.get(step) == 0, "step %d: the adaptor built nothing (catalyst_ran=0)" % step)
 
 
+def run_bounded(args):
+    """Error-bounded files: every value read back (the reader's volume on the image's own
+    points) is within the file's absolute bound of the exact field, and that bound is the
+    requested relative bound times the field's value range."""
+    for step in steps_of(args.steps):
+        with open(os.path.join(args.dir, "dump", "exact_%06d.json" % step)) as f:
+            meta = json.load(f)
+        exact = np.fromfile(os.path.join(args.dir, "dump", meta["raw"]), dtype="<f8")
+        path = os.path.join(args.dir, "sgrid", "field_%06d.sgrid" % step)
+        check(os.path.exists(path), "step %d: %s exists" % (step, path))
+        if not os.path.exists(path):
+            continue
+        reader = OpenDataFile(path)
+        reader.UpdatePipeline()
+        image = servermanager.Fetch(reader)
+        values = vtk_to_numpy(image.GetPointData().GetArray(meta["array"])).astype(np.float64)
+        Delete(reader)
+        reader = OpenDataFile(path)
+        reader.OutputReconstructedImage = 0
+        reader.UpdatePipeline()
+        representation = servermanager.Fetch(reader)
+        Delete(reader)
+        bound = field(representation, "AbsoluteErrorBound")
+        expected = args.bound * float(exact.max() - exact.min())
+        error = float(np.max(np.abs(values - exact))) if values.size == exact.size else math.inf
+        print("     step %d: max|e| %.6g, bound %.6g (%g x range), ratio %.4g, pieces %d"
+              % (step, error, bound, args.bound, field(representation, "CompressionRatio"),
+                 len(field(representation, "PieceExtents", True)) // 6))
+        check(abs(bound - expected) <= 1e-9 * expected, "step %d: bound %.6g = %g x range"
+              % (step, bound, args.bound))
+        check(error <= bound, "step %d: max error %.6g within the bound %.6g" % (step, error, bound))
+
+
 def run_compare(args):
     for step in steps_of(args.steps):
         name = "field_%06d.sgrid" % step
@@ -277,16 +313,18 @@ def run_wavelet(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=("heat", "compare", "wavelet"))
+    parser.add_argument("mode", choices=("heat", "compare", "wavelet", "bounded"))
     parser.add_argument("--plugin", required=True)
     parser.add_argument("--dir", required=True)
     parser.add_argument("--other")
     parser.add_argument("--steps", default="0")
     parser.add_argument("--skipped", default="")
     parser.add_argument("--size", type=int, default=33)
+    parser.add_argument("--bound", type=float, default=1e-3, help="bounded: the relative bound")
     args = parser.parse_args()
     LoadPlugin(args.plugin, remote=False, ns=globals())
-    {"heat": run_heat, "compare": run_compare, "wavelet": run_wavelet}[args.mode](args)
+    {"heat": run_heat, "compare": run_compare, "wavelet": run_wavelet,
+     "bounded": run_bounded}[args.mode](args)
     if FAILURES:
         print("%d check(s) failed" % len(FAILURES))
         return 1
