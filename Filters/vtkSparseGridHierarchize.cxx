@@ -1279,6 +1279,13 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     {
       vtkWarningMacro(<< info.BackendNote);
     }
+    if (info.CompressionRatio < 1 && rank == 0)
+    {
+      vtkWarningMacro("The compressed data are larger than the input (ratio "
+        << info.CompressionRatio
+        << ":1): the bound is close to the resolution of the data, so most values are stored "
+           "exactly. A larger Error Bound compresses.");
+    }
     AddLocalInputPoints(output, localInputPoints);
     this->UpdateProgress(1.0);
     return 1;
@@ -1412,6 +1419,14 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
   // The slowest process sets the pace; all report the same time.
   vtkSparseGridParallel::MaxAll(controller, &job.Seconds, &info.TimeSeconds, 1);
   info.CompressionRatio = outputBytes > 0 ? inputBytes / static_cast<double>(outputBytes) : 0.0;
+  if (info.CompressionRatio < 1 && rank == 0)
+  {
+    vtkWarningMacro("The sparse grid is larger than the input (ratio "
+      << info.CompressionRatio
+      << ":1): the level is high for this image, or its sizes are far from 2^n + 1 samples "
+         "(the grid resolves each axis at the next 2^n + 1). Use the error-bounded mode, or a "
+         "lower Level.");
+  }
   info.MaxAbsError = job.MaxAbsError;
   info.RMSE = job.RMSE;
   info.PSNR = job.PSNR;
