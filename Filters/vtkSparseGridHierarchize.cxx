@@ -35,6 +35,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 vtkStandardNewMacro(vtkSparseGridHierarchize);
@@ -193,6 +194,28 @@ Outcome Run(Job& job)
     const auto start = Clock::now();
 
     std::vector<T> storage;
+    // Finite values beyond float's range would become Inf in the conversion and then be
+    // reported as "NaN or Inf" although the image holds none: say what happened instead.
+    Outcome range = Outcome::Done;
+    if (array && std::is_same<T, float>::value)
+    {
+      for (int c = 0; c < nc && range == Outcome::Done; ++c)
+      {
+        double r[2];
+        array->GetFiniteRange(r, c);
+        if (std::max(std::abs(r[0]), std::abs(r[1])) > std::numeric_limits<float>::max())
+        {
+          job.Error = "Array '" + name + "' holds values beyond the range of Float (up to " +
+            std::to_string(std::max(std::abs(r[0]), std::abs(r[1]))) +
+            "). Set Precision to Double, or rescale the array, before compressing it.";
+          range = Outcome::Failed;
+        }
+      }
+    }
+    if ((range = Agree(job, range)) != Outcome::Done)
+    {
+      return range;
+    }
     const T* image = array ? vtkSparseGridArrays::ContiguousValues<T>(array, storage) : nullptr;
 
     vtkNew<vtkSparseGridArrays::ArrayOf<T>> coefficients;
@@ -253,6 +276,16 @@ Outcome Run(Job& job)
       outcome = Check(job,
         "hierarchizing '" + name + "'",
         sparsegrid::hierarchize(grid, values.data(), job.Exec->Options(), &report));
+      // Surpluses of values near the largest float overflow (v - (a + b) / 2 can exceed it):
+      // found here, before anything is emitted, with a true message.
+      if (outcome == Outcome::Done && !sparsegrid::checkFinite(values.data(), size, "c").ok())
+      {
+        job.Error = "Array '" + name + "': its hierarchical surpluses overflow " +
+          (std::is_same<T, float>::value ? std::string("Float") : std::string("Double")) +
+          " (the values are close to the largest representable number). Set Precision to "
+          "Double, or rescale the array, before compressing it.";
+        outcome = Outcome::Failed;
+      }
       if ((outcome = Agree(job, outcome)) != Outcome::Done)
       {
         return outcome;
@@ -1283,8 +1316,9 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     {
       vtkWarningMacro("The compressed data are larger than the input (ratio "
         << info.CompressionRatio
-        << ":1): the bound is close to the resolution of the data, so most values are stored "
-           "exactly. A larger Error Bound compresses.");
+        << ":1): most values could not be predicted within the bound and are stored exactly "
+           "(a bound close to the resolution of the data, or noise-like or extreme values). A "
+           "larger Error Bound compresses.");
     }
     AddLocalInputPoints(output, localInputPoints);
     this->UpdateProgress(1.0);

@@ -362,3 +362,45 @@ SG_TEST(ResampleHugeIsAnError)
     }
   }
 }
+
+SG_TEST(OverflowIsATrueError)
+{
+  // Float data near FLT_MAX, and doubles beyond it compressed as Float: a clear error naming the
+  // cause, before anything is emitted (issue: non-finite coefficients and "NaN or Inf").
+  const int dims[3] = { 9, 9, 9 };
+  const double origin[3] = { 0, 0, 0 };
+  const double spacing[3] = { 1, 1, 1 };
+  auto nearMax = sgtest::MakeImage(
+    dims, origin, spacing, "big", 1,
+    [](const double* x, int) { return (static_cast<int>(x[0] + x[1] + x[2]) % 2 ? 1 : -1) * 3.0e38; },
+    VTK_FLOAT);
+  auto beyond = sgtest::MakeImage(
+    dims, origin, spacing, "big", 1, [](const double* x, int) { return 1e39 + x[0]; }, VTK_DOUBLE);
+  struct Case
+  {
+    vtkImageData* Image;
+    int Mode;
+    const char* Expected;
+  };
+  for (const Case& c : { Case{ nearMax, vtkSparseGridHierarchize::BOUND_OFF, "overflow" },
+         Case{ beyond, vtkSparseGridHierarchize::BOUND_OFF, "beyond the range of Float" },
+         Case{ nearMax, vtkSparseGridHierarchize::BOUND_RELATIVE, "overflow" } })
+  {
+    vtkNew<vtkSparseGridHierarchize> hierarchize;
+    hierarchize->SetInputData(c.Image);
+    hierarchize->SetErrorBoundMode(c.Mode);
+    vtkNew<sgtest::Catcher> catcher;
+    catcher->Watch(hierarchize);
+    hierarchize->Update();
+    const bool refused = catcher->ErrorText.find(c.Expected) != std::string::npos;
+    bool finite = true;
+    if (!refused)
+    {
+      // Accepted: then everything it emitted must be finite and keep the bound.
+      const double e = sgtest::FieldValue(hierarchize->GetOutput(), "SparseGrid.MaxAbsError");
+      finite = std::isfinite(e);
+    }
+    SG_CHECK(refused || (c.Mode != vtkSparseGridHierarchize::BOUND_OFF && finite),
+      "mode %d: %s", c.Mode, catcher->ErrorText.c_str());
+  }
+}
