@@ -943,6 +943,38 @@ int vtkSparseGridHierarchize::FillInputPortInformation(int, vtkInformation* info
 }
 
 //------------------------------------------------------------------------------------------------
+int vtkSparseGridHierarchize::RequestInformation(vtkInformation*,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector)
+{
+  // The compressed image's geometry is the input's, known before any data: downstream filters
+  // (Resample To Image with its original geometry) read it here instead of running the pipeline.
+  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  outInfo->Remove(vtkSparseGridRepresentation::IMAGE_GEOMETRY());
+  if (inInfo && inInfo->Has(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT()) &&
+    inInfo->Has(vtkDataObject::ORIGIN()) && inInfo->Has(vtkDataObject::SPACING()))
+  {
+    int whole[6];
+    double origin[3], spacing[3], geometry[9];
+    inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
+    inInfo->Get(vtkDataObject::ORIGIN(), origin);
+    inInfo->Get(vtkDataObject::SPACING(), spacing);
+    if (!IsEmpty(whole))
+    {
+      for (int a = 0; a < 3; ++a)
+      {
+        geometry[a] = whole[2 * a + 1] - whole[2 * a] + 1;
+        geometry[3 + a] = origin[a] + whole[2 * a] * spacing[a];
+        geometry[6 + a] = spacing[a];
+      }
+      outInfo->Set(vtkSparseGridRepresentation::IMAGE_GEOMETRY(), geometry, 9);
+    }
+  }
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
 int vtkSparseGridHierarchize::RequestUpdateExtent(vtkInformation*,
   vtkInformationVector** inputVector,
   vtkInformationVector* outputVector)

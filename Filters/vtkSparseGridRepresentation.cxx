@@ -7,6 +7,8 @@
 #include "vtkFieldData.h"
 #include "vtkFloatArray.h"
 #include "vtkIdTypeArray.h"
+#include "vtkInformation.h"
+#include "vtkInformationDoubleVectorKey.h"
 #include "vtkIntArray.h"
 #include "vtkPointData.h"
 #include "vtkPoints.h"
@@ -1093,3 +1095,6 @@ bool vtkSparseGridRepresentation::LevelOfDetailBounds(const Contents& contents,
   }
   return true;
 }
+
+//------------------------------------------------------------------------------------------------
+vtkInformationKeyRestrictedMacro(vtkSparseGridRepresentation, IMAGE_GEOMETRY, DoubleVector, 9);

@@ -46,6 +46,7 @@
 #include <vector>
 
 class vtkDataArray;
+class vtkInformationDoubleVectorKey;
 class vtkFieldData;
 class vtkPolyData;
 
@@ -178,6 +179,14 @@ public:
 
   /// Replaces the SparseGrid.* arrays of `fieldData` with those of `info`.
   static void WriteFieldData(const Description& info, vtkFieldData* fieldData);
+
+  /**
+   * Information key set by the producers of a representation (Hierarchize from its input's
+   * information, the .sgrid reader from the file header) in the information pass: 9 values,
+   * the compressed image's dimensions, origin (of its first point) and spacing. Consumers read
+   * the geometry from it without running the pipeline or any collective call.
+   */
+  static vtkInformationDoubleVectorKey* IMAGE_GEOMETRY();
 
   /// Name of the field array that holds the coded streams (error-bounded encoding).
   static constexpr const char* StreamsArrayName = "SparseGrid.Streams";

@@ -9,6 +9,7 @@
 #include "vtkDataObject.h"
 #include "vtkImageData.h"
 #include "vtkInformation.h"
+#include "vtkInformationDoubleVectorKey.h"
 #include "vtkInformationVector.h"
 #include "vtkMultiProcessController.h"
 #include "vtkObjectFactory.h"
@@ -48,8 +49,23 @@ bool vtkSparseGridResampleToImage::OutputDimensions(int dims[3],
   {
     return true;
   }
-  // The original geometry lives in the input's field data, which does not exist yet while the
-  // pipeline asks for information: bring the input up to date first.
+  // The producers of a representation (Hierarchize, the .sgrid reader) announce its geometry in
+  // the information pass: no data, no collective call.
+  vtkInformation* inInfo = this->GetInputInformation(0, 0);
+  if (inInfo && inInfo->Has(vtkSparseGridRepresentation::IMAGE_GEOMETRY()))
+  {
+    const double* geometry = inInfo->Get(vtkSparseGridRepresentation::IMAGE_GEOMETRY());
+    for (int a = 0; a < 3; ++a)
+    {
+      dims[a] = static_cast<int>(geometry[a]);
+      origin[a] = geometry[3 + a];
+      spacing[a] = geometry[6 + a];
+    }
+    return dims[0] > 0 && dims[1] > 0 && dims[2] > 0;
+  }
+  // Other producers (a representation handed over as data, e.g. in Catalyst): its geometry
+  // lives in its field data, which does not exist yet while the pipeline asks for
+  // information: bring the input up to date first.
   int producerPort = 0;
   vtkAlgorithm* producer = this->GetInputAlgorithm(0, 0, producerPort);
   if (!producer)

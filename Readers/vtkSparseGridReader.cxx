@@ -11,6 +11,7 @@
 #include "vtkFloatArray.h"
 #include "vtkImageData.h"
 #include "vtkInformation.h"
+#include "vtkInformationDoubleVectorKey.h"
 #include "vtkInformationVector.h"
 #include "vtkNew.h"
 #include "vtkObjectFactory.h"
@@ -413,6 +414,7 @@ int vtkSparseGridReader::RequestInformation(vtkInformation*,
   this->SetErrorCode(vtkErrorCode::NoError);
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
   outInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
+  outInfo->Remove(vtkSparseGridRepresentation::IMAGE_GEOMETRY());
   outInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_RANGE());
   // A bad file is reported once, here; the pipeline then runs on to an empty output instead of
   // adding its own "returned failure" and "no whole extent" errors to the message.
@@ -477,6 +479,16 @@ int vtkSparseGridReader::RequestInformation(vtkInformation*,
   else
   {
     outInfo->Remove(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT());
+    // The representation's image geometry, for consumers' information pass (see
+    // vtkSparseGridRepresentation::IMAGE_GEOMETRY).
+    double geometry[9];
+    for (int a = 0; a < 3; ++a)
+    {
+      geometry[a] = h.grid.imageDimensions[a];
+      geometry[3 + a] = h.grid.imageOrigin[a];
+      geometry[6 + a] = h.grid.imageSpacing[a];
+    }
+    outInfo->Set(vtkSparseGridRepresentation::IMAGE_GEOMETRY(), geometry, 9);
     outInfo->Set(vtkAlgorithm::CAN_HANDLE_PIECE_REQUEST(), 1);
   }
   return 1;

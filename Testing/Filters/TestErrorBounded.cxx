@@ -18,6 +18,8 @@
 #include "vtkPoints.h"
 #include "vtkPolyData.h"
 #include "vtkStringArray.h"
+#include "vtkInformation.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkUnsignedCharArray.h"
 
 #include <algorithm>
@@ -402,5 +404,42 @@ SG_TEST(OverflowIsATrueError)
     }
     SG_CHECK(refused || (c.Mode != vtkSparseGridHierarchize::BOUND_OFF && finite),
       "mode %d: %s", c.Mode, catcher->ErrorText.c_str());
+  }
+}
+
+SG_TEST(ResampleGeometryInTheInformationPass)
+{
+  // Resample To Image with the original geometry learns it in the information pass from its
+  // producer's information (no data produced yet, no collective call), for both encodings.
+  const int dims[3] = { 13, 7, 5 };
+  const double origin[3] = { -1, 2, 3 };
+  const double spacing[3] = { 0.5, 0.25, 2 };
+  auto image = sgtest::MakeImage(dims, origin, spacing, "s", 1, sgtest::Smooth);
+  for (int mode : { vtkSparseGridHierarchize::BOUND_RELATIVE, vtkSparseGridHierarchize::BOUND_OFF })
+  {
+    vtkNew<vtkSparseGridHierarchize> hierarchize;
+    hierarchize->SetInputData(image);
+    hierarchize->SetErrorBoundMode(mode);
+    vtkNew<vtkSparseGridResampleToImage> resample;
+    resample->SetInputConnection(hierarchize->GetOutputPort());
+    resample->SetUseOriginalGeometry(true);
+    resample->UpdateInformation();
+    SG_CHECK(hierarchize->GetOutput()->GetFieldData()->GetNumberOfArrays() == 0,
+      "mode %d: the information pass did not run Hierarchize", mode);
+    int whole[6];
+    double o[3], h[3];
+    vtkInformation* info = resample->GetOutputInformation(0);
+    info->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
+    info->Get(vtkDataObject::ORIGIN(), o);
+    info->Get(vtkDataObject::SPACING(), h);
+    for (int a = 0; a < 3; ++a)
+    {
+      SG_CHECK(whole[2 * a] == 0 && whole[2 * a + 1] == dims[a] - 1 && o[a] == origin[a] &&
+          h[a] == spacing[a],
+        "mode %d axis %d: extent %d..%d origin %g spacing %g", mode, a, whole[2 * a],
+        whole[2 * a + 1], o[a], h[a]);
+    }
+    resample->Update();
+    SG_CHECK(resample->GetOutput()->GetNumberOfPoints() == 13 * 7 * 5, "the image follows");
   }
 }
