@@ -366,21 +366,12 @@ Result InterpolateDecoded(const Contents& contents,
   const vtkIdType dims[3] = { info.ImageDimensions[0], info.ImageDimensions[1],
     info.ImageDimensions[2] };
   const vtkIdType strides[3] = { 1, dims[0], dims[0] * dims[1] };
-  exec.SetProgressRange(0.8, 1.0);
-  std::atomic<bool> aborted(false);
+  std::size_t offset = 0; // first point of the current block
   auto body = [&](std::size_t begin, std::size_t end)
   {
     double x[3];
-    for (std::size_t id = begin; id < end; ++id)
+    for (std::size_t id = offset + begin; id < offset + end; ++id)
     {
-      if ((id & 0xffff) == 0 && exec.Options().abort && exec.Options().abort())
-      {
-        aborted = true;
-      }
-      if (aborted)
-      {
-        return;
-      }
       pointAt(static_cast<vtkIdType>(id), x);
       vtkIdType base[3] = { 0, 0, 0 };
       double t[3] = { 0, 0, 0 };
@@ -437,17 +428,26 @@ Result InterpolateDecoded(const Contents& contents,
       }
     }
   };
-  if (exec.Options().parallelFor)
+  // Blocks run one after the other so that progress and abort are handled on the calling
+  // thread only (VTK's abort check and progress events are not for worker threads).
+  const std::size_t total = static_cast<std::size_t>(n);
+  const std::size_t block = std::max<std::size_t>(1 << 16, total / 32 + 1);
+  for (offset = 0; offset < total; offset += block)
   {
-    exec.Options().parallelFor(static_cast<std::size_t>(n), body);
-  }
-  else
-  {
-    body(0, static_cast<std::size_t>(n));
-  }
-  if (aborted)
-  {
-    return Result::Aborted;
+    exec.SetProgressRange(0.8 + 0.2 * offset / total, 0.8 + 0.2 * std::min(total, offset + block) / total);
+    if (exec.Options().abort && exec.Options().abort())
+    {
+      return Result::Aborted;
+    }
+    const std::size_t count = std::min(block, total - offset);
+    if (exec.Options().parallelFor)
+    {
+      exec.Options().parallelFor(count, body);
+    }
+    else
+    {
+      body(0, count);
+    }
   }
   Attach<T>(arrays, mask, out);
   return Result::Done;
