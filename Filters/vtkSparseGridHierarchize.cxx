@@ -77,8 +77,7 @@ struct ImageHeader
     stream << static_cast<int>(this->Names.size());
     for (std::size_t i = 0; i < this->Names.size(); ++i)
     {
-      stream << this->Names[i] << this->Components[i] << this->TypeSizes[i]
-             << this->DataTypes[i];
+      stream << this->Names[i] << this->Components[i] << this->TypeSizes[i] << this->DataTypes[i];
     }
   }
 
@@ -421,7 +420,8 @@ Outcome Run(Job& job)
 /// whole image, exactly as sparsegrid::computeErrorMetrics computes them in one process.
 struct ErrorPartials
 {
-  double Maxima[3] = { 0, -std::numeric_limits<double>::infinity(),
+  double Maxima[3] = { 0,
+    -std::numeric_limits<double>::infinity(),
     -std::numeric_limits<double>::infinity() };
   double Sums[2] = { 0, 0 };
 
@@ -453,7 +453,7 @@ struct ErrorPartials
     if (count > 0)
     {
       // The conventions of sparsegrid::computeErrorMetrics.
-      p = r == 0       ? std::numeric_limits<double>::infinity()
+      p = r == 0     ? std::numeric_limits<double>::infinity()
         : range == 0 ? -std::numeric_limits<double>::infinity()
                      : 20.0 * std::log10(range / r);
     }
@@ -470,8 +470,8 @@ struct CodedJob
   std::vector<vtkDataArray*> Arrays; ///< this piece's arrays (empty for an empty piece)
   std::vector<std::string> Names;
   std::vector<int> Components;
-  int PieceDims[3] = { 0, 0, 0 };  ///< samples of this piece per image axis (0: no piece)
-  int OwnedDims[3] = { 0, 0, 0 };  ///< of which this piece measures (all of them)
+  int PieceDims[3] = { 0, 0, 0 }; ///< samples of this piece per image axis (0: no piece)
+  int OwnedDims[3] = { 0, 0, 0 }; ///< of which this piece measures (all of them)
   int Mode = vtkSparseGridHierarchize::BOUND_RELATIVE;
   double Bound = 1e-3;
   vtkSparseGridExecution* Exec = nullptr;
@@ -567,8 +567,8 @@ Outcome RunCoded(CodedJob& job)
       return Outcome::Failed;
     }
     const double width = global[0] + global[1];
-    double bound = job.Mode == vtkSparseGridHierarchize::BOUND_ABSOLUTE ? job.Bound
-                                                                         : job.Bound * width;
+    double bound =
+      job.Mode == vtkSparseGridHierarchize::BOUND_ABSOLUTE ? job.Bound : job.Bound * width;
     if (!(bound > 0))
     {
       // A constant array: any positive bound keeps it; scale the relative one to its value.
@@ -578,8 +578,8 @@ Outcome RunCoded(CodedJob& job)
     // which must stay finite, and so must the range itself.
     if (!std::isfinite(width) || !std::isfinite(bound) || !std::isfinite(global[0] / bound))
     {
-      job.Error = "Array '" + name + "': its value range (" + std::to_string(-global[1]) +
-        " to " + std::to_string(global[0]) +
+      job.Error = "Array '" + name + "': its value range (" + std::to_string(-global[1]) + " to " +
+        std::to_string(global[0]) +
         ") overflows the codec's arithmetic for this bound. Use a larger bound, or rescale the "
         "array (Calculator) before compressing it.";
       return vtkSparseGridParallel::Agree(job.Controller, Outcome::Failed, job.Error);
@@ -592,9 +592,9 @@ Outcome RunCoded(CodedJob& job)
       nextStage();
       std::vector<std::uint8_t> stream;
       sparsegrid::ExecutionReport report;
-      status = hasPiece ? sparsegrid::codec::encode(
-                            values + c, layout, bound, stream, job.Exec->Options(), &report)
-                        : sparsegrid::Status();
+      status = hasPiece
+        ? sparsegrid::codec::encode(values + c, layout, bound, stream, job.Exec->Options(), &report)
+        : sparsegrid::Status();
       if ((outcome = check("coding '" + name + "'", status)) != Outcome::Done)
       {
         return outcome;
@@ -652,15 +652,16 @@ Outcome RunCoded(CodedJob& job)
           std::size_t at = (static_cast<std::size_t>(z) * layout.dims[1] + y) * layout.dims[0];
           for (int x = 0; x < job.OwnedDims[0]; ++x, ++at)
           {
-            partials.Add(static_cast<double>(values[at * nc + c]), static_cast<double>(decoded[at]));
+            partials.Add(
+              static_cast<double>(values[at * nc + c]), static_cast<double>(decoded[at]));
           }
         }
       }
     }
     if (hasPiece)
     {
-      partials.Sums[1] = static_cast<double>(job.OwnedDims[0]) * job.OwnedDims[1] *
-        job.OwnedDims[2] * nc;
+      partials.Sums[1] =
+        static_cast<double>(job.OwnedDims[0]) * job.OwnedDims[1] * job.OwnedDims[2] * nc;
     }
     if (!partials.Finish(job.Controller, job.MaxAbsError, job.RMSE, job.PSNR))
     {

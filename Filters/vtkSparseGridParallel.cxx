@@ -393,10 +393,9 @@ vtkSparseGridParallel::Outcome vtkSparseGridParallel::ShareRepresentation(
     ok = vtkSparseGridRepresentation::ReadFieldData(received->GetFieldData(), info, &error);
   }
   // Error-bounded: one byte array holds every coded stream.
-  int coded = rank == source &&
-      contents.Info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded
-    ? 1
-    : 0;
+  int coded =
+    rank == source && contents.Info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded ? 1
+                                                                                                : 0;
   controller->Broadcast(&coded, 1, source);
   if (coded)
   {

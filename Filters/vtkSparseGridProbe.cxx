@@ -363,8 +363,9 @@ Result InterpolateDecoded(const Contents& contents,
   mask->FillValue(0);
   char* valid = mask->GetPointer(0);
   const double tolerance = info.Tolerance();
-  const vtkIdType dims[3] = { info.ImageDimensions[0], info.ImageDimensions[1],
-    info.ImageDimensions[2] };
+  const vtkIdType dims[3] = {
+    info.ImageDimensions[0], info.ImageDimensions[1], info.ImageDimensions[2]
+  };
   const vtkIdType strides[3] = { 1, dims[0], dims[0] * dims[1] };
   std::size_t offset = 0; // first point of the current block
   auto body = [&](std::size_t begin, std::size_t end)
@@ -434,7 +435,8 @@ Result InterpolateDecoded(const Contents& contents,
   const std::size_t block = std::max<std::size_t>(1 << 16, total / 32 + 1);
   for (offset = 0; offset < total; offset += block)
   {
-    exec.SetProgressRange(0.8 + 0.2 * offset / total, 0.8 + 0.2 * std::min(total, offset + block) / total);
+    exec.SetProgressRange(
+      0.8 + 0.2 * offset / total, 0.8 + 0.2 * std::min(total, offset + block) / total);
     if (exec.Options().abort && exec.Options().abort())
     {
       return Result::Aborted;
@@ -453,7 +455,6 @@ Result InterpolateDecoded(const Contents& contents,
   return Result::Done;
 }
 
-
 /// The probe's output arrays and mask, checked against what this process may still allocate
 /// before anything is allocated: a huge SamplingDimensions is a clear error, not an abort.
 bool CheckOutputSize(const Contents& contents, vtkIdType n, std::string* error)
@@ -467,8 +468,8 @@ bool CheckOutputSize(const Contents& contents, vtkIdType n, std::string* error)
         : info.Components[i]);
   }
   const std::uint64_t bytesPerValue = info.Precision == sparsegrid::Precision::Double ? 8 : 4;
-  const long double bytes = static_cast<long double>(n) *
-    (static_cast<long double>(components) * bytesPerValue + 1);
+  const long double bytes =
+    static_cast<long double>(n) * (static_cast<long double>(components) * bytesPerValue + 1);
   const sparsegrid::Status status = bytes > 1.8e19L
     ? sparsegrid::Status(sparsegrid::ErrorCode::TooLarge, "more than 2^64 bytes")
     : sparsegrid::checkAllocation(static_cast<std::uint64_t>(bytes),

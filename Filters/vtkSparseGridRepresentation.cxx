@@ -316,8 +316,8 @@ std::size_t vtkSparseGridRepresentation::Contents::StreamIndex(int piece,
   std::size_t array,
   int component) const
 {
-  std::size_t index = static_cast<std::size_t>(piece) *
-    static_cast<std::size_t>(this->Info.TotalComponents());
+  std::size_t index =
+    static_cast<std::size_t>(piece) * static_cast<std::size_t>(this->Info.TotalComponents());
   for (std::size_t i = 0; i < array; ++i)
   {
     index += static_cast<std::size_t>(this->Info.Components[i]);
@@ -616,8 +616,8 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
       if (std::abs(info.Bounds[2 * a] - info.ImageOrigin[a]) > 1e-9 * scale ||
         std::abs(info.Bounds[2 * a + 1] - hi) > 1e-9 * scale)
       {
-        return Fail(error, "SparseGrid.Bounds does not match the image geometry on axis " +
-            std::to_string(a));
+        return Fail(error,
+          "SparseGrid.Bounds does not match the image geometry on axis " + std::to_string(a));
       }
     }
   }
@@ -676,7 +676,8 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
     const vtkIdType extentValues = extents ? extents->GetNumberOfValues() : 0;
     if (extentValues < 6 || extentValues % 6 != 0 || extentValues / 6 > MaxPieces)
     {
-      return Fail(error, "SparseGrid.PieceExtents must hold 6 values for each of 1 to 65536 pieces");
+      return Fail(
+        error, "SparseGrid.PieceExtents must hold 6 values for each of 1 to 65536 pieces");
     }
     if (!ReadIntegers(fd, PieceExtentsName, extentValues, 0, 1 << 30, info.PieceExtents, error))
     {
@@ -783,7 +784,9 @@ namespace
 {
 /// Error-bounded contents: the streams and their offsets, each stream's header checked against
 /// its piece (the codec validates the rest when decoding).
-bool ReadStreams(vtkFieldData* fd, vtkSparseGridRepresentation::Contents& contents, std::string* error)
+bool ReadStreams(vtkFieldData* fd,
+  vtkSparseGridRepresentation::Contents& contents,
+  std::string* error)
 {
   const auto& info = contents.Info;
   auto* streams = vtkUnsignedCharArray::SafeDownCast(fd->GetAbstractArray(StreamsName));
@@ -809,8 +812,8 @@ bool ReadStreams(vtkFieldData* fd, vtkSparseGridRepresentation::Contents& conten
       (k > 0 && static_cast<std::uint64_t>(v) < contents.StreamOffsets[k - 1]) ||
       (k == 0 && v != 0) || (k == count && static_cast<std::uint64_t>(v) != total))
     {
-      return Fail(error, std::string(StreamOffsetsName) + " is not an increasing split of " +
-          StreamsName);
+      return Fail(
+        error, std::string(StreamOffsetsName) + " is not an increasing split of " + StreamsName);
     }
     contents.StreamOffsets[k] = static_cast<std::uint64_t>(v);
   }
@@ -824,9 +827,10 @@ bool ReadStreams(vtkFieldData* fd, vtkSparseGridRepresentation::Contents& conten
       {
         const std::size_t k = contents.StreamIndex(p, i, c);
         sparsegrid::codec::StreamInfo header;
-        const sparsegrid::Status status = sparsegrid::codec::inspect(bytes + contents.StreamOffsets[k],
-          static_cast<std::size_t>(contents.StreamOffsets[k + 1] - contents.StreamOffsets[k]),
-          header);
+        const sparsegrid::Status status =
+          sparsegrid::codec::inspect(bytes + contents.StreamOffsets[k],
+            static_cast<std::size_t>(contents.StreamOffsets[k + 1] - contents.StreamOffsets[k]),
+            header);
         if (!status.ok())
         {
           return Fail(error,
@@ -1077,17 +1081,17 @@ bool vtkSparseGridRepresentation::LevelOfDetailBounds(const Contents& contents,
       {
         const std::size_t k = contents.StreamIndex(p, i, c);
         sparsegrid::codec::StreamInfo header;
-        const sparsegrid::Status status = sparsegrid::codec::inspect(all + contents.StreamOffsets[k],
-          static_cast<std::size_t>(contents.StreamOffsets[k + 1] - contents.StreamOffsets[k]),
-          header);
+        const sparsegrid::Status status =
+          sparsegrid::codec::inspect(all + contents.StreamOffsets[k],
+            static_cast<std::size_t>(contents.StreamOffsets[k + 1] - contents.StreamOffsets[k]),
+            header);
         if (!status.ok() || header.levelBound.empty())
         {
           return Fail(error, "a coded stream is damaged: " + status.message());
         }
         levels = std::min(levels, header.levels);
-        const int index = levelOfDetail <= 0 || levelOfDetail > header.levels
-          ? header.levels - 1
-          : levelOfDetail - 1;
+        const int index = levelOfDetail <= 0 || levelOfDetail > header.levels ? header.levels - 1
+                                                                              : levelOfDetail - 1;
         bounds[i] =
           std::max(bounds[i], header.levelBound[static_cast<std::size_t>(std::max(0, index))]);
       }

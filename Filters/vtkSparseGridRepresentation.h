@@ -94,10 +94,10 @@ public:
     Encoding Kind = Encoding::SparseGrid;
     //@{
     /// Error-bounded encoding only.
-    int BoundMode = BOUND_OFF;           ///< BOUND_ABSOLUTE or BOUND_RELATIVE as requested
-    double RequestedBound = 0;           ///< the ErrorBound property (relative or absolute)
-    std::vector<int> Components;         ///< per array
-    std::vector<double> AbsoluteBound;   ///< per array: the bound every voxel keeps
+    int BoundMode = BOUND_OFF;         ///< BOUND_ABSOLUTE or BOUND_RELATIVE as requested
+    double RequestedBound = 0;         ///< the ErrorBound property (relative or absolute)
+    std::vector<int> Components;       ///< per array
+    std::vector<double> AbsoluteBound; ///< per array: the bound every voxel keeps
     /// Pieces the image was coded in (one per process that held data), 6 extent values each,
     /// 0-based in ImageDimensions. Pieces may share a boundary layer, as VTK's pieces do.
     std::vector<int> PieceExtents;

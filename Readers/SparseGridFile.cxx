@@ -1791,8 +1791,7 @@ std::string Reader::readCodedStepInto(std::size_t index, StepData& out)
       }
       values.streamOffsets[i] = table[i];
     }
-    if (!(error = readDoubles(ds.get(), path, "absolute_bound", 1, &values.absoluteBound))
-           .empty())
+    if (!(error = readDoubles(ds.get(), path, "absolute_bound", 1, &values.absoluteBound)).empty())
     {
       return error;
     }
@@ -1854,7 +1853,8 @@ std::string Reader::readCodedStepInto(std::size_t index, StepData& out)
       {
         const std::uint64_t begin = values.streamOffsets[i];
         const std::uint64_t size = values.streamOffsets[i + 1] - begin;
-        std::vector<std::uint8_t> head(static_cast<std::size_t>(std::min<std::uint64_t>(size, 4096)));
+        std::vector<std::uint8_t> head(
+          static_cast<std::size_t>(std::min<std::uint64_t>(size, 4096)));
         if (!readRange(begin, head.size(), head.data()))
         {
           return "cannot read " + path + ": " + hdf5Message();
@@ -2078,7 +2078,8 @@ std::string Writer::begin(const std::string& path,
       !(error = writeString(g.get(), "bound_mode", grid.boundMode == 1 ? "Absolute" : "Relative"))
          .empty() ||
       !(error = writeDouble(g.get(), "error_bound", grid.requestedBound)).empty() ||
-      !(error = writeInt(g.get(), "number_of_pieces", static_cast<int>(grid.pieceExtents.size() / 6)))
+      !(error =
+          writeInt(g.get(), "number_of_pieces", static_cast<int>(grid.pieceExtents.size() / 6)))
          .empty() ||
       !(error =
           writeInts(g.get(), "piece_extents", grid.pieceExtents.data(), grid.pieceExtents.size()))

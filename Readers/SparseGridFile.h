@@ -67,8 +67,8 @@ struct GridDescription
   Encoding encoding = Encoding::SparseGrid;
   ///@{
   /// Error-bounded encoding only (level, levelCaps, boundary are unused there).
-  int boundMode = 2;          ///< 1 absolute, 2 relative (to each array's value range)
-  double requestedBound = 0;  ///< the bound as requested (relative or absolute)
+  int boundMode = 2;             ///< 1 absolute, 2 relative (to each array's value range)
+  double requestedBound = 0;     ///< the bound as requested (relative or absolute)
   std::vector<int> pieceExtents; ///< 6 per coded piece, 0-based in imageDimensions
   ///@}
 

@@ -19,9 +19,9 @@
 #include "vtkPolyData.h"
 #include "vtkSMPTools.h"
 #include "vtkSmartPointer.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkStringArray.h"
 #include "vtkUnsignedCharArray.h"
-#include "vtkStreamingDemandDrivenPipeline.h"
 
 #include <algorithm>
 #include <cmath>
@@ -242,7 +242,6 @@ vtkSmartPointer<vtkDataArray> ToVTKArray(const sgf::ArrayValues& array, std::uin
   std::copy(src, src + points * array.description.components, out->GetPointer(0));
   return vtkSmartPointer<vtkDataArray>(out.GetPointer());
 }
-
 
 /**
  * An error-bounded step as the representation (through the one validator of

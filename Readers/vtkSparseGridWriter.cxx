@@ -247,12 +247,11 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
   const vtkSparseGridRepresentation::Description& info = contents.Info;
 
   sgf::GridDescription grid;
-  if (info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded &&
-    info.LevelOfDetail > 0)
+  if (info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded && info.LevelOfDetail > 0)
   {
     return fail(vtkErrorCode::FileFormatError,
-      "cannot write " + std::string(this->FileName) +
-        ": the representation holds only the first " + std::to_string(info.LevelOfDetail) +
+      "cannot write " + std::string(this->FileName) + ": the representation holds only the first " +
+        std::to_string(info.LevelOfDetail) +
         " levels of detail (read the file with Level Of Detail 0 to write all of it)");
   }
   grid.dimensions = static_cast<int>(info.AxisMap.size());

@@ -12,14 +12,14 @@
 #include "vtkCharArray.h"
 #include "vtkFieldData.h"
 #include "vtkFloatArray.h"
+#include "vtkInformation.h"
 #include "vtkMath.h"
 #include "vtkMinimalStandardRandomSequence.h"
 #include "vtkPointData.h"
 #include "vtkPoints.h"
 #include "vtkPolyData.h"
-#include "vtkStringArray.h"
-#include "vtkInformation.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
+#include "vtkStringArray.h"
 #include "vtkUnsignedCharArray.h"
 
 #include <algorithm>
@@ -33,7 +33,8 @@ namespace
 double Rough(const double x[3], int component)
 {
   const double noise = std::sin(12.9898 * x[0] + 78.233 * x[1] + 37.719 * x[2] + component);
-  return sgtest::Smooth(x) * (1 + component) + 0.05 * (noise * 43758.5453 - std::floor(noise * 43758.5453));
+  return sgtest::Smooth(x) * (1 + component) +
+    0.05 * (noise * 43758.5453 - std::floor(noise * 43758.5453));
 }
 
 /// The range the bound refers to: max - min over every component of the array, in double.
@@ -42,8 +43,8 @@ double Range(vtkDataArray* array)
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (vtkIdType v = 0; v < array->GetNumberOfValues(); ++v)
   {
-    const double x = array->GetComponent(v / array->GetNumberOfComponents(),
-      static_cast<int>(v % array->GetNumberOfComponents()));
+    const double x = array->GetComponent(
+      v / array->GetNumberOfComponents(), static_cast<int>(v % array->GetNumberOfComponents()));
     lo = std::min(lo, x);
     hi = std::max(hi, x);
   }
@@ -84,8 +85,9 @@ vtkSmartPointer<vtkImageData> Decompress(vtkAlgorithm* compressed, int levelOfDe
 SG_TEST(ErrorBoundEveryVoxel)
 {
   // Odd sizes, 1-D to 3-D, float and double, scalar and vector arrays, both modes.
-  const int sizes[][3] = { { 2, 1, 1 }, { 3, 1, 1 }, { 100, 1, 1 }, { 17, 17, 1 },
-    { 125, 125, 25 }, { 17, 9, 5 } };
+  const int sizes[][3] = {
+    { 2, 1, 1 }, { 3, 1, 1 }, { 100, 1, 1 }, { 17, 17, 1 }, { 125, 125, 25 }, { 17, 9, 5 }
+  };
   const double bounds[] = { 1e-1, 1e-3, 1e-5 };
   for (const auto& dims : sizes)
   {
@@ -102,9 +104,8 @@ SG_TEST(ErrorBoundEveryVoxel)
             const double spacing[3] = { 0.1, 0.2, 0.3 };
             auto image = sgtest::MakeImage(dims, origin, spacing, "v", components, Rough, type);
             vtkDataArray* original = image->GetPointData()->GetArray("v");
-            const double absolute = mode == vtkSparseGridHierarchize::BOUND_ABSOLUTE
-              ? bound
-              : bound * Range(original);
+            const double absolute =
+              mode == vtkSparseGridHierarchize::BOUND_ABSOLUTE ? bound : bound * Range(original);
             vtkNew<vtkSparseGridHierarchize> hierarchize;
             hierarchize->SetInputData(image);
             hierarchize->SetErrorBoundMode(mode);
@@ -117,21 +118,33 @@ SG_TEST(ErrorBoundEveryVoxel)
             vtkDataArray* result = decoded->GetPointData()->GetArray("v");
             const double error = MaxDifference(original, result);
             SG_CHECK(error <= absolute,
-              "dims %dx%dx%d type %d components %d bound %g mode %d: max error %g > %g", dims[0],
-              dims[1], dims[2], type, components, bound, mode, error, absolute);
+              "dims %dx%dx%d type %d components %d bound %g mode %d: max error %g > %g",
+              dims[0],
+              dims[1],
+              dims[2],
+              type,
+              components,
+              bound,
+              mode,
+              error,
+              absolute);
             // The reported metrics agree with the test's own measurement.
             vtkPolyData* out = hierarchize->GetOutput();
             const double reported = sgtest::FieldValue(out, "SparseGrid.MaxAbsError");
             SG_CHECK(std::abs(reported - error) <= 1e-12 * std::max(1.0, error) + 1e-300,
-              "reported max error %g, measured %g", reported, error);
+              "reported max error %g, measured %g",
+              reported,
+              error);
             const double stored = sgtest::FieldValue(out, "SparseGrid.StoredBytes");
             auto* streams = vtkUnsignedCharArray::SafeDownCast(
               out->GetFieldData()->GetAbstractArray("SparseGrid.Streams"));
             SG_CHECK(streams && streams->GetNumberOfValues() == stored, "stored bytes");
             const double ratio = sgtest::FieldValue(out, "SparseGrid.CompressionRatio");
-            const double input = static_cast<double>(original->GetNumberOfValues()) *
-              original->GetDataTypeSize();
-            SG_CHECK(std::abs(ratio - input / stored) <= 1e-9 * ratio, "ratio %g vs %g", ratio,
+            const double input =
+              static_cast<double>(original->GetNumberOfValues()) * original->GetDataTypeSize();
+            SG_CHECK(std::abs(ratio - input / stored) <= 1e-9 * ratio,
+              "ratio %g vs %g",
+              ratio,
               input / stored);
             SG_CHECK(out->GetNumberOfPoints() == 0, "no per-point geometry");
           }
@@ -162,8 +175,8 @@ SG_TEST(ErrorBoundConstantAndDefault)
   SG_CHECK(sgtest::FieldValue(hierarchize->GetOutput(), "SparseGrid.CompressionRatio") > 20,
     "a constant image compresses far (ratio %g)",
     sgtest::FieldValue(hierarchize->GetOutput(), "SparseGrid.CompressionRatio"));
-  auto* summary = vtkStringArray::SafeDownCast(
-    hierarchize->GetOutput()->GetFieldData()->GetAbstractArray(0));
+  auto* summary =
+    vtkStringArray::SafeDownCast(hierarchize->GetOutput()->GetFieldData()->GetAbstractArray(0));
   SG_CHECK(summary && std::string(summary->GetName()) == "SparseGrid.Summary" &&
       summary->GetValue(0).find(":1") != std::string::npos,
     "the summary is the first field array");
@@ -263,7 +276,8 @@ SG_TEST(ErrorBoundLevelsOfDetail)
     previous = bound;
   }
   SG_CHECK(std::abs(previous - 1e-3 * Range(original)) <= 1e-9 * previous,
-    "all levels: the requested bound (%g)", previous);
+    "all levels: the requested bound (%g)",
+    previous);
 }
 
 SG_TEST(ErrorBoundLightRepresentation)
@@ -281,7 +295,9 @@ SG_TEST(ErrorBoundLightRepresentation)
   const double payload = sgtest::FieldValue(out, "SparseGrid.StoredBytes");
   const double memory = 1024.0 * out->GetActualMemorySize();
   SG_CHECK(payload > 0 && memory <= 1.2 * payload + 64 * 1024,
-    "representation %g bytes for %g bytes of streams", memory, payload);
+    "representation %g bytes for %g bytes of streams",
+    memory,
+    payload);
 }
 
 SG_TEST(ErrorBoundAbortAndBadSettings)
@@ -320,10 +336,16 @@ SG_TEST(ErrorBoundAbortAndBadSettings)
     catcher->Watch(hierarchize);
     hierarchize->Update();
     SG_CHECK(catcher->ErrorText.find("ErrorBound must be a positive") != std::string::npos,
-      "bound %g refused: %s", bad, catcher->ErrorText.c_str());
+      "bound %g refused: %s",
+      bad,
+      catcher->ErrorText.c_str());
   }
   {
-    auto nan = sgtest::MakeImage(dims, origin, spacing, "s", 1,
+    auto nan = sgtest::MakeImage(dims,
+      origin,
+      spacing,
+      "s",
+      1,
       [](const double* x, int) { return x[0] == 3 ? std::nan("") : 1.0; });
     vtkNew<vtkSparseGridHierarchize> hierarchize;
     hierarchize->SetInputData(nan);
@@ -331,7 +353,8 @@ SG_TEST(ErrorBoundAbortAndBadSettings)
     catcher->Watch(hierarchize);
     hierarchize->Update();
     SG_CHECK(catcher->Errors > 0 && catcher->ErrorText.find("NaN") != std::string::npos,
-      "NaN refused: %s", catcher->ErrorText.c_str());
+      "NaN refused: %s",
+      catcher->ErrorText.c_str());
   }
 }
 
@@ -357,7 +380,10 @@ SG_TEST(ResampleHugeIsAnError)
       catcher->Watch(resample);
       resample->Update();
       SG_CHECK(catcher->ErrorText.find("too large") != std::string::npos,
-        "mode %d, %d^3: %s", mode, n, catcher->ErrorText.c_str());
+        "mode %d, %d^3: %s",
+        mode,
+        n,
+        catcher->ErrorText.c_str());
       SG_CHECK(resample->GetOutput()->GetNumberOfPoints() == 0 ||
           resample->GetOutput()->GetPointData()->GetNumberOfArrays() == 0,
         "no half-filled output");
@@ -373,8 +399,13 @@ SG_TEST(OverflowIsATrueError)
   const double origin[3] = { 0, 0, 0 };
   const double spacing[3] = { 1, 1, 1 };
   auto nearMax = sgtest::MakeImage(
-    dims, origin, spacing, "big", 1,
-    [](const double* x, int) { return (static_cast<int>(x[0] + x[1] + x[2]) % 2 ? 1 : -1) * 3.0e38; },
+    dims,
+    origin,
+    spacing,
+    "big",
+    1,
+    [](const double* x, int)
+    { return (static_cast<int>(x[0] + x[1] + x[2]) % 2 ? 1 : -1) * 3.0e38; },
     VTK_FLOAT);
   auto beyond = sgtest::MakeImage(
     dims, origin, spacing, "big", 1, [](const double* x, int) { return 1e39 + x[0]; }, VTK_DOUBLE);
@@ -403,7 +434,9 @@ SG_TEST(OverflowIsATrueError)
       finite = std::isfinite(e);
     }
     SG_CHECK(refused || (c.Mode != vtkSparseGridHierarchize::BOUND_OFF && finite),
-      "mode %d: %s", c.Mode, catcher->ErrorText.c_str());
+      "mode %d: %s",
+      c.Mode,
+      catcher->ErrorText.c_str());
   }
 }
 
@@ -425,7 +458,8 @@ SG_TEST(ResampleGeometryInTheInformationPass)
     resample->SetUseOriginalGeometry(true);
     resample->UpdateInformation();
     SG_CHECK(hierarchize->GetOutput()->GetFieldData()->GetNumberOfArrays() == 0,
-      "mode %d: the information pass did not run Hierarchize", mode);
+      "mode %d: the information pass did not run Hierarchize",
+      mode);
     int whole[6];
     double o[3], h[3];
     vtkInformation* info = resample->GetOutputInformation(0);
@@ -436,8 +470,13 @@ SG_TEST(ResampleGeometryInTheInformationPass)
     {
       SG_CHECK(whole[2 * a] == 0 && whole[2 * a + 1] == dims[a] - 1 && o[a] == origin[a] &&
           h[a] == spacing[a],
-        "mode %d axis %d: extent %d..%d origin %g spacing %g", mode, a, whole[2 * a],
-        whole[2 * a + 1], o[a], h[a]);
+        "mode %d axis %d: extent %d..%d origin %g spacing %g",
+        mode,
+        a,
+        whole[2 * a],
+        whole[2 * a + 1],
+        o[a],
+        h[a]);
     }
     resample->Update();
     SG_CHECK(resample->GetOutput()->GetNumberOfPoints() == 13 * 7 * 5, "the image follows");

@@ -674,7 +674,8 @@ TEST(SparseGridIOBounded, RoundTripKeepsStreamsAndBound)
     vtkPolyData::SafeDownCast(reader->GetOutputDataObject(0)), read, &error))
     << error;
   ASSERT_EQ(read.Streams->GetNumberOfValues(), memory.Streams->GetNumberOfValues());
-  EXPECT_EQ(std::memcmp(read.Streams->GetPointer(0), memory.Streams->GetPointer(0),
+  EXPECT_EQ(std::memcmp(read.Streams->GetPointer(0),
+              memory.Streams->GetPointer(0),
               static_cast<std::size_t>(memory.Streams->GetNumberOfValues())),
     0);
 
@@ -693,8 +694,8 @@ TEST(SparseGridIOBounded, RoundTripKeepsStreamsAndBound)
     EXPECT_TRUE(SameBits(decoded->GetPointData()->GetArray(name),
       resample->GetOutput()->GetPointData()->GetArray(name)));
     vtkDataArray* original = image->GetPointData()->GetArray(name);
-    EXPECT_LE(MaxDifference(original, decoded->GetPointData()->GetArray(name)),
-      1e-3 * Range(original));
+    EXPECT_LE(
+      MaxDifference(original, decoded->GetPointData()->GetArray(name)), 1e-3 * Range(original));
   }
   EXPECT_NE(decoded->GetFieldData()->GetAbstractArray("SparseGrid.Summary"), nullptr);
 }
@@ -729,8 +730,8 @@ TEST(SparseGridIOBounded, LevelOfDetailReadsAPrefixAndKeepsItsBound)
     reader->Update();
     vtkImageData* decoded = vtkImageData::SafeDownCast(reader->GetOutputDataObject(0));
     ASSERT_NE(decoded, nullptr);
-    auto* bounds =
-      vtkDataArray::SafeDownCast(decoded->GetFieldData()->GetAbstractArray("SparseGrid.ErrorBound"));
+    auto* bounds = vtkDataArray::SafeDownCast(
+      decoded->GetFieldData()->GetAbstractArray("SparseGrid.ErrorBound"));
     ASSERT_NE(bounds, nullptr);
     const char* names[] = { "density", "velocity" };
     for (int i = 0; i < 2; ++i)
