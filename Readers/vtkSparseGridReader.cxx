@@ -17,7 +17,6 @@
 #include "vtkObjectFactory.h"
 #include "vtkPointData.h"
 #include "vtkPolyData.h"
-#include "vtkSMPTools.h"
 #include "vtkSmartPointer.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkStringArray.h"
@@ -109,29 +108,6 @@ std::size_t StepForTime(const std::vector<double>& times, double t)
   return after == times.begin() ? 0 : static_cast<std::size_t>(after - times.begin()) - 1;
 }
 
-sparsegrid::ExecutionOptions MakeOptions(vtkAlgorithm* algorithm, int threads)
-{
-  sparsegrid::ExecutionOptions options;
-  options.threads = threads;
-  options.parallelFor =
-    [threads](std::size_t count, const std::function<void(std::size_t, std::size_t)>& body)
-  {
-    // STDThread explicitly: Debian's VTK defaults to the sequential backend.
-    const vtkSMPTools::Config config(threads, threads == 1 ? "Sequential" : "STDThread", false);
-    vtkSMPTools::LocalScope(config,
-      [&]()
-      {
-        vtkSMPTools::For(0,
-          static_cast<vtkIdType>(count),
-          [&](vtkIdType begin, vtkIdType end)
-          { body(static_cast<std::size_t>(begin), static_cast<std::size_t>(end)); });
-      });
-  };
-  options.progress = [algorithm](double f) { algorithm->UpdateProgress(0.2 + 0.8 * f); };
-  options.abort = [algorithm]() { return algorithm->CheckAbort(); };
-  return options;
-}
-
 /**
  * Reconstructs every array of a step on the extent `ext` of the sampling lattice. The core
  * works on one scalar field in grid-axis order; components are reconstructed one at a time and
@@ -144,7 +120,7 @@ bool ReconstructStep(const sparsegrid::Grid& grid,
   const int sampling[3],
   const int ext[6],
   vtkImageData* output,
-  const sparsegrid::ExecutionOptions& options,
+  vtkSparseGridExecution& exec,
   std::string& error)
 {
   const int d = g.dimensions;
@@ -203,7 +179,10 @@ bool ReconstructStep(const sparsegrid::Grid& grid,
         }
         scalar = coefficients.data();
       }
-      status = sparsegrid::reconstructImage(grid, scalar, target, values.data(), options);
+      sparsegrid::ExecutionReport report;
+      status =
+        sparsegrid::reconstructImage(grid, scalar, target, values.data(), exec.Options(), &report);
+      exec.Record(report);
       if (!status)
       {
         error = "reconstruction of '" + array.description.name + "' failed: " + status.message();
@@ -663,10 +642,16 @@ int vtkSparseGridReader::RequestData(vtkInformation*,
     image->SetExtent(extent);
     image->SetOrigin(origin);
     image->SetSpacing(spacing);
-    const sparsegrid::ExecutionOptions options = MakeOptions(this, this->NumberOfThreads);
+    // The filters' execution bridge: threads, backend, progress, abort and fall-back notes.
+    vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, {});
+    exec.SetProgressRange(0.2, 1.0);
     const bool ok = h.grid.precision == sparsegrid::Precision::Float
-      ? ReconstructStep<float>(info.Grid, h.grid, step, sampling, extent, image, options, error)
-      : ReconstructStep<double>(info.Grid, h.grid, step, sampling, extent, image, options, error);
+      ? ReconstructStep<float>(info.Grid, h.grid, step, sampling, extent, image, exec, error)
+      : ReconstructStep<double>(info.Grid, h.grid, step, sampling, extent, image, exec, error);
+    if (ok && !exec.Note().empty())
+    {
+      vtkWarningMacro(<< exec.Note());
+    }
     if (!ok)
     {
       image->Initialize();
