@@ -1836,6 +1836,7 @@ std::string Reader::readCodedStepInto(std::size_t index, StepData& out)
       std::vector<std::uint8_t> kept;
       std::vector<std::uint64_t> keptOffsets(1, 0);
       int levelsRead = std::numeric_limits<int>::max();
+      bool partial = false; // a stream with fewer levels than asked for is read whole
       auto readRange = [&](std::uint64_t begin, std::uint64_t count, std::uint8_t* into)
       {
         if (count == 0)
@@ -1878,6 +1879,7 @@ std::string Reader::readCodedStepInto(std::size_t index, StepData& out)
         const std::uint64_t needed =
           std::min<std::uint64_t>(size, info.levelEnd[static_cast<std::size_t>(level)]);
         levelsRead = std::min(levelsRead, level + 1);
+        partial = partial || needed < size;
         const std::size_t at = kept.size();
         kept.resize(at + static_cast<std::size_t>(needed));
         if (!readRange(begin, needed, kept.data() + at))
@@ -1888,7 +1890,7 @@ std::string Reader::readCodedStepInto(std::size_t index, StepData& out)
       }
       values.bytes.swap(kept);
       values.streamOffsets.swap(keptOffsets);
-      values.levelsRead = levelsRead;
+      values.levelsRead = partial ? levelsRead : 0;
     }
     if (!(error = readOptionalDouble(ds.get(), path, "max_abs_error", values.metrics.maxAbsError))
            .empty() ||

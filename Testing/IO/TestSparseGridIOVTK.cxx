@@ -721,6 +721,13 @@ TEST(SparseGridIOBounded, LevelOfDetailReadsAPrefixAndKeepsItsBound)
   ASSERT_EQ(sgf::readFile(path, header, part, options), "");
   EXPECT_LT(part[0].arrays[0].bytes.size(), whole[0].arrays[0].bytes.size())
     << "a coarse level of detail reads fewer bytes";
+  EXPECT_GT(part[0].arrays[0].levelsRead, 0);
+  // Asking for more levels than the streams have reads them whole: a complete representation.
+  std::vector<sgf::StepData> all;
+  options.levelOfDetail = 64;
+  ASSERT_EQ(sgf::readFile(path, header, all, options), "");
+  EXPECT_EQ(all[0].arrays[0].bytes, whole[0].arrays[0].bytes);
+  EXPECT_EQ(all[0].arrays[0].levelsRead, 0);
   for (int lod : { 1, 2 })
   {
     SCOPED_TRACE(lod);
