@@ -388,8 +388,15 @@ Result InterpolateDecoded(const Contents& contents,
         }
         if (dims[a] > 1)
         {
-          const double u = std::min(
+          double u = std::min(
             static_cast<double>(dims[a] - 1), std::max(0.0, (x[a] - lo) / info.ImageSpacing[a]));
+          // A probe on a voxel (the original geometry, up to rounding of origin + i * spacing)
+          // takes that voxel's value exactly, so the bound holds there to the last bit.
+          const double nearest = std::round(u);
+          if (std::abs(u - nearest) < 1e-9)
+          {
+            u = nearest;
+          }
           base[a] = std::min(dims[a] - 2, static_cast<vtkIdType>(u));
           t[a] = u - static_cast<double>(base[a]);
         }
