@@ -109,6 +109,55 @@ bool IsEmpty(const int extent[6])
   return extent[1] < extent[0] || extent[3] < extent[2] || extent[5] < extent[4];
 }
 
+/// Max error, max, -min, sum of squares and count of one array on the points a process owns:
+/// partial results that processes combine (max, max, max, sum, sum) into the metrics of the
+/// whole image, exactly as sparsegrid::computeErrorMetrics computes them in one process.
+struct ErrorPartials
+{
+  double Maxima[3] = { 0,
+    -std::numeric_limits<double>::infinity(),
+    -std::numeric_limits<double>::infinity() };
+  double Sums[2] = { 0, 0 };
+
+  void Add(double reference, double approx)
+  {
+    const double e = std::abs(approx - reference);
+    this->Maxima[0] = std::max(this->Maxima[0], e);
+    this->Maxima[1] = std::max(this->Maxima[1], reference);
+    this->Maxima[2] = std::max(this->Maxima[2], -reference);
+    this->Sums[0] += e * e;
+  }
+
+  /// Collective: appends max error, RMSE and PSNR of the whole image to the vectors.
+  bool Finish(vtkMultiProcessController* controller,
+    std::vector<double>& maxAbsError,
+    std::vector<double>& rmse,
+    std::vector<double>& psnr) const
+  {
+    double maxima[3], sums[2];
+    if (!vtkSparseGridParallel::MaxAll(controller, this->Maxima, maxima, 3) ||
+      !vtkSparseGridParallel::SumAll(controller, this->Sums, sums, 2))
+    {
+      return false;
+    }
+    const double count = sums[1];
+    const double r = count > 0 ? std::sqrt(sums[0] / count) : 0.0;
+    const double range = count > 0 ? maxima[1] + maxima[2] : 0.0;
+    double p = 0;
+    if (count > 0)
+    {
+      // The conventions of sparsegrid::computeErrorMetrics.
+      p = r == 0     ? std::numeric_limits<double>::infinity()
+        : range == 0 ? -std::numeric_limits<double>::infinity()
+                     : 20.0 * std::log10(range / r);
+    }
+    maxAbsError.push_back(maxima[0]);
+    rmse.push_back(r);
+    psnr.push_back(p);
+    return true;
+  }
+};
+
 /// Everything the typed part of RequestData needs.
 struct Job
 {
@@ -349,10 +398,7 @@ Outcome Run(Job& job)
       }
       // Local partial sums over the owned points, in the serial order (points, then
       // components), so that one process reproduces the core's computeErrorMetrics exactly.
-      double maxima[3] = {
-        0, -std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()
-      };                         // max error, max, -min
-      double sums[2] = { 0, 0 }; // sum of squares, count
+      ErrorPartials partials;
       if (owned > 0)
       {
         std::vector<double> referenceStorage;
@@ -375,94 +421,24 @@ Outcome Run(Job& job)
           }
           for (int c = 0; c < nc; ++c)
           {
-            const double r = reference[at * nc + c];
-            const double e = std::abs(static_cast<double>(approx[p * nc + c]) - r);
-            maxima[0] = std::max(maxima[0], e);
-            maxima[1] = std::max(maxima[1], r);
-            maxima[2] = std::max(maxima[2], -r);
-            sums[0] += e * e;
+            partials.Add(reference[at * nc + c], static_cast<double>(approx[p * nc + c]));
           }
           for (std::size_t t = 0; t < D && ++ijk[t] == job.OwnedDims[t]; ++t)
           {
             ijk[t] = 0;
           }
         }
-        sums[1] = static_cast<double>(owned) * nc;
+        partials.Sums[1] = static_cast<double>(owned) * nc;
       }
-      double globalMaxima[3], globalSums[2];
-      if (!vtkSparseGridParallel::MaxAll(job.Controller, maxima, globalMaxima, 3) ||
-        !vtkSparseGridParallel::SumAll(job.Controller, sums, globalSums, 2))
+      if (!partials.Finish(job.Controller, job.MaxAbsError, job.RMSE, job.PSNR))
       {
         job.Error = "reducing the error metrics over the processes failed";
         return Outcome::Failed;
       }
-      const double count = globalSums[1];
-      const double rmse = count > 0 ? std::sqrt(globalSums[0] / count) : 0.0;
-      const double range = count > 0 ? globalMaxima[1] + globalMaxima[2] : 0.0;
-      double psnr = 0;
-      if (count > 0)
-      {
-        // The conventions of sparsegrid::computeErrorMetrics.
-        psnr = rmse == 0 ? std::numeric_limits<double>::infinity()
-          : range == 0   ? -std::numeric_limits<double>::infinity()
-                         : 20.0 * std::log10(range / rmse);
-      }
-      job.MaxAbsError.push_back(globalMaxima[0]);
-      job.RMSE.push_back(rmse);
-      job.PSNR.push_back(psnr);
     }
   }
   return Outcome::Done;
 }
-
-/// Max error, max, -min, sum of squares and count of one array on the points a process owns:
-/// partial results that processes combine (max, max, max, sum, sum) into the metrics of the
-/// whole image, exactly as sparsegrid::computeErrorMetrics computes them in one process.
-struct ErrorPartials
-{
-  double Maxima[3] = { 0,
-    -std::numeric_limits<double>::infinity(),
-    -std::numeric_limits<double>::infinity() };
-  double Sums[2] = { 0, 0 };
-
-  void Add(double reference, double approx)
-  {
-    const double e = std::abs(approx - reference);
-    this->Maxima[0] = std::max(this->Maxima[0], e);
-    this->Maxima[1] = std::max(this->Maxima[1], reference);
-    this->Maxima[2] = std::max(this->Maxima[2], -reference);
-    this->Sums[0] += e * e;
-  }
-
-  /// Collective: appends max error, RMSE and PSNR of the whole image to the vectors.
-  bool Finish(vtkMultiProcessController* controller,
-    std::vector<double>& maxAbsError,
-    std::vector<double>& rmse,
-    std::vector<double>& psnr) const
-  {
-    double maxima[3], sums[2];
-    if (!vtkSparseGridParallel::MaxAll(controller, this->Maxima, maxima, 3) ||
-      !vtkSparseGridParallel::SumAll(controller, this->Sums, sums, 2))
-    {
-      return false;
-    }
-    const double count = sums[1];
-    const double r = count > 0 ? std::sqrt(sums[0] / count) : 0.0;
-    const double range = count > 0 ? maxima[1] + maxima[2] : 0.0;
-    double p = 0;
-    if (count > 0)
-    {
-      // The conventions of sparsegrid::computeErrorMetrics.
-      p = r == 0     ? std::numeric_limits<double>::infinity()
-        : range == 0 ? -std::numeric_limits<double>::infinity()
-                     : 20.0 * std::log10(range / r);
-    }
-    maxAbsError.push_back(maxima[0]);
-    rmse.push_back(r);
-    psnr.push_back(p);
-    return true;
-  }
-};
 
 /// The error-bounded path: each process codes its own piece; nothing image-sized moves.
 struct CodedJob
@@ -471,7 +447,6 @@ struct CodedJob
   std::vector<std::string> Names;
   std::vector<int> Components;
   int PieceDims[3] = { 0, 0, 0 }; ///< samples of this piece per image axis (0: no piece)
-  int OwnedDims[3] = { 0, 0, 0 }; ///< of which this piece measures (all of them)
   int Mode = vtkSparseGridHierarchize::BOUND_RELATIVE;
   double Bound = 1e-3;
   vtkSparseGridExecution* Exec = nullptr;
@@ -500,7 +475,7 @@ Outcome RunCoded(CodedJob& job)
   int stages = 0;
   for (int nc : job.Components)
   {
-    stages += 3 * nc;
+    stages += 2 * nc;
   }
   int stage = 0;
   auto nextStage = [&]()
@@ -537,7 +512,6 @@ Outcome RunCoded(CodedJob& job)
   {
     const std::string& name = job.Names[i];
     const int nc = job.Components[i];
-    const auto start = Clock::now();
     std::vector<T> storage;
     const T* values =
       hasPiece ? vtkSparseGridArrays::ContiguousValues<T>(job.Arrays[i], storage) : nullptr;
@@ -586,82 +560,50 @@ Outcome RunCoded(CodedJob& job)
     }
     job.AbsoluteBound.push_back(bound);
 
-    // 2. Code each component of this piece.
+    // 2. Code each component of this piece, then keep the promise in check: decode what was
+    // coded and compare every voxel of the piece with the input, in double. (A layer that two
+    // pieces share counts twice in the RMSE; the maximum error is exact either way.)
+    ErrorPartials partials;
     for (int c = 0; c < nc; ++c)
     {
       nextStage();
       std::vector<std::uint8_t> stream;
       sparsegrid::ExecutionReport report;
+      const auto start = Clock::now();
       status = hasPiece
         ? sparsegrid::codec::encode(values + c, layout, bound, stream, job.Exec->Options(), &report)
         : sparsegrid::Status();
+      job.Seconds += std::chrono::duration<double>(Clock::now() - start).count();
       if ((outcome = check("coding '" + name + "'", status)) != Outcome::Done)
       {
         return outcome;
       }
+      nextStage();
       if (hasPiece)
       {
         job.Exec->Record(report);
-        job.Bytes.insert(job.Bytes.end(), stream.begin(), stream.end());
-        job.Lengths.push_back(stream.size());
-      }
-    }
-    job.Seconds += std::chrono::duration<double>(Clock::now() - start).count();
-
-    // 3. The promise, checked: decode what was coded and compare every voxel this process owns
-    // with the input, in double.
-    ErrorPartials partials;
-    std::size_t offset = job.Bytes.size();
-    for (int c = nc - 1; c >= 0 && hasPiece; --c)
-    {
-      offset -= static_cast<std::size_t>(job.Lengths[job.Lengths.size() - nc + c]);
-    }
-    for (int c = 0; c < nc; ++c)
-    {
-      nextStage();
-      nextStage();
-      status = sparsegrid::Status();
-      if (hasPiece)
-      {
-        const std::size_t length =
-          static_cast<std::size_t>(job.Lengths[job.Lengths.size() - nc + c]);
-        sparsegrid::ExecutionReport report;
         sparsegrid::codec::Layout plain = layout;
         plain.stride = 1;
-        status = sparsegrid::codec::decode(job.Bytes.data() + offset,
-          length,
-          -1,
-          decoded.data(),
-          plain,
-          job.Exec->Options(),
-          &report);
-        offset += length;
+        status = sparsegrid::codec::decode(
+          stream.data(), stream.size(), -1, decoded.data(), plain, job.Exec->Options());
       }
       if ((outcome = check("checking the bound of '" + name + "'", status)) != Outcome::Done)
       {
         return outcome;
       }
-      if (!hasPiece)
+      if (hasPiece)
       {
-        continue;
-      }
-      for (int z = 0; z < job.OwnedDims[2]; ++z)
-      {
-        for (int y = 0; y < job.OwnedDims[1]; ++y)
+        for (std::size_t v = 0; v < voxels; ++v)
         {
-          std::size_t at = (static_cast<std::size_t>(z) * layout.dims[1] + y) * layout.dims[0];
-          for (int x = 0; x < job.OwnedDims[0]; ++x, ++at)
-          {
-            partials.Add(
-              static_cast<double>(values[at * nc + c]), static_cast<double>(decoded[at]));
-          }
+          partials.Add(static_cast<double>(values[v * nc + c]), static_cast<double>(decoded[v]));
         }
+        job.Bytes.insert(job.Bytes.end(), stream.begin(), stream.end());
+        job.Lengths.push_back(stream.size());
       }
     }
     if (hasPiece)
     {
-      partials.Sums[1] =
-        static_cast<double>(job.OwnedDims[0]) * job.OwnedDims[1] * job.OwnedDims[2] * nc;
+      partials.Sums[1] = static_cast<double>(voxels) * nc;
     }
     if (!partials.Finish(job.Controller, job.MaxAbsError, job.RMSE, job.PSNR))
     {
@@ -765,9 +707,6 @@ Outcome CompressErrorBounded(CodedJob& job,
       pieceExtent[2 * a] = extent[2 * a] - header.WholeExtent[2 * a];
       pieceExtent[2 * a + 1] = extent[2 * a + 1] - header.WholeExtent[2 * a];
       job.PieceDims[a] = extent[2 * a + 1] - extent[2 * a] + 1;
-      // Every voxel of the piece is measured: simulations' pieces need not share a layer (the
-      // maximum error is exact either way; a layer two pieces share counts twice in the RMSE).
-      job.OwnedDims[a] = job.PieceDims[a];
     }
   }
   const Outcome outcome = useDouble ? RunCoded<double>(job) : RunCoded<float>(job);
