@@ -343,6 +343,54 @@ TEST(GridStructure, LevelForSamples)
   EXPECT_EQ(sparsegrid::levelForSamples((std::size_t(1) << 30) + 1), 30);
 }
 
+// The default grid of an image, against the rule written out by hand for each case: caps from
+// the samples (smallest c with 2^c + 1 >= n), the largest cap + 2 unless the full grid is less.
+TEST(GridStructure, ImageGridSpecDefaults)
+{
+  // 20 x 13 x 9 samples: caps 5, 4, 3; full grid at 5 + 4 + 3 - 2 = 10, so L = 5 + 2 = 7.
+  GridSpec s = sparsegrid::imageGridSpec({ 20, 13, 9 });
+  EXPECT_EQ(s.dimensions, 3);
+  EXPECT_TRUE(s.boundary);
+  EXPECT_EQ(s.caps, (std::vector<int>{ 5, 4, 3 }));
+  EXPECT_EQ(s.level, 7);
+  // 257^3: caps 8; L = 10.
+  s = sparsegrid::imageGridSpec({ 257, 257, 257 });
+  EXPECT_EQ(s.caps, (std::vector<int>{ 8, 8, 8 }));
+  EXPECT_EQ(s.level, 10);
+  // 9 x 2: caps 3, 0; the full grid (3 + 1 - 2 + 1 = 3) is below 3 + 2.
+  s = sparsegrid::imageGridSpec({ 9, 2 });
+  EXPECT_EQ(s.caps, (std::vector<int>{ 3, 0 }));
+  EXPECT_EQ(s.level, 3);
+  // Two samples everywhere: caps 0, the largest cap counts as 1, the full grid is level 1.
+  s = sparsegrid::imageGridSpec({ 2, 2 });
+  EXPECT_EQ(s.level, 1);
+  // 1-D, 1025 samples: cap 10, full grid 10 < 12.
+  s = sparsegrid::imageGridSpec({ 1025 });
+  EXPECT_EQ(s.caps, (std::vector<int>{ 10 }));
+  EXPECT_EQ(s.level, 10);
+}
+
+TEST(GridStructure, ImageGridSpecGivenValues)
+{
+  // Without boundary a cap is at least 1 (an axis of 2 samples would otherwise have no points).
+  GridSpec s = sparsegrid::imageGridSpec({ 2, 17 }, false);
+  EXPECT_FALSE(s.boundary);
+  EXPECT_EQ(s.caps, (std::vector<int>{ 1, 4 }));
+  EXPECT_EQ(s.level, 4); // full grid: 1 + 4 - 2 + 1
+  // A given level wins, even beyond the full grid (Grid::create judges it).
+  s = sparsegrid::imageGridSpec({ 20, 13, 9 }, true, 12);
+  EXPECT_EQ(s.level, 12);
+  // Given caps (> 0) replace the automatic ones; <= 0 keeps the automatic one.
+  s = sparsegrid::imageGridSpec({ 20, 13, 9 }, true, 0, { 2, 0, -1 });
+  EXPECT_EQ(s.caps, (std::vector<int>{ 2, 4, 3 }));
+  EXPECT_EQ(s.level, 6); // largest cap 4 + 2 = 6, full grid 2 + 4 + 3 - 2 = 7
+  // The spec builds the grid it describes.
+  Grid g;
+  ASSERT_TRUE(Grid::create(s, g).ok());
+  EXPECT_EQ(g.level(), 6);
+  EXPECT_EQ(g.size(), ref::enumerate(s).size());
+}
+
 TEST(GridStructure, CompressedBytes)
 {
   Grid g;

@@ -468,6 +468,31 @@ int levelForSamples(std::size_t n)
   return c;
 }
 
+GridSpec imageGridSpec(const std::vector<std::size_t>& samples,
+  bool boundary,
+  int level,
+  const std::vector<int>& capLimits)
+{
+  GridSpec spec;
+  spec.dimensions = static_cast<int>(samples.size());
+  spec.boundary = boundary;
+  int largestCap = 1;
+  int fullGridLevel = 1;
+  for (std::size_t t = 0; t < samples.size(); ++t)
+  {
+    int cap = t < capLimits.size() && capLimits[t] > 0 ? capLimits[t] : levelForSamples(samples[t]);
+    if (!boundary)
+    {
+      cap = std::max(cap, 1);
+    }
+    spec.caps.push_back(cap);
+    largestCap = std::max(largestCap, cap);
+    fullGridLevel += std::max(cap, 1) - 1;
+  }
+  spec.level = level > 0 ? level : std::min(largestCap + 2, fullGridLevel);
+  return spec;
+}
+
 Status Grid::count(const GridSpec& spec, std::uint64_t& points, std::uint64_t& blocks)
 {
   std::vector<int> caps;

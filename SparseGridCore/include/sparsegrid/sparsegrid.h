@@ -408,6 +408,19 @@ std::uint64_t availableMemoryBytes(std::string* limitedBy = nullptr);
 /// Default level caps for an image axis of n samples: the smallest c with 2^c + 1 >= n.
 int levelForSamples(std::size_t n);
 
+/**
+ * The default grid for an image with `samples[t]` points on grid axis t (D = samples.size()):
+ * cap_t = capLimits[t] when given and > 0, else levelForSamples(samples[t]), at least 1 without
+ * boundary (an axis needs level 1 to have points at all); the level is `level` when > 0, else
+ * the largest cap + 2, at most the full grid (sum over t of max(cap_t, 1) - D + 1): the finest
+ * axis resolved plus two levels of mixed detail (docs/core.md). Not validated: Grid::create
+ * judges the result.
+ */
+GridSpec imageGridSpec(const std::vector<std::size_t>& samples,
+  bool boundary = true,
+  int level = 0,
+  const std::vector<int>& capLimits = {});
+
 } // namespace sparsegrid
 
 #endif
