@@ -46,6 +46,15 @@ DirectOptions tiled(int rights, int warps)
   return o;
 }
 
+DirectOptions split(int pairs, int warps)
+{
+  DirectOptions o;
+  o.kernel = DirectKernel::SplitTiled;
+  o.pairsPerWarp = pairs;
+  o.warpsPerBlock = warps;
+  return o;
+}
+
 std::vector<Variant> cpuVariants()
 {
   return { { "cpu_direct", Backend::CPU, Algorithm::Direct, {} },
@@ -74,6 +83,14 @@ std::vector<Variant> cudaVariants()
     { "cuda_tiled", Backend::CUDA, Algorithm::Direct, tiled(1, 4) },
     { "cuda_tiled_r2", Backend::CUDA, Algorithm::Direct, tiled(2, 2) },
     { "cuda_tiled_r4", Backend::CUDA, Algorithm::Direct, tiled(4, 8) },
+    // Split tiled: automatic pairs per warp, and every P (32 / P lanes split each tile's sum).
+    { "cuda_split", Backend::CUDA, Algorithm::Direct, split(0, 4) },
+    { "cuda_split_p1_w2", Backend::CUDA, Algorithm::Direct, split(1, 2) },
+    { "cuda_split_p2_w3", Backend::CUDA, Algorithm::Direct, split(2, 3) },
+    { "cuda_split_p4_w1", Backend::CUDA, Algorithm::Direct, split(4, 1) },
+    { "cuda_split_p8_w16", Backend::CUDA, Algorithm::Direct, split(8, 16) },
+    { "cuda_split_p16_w5", Backend::CUDA, Algorithm::Direct, split(16, 5) },
+    { "cuda_split_p32_w16", Backend::CUDA, Algorithm::Direct, split(32, 16) },
     { "cuda_fft_cached", Backend::CUDA, Algorithm::FFT, {}, true },
     { "cuda_fft_per_call", Backend::CUDA, Algorithm::FFT, {}, false } };
 }
@@ -119,6 +136,11 @@ void check(const Variant& v, const Case& c, Mode mode, Normalization norm, unsig
   ASSERT_TRUE(s.ok()) << toString(s.code()) << ": " << s.message();
   EXPECT_EQ(report.backendUsed, v.backend);
   EXPECT_EQ(report.algorithmUsed, v.algorithm);
+  if (v.backend == Backend::CUDA && v.direct.kernel == DirectKernel::SplitTiled &&
+    v.algorithm == Algorithm::Direct)
+  {
+    EXPECT_EQ(report.kernelUsed, DirectKernel::SplitTiled) << "the staging fits: no fall-back";
+  }
   const bool isFloat = sizeof(T) == 4;
   for (std::size_t p = 0; p < batch.pairs(); ++p)
   {
@@ -250,5 +272,49 @@ TEST_P(ReferenceLarger, OddAndEvenSizes)
 
 INSTANTIATE_TEST_SUITE_P(CPU, ReferenceLarger, ::testing::ValuesIn(cpuVariants()), variantName);
 INSTANTIATE_TEST_SUITE_P(CUDA, ReferenceLarger, ::testing::ValuesIn(cudaVariants()), variantName);
+
+// A right matrix too large for shared memory (300 x 200 doubles, 469 KiB): SplitTiled gives
+// way to another kernel, says which, and the result still matches the reference.
+TEST(SplitTiled, TooLargeForSharedMemoryFallsBack)
+{
+  std::string why;
+  if (!cudaAvailable(&why))
+  {
+    GTEST_SKIP() << "CUDA not available: " << why;
+  }
+  const Batch batch = Batch::oneToOne({ 300, 2 }, { 300, 200 });
+  LagWindow window;
+  ASSERT_TRUE(lagWindow(batch, Mode::Same, window).ok());
+  const auto l = reference::randomMatrices(batch.left.count(), 21);
+  const auto r = reference::randomMatrices(batch.right.count(), 22);
+  std::vector<double> out(window.size());
+  ExecutionOptions options;
+  options.backend = Backend::CUDA;
+  options.algorithm = Algorithm::Direct;
+  options.direct.kernel = DirectKernel::SplitTiled;
+  options.strictBackend = true;
+  ExecutionReport report;
+  const Status s =
+    correlate(batch, l.data(), r.data(), Mode::Same, Normalization::None, out.data(), options, &report);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_NE(report.kernelUsed, DirectKernel::SplitTiled);
+  EXPECT_NE(report.kernelUsed, DirectKernel::Auto);
+  const auto ref = reference::correlateOne(
+    l, 300, 2, r, 300, 200, window, Normalization::None, options.minOverlapFraction);
+  double ll = 0, rr = 0;
+  for (double x : l)
+  {
+    ll += x * x;
+  }
+  for (double x : r)
+  {
+    rr += x * x;
+  }
+  const double tol = 1e-9 * std::sqrt(ll * rr);
+  for (std::size_t k = 0; k < window.size(); ++k)
+  {
+    ASSERT_NEAR(out[k], ref[k], tol) << "lag index " << k;
+  }
+}
 
 } // namespace

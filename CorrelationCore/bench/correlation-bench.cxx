@@ -35,6 +35,7 @@ struct Result
 {
   std::string group, caseName, config;
   double kernelMs = 0, e2eMs = 0;
+  std::string kernel; ///< the GPU direct kernel that ran (a fall-back shows here)
   bool ok = true;
   std::string error;
 };
@@ -47,6 +48,15 @@ DirectOptions ws(WorkDistribution d, int rows, int shifts, int rights)
   o.rowsPerWorker = rows;
   o.shiftsPerThread = shifts;
   o.rightsPerThread = rights;
+  return o;
+}
+
+DirectOptions split(int pairs, int warps)
+{
+  DirectOptions o;
+  o.kernel = DirectKernel::SplitTiled;
+  o.pairsPerWarp = pairs;
+  o.warpsPerBlock = warps;
   return o;
 }
 
@@ -98,6 +108,9 @@ Result measure(const std::string& group,
       res.error = std::string(toString(s.code())) + ": " + s.message();
       return res;
     }
+    res.kernel = c.backend == Backend::CUDA && c.algorithm == Algorithm::Direct
+      ? toString(rep.kernelUsed)
+      : "";
     if (i > 0) // the first call warms up (context, module loading, plan creation when cached)
     {
       k.push_back(rep.kernelSeconds * 1e3);
@@ -168,7 +181,12 @@ int main(int argc, char** argv)
     { "ws-s8-tri16", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 16, 8, 1) },
     { "tiled-w2", Backend::CUDA, Algorithm::Direct, tiled(1, 2) },
     { "tiled-w4", Backend::CUDA, Algorithm::Direct, tiled(1, 4) },
-    { "tiled-w8", Backend::CUDA, Algorithm::Direct, tiled(1, 8) }
+    { "tiled-w8", Backend::CUDA, Algorithm::Direct, tiled(1, 8) },
+    { "split-w1", Backend::CUDA, Algorithm::Direct, split(0, 1) },
+    { "split-w2", Backend::CUDA, Algorithm::Direct, split(0, 2) },
+    { "split-w4", Backend::CUDA, Algorithm::Direct, split(0, 4) },
+    { "split-w8", Backend::CUDA, Algorithm::Direct, split(0, 8) },
+    { "auto", Backend::CUDA, Algorithm::Direct, {} }
   };
   const std::vector<Config> manyDirect = {
     { "baseline", Backend::CUDA, Algorithm::Direct, baseline },
@@ -183,7 +201,14 @@ int main(int argc, char** argv)
     { "tiled", Backend::CUDA, Algorithm::Direct, tiled(1, 4) },
     { "tiled-r2", Backend::CUDA, Algorithm::Direct, tiled(2, 4) },
     { "tiled-r4", Backend::CUDA, Algorithm::Direct, tiled(4, 4) },
-    { "tiled-r4-w8", Backend::CUDA, Algorithm::Direct, tiled(4, 8) }
+    { "tiled-r4-w8", Backend::CUDA, Algorithm::Direct, tiled(4, 8) },
+    { "split-w4", Backend::CUDA, Algorithm::Direct, split(0, 4) },
+    { "split-w8", Backend::CUDA, Algorithm::Direct, split(0, 8) },
+    { "split-w16", Backend::CUDA, Algorithm::Direct, split(0, 16) },
+    { "split-p16-w8", Backend::CUDA, Algorithm::Direct, split(16, 8) },
+    { "split-p16-w16", Backend::CUDA, Algorithm::Direct, split(16, 16) },
+    { "split-p8-w8", Backend::CUDA, Algorithm::Direct, split(8, 8) },
+    { "auto", Backend::CUDA, Algorithm::Direct, {} }
   };
   const std::vector<Config> fftConfigs = {
     { "cufft-cached", Backend::CUDA, Algorithm::FFT, {}, true },
@@ -250,14 +275,20 @@ int main(int argc, char** argv)
       const Result& r = results[i];
       json << "    {\"group\": \"" << r.group << "\", \"case\": \"" << r.caseName
            << "\", \"config\": \"" << r.config << "\", \"ok\": " << (r.ok ? "true" : "false")
-           << ", \"kernel_ms\": " << r.kernelMs << ", \"e2e_ms\": " << r.e2eMs << ", \"error\": \""
+           << ", \"kernel\": \"" << r.kernel << "\", \"kernel_ms\": " << r.kernelMs << ", \"e2e_ms\": " << r.e2eMs << ", \"error\": \""
            << jsonEscape(r.error) << "\"}" << (i + 1 < results.size() ? "," : "") << "\n";
     }
     json << "  ]\n}\n";
   };
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1, 1);
-  std::printf("%-12s %-14s %-16s %12s %12s\n", "group", "case", "config", "kernel_ms", "e2e_ms");
+  std::printf("%-12s %-14s %-16s %12s %12s  %s\n",
+    "group",
+    "case",
+    "config",
+    "kernel_ms",
+    "e2e_ms",
+    "kernel that ran");
   for (const Case& c : cases)
   {
     std::vector<float> l(c.batch.leftCount() * c.batch.left.count());
@@ -295,12 +326,13 @@ int main(int argc, char** argv)
       Result res = measure(c.group, c.name, cfg, c.batch, c.mode, l, r, n);
       if (res.ok)
       {
-        std::printf("%-12s %-14s %-16s %12.4f %12.4f\n",
+        std::printf("%-12s %-14s %-16s %12.4f %12.4f  %s\n",
           c.group.c_str(),
           c.name.c_str(),
           cfg.name.c_str(),
           res.kernelMs,
-          res.e2eMs);
+          res.e2eMs,
+          res.kernel.c_str());
       }
       else
       {

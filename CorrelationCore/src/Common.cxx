@@ -119,6 +119,8 @@ const char* toString(DirectKernel kernel)
       return "warp-shuffle";
     case DirectKernel::RegisterTiled:
       return "register-tiled";
+    case DirectKernel::SplitTiled:
+      return "split-tiled";
   }
   return "unknown";
 }

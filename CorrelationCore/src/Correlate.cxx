@@ -33,6 +33,10 @@ Status checkDirect(const DirectOptions& d)
   {
     return { ErrorCode::InvalidArgument, "warpsPerBlock must be in 1..32" };
   }
+  if (!oneOf(d.pairsPerWarp, { 0, 1, 2, 4, 8, 16, 32 }))
+  {
+    return { ErrorCode::InvalidArgument, "pairsPerWarp must be 0, 1, 2, 4, 8, 16 or 32" };
+  }
   if (d.rowsPerWorker < 1)
   {
     return { ErrorCode::InvalidArgument, "rowsPerWorker must be at least 1" };
@@ -107,11 +111,12 @@ Status correlate(const Batch& batch,
   }
 
   double kernelSeconds = 0;
+  DirectKernel kernelUsed = DirectKernel::Auto;
   if (useCuda)
   {
     status = algorithm == Algorithm::FFT
       ? detail::cudaFft(batch, window, lefts, rights, out, options.cacheFftPlans, &kernelSeconds)
-      : detail::cudaDirect(batch, window, lefts, rights, out, options.direct, &kernelSeconds);
+      : detail::cudaDirect(batch, window, lefts, rights, out, options.direct, &kernelSeconds, &kernelUsed);
     if (!status)
     {
       const bool recoverable = status.code() == ErrorCode::BackendUnavailable ||
@@ -124,6 +129,7 @@ Status correlate(const Batch& batch,
         "); ran on the CPU";
       useCuda = false;
       kernelSeconds = 0;
+      kernelUsed = DirectKernel::Auto;
     }
   }
   if (!useCuda)
@@ -146,6 +152,7 @@ Status correlate(const Batch& batch,
     report->algorithmUsed = algorithm;
     report->note = note;
     report->kernelSeconds = kernelSeconds;
+    report->kernelUsed = kernelUsed;
     report->seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }

@@ -23,7 +23,7 @@ namespace detail
 
 template<typename T>
 Status
-cudaDirect(const Batch&, const LagWindow&, const T*, const T*, T*, const DirectOptions&, double*)
+cudaDirect(const Batch&, const LagWindow&, const T*, const T*, T*, const DirectOptions&, double*, DirectKernel*)
 {
   return { ErrorCode::BackendUnavailable, "CorrelationCore was built without CUDA" };
 }
@@ -39,14 +39,16 @@ template Status cudaDirect<float>(const Batch&,
   const float*,
   float*,
   const DirectOptions&,
-  double*);
+  double*,
+  DirectKernel*);
 template Status cudaDirect<double>(const Batch&,
   const LagWindow&,
   const double*,
   const double*,
   double*,
   const DirectOptions&,
-  double*);
+  double*,
+  DirectKernel*);
 template Status
 cudaFft<float>(const Batch&, const LagWindow&, const float*, const float*, float*, bool, double*);
 template Status cudaFft<double>(const Batch&,

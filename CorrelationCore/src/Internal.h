@@ -62,7 +62,8 @@ Status cudaDirect(const Batch& batch,
   const T* rights,
   T* out,
   const DirectOptions& direct,
-  double* kernelSeconds);
+  double* kernelSeconds,
+  DirectKernel* kernelUsed);
 template<typename T>
 Status cudaFft(const Batch& batch,
   const LagWindow& window,

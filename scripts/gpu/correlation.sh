@@ -44,7 +44,7 @@ grep -E "tests passed|tests failed|Skipped|Failed|\*\*\*" "$OUT/ctest.log" | hea
 grep -A6 "Failure" "$OUT/ctest.log" | head -80 >> "$OUT/summary.txt"
 
 left=$((BUDGET - $(elapsed)))
-left=$((left - 80)) # keep time for the sanitizers
+left=$((left - 110)) # keep time for the sanitizers
 if [ $left -gt 20 ]; then
   CUDA_MODULE_LOADING=EAGER timeout $((left - 5)) "$BUILD/bin/correlation-bench" \
     --json "$OUT/bench.json" > "$OUT/bench.txt" 2> "$OUT/bench.err"
@@ -53,16 +53,18 @@ else
   stamp "bench skipped: budget"
 fi
 # memcheck on small cases of every kernel family: baseline, warp shuffle with each work
-# distribution and several shifts/rights per thread, cuFFT cached and per call.
+# distribution and several shifts/rights per thread, split tiled (every pairs-per-warp on the
+# larger cases), cuFFT cached and per call.
 timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 \
   "$BUILD/bin/correlation_test_reference" \
-  --gtest_filter='CUDA/ReferenceLarger.*:CUDA/Reference.*/cuda_ws_s2r4_tri' \
+  --gtest_filter='CUDA/ReferenceLarger.*:CUDA/Reference.*/cuda_ws_s2r4_tri:CUDA/Reference.*/cuda_split_p4_w1:SplitTiled.*' \
   > "$OUT/memcheck.log" 2>&1
 stamp "memcheck rc=$?"
 grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.log" | tail -5 >> "$OUT/summary.txt"
-# racecheck on the kernels that share memory between warps (register tiled).
-timeout 40 compute-sanitizer --tool racecheck --error-exitcode 9 \
-  "$BUILD/bin/correlation_test_reference" --gtest_filter='CUDA/ReferenceLarger.*/cuda_tiled*' \
+# racecheck on the kernels that share memory between warps (register tiled, split tiled).
+timeout 60 compute-sanitizer --tool racecheck --error-exitcode 9 \
+  "$BUILD/bin/correlation_test_reference" \
+  --gtest_filter='CUDA/ReferenceLarger.*/cuda_tiled*:CUDA/ReferenceLarger.*/cuda_split*' \
   > "$OUT/racecheck.log" 2>&1
 stamp "racecheck rc=$?"
 grep -E "ERROR SUMMARY|RACE|PASSED|FAILED" "$OUT/racecheck.log" | tail -5 >> "$OUT/summary.txt"

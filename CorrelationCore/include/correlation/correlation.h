@@ -169,9 +169,11 @@ Status lagWindow(const Batch& batch, Mode mode, LagWindow& window);
 /// The GPU direct kernels of the study (the CPU direct path is one loop nest for all of them).
 enum class DirectKernel
 {
-  /// The fastest measured (docs/correlation.md, H100): RegisterTiled with 2 rights per thread
-  /// for batches of 8 or more pairs, WarpShuffle with Rectangle distribution (4 rows per
-  /// worker) for fewer; the other DirectOptions fields are then ignored.
+  /// The fastest measured (docs/correlation.md, H100): SplitTiled (16 warps per block for 32 or
+  /// more pairs per left matrix, 4 otherwise) when its staging fits in shared memory; beyond
+  /// that RegisterTiled with 2 rights per thread for batches of 8 or more pairs, WarpShuffle
+  /// with Rectangle distribution (4 rows per worker) for fewer. The other DirectOptions fields
+  /// are then ignored.
   Auto,
   Baseline,    ///< one thread per lag (and pair), sums its overlap alone
   WarpShuffle, ///< a warp computes 32 consecutive x lags; data moves by warp shuffles
@@ -179,7 +181,13 @@ enum class DirectKernel
                /// register ring (one shared load per 8 multiply-adds). Needs the left matrix and
                /// rightsPerThread (1, 2 or 4) right matrices to fit in a block's shared memory;
                /// otherwise the warp-shuffle kernel runs.
-  RegisterTiled
+  RegisterTiled,
+  /// Beyond the study: the block stages one left matrix and P right matrices in shared memory;
+  /// every lane owns a 4 x 8 tile of lags; the 32 lanes of a warp are P pairs times 32 / P
+  /// lanes splitting the tile's sum (combined by warp shuffles at the end). P is pairsPerWarp
+  /// (0: the pairs per left rounded up to a power of two, at most 32), halved until the
+  /// staging fits; when one pair does not fit, RegisterTiled runs. warpsPerBlock: at most 16.
+  SplitTiled
 };
 /**
  * How the overlap rows of a lag are split between workers (warp shuffle only): None one worker
@@ -203,6 +211,7 @@ struct DirectOptions
   int shiftsPerThread = 1; ///< consecutive y lags per thread: 1, 2, 4 or 8
   int rightsPerThread = 1; ///< right matrices per thread (many-matrix shapes): 1, 2, 4 or 8
   int warpsPerBlock = 4;   ///< 1..32
+  int pairsPerWarp = 0;    ///< SplitTiled: 0 (automatic), 1, 2, 4, 8, 16 or 32
 };
 
 using ParallelFor =
@@ -235,6 +244,9 @@ struct ExecutionReport
   std::string note;         ///< e.g. why CUDA fell back to the CPU; empty otherwise
   double seconds = 0;       ///< wall time of the call
   double kernelSeconds = 0; ///< CUDA: time of the correlation kernels / FFTs only
+  /// CUDA direct: the kernel that ran (Auto resolved; a kernel whose matrices do not fit
+  /// shared memory gives way to another, see DirectKernel). Auto for the CPU and FFT paths.
+  DirectKernel kernelUsed = DirectKernel::Auto;
 };
 
 bool cudaCompiled();

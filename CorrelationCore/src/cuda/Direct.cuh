@@ -15,6 +15,7 @@
 #define CORRELATION_CUDA_DIRECT_CUH
 
 #include "Common.cuh"
+#include "SplitTiled.cuh"
 
 #include <algorithm>
 #include <vector>
@@ -448,14 +449,21 @@ Status launchWarpShuffleVariant(int s,
     "memory beyond that)" };
 }
 
-/// DirectKernel::Auto's choice, from the measurements in docs/correlation.md.
-inline DirectOptions resolveAuto(const Batch& batch, DirectOptions direct)
+/// DirectKernel::Auto's choice, from the measurements in docs/correlation.md. `splitFits`:
+/// the split-tiled kernel's staging fits in a block's shared memory.
+inline DirectOptions resolveAuto(const Batch& batch, DirectOptions direct, bool splitFits)
 {
   if (direct.kernel != DirectKernel::Auto)
   {
     return direct;
   }
   DirectOptions chosen;
+  if (splitFits)
+  {
+    chosen.kernel = DirectKernel::SplitTiled;
+    chosen.warpsPerBlock = batch.m >= 32 ? 16 : 4;
+    return chosen;
+  }
   if (batch.pairs() >= 8)
   {
     chosen.kernel = DirectKernel::RegisterTiled;
@@ -478,9 +486,26 @@ Status cudaDirectImpl(const Batch& batch,
   const T* rights,
   T* out,
   const DirectOptions& requested,
-  double* kernelSeconds)
+  double* kernelSeconds,
+  DirectKernel* kernelUsed)
 {
-  const DirectOptions direct = resolveAuto(batch, requested);
+  // The split-tiled launch is planned (device queries, kernel attributes) before the timed
+  // region, so that the kernel time is the kernel's alone.
+  SplitPlan<T> split;
+  const bool splitFits = (requested.kernel == DirectKernel::Auto ||
+                           requested.kernel == DirectKernel::SplitTiled) &&
+    planSplitTiled<T>(batch,
+      window,
+      requested.kernel == DirectKernel::Auto ? 0 : requested.pairsPerWarp,
+      requested.kernel == DirectKernel::Auto ? (batch.m >= 32 ? 16 : 4) : requested.warpsPerBlock,
+      split);
+  DirectOptions direct = resolveAuto(batch, requested, splitFits);
+  if (direct.kernel == DirectKernel::SplitTiled && !splitFits)
+  {
+    // Too large for shared memory: the register-tiled kernel (or warp shuffle) runs instead.
+    direct.kernel = DirectKernel::RegisterTiled;
+    direct.rightsPerThread = 1;
+  }
   const Geometry g = Geometry::of(batch, window);
   const std::size_t nl = batch.leftCount() * batch.left.count();
   const std::size_t nr = batch.rightCount() * batch.right.count();
@@ -504,7 +529,15 @@ Status cudaDirectImpl(const Batch& batch,
   EventTimer timer;
   const unsigned zMax = 65535;
   bool tiled = false;
-  if (direct.kernel == DirectKernel::RegisterTiled)
+  if (direct.kernel == DirectKernel::SplitTiled)
+  {
+    timer.start();
+    split.kernel<<<split.grid, split.block, split.sharedBytes>>>(
+      g, split.layout, dl.get(), dr.get(), dout.get());
+    timer.stop();
+    tiled = true;
+  }
+  else if (direct.kernel == DirectKernel::RegisterTiled)
   {
     timer.start();
     tiled = launchRegisterTiled<T>(batch,
@@ -606,6 +639,12 @@ Status cudaDirectImpl(const Batch& batch,
   if (kernelSeconds)
   {
     *kernelSeconds = timer.seconds();
+  }
+  if (kernelUsed)
+  {
+    *kernelUsed = tiled ? direct.kernel : direct.kernel == DirectKernel::Baseline
+      ? DirectKernel::Baseline
+      : DirectKernel::WarpShuffle;
   }
   return cudaStatus(
     cudaMemcpy(out, dout.get(), no * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");

@@ -13,9 +13,10 @@ Status cudaDirect(const Batch& batch,
   const T* rights,
   T* out,
   const DirectOptions& direct,
-  double* kernelSeconds)
+  double* kernelSeconds,
+  DirectKernel* kernelUsed)
 {
-  return cudaDirectImpl(batch, window, lefts, rights, out, direct, kernelSeconds);
+  return cudaDirectImpl(batch, window, lefts, rights, out, direct, kernelSeconds, kernelUsed);
 }
 
 template Status cudaDirect<float>(const Batch&,
@@ -24,7 +25,8 @@ template Status cudaDirect<float>(const Batch&,
   const float*,
   float*,
   const DirectOptions&,
-  double*);
+  double*,
+  DirectKernel*);
 
 } // namespace detail
 } // namespace correlation

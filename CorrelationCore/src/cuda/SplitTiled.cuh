@@ -1,0 +1,482 @@
+/**
+ * @file SplitTiled.cuh
+ * @brief The split-tiled direct kernel: matrices staged in shared memory, a 4 x 8 register tile
+ * of lags per lane, lanes spread over pairs and over the summation.
+ *
+ * Why another kernel: on an H100 the warp-shuffle kernels are bound by shuffle throughput and
+ * the register-tiled one puts 32 consecutive x lags on a warp, whose overlaps' union is about
+ * twice the useful work. Here every lane of a warp works on the same 4 x 8 tile of lags, so the
+ * union is only that of one small tile:
+ * - lanes over pairs (P pairs per warp, P = 32 for big batches): each lane sums the tile for its
+ *   own right matrix; the left values are warp-uniform (broadcast loads), one vector load of
+ *   four right values feeds 4 x 8 x 4 multiply-adds with 16 broadcast vector loads of the left;
+ * - lanes over the summation (K = 32 / P lanes per pair, K = 32 one-to-one): the K lanes of a
+ *   pair take turns over the (right row, 4-column chunk) tasks of the tile, then a transposing
+ *   butterfly (31 shuffles for K = 32) leaves each lane 32 / K finished lags to store.
+ * No atomics and no memset: each lag of each pair is summed and stored by exactly one warp.
+ * Zero padding of the staged left matrix (and of the right rows to a multiple of 4) removes all
+ * bounds tests from the inner loop. Tiles are taken from a per-block counter, heaviest (centre)
+ * tiles first, so that the light border tiles fill the tail.
+ *
+ * The staging and the per-lane sums are __host__ __device__ so that a host emulation can check
+ * the index arithmetic where no GPU exists.
+ */
+#ifndef CORRELATION_CUDA_SPLIT_TILED_CUH
+#define CORRELATION_CUDA_SPLIT_TILED_CUH
+
+#include "Common.cuh"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+namespace correlation
+{
+namespace detail
+{
+
+constexpr int kSplitTileX = 4; ///< x lags per lane
+constexpr int kSplitTileY = 8; ///< y lags per lane
+constexpr int kSplitPadY = kSplitTileY - 1;
+constexpr std::size_t kSplitCounterBytes = 16;
+
+/// Shared-memory layout and launch shape of one split-tiled launch.
+struct SplitLayout
+{
+  int pairsPerWarp;   ///< P (1, 2, 4, ..., 32)
+  int tilesX, tilesY; ///< lag tiles of 4 x 8
+  int padX;           ///< left column of the padded left matrix holding x = 0
+  int leftPitch;      ///< row pitch of the padded left matrix
+  int leftRows;       ///< lh + 2 * kSplitPadY
+  int rightPitch;     ///< rw rounded up to 4 (zero filled)
+  int rightStride;    ///< between the staged rights (odd multiple of 4: no bank conflicts)
+  int groupsPerLeft;  ///< ceil(m / P)
+  std::size_t sharedElements;
+};
+
+inline SplitLayout splitLayout(const Batch& batch, const LagWindow& window, int pairsPerWarp)
+{
+  SplitLayout s{};
+  s.pairsPerWarp = pairsPerWarp;
+  s.tilesX = (window.width + kSplitTileX - 1) / kSplitTileX;
+  s.tilesY = (window.height + kSplitTileY - 1) / kSplitTileY;
+  // A lane loads the 8 left values starting at x = u0 - dx0 - 4 (u0 a multiple of 4); with
+  // padX = dx0 (mod 4) that load is 16-byte aligned. x stays within [-7, lw + 5].
+  s.padX = 8 + ((window.x0 % 4) + 4) % 4;
+  s.leftPitch = (batch.left.width + 17 + 3) / 4 * 4;
+  s.leftRows = batch.left.height + 2 * kSplitPadY;
+  s.rightPitch = (batch.right.width + 3) / 4 * 4;
+  int stride = batch.right.height * s.rightPitch;
+  if ((stride / 4) % 2 == 0)
+  {
+    stride += 4;
+  }
+  s.rightStride = stride;
+  s.groupsPerLeft = (batch.m + pairsPerWarp - 1) / pairsPerWarp;
+  s.sharedElements = static_cast<std::size_t>(pairsPerWarp) * stride +
+    static_cast<std::size_t>(s.leftRows) * s.leftPitch;
+  return s;
+}
+
+/// Position of the i-th tile of n in centre-out order: centre, centre - 1, centre + 1, ...
+__host__ __device__ inline int centreOut(int i, int n)
+{
+  const int c = n / 2;
+  return (i & 1) ? c - (i + 1) / 2 : c + i / 2;
+}
+
+template<typename T>
+__host__ __device__ inline void load4(const T* p, T v[4])
+{
+#ifdef __CUDA_ARCH__
+  if constexpr (sizeof(T) == 4)
+  {
+    const float4 q = *reinterpret_cast<const float4*>(p);
+    v[0] = q.x;
+    v[1] = q.y;
+    v[2] = q.z;
+    v[3] = q.w;
+  }
+  else
+  {
+    const double2 a = *reinterpret_cast<const double2*>(p);
+    const double2 b = *reinterpret_cast<const double2*>(p + 2);
+    v[0] = a.x;
+    v[1] = a.y;
+    v[2] = b.x;
+    v[3] = b.y;
+  }
+#else
+#ifdef CORRELATION_SPLIT_ALIGNMENT_CHECK
+  if (reinterpret_cast<std::uintptr_t>(p) % (4 * sizeof(T)) != 0)
+  {
+    CORRELATION_SPLIT_ALIGNMENT_CHECK(p);
+  }
+#endif
+  std::memcpy(v, p, 4 * sizeof(T));
+#endif
+}
+
+/**
+ * Copies pair group `group`'s left matrix (zero padded) and its P right matrices (rows padded
+ * to a multiple of 4, zero filled; missing rights zero) into shared memory. Rows are spread
+ * over `rowWorkers` workers of `rowLanes` lanes each, so global reads are coalesced.
+ */
+template<typename T>
+__host__ __device__ inline void splitStage(const Geometry& g,
+  const SplitLayout& s,
+  long long group,
+  const T* lefts,
+  const T* rights,
+  T* sR,
+  T* sL,
+  int rowWorker,
+  int rowWorkers,
+  int rowLane,
+  int rowLanes)
+{
+  const long long li = group / s.groupsPerLeft;
+  const int j0 = static_cast<int>(group % s.groupsPerLeft) * s.pairsPerWarp;
+  const T* left = lefts + li * g.lw * g.lh;
+  for (int row = rowWorker; row < s.leftRows; row += rowWorkers)
+  {
+    const int y = row - kSplitPadY;
+    T* dst = sL + row * s.leftPitch;
+    const bool rowIn = y >= 0 && y < g.lh;
+    for (int c = rowLane; c < s.leftPitch; c += rowLanes)
+    {
+      const int x = c - s.padX;
+      dst[c] = (rowIn && x >= 0 && x < g.lw) ? left[y * g.lw + x] : T(0);
+    }
+  }
+  const int rows = s.pairsPerWarp * g.rh;
+  for (int row = rowWorker; row < rows; row += rowWorkers)
+  {
+    const int p = row / g.rh, v = row % g.rh;
+    const bool have = j0 + p < g.m;
+    const T* src = have ? rights + (g.rightOf(li, j0 + p) * g.rh + v) * g.rw : nullptr;
+    T* dst = sR + p * s.rightStride + v * s.rightPitch;
+    for (int u = rowLane; u < s.rightPitch; u += rowLanes)
+    {
+      dst[u] = (have && u < g.rw) ? src[u] : T(0);
+    }
+  }
+  // The stride padding after the last row of each right is never read.
+}
+
+/// One task: right row v, columns u0 .. u0 + 3 (at rp) against the 8 left rows the tile's lag
+/// rows need (lrow: left row v - dy0, column u0 - dx0 - 4; row k of the tile is k rows up).
+template<typename T>
+__host__ __device__ inline void splitTask(int leftPitch, const T* rp, const T* lrow, T (&acc)[32])
+{
+  T r[4];
+  load4(rp, r);
+#pragma unroll
+  for (int k = 0; k < kSplitTileY; ++k)
+  {
+    T l[8];
+    load4(lrow - k * leftPitch, l);
+    load4(lrow - k * leftPitch + 4, l + 4);
+#pragma unroll
+    for (int t = 0; t < 4; ++t)
+    {
+#pragma unroll
+      for (int i = 0; i < kSplitTileX; ++i)
+      {
+        // Lag (dx0 + i, dy0 + k) at right column u0 + t needs left x = u0 + t - dx0 - i.
+        acc[k * kSplitTileX + i] += l[t - i + 4] * r[t];
+      }
+    }
+  }
+}
+
+/**
+ * One lane's share of the tile with lags [dx0, dx0 + 4) x [dy0, dy0 + 8) for the right matrix
+ * at sRp: the tasks (right row v, 4-column chunk u0) of the tile's overlap union with index
+ * split, split + K, ... Adds into acc[k * 4 + i] the sum for lag (dx0 + i, dy0 + k).
+ */
+template<typename T, int K>
+__host__ __device__ inline void splitTileSums(const Geometry& g,
+  const SplitLayout& s,
+  const T* sL,
+  const T* sRp,
+  int dx0,
+  int dy0,
+  int split,
+  T (&acc)[32])
+{
+  // Right coordinates (u, v) some lag of the tile overlaps.
+  const int vb = max(0, dy0), ve = min(g.rh, g.lh + dy0 + kSplitTileY - 1);
+  const int ub = max(0, dx0) & ~3, ue = min(g.rw, g.lw + dx0 + kSplitTileX - 1);
+  if (vb >= ve || ub >= ue)
+  {
+    return;
+  }
+  const int chunks = (ue - ub + 3) >> 2;
+  // Left row y = v - dy0 - k, column x = u0 - dx0 - 4 + e (e = 0..7) in the padded matrix.
+  const int leftOffset = (kSplitPadY - dy0) * s.leftPitch + s.padX - dx0 - 4;
+  if constexpr (K == 1)
+  {
+    // One lane per pair: all tasks in order, pointers stepped (no index arithmetic per task).
+    for (int v = vb; v < ve; ++v)
+    {
+      const T* rp = sRp + v * s.rightPitch + ub;
+      const T* lp = sL + leftOffset + v * s.leftPitch + ub;
+      for (int chunk = 0; chunk < chunks; ++chunk, rp += 4, lp += 4)
+      {
+        splitTask(s.leftPitch, rp, lp, acc);
+      }
+    }
+  }
+  else
+  {
+    // Task q = (v - vb) * chunks + chunk; this lane takes q = split, split + K, ... walked
+    // incrementally (no division in the loop).
+    int v = vb + split / chunks, chunk = split % chunks;
+    while (v < ve)
+    {
+      const int u0 = ub + 4 * chunk;
+      splitTask(s.leftPitch, sRp + v * s.rightPitch + u0, sL + leftOffset + v * s.leftPitch + u0, acc);
+      chunk += K;
+      while (chunk >= chunks)
+      {
+        chunk -= chunks;
+        ++v;
+      }
+    }
+  }
+}
+
+/// Stores a lane's reduced values (see splitReduce) of tile (tx, ty) into its pair's map.
+template<typename T, int K>
+__host__ __device__ inline void splitStore(const Geometry& g,
+  const T (&acc)[32],
+  int tx,
+  int ty,
+  int split,
+  T* map)
+{
+  constexpr int perLane = 32 / K;
+#pragma unroll
+  for (int j = 0; j < perLane; ++j)
+  {
+    const int o = j + perLane * split;
+    const int col = tx * kSplitTileX + o % kSplitTileX;
+    const int row = ty * kSplitTileY + o / kSplitTileX;
+    if (col < g.ww && row < g.wh)
+    {
+      map[static_cast<long long>(row) * g.ww + col] = acc[j];
+    }
+  }
+}
+
+#ifdef __CUDACC__
+/// Sums acc over the K lanes of a pair; afterwards acc[j] (j < 32 / K) holds the total of the
+/// tile's value j + (32 / K) * split.
+template<typename T, int K>
+__device__ inline void splitReduce(T (&acc)[32], int split)
+{
+  if constexpr (K > 1)
+  {
+#pragma unroll
+    for (int level = 0, h = K / 2; h >= 1; ++level, h >>= 1)
+    {
+      const int half = 16 >> level;
+      const bool upper = (split & h) != 0;
+#pragma unroll
+      for (int idx = 0; idx < 16; ++idx)
+      {
+        if (idx < half)
+        {
+          const T send = upper ? acc[idx] : acc[idx + half];
+          const T keep = upper ? acc[idx + half] : acc[idx];
+          acc[idx] = keep + __shfl_xor_sync(0xffffffffu, send, h);
+        }
+      }
+    }
+  }
+}
+
+template<typename T, int K>
+__global__ void __launch_bounds__(512) splitTiledKernel(Geometry g,
+  SplitLayout s,
+  const T* __restrict__ lefts,
+  const T* __restrict__ rights,
+  T* __restrict__ out)
+{
+  constexpr int P = 32 / K;
+  // The tile counter sits in the first 16 bytes of the dynamic shared memory: no static shared
+  // memory, so the whole opt-in size is available to the staging.
+  extern __shared__ __align__(16) unsigned char splitShared[];
+  int& nextTile = *reinterpret_cast<int*>(splitShared);
+  T* sR = reinterpret_cast<T*>(splitShared + kSplitCounterBytes);
+  T* sL = sR + static_cast<std::size_t>(P) * s.rightStride;
+  const int lane = threadIdx.x, warp = threadIdx.y;
+  const long long group = blockIdx.x;
+  splitStage(g, s, group, lefts, rights, sR, sL, warp, blockDim.y, lane, 32);
+  if (lane == 0 && warp == 0)
+  {
+    nextTile = 0;
+  }
+  __syncthreads();
+  const long long li = group / s.groupsPerLeft;
+  const int j0 = static_cast<int>(group % s.groupsPerLeft) * P;
+  const int p = lane / K, split = lane % K;
+  const T* sRp = sR + p * s.rightStride;
+  const int tiles = s.tilesX * s.tilesY;
+  const long long mapSize = static_cast<long long>(g.ww) * g.wh;
+  for (;;)
+  {
+    int c = 0;
+    if (lane == 0)
+    {
+      c = atomicAdd(&nextTile, 1);
+    }
+    c = __shfl_sync(0xffffffffu, c, 0);
+    const long long q = blockIdx.y + static_cast<long long>(gridDim.y) * c;
+    if (q >= tiles)
+    {
+      break;
+    }
+    const int tx = centreOut(static_cast<int>(q % s.tilesX), s.tilesX);
+    const int ty = centreOut(static_cast<int>(q / s.tilesX), s.tilesY);
+    T acc[32];
+#pragma unroll
+    for (int k = 0; k < 32; ++k)
+    {
+      acc[k] = 0;
+    }
+    splitTileSums<T, K>(g, s, sL, sRp, g.x0 + tx * kSplitTileX, g.y0 + ty * kSplitTileY, split, acc);
+    splitReduce<T, K>(acc, split);
+    if (j0 + p < g.m)
+    {
+      splitStore<T, K>(g, acc, tx, ty, split, out + (li * g.m + j0 + p) * mapSize);
+    }
+  }
+}
+
+/// Device facts the launcher needs on every call, queried once per device.
+struct SplitDevice
+{
+  int sms = 0;
+  int sharedOptin = 0;
+};
+
+inline SplitDevice splitDevice()
+{
+  static SplitDevice cache[16];
+  int device = 0;
+  cudaGetDevice(&device);
+  SplitDevice& d = cache[device & 15];
+  if (d.sms == 0)
+  {
+    cudaDeviceGetAttribute(&d.sharedOptin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, device);
+  }
+  return d;
+}
+
+/// Everything of a split-tiled launch decided before the timed region.
+template<typename T>
+struct SplitPlan
+{
+  void (*kernel)(Geometry, SplitLayout, const T*, const T*, T*) = nullptr;
+  SplitLayout layout{};
+  dim3 grid, block;
+  std::size_t sharedBytes = 0;
+};
+
+/**
+ * Chooses P (pairs per warp: `requestedPairs` when not 0, else the batch's pairs per left
+ * rounded up to a power of two, at most 32, halved until the staging fits), the warps per
+ * block and the blocks sharing a pair group. False when not even one pair fits in shared
+ * memory (the caller then runs another kernel).
+ */
+template<typename T>
+bool planSplitTiled(const Batch& batch,
+  const LagWindow& window,
+  int requestedPairs,
+  int requestedWarps,
+  SplitPlan<T>& plan)
+{
+  const SplitDevice dev = splitDevice();
+  int pairs = 1;
+  if (requestedPairs > 0)
+  {
+    pairs = std::min(requestedPairs, 32);
+  }
+  else
+  {
+    while (pairs < 32 && pairs < batch.m)
+    {
+      pairs *= 2;
+    }
+  }
+  SplitLayout layout = splitLayout(batch, window, pairs);
+  while (layout.sharedElements * sizeof(T) + kSplitCounterBytes >
+      static_cast<std::size_t>(dev.sharedOptin) &&
+    pairs > 1)
+  {
+    pairs /= 2;
+    layout = splitLayout(batch, window, pairs);
+  }
+  const std::size_t shared = layout.sharedElements * sizeof(T) + kSplitCounterBytes;
+  if (shared > static_cast<std::size_t>(dev.sharedOptin))
+  {
+    return false;
+  }
+  switch (32 / pairs)
+  {
+    case 1:
+      plan.kernel = splitTiledKernel<T, 1>;
+      break;
+    case 2:
+      plan.kernel = splitTiledKernel<T, 2>;
+      break;
+    case 4:
+      plan.kernel = splitTiledKernel<T, 4>;
+      break;
+    case 8:
+      plan.kernel = splitTiledKernel<T, 8>;
+      break;
+    case 16:
+      plan.kernel = splitTiledKernel<T, 16>;
+      break;
+    default:
+      plan.kernel = splitTiledKernel<T, 32>;
+      break;
+  }
+  static bool sharedRaised[6] = {};
+  bool& raised = sharedRaised[__builtin_ctz(32 / pairs)];
+  if (!raised)
+  {
+    if (cudaFuncSetAttribute(plan.kernel,
+          cudaFuncAttributeMaxDynamicSharedMemorySize,
+          dev.sharedOptin) != cudaSuccess)
+    {
+      cudaGetLastError();
+      return false;
+    }
+    raised = true;
+  }
+  const int tiles = layout.tilesX * layout.tilesY;
+  int warps = std::max(1, std::min(requestedWarps, 16));
+  int perSm = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, plan.kernel, 32 * warps, shared);
+  const long long groups = static_cast<long long>(batch.n) * layout.groupsPerLeft;
+  const long long slots = static_cast<long long>(std::max(perSm, 1)) * dev.sms;
+  // Spread the tiles of a group over several blocks only while SMs would otherwise idle.
+  long long splits = groups >= slots ? 1 : slots / groups;
+  splits = std::max<long long>(1, std::min<long long>({ splits, (tiles + warps - 1) / warps, 65535 }));
+  plan.layout = layout;
+  plan.block = dim3(32, warps);
+  plan.grid = dim3(static_cast<unsigned>(groups), static_cast<unsigned>(splits));
+  plan.sharedBytes = shared;
+  return true;
+}
+#endif
+
+} // namespace detail
+} // namespace correlation
+
+#endif
