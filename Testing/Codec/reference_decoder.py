@@ -32,9 +32,9 @@ def _fnv1a(data):
     return h
 
 
-def plan(dims):
+def plan(dims, order=(0, 1, 2)):
     """Levels and passes: [(level, axis, gap, start[3], step[3], count[3], codeBegin)], and the
-    number of codes per level. Axis 0 is x (fastest)."""
+    number of codes per level. Axis 0 is x (fastest); each level refines the axes in `order`."""
     max_gap = max(d - 1 for d in dims)
     top = 0
     while (1 << top) < max_gap:
@@ -49,15 +49,17 @@ def plan(dims):
     for k in range(1, levels):
         s = 1 << (top - k)
         code = 0
-        for axis in range(3):
+        refined = []
+        for axis in order:
             start, stp, cnt = [0, 0, 0], [0, 0, 0], [0, 0, 0]
             for b in range(3):
                 if b == axis:
                     start[b], stp[b] = s, 2 * s
                     cnt[b] = (dims[b] - 1 - s) // (2 * s) + 1 if dims[b] > s else 0
                 else:
-                    stp[b] = s if b < axis else 2 * s
+                    stp[b] = s if b in refined else 2 * s
                     cnt[b] = (dims[b] - 1) // stp[b] + 1
+            refined.append(axis)
             size = cnt[0] * cnt[1] * cnt[2]
             if size == 0:
                 continue
@@ -73,19 +75,31 @@ def inspect(stream):
     if stream[:4] != MAGIC:
         raise StreamError("magic SGCZ missing")
     version, vtype, flags = struct.unpack_from("<HBB", stream, 4)
-    if version != 1:
+    if version not in (1, 2):
         raise StreamError("unsupported version %d" % version)
+    # Version 1: linear prediction, axes in index order, one quantiser for all levels.
+    fixed, entry = (56, 16) if version == 1 else (64, 24)
+    order, cubic = (0, 1, 2), False
+    if version == 2:
+        order = tuple(stream[56:59])
+        cubic = stream[59] == 1
+        if sorted(order) != [0, 1, 2] or stream[59] > 1:
+            raise StreamError("invalid axis order or predictor")
     dims = list(struct.unpack_from("<3Q", stream, 8))
     (bound,) = struct.unpack_from("<d", stream, 32)
     max_quant, chunk, block, levels = struct.unpack_from("<4I", stream, 40)
     if (max_quant, chunk, block) != (32767, CHUNK_CODES, BLOCK_CODES):
         raise StreamError("unsupported quantiser or chunk parameters")
-    level_end, level_bound = [], []
+    level_end, level_bound, level_quant = [], [], []
     for k in range(levels):
-        e, b = struct.unpack_from("<Qd", stream, 56 + 16 * k)
+        e, b = struct.unpack_from("<Qd", stream, fixed + entry * k)
+        (qb,) = struct.unpack_from("<d", stream, fixed + entry * k + 16) if version == 2 else (bound,)
+        if not 0 < qb <= bound:
+            raise StreamError("level %d: quantiser bound %r outside (0, bound]" % (k, qb))
         level_end.append(e)
         level_bound.append(b)
-    table_pos = 56 + 16 * levels
+        level_quant.append(qb)
+    table_pos = fixed + entry * levels
     (count,) = struct.unpack_from("<I", stream, table_pos)
     lengths = np.frombuffer(stream, np.uint8, count, table_pos + 4)
     header = (table_pos + 4 + count + 3) // 4 * 4 + 4
@@ -94,7 +108,8 @@ def inspect(stream):
         raise StreamError("header checksum mismatch")
     return dict(version=version, dtype=np.float32 if vtype == 1 else np.float64, raw=bool(flags & 1),
                 dims=dims, bound=bound, levels=levels, level_end=level_end,
-                level_bound=level_bound, lengths=lengths, header_bytes=header)
+                level_bound=level_bound, level_quant=level_quant, order=order, cubic=cubic,
+                lengths=lengths, header_bytes=header)
 
 
 def _canonical(lengths):
@@ -168,13 +183,13 @@ def decode(stream, level_of_detail=-1):
     nx, ny, nz = dims
     if info["raw"]:
         return np.frombuffer(stream, dtype, nx * ny * nz, info["header_bytes"]).reshape(nz, ny, nx)
-    levels, passes, level_codes = plan(dims)
+    levels, passes, level_codes = plan(dims, info["order"])
     lod = levels - 1 if level_of_detail < 0 else level_of_detail
     table, max_len = _canonical(info["lengths"])
-    step = 2.0 * info["bound"]
     rec = np.zeros((nz, ny, nx), dtype)
-    half = dtype(0.5)
+    half, nine, sixteenth = dtype(0.5), dtype(9), dtype(0.0625)
     for k in range(levels):
+        step = 2.0 * info["level_quant"][k]
         symbols = np.zeros(level_codes[k], np.int64)
         escapes = {}
         if k <= lod:
@@ -203,20 +218,27 @@ def decode(stream, level_of_detail=-1):
             if axis < 0:
                 pred = np.zeros(rec[target].shape, dtype)
             else:
-                na = 2 - axis
-                left = list(target)
-                left[na] = slice(target[na].start - gap, target[na].stop - gap, target[na].step)
-                pred = rec[tuple(left)].copy()
-                with_right = cnt[axis] if start[axis] + stp[axis] * (cnt[axis] - 1) + gap < dims[axis] \
-                    else cnt[axis] - 1
-                if with_right > 0:
-                    sub = [slice(None)] * 3
-                    sub[na] = slice(0, with_right)
-                    right = list(target)
-                    right[na] = slice(target[na].start + gap,
-                                      target[na].start + gap + target[na].step * (with_right - 1) + 1,
-                                      target[na].step)
-                    pred[tuple(sub)] = (pred[tuple(sub)] + rec[tuple(right)]) * half
+                # Along the pass axis, the voxel at i is predicted from i - gap and i + gap
+                # (mean), or also from i - 3 gap and i + 3 gap (cubic, weights -1 9 9 -1 over 16)
+                # where all four exist and the stream is cubic; at the far border it copies i - gap.
+                na, n = 2 - axis, dims[axis]
+                ia = start[axis] + stp[axis] * np.arange(cnt[axis])
+
+                def at(coords):
+                    sl = list(target)
+                    sl[na] = np.clip(coords, 0, n - 1)
+                    return rec[tuple(sl)]
+
+                shape = [1, 1, 1]
+                shape[na] = -1
+                left, right = at(ia - gap), at(ia + gap)
+                with np.errstate(all="ignore"):
+                    pred = np.where((ia + gap < n).reshape(shape), (left + right) * half, left)
+                    if info["cubic"]:
+                        cubic = ((ia >= 3 * gap) & (ia + 3 * gap < n)).reshape(shape)
+                        c = (nine * (left + right) - (at(ia - 3 * gap) + at(ia + 3 * gap))) * sixteenth
+                        pred = np.where(cubic, c, pred)
+                pred = pred.astype(dtype)
             qs = q[code_begin:code_begin + size].reshape(cnt[2], cnt[1], cnt[0])
             values = (pred.astype(np.float64) + qs.astype(np.float64) * step).astype(dtype)
             # An escape's value replaces the prediction.

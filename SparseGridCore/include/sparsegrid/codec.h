@@ -9,10 +9,13 @@
  * memory), `maxStreamBytes` (the size a device stream buffer needs) and `releaseWorkBuffers`.
  *
  * Design (docs/compression.md has the full description and the byte-by-byte stream format):
- * - Level by level, coarsest first, every voxel is predicted by linear interpolation (the
- *   multilinear hat-function interpolant, applied one axis at a time) from values already
- *   *reconstructed* at coarser levels, so quantisation errors do not accumulate.
- * - The residual is quantised with step 2 * bound to an integer; a voxel whose quantised value
+ * - Level by level, coarsest first, every voxel is predicted by interpolation along one axis at a
+ *   time (cubic where four neighbours exist, else linear) from values already *reconstructed* at
+ *   coarser levels, so quantisation errors do not accumulate. The encoder orders the axes of each
+ *   level from the data (roughest first) and stores the order in the stream.
+ * - The residual is quantised with step 2 * (the level's bound) to an integer: the finest level
+ *   uses the bound, coarser levels up to half of it (they predict all finer ones); a voxel whose
+ *   quantised value
  *   would miss the bound after rounding to the output type, or whose integer would overflow, is
  *   stored exactly ("escape"). The encoder checks the bound on every voxel of its own
  *   reconstruction, which the decoder repeats operation for operation.
@@ -41,8 +44,9 @@ enum class ValueType : std::uint8_t
   Float64 = 2
 };
 
-/// Version written into every stream; decoders reject other versions.
-constexpr std::uint32_t codecVersion = 1;
+/// Version written into every stream. Decoders read versions 1 (linear prediction, axes in index
+/// order, one quantiser: session-2 files) and 2, and reject others.
+constexpr std::uint32_t codecVersion = 2;
 
 /// One scalar component of an image in memory: dims (axis 0 fastest, unused axes = 1; 1-D, 2-D,
 /// 3-D), `stride` = elements between consecutive voxels (number of components for VTK's AoS
@@ -91,6 +95,10 @@ struct StreamInfo
   std::uint64_t headerBytes = 0;       ///< bytes of the header (inspect needs only these)
   /// Addition: number of coded chunks (4096 codes each) over all levels.
   std::uint64_t chunks = 0;
+  /// Version 2: the order in which each level refines the axes, and the predictor.
+  std::array<int, 3> axisOrder{ { 0, 1, 2 } };
+  bool cubic = false;
+  std::vector<double> levelQuantBound; ///< quantiser bound of each level (<= absoluteBound)
 };
 
 /// Parses and validates the header (needs at least the header bytes; a shorter buffer gives

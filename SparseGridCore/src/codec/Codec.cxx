@@ -86,6 +86,7 @@ template<typename T, typename Point>
 void runPass(const ExecutionOptions& options,
   const Plan& plan,
   const Pass& p,
+  bool cubic,
   const T* rec,
   Point&& point)
 {
@@ -112,20 +113,16 @@ void runPass(const ExecutionOptions& options,
         {
           const std::uint64_t i0 = p.start[0] + j0 * p.step[0];
           const std::uint64_t idx = base + i0;
-          const T pred =
-            i0 + p.gap < n0 ? format::predictPair(rec[idx - off], rec[idx + off]) : rec[idx - off];
-          point(idx, pred, codeRow + j0);
+          point(idx, format::predictAlong(rec, idx, off, i0, p.gap, n0, cubic), codeRow + j0);
         }
         return;
       }
       const std::uint64_t ia = p.axis == 1 ? i1 : i2;
-      const bool hasRight = ia + p.gap < plan.dims[p.axis];
+      const std::uint64_t na = plan.dims[p.axis];
       for (std::uint64_t j0 = 0; j0 < p.count[0]; ++j0)
       {
         const std::uint64_t idx = base + p.start[0] + j0 * p.step[0];
-        const T pred =
-          hasRight ? format::predictPair(rec[idx - off], rec[idx + off]) : rec[idx - off];
-        point(idx, pred, codeRow + j0);
+        point(idx, format::predictAlong(rec, idx, off, ia, p.gap, na, cubic), codeRow + j0);
       }
     });
 }
@@ -250,6 +247,7 @@ struct ChunkPlan
 template<typename T>
 Status encodeCPU(const T* values,
   const Layout& layout,
+  const format::Scheme& scheme,
   double bound,
   std::vector<std::uint8_t>& stream,
   EncodeStatistics& stats,
@@ -262,8 +260,8 @@ Status encodeCPU(const T* values,
     return st;
   }
   Plan plan;
-  plan.build(layout.dims.data());
-  const Quantiser qz = format::makeQuantiser(bound);
+  plan.build(layout.dims.data(), scheme);
+  const std::vector<Quantiser> quantisers = detail::levelQuantisers(bound, plan.levels);
   st = sparsegrid::checkAllocation(voxels * (sizeof(T) + 2), "the codec's work buffers");
   if (!st)
   {
@@ -316,6 +314,7 @@ Status encodeCPU(const T* values,
   for (int pi = 0; pi < plan.passCount; ++pi)
   {
     const Pass& p = plan.passes[pi];
+    const Quantiser qz = quantisers[static_cast<std::size_t>(p.level)];
     std::uint16_t* sym = symbols + levelCodeBegin[p.level] + p.codeBegin;
     std::atomic<std::uint64_t> surplusBits{ 0 };
     // Per-row maxima are folded into the atomics once per row, not per voxel.
@@ -353,22 +352,18 @@ Status encodeCPU(const T* values,
           {
             const std::uint64_t i0 = p.start[0] + j0 * p.step[0];
             const std::uint64_t idx = base + i0;
-            const T pred =
-              i0 + p.gap < n0 ? format::predictPair(r[idx - off], r[idx + off]) : r[idx - off];
-            code(idx, pred, j0);
+            code(idx, format::predictAlong<T>(r, idx, off, i0, p.gap, n0, scheme.cubic), j0);
           }
         }
         else
         {
           const std::uint64_t off = p.gap * axisStride[p.axis];
           const std::uint64_t ia = p.axis == 1 ? i1 : i2;
-          const bool hasRight = ia + p.gap < plan.dims[p.axis];
+          const std::uint64_t na = plan.dims[p.axis];
           for (std::uint64_t j0 = 0; j0 < p.count[0]; ++j0)
           {
             const std::uint64_t idx = base + p.start[0] + j0 * p.step[0];
-            const T pred =
-              hasRight ? format::predictPair(r[idx - off], r[idx + off]) : r[idx - off];
-            code(idx, pred, j0);
+            code(idx, format::predictAlong<T>(r, idx, off, ia, p.gap, na, scheme.cubic), j0);
           }
         }
         atomicMax(surplusBits, rowSurplus);
@@ -519,6 +514,7 @@ Status encodeCPU(const T* values,
   }
   h.bound = bound;
   h.levels = plan.levels;
+  h.scheme = scheme;
   h.lengths.assign(lengths.begin(), lengths.begin() + static_cast<std::ptrdiff_t>(tableCount));
   const std::size_t header = detail::headerBytes(plan.levels, tableCount);
   std::uint64_t total = header;
@@ -628,9 +624,15 @@ Status decodeCPU(const std::uint8_t* stream,
   S* rec,
   const ExecutionOptions& options)
 {
+  format::Scheme scheme;
+  scheme.cubic = info.cubic;
+  for (int a = 0; a < 3; ++a)
+  {
+    scheme.order[a] = info.axisOrder[a];
+  }
   Plan plan;
-  plan.build(info.dims.data());
-  const Quantiser qz = format::makeQuantiser(info.absoluteBound);
+  plan.build(info.dims.data(), scheme);
+  const std::vector<Quantiser> quantisers = detail::levelQuantisers(info);
   huffman::Decoder dec;
   std::string why;
   if (!dec.build(lengths, tableCount, why))
@@ -846,11 +848,13 @@ Status decodeCPU(const std::uint8_t* stream,
     {
       const Pass& p = plan.passes[pi];
       const std::uint16_t* sym = symbols + p.codeBegin;
+      const Quantiser qz = quantisers[static_cast<std::size_t>(k)];
       if (coded)
       {
         runPass<S>(options,
           plan,
           p,
+          scheme.cubic,
           rec,
           [&](std::uint64_t idx, S pred, std::uint64_t j)
           { rec[idx] = format::dequantise<S>(sym[j], pred, qz); });
@@ -860,6 +864,7 @@ Status decodeCPU(const std::uint8_t* stream,
         runPass<S>(options,
           plan,
           p,
+          scheme.cubic,
           rec,
           [&](std::uint64_t idx, S pred, std::uint64_t) { rec[idx] = pred; });
       }
@@ -901,10 +906,11 @@ Status checkBound(double bound)
 namespace detail
 {
 
-std::size_t headerBytes(int levels, std::size_t tableCount)
+std::size_t headerBytes(int levels, std::size_t tableCount, int version)
 {
-  std::size_t n = format::FixedHeaderBytes +
-    format::LevelEntryBytes * static_cast<std::size_t>(levels) + 4 + tableCount;
+  const std::size_t fixed = version == 1 ? format::FixedHeaderBytesV1 : format::FixedHeaderBytes;
+  const std::size_t entry = version == 1 ? format::LevelEntryBytesV1 : format::LevelEntryBytes;
+  std::size_t n = fixed + entry * static_cast<std::size_t>(levels) + 4 + tableCount;
   n = (n + 3) / 4 * 4;
   return n + 4;
 }
@@ -926,11 +932,17 @@ void writeHeader(const HeaderFields& h, std::uint8_t* out)
   format::store<std::uint32_t>(out + 44, format::ChunkCodes);
   format::store<std::uint32_t>(out + 48, format::BlockCodes);
   format::store<std::uint32_t>(out + 52, static_cast<std::uint32_t>(h.levels));
+  for (int a = 0; a < 3; ++a)
+  {
+    out[56 + a] = static_cast<std::uint8_t>(h.scheme.order[a]);
+  }
+  out[59] = h.scheme.cubic ? 1 : 0; // bytes 60..63 stay zero (reserved)
   std::uint8_t* p = out + format::FixedHeaderBytes;
   for (int k = 0; k < h.levels; ++k)
   {
     format::store<std::uint64_t>(p, h.levelEnd[k]);
     format::store<double>(p + 8, h.levelBound[k]);
+    format::store<double>(p + 16, format::levelQuantBound(h.bound, h.levels, k));
     p += format::LevelEntryBytes;
   }
   format::store<std::uint32_t>(p, static_cast<std::uint32_t>(h.lengths.size()));
@@ -942,22 +954,194 @@ void writeHeader(const HeaderFields& h, std::uint8_t* out)
   format::store<std::uint32_t>(out + total - 4, format::fnv1a(out, total - 4));
 }
 
+std::vector<format::Quantiser> levelQuantisers(double bound, int levels)
+{
+  std::vector<format::Quantiser> q(static_cast<std::size_t>(std::max(levels, 1)));
+  for (int k = 0; k < levels; ++k)
+  {
+    q[static_cast<std::size_t>(k)] =
+      format::makeQuantiser(format::levelQuantBound(bound, levels, k));
+  }
+  return q;
+}
+
+std::vector<format::Quantiser> levelQuantisers(const StreamInfo& info)
+{
+  std::vector<format::Quantiser> q(static_cast<std::size_t>(std::max(info.levels, 1)));
+  for (int k = 0; k < info.levels; ++k)
+  {
+    q[static_cast<std::size_t>(k)] = format::makeQuantiser(info.levelQuantBound[k]);
+  }
+  return q;
+}
+
+namespace
+{
+/// Sample positions along an axis: at most 16, spread evenly over [lo, hi].
+std::uint64_t samplePosition(std::uint64_t lo, std::uint64_t hi, std::uint64_t j, std::uint64_t m)
+{
+  return m <= 1 ? lo : lo + (hi - lo) * j / (m - 1);
+}
+
+/// Half-width of the sample windows along an axis of n voxels: 3 (room for the cubic
+/// predictor's neighbours), 1 (only a second difference), or 0 (axis not sampled).
+std::uint64_t sampleHalfWidth(std::uint64_t n)
+{
+  return n >= 7 ? 3 : (n >= 3 ? 1 : 0);
+}
+
+/// Visits the sample windows of axis a: f(centre index); the windows are the voxels
+/// centre + j * axisStride[a], |j| <= sampleHalfWidth(dims[a]).
+template<typename F>
+std::uint64_t forEachSampleWindow(const std::uint64_t dims[3], int a, F&& f)
+{
+  const std::uint64_t h = sampleHalfWidth(dims[a]);
+  if (h == 0)
+  {
+    return 0;
+  }
+  const std::uint64_t axisStride[3] = { 1, dims[0], dims[0] * dims[1] };
+  std::uint64_t lo[3], hi[3], m[3];
+  for (int b = 0; b < 3; ++b)
+  {
+    lo[b] = b == a ? h : 0;
+    hi[b] = b == a ? dims[b] - 1 - h : dims[b] - 1;
+    m[b] = std::min<std::uint64_t>(16, hi[b] - lo[b] + 1);
+  }
+  for (std::uint64_t j2 = 0; j2 < m[2]; ++j2)
+  {
+    for (std::uint64_t j1 = 0; j1 < m[1]; ++j1)
+    {
+      for (std::uint64_t j0 = 0; j0 < m[0]; ++j0)
+      {
+        f(samplePosition(lo[0], hi[0], j0, m[0]) +
+          axisStride[1] * samplePosition(lo[1], hi[1], j1, m[1]) +
+          axisStride[2] * samplePosition(lo[2], hi[2], j2, m[2]));
+      }
+    }
+  }
+  return m[0] * m[1] * m[2];
+}
+
+/// Order-0 entropy (bits per value) of quantised residuals.
+double entropyBits(std::vector<std::int64_t>& q)
+{
+  if (q.empty())
+  {
+    return 0;
+  }
+  std::sort(q.begin(), q.end());
+  double h = 0;
+  const double n = static_cast<double>(q.size());
+  for (std::size_t i = 0; i < q.size();)
+  {
+    std::size_t j = i;
+    while (j < q.size() && q[j] == q[i])
+    {
+      ++j;
+    }
+    const double p = static_cast<double>(j - i) / n;
+    h -= p * std::log2(p);
+    i = j;
+  }
+  return h;
+}
+} // namespace
+
+void sampleWindows(const std::uint64_t dims[3], std::vector<std::uint64_t>& indices)
+{
+  indices.clear();
+  const std::uint64_t axisStride[3] = { 1, dims[0], dims[0] * dims[1] };
+  for (int a = 0; a < 3; ++a)
+  {
+    const std::uint64_t h = sampleHalfWidth(dims[a]);
+    forEachSampleWindow(dims,
+      a,
+      [&](std::uint64_t centre)
+      {
+        for (std::uint64_t j = 0; j <= 2 * h; ++j)
+        {
+          indices.push_back(centre - h * axisStride[a] + j * axisStride[a]);
+        }
+      });
+  }
+}
+
+format::Scheme schemeFromSample(const std::uint64_t dims[3],
+  const std::vector<double>& sample,
+  double bound)
+{
+  // Per axis: the mean |second difference| orders the axes; over all windows wide enough, the
+  // entropy of the finest level's quantised residuals under either predictor picks the
+  // predictor (cubic wins on smooth data; linear on noise and on integer data at bounds below
+  // one, where cubic weights spread the residuals over sixteenths). NaN/Inf are left to the
+  // encoder to report; here they only must not change the choice.
+  double roughness[3] = { 0, 0, 0 };
+  std::vector<std::int64_t> qLinear, qCubic;
+  const double invStep = 1.0 / (2 * bound);
+  auto quantised = [&](double d)
+  {
+    const double t = d * invStep + 0.5;
+    return std::isfinite(t) && std::fabs(t) < 1e9 ? static_cast<std::int64_t>(std::floor(t))
+                                                  : std::int64_t(1) << 40;
+  };
+  std::size_t at = 0;
+  for (int a = 0; a < 3; ++a)
+  {
+    const std::uint64_t h = sampleHalfWidth(dims[a]);
+    const std::size_t width = static_cast<std::size_t>(2 * h + 1);
+    double sum = 0;
+    const std::uint64_t windows = forEachSampleWindow(dims,
+      a,
+      [&](std::uint64_t)
+      {
+        if (at + width > sample.size())
+        {
+          return;
+        }
+        const double* w = sample.data() + at + (width / 2 - 1);
+        const double d2 = (w[0] - 2.0 * w[1]) + w[2];
+        sum += std::isfinite(d2) ? std::fabs(d2) : 0.0;
+        if (h == 3)
+        {
+          const double* v = sample.data() + at;
+          qLinear.push_back(quantised(v[3] - (v[2] + v[4]) * 0.5));
+          qCubic.push_back(quantised(v[3] - (9.0 * (v[2] + v[4]) - (v[0] + v[6])) * 0.0625));
+        }
+        at += width;
+      });
+    roughness[a] = windows ? sum / static_cast<double>(windows) : 0.0;
+  }
+  format::Scheme scheme;
+  // Roughest first; equal roughness keeps the higher axis first (the slowest in memory).
+  std::sort(scheme.order,
+    scheme.order + 3,
+    [&](int x, int y)
+    { return roughness[x] > roughness[y] || (roughness[x] == roughness[y] && x > y); });
+  scheme.cubic = !(entropyBits(qLinear) < entropyBits(qCubic));
+  return scheme;
+}
+
 std::vector<double> levelBounds(const Plan& plan,
   const std::vector<double>& passSurplus,
   double bound,
   double maxAbs,
   double u)
 {
-  // Decoding levels 0..k replaces every finer voxel by its prediction. With weights in [0, 1]
-  // summing to one, a pass adds at most its largest surplus to the error of its parents, plus the
-  // rounding of two predictions (2u of the largest magnitude involved).
+  // Decoding levels 0..k replaces every finer voxel by its prediction. Let e bound the distance
+  // between such a voxel and its full reconstruction. A prediction's weights sum to one and their
+  // absolute values to at most W (1 linear, 1.25 cubic), so a skipped pass has
+  // e' <= W e + (its largest |reconstruction - prediction|) + the rounding of two predictions
+  // (each below 3.7 u of the largest magnitude involved, counted as 4 u). The reconstruction is
+  // within `bound` of the data, hence the level's bound is bound + e.
+  const double w = plan.scheme.cubic ? 1.25 : 1.0;
   std::vector<double> out(static_cast<std::size_t>(plan.levels), bound);
   for (int k = plan.levels - 2; k >= 0; --k)
   {
     double e = 0;
     for (int pi = plan.levelPassBegin[k + 1]; pi < plan.passCount; ++pi)
     {
-      e = e + passSurplus[pi] + 2 * u * (maxAbs + e);
+      e = w * e + passSurplus[pi] + 8 * u * (maxAbs + e);
     }
     out[k] = (bound + e) * (1 + std::ldexp(1.0, -40));
   }
@@ -1037,9 +1221,9 @@ Status parseHeader(const std::uint8_t* s,
   {
     return Status(ErrorCode::InvalidArgument, "inspect: the stream pointer is null");
   }
-  if (bytes < format::FixedHeaderBytes)
+  if (bytes < format::FixedHeaderBytesV1)
   {
-    return need(format::FixedHeaderBytes, "the header");
+    return need(format::FixedHeaderBytesV1, "the header");
   }
   if (std::memcmp(s, format::Magic, 4) != 0)
   {
@@ -1047,12 +1231,39 @@ Status parseHeader(const std::uint8_t* s,
       ErrorCode::InvalidArgument, "inspect: not a sparse-grid codec stream (magic 'SGCZ' missing)");
   }
   info.version = format::load<std::uint16_t>(s + 4);
-  if (info.version != codecVersion)
+  if (info.version != 1 && info.version != codecVersion)
   {
     return Status(ErrorCode::InvalidArgument,
       "inspect: unsupported codec stream version " + std::to_string(info.version) +
-        " (this library reads version " + std::to_string(codecVersion) + ")");
+        " (this library reads versions 1 to " + std::to_string(codecVersion) + ")");
   }
+  const int version = static_cast<int>(info.version);
+  const std::size_t fixedBytes =
+    version == 1 ? format::FixedHeaderBytesV1 : format::FixedHeaderBytes;
+  const std::size_t entryBytes = version == 1 ? format::LevelEntryBytesV1 : format::LevelEntryBytes;
+  if (bytes < fixedBytes)
+  {
+    return need(fixedBytes, "the header");
+  }
+  format::Scheme scheme = format::Scheme::linearV1();
+  if (version >= 2)
+  {
+    for (int a = 0; a < 3; ++a)
+    {
+      scheme.order[a] = s[56 + a];
+    }
+    scheme.cubic = s[59] == 1;
+    if (!scheme.valid() || s[59] > 1 || format::load<std::uint32_t>(s + 60) != 0)
+    {
+      return Status(
+        ErrorCode::InvalidArgument, "inspect: damaged header: invalid axis order or predictor");
+    }
+  }
+  for (int a = 0; a < 3; ++a)
+  {
+    info.axisOrder[a] = scheme.order[a];
+  }
+  info.cubic = scheme.cubic;
   if (s[6] != 1 && s[6] != 2)
   {
     return Status(ErrorCode::InvalidArgument,
@@ -1088,14 +1299,14 @@ Status parseHeader(const std::uint8_t* s,
   }
   const std::uint32_t levels = format::load<std::uint32_t>(s + 52);
   Plan plan;
-  plan.build(info.dims.data());
+  plan.build(info.dims.data(), scheme);
   if ((info.raw && levels != 1) || (!info.raw && levels != static_cast<std::uint32_t>(plan.levels)))
   {
     return Status(ErrorCode::InvalidArgument,
       "inspect: damaged header: " + std::to_string(levels) + " levels do not match the dimensions");
   }
   info.levels = static_cast<int>(levels);
-  const std::size_t tablePos = format::FixedHeaderBytes + format::LevelEntryBytes * levels;
+  const std::size_t tablePos = fixedBytes + entryBytes * levels;
   if (bytes < tablePos + 4)
   {
     return need(tablePos + 4, "the level table");
@@ -1106,7 +1317,7 @@ Status parseHeader(const std::uint8_t* s,
     return Status(
       ErrorCode::InvalidArgument, "inspect: damaged header: invalid Huffman table size");
   }
-  const std::size_t total = headerBytes(static_cast<int>(levels), count);
+  const std::size_t total = headerBytes(static_cast<int>(levels), count, version);
   if (bytes < total)
   {
     return need(total, "the header with its Huffman table");
@@ -1118,15 +1329,21 @@ Status parseHeader(const std::uint8_t* s,
   info.headerBytes = total;
   info.levelEnd.resize(levels);
   info.levelBound.resize(levels);
+  info.levelQuantBound.resize(levels);
   std::uint64_t previous = total;
   for (std::uint32_t k = 0; k < levels; ++k)
   {
-    const std::uint8_t* e = s + format::FixedHeaderBytes + format::LevelEntryBytes * k;
+    const std::uint8_t* e = s + fixedBytes + entryBytes * k;
     info.levelEnd[k] = format::load<std::uint64_t>(e);
     info.levelBound[k] = format::load<double>(e + 8);
+    info.levelQuantBound[k] = version == 1 ? info.absoluteBound : format::load<double>(e + 16);
     const std::uint64_t minimum = info.raw ? 0 : 4 * plan.levelChunks[k];
+    // A level's quantiser bound above the stream's bound would break the promise.
+    const bool quantOk = info.levelQuantBound[k] > 0 &&
+      info.levelQuantBound[k] <= info.absoluteBound && std::isfinite(info.levelQuantBound[k]);
     if (info.levelEnd[k] < previous || info.levelEnd[k] - previous < minimum ||
-      info.levelEnd[k] - previous > (std::uint64_t(1) << 50) || !(info.levelBound[k] >= 0))
+      info.levelEnd[k] - previous > (std::uint64_t(1) << 50) || !(info.levelBound[k] >= 0) ||
+      !quantOk)
     {
       return Status(ErrorCode::InvalidArgument, "inspect: damaged header: invalid level table");
     }
@@ -1209,6 +1426,41 @@ Status valueRange(const T* values,
   return Status::Ok();
 }
 
+namespace
+{
+/// The scheme for values in host memory (see detail::schemeFromSample).
+template<typename T>
+format::Scheme hostScheme(const T* values, const Layout& layout, double bound)
+{
+  std::vector<std::uint64_t> indices;
+  detail::sampleWindows(layout.dims.data(), indices);
+  std::vector<double> sample(indices.size());
+  for (std::size_t i = 0; i < indices.size(); ++i)
+  {
+    sample[i] = static_cast<double>(values[indices[i] * layout.stride]);
+  }
+  return detail::schemeFromSample(layout.dims.data(), sample, bound);
+}
+
+/// The same scheme for values in device memory: the GPU gathers the same voxels.
+template<typename T>
+Status deviceScheme(const T* deviceValues,
+  const Layout& layout,
+  double bound,
+  format::Scheme& scheme)
+{
+  std::vector<std::uint64_t> indices;
+  detail::sampleWindows(layout.dims.data(), indices);
+  std::vector<double> sample;
+  Status st = cudaimpl::gather<T>(deviceValues, layout.stride, indices, sample);
+  if (st)
+  {
+    scheme = detail::schemeFromSample(layout.dims.data(), sample, bound);
+  }
+  return st;
+}
+} // namespace
+
 template<typename T>
 Status encodeWithStatistics(const T* values,
   const Layout& layout,
@@ -1234,16 +1486,25 @@ Status encodeWithStatistics(const T* values,
     return st;
   }
   statistics = EncodeStatistics();
+  const format::Scheme scheme = hostScheme(values, layout, absoluteBound);
   return sparsegrid::detail::runWithFallback(
     options,
     voxels,
     report,
     [&](double* kernelSeconds)
     {
-      return cudaimpl::encode<T>(
-        values, nullptr, layout, absoluteBound, stream, &statistics, options, kernelSeconds);
+      return cudaimpl::encode<T>(values,
+        nullptr,
+        layout,
+        scheme,
+        absoluteBound,
+        stream,
+        &statistics,
+        options,
+        kernelSeconds);
     },
-    [&]() { return encodeCPU<T>(values, layout, absoluteBound, stream, statistics, options); });
+    [&]()
+    { return encodeCPU<T>(values, layout, scheme, absoluteBound, stream, statistics, options); });
 }
 
 template<typename T>
@@ -1439,8 +1700,20 @@ Status encodeDevice(const T* deviceValues,
   if (options.backend != Backend::CPU)
   {
     EncodeStatistics stats;
-    st = cudaimpl::encode<T>(
-      nullptr, deviceValues, layout, absoluteBound, stream, &stats, options, &r.kernelSeconds);
+    format::Scheme scheme;
+    st = deviceScheme(deviceValues, layout, absoluteBound, scheme);
+    if (st)
+    {
+      st = cudaimpl::encode<T>(nullptr,
+        deviceValues,
+        layout,
+        scheme,
+        absoluteBound,
+        stream,
+        &stats,
+        options,
+        &r.kernelSeconds);
+    }
     if (st ||
       (st.code() != ErrorCode::BackendUnavailable && st.code() != ErrorCode::OutOfDeviceMemory) ||
       options.strictBackend)
@@ -1464,7 +1737,13 @@ Status encodeDevice(const T* deviceValues,
   Layout contiguous = layout;
   contiguous.stride = 1;
   EncodeStatistics stats;
-  st = encodeCPU<T>(host.data(), contiguous, absoluteBound, stream, stats, options);
+  st = encodeCPU<T>(host.data(),
+    contiguous,
+    hostScheme(host.data(), contiguous, absoluteBound),
+    absoluteBound,
+    stream,
+    stats,
+    options);
   r.backendUsed = Backend::CPU;
   r.seconds = clock.seconds();
   return st;
@@ -1642,9 +1921,17 @@ Status encodeDeviceToDevice(const T* deviceValues,
   target.data = deviceStream;
   target.capacity = capacity;
   std::vector<std::uint8_t> unused;
+  format::Scheme scheme;
+  st = deviceScheme(deviceValues, layout, absoluteBound, scheme);
+  if (!st)
+  {
+    r.seconds = clock.seconds();
+    return st;
+  }
   st = cudaimpl::encode<T>(nullptr,
     deviceValues,
     layout,
+    scheme,
     absoluteBound,
     unused,
     nullptr,

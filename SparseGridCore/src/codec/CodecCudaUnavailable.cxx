@@ -32,6 +32,7 @@ template<typename T>
 Status encode(const T*,
   const T*,
   const Layout&,
+  const format::Scheme&,
   double,
   std::vector<std::uint8_t>&,
   EncodeStatistics*,
@@ -61,6 +62,19 @@ Status copyToHost(const T*, std::size_t, std::size_t, T*)
   return notBuilt();
 }
 template<typename T>
+Status gather(const T*, std::uint64_t, const std::vector<std::uint64_t>&, std::vector<double>&)
+{
+  return notBuilt();
+}
+template Status gather<float>(const float*,
+  std::uint64_t,
+  const std::vector<std::uint64_t>&,
+  std::vector<double>&);
+template Status gather<double>(const double*,
+  std::uint64_t,
+  const std::vector<std::uint64_t>&,
+  std::vector<double>&);
+template<typename T>
 Status copyToDevice(const T*, std::size_t, T*, std::size_t)
 {
   return notBuilt();
@@ -69,6 +83,7 @@ Status copyToDevice(const T*, std::size_t, T*, std::size_t)
 template Status encode<float>(const float*,
   const float*,
   const Layout&,
+  const format::Scheme&,
   double,
   std::vector<std::uint8_t>&,
   EncodeStatistics*,
@@ -78,6 +93,7 @@ template Status encode<float>(const float*,
 template Status encode<double>(const double*,
   const double*,
   const Layout&,
+  const format::Scheme&,
   double,
   std::vector<std::uint8_t>&,
   EncodeStatistics*,

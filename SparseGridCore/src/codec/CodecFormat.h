@@ -35,10 +35,35 @@ constexpr std::uint32_t Tokens = Symbols + TokenShift;
 constexpr int MaxCodeLength = 24;
 constexpr int LutBits = 12;
 constexpr std::uint16_t EscapeSymbol = 1;
-constexpr std::size_t FixedHeaderBytes = 56;
-constexpr std::size_t LevelEntryBytes = 16;
+/// Version 1: linear prediction, axes in index order, one quantiser. Version 2 adds the scheme
+/// bytes (axis order, predictor) after the version-1 fixed header and a quantiser bound per level.
+constexpr std::size_t FixedHeaderBytesV1 = 56;
+constexpr std::size_t FixedHeaderBytes = 64;
+constexpr std::size_t LevelEntryBytesV1 = 16;
+constexpr std::size_t LevelEntryBytes = 24;
 constexpr std::size_t ChunkHeaderBytes = 16; ///< u64 block mask, u32 escapes, u32 words
 constexpr std::uint64_t MaxVoxels = std::uint64_t(1) << 40;
+
+/// How a stream predicts: the order in which each level refines the axes, and the interpolant.
+/// The encoder picks the order from the data (roughest axis first: the last axis of a level
+/// predicts half of its voxels, so it should be the smoothest one).
+struct Scheme
+{
+  int order[3] = { 0, 1, 2 };
+  bool cubic = true; ///< cubic (-1, 9, 9, -1) / 16 where four neighbours exist; else linear
+
+  static Scheme linearV1()
+  {
+    Scheme s;
+    s.cubic = false;
+    return s;
+  }
+  bool valid() const
+  {
+    return order[0] >= 0 && order[0] < 3 && order[1] >= 0 && order[1] < 3 && order[2] >= 0 &&
+      order[2] < 3 && order[0] != order[1] && order[0] != order[2] && order[1] != order[2];
+  }
+};
 
 /// One axis-pass of one level: the voxels (start + j * step per axis, j < count) whose codes are
 /// consecutive in the stream (axis 0 fastest), each predicted along `axis` from the voxels `gap`
@@ -69,9 +94,11 @@ struct Plan
   std::uint64_t levelCodes[65] = { 0 };
   std::uint64_t levelChunks[65] = { 0 };
   std::uint64_t chunkBegin[66] = { 0 }; ///< first global chunk index of each level
+  Scheme scheme;
 
-  void build(const std::uint64_t d[3])
+  void build(const std::uint64_t d[3], const Scheme& scheme = Scheme())
   {
+    this->scheme = scheme;
     std::uint64_t maxGap = 0;
     voxels = 1;
     for (int a = 0; a < 3; ++a)
@@ -107,8 +134,10 @@ struct Plan
       levelPassBegin[k] = passCount;
       const std::uint64_t s = std::uint64_t(1) << (top - k);
       std::uint64_t code = 0;
-      for (int axis = 0; axis < 3; ++axis)
+      bool refined[3] = { false, false, false };
+      for (int t = 0; t < 3; ++t)
       {
+        const int axis = scheme.order[t];
         Pass p;
         p.level = k;
         p.axis = axis;
@@ -124,10 +153,11 @@ struct Plan
           else
           {
             p.start[b] = 0;
-            p.step[b] = b < axis ? s : 2 * s;
+            p.step[b] = refined[b] ? s : 2 * s;
             p.count[b] = (dims[b] - 1) / p.step[b] + 1;
           }
         }
+        refined[axis] = true;
         if (p.size() == 0)
         {
           continue;
@@ -194,6 +224,54 @@ template<typename T>
 SGC_HD T predictPair(T left, T right)
 {
   return (left + right) * T(0.5);
+}
+
+/// Cubic interpolation at the midpoint of b and c from a, b, c, d (spacing 2 gap), weights
+/// (-1, 9, 9, -1) / 16; exact for cubic polynomials. The weights' absolute values sum to 1.25,
+/// which the level bounds account for; the rounding error is below 3.7 u max(|a|, |b|, |c|, |d|).
+template<typename T>
+SGC_HD T predictCubic(T a, T b, T c, T d)
+{
+  return (T(9) * (b + c) - (a + d)) * T(0.0625);
+}
+
+/// The prediction of the voxel at `idx`, at coordinate i along the pass axis (axis length n,
+/// gap g, off = g * the axis's stride in voxels): cubic where the voxels 3 gaps away on both
+/// sides exist, linear between the two neighbours where the right one exists, else a copy of the
+/// left one (far border). Every neighbour is an even multiple of g along the axis, so it was
+/// reconstructed at a coarser level or earlier in this one.
+template<typename T>
+SGC_HD T predictAlong(const T* rec,
+  std::uint64_t idx,
+  std::uint64_t off,
+  std::uint64_t i,
+  std::uint64_t g,
+  std::uint64_t n,
+  bool cubic)
+{
+  if (i + g >= n)
+  {
+    return rec[idx - off];
+  }
+  if (cubic && i >= 3 * g && i + 3 * g < n)
+  {
+    return predictCubic(rec[idx - 3 * off], rec[idx - off], rec[idx + off], rec[idx + 3 * off]);
+  }
+  return predictPair(rec[idx - off], rec[idx + off]);
+}
+
+/// The quantiser bound of level k of a stream with `levels` levels and bound `bound`: coarse
+/// levels are quantised finer (their values predict everything after them): bound / 1.25^j for
+/// the level j steps above the finest, at most a factor 2 (SZ3's default level-wise schedule).
+/// The finest level, which holds most voxels, keeps the full bound.
+inline double levelQuantBound(double bound, int levels, int k)
+{
+  double divisor = 1.0;
+  for (int j = k; j < levels - 1 && divisor < 2.0; ++j)
+  {
+    divisor *= 1.25;
+  }
+  return bound / (divisor < 2.0 ? divisor : 2.0);
 }
 
 /// Symbol of a quantised residual: 0 for q = 0, zigzag(q) + 1 otherwise (q > 0 -> 2q, q < 0 ->

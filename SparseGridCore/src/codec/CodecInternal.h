@@ -30,12 +30,27 @@ struct HeaderFields
   std::vector<std::uint64_t> levelEnd;
   std::vector<double> levelBound;
   std::vector<std::uint8_t> lengths; ///< Huffman code lengths, trailing zeros trimmed
+  format::Scheme scheme;             ///< the plan's scheme (the quantiser bounds follow from it)
 };
 
-/// Bytes of the header for these fields.
-std::size_t headerBytes(int levels, std::size_t tableCount);
-/// Writes the header into `out` (headerBytes() bytes).
+/// Bytes of the header for these fields (version 1 only when parsing old streams).
+std::size_t headerBytes(int levels, std::size_t tableCount, int version = 2);
+/// Writes the header into `out` (headerBytes() bytes); the level quantiser bounds are
+/// format::levelQuantBound() of h.bound.
 void writeHeader(const HeaderFields& h, std::uint8_t* out);
+
+/// The quantiser of each level: from the bound when encoding, from the header when decoding.
+std::vector<format::Quantiser> levelQuantisers(double bound, int levels);
+std::vector<format::Quantiser> levelQuantisers(const StreamInfo& info);
+
+/// The scheme the encoder uses for these values (axis order roughest first, cubic or linear
+/// prediction), measured on a fixed sample of short voxel windows along each axis: the CPU and
+/// the GPU (which gathers the same voxels) choose the same scheme. sampleWindows lists the voxel
+/// indices; schemeFromSample reads the values at those indices, in that order.
+void sampleWindows(const std::uint64_t dims[3], std::vector<std::uint64_t>& indices);
+format::Scheme schemeFromSample(const std::uint64_t dims[3],
+  const std::vector<double>& sample,
+  double bound);
 
 /// Level bounds from the per-pass maximum surpluses (see docs/compression.md for the argument).
 std::vector<double> levelBounds(const format::Plan& plan,
@@ -83,6 +98,7 @@ template<typename T>
 Status encode(const T* hostValues,
   const T* deviceValues,
   const Layout& layout,
+  const format::Scheme& scheme,
   double bound,
   std::vector<std::uint8_t>& stream,
   EncodeStatistics* statistics,
@@ -102,6 +118,12 @@ Status decode(const std::uint8_t* stream,
   const ExecutionOptions& options,
   double* kernelSeconds,
   bool streamOnDevice = false);
+/// Gathers values[indices[i] * stride] of device memory into host memory (the axis-order sample).
+template<typename T>
+Status gather(const T* device,
+  std::uint64_t stride,
+  const std::vector<std::uint64_t>& indices,
+  std::vector<double>& hostOut);
 /// Copies n values from device to host memory (for the CPU fall-back of encodeDevice).
 template<typename T>
 Status copyToHost(const T* device, std::size_t n, std::size_t stride, T* host);

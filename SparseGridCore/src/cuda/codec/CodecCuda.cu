@@ -151,6 +151,7 @@ struct DevPass
 {
   int level, axis;
   int small; ///< the pass's index arithmetic fits 32 bits (fast division)
+  int cubic; ///< the stream's predictor (format::Scheme::cubic)
   u64 gap, start[3], step[3], count[3], codeBegin, levelCodeBegin;
 };
 
@@ -201,8 +202,7 @@ predictAt(const DevPass& p, const T* rec, u64 local, const u64* dims, u64& idx)
   }
   const u64 stride = p.axis == 0 ? 1 : (p.axis == 1 ? dims[0] : dims[0] * dims[1]);
   const u64 off = p.gap * stride;
-  return i[p.axis] + p.gap < dims[p.axis] ? format::predictPair(rec[idx - off], rec[idx + off])
-                                          : rec[idx - off];
+  return format::predictAlong(rec, idx, off, i[p.axis], p.gap, dims[p.axis], p.cubic != 0);
 }
 
 __device__ __forceinline__ void atomicMaxDouble(u64* target, double v)
@@ -914,6 +914,7 @@ void toDevPasses(const Plan& plan,
     }
     d.codeBegin = p.codeBegin;
     d.levelCodeBegin = levelCodeBegin[p.level];
+    d.cubic = plan.scheme.cubic ? 1 : 0;
     d.small =
       p.size() < (1ull << 32) && p.count[0] < (1ull << 32) && p.count[1] < (1ull << 32) ? 1 : 0;
   }
@@ -988,6 +989,7 @@ template<typename T>
 Status encode(const T* hostValues,
   const T* deviceValues,
   const Layout& layout,
+  const format::Scheme& scheme,
   double bound,
   std::vector<std::uint8_t>& stream,
   EncodeStatistics* statistics,
@@ -1010,8 +1012,8 @@ Status encode(const T* hostValues,
     return st;
   }
   Plan plan;
-  plan.build(layout.dims.data());
-  const Quantiser qz = format::makeQuantiser(bound);
+  plan.build(layout.dims.data(), scheme);
+  const std::vector<Quantiser> quantisers = detail::levelQuantisers(bound, plan.levels);
   // Each level's symbols start 64-aligned in the device buffer (vector loads of whole blocks).
   std::vector<u64> levelCodeBegin(static_cast<std::size_t>(plan.levels) + 1, 0);
   for (int k = 0; k < plan.levels; ++k)
@@ -1116,8 +1118,14 @@ Status encode(const T* hostValues,
   for (int pi = 0; pi < plan.passCount; ++pi)
   {
     const u64 n = plan.passes[pi].size();
-    encodePassKernel<T><<<std::min<unsigned>(blocksFor(n), 2048), Threads, 0, s>>>(
-      passes[pi], rec, symbols, n, dDims, qz, dSurplus + pi, dSurplus + plan.passCount);
+    encodePassKernel<T><<<std::min<unsigned>(blocksFor(n), 2048), Threads, 0, s>>>(passes[pi],
+      rec,
+      symbols,
+      n,
+      dDims,
+      quantisers[static_cast<std::size_t>(plan.passes[pi].level)],
+      dSurplus + pi,
+      dSurplus + plan.passCount);
   }
   SGC_LAUNCHED("pass kernels");
   u64* masks = ws.masks.as<u64>();
@@ -1183,6 +1191,7 @@ Status encode(const T* hostValues,
     h.dims[a] = plan.dims[a];
   }
   h.bound = bound;
+  h.scheme = scheme;
   h.levels = plan.levels;
   h.lengths.assign(lengths.begin(), lengths.begin() + static_cast<std::ptrdiff_t>(tableCount));
   const std::size_t header = detail::headerBytes(plan.levels, tableCount);
@@ -1446,9 +1455,15 @@ Status decode(const std::uint8_t* stream,
   }
   else
   {
+    format::Scheme scheme;
+    scheme.cubic = info.cubic;
+    for (int a = 0; a < 3; ++a)
+    {
+      scheme.order[a] = info.axisOrder[a];
+    }
     Plan plan;
-    plan.build(info.dims.data());
-    const Quantiser qz = format::makeQuantiser(info.absoluteBound);
+    plan.build(info.dims.data(), scheme);
+    const std::vector<Quantiser> quantisers = detail::levelQuantisers(info);
     const std::uint8_t* lengths = nullptr;
     std::size_t tableCount = 0;
     StreamInfo again;
@@ -1664,8 +1679,8 @@ Status decode(const std::uint8_t* stream,
       const Pass& p = plan.passes[pi];
       const u64 n = p.size();
       const bool coded = p.level <= lod;
-      decodePassKernel<S>
-        <<<blocksFor(n), Threads, 0, s>>>(passes[pi], rec, symbols, n, dDims, qz, coded);
+      decodePassKernel<S><<<blocksFor(n), Threads, 0, s>>>(
+        passes[pi], rec, symbols, n, dDims, quantisers[static_cast<std::size_t>(p.level)], coded);
       if (coded && totalEsc > 0)
       {
         // Candidate escapes: those of the chunks that overlap the pass.
@@ -1734,6 +1749,7 @@ Status copyToDevice(const T* host, std::size_t n, T* device, std::size_t stride)
 template Status encode<float>(const float*,
   const float*,
   const Layout&,
+  const format::Scheme&,
   double,
   std::vector<std::uint8_t>&,
   EncodeStatistics*,
@@ -1743,6 +1759,7 @@ template Status encode<float>(const float*,
 template Status encode<double>(const double*,
   const double*,
   const Layout&,
+  const format::Scheme&,
   double,
   std::vector<std::uint8_t>&,
   EncodeStatistics*,

@@ -1,0 +1,125 @@
+// The GPU side of the codec's scheme choice: gathers the sample voxels (detail::sampleWindows) of
+// a device array into host memory, so that the host computes the same scheme from the same values
+// as for a host array (the stream must not depend on where the values lived).
+#include "../../codec/CodecInternal.h"
+
+#include <cuda_runtime.h>
+
+#include <mutex>
+
+namespace sparsegrid
+{
+namespace codec
+{
+namespace cudaimpl
+{
+namespace
+{
+
+template<typename T>
+__global__ void gatherKernel(const T* values,
+  std::uint64_t stride,
+  const std::uint64_t* indices,
+  std::uint64_t n,
+  double* out)
+{
+  const std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+  {
+    out[i] = static_cast<double>(values[indices[i] * stride]);
+  }
+}
+
+/// Device buffers of the last sample, kept: the sample is at most 86,016 voxels (1.4 MB) and a
+/// cudaMalloc per encode would cost more than the gather.
+struct SampleBuffers
+{
+  std::mutex mutex;
+  std::uint64_t* indices = nullptr;
+  double* values = nullptr;
+  std::size_t capacity = 0;
+};
+
+SampleBuffers& sampleBuffers()
+{
+  static SampleBuffers* b = new SampleBuffers(); // never destroyed: freed with the CUDA context
+  return *b;
+}
+
+Status cudaStatus(cudaError_t e, const char* what)
+{
+  const ErrorCode code =
+    e == cudaErrorMemoryAllocation ? ErrorCode::OutOfDeviceMemory : ErrorCode::BackendUnavailable;
+  cudaGetLastError();
+  return Status(code, std::string("codec sample: ") + what + ": " + cudaGetErrorString(e));
+}
+
+} // namespace
+
+template<typename T>
+Status gather(const T* device,
+  std::uint64_t stride,
+  const std::vector<std::uint64_t>& indices,
+  std::vector<double>& hostOut)
+{
+  hostOut.assign(indices.size(), 0.0);
+  if (indices.empty())
+  {
+    return Status::Ok();
+  }
+  std::string why;
+  if (!available(&why))
+  {
+    return Status(ErrorCode::BackendUnavailable, why);
+  }
+  SampleBuffers& b = sampleBuffers();
+  std::lock_guard<std::mutex> lock(b.mutex);
+  cudaError_t e = cudaSuccess;
+  if (b.capacity < indices.size())
+  {
+    cudaFree(b.indices);
+    cudaFree(b.values);
+    b.indices = nullptr;
+    b.values = nullptr;
+    b.capacity = 0;
+    if ((e = cudaMalloc(&b.indices, indices.size() * sizeof(std::uint64_t))) != cudaSuccess ||
+      (e = cudaMalloc(&b.values, indices.size() * sizeof(double))) != cudaSuccess)
+    {
+      cudaFree(b.indices);
+      b.indices = nullptr;
+      return cudaStatus(e, "allocation");
+    }
+    b.capacity = indices.size();
+  }
+  if ((e = cudaMemcpy(b.indices,
+         indices.data(),
+         indices.size() * sizeof(std::uint64_t),
+         cudaMemcpyHostToDevice)) != cudaSuccess)
+  {
+    return cudaStatus(e, "upload of the sample indices");
+  }
+  const unsigned threads = 256;
+  const unsigned blocks = static_cast<unsigned>((indices.size() + threads - 1) / threads);
+  gatherKernel<T><<<blocks, threads>>>(device, stride, b.indices, indices.size(), b.values);
+  if ((e = cudaGetLastError()) != cudaSuccess ||
+    (e = cudaMemcpy(
+       hostOut.data(), b.values, indices.size() * sizeof(double), cudaMemcpyDeviceToHost)) !=
+      cudaSuccess)
+  {
+    return cudaStatus(e, "gather");
+  }
+  return Status::Ok();
+}
+
+template Status gather<float>(const float*,
+  std::uint64_t,
+  const std::vector<std::uint64_t>&,
+  std::vector<double>&);
+template Status gather<double>(const double*,
+  std::uint64_t,
+  const std::vector<std::uint64_t>&,
+  std::vector<double>&);
+
+} // namespace cudaimpl
+} // namespace codec
+} // namespace sparsegrid
