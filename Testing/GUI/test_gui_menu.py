@@ -1,0 +1,201 @@
+"""Sparse Grid Reconstruct applied from the Filters menu, as a user does, in the real ParaView GUI
+under Xvfb with a window manager (issue 17, item 8).
+
+    pvpython test_gui_menu.py --paraview paraview --plugin SparseGrid.so --out DIR \
+        [--window-manager auto|PROGRAM] --xvfb-run xvfb-run --interpreter pvpython
+
+Starts its own X server (xvfb-run -a) and a window manager on it, waits until the manager
+announces itself (EWMH), then runs `paraview --script=gui_menu_setup.py
+--test-script=ReconstructFromMenu.xml --exit`: the recorded events create a Wavelet and Sparse
+Grid Hierarchize from the menus, select the compressed output in the Pipeline Browser, open
+Filters > Sparse Grid > Sparse Grid Reconstruct, pick the Wavelet as the probe in ParaView's
+input dialog and press Apply; gui_menu_check.py then reports from the Python Shell.
+
+Checks: the window manager managed ParaView's main window; every recorded event played (ParaView
+exits 0); the new filter is Sparse Grid Reconstruct with the compressed output on its Source port
+and the Wavelet on Input (the selection went to Source, the port the dialog fills first); the
+reconstruction has the Wavelet's points, all valid, each within the default bound (1e-3 of the
+original's range, computed here from the original values) of the original; no error reached
+the Output Messages window or the terminal. Exits 77 (skipped) when no window manager is given.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WAVELET_POINTS = 21 ** 3  # ParaView's default Wavelet: extent -10..10 on each axis
+RELATIVE_BOUND = 1e-3  # Sparse Grid Hierarchize's default: Relative, 1e-3
+# Small EWMH window managers from Debian, tried in this order when none is named.
+WINDOW_MANAGERS = ("openbox", "icewm", "fluxbox", "xfwm4", "metacity")
+
+
+def inner(args):
+    """Inside the X server: the window manager, then ParaView."""
+    sys.path.insert(0, HERE)
+    import x11_windows
+
+    state = {"wm_ready": False}
+    wm_log = open(os.path.join(args.out, "window-manager.log"), "w")
+    wm = None
+    try:
+        # A window manager started while the new server is still settling can exit at once
+        # (seen under load): a few tries.
+        for attempt in range(3):
+            wm = subprocess.Popen([args.window_manager], stdout=wm_log, stderr=subprocess.STDOUT)
+            deadline = time.time() + 30
+            while time.time() < deadline and wm.poll() is None:
+                manager = x11_windows.window_manager()
+                if manager:
+                    state["wm_ready"] = True
+                    state["wm_name"] = manager[0]
+                    state["wm_attempts"] = attempt + 1
+                    break
+                time.sleep(0.2)
+            if state["wm_ready"]:
+                break
+            state["wm_exit"] = wm.poll()
+            time.sleep(1)
+        if not state["wm_ready"]:
+            return state
+        env = dict(os.environ,
+                   SPARSEGRID_PLUGIN_FILE=args.plugin,
+                   SPARSEGRID_GUI_OUT=args.out,
+                   SPARSEGRID_GUI_CHECK=os.path.join(HERE, "gui_menu_check.py"))
+        command = [args.paraview, "--dr",
+                   "--script=" + os.path.join(HERE, "gui_menu_setup.py"),
+                   "--test-script=" + args.events,
+                   "--test-directory=" + args.out, "--exit"]
+        state["command"] = " ".join(command)
+        try:
+            result = subprocess.run(command, env=env, timeout=300, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True)
+            state["paraview_exit"] = result.returncode
+            log = result.stdout
+        except subprocess.TimeoutExpired as e:
+            state["paraview_exit"] = "timeout"
+            log = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        with open(os.path.join(args.out, "paraview.log"), "w") as f:
+            f.write(log)
+        return state
+    finally:
+        if wm is not None and wm.poll() is None:
+            wm.terminate()
+            try:
+                wm.wait(10)
+            except subprocess.TimeoutExpired:
+                wm.kill()
+        wm_log.close()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--paraview", required=True)
+    parser.add_argument("--plugin", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--window-manager", default="auto",
+                        help="program to run as the window manager; auto: the first found of "
+                        + ", ".join(WINDOW_MANAGERS))
+    parser.add_argument("--xvfb-run", default="xvfb-run")
+    parser.add_argument("--interpreter", default=sys.executable)
+    parser.add_argument("--events", default=os.path.join(HERE, "ReconstructFromMenu.xml"),
+                        help="the recorded events to play (the default is the test)")
+    parser.add_argument("--inner", action="store_true")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    if args.inner:
+        with open(os.path.join(args.out, "inner.json"), "w") as f:
+            json.dump(inner(args), f, indent=1)
+        return 0
+
+    if args.window_manager == "auto":
+        found = [shutil.which(name) for name in WINDOW_MANAGERS]
+        args.window_manager = next((path for path in found if path), "")
+    if not args.window_manager or not os.access(args.window_manager, os.X_OK):
+        print("SKIPPED: no window manager found (%s; e.g. apt-get install openbox, which run.sh "
+              "does not install): the menu test runs ParaView as on a user's desktop"
+              % ", ".join(WINDOW_MANAGERS))
+        return 77
+    for name in ("inner.json", "menu_summary.json", "paraview.log", "window-manager.log"):
+        if os.path.exists(os.path.join(args.out, name)):
+            os.remove(os.path.join(args.out, name))
+    # Its own X server, never a shared one: a window manager changes how every client on the
+    # display behaves.
+    command = [args.xvfb_run, "-a", "-s", "-screen 0 1920x1080x24", args.interpreter,
+               os.path.abspath(__file__), "--inner", "--paraview", args.paraview,
+               "--plugin", args.plugin, "--out", args.out,
+               "--window-manager", args.window_manager, "--events", os.path.abspath(args.events)]
+    print(" ".join(command))
+    subprocess.run(command, timeout=420)
+
+    failures = []
+
+    def check(condition, message):
+        print(("ok:     " if condition else "FAILED: ") + message)
+        if not condition:
+            failures.append(message)
+
+    inner_path = os.path.join(args.out, "inner.json")
+    check(os.path.exists(inner_path), "the run under Xvfb reported back")
+    if not os.path.exists(inner_path):
+        return 1
+    with open(inner_path) as f:
+        state = json.load(f)
+    check(state.get("wm_ready"), "the window manager %s announced itself (EWMH) on the display"
+          % state.get("wm_name", args.window_manager))
+    if not state.get("wm_ready"):
+        with open(os.path.join(args.out, "window-manager.log")) as f:
+            print("window manager (exit %s): %s" % (state.get("wm_exit"), f.read()[-2000:]))
+        return 1
+    log = ""
+    if os.path.exists(os.path.join(args.out, "paraview.log")):
+        with open(os.path.join(args.out, "paraview.log")) as f:
+            log = f.read()
+    print("---- ParaView's output (last 3000 characters)\n" + log[-3000:] + "\n----")
+    check(state.get("paraview_exit") == 0,
+          "ParaView played every recorded event and exited 0 (got %s)" % state.get("paraview_exit"))
+    summary_path = os.path.join(args.out, "menu_summary.json")
+    check(os.path.exists(summary_path), "the check in the Python Shell ran")
+    if not os.path.exists(summary_path):
+        return 1
+    with open(summary_path) as f:
+        summary = json.load(f)
+    print("summary:", json.dumps(summary, indent=1))
+    check(summary.get("ok"), "the Python Shell check completed: %s" % summary.get("error"))
+    if not summary.get("ok"):
+        return 1
+    check(any("ParaView" in title for title in summary.get("managed_windows", [])),
+          "the window manager manages ParaView's main window: %s" % summary.get("managed_windows"))
+    check(summary.get("active") == "SparseGridReconstruct",
+          "the filter the menu created is Sparse Grid Reconstruct (%s)" % summary.get("active"))
+    check([p[0] for p in summary.get("source_port", [])] == ["SparseGridHierarchize"],
+          "Source holds the compressed output that was selected: %s" % summary.get("source_port"))
+    check([p[0] for p in summary.get("input_port", [])] == ["RTAnalyticSource"],
+          "Input holds the Wavelet picked in the dialog: %s" % summary.get("input_port"))
+    check(summary.get("points") == WAVELET_POINTS and summary.get("probe_points") == WAVELET_POINTS,
+          "the reconstruction has the probe's %d points (%s)" % (WAVELET_POINTS, summary.get("points")))
+    check(summary.get("mask_all_valid") is True, "every probe point is valid (vtkValidPointMask 1)")
+    low, high = summary.get("original_range", [0.0, 0.0])
+    bound = RELATIVE_BOUND * (high - low)
+    difference = summary.get("max_abs_difference")
+    check(high - low > 100, "the original Wavelet spans its usual range (%s)" % [low, high])
+    check(difference is not None and difference <= bound * (1 + 1e-6),
+          "every reconstructed value is within the default bound %.4g of the original (max %s)"
+          % (bound, difference))
+    errors = [text for kind, text in summary.get("messages", []) if kind == "error"]
+    check(not errors, "no error reached the Output Messages window: %s" % errors[:3])
+    terminal = [line for line in log.splitlines() if re.search(r"\bERR\||^ERROR:", line)]
+    check(not terminal, "no error on ParaView's terminal: %s" % terminal[:3])
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
