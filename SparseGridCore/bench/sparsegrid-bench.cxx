@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,16 +39,26 @@ struct Args
   std::string opts = "default";
   int chunk = -1;
   unsigned seed = 42;
+  int components = 1; ///< probe, prepared-evaluate: interleaved components
+  int batches = 1;    ///< probe: evaluate calls the points are split into
+  bool prepared = true; ///< probe: through a PreparedGrid (else per batch and component)
 };
 
 void usage()
 {
   std::fprintf(stderr,
-    "usage: sparsegrid-bench --op hierarchize|dehierarchize|evaluate|reconstruct|sample\n"
+    "usage: sparsegrid-bench --op "
+    "hierarchize|dehierarchize|evaluate|reconstruct|sample|probe|prepared-evaluate\n"
     "  --dims D --level L [--caps c1,...] [--boundary 0|1] [--precision float|double]\n"
     "  [--points N] [--image NX,NY,...] [--threads T] [--backend cpu|cuda|auto]\n"
     "  [--repeat R] [--json] [--opts default|none|inv1,inv2,...] [--chunk N] [--seed S]\n"
-    "--opts: the optimisation switches that are ON (default: the library's defaults).\n");
+    "  [--components C] [--batches K] [--prepared 0|1]\n"
+    "--opts: the optimisation switches that are ON (default: the library's defaults).\n"
+    "probe: a whole probe of --points points with C interleaved components in K evaluate calls,\n"
+    "  through one PreparedGrid (--prepared 1, prepare() included) or one evaluate per batch\n"
+    "  and component (--prepared 0, the plugin's former loop).\n"
+    "prepared-evaluate: one evaluate call of --points points on a PreparedGrid prepared (and\n"
+    "  made resident) before timing: the per-call cost that Auto's prepared threshold weighs.\n");
 }
 
 template<typename V>
@@ -107,6 +118,12 @@ bool parse(int argc, char** argv, Args& a)
       a.chunk = std::atoi(next());
     else if (k == "--seed")
       a.seed = static_cast<unsigned>(std::atoi(next()));
+    else if (k == "--components")
+      a.components = std::max(1, std::atoi(next()));
+    else if (k == "--batches")
+      a.batches = std::max(1, std::atoi(next()));
+    else if (k == "--prepared")
+      a.prepared = std::atoi(next()) != 0;
     else
     {
       usage();
@@ -180,6 +197,7 @@ struct Result
   double median = 0, minimum = 0, kernelMedian = 0;
   std::string backendUsed, note;
   std::size_t items = 0;
+  std::uint64_t uploads = 0; ///< coefficient uploads of the last timed run
 };
 
 template<typename T>
@@ -235,6 +253,91 @@ int runOp(const Args& a, const sg::Grid& grid, const sg::ExecutionOptions& optio
           return sg::evaluate(
             grid, coeffs.data(), pts.data(), a.points, out.data(), options, &report);
         });
+    }
+  }
+  else if (a.op == "probe" || a.op == "prepared-evaluate")
+  {
+    r.items = a.points;
+    const std::size_t nc = static_cast<std::size_t>(a.components);
+    const std::size_t D = static_cast<std::size_t>(a.dims);
+    std::vector<T> all(grid.size() * nc);
+    for (auto& c : all)
+    {
+      c = static_cast<T>(uniform(rng) - 0.5);
+    }
+    std::vector<std::vector<T>> single(nc, std::vector<T>(grid.size()));
+    for (std::size_t p = 0; p < grid.size(); ++p)
+    {
+      for (std::size_t c = 0; c < nc; ++c)
+      {
+        single[c][p] = all[p * nc + c];
+      }
+    }
+    std::vector<T> pts(a.points * D), out(a.points * nc);
+    for (auto& p : pts)
+    {
+      p = static_cast<T>(uniform(rng));
+    }
+    const auto layout = sg::ComponentLayout::interleaved(a.components);
+    const std::size_t batch = (a.points + a.batches - 1) / a.batches;
+    sg::PreparedGrid<T> resident;
+    if (a.op == "prepared-evaluate")
+    {
+      status = resident.prepare(grid, all.data(), layout, options, &report);
+    }
+    for (int k = 0; k < a.repeat + 1 && status.ok(); ++k)
+    {
+      double kernel = 0;
+      std::uint64_t uploads = 0;
+      auto add = [&](const sg::ExecutionReport& part)
+      {
+        kernel += part.kernelSeconds;
+        uploads += part.coefficientUploads;
+      };
+      timeIt(
+        [&]() -> sg::Status
+        {
+          if (a.op == "prepared-evaluate")
+          {
+            sg::Status st =
+              resident.evaluate(pts.data(), a.points, out.data(), layout, options, &report);
+            add(report);
+            return st;
+          }
+          if (a.prepared)
+          {
+            sg::PreparedGrid<T> prepared;
+            sg::Status st = prepared.prepare(grid, all.data(), layout, options, &report);
+            add(report);
+            for (std::size_t first = 0; st.ok() && first < a.points; first += batch)
+            {
+              const std::size_t count = std::min(batch, a.points - first);
+              st = prepared.evaluate(
+                pts.data() + first * D, count, out.data() + first * nc, layout, options, &report);
+              add(report);
+            }
+            return st;
+          }
+          sg::Status st;
+          for (std::size_t first = 0; st.ok() && first < a.points; first += batch)
+          {
+            const std::size_t count = std::min(batch, a.points - first);
+            for (std::size_t c = 0; st.ok() && c < nc; ++c)
+            {
+              st = sg::evaluate(grid,
+                single[c].data(),
+                pts.data() + first * D,
+                count,
+                out.data() + first,
+                options,
+                &report);
+              add(report);
+            }
+          }
+          return st;
+        });
+      kernels.back() = kernel;
+      r.uploads = uploads;
     }
   }
   else if (a.op == "reconstruct" || a.op == "sample")
@@ -356,9 +459,9 @@ int main(int argc, char** argv)
   {
     flops = 3.0 * a.dims * static_cast<double>(grid.size());
   }
-  else if (a.op == "evaluate")
+  else if (a.op == "evaluate" || a.op == "probe" || a.op == "prepared-evaluate")
   {
-    flops = static_cast<double>(a.points) * static_cast<double>(grid.numberOfBlocks()) *
+    flops = static_cast<double>(a.components) * static_cast<double>(a.points) * static_cast<double>(grid.numberOfBlocks()) *
       (11.0 * a.dims + 2.0);
   }
   const int threads = a.threads > 0 ? a.threads : 0;
@@ -370,6 +473,7 @@ int main(int argc, char** argv)
                 "\"backend\":\"%s\",\"threads\":%d,\"coefficients\":%llu,\"blocks\":%zu,"
                 "\"points\":%zu,\"median_s\":%.9g,\"min_s\":%.9g,\"kernel_median_s\":%.9g,"
                 "\"throughput\":%.6g,\"gflops\":%.6g,\"opts\":\"%s\",\"chunk\":%d,\"repeat\":%d,"
+                "\"components\":%d,\"batches\":%d,\"prepared\":%d,\"uploads\":%llu,"
                 "\"note\":\"%s\"}\n",
       a.op.c_str(),
       a.dims,
@@ -389,6 +493,10 @@ int main(int argc, char** argv)
       optsString(options.optimizations).c_str(),
       options.optimizations.chunkSize,
       a.repeat,
+      a.components,
+      a.batches,
+      a.prepared ? 1 : 0,
+      static_cast<unsigned long long>(r.uploads),
       jsonEscape(r.note).c_str());
   }
   else
@@ -421,6 +529,14 @@ int main(int argc, char** argv)
       throughput,
       gflops,
       optsString(options.optimizations).c_str());
+    if (a.op == "probe" || a.op == "prepared-evaluate")
+    {
+      std::printf("components %d, batches %d, prepared %d: %llu coefficient upload(s)\n",
+        a.components,
+        a.batches,
+        a.prepared ? 1 : 0,
+        static_cast<unsigned long long>(r.uploads));
+    }
     if (!r.note.empty())
     {
       std::printf("note: %s\n", r.note.c_str());

@@ -45,12 +45,45 @@ Status reconstructImage(const Grid&,
   return notBuilt();
 }
 
+struct Resident
+{
+};
+template<typename T>
+Status makeResident(const Grid&, const T*, int, const ExecutionOptions&, std::shared_ptr<Resident>&)
+{
+  return notBuilt();
+}
+template<typename T>
+Status evaluateResident(const Resident&,
+  const Grid&,
+  int,
+  const T*,
+  std::size_t,
+  T*,
+  std::size_t,
+  const ExecutionOptions&,
+  double*)
+{
+  return notBuilt();
+}
+
 #define SPARSEGRID_INSTANTIATE(T)                                                                  \
   template Status hierarchize<T>(const Grid&, T*, const ExecutionOptions&, bool, double*);         \
   template Status evaluate<T>(                                                                     \
     const Grid&, const T*, const T*, std::size_t, T*, const ExecutionOptions&, double*);           \
   template Status reconstructImage<T>(                                                             \
-    const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&, double*);
+    const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&, double*);         \
+  template Status makeResident<T>(                                                                 \
+    const Grid&, const T*, int, const ExecutionOptions&, std::shared_ptr<Resident>&);             \
+  template Status evaluateResident<T>(const Resident&,                                             \
+    const Grid&,                                                                                   \
+    int,                                                                                           \
+    const T*,                                                                                      \
+    std::size_t,                                                                                   \
+    T*,                                                                                            \
+    std::size_t,                                                                                   \
+    const ExecutionOptions&,                                                                       \
+    double*);
 SPARSEGRID_INSTANTIATE(float)
 SPARSEGRID_INSTANTIATE(double)
 #undef SPARSEGRID_INSTANTIATE

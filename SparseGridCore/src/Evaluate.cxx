@@ -124,6 +124,7 @@ struct Evaluator
   const T* a;
   const T* points;
   T* results;
+  std::size_t resultStride; ///< components interleaved in the caller's array
   Optimizations opt;
   int D;
   bool boundary;
@@ -148,12 +149,14 @@ struct Evaluator
     const T* coefficients,
     const T* pts,
     T* out,
+    std::size_t outStride,
     const Optimizations& o)
     : grid(g)
     , blocks(bt)
     , a(coefficients)
     , points(pts)
     , results(out)
+    , resultStride(outStride)
     , opt(o)
     , D(g.dimensions())
     , boundary(g.boundary())
@@ -307,7 +310,7 @@ struct Evaluator
           sum += a[blocks.offsets[b] + idx] * w;
         }
       }
-      results[p] = sum;
+      results[p * resultStride] = sum;
     }
   }
 
@@ -404,7 +407,7 @@ struct Evaluator
     }
     for (std::size_t p = 0; p < P; ++p)
     {
-      results[first + p] = s.acc[p];
+      results[(first + p) * resultStride] = s.acc[p];
     }
   }
 
@@ -517,11 +520,12 @@ Status run(const Grid& grid,
   const T* points,
   std::size_t n,
   T* results,
+  std::size_t resultStride,
   const ExecutionOptions& options)
 {
   const BlockTable table(grid);
   const Evaluator<T, I> evaluator(
-    grid, table, coefficients, points, results, options.optimizations);
+    grid, table, coefficients, points, results, resultStride, options.optimizations);
   const std::size_t chunk = static_cast<std::size_t>(std::max(1, options.optimizations.chunkSize));
   // Batches between which progress is reported and abort is checked on the calling thread.
   const std::size_t batch = chunk * 64 * static_cast<std::size_t>(threadCount(options));
@@ -564,7 +568,8 @@ Status evaluateCPU(const Grid& grid,
   const T* points,
   std::size_t n,
   T* results,
-  const ExecutionOptions& options)
+  const ExecutionOptions& options,
+  std::size_t resultStride)
 {
   // Signed 32-bit indices are what x86 gathers take (unsigned ones block vectorisation); they
   // suffice while every block is below 2^31 points.
@@ -575,9 +580,9 @@ Status evaluateCPU(const Grid& grid,
   }
   if (largest <= static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max()))
   {
-    return run<T, std::int32_t>(grid, coefficients, points, n, results, options);
+    return run<T, std::int32_t>(grid, coefficients, points, n, results, resultStride, options);
   }
-  return run<T, std::uint64_t>(grid, coefficients, points, n, results, options);
+  return run<T, std::uint64_t>(grid, coefficients, points, n, results, resultStride, options);
 }
 
 template Status evaluateCPU<float>(const Grid&,
@@ -585,13 +590,15 @@ template Status evaluateCPU<float>(const Grid&,
   const float*,
   std::size_t,
   float*,
-  const ExecutionOptions&);
+  const ExecutionOptions&,
+  std::size_t);
 template Status evaluateCPU<double>(const Grid&,
   const double*,
   const double*,
   std::size_t,
   double*,
-  const ExecutionOptions&);
+  const ExecutionOptions&,
+  std::size_t);
 
 } // namespace detail
 } // namespace sparsegrid

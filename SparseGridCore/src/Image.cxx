@@ -787,13 +787,232 @@ Status reconstructImage(const Grid& grid,
   {
     return Status(ErrorCode::InvalidArgument, "reconstructImage: null array");
   }
-  return detail::runWithFallback(
+  ExecutionReport local;
+  ExecutionReport& r = report ? *report : local;
+  status = detail::runWithFallback(
     options,
     target.numberOfPoints(),
-    report,
+    &r,
     [&](double* kernel)
     { return cuda::reconstructImage(grid, coefficients, target, out, options, kernel); },
     [&] { return reconstructCPU(grid, coefficients, target, out, options); });
+  if (r.backendUsed == Backend::CUDA)
+  {
+    r.coefficientUploads = 1;
+  }
+  return status;
+}
+
+//------------------------------------------------------------------------------------------------
+// Layouts: one component at a time; a component-sized buffer only where the layout is not
+// contiguous.
+//------------------------------------------------------------------------------------------------
+namespace
+{
+
+// Samples every component of an image with the sampler `sample(image, stride, values, owned,
+// options)` and spreads the values into the output layout.
+template<typename T, typename Sample>
+Status sampleComponents(const Grid& grid,
+  const T* image,
+  const ComponentLayout& imageLayout,
+  T* values,
+  const ComponentLayout& valueLayout,
+  std::uint64_t* owned,
+  const ExecutionOptions& options,
+  ExecutionReport* report,
+  Sample sample)
+{
+  detail::Stopwatch clock;
+  Status status = detail::checkLayouts(imageLayout, valueLayout, "sampleImage");
+  if (!status)
+  {
+    return status;
+  }
+  if (!values)
+  {
+    return Status(ErrorCode::InvalidArgument, "sampleImage: null array or zero stride");
+  }
+  const std::size_t N = static_cast<std::size_t>(grid.valid() ? grid.size() : 0);
+  const std::size_t step = valueLayout.step();
+  std::vector<T> scratch;
+  if (step != 1)
+  {
+    status = checkAllocation(N * sizeof(T), "one component of the sampled values");
+    if (!status)
+    {
+      return status;
+    }
+    scratch.resize(N);
+  }
+  for (int c = 0; c < imageLayout.count; ++c)
+  {
+    const ExecutionOptions o = detail::componentOptions(options, c, imageLayout.count);
+    T* target = step == 1 ? values : scratch.data();
+    status = sample(image ? image + c : nullptr, imageLayout.step(), target, c == 0 ? owned : nullptr, o);
+    if (!status)
+    {
+      return status;
+    }
+    if (step != 1)
+    {
+      detail::spreadComponent<T>(target, N, values + c, step, o);
+    }
+  }
+  if (report)
+  {
+    *report = ExecutionReport();
+    report->backendUsed = Backend::CPU;
+    report->note = options.backend == Backend::CUDA
+      ? "sampling has no GPU kernel (one pass over the image); it ran on the CPU"
+      : "";
+    report->seconds = clock.seconds();
+  }
+  return Status::Ok();
+}
+
+} // namespace
+
+template<typename T>
+Status sampleImage(const Grid& grid,
+  const T* image,
+  const RegularGrid& placement,
+  const ComponentLayout& imageLayout,
+  T* values,
+  const ComponentLayout& valueLayout,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  ImagePiece whole;
+  whole.wholeDims = placement.dims;
+  whole.offset.assign(placement.dims.size(), 0);
+  whole.dims = placement.dims;
+  whole.origin = placement.origin;
+  whole.spacing = placement.spacing;
+  return sampleComponents(grid,
+    image,
+    imageLayout,
+    values,
+    valueLayout,
+    nullptr,
+    options,
+    report,
+    [&](const T* in, std::size_t stride, T* out, std::uint64_t*, const ExecutionOptions& o)
+    { return samplePiece(grid, in, whole, out, nullptr, stride, o); });
+}
+
+template<typename T>
+Status sampleImagePiece(const Grid& grid,
+  const T* piece,
+  const ImagePiece& geometry,
+  const ComponentLayout& pieceLayout,
+  T* values,
+  const ComponentLayout& valueLayout,
+  std::uint64_t* owned,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  return sampleComponents(grid,
+    piece,
+    pieceLayout,
+    values,
+    valueLayout,
+    owned,
+    options,
+    report,
+    [&](const T* in, std::size_t stride, T* out, std::uint64_t* count, const ExecutionOptions& o)
+    { return samplePiece(grid, in, geometry, out, count, stride, o); });
+}
+
+template<typename T>
+Status detail::reconstructComponents(const Grid& grid,
+  const T* coefficients,
+  std::size_t itemStep,
+  std::size_t componentStep,
+  int components,
+  const RegularGrid& target,
+  T* out,
+  std::size_t outStep,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  detail::Stopwatch clock;
+  if (!grid.valid())
+  {
+    return Status(ErrorCode::InvalidArgument, "the grid is empty (Grid::create was not called)");
+  }
+  if (!coefficients || !out)
+  {
+    return Status(ErrorCode::InvalidArgument, "reconstructImage: null array");
+  }
+  const std::size_t N = static_cast<std::size_t>(grid.size());
+  const std::size_t total = target.numberOfPoints();
+  std::vector<T> component;
+  if (outStep != 1)
+  {
+    Status status = checkAllocation(static_cast<std::uint64_t>(total) * sizeof(T),
+      "one component of the reconstructed image");
+    if (!status)
+    {
+      return status;
+    }
+  }
+  std::vector<T> scratch;
+  ExecutionReport sum;
+  for (int c = 0; c < components; ++c)
+  {
+    const ExecutionOptions o = detail::componentOptions(options, c, components);
+    const T* a = componentView(coefficients, itemStep, componentStep, c, N, scratch, o);
+    if (outStep != 1 && component.empty())
+    {
+      component.resize(total);
+    }
+    T* destination = outStep == 1 ? out : component.data();
+    ExecutionReport part;
+    Status status = reconstructImage(grid, a, target, destination, o, &part);
+    if (!status)
+    {
+      return status;
+    }
+    if (outStep != 1)
+    {
+      spreadComponent<T>(destination, total, out + c, outStep, o);
+    }
+    accumulate(sum, part, c == 0);
+  }
+  sum.seconds = clock.seconds();
+  if (report)
+  {
+    *report = sum;
+  }
+  return Status::Ok();
+}
+
+template<typename T>
+Status reconstructImage(const Grid& grid,
+  const T* coefficients,
+  const ComponentLayout& coefficientLayout,
+  const RegularGrid& target,
+  T* out,
+  const ComponentLayout& outLayout,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  Status status = detail::checkLayouts(coefficientLayout, outLayout, "reconstructImage");
+  if (!status)
+  {
+    return status;
+  }
+  return detail::reconstructComponents(grid,
+    coefficients,
+    coefficientLayout.step(),
+    1,
+    coefficientLayout.count,
+    target,
+    out,
+    outLayout.step(),
+    options,
+    report);
 }
 
 #define SPARSEGRID_INSTANTIATE(T)                                                                  \
@@ -819,7 +1038,42 @@ Status reconstructImage(const Grid& grid,
     std::size_t,                                                                                   \
     const ExecutionOptions&);                                                                      \
   template Status reconstructImage<T>(                                                             \
-    const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&, ExecutionReport*);
+    const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&, ExecutionReport*);     \
+  template Status sampleImage<T>(const Grid&,                                                      \
+    const T*,                                                                                      \
+    const RegularGrid&,                                                                            \
+    const ComponentLayout&,                                                                        \
+    T*,                                                                                            \
+    const ComponentLayout&,                                                                        \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
+  template Status sampleImagePiece<T>(const Grid&,                                                 \
+    const T*,                                                                                      \
+    const ImagePiece&,                                                                             \
+    const ComponentLayout&,                                                                        \
+    T*,                                                                                            \
+    const ComponentLayout&,                                                                        \
+    std::uint64_t*,                                                                                \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
+  template Status reconstructImage<T>(const Grid&,                                                 \
+    const T*,                                                                                      \
+    const ComponentLayout&,                                                                        \
+    const RegularGrid&,                                                                            \
+    T*,                                                                                            \
+    const ComponentLayout&,                                                                        \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
+  template Status detail::reconstructComponents<T>(const Grid&,                                    \
+    const T*,                                                                                      \
+    std::size_t,                                                                                   \
+    std::size_t,                                                                                   \
+    int,                                                                                           \
+    const RegularGrid&,                                                                            \
+    T*,                                                                                            \
+    std::size_t,                                                                                   \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);
 SPARSEGRID_INSTANTIATE(float)
 SPARSEGRID_INSTANTIATE(double)
 #undef SPARSEGRID_INSTANTIATE

@@ -6,9 +6,15 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 namespace sparsegrid
 {
+namespace cuda
+{
+struct Resident;
+}
 namespace detail
 {
 
@@ -65,11 +71,18 @@ inline int effectiveLevel(int level)
 std::string formatBytes(double bytes);
 
 /// Decides which backend runs a problem of `size` items; fills the report's note when a CUDA
-/// request cannot be honoured.
-Backend chooseBackend(const ExecutionOptions& options, std::uint64_t size, ExecutionReport& report);
+/// request cannot be honoured (and `unusable`, when given, with the bare reason).
+Backend chooseBackend(const ExecutionOptions& options,
+  std::uint64_t size,
+  ExecutionReport& report,
+  std::string* unusable = nullptr);
+
+/// The error a strict CUDA request returns instead of running on the CPU.
+Status strictFailure(const Status& cause);
 
 // Runs `gpu` when the chosen backend is CUDA; on BackendUnavailable or OutOfDeviceMemory runs
-// `cpu` instead and records why. Any other GPU error is returned as is.
+// `cpu` instead and records why (with strictBackend and Backend::CUDA it returns that error
+// instead). Any other GPU error is returned as is.
 template<typename Gpu, typename Cpu>
 Status runWithFallback(const ExecutionOptions& options,
   std::uint64_t size,
@@ -81,14 +94,29 @@ Status runWithFallback(const ExecutionOptions& options,
   ExecutionReport& r = report ? *report : local;
   Stopwatch clock;
   r.kernelSeconds = 0;
-  Backend backend = chooseBackend(options, size, r);
+  r.coefficientUploads = 0;
+  std::string unusable;
+  Backend backend = chooseBackend(options, size, r, &unusable);
+  const bool strict = options.strictBackend && options.backend == Backend::CUDA;
   Status status;
+  if (strict && backend != Backend::CUDA)
+  {
+    r.backendUsed = Backend::CPU;
+    r.seconds = clock.seconds();
+    return strictFailure(Status(ErrorCode::BackendUnavailable, unusable));
+  }
   if (backend == Backend::CUDA)
   {
     status = gpu(&r.kernelSeconds);
     if (status.code() == ErrorCode::BackendUnavailable ||
       status.code() == ErrorCode::OutOfDeviceMemory)
     {
+      if (strict)
+      {
+        r.backendUsed = Backend::CUDA;
+        r.seconds = clock.seconds();
+        return strictFailure(status);
+      }
       r.note = "the CUDA backend could not run (" + status.message() + "); ran on the CPU";
       backend = Backend::CPU;
       r.kernelSeconds = 0;
@@ -103,6 +131,109 @@ Status runWithFallback(const ExecutionOptions& options,
   return status;
 }
 
+/// Checks a layout of `components` values per item: count >= 1, stride 0 or >= count.
+Status checkLayout(const ComponentLayout& layout, const char* what);
+/// checkLayout of both, and equal counts.
+Status checkLayouts(const ComponentLayout& in, const ComponentLayout& out, const char* operation);
+
+/// Component c of an array whose item i holds it at data[i * itemStep + c * componentStep]:
+/// copies it into `scratch` (in parallel) unless it is contiguous already; returns where it is.
+template<typename T>
+const T* componentView(const T* data,
+  std::size_t itemStep,
+  std::size_t componentStep,
+  int c,
+  std::size_t n,
+  std::vector<T>& scratch,
+  const ExecutionOptions& options)
+{
+  const T* first = data + static_cast<std::size_t>(c) * componentStep;
+  if (itemStep == 1)
+  {
+    return first;
+  }
+  scratch.resize(n);
+  T* out = scratch.data();
+  parallelFor(options,
+    n,
+    std::size_t(1) << 16,
+    [&](std::size_t i0, std::size_t i1)
+    {
+      for (std::size_t i = i0; i < i1; ++i)
+      {
+        out[i] = first[i * itemStep];
+      }
+    });
+  return out;
+}
+
+/// Writes n contiguous values to out[i * step] (in parallel).
+template<typename T>
+void spreadComponent(const T* in,
+  std::size_t n,
+  T* out,
+  std::size_t step,
+  const ExecutionOptions& options)
+{
+  parallelFor(options,
+    n,
+    std::size_t(1) << 16,
+    [&](std::size_t i0, std::size_t i1)
+    {
+      for (std::size_t i = i0; i < i1; ++i)
+      {
+        out[i * step] = in[i];
+      }
+    });
+}
+
+/// Options for component c of `components`: progress mapped to its share of the whole.
+ExecutionOptions componentOptions(const ExecutionOptions& options, int c, int components);
+
+/// Adds the report of one component's run to the report of the whole call.
+void accumulate(ExecutionReport& total, const ExecutionReport& part, bool first);
+
+/// Looks for a NaN among n * D point coordinates (in parallel); InvalidArgument naming the
+/// first point that has one.
+template<typename T>
+Status checkPoints(const T* points, std::size_t n, int D, const ExecutionOptions& options);
+
+/**
+ * Evaluation of `components` coefficient arrays (component c of grid point p at
+ * coefficients[p * itemStep + c * componentStep]) at n points into
+ * results[i * resultStep + c], CPU or CUDA. `resident` holds (or receives, when `keep`) the
+ * device copy; `uploads` counts the uploads made. Auto picks CUDA from `threshold` points.
+ */
+template<typename T>
+Status evaluateComponents(const Grid& grid,
+  const T* coefficients,
+  std::size_t itemStep,
+  std::size_t componentStep,
+  int components,
+  std::shared_ptr<cuda::Resident>& resident,
+  bool keep,
+  std::uint64_t threshold,
+  const T* points,
+  std::size_t n,
+  T* results,
+  std::size_t resultStep,
+  const ExecutionOptions& options,
+  ExecutionReport* report,
+  std::uint64_t* uploadedBytes);
+
+/// reconstructImage of `components` arrays laid out as in evaluateComponents.
+template<typename T>
+Status reconstructComponents(const Grid& grid,
+  const T* coefficients,
+  std::size_t itemStep,
+  std::size_t componentStep,
+  int components,
+  const RegularGrid& target,
+  T* out,
+  std::size_t outStep,
+  const ExecutionOptions& options,
+  ExecutionReport* report);
+
 // CPU implementations (the public functions dispatch to these or to cuda::).
 template<typename T>
 Status hierarchizeCPU(const Grid& grid, T* values, const ExecutionOptions& options, bool inverse);
@@ -112,7 +243,8 @@ Status evaluateCPU(const Grid& grid,
   const T* points,
   std::size_t n,
   T* results,
-  const ExecutionOptions& options);
+  const ExecutionOptions& options,
+  std::size_t resultStride = 1);
 
 } // namespace detail
 
@@ -141,6 +273,29 @@ Status reconstructImage(const Grid& grid,
   const T* coefficients,
   const RegularGrid& target,
   T* out,
+  const ExecutionOptions& options,
+  double* kernelSeconds);
+
+/// Coefficients kept on the GPU for a PreparedGrid (all components, one after the other);
+/// the device memory is freed with the last reference.
+struct Resident;
+/// Uploads `components` coefficient arrays (component c at coefficients + c * grid.size()).
+template<typename T>
+Status makeResident(const Grid& grid,
+  const T* coefficients,
+  int components,
+  const ExecutionOptions& options,
+  std::shared_ptr<Resident>& out);
+/// Evaluates every resident component at n host points; component c of point i goes to
+/// results[i * resultStride + c]. Only the points and the results cross PCIe.
+template<typename T>
+Status evaluateResident(const Resident& resident,
+  const Grid& grid,
+  int components,
+  const T* points,
+  std::size_t n,
+  T* results,
+  std::size_t resultStride,
   const ExecutionOptions& options,
   double* kernelSeconds);
 } // namespace cuda

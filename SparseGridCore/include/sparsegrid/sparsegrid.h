@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -101,14 +102,18 @@ public:
   Grid() = default;
 
   /// Counts points and blocks of a spec without building anything (saturates at UINT64_MAX).
-  static Status count(const GridSpec& spec, std::uint64_t& points, std::uint64_t& blocks);
+  [[nodiscard]] static Status count(const GridSpec& spec,
+    std::uint64_t& points,
+    std::uint64_t& blocks);
 
   /**
    * Validates the spec and builds the block table. Fails with TooLarge, naming the size, when
    * the metadata or the coefficients of one double array would not fit into
    * `memoryLimitBytes` (0: the machine's available memory).
    */
-  static Status create(const GridSpec& spec, Grid& grid, std::uint64_t memoryLimitBytes = 0);
+  [[nodiscard]] static Status create(const GridSpec& spec,
+    Grid& grid,
+    std::uint64_t memoryLimitBytes = 0);
 
   bool valid() const { return this->Dims > 0; }
   int dimensions() const { return this->Dims; }
@@ -225,6 +230,14 @@ struct ExecutionOptions
   AbortCallback abort;       ///< optional
   /// Auto picks CUDA only for problems at least this large (grid points or evaluations).
   std::uint64_t autoGpuThreshold = 1u << 20;
+  /**
+   * Auto picks CUDA for an evaluation through a PreparedGrid (coefficients uploaded once and
+   * kept on the device) from this many points per call. Lower than autoGpuThreshold because
+   * such a call moves only the points and results. The default comes from the measured
+   * crossover of prepared GPU evaluation against the CPU backend (docs/benchmarks-gpu.md,
+   * "Prepared probes").
+   */
+  std::uint64_t autoGpuPreparedThreshold = 1u << 15;
   /// Fail with BackendUnavailable / OutOfDeviceMemory instead of falling back to the CPU when the
   /// requested backend (CUDA) cannot run: for benchmarks and HPC jobs that must not slow down
   /// silently.
@@ -238,6 +251,43 @@ struct ExecutionReport
   std::string note;         ///< e.g. why a CUDA request fell back to the CPU; empty otherwise
   double seconds = 0;       ///< wall time of the operation
   double kernelSeconds = 0; ///< CUDA: kernel time only (0 on the CPU)
+  /// Grid-sized arrays (coefficients or values, all components of one array counted once)
+  /// copied to the GPU by this call: 0 on the CPU and for a PreparedGrid whose coefficients
+  /// are already resident.
+  std::uint64_t coefficientUploads = 0;
+};
+
+/**
+ * Where the interleaved components of one array lie in memory (VTK's tuples; zfp's strides):
+ * component c of item i (a grid point, an image sample, an evaluation point) is at
+ * data[i * stride + c]. The default is one contiguous component; stride 0 means `count`
+ * (components packed one after the other, as VTK stores them). Operations that take two
+ * layouts (input and output) need the same count in both.
+ */
+struct ComponentLayout
+{
+  int count = 1;          ///< components per item, >= 1
+  std::size_t stride = 0; ///< distance between items in values; 0: count
+
+  /// Components packed tuple after tuple (VTK's layout).
+  static ComponentLayout interleaved(int components)
+  {
+    ComponentLayout layout;
+    layout.count = components;
+    return layout;
+  }
+  /// One component: values `stride` apart.
+  static ComponentLayout strided(std::size_t stride)
+  {
+    ComponentLayout layout;
+    layout.stride = stride;
+    return layout;
+  }
+  std::size_t step() const
+  {
+    return this->stride ? this->stride
+                        : static_cast<std::size_t>(this->count > 0 ? this->count : 1);
+  }
 };
 
 /// True when a CUDA device is usable; otherwise `why` says what is missing.
@@ -251,14 +301,14 @@ bool cudaCompiled();
 
 /// Nodal values -> hierarchical surpluses, in place.
 template<typename T>
-Status hierarchize(const Grid& grid,
+[[nodiscard]] Status hierarchize(const Grid& grid,
   T* values,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
 /// Hierarchical surpluses -> nodal values, in place (inverse of hierarchize).
 template<typename T>
-Status dehierarchize(const Grid& grid,
+[[nodiscard]] Status dehierarchize(const Grid& grid,
   T* values,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
@@ -269,7 +319,7 @@ Status dehierarchize(const Grid& grid,
  * a NaN coordinate is an InvalidArgument error.
  */
 template<typename T>
-Status evaluate(const Grid& grid,
+[[nodiscard]] Status evaluate(const Grid& grid,
   const T* coefficients,
   const T* points,
   std::size_t n,
@@ -298,7 +348,7 @@ struct RegularGrid
  * `stride` is the distance between consecutive values (components of a vector array).
  */
 template<typename T>
-Status sampleImage(const Grid& grid,
+[[nodiscard]] Status sampleImage(const Grid& grid,
   const T* image,
   const std::vector<std::size_t>& dims,
   T* values,
@@ -330,7 +380,7 @@ struct ImagePiece
  * node, so a grid whose caps make it a full grid reproduces any image exactly.
  */
 template<typename T>
-Status sampleImage(const Grid& grid,
+[[nodiscard]] Status sampleImage(const Grid& grid,
   const T* image,
   const RegularGrid& placement,
   T* values,
@@ -348,7 +398,7 @@ Status sampleImage(const Grid& grid,
  * the whole image. A piece with a zero dimension owns nothing.
  */
 template<typename T>
-Status sampleImagePiece(const Grid& grid,
+[[nodiscard]] Status sampleImagePiece(const Grid& grid,
   const T* piece,
   const ImagePiece& geometry,
   T* values,
@@ -363,12 +413,183 @@ Status sampleImagePiece(const Grid& grid,
  * evaluation when that full grid would be much larger than the target.
  */
 template<typename T>
-Status reconstructImage(const Grid& grid,
+[[nodiscard]] Status reconstructImage(const Grid& grid,
   const T* coefficients,
   const RegularGrid& target,
   T* out,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
+
+//------------------------------------------------------------------------------------------------
+// The same operations on interleaved components and strided arrays (ComponentLayout). Every
+// component of the array is processed; the layouts of input and output must have the same
+// count. Evaluation writes strided results directly (CPU and GPU kernels); the other operations
+// move one component at a time through a buffer of one component inside the core.
+//------------------------------------------------------------------------------------------------
+
+/// hierarchize of `layout.count` interleaved arrays of grid.size() values each, in place.
+template<typename T>
+[[nodiscard]] Status hierarchize(const Grid& grid,
+  T* values,
+  const ComponentLayout& layout,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/// dehierarchize of `layout.count` interleaved arrays, in place.
+template<typename T>
+[[nodiscard]] Status dehierarchize(const Grid& grid,
+  T* values,
+  const ComponentLayout& layout,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/**
+ * evaluate for every component: component c of point i goes to
+ * results[i * resultLayout.step() + c]. The points are read once for all components (on the GPU
+ * they are uploaded once, with all components' coefficients). For many calls on the same
+ * coefficients use PreparedGrid, which keeps them on the GPU.
+ */
+template<typename T>
+[[nodiscard]] Status evaluate(const Grid& grid,
+  const T* coefficients,
+  const ComponentLayout& coefficientLayout,
+  const T* points,
+  std::size_t n,
+  T* results,
+  const ComponentLayout& resultLayout,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/// sampleImage (placed image) for every component: image sample s of component c at
+/// image[s * imageLayout.step() + c], grid point p's value at values[p * valueLayout.step() + c].
+template<typename T>
+[[nodiscard]] Status sampleImage(const Grid& grid,
+  const T* image,
+  const RegularGrid& placement,
+  const ComponentLayout& imageLayout,
+  T* values,
+  const ComponentLayout& valueLayout,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/// sampleImagePiece for every component, with a report (sampling always runs on the CPU; the
+/// report says so when CUDA was requested). `owned` counts the owned grid points (not values).
+template<typename T>
+[[nodiscard]] Status sampleImagePiece(const Grid& grid,
+  const T* piece,
+  const ImagePiece& geometry,
+  const ComponentLayout& pieceLayout,
+  T* values,
+  const ComponentLayout& valueLayout,
+  std::uint64_t* owned = nullptr,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/// reconstructImage for every component: target point q of component c goes to
+/// out[q * outLayout.step() + c].
+template<typename T>
+[[nodiscard]] Status reconstructImage(const Grid& grid,
+  const T* coefficients,
+  const ComponentLayout& coefficientLayout,
+  const RegularGrid& target,
+  T* out,
+  const ComponentLayout& outLayout,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+//------------------------------------------------------------------------------------------------
+// Prepared coefficients: many evaluations of one grid's coefficients
+//------------------------------------------------------------------------------------------------
+
+/**
+ * @class PreparedGrid
+ * @brief A grid and the coefficients of one array (one or more components), prepared once for
+ * many evaluate/reconstructImage calls, on the CPU or the GPU with the same calls.
+ *
+ * A probe of millions of points evaluated in batches would otherwise copy the coefficients to
+ * the GPU on every call and every component. A PreparedGrid keeps its own host copy (components
+ * de-interleaved) and, the first time a call runs on CUDA, uploads all components once; later
+ * calls move only the points and the results. ExecutionReport::coefficientUploads and
+ * statistics() show how often that happened.
+ *
+ * Backend choice per call: CPU; CUDA (falls back to the CPU with a note when no GPU is usable or
+ * the device memory is short, or fails with strictBackend); Auto: CUDA from
+ * ExecutionOptions::autoGpuPreparedThreshold points per call. prepare() with Backend::CUDA
+ * uploads at once, so that a device without room is reported there; with Auto the upload waits
+ * for the first call that runs on the GPU. The grid is copied; the caller's coefficient array
+ * is not used after prepare(). Not thread safe: one object per thread (GPU calls of a process
+ * are serialised anyway).
+ */
+template<typename T>
+class PreparedGrid
+{
+public:
+  PreparedGrid();
+  ~PreparedGrid();
+  PreparedGrid(PreparedGrid&& other) noexcept;
+  PreparedGrid& operator=(PreparedGrid&& other) noexcept;
+  PreparedGrid(const PreparedGrid&) = delete;
+  PreparedGrid& operator=(const PreparedGrid&) = delete;
+
+  /**
+   * Copies `grid` and the coefficients (component c of grid point p at
+   * coefficients[p * layout.step() + c]) and, for Backend::CUDA, uploads them. Replaces what was
+   * prepared before. The report says where the coefficients are (backendUsed CUDA: resident).
+   */
+  [[nodiscard]] Status prepare(const Grid& grid,
+    const T* coefficients,
+    const ComponentLayout& layout = {},
+    const ExecutionOptions& options = {},
+    ExecutionReport* report = nullptr);
+
+  /**
+   * Evaluates every component at n points (row-major n x D, unit coordinates, clamped to the
+   * domain as evaluate() does): component c of point i goes to results[i * resultLayout.step()
+   * + c]. resultLayout.count must equal components().
+   */
+  [[nodiscard]] Status evaluate(const T* points,
+    std::size_t n,
+    T* results,
+    const ComponentLayout& resultLayout,
+    const ExecutionOptions& options = {},
+    ExecutionReport* report = nullptr);
+
+  /// reconstructImage of every component (the lattice path uploads the coefficients it needs:
+  /// one upload per call, counted in the report).
+  [[nodiscard]] Status reconstructImage(const RegularGrid& target,
+    T* out,
+    const ComponentLayout& outLayout,
+    const ExecutionOptions& options = {},
+    ExecutionReport* report = nullptr);
+
+  /// Frees the device copy of the coefficients (the host copy stays; a later GPU call uploads
+  /// again).
+  void releaseDevice();
+
+  bool valid() const;
+  const Grid& grid() const;
+  int components() const;
+  /// True while the coefficients are resident on the GPU.
+  bool resident() const;
+
+  /// Totals since prepare(): uploads of the coefficients (all components count once), their
+  /// bytes, and the evaluate/reconstructImage calls per backend that ran them.
+  struct Statistics
+  {
+    std::uint64_t uploads = 0;
+    std::uint64_t uploadedBytes = 0;
+    std::uint64_t gpuCalls = 0;
+    std::uint64_t cpuCalls = 0;
+  };
+  Statistics statistics() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> P;
+};
+
+extern template class PreparedGrid<float>;
+extern template class PreparedGrid<double>;
 
 //------------------------------------------------------------------------------------------------
 // Measurements
@@ -391,14 +612,19 @@ ErrorMetrics computeErrorMetrics(const R* reference,
 
 /// Counts NaN/Inf values; returns NonFinite naming the count and the first index when any.
 template<typename T>
-Status checkFinite(const T* data, std::size_t n, const char* what, std::size_t stride = 1);
+[[nodiscard]] Status checkFinite(const T* data,
+  std::size_t n,
+  const char* what,
+  std::size_t stride = 1);
 
 /// Bytes of the compressed coefficients of `components` scalar arrays.
 std::uint64_t compressedBytes(const Grid& grid, Precision precision, int components = 1);
 
 /// Checks that `bytes` can be allocated by this process (against availableMemoryBytes(), or
 /// `memoryLimitBytes` when nonzero); TooLarge naming the size, `what` and the limit otherwise.
-Status checkAllocation(std::uint64_t bytes, const char* what, std::uint64_t memoryLimitBytes = 0);
+[[nodiscard]] Status checkAllocation(std::uint64_t bytes,
+  const char* what,
+  std::uint64_t memoryLimitBytes = 0);
 
 /// Bytes this process may still allocate: the least of MemAvailable (/proc/meminfo), the cgroup
 /// memory limit minus the cgroup's usage (v1 or v2, reclaimable page cache not counted as used)

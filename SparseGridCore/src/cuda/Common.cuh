@@ -219,6 +219,14 @@ public:
   }
   T* get() const { return this->Data; }
   std::size_t size() const { return this->Count; }
+  /// Gives up ownership: the caller frees the returned pointer with cudaFree.
+  T* release()
+  {
+    T* data = this->Data;
+    this->Data = nullptr;
+    this->Count = 0;
+    return data;
+  }
 
 private:
   T* Data = nullptr;

@@ -368,33 +368,40 @@ namespace
 
 constexpr u64 EvaluationChunk = u64(1) << 22;
 
-/// Evaluation, whole mode (points and results of all n points fit on the device): the points
-/// go up through the staging buffers on the transfer stream; the kernels run on the compute
-/// stream over a few large parts, each waiting only for its own points, so that the first
-/// parts are evaluated while the rest is still being copied; then the results come back.
-/// Chunked mode (they do not fit): chunks of points in two device buffers, copy in, evaluate
-/// and copy out one after another (the kernel of one chunk overlapping the neighbours' copies).
+/// Evaluation of `components` coefficient arrays already on the device (component c at
+/// dCoefficients + c * grid.size()); component c of point i goes to
+/// results[i * resultStride + c] on the host.
+///
+/// Whole mode (points and results of all n points fit on the device): the points go up through
+/// the staging buffers on the transfer stream; the kernels run on the compute stream over a few
+/// large parts, each waiting only for its own points, so that the first parts are evaluated
+/// while the rest is still being copied; then the results come back. Chunked mode (they do not
+/// fit): chunks of points in two device buffers, copy in, evaluate and copy out one after
+/// another (the kernel of one chunk overlapping the neighbours' copies). The points are
+/// uploaded once for all components; the device results are interleaved like VTK's tuples, so
+/// a host array of that layout receives them in one copy.
 template<typename T>
-Status evaluateImpl(const Grid& grid,
-  const T* coefficients,
+Status evaluateDevice(const Grid& grid,
+  const T* dCoefficients,
+  int components,
   const T* points,
   std::size_t n,
   T* results,
+  u64 resultStride,
   const ExecutionOptions& options,
+  const DeviceInfo& info,
+  Resources* res,
   double* kernelSeconds)
 {
-  DeviceInfo info;
-  SG_STATUS_TRY(begin(options, info));
-  Resources* res = nullptr;
-  SG_STATUS_TRY(resources(info.device, res));
   const int D = grid.dimensions();
+  const u64 nc = static_cast<u64>(components);
   const u64 pointBytes = static_cast<u64>(D) * sizeof(T);
-  const u64 tables =
-    grid.size() * sizeof(T) + DeviceEvaluator<T>::tableBytes(grid, options.optimizations);
+  const u64 resultBytes = nc * sizeof(T);
+  const u64 tables = DeviceEvaluator<T>::tableBytes(grid, options.optimizations);
   MemoryPlan whole("the CUDA evaluation");
   whole.add(tables);
   whole.add(n * pointBytes);
-  whole.add(n * sizeof(T));
+  whole.add(n * resultBytes);
   const bool wholeMode = whole.fits() && std::getenv("SPARSEGRID_CUDA_CHUNKED") == nullptr;
   const u64 perChunk = wholeMode ? n : std::min<u64>(n, EvaluationChunk);
   const u64 chunks = (n + perChunk - 1) / perChunk;
@@ -403,19 +410,28 @@ Status evaluateImpl(const Grid& grid,
   {
     MemoryPlan plan("the CUDA evaluation");
     plan.add(tables);
-    plan.add(static_cast<u64>(buffers) * perChunk * (pointBytes + sizeof(T)));
+    plan.add(static_cast<u64>(buffers) * perChunk * (pointBytes + resultBytes));
     SG_STATUS_TRY(plan.check());
   }
-  DeviceArray<T> dCoefficients;
+  // Results of another layout than the device's (a stride beyond the components) arrive in a
+  // host buffer of the device's layout and are spread out at the end.
+  std::vector<T> packed;
+  T* hostResults = results;
+  if (resultStride != nc)
+  {
+    SG_STATUS_TRY(
+      checkAllocation(n * resultBytes, "the evaluation results before they are spread out"));
+    packed.resize(n * nc);
+    hostResults = packed.data();
+  }
   DeviceArray<T> dPoints[2], dOut[2];
-  SG_STATUS_TRY(dCoefficients.upload(coefficients, grid.size(), "the coefficients"));
   for (int b = 0; b < buffers; ++b)
   {
     SG_STATUS_TRY(dPoints[b].allocate(perChunk * static_cast<u64>(D), "the evaluation points"));
-    SG_STATUS_TRY(dOut[b].allocate(perChunk, "the evaluation results"));
+    SG_STATUS_TRY(dOut[b].allocate(perChunk * nc, "the evaluation results"));
   }
   DeviceEvaluator<T> evaluator;
-  SG_STATUS_TRY(evaluator.prepare(grid, options.optimizations, info, dCoefficients.get()));
+  SG_STATUS_TRY(evaluator.prepare(grid, options.optimizations, info, dCoefficients));
   cudaStream_t compute = res->streams[0].get();
   cudaStream_t transfer = res->streams[1].get();
   StreamDrain drain;
@@ -426,6 +442,16 @@ Status evaluateImpl(const Grid& grid,
     const double before = res->timers[timer].seconds();
     SG_STATUS_TRY(res->timers[timer].collect());
     seconds += res->timers[timer].seconds() - before;
+    return Status::Ok();
+  };
+  // Every component's kernel on the same points; the work counter of `slot` is reset by run().
+  auto evaluateAll = [&](const T* dPointsAt, u64 count, T* dOutAt, int slot) -> Status
+  {
+    for (int c = 0; c < components; ++c)
+    {
+      evaluator.useCoefficients(dCoefficients + static_cast<u64>(c) * grid.size());
+      SG_STATUS_TRY(evaluator.run(dPointsAt, count, dOutAt + c, nc, compute, res->counters + slot));
+    }
     return Status::Ok();
   };
 
@@ -471,11 +497,8 @@ Status evaluateImpl(const Grid& grid,
         const u64 count = std::min(n, (c + 1) * step) - first;
         SG_CUDA_TRY(cudaStreamWaitEvent(compute, res->copied[b], 0), "ordering the kernels");
         SG_STATUS_TRY(res->timers[part].start(compute));
-        SG_STATUS_TRY(evaluator.run(dPoints[0].get() + first * D,
-          count,
-          dOut[0].get() + first,
-          compute,
-          res->counters + part));
+        SG_STATUS_TRY(evaluateAll(
+          dPoints[0].get() + first * D, count, dOut[0].get() + first * nc, static_cast<int>(part)));
         SG_STATUS_TRY(res->timers[part].stop(compute));
         SG_CUDA_TRY(cudaEventRecord(res->computed[part], compute), "ordering the transfers");
         ++part;
@@ -495,14 +518,31 @@ Status evaluateImpl(const Grid& grid,
       const u64 first = k * piecesPerPart * step;
       const u64 count = std::min(n, (k + 1) * piecesPerPart * step) - first;
       SG_CUDA_TRY(cudaStreamWaitEvent(transfer, res->computed[k], 0), "ordering the transfers");
-      SG_STATUS_TRY(downloadStaged(
-        *res, options, results + first, dOut[0].get() + first, count * sizeof(T), transfer));
+      SG_STATUS_TRY(downloadStaged(*res,
+        options,
+        hostResults + first * nc,
+        dOut[0].get() + first * nc,
+        count * resultBytes,
+        transfer));
       SG_STATUS_TRY(collect(static_cast<int>(k)));
       detail::progress(options, 0.5 + 0.5 * static_cast<double>(k + 1) / static_cast<double>(part));
     }
   }
   else
   {
+    auto download = [&](u64 i) -> Status
+    {
+      const int pb = static_cast<int>(i % buffers);
+      const u64 pfirst = i * perChunk;
+      SG_CUDA_TRY(cudaStreamWaitEvent(transfer, res->computed[pb], 0), "ordering the transfers");
+      SG_STATUS_TRY(downloadStaged(*res,
+        options,
+        hostResults + pfirst * nc,
+        dOut[pb].get(),
+        std::min(perChunk, n - pfirst) * resultBytes,
+        transfer));
+      return collect(pb);
+    };
     for (u64 i = 0; i < chunks; ++i)
     {
       if (detail::aborted(options))
@@ -518,34 +558,31 @@ Status evaluateImpl(const Grid& grid,
       SG_CUDA_TRY(cudaEventRecord(res->computed[2 + b], transfer), "ordering the kernels");
       SG_CUDA_TRY(cudaStreamWaitEvent(compute, res->computed[2 + b], 0), "ordering the kernels");
       SG_STATUS_TRY(res->timers[b].start(compute));
-      SG_STATUS_TRY(
-        evaluator.run(dPoints[b].get(), count, dOut[b].get(), compute, res->counters + b));
+      SG_STATUS_TRY(evaluateAll(dPoints[b].get(), count, dOut[b].get(), b));
       SG_STATUS_TRY(res->timers[b].stop(compute));
       SG_CUDA_TRY(cudaEventRecord(res->computed[b], compute), "ordering the transfers");
       if (i > 0)
       {
-        const int pb = static_cast<int>((i - 1) % buffers);
-        const u64 pfirst = (i - 1) * perChunk;
-        SG_CUDA_TRY(cudaStreamWaitEvent(transfer, res->computed[pb], 0), "ordering the transfers");
-        SG_STATUS_TRY(downloadStaged(*res,
-          options,
-          results + pfirst,
-          dOut[pb].get(),
-          std::min(perChunk, n - pfirst) * sizeof(T),
-          transfer));
-        SG_STATUS_TRY(collect(pb));
+        SG_STATUS_TRY(download(i - 1));
       }
     }
-    const int lb = static_cast<int>((chunks - 1) % buffers);
-    const u64 lfirst = (chunks - 1) * perChunk;
-    SG_CUDA_TRY(cudaStreamWaitEvent(transfer, res->computed[lb], 0), "ordering the transfers");
-    SG_STATUS_TRY(downloadStaged(*res,
-      options,
-      results + lfirst,
-      dOut[lb].get(),
-      std::min(perChunk, n - lfirst) * sizeof(T),
-      transfer));
-    SG_STATUS_TRY(collect(lb));
+    SG_STATUS_TRY(download(chunks - 1));
+  }
+  if (!packed.empty())
+  {
+    detail::parallelFor(options,
+      n,
+      std::size_t(1) << 16,
+      [&](std::size_t i0, std::size_t i1)
+      {
+        for (std::size_t i = i0; i < i1; ++i)
+        {
+          for (u64 c = 0; c < nc; ++c)
+          {
+            results[i * resultStride + c] = packed[i * nc + c];
+          }
+        }
+      });
   }
   if (kernelSeconds)
   {
@@ -553,6 +590,29 @@ Status evaluateImpl(const Grid& grid,
   }
   detail::progress(options, 1.0);
   return Status::Ok();
+}
+
+template<typename T>
+Status evaluateImpl(const Grid& grid,
+  const T* coefficients,
+  const T* points,
+  std::size_t n,
+  T* results,
+  const ExecutionOptions& options,
+  double* kernelSeconds)
+{
+  DeviceInfo info;
+  SG_STATUS_TRY(begin(options, info));
+  Resources* res = nullptr;
+  SG_STATUS_TRY(resources(info.device, res));
+  MemoryPlan plan("the CUDA evaluation");
+  plan.add(grid.size() * sizeof(T));
+  plan.add(DeviceEvaluator<T>::tableBytes(grid, options.optimizations));
+  SG_STATUS_TRY(plan.check());
+  DeviceArray<T> dCoefficients;
+  SG_STATUS_TRY(dCoefficients.upload(coefficients, grid.size(), "the coefficients"));
+  return evaluateDevice(
+    grid, dCoefficients.get(), 1, points, n, results, 1, options, info, res, kernelSeconds);
 }
 
 template<typename T>
@@ -669,12 +729,110 @@ Status reconstructImage(const Grid& grid,
   return Status::Ok();
 }
 
+/// Coefficients of a PreparedGrid on the device: components one after the other.
+struct Resident
+{
+  int device = -1;
+  void* data = nullptr;
+  ~Resident()
+  {
+    if (this->data)
+    {
+      cudaFree(this->data);
+    }
+  }
+};
+
+template<typename T>
+Status makeResident(const Grid& grid,
+  const T* coefficients,
+  int components,
+  const ExecutionOptions& options,
+  std::shared_ptr<Resident>& out)
+{
+  std::lock_guard<std::mutex> lock(impl::deviceMutex());
+  impl::DeviceInfo info;
+  SG_STATUS_TRY(impl::begin(options, info));
+  impl::Resources* res = nullptr;
+  SG_STATUS_TRY(impl::resources(info.device, res));
+  const impl::u64 count = grid.size() * static_cast<impl::u64>(components);
+  // Room for the evaluation tables too: coefficients that fit but leave nothing for the first
+  // evaluation would only move the failure there.
+  impl::MemoryPlan plan("keeping the coefficients on the GPU");
+  plan.add(count * sizeof(T));
+  plan.add(impl::DeviceEvaluator<T>::tableBytes(grid, options.optimizations));
+  SG_STATUS_TRY(plan.check());
+  impl::DeviceArray<T> array;
+  SG_STATUS_TRY(array.allocate(count, "the resident coefficients"));
+  cudaStream_t stream = res->streams[1].get();
+  impl::StreamDrain drain;
+  drain.streams.push_back(stream);
+  SG_STATUS_TRY(
+    impl::uploadStaged(*res, options, array.get(), coefficients, count * sizeof(T), stream));
+  SG_CUDA_TRY(cudaStreamSynchronize(stream), "copying the coefficients to the device");
+  auto resident = std::make_shared<Resident>();
+  resident->device = info.device;
+  resident->data = array.release();
+  out = std::move(resident);
+  return Status::Ok();
+}
+
+template<typename T>
+Status evaluateResident(const Resident& resident,
+  const Grid& grid,
+  int components,
+  const T* points,
+  std::size_t n,
+  T* results,
+  std::size_t resultStride,
+  const ExecutionOptions& options,
+  double* kernelSeconds)
+{
+  if (n == 0)
+  {
+    return Status::Ok();
+  }
+  std::lock_guard<std::mutex> lock(impl::deviceMutex());
+  impl::DeviceInfo info;
+  SG_STATUS_TRY(impl::begin(options, info));
+  if (info.device != resident.device)
+  {
+    return Status(ErrorCode::BackendUnavailable,
+      "the coefficients are resident on CUDA device " + std::to_string(resident.device) +
+        ", but device " + std::to_string(info.device) + " is current");
+  }
+  impl::Resources* res = nullptr;
+  SG_STATUS_TRY(impl::resources(info.device, res));
+  return impl::evaluateDevice(grid,
+    static_cast<const T*>(resident.data),
+    components,
+    points,
+    n,
+    results,
+    resultStride,
+    options,
+    info,
+    res,
+    kernelSeconds);
+}
+
 #define SPARSEGRID_INSTANTIATE(T)                                                                  \
   template Status hierarchize<T>(const Grid&, T*, const ExecutionOptions&, bool, double*);         \
   template Status evaluate<T>(                                                                     \
     const Grid&, const T*, const T*, std::size_t, T*, const ExecutionOptions&, double*);           \
   template Status reconstructImage<T>(                                                             \
-    const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&, double*);
+    const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&, double*);         \
+  template Status makeResident<T>(                                                                 \
+    const Grid&, const T*, int, const ExecutionOptions&, std::shared_ptr<Resident>&);             \
+  template Status evaluateResident<T>(const Resident&,                                             \
+    const Grid&,                                                                                   \
+    int,                                                                                           \
+    const T*,                                                                                      \
+    std::size_t,                                                                                   \
+    T*,                                                                                            \
+    std::size_t,                                                                                   \
+    const ExecutionOptions&,                                                                       \
+    double*);
 SPARSEGRID_INSTANTIATE(float)
 SPARSEGRID_INSTANTIATE(double)
 #undef SPARSEGRID_INSTANTIATE

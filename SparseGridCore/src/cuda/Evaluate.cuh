@@ -87,6 +87,7 @@ struct FastParams
   const void* coefficients;
   const void* points;
   void* out;
+  u64 outStride; ///< distance between consecutive results (components interleaved)
   u64 n;
   const u64* entries;
   u32 numEntries;
@@ -394,7 +395,7 @@ __global__ void __launch_bounds__(SharedCoefficients ? SharedCtaThreads : CtaThr
         const u32 pi = static_cast<u32>(lane + WarpSize * q);
         if (pi < count)
         {
-          out[pass + pi] = acc[q];
+          out[(pass + pi) * p.outStride] = acc[q];
         }
       }
     }
@@ -410,6 +411,7 @@ struct GenericParams
   const void* coefficients;
   const void* points;
   void* out;
+  u64 outStride; ///< distance between consecutive results (components interleaved)
   u64 n;
   int D;
   u32 chunk;
@@ -632,7 +634,7 @@ __global__ void __launch_bounds__(GenericWarps* WarpSize) evaluateGeneric(Generi
         const u32 pi = static_cast<u32>(lane + WarpSize * q);
         if (q < ppl && pi < count)
         {
-          out[pass + pi] = acc[q];
+          out[(pass + pi) * p.outStride] = acc[q];
         }
       }
       if (p.vec1)
@@ -970,6 +972,7 @@ template<typename T>
 Status DeviceEvaluator<T>::run(const T* points,
   u64 n,
   T* out,
+  u64 outStride,
   cudaStream_t stream,
   unsigned long long* counter)
 {
@@ -987,6 +990,7 @@ Status DeviceEvaluator<T>::run(const T* points,
     p.coefficients = this->Coefficients;
     p.points = points;
     p.out = out;
+    p.outStride = outStride;
     p.n = n;
     p.entries = this->Prepared->pack.template at<u64>(this->Prepared->entries);
     p.numEntries = this->Prepared->numEntries;
@@ -1032,6 +1036,7 @@ Status DeviceEvaluator<T>::run(const T* points,
   p.coefficients = this->Coefficients;
   p.points = points;
   p.out = out;
+  p.outStride = outStride;
   p.n = n;
   p.D = D;
   p.chunk = chunk;

@@ -31,9 +31,16 @@ public:
     const T* coefficients);
   /// Device bytes prepare() will allocate (for the memory plan).
   static u64 tableBytes(const Grid& grid, const Optimizations& opt);
-  /// Evaluates n points (row-major n x D, device memory) into out (device memory); `counter`
-  /// is one device word for the kernel's work distribution (reset by run()).
-  Status run(const T* points, u64 n, T* out, cudaStream_t stream, unsigned long long* counter);
+  /// Evaluates n points (row-major n x D, device memory) into out[i * outStride] (device
+  /// memory); `counter` is one device word for the kernel's work distribution (reset by run()).
+  Status run(const T* points,
+    u64 n,
+    T* out,
+    u64 outStride,
+    cudaStream_t stream,
+    unsigned long long* counter);
+  /// Switches to another coefficient array of the same grid (another component; device memory).
+  void useCoefficients(const T* coefficients) { this->Coefficients = coefficients; }
   /// A short description of the kernel variant that run() uses (for notes and benchmarks).
   const std::string& variant() const { return this->Variant; }
 

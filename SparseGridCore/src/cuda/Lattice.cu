@@ -328,7 +328,7 @@ Status byEvaluation(const Grid& grid,
       0,
       stream.get(),
       pp));
-    SG_STATUS_TRY(evaluator.run(dPoints.get(), count, dOut.get(), stream.get(), res->counters));
+    SG_STATUS_TRY(evaluator.run(dPoints.get(), count, dOut.get(), 1, stream.get(), res->counters));
     SG_STATUS_TRY(timer.stop(stream.get()));
     SG_STATUS_TRY(
       downloadStaged(*res, options, out + first, dOut.get(), count * sizeof(T), stream.get()));
