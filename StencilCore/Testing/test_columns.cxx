@@ -164,6 +164,119 @@ TEST_P(ColumnTest, EveryStrategyAndTableDoubleQuad)
   everyVariant<double>(GetParam(), HorizontalShape::Quad, 1e-12);
 }
 
+/**
+ * Meshes of several tiles (the z-loop laplap works on tiles of 256 cells that exchange first
+ * Laplacians through their halos): the z-loops with every table layout against the brute-force
+ * reference, for z-curve, row-major and shuffled numberings (the shuffled one has halos larger
+ * than the tile) and per-entry weights, with partial last tiles and slices.
+ */
+template<typename T>
+void multiTileVariants(Backend backend, HorizontalShape shape, double relTol)
+{
+  for (int numbering = 0; numbering < 4; ++numbering)
+  {
+    stencil::GeneratedColumns gen;
+    ASSERT_TRUE(stencil::generateColumns(shape,
+      37,
+      29,
+      7,
+      1.0,
+      1.5,
+      numbering == 1 ? stencil::Ordering::RowMajor : stencil::Ordering::ZCurve,
+      gen)
+                  .ok());
+    stencil::ColumnMesh mesh = gen.mesh;
+    const std::size_t cells = mesh.cellsPerLayer();
+    ASSERT_GT(cells, 3u * 256u);
+    if (numbering >= 2)
+    {
+      // A fixed pseudo-random permutation (Fisher-Yates with an LCG).
+      std::vector<std::int32_t> order(cells);
+      for (std::size_t i = 0; i < cells; ++i)
+        order[i] = static_cast<std::int32_t>(i);
+      std::uint64_t state = 12345;
+      for (std::size_t i = cells - 1; i > 0; --i)
+      {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        std::swap(order[i], order[(state >> 33) % (i + 1)]);
+      }
+      stencil::ColumnMesh shuffled;
+      ASSERT_TRUE(mesh.permuted(order, shuffled).ok());
+      mesh = shuffled;
+    }
+    if (numbering == 3)
+    {
+      // Different weights per table entry.
+      std::vector<double> weights(mesh.neighbours().size());
+      for (std::size_t e = 0; e < weights.size(); ++e)
+        weights[e] = 0.5 + 0.25 * ((e * 7) % 5);
+      stencil::ColumnMesh weighted;
+      ASSERT_TRUE(stencil::ColumnMesh::create(cells,
+        mesh.layers(),
+        mesh.maxNeighbours(),
+        mesh.neighbours(),
+        weights,
+        1.0,
+        mesh.layerSpacing(),
+        weighted)
+                    .ok());
+      mesh = weighted;
+    }
+    const auto ud = field(mesh.size());
+    const std::vector<T> u(ud.begin(), ud.end());
+    const std::vector<double> rounded(u.begin(), u.end());
+    for (Operator op : AllOperators)
+      for (BoundaryMode mode : { BoundaryMode::Fill, BoundaryMode::ZeroFlux })
+      {
+        const auto expected = referenceColumns(mesh, rounded, op, mode);
+        const double tol = relTol * std::max(1.0, maxAbs(expected));
+        for (AccessStrategy strategy : { AccessStrategy::ZLoop, AccessStrategy::SlicedZLoop })
+          for (bool chasing : { true, false })
+            for (bool compressed : { true, false })
+            {
+              auto options = optionsFor(backend);
+              options.strategy = strategy;
+              options.sliceSize = 3; // 7 layers: slices 0-2, 3-5 and a partial 6
+              options.chasingTable = chasing;
+              options.compressedTable = compressed;
+              stencil::StencilOptions s;
+              s.op = op;
+              s.boundary = mode;
+              std::vector<T> out(u.size());
+              stencil::ExecutionReport report;
+              const auto status =
+                stencil::applyColumns(mesh, u.data(), out.data(), s, options, &report);
+              ASSERT_TRUE(status.ok()) << status.message();
+              ASSERT_EQ(report.backendUsed, backend);
+              EXPECT_EQ(report.columnKernel, isTwice(op) ? "tiled laplap" : "per cell")
+                << report.note;
+              EXPECT_TRUE(closeWithNaN(out, expected, tol))
+                << "numbering " << numbering << " " << stencil::toString(op) << " "
+                << stencil::toString(mode) << " " << stencil::toString(strategy)
+                << (chasing ? " chasing" : " non-chasing") << (compressed ? " compressed" : " plain");
+            }
+      }
+  }
+}
+
+TEST_P(ColumnTest, MultiTileZLoopsDoubleHexagon)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  multiTileVariants<double>(GetParam(), HorizontalShape::Hexagon, 1e-12);
+}
+
+TEST_P(ColumnTest, MultiTileZLoopsFloatTriangle)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  multiTileVariants<float>(GetParam(), HorizontalShape::Triangle, 2e-5);
+}
+
+TEST_P(ColumnTest, MultiTileZLoopsDoubleQuad)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  multiTileVariants<double>(GetParam(), HorizontalShape::Quad, 1e-12);
+}
+
 /// Triangles and hexagons: the weights 4 / (K d^2) make the Laplacian exact for quadratics.
 TEST_P(ColumnTest, QuadraticsOnTrianglesAndHexagons)
 {

@@ -200,18 +200,20 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
   struct Choice
   {
     stencil::ImageKernel kernel;
+    int columns;
     int rows;
   };
-  const Choice choices[] = { { stencil::ImageKernel::RowStrips, 0 },
-    { stencil::ImageKernel::RowStrips, 1 },
-    { stencil::ImageKernel::RowStrips, 2 },
-    { stencil::ImageKernel::RowStrips, 4 },
-    { stencil::ImageKernel::RowStrips, 8 },
-    { stencil::ImageKernel::LayerSlices, 0 } };
+  std::vector<Choice> choices;
+  for (int columns : { 0, 1, 2 })
+    for (int rows : { 0, 1, 2, 4, 8 })
+      choices.push_back({ stencil::ImageKernel::RowStrips, columns, rows });
+  choices.push_back({ stencil::ImageKernel::LayerSlices, 0, 0 });
+  // An even row length (pairs of columns) and an odd one (pairs fall back to single columns).
+  for (std::size_t nx : { std::size_t(70), std::size_t(69) })
   for (std::size_t nz : { std::size_t(1), std::size_t(11) })
   {
     stencil::ImageGrid g;
-    g.dims = { 70, 45, nz };
+    g.dims = { nx, 45, nz };
     g.spacing = { 0.7, 1.3, 0.9 };
     std::vector<double> u(g.size());
     for (std::size_t i = 0; i < u.size(); ++i)
@@ -238,11 +240,13 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
           auto options = optionsFor(GetParam());
           options.imageKernel = choice.kernel;
           options.imageRowsPerThread = choice.rows;
+          options.imageColumnsPerThread = choice.columns;
           std::vector<double> out(u.size(), -1.0);
           ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
           EXPECT_TRUE(closeWithNaN(out, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
             << stencil::toString(op) << " " << stencil::toString(mode) << " nz=" << nz << " "
-            << stencil::toString(choice.kernel) << " rows=" << choice.rows;
+            << stencil::toString(choice.kernel) << " columns=" << choice.columns
+            << " rows=" << choice.rows << " nx=" << nx;
           // Float: 64 eps |u| (input rounding and arithmetic) amplified by the operator (sum
           // 4 / h^2, squared for the laplap), as in the polynomial tests.
           const double lap = 4 * (1 / 0.49 + 1 / 1.69 + 1 / 0.81);
@@ -251,13 +255,13 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
           ASSERT_TRUE(stencil::applyImage(g, uFloat.data(), outFloat.data(), s, options).ok());
           EXPECT_TRUE(closeWithNaN(outFloat, expected, 64 * 1.2e-7 * maxAbs(u) * amplification))
             << "float " << stencil::toString(op) << " " << stencil::toString(mode) << " nz=" << nz
-            << " rows=" << choice.rows;
+            << " columns=" << choice.columns << " rows=" << choice.rows << " nx=" << nx;
         }
       }
   }
 }
 
-TEST(ImageOptions, RowsPerThreadMustBeAPowerOfTwoUpToEight)
+TEST(ImageOptions, StripShapeOptionsAreValidated)
 {
   stencil::ImageGrid g;
   g.dims = { 8, 8, 1 };
@@ -271,6 +275,14 @@ TEST(ImageOptions, RowsPerThreadMustBeAPowerOfTwoUpToEight)
     EXPECT_EQ(status.code(), stencil::ErrorCode::InvalidArgument) << rows;
   }
   options.imageRowsPerThread = 4;
+  EXPECT_TRUE(stencil::applyImage(g, u.data(), out.data(), {}, options).ok());
+  for (int columns : { -1, 3 })
+  {
+    options.imageColumnsPerThread = columns;
+    const auto status = stencil::applyImage(g, u.data(), out.data(), {}, options);
+    EXPECT_EQ(status.code(), stencil::ErrorCode::InvalidArgument) << columns;
+  }
+  options.imageColumnsPerThread = 1;
   EXPECT_TRUE(stencil::applyImage(g, u.data(), out.data(), {}, options).ok());
 }
 

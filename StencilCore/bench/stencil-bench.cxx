@@ -159,7 +159,7 @@ void runPrecision(const char* name,
       row.backend = stencil::toString(backend);
       row.layout = "regular";
       row.op = stencil::toString(op);
-      row.strategy = onGpu ? "row-strips (default)" : "direct";
+      row.strategy = onGpu ? "default: " + report.imageKernel : "direct";
       row.table = "-";
       row.seconds = t;
       row.ratio = 1;
@@ -172,16 +172,19 @@ void runPrecision(const char* name,
         struct Variant
         {
           stencil::ImageKernel kernel;
+          int columns;
           int rows;
         };
-        for (const Variant v : { Variant{ stencil::ImageKernel::RowStrips, 1 },
-               Variant{ stencil::ImageKernel::RowStrips, 2 },
-               Variant{ stencil::ImageKernel::RowStrips, 4 },
-               Variant{ stencil::ImageKernel::RowStrips, 8 },
-               Variant{ stencil::ImageKernel::LayerSlices, 0 } })
+        std::vector<Variant> variants;
+        for (int columns : { 1, 2 })
+          for (int r : { 1, 2, 4, 8 })
+            variants.push_back(Variant{ stencil::ImageKernel::RowStrips, columns, r });
+        variants.push_back(Variant{ stencil::ImageKernel::LayerSlices, 0, 0 });
+        for (const Variant& v : variants)
         {
           stencil::ExecutionOptions ov = o;
           ov.imageKernel = v.kernel;
+          ov.imageColumnsPerThread = v.columns;
           ov.imageRowsPerThread = v.rows;
           stencil::ExecutionReport rep;
           const auto st = stencil::applyImage(g, u.data(), out.data(), so, ov, &rep);
@@ -193,7 +196,8 @@ void runPrecision(const char* name,
           Row variant = row;
           variant.layout = "regular-variant";
           variant.strategy = std::string(stencil::toString(v.kernel)) +
-            (v.rows > 0 ? " R=" + std::to_string(v.rows) : std::string());
+            (v.rows > 0 ? " C=" + std::to_string(v.columns) + " R=" + std::to_string(v.rows)
+                        : std::string());
           variant.seconds = rep.kernelSeconds;
           variant.ratio = rep.kernelSeconds / t;
           variant.fraction = (2.0 * u.size() * sizeof(T) / rep.kernelSeconds) / copyBandwidth;
@@ -228,17 +232,31 @@ void runPrecision(const char* name,
       const stencil::GeneratedColumns& mesh = ordering == 0 ? rowMajor : zCurve;
       const std::vector<T>& input = ordering == 0 ? u : uCurve;
       const std::vector<T>& expected = ordering == 0 ? reference : referenceCurve;
-      for (stencil::AccessStrategy strategy : { stencil::AccessStrategy::Naive,
-             stencil::AccessStrategy::IdxVar,
-             stencil::AccessStrategy::Shared,
-             stencil::AccessStrategy::ZLoop,
-             stencil::AccessStrategy::SlicedZLoop })
+      struct Choice
       {
+        stencil::AccessStrategy strategy;
+        int slice;
+      };
+      std::vector<Choice> choices = { { stencil::AccessStrategy::Naive, 8 },
+        { stencil::AccessStrategy::IdxVar, 8 },
+        { stencil::AccessStrategy::Shared, 8 },
+        { stencil::AccessStrategy::ZLoop, 8 },
+        { stencil::AccessStrategy::SlicedZLoop, 8 } };
+      // Slice sizes of the sliced z-loop (GPU, z-curve, chasing compressed table only).
+      for (int slice : { 2, 4, 16, 32 })
+        choices.push_back({ stencil::AccessStrategy::SlicedZLoop, slice });
+      for (const Choice& choice : choices)
+      {
+        const stencil::AccessStrategy strategy = choice.strategy;
         for (int variant = 0; variant < 4; ++variant)
         {
+          if (choice.slice != 8 && (!onGpu || ordering == 0 || variant != 0))
+          {
+            continue;
+          }
           stencil::ExecutionOptions co = o;
           co.strategy = strategy;
-          co.sliceSize = 8;
+          co.sliceSize = choice.slice;
           co.chasingTable = variant < 2;
           co.compressedTable = variant % 2 == 0;
           // The CPU has no shared memory (it maps Shared to z-loop); to keep the device run
@@ -269,7 +287,11 @@ void runPrecision(const char* name,
           row.layout = stencil::toString(
             ordering == 0 ? stencil::Ordering::RowMajor : stencil::Ordering::ZCurve);
           row.op = "HorizontalLaplap";
-          row.strategy = stencil::toString(strategy);
+          row.strategy = std::string(stencil::toString(strategy)) +
+            (strategy == stencil::AccessStrategy::SlicedZLoop
+                ? " S=" + std::to_string(choice.slice)
+                : std::string()) +
+            " (" + report.columnKernel + ")";
           row.table = std::string(co.chasingTable ? "chasing" : "non-chasing") +
             (co.compressedTable ? "/compressed" : "/plain");
           row.seconds = t;

@@ -6,6 +6,7 @@
 #define stencil_Internal_h
 
 #include "Kernels.h"
+#include "TiledColumns.h"
 #include "stencil/Stencil.h"
 
 #include <cstddef>
@@ -29,6 +30,19 @@ struct PreparedTable
   std::vector<T> weights; ///< empty: uniform
   T uniformWeight = 1;
   std::size_t patterns = 0;
+  /// Halo lists of the tiled laplap (z-loop strategies); empty when not used.
+  std::vector<std::int32_t> haloStart;
+  std::vector<std::int32_t> haloCells;
+  int maxHalo = 0;
+  bool tiled() const { return !haloStart.empty(); }
+  TileLists hostTiles() const
+  {
+    TileLists lists;
+    lists.haloStart = haloStart.data();
+    lists.haloCells = haloCells.data();
+    lists.maxHalo = maxHalo;
+    return lists;
+  }
   std::size_t bytes() const
   {
     return index.size() * sizeof(std::int32_t) + offsets.size() * sizeof(std::int32_t) +

@@ -384,6 +384,10 @@ Status applyImage(const ImageGrid& grid,
   {
     return Status(ErrorCode::InvalidArgument, "image: rows per thread must be 0, 1, 2, 4 or 8");
   }
+  if (options.imageColumnsPerThread < 0 || options.imageColumnsPerThread > 2)
+  {
+    return Status(ErrorCode::InvalidArgument, "image: columns per thread must be 0, 1 or 2");
+  }
   int active = 0;
   Status status = validateImage(grid, isLaplap(stencil.op), isHorizontal(stencil.op), active);
   if (!status)
@@ -597,7 +601,37 @@ Status prepareTable(const ColumnMesh& mesh,
     n = m < 0 ? -1 : ring[static_cast<std::size_t>(m) * K + q];
     w = (weighted && m >= 0) ? ringWeights[static_cast<std::size_t>(m) * K + q] : T(0);
   };
-  (void)needSecondRing;
+  const bool zLoops = options.strategy == AccessStrategy::ZLoop ||
+    options.strategy == AccessStrategy::SlicedZLoop;
+  if (needSecondRing && zLoops)
+  {
+    // Halo of each tile: its cells' neighbours outside it, sorted (the kernels search them).
+    const std::size_t tiles = (cells + TileCells - 1) / TileCells;
+    t.haloStart.assign(tiles + 1, 0);
+    std::vector<std::int32_t> halo;
+    for (std::size_t b = 0; b < tiles; ++b)
+    {
+      const std::int64_t first = static_cast<std::int64_t>(b) * TileCells;
+      const std::int64_t last = std::min<std::int64_t>(first + TileCells, cells);
+      halo.clear();
+      for (std::int64_t c = first; c < last; ++c)
+      {
+        for (int j = 0; j < K; ++j)
+        {
+          const std::int32_t n = ring[c * K + j];
+          if (n >= 0 && (n < first || n >= last))
+          {
+            halo.push_back(n);
+          }
+        }
+      }
+      std::sort(halo.begin(), halo.end());
+      halo.erase(std::unique(halo.begin(), halo.end()), halo.end());
+      t.haloCells.insert(t.haloCells.end(), halo.begin(), halo.end());
+      t.haloStart[b + 1] = static_cast<std::int32_t>(t.haloCells.size());
+      t.maxHalo = std::max(t.maxHalo, static_cast<int>(halo.size()));
+    }
+  }
   if (!t.compressed)
   {
     t.index.resize(cells * E);
@@ -674,8 +708,59 @@ template Status prepareTable<double>(const ColumnMesh&,
 
 namespace
 {
+/// The tiled laplap of the z-loop strategies, its threads run one after the other per phase.
+template<typename T, typename Table>
+bool cpuTiledColumns(const Table& table,
+  const detail::TileLists& tiles,
+  const detail::ColumnArgs<T>& a,
+  std::size_t slice,
+  const ExecutionOptions& options)
+{
+  constexpr int K = Table::K;
+  const std::size_t tileCount = (static_cast<std::size_t>(a.cells) + detail::TileCells - 1) /
+    detail::TileCells;
+  const std::size_t layers = static_cast<std::size_t>(a.layers);
+  const std::size_t slices = (layers + slice - 1) / slice;
+  const bool weighted = table.p.weights != nullptr;
+  const detail::TileLayout<T, K> layout{ tiles.maxHalo, weighted };
+  return parallelFor(tileCount * slices,
+    options,
+    [&](std::size_t begin, std::size_t end)
+    {
+      std::vector<unsigned char> scratch(layout.bytes() + 16);
+      // 16-byte alignment, as CUDA gives shared memory.
+      unsigned char* base = scratch.data() +
+        (16 - reinterpret_cast<std::uintptr_t>(scratch.data()) % 16) % 16;
+      std::vector<detail::TileThread<T, K>> threads(detail::TileCells);
+      for (std::size_t item = begin; item < end; ++item)
+      {
+        detail::TileContext<T, Table> x;
+        x.a = a;
+        x.table = table;
+        x.lists = tiles;
+        x.weighted = weighted;
+        x.bind(base, static_cast<int>(item % tileCount));
+        const int first = static_cast<int>((item / tileCount) * slice);
+        const int last = static_cast<int>(std::min(layers, first + slice));
+        detail::tileSlice(
+          x,
+          first,
+          last,
+          [&](auto&& f)
+          {
+            for (int t = 0; t < detail::TileCells; ++t)
+            {
+              f(t, threads[t]);
+            }
+          },
+          []() {});
+      }
+    });
+}
+
 template<typename T, typename Table>
 bool cpuColumns(const Table& table,
+  const detail::TileLists* tiles,
   const detail::ColumnArgs<T>& a,
   const ExecutionOptions& options,
   ExecutionReport& report)
@@ -684,6 +769,18 @@ bool cpuColumns(const Table& table,
   constexpr int E = K + K * K;
   const std::size_t cells = static_cast<std::size_t>(a.cells);
   const std::size_t layers = static_cast<std::size_t>(a.layers);
+  if (tiles && a.laplap &&
+    (options.strategy == AccessStrategy::ZLoop || options.strategy == AccessStrategy::SlicedZLoop))
+  {
+    report.columnKernel = "tiled laplap";
+    return cpuTiledColumns<T>(table,
+      *tiles,
+      a,
+      options.strategy == AccessStrategy::SlicedZLoop ? static_cast<std::size_t>(options.sliceSize)
+                                                      : layers,
+      options);
+  }
+  report.columnKernel = "per cell";
   switch (options.strategy)
   {
     case AccessStrategy::Naive:
@@ -827,7 +924,8 @@ Status applyColumns(const ColumnMesh& mesh,
         table.hostPointers(),
         [&](auto view) -> Status
         {
-          return cpuColumns<T>(view, args, options, rep)
+          const detail::TileLists lists = table.hostTiles();
+          return cpuColumns<T>(view, table.tiled() ? &lists : nullptr, args, options, rep)
             ? Status::Ok()
             : Status(ErrorCode::Aborted, "column stencil aborted");
         });

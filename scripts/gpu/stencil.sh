@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device run for StencilCore: build alone with CUDA (sm_90 only, to keep device time short),
-# run its tests (CUDA cases run there), compute-sanitizer memcheck on small CUDA cases, and the
-# benchmark at 512x512x64 (float and double, every GPU image kernel and rows-per-thread choice,
+# run its tests (CUDA cases run there), compute-sanitizer memcheck and racecheck on small CUDA
+# cases, and the benchmark at 512x512x64 (float and double, every GPU image kernel, columns and rows per thread,
 # every strategy x table layout, CPU on 16 threads).
 # Results go to $OUT (build log, ctest log, memcheck log, bench table + JSON, nvidia-smi).
 set -u
@@ -24,7 +24,7 @@ stamp "tests"
 tail -25 "$OUT/ctest.log"
 stamp "memcheck"
 timeout 90 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 3 \
-  "$BUILD/bin/stencil_test_columns" --gtest_filter='*EveryStrategyAndTableDoubleHexagon/CUDA:*QuadMeshEqualsImagePath/CUDA' \
+  "$BUILD/bin/stencil_test_columns" --gtest_filter='*EveryStrategyAndTableDoubleHexagon/CUDA:*QuadMeshEqualsImagePath/CUDA:*MultiTileZLoopsFloatTriangle/CUDA' \
   > "$OUT/memcheck-columns.log" 2>&1
 echo "memcheck columns rc=$?" | tee -a "$OUT/steps.log"
 tail -4 "$OUT/memcheck-columns.log"
@@ -32,10 +32,17 @@ timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 \
   "$BUILD/bin/stencil_test_image" --gtest_filter='*CUDA*' > "$OUT/memcheck-image.log" 2>&1
 echo "memcheck image rc=$?" | tee -a "$OUT/steps.log"
 tail -4 "$OUT/memcheck-image.log"
+# Shared-memory hazards of the tiled z-loop laplap (one barrier per layer, three buffers).
+timeout 90 compute-sanitizer --tool racecheck --error-exitcode 3 \
+  "$BUILD/bin/stencil_test_columns" --gtest_filter='*MultiTileZLoopsDoubleQuad/CUDA' \
+  > "$OUT/racecheck-columns.log" 2>&1
+echo "racecheck columns rc=$?" | tee -a "$OUT/steps.log"
+tail -4 "$OUT/racecheck-columns.log"
 stamp "bench"
 timeout 200 "$BUILD/bin/stencil-bench" --size 512x512x64 --repeats 20 --cpu-repeats 3 --threads 16 \
   --json "$OUT/bench.json" > "$OUT/bench.md" 2> "$OUT/bench.err"
 echo "bench rc=$?" | tee -a "$OUT/steps.log"
 head -3 "$OUT/bench.md"
 grep -E "\| (CUDA) \| regular" "$OUT/bench.md"
+grep -E "HorizontalLaplap" "$OUT/bench.md" | grep -E "z-loop" | grep CUDA | head -40
 stamp "done"

@@ -149,6 +149,9 @@ struct ExecutionOptions
   /// RowStrips: 1, 2, 4 or 8 rows per thread; 0 picks the measured default (8; 4 for the 3-D
   /// laplap, whose 25-point stencil holds more values per row).
   int imageRowsPerThread = 0;
+  /// RowStrips: 1 or 2 columns per thread (2: aligned 2-vector loads, needs an even dims[0];
+  /// odd row lengths use 1); 0 picks 2 where possible.
+  int imageColumnsPerThread = 0;
   bool chasingTable = true;    ///< second neighbours by chasing the table twice (else stored)
   bool compressedTable = true; ///< per-cell pattern id + shared relative offsets (else plain)
   /// Auto picks CUDA only for problems of at least this many values.
@@ -172,6 +175,11 @@ struct ExecutionReport
   std::size_t tablePatterns = 0; ///< compressed table: distinct neighbour patterns
   std::size_t tableBytes = 0;    ///< bytes of the neighbour table used
   double tableSeconds = 0;       ///< host time spent building the table layout (in `seconds`)
+  /// Column meshes: "tiled laplap" (z-loop strategies: a tile of cells marches up its columns
+  /// and shares the first Laplacian) or "per cell" (every value evaluated on its own).
+  std::string columnKernel;
+  /// Images on the GPU: the kernel that ran, e.g. "row strips, 2 columns x 4 rows".
+  std::string imageKernel;
 };
 
 bool cudaCompiled();

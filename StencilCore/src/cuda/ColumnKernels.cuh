@@ -125,12 +125,75 @@ __global__ void __launch_bounds__(LinearBlock, Table::K <= 4 ? 6 : 1)
   }
 }
 
+/// The z-loops' laplap: one block per (tile, column slice); see TiledColumns.h.
+template<typename T, typename Table>
+__global__ void __launch_bounds__(TileCells)
+  tiledLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
+{
+  extern __shared__ __align__(16) unsigned char scratch[];
+  TileContext<T, Table> x;
+  x.a = args;
+  x.table = table;
+  x.lists = lists;
+  x.weighted = table.p.weights != nullptr;
+  x.bind(scratch, blockIdx.x);
+  const int first = blockIdx.y * slice;
+  const int last = min(args.layers, first + slice);
+  TileThread<T, Table::K> state;
+  const int t = threadIdx.x;
+  tileSlice(
+    x, first, last, [&](auto&& f) { f(t, state); }, []() { __syncthreads(); });
+}
+
+/// Launches the tiled laplap when its scratch fits the block's shared memory; false otherwise.
+template<typename T, typename Table>
+bool launchTiled(const Table& table,
+  const ColumnArgs<T>& a,
+  const TileLists& lists,
+  int slice,
+  const ExecutionOptions& options,
+  double& seconds,
+  Status& status)
+{
+  const TileLayout<T, Table::K> layout{ lists.maxHalo, table.p.weights != nullptr };
+  const std::size_t bytes = layout.bytes();
+  int device = 0;
+  int optin = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (bytes > static_cast<std::size_t>(optin))
+  {
+    return false;
+  }
+  if (bytes > 48 * 1024 &&
+    cudaFuncSetAttribute(tiledLaplapKernel<T, Table>,
+      cudaFuncAttributeMaxDynamicSharedMemorySize,
+      static_cast<int>(bytes)) != cudaSuccess)
+  {
+    cudaGetLastError();
+    return false;
+  }
+  const unsigned tiles = static_cast<unsigned>((a.cells + TileCells - 1) / TileCells);
+  const unsigned slices = static_cast<unsigned>(std::min(65535, (a.layers + slice - 1) / slice));
+  status = timeKernel(
+    options.timingRepeats,
+    [&]()
+    {
+      tiledLaplapKernel<T, Table>
+        <<<dim3(tiles, slices), TileCells, bytes>>>(a, table, lists, slice);
+    },
+    seconds);
+  return true;
+}
+
 template<typename T, typename Table>
 Status launchColumns(const Table& table,
   const ColumnArgs<T>& a,
+  const TileLists* tiles,
   const ExecutionOptions& options,
   ExecutionReport& report)
 {
+  report.columnKernel = "per cell";
   const unsigned cellBlocks = static_cast<unsigned>((a.cells + LinearBlock - 1) / LinearBlock);
   const unsigned layerBlocks = static_cast<unsigned>(std::min(a.layers, 65535));
   double seconds = 0;
@@ -167,6 +230,15 @@ Status launchColumns(const Table& table,
     {
       const int slice =
         options.strategy == AccessStrategy::ZLoop ? a.layers : std::max(1, options.sliceSize);
+      if (tiles && a.laplap && (a.layers + slice - 1) / slice <= 65535)
+      {
+        if (launchTiled<T>(table, a, *tiles, slice, options, seconds, status))
+        {
+          report.columnKernel = "tiled laplap";
+          break;
+        }
+        report.note += "tile halos too large for shared memory: per-cell z-loop. ";
+      }
       const unsigned slices =
         static_cast<unsigned>(std::min(65535, (a.layers + slice - 1) / slice));
       status = timeKernel(
@@ -196,7 +268,11 @@ Status runColumns(const PreparedTable<T>& table,
   DeviceBuffer index;
   DeviceBuffer offsets;
   DeviceBuffer weights;
-  if (!status || !(status = cudaStatus(in.allocate(bytes), "cudaMalloc input")) ||
+  DeviceBuffer haloStart;
+  DeviceBuffer haloCells;
+  if (!status ||
+    !(status = cudaStatus(haloStart.allocate(table.haloStart.size() * 4), "cudaMalloc halo")) ||
+    !(status = cudaStatus(haloCells.allocate(table.haloCells.size() * 4), "cudaMalloc halo")) || !(status = cudaStatus(in.allocate(bytes), "cudaMalloc input")) ||
     !(status = cudaStatus(out.allocate(bytes), "cudaMalloc output")) ||
     !(status = cudaStatus(index.allocate(table.index.size() * 4), "cudaMalloc table")) ||
     !(status = cudaStatus(offsets.allocate(table.offsets.size() * 4), "cudaMalloc table")) ||
@@ -218,6 +294,25 @@ Status runColumns(const PreparedTable<T>& table,
       table.weights.size() * sizeof(T),
       cudaMemcpyHostToDevice);
   }
+  if (table.tiled())
+  {
+    cudaMemcpy(haloStart.as<void>(),
+      table.haloStart.data(),
+      table.haloStart.size() * 4,
+      cudaMemcpyHostToDevice);
+    if (!table.haloCells.empty())
+    {
+      cudaMemcpy(haloCells.as<void>(),
+        table.haloCells.data(),
+        table.haloCells.size() * 4,
+        cudaMemcpyHostToDevice);
+    }
+  }
+  TileLists lists;
+  lists.haloStart = haloStart.as<std::int32_t>();
+  lists.haloCells = haloCells.as<std::int32_t>();
+  lists.maxHalo = table.maxHalo;
+  const TileLists* tiles = table.tiled() ? &lists : nullptr;
   if (!(status =
           cudaStatus(cudaMemcpy(in.as<T>(), args.u, bytes, cudaMemcpyHostToDevice), "copy in")))
   {
@@ -231,7 +326,7 @@ Status runColumns(const PreparedTable<T>& table,
   ColumnArgs<T> device = args;
   device.u = in.as<T>();
   device.out = out.as<T>();
-  auto run = [&](auto view) { return launchColumns<T>(view, device, options, report); };
+  auto run = [&](auto view) { return launchColumns<T>(view, device, tiles, options, report); };
   switch (table.K)
   {
     case 3:

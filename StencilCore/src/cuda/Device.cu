@@ -270,10 +270,235 @@ __device__ __forceinline__ void interiorStrip(const ImageArgs<T>& a,
   }
 }
 
-/// The launch geometry shared by the host and the row-strip kernel.
+/**
+ * Two columns per thread: for float the scalar strips issue twice the load instructions per byte
+ * that double does, and float stayed ~10 points of the copy bandwidth below double. Here a thread
+ * owns the aligned pair (i, i + 1) of Rows rows: every load is an aligned 2-vector (float2 or
+ * double2), the pairs (i - 2, i - 1) and (i + 2, i + 3) bring the x neighbours, and the
+ * horizontal laplap needs 3 vector loads per row for 2 values instead of 5-6 scalar loads per
+ * value. Same expressions in the same order as interiorStrip.
+ */
+template<typename T>
+struct PairOf;
+template<>
+struct PairOf<float>
+{
+  using type = float2;
+};
+template<>
+struct PairOf<double>
+{
+  using type = double2;
+};
+
+template<typename T>
+__device__ __forceinline__ typename PairOf<T>::type loadPair(const T* p)
+{
+  return __ldg(reinterpret_cast<const typename PairOf<T>::type*>(p));
+}
+
+template<typename T>
+__device__ __forceinline__ T horizontalLaplapOf(
+  T u0, T xp, T xm, T x2, T yp, T ym, T y2, T xy, T wx, T wy)
+{
+  return (x2 - T(4) * (xp + xm) + T(6) * u0) * wx * wx +
+    (y2 - T(4) * (yp + ym) + T(6) * u0) * wy * wy +
+    T(2) * wx * wy * (xy - T(2) * (xp + xm + yp + ym) + T(4) * u0);
+}
+
+template<typename T>
+__device__ __forceinline__ T verticalLaplapOf(T u0,
+  T xp,
+  T xm,
+  T yp,
+  T ym,
+  T zp,
+  T zm,
+  T z2,
+  T xz,
+  T yz,
+  T wx,
+  T wy,
+  T wz)
+{
+  return (z2 - T(4) * (zp + zm) + T(6) * u0) * wz * wz +
+    T(2) * wx * wz * (xz - T(2) * (xp + xm + zp + zm) + T(4) * u0) +
+    T(2) * wy * wz * (yz - T(2) * (yp + ym + zp + zm) + T(4) * u0);
+}
+
+template<typename T, bool Laplap, bool Vertical, int Rows>
+__device__ __forceinline__ void interiorPairStrip(const ImageArgs<T>& a,
+  const T* __restrict__ u,
+  T* __restrict__ out,
+  int sy,
+  int sz)
+{
+  using V = typename PairOf<T>::type;
+  const T wx = a.weight[0];
+  const T wy = a.weight[1];
+  const T wz = a.weight[2];
+  V result[Rows];
+  if (!Laplap)
+  {
+    V column[Rows + 2]; // rows -1 .. Rows
+    V left[Rows];       // (i - 2, i - 1)
+    V right[Rows];      // (i + 2, i + 3)
+#pragma unroll
+    for (int r = 0; r < Rows + 2; ++r)
+    {
+      column[r] = loadPair(u + (r - 1) * sy);
+    }
+#pragma unroll
+    for (int r = 0; r < Rows; ++r)
+    {
+      left[r] = loadPair(u + r * sy - 2);
+      right[r] = loadPair(u + r * sy + 2);
+    }
+#pragma unroll
+    for (int r = 0; r < Rows; ++r)
+    {
+      const V c = column[r + 1];
+      result[r].x = (c.y - T(2) * c.x + left[r].y) * wx +
+        (column[r + 2].x - T(2) * c.x + column[r].x) * wy;
+      result[r].y = (right[r].x - T(2) * c.y + c.x) * wx +
+        (column[r + 2].y - T(2) * c.y + column[r].y) * wy;
+      if (Vertical)
+      {
+        const V above = loadPair(u + r * sy + sz);
+        const V below = loadPair(u + r * sy - sz);
+        result[r].x += (above.x - T(2) * c.x + below.x) * wz;
+        result[r].y += (above.y - T(2) * c.y + below.y) * wz;
+      }
+    }
+  }
+  else
+  {
+    V column[Rows + 4]; // rows -2 .. Rows + 1
+    V left[Rows + 2];   // rows -1 .. Rows
+    V right[Rows + 2];
+#pragma unroll
+    for (int r = 0; r < Rows + 4; ++r)
+    {
+      column[r] = loadPair(u + (r - 2) * sy);
+    }
+#pragma unroll
+    for (int r = 0; r < Rows + 2; ++r)
+    {
+      left[r] = loadPair(u + (r - 1) * sy - 2);
+      right[r] = loadPair(u + (r - 1) * sy + 2);
+    }
+#pragma unroll
+    for (int r = 0; r < Rows; ++r)
+    {
+      const V c = column[r + 2];
+      const V n = column[r + 3]; // row + 1
+      const V s = column[r + 1]; // row - 1
+      const V l = left[r + 1];
+      const V rt = right[r + 1];
+      result[r].x = horizontalLaplapOf(c.x,
+        c.y,
+        l.y,
+        rt.x + l.x,
+        n.x,
+        s.x,
+        column[r + 4].x + column[r].x,
+        n.y + s.y + left[r + 2].y + left[r].y,
+        wx,
+        wy);
+      result[r].y = horizontalLaplapOf(c.y,
+        rt.x,
+        c.x,
+        rt.y + l.y,
+        n.y,
+        s.y,
+        column[r + 4].y + column[r].y,
+        right[r + 2].x + right[r].x + n.x + s.x,
+        wx,
+        wy);
+    }
+    if (Vertical)
+    {
+      V above[Rows + 2]; // layer k + 1, rows -1 .. Rows
+      V below[Rows + 2]; // layer k - 1
+#pragma unroll
+      for (int r = 0; r < Rows + 2; ++r)
+      {
+        above[r] = loadPair(u + (r - 1) * sy + sz);
+        below[r] = loadPair(u + (r - 1) * sy - sz);
+      }
+#pragma unroll
+      for (int r = 0; r < Rows; ++r)
+      {
+        const T* row = u + r * sy;
+        const V c = column[r + 2];
+        const V n = column[r + 3];
+        const V s = column[r + 1];
+        const V l = left[r + 1];
+        const V rt = right[r + 1];
+        const V zp = above[r + 1];
+        const V zm = below[r + 1];
+        const V z2p = loadPair(row + 2 * sz);
+        const V z2m = loadPair(row - 2 * sz);
+        const V leftAbove = loadPair(row - 2 + sz);
+        const V leftBelow = loadPair(row - 2 - sz);
+        const V rightAbove = loadPair(row + 2 + sz);
+        const V rightBelow = loadPair(row + 2 - sz);
+        result[r].x += verticalLaplapOf(c.x,
+          c.y,
+          l.y,
+          n.x,
+          s.x,
+          zp.x,
+          zm.x,
+          z2p.x + z2m.x,
+          zp.y + zm.y + leftAbove.y + leftBelow.y,
+          above[r + 2].x + below[r + 2].x + above[r].x + below[r].x,
+          wx,
+          wy,
+          wz);
+        result[r].y += verticalLaplapOf(c.y,
+          rt.x,
+          c.x,
+          n.y,
+          s.y,
+          zp.y,
+          zm.y,
+          z2p.y + z2m.y,
+          rightAbove.x + rightBelow.x + zp.x + zm.x,
+          above[r + 2].y + below[r + 2].y + above[r].y + below[r].y,
+          wx,
+          wy,
+          wz);
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < Rows; ++r)
+  {
+    *reinterpret_cast<V*>(out + r * sy) = result[r];
+  }
+}
+
+/// Rows per thread when the caller leaves the choice (see the measurements in docs/stencil.md).
+int defaultImageRows(int columns, bool laplap, bool vertical, std::size_t valueBytes)
+{
+  if (columns == 1)
+  {
+    return laplap && vertical ? 4 : 8;
+  }
+  (void)valueBytes;
+  return laplap && vertical ? 2 : 4;
+}
+
+/// The launch geometry shared by the host and the row-strip kernels. The boundary frame of a
+/// layer is frameY rows at the bottom and top and frameX columns at the left and right; the
+/// pair kernel widens frameX to an even count so that its pairs stay aligned.
 struct StripGrid
 {
   int reach = 1;
+  int frameX = 1;
+  int frameY = 1;
+  int columns = 1;    ///< columns per thread: 1 or 2
   int firstLayer = 0; ///< interior layers [firstLayer, firstLayer + interiorLayers)
   int interiorLayers = 0;
   int boundaryLayers = 0;    ///< whole layers below and above the interior (3-D operators)
@@ -287,60 +512,75 @@ struct StripGrid
 constexpr int StripThreadsX = 32;
 constexpr int StripThreadsY = 4;
 
-template<typename T, bool Laplap, bool Vertical, int Rows>
+/// Blocks [0, boundaryBlocks) of a strip launch: one boundary value per thread.
+template<typename T>
+__device__ __forceinline__ void stripBoundary(const ImageArgs<T>& a,
+  const StripGrid& g,
+  long long block,
+  int thread)
+{
+  const int nx = static_cast<int>(a.dims[0]);
+  const int ny = static_cast<int>(a.dims[1]);
+  const int nz = static_cast<int>(a.dims[2]);
+  const int fx = g.frameX;
+  const int fy = g.frameY;
+  const int reach = g.reach;
+  const long long p = block * (StripThreadsX * StripThreadsY) + thread;
+  const long long inFrames = g.framePoints * g.interiorLayers;
+  int i;
+  int j;
+  int k;
+  if (p < inFrames)
+  {
+    k = g.firstLayer + static_cast<int>(p / g.framePoints);
+    const int f = static_cast<int>(p % g.framePoints);
+    if (f < 2 * fy * nx) // the first and last frameY rows
+    {
+      const int row = f / nx;
+      j = row < fy ? row : ny - 2 * fy + row;
+      i = f % nx;
+    }
+    else // the first and last frameX points of the other rows
+    {
+      const int q = f - 2 * fy * nx;
+      j = fy + q / (2 * fx);
+      const int c = q % (2 * fx);
+      i = c < fx ? c : nx - 2 * fx + c;
+    }
+  }
+  else
+  {
+    const long long q = p - inFrames;
+    const long long layerSize = static_cast<long long>(nx) * ny;
+    if (q >= layerSize * g.boundaryLayers)
+    {
+      return;
+    }
+    const int l = static_cast<int>(q / layerSize);
+    k = l < reach ? l : nz - 2 * reach + l;
+    const int ij = static_cast<int>(q % layerSize);
+    i = ij % nx;
+    j = ij / nx;
+  }
+  a.out[i + static_cast<long long>(nx) * j + static_cast<long long>(nx) * ny * k] =
+    boundaryValue(a, i, j, k);
+}
+
+template<typename T, bool Laplap, bool Vertical, int Rows, int Columns>
 __global__ void __launch_bounds__(StripThreadsX* StripThreadsY, 4)
   rowStripKernel(const __grid_constant__ ImageArgs<T> args, const StripGrid g)
 {
   const ImageArgs<T>& a = args;
   const int nx = static_cast<int>(a.dims[0]);
   const int ny = static_cast<int>(a.dims[1]);
-  const int nz = static_cast<int>(a.dims[2]);
   const int sy = nx;
-  const int sz = nx * ny;
+  const int sz = nx * static_cast<int>(a.dims[1]);
   constexpr int reach = Laplap ? 2 : 1;
   const long long block = blockIdx.x;
   const int thread = threadIdx.x + StripThreadsX * threadIdx.y;
   if (block < g.boundaryBlocks)
   {
-    const long long p = block * (StripThreadsX * StripThreadsY) + thread;
-    const long long inFrames = g.framePoints * g.interiorLayers;
-    int i;
-    int j;
-    int k;
-    if (p < inFrames)
-    {
-      k = g.firstLayer + static_cast<int>(p / g.framePoints);
-      const int f = static_cast<int>(p % g.framePoints);
-      if (f < 2 * reach * nx) // the first and last `reach` rows
-      {
-        const int row = f / nx;
-        j = row < reach ? row : ny - 2 * reach + row;
-        i = f % nx;
-      }
-      else // the first and last `reach` points of the other rows
-      {
-        const int q = f - 2 * reach * nx;
-        j = reach + q / (2 * reach);
-        const int c = q % (2 * reach);
-        i = c < reach ? c : nx - 2 * reach + c;
-      }
-    }
-    else
-    {
-      const long long q = p - inFrames;
-      const long long layerSize = static_cast<long long>(nx) * ny;
-      if (q >= layerSize * g.boundaryLayers)
-      {
-        return;
-      }
-      const int l = static_cast<int>(q / layerSize);
-      k = l < reach ? l : nz - 2 * reach + l;
-      const int ij = static_cast<int>(q % layerSize);
-      i = ij % nx;
-      j = ij / nx;
-    }
-    a.out[i + static_cast<long long>(sy) * j + static_cast<long long>(sz) * k] =
-      boundaryValue(a, i, j, k);
+    stripBoundary(a, g, block, thread);
     return;
   }
   const long long b = block - g.boundaryBlocks;
@@ -348,67 +588,98 @@ __global__ void __launch_bounds__(StripThreadsX* StripThreadsY, 4)
   const int by = static_cast<int>((b / g.blocksX) % g.blocksY);
   const int k =
     g.firstLayer + static_cast<int>(b / (static_cast<long long>(g.blocksX) * g.blocksY));
-  // Columns start at 0 (not at reach) so that the centre loads of a warp are aligned.
-  const int i = bx * StripThreadsX + threadIdx.x;
+  // Columns start at 0 (not at the frame) so that the centre loads of a warp are aligned.
+  const int i = (bx * StripThreadsX + threadIdx.x) * Columns;
   const int j0 = reach + (by * StripThreadsY + threadIdx.y) * Rows;
-  if (i < reach || i >= nx - reach || j0 >= ny - reach)
+  if (i < g.frameX || i + Columns > nx - g.frameX || j0 >= ny - reach)
   {
     return;
   }
   const long long centre = i + static_cast<long long>(sy) * j0 + static_cast<long long>(sz) * k;
   if (j0 + Rows <= ny - reach)
   {
-    interiorStrip<T, Laplap, Vertical, Rows>(a, a.u + centre, a.out + centre, sy, sz);
+    if (Columns == 2)
+    {
+      interiorPairStrip<T, Laplap, Vertical, Rows>(a, a.u + centre, a.out + centre, sy, sz);
+    }
+    else
+    {
+      interiorStrip<T, Laplap, Vertical, Rows>(a, a.u + centre, a.out + centre, sy, sz);
+    }
     return;
   }
   for (int j = j0; j < ny - reach; ++j)
   {
     const long long offset = centre + static_cast<long long>(sy) * (j - j0);
-    interiorStrip<T, Laplap, Vertical, 1>(a, a.u + offset, a.out + offset, sy, sz);
+    if (Columns == 2)
+    {
+      interiorPairStrip<T, Laplap, Vertical, 1>(a, a.u + offset, a.out + offset, sy, sz);
+    }
+    else
+    {
+      interiorStrip<T, Laplap, Vertical, 1>(a, a.u + offset, a.out + offset, sy, sz);
+    }
   }
 }
 
-StripGrid stripGrid(const long long* dims, bool laplap, bool vertical, int rows)
+StripGrid stripGrid(const long long* dims, bool laplap, bool vertical, int rows, int columns)
 {
   StripGrid g;
   const long long nx = dims[0];
   const long long ny = dims[1];
   const long long nz = dims[2];
   g.reach = laplap ? 2 : 1;
+  g.columns = columns;
+  g.frameY = g.reach;
+  g.frameX = columns == 2 ? 2 : g.reach;
   g.firstLayer = vertical ? g.reach : 0;
   g.interiorLayers = static_cast<int>(vertical ? nz - 2 * g.reach : nz);
   g.boundaryLayers = vertical ? 2 * g.reach : 0;
-  g.framePoints = nx * ny - (nx - 2 * g.reach) * (ny - 2 * g.reach);
+  g.framePoints = nx * ny - (nx - 2 * g.frameX) * (ny - 2 * g.frameY);
   const long long threads = StripThreadsX * StripThreadsY;
   const long long boundaryPoints = g.framePoints * g.interiorLayers + nx * ny * g.boundaryLayers;
   g.boundaryBlocks = (boundaryPoints + threads - 1) / threads;
-  g.blocksX = static_cast<int>((nx - g.reach + StripThreadsX - 1) / StripThreadsX);
+  const long long threadColumns = (nx - g.frameX + columns - 1) / columns;
+  g.blocksX = static_cast<int>((threadColumns + StripThreadsX - 1) / StripThreadsX);
   const long long strips = (ny - 2 * g.reach + rows - 1) / rows;
   g.blocksY = static_cast<int>((strips + StripThreadsY - 1) / StripThreadsY);
   g.interiorBlocks = static_cast<long long>(g.blocksX) * g.blocksY * g.interiorLayers;
   return g;
 }
 
-template<typename T, bool Laplap, bool Vertical>
-void launchRowStrips(const ImageArgs<T>& args, int rows)
+template<typename T, bool Laplap, bool Vertical, int Columns>
+void launchRowStripsColumns(const ImageArgs<T>& args, int rows)
 {
-  const StripGrid g = stripGrid(args.dims, Laplap, Vertical, rows);
+  const StripGrid g = stripGrid(args.dims, Laplap, Vertical, rows, Columns);
   const dim3 block(StripThreadsX, StripThreadsY, 1);
   const unsigned blocks = static_cast<unsigned>(g.boundaryBlocks + g.interiorBlocks);
   switch (rows)
   {
     case 1:
-      rowStripKernel<T, Laplap, Vertical, 1><<<blocks, block>>>(args, g);
+      rowStripKernel<T, Laplap, Vertical, 1, Columns><<<blocks, block>>>(args, g);
       break;
     case 2:
-      rowStripKernel<T, Laplap, Vertical, 2><<<blocks, block>>>(args, g);
+      rowStripKernel<T, Laplap, Vertical, 2, Columns><<<blocks, block>>>(args, g);
       break;
     case 4:
-      rowStripKernel<T, Laplap, Vertical, 4><<<blocks, block>>>(args, g);
+      rowStripKernel<T, Laplap, Vertical, 4, Columns><<<blocks, block>>>(args, g);
       break;
     default:
-      rowStripKernel<T, Laplap, Vertical, 8><<<blocks, block>>>(args, g);
+      rowStripKernel<T, Laplap, Vertical, 8, Columns><<<blocks, block>>>(args, g);
       break;
+  }
+}
+
+template<typename T, bool Laplap, bool Vertical>
+void launchRowStrips(const ImageArgs<T>& args, int rows, int columns)
+{
+  if (columns == 2)
+  {
+    launchRowStripsColumns<T, Laplap, Vertical, 2>(args, rows);
+  }
+  else
+  {
+    launchRowStripsColumns<T, Laplap, Vertical, 1>(args, rows);
   }
 }
 } // namespace
@@ -487,11 +758,14 @@ Status cudaImage(const ImageArgs<T>& args,
     grid.y,
     static_cast<unsigned>(std::min<long long>(65535, (args.dims[2] + slice - 1) / slice)));
   const bool strips = options.imageKernel == ImageKernel::RowStrips;
-  const int rows =
-    options.imageRowsPerThread > 0 ? options.imageRowsPerThread : (args.laplap && vertical ? 4 : 8);
+  // Pairs of columns need aligned pairs: an even row length.
+  const int columns = args.dims[0] % 2 == 0 && options.imageColumnsPerThread != 1 ? 2 : 1;
+  const int rows = options.imageRowsPerThread > 0
+    ? options.imageRowsPerThread
+    : defaultImageRows(columns, args.laplap, vertical, sizeof(T));
   if (fast && strips)
   {
-    const StripGrid g = stripGrid(args.dims, args.laplap, vertical, rows);
+    const StripGrid g = stripGrid(args.dims, args.laplap, vertical, rows, columns);
     if (g.boundaryBlocks + g.interiorBlocks >= (1LL << 31))
     {
       return Status(ErrorCode::BackendUnavailable, "image: too many blocks for the CUDA kernel");
@@ -507,13 +781,13 @@ Status cudaImage(const ImageArgs<T>& args,
     {
       if (args.laplap)
       {
-        vertical ? launchRowStrips<T, true, true>(device, rows)
-                 : launchRowStrips<T, true, false>(device, rows);
+        vertical ? launchRowStrips<T, true, true>(device, rows, columns)
+                 : launchRowStrips<T, true, false>(device, rows, columns);
       }
       else
       {
-        vertical ? launchRowStrips<T, false, true>(device, rows)
-                 : launchRowStrips<T, false, false>(device, rows);
+        vertical ? launchRowStrips<T, false, true>(device, rows, columns)
+                 : launchRowStrips<T, false, false>(device, rows, columns);
       }
     }
     else if (args.laplap)
@@ -537,6 +811,19 @@ Status cudaImage(const ImageArgs<T>& args,
     return status;
   }
   report.kernelSeconds = seconds;
+  if (!fast)
+  {
+    report.imageKernel = "generic";
+  }
+  else if (strips)
+  {
+    report.imageKernel = "row strips, " + std::to_string(columns) + (columns == 2 ? " columns x " : " column x ") +
+      std::to_string(rows) + " rows";
+  }
+  else
+  {
+    report.imageKernel = "layer slices";
+  }
   return cudaStatus(cudaMemcpy(args.out, out.as<T>(), bytes, cudaMemcpyDeviceToHost), "copy out");
 }
 
