@@ -9,16 +9,13 @@
 #include "vtkCommunicator.h"
 #include "vtkDataObject.h"
 #include "vtkDoubleArray.h"
-#include "vtkExtentTranslator.h"
 #include "vtkFieldData.h"
 #include "vtkFloatArray.h"
 #include "vtkImageData.h"
 #include "vtkInformation.h"
-#include "vtkInformationIntegerRequestKey.h"
 #include "vtkInformationVector.h"
 #include "vtkMatrix3x3.h"
 #include "vtkMultiProcessController.h"
-#include "vtkMultiProcessStream.h"
 #include "vtkObjectFactory.h"
 #include "vtkPointData.h"
 #include "vtkPolyData.h"
@@ -47,118 +44,10 @@ struct vtkSparseGridHierarchize::vtkInternals
 
 namespace
 {
+using vtkSparseGridParallel::ImageHeader;
 using vtkSparseGridParallel::Outcome;
 
-/**
- * What every process must know about the whole image before it can take part: its extent,
- * geometry and the arrays to compress. The lowest process with a non-empty piece decides it and
- * broadcasts it, since a process with an empty piece may have no arrays at all.
- */
-struct ImageHeader
-{
-  int WholeExtent[6] = { 0, -1, 0, -1, 0, -1 };
-  double Origin[3] = { 0, 0, 0 };
-  double Spacing[3] = { 1, 1, 1 };
-  std::vector<std::string> Names;
-  std::vector<int> Components;
-  std::vector<int> TypeSizes;
-  std::vector<int> DataTypes;
-
-  void Push(vtkMultiProcessStream& stream) const
-  {
-    for (int v : this->WholeExtent)
-    {
-      stream << v;
-    }
-    for (int a = 0; a < 3; ++a)
-    {
-      stream << this->Origin[a] << this->Spacing[a];
-    }
-    stream << static_cast<int>(this->Names.size());
-    for (std::size_t i = 0; i < this->Names.size(); ++i)
-    {
-      stream << this->Names[i] << this->Components[i] << this->TypeSizes[i] << this->DataTypes[i];
-    }
-  }
-
-  void Pop(vtkMultiProcessStream& stream)
-  {
-    for (int& v : this->WholeExtent)
-    {
-      stream >> v;
-    }
-    for (int a = 0; a < 3; ++a)
-    {
-      stream >> this->Origin[a] >> this->Spacing[a];
-    }
-    int n = 0;
-    stream >> n;
-    this->Names.resize(static_cast<std::size_t>(n));
-    this->Components.resize(static_cast<std::size_t>(n));
-    this->TypeSizes.resize(static_cast<std::size_t>(n));
-    this->DataTypes.resize(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i)
-    {
-      stream >> this->Names[i] >> this->Components[i] >> this->TypeSizes[i] >> this->DataTypes[i];
-    }
-  }
-};
-
-bool IsEmpty(const int extent[6])
-{
-  return extent[1] < extent[0] || extent[3] < extent[2] || extent[5] < extent[4];
-}
-
-/// Max error, max, -min, sum of squares and count of one array on the points a process owns:
-/// partial results that processes combine (max, max, max, sum, sum) into the metrics of the
-/// whole image, exactly as sparsegrid::computeErrorMetrics computes them in one process.
-struct ErrorPartials
-{
-  double Maxima[3] = { 0,
-    -std::numeric_limits<double>::infinity(),
-    -std::numeric_limits<double>::infinity() };
-  double Sums[2] = { 0, 0 };
-
-  void Add(double reference, double approx)
-  {
-    const double e = std::abs(approx - reference);
-    this->Maxima[0] = std::max(this->Maxima[0], e);
-    this->Maxima[1] = std::max(this->Maxima[1], reference);
-    this->Maxima[2] = std::max(this->Maxima[2], -reference);
-    this->Sums[0] += e * e;
-  }
-
-  /// Collective: appends max error, RMSE and PSNR of the whole image to the vectors.
-  bool Finish(vtkMultiProcessController* controller,
-    std::vector<double>& maxAbsError,
-    std::vector<double>& rmse,
-    std::vector<double>& psnr) const
-  {
-    double maxima[3], sums[2];
-    if (!vtkSparseGridParallel::MaxAll(controller, this->Maxima, maxima, 3) ||
-      !vtkSparseGridParallel::SumAll(controller, this->Sums, sums, 2))
-    {
-      return false;
-    }
-    const double count = sums[1];
-    const double r = count > 0 ? std::sqrt(sums[0] / count) : 0.0;
-    const double range = count > 0 ? maxima[1] + maxima[2] : 0.0;
-    double p = 0;
-    if (count > 0)
-    {
-      // The conventions of sparsegrid::computeErrorMetrics.
-      p = r == 0     ? std::numeric_limits<double>::infinity()
-        : range == 0 ? -std::numeric_limits<double>::infinity()
-                     : 20.0 * std::log10(range / r);
-    }
-    maxAbsError.push_back(maxima[0]);
-    rmse.push_back(r);
-    psnr.push_back(p);
-    return true;
-  }
-};
-
-/// Everything the typed part of RequestData needs.
+/// Everything the fixed-level compression needs, and what it produces.
 struct Job
 {
   const sparsegrid::Grid* Grid = nullptr;
@@ -168,10 +57,10 @@ struct Job
   /// The piece's points that count for the error metrics: each image point belongs to exactly
   /// one piece ([offset, offset + dims - 1) per axis, the last sample to the last piece), so
   /// that points shared by neighbouring pieces are counted once.
-  std::vector<std::size_t> OwnedBegin, OwnedDims; ///< relative to the piece
-  std::vector<vtkDataArray*> Arrays; ///< this piece's arrays (empty for an empty piece)
-  std::vector<std::string> Names;    ///< per array, from the header
-  std::vector<int> Components;       ///< per array, from the header
+  std::vector<std::size_t> OwnedDims; ///< from the piece's first point
+  std::vector<vtkDataArray*> Arrays;  ///< this piece's arrays (empty for an empty piece)
+  std::vector<std::string> Names;     ///< per array, from the header
+  std::vector<int> Components;        ///< per array, from the header
   bool ComputeError = false;
   vtkSparseGridExecution* Exec = nullptr;
   vtkMultiProcessController* Controller = nullptr; ///< nullptr: serial
@@ -181,6 +70,16 @@ struct Job
   std::vector<double> MaxAbsError, RMSE, PSNR;
   double Seconds = 0;
   std::string Error;
+
+  // progress: one stage per core call
+  int Stage = 0;
+  int Stages = 1;
+  void NextStage()
+  {
+    this->Exec->SetProgressRange(static_cast<double>(this->Stage) / this->Stages,
+      static_cast<double>(this->Stage + 1) / this->Stages);
+    ++this->Stage;
+  }
 };
 
 /// The local outcome of a core call, with its message in job.Error.
@@ -208,137 +107,255 @@ Outcome Agree(Job& job, Outcome local)
   return vtkSparseGridParallel::Agree(job.Controller, local, job.Error);
 }
 
+/// Finite values beyond float's range would become Inf in the conversion and then be reported
+/// as "NaN or Inf" although the image holds none: say what happened instead. Collective.
 template<typename T>
-Outcome Run(Job& job)
+Outcome CheckRange(Job& job, vtkDataArray* array, const std::string& name)
 {
-  using Clock = std::chrono::steady_clock;
-  const sparsegrid::Grid& grid = *job.Grid;
-  const std::size_t size = static_cast<std::size_t>(grid.size());
-  const bool hasPiece = !job.Arrays.empty(); // false for an empty piece, which still takes part
+  Outcome range = Outcome::Done;
+  for (int c = 0; array && std::is_same<T, float>::value && c < array->GetNumberOfComponents() &&
+       range == Outcome::Done;
+       ++c)
+  {
+    double r[2];
+    array->GetFiniteRange(r, c);
+    const double largest = std::max(std::abs(r[0]), std::abs(r[1]));
+    if (largest > std::numeric_limits<float>::max())
+    {
+      job.Error = "Array '" + name + "' holds values beyond the range of Float (up to " +
+        std::to_string(largest) +
+        "). Set Precision to Double, or rescale the array, before compressing it.";
+      range = Outcome::Failed;
+    }
+  }
+  return Agree(job, range);
+}
+
+/**
+ * Sample, then reduce: each process samples the grid points its piece owns (0 elsewhere) and
+ * the processes sum what they sampled. The sum is the sampling of the whole image, exactly:
+ * each point has one owner and x + 0 is exact in floating point. Collective.
+ */
+template<typename T>
+Outcome SampleAndReduce(Job& job,
+  const std::string& name,
+  const T* image,
+  int nc,
+  int c,
+  std::vector<T>& values,
+  bool& tilingChecked)
+{
+  const std::size_t size = values.size();
+  std::uint64_t mine = 0;
+  job.NextStage();
+  Outcome outcome = Check(job,
+    "array '" + name + "'",
+    sparsegrid::sampleImagePiece(*job.Grid,
+      image ? image + c : nullptr,
+      job.Piece,
+      values.data(),
+      &mine,
+      static_cast<std::size_t>(nc),
+      job.Exec->Options()));
+  if ((outcome = Agree(job, outcome)) != Outcome::Done || !job.Controller)
+  {
+    return outcome;
+  }
+  std::vector<T> sum(size);
+  if (!vtkSparseGridParallel::SumAll(job.Controller, values.data(), sum.data(), size))
+  {
+    job.Error = "summing the sampled values over the processes failed";
+    return Outcome::Failed;
+  }
+  values.swap(sum);
+  if (!tilingChecked)
+  {
+    // Ownership depends on the pieces only: check once that they tile the image.
+    std::uint64_t total = 0;
+    vtkSparseGridParallel::SumAll(job.Controller, &mine, &total, 1);
+    tilingChecked = true;
+    if (total != size)
+    {
+      job.Error = "the image pieces of the processes do not tile the image (they own " +
+        std::to_string(total) + " of the " + std::to_string(size) +
+        " grid points): neighbouring pieces must share their boundary layer of samples, as "
+        "the pieces of VTK's extent translator do (redistribute the image, or read it with a "
+        "reader that reads pieces)";
+      return Outcome::Failed; // the same sum, hence the same verdict, everywhere
+    }
+  }
+  return Outcome::Done;
+}
+
+/**
+ * Hierarchize the sampled values in place. Small (grid-sized) and deterministic: every process
+ * hierarchizes the same values and gets the same coefficients, so no broadcast is needed.
+ */
+template<typename T>
+Outcome HierarchizeValues(Job& job, const std::string& name, std::vector<T>& values)
+{
+  job.NextStage();
+  sparsegrid::ExecutionReport report;
+  Outcome outcome = Check(job,
+    "hierarchizing '" + name + "'",
+    sparsegrid::hierarchize(*job.Grid, values.data(), job.Exec->Options(), &report));
+  // Surpluses of values near the largest float overflow (v - (a + b) / 2 can exceed it): found
+  // here, before anything is emitted, with a true message.
+  if (outcome == Outcome::Done && !sparsegrid::checkFinite(values.data(), values.size(), "c").ok())
+  {
+    job.Error = "Array '" + name + "': its hierarchical surpluses overflow " +
+      (std::is_same<T, float>::value ? std::string("Float") : std::string("Double")) +
+      " (the values are close to the largest representable number). Set Precision to Double, "
+      "or rescale the array, before compressing it.";
+    outcome = Outcome::Failed;
+  }
+  if ((outcome = Agree(job, outcome)) == Outcome::Done)
+  {
+    job.Exec->Record(report);
+  }
+  return outcome;
+}
+
+/**
+ * Measure: reconstruct the array on this piece's own points and compare with the original
+ * values, read as double so that a float precision does not hide part of its own error. Each
+ * process measures the points it owns; the partial sums are reduced. Collective.
+ */
+template<typename T>
+Outcome Measure(Job& job,
+  vtkDataArray* array,
+  const std::string& name,
+  int nc,
+  const T* coefficients)
+{
+  const std::size_t size = static_cast<std::size_t>(job.Grid->size());
+  const std::size_t D = job.GridDims.size();
   std::size_t owned = 1;
   for (std::size_t n : job.OwnedDims)
   {
     owned *= n;
   }
-  int stages = 0;
+  // The sub-box of the unit cube that the owned points span, with the whole image's spacing,
+  // so that the points fall where the serial reconstruction puts them.
+  sparsegrid::RegularGrid target;
+  for (std::size_t t = 0; t < D; ++t)
+  {
+    const double spacing = 1.0 / static_cast<double>(job.GridDims[t] - 1);
+    target.dims.push_back(job.OwnedDims[t]);
+    target.origin.push_back(static_cast<double>(job.Piece.offset[t]) * spacing);
+    target.spacing.push_back(spacing);
+  }
+  std::vector<T> values(size), component(owned);
+  std::vector<T> approx(owned * static_cast<std::size_t>(nc));
+  for (int c = 0; c < nc; ++c)
+  {
+    for (std::size_t p = 0; p < size; ++p)
+    {
+      values[p] = coefficients[p * nc + c];
+    }
+    job.NextStage();
+    Outcome outcome = Outcome::Done;
+    if (owned > 0)
+    {
+      sparsegrid::ExecutionReport report;
+      outcome = Check(job,
+        "measuring the error of '" + name + "'",
+        sparsegrid::reconstructImage(
+          *job.Grid, values.data(), target, component.data(), job.Exec->Options(), &report));
+      if (outcome == Outcome::Done)
+      {
+        job.Exec->Record(report);
+      }
+    }
+    if ((outcome = Agree(job, outcome)) != Outcome::Done)
+    {
+      return outcome;
+    }
+    for (std::size_t p = 0; p < owned; ++p)
+    {
+      approx[p * nc + c] = component[p];
+    }
+  }
+  // Local partial sums over the owned points, in the serial order (points, then components),
+  // so that one process reproduces the core's computeErrorMetrics exactly.
+  vtkSparseGridParallel::ErrorSums sums;
+  if (owned > 0)
+  {
+    std::vector<double> storage;
+    const double* reference = vtkSparseGridArrays::ContiguousValues<double>(array, storage);
+    std::vector<std::size_t> pieceStride(D), ijk(D, 0);
+    std::size_t s = 1;
+    for (std::size_t t = 0; t < D; ++t)
+    {
+      pieceStride[t] = s;
+      s *= job.Piece.dims[t];
+    }
+    for (std::size_t p = 0; p < owned; ++p)
+    {
+      std::size_t at = 0;
+      for (std::size_t t = 0; t < D; ++t)
+      {
+        at += ijk[t] * pieceStride[t];
+      }
+      for (int c = 0; c < nc; ++c)
+      {
+        sums.Add(reference[at * nc + c], static_cast<double>(approx[p * nc + c]));
+      }
+      for (std::size_t t = 0; t < D && ++ijk[t] == job.OwnedDims[t]; ++t)
+      {
+        ijk[t] = 0;
+      }
+    }
+    sums.Sums[1] = static_cast<double>(owned) * nc;
+  }
+  if (!sums.Finish(job.Controller, job.MaxAbsError, job.RMSE, job.PSNR))
+  {
+    job.Error = "reducing the error metrics over the processes failed";
+    return Outcome::Failed;
+  }
+  return Outcome::Done;
+}
+
+/// The fixed-level sparse grid of every array: sample, reduce, hierarchize, measure.
+template<typename T>
+Outcome CompressFixedLevel(Job& job)
+{
+  using Clock = std::chrono::steady_clock;
+  const std::size_t size = static_cast<std::size_t>(job.Grid->size());
+  const bool hasPiece = !job.Arrays.empty(); // false for an empty piece, which still takes part
+  job.Stage = 0;
+  job.Stages = 0;
   for (int nc : job.Components)
   {
-    stages += nc * (job.ComputeError ? 3 : 2);
+    job.Stages += nc * (job.ComputeError ? 3 : 2);
   }
-  int stage = 0;
-  auto nextStage = [&]()
-  {
-    job.Exec->SetProgressRange(
-      static_cast<double>(stage) / stages, static_cast<double>(stage + 1) / stages);
-    ++stage;
-  };
-
   bool tilingChecked = false;
   for (std::size_t i = 0; i < job.Components.size(); ++i)
   {
     const std::string& name = job.Names[i];
     const int nc = job.Components[i];
     vtkDataArray* array = hasPiece ? job.Arrays[i] : nullptr;
+    Outcome outcome = CheckRange<T>(job, array, name);
+    if (outcome != Outcome::Done)
+    {
+      return outcome;
+    }
     const auto start = Clock::now();
-
     std::vector<T> storage;
-    // Finite values beyond float's range would become Inf in the conversion and then be
-    // reported as "NaN or Inf" although the image holds none: say what happened instead.
-    Outcome range = Outcome::Done;
-    if (array && std::is_same<T, float>::value)
-    {
-      for (int c = 0; c < nc && range == Outcome::Done; ++c)
-      {
-        double r[2];
-        array->GetFiniteRange(r, c);
-        if (std::max(std::abs(r[0]), std::abs(r[1])) > std::numeric_limits<float>::max())
-        {
-          job.Error = "Array '" + name + "' holds values beyond the range of Float (up to " +
-            std::to_string(std::max(std::abs(r[0]), std::abs(r[1]))) +
-            "). Set Precision to Double, or rescale the array, before compressing it.";
-          range = Outcome::Failed;
-        }
-      }
-    }
-    if ((range = Agree(job, range)) != Outcome::Done)
-    {
-      return range;
-    }
     const T* image = array ? vtkSparseGridArrays::ContiguousValues<T>(array, storage) : nullptr;
-
     vtkNew<vtkSparseGridArrays::ArrayOf<T>> coefficients;
     coefficients->SetNumberOfComponents(nc);
     coefficients->SetNumberOfTuples(static_cast<vtkIdType>(size));
     T* out = coefficients->GetPointer(0);
     std::vector<T> values(size);
-    std::vector<T> sum(job.Controller ? size : 0);
     for (int c = 0; c < nc; ++c)
     {
-      // Each process samples the grid points its piece owns (0 elsewhere); the sum over the
-      // processes is the sampling of the whole image, exactly: each point has one owner and
-      // x + 0 is exact in floating point.
-      nextStage();
-      std::uint64_t mine = 0;
-      Outcome outcome = Check(job,
-        "array '" + name + "'",
-        sparsegrid::sampleImagePiece(grid,
-          image ? image + c : nullptr,
-          job.Piece,
-          values.data(),
-          &mine,
-          static_cast<std::size_t>(nc),
-          job.Exec->Options()));
-      if ((outcome = Agree(job, outcome)) != Outcome::Done)
+      if ((outcome = SampleAndReduce<T>(job, name, image, nc, c, values, tilingChecked)) !=
+          Outcome::Done ||
+        (outcome = HierarchizeValues<T>(job, name, values)) != Outcome::Done)
       {
         return outcome;
       }
-      if (job.Controller)
-      {
-        if (!vtkSparseGridParallel::SumAll(job.Controller, values.data(), sum.data(), size))
-        {
-          job.Error = "summing the sampled values over the processes failed";
-          return Outcome::Failed;
-        }
-        values.swap(sum);
-        if (!tilingChecked)
-        {
-          // Ownership depends on the pieces only: check once that they tile the image.
-          std::uint64_t total = 0;
-          vtkSparseGridParallel::SumAll(job.Controller, &mine, &total, 1);
-          tilingChecked = true;
-          if (total != size)
-          {
-            job.Error = "the image pieces of the processes do not tile the image (they own " +
-              std::to_string(total) + " of the " + std::to_string(size) +
-              " grid points): neighbouring pieces must share their boundary layer of "
-              "samples, as the pieces of VTK's extent translator do (redistribute the image, "
-              "or read it with a reader that reads pieces)";
-            return Outcome::Failed; // the same sum, hence the same verdict, everywhere
-          }
-        }
-      }
-      // Small (grid-sized) and deterministic: every process hierarchizes the same values and
-      // gets the same coefficients, so no broadcast is needed.
-      nextStage();
-      sparsegrid::ExecutionReport report;
-      outcome = Check(job,
-        "hierarchizing '" + name + "'",
-        sparsegrid::hierarchize(grid, values.data(), job.Exec->Options(), &report));
-      // Surpluses of values near the largest float overflow (v - (a + b) / 2 can exceed it):
-      // found here, before anything is emitted, with a true message.
-      if (outcome == Outcome::Done && !sparsegrid::checkFinite(values.data(), size, "c").ok())
-      {
-        job.Error = "Array '" + name + "': its hierarchical surpluses overflow " +
-          (std::is_same<T, float>::value ? std::string("Float") : std::string("Double")) +
-          " (the values are close to the largest representable number). Set Precision to "
-          "Double, or rescale the array, before compressing it.";
-        outcome = Outcome::Failed;
-      }
-      if ((outcome = Agree(job, outcome)) != Outcome::Done)
-      {
-        return outcome;
-      }
-      job.Exec->Record(report);
       for (std::size_t p = 0; p < size; ++p)
       {
         out[p * nc + c] = values[p];
@@ -346,101 +363,15 @@ Outcome Run(Job& job)
     }
     job.Seconds += std::chrono::duration<double>(Clock::now() - start).count();
     job.Coefficients.emplace_back(coefficients.Get());
-
-    if (job.ComputeError)
+    std::vector<T>().swap(storage); // the converted image is not needed to measure
+    if (job.ComputeError && (outcome = Measure<T>(job, array, name, nc, out)) != Outcome::Done)
     {
-      // Reconstruct on this piece's own points and compare with the original values, read as
-      // double so that a float precision does not hide part of its own error. Each process
-      // measures the points it owns; max, sum of squares, count, min and max are reduced.
-      storage.clear();
-      storage.shrink_to_fit();
-      std::vector<T> approx(owned * static_cast<std::size_t>(nc));
-      std::vector<T> component(owned);
-      sparsegrid::RegularGrid target;
-      for (std::size_t t = 0; t < job.GridDims.size(); ++t)
-      {
-        // The sub-box of the unit cube that the owned points span, with the whole image's
-        // spacing, so that the points fall where the serial reconstruction puts them.
-        const double spacing = 1.0 / static_cast<double>(job.GridDims[t] - 1);
-        target.dims.push_back(job.OwnedDims[t]);
-        target.origin.push_back(
-          static_cast<double>(job.Piece.offset[t] + job.OwnedBegin[t]) * spacing);
-        target.spacing.push_back(spacing);
-      }
-      for (int c = 0; c < nc; ++c)
-      {
-        for (std::size_t p = 0; p < size; ++p)
-        {
-          values[p] = out[p * nc + c];
-        }
-        nextStage();
-        Outcome outcome = Outcome::Done;
-        if (owned > 0)
-        {
-          sparsegrid::ExecutionReport report;
-          outcome = Check(job,
-            "measuring the error of '" + name + "'",
-            sparsegrid::reconstructImage(
-              grid, values.data(), target, component.data(), job.Exec->Options(), &report));
-          if (outcome == Outcome::Done)
-          {
-            job.Exec->Record(report);
-          }
-        }
-        if ((outcome = Agree(job, outcome)) != Outcome::Done)
-        {
-          return outcome;
-        }
-        for (std::size_t p = 0; p < owned; ++p)
-        {
-          approx[p * nc + c] = component[p];
-        }
-      }
-      // Local partial sums over the owned points, in the serial order (points, then
-      // components), so that one process reproduces the core's computeErrorMetrics exactly.
-      ErrorPartials partials;
-      if (owned > 0)
-      {
-        std::vector<double> referenceStorage;
-        const double* reference =
-          vtkSparseGridArrays::ContiguousValues<double>(array, referenceStorage);
-        const std::size_t D = job.GridDims.size();
-        std::vector<std::size_t> pieceStride(D), ijk(D, 0);
-        std::size_t s = 1;
-        for (std::size_t t = 0; t < D; ++t)
-        {
-          pieceStride[t] = s;
-          s *= job.Piece.dims[t];
-        }
-        for (std::size_t p = 0; p < owned; ++p)
-        {
-          std::size_t at = 0;
-          for (std::size_t t = 0; t < D; ++t)
-          {
-            at += (job.OwnedBegin[t] + ijk[t]) * pieceStride[t];
-          }
-          for (int c = 0; c < nc; ++c)
-          {
-            partials.Add(reference[at * nc + c], static_cast<double>(approx[p * nc + c]));
-          }
-          for (std::size_t t = 0; t < D && ++ijk[t] == job.OwnedDims[t]; ++t)
-          {
-            ijk[t] = 0;
-          }
-        }
-        partials.Sums[1] = static_cast<double>(owned) * nc;
-      }
-      if (!partials.Finish(job.Controller, job.MaxAbsError, job.RMSE, job.PSNR))
-      {
-        job.Error = "reducing the error metrics over the processes failed";
-        return Outcome::Failed;
-      }
+      return outcome;
     }
   }
   return Outcome::Done;
 }
 
-/// The error-bounded path: each process codes its own piece; nothing image-sized moves.
 struct CodedJob
 {
   std::vector<vtkDataArray*> Arrays; ///< this piece's arrays (empty for an empty piece)
@@ -454,8 +385,8 @@ struct CodedJob
 
   // results
   std::vector<double> AbsoluteBound, MaxAbsError, RMSE, PSNR;
-  std::vector<std::uint8_t> Bytes;    ///< this piece's streams, array by array, component by
-  std::vector<std::uint64_t> Lengths; ///< component; the length of each
+  /// This piece's streams, array by array, component by component.
+  vtkSparseGridParallel::CodedPiece Piece;
   double Seconds = 0;
   std::string Error;
 };
@@ -563,7 +494,7 @@ Outcome RunCoded(CodedJob& job)
     // 2. Code each component of this piece, then keep the promise in check: decode what was
     // coded and compare every voxel of the piece with the input, in double. (A layer that two
     // pieces share counts twice in the RMSE; the maximum error is exact either way.)
-    ErrorPartials partials;
+    vtkSparseGridParallel::ErrorSums partials;
     for (int c = 0; c < nc; ++c)
     {
       nextStage();
@@ -597,8 +528,8 @@ Outcome RunCoded(CodedJob& job)
         {
           partials.Add(static_cast<double>(values[v * nc + c]), static_cast<double>(decoded[v]));
         }
-        job.Bytes.insert(job.Bytes.end(), stream.begin(), stream.end());
-        job.Lengths.push_back(stream.size());
+        job.Piece.Bytes.insert(job.Piece.Bytes.end(), stream.begin(), stream.end());
+        job.Piece.Lengths.push_back(stream.size());
       }
     }
     if (hasPiece)
@@ -633,29 +564,6 @@ void AddLocalInputPoints(vtkPolyData* output, vtkIdType points)
   output->GetFieldData()->AddArray(received);
 }
 
-/// The image's arrays restricted to this process's piece: producers that cannot split their
-/// output send more than the piece, and each process keeps its own part only.
-std::vector<vtkDataArray*> PieceArrays(vtkImageData* image,
-  const int extent[6],
-  const std::vector<std::string>& names,
-  std::vector<vtkDataArray*> arrays,
-  vtkImageData* cropped)
-{
-  int received[6];
-  image->GetExtent(received);
-  if (!std::equal(received, received + 6, extent))
-  {
-    cropped->ShallowCopy(image);
-    cropped->Crop(extent);
-    vtkPointData* pd = cropped->GetPointData();
-    for (std::size_t i = 0; i < arrays.size(); ++i)
-    {
-      arrays[i] = pd->GetArray(names[i].c_str());
-    }
-  }
-  return arrays;
-}
-
 /// Float decoding keeps the bound only for data that float holds exactly or nearly (float and
 /// small integers); anything wider is coded and decoded in double.
 bool NeedsDouble(const std::vector<int>& dataTypes)
@@ -678,91 +586,68 @@ bool NeedsDouble(const std::vector<int>& dataTypes)
   return false;
 }
 
+/// Bytes of the compressed arrays in the input: the whole image, whichever piece this process
+/// holds.
+double InputBytes(const ImageHeader& header, const vtkSparseGridRepresentation::Description& info)
+{
+  const double voxels = static_cast<double>(info.ImageDimensions[0]) * info.ImageDimensions[1] *
+    info.ImageDimensions[2];
+  double bytes = 0;
+  for (std::size_t i = 0; i < header.Names.size(); ++i)
+  {
+    bytes += voxels * header.Components[i] * header.TypeSizes[i];
+  }
+  return bytes;
+}
+
 /**
- * Error-bounded compression of this process's piece, then the output: piece 0 gathers the
- * coded streams of every piece (compressed bytes only) and emits the representation; the other
- * pieces emit its metadata. Collective in a distributed run.
+ * Error-bounded compression of this process's piece, then the representation: the coded
+ * streams of every piece are gathered on piece 0's process (compressed bytes only), which
+ * emits them; the other pieces emit the metadata. Collective in a distributed run.
  */
 Outcome CompressErrorBounded(CodedJob& job,
   int piece,
-  bool hasPiece,
+  const vtkSparseGridParallel::ImagePartition& partition,
   vtkImageData* image,
-  const int extent[6],
   const ImageHeader& header,
   const std::vector<vtkDataArray*>& arrays,
   bool useDouble,
   vtkSparseGridRepresentation::Description& info,
   vtkPolyData* output)
 {
-  vtkMultiProcessController* controller = job.Controller;
   vtkNew<vtkImageData> cropped;
   job.Names = header.Names;
   job.Components = header.Components;
-  int pieceExtent[6] = { 0, -1, 0, -1, 0, -1 };
-  if (hasPiece)
+  job.Piece.HasPiece = partition.HasPiece();
+  if (job.Piece.HasPiece)
   {
-    job.Arrays = PieceArrays(image, extent, header.Names, arrays, cropped);
+    job.Arrays =
+      vtkSparseGridParallel::CropToPiece(image, partition.Extent, header.Names, arrays, cropped);
     for (int a = 0; a < 3; ++a)
     {
-      pieceExtent[2 * a] = extent[2 * a] - header.WholeExtent[2 * a];
-      pieceExtent[2 * a + 1] = extent[2 * a + 1] - header.WholeExtent[2 * a];
-      job.PieceDims[a] = extent[2 * a + 1] - extent[2 * a] + 1;
+      job.Piece.Extent[2 * a] = partition.Extent[2 * a] - header.WholeExtent[2 * a];
+      job.Piece.Extent[2 * a + 1] = partition.Extent[2 * a + 1] - header.WholeExtent[2 * a];
+      job.PieceDims[a] = partition.Extent[2 * a + 1] - partition.Extent[2 * a] + 1;
     }
+  }
+  for (int nc : header.Components)
+  {
+    job.Piece.Streams += nc;
   }
   const Outcome outcome = useDouble ? RunCoded<double>(job) : RunCoded<float>(job);
   if (outcome != Outcome::Done)
   {
     return outcome;
   }
-
-  // Who holds what: a fixed-size record per process (has a piece, its extent, its lengths).
-  int total = 0;
-  for (int nc : header.Components)
+  vtkNew<vtkUnsignedCharArray> streams;
+  vtkSparseGridParallel::CodedPieces pieces;
+  pieces.Bytes = streams;
+  if (!vtkSparseGridParallel::GatherCodedPieces(job.Controller, job.Piece, pieces, job.Error))
   {
-    total += nc;
+    return Outcome::Failed;
   }
-  const int processes = controller ? controller->GetNumberOfProcesses() : 1;
-  const std::size_t record = 7 + static_cast<std::size_t>(total);
-  std::vector<long long> mine(record, 0), all(record * static_cast<std::size_t>(processes), 0);
-  mine[0] = hasPiece ? 1 : 0;
-  for (int v = 0; v < 6; ++v)
-  {
-    mine[1 + v] = pieceExtent[v];
-  }
-  for (std::size_t k = 0; k < job.Lengths.size(); ++k)
-  {
-    mine[7 + k] = static_cast<long long>(job.Lengths[k]);
-  }
-  if (controller)
-  {
-    if (!controller->AllGather(mine.data(), all.data(), static_cast<vtkIdType>(record)))
-    {
-      job.Error = "the processes could not exchange the sizes of their coded pieces";
-      return Outcome::Failed;
-    }
-  }
-  else
-  {
-    all = mine;
-  }
-  std::vector<std::uint64_t> offsets(1, 0);
-  std::vector<vtkIdType> byteCounts(static_cast<std::size_t>(processes), 0);
-  std::vector<vtkIdType> byteOffsets(static_cast<std::size_t>(processes), 0);
-  for (int p = 0; p < processes; ++p)
-  {
-    const long long* r = all.data() + record * static_cast<std::size_t>(p);
-    byteOffsets[static_cast<std::size_t>(p)] = static_cast<vtkIdType>(offsets.back());
-    if (!r[0])
-    {
-      continue;
-    }
-    info.PieceExtents.insert(info.PieceExtents.end(), r + 1, r + 7);
-    for (int k = 0; k < total; ++k)
-    {
-      offsets.push_back(offsets.back() + static_cast<std::uint64_t>(r[7 + k]));
-      byteCounts[static_cast<std::size_t>(p)] += static_cast<vtkIdType>(r[7 + k]);
-    }
-  }
+  const std::vector<std::uint64_t>& offsets = pieces.Offsets;
+  info.PieceExtents = pieces.Extents;
   info.Kind = vtkSparseGridRepresentation::Encoding::ErrorBounded;
   info.Components = header.Components;
   info.Precision = useDouble ? sparsegrid::Precision::Double : sparsegrid::Precision::Float;
@@ -773,44 +658,14 @@ Outcome CompressErrorBounded(CodedJob& job,
   info.RMSE = job.RMSE;
   info.PSNR = job.PSNR;
   info.StoredBytes = offsets.back();
-  double inputBytes = 0;
-  const double voxels = static_cast<double>(info.ImageDimensions[0]) * info.ImageDimensions[1] *
-    info.ImageDimensions[2];
-  for (std::size_t i = 0; i < header.Names.size(); ++i)
-  {
-    inputBytes += voxels * header.Components[i] * header.TypeSizes[i];
-  }
   info.CompressionRatio =
-    info.StoredBytes > 0 ? inputBytes / static_cast<double>(info.StoredBytes) : 0.0;
-  vtkSparseGridParallel::MaxAll(controller, &job.Seconds, &info.TimeSeconds, 1);
+    info.StoredBytes > 0 ? InputBytes(header, info) / static_cast<double>(info.StoredBytes) : 0.0;
+  vtkSparseGridParallel::MaxAll(job.Controller, &job.Seconds, &info.TimeSeconds, 1);
+  info.Backend = job.Exec->BackendUsed();
+  info.BackendNote = job.Exec->Note();
   info.Summary = vtkSparseGridRepresentation::MakeSummary(info);
-
-  // The coded bytes travel to piece 0's process: compressed data only, never the image.
-  vtkNew<vtkUnsignedCharArray> streams;
-  const int holder = 0;
-  const int rank = controller ? controller->GetLocalProcessId() : 0;
-  if (rank == holder)
-  {
-    streams->SetNumberOfValues(static_cast<vtkIdType>(info.StoredBytes));
-  }
-  if (controller && processes > 1)
-  {
-    if (!controller->GatherV(job.Bytes.data(),
-          rank == holder ? streams->GetPointer(0) : nullptr,
-          static_cast<vtkIdType>(job.Bytes.size()),
-          byteCounts.data(),
-          byteOffsets.data(),
-          holder))
-    {
-      job.Error = "gathering the coded pieces failed";
-      return Outcome::Failed;
-    }
-  }
-  else
-  {
-    std::copy(job.Bytes.begin(), job.Bytes.end(), streams->GetPointer(0));
-  }
-  if (piece == 0 && rank == holder)
+  const int rank = job.Controller ? job.Controller->GetLocalProcessId() : 0;
+  if (piece == 0 && rank == 0)
   {
     std::string error;
     if (!vtkSparseGridRepresentation::ToCodedPolyData(info, streams, offsets, output, &error))
@@ -823,6 +678,211 @@ Outcome CompressErrorBounded(CodedJob& job,
   {
     output->Initialize();
     vtkSparseGridRepresentation::WriteFieldData(info, output->GetFieldData());
+  }
+  return Outcome::Done;
+}
+
+/**
+ * The leader's choice of what is compressed: the requested point arrays (or the active
+ * scalars), with a message that says what is wrong when one cannot be compressed.
+ */
+Outcome SelectArrays(vtkImageData* image,
+  const int whole[6],
+  const std::vector<std::string>& requested,
+  ImageHeader& header,
+  std::vector<vtkDataArray*>& arrays,
+  std::string& error)
+{
+  std::copy(whole, whole + 6, header.WholeExtent);
+  image->GetOrigin(header.Origin);
+  image->GetSpacing(header.Spacing);
+  // Geometry first: a one-point image has nothing to compress, whatever its arrays.
+  if (vtkSparseGridParallel::IsEmptyExtent(whole) ||
+    (whole[0] == whole[1] && whole[2] == whole[3] && whole[4] == whole[5]))
+  {
+    error = "The input image has a single point: there is nothing to compress.";
+    return Outcome::Failed;
+  }
+  vtkPointData* pd = image->GetPointData();
+  std::vector<std::string> names = requested;
+  if (names.empty())
+  {
+    vtkDataArray* scalars = pd->GetScalars();
+    if (!scalars || !scalars->GetName())
+    {
+      error = "No array is selected and the input has no (named) active point scalars.";
+      return Outcome::Failed;
+    }
+    names.emplace_back(scalars->GetName());
+  }
+  for (const std::string& name : names)
+  {
+    if (std::find(header.Names.begin(), header.Names.end(), name) != header.Names.end())
+    {
+      continue;
+    }
+    vtkDataArray* array = pd->GetArray(name.c_str());
+    if (!array)
+    {
+      std::ostringstream available;
+      for (int i = 0; i < pd->GetNumberOfArrays(); ++i)
+      {
+        if (pd->GetArray(i) && pd->GetArray(i)->GetName())
+        {
+          available << (available.tellp() > 0 ? ", " : "") << pd->GetArray(i)->GetName();
+        }
+      }
+      if (pd->GetAbstractArray(name.c_str()))
+      {
+        error = "Point array '" + name + "' is not numeric.";
+      }
+      else if (image->GetCellData()->GetAbstractArray(name.c_str()))
+      {
+        error = "'" + name +
+          "' is a cell array; only point arrays can be compressed (apply Cell Data to Point "
+          "Data first).";
+      }
+      else
+      {
+        error = "The input has no point array named '" + name +
+          "' (point arrays: " + (available.tellp() > 0 ? available.str() : std::string("none")) +
+          ").";
+      }
+      return Outcome::Failed;
+    }
+    arrays.push_back(array);
+    header.Names.push_back(name);
+    header.Components.push_back(array->GetNumberOfComponents());
+    header.TypeSizes.push_back(array->GetDataTypeSize());
+    header.DataTypes.push_back(array->GetDataType());
+  }
+  return Outcome::Done;
+}
+
+/// Every other process with a piece finds the leader's arrays in its own piece.
+Outcome FindArrays(vtkImageData* image,
+  const ImageHeader& header,
+  int leader,
+  std::vector<vtkDataArray*>& arrays,
+  std::string& error)
+{
+  vtkPointData* pd = image->GetPointData();
+  for (std::size_t i = 0; i < header.Names.size(); ++i)
+  {
+    vtkDataArray* array = pd->GetArray(header.Names[i].c_str());
+    if (!array || array->GetNumberOfComponents() != header.Components[i])
+    {
+      std::ostringstream os;
+      os << "This piece of the image "
+         << (array ? "has a different number of components in" : "lacks") << " point array '"
+         << header.Names[i] << "' (process " << leader << " has " << header.Components[i]
+         << " components).";
+      error = os.str();
+      return Outcome::Failed;
+    }
+    arrays.push_back(array);
+  }
+  return Outcome::Done;
+}
+
+/**
+ * The compressed image's geometry (the same on every process) and this process's piece of
+ * it along each grid axis (the image axes with more than one sample).
+ */
+Outcome DescribeImage(const ImageHeader& header,
+  const vtkSparseGridParallel::ImagePartition& partition,
+  vtkSparseGridRepresentation::Description& info,
+  Job& job,
+  std::string& error)
+{
+  info.ArrayNames = header.Names;
+  const bool hasPiece = partition.HasPiece();
+  const int* extent = partition.Extent;
+  for (int a = 0; a < 3; ++a)
+  {
+    const int n = header.WholeExtent[2 * a + 1] - header.WholeExtent[2 * a] + 1;
+    info.ImageDimensions[a] = n;
+    info.ImageSpacing[a] = header.Spacing[a];
+    // The position of the first point, so that the extent is implicitly 0-based.
+    info.ImageOrigin[a] = header.Origin[a] + header.WholeExtent[2 * a] * header.Spacing[a];
+    info.Bounds[2 * a] = info.Bounds[2 * a + 1] = info.ImageOrigin[a];
+    if (n < 2)
+    {
+      continue;
+    }
+    if (!(header.Spacing[a] > 0))
+    {
+      error = "The input image has a non-positive spacing on axis " + std::to_string(a) + ".";
+      return Outcome::Failed;
+    }
+    info.AxisMap.push_back(a);
+    job.GridDims.push_back(static_cast<std::size_t>(n));
+    info.Bounds[2 * a + 1] = info.ImageOrigin[a] + (n - 1) * header.Spacing[a];
+    // This piece along the axis, and the samples it owns for the error metrics (each sample
+    // once: the shared boundary layer belongs to the piece after it).
+    const std::size_t dims =
+      hasPiece ? static_cast<std::size_t>(extent[2 * a + 1] - extent[2 * a] + 1) : 0;
+    const bool last = extent[2 * a + 1] == header.WholeExtent[2 * a + 1];
+    job.Piece.wholeDims.push_back(static_cast<std::size_t>(n));
+    job.Piece.offset.push_back(
+      hasPiece ? static_cast<std::size_t>(extent[2 * a] - header.WholeExtent[2 * a]) : 0);
+    job.Piece.dims.push_back(dims);
+    job.OwnedDims.push_back(dims == 0 ? 0 : (last ? dims : dims - 1));
+  }
+  if (info.AxisMap.empty())
+  {
+    error = "The input image has a single point: there is nothing to compress.";
+    return Outcome::Failed;
+  }
+  return Outcome::Done;
+}
+
+/**
+ * The fixed-level grid: the core's default rule (sparsegrid::imageGridSpec) for what is not
+ * set, checked against the memory of this process (each one holds the grid-sized sum).
+ */
+Outcome MakeGrid(vtkSparseGridHierarchize* self,
+  const ImageHeader& header,
+  vtkSparseGridRepresentation::Description& info,
+  std::uint64_t& outputBytes,
+  std::string& error)
+{
+  const int level = self->GetLevel();
+  if (level < 0 || level > 3 * sparsegrid::MaxAxisLevel)
+  {
+    error = "Level must be 0 (automatic) or 1 to " + std::to_string(3 * sparsegrid::MaxAxisLevel) +
+      " (got " + std::to_string(level) + ").";
+    return Outcome::Failed;
+  }
+  std::vector<std::size_t> samples;
+  std::vector<int> capLimits;
+  for (int a : info.AxisMap)
+  {
+    samples.push_back(static_cast<std::size_t>(info.ImageDimensions[a]));
+    capLimits.push_back(self->GetLevelLimits()[a]);
+  }
+  const sparsegrid::GridSpec spec =
+    sparsegrid::imageGridSpec(samples, self->GetBoundary(), level, capLimits);
+  info.Precision = self->GetPrecision() == vtkSparseGridHierarchize::DOUBLE
+    ? sparsegrid::Precision::Double
+    : sparsegrid::Precision::Float;
+  sparsegrid::Status status = sparsegrid::Grid::create(spec, info.Grid);
+  if (!status.ok())
+  {
+    error = vtkSparseGridExecution::Describe("Cannot build the sparse grid", status);
+    return Outcome::Failed;
+  }
+  int components = 0;
+  for (int nc : header.Components)
+  {
+    components += nc;
+  }
+  outputBytes = sparsegrid::compressedBytes(info.Grid, info.Precision, components);
+  status = sparsegrid::checkAllocation(outputBytes, "the sparse-grid coefficients");
+  if (!status.ok())
+  {
+    error = vtkSparseGridExecution::Describe("Level too large", status);
+    return Outcome::Failed;
   }
   return Outcome::Done;
 }
@@ -900,7 +960,7 @@ int vtkSparseGridHierarchize::RequestInformation(vtkInformation*,
     inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
     inInfo->Get(vtkDataObject::ORIGIN(), origin);
     inInfo->Get(vtkDataObject::SPACING(), spacing);
-    if (!IsEmpty(whole))
+    if (!vtkSparseGridParallel::IsEmptyExtent(whole))
     {
       for (int a = 0; a < 3; ++a)
       {
@@ -953,6 +1013,8 @@ int vtkSparseGridHierarchize::RequestUpdateExtent(vtkInformation*,
 }
 
 //------------------------------------------------------------------------------------------------
+
+//------------------------------------------------------------------------------------------------
 int vtkSparseGridHierarchize::RequestData(vtkInformation*,
   vtkInformationVector** inputVector,
   vtkInformationVector* outputVector)
@@ -975,7 +1037,6 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     return 1;
   }
   const int rank = controller ? controller->GetLocalProcessId() : 0;
-  const int processes = controller ? controller->GetNumberOfProcesses() : 1;
   std::string error;
   auto agree = [&](Outcome local)
   {
@@ -990,18 +1051,25 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     }
     return outcome;
   };
+  // The last step of both encodings, once the output is made.
+  auto finish = [&](const vtkSparseGridRepresentation::Description& info, const char* advice)
+  {
+    if (!info.BackendNote.empty())
+    {
+      vtkWarningMacro(<< info.BackendNote);
+    }
+    if (info.CompressionRatio < 1 && rank == 0)
+    {
+      vtkWarningMacro("The compressed data are larger than the input (ratio "
+        << info.CompressionRatio << ":1): " << advice);
+    }
+    AddLocalInputPoints(output, image->GetNumberOfPoints());
+    this->UpdateProgress(1.0);
+    return 1;
+  };
 
-  // 1. This process's piece. Producers that can produce sub-extents send the translator's
-  // split of the whole extent (the request asks for that). Others send more: every process the
-  // whole image (then each keeps the translator's piece), or one process all of it and the
-  // others nothing (then that is the partition). Whether the pieces tile the image is checked
-  // once the grid points are counted.
+  // 1. Read pieces: each process keeps its own piece of the image.
   Outcome local = Outcome::Done;
-  int whole[6] = { 0, -1, 0, -1, 0, -1 };
-  int extent[6] = { 0, -1, 0, -1, 0, -1 };
-  int expected[6] = { 0, -1, 0, -1, 0, -1 };
-  bool holdsExpected = true; // the data covers this process's share of the translator's split
-  vtkIdType localInputPoints = 0;
   if (!image)
   {
     error =
@@ -1010,233 +1078,42 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
       ". Resample it to an image first (Resample To Image).";
     local = Outcome::Failed;
   }
-  else
+  else if (image->GetNumberOfPoints() > 0 && !image->GetDirectionMatrix()->IsIdentity())
   {
-    localInputPoints = image->GetNumberOfPoints();
-    image->GetExtent(extent);
-    std::copy(extent, extent + 6, whole);
-    if (controller && inInfo->Has(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT()))
-    {
-      inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
-      const int splitMode = inInfo->Has(vtkExtentTranslator::UPDATE_SPLIT_MODE())
-        ? inInfo->Get(vtkExtentTranslator::UPDATE_SPLIT_MODE())
-        : vtkExtentTranslator::BLOCK_MODE;
-      vtkNew<vtkExtentTranslator> translator;
-      if (!translator->PieceToExtentThreadSafe(
-            piece, processes, 0, whole, expected, splitMode, 0) ||
-        IsEmpty(expected))
-      {
-        std::fill(expected, expected + 6, 0);
-        expected[1] = expected[3] = expected[5] = -1; // more pieces than cells: empty
-      }
-      else
-      {
-        holdsExpected = localInputPoints > 0;
-        for (int a = 0; a < 3; ++a)
-        {
-          holdsExpected = holdsExpected && extent[2 * a] <= expected[2 * a] &&
-            extent[2 * a + 1] >= expected[2 * a + 1];
-        }
-      }
-    }
-    if (localInputPoints < 1)
-    {
-      std::fill(extent, extent + 6, 0);
-      extent[1] = extent[3] = extent[5] = -1;
-    }
-    if (!IsEmpty(extent) && !image->GetDirectionMatrix()->IsIdentity())
-    {
-      error = "Oriented images (a direction matrix other than the identity) are not supported.";
-      local = Outcome::Failed;
-    }
+    error = "Oriented images (a direction matrix other than the identity) are not supported.";
+    local = Outcome::Failed;
   }
   if (agree(local) != Outcome::Done)
   {
     return 0;
   }
-  if (controller)
-  {
-    // Cut to the translator's split only when every process can: otherwise the data itself is
-    // the partition (a reader that puts the whole image on one process, say).
-    const int mine = holdsExpected ? 1 : 0;
-    int all = 0;
-    controller->AllReduce(&mine, &all, 1, vtkCommunicator::MIN_OP);
-    if (all)
-    {
-      std::copy(expected, expected + 6, extent);
-    }
-  }
-  const bool hasPiece = !IsEmpty(extent);
-
-  // 2. The lowest process with a non-empty piece decides what is compressed: it knows the
-  // arrays, which an empty piece may not even carry.
-  int leader = hasPiece ? rank : -1;
-  if (controller)
-  {
-    const int mine = hasPiece ? processes - rank : 0;
-    int lowest = 0;
-    controller->AllReduce(&mine, &lowest, 1, vtkCommunicator::MAX_OP);
-    leader = lowest > 0 ? processes - lowest : -1;
-  }
-  if (leader < 0)
+  const vtkSparseGridParallel::ImagePartition partition =
+    vtkSparseGridParallel::PartitionImage(controller, inInfo, piece, image);
+  if (partition.Leader < 0)
   {
     vtkErrorMacro("The input image is empty.");
     return 0;
   }
+  // What is compressed: the leader decides, every process with a piece finds the same arrays.
   ImageHeader header;
   std::vector<vtkDataArray*> arrays;
-  local = Outcome::Done;
-  if (rank == leader)
-  {
-    std::copy(whole, whole + 6, header.WholeExtent);
-    image->GetOrigin(header.Origin);
-    image->GetSpacing(header.Spacing);
-    // Geometry first: a one-point image has nothing to compress, whatever its arrays.
-    if (IsEmpty(whole) || (whole[0] == whole[1] && whole[2] == whole[3] && whole[4] == whole[5]))
-    {
-      error = "The input image has a single point: there is nothing to compress.";
-      local = Outcome::Failed;
-    }
-    vtkPointData* pd = image->GetPointData();
-    std::vector<std::string> names = this->Internals->ArrayNames;
-    if (names.empty() && local == Outcome::Done)
-    {
-      vtkDataArray* scalars = pd->GetScalars();
-      if (!scalars || !scalars->GetName())
-      {
-        error = "No array is selected and the input has no (named) active point scalars.";
-        local = Outcome::Failed;
-      }
-      else
-      {
-        names.emplace_back(scalars->GetName());
-      }
-    }
-    for (const std::string& name : names)
-    {
-      if (local != Outcome::Done ||
-        std::find(header.Names.begin(), header.Names.end(), name) != header.Names.end())
-      {
-        continue;
-      }
-      vtkDataArray* array = pd->GetArray(name.c_str());
-      if (!array)
-      {
-        std::ostringstream available;
-        for (int i = 0; i < pd->GetNumberOfArrays(); ++i)
-        {
-          if (pd->GetArray(i) && pd->GetArray(i)->GetName())
-          {
-            available << (available.tellp() > 0 ? ", " : "") << pd->GetArray(i)->GetName();
-          }
-        }
-        if (pd->GetAbstractArray(name.c_str()))
-        {
-          error = "Point array '" + name + "' is not numeric.";
-        }
-        else if (image->GetCellData()->GetAbstractArray(name.c_str()))
-        {
-          error = "'" + name +
-            "' is a cell array; only point arrays can be compressed (apply Cell Data to Point "
-            "Data first).";
-        }
-        else
-        {
-          error = "The input has no point array named '" + name +
-            "' (point arrays: " + (available.tellp() > 0 ? available.str() : std::string("none")) +
-            ").";
-        }
-        local = Outcome::Failed;
-        continue;
-      }
-      arrays.push_back(array);
-      header.Names.push_back(name);
-      header.Components.push_back(array->GetNumberOfComponents());
-      header.TypeSizes.push_back(array->GetDataTypeSize());
-      header.DataTypes.push_back(array->GetDataType());
-    }
-  }
+  local = rank == partition.Leader
+    ? SelectArrays(image, partition.WholeExtent, this->Internals->ArrayNames, header, arrays, error)
+    : Outcome::Done;
   if (agree(local) != Outcome::Done)
   {
     return 0;
   }
-  if (controller)
+  vtkSparseGridParallel::BroadcastHeader(controller, partition.Leader, header);
+  if (partition.HasPiece() && rank != partition.Leader)
   {
-    vtkMultiProcessStream stream;
-    if (rank == leader)
-    {
-      header.Push(stream);
-    }
-    controller->Broadcast(stream, leader);
-    if (rank != leader)
-    {
-      header.Pop(stream);
-    }
-  }
-
-  // 3. Every process with a piece finds the same arrays; every process builds the same grid.
-  local = Outcome::Done;
-  if (hasPiece && rank != leader)
-  {
-    vtkPointData* pd = image->GetPointData();
-    for (std::size_t i = 0; i < header.Names.size() && local == Outcome::Done; ++i)
-    {
-      vtkDataArray* array = pd->GetArray(header.Names[i].c_str());
-      if (!array || array->GetNumberOfComponents() != header.Components[i])
-      {
-        std::ostringstream os;
-        os << "This piece of the image "
-           << (array ? "has a different number of components in" : "lacks") << " point array '"
-           << header.Names[i] << "' (process " << leader << " has " << header.Components[i]
-           << " components).";
-        error = os.str();
-        local = Outcome::Failed;
-      }
-      arrays.push_back(array);
-    }
+    local = FindArrays(image, header, partition.Leader, arrays, error);
   }
   vtkSparseGridRepresentation::Description info;
-  info.ArrayNames = header.Names;
-  std::vector<std::size_t> gridDims;
-  sparsegrid::ImagePiece geometry;
   Job job;
-  for (int a = 0; a < 3 && local == Outcome::Done; ++a)
+  if (local == Outcome::Done)
   {
-    const int n = header.WholeExtent[2 * a + 1] - header.WholeExtent[2 * a] + 1;
-    info.ImageDimensions[a] = n;
-    info.ImageSpacing[a] = header.Spacing[a];
-    // The position of the first point, so that the extent is implicitly 0-based.
-    info.ImageOrigin[a] = header.Origin[a] + header.WholeExtent[2 * a] * header.Spacing[a];
-    info.Bounds[2 * a] = info.Bounds[2 * a + 1] = info.ImageOrigin[a];
-    if (n > 1)
-    {
-      if (!(header.Spacing[a] > 0))
-      {
-        error = "The input image has a non-positive spacing on axis " + std::to_string(a) + ".";
-        local = Outcome::Failed;
-        break;
-      }
-      info.AxisMap.push_back(a);
-      gridDims.push_back(static_cast<std::size_t>(n));
-      info.Bounds[2 * a + 1] = info.ImageOrigin[a] + (n - 1) * header.Spacing[a];
-      // This piece along the axis, and the samples it owns for the error metrics (each
-      // sample once: the shared boundary layer belongs to the piece after it).
-      const std::size_t dims =
-        hasPiece ? static_cast<std::size_t>(extent[2 * a + 1] - extent[2 * a] + 1) : 0;
-      const bool last = extent[2 * a + 1] == header.WholeExtent[2 * a + 1];
-      geometry.wholeDims.push_back(static_cast<std::size_t>(n));
-      geometry.offset.push_back(
-        hasPiece ? static_cast<std::size_t>(extent[2 * a] - header.WholeExtent[2 * a]) : 0);
-      geometry.dims.push_back(dims);
-      job.OwnedBegin.push_back(0);
-      job.OwnedDims.push_back(dims == 0 ? 0 : (last ? dims : dims - 1));
-    }
-  }
-  const int D = static_cast<int>(info.AxisMap.size());
-  if (local == Outcome::Done && D == 0)
-  {
-    error = "The input image has a single point: there is nothing to compress.";
-    local = Outcome::Failed;
+    local = DescribeImage(header, partition, info, job, error);
   }
 
   if (this->ErrorBoundMode != BOUND_OFF)
@@ -1251,18 +1128,18 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     {
       return 0;
     }
+    // 2-5. Code each piece within the bound, check it, and emit the coded streams.
     vtkSparseGridExecution exec(
       this, this->Backend, this->NumberOfThreads, sparsegrid::Optimizations());
-    CodedJob job;
-    job.Mode = this->ErrorBoundMode;
-    job.Bound = this->ErrorBound;
-    job.Exec = &exec;
-    job.Controller = controller;
-    const Outcome outcome = CompressErrorBounded(job,
+    CodedJob coded;
+    coded.Mode = this->ErrorBoundMode;
+    coded.Bound = this->ErrorBound;
+    coded.Exec = &exec;
+    coded.Controller = controller;
+    const Outcome outcome = CompressErrorBounded(coded,
       piece,
-      hasPiece,
+      partition,
       image,
-      extent,
       header,
       arrays,
       this->Precision == DOUBLE || NeedsDouble(header.DataTypes),
@@ -1274,113 +1151,35 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
       output->Initialize();
       if (outcome == Outcome::Failed)
       {
-        vtkErrorMacro(<< job.Error);
+        vtkErrorMacro(<< coded.Error);
       }
       return outcome == Outcome::Aborted ? 1 : 0;
     }
-    info.Backend = exec.BackendUsed();
-    info.BackendNote = exec.Note();
-    if (!info.BackendNote.empty())
-    {
-      vtkWarningMacro(<< info.BackendNote);
-    }
-    if (info.CompressionRatio < 1 && rank == 0)
-    {
-      vtkWarningMacro("The compressed data are larger than the input (ratio "
-        << info.CompressionRatio
-        << ":1): most values could not be predicted within the bound and are stored exactly "
-           "(a bound close to the resolution of the data, or noise-like or extreme values). A "
-           "larger Error Bound compresses.");
-    }
-    AddLocalInputPoints(output, localInputPoints);
-    this->UpdateProgress(1.0);
-    return 1;
+    return finish(info,
+      "most values could not be predicted within the bound and are stored exactly (a bound "
+      "close to the resolution of the data, or noise-like or extreme values). A larger Error "
+      "Bound compresses.");
   }
 
-  if (local == Outcome::Done && (this->Level < 0 || this->Level > 3 * sparsegrid::MaxAxisLevel))
-  {
-    error = "Level must be 0 (automatic) or 1 to " + std::to_string(3 * sparsegrid::MaxAxisLevel) +
-      " (got " + std::to_string(this->Level) + ").";
-    local = Outcome::Failed;
-  }
-  // Levels: caps from the image dimensions unless given; L = the largest cap + 2 unless given.
-  sparsegrid::GridSpec spec;
-  spec.dimensions = D;
-  spec.boundary = this->Boundary;
-  int largestCap = 1;
-  for (int t = 0; t < D; ++t)
-  {
-    const int a = info.AxisMap[t];
-    int cap = this->LevelLimits[a] > 0
-      ? this->LevelLimits[a]
-      : sparsegrid::levelForSamples(static_cast<std::size_t>(info.ImageDimensions[a]));
-    if (!this->Boundary)
-    {
-      cap = std::max(cap, 1); // without boundary points an axis needs level 1 to exist at all
-    }
-    spec.caps.push_back(cap);
-    largestCap = std::max(largestCap, cap);
-  }
-  // Default: two levels of mixed detail beyond the finest axis. Measured on the real volumes
-  // (docs/core.md) this gives about 20-35:1 at 36-42 dB on smooth fields; the full grid is the
-  // most that is ever useful.
-  int fullGridLevel = 1;
-  for (int c : spec.caps)
-  {
-    fullGridLevel += std::max(c, 1) - 1;
-  }
-  spec.level = this->Level > 0 ? this->Level : std::min(largestCap + 2, fullGridLevel);
-  info.Precision =
-    this->Precision == DOUBLE ? sparsegrid::Precision::Double : sparsegrid::Precision::Float;
-  int components = 0;
-  double inputBytes = 0; // of the whole image, whichever piece this process holds
-  double wholePoints = 1;
-  for (int n : info.ImageDimensions)
-  {
-    wholePoints *= n;
-  }
-  for (std::size_t i = 0; i < header.Names.size(); ++i)
-  {
-    components += header.Components[i];
-    inputBytes += wholePoints * header.Components[i] * header.TypeSizes[i];
-  }
+  // 2. The fixed-level grid, the same on every process.
   std::uint64_t outputBytes = 0;
   if (local == Outcome::Done)
   {
-    sparsegrid::Status status = sparsegrid::Grid::create(spec, info.Grid);
-    if (!status.ok())
-    {
-      error = vtkSparseGridExecution::Describe("Cannot build the sparse grid", status);
-      local = Outcome::Failed;
-    }
-    else
-    {
-      outputBytes = sparsegrid::compressedBytes(info.Grid, info.Precision, components);
-      // Each process holds the grid-sized sum, so each one checks its own memory.
-      status = sparsegrid::checkAllocation(outputBytes, "the sparse-grid coefficients");
-      if (!status.ok())
-      {
-        error = vtkSparseGridExecution::Describe("Level too large", status);
-        local = Outcome::Failed;
-      }
-    }
+    local = MakeGrid(this, header, info, outputBytes, error);
   }
   if (agree(local) != Outcome::Done)
   {
     return 0;
   }
-
-  // Producers that cannot split their output sent more than this piece: keep the piece only.
   vtkNew<vtkImageData> cropped;
-  if (hasPiece)
-  {
-    arrays = PieceArrays(image, extent, header.Names, arrays, cropped);
-  }
-  else
-  {
-    arrays.clear();
-  }
-
+  job.Arrays = partition.HasPiece()
+    ? vtkSparseGridParallel::CropToPiece(image, partition.Extent, header.Names, arrays, cropped)
+    : std::vector<vtkDataArray*>();
+  job.Grid = &info.Grid;
+  job.Names = header.Names;
+  job.Components = header.Components;
+  job.ComputeError = this->ComputeError;
+  job.Controller = controller;
   sparsegrid::Optimizations optimizations;
   optimizations.inv1 = this->Inv1;
   optimizations.inv2 = this->Inv2;
@@ -1392,74 +1191,53 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
   optimizations.sred1 = this->Sred1;
   optimizations.chunkSize = this->ChunkSize;
   vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, optimizations);
-
-  job.Grid = &info.Grid;
-  job.GridDims = gridDims;
-  job.Piece = geometry;
-  job.Arrays = arrays;
-  job.Names = header.Names;
-  job.Components = header.Components;
-  job.ComputeError = this->ComputeError;
   job.Exec = &exec;
-  job.Controller = controller;
-  const Outcome outcome =
-    info.Precision == sparsegrid::Precision::Double ? Run<double>(job) : Run<float>(job);
-  if (outcome == Outcome::Aborted)
+
+  // 3. Sample, reduce, hierarchize and measure, array by array.
+  const Outcome outcome = info.Precision == sparsegrid::Precision::Double
+    ? CompressFixedLevel<double>(job)
+    : CompressFixedLevel<float>(job);
+  if (outcome != Outcome::Done)
   {
-    output->Initialize(); // an aborted filter leaves an empty output
-    return 1;
-  }
-  if (outcome == Outcome::Failed)
-  {
-    vtkErrorMacro(<< job.Error);
-    output->Initialize();
-    return 0;
+    output->Initialize(); // an aborted or failed filter leaves an empty output
+    if (outcome == Outcome::Failed)
+    {
+      vtkErrorMacro(<< job.Error);
+    }
+    return outcome == Outcome::Aborted ? 1 : 0;
   }
 
-  info.Backend = exec.BackendUsed();
-  info.BackendNote = exec.Note();
-  if (!info.BackendNote.empty())
-  {
-    vtkWarningMacro(<< info.BackendNote);
-  }
+  // 4. Emit: the representation on piece 0, its metadata on the other pieces.
   // The slowest process sets the pace; all report the same time.
   vtkSparseGridParallel::MaxAll(controller, &job.Seconds, &info.TimeSeconds, 1);
-  info.CompressionRatio = outputBytes > 0 ? inputBytes / static_cast<double>(outputBytes) : 0.0;
-  if (info.CompressionRatio < 1 && rank == 0)
-  {
-    vtkWarningMacro("The sparse grid is larger than the input (ratio "
-      << info.CompressionRatio
-      << ":1): the level is high for this image, or its sizes are far from 2^n + 1 samples "
-         "(the grid resolves each axis at the next 2^n + 1). Use the error-bounded mode, or a "
-         "lower Level.");
-  }
+  info.CompressionRatio =
+    outputBytes > 0 ? InputBytes(header, info) / static_cast<double>(outputBytes) : 0.0;
   info.MaxAbsError = job.MaxAbsError;
   info.RMSE = job.RMSE;
   info.PSNR = job.PSNR;
-
+  info.Backend = exec.BackendUsed();
+  info.BackendNote = exec.Note();
   if (piece == 0)
   {
-    std::vector<vtkDataArray*> coefficients;
-    for (const auto& array : job.Coefficients)
-    {
-      coefficients.push_back(array);
-    }
-    if (!vtkSparseGridRepresentation::ToPolyData(info, coefficients, output, &error))
+    std::vector<vtkDataArray*> coefficients(job.Coefficients.begin(), job.Coefficients.end());
+    if (!vtkSparseGridRepresentation::ToPolyData(
+          info, coefficients, output, &error, this->OutputGridPoints))
     {
       vtkErrorMacro(<< "Cannot build the output: " << error);
+      output->Initialize();
       return 0;
     }
   }
   else
   {
-    // The other pieces carry the metadata but no points: ParaView's data information then
+    // The other pieces carry the metadata but no payload: ParaView's data information then
     // counts the representation once, and every process still sees what it describes.
     output->Initialize();
     vtkSparseGridRepresentation::WriteFieldData(info, output->GetFieldData());
   }
-  AddLocalInputPoints(output, localInputPoints);
-  this->UpdateProgress(1.0);
-  return 1;
+  return finish(info,
+    "the level is high for this image, or its sizes are far from 2^n + 1 samples (the grid "
+    "resolves each axis at the next 2^n + 1). Use the error-bounded mode, or a lower Level.");
 }
 
 //------------------------------------------------------------------------------------------------
@@ -1479,6 +1257,7 @@ void vtkSparseGridHierarchize::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "Precision: " << (this->Precision == DOUBLE ? "Double" : "Float") << "\n";
   os << indent << "Backend: " << this->Backend << "\n";
   os << indent << "ComputeError: " << this->ComputeError << "\n";
+  os << indent << "OutputGridPoints: " << this->OutputGridPoints << "\n";
   os << indent << "inv1 inv2 inv3 inv4 ichg1 ichg2 vec1 sred1: " << this->Inv1 << this->Inv2
      << this->Inv3 << this->Inv4 << this->Ichg1 << this->Ichg2 << this->Vec1 << this->Sred1 << "\n";
   os << indent << "ChunkSize: " << this->ChunkSize << "\n";

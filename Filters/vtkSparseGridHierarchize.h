@@ -5,8 +5,9 @@
  * The image axes with more than one sample become the grid axes (D = 1, 2 or 3) and the image
  * bounds map onto the unit cube. Each selected point array (every component of a vector array)
  * is sampled at the sparse-grid points (multilinear interpolation between voxels) and
- * hierarchized. The output is the vtkPolyData of docs/representation.md: one vertex per grid
- * point, the surpluses as point data and the metadata as SparseGrid.* field data.
+ * hierarchized. The output is the vtkPolyData of docs/representation.md: the surpluses as field
+ * arrays `<array> Surpluses` beside the SparseGrid.* metadata, no points unless
+ * OutputGridPoints asks for them.
  *
  * Default levels: a per-axis cap that is not set (LevelLimits <= 0) is
  * sparsegrid::levelForSamples(n) for an axis of n samples, the smallest c with 2^c + 1 >= n,
@@ -170,6 +171,18 @@ public:
 
   ///@{
   /**
+   * Fixed level only: also output the grid points (one point and one vertex per coefficient,
+   * the surpluses as point data), to see where the grid puts its detail. Off by default: the
+   * points cost more memory than the coefficients (16-28 bytes per point beside 4 or 8 per
+   * value).
+   */
+  vtkSetMacro(OutputGridPoints, bool);
+  vtkGetMacro(OutputGridPoints, bool);
+  vtkBooleanMacro(OutputGridPoints, bool);
+  ///@}
+
+  ///@{
+  /**
    * Points per evaluation chunk (default 256).
    */
   vtkSetClampMacro(ChunkSize, int, 1, 1 << 20);
@@ -201,6 +214,7 @@ protected:
   int Precision = FLOAT;
   int Backend = AUTO;
   bool ComputeError = true;
+  bool OutputGridPoints = false;
   bool Inv1 = true;
   bool Inv2 = true;
   bool Inv3 = true;

@@ -4,9 +4,12 @@
 #include "vtkCommunicator.h"
 #include "vtkDataArray.h"
 #include "vtkDoubleArray.h"
+#include "vtkExtentTranslator.h"
 #include "vtkFieldData.h"
 #include "vtkFloatArray.h"
+#include "vtkImageData.h"
 #include "vtkInformation.h"
+#include "vtkInformationIntegerRequestKey.h"
 #include "vtkMultiProcessController.h"
 #include "vtkMultiProcessStream.h"
 #include "vtkPointData.h"
@@ -25,13 +28,13 @@ namespace
 // message well below that whatever the element size.
 constexpr std::size_t Chunk = std::size_t(1) << 26;
 
-template<typename T, typename Op>
+/// Collective element-wise reduction of n values, in messages of at most Chunk values.
+template<typename T>
 bool ReduceAll(vtkMultiProcessController* controller,
   const T* in,
   T* out,
   std::size_t n,
-  int operation,
-  Op&& call)
+  int operation)
 {
   if (!controller)
   {
@@ -40,8 +43,8 @@ bool ReduceAll(vtkMultiProcessController* controller,
   }
   for (std::size_t begin = 0; begin < n; begin += Chunk)
   {
-    const std::size_t count = std::min(Chunk, n - begin);
-    if (!call(controller, in + begin, out + begin, static_cast<vtkIdType>(count), operation))
+    const vtkIdType count = static_cast<vtkIdType>(std::min(Chunk, n - begin));
+    if (!controller->AllReduce(in + begin, out + begin, count, operation))
     {
       return false;
     }
@@ -77,9 +80,11 @@ void PushFieldData(vtkFieldData* fd, vtkMultiProcessStream& stream)
   for (int i = 0; fd && i < fd->GetNumberOfArrays(); ++i)
   {
     vtkAbstractArray* array = fd->GetAbstractArray(i);
-    // The coded streams are the payload, not metadata: ShareRepresentation sends them raw.
-    if (array && array->GetName() &&
-      std::string(array->GetName()) != vtkSparseGridRepresentation::StreamsArrayName &&
+    // The metadata are the SparseGrid.* arrays; the payload (coded streams, surpluses) is sent
+    // raw by ShareRepresentation.
+    const std::string name = array && array->GetName() ? array->GetName() : "";
+    if (name.rfind("SparseGrid.", 0) == 0 &&
+      name != vtkSparseGridRepresentation::StreamsArrayName &&
       (vtkDataArray::SafeDownCast(array) || vtkStringArray::SafeDownCast(array)))
     {
       arrays.push_back(array);
@@ -251,13 +256,7 @@ bool vtkSparseGridParallel::SumAll(vtkMultiProcessController* controller,
   float* out,
   std::size_t n)
 {
-  return ReduceAll(controller,
-    in,
-    out,
-    n,
-    vtkCommunicator::SUM_OP,
-    [](vtkMultiProcessController* c, const float* s, float* r, vtkIdType k, int op)
-    { return c->AllReduce(s, r, k, op) != 0; });
+  return ReduceAll(controller, in, out, n, vtkCommunicator::SUM_OP);
 }
 
 //------------------------------------------------------------------------------------------------
@@ -266,13 +265,7 @@ bool vtkSparseGridParallel::SumAll(vtkMultiProcessController* controller,
   double* out,
   std::size_t n)
 {
-  return ReduceAll(controller,
-    in,
-    out,
-    n,
-    vtkCommunicator::SUM_OP,
-    [](vtkMultiProcessController* c, const double* s, double* r, vtkIdType k, int op)
-    { return c->AllReduce(s, r, k, op) != 0; });
+  return ReduceAll(controller, in, out, n, vtkCommunicator::SUM_OP);
 }
 
 //------------------------------------------------------------------------------------------------
@@ -283,16 +276,7 @@ bool vtkSparseGridParallel::SumAll(vtkMultiProcessController* controller,
 {
   // vtkMultiProcessController knows unsigned long long, which std::uint64_t may not be.
   std::vector<unsigned long long> send(in, in + n), receive(n);
-  const bool ok = ReduceAll(controller,
-    send.data(),
-    receive.data(),
-    n,
-    vtkCommunicator::SUM_OP,
-    [](vtkMultiProcessController* c,
-      const unsigned long long* s,
-      unsigned long long* r,
-      vtkIdType k,
-      int op) { return c->AllReduce(s, r, k, op) != 0; });
+  const bool ok = ReduceAll(controller, send.data(), receive.data(), n, vtkCommunicator::SUM_OP);
   std::copy(receive.begin(), receive.end(), out);
   return ok;
 }
@@ -303,13 +287,7 @@ bool vtkSparseGridParallel::MaxAll(vtkMultiProcessController* controller,
   double* out,
   std::size_t n)
 {
-  return ReduceAll(controller,
-    in,
-    out,
-    n,
-    vtkCommunicator::MAX_OP,
-    [](vtkMultiProcessController* c, const double* s, double* r, vtkIdType k, int op)
-    { return c->AllReduce(s, r, k, op) != 0; });
+  return ReduceAll(controller, in, out, n, vtkCommunicator::MAX_OP);
 }
 
 //------------------------------------------------------------------------------------------------
@@ -374,7 +352,7 @@ vtkSparseGridParallel::Outcome vtkSparseGridParallel::ShareRepresentation(
     PushFieldData(local->GetFieldData(), stream);
   }
   controller->Broadcast(stream, source);
-  vtkNew<vtkPolyData> received; // no points: FromPolyData reads field and point data only
+  vtkNew<vtkPolyData> received; // no points: FromPolyData reads the field data only
   bool ok = true;
   if (rank != source)
   {
@@ -474,6 +452,8 @@ vtkSparseGridParallel::Outcome vtkSparseGridParallel::ShareRepresentation(
   }
   ok = ok && static_cast<std::size_t>(arrays) == info.ArrayNames.size() &&
     (isDoubleAtSource != 0) == isDouble && static_cast<vtkTypeInt64>(info.Grid.size()) == size;
+  std::vector<vtkDataArray*> coefficients;
+  std::vector<vtkSmartPointer<vtkDataArray>> kept;
   for (int i = 0; i < arrays; ++i)
   {
     vtkSmartPointer<vtkDataArray> array;
@@ -493,11 +473,8 @@ vtkSparseGridParallel::Outcome vtkSparseGridParallel::ShareRepresentation(
       }
       array->SetNumberOfComponents(std::max(1, components[static_cast<std::size_t>(i)]));
       array->SetNumberOfTuples(static_cast<vtkIdType>(size));
-      if (ok)
-      {
-        array->SetName(info.ArrayNames[static_cast<std::size_t>(i)].c_str());
-        received->GetPointData()->AddArray(array);
-      }
+      kept.push_back(array);
+      coefficients.push_back(array);
     }
     const bool sent = isDoubleAtSource ? BroadcastCoefficients<double>(controller, array, source)
                                        : BroadcastCoefficients<float>(controller, array, source);
@@ -514,10 +491,262 @@ vtkSparseGridParallel::Outcome vtkSparseGridParallel::ShareRepresentation(
       }
       contents = vtkSparseGridRepresentation::Contents();
     }
-    else if (!vtkSparseGridRepresentation::FromPolyData(received, contents, &error))
+    else if (!vtkSparseGridRepresentation::ToPolyData(info, coefficients, received, &error) ||
+      !vtkSparseGridRepresentation::FromPolyData(received, contents, &error))
     {
+      // Rebuilt in this build's form (whatever the source's FormatVersion) and validated.
       ok = false;
     }
   }
   return Agree(controller, ok ? Outcome::Done : Outcome::Failed, error);
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridParallel::IsEmptyExtent(const int extent[6])
+{
+  return extent[1] < extent[0] || extent[3] < extent[2] || extent[5] < extent[4];
+}
+
+//------------------------------------------------------------------------------------------------
+vtkSparseGridParallel::ImagePartition vtkSparseGridParallel::PartitionImage(
+  vtkMultiProcessController* controller,
+  vtkInformation* inInfo,
+  int piece,
+  vtkImageData* image)
+{
+  ImagePartition partition;
+  const vtkIdType received = image ? image->GetNumberOfPoints() : 0;
+  if (image)
+  {
+    image->GetExtent(partition.Extent);
+    std::copy(partition.Extent, partition.Extent + 6, partition.WholeExtent);
+  }
+  int expected[6] = { 0, -1, 0, -1, 0, -1 };
+  bool holdsExpected = true; // the data covers this process's share of the translator's split
+  if (controller && inInfo && inInfo->Has(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT()))
+  {
+    inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), partition.WholeExtent);
+    const int splitMode = inInfo->Has(vtkExtentTranslator::UPDATE_SPLIT_MODE())
+      ? inInfo->Get(vtkExtentTranslator::UPDATE_SPLIT_MODE())
+      : vtkExtentTranslator::BLOCK_MODE;
+    vtkNew<vtkExtentTranslator> translator;
+    if (!translator->PieceToExtentThreadSafe(piece,
+          controller->GetNumberOfProcesses(),
+          0,
+          partition.WholeExtent,
+          expected,
+          splitMode,
+          0) ||
+      IsEmptyExtent(expected))
+    {
+      std::fill(expected, expected + 6, 0);
+      expected[1] = expected[3] = expected[5] = -1; // more pieces than cells: empty
+    }
+    else
+    {
+      holdsExpected = received > 0;
+      for (int a = 0; a < 3; ++a)
+      {
+        holdsExpected = holdsExpected && partition.Extent[2 * a] <= expected[2 * a] &&
+          partition.Extent[2 * a + 1] >= expected[2 * a + 1];
+      }
+    }
+  }
+  if (received < 1)
+  {
+    std::fill(partition.Extent, partition.Extent + 6, 0);
+    partition.Extent[1] = partition.Extent[3] = partition.Extent[5] = -1;
+  }
+  const int rank = controller ? controller->GetLocalProcessId() : 0;
+  partition.Leader = partition.HasPiece() ? rank : -1;
+  if (controller)
+  {
+    // Cut to the translator's split only when every process can: otherwise the data itself is
+    // the partition (a reader that puts the whole image on one process, say).
+    const int mine = holdsExpected ? 1 : 0;
+    int all = 0;
+    controller->AllReduce(&mine, &all, 1, vtkCommunicator::MIN_OP);
+    if (all)
+    {
+      std::copy(expected, expected + 6, partition.Extent);
+    }
+    // Max-reduction of (processes - rank) finds the lowest process with a piece.
+    const int processes = controller->GetNumberOfProcesses();
+    const int candidate = partition.HasPiece() ? processes - rank : 0;
+    int lowest = 0;
+    controller->AllReduce(&candidate, &lowest, 1, vtkCommunicator::MAX_OP);
+    partition.Leader = lowest > 0 ? processes - lowest : -1;
+  }
+  return partition;
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkSparseGridParallel::BroadcastHeader(vtkMultiProcessController* controller,
+  int leader,
+  ImageHeader& header)
+{
+  if (!controller)
+  {
+    return;
+  }
+  vtkMultiProcessStream stream;
+  if (controller->GetLocalProcessId() == leader)
+  {
+    for (int v : header.WholeExtent)
+    {
+      stream << v;
+    }
+    for (int a = 0; a < 3; ++a)
+    {
+      stream << header.Origin[a] << header.Spacing[a];
+    }
+    stream << static_cast<int>(header.Names.size());
+    for (std::size_t i = 0; i < header.Names.size(); ++i)
+    {
+      stream << header.Names[i] << header.Components[i] << header.TypeSizes[i]
+             << header.DataTypes[i];
+    }
+  }
+  controller->Broadcast(stream, leader);
+  if (controller->GetLocalProcessId() == leader)
+  {
+    return;
+  }
+  for (int& v : header.WholeExtent)
+  {
+    stream >> v;
+  }
+  for (int a = 0; a < 3; ++a)
+  {
+    stream >> header.Origin[a] >> header.Spacing[a];
+  }
+  int n = 0;
+  stream >> n;
+  const std::size_t count = static_cast<std::size_t>(std::max(0, n));
+  header.Names.resize(count);
+  header.Components.resize(count);
+  header.TypeSizes.resize(count);
+  header.DataTypes.resize(count);
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    stream >> header.Names[i] >> header.Components[i] >> header.TypeSizes[i] >> header.DataTypes[i];
+  }
+}
+
+//------------------------------------------------------------------------------------------------
+std::vector<vtkDataArray*> vtkSparseGridParallel::CropToPiece(vtkImageData* image,
+  const int extent[6],
+  const std::vector<std::string>& names,
+  std::vector<vtkDataArray*> arrays,
+  vtkImageData* cropped)
+{
+  int received[6];
+  image->GetExtent(received);
+  if (!std::equal(received, received + 6, extent))
+  {
+    cropped->ShallowCopy(image);
+    cropped->Crop(extent);
+    vtkPointData* pd = cropped->GetPointData();
+    for (std::size_t i = 0; i < arrays.size(); ++i)
+    {
+      arrays[i] = pd->GetArray(names[i].c_str());
+    }
+  }
+  return arrays;
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridParallel::ErrorSums::Finish(vtkMultiProcessController* controller,
+  std::vector<double>& maxAbsError,
+  std::vector<double>& rmse,
+  std::vector<double>& psnr) const
+{
+  double maxima[3], sums[2];
+  if (!MaxAll(controller, this->Maxima, maxima, 3) || !SumAll(controller, this->Sums, sums, 2))
+  {
+    return false;
+  }
+  const double count = sums[1];
+  const double r = count > 0 ? std::sqrt(sums[0] / count) : 0.0;
+  const double range = count > 0 ? maxima[1] + maxima[2] : 0.0;
+  double p = 0;
+  if (count > 0)
+  {
+    // The conventions of sparsegrid::computeErrorMetrics.
+    p = r == 0     ? std::numeric_limits<double>::infinity()
+      : range == 0 ? -std::numeric_limits<double>::infinity()
+                   : 20.0 * std::log10(range / r);
+  }
+  maxAbsError.push_back(maxima[0]);
+  rmse.push_back(r);
+  psnr.push_back(p);
+  return true;
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridParallel::GatherCodedPieces(vtkMultiProcessController* controller,
+  const CodedPiece& mine,
+  CodedPieces& all,
+  std::string& error)
+{
+  // Who holds what: a fixed-size record per process (has a piece, its extent, its lengths).
+  const int processes = controller ? controller->GetNumberOfProcesses() : 1;
+  const int rank = controller ? controller->GetLocalProcessId() : 0;
+  const std::size_t record = 7 + static_cast<std::size_t>(mine.Streams);
+  std::vector<long long> local(record, 0), records(record * static_cast<std::size_t>(processes));
+  local[0] = mine.HasPiece ? 1 : 0;
+  std::copy(mine.Extent, mine.Extent + 6, local.begin() + 1);
+  for (std::size_t k = 0; k < mine.Lengths.size() && k + 7 < record; ++k)
+  {
+    local[7 + k] = static_cast<long long>(mine.Lengths[k]);
+  }
+  if (!controller)
+  {
+    records = local;
+  }
+  else if (!controller->AllGather(local.data(), records.data(), static_cast<vtkIdType>(record)))
+  {
+    error = "the processes could not exchange the sizes of their coded pieces";
+    return false;
+  }
+  all.Extents.clear();
+  all.Offsets.assign(1, 0);
+  std::vector<vtkIdType> byteCounts(static_cast<std::size_t>(processes), 0);
+  std::vector<vtkIdType> byteOffsets(static_cast<std::size_t>(processes), 0);
+  for (int p = 0; p < processes; ++p)
+  {
+    const long long* r = records.data() + record * static_cast<std::size_t>(p);
+    byteOffsets[static_cast<std::size_t>(p)] = static_cast<vtkIdType>(all.Offsets.back());
+    if (!r[0])
+    {
+      continue;
+    }
+    all.Extents.insert(all.Extents.end(), r + 1, r + 7);
+    for (int k = 0; k < mine.Streams; ++k)
+    {
+      all.Offsets.push_back(all.Offsets.back() + static_cast<std::uint64_t>(r[7 + k]));
+      byteCounts[static_cast<std::size_t>(p)] += static_cast<vtkIdType>(r[7 + k]);
+    }
+  }
+  // The coded bytes travel to process 0: compressed data only, never the image.
+  const int holder = 0;
+  if (rank == holder)
+  {
+    all.Bytes->SetNumberOfValues(static_cast<vtkIdType>(all.Offsets.back()));
+  }
+  if (!controller || processes == 1)
+  {
+    std::copy(mine.Bytes.begin(), mine.Bytes.end(), all.Bytes->GetPointer(0));
+  }
+  else if (!controller->GatherV(mine.Bytes.data(),
+             rank == holder ? all.Bytes->GetPointer(0) : nullptr,
+             static_cast<vtkIdType>(mine.Bytes.size()),
+             byteCounts.data(),
+             byteOffsets.data(),
+             holder))
+  {
+    error = "gathering the coded pieces failed";
+    return false;
+  }
+  return true;
 }

@@ -18,13 +18,19 @@
 
 #include "vtkSparseGridRepresentation.h"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <vector>
 
+class vtkDataArray;
+class vtkImageData;
 class vtkInformation;
 class vtkMultiProcessController;
 class vtkPolyData;
+class vtkUnsignedCharArray;
 
 namespace vtkSparseGridParallel
 {
@@ -65,12 +71,128 @@ bool SumAll(vtkMultiProcessController* controller,
 /// Collective: elementwise maximum over processes.
 bool MaxAll(vtkMultiProcessController* controller, const double* in, double* out, std::size_t n);
 
+/// True for an extent with no points (upper below lower on some axis).
+bool IsEmptyExtent(const int extent[6]);
+
+/**
+ * Which part of a distributed image each process compresses (PartitionImage). Every process
+ * gets the same WholeExtent and Leader; Extent is its own piece (empty: none).
+ */
+struct ImagePartition
+{
+  int WholeExtent[6] = { 0, -1, 0, -1, 0, -1 };
+  int Extent[6] = { 0, -1, 0, -1, 0, -1 };
+  /// The lowest process with a non-empty piece: it knows the arrays, which an empty piece may
+  /// not even carry, so it decides what is compressed. -1 when every piece is empty.
+  int Leader = -1;
+  bool HasPiece() const { return !IsEmptyExtent(this->Extent); }
+};
+
+/**
+ * Collective: this process's piece of the image it received. Producers that can produce
+ * sub-extents send the extent translator's split of the whole extent (the request asks for
+ * it). Others send more: every process the whole image (then each keeps the translator's
+ * piece), or one process all of it and the others nothing (then that is the partition).
+ * Without a controller the piece is the whole image received. Whether the pieces tile the
+ * image is for the caller to check once it counts what each piece owns.
+ */
+ImagePartition PartitionImage(vtkMultiProcessController* controller,
+  vtkInformation* inInfo,
+  int piece,
+  vtkImageData* image);
+
+/**
+ * What every process must know about the whole image before it can take part: its extent,
+ * geometry and the arrays to compress, as the leader of the partition decided them.
+ */
+struct ImageHeader
+{
+  int WholeExtent[6] = { 0, -1, 0, -1, 0, -1 };
+  double Origin[3] = { 0, 0, 0 };
+  double Spacing[3] = { 1, 1, 1 };
+  std::vector<std::string> Names;
+  std::vector<int> Components;
+  std::vector<int> TypeSizes;
+  std::vector<int> DataTypes;
+};
+
+/// Collective: the leader's header to every process (nothing to do without a controller).
+void BroadcastHeader(vtkMultiProcessController* controller, int leader, ImageHeader& header);
+
+/**
+ * The arrays `names` of `image` restricted to `extent`: producers that cannot split their
+ * output send more than the piece, and each process keeps its own part only (`cropped` holds
+ * it). Returns `arrays` unchanged when the image is the piece already.
+ */
+std::vector<vtkDataArray*> CropToPiece(vtkImageData* image,
+  const int extent[6],
+  const std::vector<std::string>& names,
+  std::vector<vtkDataArray*> arrays,
+  vtkImageData* cropped);
+
+/**
+ * Max error, max, -min, sum of squares and count of one array on the points a process owns:
+ * partial results that processes combine (max, max, max, sum, sum) into the metrics of the
+ * whole image, in the conventions of sparsegrid::computeErrorMetrics (which one process
+ * reproduces exactly when it adds the points in the same order).
+ */
+struct ErrorSums
+{
+  double Maxima[3] = { 0,
+    -std::numeric_limits<double>::infinity(),
+    -std::numeric_limits<double>::infinity() };
+  double Sums[2] = { 0, 0 }; ///< squared errors, values
+
+  void Add(double reference, double approx)
+  {
+    const double e = std::abs(approx - reference);
+    this->Maxima[0] = std::max(this->Maxima[0], e);
+    this->Maxima[1] = std::max(this->Maxima[1], reference);
+    this->Maxima[2] = std::max(this->Maxima[2], -reference);
+    this->Sums[0] += e * e;
+  }
+
+  /// Collective: appends max error, RMSE and PSNR of the whole image to the vectors.
+  bool Finish(vtkMultiProcessController* controller,
+    std::vector<double>& maxAbsError,
+    std::vector<double>& rmse,
+    std::vector<double>& psnr) const;
+};
+
+/// One process's coded piece of an image (error-bounded encoding).
+struct CodedPiece
+{
+  bool HasPiece = false;
+  int Extent[6] = { 0, -1, 0, -1, 0, -1 }; ///< 0-based in the whole image
+  int Streams = 0;                         ///< streams per piece (all components of all arrays)
+  std::vector<std::uint64_t> Lengths;      ///< of this piece's streams (none without a piece)
+  std::vector<std::uint8_t> Bytes;         ///< this piece's streams back to back
+};
+
+/// The coded pieces of all processes.
+struct CodedPieces
+{
+  std::vector<int> Extents;              ///< 6 values per process with a piece, in process order
+  std::vector<std::uint64_t> Offsets;    ///< stream k is bytes [Offsets[k], Offsets[k + 1])
+  vtkUnsignedCharArray* Bytes = nullptr; ///< filled on process 0 only
+};
+
+/**
+ * Collective: the coded streams of every process's piece, gathered on process 0 (compressed
+ * bytes only, never the image). Every process receives the extents and the stream offsets.
+ */
+bool GatherCodedPieces(vtkMultiProcessController* controller,
+  const CodedPiece& mine,
+  CodedPieces& all,
+  std::string& error);
+
 /**
  * Collective: makes the whole compressed representation available on every process.
  *
  * The representation is small (sparse-grid sized) but lives on one piece only: the Hierarchize
- * filter and the .sgrid reader put it whole on piece 0 and give the other pieces no points. The
- * process whose `local` polydata has points validates it (FromPolyData) and, unless every
+ * filter and the .sgrid reader put it whole on piece 0 and give the other pieces its metadata
+ * only. The process whose `local` polydata holds the payload validates it (FromPolyData) and,
+ * unless every
  * process already holds it, broadcasts its field data and coefficient arrays; the others
  * rebuild `contents` from them. Without a controller this is FromPolyData on `local`.
  * Returns the agreed outcome (Failed with `error` on every process when no process holds a

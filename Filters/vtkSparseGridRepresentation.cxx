@@ -61,6 +61,7 @@ const char* const LevelOfDetailBoundName = "SparseGrid.LevelOfDetailBound";
 const char* const StoredBytesName = "SparseGrid.StoredBytes";
 const char* const StreamsName = vtkSparseGridRepresentation::StreamsArrayName;
 const char* const StreamOffsetsName = "SparseGrid.StreamOffsets";
+const char* const MemoryBytesName = "SparseGrid.MemoryBytes";
 constexpr int MaxPieces = 1 << 16;
 
 // Generous bounds that no valid file exceeds but that keep a hostile one from asking for
@@ -232,6 +233,14 @@ void AddString(vtkFieldData* fd, const char* name, const std::string& value)
 int ExpectedDataType(sparsegrid::Precision precision)
 {
   return precision == sparsegrid::Precision::Float ? VTK_FLOAT : VTK_DOUBLE;
+}
+
+/// SparseGrid.MemoryBytes: the bytes of `output`, this array's own eight included.
+void AddMemoryBytes(vtkPolyData* output)
+{
+  const vtkTypeInt64 bytes = static_cast<vtkTypeInt64>(
+    vtkSparseGridRepresentation::MemoryBytes(output) + sizeof(vtkTypeInt64));
+  AddField<vtkTypeInt64Array>(output->GetFieldData(), MemoryBytesName, &bytes, 1);
 }
 } // namespace
 
@@ -475,11 +484,12 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
   {
     return false;
   }
-  if (ints[0] != FormatVersion && ints[0] != ErrorBoundedFormatVersion)
+  if (ints[0] != FormatVersion && ints[0] != GridPointsFormatVersion &&
+    ints[0] != ErrorBoundedFormatVersion)
   {
     return Fail(error,
       "unsupported SparseGrid.FormatVersion " + std::to_string(ints[0]) +
-        " (this build reads 1 and 2)");
+        " (this build reads 1, 2 and 3; a newer plugin wrote it)");
   }
   const bool coded = ints[0] == ErrorBoundedFormatVersion;
   info.Kind = coded ? Encoding::ErrorBounded : Encoding::SparseGrid;
@@ -887,12 +897,21 @@ bool vtkSparseGridRepresentation::FromPolyData(vtkPolyData* input,
     return ReadStreams(input->GetFieldData(), contents, error);
   }
   const vtkIdType size = static_cast<vtkIdType>(info.Grid.size());
+  // The first form kept the surpluses as point data under the arrays' own names.
+  vtkDataArray* version =
+    vtkDataArray::SafeDownCast(input->GetFieldData()->GetAbstractArray(FormatVersionName));
+  const bool legacy = version && version->GetTuple1(0) == GridPointsFormatVersion;
   for (const auto& name : info.ArrayNames)
   {
-    vtkDataArray* array = input->GetPointData()->GetArray(name.c_str());
+    const std::string stored = legacy ? name : SurplusesName(name);
+    vtkDataArray* array = legacy
+      ? input->GetPointData()->GetArray(stored.c_str())
+      : vtkDataArray::SafeDownCast(input->GetFieldData()->GetAbstractArray(stored.c_str()));
     if (!array)
     {
-      return Fail(error, "coefficient array '" + name + "' is missing from the point data");
+      return Fail(error,
+        "coefficient array '" + stored + "' is missing from the " +
+          (legacy ? "point data" : "field data"));
     }
     // Contiguous (AOS) arrays only: the core reads their memory directly.
     if (array->GetDataType() != ExpectedDataType(info.Precision) ||
@@ -936,7 +955,8 @@ bool vtkSparseGridRepresentation::FromPolyData(vtkPolyData* input,
 bool vtkSparseGridRepresentation::ToPolyData(const Description& info,
   const std::vector<vtkDataArray*>& coefficients,
   vtkPolyData* output,
-  std::string* error)
+  std::string* error,
+  bool gridPoints)
 {
   if (!output)
   {
@@ -967,49 +987,56 @@ bool vtkSparseGridRepresentation::ToPolyData(const Description& info,
     }
   }
 
-  vtkNew<vtkPoints> points;
-  points->SetDataTypeToFloat();
-  points->SetNumberOfPoints(size);
-  vtkSMPTools::For(0,
-    size,
-    [&](vtkIdType begin, vtkIdType end)
-    {
-      double unit[sparsegrid::MaxDimensions];
-      double x[3];
-      for (vtkIdType p = begin; p < end; ++p)
-      {
-        grid.coordinates(static_cast<std::uint64_t>(p), unit);
-        info.UnitToPhysical(unit, x);
-        points->SetPoint(p, x);
-      }
-    });
-  output->SetPoints(points);
-
-  vtkNew<vtkIdTypeArray> offsets;
-  vtkNew<vtkIdTypeArray> connectivity;
-  offsets->SetNumberOfValues(size + 1);
-  connectivity->SetNumberOfValues(size);
-  for (vtkIdType p = 0; p < size; ++p)
-  {
-    offsets->SetValue(p, p);
-    connectivity->SetValue(p, p);
-  }
-  offsets->SetValue(size, size);
-  vtkNew<vtkCellArray> verts;
-  verts->SetData(offsets, connectivity);
-  output->SetVerts(verts);
-
+  WriteFieldData(info, output->GetFieldData());
+  std::vector<vtkSmartPointer<vtkDataArray>> surpluses;
   for (std::size_t i = 0; i < coefficients.size(); ++i)
   {
     // A shallow copy: renaming must not touch the caller's array.
-    vtkSmartPointer<vtkDataArray> array =
-      vtkSmartPointer<vtkDataArray>::Take(coefficients[i]->NewInstance());
-    array->ShallowCopy(coefficients[i]);
-    array->SetName(info.ArrayNames[i].c_str());
-    output->GetPointData()->AddArray(array);
+    surpluses.push_back(vtkSmartPointer<vtkDataArray>::Take(coefficients[i]->NewInstance()));
+    surpluses.back()->ShallowCopy(coefficients[i]);
+    surpluses.back()->SetName(SurplusesName(info.ArrayNames[i]).c_str());
+    output->GetFieldData()->AddArray(surpluses.back());
   }
-  output->GetPointData()->SetActiveScalars(info.ArrayNames[0].c_str());
-  WriteFieldData(info, output->GetFieldData());
+  if (gridPoints)
+  {
+    vtkNew<vtkPoints> points;
+    points->SetDataTypeToFloat();
+    points->SetNumberOfPoints(size);
+    vtkSMPTools::For(0,
+      size,
+      [&](vtkIdType begin, vtkIdType end)
+      {
+        double unit[sparsegrid::MaxDimensions];
+        double x[3];
+        for (vtkIdType p = begin; p < end; ++p)
+        {
+          grid.coordinates(static_cast<std::uint64_t>(p), unit);
+          info.UnitToPhysical(unit, x);
+          points->SetPoint(p, x);
+        }
+      });
+    output->SetPoints(points);
+
+    vtkNew<vtkIdTypeArray> offsets;
+    vtkNew<vtkIdTypeArray> connectivity;
+    offsets->SetNumberOfValues(size + 1);
+    connectivity->SetNumberOfValues(size);
+    for (vtkIdType p = 0; p < size; ++p)
+    {
+      offsets->SetValue(p, p);
+      connectivity->SetValue(p, p);
+    }
+    offsets->SetValue(size, size);
+    vtkNew<vtkCellArray> verts;
+    verts->SetData(offsets, connectivity);
+    output->SetVerts(verts);
+    for (const auto& array : surpluses)
+    {
+      output->GetPointData()->AddArray(array); // the same memory as the field array
+    }
+    output->GetPointData()->SetActiveScalars(surpluses[0]->GetName());
+  }
+  AddMemoryBytes(output);
   return true;
 }
 
@@ -1047,14 +1074,82 @@ bool vtkSparseGridRepresentation::ToCodedPolyData(const Description& info,
     table->SetValue(static_cast<vtkIdType>(k), static_cast<vtkTypeInt64>(offsets[k]));
   }
   output->GetFieldData()->AddArray(table);
+  AddMemoryBytes(output);
   return true;
 }
 
 //------------------------------------------------------------------------------------------------
 bool vtkSparseGridRepresentation::HoldsPayload(vtkPolyData* data)
 {
-  return data &&
-    (data->GetNumberOfPoints() > 0 || data->GetFieldData()->GetAbstractArray(StreamsName));
+  if (!data)
+  {
+    return false;
+  }
+  vtkFieldData* fd = data->GetFieldData();
+  auto* names = vtkStringArray::SafeDownCast(fd->GetAbstractArray(ArrayNamesName));
+  return data->GetNumberOfPoints() > 0 || fd->GetAbstractArray(StreamsName) ||
+    (names && names->GetNumberOfValues() > 0 &&
+      fd->GetAbstractArray(SurplusesName(names->GetValue(0)).c_str()));
+}
+
+//------------------------------------------------------------------------------------------------
+std::string vtkSparseGridRepresentation::SurplusesName(const std::string& arrayName)
+{
+  return arrayName + " Surpluses";
+}
+
+//------------------------------------------------------------------------------------------------
+std::uint64_t vtkSparseGridRepresentation::MemoryBytes(vtkPolyData* data)
+{
+  if (!data)
+  {
+    return 0;
+  }
+  std::uint64_t bytes = 0;
+  auto add = [&bytes](vtkAbstractArray* array)
+  {
+    if (auto* strings = vtkStringArray::SafeDownCast(array))
+    {
+      for (vtkIdType v = 0; v < strings->GetNumberOfValues(); ++v)
+      {
+        bytes += strings->GetValue(v).size();
+      }
+    }
+    else if (array)
+    {
+      bytes += static_cast<std::uint64_t>(array->GetNumberOfValues()) *
+        static_cast<std::uint64_t>(array->GetDataTypeSize());
+    }
+  };
+  vtkFieldData* fd = data->GetFieldData();
+  for (int i = 0; i < fd->GetNumberOfArrays(); ++i)
+  {
+    add(fd->GetAbstractArray(i));
+  }
+  vtkPointData* pd = data->GetPointData();
+  for (int i = 0; i < pd->GetNumberOfArrays(); ++i)
+  {
+    vtkAbstractArray* array = pd->GetAbstractArray(i);
+    // Grid points share their arrays with the field data: count that memory once.
+    if (!(array && array->GetName() && fd->GetAbstractArray(array->GetName()) == array))
+    {
+      add(array);
+    }
+  }
+  if (data->GetPoints())
+  {
+    add(data->GetPoints()->GetData());
+  }
+  for (vtkCellArray* cells :
+    { data->GetVerts(), data->GetLines(), data->GetPolys(), data->GetStrips() })
+  {
+    if (cells)
+    {
+      add(cells->GetOffsetsArray());
+      add(cells->GetConnectivityArray());
+    }
+  }
+  return bytes;
 }
 
 //------------------------------------------------------------------------------------------------

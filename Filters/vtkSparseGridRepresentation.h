@@ -6,7 +6,8 @@
  * API (kept small and stable: the filters, the .sgrid reader and the writer all use it):
  *
  * @code
- * // Core -> VTK: points, vertex cells, one coefficient array per name, SparseGrid.* field data.
+ * // Core -> VTK: SparseGrid.* field data and one "<array> Surpluses" field array per name;
+ * // with gridPoints also a point and a vertex per coefficient (the same arrays as point data).
  * vtkSparseGridRepresentation::Description d; // d.Grid, d.AxisMap, d.Bounds, d.ArrayNames, ...
  * std::string error;
  * bool ok = vtkSparseGridRepresentation::ToPolyData(d, coefficientArrays, polyData, &error);
@@ -22,8 +23,12 @@
  * @endcode
  *
  * Two encodings share the metadata (image geometry, arrays, precision, metrics):
- * - `Encoding::SparseGrid` (FormatVersion 1): the fixed-level sparse grid; coefficients as point
- *   data of one point per grid point.
+ * - `Encoding::SparseGrid` (FormatVersion 3): the fixed-level sparse grid; the hierarchical
+ *   surpluses of each array as one field array `<array> Surpluses` (no per-point geometry, so
+ *   the representation in memory is the coefficient bytes plus a few hundred bytes), and on
+ *   request the grid points as points, vertices and point data that share those arrays. The
+ *   first form (FormatVersion 1: one point per coefficient, the surpluses as point data under
+ *   the arrays' own names) is still read.
  * - `Encoding::ErrorBounded` (FormatVersion 2): the error-bounded codec of
  *   `sparsegrid/codec.h`; no points at all, the coded streams live in the field data
  *   (`SparseGrid.Streams`, one byte array, and `SparseGrid.StreamOffsets`), so the
@@ -53,8 +58,11 @@ class vtkPolyData;
 class SPARSEGRIDFILTERS_EXPORT vtkSparseGridRepresentation
 {
 public:
-  /// SparseGrid.FormatVersion of the fixed-level encoding (unchanged since the first release).
-  static constexpr int FormatVersion = 1;
+  /// SparseGrid.FormatVersion of the fixed-level encoding: surpluses in the field data.
+  static constexpr int FormatVersion = 3;
+  /// The first fixed-level form (surpluses as point data of one point per coefficient): read,
+  /// never written.
+  static constexpr int GridPointsFormatVersion = 1;
   /// SparseGrid.FormatVersion of the error-bounded encoding (readers of version 1 refuse it).
   static constexpr int ErrorBoundedFormatVersion = 2;
 
@@ -152,15 +160,29 @@ public:
   static std::string MakeSummary(const Description& info);
 
   /**
-   * Fills `output` (cleared first) with points at the physical positions of the grid points,
-   * one vertex cell per point, the coefficient arrays (shallow, renamed after ArrayNames) and
-   * the field data. Each coefficient array must hold Grid.size() tuples and be a vtkFloatArray
-   * or vtkDoubleArray matching `info.Precision`.
+   * Fills `output` (cleared first) with the field data and the coefficient arrays as field
+   * arrays named SurplusesName(ArrayNames[i]) (shallow). With `gridPoints`, also points at the
+   * physical positions of the grid points, one vertex cell per point and the same arrays as
+   * point data, for users who want to see the grid. Each coefficient array must hold
+   * Grid.size() tuples and be a vtkFloatArray or vtkDoubleArray matching `info.Precision`.
+   * SparseGrid.MemoryBytes then says how many bytes the output holds.
    */
   static bool ToPolyData(const Description& info,
     const std::vector<vtkDataArray*>& coefficients,
     vtkPolyData* output,
-    std::string* error);
+    std::string* error,
+    bool gridPoints = false);
+
+  /// Name of the field (and, with grid points, point) array that holds the hierarchical
+  /// surpluses of `arrayName`: not data values, so not under the data's own name.
+  static std::string SurplusesName(const std::string& arrayName);
+
+  /**
+   * Bytes the arrays of `data` hold (field data, point data not shared with the field data,
+   * points and cells): what a representation costs in memory. Written by ToPolyData and
+   * ToCodedPolyData as SparseGrid.MemoryBytes on the piece that holds the payload.
+   */
+  static std::uint64_t MemoryBytes(vtkPolyData* data);
 
   /**
    * Validates and reads a representation. `memoryLimitBytes` caps the grid that a malformed or

@@ -579,6 +579,36 @@ std::string quoted(const std::string& s)
   return "'" + s + "'";
 }
 
+/**
+ * Opens array dataset `index` of a step group (`path` names it) and checks that it holds the
+ * array the header describes there; `values` receives its name.
+ */
+std::string openStepArray(hid_t step,
+  const std::string& path,
+  std::size_t index,
+  const ArrayDescription& expected,
+  Id& ds,
+  ArrayValues& values)
+{
+  const std::string name = arrayDatasetName(index);
+  if (const int link = linkState(step, name); link <= 0)
+  {
+    return link == 0 ? "the dataset " + path + " is missing" : linkError(path);
+  }
+  ds = dataset(H5Dopen2(step, name.c_str(), H5P_DEFAULT));
+  if (!ds.valid())
+  {
+    return path + " is not a dataset: " + hdf5Message();
+  }
+  std::string error = readString(ds.get(), path, "name", values.description.name);
+  if (error.empty() && values.description.name != expected.name)
+  {
+    error = "the dataset " + path + " is named " + quoted(values.description.name) +
+      " but the first step has " + quoted(expected.name) + " there";
+  }
+  return error;
+}
+
 std::string precisionName(Precision p)
 {
   return p == Precision::Float ? "Float" : "Double";
@@ -1557,27 +1587,13 @@ std::string Reader::readStepInto(std::size_t index, StepData& out)
   for (std::size_t k = 0; k < h.arrays.size(); ++k)
   {
     const ArrayDescription& expected = h.arrays[k];
-    const std::string dsName = arrayDatasetName(k);
-    const std::string path = stepPath + "/" + dsName;
-    if (const int link = linkState(step.get(), dsName); link <= 0)
-    {
-      return link == 0 ? "the dataset " + path + " is missing" : linkError(path);
-    }
-    Id ds = dataset(H5Dopen2(step.get(), dsName.c_str(), H5P_DEFAULT));
-    if (!ds.valid())
-    {
-      return path + " is not a dataset: " + hdf5Message();
-    }
+    const std::string path = stepPath + "/" + arrayDatasetName(k);
+    Id ds;
     ArrayValues values;
-    std::string error;
-    if (!(error = readString(ds.get(), path, "name", values.description.name)).empty())
+    std::string error = openStepArray(step.get(), path, k, expected, ds, values);
+    if (!error.empty())
     {
       return error;
-    }
-    if (values.description.name != expected.name)
-    {
-      return "the dataset " + path + " is named " + quoted(values.description.name) +
-        " but the first step has " + quoted(expected.name) + " there";
     }
     Id space = dataspace(H5Dget_space(ds.get()));
     const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
@@ -1719,27 +1735,13 @@ std::string Reader::readCodedStepInto(std::size_t index, StepData& out)
   for (std::size_t k = 0; k < h.arrays.size(); ++k)
   {
     const ArrayDescription& expected = h.arrays[k];
-    const std::string dsName = arrayDatasetName(k);
-    const std::string path = stepPath + "/" + dsName;
-    if (const int link = linkState(step.get(), dsName); link <= 0)
-    {
-      return link == 0 ? "the dataset " + path + " is missing" : linkError(path);
-    }
-    Id ds = dataset(H5Dopen2(step.get(), dsName.c_str(), H5P_DEFAULT));
-    if (!ds.valid())
-    {
-      return path + " is not a dataset: " + hdf5Message();
-    }
+    const std::string path = stepPath + "/" + arrayDatasetName(k);
+    Id ds;
     ArrayValues values;
-    std::string error;
-    if (!(error = readString(ds.get(), path, "name", values.description.name)).empty())
+    std::string error = openStepArray(step.get(), path, k, expected, ds, values);
+    if (!error.empty())
     {
       return error;
-    }
-    if (values.description.name != expected.name)
-    {
-      return "the dataset " + path + " is named " + quoted(values.description.name) +
-        " but the first step has " + quoted(expected.name) + " there";
     }
     values.description.components = expected.components;
     Id space = dataspace(H5Dget_space(ds.get()));

@@ -690,7 +690,7 @@ int vtkSparseGridReader::RequestData(vtkInformation*,
     raw.push_back(arrays.back());
   }
   step.arrays.clear(); // the coefficients now live in the VTK arrays
-  if (!vtkSparseGridRepresentation::ToPolyData(info, raw, poly, &error))
+  if (!vtkSparseGridRepresentation::ToPolyData(info, raw, poly, &error, this->OutputGridPoints))
   {
     return fail(std::string(this->FileName) + ": " + error);
   }
@@ -708,6 +708,7 @@ void vtkSparseGridReader::PrintSelf(ostream& os, vtkIndent indent)
   this->Superclass::PrintSelf(os, indent);
   os << indent << "FileName: " << (this->FileName ? this->FileName : "(none)") << "\n";
   os << indent << "OutputReconstructedImage: " << this->OutputReconstructedImage << "\n";
+  os << indent << "OutputGridPoints: " << this->OutputGridPoints << "\n";
   os << indent << "SamplingDimensions: " << this->SamplingDimensions[0] << " "
      << this->SamplingDimensions[1] << " " << this->SamplingDimensions[2] << "\n";
   os << indent << "NumberOfThreads: " << this->NumberOfThreads << "\n";

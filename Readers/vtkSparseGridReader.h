@@ -53,6 +53,17 @@ public:
 
   ///@{
   /**
+   * Representation output of a fixed-level file only: also output the grid points (one point
+   * and one vertex per coefficient, the surpluses as point data), as Sparse Grid Hierarchize
+   * does with its Output Grid Points. Off by default.
+   */
+  vtkSetMacro(OutputGridPoints, bool);
+  vtkGetMacro(OutputGridPoints, bool);
+  vtkBooleanMacro(OutputGridPoints, bool);
+  ///@}
+
+  ///@{
+  /**
    * Samples per image axis of the reconstructed image. 0 (the default) on an axis means the
    * compressed image's own number of samples; axes that are not grid axes always get 1.
    * Samples are spread evenly over the compressed bounds.
@@ -108,6 +119,7 @@ protected:
 
   char* FileName = nullptr;
   bool OutputReconstructedImage = true;
+  bool OutputGridPoints = false;
   int SamplingDimensions[3] = { 0, 0, 0 };
   int NumberOfThreads = 0;
   int LevelOfDetail = 0;

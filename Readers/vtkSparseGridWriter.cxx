@@ -368,15 +368,12 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
     return fail(vtkErrorCode::UnknownError, error);
   }
 
-  if (allSteps && internals.CurrentIndex + 1 < times.size())
+  const bool lastStep = !(allSteps && internals.CurrentIndex + 1 < times.size());
+  nextStep();
+  if (!lastStep)
   {
-    ++internals.CurrentIndex;
-    request->Set(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING(), 1);
-    this->UpdateProgress(static_cast<double>(internals.CurrentIndex) / times.size());
     return 1;
   }
-  request->Remove(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING());
-  internals.CurrentIndex = 0;
   if (!(error = internals.File.commit()).empty())
   {
     return fail(vtkErrorCode::UnknownError, error);

@@ -178,11 +178,14 @@ def catalyst_execute(info):
     output = compressed.GetClientSideObject().GetOutputDataObject(0)
     if RANK != 0:
         return
-    # The fixed-level grid holds its coefficients as points; the error-bounded representation
-    # has no points, its coded streams are field data.
-    has_payload = output is not None and (
-        output.GetNumberOfPoints() > 0 or
-        output.GetFieldData().GetAbstractArray("SparseGrid.Streams") is not None)
+    # The payload is field data in both encodings: the fixed level's surpluses ("<array>
+    # Surpluses") or the error-bounded coded streams; other ranks hold the metadata only.
+    fd = output.GetFieldData() if output is not None else None
+    names = fd.GetAbstractArray("SparseGrid.ArrayNames") if fd is not None else None
+    has_payload = fd is not None and (
+        fd.GetAbstractArray("SparseGrid.Streams") is not None or
+        (names is not None and names.GetNumberOfValues() > 0 and
+         fd.GetAbstractArray(names.GetValue(0) + " Surpluses") is not None))
     if not has_payload:
         _log("[SparseGrid] step=%d: no compressed data on rank 0; nothing written" % info.timestep)
         return

@@ -1,4 +1,5 @@
-// Shared helpers of the filter tests: analytic images, an error/warning catcher, checks.
+// Shared helpers of the filter tests (GoogleTest): analytic images, an error/warning catcher,
+// checks with printf-style messages.
 #ifndef SparseGridTestUtilities_h
 #define SparseGridTestUtilities_h
 
@@ -7,36 +8,46 @@
 #include "vtkDataArray.h"
 #include "vtkDoubleArray.h"
 #include "vtkExecutive.h"
+#include "vtkFieldData.h"
 #include "vtkImageData.h"
 #include "vtkNew.h"
 #include "vtkPointData.h"
 #include "vtkSmartPointer.h"
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <functional>
 #include <string>
 
 namespace sgtest
 {
-/// Counts failed checks; a test returns EXIT_FAILURE when any failed.
-inline int& Failures()
+/// printf-style text for the message of a failed check.
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+inline std::string
+Format(const char* format, ...)
 {
-  static int failures = 0;
-  return failures;
+  va_list arguments;
+  va_start(arguments, format);
+  va_list copy;
+  va_copy(copy, arguments);
+  const int length = std::vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  std::string text(static_cast<std::size_t>(std::max(0, length)) + 1, '\0');
+  std::vsnprintf(&text[0], text.size(), format, arguments);
+  va_end(arguments);
+  text.resize(static_cast<std::size_t>(std::max(0, length)));
+  return text;
 }
 
-#define SG_CHECK(condition, ...)                                                                   \
-  do                                                                                               \
-  {                                                                                                \
-    if (!(condition))                                                                              \
-    {                                                                                              \
-      std::printf("FAILED %s:%d: %s: ", __FILE__, __LINE__, #condition);                           \
-      std::printf(__VA_ARGS__);                                                                    \
-      std::printf("\n");                                                                           \
-      ++sgtest::Failures();                                                                        \
-    }                                                                                              \
-  } while (false)
+/// A GoogleTest check that goes on after a failure, with a printf-style explanation of what
+/// was expected (the filter tests print the measured values this way).
+#define SG_CHECK(condition, ...) EXPECT_TRUE(condition) << sgtest::Format(__VA_ARGS__)
 
 /// Catches ErrorEvent and WarningEvent of a filter and of its executive, so that expected
 /// errors are checked instead of printed.
@@ -165,6 +176,19 @@ inline double MaxDeviation(vtkDataSet* data,
     worst = std::max(worst, std::abs(array->GetComponent(p, component) - f(x, component)));
   }
   return worst;
+}
+
+/// The hierarchical surpluses of array `name` in a fixed-level representation (field data).
+inline vtkDataArray* Surpluses(vtkDataObject* representation, const std::string& name)
+{
+  return vtkDataArray::SafeDownCast(
+    representation->GetFieldData()->GetAbstractArray((name + " Surpluses").c_str()));
+}
+
+/// What an aborted or failed filter leaves: no points and no field data at all.
+inline bool IsEmptyOutput(vtkDataSet* data)
+{
+  return data && data->GetNumberOfPoints() == 0 && data->GetFieldData()->GetNumberOfArrays() == 0;
 }
 
 inline double FieldValue(vtkDataObject* data, const char* name, int index = 0)

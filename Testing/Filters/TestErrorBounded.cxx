@@ -2,7 +2,9 @@
 // against the test's own value range and the original data (double), for odd sizes, 1-D to
 // 3-D, float and double, vector arrays, probes between voxels, levels of detail, the memory of
 // the representation, abort and bad settings.
-#include "SparseGridTestRegistry.h"
+#include "SparseGridTestUtilities.h"
+
+#include <gtest/gtest.h>
 
 #include "vtkSparseGridHierarchize.h"
 #include "vtkSparseGridReconstruct.h"
@@ -82,7 +84,7 @@ vtkSmartPointer<vtkImageData> Decompress(vtkAlgorithm* compressed, int levelOfDe
 }
 } // namespace
 
-SG_TEST(ErrorBoundEveryVoxel)
+TEST(SparseGridFilters, ErrorBoundEveryVoxel)
 {
   // Odd sizes, 1-D to 3-D, float and double, scalar and vector arrays, both modes.
   const int sizes[][3] = {
@@ -154,7 +156,7 @@ SG_TEST(ErrorBoundEveryVoxel)
   }
 }
 
-SG_TEST(ErrorBoundConstantAndDefault)
+TEST(SparseGridFilters, ErrorBoundConstantAndDefault)
 {
   // Default settings are Relative 1e-3; a constant image decodes exactly and compresses well.
   const int dims[3] = { 33, 20, 7 };
@@ -182,7 +184,7 @@ SG_TEST(ErrorBoundConstantAndDefault)
     "the summary is the first field array");
 }
 
-SG_TEST(ErrorBoundProbeBetweenVoxels)
+TEST(SparseGridFilters, ErrorBoundProbeBetweenVoxels)
 {
   // Reconstruct at random points: the multilinear interpolant of the decoded voxels is within
   // the bound of the multilinear interpolant of the original voxels (a convex combination).
@@ -251,7 +253,7 @@ SG_TEST(ErrorBoundProbeBetweenVoxels)
   SG_CHECK(mask->GetValue(2000) == 0, "a point outside the image is masked");
 }
 
-SG_TEST(ErrorBoundLevelsOfDetail)
+TEST(SparseGridFilters, ErrorBoundLevelsOfDetail)
 {
   // Coarser levels of detail keep the bound the field data announce (and it is looser).
   const int dims[3] = { 65, 65, 33 };
@@ -280,7 +282,7 @@ SG_TEST(ErrorBoundLevelsOfDetail)
     previous);
 }
 
-SG_TEST(ErrorBoundLightRepresentation)
+TEST(SparseGridFilters, ErrorBoundLightRepresentation)
 {
   // In memory the representation is the coded bytes plus a little metadata (issue: at most
   // 1.2x the payload for a 257^3 float volume at the default setting).
@@ -300,7 +302,7 @@ SG_TEST(ErrorBoundLightRepresentation)
     payload);
 }
 
-SG_TEST(ErrorBoundAbortAndBadSettings)
+TEST(SparseGridFilters, ErrorBoundAbortAndBadSettings)
 {
   const int dims[3] = { 65, 65, 65 };
   const double origin[3] = { 0, 0, 0 };
@@ -358,7 +360,7 @@ SG_TEST(ErrorBoundAbortAndBadSettings)
   }
 }
 
-SG_TEST(ResampleHugeIsAnError)
+TEST(SparseGridFilters, ResampleHugeIsAnError)
 {
   // Sampling dimensions far beyond memory: a clear error naming the size, never an abort in an
   // allocation (both encodings go through the same check).
@@ -391,7 +393,7 @@ SG_TEST(ResampleHugeIsAnError)
   }
 }
 
-SG_TEST(OverflowIsATrueError)
+TEST(SparseGridFilters, OverflowIsATrueError)
 {
   // Float data near FLT_MAX, and doubles beyond it compressed as Float: a clear error naming the
   // cause, before anything is emitted (issue: non-finite coefficients and "NaN or Inf").
@@ -440,7 +442,7 @@ SG_TEST(OverflowIsATrueError)
   }
 }
 
-SG_TEST(ResampleGeometryInTheInformationPass)
+TEST(SparseGridFilters, ResampleGeometryInTheInformationPass)
 {
   // Resample To Image with the original geometry learns it in the information pass from its
   // producer's information (no data produced yet, no collective call), for both encodings.

@@ -1,5 +1,7 @@
 // Wrong inputs fail with an error message, return failure from RequestData, and never crash.
-#include "SparseGridTestRegistry.h"
+#include "SparseGridTestUtilities.h"
+
+#include <gtest/gtest.h>
 
 #include "vtkSparseGridHierarchize.h"
 #include "vtkSparseGridReconstruct.h"
@@ -42,14 +44,14 @@ void ExpectFailure(vtkAlgorithm* algorithm, const char* expected, const char* wh
 }
 } // namespace
 
-SG_TEST(ErrorMissingArray)
+TEST(SparseGridFilters, ErrorMissingArray)
 {
   vtkNew<vtkSparseGridHierarchize> hierarchize;
   hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
   hierarchize->SetInputData(SmallImage());
   hierarchize->AddArrayName("nope");
   ExpectFailure(hierarchize, "no point array named 'nope'", "missing array");
-  SG_CHECK(hierarchize->GetOutput()->GetNumberOfPoints() == 0, "empty output");
+  SG_CHECK(sgtest::IsEmptyOutput(hierarchize->GetOutput()), "empty output");
 
   auto image = SmallImage();
   vtkNew<vtkDoubleArray> cells;
@@ -76,7 +78,7 @@ SG_TEST(ErrorMissingArray)
   ExpectFailure(hierarchize, "No array is selected", "no scalars");
 }
 
-SG_TEST(ErrorNonFinite)
+TEST(SparseGridFilters, ErrorNonFinite)
 {
   for (double bad :
     { std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity() })
@@ -87,11 +89,11 @@ SG_TEST(ErrorNonFinite)
     hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
     hierarchize->SetInputData(image);
     ExpectFailure(hierarchize, "non-finite", std::isnan(bad) ? "NaN value" : "Inf value");
-    SG_CHECK(hierarchize->GetOutput()->GetNumberOfPoints() == 0, "empty output");
+    SG_CHECK(sgtest::IsEmptyOutput(hierarchize->GetOutput()), "empty output");
   }
 }
 
-SG_TEST(ErrorNonImageInput)
+TEST(SparseGridFilters, ErrorNonImageInput)
 {
   vtkNew<vtkPolyData> points;
   vtkNew<vtkPoints> p;
@@ -123,7 +125,7 @@ SG_TEST(ErrorNonImageInput)
   ExpectFailure(hierarchize, "single point", "one-point image");
 }
 
-SG_TEST(ErrorTooLarge)
+TEST(SparseGridFilters, ErrorTooLarge)
 {
   vtkNew<vtkSparseGridHierarchize> hierarchize;
   hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
@@ -133,7 +135,7 @@ SG_TEST(ErrorTooLarge)
   ExpectFailure(hierarchize, "too large", "huge level");
 }
 
-SG_TEST(ErrorBadSource)
+TEST(SparseGridFilters, ErrorBadSource)
 {
   auto image = SmallImage();
   vtkNew<vtkPolyData> notARepresentation;
@@ -153,12 +155,12 @@ SG_TEST(ErrorBadSource)
   hierarchize->Update();
   vtkNew<vtkPolyData> damaged;
   damaged->DeepCopy(hierarchize->GetOutput());
-  damaged->GetPointData()->GetArray("f")->SetTuple1(0, std::numeric_limits<double>::quiet_NaN());
+  sgtest::Surpluses(damaged, "f")->SetTuple1(0, std::numeric_limits<double>::quiet_NaN());
   reconstruct->SetSourceData(damaged);
   ExpectFailure(reconstruct, "non-finite", "NaN coefficient");
 }
 
-SG_TEST(ErrorAbort)
+TEST(SparseGridFilters, ErrorAbort)
 {
   // An abort request from a progress observer ends the execution early without an error.
   const int dims[3] = { 65, 65, 65 };
@@ -189,5 +191,5 @@ SG_TEST(ErrorAbort)
   hierarchize->Update();
   SG_CHECK(observer->Calls > 0, "progress reported");
   SG_CHECK(catcher->Errors == 0, "abort is not an error: %s", catcher->ErrorText.c_str());
-  SG_CHECK(hierarchize->GetOutput()->GetNumberOfPoints() == 0, "aborted output is empty");
+  SG_CHECK(sgtest::IsEmptyOutput(hierarchize->GetOutput()), "aborted output is empty");
 }

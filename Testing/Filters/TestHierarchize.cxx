@@ -1,5 +1,7 @@
 // Sparse Grid Hierarchize on analytic images that the tests evaluate themselves.
-#include "SparseGridTestRegistry.h"
+#include "SparseGridTestUtilities.h"
+
+#include <gtest/gtest.h>
 
 #include "vtkSparseGridHierarchize.h"
 #include "vtkSparseGridReconstruct.h"
@@ -91,7 +93,7 @@ static int DefaultLevel(const std::vector<int>& caps)
   return std::min(largest + 2, full);
 }
 
-SG_TEST(HierarchizeMultilinear)
+TEST(SparseGridFilters, HierarchizeMultilinear)
 {
   const int dims[3] = { 20, 13, 9 };
   const double origin[3] = { -1.0, 0.5, 2.0 };
@@ -112,7 +114,7 @@ SG_TEST(HierarchizeMultilinear)
   SG_CHECK(caps[0] == 5 && caps[1] == 4 && caps[2] == 3, "levelForSamples");
   const int L = 7; // default: the largest cap (5) + 2, below the full grid (5 + 4 + 3 - 2 = 10)
   const std::uint64_t points = CountPoints(L, caps, true);
-  SG_CHECK(FieldValue(rep, "SparseGrid.FormatVersion") == 1, "format version");
+  SG_CHECK(FieldValue(rep, "SparseGrid.FormatVersion") == 3, "format version");
   SG_CHECK(FieldValue(rep, "SparseGrid.Dimensions") == 3, "D");
   SG_CHECK(
     FieldValue(rep, "SparseGrid.Level") == L, "level %g", FieldValue(rep, "SparseGrid.Level"));
@@ -131,17 +133,36 @@ SG_TEST(HierarchizeMultilinear)
     "coefficients %g, expected %llu",
     FieldValue(rep, "SparseGrid.NumberOfCoefficients"),
     static_cast<unsigned long long>(points));
-  SG_CHECK(rep->GetNumberOfPoints() == static_cast<vtkIdType>(points), "points");
-  SG_CHECK(rep->GetNumberOfVerts() == static_cast<vtkIdType>(points), "verts");
+  // No per-point geometry by default, and no array that could pass for the data.
+  SG_CHECK(rep->GetNumberOfPoints() == 0 && rep->GetNumberOfCells() == 0, "no points by default");
+  SG_CHECK(rep->GetPointData()->GetNumberOfArrays() == 0 && !rep->GetFieldData()->GetArray("f"),
+    "no array named after the data");
   const double ratio = (20.0 * 13 * 9 * sizeof(double)) / (points * sizeof(double));
   SG_CHECK(std::abs(FieldValue(rep, "SparseGrid.CompressionRatio") - ratio) < 1e-12 * ratio,
     "ratio %g expected %g",
     FieldValue(rep, "SparseGrid.CompressionRatio"),
     ratio);
-  vtkDataArray* coefficients = rep->GetPointData()->GetArray("f");
-  SG_CHECK(vtkDoubleArray::SafeDownCast(coefficients) != nullptr, "double coefficients");
+  vtkDataArray* coefficients = sgtest::Surpluses(rep, "f");
+  SG_CHECK(vtkDoubleArray::SafeDownCast(coefficients) != nullptr &&
+      coefficients->GetNumberOfTuples() == static_cast<vtkIdType>(points),
+    "double coefficients, one per grid point, in the field data");
+  const double memory = FieldValue(rep, "SparseGrid.MemoryBytes");
+  SG_CHECK(memory >= points * 8.0 && memory <= points * 8.0 + 4096,
+    "in-memory size %g for %g bytes of coefficients",
+    memory,
+    points * 8.0);
 
-  // Every grid point lies inside the image bounds.
+  // Output Grid Points: one point and one vertex per coefficient, every point inside the
+  // image bounds, and the same surpluses as point data.
+  hierarchize->OutputGridPointsOn();
+  hierarchize->Update();
+  SG_CHECK(rep->GetNumberOfPoints() == static_cast<vtkIdType>(points), "points");
+  SG_CHECK(rep->GetNumberOfVerts() == static_cast<vtkIdType>(points), "verts");
+  SG_CHECK(rep->GetPointData()->GetArray("f Surpluses") == sgtest::Surpluses(rep, "f") &&
+      rep->GetPointData()->GetArray("f") == nullptr,
+    "the point data share the field array, under the surpluses' name");
+  SG_CHECK(FieldValue(rep, "SparseGrid.MemoryBytes") > memory + points * 12.0,
+    "the points count in the in-memory size");
   double b[6];
   rep->GetBounds(b);
   for (int a = 0; a < 3; ++a)
@@ -150,6 +171,7 @@ SG_TEST(HierarchizeMultilinear)
       b[2 * a] >= origin[a] - 1e-5 && b[2 * a + 1] <= origin[a] + (dims[a] - 1) * spacing[a] + 1e-5,
       "points inside the image");
   }
+  hierarchize->OutputGridPointsOff();
 
   auto out = Reconstruct(image, hierarchize);
   const double error = sgtest::MaxDeviation(out, "f", sgtest::Multilinear);
@@ -173,7 +195,7 @@ SG_TEST(HierarchizeMultilinear)
 //------------------------------------------------------------------------------------------------
 // A smooth function: the error falls with the level, is within a stated tolerance at the
 // default level, vanishes at the full-grid level, and the reported metrics equal the test's own.
-SG_TEST(HierarchizeSmooth)
+TEST(SparseGridFilters, HierarchizeSmooth)
 {
   const int dims[3] = { 33, 33, 33 };
   const double origin[3] = { 0, 0, 0 };
@@ -241,7 +263,7 @@ SG_TEST(HierarchizeSmooth)
 //------------------------------------------------------------------------------------------------
 // Vector arrays compress every component; several arrays compress together; non-double
 // inputs are converted.
-SG_TEST(HierarchizeVectorAndMultipleArrays)
+TEST(SparseGridFilters, HierarchizeVectorAndMultipleArrays)
 {
   const int dims[3] = { 9, 10, 6 };
   const double origin[3] = { 0, 0, 0 };
@@ -272,8 +294,8 @@ SG_TEST(HierarchizeVectorAndMultipleArrays)
   SG_CHECK(names && names->GetNumberOfValues() == 2 && names->GetValue(0) == "velocity" &&
       names->GetValue(1) == "temperature",
     "array names");
-  SG_CHECK(rep->GetPointData()->GetArray("velocity") &&
-      rep->GetPointData()->GetArray("velocity")->GetNumberOfComponents() == 3,
+  SG_CHECK(sgtest::Surpluses(rep, "velocity") &&
+      sgtest::Surpluses(rep, "velocity")->GetNumberOfComponents() == 3,
     "3 components");
   const double n = FieldValue(rep, "SparseGrid.NumberOfCoefficients");
   const double inputBytes = image->GetNumberOfPoints() * (3.0 * 8 + 4);
@@ -299,7 +321,7 @@ SG_TEST(HierarchizeVectorAndMultipleArrays)
 
 //------------------------------------------------------------------------------------------------
 // 2-D and 1-D images: only axes with more than one sample are grid axes.
-SG_TEST(HierarchizeLowDimensional)
+TEST(SparseGridFilters, HierarchizeLowDimensional)
 {
   const double origin[3] = { 1, 2, 3 };
   const double spacing[3] = { 0.5, 0.5, 0.25 };
@@ -335,7 +357,11 @@ SG_TEST(HierarchizeLowDimensional)
       "count");
     auto out = Reconstruct(image, hierarchize);
     SG_CHECK(sgtest::MaxDeviation(out, "f", sgtest::Multilinear) < 1e-11, "exact");
-    // The grid points lie in the image's plane or line.
+    // The grid points (on request) lie in the image's plane or line.
+    hierarchize->OutputGridPointsOn();
+    hierarchize->Update();
+    SG_CHECK(rep->GetNumberOfPoints() == static_cast<vtkIdType>(CountPoints(L, caps, true)),
+      "one grid point per coefficient");
     double b[6];
     rep->GetBounds(b);
     for (int a = 0; a < 3; ++a)
@@ -352,7 +378,7 @@ SG_TEST(HierarchizeLowDimensional)
 
 //------------------------------------------------------------------------------------------------
 // Float precision, level caps, no boundary, integer input.
-SG_TEST(HierarchizeOptions)
+TEST(SparseGridFilters, HierarchizeOptions)
 {
   const int dims[3] = { 17, 17, 17 };
   const double origin[3] = { 0, 0, 0 };
@@ -365,7 +391,7 @@ SG_TEST(HierarchizeOptions)
   hierarchize->SetInputData(image);
   hierarchize->Update();
   vtkPolyData* rep = hierarchize->GetOutput();
-  SG_CHECK(vtkFloatArray::SafeDownCast(rep->GetPointData()->GetArray("f")) != nullptr,
+  SG_CHECK(vtkFloatArray::SafeDownCast(sgtest::Surpluses(rep, "f")) != nullptr,
     "float is the default precision");
   auto out = Reconstruct(image, hierarchize);
   const double error = sgtest::MaxDeviation(out, "f", sgtest::Multilinear);
@@ -426,7 +452,7 @@ SG_TEST(HierarchizeOptions)
 
 //------------------------------------------------------------------------------------------------
 // Threads and optimisation switches change speed, not results.
-SG_TEST(HierarchizeThreadsAndSwitches)
+TEST(SparseGridFilters, HierarchizeThreadsAndSwitches)
 {
   const int dims[3] = { 33, 33, 17 };
   const double origin[3] = { 0, 0, 0 };
@@ -453,7 +479,7 @@ SG_TEST(HierarchizeThreadsAndSwitches)
     }
     hierarchize->SetChunkSize(switches ? 256 : 7);
     hierarchize->Update();
-    vtkSmartPointer<vtkDataArray> result = hierarchize->GetOutput()->GetPointData()->GetArray("s");
+    vtkSmartPointer<vtkDataArray> result = sgtest::Surpluses(hierarchize->GetOutput(), "s");
     return std::make_pair(result, FieldValue(hierarchize->GetOutput(), "SparseGrid.MaxAbsError"));
   };
   const auto reference = run(1, true);
@@ -471,7 +497,7 @@ SG_TEST(HierarchizeThreadsAndSwitches)
 
 //------------------------------------------------------------------------------------------------
 // A CUDA request where no GPU can run falls back to the CPU with a warning and a note.
-SG_TEST(HierarchizeBackend)
+TEST(SparseGridFilters, HierarchizeBackend)
 {
   const int dims[3] = { 9, 9, 9 };
   const double origin[3] = { 0, 0, 0 };
@@ -510,4 +536,53 @@ SG_TEST(HierarchizeBackend)
   auto out = Reconstruct(image, hierarchize);
   SG_CHECK(sgtest::MaxDeviation(out, "f", sgtest::Multilinear) < 1e-11, "result unchanged");
   catcher->Delete();
+}
+
+//------------------------------------------------------------------------------------------------
+// The fixed-level representation in memory is the coefficients plus a little metadata: for a
+// 257^3 float volume at the default level, at most 1.2x the coefficient bytes (measured by
+// VTK's own account of the output's memory).
+TEST(SparseGridFilters, FixedLevelLightRepresentation)
+{
+  const int dims[3] = { 257, 257, 257 };
+  const double origin[3] = { 0, 0, 0 };
+  const double spacing[3] = { 0.05, 0.05, 0.05 };
+  auto image = sgtest::MakeImage(dims, origin, spacing, "s", 1, sgtest::Smooth, VTK_FLOAT);
+  vtkNew<vtkSparseGridHierarchize> hierarchize;
+  hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF);
+  hierarchize->SetComputeError(false);
+  hierarchize->SetInputData(image);
+  hierarchize->Update();
+  vtkPolyData* out = hierarchize->GetOutput();
+  // Caps 8 (2^8 + 1 = 257), default level 8 + 2.
+  const std::uint64_t points = CountPoints(10, { 8, 8, 8 }, true);
+  SG_CHECK(FieldValue(out, "SparseGrid.NumberOfCoefficients") == static_cast<double>(points),
+    "coefficients %g, expected %llu",
+    FieldValue(out, "SparseGrid.NumberOfCoefficients"),
+    static_cast<unsigned long long>(points));
+  const double coefficientBytes = 4.0 * static_cast<double>(points);
+  const double memory = 1024.0 * out->GetActualMemorySize();
+  std::printf("257^3 float, fixed level 10: %llu coefficients (%.0f bytes), representation %.0f "
+              "bytes in memory (%.3fx), SparseGrid.MemoryBytes %.0f\n",
+    static_cast<unsigned long long>(points),
+    coefficientBytes,
+    memory,
+    memory / coefficientBytes,
+    FieldValue(out, "SparseGrid.MemoryBytes"));
+  SG_CHECK(memory <= 1.2 * coefficientBytes,
+    "representation %g bytes for %g bytes of coefficients",
+    memory,
+    coefficientBytes);
+  // The reported size counts bytes exactly; VTK's account rounds each array up to a KiB.
+  const double reported = FieldValue(out, "SparseGrid.MemoryBytes");
+  SG_CHECK(reported >= coefficientBytes && reported <= memory,
+    "SparseGrid.MemoryBytes %g between %g and %g",
+    reported,
+    coefficientBytes,
+    memory);
+  // CompressionRatio stays input bytes over stored (coefficient) bytes.
+  SG_CHECK(std::abs(FieldValue(out, "SparseGrid.CompressionRatio") -
+             257.0 * 257 * 257 * 4 / coefficientBytes) < 1e-9,
+    "ratio %g",
+    FieldValue(out, "SparseGrid.CompressionRatio"));
 }

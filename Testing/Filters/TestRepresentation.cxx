@@ -1,6 +1,8 @@
 // vtkSparseGridRepresentation: round trip, and rejection of malformed field data (as a
 // damaged or hostile .sgrid file would produce) with a message instead of a crash.
-#include "SparseGridTestRegistry.h"
+#include "SparseGridTestUtilities.h"
+
+#include <gtest/gtest.h>
 
 #include "vtkSparseGridHierarchize.h"
 #include "vtkSparseGridRepresentation.h"
@@ -16,7 +18,7 @@
 
 namespace
 {
-vtkSmartPointer<vtkPolyData> MakeRepresentation()
+vtkSmartPointer<vtkPolyData> MakeRepresentation(bool gridPoints = false)
 {
   const int dims[3] = { 12, 9, 5 };
   const double origin[3] = { 0, 0, 0 };
@@ -25,6 +27,7 @@ vtkSmartPointer<vtkPolyData> MakeRepresentation()
   vtkNew<vtkSparseGridHierarchize> hierarchize;
   hierarchize->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF); // the fixed-level grid
   hierarchize->SetInputData(image);
+  hierarchize->SetOutputGridPoints(gridPoints);
   hierarchize->Update();
   auto copy = vtkSmartPointer<vtkPolyData>::New();
   copy->DeepCopy(hierarchize->GetOutput());
@@ -42,11 +45,16 @@ void SetField(vtkPolyData* data, const char* name, std::initializer_list<V> valu
   }
   data->GetFieldData()->AddArray(array);
 }
+
+vtkDataArray* FieldArray(vtkDataObject* data, const std::string& name)
+{
+  return vtkDataArray::SafeDownCast(data->GetFieldData()->GetAbstractArray(name.c_str()));
+}
 } // namespace
 
-SG_TEST(RepresentationRoundTrip)
+TEST(SparseGridFilters, RepresentationRoundTrip)
 {
-  auto original = MakeRepresentation();
+  auto original = MakeRepresentation(true);
   vtkSparseGridRepresentation::Contents contents;
   std::string error;
   SG_CHECK(
@@ -58,9 +66,12 @@ SG_TEST(RepresentationRoundTrip)
 
   std::vector<vtkDataArray*> arrays = { contents.Coefficients[0] };
   vtkNew<vtkPolyData> rebuilt;
-  SG_CHECK(vtkSparseGridRepresentation::ToPolyData(contents.Info, arrays, rebuilt, &error),
+  SG_CHECK(vtkSparseGridRepresentation::ToPolyData(contents.Info, arrays, rebuilt, &error, true),
     "%s",
     error.c_str());
+  SG_CHECK(original->GetNumberOfPoints() == contents.Coefficients[0]->GetNumberOfTuples() &&
+      original->GetNumberOfVerts() == original->GetNumberOfPoints(),
+    "one point and one vertex per coefficient with grid points");
   SG_CHECK(rebuilt->GetNumberOfPoints() == original->GetNumberOfPoints(), "points");
   double worst = 0;
   for (vtkIdType p = 0; p < original->GetNumberOfPoints(); ++p)
@@ -85,8 +96,9 @@ SG_TEST(RepresentationRoundTrip)
       ++representationArrays;
     }
   }
-  SG_CHECK(rebuilt->GetFieldData()->GetNumberOfArrays() == representationArrays,
-    "field arrays %d vs %d",
+  // ... plus the surpluses, one field array per compressed array.
+  SG_CHECK(rebuilt->GetFieldData()->GetNumberOfArrays() == representationArrays + 1,
+    "field arrays %d vs %d + 1",
     rebuilt->GetFieldData()->GetNumberOfArrays(),
     representationArrays);
   SG_CHECK(original->GetFieldData()->GetAbstractArray("SparseGridLocal.InputPoints"),
@@ -109,6 +121,44 @@ SG_TEST(RepresentationRoundTrip)
     }
   }
 
+  // Without grid points: the same contents, no points, the same surpluses.
+  vtkNew<vtkPolyData> light;
+  SG_CHECK(vtkSparseGridRepresentation::ToPolyData(contents.Info, arrays, light, &error),
+    "%s",
+    error.c_str());
+  SG_CHECK(light->GetNumberOfPoints() == 0 && light->GetNumberOfCells() == 0 &&
+      light->GetPointData()->GetNumberOfArrays() == 0,
+    "no per-point geometry by default");
+  vtkSparseGridRepresentation::Contents again;
+  SG_CHECK(
+    vtkSparseGridRepresentation::FromPolyData(light, again, &error), "%s", error.c_str());
+  SG_CHECK(again.Coefficients.size() == 1 &&
+      again.Coefficients[0]->GetNumberOfTuples() == contents.Coefficients[0]->GetNumberOfTuples(),
+    "the light form reads back");
+  for (vtkIdType k = 0; again.Coefficients.size() == 1 &&
+       k < contents.Coefficients[0]->GetNumberOfValues();
+       ++k)
+  {
+    if (again.Coefficients[0]->GetComponent(k / 2, k % 2) !=
+      contents.Coefficients[0]->GetComponent(k / 2, k % 2))
+    {
+      SG_CHECK(false, "coefficient %lld differs", static_cast<long long>(k));
+      break;
+    }
+  }
+  // The stored size: the surpluses (2 float components per point) and a few hundred bytes of
+  // metadata; the grid points cost more.
+  const double payload = 2.0 * 4 * contents.Coefficients[0]->GetNumberOfTuples();
+  const double reported = sgtest::FieldValue(light, "SparseGrid.MemoryBytes");
+  SG_CHECK(reported >= payload && reported <= payload + 4096,
+    "SparseGrid.MemoryBytes %g for %g bytes of surpluses",
+    reported,
+    payload);
+  SG_CHECK(sgtest::FieldValue(rebuilt, "SparseGrid.MemoryBytes") > reported + payload,
+    "grid points are counted (%g vs %g)",
+    sgtest::FieldValue(rebuilt, "SparseGrid.MemoryBytes"),
+    reported);
+
   // Wrong inputs to ToPolyData are refused, not trusted.
   std::vector<vtkDataArray*> none;
   SG_CHECK(!vtkSparseGridRepresentation::ToPolyData(contents.Info, none, rebuilt, &error),
@@ -121,7 +171,7 @@ SG_TEST(RepresentationRoundTrip)
     "precision mismatch");
 }
 
-SG_TEST(RepresentationMalformed)
+TEST(SparseGridFilters, RepresentationMalformed)
 {
   using Damage = std::function<void(vtkPolyData*)>;
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -216,30 +266,36 @@ SG_TEST(RepresentationMalformed)
       [](vtkPolyData* d) {
         SetField<vtkDoubleArray>(d, "SparseGrid.PSNR", { 1., 2. });
       } },
-    { "coefficients missing", [](vtkPolyData* d) { d->GetPointData()->RemoveArray("v"); } },
+    { "FormatVersion 4 (newer)",
+      [](vtkPolyData* d) { SetField<vtkIntArray>(d, "SparseGrid.FormatVersion", { 4 }); } },
+    { "coefficients missing",
+      [](vtkPolyData* d) { d->GetFieldData()->RemoveArray("v Surpluses"); } },
+    { "coefficients only under the data's name",
+      [](vtkPolyData* d) { FieldArray(d, "v Surpluses")->SetName("v"); } },
     { "coefficients double",
       [](vtkPolyData* d)
       {
         vtkNew<vtkDoubleArray> a;
-        a->DeepCopy(d->GetPointData()->GetArray("v"));
-        d->GetPointData()->AddArray(a);
+        a->DeepCopy(FieldArray(d, "v Surpluses"));
+        d->GetFieldData()->AddArray(a);
       } },
     { "coefficients short",
       [](vtkPolyData* d)
       {
         vtkNew<vtkFloatArray> a;
-        a->SetName("v");
+        a->SetName("v Surpluses");
         a->SetNumberOfComponents(2);
         a->SetNumberOfTuples(10);
         a->FillValue(0);
-        d->GetPointData()->AddArray(a);
+        d->GetFieldData()->AddArray(a);
       } },
     { "coefficient Inf",
       [](vtkPolyData* d)
       {
-        d->GetPointData()->GetArray("v")->SetComponent(
-          3, 1, std::numeric_limits<double>::infinity());
+        FieldArray(d, "v Surpluses")->SetComponent(3, 1, std::numeric_limits<double>::infinity());
       } },
+    { "FormatVersion 1 without point data",
+      [](vtkPolyData* d) { SetField<vtkIntArray>(d, "SparseGrid.FormatVersion", { 1 }); } },
   };
   for (const auto& c : cases)
   {
@@ -256,4 +312,45 @@ SG_TEST(RepresentationMalformed)
   std::string error;
   SG_CHECK(!vtkSparseGridRepresentation::FromPolyData(nullptr, contents, &error), "null input");
   SG_CHECK(!vtkSparseGridRepresentation::ReadFieldData(nullptr, contents.Info, &error), "null fd");
+}
+
+// The first fixed-level form (FormatVersion 1: one point per coefficient, the surpluses as
+// point data under the arrays' own names), as a saved .vtp of an older plugin holds it, is
+// still read, with the same coefficients.
+TEST(SparseGridFilters, RepresentationLegacyGridPoints)
+{
+  auto current = MakeRepresentation(true);
+  vtkNew<vtkPolyData> legacy;
+  legacy->DeepCopy(current);
+  vtkSmartPointer<vtkDataArray> surpluses = FieldArray(legacy, "v Surpluses");
+  ASSERT_TRUE(surpluses != nullptr);
+  legacy->GetFieldData()->RemoveArray("v Surpluses");
+  legacy->GetPointData()->Initialize();
+  surpluses->SetName("v");
+  legacy->GetPointData()->AddArray(surpluses);
+  SetField<vtkIntArray>(legacy, "SparseGrid.FormatVersion", { 1 });
+
+  vtkSparseGridRepresentation::Contents a, b;
+  std::string error;
+  SG_CHECK(vtkSparseGridRepresentation::FromPolyData(legacy, a, &error), "%s", error.c_str());
+  SG_CHECK(vtkSparseGridRepresentation::FromPolyData(current, b, &error), "%s", error.c_str());
+  SG_CHECK(vtkSparseGridRepresentation::HoldsPayload(legacy), "the legacy form holds a payload");
+  ASSERT_EQ(a.Coefficients.size(), 1u);
+  ASSERT_EQ(b.Coefficients.size(), 1u);
+  ASSERT_EQ(a.Coefficients[0]->GetNumberOfValues(), b.Coefficients[0]->GetNumberOfValues());
+  SG_CHECK(a.Info.Grid.size() == b.Info.Grid.size() && a.Info.Grid.level() == b.Info.Grid.level(),
+    "same grid");
+  int differences = 0;
+  for (vtkIdType k = 0; k < a.Coefficients[0]->GetNumberOfValues(); ++k)
+  {
+    differences += a.Coefficients[0]->GetComponent(k / 2, k % 2) !=
+      b.Coefficients[0]->GetComponent(k / 2, k % 2);
+  }
+  SG_CHECK(differences == 0, "%d coefficients differ", differences);
+
+  // A metadata-only piece (another rank's) holds no payload; the current form does.
+  vtkNew<vtkPolyData> metadataOnly;
+  vtkSparseGridRepresentation::WriteFieldData(b.Info, metadataOnly->GetFieldData());
+  SG_CHECK(!vtkSparseGridRepresentation::HoldsPayload(metadataOnly), "metadata only");
+  SG_CHECK(vtkSparseGridRepresentation::HoldsPayload(MakeRepresentation(false)), "payload");
 }

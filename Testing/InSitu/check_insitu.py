@@ -92,6 +92,15 @@ def make_image(values, dims, origin, spacing, name):
     return image
 
 
+def surpluses(representation, name):
+    """The hierarchical surpluses of array `name`: field data of the fixed-level
+    representation, under "<name> Surpluses" (never under the data's own name)."""
+    array = representation.GetFieldData().GetArray(name + " Surpluses")
+    if array is None:
+        raise AssertionError("the representation has no field array '%s Surpluses'" % name)
+    return vtk_to_numpy(array)
+
+
 def compress_offline(image, name):
     """The dumped field through the same filter, with the Catalyst script's default settings
     (Level 0 = automatic, Float, Boundary 1): coefficients, representation and reconstruction."""
@@ -109,7 +118,7 @@ def compress_offline(image, name):
     volume.UpdatePipeline()
     reconstructed = servermanager.Fetch(volume)
     values = vtk_to_numpy(reconstructed.GetPointData().GetArray(name))
-    coefficients = vtk_to_numpy(representation.GetPointData().GetArray(name))
+    coefficients = surpluses(representation, name)
     for proxy in (volume, compressed, source):
         Delete(proxy)
     return representation, coefficients, values
@@ -124,7 +133,7 @@ def read_file(path, name):
     reader.OutputReconstructedImage = 0
     reader.UpdatePipeline()
     representation = servermanager.Fetch(reader)
-    coefficients = vtk_to_numpy(representation.GetPointData().GetArray(name)).copy()
+    coefficients = surpluses(representation, name).copy()
     reader.OutputReconstructedImage = 1
     reader.SamplingDimensions = [0, 0, 0]
     reader.UpdatePipeline()

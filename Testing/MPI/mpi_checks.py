@@ -80,6 +80,13 @@ def array_of(data, name):
     return vtk_to_numpy(array)
 
 
+def surpluses_of(data, name):
+    """The hierarchical surpluses of array `name` in a fixed-level representation (field data,
+    "<name> Surpluses"), or None where this piece holds none."""
+    array = data.GetFieldData().GetArray(name + " Surpluses")
+    return None if array is None else vtk_to_numpy(array)
+
+
 def field_values(data, name):
     """All values of a field data array (strings as str, numbers as float), or None."""
     array = data.GetFieldData().GetAbstractArray(name)

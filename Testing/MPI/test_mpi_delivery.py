@@ -4,10 +4,11 @@ drives it: rank 0 runs this script and the other ranks serve it, as pvserver's r
     mpirun -np N pvbatch test_mpi_delivery.py --plugin SparseGrid.so --sgrid FILE --out DIR
 
 Checks:
-- ParaView's data information counts the representation once (the grid size, not N times), and
-  Fetch (which appends the pieces) gives exactly one representation;
-- piece 0 holds the points and coefficients, the others no points but the same SparseGrid.*
-  field data, and each rank's Hierarchize input was its piece only;
+- Fetch (which appends the pieces) gives exactly one representation (the surpluses once), and
+  with Output Grid Points ParaView's data information counts the grid points once (the grid
+  size, not N times);
+- piece 0 holds the coefficients, the others none but the same SparseGrid.* field data, and
+  each rank's Hierarchize input was its piece only;
 - Reconstruct and Resample To Image deliver one piece per rank (the image once);
 - the .sgrid file: with 1 rank, SaveData writes FILE (later runs compare against it); with N
   ranks the representation read back from FILE equals the distributed one bit for bit, and
@@ -21,7 +22,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mpi_checks import SIZE, Checker, array_of, extent_points, field_values, piece_extent
+from mpi_checks import (SIZE, Checker, array_of, extent_points, field_values, piece_extent,
+                        surpluses_of)
 
 import numpy as np
 from paraview import servermanager
@@ -39,14 +41,15 @@ def same_arrays(a, b, names):
 
 
 def check_file(checker, path, reference, label):
-    """The representation read back from `path` equals `reference` (points and coefficients)."""
+    """The representation read back from `path` equals `reference` (coefficients, metadata)."""
     reader = SparseGridReader(FileName=path, OutputReconstructedImage=0)
     read = servermanager.Fetch(reader)
-    checker.check(read.GetNumberOfPoints() == reference.GetNumberOfPoints(),
-                  "%s: %d points read back, expected %d"
-                  % (label, read.GetNumberOfPoints(), reference.GetNumberOfPoints()))
-    if read.GetNumberOfPoints() == reference.GetNumberOfPoints():
-        checker.check(same_arrays(read, reference, ["RTData"]),
+    a, b = surpluses_of(read, "RTData"), surpluses_of(reference, "RTData")
+    checker.check(a is not None and b is not None and a.shape == b.shape,
+                  "%s: %s coefficients read back, expected %s"
+                  % (label, None if a is None else a.shape, None if b is None else b.shape))
+    if a is not None and b is not None and a.shape == b.shape:
+        checker.check(np.array_equal(a, b),
                       "%s: coefficients read back differ from the distributed ones" % label)
         for name in ("SparseGrid.Level", "SparseGrid.LevelCaps", "SparseGrid.Bounds",
                      "SparseGrid.CompressionRatio", "SparseGrid.MaxAbsError"):
@@ -71,15 +74,26 @@ def main():
     h.UpdatePipeline()
     whole = servermanager.Fetch(h)  # pieces appended: the representation once
     grid = int(field_values(whole, "SparseGrid.NumberOfCoefficients")[0])
-    info = h.GetDataInformation()
-    print("  data information: %d points (grid %d); Fetch: %d points"
-          % (info.GetNumberOfPoints(), grid, whole.GetNumberOfPoints()))
-    checker.check(info.GetNumberOfPoints() == grid,
-                  "data information counts %d points for a grid of %d"
-                  % (info.GetNumberOfPoints(), grid))
-    checker.check(whole.GetNumberOfPoints() == grid and
+    fetched = surpluses_of(whole, "RTData")
+    print("  Fetch: %s surpluses (grid %d), %d points"
+          % (None if fetched is None else fetched.shape[0], grid, whole.GetNumberOfPoints()))
+    checker.check(fetched is not None and fetched.shape[0] == grid and
+                  whole.GetNumberOfPoints() == 0 and
                   field_values(whole, "SparseGrid.Level") is not None,
-                  "Fetch gave %d points" % whole.GetNumberOfPoints())
+                  "Fetch gave %s surpluses for a grid of %d"
+                  % (None if fetched is None else fetched.shape[0], grid))
+    # With the grid points as output, they are counted once over the ranks.
+    hp = SparseGridHierarchize(ErrorBoundMode="Off", Input=w, Scalars=["RTData"], ComputeError=0,
+                               OutputGridPoints=1)
+    hp.UpdatePipeline()
+    info = hp.GetDataInformation()
+    points = servermanager.Fetch(hp).GetNumberOfPoints()
+    print("  Output Grid Points: data information %d points, Fetch %d points (grid %d)"
+          % (info.GetNumberOfPoints(), points, grid))
+    checker.check(info.GetNumberOfPoints() == grid and points == grid,
+                  "with grid points: data information counts %d points, Fetch %d, for a grid "
+                  "of %d" % (info.GetNumberOfPoints(), points, grid))
+    Delete(hp)
 
     whole_points = extent_points(WHOLE)
     received = []
@@ -87,10 +101,12 @@ def main():
         piece = servermanager.Fetch(h, k)  # rank k's own output
         n = field_values(piece, "SparseGridLocal.InputPoints")
         received.append(int(n[0]) if n else -1)
+        held = surpluses_of(piece, "RTData")
+        held = 0 if held is None else held.shape[0]
         expected = grid if k == 0 else 0
-        checker.check(piece.GetNumberOfPoints() == expected,
-                      "rank %d's output has %d points, expected %d"
-                      % (k, piece.GetNumberOfPoints(), expected))
+        checker.check(held == expected and piece.GetNumberOfPoints() == 0,
+                      "rank %d's output holds %d surpluses and %d points, expected %d and 0"
+                      % (k, held, piece.GetNumberOfPoints(), expected))
         checker.check(field_values(piece, "SparseGrid.Level") ==
                       field_values(whole, "SparseGrid.Level") and
                       field_values(piece, "SparseGrid.ArrayNames") == ["RTData"],
