@@ -18,6 +18,7 @@ struct Variant
   Algorithm algorithm;
   DirectOptions direct;
   bool cachePlans = true;
+  bool deviceOnlyTiming = false;
 };
 
 void PrintTo(const Variant& v, std::ostream* os)
@@ -46,12 +47,13 @@ DirectOptions tiled(int rights, int warps)
   return o;
 }
 
-DirectOptions split(int pairs, int warps)
+DirectOptions split(int pairs, int warps, bool slide = true)
 {
   DirectOptions o;
   o.kernel = DirectKernel::SplitTiled;
   o.pairsPerWarp = pairs;
   o.warpsPerBlock = warps;
+  o.slideRows = slide;
   return o;
 }
 
@@ -83,7 +85,8 @@ std::vector<Variant> cudaVariants()
     { "cuda_tiled", Backend::CUDA, Algorithm::Direct, tiled(1, 4) },
     { "cuda_tiled_r2", Backend::CUDA, Algorithm::Direct, tiled(2, 2) },
     { "cuda_tiled_r4", Backend::CUDA, Algorithm::Direct, tiled(4, 8) },
-    // Split tiled: automatic pairs per warp, and every P (32 / P lanes split each tile's sum).
+    // Split tiled: automatic pairs per warp, and every P (32 / P lanes split each tile's sum);
+    // from P = 8 on in float the lanes slide down column strips unless told not to.
     { "cuda_split", Backend::CUDA, Algorithm::Direct, split(0, 4) },
     { "cuda_split_p1_w2", Backend::CUDA, Algorithm::Direct, split(1, 2) },
     { "cuda_split_p2_w3", Backend::CUDA, Algorithm::Direct, split(2, 3) },
@@ -91,8 +94,12 @@ std::vector<Variant> cudaVariants()
     { "cuda_split_p8_w16", Backend::CUDA, Algorithm::Direct, split(8, 16) },
     { "cuda_split_p16_w5", Backend::CUDA, Algorithm::Direct, split(16, 5) },
     { "cuda_split_p32_w16", Backend::CUDA, Algorithm::Direct, split(32, 16) },
+    { "cuda_split_p16_w4_noslide", Backend::CUDA, Algorithm::Direct, split(16, 4, false) },
+    { "cuda_split_p32_w8_noslide", Backend::CUDA, Algorithm::Direct, split(32, 8, false) },
+    { "cuda_split_device_timing", Backend::CUDA, Algorithm::Direct, split(0, 8), true, true },
     { "cuda_fft_cached", Backend::CUDA, Algorithm::FFT, {}, true },
-    { "cuda_fft_per_call", Backend::CUDA, Algorithm::FFT, {}, false } };
+    { "cuda_fft_per_call", Backend::CUDA, Algorithm::FFT, {}, false },
+    { "cuda_fft_device_timing", Backend::CUDA, Algorithm::FFT, {}, true, true } };
 }
 
 struct Case
@@ -129,6 +136,7 @@ void check(const Variant& v, const Case& c, Mode mode, Normalization norm, unsig
   options.algorithm = v.algorithm;
   options.direct = v.direct;
   options.cacheFftPlans = v.cachePlans;
+  options.deviceOnlyKernelTiming = v.deviceOnlyTiming;
   options.strictBackend = true;
   options.threads = 2;
   ExecutionReport report;
@@ -136,6 +144,15 @@ void check(const Variant& v, const Case& c, Mode mode, Normalization norm, unsig
   ASSERT_TRUE(s.ok()) << toString(s.code()) << ": " << s.message();
   EXPECT_EQ(report.backendUsed, v.backend);
   EXPECT_EQ(report.algorithmUsed, v.algorithm);
+  if (v.backend == Backend::CUDA)
+  {
+    EXPECT_GT(report.kernelSeconds, 0.0) << "the GPU work was timed";
+    if (v.deviceOnlyTiming)
+    {
+      // The 0.5 ms wait kernel runs before the first event, so it is not in the window.
+      EXPECT_LT(report.kernelSeconds, 4.5e-4) << "the wait kernel fell inside the timing";
+    }
+  }
   if (v.backend == Backend::CUDA && v.direct.kernel == DirectKernel::SplitTiled &&
     v.algorithm == Algorithm::Direct)
   {
@@ -294,8 +311,8 @@ TEST(SplitTiled, TooLargeForSharedMemoryFallsBack)
   options.direct.kernel = DirectKernel::SplitTiled;
   options.strictBackend = true;
   ExecutionReport report;
-  const Status s =
-    correlate(batch, l.data(), r.data(), Mode::Same, Normalization::None, out.data(), options, &report);
+  const Status s = correlate(
+    batch, l.data(), r.data(), Mode::Same, Normalization::None, out.data(), options, &report);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_NE(report.kernelUsed, DirectKernel::SplitTiled);
   EXPECT_NE(report.kernelUsed, DirectKernel::Auto);

@@ -114,9 +114,23 @@ Status correlate(const Batch& batch,
   DirectKernel kernelUsed = DirectKernel::Auto;
   if (useCuda)
   {
-    status = algorithm == Algorithm::FFT
-      ? detail::cudaFft(batch, window, lefts, rights, out, options.cacheFftPlans, &kernelSeconds)
-      : detail::cudaDirect(batch, window, lefts, rights, out, options.direct, &kernelSeconds, &kernelUsed);
+    status = algorithm == Algorithm::FFT ? detail::cudaFft(batch,
+                                             window,
+                                             lefts,
+                                             rights,
+                                             out,
+                                             options.cacheFftPlans,
+                                             &kernelSeconds,
+                                             options.deviceOnlyKernelTiming)
+                                         : detail::cudaDirect(batch,
+                                             window,
+                                             lefts,
+                                             rights,
+                                             out,
+                                             options.direct,
+                                             &kernelSeconds,
+                                             options.deviceOnlyKernelTiming,
+                                             &kernelUsed);
     if (!status)
     {
       const bool recoverable = status.code() == ErrorCode::BackendUnavailable ||

@@ -22,13 +22,20 @@ namespace detail
 {
 
 template<typename T>
-Status
-cudaDirect(const Batch&, const LagWindow&, const T*, const T*, T*, const DirectOptions&, double*, DirectKernel*)
+Status cudaDirect(const Batch&,
+  const LagWindow&,
+  const T*,
+  const T*,
+  T*,
+  const DirectOptions&,
+  double*,
+  bool,
+  DirectKernel*)
 {
   return { ErrorCode::BackendUnavailable, "CorrelationCore was built without CUDA" };
 }
 template<typename T>
-Status cudaFft(const Batch&, const LagWindow&, const T*, const T*, T*, bool, double*)
+Status cudaFft(const Batch&, const LagWindow&, const T*, const T*, T*, bool, double*, bool)
 {
   return { ErrorCode::BackendUnavailable, "CorrelationCore was built without CUDA" };
 }
@@ -40,6 +47,7 @@ template Status cudaDirect<float>(const Batch&,
   float*,
   const DirectOptions&,
   double*,
+  bool,
   DirectKernel*);
 template Status cudaDirect<double>(const Batch&,
   const LagWindow&,
@@ -48,16 +56,24 @@ template Status cudaDirect<double>(const Batch&,
   double*,
   const DirectOptions&,
   double*,
+  bool,
   DirectKernel*);
-template Status
-cudaFft<float>(const Batch&, const LagWindow&, const float*, const float*, float*, bool, double*);
+template Status cudaFft<float>(const Batch&,
+  const LagWindow&,
+  const float*,
+  const float*,
+  float*,
+  bool,
+  double*,
+  bool);
 template Status cudaFft<double>(const Batch&,
   const LagWindow&,
   const double*,
   const double*,
   double*,
   bool,
-  double*);
+  double*,
+  bool);
 
 } // namespace detail
 } // namespace correlation

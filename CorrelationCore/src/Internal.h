@@ -63,6 +63,7 @@ Status cudaDirect(const Batch& batch,
   T* out,
   const DirectOptions& direct,
   double* kernelSeconds,
+  bool deviceOnlyTiming,
   DirectKernel* kernelUsed);
 template<typename T>
 Status cudaFft(const Batch& batch,
@@ -71,7 +72,8 @@ Status cudaFft(const Batch& batch,
   const T* rights,
   T* out,
   bool cachePlans,
-  double* kernelSeconds);
+  double* kernelSeconds,
+  bool deviceOnlyTiming);
 
 } // namespace detail
 } // namespace correlation

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CorrelationCore on the GPU machine, one batch, from the repository root:
-#   OUT=/some/dir BUDGET=200 scripts/gpu/correlation.sh
+#   OUT=/some/dir BUDGET=260 scripts/gpu/correlation.sh
 # build (CorrelationCore alone, CUDA sm_90, FFTW), ctest (CUDA cases run there),
 # correlation-bench (the study's grid) as a table and JSON, then compute-sanitizer memcheck on
 # small CUDA cases of every kernel family. BUDGET (seconds since start) bounds the benchmark so

@@ -212,6 +212,10 @@ struct DirectOptions
   int rightsPerThread = 1; ///< right matrices per thread (many-matrix shapes): 1, 2, 4 or 8
   int warpsPerBlock = 4;   ///< 1..32
   int pairsPerWarp = 0;    ///< SplitTiled: 0 (automatic), 1, 2, 4, 8, 16 or 32
+  /// SplitTiled in float with 8 or more pairs per warp: each lane walks whole column strips down
+  /// the right matrix keeping the tile's 8 left rows in registers (3 shared loads per 128
+  /// multiply-adds instead of about 16; more registers, so fewer warps per SM).
+  bool slideRows = true;
 };
 
 using ParallelFor =
@@ -235,6 +239,14 @@ struct ExecutionOptions
   bool cacheFftPlans = true;
   /// See Normalization.
   double minOverlapFraction = 0.25;
+  /**
+   * ExecutionReport::kernelSeconds is timed with CUDA events around the launches; the host's
+   * launch latency (several microseconds per launch) then falls inside that window because
+   * the GPU waits for each launch. true queues a wait kernel (0.5 ms) ahead of the timed
+   * launches so that they are all queued before the first event: the window then holds GPU
+   * execution only. For benchmarks: it adds the wait to the call.
+   */
+  bool deviceOnlyKernelTiming = false;
 };
 
 struct ExecutionReport

@@ -449,6 +449,24 @@ Status launchWarpShuffleVariant(int s,
     "memory beyond that)" };
 }
 
+/// DirectKernel::Auto's split-tiled settings, from the measurements in docs/correlation.md:
+/// at most 16 pairs per warp (two blocks per SM for 32 x 32 matrices), 16 warps per block
+/// from 8 pairs per warp, 8 below.
+inline DirectOptions autoSplitOptions(const Batch& batch)
+{
+  DirectOptions chosen;
+  chosen.kernel = DirectKernel::SplitTiled;
+  int pairs = 1;
+  while (pairs < 16 && pairs < batch.m)
+  {
+    pairs *= 2;
+  }
+  chosen.pairsPerWarp = pairs;
+  chosen.warpsPerBlock = pairs >= 8 ? 16 : 8;
+  chosen.slideRows = true;
+  return chosen;
+}
+
 /// DirectKernel::Auto's choice, from the measurements in docs/correlation.md. `splitFits`:
 /// the split-tiled kernel's staging fits in a block's shared memory.
 inline DirectOptions resolveAuto(const Batch& batch, DirectOptions direct, bool splitFits)
@@ -457,13 +475,11 @@ inline DirectOptions resolveAuto(const Batch& batch, DirectOptions direct, bool 
   {
     return direct;
   }
-  DirectOptions chosen;
   if (splitFits)
   {
-    chosen.kernel = DirectKernel::SplitTiled;
-    chosen.warpsPerBlock = batch.m >= 32 ? 16 : 4;
-    return chosen;
+    return autoSplitOptions(batch);
   }
+  DirectOptions chosen;
   if (batch.pairs() >= 8)
   {
     chosen.kernel = DirectKernel::RegisterTiled;
@@ -487,17 +503,21 @@ Status cudaDirectImpl(const Batch& batch,
   T* out,
   const DirectOptions& requested,
   double* kernelSeconds,
+  bool deviceOnlyTiming,
   DirectKernel* kernelUsed)
 {
   // The split-tiled launch is planned (device queries, kernel attributes) before the timed
   // region, so that the kernel time is the kernel's alone.
   SplitPlan<T> split;
-  const bool splitFits = (requested.kernel == DirectKernel::Auto ||
-                           requested.kernel == DirectKernel::SplitTiled) &&
+  const DirectOptions splitOptions =
+    requested.kernel == DirectKernel::Auto ? autoSplitOptions(batch) : requested;
+  const bool splitFits =
+    (requested.kernel == DirectKernel::Auto || requested.kernel == DirectKernel::SplitTiled) &&
     planSplitTiled<T>(batch,
       window,
-      requested.kernel == DirectKernel::Auto ? 0 : requested.pairsPerWarp,
-      requested.kernel == DirectKernel::Auto ? (batch.m >= 32 ? 16 : 4) : requested.warpsPerBlock,
+      splitOptions.pairsPerWarp,
+      splitOptions.warpsPerBlock,
+      splitOptions.slideRows,
       split);
   DirectOptions direct = resolveAuto(batch, requested, splitFits);
   if (direct.kernel == DirectKernel::SplitTiled && !splitFits)
@@ -531,7 +551,7 @@ Status cudaDirectImpl(const Batch& batch,
   bool tiled = false;
   if (direct.kernel == DirectKernel::SplitTiled)
   {
-    timer.start();
+    timer.start(deviceOnlyTiming);
     split.kernel<<<split.grid, split.block, split.sharedBytes>>>(
       g, split.layout, dl.get(), dr.get(), dout.get());
     timer.stop();
@@ -539,7 +559,7 @@ Status cudaDirectImpl(const Batch& batch,
   }
   else if (direct.kernel == DirectKernel::RegisterTiled)
   {
-    timer.start();
+    timer.start(deviceOnlyTiming);
     tiled = launchRegisterTiled<T>(batch,
       window,
       g,
@@ -559,7 +579,7 @@ Status cudaDirectImpl(const Batch& batch,
     const dim3 grid((window.width + 31) / 32,
       (window.height + 7) / 8,
       static_cast<unsigned>(std::min<long long>(g.pairs, zMax)));
-    timer.start();
+    timer.start(deviceOnlyTiming);
     baselineKernel<T><<<grid, block>>>(g, dl.get(), dr.get(), dout.get());
     timer.stop();
   }
@@ -613,7 +633,7 @@ Status cudaDirectImpl(const Batch& batch,
       static_cast<unsigned>(
         std::min<long long>((std::max<long long>(d.workers, 1) + warps - 1) / warps, zMax)),
       static_cast<unsigned>(std::min<long long>(pairGroups, zMax)));
-    timer.start();
+    timer.start(deviceOnlyTiming);
     if (d.mode != 0 || d.workers == 0)
     {
       cudaMemsetAsync(dout.get(), 0, no * sizeof(T));
@@ -642,9 +662,9 @@ Status cudaDirectImpl(const Batch& batch,
   }
   if (kernelUsed)
   {
-    *kernelUsed = tiled ? direct.kernel : direct.kernel == DirectKernel::Baseline
-      ? DirectKernel::Baseline
-      : DirectKernel::WarpShuffle;
+    *kernelUsed = tiled                         ? direct.kernel
+      : direct.kernel == DirectKernel::Baseline ? DirectKernel::Baseline
+                                                : DirectKernel::WarpShuffle;
   }
   return cudaStatus(
     cudaMemcpy(out, dout.get(), no * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");

@@ -14,9 +14,11 @@ Status cudaDirect(const Batch& batch,
   T* out,
   const DirectOptions& direct,
   double* kernelSeconds,
+  bool deviceOnlyTiming,
   DirectKernel* kernelUsed)
 {
-  return cudaDirectImpl(batch, window, lefts, rights, out, direct, kernelSeconds, kernelUsed);
+  return cudaDirectImpl(
+    batch, window, lefts, rights, out, direct, kernelSeconds, deviceOnlyTiming, kernelUsed);
 }
 
 template Status cudaDirect<float>(const Batch&,
@@ -26,6 +28,7 @@ template Status cudaDirect<float>(const Batch&,
   float*,
   const DirectOptions&,
   double*,
+  bool,
   DirectKernel*);
 
 } // namespace detail

@@ -199,7 +199,8 @@ Status cudaFft(const Batch& batch,
   const T* rights,
   T* out,
   bool cachePlans,
-  double* kernelSeconds)
+  double* kernelSeconds,
+  bool deviceOnlyTiming)
 {
   using Types = CufftTypes<T>;
   using C = typename Types::Complex;
@@ -245,7 +246,7 @@ Status cudaFft(const Batch& batch,
     return status;
   }
   EventTimer timer;
-  timer.start();
+  timer.start(deviceOnlyTiming);
   padKernel<T><<<blocksFor(nl * real), 256>>>(
     dl.get(), batch.left.width, batch.left.height, nl, px, py, padded.get());
   padKernel<T><<<blocksFor(nr * real), 256>>>(
@@ -278,15 +279,22 @@ Status cudaFft(const Batch& batch,
     cudaMemcpy(out, dout.get(), no * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
 }
 
-template Status
-cudaFft<float>(const Batch&, const LagWindow&, const float*, const float*, float*, bool, double*);
+template Status cudaFft<float>(const Batch&,
+  const LagWindow&,
+  const float*,
+  const float*,
+  float*,
+  bool,
+  double*,
+  bool);
 template Status cudaFft<double>(const Batch&,
   const LagWindow&,
   const double*,
   const double*,
   double*,
   bool,
-  double*);
+  double*,
+  bool);
 
 } // namespace detail
 } // namespace correlation

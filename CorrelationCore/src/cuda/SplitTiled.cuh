@@ -85,6 +85,12 @@ __host__ __device__ inline int centreOut(int i, int n)
   return (i & 1) ? c - (i + 1) / 2 : c + i / 2;
 }
 
+template<int S>
+struct SlotTag
+{
+  static constexpr int value = S;
+};
+
 template<typename T>
 __host__ __device__ inline void load4(const T* p, T v[4])
 {
@@ -118,9 +124,62 @@ __host__ __device__ inline void load4(const T* p, T v[4])
 }
 
 /**
+ * Copies rows [0, rows) x columns [0, width) from src(row, c) to dst(row, c), rows spread over
+ * workers of `lanes` lanes. Each pass loads 4 rows x 2 columns per lane into registers before
+ * storing any, so that several global loads are in flight per thread (staging is latency
+ * bound for small matrices).
+ */
+template<typename T, typename Src, typename Dst>
+__host__ __device__ inline void splitCopyRows(int rows,
+  int width,
+  int worker,
+  int workers,
+  int lane,
+  int lanes,
+  const Src& src,
+  const Dst& dst)
+{
+  constexpr int R = 4, C = 2;
+  for (int r0 = worker * R; r0 < rows; r0 += workers * R)
+  {
+    T v[R][C];
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+    {
+#pragma unroll
+      for (int j = 0; j < C; ++j)
+      {
+        const int row = r0 + i, c = lane + j * lanes;
+        v[i][j] = (row < rows && c < width) ? src(row, c) : T(0);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+    {
+      const int row = r0 + i;
+      if (row < rows)
+      {
+#pragma unroll
+        for (int j = 0; j < C; ++j)
+        {
+          const int c = lane + j * lanes;
+          if (c < width)
+          {
+            *dst(row, c) = v[i][j];
+          }
+        }
+        for (int c = lane + C * lanes; c < width; c += lanes)
+        {
+          *dst(row, c) = src(row, c);
+        }
+      }
+    }
+  }
+}
+
+/**
  * Copies pair group `group`'s left matrix (zero padded) and its P right matrices (rows padded
- * to a multiple of 4, zero filled; missing rights zero) into shared memory. Rows are spread
- * over `rowWorkers` workers of `rowLanes` lanes each, so global reads are coalesced.
+ * to a multiple of 4, zero filled; missing rights zero) into shared memory.
  */
 template<typename T>
 __host__ __device__ inline void splitStage(const Geometry& g,
@@ -138,29 +197,39 @@ __host__ __device__ inline void splitStage(const Geometry& g,
   const long long li = group / s.groupsPerLeft;
   const int j0 = static_cast<int>(group % s.groupsPerLeft) * s.pairsPerWarp;
   const T* left = lefts + li * g.lw * g.lh;
-  for (int row = rowWorker; row < s.leftRows; row += rowWorkers)
-  {
-    const int y = row - kSplitPadY;
-    T* dst = sL + row * s.leftPitch;
-    const bool rowIn = y >= 0 && y < g.lh;
-    for (int c = rowLane; c < s.leftPitch; c += rowLanes)
+  const int padX = s.padX, leftPitch = s.leftPitch;
+  splitCopyRows<T>(
+    s.leftRows,
+    leftPitch,
+    rowWorker,
+    rowWorkers,
+    rowLane,
+    rowLanes,
+    [&](int row, int c)
     {
-      const int x = c - s.padX;
-      dst[c] = (rowIn && x >= 0 && x < g.lw) ? left[y * g.lw + x] : T(0);
-    }
-  }
-  const int rows = s.pairsPerWarp * g.rh;
-  for (int row = rowWorker; row < rows; row += rowWorkers)
-  {
-    const int p = row / g.rh, v = row % g.rh;
-    const bool have = j0 + p < g.m;
-    const T* src = have ? rights + (g.rightOf(li, j0 + p) * g.rh + v) * g.rw : nullptr;
-    T* dst = sR + p * s.rightStride + v * s.rightPitch;
-    for (int u = rowLane; u < s.rightPitch; u += rowLanes)
+      const int y = row - kSplitPadY, x = c - padX;
+      return (y >= 0 && y < g.lh && x >= 0 && x < g.lw) ? left[y * g.lw + x] : T(0);
+    },
+    [&](int row, int c) { return sL + row * leftPitch + c; });
+  const int rightPitch = s.rightPitch, rightStride = s.rightStride;
+  splitCopyRows<T>(
+    s.pairsPerWarp * g.rh,
+    rightPitch,
+    rowWorker,
+    rowWorkers,
+    rowLane,
+    rowLanes,
+    [&](int row, int u)
     {
-      dst[u] = (have && u < g.rw) ? src[u] : T(0);
-    }
-  }
+      const int p = row / g.rh, v = row - p * g.rh;
+      return (j0 + p < g.m && u < g.rw) ? rights[(g.rightOf(li, j0 + p) * g.rh + v) * g.rw + u]
+                                        : T(0);
+    },
+    [&](int row, int u)
+    {
+      const int p = row / g.rh, v = row - p * g.rh;
+      return sR + p * rightStride + v * rightPitch + u;
+    });
   // The stride padding after the last row of each right is never read.
 }
 
@@ -191,11 +260,97 @@ __host__ __device__ inline void splitTask(int leftPitch, const T* rp, const T* l
 }
 
 /**
+ * One column strip (right columns u0 .. u0 + 3) walked down `count` right rows from the row at
+ * rp, the 8 left rows of the tile's lag rows kept in a ring of registers: a step loads the
+ * right values and one new left row (3 vector loads) for 128 multiply-adds. lrow: the left row
+ * of lag row 0 at the first right row (column u0 - dx0 - 4); lag row k uses the row k above.
+ */
+template<typename T>
+__host__ __device__ inline void splitStrip(int leftPitch,
+  int rightPitch,
+  const T* rp,
+  const T* lrow,
+  int count,
+  T (&acc)[32])
+{
+  // Ring slot of a left row: (its offset from the first step's lag-row-0 row) mod 8.
+  T ring[8][8];
+#pragma unroll
+  for (int k = 1; k < kSplitTileY; ++k)
+  {
+    load4(lrow - k * leftPitch, ring[8 - k]);
+    load4(lrow - k * leftPitch + 4, ring[8 - k] + 4);
+  }
+  auto step = [&](auto slotTag)
+  {
+    constexpr int s = decltype(slotTag)::value;
+    load4(lrow + s * leftPitch, ring[s]);
+    load4(lrow + s * leftPitch + 4, ring[s] + 4);
+    T r[4];
+    load4(rp + s * rightPitch, r);
+#pragma unroll
+    for (int k = 0; k < kSplitTileY; ++k)
+    {
+#pragma unroll
+      for (int t = 0; t < 4; ++t)
+      {
+#pragma unroll
+        for (int i = 0; i < kSplitTileX; ++i)
+        {
+          acc[k * kSplitTileX + i] += ring[(s - k) & 7][t - i + 4] * r[t];
+        }
+      }
+    }
+  };
+  for (; count >= 8; count -= 8, rp += 8 * rightPitch, lrow += 8 * leftPitch)
+  {
+    step(SlotTag<0>{});
+    step(SlotTag<1>{});
+    step(SlotTag<2>{});
+    step(SlotTag<3>{});
+    step(SlotTag<4>{});
+    step(SlotTag<5>{});
+    step(SlotTag<6>{});
+    step(SlotTag<7>{});
+  }
+  // The last count < 8 rows: the same steps, each guarded (uniform within the warp).
+  if (count > 0)
+  {
+    step(SlotTag<0>{});
+  }
+  if (count > 1)
+  {
+    step(SlotTag<1>{});
+  }
+  if (count > 2)
+  {
+    step(SlotTag<2>{});
+  }
+  if (count > 3)
+  {
+    step(SlotTag<3>{});
+  }
+  if (count > 4)
+  {
+    step(SlotTag<4>{});
+  }
+  if (count > 5)
+  {
+    step(SlotTag<5>{});
+  }
+  if (count > 6)
+  {
+    step(SlotTag<6>{});
+  }
+}
+
+/**
  * One lane's share of the tile with lags [dx0, dx0 + 4) x [dy0, dy0 + 8) for the right matrix
  * at sRp: the tasks (right row v, 4-column chunk u0) of the tile's overlap union with index
- * split, split + K, ... Adds into acc[k * 4 + i] the sum for lag (dx0 + i, dy0 + k).
+ * split, split + K, ... (Slide: the column strips split, split + K, ..., each walked down
+ * with the left rows in registers). Adds into acc[k * 4 + i] the sum for lag (dx0 + i, dy0 + k).
  */
-template<typename T, int K>
+template<typename T, int K, bool Slide>
 __host__ __device__ inline void splitTileSums(const Geometry& g,
   const SplitLayout& s,
   const T* sL,
@@ -215,7 +370,21 @@ __host__ __device__ inline void splitTileSums(const Geometry& g,
   const int chunks = (ue - ub + 3) >> 2;
   // Left row y = v - dy0 - k, column x = u0 - dx0 - 4 + e (e = 0..7) in the padded matrix.
   const int leftOffset = (kSplitPadY - dy0) * s.leftPitch + s.padX - dx0 - 4;
-  if constexpr (K == 1)
+  if constexpr (Slide)
+  {
+    // The K lanes of a pair take whole column strips in turn.
+    for (int chunk = split; chunk < chunks; chunk += K)
+    {
+      const int u0 = ub + 4 * chunk;
+      splitStrip(s.leftPitch,
+        s.rightPitch,
+        sRp + vb * s.rightPitch + u0,
+        sL + leftOffset + vb * s.leftPitch + u0,
+        ve - vb,
+        acc);
+    }
+  }
+  else if constexpr (K == 1)
   {
     // One lane per pair: all tasks in order, pointers stepped (no index arithmetic per task).
     for (int v = vb; v < ve; ++v)
@@ -236,7 +405,8 @@ __host__ __device__ inline void splitTileSums(const Geometry& g,
     while (v < ve)
     {
       const int u0 = ub + 4 * chunk;
-      splitTask(s.leftPitch, sRp + v * s.rightPitch + u0, sL + leftOffset + v * s.leftPitch + u0, acc);
+      splitTask(
+        s.leftPitch, sRp + v * s.rightPitch + u0, sL + leftOffset + v * s.leftPitch + u0, acc);
       chunk += K;
       while (chunk >= chunks)
       {
@@ -297,7 +467,7 @@ __device__ inline void splitReduce(T (&acc)[32], int split)
   }
 }
 
-template<typename T, int K>
+template<typename T, int K, bool Slide>
 __global__ void __launch_bounds__(512) splitTiledKernel(Geometry g,
   SplitLayout s,
   const T* __restrict__ lefts,
@@ -346,7 +516,8 @@ __global__ void __launch_bounds__(512) splitTiledKernel(Geometry g,
     {
       acc[k] = 0;
     }
-    splitTileSums<T, K>(g, s, sL, sRp, g.x0 + tx * kSplitTileX, g.y0 + ty * kSplitTileY, split, acc);
+    splitTileSums<T, K, Slide>(
+      g, s, sL, sRp, g.x0 + tx * kSplitTileX, g.y0 + ty * kSplitTileY, split, acc);
     splitReduce<T, K>(acc, split);
     if (j0 + p < g.m)
     {
@@ -384,6 +555,7 @@ struct SplitPlan
   SplitLayout layout{};
   dim3 grid, block;
   std::size_t sharedBytes = 0;
+  bool slides = false;
 };
 
 /**
@@ -397,6 +569,7 @@ bool planSplitTiled(const Batch& batch,
   const LagWindow& window,
   int requestedPairs,
   int requestedWarps,
+  bool slide,
   SplitPlan<T>& plan)
 {
   const SplitDevice dev = splitDevice();
@@ -425,34 +598,58 @@ bool planSplitTiled(const Batch& batch,
   {
     return false;
   }
+  // Sliding needs whole column strips per lane: with more than 4 lanes per pair the strips
+  // of a tile (about 9 for 32 x 32) would leave lanes idle, so it is off there.
+  // In double the ring needs twice the registers and spills to local memory: off there.
+  constexpr bool canSlide = sizeof(T) == 4;
+  const bool slideUsed = canSlide && slide && pairs >= 8;
+  int variant = 0;
   switch (32 / pairs)
   {
     case 1:
-      plan.kernel = splitTiledKernel<T, 1>;
+      plan.kernel = splitTiledKernel<T, 1, false>;
+      if constexpr (canSlide)
+      {
+        plan.kernel = slideUsed ? splitTiledKernel<T, 1, true> : plan.kernel;
+      }
+      variant = slideUsed ? 6 : 0;
       break;
     case 2:
-      plan.kernel = splitTiledKernel<T, 2>;
+      plan.kernel = splitTiledKernel<T, 2, false>;
+      if constexpr (canSlide)
+      {
+        plan.kernel = slideUsed ? splitTiledKernel<T, 2, true> : plan.kernel;
+      }
+      variant = slideUsed ? 7 : 1;
       break;
     case 4:
-      plan.kernel = splitTiledKernel<T, 4>;
+      plan.kernel = splitTiledKernel<T, 4, false>;
+      if constexpr (canSlide)
+      {
+        plan.kernel = slideUsed ? splitTiledKernel<T, 4, true> : plan.kernel;
+      }
+      variant = slideUsed ? 8 : 2;
       break;
     case 8:
-      plan.kernel = splitTiledKernel<T, 8>;
+      plan.kernel = splitTiledKernel<T, 8, false>;
+      variant = 3;
       break;
     case 16:
-      plan.kernel = splitTiledKernel<T, 16>;
+      plan.kernel = splitTiledKernel<T, 16, false>;
+      variant = 4;
       break;
     default:
-      plan.kernel = splitTiledKernel<T, 32>;
+      plan.kernel = splitTiledKernel<T, 32, false>;
+      variant = 5;
       break;
   }
-  static bool sharedRaised[6] = {};
-  bool& raised = sharedRaised[__builtin_ctz(32 / pairs)];
+  plan.slides = slideUsed;
+  static bool sharedRaised[9] = {};
+  bool& raised = sharedRaised[variant];
   if (!raised)
   {
-    if (cudaFuncSetAttribute(plan.kernel,
-          cudaFuncAttributeMaxDynamicSharedMemorySize,
-          dev.sharedOptin) != cudaSuccess)
+    if (cudaFuncSetAttribute(
+          plan.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dev.sharedOptin) != cudaSuccess)
     {
       cudaGetLastError();
       return false;
@@ -467,7 +664,8 @@ bool planSplitTiled(const Batch& batch,
   const long long slots = static_cast<long long>(std::max(perSm, 1)) * dev.sms;
   // Spread the tiles of a group over several blocks only while SMs would otherwise idle.
   long long splits = groups >= slots ? 1 : slots / groups;
-  splits = std::max<long long>(1, std::min<long long>({ splits, (tiles + warps - 1) / warps, 65535 }));
+  splits =
+    std::max<long long>(1, std::min<long long>({ splits, (tiles + warps - 1) / warps, 65535 }));
   plan.layout = layout;
   plan.block = dim3(32, warps);
   plan.grid = dim3(static_cast<unsigned>(groups), static_cast<unsigned>(splits));
