@@ -37,19 +37,11 @@ Result Fail(std::string* error, const char* what, const sparsegrid::Status& stat
   return Result::Failed;
 }
 
-/// One component of a coefficient array, contiguous, as the core wants it.
+/// The coefficient array's tuples as the core reads them (components interleaved).
 template<typename T>
-void ExtractComponent(vtkDataArray* coefficients, int c, std::vector<T>& out)
+const T* CoefficientTuples(vtkDataArray* coefficients)
 {
-  auto* array = vtkArrayDownCast<vtkAOSDataArrayTemplate<T>>(coefficients);
-  const int nc = array->GetNumberOfComponents();
-  const std::size_t n = static_cast<std::size_t>(array->GetNumberOfTuples());
-  const T* in = array->GetPointer(0);
-  out.resize(n);
-  for (std::size_t p = 0; p < n; ++p)
-  {
-    out[p] = in[p * nc + c];
-  }
+  return vtkArrayDownCast<vtkAOSDataArrayTemplate<T>>(coefficients)->GetPointer(0);
 }
 
 /// Zero-filled output arrays named after the compressed ones, plus the mask.
@@ -89,7 +81,9 @@ void Attach(const std::vector<vtkSmartPointer<vtkSparseGridArrays::ArrayOf<T>>>&
   }
 }
 
-/// Point-by-point evaluation in batches; points outside the compressed box are masked.
+/// Point-by-point evaluation in batches; points outside the compressed box are masked. Each
+/// coefficient array is prepared once (on the GPU: uploaded once, all components together), so
+/// the batches move only points and results.
 template<typename T, typename PointAt>
 Result EvaluatePoints(const Contents& contents,
   vtkIdType n,
@@ -107,24 +101,38 @@ Result EvaluatePoints(const Contents& contents,
   mask->SetName(vtkSparseGridProbe::MaskName);
   mask->SetNumberOfTuples(n);
   mask->FillValue(0);
-
-  std::vector<std::vector<T>> coefficients; // one per (array, component)
-  for (const auto& array : contents.Coefficients)
+  if (n == 0)
   {
-    for (int c = 0; c < array->GetNumberOfComponents(); ++c)
+    Attach<T>(arrays, mask, out);
+    return Result::Done;
+  }
+
+  std::vector<sparsegrid::PreparedGrid<T>> prepared(contents.Coefficients.size());
+  for (std::size_t i = 0; i < prepared.size(); ++i)
+  {
+    vtkDataArray* coefficients = contents.Coefficients[i];
+    sparsegrid::ExecutionReport report;
+    const sparsegrid::Status status = prepared[i].prepare(grid,
+      CoefficientTuples<T>(coefficients),
+      sparsegrid::ComponentLayout::interleaved(coefficients->GetNumberOfComponents()),
+      exec.Options(),
+      &report);
+    if (!status.ok())
     {
-      coefficients.emplace_back();
-      ExtractComponent<T>(array, c, coefficients.back());
+      return Fail(error, "preparing the sparse grid", status);
+    }
+    if (!report.note.empty())
+    {
+      exec.Record(report);
     }
   }
 
-  // Large batches: each evaluate call uploads a component's coefficients to the GPU once, and
-  // Auto chooses the GPU only for calls of at least autoGpuThreshold points, so a probe of up
-  // to 2^24 points is one call per component (batches bound the memory of the coordinates).
+  // Batches bound the memory of the coordinates; Auto weighs each batch against
+  // autoGpuPreparedThreshold (the coefficients are uploaded at most once).
   const vtkIdType Batch = std::max<vtkIdType>(1, std::min<vtkIdType>(n, vtkIdType(1) << 24));
   std::vector<T> unit(static_cast<std::size_t>(Batch * D));
   std::vector<vtkIdType> ids(static_cast<std::size_t>(Batch));
-  std::vector<T> results(static_cast<std::size_t>(Batch));
+  std::vector<T> tuples;
   double x[3];
   double u[sparsegrid::MaxDimensions];
   for (vtkIdType begin = 0; begin < n; begin += Batch)
@@ -142,10 +150,7 @@ Result EvaluatePoints(const Contents& contents,
       if (info.PhysicalToUnit(x, u, tolerance))
       {
         ids[m] = id;
-        for (int t = 0; t < D; ++t)
-        {
-          unit[m * D + t] = static_cast<T>(u[t]);
-        }
+        std::copy(u, u + D, unit.begin() + static_cast<std::ptrdiff_t>(m * D));
         mask->SetValue(id, 1);
         ++m;
       }
@@ -154,24 +159,31 @@ Result EvaluatePoints(const Contents& contents,
     {
       continue;
     }
-    std::size_t k = 0;
-    for (const auto& array : arrays)
+    // A batch inside the box (the usual case) is evaluated straight into the output tuples;
+    // otherwise into a buffer of the inside points' tuples, which are then set one by one.
+    const bool whole = m == static_cast<std::size_t>(end - begin);
+    for (std::size_t i = 0; i < arrays.size(); ++i)
     {
-      const int nc = array->GetNumberOfComponents();
-      T* values = array->GetPointer(0);
-      for (int c = 0; c < nc; ++c, ++k)
+      const int nc = arrays[i]->GetNumberOfComponents();
+      const auto layout = sparsegrid::ComponentLayout::interleaved(nc);
+      if (!whole)
       {
-        sparsegrid::ExecutionReport report;
-        const sparsegrid::Status status = sparsegrid::evaluate(
-          grid, coefficients[k].data(), unit.data(), m, results.data(), exec.Options(), &report);
-        if (!status.ok())
-        {
-          return Fail(error, "evaluating the sparse grid", status);
-        }
-        exec.Record(report);
+        tuples.resize(m * static_cast<std::size_t>(nc));
+      }
+      T* target = whole ? arrays[i]->GetPointer(begin * nc) : tuples.data();
+      sparsegrid::ExecutionReport report;
+      const sparsegrid::Status status =
+        prepared[i].evaluate(unit.data(), m, target, layout, exec.Options(), &report);
+      if (!status.ok())
+      {
+        return Fail(error, "evaluating the sparse grid", status);
+      }
+      exec.Record(report);
+      if (!whole)
+      {
         for (std::size_t j = 0; j < m; ++j)
         {
-          values[ids[j] * nc + c] = results[j];
+          arrays[i]->SetTypedTuple(ids[j], tuples.data() + j * static_cast<std::size_t>(nc));
         }
       }
     }
@@ -195,45 +207,26 @@ Result ReconstructImage(const Contents& contents,
   mask->SetNumberOfTuples(n);
   mask->FillValue(1);
 
-  int stages = 0;
-  for (const auto& array : arrays)
+  const std::size_t count = arrays.size();
+  for (std::size_t i = 0; i < count; ++i)
   {
-    stages += array->GetNumberOfComponents();
-  }
-  int stage = 0;
-  std::vector<T> coefficients;
-  std::vector<T> component;
-  for (std::size_t i = 0; i < arrays.size(); ++i)
-  {
-    const int nc = arrays[i]->GetNumberOfComponents();
-    T* values = arrays[i]->GetPointer(0);
-    for (int c = 0; c < nc; ++c, ++stage)
+    exec.SetProgressRange(static_cast<double>(i) / count, static_cast<double>(i + 1) / count);
+    const auto layout =
+      sparsegrid::ComponentLayout::interleaved(arrays[i]->GetNumberOfComponents());
+    sparsegrid::ExecutionReport report;
+    const sparsegrid::Status status = sparsegrid::reconstructImage(contents.Info.Grid,
+      CoefficientTuples<T>(contents.Coefficients[i]),
+      layout,
+      target,
+      arrays[i]->GetPointer(0),
+      layout,
+      exec.Options(),
+      &report);
+    if (!status.ok())
     {
-      exec.SetProgressRange(
-        static_cast<double>(stage) / stages, static_cast<double>(stage + 1) / stages);
-      ExtractComponent<T>(contents.Coefficients[i], c, coefficients);
-      T* destination = values;
-      if (nc > 1)
-      {
-        component.resize(static_cast<std::size_t>(n));
-        destination = component.data();
-      }
-      sparsegrid::ExecutionReport report;
-      const sparsegrid::Status status = sparsegrid::reconstructImage(
-        contents.Info.Grid, coefficients.data(), target, destination, exec.Options(), &report);
-      if (!status.ok())
-      {
-        return Fail(error, "reconstructing the image", status);
-      }
-      exec.Record(report);
-      if (nc > 1)
-      {
-        for (vtkIdType p = 0; p < n; ++p)
-        {
-          values[p * nc + c] = component[static_cast<std::size_t>(p)];
-        }
-      }
+      return Fail(error, "reconstructing the image", status);
     }
+    exec.Record(report);
   }
   Attach<T>(arrays, mask, out);
   return Result::Done;
