@@ -18,6 +18,14 @@
  * have the same spacing; they may differ in size. The array selected on Input is looked up by
  * name on Reference. Float arrays are correlated in float, all others in double.
  *
+ * Time shift: with nothing connected to Reference, a temporal Input is compared with itself
+ * TimeShift steps later (like Temporal Array Operator): Reference is Input at the time step
+ * shown (the requested time snapped to the last input step at or before it) and Input is the
+ * step TimeShift steps after it, so the peak lag is the motion between the two steps. The two
+ * steps are fetched one after the other (the pipeline executes upstream twice); the output
+ * has the requested time and the field data Correlation.ReferenceTime and
+ * Correlation.InputTime.
+ *
  * The computation is correlation::correlate of CorrelationCore (docs/correlation.md).
  */
 #ifndef vtkImageCrossCorrelation_h
@@ -25,6 +33,9 @@
 
 #include "SparseGridCorrelationModule.h" // for the export macro
 #include "vtkImageAlgorithm.h"
+#include "vtkSmartPointer.h" // for the kept reference step
+
+#include <string> // for the time-shift error
 
 class SPARSEGRIDCORRELATION_EXPORT vtkImageCrossCorrelation : public vtkImageAlgorithm
 {
@@ -33,8 +44,18 @@ public:
   vtkTypeMacro(vtkImageCrossCorrelation, vtkImageAlgorithm);
   void PrintSelf(ostream& os, vtkIndent indent) override;
 
-  /// The reference image (port 1).
+  /// The reference image (port 1, optional: without it the time shift below is used).
   void SetReferenceConnection(vtkAlgorithmOutput* output) { this->SetInputConnection(1, output); }
+
+  ///@{
+  /**
+   * Without a Reference: compare the shown time step of Input (as the reference) with the step
+   * TimeShift steps later (negative: earlier). Default 1. A shifted step outside the input's
+   * steps is an error.
+   */
+  vtkSetMacro(TimeShift, int);
+  vtkGetMacro(TimeShift, int);
+  ///@}
 
   ///@{
   /**
@@ -90,10 +111,11 @@ public:
   /**
    * GPU direct kernel: Kernel 0 Auto (default: the fastest measured; the other settings are
    * then ignored), 1 one thread per lag, 2 warp shuffle (the study's variants), 3 register-tiled
-   * (shared memory; beyond the study); WorkDistribution 0 none, 1 rectangle, 2 triangle;
+   * (shared memory; beyond the study), 4 split-tiled (shared memory, lanes over pairs and over
+   * each lag tile's sum; beyond the study); WorkDistribution 0 none, 1 rectangle, 2 triangle;
    * RowsPerWorker; ShiftsPerThread 1, 2, 4, 8; WarpsPerBlock 1..32.
    */
-  vtkSetClampMacro(Kernel, int, 0, 3);
+  vtkSetClampMacro(Kernel, int, 0, 4);
   vtkGetMacro(Kernel, int);
   vtkSetClampMacro(WorkDistribution, int, 0, 2);
   vtkGetMacro(WorkDistribution, int);
@@ -122,6 +144,11 @@ protected:
   int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
 
+  /// True when Reference is not connected: Input is compared with itself TimeShift steps on.
+  static bool UsesTimeShift(vtkInformationVector** inputVector);
+  /// Picks the two input time steps for the requested time (or sets TimeShiftError).
+  void PlanTimeShift(vtkInformation* inInfo, vtkInformation* outInfo);
+
   int Mode = 1;
   int Normalization = 2;
   int Algorithm = 0;
@@ -134,10 +161,24 @@ protected:
   int ShiftsPerThread = 1;
   int WarpsPerBlock = 4;
   int NumberOfThreads = 0;
+  int TimeShift = 1;
+
+  // Time-shift execution: pass 0 fetches the reference step and keeps a copy, pass 1 the
+  // shifted step (the executive loops through CONTINUE_EXECUTING).
+  int TimePass = 0;
+  double TimeValues[2] = { 0, 0 };
+  double RequestedTime = 0;
+  bool HasRequestedTime = false;
+  std::string TimeShiftError;
+  vtkSmartPointer<vtkImageData> TimeReference;
 
 private:
   vtkImageCrossCorrelation(const vtkImageCrossCorrelation&) = delete;
   void operator=(const vtkImageCrossCorrelation&) = delete;
+  int Execute(vtkImageData* input,
+    vtkImageData* reference,
+    vtkInformationVector** inputVector,
+    vtkImageData* output);
   template<typename T>
   int Correlate(vtkImageData* input,
     vtkImageData* reference,

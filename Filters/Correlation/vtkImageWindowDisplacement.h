@@ -66,7 +66,7 @@ public:
   vtkGetMacro(Algorithm, int);
   vtkSetClampMacro(Backend, int, 0, 2);
   vtkGetMacro(Backend, int);
-  vtkSetClampMacro(Kernel, int, 0, 3);
+  vtkSetClampMacro(Kernel, int, 0, 4);
   vtkGetMacro(Kernel, int);
   vtkSetClampMacro(WorkDistribution, int, 0, 2);
   vtkGetMacro(WorkDistribution, int);

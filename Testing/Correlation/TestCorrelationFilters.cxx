@@ -9,6 +9,10 @@
 #include "vtkImageCrossCorrelation.h"
 #include "vtkImageData.h"
 #include "vtkImageWindowDisplacement.h"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
+#include "vtkObjectFactory.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkNew.h"
 #include "vtkPointData.h"
 #include "vtkStringArray.h"
@@ -434,12 +438,135 @@ void BackendFallback()
     backend.c_str());
 }
 
+// A temporal source: at time step k (times 0, 0.5, 1, 1.5) the blobs moved by k * (3, -2)
+// samples. Records the times it was asked for.
+class MovingBlobsSource : public vtkImageAlgorithm
+{
+public:
+  static MovingBlobsSource* New();
+  vtkTypeMacro(MovingBlobsSource, vtkImageAlgorithm);
+  std::vector<double> Asked;
+  const std::vector<double> Times = { 0.0, 0.5, 1.0, 1.5 };
+
+protected:
+  MovingBlobsSource() { this->SetNumberOfInputPorts(0); }
+  int RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector* out) override
+  {
+    vtkInformation* info = out->GetInformationObject(0);
+    const int extent[6] = { 0, 63, 0, 47, 0, 0 };
+    info->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), extent, 6);
+    info->Set(vtkStreamingDemandDrivenPipeline::TIME_STEPS(),
+      this->Times.data(),
+      static_cast<int>(this->Times.size()));
+    const double range[2] = { this->Times.front(), this->Times.back() };
+    info->Set(vtkStreamingDemandDrivenPipeline::TIME_RANGE(), range, 2);
+    info->Set(vtkDataObject::SPACING(), 0.5, 0.5, 0.5);
+    info->Set(vtkDataObject::ORIGIN(), 1.0, -2.0, 0.5);
+    return 1;
+  }
+  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector* out) override
+  {
+    vtkInformation* info = out->GetInformationObject(0);
+    const double t = info->Has(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP())
+      ? info->Get(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP())
+      : 0.0;
+    this->Asked.push_back(t);
+    const int k = static_cast<int>(std::lround(t / 0.5));
+    static const Blobs f(64, 48, 9, 60, 2.0, 4.0);
+    const int dims[3] = { 64, 48, 1 };
+    vtkImageData* output = vtkImageData::GetData(out);
+    output->ShallowCopy(MakeImage(f, dims, 0.5, 3 * k, -2 * k));
+    output->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), t);
+    return 1;
+  }
+};
+vtkStandardNewMacro(MovingBlobsSource);
+
+void TimeShift()
+{
+  vtkNew<MovingBlobsSource> source;
+  vtkNew<vtkImageCrossCorrelation> filter;
+  Catcher catcher;
+  catcher.Watch(filter);
+  filter->SetInputConnection(source->GetOutputPort());
+  filter->SetBackend(1);
+  filter->SetMode(1);
+  // Step 1 (t = 0.5) against step 2: moved by (3, -2).
+  filter->SetTimeShift(1);
+  filter->UpdateTimeStep(0.5);
+  vtkImageData* out = filter->GetOutput();
+  CHECK(catcher.errors == 0, "errors: %s", catcher.last.c_str());
+  CHECK(std::abs(Field(out, "Correlation.PeakLag", 0) - 3) < 0.05 &&
+      std::abs(Field(out, "Correlation.PeakLag", 1) + 2) < 0.05,
+    "shift +1: peak lag (%g, %g), expected (3, -2)",
+    Field(out, "Correlation.PeakLag", 0),
+    Field(out, "Correlation.PeakLag", 1));
+  CHECK(Field(out, "Correlation.ReferenceTime") == 0.5 && Field(out, "Correlation.InputTime") == 1.0,
+    "times %g -> %g",
+    Field(out, "Correlation.ReferenceTime"),
+    Field(out, "Correlation.InputTime"));
+  CHECK(source->Asked.size() == 2 && source->Asked[0] == 0.5 && source->Asked[1] == 1.0,
+    "the source was asked for %zu steps (expected 0.5 then 1)",
+    source->Asked.size());
+  CHECK(out->GetInformation()->Get(vtkDataObject::DATA_TIME_STEP()) == 0.5,
+    "the output carries the requested time");
+  // The same request again: up to date, upstream is not run again.
+  filter->UpdateTimeStep(0.5);
+  CHECK(source->Asked.size() == 2, "re-executed for the same time (%zu)", source->Asked.size());
+
+  // A time between steps snaps to the step before it; a negative shift looks back.
+  filter->SetTimeShift(-2);
+  filter->UpdateTimeStep(1.2);
+  out = filter->GetOutput();
+  CHECK(std::abs(Field(out, "Correlation.PeakLag", 0) + 6) < 0.05 &&
+      std::abs(Field(out, "Correlation.PeakLag", 1) - 4) < 0.05,
+    "shift -2 at t 1.2: peak lag (%g, %g), expected (-6, 4)",
+    Field(out, "Correlation.PeakLag", 0),
+    Field(out, "Correlation.PeakLag", 1));
+  CHECK(Field(out, "Correlation.ReferenceTime") == 1.0 && Field(out, "Correlation.InputTime") == 0.0,
+    "times %g -> %g",
+    Field(out, "Correlation.ReferenceTime"),
+    Field(out, "Correlation.InputTime"));
+  CHECK(Field(out, "Correlation.PeakValue") > 0.99, "ZNCC %g", Field(out, "Correlation.PeakValue"));
+
+  // Past the last step: a clear error, then the filter works again.
+  filter->SetTimeShift(2);
+  filter->UpdateTimeStep(1.0);
+  CHECK(catcher.errors >= 1 && catcher.last.find("outside the input's steps") != std::string::npos,
+    "expected an out-of-range error, got %d errors, last '%s'",
+    catcher.errors,
+    catcher.last.c_str());
+  const int errorsBefore = catcher.errors;
+  filter->SetTimeShift(3);
+  filter->UpdateTimeStep(0.0);
+  out = filter->GetOutput();
+  CHECK(catcher.errors == errorsBefore, "error after recovery: %s", catcher.last.c_str());
+  CHECK(std::abs(Field(out, "Correlation.PeakLag", 0) - 9) < 0.05 &&
+      std::abs(Field(out, "Correlation.PeakLag", 1) + 6) < 0.05,
+    "shift +3 at t 0: peak lag (%g, %g), expected (9, -6)",
+    Field(out, "Correlation.PeakLag", 0),
+    Field(out, "Correlation.PeakLag", 1));
+
+  // No Reference and no time steps: an error that says what to connect.
+  const Blobs f(40, 30, 3, 30, 2.0, 4.0);
+  const int dims[3] = { 40, 30, 1 };
+  vtkNew<vtkImageCrossCorrelation> still;
+  Catcher stillCatcher;
+  stillCatcher.Watch(still);
+  still->SetInputData(0, MakeImage(f, dims, 1.0, 0, 0));
+  still->Update();
+  CHECK(stillCatcher.errors >= 1 && stillCatcher.last.find("no time steps") != std::string::npos,
+    "expected a no-time-steps error, got '%s'",
+    stillCatcher.last.c_str());
+}
+
 const std::map<std::string, std::function<void()>> tests = { { "IntegerShift", IntegerShift },
   { "SubPixelShift", SubPixelShift },
   { "OtherPlane", OtherPlane },
   { "DisplacementWindows", DisplacementWindows },
   { "Errors", Errors },
-  { "BackendFallback", BackendFallback } };
+  { "BackendFallback", BackendFallback },
+  { "TimeShift", TimeShift } };
 }
 
 int main(int argc, char* argv[])

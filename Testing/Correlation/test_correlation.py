@@ -1,8 +1,11 @@
 # pvpython smoke test of the correlation filters through the plugin: a Wavelet slice moved by
 # Center = (3, -2) against the unmoved one. Image Correlation must find the lag (3, -2) and every
-# valid window of Image Displacement the displacement (3, -2) within 0.1.
+# valid window of Image Displacement the displacement (3, -2) within 0.1. Then the time shift:
+# three files of a Wavelet moving by (3, -2) per step, read as one temporal source; Image
+# Correlation without a Reference must find (3, -2) between a step and the next.
 import os
 import sys
+import tempfile
 
 from paraview.simple import *  # noqa: F401,F403
 
@@ -43,3 +46,25 @@ for k in range(vectors.GetNumberOfTuples()):
         assert abs(d[0] - 3) < 0.1 and abs(d[1] + 2) < 0.1, (k, d)
 print('valid windows', good, 'of', vectors.GetNumberOfTuples())
 assert good > vectors.GetNumberOfTuples() // 2
+
+# Time shift: no Reference, the input compared with itself one step later.
+folder = tempfile.mkdtemp()
+files = []
+for k in range(3):
+    step = Wavelet(WholeExtent=extent, Center=[3.0 * k, -2.0 * k, 0.0])
+    files.append(os.path.join(folder, 'moving_%d.vti' % k))
+    SaveData(files[-1], proxy=step)
+reader = XMLImageDataReader(FileName=files)
+times = list(reader.TimestepValues)
+assert len(times) == 3, times
+motion = ImageCorrelation(Input=reader)
+motion.Scalars = ['POINTS', 'RTData']
+motion.TimeShift = 1
+motion.UpdatePipeline(time=times[1])
+# Read through the data information of that update (a Fetch would update again, at no time).
+info = motion.FieldData
+lag = (info['Correlation.PeakLag'].GetRange(0)[0], info['Correlation.PeakLag'].GetRange(1)[0])
+pair = (info['Correlation.ReferenceTime'].GetRange()[0], info['Correlation.InputTime'].GetRange()[0])
+print('time shift: peak lag', lag, 'times', pair)
+assert abs(lag[0] - 3) < 0.1 and abs(lag[1] + 2) < 0.1, lag
+assert pair == (times[1], times[2]), (pair, times)

@@ -449,17 +449,36 @@ Status launchWarpShuffleVariant(int s,
     "memory beyond that)" };
 }
 
-/// DirectKernel::Auto's split-tiled settings, from the measurements in docs/correlation.md:
-/// at most 16 pairs per warp (two blocks per SM for 32 x 32 matrices), 16 warps per block
-/// from 8 pairs per warp, 8 below.
-inline DirectOptions autoSplitOptions(const Batch& batch)
+/**
+ * DirectKernel::Auto's choice (measured on an H100, docs/correlation.md):
+ * - both matrices at most 16 x 16 and 8 or more pairs: RegisterTiled, 2 rights per thread;
+ * - otherwise SplitTiled: fewer than 128 pairs, one pair per warp (the 32 lanes split each
+ *   tile's sum; 8 warps per block); from 128 pairs on, 8 pairs per warp (at most the pairs per
+ *   left rounded up to a power of two) and 16 warps per block;
+ * - when the split-tiled staging does not fit shared memory (see the caller), RegisterTiled
+ *   with 2 rights per thread for 8 or more pairs and WarpShuffle with Rectangle distribution
+ *   (4 rows per worker) for fewer.
+ */
+inline DirectOptions autoDirectOptions(const Batch& batch)
 {
   DirectOptions chosen;
+  const bool small = batch.left.width <= 16 && batch.left.height <= 16 && batch.right.width <= 16 &&
+    batch.right.height <= 16;
+  if (small && batch.pairs() >= 8)
+  {
+    chosen.kernel = DirectKernel::RegisterTiled;
+    chosen.rightsPerThread = 2;
+    chosen.warpsPerBlock = 4;
+    return chosen;
+  }
   chosen.kernel = DirectKernel::SplitTiled;
   int pairs = 1;
-  while (pairs < 16 && pairs < batch.m)
+  if (batch.pairs() >= 128)
   {
-    pairs *= 2;
+    while (pairs < 8 && pairs < batch.m)
+    {
+      pairs *= 2;
+    }
   }
   chosen.pairsPerWarp = pairs;
   chosen.warpsPerBlock = pairs >= 8 ? 16 : 8;
@@ -467,18 +486,9 @@ inline DirectOptions autoSplitOptions(const Batch& batch)
   return chosen;
 }
 
-/// DirectKernel::Auto's choice, from the measurements in docs/correlation.md. `splitFits`:
-/// the split-tiled kernel's staging fits in a block's shared memory.
-inline DirectOptions resolveAuto(const Batch& batch, DirectOptions direct, bool splitFits)
+/// Auto's choice when the split-tiled kernel was chosen but its staging does not fit.
+inline DirectOptions autoWithoutSplit(const Batch& batch)
 {
-  if (direct.kernel != DirectKernel::Auto)
-  {
-    return direct;
-  }
-  if (splitFits)
-  {
-    return autoSplitOptions(batch);
-  }
   DirectOptions chosen;
   if (batch.pairs() >= 8)
   {
@@ -509,22 +519,24 @@ Status cudaDirectImpl(const Batch& batch,
   // The split-tiled launch is planned (device queries, kernel attributes) before the timed
   // region, so that the kernel time is the kernel's alone.
   SplitPlan<T> split;
-  const DirectOptions splitOptions =
-    requested.kernel == DirectKernel::Auto ? autoSplitOptions(batch) : requested;
-  const bool splitFits =
-    (requested.kernel == DirectKernel::Auto || requested.kernel == DirectKernel::SplitTiled) &&
-    planSplitTiled<T>(batch,
-      window,
-      splitOptions.pairsPerWarp,
-      splitOptions.warpsPerBlock,
-      splitOptions.slideRows,
-      split);
-  DirectOptions direct = resolveAuto(batch, requested, splitFits);
+  DirectOptions direct =
+    requested.kernel == DirectKernel::Auto ? autoDirectOptions(batch) : requested;
+  const bool splitFits = direct.kernel == DirectKernel::SplitTiled &&
+    planSplitTiled<T>(
+      batch, window, direct.pairsPerWarp, direct.warpsPerBlock, direct.slideRows, split);
   if (direct.kernel == DirectKernel::SplitTiled && !splitFits)
   {
-    // Too large for shared memory: the register-tiled kernel (or warp shuffle) runs instead.
-    direct.kernel = DirectKernel::RegisterTiled;
-    direct.rightsPerThread = 1;
+    // Too large for shared memory: Auto's other kernels, or for an explicit request the
+    // register-tiled kernel (which itself gives way to warp shuffle when it does not fit).
+    if (requested.kernel == DirectKernel::Auto)
+    {
+      direct = autoWithoutSplit(batch);
+    }
+    else
+    {
+      direct.kernel = DirectKernel::RegisterTiled;
+      direct.rightsPerThread = 1;
+    }
   }
   const Geometry g = Geometry::of(batch, window);
   const std::size_t nl = batch.leftCount() * batch.left.count();
