@@ -6,15 +6,16 @@
 #include "vtkDoubleArray.h"
 #include "vtkFieldData.h"
 #include "vtkFloatArray.h"
+#include "vtkImageAlgorithm.h"
 #include "vtkImageCrossCorrelation.h"
 #include "vtkImageData.h"
 #include "vtkImageWindowDisplacement.h"
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
-#include "vtkObjectFactory.h"
-#include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkNew.h"
+#include "vtkObjectFactory.h"
 #include "vtkPointData.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkStringArray.h"
 #include "vtkUnsignedCharArray.h"
 
@@ -450,7 +451,9 @@ public:
 
 protected:
   MovingBlobsSource() { this->SetNumberOfInputPorts(0); }
-  int RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector* out) override
+  int RequestInformation(vtkInformation*,
+    vtkInformationVector**,
+    vtkInformationVector* out) override
   {
     vtkInformation* info = out->GetInformationObject(0);
     const int extent[6] = { 0, 63, 0, 47, 0, 0 };
@@ -501,7 +504,8 @@ void TimeShift()
     "shift +1: peak lag (%g, %g), expected (3, -2)",
     Field(out, "Correlation.PeakLag", 0),
     Field(out, "Correlation.PeakLag", 1));
-  CHECK(Field(out, "Correlation.ReferenceTime") == 0.5 && Field(out, "Correlation.InputTime") == 1.0,
+  CHECK(
+    Field(out, "Correlation.ReferenceTime") == 0.5 && Field(out, "Correlation.InputTime") == 1.0,
     "times %g -> %g",
     Field(out, "Correlation.ReferenceTime"),
     Field(out, "Correlation.InputTime"));
@@ -523,7 +527,8 @@ void TimeShift()
     "shift -2 at t 1.2: peak lag (%g, %g), expected (-6, 4)",
     Field(out, "Correlation.PeakLag", 0),
     Field(out, "Correlation.PeakLag", 1));
-  CHECK(Field(out, "Correlation.ReferenceTime") == 1.0 && Field(out, "Correlation.InputTime") == 0.0,
+  CHECK(
+    Field(out, "Correlation.ReferenceTime") == 1.0 && Field(out, "Correlation.InputTime") == 0.0,
     "times %g -> %g",
     Field(out, "Correlation.ReferenceTime"),
     Field(out, "Correlation.InputTime"));
