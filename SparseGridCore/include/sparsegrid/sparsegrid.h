@@ -237,7 +237,7 @@ struct ExecutionOptions
    * crossover of prepared GPU evaluation against the CPU backend (docs/benchmarks-gpu.md,
    * "Prepared probes").
    */
-  std::uint64_t autoGpuPreparedThreshold = 1u << 15;
+  std::uint64_t autoGpuPreparedThreshold = 1u << 14;
   /// Fail with BackendUnavailable / OutOfDeviceMemory instead of falling back to the CPU when the
   /// requested backend (CUDA) cannot run: for benchmarks and HPC jobs that must not slow down
   /// silently.
