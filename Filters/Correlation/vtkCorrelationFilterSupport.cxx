@@ -7,13 +7,17 @@
 #include "vtkDoubleArray.h"
 #include "vtkFieldData.h"
 #include "vtkImageData.h"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
 #include "vtkNew.h"
 #include "vtkPointData.h"
 #include "vtkSMPTools.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkStringArray.h"
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 //------------------------------------------------------------------------------------------------
 bool vtkCorrelationFilterSupport::PlaneOf(const int extent[6], Plane& plane, std::string& error)
@@ -253,3 +257,102 @@ template bool vtkCorrelationFilterSupport::ExtractPair<double>(vtkImageData*,
   std::vector<double>&,
   std::vector<double>&,
   std::string&);
+
+//------------------------------------------------------------------------------------------------
+bool vtkCorrelationTimeShift::Active(vtkInformationVector** inputVector)
+{
+  return inputVector[1]->GetNumberOfInformationObjects() == 0;
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkCorrelationTimeShift::RequestUpdateExtent(vtkInformation* inInfo,
+  vtkInformation* outInfo,
+  int shift)
+{
+  using SDDP = vtkStreamingDemandDrivenPipeline;
+  if (this->Pass == 0)
+  {
+    this->Error.clear();
+    const int count = inInfo->Length(SDDP::TIME_STEPS());
+    const double* steps = inInfo->Get(SDDP::TIME_STEPS());
+    if (count <= 0 || !steps)
+    {
+      this->Error = "no Reference is connected and Input has no time steps: connect a "
+                    "Reference image, or a temporal Input to compare it with itself "
+                    "TimeShift steps later";
+      return;
+    }
+    this->HasRequestedTime = outInfo->Has(SDDP::UPDATE_TIME_STEP());
+    this->RequestedTime =
+      this->HasRequestedTime ? outInfo->Get(SDDP::UPDATE_TIME_STEP()) : steps[0];
+    // The step shown: the last one at or before the requested time (the first before them all).
+    int index = 0;
+    while (index + 1 < count && steps[index + 1] <= this->RequestedTime)
+    {
+      ++index;
+    }
+    const long long shifted = static_cast<long long>(index) + shift;
+    if (shifted < 0 || shifted >= count)
+    {
+      this->Error = "time step " + std::to_string(index) + " shifted by TimeShift " +
+        std::to_string(shift) + " is step " + std::to_string(shifted) +
+        ", outside the input's steps 0.." + std::to_string(count - 1);
+      return;
+    }
+    this->Times[0] = steps[index];
+    this->Times[1] = steps[shifted];
+  }
+  // On an error the request is left alone; RequestData reports it.
+  if (this->Error.empty())
+  {
+    inInfo->Set(SDDP::UPDATE_TIME_STEP(), this->Times[this->Pass]);
+  }
+}
+
+//------------------------------------------------------------------------------------------------
+vtkCorrelationTimeShift::Step vtkCorrelationTimeShift::RequestData(vtkInformation* request,
+  vtkImageData* input)
+{
+  using SDDP = vtkStreamingDemandDrivenPipeline;
+  if (!this->Error.empty())
+  {
+    this->Pass = 0;
+    request->Remove(SDDP::CONTINUE_EXECUTING());
+    return Step::Failed;
+  }
+  if (this->Pass == 0)
+  {
+    // Upstream may reuse its output object for the next step: keep a copy.
+    this->Reference = vtkSmartPointer<vtkImageData>::New();
+    if (input)
+    {
+      this->Reference->DeepCopy(input);
+    }
+    this->Pass = 1;
+    request->Set(SDDP::CONTINUE_EXECUTING(), 1);
+    return Step::Continue;
+  }
+  this->Pass = 0;
+  request->Remove(SDDP::CONTINUE_EXECUTING());
+  return Step::Ready;
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkCorrelationTimeShift::Finish(vtkImageData* output, bool ok)
+{
+  this->Reference = nullptr;
+  if (!output)
+  {
+    return;
+  }
+  if (ok)
+  {
+    vtkCorrelationFilterSupport::AddValue(
+      output->GetFieldData(), "Correlation.ReferenceTime", this->Times[0]);
+    vtkCorrelationFilterSupport::AddValue(
+      output->GetFieldData(), "Correlation.InputTime", this->Times[1]);
+  }
+  // The output belongs to the requested time, not to the shifted step fetched last.
+  output->GetInformation()->Set(
+    vtkDataObject::DATA_TIME_STEP(), this->HasRequestedTime ? this->RequestedTime : this->Times[0]);
+}

@@ -9,6 +9,8 @@
 
 #include <correlation/correlation.h>
 
+#include "vtkSmartPointer.h"
+
 #include <string>
 #include <vector>
 
@@ -16,6 +18,8 @@ class vtkAlgorithm;
 class vtkDataArray;
 class vtkFieldData;
 class vtkImageData;
+class vtkInformation;
+class vtkInformationVector;
 
 class vtkCorrelationFilterSupport
 {
@@ -64,6 +68,47 @@ public:
   static void AddReport(vtkFieldData* fd, const correlation::ExecutionReport& report);
   static void AddValue(vtkFieldData* fd, const char* name, double value);
   static void AddVector(vtkFieldData* fd, const char* name, const double v[3]);
+};
+
+/**
+ * The time-shift input mode of both filters: with nothing on port 1 (Reference), a temporal
+ * Input is compared with itself TimeShift steps later. Reference is the step shown (the
+ * requested time snapped to the last input step at or before it), Input the shifted step. The
+ * two steps are fetched one after the other: pass 0 keeps a copy of the reference step and asks
+ * the executive to run again (CONTINUE_EXECUTING), pass 1 gets the shifted step.
+ */
+class vtkCorrelationTimeShift
+{
+public:
+  /// True when port 1 has no connection.
+  static bool Active(vtkInformationVector** inputVector);
+
+  /// From RequestUpdateExtent: plans the two steps (pass 0) and requests the current one.
+  void RequestUpdateExtent(vtkInformation* inInfo, vtkInformation* outInfo, int shift);
+
+  enum class Step
+  {
+    Failed,   ///< error() says why; the request is cleaned up
+    Continue, ///< the reference step is kept: return 1 and wait for the next pass
+    Ready     ///< reference() and the current input are the two steps
+  };
+  /// From RequestData with the input of this pass.
+  Step RequestData(vtkInformation* request, vtkImageData* input);
+
+  vtkImageData* reference() const { return this->Reference; }
+  const std::string& error() const { return this->Error; }
+
+  /// After the computation: the two times as field data (when ok), the output's time, and the
+  /// kept step released.
+  void Finish(vtkImageData* output, bool ok);
+
+private:
+  int Pass = 0;
+  double Times[2] = { 0, 0 };
+  double RequestedTime = 0;
+  bool HasRequestedTime = false;
+  std::string Error;
+  vtkSmartPointer<vtkImageData> Reference;
 };
 
 #endif

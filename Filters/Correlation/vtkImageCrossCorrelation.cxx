@@ -58,6 +58,7 @@ bool LagWindowOf(const int inputExtent[6],
 
 //------------------------------------------------------------------------------------------------
 vtkImageCrossCorrelation::vtkImageCrossCorrelation()
+  : TimeShifter(new vtkCorrelationTimeShift)
 {
   this->SetNumberOfInputPorts(2);
   this->SetInputArrayToProcess(
@@ -78,47 +79,6 @@ int vtkImageCrossCorrelation::FillInputPortInformation(int port, vtkInformation*
 }
 
 //------------------------------------------------------------------------------------------------
-bool vtkImageCrossCorrelation::UsesTimeShift(vtkInformationVector** inputVector)
-{
-  return inputVector[1]->GetNumberOfInformationObjects() == 0;
-}
-
-//------------------------------------------------------------------------------------------------
-void vtkImageCrossCorrelation::PlanTimeShift(vtkInformation* inInfo, vtkInformation* outInfo)
-{
-  this->TimeShiftError.clear();
-  const int count = inInfo->Length(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
-  const double* steps = inInfo->Get(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
-  if (count <= 0 || !steps)
-  {
-    this->TimeShiftError = "no Reference is connected and Input has no time steps: connect a "
-                           "Reference image, or a temporal Input to compare it with itself "
-                           "TimeShift steps later";
-    return;
-  }
-  this->HasRequestedTime = outInfo->Has(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP());
-  this->RequestedTime = this->HasRequestedTime
-    ? outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP())
-    : steps[0];
-  // The step shown: the last one at or before the requested time (the first before them all).
-  int index = 0;
-  while (index + 1 < count && steps[index + 1] <= this->RequestedTime)
-  {
-    ++index;
-  }
-  const long long shifted = static_cast<long long>(index) + this->TimeShift;
-  if (shifted < 0 || shifted >= count)
-  {
-    this->TimeShiftError = "time step " + std::to_string(index) + " shifted by TimeShift " +
-      std::to_string(this->TimeShift) + " is step " + std::to_string(shifted) +
-      ", outside the input's steps 0.." + std::to_string(count - 1);
-    return;
-  }
-  this->TimeValues[0] = steps[index];
-  this->TimeValues[1] = steps[shifted];
-}
-
-//------------------------------------------------------------------------------------------------
 int vtkImageCrossCorrelation::RequestInformation(vtkInformation*,
   vtkInformationVector** inputVector,
   vtkInformationVector* outputVector)
@@ -126,7 +86,7 @@ int vtkImageCrossCorrelation::RequestInformation(vtkInformation*,
   vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
   // Time shift: Input is its own reference (the same extent at another step).
   vtkInformation* refInfo =
-    UsesTimeShift(inputVector) ? inInfo : inputVector[1]->GetInformationObject(0);
+    vtkCorrelationTimeShift::Active(inputVector) ? inInfo : inputVector[1]->GetInformationObject(0);
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
   int inExt[6], refExt[6];
   inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), inExt);
@@ -170,19 +130,11 @@ int vtkImageCrossCorrelation::RequestUpdateExtent(vtkInformation*,
     info->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), ext);
     info->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), ext, 6);
   }
-  if (UsesTimeShift(inputVector))
+  if (vtkCorrelationTimeShift::Active(inputVector))
   {
-    vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
-    if (this->TimePass == 0)
-    {
-      this->PlanTimeShift(inInfo, outputVector->GetInformationObject(0));
-    }
-    // On an error the request is left alone; RequestData reports it.
-    if (this->TimeShiftError.empty())
-    {
-      inInfo->Set(
-        vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP(), this->TimeValues[this->TimePass]);
-    }
+    this->TimeShifter->RequestUpdateExtent(inputVector[0]->GetInformationObject(0),
+      outputVector->GetInformationObject(0),
+      this->TimeShift);
   }
   return 1;
 }
@@ -194,46 +146,26 @@ int vtkImageCrossCorrelation::RequestData(vtkInformation* request,
 {
   vtkImageData* input = vtkImageData::GetData(inputVector[0]);
   vtkImageData* output = vtkImageData::GetData(outputVector);
-  const bool timeShift = UsesTimeShift(inputVector);
+  const bool timeShift = vtkCorrelationTimeShift::Active(inputVector);
   vtkImageData* reference = timeShift ? nullptr : vtkImageData::GetData(inputVector[1]);
   if (timeShift)
   {
-    if (!this->TimeShiftError.empty())
+    switch (this->TimeShifter->RequestData(request, input))
     {
-      vtkErrorMacro("Image Correlation: " << this->TimeShiftError);
-      this->TimePass = 0;
-      request->Remove(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING());
-      return 0;
+      case vtkCorrelationTimeShift::Step::Failed:
+        vtkErrorMacro("Image Correlation: " << this->TimeShifter->error());
+        return 0;
+      case vtkCorrelationTimeShift::Step::Continue:
+        return 1;
+      case vtkCorrelationTimeShift::Step::Ready:
+        reference = this->TimeShifter->reference();
+        break;
     }
-    if (this->TimePass == 0)
-    {
-      // Keep the reference step (upstream may reuse its output for the next step) and ask
-      // the executive to run again for the shifted step.
-      this->TimeReference = vtkSmartPointer<vtkImageData>::New();
-      if (input)
-      {
-        this->TimeReference->DeepCopy(input);
-      }
-      this->TimePass = 1;
-      request->Set(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING(), 1);
-      return 1;
-    }
-    this->TimePass = 0;
-    request->Remove(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING());
-    reference = this->TimeReference;
   }
   const int result = this->Execute(input, reference, inputVector, output);
   if (timeShift)
   {
-    this->TimeReference = nullptr;
-    if (result)
-    {
-      Support::AddValue(output->GetFieldData(), "Correlation.ReferenceTime", this->TimeValues[0]);
-      Support::AddValue(output->GetFieldData(), "Correlation.InputTime", this->TimeValues[1]);
-    }
-    // The output belongs to the requested time, not to the shifted step fetched last.
-    output->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(),
-      this->HasRequestedTime ? this->RequestedTime : this->TimeValues[0]);
+    this->TimeShifter->Finish(output, result != 0);
   }
   return result;
 }

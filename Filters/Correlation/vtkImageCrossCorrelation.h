@@ -33,9 +33,10 @@
 
 #include "SparseGridCorrelationModule.h" // for the export macro
 #include "vtkImageAlgorithm.h"
-#include "vtkSmartPointer.h" // for the kept reference step
 
-#include <string> // for the time-shift error
+#include <memory> // for the time-shift helper
+
+class vtkCorrelationTimeShift;
 
 class SPARSEGRIDCORRELATION_EXPORT vtkImageCrossCorrelation : public vtkImageAlgorithm
 {
@@ -143,12 +144,6 @@ protected:
   int RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-
-  /// True when Reference is not connected: Input is compared with itself TimeShift steps on.
-  static bool UsesTimeShift(vtkInformationVector** inputVector);
-  /// Picks the two input time steps for the requested time (or sets TimeShiftError).
-  void PlanTimeShift(vtkInformation* inInfo, vtkInformation* outInfo);
-
   int Mode = 1;
   int Normalization = 2;
   int Algorithm = 0;
@@ -163,14 +158,9 @@ protected:
   int NumberOfThreads = 0;
   int TimeShift = 1;
 
-  // Time-shift execution: pass 0 fetches the reference step and keeps a copy, pass 1 the
-  // shifted step (the executive loops through CONTINUE_EXECUTING).
-  int TimePass = 0;
-  double TimeValues[2] = { 0, 0 };
-  double RequestedTime = 0;
-  bool HasRequestedTime = false;
-  std::string TimeShiftError;
-  vtkSmartPointer<vtkImageData> TimeReference;
+  // The time-shift mode's state between its two passes (a private helper; see
+  // vtkCorrelationFilterSupport.h).
+  std::unique_ptr<vtkCorrelationTimeShift> TimeShifter;
 
 private:
   vtkImageCrossCorrelation(const vtkImageCrossCorrelation&) = delete;

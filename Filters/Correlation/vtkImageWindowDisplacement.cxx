@@ -23,6 +23,7 @@ using Support = vtkCorrelationFilterSupport;
 
 //------------------------------------------------------------------------------------------------
 vtkImageWindowDisplacement::vtkImageWindowDisplacement()
+  : TimeShifter(new vtkCorrelationTimeShift)
 {
   this->SetNumberOfInputPorts(2);
   this->SetInputArrayToProcess(
@@ -32,9 +33,13 @@ vtkImageWindowDisplacement::vtkImageWindowDisplacement()
 vtkImageWindowDisplacement::~vtkImageWindowDisplacement() = default;
 
 //------------------------------------------------------------------------------------------------
-int vtkImageWindowDisplacement::FillInputPortInformation(int, vtkInformation* info)
+int vtkImageWindowDisplacement::FillInputPortInformation(int port, vtkInformation* info)
 {
   info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkImageData");
+  if (port == 1)
+  {
+    info->Set(vtkAlgorithm::INPUT_IS_OPTIONAL(), 1);
+  }
   return 1;
 }
 
@@ -81,26 +86,65 @@ int vtkImageWindowDisplacement::RequestInformation(vtkInformation*,
 //------------------------------------------------------------------------------------------------
 int vtkImageWindowDisplacement::RequestUpdateExtent(vtkInformation*,
   vtkInformationVector** inputVector,
-  vtkInformationVector*)
+  vtkInformationVector* outputVector)
 {
   for (int port = 0; port < 2; ++port)
   {
     vtkInformation* info = inputVector[port]->GetInformationObject(0);
+    if (!info)
+    {
+      continue;
+    }
     int ext[6];
     info->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), ext);
     info->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), ext, 6);
+  }
+  if (vtkCorrelationTimeShift::Active(inputVector))
+  {
+    this->TimeShifter->RequestUpdateExtent(inputVector[0]->GetInformationObject(0),
+      outputVector->GetInformationObject(0),
+      this->TimeShift);
   }
   return 1;
 }
 
 //------------------------------------------------------------------------------------------------
-int vtkImageWindowDisplacement::RequestData(vtkInformation*,
+int vtkImageWindowDisplacement::RequestData(vtkInformation* request,
   vtkInformationVector** inputVector,
   vtkInformationVector* outputVector)
 {
   vtkImageData* input = vtkImageData::GetData(inputVector[0]);
-  vtkImageData* reference = vtkImageData::GetData(inputVector[1]);
   vtkImageData* output = vtkImageData::GetData(outputVector);
+  const bool timeShift = vtkCorrelationTimeShift::Active(inputVector);
+  vtkImageData* reference = timeShift ? nullptr : vtkImageData::GetData(inputVector[1]);
+  if (timeShift)
+  {
+    switch (this->TimeShifter->RequestData(request, input))
+    {
+      case vtkCorrelationTimeShift::Step::Failed:
+        vtkErrorMacro("Image Displacement: " << this->TimeShifter->error());
+        return 0;
+      case vtkCorrelationTimeShift::Step::Continue:
+        return 1;
+      case vtkCorrelationTimeShift::Step::Ready:
+        reference = this->TimeShifter->reference();
+        break;
+    }
+  }
+  const int result = this->Execute(input, reference, inputVector, output);
+  if (timeShift)
+  {
+    this->TimeShifter->Finish(output, result != 0);
+  }
+  return result;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkImageWindowDisplacement::Execute(vtkImageData* input,
+  vtkImageData* reference,
+  vtkInformationVector** inputVector,
+  vtkImageData* output)
+{
   if (!input || !reference)
   {
     vtkErrorMacro("Image Displacement needs image data on both Input and Reference.");
@@ -250,4 +294,5 @@ void vtkImageWindowDisplacement::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "WorkDistribution: " << this->WorkDistribution << "\n";
   os << indent << "ShiftsPerThread: " << this->ShiftsPerThread << "\n";
   os << indent << "NumberOfThreads: " << this->NumberOfThreads << "\n";
+  os << indent << "TimeShift: " << this->TimeShift << "\n";
 }

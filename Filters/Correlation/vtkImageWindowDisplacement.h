@@ -14,12 +14,21 @@
  * maximum, capped at 1000) and Valid (1 where the peak is inside the search area, at least
  * MinimumPeakHeight and at least MinimumPeakRatio). Displacement d means Input(p) is
  * Reference(p - d). Field data Correlation.Backend / Algorithm / BackendNote say what ran.
+ *
+ * Time shift: with nothing connected to Reference, a temporal Input is compared with itself
+ * TimeShift steps later, as in vtkImageCrossCorrelation (the displacements are then the motion
+ * from the step shown to the shifted one; field data Correlation.ReferenceTime and
+ * Correlation.InputTime).
  */
 #ifndef vtkImageWindowDisplacement_h
 #define vtkImageWindowDisplacement_h
 
 #include "SparseGridCorrelationModule.h" // for the export macro
 #include "vtkImageAlgorithm.h"
+
+#include <memory> // for the time-shift helper
+
+class vtkCorrelationTimeShift;
 
 class SPARSEGRIDCORRELATION_EXPORT vtkImageWindowDisplacement : public vtkImageAlgorithm
 {
@@ -28,8 +37,18 @@ public:
   vtkTypeMacro(vtkImageWindowDisplacement, vtkImageAlgorithm);
   void PrintSelf(ostream& os, vtkIndent indent) override;
 
-  /// The reference image (port 1).
+  /// The reference image (port 1, optional: without it the time shift below is used).
   void SetReferenceConnection(vtkAlgorithmOutput* output) { this->SetInputConnection(1, output); }
+
+  ///@{
+  /**
+   * Without a Reference: compare the shown time step of Input (as the reference) with the step
+   * TimeShift steps later (negative: earlier). Default 1. A shifted step outside the input's
+   * steps is an error.
+   */
+  vtkSetMacro(TimeShift, int);
+  vtkGetMacro(TimeShift, int);
+  ///@}
 
   ///@{
   /**
@@ -97,10 +116,17 @@ protected:
   int WorkDistribution = 0;
   int ShiftsPerThread = 1;
   int NumberOfThreads = 0;
+  int TimeShift = 1;
+  // The time-shift mode's state between its two passes (see vtkCorrelationFilterSupport.h).
+  std::unique_ptr<vtkCorrelationTimeShift> TimeShifter;
 
 private:
   vtkImageWindowDisplacement(const vtkImageWindowDisplacement&) = delete;
   void operator=(const vtkImageWindowDisplacement&) = delete;
+  int Execute(vtkImageData* input,
+    vtkImageData* reference,
+    vtkInformationVector** inputVector,
+    vtkImageData* output);
   template<typename T>
   int Displace(vtkImageData* input,
     vtkImageData* reference,

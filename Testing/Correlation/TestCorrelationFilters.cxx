@@ -565,13 +565,71 @@ void TimeShift()
     stillCatcher.last.c_str());
 }
 
+void DisplacementTimeShift()
+{
+  vtkNew<MovingBlobsSource> source;
+  vtkNew<vtkImageWindowDisplacement> filter;
+  Catcher catcher;
+  catcher.Watch(filter);
+  filter->SetInputConnection(source->GetOutputPort());
+  filter->SetBackend(1);
+  filter->SetWindowSize(16);
+  filter->SetStep(8);
+  filter->SetSearchRadius(5);
+  filter->SetTimeShift(1);
+  filter->UpdateTimeStep(1.0);
+  vtkImageData* out = filter->GetOutput();
+  CHECK(catcher.errors == 0, "errors: %s", catcher.last.c_str());
+  CHECK(
+    Field(out, "Correlation.ReferenceTime") == 1.0 && Field(out, "Correlation.InputTime") == 1.5,
+    "times %g -> %g",
+    Field(out, "Correlation.ReferenceTime"),
+    Field(out, "Correlation.InputTime"));
+  CHECK(source->Asked.size() == 2 && source->Asked[0] == 1.0 && source->Asked[1] == 1.5,
+    "the source was asked for %zu steps",
+    source->Asked.size());
+  vtkDataArray* disp = out->GetPointData()->GetVectors();
+  vtkDataArray* valid = out->GetPointData()->GetArray("Valid");
+  CHECK(disp && valid, "output arrays");
+  if (!disp || !valid)
+  {
+    return;
+  }
+  // One step moves the blobs by (3, -2) samples of spacing 0.5.
+  int good = 0;
+  for (vtkIdType k = 0; k < disp->GetNumberOfTuples(); ++k)
+  {
+    if (valid->GetTuple1(k) == 0)
+    {
+      continue;
+    }
+    ++good;
+    CHECK(std::abs(disp->GetComponent(k, 0) - 1.5) < 0.05 &&
+        std::abs(disp->GetComponent(k, 1) + 1.0) < 0.05,
+      "window %lld: (%g, %g) world, expected (1.5, -1)",
+      static_cast<long long>(k),
+      disp->GetComponent(k, 0),
+      disp->GetComponent(k, 1));
+  }
+  CHECK(good * 2 > disp->GetNumberOfTuples(),
+    "%d of %lld windows valid",
+    good,
+    static_cast<long long>(disp->GetNumberOfTuples()));
+  // The last step has no next one.
+  filter->UpdateTimeStep(1.5);
+  CHECK(catcher.errors >= 1 && catcher.last.find("outside the input's steps") != std::string::npos,
+    "expected an out-of-range error, got '%s'",
+    catcher.last.c_str());
+}
+
 const std::map<std::string, std::function<void()>> tests = { { "IntegerShift", IntegerShift },
   { "SubPixelShift", SubPixelShift },
   { "OtherPlane", OtherPlane },
   { "DisplacementWindows", DisplacementWindows },
   { "Errors", Errors },
   { "BackendFallback", BackendFallback },
-  { "TimeShift", TimeShift } };
+  { "TimeShift", TimeShift },
+  { "DisplacementTimeShift", DisplacementTimeShift } };
 }
 
 int main(int argc, char* argv[])
