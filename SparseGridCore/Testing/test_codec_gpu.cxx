@@ -290,3 +290,30 @@ TEST(CodecGpu, StridedAndDamagedStreams)
 }
 
 } // namespace
+
+namespace
+{
+// Small enough for compute-sanitizer (memcheck, racecheck), large enough that every kernel of
+// the warp-per-chunk stages sees several chunks, non-zero and zero blocks, escapes (noise offset
+// by 10^6 at a tight bound), runs, partial blocks at the ends of levels, and long Huffman codes.
+TEST(CodecGpu, SanitizerSizedFields)
+{
+  SKIP_WITHOUT_GPU();
+  const Dims shapes[] = { { 40, 30, 20 }, { 33, 17, 1 }, { 129, 3, 2 } };
+  for (const Dims& d : shapes)
+  {
+    for (int kind : { 1, 3, 4 })
+    {
+      for (double rel : { 1e-2, 1e-5 })
+      {
+        SCOPED_TRACE("dims " + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" +
+          std::to_string(d[2]) + " kind " + std::to_string(kind) + " rel " + std::to_string(rel));
+        const auto f = field<float>(kind, d, 11);
+        compareBackends(f, d, rel * rangeOf(f));
+      }
+    }
+  }
+  const auto g = field<double>(3, shapes[0], 12);
+  compareBackends(g, shapes[0], 1e-4 * rangeOf(g));
+}
+} // namespace

@@ -14,6 +14,8 @@
 #include <zfp.h>
 #endif
 #ifdef SPARSEGRID_CODEC_BENCH_CUDA
+#include "../src/cuda/codec/CodecCudaProfile.h"
+
 #include <cuda_runtime.h>
 #endif
 
@@ -443,6 +445,47 @@ int run(const Options& o)
       kd.psnr,
       "decodeDevice(stream on device) wall; kernels " + std::to_string(median(kernDec) * 1e3) +
         " ms" };
+    // Where the time goes: CUDA events around every launch, in separate repeats (the timed runs
+    // above carry no extra events). Per call: launches and milliseconds, summed by kernel name.
+    auto profile = [&](const char* what, const std::function<void()>& call)
+    {
+      namespace ci = codec::cudaimpl;
+      ci::profileEnable(true);
+      for (int r = 0; r < o.repeats; ++r)
+      {
+        call();
+      }
+      const std::string lines = ci::profileReport();
+      ci::profileEnable(false);
+      std::printf("profile: %s, per call (mean of %d calls), GPU time by kernel\n", what, o.repeats);
+      std::printf("| kernel | launches | ms | share |\n|---|---|---|---|\n");
+      double sum = 0;
+      std::vector<std::string> names;
+      std::vector<double> launches, ms;
+      std::istringstream in(lines);
+      std::string line;
+      while (std::getline(in, line))
+      {
+        const auto t1 = line.find('\t'), t2 = line.rfind('\t');
+        names.push_back(line.substr(0, t1));
+        launches.push_back(std::stod(line.substr(t1 + 1, t2 - t1 - 1)) / o.repeats);
+        ms.push_back(std::stod(line.substr(t2 + 1)) / o.repeats);
+        sum += ms.back();
+      }
+      for (std::size_t i = 0; i < names.size(); ++i)
+      {
+        std::printf("| %s | %.0f | %.4f | %.1f%% |\n",
+          names[i].c_str(),
+          launches[i],
+          ms[i],
+          sum > 0 ? 100 * ms[i] / sum : 0.0);
+      }
+      std::printf("| sum of kernels | | %.4f | |\n", sum);
+    };
+    profile("compress, device to device",
+      [&] { (void)codec::encodeDeviceToDevice(dIn, layout, bound, dStream, capacity, dBytes, g); });
+    profile("decompress, device to device",
+      [&] { (void)codec::decodeDevice(dStream, dBytes, o.level, dOut, layout, true, g); });
     cudaFree(dStream);
     // Copy bandwidth: device-to-device memcpy of the input moves 2x its bytes.
     cudaEvent_t e0, e1;

@@ -10,6 +10,7 @@
 // Decoder: host validates the header and chunk tables -> one thread per chunk decodes its tokens
 // (LUT in shared memory) -> one kernel per axis-pass + one for the pass's escapes.
 #include "../../codec/CodecInternal.h"
+#include "CodecCudaProfile.h"
 
 #include "../../Internal.h"
 
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -118,6 +120,38 @@ unsigned blocksFor(u64 n, int threads = Threads)
   return static_cast<unsigned>(std::min<u64>(std::max<u64>(b, 1), 65535ull * 16));
 }
 
+/// Multiprocessors of the current device (for persistent grids).
+int multiprocessors()
+{
+  int device = 0, count = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+    cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+  {
+    cudaGetLastError();
+    return 16;
+  }
+  return count > 0 ? count : 16;
+}
+
+/// SPARSEGRID_CODEC_CUDA_LEGACY runs kernels of before the warp-per-chunk ones, to compare them on
+/// a GPU (both write the same bytes): "1" or "all", or a comma-separated list of "passes" (flat
+/// pass kernels), "analyse" (thread per block for masks, histogram and bits), "write" (CTA per
+/// chunk, thread per block), "huffman" (thread per chunk decoding).
+bool legacyKernel(const char* part)
+{
+  static const std::string value = []
+  {
+    const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_LEGACY");
+    return std::string(v ? v : "");
+  }();
+  if (value == "1" || value == "all")
+  {
+    return true;
+  }
+  const std::string list = "," + value + ",";
+  return list.find("," + std::string(part) + ",") != std::string::npos;
+}
+
 /// Events around kernel work only (not transfers, not host work).
 struct KernelTimer
 {
@@ -144,6 +178,158 @@ struct KernelTimer
   }
 };
 
+/// Events around each launch while profiling is on (see CodecCudaProfile.h).
+class KernelProfile
+{
+public:
+  static KernelProfile& get()
+  {
+    static KernelProfile* p = new KernelProfile(); // never destroyed, like the workspace
+    return *p;
+  }
+  void enable(bool on)
+  {
+    std::lock_guard<std::mutex> lock(this->Mutex);
+    this->Enabled = on;
+    this->Names.clear();
+    this->Launches.clear();
+    this->Ms.clear();
+  }
+  void begin(const std::string& name, cudaStream_t s)
+  {
+    if (!this->Enabled)
+    {
+      return;
+    }
+    Open o;
+    o.name = name;
+    o.a = this->take();
+    o.b = this->take();
+    cudaEventRecord(o.a, s);
+    this->Pending.push_back(o);
+  }
+  void end(cudaStream_t s)
+  {
+    if (!this->Enabled || this->Pending.empty())
+    {
+      return;
+    }
+    cudaEventRecord(this->Pending.back().b, s);
+  }
+  /// Host work between kernels (wall time since the last mark), listed with the kernels.
+  void hostMark()
+  {
+    if (this->Enabled)
+    {
+      this->Mark = std::chrono::steady_clock::now();
+    }
+  }
+  void hostLap(const char* name)
+  {
+    if (!this->Enabled)
+    {
+      return;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    this->add(name, std::chrono::duration<double, std::milli>(now - this->Mark).count());
+    this->Mark = now;
+  }
+  /// Waits for the recorded events and sums them (at the end of each codec call).
+  void collect()
+  {
+    if (this->Pending.empty())
+    {
+      return;
+    }
+    std::lock_guard<std::mutex> lock(this->Mutex);
+    for (const Open& o : this->Pending)
+    {
+      float ms = 0;
+      if (cudaEventSynchronize(o.b) == cudaSuccess &&
+        cudaEventElapsedTime(&ms, o.a, o.b) == cudaSuccess)
+      {
+        this->addLocked(o.name, ms);
+      }
+      this->Pool.push_back(o.a);
+      this->Pool.push_back(o.b);
+    }
+    this->Pending.clear();
+    cudaGetLastError();
+  }
+  std::string report()
+  {
+    std::lock_guard<std::mutex> lock(this->Mutex);
+    std::string r;
+    for (std::size_t i = 0; i < this->Names.size(); ++i)
+    {
+      r += this->Names[i] + "\t" + std::to_string(this->Launches[i]) + "\t" +
+        std::to_string(this->Ms[i]) + "\n";
+    }
+    return r;
+  }
+
+private:
+  void add(const std::string& name, double ms)
+  {
+    std::lock_guard<std::mutex> lock(this->Mutex);
+    this->addLocked(name, ms);
+  }
+  void addLocked(const std::string& name, double ms)
+  {
+    std::size_t i = 0;
+    while (i < this->Names.size() && this->Names[i] != name)
+    {
+      ++i;
+    }
+    if (i == this->Names.size())
+    {
+      this->Names.push_back(name);
+      this->Launches.push_back(0);
+      this->Ms.push_back(0);
+    }
+    ++this->Launches[i];
+    this->Ms[i] += ms;
+  }
+  std::chrono::steady_clock::time_point Mark;
+  struct Open
+  {
+    std::string name;
+    cudaEvent_t a, b;
+  };
+  cudaEvent_t take()
+  {
+    cudaEvent_t e = nullptr;
+    if (!this->Pool.empty())
+    {
+      e = this->Pool.back();
+      this->Pool.pop_back();
+    }
+    else
+    {
+      cudaEventCreate(&e);
+    }
+    return e;
+  }
+  std::mutex Mutex;
+  bool Enabled = false;
+  std::vector<Open> Pending;
+  std::vector<cudaEvent_t> Pool;
+  std::vector<std::string> Names;
+  std::vector<long> Launches;
+  std::vector<double> Ms;
+};
+
+/// Sums the profile at the end of a codec call, whichever way it returns.
+struct ProfileScope
+{
+  ~ProfileScope() { KernelProfile::get().collect(); }
+};
+
+#define SGC_PROFILE_BEGIN(name) KernelProfile::get().begin(name, s)
+#define SGC_PROFILE_END() KernelProfile::get().end(s)
+#define SGC_HOST_MARK() KernelProfile::get().hostMark()
+#define SGC_HOST_LAP(name) KernelProfile::get().hostLap(name)
+
 //------------------------------------------------------------------------------------------------
 // Device helpers
 //------------------------------------------------------------------------------------------------
@@ -168,6 +354,21 @@ __device__ __forceinline__ u64 voxelOf(const DevPass& p, u64 local, const u64* d
   const u64 j2 = r / p.count[1];
   return (p.start[0] + j0 * p.step[0]) +
     dims[0] * ((p.start[1] + j1 * p.step[1]) + dims[1] * (p.start[2] + j2 * p.step[2]));
+}
+
+/// The prediction of voxel idx (index i along each axis) of pass p from the reconstructed values:
+/// the one place where the GPU calls the shared predictor of CodecFormat.h.
+template<typename T>
+__device__ __forceinline__ T
+predictVoxel(const DevPass& p, const T* rec, u64 idx, const u64 i[3], const u64* dims)
+{
+  if (p.axis < 0)
+  {
+    return T(0);
+  }
+  const u64 stride = p.axis == 0 ? 1 : (p.axis == 1 ? dims[0] : dims[0] * dims[1]);
+  const u64 off = p.gap * stride;
+  return format::predictAlong(rec, idx, off, i[p.axis], p.gap, dims[p.axis], p.cubic != 0);
 }
 
 template<typename T>
@@ -196,13 +397,7 @@ predictAt(const DevPass& p, const T* rec, u64 local, const u64* dims, u64& idx)
     p.start[0] + j0 * p.step[0], p.start[1] + j1 * p.step[1], p.start[2] + j2 * p.step[2]
   };
   idx = i[0] + dims[0] * (i[1] + dims[1] * i[2]);
-  if (p.axis < 0)
-  {
-    return T(0);
-  }
-  const u64 stride = p.axis == 0 ? 1 : (p.axis == 1 ? dims[0] : dims[0] * dims[1]);
-  const u64 off = p.gap * stride;
-  return format::predictAlong(rec, idx, off, i[p.axis], p.gap, dims[p.axis], p.cubic != 0);
+  return predictVoxel(p, rec, idx, i, dims);
 }
 
 __device__ __forceinline__ void atomicMaxDouble(u64* target, double v)
@@ -210,41 +405,190 @@ __device__ __forceinline__ void atomicMaxDouble(u64* target, double v)
   atomicMax(target, static_cast<u64>(__double_as_longlong(v)));
 }
 
-template<typename T>
-__global__ void copyInKernel(const T* in, u64 stride, T* rec, u64 n, u64* nonFinite)
+/// Launch shape of the grid pass kernels: threads along axis 0 of the pass (x: coalesced), then
+/// PassRows rows of axis 1 per thread, axis 2 over grid.z. No divisions in the index arithmetic
+/// (the flat kernels spent most of their instructions there).
+constexpr int PassThreads = 256;
+constexpr unsigned PassRows = 4;
+struct PassShape
 {
-  u64 bad = 0;
-  for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < n; i += u64(gridDim.x) * blockDim.x)
+  dim3 grid, block;
+  bool ok = false;
+};
+PassShape passShape(const Pass& p)
+{
+  PassShape r;
+  unsigned tx = 32;
+  while (tx < PassThreads && tx < p.count[0])
   {
-    const T v = in[i * stride];
-    rec[i] = v;
-    bad += isfinite(v) ? 0 : 1;
+    tx *= 2;
   }
-  if (bad)
+  const unsigned ty = PassThreads / tx;
+  const u64 gx = (p.count[0] + tx - 1) / tx;
+  const u64 gy = (p.count[1] + u64(ty) * PassRows - 1) / (u64(ty) * PassRows);
+  const u64 gz = std::min<u64>(p.count[2], 65535);
+  r.block = dim3(tx, ty, 1);
+  r.grid = dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
+  r.ok = gx < (1ull << 31) && gy <= 65535 && gz >= 1;
+  return r;
+}
+
+/// Largest values of a CTA (non-negative doubles as bits) into one global maximum; the atomic
+/// only where the CTA's value is larger than what the target already holds (after the first
+/// CTAs, almost never): one atomic per CTA on one address serialises.
+__device__ __forceinline__ void ctaMaxInto(double v, double* warpSlots, u64* target)
+{
+  for (int o = 16; o > 0; o /= 2)
   {
-    atomicAdd(nonFinite, bad);
+    const double x = __shfl_down_sync(0xffffffffu, v, o);
+    v = x > v ? x : v;
+  }
+  const int t = threadIdx.x + blockDim.x * threadIdx.y;
+  const int lane = t & 31, warp = t >> 5;
+  if (lane == 0)
+  {
+    warpSlots[warp] = v;
+  }
+  __syncthreads();
+  if (t == 0)
+  {
+    const int warps = static_cast<int>((blockDim.x * blockDim.y + 31) / 32);
+    for (int w = 1; w < warps; ++w)
+    {
+      v = warpSlots[w] > v ? warpSlots[w] : v;
+    }
+    const u64 bits = static_cast<u64>(__double_as_longlong(v));
+    if (bits > *reinterpret_cast<volatile u64*>(target))
+    {
+      atomicMax(target, bits);
+    }
+  }
+  __syncthreads();
+}
+
+/// Encoder pass on the grid shape: reads the input where it lives (strided or not; no copy
+/// pass), the predictions from the reconstruction, writes symbol and reconstruction; counts
+/// NaN/Inf inputs (the encoder refuses them after the passes).
+template<typename T>
+__global__ void __launch_bounds__(PassThreads) encodeGridPassKernel(DevPass p,
+  const T* input,
+  u64 inputStride,
+  T* rec,
+  u16* symbols,
+  const u64* dimsIn,
+  Quantiser qz,
+  u64* surplusMax,
+  u64* absMax,
+  u64* nonFinite)
+{
+  const u64 dims[3] = { dimsIn[0], dimsIn[1], dimsIn[2] };
+  const u64 j0 = blockIdx.x * u64(blockDim.x) + threadIdx.x;
+  double s = 0, a = 0;
+  u32 bad = 0;
+  if (j0 < p.count[0])
+  {
+    const u64 i0 = p.start[0] + j0 * p.step[0];
+    u16* sym = symbols + p.levelCodeBegin + p.codeBegin + j0;
+    for (u64 j2 = blockIdx.z; j2 < p.count[2]; j2 += gridDim.z)
+    {
+      const u64 i2 = p.start[2] + j2 * p.step[2];
+      for (unsigned r = 0; r < PassRows; ++r)
+      {
+        const u64 j1 = (u64(blockIdx.y) * PassRows + r) * blockDim.y + threadIdx.y;
+        if (j1 >= p.count[1])
+        {
+          break;
+        }
+        const u64 i[3] = { i0, p.start[1] + j1 * p.step[1], i2 };
+        const u64 idx = i[0] + dims[0] * (i[1] + dims[1] * i[2]);
+        const T x = input[idx * inputStride];
+        bad += isfinite(x) ? 0u : 1u;
+        const T pred = predictVoxel(p, rec, idx, i, dims);
+        T value;
+        sym[p.count[0] * (j1 + p.count[1] * j2)] = format::quantise(x, pred, qz, value);
+        rec[idx] = value;
+        const double d = fabs(static_cast<double>(value) - static_cast<double>(pred));
+        s = d > s ? d : s;
+        const double m = fabs(static_cast<double>(value));
+        a = m > a ? m : a;
+      }
+    }
+  }
+  __shared__ double slots[PassThreads / 32];
+  ctaMaxInto(s, slots, surplusMax);
+  ctaMaxInto(a, slots, absMax);
+  for (int o = 16; o > 0; o /= 2)
+  {
+    bad += __shfl_down_sync(0xffffffffu, bad, o);
+  }
+  if (bad && ((threadIdx.x + blockDim.x * threadIdx.y) & 31) == 0)
+  {
+    atomicAdd(nonFinite, static_cast<u64>(bad));
+  }
+}
+
+/// Decoder pass on the grid shape: prediction + dequantised symbol (or the prediction alone
+/// for levels beyond the requested level of detail).
+template<typename S>
+__global__ void __launch_bounds__(PassThreads) decodeGridPassKernel(DevPass p,
+  S* rec,
+  const u16* symbols,
+  const u64* dimsIn,
+  Quantiser qz,
+  bool coded)
+{
+  const u64 dims[3] = { dimsIn[0], dimsIn[1], dimsIn[2] };
+  const u64 j0 = blockIdx.x * u64(blockDim.x) + threadIdx.x;
+  if (j0 >= p.count[0])
+  {
+    return;
+  }
+  const u64 i0 = p.start[0] + j0 * p.step[0];
+  const u16* sym = symbols + p.levelCodeBegin + p.codeBegin + j0;
+  for (u64 j2 = blockIdx.z; j2 < p.count[2]; j2 += gridDim.z)
+  {
+    const u64 i2 = p.start[2] + j2 * p.step[2];
+    for (unsigned r = 0; r < PassRows; ++r)
+    {
+      const u64 j1 = (u64(blockIdx.y) * PassRows + r) * blockDim.y + threadIdx.y;
+      if (j1 >= p.count[1])
+      {
+        break;
+      }
+      const u64 i[3] = { i0, p.start[1] + j1 * p.step[1], i2 };
+      const u64 idx = i[0] + dims[0] * (i[1] + dims[1] * i[2]);
+      const S pred = predictVoxel(p, rec, idx, i, dims);
+      rec[idx] = coded ? format::dequantise<S>(sym[p.count[0] * (j1 + p.count[1] * j2)], pred, qz)
+                       : pred;
+    }
   }
 }
 
 template<typename T>
 __global__ void encodePassKernel(DevPass p,
+  const T* input,
+  u64 inputStride,
   T* rec,
   u16* symbols,
   u64 n,
   const u64* dimsIn,
   Quantiser qz,
   u64* surplusMax,
-  u64* absMax)
+  u64* absMax,
+  u64* nonFinite)
 {
   const u64 dims[3] = { dimsIn[0], dimsIn[1], dimsIn[2] };
   double s = 0, a = 0;
+  u64 bad = 0;
   for (u64 local = blockIdx.x * u64(blockDim.x) + threadIdx.x; local < n;
        local += u64(gridDim.x) * blockDim.x)
   {
     u64 idx;
     const T pred = predictAt(p, rec, local, dims, idx);
+    const T x = input[idx * inputStride];
+    bad += isfinite(x) ? 0 : 1;
     T value;
-    symbols[p.levelCodeBegin + p.codeBegin + local] = format::quantise(rec[idx], pred, qz, value);
+    symbols[p.levelCodeBegin + p.codeBegin + local] = format::quantise(x, pred, qz, value);
     rec[idx] = value;
     const double d = fabs(static_cast<double>(value) - static_cast<double>(pred));
     s = d > s ? d : s;
@@ -276,6 +620,10 @@ __global__ void encodePassKernel(DevPass p,
     }
     atomicMaxDouble(surplusMax, s);
     atomicMaxDouble(absMax, a);
+  }
+  if (bad)
+  {
+    atomicAdd(nonFinite, bad);
   }
 }
 
@@ -375,6 +723,203 @@ __global__ void analyseKernel(const u16* symbols,
   }
 }
 
+//------------------------------------------------------------------------------------------------
+// Entropy-stage analysis with a warp per chunk: the warp reads a 64-code block at once (lane l
+// holds codes l and l + 32) and finds its tokens with two ballots instead of one thread walking
+// the block (the tokens are what format::tokenize emits: a non-zero code is one token, a run of
+// zeros up to the next non-zero code or the block's end is one token).
+//------------------------------------------------------------------------------------------------
+constexpr int AnalyseWarps = 8;
+
+__device__ __forceinline__ u32 warpExclusiveSum(u32 v, int lane)
+{
+  u32 x = v;
+  for (int o = 1; o < 32; o *= 2)
+  {
+    const u32 y = __shfl_up_sync(0xffffffffu, x, o);
+    x += lane >= o ? y : 0u;
+  }
+  return x - v;
+}
+
+struct WarpBlock
+{
+  u32 code[2];  ///< codes lane and lane + 32 (0 beyond the block)
+  u32 token[2]; ///< the token starting there
+  bool starts[2];
+  u64 nonZero; ///< bit i: code i is not 0
+};
+
+__device__ __forceinline__ void loadBlock(const u16* codes, u32 n, int lane, u32 code[2])
+{
+  code[0] = static_cast<u32>(lane) < n ? codes[lane] : 0u;
+  code[1] = static_cast<u32>(lane) + 32 < n ? codes[lane + 32] : 0u;
+}
+
+__device__ __forceinline__ void blockTokens(u32 n, int lane, WarpBlock& w)
+{
+  w.nonZero = u64(__ballot_sync(0xffffffffu, w.code[0] != 0)) |
+    (u64(__ballot_sync(0xffffffffu, w.code[1] != 0)) << 32);
+  for (int h = 0; h < 2; ++h)
+  {
+    const u32 i = static_cast<u32>(lane) + 32u * h;
+    w.starts[h] = false;
+    w.token[h] = 0;
+    if (i >= n)
+    {
+      continue;
+    }
+    if (w.code[h] != 0)
+    {
+      w.starts[h] = true;
+      w.token[h] = w.code[h] < 2 ? w.code[h] : w.code[h] + format::TokenShift;
+      continue;
+    }
+    w.starts[h] = i == 0 || ((w.nonZero >> (i - 1)) & 1);
+    const u64 rest = w.nonZero >> i;
+    u32 run = rest ? static_cast<u32>(__ffsll(static_cast<long long>(rest)) - 1) : n - i;
+    run = run < n - i ? run : n - i;
+    w.token[h] = run == 1 ? 0u : run;
+  }
+}
+
+/// Block masks (one store per chunk: no clearing, no atomics) and the token histogram.
+__global__ void __launch_bounds__(AnalyseWarps * 32)
+  analyseWarpKernel(const u16* symbols, ChunkGeometry g, u64 chunks, u64* masks, u32* histogram)
+{
+  __shared__ u32 bins[SharedBins];
+  for (int i = threadIdx.x; i < SharedBins; i += blockDim.x)
+  {
+    bins[i] = 0;
+  }
+  __syncthreads();
+  const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
+  for (u64 c = blockIdx.x * u64(AnalyseWarps) + warp; c < chunks;
+       c += u64(gridDim.x) * AnalyseWarps)
+  {
+    const int k = levelOfChunk(g, c);
+    const u64 local = (c - g.chunkBegin[k]) * format::ChunkCodes;
+    const u32 n = static_cast<u32>(minU64(format::ChunkCodes, g.levelCodes[k] - local));
+    const u16* codes = symbols + g.levelCodeBegin[k] + local;
+    const u32 blocks = (n + format::BlockCodes - 1) / format::BlockCodes;
+    u64 mask = 0;
+    WarpBlock w;
+    u32 next[2];
+    loadBlock(codes, n, lane, next);
+    for (u32 b = 0; b < blocks; ++b)
+    {
+      const u32 bn = min(format::BlockCodes, n - b * format::BlockCodes);
+      w.code[0] = next[0];
+      w.code[1] = next[1];
+      if (b + 1 < blocks)
+      {
+        loadBlock(codes + (b + 1) * format::BlockCodes,
+          min(format::BlockCodes, n - (b + 1) * format::BlockCodes),
+          lane,
+          next);
+      }
+      blockTokens(bn, lane, w);
+      if (w.nonZero == 0)
+      {
+        continue;
+      }
+      mask |= 1ull << b;
+      for (int h = 0; h < 2; ++h)
+      {
+        // Lanes with the same token add once (noisy blocks repeat a few tokens).
+        const u32 t = w.starts[h] ? w.token[h] : 0xffffffffu;
+        const unsigned peers = __match_any_sync(0xffffffffu, t);
+        if (w.starts[h] && lane == __ffs(peers) - 1)
+        {
+          const u32 count = static_cast<u32>(__popc(peers));
+          if (t < SharedBins)
+          {
+            atomicAdd(bins + t, count);
+          }
+          else
+          {
+            atomicAdd(histogram + t, count);
+          }
+        }
+      }
+    }
+    if (lane == 0)
+    {
+      masks[c] = mask;
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < SharedBins; i += blockDim.x)
+  {
+    if (bins[i])
+    {
+      atomicAdd(histogram + i, bins[i]);
+    }
+  }
+}
+
+/// Bits and escapes of every block (0 for zero blocks and blocks past the chunk's end) and of
+/// every chunk.
+__global__ void __launch_bounds__(AnalyseWarps * 32) blockBitsWarpKernel(const u16* symbols,
+  ChunkGeometry g,
+  u64 chunks,
+  const u64* masks,
+  const unsigned char* lengths,
+  u32* blockBits,
+  u32* blockEsc,
+  u32* chunkBits,
+  u32* chunkEsc)
+{
+  const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
+  for (u64 c = blockIdx.x * u64(AnalyseWarps) + warp; c < chunks;
+       c += u64(gridDim.x) * AnalyseWarps)
+  {
+    const int k = levelOfChunk(g, c);
+    const u64 local = (c - g.chunkBegin[k]) * format::ChunkCodes;
+    const u32 n = static_cast<u32>(minU64(format::ChunkCodes, g.levelCodes[k] - local));
+    const u16* codes = symbols + g.levelCodeBegin[k] + local;
+    const u64 mask = masks[c];
+    u32 totalBits = 0, totalEsc = 0;
+    // Lane l keeps the counts of blocks l and l + 32 and stores them at the end (coalesced).
+    u32 myBits[2] = { 0, 0 }, myEsc[2] = { 0, 0 };
+    for (u32 b = 0; b < format::BlocksPerChunk; ++b)
+    {
+      if (!((mask >> b) & 1))
+      {
+        continue;
+      }
+      const u32 bn = min(format::BlockCodes, n - b * format::BlockCodes);
+      WarpBlock w;
+      loadBlock(codes + b * format::BlockCodes, bn, lane, w.code);
+      blockTokens(bn, lane, w);
+      u32 bits = (w.starts[0] ? lengths[w.token[0]] : 0u) + (w.starts[1] ? lengths[w.token[1]] : 0u);
+      for (int o = 16; o > 0; o /= 2)
+      {
+        bits += __shfl_xor_sync(0xffffffffu, bits, o);
+      }
+      const u32 esc = static_cast<u32>(__popc(__ballot_sync(0xffffffffu, w.code[0] == 1)) +
+        __popc(__ballot_sync(0xffffffffu, w.code[1] == 1)));
+      if (static_cast<u32>(lane) == (b & 31))
+      {
+        myBits[b >> 5] = bits;
+        myEsc[b >> 5] = esc;
+      }
+      totalBits += bits;
+      totalEsc += esc;
+    }
+    for (int h = 0; h < 2; ++h)
+    {
+      blockBits[c * format::BlocksPerChunk + lane + 32 * h] = myBits[h];
+      blockEsc[c * format::BlocksPerChunk + lane + 32 * h] = myEsc[h];
+    }
+    if (lane == 0)
+    {
+      chunkBits[c] = totalBits;
+      chunkEsc[c] = totalEsc;
+    }
+  }
+}
+
 /// Bits and escapes of every block (0 for zero blocks).
 __global__ void blockBitsKernel(const u16* symbols,
   ChunkGeometry g,
@@ -429,6 +974,172 @@ __global__ void chunkTotalsKernel(const u32* blockBits,
     }
     chunkBits[c] = b;
     chunkEsc[c] = e;
+  }
+}
+
+/// Writes the chunks with a warp per chunk: per non-zero block, the lanes place their tokens'
+/// codes at bit offsets from a warp scan of the code lengths, into a shared word buffer (shared
+/// atomics); whole words go out with plain stores and the partial last word stays for the next
+/// block (no global atomics).
+constexpr int WriteBufferWords = 64 + 32;
+
+template<typename T>
+__global__ void __launch_bounds__(AnalyseWarps * 32) writeWarpKernel(const u16* symbols,
+  const T* rec,
+  ChunkGeometry g,
+  u64 chunks,
+  const u64* masks,
+  const u32* chunkBits,
+  const u32* chunkEsc,
+  const unsigned char* lengths,
+  const u32* codes,
+  const u64* chunkOffset,
+  const u64* tableOffset,
+  unsigned char* out,
+  const DevPass* passes,
+  const int* levelPassBegin,
+  const u64* dimsIn)
+{
+  __shared__ u32 buffers[AnalyseWarps][WriteBufferWords];
+  const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
+  u32* buf = buffers[warp];
+  for (int i = lane; i < WriteBufferWords; i += 32)
+  {
+    buf[i] = 0;
+  }
+  __syncwarp();
+  const u64 dims[3] = { dimsIn[0], dimsIn[1], dimsIn[2] };
+  for (u64 c = blockIdx.x * u64(AnalyseWarps) + warp; c < chunks;
+       c += u64(gridDim.x) * AnalyseWarps)
+  {
+    const int k = levelOfChunk(g, c);
+    const u64 local = (c - g.chunkBegin[k]) * format::ChunkCodes;
+    const u32 n = static_cast<u32>(minU64(format::ChunkCodes, g.levelCodes[k] - local));
+    const u16* chunkCodes = symbols + g.levelCodeBegin[k] + local;
+    const u64 mask = masks[c];
+    const u32 totalBits = chunkBits[c];
+    const u32 totalEsc = chunkEsc[c];
+    const u32 words = (totalBits + 31) / 32;
+    unsigned char* chunk = out + chunkOffset[c];
+    const u32 chunkBytes = mask
+      ? static_cast<u32>(format::ChunkHeaderBytes + u64(totalEsc) * sizeof(T) + 4ull * words)
+      : 0;
+    if (lane == 0)
+    {
+      *reinterpret_cast<u32*>(out + tableOffset[k] + 4 * (c - g.chunkBegin[k])) = chunkBytes;
+      if (mask)
+      {
+        u32* h = reinterpret_cast<u32*>(chunk);
+        h[0] = static_cast<u32>(mask);
+        h[1] = static_cast<u32>(mask >> 32);
+        h[2] = totalEsc;
+        h[3] = words;
+      }
+    }
+    if (!mask)
+    {
+      continue;
+    }
+    u32* escOut = reinterpret_cast<u32*>(chunk + format::ChunkHeaderBytes);
+    u32* wordOut =
+      reinterpret_cast<u32*>(chunk + format::ChunkHeaderBytes + u64(totalEsc) * sizeof(T));
+    u32 bitAt = 0, escAt = 0;
+    for (u32 b = 0; b < format::BlocksPerChunk; ++b)
+    {
+      if (!((mask >> b) & 1))
+      {
+        continue;
+      }
+      const u32 bn = min(format::BlockCodes, n - b * format::BlockCodes);
+      WarpBlock w;
+      loadBlock(chunkCodes + b * format::BlockCodes, bn, lane, w.code);
+      blockTokens(bn, lane, w);
+      u32 len[2], code[2];
+      for (int h = 0; h < 2; ++h)
+      {
+        len[h] = w.starts[h] ? lengths[w.token[h]] : 0u;
+        code[h] = w.starts[h] ? codes[w.token[h]] : 0u;
+      }
+      // Bit offsets in code order: codes 0..31 (h = 0) before codes 32..63 (h = 1).
+      const u32 before0 = warpExclusiveSum(len[0], lane);
+      const u32 sum0 = __shfl_sync(0xffffffffu, before0 + len[0], 31);
+      const u32 before1 = warpExclusiveSum(len[1], lane);
+      const u32 sum1 = __shfl_sync(0xffffffffu, before1 + len[1], 31);
+      const u32 offset[2] = { before0, sum0 + before1 };
+      const u32 first = bitAt & 31; // bit of buffer word 0 where this block starts
+      for (int h = 0; h < 2; ++h)
+      {
+        if (len[h])
+        {
+          const u32 p = first + offset[h];
+          const u32 wi = p >> 5, r = p & 31;
+          const u64 v = static_cast<u64>(code[h]) << (64 - len[h] - r);
+          atomicOr(buf + wi, static_cast<u32>(v >> 32));
+          if (r + len[h] > 32)
+          {
+            atomicOr(buf + wi + 1, static_cast<u32>(v));
+          }
+        }
+      }
+      // Escapes: the exact values, in code order.
+      const unsigned e0 = __ballot_sync(0xffffffffu, w.code[0] == format::EscapeSymbol);
+      const unsigned e1 = __ballot_sync(0xffffffffu, w.code[1] == format::EscapeSymbol);
+      const unsigned below = (1u << lane) - 1u;
+      for (int h = 0; h < 2; ++h)
+      {
+        if (w.code[h] == format::EscapeSymbol)
+        {
+          const u32 slot = escAt + (h == 0 ? __popc(e0 & below) : __popc(e0) + __popc(e1 & below));
+          const u64 codeInLevel = local + b * format::BlockCodes + lane + 32u * h;
+          int pi = levelPassBegin[k];
+          while (pi + 1 < levelPassBegin[k + 1] && passes[pi + 1].codeBegin <= codeInLevel)
+          {
+            ++pi;
+          }
+          const T v = rec[voxelOf(passes[pi], codeInLevel - passes[pi].codeBegin, dims)];
+          const u32* vw = reinterpret_cast<const u32*>(&v);
+          for (unsigned q = 0; q < sizeof(T) / 4; ++q)
+          {
+            escOut[u64(slot) * (sizeof(T) / 4) + q] = vw[q];
+          }
+        }
+      }
+      escAt += static_cast<u32>(__popc(e0) + __popc(e1));
+      __syncwarp(); // the buffer holds the block's bits
+      const u32 end = first + sum0 + sum1;
+      const u32 complete = end >> 5; // buffer words that no later token touches
+      const u32 base = bitAt >> 5;
+      for (u32 i = lane; i < complete; i += 32)
+      {
+        wordOut[base + i] = buf[i];
+      }
+      const u32 carry = buf[complete];
+      __syncwarp();
+      for (int i = lane; i < WriteBufferWords; i += 32)
+      {
+        buf[i] = 0;
+      }
+      __syncwarp();
+      if (lane == 0)
+      {
+        buf[0] = carry;
+      }
+      __syncwarp();
+      bitAt += sum0 + sum1;
+    }
+    if (bitAt & 31)
+    {
+      if (lane == 0)
+      {
+        wordOut[bitAt >> 5] = buf[0];
+      }
+    }
+    __syncwarp();
+    if (lane == 0)
+    {
+      buf[0] = 0;
+    }
+    __syncwarp();
   }
 }
 
@@ -760,6 +1471,314 @@ __global__ void decodeChunksKernel(const unsigned char* stream,
   }
 }
 
+//------------------------------------------------------------------------------------------------
+// Huffman decoding with a warp per chunk. The stream has no bit offsets inside a chunk, but the
+// token sequence does not depend on where a block starts: the chunk's bits decode to tokens
+// whose codes, concatenated, are the codes of its non-zero blocks in order. Each lane decodes a
+// 32nd of the bits from a guessed start; the start of lane l + 1 becomes the first token boundary
+// lane l reaches at or after its window's end, until no start changes (lane 0 starts right, so
+// after r rounds lanes 0..r are right; Huffman codes resynchronise within a few tokens, so two
+// rounds are the rule). Then a scan of the lanes' code and escape counts places every token, and
+// a last decode writes the symbols into shared memory, from where the warp stores the chunk.
+//------------------------------------------------------------------------------------------------
+constexpr int DecodeWarps = 4;
+constexpr u64 InvalidBit = ~0ull;
+constexpr std::size_t DecodeSharedBytes = (std::size_t(1) << format::LutBits) * 4 +
+  DecodeWarps * (format::ChunkCodes * 2 + format::BlocksPerChunk);
+
+/// MSB-first reader of a chunk's 32-bit words from any bit position; zeros past the last word.
+struct BitCursor
+{
+  const u32* w;
+  u32 words;
+  u32 next;
+  int avail;
+  u64 acc;
+  __device__ __forceinline__ u32 word(u64 i) const { return i < words ? w[i] : 0u; }
+  __device__ __forceinline__ void seek(u64 pos)
+  {
+    const u64 q = pos >> 5;
+    const int r = static_cast<int>(pos & 31);
+    acc = ((u64(word(q)) << 32) | word(q + 1)) << r;
+    avail = 64 - r;
+    next = static_cast<u32>(q + 2);
+  }
+  __device__ __forceinline__ void consume(int len)
+  {
+    acc <<= len;
+    avail -= len;
+    if (avail < 32)
+    {
+      acc |= u64(word(next)) << (32 - avail);
+      avail += 32;
+      ++next;
+    }
+  }
+};
+
+/// The token at the cursor and its length; false for a bit pattern that is no code.
+__device__ __forceinline__ bool
+peekToken(const BitCursor& b, const u32* lut, const DecodeTables& tab, u32& token, int& len)
+{
+  const u32 e = lut[static_cast<u32>(b.acc >> (64 - format::LutBits))];
+  if (e != 0)
+  {
+    token = e >> 8;
+    len = static_cast<int>(e & 0xff);
+    return true;
+  }
+  for (len = format::LutBits + 1; len <= tab.maxLength; ++len)
+  {
+    const u32 code = static_cast<u32>(b.acc >> (64 - len));
+    if (code - tab.firstCode[len] < tab.countOf[len])
+    {
+      token = tab.sorted[tab.firstIndex[len] + (code - tab.firstCode[len])];
+      return true;
+    }
+  }
+  return false;
+}
+
+__device__ __forceinline__ u32 codesOfToken(u32 token)
+{
+  return token >= 2 && token <= format::MaxRun ? token : 1u;
+}
+
+/// Decodes the tokens that start in [start, end): their codes and escapes, and the first token
+/// boundary at or after end (InvalidBit after a bit pattern that is no code).
+__device__ __forceinline__ void scanWindow(BitCursor& b,
+  const u32* lut,
+  const DecodeTables& tab,
+  u64 start,
+  u64 end,
+  u64& exit,
+  u32& codes,
+  u32& escapes)
+{
+  codes = 0;
+  escapes = 0;
+  exit = start;
+  if (start == InvalidBit || start >= end)
+  {
+    return;
+  }
+  b.seek(start);
+  u64 pos = start;
+  while (pos < end)
+  {
+    u32 token;
+    int len;
+    if (!peekToken(b, lut, tab, token, len))
+    {
+      exit = InvalidBit;
+      return;
+    }
+    b.consume(len);
+    pos += static_cast<u64>(len);
+    codes += codesOfToken(token);
+    escapes += token == format::EscapeSymbol ? 1u : 0u;
+  }
+  exit = pos;
+}
+
+
+template<typename S>
+__global__ void __launch_bounds__(DecodeWarps * 32) decodeChunksWarpKernel(
+  const unsigned char* stream,
+  const u64* chunkOffset,
+  const u32* chunkSize,
+  const u64* escBase,
+  ChunkGeometry g,
+  u64 chunks,
+  DecodeTables tab,
+  u16* symbols,
+  u64* escCode,
+  S* escValue,
+  int* error)
+{
+  extern __shared__ __align__(16) unsigned char decodeShared[];
+  u32* lut = reinterpret_cast<u32*>(decodeShared);
+  const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
+  u16* stage = reinterpret_cast<u16*>(decodeShared + (std::size_t(1) << format::LutBits) * 4) +
+    std::size_t(warp) * format::ChunkCodes;
+  unsigned char* rankBlock = decodeShared + (std::size_t(1) << format::LutBits) * 4 +
+    DecodeWarps * format::ChunkCodes * 2 + warp * format::BlocksPerChunk;
+  for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
+  {
+    lut[i] = tab.lut[i];
+  }
+  __syncthreads();
+  for (u64 c = blockIdx.x * u64(DecodeWarps) + warp; c < chunks; c += u64(gridDim.x) * DecodeWarps)
+  {
+    const int k = levelOfChunk(g, c);
+    const u64 levelBegin = g.levelCodeBegin[k];
+    const u64 local = (c - g.chunkBegin[k]) * format::ChunkCodes;
+    const u32 n = static_cast<u32>(minU64(format::ChunkCodes, g.levelCodes[k] - local));
+    // Whole 64-code blocks are stored (each level starts 64-aligned in the symbol buffer, so the
+    // tail of a level's last block is padding that nothing reads).
+    const u32 vectors = (n + format::BlockCodes - 1) / format::BlockCodes * (format::BlockCodes / 8);
+    uint4* out = reinterpret_cast<uint4*>(symbols + levelBegin + local);
+    const u32 size = chunkSize[c];
+    if (size == 0)
+    {
+      for (u32 i = lane; i < vectors; i += 32)
+      {
+        out[i] = make_uint4(0, 0, 0, 0);
+      }
+      continue;
+    }
+    uint4* stage4 = reinterpret_cast<uint4*>(stage);
+    for (u32 i = lane; i < vectors; i += 32)
+    {
+      stage4[i] = make_uint4(0, 0, 0, 0);
+    }
+    const unsigned char* in = stream + chunkOffset[c];
+    const u32* h = reinterpret_cast<const u32*>(in);
+    const u64 mask = u64(h[0]) | (u64(h[1]) << 32);
+    const u32 esc = h[2];
+    const u32 words = h[3];
+    const u32 blocks = (n + format::BlockCodes - 1) / format::BlockCodes;
+    int bad = 0;
+    if (mask == 0 || (blocks < 64 && (mask >> blocks) != 0))
+    {
+      bad = 1;
+    }
+    else
+    {
+      for (int b = lane; b < 64; b += 32)
+      {
+        if ((mask >> b) & 1)
+        {
+          rankBlock[__popcll(mask & ((1ull << b) - 1))] = static_cast<unsigned char>(b);
+        }
+      }
+      u32 totalCodes = static_cast<u32>(__popcll(mask)) * format::BlockCodes;
+      if (((mask >> (blocks - 1)) & 1) && n % format::BlockCodes != 0)
+      {
+        totalCodes -= format::BlockCodes - n % format::BlockCodes;
+      }
+      const unsigned char* escIn = in + format::ChunkHeaderBytes;
+      BitCursor bits;
+      bits.w = reinterpret_cast<const u32*>(escIn + u64(esc) * sizeof(S));
+      bits.words = words;
+      const u64 totalBits = 32ull * words;
+      const u64 windowEnd = totalBits * u64(lane + 1) / 32;
+      u64 start = totalBits * u64(lane) / 32;
+      u64 exit;
+      u32 codes = 0, escapes = 0;
+      for (int round = 0; round < 40; ++round)
+      {
+        scanWindow(bits, lut, tab, start, windowEnd, exit, codes, escapes);
+        u64 next = __shfl_up_sync(0xffffffffu, exit, 1);
+        next = lane == 0 ? 0 : next;
+        if (__all_sync(0xffffffffu, next == start))
+        {
+          break;
+        }
+        start = next;
+      }
+      const u32 codeAt = warpExclusiveSum(codes, lane);
+      const u32 escAt = warpExclusiveSum(escapes, lane);
+      __syncwarp(); // rankBlock and the zeroed stage are visible to every lane
+      // The lanes whose tokens lie before the last code write them.
+      bool reached = false;
+      u32 emitted = 0;
+      if (codeAt < totalCodes && start != InvalidBit)
+      {
+        bits.seek(start);
+        u64 pos = start;
+        u32 j = codeAt, e = escAt;
+        while (pos < windowEnd && j < totalCodes)
+        {
+          u32 token;
+          int len;
+          if (!peekToken(bits, lut, tab, token, len))
+          {
+            bad = 2;
+            break;
+          }
+          bits.consume(len);
+          pos += static_cast<u64>(len);
+          const u32 at = u32(rankBlock[j >> 6]) * format::BlockCodes + (j & 63);
+          if (token == 0)
+          {
+            ++j;
+          }
+          else if (token == format::EscapeSymbol)
+          {
+            if (e >= esc)
+            {
+              bad = 3;
+              break;
+            }
+            stage[at] = format::EscapeSymbol;
+            const u64 slot = escBase[c] + e;
+            escCode[slot] = levelBegin + local + at;
+            S v;
+            u32* dv = reinterpret_cast<u32*>(&v);
+            const u32* sv = reinterpret_cast<const u32*>(escIn + u64(e) * sizeof(S));
+            for (unsigned q = 0; q < sizeof(S) / 4; ++q)
+            {
+              dv[q] = sv[q];
+            }
+            if (!isfinite(v))
+            {
+              bad = 4;
+              break;
+            }
+            escValue[slot] = v;
+            ++e;
+            ++j;
+          }
+          else if (token <= format::MaxRun)
+          {
+            if ((j & 63) + token > format::BlockCodes || j + token > totalCodes)
+            {
+              bad = 5;
+              break;
+            }
+            j += token;
+          }
+          else
+          {
+            stage[at] = static_cast<u16>(token - format::TokenShift);
+            ++j;
+          }
+          if (j == totalCodes)
+          {
+            reached = true;
+            // The bit stream must end in the word of its last token (as the CPU decoder checks).
+            if ((pos + 31) / 32 != words)
+            {
+              bad = 6;
+            }
+          }
+        }
+        emitted = e - escAt;
+      }
+      for (int o = 16; o > 0; o /= 2)
+      {
+        emitted += __shfl_down_sync(0xffffffffu, emitted, o);
+      }
+      const bool anyReached = __any_sync(0xffffffffu, reached);
+      if (lane == 0 && bad == 0 && (!anyReached || emitted != esc))
+      {
+        bad = 6;
+      }
+    }
+    if (bad)
+    {
+      atomicExch(error, bad);
+    }
+    __syncwarp(); // the stage is complete
+    for (u32 i = lane; i < vectors; i += 32)
+    {
+      out[i] = stage4[i];
+    }
+    __syncwarp(); // before the next chunk reuses the stage
+  }
+}
+
 struct Sections
 {
   u64 begin[66]; ///< first byte of each level's section (its chunk size table)
@@ -1024,6 +2043,8 @@ Status encode(const T* hostValues,
   const u64 totalBlocks = chunks * format::BlocksPerChunk;
   cudaStream_t s = 0;
   KernelTimer timer;
+  ProfileScope profileScope;
+  SGC_HOST_MARK();
 
   // Buffers.
   if (!(st = ws.rec.reserve(voxels * sizeof(T), "rec")) ||
@@ -1084,18 +2105,92 @@ Status encode(const T* hostValues,
   }
   T* rec = ws.rec.as<T>();
   u16* symbols = ws.symbols.as<u16>();
-  u64* stats = ws.stats.as<u64>(); // [0] non-finite, [1] max abs, [2..] unused
+  u64* stats = ws.stats.as<u64>(); // [0] NaN/Inf inputs
+  std::vector<u64> surplusBits(static_cast<std::size_t>(plan.passCount), 0);
+  DeviceBuffer& surplusBuf = ws.error; // reused: per-pass surplus maxima and the largest |value|
+  if (!(st = surplusBuf.reserve(sizeof(u64) * (plan.passCount + 1), "surplus")))
+  {
+    return st;
+  }
+  u64* dSurplus = surplusBuf.as<u64>();
   SGC_TRY(cudaMemsetAsync(stats, 0, 64, s), "clear");
+  SGC_TRY(cudaMemsetAsync(dSurplus, 0, sizeof(u64) * (plan.passCount + 1), s), "clear");
+  // The passes read the input where it lives (no copy); the finiteness count comes back with the
+  // histogram, so that no host round trip sits between the passes.
+  SGC_HOST_LAP("encode host: set-up, plan upload");
   timer.start(s);
-  copyInKernel<T><<<blocksFor(voxels), Threads, 0, s>>>(input, stride, rec, voxels, stats);
-  SGC_LAUNCHED("copy kernel");
+  for (int pi = 0; pi < plan.passCount; ++pi)
+  {
+    const u64 n = plan.passes[pi].size();
+    const Quantiser& qz = quantisers[static_cast<std::size_t>(plan.passes[pi].level)];
+    PassShape shape = passShape(plan.passes[pi]);
+    shape.ok = shape.ok && !legacyKernel("passes");
+    SGC_PROFILE_BEGIN("encode pass L" + std::to_string(plan.passes[pi].level) + " axis " +
+      std::to_string(plan.passes[pi].axis));
+    if (shape.ok)
+    {
+      encodeGridPassKernel<T><<<shape.grid, shape.block, 0, s>>>(passes[pi],
+        input,
+        stride,
+        rec,
+        symbols,
+        dDims,
+        qz,
+        dSurplus + pi,
+        dSurplus + plan.passCount,
+        stats);
+    }
+    else
+    {
+      encodePassKernel<T><<<std::min<unsigned>(blocksFor(n), 2048), Threads, 0, s>>>(passes[pi],
+        input,
+        stride,
+        rec,
+        symbols,
+        n,
+        dDims,
+        qz,
+        dSurplus + pi,
+        dSurplus + plan.passCount,
+        stats);
+    }
+    SGC_PROFILE_END();
+  }
+  SGC_LAUNCHED("pass kernels");
+  u64* masks = ws.masks.as<u64>();
+  u32* histogram = ws.histogram.as<u32>();
+  const unsigned warpCtas = static_cast<unsigned>(std::max<u64>(1,
+    std::min<u64>((chunks + AnalyseWarps - 1) / AnalyseWarps, u64(multiprocessors()) * 4)));
+  SGC_PROFILE_BEGIN("encode analyse (masks, histogram, with clears)");
+  SGC_TRY(cudaMemsetAsync(histogram, 0, format::Tokens * 4, s), "clear");
+  if (legacyKernel("analyse"))
+  {
+    SGC_TRY(cudaMemsetAsync(masks, 0, chunks * 8, s), "clear");
+    analyseKernel<<<std::min<unsigned>(blocksFor(totalBlocks), 1056), Threads, 0, s>>>(
+      symbols, geometry, totalBlocks, masks, histogram);
+  }
+  else
+  {
+    analyseWarpKernel<<<warpCtas, AnalyseWarps * 32, 0, s>>>(
+      symbols, geometry, chunks, masks, histogram);
+  }
+  SGC_PROFILE_END();
+  SGC_LAUNCHED("analyse kernel");
   timer.stop(s);
+  SGC_HOST_MARK();
   u64 nonFinite = 0;
   SGC_TRY(cudaMemcpy(&nonFinite, stats, 8, cudaMemcpyDeviceToHost), "download count");
   if (nonFinite > 0)
   {
     std::vector<T> host(static_cast<std::size_t>(voxels));
-    SGC_TRY(cudaMemcpy(host.data(), rec, voxels * sizeof(T), cudaMemcpyDeviceToHost), "download");
+    SGC_TRY(cudaMemcpy2D(host.data(),
+              sizeof(T),
+              input,
+              sizeof(T) * stride,
+              sizeof(T),
+              voxels,
+              cudaMemcpyDeviceToHost),
+      "download");
     std::size_t first = 0;
     while (first < host.size() && std::isfinite(host[first]))
     {
@@ -1105,37 +2200,6 @@ Status encode(const T* hostValues,
       "encode: the values hold " + std::to_string(nonFinite) +
         " NaN/Inf value(s), the first at voxel " + std::to_string(first));
   }
-  // Per-pass surplus maxima live in the histogram buffer's tail? No: in a small host-visible array.
-  std::vector<u64> surplusBits(static_cast<std::size_t>(plan.passCount), 0);
-  DeviceBuffer& surplusBuf = ws.error; // reused: passCount u64 values
-  if (!(st = surplusBuf.reserve(sizeof(u64) * (plan.passCount + 1), "surplus")))
-  {
-    return st;
-  }
-  u64* dSurplus = surplusBuf.as<u64>();
-  SGC_TRY(cudaMemsetAsync(dSurplus, 0, sizeof(u64) * (plan.passCount + 1), s), "clear");
-  timer.start(s);
-  for (int pi = 0; pi < plan.passCount; ++pi)
-  {
-    const u64 n = plan.passes[pi].size();
-    encodePassKernel<T><<<std::min<unsigned>(blocksFor(n), 2048), Threads, 0, s>>>(passes[pi],
-      rec,
-      symbols,
-      n,
-      dDims,
-      quantisers[static_cast<std::size_t>(plan.passes[pi].level)],
-      dSurplus + pi,
-      dSurplus + plan.passCount);
-  }
-  SGC_LAUNCHED("pass kernels");
-  u64* masks = ws.masks.as<u64>();
-  u32* histogram = ws.histogram.as<u32>();
-  SGC_TRY(cudaMemsetAsync(masks, 0, chunks * 8, s), "clear");
-  SGC_TRY(cudaMemsetAsync(histogram, 0, format::Tokens * 4, s), "clear");
-  analyseKernel<<<std::min<unsigned>(blocksFor(totalBlocks), 1056), Threads, 0, s>>>(
-    symbols, geometry, totalBlocks, masks, histogram);
-  SGC_LAUNCHED("analyse kernel");
-  timer.stop(s);
   std::vector<u32> hist32(format::Tokens);
   SGC_TRY(cudaMemcpy(hist32.data(), histogram, format::Tokens * 4, cudaMemcpyDeviceToHost),
     "download histogram");
@@ -1158,23 +2222,49 @@ Status encode(const T* hostValues,
   }
   unsigned char* dLengths = ws.codes.as<unsigned char>();
   u32* dCodes = reinterpret_cast<u32*>(dLengths + ((format::Tokens + 15) / 16) * 16);
-  SGC_TRY(
-    cudaMemcpy(dLengths, lengths.data(), format::Tokens, cudaMemcpyHostToDevice), "upload lengths");
-  SGC_TRY(
-    cudaMemcpy(dCodes, codes.data(), format::Tokens * 4, cudaMemcpyHostToDevice), "upload codes");
+  // Only tokens below tableCount occur (every occurring token has a code).
+  SGC_TRY(cudaMemcpy(dLengths, lengths.data(), std::max<std::size_t>(tableCount, 1),
+            cudaMemcpyHostToDevice),
+    "upload lengths");
+  SGC_TRY(cudaMemcpy(dCodes, codes.data(), std::max<std::size_t>(tableCount, 1) * 4,
+            cudaMemcpyHostToDevice),
+    "upload codes");
 
   u32* blockBits = ws.blockBits.as<u32>();
   u32* blockEsc = ws.blockEsc.as<u32>();
+  SGC_HOST_LAP("encode host: histogram, Huffman table, uploads");
   timer.start(s);
-  blockBitsKernel<<<blocksFor(totalBlocks), Threads, 0, s>>>(
-    symbols, geometry, totalBlocks, masks, dLengths, blockBits, blockEsc);
-  SGC_LAUNCHED("bits kernel");
   u32* dChunkBits = reinterpret_cast<u32*>(ws.chunkMeta.as<u64>() + chunks + 70);
   u32* dChunkEsc = dChunkBits + chunks;
-  chunkTotalsKernel<<<blocksFor(chunks), Threads, 0, s>>>(
-    blockBits, blockEsc, chunks, dChunkBits, dChunkEsc);
+  if (legacyKernel("analyse"))
+  {
+    SGC_PROFILE_BEGIN("encode block bits");
+    blockBitsKernel<<<blocksFor(totalBlocks), Threads, 0, s>>>(
+      symbols, geometry, totalBlocks, masks, dLengths, blockBits, blockEsc);
+    SGC_PROFILE_END();
+    SGC_LAUNCHED("bits kernel");
+    SGC_PROFILE_BEGIN("encode chunk totals");
+    chunkTotalsKernel<<<blocksFor(chunks), Threads, 0, s>>>(
+      blockBits, blockEsc, chunks, dChunkBits, dChunkEsc);
+    SGC_PROFILE_END();
+  }
+  else
+  {
+    SGC_PROFILE_BEGIN("encode block and chunk bits");
+    blockBitsWarpKernel<<<warpCtas, AnalyseWarps * 32, 0, s>>>(symbols,
+      geometry,
+      chunks,
+      masks,
+      dLengths,
+      blockBits,
+      blockEsc,
+      dChunkBits,
+      dChunkEsc);
+    SGC_PROFILE_END();
+  }
   SGC_LAUNCHED("chunk totals kernel");
   timer.stop(s);
+  SGC_HOST_MARK();
   // Chunk offsets on the host: one pass over a few thousand chunks per GB of input.
   std::vector<u32> bits(static_cast<std::size_t>(chunks)), escs(static_cast<std::size_t>(chunks));
   std::vector<u64> hostMasks(static_cast<std::size_t>(chunks));
@@ -1312,24 +2402,51 @@ Status encode(const T* hostValues,
     }
     dOut = ws.out.as<unsigned char>();
   }
+  SGC_HOST_LAP("encode host: chunk offsets, level bounds, uploads");
   timer.start(s);
+  SGC_PROFILE_BEGIN("encode clear stream");
   SGC_TRY(cudaMemsetAsync(dOut, 0, total, s), "clear stream");
-  writeKernel<T><<<static_cast<unsigned>(chunks), format::BlocksPerChunk, 0, s>>>(symbols,
-    rec,
-    geometry,
-    masks,
-    blockBits,
-    blockEsc,
-    dLengths,
-    dCodes,
-    dChunkOffset,
-    dTableOffset,
-    dOut,
-    dPasses,
-    dLevelPassBegin,
-    dDims);
+  SGC_PROFILE_END();
+  SGC_PROFILE_BEGIN("encode write chunks");
+  if (legacyKernel("write"))
+  {
+    writeKernel<T><<<static_cast<unsigned>(chunks), format::BlocksPerChunk, 0, s>>>(symbols,
+      rec,
+      geometry,
+      masks,
+      blockBits,
+      blockEsc,
+      dLengths,
+      dCodes,
+      dChunkOffset,
+      dTableOffset,
+      dOut,
+      dPasses,
+      dLevelPassBegin,
+      dDims);
+  }
+  else
+  {
+    writeWarpKernel<T><<<warpCtas, AnalyseWarps * 32, 0, s>>>(symbols,
+      rec,
+      geometry,
+      chunks,
+      masks,
+      dChunkBits,
+      dChunkEsc,
+      dLengths,
+      dCodes,
+      dChunkOffset,
+      dTableOffset,
+      dOut,
+      dPasses,
+      dLevelPassBegin,
+      dDims);
+  }
+  SGC_PROFILE_END();
   SGC_LAUNCHED("write kernel");
   timer.stop(s);
+  SGC_HOST_MARK();
   if (target)
   {
     std::vector<std::uint8_t> head(header);
@@ -1345,6 +2462,7 @@ Status encode(const T* hostValues,
       "download stream");
     detail::writeHeader(h, stream.data());
   }
+  SGC_HOST_LAP("encode host: header (and stream download)");
   if (statistics)
   {
     statistics->raw = false;
@@ -1439,6 +2557,8 @@ Status decode(const std::uint8_t* stream,
   S* rec = direct ? reinterpret_cast<S*>(deviceOut) : ws.rec.as<S>();
   cudaStream_t s = 0;
   KernelTimer timer;
+  ProfileScope profileScope;
+  SGC_HOST_MARK();
   if (info.raw)
   {
     std::vector<S> host(static_cast<std::size_t>(voxels));
@@ -1566,15 +2686,19 @@ Status decode(const std::uint8_t* stream,
       void* temp = base + ((chunks + 1) * 40 + 255) / 256 * 256;
       int* dErr = ws.error.as<int>();
       SGC_TRY(cudaMemset(dErr, 0, 4), "clear");
+      SGC_HOST_LAP("decode host: header, Huffman tables");
       timer.start(s);
+      SGC_PROFILE_BEGIN("decode device chunk tables (2 kernels, 2 scans)");
       chunkSizesKernel<<<blocksFor(chunks + 1), Threads, 0, s>>>(
         deviceStream, geometryEarly, sec, chunks, dSize, dSize64);
       cub::DeviceScan::ExclusiveSum(temp, scanBytes, dSize64, dScanned, chunks + 1, s);
       chunkCheckKernel<S><<<blocksFor(chunks + 1), Threads, 0, s>>>(
         deviceStream, geometryEarly, sec, chunks, dSize, dScanned, dOffset, dSize64, dErr);
       cub::DeviceScan::ExclusiveSum(temp, scanBytes2, dSize64, dEscBaseTmp, chunks + 1, s);
+      SGC_PROFILE_END();
       SGC_LAUNCHED("chunk table kernels");
       timer.stop(s);
+      SGC_HOST_MARK();
       int err = 0;
       SGC_TRY(cudaMemcpy(&err, dErr, 4, cudaMemcpyDeviceToHost), "download");
       if (err)
@@ -1641,10 +2765,47 @@ Status decode(const std::uint8_t* stream,
     u16* symbols = ws.symbols.as<u16>();
     u64* escCode = ws.escCode.as<u64>();
     S* escValue = ws.escValue.as<S>();
+    SGC_HOST_LAP("decode host: chunk tables, uploads");
     timer.start(s);
-    SGC_TRY(cudaMemsetAsync(symbols, 0, levelCodeBegin[lod + 1] * sizeof(u16), s), "clear symbols");
-    if (chunks > 0)
+    const bool serial = legacyKernel("huffman");
+    if (serial)
     {
+      SGC_PROFILE_BEGIN("decode clear symbols");
+      SGC_TRY(
+        cudaMemsetAsync(symbols, 0, levelCodeBegin[lod + 1] * sizeof(u16), s), "clear symbols");
+      SGC_PROFILE_END();
+    }
+    if (chunks > 0 && !serial)
+    {
+      // A warp per chunk; every chunk of the decoded levels is stored whole (no clearing pass).
+      static const bool sharedSet =
+        cudaFuncSetAttribute(decodeChunksWarpKernel<S>,
+          cudaFuncAttributeMaxDynamicSharedMemorySize,
+          static_cast<int>(DecodeSharedBytes)) == cudaSuccess;
+      (void)sharedSet;
+      const u64 ctas = std::min<u64>((chunks + DecodeWarps - 1) / DecodeWarps,
+        static_cast<u64>(multiprocessors()) * 4);
+      SGC_PROFILE_BEGIN("decode Huffman chunks (warp per chunk)");
+      decodeChunksWarpKernel<S><<<static_cast<unsigned>(ctas),
+        DecodeWarps * 32,
+        DecodeSharedBytes,
+        s>>>(dStream,
+        dChunkOffset,
+        dChunkSize,
+        dEscBase,
+        geometry,
+        chunks,
+        tab,
+        symbols,
+        escCode,
+        escValue,
+        dError);
+      SGC_PROFILE_END();
+      SGC_LAUNCHED("chunk decode kernel");
+    }
+    else if (chunks > 0)
+    {
+      SGC_PROFILE_BEGIN("decode Huffman chunks");
       decodeChunksKernel<S><<<blocksFor(chunks, 128), 128, 0, s>>>(dStream,
         dChunkOffset,
         dChunkSize,
@@ -1656,9 +2817,11 @@ Status decode(const std::uint8_t* stream,
         escCode,
         escValue,
         dError);
+      SGC_PROFILE_END();
       SGC_LAUNCHED("chunk decode kernel");
     }
     timer.stop(s);
+    SGC_HOST_MARK();
     int error = 0;
     SGC_TRY(cudaMemcpy(&error, dError, 4, cudaMemcpyDeviceToHost), "download");
     if (error != 0)
@@ -1673,14 +2836,29 @@ Status decode(const std::uint8_t* stream,
       return Status(ErrorCode::InvalidArgument,
         std::string("decode: damaged stream: ") + what[std::min(error, 6)] + " in a chunk");
     }
+    SGC_HOST_LAP("decode host: error check");
     timer.start(s);
     for (int pi = 0; pi < plan.passCount; ++pi)
     {
       const Pass& p = plan.passes[pi];
       const u64 n = p.size();
       const bool coded = p.level <= lod;
-      decodePassKernel<S><<<blocksFor(n), Threads, 0, s>>>(
-        passes[pi], rec, symbols, n, dDims, quantisers[static_cast<std::size_t>(p.level)], coded);
+      SGC_PROFILE_BEGIN("decode pass L" + std::to_string(p.level) + " axis " +
+        std::to_string(p.axis));
+      const Quantiser& qz = quantisers[static_cast<std::size_t>(p.level)];
+      PassShape shape = passShape(p);
+      shape.ok = shape.ok && !legacyKernel("passes");
+      if (shape.ok)
+      {
+        decodeGridPassKernel<S>
+          <<<shape.grid, shape.block, 0, s>>>(passes[pi], rec, symbols, dDims, qz, coded);
+      }
+      else
+      {
+        decodePassKernel<S>
+          <<<blocksFor(n), Threads, 0, s>>>(passes[pi], rec, symbols, n, dDims, qz, coded);
+      }
+      SGC_PROFILE_END();
       if (coded && totalEsc > 0)
       {
         // Candidate escapes: those of the chunks that overlap the pass.
@@ -1689,8 +2867,10 @@ Status decode(const std::uint8_t* stream,
         const u64 e0 = escBase[first], e1 = escBase[last];
         if (e1 > e0)
         {
+          SGC_PROFILE_BEGIN("decode escapes");
           escapeKernel<S><<<blocksFor(e1 - e0), Threads, 0, s>>>(
             passes[pi], rec, escCode, escValue, e0, e1, dDims);
+          SGC_PROFILE_END();
         }
       }
     }
@@ -1702,8 +2882,10 @@ Status decode(const std::uint8_t* stream,
     if (deviceOut)
     {
       timer.start(s);
+      SGC_PROFILE_BEGIN("decode convert");
       convertKernel<S, T>
         <<<blocksFor(voxels), Threads, 0, s>>>(rec, deviceOut, layout.stride, voxels);
+      SGC_PROFILE_END();
       SGC_LAUNCHED("convert kernel");
       timer.stop(s);
     }
@@ -1727,6 +2909,16 @@ Status decode(const std::uint8_t* stream,
     *kernelSeconds = timer.total;
   }
   return Status::Ok();
+}
+
+void profileEnable(bool on)
+{
+  KernelProfile::get().enable(on);
+}
+
+std::string profileReport()
+{
+  return KernelProfile::get().report();
 }
 
 template<typename T>
