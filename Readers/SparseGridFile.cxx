@@ -128,30 +128,18 @@ private:
   Closer Close = nullptr;
 };
 
-Id group(hid_t id)
+/// An owned identifier closed by HDF5's closer of its kind.
+template<Id::Closer Close>
+Id owned(hid_t id)
 {
-  return Id(id, H5Gclose);
+  return Id(id, Close);
 }
-Id dataset(hid_t id)
-{
-  return Id(id, H5Dclose);
-}
-Id attribute(hid_t id)
-{
-  return Id(id, H5Aclose);
-}
-Id dataspace(hid_t id)
-{
-  return Id(id, H5Sclose);
-}
-Id datatype(hid_t id)
-{
-  return Id(id, H5Tclose);
-}
-Id plist(hid_t id)
-{
-  return Id(id, H5Pclose);
-}
+constexpr auto group = owned<H5Gclose>;
+constexpr auto dataset = owned<H5Dclose>;
+constexpr auto attribute = owned<H5Aclose>;
+constexpr auto dataspace = owned<H5Sclose>;
+constexpr auto datatype = owned<H5Tclose>;
+constexpr auto plist = owned<H5Pclose>;
 
 /// Points HDF5's descriptor of `file` at an anonymous sink, for a file being abandoned
 /// after a failed write: closing it then never needs the disk. With the disk full, the flush
@@ -299,6 +287,30 @@ std::string linkError(const std::string& path)
   return path + " is a soft or external link, which is not supported";
 }
 
+/// Opens attribute `name` of `object` (`where` names it) with its type and its dataspace.
+std::string openAttribute(hid_t object,
+  const std::string& where,
+  const char* name,
+  Id& attr,
+  Id& type,
+  Id& space)
+{
+  attr = attribute(H5Aopen(object, name, H5P_DEFAULT));
+  if (!attr.valid())
+  {
+    hdf5Message();
+    return "missing attribute '" + std::string(name) + "' on " + where;
+  }
+  type = datatype(H5Aget_type(attr.get()));
+  space = dataspace(H5Aget_space(attr.get()));
+  if (!type.valid() || !space.valid())
+  {
+    return "cannot inspect attribute '" + std::string(name) + "' on " + where + ": " +
+      hdf5Message();
+  }
+  return std::string();
+}
+
 /// Reads `count` numbers of class `cls` (integer or float) into `out` as `memType`.
 std::string readNumbers(hid_t object,
   const std::string& where,
@@ -308,18 +320,10 @@ std::string readNumbers(hid_t object,
   hid_t memType,
   void* out)
 {
-  Id attr = attribute(H5Aopen(object, name, H5P_DEFAULT));
-  if (!attr.valid())
+  Id attr, type, space;
+  if (std::string error = openAttribute(object, where, name, attr, type, space); !error.empty())
   {
-    hdf5Message();
-    return "missing attribute '" + std::string(name) + "' on " + where;
-  }
-  Id type = datatype(H5Aget_type(attr.get()));
-  Id space = dataspace(H5Aget_space(attr.get()));
-  if (!type.valid() || !space.valid())
-  {
-    return "cannot inspect attribute '" + std::string(name) + "' on " + where + ": " +
-      hdf5Message();
+    return error;
   }
   if (H5Tget_class(type.get()) != cls)
   {
@@ -397,18 +401,10 @@ std::string readOptionalDouble(hid_t object,
 std::string readString(hid_t object, const std::string& where, const char* name, std::string& out)
 {
   out.clear();
-  Id attr = attribute(H5Aopen(object, name, H5P_DEFAULT));
-  if (!attr.valid())
+  Id attr, type, space;
+  if (std::string error = openAttribute(object, where, name, attr, type, space); !error.empty())
   {
-    hdf5Message();
-    return "missing attribute '" + std::string(name) + "' on " + where;
-  }
-  Id type = datatype(H5Aget_type(attr.get()));
-  Id space = dataspace(H5Aget_space(attr.get()));
-  if (!type.valid() || !space.valid())
-  {
-    return "cannot inspect attribute '" + std::string(name) + "' on " + where + ": " +
-      hdf5Message();
+    return error;
   }
   const int rank = H5Sget_simple_extent_ndims(space.get());
   if (H5Tget_class(type.get()) != H5T_STRING || rank < 0 || rank > 1 ||
@@ -579,6 +575,58 @@ std::string quoted(const std::string& s)
   return "'" + s + "'";
 }
 
+/// The optional error metrics of an array dataset.
+std::string readArrayMetrics(hid_t ds, const std::string& path, ArrayMetrics& metrics)
+{
+  std::string error;
+  if (!(error = readOptionalDouble(ds, path, "max_abs_error", metrics.maxAbsError)).empty() ||
+    !(error = readOptionalDouble(ds, path, "rmse", metrics.rmse)).empty())
+  {
+    return error;
+  }
+  return readOptionalDouble(ds, path, "psnr", metrics.psnr);
+}
+
+/// Opens the group of step `index` (`stepPath`) and starts `out` with the header's step info.
+std::string openStep(hid_t file,
+  const Header& h,
+  std::size_t index,
+  const std::string& stepPath,
+  StepData& out,
+  Id& step)
+{
+  step = group(H5Gopen2(file, stepPath.c_str(), H5P_DEFAULT));
+  if (!step.valid())
+  {
+    return "cannot open " + stepPath + ": " + hdf5Message();
+  }
+  out.info = h.steps[index];
+  out.arrays.reserve(h.arrays.size());
+  return std::string();
+}
+
+/**
+ * Opens child `name` of `parent`, a group or a dataset that `path` names, into `out`; or says
+ * why not (`missing` ends the message of a child that does not exist).
+ */
+std::string openChild(hid_t parent,
+  const std::string& name,
+  const std::string& path,
+  bool isGroup,
+  const std::string& missing,
+  Id& out)
+{
+  const char* kind = isGroup ? "group" : "dataset";
+  if (const int link = linkState(parent, name); link <= 0)
+  {
+    return link < 0 ? linkError(path)
+                    : std::string("the ") + kind + " " + path + " is missing" + missing;
+  }
+  out = isGroup ? group(H5Gopen2(parent, name.c_str(), H5P_DEFAULT))
+                : dataset(H5Dopen2(parent, name.c_str(), H5P_DEFAULT));
+  return out.valid() ? std::string() : path + " is not a " + kind + ": " + hdf5Message();
+}
+
 /**
  * Opens array dataset `index` of a step group (`path` names it) and checks that it holds the
  * array the header describes there; `values` receives its name.
@@ -590,17 +638,12 @@ std::string openStepArray(hid_t step,
   Id& ds,
   ArrayValues& values)
 {
-  const std::string name = arrayDatasetName(index);
-  if (const int link = linkState(step, name); link <= 0)
+  std::string error = openChild(step, arrayDatasetName(index), path, false, "", ds);
+  if (!error.empty())
   {
-    return link == 0 ? "the dataset " + path + " is missing" : linkError(path);
+    return error;
   }
-  ds = dataset(H5Dopen2(step, name.c_str(), H5P_DEFAULT));
-  if (!ds.valid())
-  {
-    return path + " is not a dataset: " + hdf5Message();
-  }
-  std::string error = readString(ds.get(), path, "name", values.description.name);
+  error = readString(ds.get(), path, "name", values.description.name);
   if (error.empty() && values.description.name != expected.name)
   {
     error = "the dataset " + path + " is named " + quoted(values.description.name) +
@@ -1176,14 +1219,10 @@ std::string Reader::readHeader()
   }
 
   // /grid
-  if (const int link = linkState(file, "grid"); link <= 0)
+  Id grid;
+  if (!(error = openChild(file, "grid", "/grid", true, "", grid)).empty())
   {
-    return link == 0 ? "the group /grid is missing" : linkError("/grid");
-  }
-  Id grid = group(H5Gopen2(file, "grid", H5P_DEFAULT));
-  if (!grid.valid())
-  {
-    return "/grid is not a group: " + hdf5Message();
+    return error;
   }
   const std::string where = "/grid";
   GridDescription& g = h.grid;
@@ -1359,14 +1398,10 @@ std::string Reader::readHeader()
   g.numberOfPoints = points;
 
   // /steps
-  if (const int link = linkState(file, "steps"); link <= 0)
+  Id steps;
+  if (!(error = openChild(file, "steps", "/steps", true, "", steps)).empty())
   {
-    return link == 0 ? "the group /steps is missing" : linkError("/steps");
-  }
-  Id steps = group(H5Gopen2(file, "steps", H5P_DEFAULT));
-  if (!steps.valid())
-  {
-    return "/steps is not a group: " + hdf5Message();
+    return error;
   }
   long long stepCount = 0, arrayCount = 0;
   if (!(error = readInt(steps.get(), "/steps", "number_of_steps", stepCount)).empty() ||
@@ -1387,30 +1422,21 @@ std::string Reader::readHeader()
   // Array names and components come from the first step; readStep() checks the others.
   {
     const std::string stepName = stepGroupName(0);
-    if (const int link = linkState(steps.get(), stepName); link <= 0)
+    Id step;
+    if (!(error = openChild(steps.get(), stepName, "/steps/" + stepName, true, "", step)).empty())
     {
-      return link == 0 ? "the group /steps/" + stepName + " is missing"
-                       : linkError("/steps/" + stepName);
+      return error;
     }
-    Id step = group(H5Gopen2(steps.get(), stepName.c_str(), H5P_DEFAULT));
-    if (!step.valid())
-    {
-      return "/steps/" + stepName + " is not a group: " + hdf5Message();
-    }
+    const std::string announced =
+      " (the header announces " + std::to_string(arrayCount) + " arrays)";
     for (long long k = 0; k < arrayCount; ++k)
     {
       const std::string dsName = arrayDatasetName(static_cast<std::size_t>(k));
       const std::string path = "/steps/" + stepName + "/" + dsName;
-      if (const int link = linkState(step.get(), dsName); link <= 0)
+      Id ds;
+      if (!(error = openChild(step.get(), dsName, path, false, announced, ds)).empty())
       {
-        return link < 0 ? linkError(path)
-                        : "the dataset " + path + " is missing (the header announces " +
-            std::to_string(arrayCount) + " arrays)";
-      }
-      Id ds = dataset(H5Dopen2(step.get(), dsName.c_str(), H5P_DEFAULT));
-      if (!ds.valid())
-      {
-        return path + " is not a dataset: " + hdf5Message();
+        return error;
       }
       ArrayDescription a;
       if (!(error = readString(ds.get(), path, "name", a.name)).empty())
@@ -1464,20 +1490,15 @@ std::string Reader::readHeader()
 
   // Per-step times and metrics. A damaged count fails at the first missing group, so a huge
   // number_of_steps costs no more than the groups really present.
+  const std::string announced = " (the header announces " + std::to_string(stepCount) + " steps)";
   for (long long s = 0; s < stepCount; ++s)
   {
     const std::string stepName = stepGroupName(static_cast<std::size_t>(s));
     const std::string path = "/steps/" + stepName;
-    if (const int link = linkState(steps.get(), stepName); link <= 0)
+    Id step;
+    if (!(error = openChild(steps.get(), stepName, path, true, announced, step)).empty())
     {
-      return link < 0 ? linkError(path)
-                      : "the group " + path + " is missing (the header announces " +
-          std::to_string(stepCount) + " steps)";
-    }
-    Id step = group(H5Gopen2(steps.get(), stepName.c_str(), H5P_DEFAULT));
-    if (!step.valid())
-    {
-      return path + " is not a group: " + hdf5Message();
+      return error;
     }
     StepInfo info;
     if (!(error = readOptionalDouble(step.get(), path, "time", info.time)).empty() ||
@@ -1575,23 +1596,20 @@ std::string Reader::readStepInto(std::size_t index, StepData& out)
     return status.message();
   }
 
-  const std::string stepName = stepGroupName(index);
-  const std::string stepPath = "/steps/" + stepName;
-  Id step = group(H5Gopen2(static_cast<hid_t>(this->File), stepPath.c_str(), H5P_DEFAULT));
-  if (!step.valid())
+  const std::string stepPath = "/steps/" + stepGroupName(index);
+  Id step;
+  std::string error = openStep(static_cast<hid_t>(this->File), h, index, stepPath, out, step);
+  if (!error.empty())
   {
-    return "cannot open " + stepPath + ": " + hdf5Message();
+    return error;
   }
-  out.info = h.steps[index];
-  out.arrays.reserve(h.arrays.size());
   for (std::size_t k = 0; k < h.arrays.size(); ++k)
   {
     const ArrayDescription& expected = h.arrays[k];
     const std::string path = stepPath + "/" + arrayDatasetName(k);
     Id ds;
     ArrayValues values;
-    std::string error = openStepArray(step.get(), path, k, expected, ds, values);
-    if (!error.empty())
+    if (!(error = openStepArray(step.get(), path, k, expected, ds, values)).empty())
     {
       return error;
     }
@@ -1708,10 +1726,7 @@ std::string Reader::readStepInto(std::size_t index, StepData& out)
       return "checksum mismatch in array " + quoted(expected.name) + " of step " +
         std::to_string(index) + text + ": the file is corrupted";
     }
-    if (!(error = readOptionalDouble(ds.get(), path, "max_abs_error", values.metrics.maxAbsError))
-           .empty() ||
-      !(error = readOptionalDouble(ds.get(), path, "rmse", values.metrics.rmse)).empty() ||
-      !(error = readOptionalDouble(ds.get(), path, "psnr", values.metrics.psnr)).empty())
+    if (!(error = readArrayMetrics(ds.get(), path, values.metrics)).empty())
     {
       return error;
     }
@@ -1725,20 +1740,16 @@ std::string Reader::readCodedStepInto(std::size_t index, StepData& out)
   const Header& h = this->FileHeader;
   ErrorSilencer silence;
   const std::string stepPath = "/steps/" + stepGroupName(index);
-  Id step = group(H5Gopen2(static_cast<hid_t>(this->File), stepPath.c_str(), H5P_DEFAULT));
-  if (!step.valid())
-  {
-    return "cannot open " + stepPath + ": " + hdf5Message();
-  }
-  out.info = h.steps[index];
+  Id step;
+  std::string error = openStep(static_cast<hid_t>(this->File), h, index, stepPath, out, step);
   const std::size_t pieces = h.grid.pieceExtents.size() / 6;
-  for (std::size_t k = 0; k < h.arrays.size(); ++k)
+  for (std::size_t k = 0; error.empty() && k < h.arrays.size(); ++k)
   {
     const ArrayDescription& expected = h.arrays[k];
     const std::string path = stepPath + "/" + arrayDatasetName(k);
     Id ds;
     ArrayValues values;
-    std::string error = openStepArray(step.get(), path, k, expected, ds, values);
+    error = openStepArray(step.get(), path, k, expected, ds, values);
     if (!error.empty())
     {
       return error;
@@ -1894,16 +1905,13 @@ std::string Reader::readCodedStepInto(std::size_t index, StepData& out)
       values.streamOffsets.swap(keptOffsets);
       values.levelsRead = partial ? levelsRead : 0;
     }
-    if (!(error = readOptionalDouble(ds.get(), path, "max_abs_error", values.metrics.maxAbsError))
-           .empty() ||
-      !(error = readOptionalDouble(ds.get(), path, "rmse", values.metrics.rmse)).empty() ||
-      !(error = readOptionalDouble(ds.get(), path, "psnr", values.metrics.psnr)).empty())
+    if (!(error = readArrayMetrics(ds.get(), path, values.metrics)).empty())
     {
       return error;
     }
     out.arrays.push_back(std::move(values));
   }
-  return std::string();
+  return error; // empty, or why the step group could not be opened
 }
 
 std::string readFile(const std::string& path,
@@ -2041,12 +2049,6 @@ std::string Writer::begin(const std::string& path,
   }
   this->File = file;
 
-  auto fail = [&](const std::string& why)
-  {
-    const std::string message = "cannot write " + path + ": " + why;
-    this->abort();
-    return message;
-  };
   Id root = group(H5Gopen2(file, "/", H5P_DEFAULT));
   if (!root.valid())
   {
@@ -2065,60 +2067,44 @@ std::string Writer::begin(const std::string& path,
   {
     return fail(error);
   }
-  if (root.close() < 0)
+  Id g;
+  if (root.close() < 0 ||
+    !(g = group(H5Gcreate2(file, "grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT))).valid())
   {
     return fail(hdf5Message());
   }
-  Id g = group(H5Gcreate2(file, "grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  if (!g.valid())
-  {
-    return fail(hdf5Message());
-  }
+  // The encoding's own attributes, then the image geometry both share (in this order, so that
+  // files of either encoding keep their layout).
   const int boundary = grid.boundary ? 1 : 0;
-  if (coded)
-  {
-    if (!(error = writeInt(g.get(), "dimensions", grid.dimensions)).empty() ||
-      !(error = writeString(g.get(), "encoding", "error_bounded")).empty() ||
-      !(error = writeString(g.get(), "bound_mode", grid.boundMode == 1 ? "Absolute" : "Relative"))
-         .empty() ||
-      !(error = writeDouble(g.get(), "error_bound", grid.requestedBound)).empty() ||
-      !(error =
-          writeInt(g.get(), "number_of_pieces", static_cast<int>(grid.pieceExtents.size() / 6)))
-         .empty() ||
+  const int pieces = static_cast<int>(grid.pieceExtents.size() / 6);
+  const char* boundMode = grid.boundMode == 1 ? "Absolute" : "Relative";
+  if (!(error = writeInt(g.get(), "dimensions", grid.dimensions)).empty() ||
+    (coded && !(error = writeString(g.get(), "encoding", "error_bounded")).empty()) ||
+    (coded && !(error = writeString(g.get(), "bound_mode", boundMode)).empty()) ||
+    (coded && !(error = writeDouble(g.get(), "error_bound", grid.requestedBound)).empty()) ||
+    (coded && !(error = writeInt(g.get(), "number_of_pieces", pieces)).empty()) ||
+    (coded &&
       !(error =
           writeInts(g.get(), "piece_extents", grid.pieceExtents.data(), grid.pieceExtents.size()))
-         .empty() ||
-      !(error = writeInts(g.get(), "axis_map", grid.axisMap.data(), grid.axisMap.size())).empty() ||
-      !(error = writeDoubles(g.get(), "bounds", grid.bounds.data(), 6)).empty() ||
-      !(error = writeInts(g.get(), "image_dimensions", grid.imageDimensions.data(), 3)).empty() ||
-      !(error = writeDoubles(g.get(), "image_origin", grid.imageOrigin.data(), 3)).empty() ||
-      !(error = writeDoubles(g.get(), "image_spacing", grid.imageSpacing.data(), 3)).empty() ||
-      !(error = writeString(g.get(), "precision", precisionName(grid.precision))).empty())
-    {
-      return fail(error);
-    }
-  }
-  else if (!(error = writeInt(g.get(), "dimensions", grid.dimensions)).empty() ||
-    !(error = writeInt(g.get(), "level", grid.level)).empty() ||
-    !(error = writeInts(g.get(), "level_caps", grid.levelCaps.data(), grid.levelCaps.size()))
-       .empty() ||
-    !(error = writeInt(g.get(), "boundary", boundary)).empty() ||
+         .empty()) ||
+    (!coded && !(error = writeInt(g.get(), "level", grid.level)).empty()) ||
+    (!coded &&
+      !(error = writeInts(g.get(), "level_caps", grid.levelCaps.data(), grid.levelCaps.size()))
+         .empty()) ||
+    (!coded && !(error = writeInt(g.get(), "boundary", boundary)).empty()) ||
     !(error = writeInts(g.get(), "axis_map", grid.axisMap.data(), grid.axisMap.size())).empty() ||
     !(error = writeDoubles(g.get(), "bounds", grid.bounds.data(), 6)).empty() ||
     !(error = writeInts(g.get(), "image_dimensions", grid.imageDimensions.data(), 3)).empty() ||
     !(error = writeDoubles(g.get(), "image_origin", grid.imageOrigin.data(), 3)).empty() ||
     !(error = writeDoubles(g.get(), "image_spacing", grid.imageSpacing.data(), 3)).empty() ||
     !(error = writeString(g.get(), "precision", precisionName(grid.precision))).empty() ||
-    !(error = writeUInt64(g.get(), "number_of_points", points)).empty())
+    (!coded && !(error = writeUInt64(g.get(), "number_of_points", points)).empty()))
   {
     return fail(error);
   }
-  if (g.close() < 0)
-  {
-    return fail(hdf5Message());
-  }
-  Id steps = group(H5Gcreate2(file, "steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  if (!steps.valid())
+  Id steps;
+  if (g.close() < 0 ||
+    !(steps = group(H5Gcreate2(file, "steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT))).valid())
   {
     return fail(hdf5Message());
   }
@@ -2133,19 +2119,20 @@ std::string Writer::begin(const std::string& path,
   return std::string();
 }
 
+std::string Writer::fail(const std::string& why)
+{
+  // The message first: abort() forgets the file.
+  const std::string message = "cannot write " + this->Path + ": " + why;
+  this->abort();
+  return message;
+}
+
 std::string Writer::writeStep(const StepInput& step)
 {
   if (this->File < 0)
   {
     return "no file is being written";
   }
-  const std::string path = this->Path;
-  auto fail = [&](const std::string& why)
-  {
-    const std::string message = "cannot write " + path + ": " + why;
-    this->abort();
-    return message;
-  };
   if (step.arrays.size() != this->Arrays.size())
   {
     return fail("step " + std::to_string(this->Steps) + " has " +
@@ -2221,90 +2208,58 @@ std::string Writer::writeStep(const StepInput& step)
     return fail(error);
   }
   const bool isFloat = this->Grid.precision == Precision::Float;
-  for (std::size_t k = 0; k < step.arrays.size() && this->Grid.encoding == Encoding::ErrorBounded;
-       ++k)
+  const bool coded = this->Grid.encoding == Encoding::ErrorBounded;
+  for (std::size_t k = 0; k < step.arrays.size(); ++k)
   {
-    // One contiguous byte dataset per array: the streams of every piece and component.
+    // One contiguous dataset per array, no fill values: the file is the payload plus a small
+    // header, nothing else (no chunk index, no compression that would hide sizes). Coded: one
+    // byte dataset of the streams of every piece and component; fixed level: points x
+    // components coefficients.
     const ArrayInput& a = step.arrays[k];
-    const hsize_t length = static_cast<hsize_t>(a.streamOffsets.back());
-    Id space = dataspace(H5Screate_simple(1, &length, nullptr));
-    Id dcpl = plist(H5Pcreate(H5P_DATASET_CREATE));
-    if (!space.valid() || !dcpl.valid() || H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS) < 0 ||
-      H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER) < 0)
-    {
-      return fail(hdf5Message());
-    }
-    Id ds = dataset(H5Dcreate2(g.get(),
-      arrayDatasetName(k).c_str(),
-      H5T_STD_U8LE,
-      space.get(),
-      H5P_DEFAULT,
-      dcpl.get(),
-      H5P_DEFAULT));
-    if (!ds.valid() ||
-      (length > 0 &&
-        H5Dwrite(ds.get(), H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.bytes) < 0))
-    {
-      return fail("cannot write array " + quoted(a.name) + ": " + hdf5Message());
-    }
-    const std::uint32_t crc = crc32(a.bytes, static_cast<std::size_t>(length));
-    if (!(error = writeString(ds.get(), "name", a.name)).empty() ||
-      !(error = writeInt(ds.get(), "components", a.components)).empty() ||
-      !(error = writeAttribute(ds.get(),
-          "stream_offsets",
-          H5T_STD_U64LE,
-          H5T_NATIVE_UINT64,
-          a.streamOffsets.size(),
-          false,
-          a.streamOffsets.data()))
-         .empty() ||
-      !(error = writeDouble(ds.get(), "absolute_bound", a.absoluteBound)).empty() ||
-      !(error = writeUInt32(ds.get(), "crc32", crc)).empty() ||
-      (a.metrics.maxAbsError &&
-        !(error = writeDouble(ds.get(), "max_abs_error", *a.metrics.maxAbsError)).empty()) ||
-      (a.metrics.rmse && !(error = writeDouble(ds.get(), "rmse", *a.metrics.rmse)).empty()) ||
-      (a.metrics.psnr && !(error = writeDouble(ds.get(), "psnr", *a.metrics.psnr)).empty()))
-    {
-      return fail(error);
-    }
-  }
-  for (std::size_t k = 0; k < step.arrays.size() && this->Grid.encoding != Encoding::ErrorBounded;
-       ++k)
-  {
-    const ArrayInput& a = step.arrays[k];
-    const hsize_t dims[2] = { static_cast<hsize_t>(this->Grid.numberOfPoints),
+    const hsize_t dims[2] = { coded ? static_cast<hsize_t>(a.streamOffsets.back())
+                                    : static_cast<hsize_t>(this->Grid.numberOfPoints),
       static_cast<hsize_t>(a.components) };
-    Id space = dataspace(H5Screate_simple(2, dims, nullptr));
+    const std::size_t count = coded
+      ? static_cast<std::size_t>(dims[0])
+      : static_cast<std::size_t>(dims[0]) * static_cast<std::size_t>(dims[1]);
+    Id space = dataspace(H5Screate_simple(coded ? 1 : 2, dims, nullptr));
     Id dcpl = plist(H5Pcreate(H5P_DATASET_CREATE));
-    // Contiguous, no fill values: the file is the coefficients plus a small header, nothing
-    // else (no chunk index, no compression that would hide sizes).
     if (!space.valid() || !dcpl.valid() || H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS) < 0 ||
       H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER) < 0)
     {
       return fail(hdf5Message());
     }
+    const hid_t fileType = coded ? H5T_STD_U8LE : (isFloat ? H5T_IEEE_F32LE : H5T_IEEE_F64LE);
+    const hid_t memoryType =
+      coded ? H5T_NATIVE_UCHAR : (isFloat ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE);
+    const void* data = coded ? static_cast<const void*>(a.bytes) : a.data;
     Id ds = dataset(H5Dcreate2(g.get(),
       arrayDatasetName(k).c_str(),
-      isFloat ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
+      fileType,
       space.get(),
       H5P_DEFAULT,
       dcpl.get(),
       H5P_DEFAULT));
     if (!ds.valid() ||
-      H5Dwrite(ds.get(),
-        isFloat ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE,
-        H5S_ALL,
-        H5S_ALL,
-        H5P_DEFAULT,
-        a.data) < 0)
+      (count > 0 && H5Dwrite(ds.get(), memoryType, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
     {
       return fail("cannot write array " + quoted(a.name) + ": " + hdf5Message());
     }
-    const std::size_t count =
-      static_cast<std::size_t>(this->Grid.numberOfPoints) * static_cast<std::size_t>(a.components);
-    const std::uint32_t crc = isFloat ? crc32OfValues(static_cast<const float*>(a.data), count)
-                                      : crc32OfValues(static_cast<const double*>(a.data), count);
+    const std::uint32_t crc = coded ? crc32(a.bytes, count)
+      : isFloat                     ? crc32OfValues(static_cast<const float*>(a.data), count)
+                                    : crc32OfValues(static_cast<const double*>(a.data), count);
     if (!(error = writeString(ds.get(), "name", a.name)).empty() ||
+      (coded && !(error = writeInt(ds.get(), "components", a.components)).empty()) ||
+      (coded &&
+        !(error = writeAttribute(ds.get(),
+            "stream_offsets",
+            H5T_STD_U64LE,
+            H5T_NATIVE_UINT64,
+            a.streamOffsets.size(),
+            false,
+            a.streamOffsets.data()))
+           .empty()) ||
+      (coded && !(error = writeDouble(ds.get(), "absolute_bound", a.absoluteBound)).empty()) ||
       !(error = writeUInt32(ds.get(), "crc32", crc)).empty() ||
       (a.metrics.maxAbsError &&
         !(error = writeDouble(ds.get(), "max_abs_error", *a.metrics.maxAbsError)).empty()) ||
@@ -2333,12 +2288,6 @@ std::string Writer::commit()
     return "no file is being written";
   }
   const std::string path = this->Path;
-  auto fail = [&](const std::string& why)
-  {
-    const std::string message = "cannot write " + path + ": " + why;
-    this->abort();
-    return message;
-  };
   if (this->Steps == 0)
   {
     return fail("no step was written");

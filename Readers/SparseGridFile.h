@@ -314,6 +314,9 @@ public:
   const std::string& temporaryPath() const { return this->TempPath; }
 
 private:
+  /// Abandons the file being written; returns "cannot write <path>: <why>".
+  std::string fail(const std::string& why);
+
   long long File = -1;
   std::string Path;
   std::string TempPath;

@@ -1,6 +1,7 @@
 #include "vtkSparseGridWriter.h"
 
 #include "SparseGridFile.h"
+#include "vtkSparseGridArrays.h"
 #include "vtkSparseGridRepresentation.h"
 
 #include "vtkAOSDataArrayTemplate.h"
@@ -29,30 +30,6 @@ struct vtkSparseGridWriter::vtkInternals
   sgf::Writer File;               ///< active between the first and the last step
   std::string LastError;
 };
-
-namespace
-{
-
-/// Coefficients of one array as a contiguous buffer of the grid's precision (in place when the
-/// array already is one, which is what the representation holds).
-template<typename T>
-const void* Contiguous(vtkDataArray* array, std::vector<T>& storage)
-{
-  if (auto* aos = vtkAOSDataArrayTemplate<T>::FastDownCast(array))
-  {
-    return aos->GetPointer(0);
-  }
-  const vtkIdType n = array->GetNumberOfValues();
-  storage.resize(static_cast<std::size_t>(n));
-  const int nc = array->GetNumberOfComponents();
-  for (vtkIdType i = 0; i < n; ++i)
-  {
-    storage[static_cast<std::size_t>(i)] = static_cast<T>(array->GetComponent(i / nc, i % nc));
-  }
-  return storage.data();
-}
-
-} // namespace
 
 //------------------------------------------------------------------------------------------------
 vtkSparseGridWriter::vtkSparseGridWriter()
@@ -297,45 +274,41 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
     info.RMSE.size() == info.ArrayNames.size() && info.PSNR.size() == info.ArrayNames.size();
   // Error-bounded: one byte dataset per array holds its streams, piece by piece, component by
   // component (the representation keeps them piece by piece, array by array).
-  std::vector<std::vector<std::uint8_t>> byteStorage(coded ? info.ArrayNames.size() : 0);
-  for (std::size_t k = 0; k < byteStorage.size(); ++k)
+  std::vector<std::vector<std::uint8_t>> byteStorage(info.ArrayNames.size());
+  for (std::size_t k = 0; k < info.ArrayNames.size(); ++k)
   {
     sgf::ArrayInput in;
     in.name = info.ArrayNames[k];
-    in.components = info.Components[k];
-    in.absoluteBound = info.AbsoluteBound[k];
-    in.streamOffsets.push_back(0);
-    const std::uint8_t* all = contents.Streams->GetPointer(0);
-    for (int p = 0; p < info.NumberOfPieces(); ++p)
+    if (coded)
     {
-      for (int c = 0; c < info.Components[k]; ++c)
+      in.components = info.Components[k];
+      in.absoluteBound = info.AbsoluteBound[k];
+      in.streamOffsets.push_back(0);
+      const std::uint8_t* all = contents.Streams->GetPointer(0);
+      for (int p = 0; p < info.NumberOfPieces(); ++p)
       {
-        const std::size_t s = contents.StreamIndex(p, k, c);
-        byteStorage[k].insert(byteStorage[k].end(),
-          all + contents.StreamOffsets[s],
-          all + contents.StreamOffsets[s + 1]);
-        in.streamOffsets.push_back(byteStorage[k].size());
+        for (int c = 0; c < info.Components[k]; ++c)
+        {
+          const std::size_t s = contents.StreamIndex(p, k, c);
+          byteStorage[k].insert(byteStorage[k].end(),
+            all + contents.StreamOffsets[s],
+            all + contents.StreamOffsets[s + 1]);
+          in.streamOffsets.push_back(byteStorage[k].size());
+        }
       }
+      in.bytes = byteStorage[k].data();
     }
-    in.bytes = byteStorage[k].data();
-    if (errors)
+    else
     {
-      in.metrics.maxAbsError = info.MaxAbsError[k];
-      in.metrics.rmse = info.RMSE[k];
-      in.metrics.psnr = info.PSNR[k];
+      // In place: the representation holds contiguous arrays of the grid's precision.
+      vtkDataArray* array = contents.Coefficients[k];
+      in.components = array->GetNumberOfComponents();
+      in.data = info.Precision == sparsegrid::Precision::Float
+        ? static_cast<const void*>(
+            vtkSparseGridArrays::ContiguousValues<float>(array, floatStorage[k]))
+        : static_cast<const void*>(
+            vtkSparseGridArrays::ContiguousValues<double>(array, doubleStorage[k]));
     }
-    arrays.push_back({ in.name, in.components });
-    step.arrays.push_back(in);
-  }
-  for (std::size_t k = 0; k < contents.Coefficients.size(); ++k)
-  {
-    vtkDataArray* array = contents.Coefficients[k];
-    sgf::ArrayInput in;
-    in.name = info.ArrayNames[k];
-    in.components = array->GetNumberOfComponents();
-    in.data = info.Precision == sparsegrid::Precision::Float
-      ? Contiguous<float>(array, floatStorage[k])
-      : Contiguous<double>(array, doubleStorage[k]);
     if (errors)
     {
       in.metrics.maxAbsError = info.MaxAbsError[k];

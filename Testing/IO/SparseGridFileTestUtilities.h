@@ -389,8 +389,7 @@ inline std::uint64_t CubePoints(int level, int cap)
   spec.caps = { cap, cap, cap };
   spec.boundary = true;
   std::uint64_t points = 0, blocks = 0;
-  sparsegrid::Grid::count(spec, points, blocks);
-  return points;
+  return sparsegrid::Grid::count(spec, points, blocks).ok() ? points : 0;
 }
 
 inline std::vector<BadFileCase> BadFileCases()
