@@ -1,9 +1,15 @@
 #include "vtkSparseGridExecution.h"
 
 #include "vtkAlgorithm.h"
+#include "vtkCommand.h"
+#include "vtkExecutive.h"
+#include "vtkInformation.h"
+#include "vtkOutputWindow.h"
 #include "vtkSMPTools.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
 
 #include <algorithm>
+#include <cstring>
 
 //------------------------------------------------------------------------------------------------
 vtkSparseGridExecution::vtkSparseGridExecution(vtkAlgorithm* algorithm,
@@ -85,4 +91,140 @@ std::string vtkSparseGridExecution::Note() const
 std::string vtkSparseGridExecution::Describe(const char* what, const sparsegrid::Status& status)
 {
   return std::string(what) + ": " + sparsegrid::toString(status.code()) + ": " + status.message();
+}
+
+//------------------------------------------------------------------------------------------------
+double vtkSparseGridExecution::ReconstructionBytesPerPoint(
+  const vtkSparseGridRepresentation::Contents& contents)
+{
+  const auto& info = contents.Info;
+  double components = 0;
+  for (std::size_t i = 0; i < info.ArrayNames.size(); ++i)
+  {
+    components += i < contents.Coefficients.size() && contents.Coefficients[i]
+      ? contents.Coefficients[i]->GetNumberOfComponents()
+      : (i < info.Components.size() ? info.Components[i] : 1);
+  }
+  const double bytesPerValue = info.Precision == sparsegrid::Precision::Double ? 8 : 4;
+  return components * bytesPerValue + 1; // + vtkValidPointMask (one char)
+}
+
+//------------------------------------------------------------------------------------------------
+double vtkSparseGridExecution::ReconstructionPeakBytes(
+  const vtkSparseGridRepresentation::Contents& contents,
+  double points)
+{
+  // What the pipeline, the heap and the threads add whatever the size (about 1 MiB measured
+  // on 2 threads; more threads touch more stacks and arenas).
+  const double reserve = 16.0 * (1 << 20);
+  const double perPoint = ReconstructionBytesPerPoint(contents);
+  double bytes = reserve + points * perPoint;
+  const auto& info = contents.Info;
+  if (info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded)
+  {
+    // Every probe interpolates from the whole decoded image (all components at the
+    // representation's precision), decoded piece by piece into a buffer of one component of
+    // the largest piece, plus the codec's work: 2 bytes per voxel measured (Testing/Memory:
+    // 39.8 MiB of growth for a 161^3 float image = 4 + 4 + 2 bytes per voxel). The decoding
+    // buffer is freed before the output is allocated; counting both keeps the estimate simple
+    // and on the safe side (by at most the smaller of the two).
+    const double voxels = static_cast<double>(info.ImageDimensions[0]) * info.ImageDimensions[1] *
+      info.ImageDimensions[2];
+    const double bytesPerValue = info.Precision == sparsegrid::Precision::Double ? 8 : 4;
+    double largestPiece = 0;
+    for (int p = 0; p < info.NumberOfPieces(); ++p)
+    {
+      const int* e = info.PieceExtents.data() + 6 * p;
+      largestPiece =
+        std::max(largestPiece, (e[1] - e[0] + 1.0) * (e[3] - e[2] + 1.0) * (e[5] - e[4] + 1.0));
+    }
+    bytes += voxels * (perPoint - 1) + largestPiece * (bytesPerValue + 2);
+  }
+  return bytes;
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridExecution::CheckMemory(double bytes, const std::string& what, std::string* error)
+{
+  const sparsegrid::Status status = !(bytes < 1.8e19)
+    ? sparsegrid::Status(sparsegrid::ErrorCode::TooLarge, what + " needs more than 2^64 bytes")
+    : sparsegrid::checkAllocation(static_cast<std::uint64_t>(bytes), what.c_str());
+  if (!status.ok() && error)
+  {
+    *error = status.message();
+  }
+  return status.ok();
+}
+
+//------------------------------------------------------------------------------------------------
+// Swallows the executive's generic "returned failure" line right after a reported failure and
+// passes every other error of the executive on, as VTK would have printed it.
+class vtkSparseGridErrorOnceObserver : public vtkCommand
+{
+public:
+  static vtkSparseGridErrorOnceObserver* New() { return new vtkSparseGridErrorOnceObserver; }
+  void Execute(vtkObject*, unsigned long, void* data) override
+  {
+    const char* text = static_cast<const char*>(data);
+    if (this->Owner && this->Owner->SwallowExecutiveLine && text &&
+      std::strstr(text, "returned failure for request"))
+    {
+      this->Owner->SwallowExecutiveLine = false;
+      return;
+    }
+    vtkOutputWindowDisplayErrorText(text ? text : "");
+  }
+  vtkSparseGridErrorOnce* Owner = nullptr;
+};
+
+//------------------------------------------------------------------------------------------------
+vtkSparseGridErrorOnce::vtkSparseGridErrorOnce() = default;
+
+//------------------------------------------------------------------------------------------------
+vtkSparseGridErrorOnce::~vtkSparseGridErrorOnce()
+{
+  if (this->Watched && this->Observer)
+  {
+    this->Watched->RemoveObserver(this->Observer);
+  }
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridErrorOnce::Report(vtkAlgorithm* algorithm,
+  vtkInformation* outInfo,
+  vtkMTimeType inputTime,
+  const std::string& message)
+{
+  // A failed request leaves its combined extent behind, and the next request (e.g. after the
+  // user corrected Sampling Dimensions) would be refused for it.
+  if (outInfo && outInfo->Has(vtkStreamingDemandDrivenPipeline::COMBINED_UPDATE_EXTENT()))
+  {
+    static const int empty[6] = { 0, -1, 0, -1, 0, -1 };
+    outInfo->Set(vtkStreamingDemandDrivenPipeline::COMBINED_UPDATE_EXTENT(), empty, 6);
+  }
+  // The same settings and input fail again: the text may differ (e.g. the memory still
+  // available), the failure does not.
+  if (this->Failed && algorithm->GetMTime() == this->AlgorithmTime && inputTime == this->InputTime)
+  {
+    return 1;
+  }
+  this->Failed = true;
+  this->AlgorithmTime = algorithm->GetMTime();
+  this->InputTime = inputTime;
+  vtkErrorWithObjectMacro(algorithm, << message);
+  vtkExecutive* executive = algorithm->GetExecutive();
+  if (executive != this->Watched)
+  {
+    if (this->Watched && this->Observer)
+    {
+      this->Watched->RemoveObserver(this->Observer);
+    }
+    auto observer = vtkSmartPointer<vtkSparseGridErrorOnceObserver>::New();
+    observer->Owner = this;
+    this->Observer = observer;
+    this->Watched = executive;
+    executive->AddObserver(vtkCommand::ErrorEvent, observer);
+  }
+  this->SwallowExecutiveLine = true;
+  return 0;
 }

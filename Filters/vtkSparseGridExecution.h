@@ -10,12 +10,20 @@
 #ifndef vtkSparseGridExecution_h
 #define vtkSparseGridExecution_h
 
+#include "vtkSmartPointer.h"             // for vtkSparseGridErrorOnce::Observer
+#include "vtkSparseGridRepresentation.h" // for Contents
+#include "vtkType.h"                     // for vtkMTimeType
+#include "vtkWeakPointer.h"              // for vtkSparseGridErrorOnce::Watched
+
 #include <sparsegrid/sparsegrid.h>
 
 #include <string>
 #include <vector>
 
 class vtkAlgorithm;
+class vtkCommand;
+class vtkExecutive;
+class vtkInformation;
 
 class vtkSparseGridExecution
 {
@@ -44,6 +52,30 @@ public:
   /// Formats a failed status for vtkErrorMacro: "what: Code: message".
   static std::string Describe(const char* what, const sparsegrid::Status& status);
 
+  ///@{
+  /**
+   * The memory estimate every reconstruction sized from a user's number goes through
+   * (docs/robustness.md): the peak bytes of reconstructing `points` output points from
+   * `contents`. Each output point costs its arrays at the representation's precision plus the
+   * valid-point mask (measured with GNU time: 5.03 bytes per point of growth of the maximum
+   * resident size for one float array at 43 M points, nothing else scales with the output);
+   * error-bounded data add the decoded image that every probe interpolates from and one
+   * piece's decoding buffers; a fixed reserve covers the pipeline's own small allocations.
+   * Testing/Memory checks measured growth <= estimate <= 3 x measured growth.
+   */
+  static double ReconstructionPeakBytes(const vtkSparseGridRepresentation::Contents& contents,
+    double points);
+  /// Bytes of one output point: every component at the representation's precision + the mask.
+  static double ReconstructionBytesPerPoint(const vtkSparseGridRepresentation::Contents& contents);
+  ///@}
+
+  /**
+   * Checks an estimated peak against what this process may still use
+   * (sparsegrid::availableMemoryBytes: available memory, cgroup limit, RLIMIT_AS). False with
+   * `error` naming the size, `what` it was for and the limit that applied.
+   */
+  static bool CheckMemory(double bytes, const std::string& what, std::string* error);
+
 private:
   vtkAlgorithm* Algorithm;
   sparsegrid::ExecutionOptions Opts;
@@ -51,6 +83,51 @@ private:
   double ProgressLast = 1;
   std::string Backend = "CPU";
   std::vector<std::string> Notes;
+};
+
+/**
+ * @class vtkSparseGridErrorOnce
+ * @brief Private helper: a filter's failure is shown once, not once per pipeline pass.
+ *
+ * After a failed RequestData, VTK's executive prints its own "returned failure for request"
+ * error, leaves the failed request's extent behind (the next request then fails with "update
+ * extent ... outside the whole extent") and re-executes the filter on every later update:
+ * ParaView updates a source for Apply, for its representation and for the Information panel,
+ * so one mistake showed as three or more errors. Report() prints the message once per change
+ * of the filter or of its input, keeps the executive's generic line from following it, and
+ * clears the stale extent.
+ */
+class vtkSparseGridErrorOnce
+{
+public:
+  vtkSparseGridErrorOnce();
+  ~vtkSparseGridErrorOnce();
+  vtkSparseGridErrorOnce(const vtkSparseGridErrorOnce&) = delete;
+  vtkSparseGridErrorOnce& operator=(const vtkSparseGridErrorOnce&) = delete;
+
+  /**
+   * Reports `message` as an error of `algorithm` (vtkErrorMacro) and returns what RequestData
+   * should return: 0 the first time, so the pipeline and callers see the failure; 1 when a
+   * failure was already reported for the same modification times of the algorithm and of its
+   * input (the output stays empty, and downstream filters and views do not fail on it again).
+   * `outInfo`: the failed output's pipeline information (its stale extent is cleared).
+   */
+  int Report(vtkAlgorithm* algorithm,
+    vtkInformation* outInfo,
+    vtkMTimeType inputTime,
+    const std::string& message);
+  /// Forgets the last failure (call after a success, so that the same failure shows again).
+  void Clear() { this->Failed = false; }
+
+private:
+  friend class vtkSparseGridErrorOnceObserver;
+  bool Failed = false;
+  vtkMTimeType AlgorithmTime = 0;
+  vtkMTimeType InputTime = 0;
+  /// Set between a reported failure and the executive's generic line that follows it.
+  bool SwallowExecutiveLine = false;
+  vtkWeakPointer<vtkExecutive> Watched;
+  vtkSmartPointer<vtkCommand> Observer;
 };
 
 #endif

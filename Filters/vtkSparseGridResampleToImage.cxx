@@ -18,11 +18,16 @@
 #include "vtkStreamingDemandDrivenPipeline.h"
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
 
 vtkStandardNewMacro(vtkSparseGridResampleToImage);
 
 //------------------------------------------------------------------------------------------------
-vtkSparseGridResampleToImage::vtkSparseGridResampleToImage() = default;
+vtkSparseGridResampleToImage::vtkSparseGridResampleToImage()
+  : Errors(new vtkSparseGridErrorOnce)
+{
+}
 
 //------------------------------------------------------------------------------------------------
 vtkSparseGridResampleToImage::~vtkSparseGridResampleToImage() = default;
@@ -175,6 +180,67 @@ int vtkSparseGridResampleToImage::RequestUpdateExtent(vtkInformation*,
 }
 
 //------------------------------------------------------------------------------------------------
+std::string vtkSparseGridResampleToImage::InvalidSettings() const
+{
+  std::ostringstream message;
+  auto outOfRange = [&](const char* label, int value, int low, int high, const char* meaning)
+  {
+    if (value < low || value > high)
+    {
+      message << label << " must be " << low << " to " << high << meaning << " (got " << value
+              << ").";
+      return true;
+    }
+    return false;
+  };
+  if (outOfRange("Backend", this->Backend, 0, 2, " (0 Auto, 1 CPU, 2 CUDA)") ||
+    outOfRange("Level Of Detail", this->LevelOfDetail, 0, 64, " (0: every level)") ||
+    outOfRange("Evaluation Chunk Size", this->ChunkSize, 1, 1 << 20, "") ||
+    outOfRange("Number Of Threads", this->NumberOfThreads, 0, 4096, " (0: all hardware threads)"))
+  {
+    return message.str();
+  }
+  if (this->UseOriginalGeometry)
+  {
+    return std::string();
+  }
+  const char* axes = "xyz";
+  for (int a = 0; a < 3; ++a)
+  {
+    if (this->SamplingDimensions[a] < 1)
+    {
+      message << "Sampling Dimensions must be at least 1 along every axis (got "
+              << this->SamplingDimensions[0] << " " << this->SamplingDimensions[1] << " "
+              << this->SamplingDimensions[2]
+              << "); use 1 along an axis on which the data are flat.";
+      return message.str();
+    }
+  }
+  if (!this->UseInputBounds)
+  {
+    for (int a = 0; a < 3; ++a)
+    {
+      const double low = this->SamplingBounds[2 * a];
+      const double high = this->SamplingBounds[2 * a + 1];
+      if (!std::isfinite(low) || !std::isfinite(high))
+      {
+        message << "Sampling Bounds must be finite (got " << low << " to " << high << " along "
+                << axes[a] << ").";
+        return message.str();
+      }
+      if (low > high)
+      {
+        message << "Sampling Bounds are inverted along " << axes[a] << ": the minimum " << low
+                << " is larger than the maximum " << high
+                << " (the bounds are xmin, xmax, ymin, ymax, zmin, zmax).";
+        return message.str();
+      }
+    }
+  }
+  return std::string();
+}
+
+//------------------------------------------------------------------------------------------------
 int vtkSparseGridResampleToImage::RequestData(vtkInformation*,
   vtkInformationVector** inputVector,
   vtkInformationVector* outputVector)
@@ -186,17 +252,31 @@ int vtkSparseGridResampleToImage::RequestData(vtkInformation*,
     vtkErrorMacro("No output image.");
     return 0;
   }
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  const vtkMTimeType inputTime = input ? input->GetMTime() : 0;
+  // Every failure goes through Errors: shown once, however often ParaView updates the filter.
+  auto fail = [&](const std::string& message)
+  {
+    output->Initialize();
+    return this->Errors->Report(this, outInfo, inputTime, message);
+  };
+  this->EstimatedPeakBytes = 0;
+  // Settings are checked before the collective call below: they are the same on every process,
+  // so all processes leave here together.
+  const std::string invalid = this->InvalidSettings();
+  if (!invalid.empty())
+  {
+    return fail(invalid);
+  }
   // Collective in a distributed run: every process gets the whole (small) representation,
   // including those whose piece of the output image is empty.
-  vtkInformation* outInfo = outputVector->GetInformationObject(0);
   vtkSparseGridRepresentation::Contents contents;
   std::string error;
   if (vtkSparseGridParallel::ShareRepresentation(
         vtkSparseGridParallel::DistributedController(outInfo), input, contents, error) !=
     vtkSparseGridParallel::Outcome::Done)
   {
-    vtkErrorMacro("Invalid compressed representation: " << error);
-    return 0;
+    return fail("Invalid compressed representation: " + error);
   }
   const auto& info = contents.Info;
 
@@ -212,7 +292,7 @@ int vtkSparseGridResampleToImage::RequestData(vtkInformation*,
     const double* bounds = this->UseInputBounds ? info.Bounds : this->SamplingBounds;
     for (int a = 0; a < 3; ++a)
     {
-      const int n = std::max(1, this->SamplingDimensions[a]);
+      const int n = this->SamplingDimensions[a];
       geometry.Dimensions[a] = n;
       geometry.Origin[a] = bounds[2 * a];
       const double width = bounds[2 * a + 1] - bounds[2 * a];
@@ -251,9 +331,27 @@ int vtkSparseGridResampleToImage::RequestData(vtkInformation*,
       extent[2 * a + 1] = std::min(extent[2 * a + 1], requested[2 * a + 1]);
     }
   }
+  double points = 1;
+  for (int a = 0; a < 3; ++a)
+  {
+    points *= std::max(0, extent[2 * a + 1] - extent[2 * a] + 1);
+  }
+  // The whole peak of this execution, checked before anything is allocated: a huge Sampling
+  // Dimensions is a clear error, not an abort of the process.
+  this->EstimatedPeakBytes = vtkSparseGridExecution::ReconstructionPeakBytes(contents, points);
+  std::ostringstream what;
+  what << "an image of " << geometry.Dimensions[0] << " x " << geometry.Dimensions[1] << " x "
+       << geometry.Dimensions[2] << " points";
+  if (points > 0 &&
+    !vtkSparseGridExecution::CheckMemory(this->EstimatedPeakBytes, what.str(), &error))
+  {
+    return fail("The output is too large for this process: " + error +
+      ". Reduce Sampling Dimensions (or use Use Original Geometry).");
+  }
   output->SetExtent(extent);
   if (output->GetNumberOfPoints() == 0)
   {
+    this->Errors->Clear();
     return 1;
   }
   for (int a = 0; a < 3; ++a)
@@ -280,10 +378,9 @@ int vtkSparseGridResampleToImage::RequestData(vtkInformation*,
   }
   if (result == vtkSparseGridProbe::Result::Failed)
   {
-    vtkErrorMacro(<< error);
-    output->Initialize();
-    return 0;
+    return fail(error);
   }
+  this->Errors->Clear();
   if (!exec.Note().empty())
   {
     vtkWarningMacro(<< exec.Note());

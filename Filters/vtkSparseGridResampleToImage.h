@@ -24,6 +24,11 @@
 #include "SparseGridFiltersModule.h" // for the export macro
 #include "vtkImageAlgorithm.h"
 
+#include <memory> // for std::unique_ptr
+#include <string> // for InvalidSettings
+
+class vtkSparseGridErrorOnce;
+
 class SPARSEGRIDFILTERS_EXPORT vtkSparseGridResampleToImage : public vtkImageAlgorithm
 {
 public:
@@ -66,11 +71,14 @@ public:
   vtkBooleanMacro(UseOriginalGeometry, bool);
   ///@}
 
+  // Out-of-range values of the settings below are kept as given and refused with an error when
+  // the filter runs, never clamped into something the user did not ask for.
+
   ///@{
   /**
    * Backend: 0 Auto (default), 1 CPU, 2 CUDA (falls back to the CPU with a warning).
    */
-  vtkSetClampMacro(Backend, int, 0, 2);
+  vtkSetMacro(Backend, int);
   vtkGetMacro(Backend, int);
   ///@}
 
@@ -78,7 +86,7 @@ public:
   /**
    * Points per evaluation chunk (default 256).
    */
-  vtkSetClampMacro(ChunkSize, int, 1, 1 << 20);
+  vtkSetMacro(ChunkSize, int);
   vtkGetMacro(ChunkSize, int);
   ///@}
 
@@ -86,7 +94,7 @@ public:
   /**
    * Threads used by the CPU backend; 0 (default) means all hardware threads.
    */
-  vtkSetClampMacro(NumberOfThreads, int, 0, 4096);
+  vtkSetMacro(NumberOfThreads, int);
   vtkGetMacro(NumberOfThreads, int);
   ///@}
 
@@ -97,9 +105,17 @@ public:
    * field data SparseGrid.ErrorBound says which bound then holds, per array. Ignored for the
    * fixed-level sparse grid.
    */
-  vtkSetClampMacro(LevelOfDetail, int, 0, 64);
+  vtkSetMacro(LevelOfDetail, int);
   vtkGetMacro(LevelOfDetail, int);
   ///@}
+
+  /**
+   * The peak memory the last execution was estimated to need on this process, in bytes
+   * (vtkSparseGridExecution::ReconstructionPeakBytes; 0 before the first execution). An output
+   * whose estimate exceeds what the process may still use is refused before anything is
+   * allocated.
+   */
+  vtkGetMacro(EstimatedPeakBytes, double);
 
 protected:
   vtkSparseGridResampleToImage();
@@ -118,6 +134,7 @@ protected:
   int ChunkSize = 256;
   int LevelOfDetail = 0;
   int NumberOfThreads = 0;
+  double EstimatedPeakBytes = 0;
 
 private:
   vtkSparseGridResampleToImage(const vtkSparseGridResampleToImage&) = delete;
@@ -126,6 +143,10 @@ private:
   /// Dimensions of the output: SamplingDimensions, or the original image's (which needs the
   /// input's field data, so the input is brought up to date first).
   bool OutputDimensions(int dims[3], double origin[3], double spacing[3]);
+  /// The first setting that is out of range, as an error message (empty when all are valid).
+  std::string InvalidSettings() const;
+
+  std::unique_ptr<vtkSparseGridErrorOnce> Errors;
 };
 
 #endif
