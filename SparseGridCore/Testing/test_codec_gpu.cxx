@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <random>
 #include <string>
@@ -315,5 +316,55 @@ TEST(CodecGpu, SanitizerSizedFields)
   }
   const auto g = field<double>(3, shapes[0], 12);
   compareBackends(g, shapes[0], 1e-4 * rangeOf(g));
+}
+} // namespace
+
+namespace
+{
+// The GPU encoder finds NaN/Inf inside its passes (no copy pass): the same error and first voxel
+// as the CPU encoder, from host values and from strided device values.
+TEST(CodecGpu, NonFiniteInputRefusedLikeTheCpu)
+{
+  SKIP_WITHOUT_GPU();
+  const Dims d{ 37, 21, 9 };
+  const std::size_t n = d[0] * d[1] * d[2];
+  auto f = field<float>(1, d);
+  const std::size_t firstBad = 1234;
+  f[firstBad] = std::numeric_limits<float>::quiet_NaN();
+  f[5000] = std::numeric_limits<float>::infinity();
+  codec::Layout layout;
+  layout.dims = d;
+  sparsegrid::ExecutionOptions cpu, gpu;
+  cpu.backend = sparsegrid::Backend::CPU;
+  gpu.backend = sparsegrid::Backend::CUDA;
+  gpu.strictBackend = true;
+  std::vector<std::uint8_t> s;
+  const auto sc = codec::encode(f.data(), layout, 1e-3, s, cpu);
+  const auto sg = codec::encode(f.data(), layout, 1e-3, s, gpu);
+  EXPECT_EQ(sc.code(), sparsegrid::ErrorCode::NonFinite);
+  EXPECT_EQ(sg.code(), sparsegrid::ErrorCode::NonFinite) << sg.message();
+  EXPECT_NE(sg.message().find("2 NaN/Inf"), std::string::npos) << sg.message();
+  EXPECT_NE(sg.message().find("voxel " + std::to_string(firstBad)), std::string::npos)
+    << sg.message();
+  // Strided device values (two components, the second one finite everywhere).
+  std::vector<float> aos(2 * n);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    aos[2 * i] = f[i];
+    aos[2 * i + 1] = 1.0f;
+  }
+  float* dAos = nullptr;
+  ASSERT_EQ(cudaMalloc(&dAos, aos.size() * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dAos, aos.data(), aos.size() * sizeof(float), cudaMemcpyHostToDevice),
+    cudaSuccess);
+  codec::Layout strided = layout;
+  strided.stride = 2;
+  const auto sd = codec::encodeDevice(dAos, strided, 1e-3, s, gpu);
+  EXPECT_EQ(sd.code(), sparsegrid::ErrorCode::NonFinite) << sd.message();
+  EXPECT_NE(sd.message().find("voxel " + std::to_string(firstBad)), std::string::npos)
+    << sd.message();
+  // The second component alone is finite and encodes.
+  EXPECT_TRUE(codec::encodeDevice(dAos + 1, strided, 1e-3, s, gpu).ok());
+  cudaFree(dAos);
 }
 } // namespace
