@@ -1805,7 +1805,7 @@ Status encode(const T* hostValues,
     const u64 n = plan.passes[pi].size();
     const Quantiser& qz = quantisers[static_cast<std::size_t>(plan.passes[pi].level)];
     // A bounded grid (one reduction and atomic per CTA): a grid-shaped encoder pass with a
-    // reduction per CTA of 4 rows measured 1.7x slower on an H100 (2026-11-24).
+    // reduction per CTA of 4 rows measured 1.8x slower on an H100 (2026-11-24).
     SGC_PROFILE_BEGIN("encode pass L" + std::to_string(plan.passes[pi].level) + " axis " +
       std::to_string(plan.passes[pi].axis));
     encodePassKernel<T><<<std::min<unsigned>(blocksFor(n), 2048), Threads, 0, s>>>(passes[pi],
@@ -1901,9 +1901,9 @@ Status encode(const T* hostValues,
   timer.start(s);
   u32* dChunkBits = reinterpret_cast<u32*>(ws.chunkMeta.as<u64>() + chunks + 70);
   u32* dChunkEsc = dChunkBits + chunks;
-  // A thread per block: a warp-per-chunk variant (ballot tokens, as in the analysis) measured
-  // 10-15% slower on an H100, here and for writing the chunks (a warp walks its chunk's 64 blocks
-  // one after the other: latency-bound), so bits and writing stay with a thread per block.
+  // A thread per block: warp-per-chunk variants (ballot tokens, as in the analysis) measured
+  // 10-30% slower on an H100 for the bits and for writing the chunks (a warp walks its chunk's 64
+  // blocks one after the other: latency-bound), so both stay with a thread per block.
   SGC_PROFILE_BEGIN("encode block bits");
   blockBitsKernel<<<blocksFor(totalBlocks), Threads, 0, s>>>(
     symbols, geometry, totalBlocks, masks, dLengths, blockBits, blockEsc);
