@@ -837,6 +837,22 @@ Outcome DescribeImage(const ImageHeader& header,
   return Outcome::Done;
 }
 
+/// The loop optimisations of the fastsg papers as the filter's properties set them.
+sparsegrid::Optimizations Optimizations(vtkSparseGridHierarchize* self)
+{
+  sparsegrid::Optimizations optimizations;
+  optimizations.inv1 = self->GetInv1();
+  optimizations.inv2 = self->GetInv2();
+  optimizations.inv3 = self->GetInv3();
+  optimizations.inv4 = self->GetInv4();
+  optimizations.ichg1 = self->GetIchg1();
+  optimizations.ichg2 = self->GetIchg2();
+  optimizations.vec1 = self->GetVec1();
+  optimizations.sred1 = self->GetSred1();
+  optimizations.chunkSize = self->GetChunkSize();
+  return optimizations;
+}
+
 /**
  * The fixed-level grid: the core's default rule (sparsegrid::imageGridSpec) for what is not
  * set, checked against the memory of this process (each one holds the grid-sized sum).
@@ -1013,8 +1029,6 @@ int vtkSparseGridHierarchize::RequestUpdateExtent(vtkInformation*,
 }
 
 //------------------------------------------------------------------------------------------------
-
-//------------------------------------------------------------------------------------------------
 int vtkSparseGridHierarchize::RequestData(vtkInformation*,
   vtkInformationVector** inputVector,
   vtkInformationVector* outputVector)
@@ -1068,7 +1082,7 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     return 1;
   };
 
-  // 1. Read pieces: each process keeps its own piece of the image.
+  // 1. Read pieces: each process keeps its own piece of the image (vtkSparseGridParallel).
   Outcome local = Outcome::Done;
   if (!image)
   {
@@ -1128,7 +1142,7 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     {
       return 0;
     }
-    // 2-5. Code each piece within the bound, check it, and emit the coded streams.
+    // 2-4. Code each piece within the bound, check it, and emit the coded streams.
     vtkSparseGridExecution exec(
       this, this->Backend, this->NumberOfThreads, sparsegrid::Optimizations());
     CodedJob coded;
@@ -1180,20 +1194,10 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
   job.Components = header.Components;
   job.ComputeError = this->ComputeError;
   job.Controller = controller;
-  sparsegrid::Optimizations optimizations;
-  optimizations.inv1 = this->Inv1;
-  optimizations.inv2 = this->Inv2;
-  optimizations.inv3 = this->Inv3;
-  optimizations.inv4 = this->Inv4;
-  optimizations.ichg1 = this->Ichg1;
-  optimizations.ichg2 = this->Ichg2;
-  optimizations.vec1 = this->Vec1;
-  optimizations.sred1 = this->Sred1;
-  optimizations.chunkSize = this->ChunkSize;
-  vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, optimizations);
+  vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, Optimizations(this));
   job.Exec = &exec;
 
-  // 3. Sample, reduce, hierarchize and measure, array by array.
+  // 3-6. Sample, reduce, hierarchize and measure, array by array.
   const Outcome outcome = info.Precision == sparsegrid::Precision::Double
     ? CompressFixedLevel<double>(job)
     : CompressFixedLevel<float>(job);
@@ -1207,7 +1211,7 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     return outcome == Outcome::Aborted ? 1 : 0;
   }
 
-  // 4. Emit: the representation on piece 0, its metadata on the other pieces.
+  // 7. Emit: the representation on piece 0, its metadata on the other pieces.
   // The slowest process sets the pace; all report the same time.
   vtkSparseGridParallel::MaxAll(controller, &job.Seconds, &info.TimeSeconds, 1);
   info.CompressionRatio =

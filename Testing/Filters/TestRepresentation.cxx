@@ -130,13 +130,12 @@ TEST(SparseGridFilters, RepresentationRoundTrip)
       light->GetPointData()->GetNumberOfArrays() == 0,
     "no per-point geometry by default");
   vtkSparseGridRepresentation::Contents again;
-  SG_CHECK(
-    vtkSparseGridRepresentation::FromPolyData(light, again, &error), "%s", error.c_str());
+  SG_CHECK(vtkSparseGridRepresentation::FromPolyData(light, again, &error), "%s", error.c_str());
   SG_CHECK(again.Coefficients.size() == 1 &&
       again.Coefficients[0]->GetNumberOfTuples() == contents.Coefficients[0]->GetNumberOfTuples(),
     "the light form reads back");
-  for (vtkIdType k = 0; again.Coefficients.size() == 1 &&
-       k < contents.Coefficients[0]->GetNumberOfValues();
+  for (vtkIdType k = 0;
+       again.Coefficients.size() == 1 && k < contents.Coefficients[0]->GetNumberOfValues();
        ++k)
   {
     if (again.Coefficients[0]->GetComponent(k / 2, k % 2) !=
@@ -290,8 +289,7 @@ TEST(SparseGridFilters, RepresentationMalformed)
         d->GetFieldData()->AddArray(a);
       } },
     { "coefficient Inf",
-      [](vtkPolyData* d)
-      {
+      [](vtkPolyData* d) {
         FieldArray(d, "v Surpluses")->SetComponent(3, 1, std::numeric_limits<double>::infinity());
       } },
     { "FormatVersion 1 without point data",
