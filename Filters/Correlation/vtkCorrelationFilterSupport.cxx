@@ -270,6 +270,15 @@ void vtkCorrelationTimeShift::RequestUpdateExtent(vtkInformation* inInfo,
   int shift)
 {
   using SDDP = vtkStreamingDemandDrivenPipeline;
+  // A pass 1 for another time than pass 0's means the previous update stopped between the
+  // passes (an upstream failure, an abort): start again.
+  if (this->Pass == 1 &&
+    (outInfo->Has(SDDP::UPDATE_TIME_STEP()) != this->HasRequestedTime ||
+      (this->HasRequestedTime && outInfo->Get(SDDP::UPDATE_TIME_STEP()) != this->RequestedTime)))
+  {
+    this->Pass = 0;
+    this->Reference = nullptr;
+  }
   if (this->Pass == 0)
   {
     this->Error.clear();
