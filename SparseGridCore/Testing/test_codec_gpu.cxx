@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <limits>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -355,8 +355,8 @@ TEST(CodecGpu, NonFiniteInputRefusedLikeTheCpu)
   }
   float* dAos = nullptr;
   ASSERT_EQ(cudaMalloc(&dAos, aos.size() * sizeof(float)), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(dAos, aos.data(), aos.size() * sizeof(float), cudaMemcpyHostToDevice),
-    cudaSuccess);
+  ASSERT_EQ(
+    cudaMemcpy(dAos, aos.data(), aos.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
   codec::Layout strided = layout;
   strided.stride = 2;
   const auto sd = codec::encodeDevice(dAos, strided, 1e-3, s, gpu);

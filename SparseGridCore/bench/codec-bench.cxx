@@ -457,7 +457,8 @@ int run(const Options& o)
       }
       const std::string lines = ci::profileReport();
       ci::profileEnable(false);
-      std::printf("profile: %s, per call (mean of %d calls), GPU time by kernel\n", what, o.repeats);
+      std::printf(
+        "profile: %s, per call (mean of %d calls), GPU time by kernel\n", what, o.repeats);
       std::printf("| kernel | launches | ms | share |\n|---|---|---|---|\n");
       double sum = 0;
       std::vector<std::string> names;

@@ -467,8 +467,8 @@ __global__ void __launch_bounds__(PassThreads) decodeGridPassKernel(DevPass p,
       const u64 i[3] = { i0, p.start[1] + j1 * p.step[1], i2 };
       const u64 idx = i[0] + dims[0] * (i[1] + dims[1] * i[2]);
       const S pred = predictVoxel(p, rec, idx, i, dims);
-      rec[idx] = coded ? format::dequantise<S>(sym[p.count[0] * (j1 + p.count[1] * j2)], pred, qz)
-                       : pred;
+      rec[idx] =
+        coded ? format::dequantise<S>(sym[p.count[0] * (j1 + p.count[1] * j2)], pred, qz) : pred;
     }
   }
 }
@@ -1198,8 +1198,11 @@ struct BitCursor
 };
 
 /// The token at the cursor and its length; false for a bit pattern that is no code.
-__device__ __forceinline__ bool
-peekToken(const BitCursor& b, const u32* lut, const DecodeTables& tab, u32& token, int& len)
+__device__ __forceinline__ bool peekToken(const BitCursor& b,
+  const u32* lut,
+  const DecodeTables& tab,
+  u32& token,
+  int& len)
 {
   const u32 e = lut[static_cast<u32>(b.acc >> (64 - format::LutBits))];
   if (e != 0)
@@ -1262,20 +1265,19 @@ __device__ __forceinline__ void scanWindow(BitCursor& b,
   exit = pos;
 }
 
-
 template<typename S>
-__global__ void __launch_bounds__(DecodeWarps * 32) decodeChunksWarpKernel(
-  const unsigned char* stream,
-  const u64* chunkOffset,
-  const u32* chunkSize,
-  const u64* escBase,
-  ChunkGeometry g,
-  u64 chunks,
-  DecodeTables tab,
-  u16* symbols,
-  u64* escCode,
-  S* escValue,
-  int* error)
+__global__ void __launch_bounds__(DecodeWarps * 32)
+  decodeChunksWarpKernel(const unsigned char* stream,
+    const u64* chunkOffset,
+    const u32* chunkSize,
+    const u64* escBase,
+    ChunkGeometry g,
+    u64 chunks,
+    DecodeTables tab,
+    u16* symbols,
+    u64* escCode,
+    S* escValue,
+    int* error)
 {
   extern __shared__ __align__(16) unsigned char decodeShared[];
   u32* lut = reinterpret_cast<u32*>(decodeShared);
@@ -1297,7 +1299,8 @@ __global__ void __launch_bounds__(DecodeWarps * 32) decodeChunksWarpKernel(
     const u32 n = static_cast<u32>(minU64(format::ChunkCodes, g.levelCodes[k] - local));
     // Whole 64-code blocks are stored (each level starts 64-aligned in the symbol buffer, so the
     // tail of a level's last block is padding that nothing reads).
-    const u32 vectors = (n + format::BlockCodes - 1) / format::BlockCodes * (format::BlockCodes / 8);
+    const u32 vectors =
+      (n + format::BlockCodes - 1) / format::BlockCodes * (format::BlockCodes / 8);
     uint4* out = reinterpret_cast<uint4*>(symbols + levelBegin + local);
     const u32 size = chunkSize[c];
     if (size == 0)
@@ -1824,8 +1827,8 @@ Status encode(const T* hostValues,
   SGC_LAUNCHED("pass kernels");
   u64* masks = ws.masks.as<u64>();
   u32* histogram = ws.histogram.as<u32>();
-  const unsigned warpCtas = static_cast<unsigned>(std::max<u64>(1,
-    std::min<u64>((chunks + AnalyseWarps - 1) / AnalyseWarps, u64(multiprocessors()) * 4)));
+  const unsigned warpCtas = static_cast<unsigned>(std::max<u64>(
+    1, std::min<u64>((chunks + AnalyseWarps - 1) / AnalyseWarps, u64(multiprocessors()) * 4)));
   SGC_PROFILE_BEGIN("encode analyse (masks, histogram, with clears)");
   SGC_TRY(cudaMemsetAsync(histogram, 0, format::Tokens * 4, s), "clear");
   if (legacyKernel("analyse"))
@@ -1888,11 +1891,11 @@ Status encode(const T* hostValues,
   unsigned char* dLengths = ws.codes.as<unsigned char>();
   u32* dCodes = reinterpret_cast<u32*>(dLengths + ((format::Tokens + 15) / 16) * 16);
   // Only tokens below tableCount occur (every occurring token has a code).
-  SGC_TRY(cudaMemcpy(dLengths, lengths.data(), std::max<std::size_t>(tableCount, 1),
-            cudaMemcpyHostToDevice),
+  SGC_TRY(cudaMemcpy(
+            dLengths, lengths.data(), std::max<std::size_t>(tableCount, 1), cudaMemcpyHostToDevice),
     "upload lengths");
-  SGC_TRY(cudaMemcpy(dCodes, codes.data(), std::max<std::size_t>(tableCount, 1) * 4,
-            cudaMemcpyHostToDevice),
+  SGC_TRY(cudaMemcpy(
+            dCodes, codes.data(), std::max<std::size_t>(tableCount, 1) * 4, cudaMemcpyHostToDevice),
     "upload codes");
 
   u32* blockBits = ws.blockBits.as<u32>();
@@ -2408,28 +2411,25 @@ Status decode(const std::uint8_t* stream,
     if (chunks > 0 && !serial)
     {
       // A warp per chunk; every chunk of the decoded levels is stored whole (no clearing pass).
-      static const bool sharedSet =
-        cudaFuncSetAttribute(decodeChunksWarpKernel<S>,
-          cudaFuncAttributeMaxDynamicSharedMemorySize,
-          static_cast<int>(DecodeSharedBytes)) == cudaSuccess;
+      static const bool sharedSet = cudaFuncSetAttribute(decodeChunksWarpKernel<S>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(DecodeSharedBytes)) == cudaSuccess;
       (void)sharedSet;
-      const u64 ctas = std::min<u64>((chunks + DecodeWarps - 1) / DecodeWarps,
-        static_cast<u64>(multiprocessors()) * 4);
+      const u64 ctas = std::min<u64>(
+        (chunks + DecodeWarps - 1) / DecodeWarps, static_cast<u64>(multiprocessors()) * 4);
       SGC_PROFILE_BEGIN("decode Huffman chunks (warp per chunk)");
-      decodeChunksWarpKernel<S><<<static_cast<unsigned>(ctas),
-        DecodeWarps * 32,
-        DecodeSharedBytes,
-        s>>>(dStream,
-        dChunkOffset,
-        dChunkSize,
-        dEscBase,
-        geometry,
-        chunks,
-        tab,
-        symbols,
-        escCode,
-        escValue,
-        dError);
+      decodeChunksWarpKernel<S>
+        <<<static_cast<unsigned>(ctas), DecodeWarps * 32, DecodeSharedBytes, s>>>(dStream,
+          dChunkOffset,
+          dChunkSize,
+          dEscBase,
+          geometry,
+          chunks,
+          tab,
+          symbols,
+          escCode,
+          escValue,
+          dError);
       SGC_PROFILE_END();
       SGC_LAUNCHED("chunk decode kernel");
     }
@@ -2473,8 +2473,8 @@ Status decode(const std::uint8_t* stream,
       const Pass& p = plan.passes[pi];
       const u64 n = p.size();
       const bool coded = p.level <= lod;
-      SGC_PROFILE_BEGIN("decode pass L" + std::to_string(p.level) + " axis " +
-        std::to_string(p.axis));
+      SGC_PROFILE_BEGIN(
+        "decode pass L" + std::to_string(p.level) + " axis " + std::to_string(p.axis));
       const Quantiser& qz = quantisers[static_cast<std::size_t>(p.level)];
       PassShape shape = passShape(p);
       shape.ok = shape.ok && !legacyKernel("passes");
