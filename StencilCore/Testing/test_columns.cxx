@@ -253,7 +253,8 @@ void multiTileVariants(Backend backend, HorizontalShape shape, double relTol)
               EXPECT_TRUE(closeWithNaN(out, expected, tol))
                 << "numbering " << numbering << " " << stencil::toString(op) << " "
                 << stencil::toString(mode) << " " << stencil::toString(strategy)
-                << (chasing ? " chasing" : " non-chasing") << (compressed ? " compressed" : " plain");
+                << (chasing ? " chasing" : " non-chasing")
+                << (compressed ? " compressed" : " plain");
             }
       }
   }

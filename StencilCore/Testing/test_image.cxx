@@ -204,61 +204,74 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
     int rows;
   };
   std::vector<Choice> choices;
-  for (int columns : { 0, 1, 2 })
+  for (int columns : { 0, 1, 2, 4 })
     for (int rows : { 0, 1, 2, 4, 8 })
       choices.push_back({ stencil::ImageKernel::RowStrips, columns, rows });
   choices.push_back({ stencil::ImageKernel::LayerSlices, 0, 0 });
-  // An even row length (pairs of columns) and an odd one (pairs fall back to single columns).
-  for (std::size_t nx : { std::size_t(70), std::size_t(69) })
-  for (std::size_t nz : { std::size_t(1), std::size_t(11) })
-  {
-    stencil::ImageGrid g;
-    g.dims = { nx, 45, nz };
-    g.spacing = { 0.7, 1.3, 0.9 };
-    std::vector<double> u(g.size());
-    for (std::size_t i = 0; i < u.size(); ++i)
-      u[i] = std::sin(0.37 * i) + 0.01 * (i % 13) + 1e-3 * (i % 70) * (i % 70);
-    for (Operator op : { Operator::Laplacian,
-           Operator::Laplap,
-           Operator::HorizontalLaplacian,
-           Operator::HorizontalLaplap })
-      for (BoundaryMode mode : { BoundaryMode::Fill, BoundaryMode::ZeroFlux })
-      {
-        const bool horizontal =
-          op == Operator::HorizontalLaplacian || op == Operator::HorizontalLaplap;
-        const bool twice = op == Operator::Laplap || op == Operator::HorizontalLaplap;
-        const bool zeroFlux = mode == BoundaryMode::ZeroFlux;
-        auto expected = reference::imageLaplacian(u, g, horizontal, zeroFlux);
-        if (twice)
-          expected = reference::imageLaplacian(expected, g, horizontal, zeroFlux);
-        const std::vector<float> uFloat(u.begin(), u.end());
-        for (const Choice& choice : choices)
+  // Row lengths divisible by 4, by 2 only, and odd (wider vectors fall back to narrower ones).
+  for (std::size_t nx : { std::size_t(72), std::size_t(70), std::size_t(69) })
+    for (std::size_t nz : { std::size_t(1), std::size_t(11) })
+    {
+      stencil::ImageGrid g;
+      g.dims = { nx, 45, nz };
+      g.spacing = { 0.7, 1.3, 0.9 };
+      std::vector<double> u(g.size());
+      for (std::size_t i = 0; i < u.size(); ++i)
+        u[i] = std::sin(0.37 * i) + 0.01 * (i % 13) + 1e-3 * (i % 70) * (i % 70);
+      for (Operator op : { Operator::Laplacian,
+             Operator::Laplap,
+             Operator::HorizontalLaplacian,
+             Operator::HorizontalLaplap })
+        for (BoundaryMode mode : { BoundaryMode::Fill, BoundaryMode::ZeroFlux })
         {
-          stencil::StencilOptions s;
-          s.op = op;
-          s.boundary = mode;
-          auto options = optionsFor(GetParam());
-          options.imageKernel = choice.kernel;
-          options.imageRowsPerThread = choice.rows;
-          options.imageColumnsPerThread = choice.columns;
-          std::vector<double> out(u.size(), -1.0);
-          ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
-          EXPECT_TRUE(closeWithNaN(out, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
-            << stencil::toString(op) << " " << stencil::toString(mode) << " nz=" << nz << " "
-            << stencil::toString(choice.kernel) << " columns=" << choice.columns
-            << " rows=" << choice.rows << " nx=" << nx;
-          // Float: 64 eps |u| (input rounding and arithmetic) amplified by the operator (sum
-          // 4 / h^2, squared for the laplap), as in the polynomial tests.
-          const double lap = 4 * (1 / 0.49 + 1 / 1.69 + 1 / 0.81);
-          const double amplification = twice ? lap * lap : lap;
-          std::vector<float> outFloat(u.size(), -1.0f);
-          ASSERT_TRUE(stencil::applyImage(g, uFloat.data(), outFloat.data(), s, options).ok());
-          EXPECT_TRUE(closeWithNaN(outFloat, expected, 64 * 1.2e-7 * maxAbs(u) * amplification))
-            << "float " << stencil::toString(op) << " " << stencil::toString(mode) << " nz=" << nz
-            << " columns=" << choice.columns << " rows=" << choice.rows << " nx=" << nx;
+          const bool horizontal =
+            op == Operator::HorizontalLaplacian || op == Operator::HorizontalLaplap;
+          const bool twice = op == Operator::Laplap || op == Operator::HorizontalLaplap;
+          const bool zeroFlux = mode == BoundaryMode::ZeroFlux;
+          auto expected = reference::imageLaplacian(u, g, horizontal, zeroFlux);
+          if (twice)
+            expected = reference::imageLaplacian(expected, g, horizontal, zeroFlux);
+          const std::vector<float> uFloat(u.begin(), u.end());
+          for (const Choice& choice : choices)
+          {
+            stencil::StencilOptions s;
+            s.op = op;
+            s.boundary = mode;
+            auto options = optionsFor(GetParam());
+            options.imageKernel = choice.kernel;
+            options.imageRowsPerThread = choice.rows;
+            options.imageColumnsPerThread = choice.columns;
+            std::vector<double> out(u.size(), -1.0);
+            ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
+            EXPECT_TRUE(closeWithNaN(out, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
+              << stencil::toString(op) << " " << stencil::toString(mode) << " nz=" << nz << " "
+              << stencil::toString(choice.kernel) << " columns=" << choice.columns
+              << " rows=" << choice.rows << " nx=" << nx;
+            // Float: 64 eps |u| (input rounding and arithmetic) amplified by the operator (sum
+            // 4 / h^2, squared for the laplap), as in the polynomial tests.
+            const double lap = 4 * (1 / 0.49 + 1 / 1.69 + 1 / 0.81);
+            const double amplification = twice ? lap * lap : lap;
+            std::vector<float> outFloat(u.size(), -1.0f);
+            stencil::ExecutionReport report;
+            ASSERT_TRUE(
+              stencil::applyImage(g, uFloat.data(), outFloat.data(), s, options, &report).ok());
+            EXPECT_TRUE(closeWithNaN(outFloat, expected, 64 * 1.2e-7 * maxAbs(u) * amplification))
+              << "float " << stencil::toString(op) << " " << stencil::toString(mode) << " nz=" << nz
+              << " columns=" << choice.columns << " rows=" << choice.rows << " nx=" << nx;
+            if (GetParam() == Backend::CUDA && choice.kernel == stencil::ImageKernel::RowStrips)
+            {
+              // Float defaults to 4 columns; a count that does not divide nx is halved.
+              int columns = choice.columns > 0 ? choice.columns : 4;
+              while (columns > 1 && nx % columns != 0)
+                columns /= 2;
+              EXPECT_EQ(
+                report.imageKernel.rfind("row strips, " + std::to_string(columns) + " column", 0),
+                0u)
+                << report.imageKernel << " requested " << choice.columns << " nx=" << nx;
+            }
+          }
         }
-      }
-  }
+    }
 }
 
 TEST(ImageOptions, StripShapeOptionsAreValidated)
@@ -276,7 +289,7 @@ TEST(ImageOptions, StripShapeOptionsAreValidated)
   }
   options.imageRowsPerThread = 4;
   EXPECT_TRUE(stencil::applyImage(g, u.data(), out.data(), {}, options).ok());
-  for (int columns : { -1, 3 })
+  for (int columns : { -1, 3, 8 })
   {
     options.imageColumnsPerThread = columns;
     const auto status = stencil::applyImage(g, u.data(), out.data(), {}, options);

@@ -288,9 +288,8 @@ void runPrecision(const char* name,
             ordering == 0 ? stencil::Ordering::RowMajor : stencil::Ordering::ZCurve);
           row.op = "HorizontalLaplap";
           row.strategy = std::string(stencil::toString(strategy)) +
-            (strategy == stencil::AccessStrategy::SlicedZLoop
-                ? " S=" + std::to_string(choice.slice)
-                : std::string()) +
+            (strategy == stencil::AccessStrategy::SlicedZLoop ? " S=" + std::to_string(choice.slice)
+                                                              : std::string()) +
             " (" + report.columnKernel + ")";
           row.table = std::string(co.chasingTable ? "chasing" : "non-chasing") +
             (co.compressedTable ? "/compressed" : "/plain");

@@ -384,9 +384,10 @@ Status applyImage(const ImageGrid& grid,
   {
     return Status(ErrorCode::InvalidArgument, "image: rows per thread must be 0, 1, 2, 4 or 8");
   }
-  if (options.imageColumnsPerThread < 0 || options.imageColumnsPerThread > 2)
+  const int columns = options.imageColumnsPerThread;
+  if (columns != 0 && columns != 1 && columns != 2 && columns != 4)
   {
-    return Status(ErrorCode::InvalidArgument, "image: columns per thread must be 0, 1 or 2");
+    return Status(ErrorCode::InvalidArgument, "image: columns per thread must be 0, 1, 2 or 4");
   }
   int active = 0;
   Status status = validateImage(grid, isLaplap(stencil.op), isHorizontal(stencil.op), active);
@@ -601,8 +602,8 @@ Status prepareTable(const ColumnMesh& mesh,
     n = m < 0 ? -1 : ring[static_cast<std::size_t>(m) * K + q];
     w = (weighted && m >= 0) ? ringWeights[static_cast<std::size_t>(m) * K + q] : T(0);
   };
-  const bool zLoops = options.strategy == AccessStrategy::ZLoop ||
-    options.strategy == AccessStrategy::SlicedZLoop;
+  const bool zLoops =
+    options.strategy == AccessStrategy::ZLoop || options.strategy == AccessStrategy::SlicedZLoop;
   if (needSecondRing && zLoops)
   {
     // Halo of each tile: its cells' neighbours outside it, sorted (the kernels search them).
@@ -717,8 +718,8 @@ bool cpuTiledColumns(const Table& table,
   const ExecutionOptions& options)
 {
   constexpr int K = Table::K;
-  const std::size_t tileCount = (static_cast<std::size_t>(a.cells) + detail::TileCells - 1) /
-    detail::TileCells;
+  const std::size_t tileCount =
+    (static_cast<std::size_t>(a.cells) + detail::TileCells - 1) / detail::TileCells;
   const std::size_t layers = static_cast<std::size_t>(a.layers);
   const std::size_t slices = (layers + slice - 1) / slice;
   const bool weighted = table.p.weights != nullptr;
@@ -729,8 +730,8 @@ bool cpuTiledColumns(const Table& table,
     {
       std::vector<unsigned char> scratch(layout.bytes() + 16);
       // 16-byte alignment, as CUDA gives shared memory.
-      unsigned char* base = scratch.data() +
-        (16 - reinterpret_cast<std::uintptr_t>(scratch.data()) % 16) % 16;
+      unsigned char* base =
+        scratch.data() + (16 - reinterpret_cast<std::uintptr_t>(scratch.data()) % 16) % 16;
       std::vector<detail::TileThread<T, K>> threads(detail::TileCells);
       for (std::size_t item = begin; item < end; ++item)
       {

@@ -31,6 +31,12 @@ namespace detail
 {
 /// Cells per tile = threads per CUDA block: a 16 x 16 square of a z-curve-numbered quad mesh.
 constexpr int TileCells = 256;
+/// Layers produced between two barriers: their loads are in flight together (one layer per
+/// barrier left the tile waiting for one memory latency per layer: 2.3x the regular grid).
+constexpr int TileLayers = 4;
+/// Laplacian buffers: a step reads TileLayers layers and writes TileLayers (+ 1 above) while a
+/// slower thread may still read the previous step's, so 2 TileLayers + 1 layers are live.
+constexpr int TileBuffers = 2 * TileLayers + 1;
 
 /// Halo lists: for tile b, haloCells[haloStart[b] .. haloStart[b + 1]) are the sorted distinct
 /// first-ring neighbours of its cells outside the tile.
@@ -48,10 +54,10 @@ struct TileLayout
   static STENCIL_HD std::size_t alignUp(std::size_t n) { return (n + 15) / 16 * 16; }
   int maxHalo;
   bool weighted;
-  STENCIL_HD std::size_t laplacianOffset() const { return 0; } // 3 x (TileCells + maxHalo) T
+  STENCIL_HD std::size_t laplacianOffset() const { return 0; } // TileBuffers x slots
   STENCIL_HD std::size_t haloWeightOffset() const
   {
-    return alignUp(laplacianOffset() + 3 * sizeof(T) * (TileCells + maxHalo));
+    return alignUp(laplacianOffset() + TileBuffers * sizeof(T) * (TileCells + maxHalo));
   }
   STENCIL_HD std::size_t haloIdOffset() const
   {
@@ -79,8 +85,8 @@ struct TileContext
   int tile = 0;
   int haloCount = 0;
   int haloBegin = 0;
-  T* laplacian = nullptr;    ///< 3 rotating buffers of TileCells + maxHalo values
-  T* haloWeight = nullptr;   ///< K per halo cell (weighted tables)
+  T* laplacian = nullptr;  ///< TileBuffers rotating buffers of TileCells + maxHalo values
+  T* haloWeight = nullptr; ///< K per halo cell (weighted tables)
   std::int32_t* haloId = nullptr;
   std::int32_t* haloIndex = nullptr; ///< K neighbours per halo cell (missing: the cell itself)
   unsigned char* valid = nullptr;    ///< the cell's first Laplacian has all its neighbours
@@ -99,7 +105,7 @@ struct TileContext
     haloCount = load(lists.haloStart + tileIndex + 1) - haloBegin;
   }
   STENCIL_HD int slots() const { return TileCells + lists.maxHalo; }
-  STENCIL_HD T* buffer(int k) const { return laplacian + (k % 3) * slots(); }
+  STENCIL_HD T* buffer(int k) const { return laplacian + (k % TileBuffers) * slots(); }
 };
 
 /// What one thread keeps in registers for a column slice.
@@ -109,11 +115,12 @@ struct TileThread
   int c = 0;
   bool active = false;
   bool complete = false;
-  int nb[K];   ///< neighbours (missing: the cell itself, so that they contribute nothing)
+  int nb[K]; ///< neighbours (missing: the cell itself, so that they contribute nothing)
   T wt[K];
   int slot[K]; ///< the neighbours' positions in the Laplacian buffers
-  T uBelow = 0, uCentre = 0, uAbove = 0;    ///< own values at the layers around the produced one
-  T lBelow = 0, lCentre = 0, lProduced = 0; ///< own first Laplacians at k - 1, k and the newest
+  /// Own first Laplacians: [0] at the layer below the step's first, [1] at its first, then the
+  /// layers the step produces (vertical operators produce one layer ahead).
+  T own[TileLayers + 2];
 };
 
 /// First Laplacian of the cell at `centre` (values of one layer) with neighbours nb, plus the
@@ -237,7 +244,7 @@ STENCIL_HD const T* layerOf(const ColumnArgs<T>& a, int k)
   return a.u + static_cast<long long>(k) * a.cells;
 }
 
-/// Own first Laplacian at layer k without the rotating registers (the slice's first layer - 1).
+/// Own first Laplacian at layer k on its own (the layer below a slice's first).
 template<typename T, typename Table>
 STENCIL_HD T tileOwnLaplacianAt(const TileContext<T, Table>& x,
   const TileThread<T, Table::K>& s,
@@ -257,72 +264,158 @@ STENCIL_HD T tileOwnLaplacianAt(const TileContext<T, Table>& x,
     a, layer, centre, s.nb, [&](int q) { return s.wt[q]; }, below, above);
 }
 
-/// Phase 3 (per layer): the first Laplacian at layer k of the own cell (kept in a register and
-/// in the buffer) and of the halo cells this thread is responsible for. The own values at k - 1,
-/// k, k + 1 rotate through registers: `first` says that k is the first produced layer.
+/**
+ * First Laplacians at the `count` (<= TileLayers) layers from k0 of one cell with neighbours nb:
+ * all loads of the layers are issued before any arithmetic, so that they are in flight together.
+ * The vertical part takes the values below and above each layer, clamped (zero flux).
+ */
+template<typename T, int K, typename Weight>
+STENCIL_HD void tileLaplacians(const ColumnArgs<T>& a,
+  int cell,
+  const int* nb,
+  Weight&& weight,
+  int k0,
+  int count,
+  T* result)
+{
+  // Entries past `count` are never read (GCC cannot see that through the two loops).
+  T centre[TileLayers + 2] = {}; // layers k0 - 1 .. k0 + TileLayers, clamped
+  T values[TileLayers][K] = {};
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+  for (int d = 0; d < TileLayers; ++d)
+  {
+    if (d < count)
+    {
+      const T* layer = layerOf(a, k0 + d);
+      centre[d + 1] = load(layer + cell);
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+      for (int q = 0; q < K; ++q)
+      {
+        values[d][q] = load(layer + nb[q]);
+      }
+    }
+  }
+  if (a.vertical)
+  {
+    centre[0] = load(layerOf(a, k0 > 0 ? k0 - 1 : k0) + cell);
+    const int up = k0 + count < a.layers ? k0 + count : k0 + count - 1;
+    const T above = load(layerOf(a, up) + cell);
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+    for (int d = 0; d < TileLayers; ++d)
+    {
+      if (d == count - 1)
+      {
+        centre[d + 2] = above;
+      }
+    }
+  }
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+  for (int d = 0; d < TileLayers; ++d)
+  {
+    if (d < count)
+    {
+      const T u = centre[d + 1];
+      T sum = 0;
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+      for (int q = 0; q < K; ++q)
+      {
+        sum += static_cast<T>(weight(q)) * (values[d][q] - u);
+      }
+      if (a.vertical)
+      {
+        // Clamped neighbours: the value itself at the first and last layer.
+        const T below = k0 + d > 0 ? centre[d] : u;
+        const T above = k0 + d + 1 < a.layers ? centre[d + 2] : u;
+        sum += (above - T(2) * u + below) * a.verticalWeight;
+      }
+      result[d] = sum;
+    }
+  }
+}
+
+/// Phase 3 (per step): the first Laplacians at layers [k0, k0 + count) of the own cell (into
+/// s.own[2 - lead ...] and the buffers) and of the halo cells this thread is responsible for.
 template<typename T, typename Table>
 STENCIL_HD void tileProduce(const TileContext<T, Table>& x,
   int t,
   TileThread<T, Table::K>& s,
-  int k,
-  bool first)
+  int k0,
+  int count,
+  int ownSlot)
 {
   constexpr int K = Table::K;
   const ColumnArgs<T>& a = x.a;
-  const T* layer = layerOf(a, k);
-  T* buffer = x.buffer(k);
   if (s.active)
   {
-    if (a.vertical)
+    T result[TileLayers] = {};
+    tileLaplacians<T, K>(
+      a, s.c, s.nb, [&](int q) { return s.wt[q]; }, k0, count, result);
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+    for (int d = 0; d < TileLayers; ++d)
     {
-      const int up = k + 1 < a.layers ? k + 1 : k;
-      if (first)
+      if (d < count)
       {
-        s.uCentre = load(layer + s.c);
-        s.uBelow = load(layerOf(a, k > 0 ? k - 1 : k) + s.c);
+        x.buffer(k0 + d)[t] = result[d];
       }
-      else
-      {
-        s.uBelow = s.uCentre;
-        s.uCentre = s.uAbove;
-      }
-      s.uAbove = load(layerOf(a, up) + s.c);
+    }
+    // ownSlot is 1 (prologue) or 2 (steps): compile-time indices for the registers.
+    if (ownSlot == 1)
+    {
+      s.own[1] = result[0];
     }
     else
     {
-      s.uCentre = load(layer + s.c);
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+      for (int d = 0; d < TileLayers; ++d)
+      {
+        s.own[d + 2] = result[d];
+      }
     }
-    s.lProduced = tileLaplacian<T, K>(
-      a, layer, s.uCentre, s.nb, [&](int q) { return s.wt[q]; }, s.uBelow, s.uAbove);
-    buffer[t] = s.lProduced;
   }
+  const T uniform = x.table.p.uniformWeight;
+  const bool weighted = x.weighted;
   for (int h = t; h < x.haloCount; h += TileCells)
   {
-    const int hc = x.haloId[h];
-    const T centre = load(layer + hc);
-    T below = centre;
-    T above = centre;
-    if (a.vertical)
-    {
-      below = load(layerOf(a, k > 0 ? k - 1 : k) + hc);
-      above = load(layerOf(a, k + 1 < a.layers ? k + 1 : k) + hc);
-    }
     const int* nb = x.haloIndex + h * K;
     const T* wt = x.haloWeight + h * K;
-    const T uniform = x.table.p.uniformWeight;
-    const bool weighted = x.weighted;
-    buffer[TileCells + h] = tileLaplacian<T, K>(
-      a, layer, centre, nb, [&](int q) { return weighted ? wt[q] : uniform; }, below, above);
+    T result[TileLayers] = {};
+    tileLaplacians<T, K>(
+      a, x.haloId[h], nb, [&](int q) { return weighted ? wt[q] : uniform; }, k0, count, result);
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+    for (int d = 0; d < TileLayers; ++d)
+    {
+      if (d < count)
+      {
+        x.buffer(k0 + d)[TileCells + h] = result[d];
+      }
+    }
   }
 }
 
 /// Phase 4 (per layer, after a barrier): the laplap of the own cell at layer k from the buffer
-/// of layer k and the own first Laplacians at k - 1, k, k + 1 (clamped for zero flux).
+/// of layer k and the own first Laplacians below and above (clamped for zero flux).
 template<typename T, typename Table>
 STENCIL_HD void tileConsume(const TileContext<T, Table>& x,
   int t,
-  TileThread<T, Table::K>& s,
+  const TileThread<T, Table::K>& s,
   int k,
+  T below,
   T above)
 {
   constexpr int K = Table::K;
@@ -350,8 +443,7 @@ STENCIL_HD void tileConsume(const TileContext<T, Table>& x,
   }
   if (a.vertical)
   {
-    const T below = k > 0 ? s.lBelow : centre;
-    sum += (above - T(2) * centre + below) * a.verticalWeight;
+    sum += (above - T(2) * centre + (k > 0 ? below : centre)) * a.verticalWeight;
   }
   *target = sum;
 }
@@ -359,7 +451,7 @@ STENCIL_HD void tileConsume(const TileContext<T, Table>& x,
 /**
  * One column slice [first, last) of one tile, written for a group of TileCells threads that
  * meet at `barrier()`; `forEachThread(f)` runs f(t, state) for the calling thread (CUDA) or for
- * every thread of the tile in turn (CPU).
+ * every thread of the tile in turn (CPU). Steps of TileLayers layers: produce, barrier, consume.
  */
 template<typename T, typename Table, typename ForEach, typename Barrier>
 STENCIL_HD void tileSlice(const TileContext<T, Table>& x,
@@ -375,46 +467,70 @@ STENCIL_HD void tileSlice(const TileContext<T, Table>& x,
   forEachThread([&](int t, State& s) { tileSlots(x, t, s); });
   if (!a.vertical)
   {
-    for (int k = first; k < last; ++k)
+    for (int k0 = first; k0 < last; k0 += TileLayers)
     {
-      forEachThread([&](int t, State& s) { tileProduce(x, t, s, k, k == first); });
+      const int count = last - k0 < TileLayers ? last - k0 : TileLayers;
+      forEachThread([&](int t, State& s) { tileProduce(x, t, s, k0, count, 2); });
       barrier();
-      forEachThread([&](int t, State& s) { tileConsume(x, t, s, k, T(0)); });
-      // Three rotating buffers: the next writes into this layer's buffer happen two layers on,
-      // after the next barrier, so one barrier per layer suffices.
+      forEachThread(
+        [&](int t, State& s)
+        {
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+          for (int d = 0; d < TileLayers; ++d)
+          {
+            if (d < count)
+            {
+              tileConsume(x, t, s, k0 + d, T(0), T(0));
+            }
+          }
+        });
     }
     return;
   }
-  // Vertical: the buffer of layer k + 1 is produced before the laplap of layer k is formed.
+  // Vertical: a step produces the layers one above those whose laplap it forms.
   forEachThread(
     [&](int t, State& s)
     {
       if (s.active && first > 0)
       {
-        s.lBelow = tileOwnLaplacianAt(x, s, first - 1);
+        s.own[0] = tileOwnLaplacianAt(x, s, first - 1);
       }
-      tileProduce(x, t, s, first, true);
-      s.lCentre = s.lProduced;
+      tileProduce(x, t, s, first, 1, 1);
     });
-  for (int k = first; k < last; ++k)
+  for (int k0 = first; k0 < last; k0 += TileLayers)
   {
-    const bool next = k + 1 < a.layers;
+    const int count = last - k0 < TileLayers ? last - k0 : TileLayers;
+    // Layers k0 + 1 .. k0 + count, without the one above the top layer.
+    const int produced = k0 + count < a.layers ? count : count - 1;
     forEachThread(
       [&](int t, State& s)
       {
-        if (next)
+        if (produced > 0)
         {
-          tileProduce(x, t, s, k + 1, false);
+          tileProduce(x, t, s, k0 + 1, produced, 2);
         }
       });
     barrier();
     forEachThread(
       [&](int t, State& s)
       {
-        const T above = next ? s.lProduced : s.lCentre;
-        tileConsume(x, t, s, k, above);
-        s.lBelow = s.lCentre;
-        s.lCentre = above;
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+        for (int d = 0; d < TileLayers; ++d)
+        {
+          if (d < count)
+          {
+            const int k = k0 + d;
+            const T centre = s.own[d + 1];
+            tileConsume(x, t, s, k, s.own[d], k + 1 < a.layers ? s.own[d + 2] : centre);
+          }
+        }
+        // The next step starts at k0 + TileLayers: only full steps are followed by another.
+        s.own[0] = s.own[TileLayers];
+        s.own[1] = s.own[TileLayers + 1];
       });
   }
 }

@@ -22,27 +22,27 @@ cmake --build "$BUILD" -j 16 >> "$OUT/build.log" 2>&1 || { grep -E "error" -A5 "
 stamp "tests"
 (cd "$BUILD" && timeout 120 ctest -L stencil --output-on-failure -j 4) > "$OUT/ctest.log" 2>&1
 tail -25 "$OUT/ctest.log"
-stamp "memcheck"
-timeout 90 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 3 \
-  "$BUILD/bin/stencil_test_columns" --gtest_filter='*EveryStrategyAndTableDoubleHexagon/CUDA:*QuadMeshEqualsImagePath/CUDA:*MultiTileZLoopsFloatTriangle/CUDA' \
-  > "$OUT/memcheck-columns.log" 2>&1
-echo "memcheck columns rc=$?" | tee -a "$OUT/steps.log"
-tail -4 "$OUT/memcheck-columns.log"
-timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 \
-  "$BUILD/bin/stencil_test_image" --gtest_filter='*CUDA*' > "$OUT/memcheck-image.log" 2>&1
-echo "memcheck image rc=$?" | tee -a "$OUT/steps.log"
-tail -4 "$OUT/memcheck-image.log"
-# Shared-memory hazards of the tiled z-loop laplap (one barrier per layer, three buffers).
-timeout 90 compute-sanitizer --tool racecheck --error-exitcode 3 \
-  "$BUILD/bin/stencil_test_columns" --gtest_filter='*MultiTileZLoopsDoubleQuad/CUDA' \
-  > "$OUT/racecheck-columns.log" 2>&1
-echo "racecheck columns rc=$?" | tee -a "$OUT/steps.log"
-tail -4 "$OUT/racecheck-columns.log"
 stamp "bench"
-timeout 200 "$BUILD/bin/stencil-bench" --size 512x512x64 --repeats 20 --cpu-repeats 3 --threads 16 \
+timeout 120 "$BUILD/bin/stencil-bench" --size 512x512x64 --repeats 20 --cpu-repeats 3 --threads 16 \
   --json "$OUT/bench.json" > "$OUT/bench.md" 2> "$OUT/bench.err"
 echo "bench rc=$?" | tee -a "$OUT/steps.log"
 head -3 "$OUT/bench.md"
 grep -E "\| (CUDA) \| regular" "$OUT/bench.md"
 grep -E "HorizontalLaplap" "$OUT/bench.md" | grep -E "z-loop" | grep CUDA | head -40
+stamp "memcheck"
+timeout 40 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 3 \
+  "$BUILD/bin/stencil_test_columns" --gtest_filter='*EveryStrategyAndTableDoubleHexagon/CUDA:*QuadMeshEqualsImagePath/CUDA:*MultiTileZLoopsFloatTriangle/CUDA' \
+  > "$OUT/memcheck-columns.log" 2>&1
+echo "memcheck columns rc=$?" | tee -a "$OUT/steps.log"
+tail -4 "$OUT/memcheck-columns.log"
+timeout 40 compute-sanitizer --tool memcheck --error-exitcode 3 \
+  "$BUILD/bin/stencil_test_image" --gtest_filter='*CUDA*' > "$OUT/memcheck-image.log" 2>&1
+echo "memcheck image rc=$?" | tee -a "$OUT/steps.log"
+tail -4 "$OUT/memcheck-image.log"
+# Shared-memory hazards of the tiled z-loop laplap (one barrier per layer, three buffers).
+timeout 30 compute-sanitizer --tool racecheck --error-exitcode 3 \
+  "$BUILD/bin/stencil_test_columns" --gtest_filter='*MultiTileZLoopsDoubleQuad/CUDA' \
+  > "$OUT/racecheck-columns.log" 2>&1
+echo "racecheck columns rc=$?" | tee -a "$OUT/steps.log"
+tail -4 "$OUT/racecheck-columns.log"
 stamp "done"

@@ -146,11 +146,11 @@ struct ExecutionOptions
   int sliceSize = 8; ///< layers per thread of SlicedZLoop
   /// Images on the GPU (the CPU path ignores both).
   ImageKernel imageKernel = ImageKernel::RowStrips;
-  /// RowStrips: 1, 2, 4 or 8 rows per thread; 0 picks the measured default (8; 4 for the 3-D
-  /// laplap, whose 25-point stencil holds more values per row).
+  /// RowStrips: 1, 2, 4 or 8 rows per thread; 0 picks the measured default for the columns per
+  /// thread (1 column: 8, 4 for the 3-D laplap; 2 columns: 4 and 2; 4 columns: 2 and 1).
   int imageRowsPerThread = 0;
-  /// RowStrips: 1 or 2 columns per thread (2: aligned 2-vector loads, needs an even dims[0];
-  /// odd row lengths use 1); 0 picks 2 where possible.
+  /// RowStrips: 1, 2 or 4 columns per thread, loaded as aligned vectors; a count that does not
+  /// divide dims[0] is halved until it does. 0 picks 4 for float and 2 for double.
   int imageColumnsPerThread = 0;
   bool chasingTable = true;    ///< second neighbours by chasing the table twice (else stored)
   bool compressedTable = true; ///< per-cell pattern id + shared relative offsets (else plain)

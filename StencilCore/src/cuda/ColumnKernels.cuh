@@ -177,8 +177,7 @@ bool launchTiled(const Table& table,
   const unsigned slices = static_cast<unsigned>(std::min(65535, (a.layers + slice - 1) / slice));
   status = timeKernel(
     options.timingRepeats,
-    [&]()
-    {
+    [&]() {
       tiledLaplapKernel<T, Table>
         <<<dim3(tiles, slices), TileCells, bytes>>>(a, table, lists, slice);
     },
@@ -272,7 +271,8 @@ Status runColumns(const PreparedTable<T>& table,
   DeviceBuffer haloCells;
   if (!status ||
     !(status = cudaStatus(haloStart.allocate(table.haloStart.size() * 4), "cudaMalloc halo")) ||
-    !(status = cudaStatus(haloCells.allocate(table.haloCells.size() * 4), "cudaMalloc halo")) || !(status = cudaStatus(in.allocate(bytes), "cudaMalloc input")) ||
+    !(status = cudaStatus(haloCells.allocate(table.haloCells.size() * 4), "cudaMalloc halo")) ||
+    !(status = cudaStatus(in.allocate(bytes), "cudaMalloc input")) ||
     !(status = cudaStatus(out.allocate(bytes), "cudaMalloc output")) ||
     !(status = cudaStatus(index.allocate(table.index.size() * 4), "cudaMalloc table")) ||
     !(status = cudaStatus(offsets.allocate(table.offsets.size() * 4), "cudaMalloc table")) ||

@@ -1,5 +1,6 @@
 // CUDA backend: device queries, the copy-bandwidth probe, the regular-image kernel, and the
 // column-mesh entry point (the kernels live in ColumnKernels.cuh).
+#include "../ImageStrips.h"
 #include "CudaCommon.cuh"
 
 namespace stencil
@@ -298,8 +299,8 @@ __device__ __forceinline__ typename PairOf<T>::type loadPair(const T* p)
 }
 
 template<typename T>
-__device__ __forceinline__ T horizontalLaplapOf(
-  T u0, T xp, T xm, T x2, T yp, T ym, T y2, T xy, T wx, T wy)
+__device__ __forceinline__ T
+horizontalLaplapOf(T u0, T xp, T xm, T x2, T yp, T ym, T y2, T xy, T wx, T wy)
 {
   return (x2 - T(4) * (xp + xm) + T(6) * u0) * wx * wx +
     (y2 - T(4) * (yp + ym) + T(6) * u0) * wy * wy +
@@ -307,19 +308,8 @@ __device__ __forceinline__ T horizontalLaplapOf(
 }
 
 template<typename T>
-__device__ __forceinline__ T verticalLaplapOf(T u0,
-  T xp,
-  T xm,
-  T yp,
-  T ym,
-  T zp,
-  T zm,
-  T z2,
-  T xz,
-  T yz,
-  T wx,
-  T wy,
-  T wz)
+__device__ __forceinline__ T
+verticalLaplapOf(T u0, T xp, T xm, T yp, T ym, T zp, T zm, T z2, T xz, T yz, T wx, T wy, T wz)
 {
   return (z2 - T(4) * (zp + zm) + T(6) * u0) * wz * wz +
     T(2) * wx * wz * (xz - T(2) * (xp + xm + zp + zm) + T(4) * u0) +
@@ -358,10 +348,10 @@ __device__ __forceinline__ void interiorPairStrip(const ImageArgs<T>& a,
     for (int r = 0; r < Rows; ++r)
     {
       const V c = column[r + 1];
-      result[r].x = (c.y - T(2) * c.x + left[r].y) * wx +
-        (column[r + 2].x - T(2) * c.x + column[r].x) * wy;
-      result[r].y = (right[r].x - T(2) * c.y + c.x) * wx +
-        (column[r + 2].y - T(2) * c.y + column[r].y) * wy;
+      result[r].x =
+        (c.y - T(2) * c.x + left[r].y) * wx + (column[r + 2].x - T(2) * c.x + column[r].x) * wy;
+      result[r].y =
+        (right[r].x - T(2) * c.y + c.x) * wx + (column[r + 2].y - T(2) * c.y + column[r].y) * wy;
       if (Vertical)
       {
         const V above = loadPair(u + r * sy + sz);
@@ -487,6 +477,10 @@ int defaultImageRows(int columns, bool laplap, bool vertical, std::size_t valueB
     return laplap && vertical ? 4 : 8;
   }
   (void)valueBytes;
+  if (columns == 4)
+  {
+    return laplap && vertical ? 1 : 2;
+  }
   return laplap && vertical ? 2 : 4;
 }
 
@@ -598,7 +592,11 @@ __global__ void __launch_bounds__(StripThreadsX* StripThreadsY, 4)
   const long long centre = i + static_cast<long long>(sy) * j0 + static_cast<long long>(sz) * k;
   if (j0 + Rows <= ny - reach)
   {
-    if (Columns == 2)
+    if (Columns == 4)
+    {
+      interiorVectorStrip<T, 4, Laplap, Vertical, Rows>(a, a.u + centre, a.out + centre, sy, sz);
+    }
+    else if (Columns == 2)
     {
       interiorPairStrip<T, Laplap, Vertical, Rows>(a, a.u + centre, a.out + centre, sy, sz);
     }
@@ -611,7 +609,11 @@ __global__ void __launch_bounds__(StripThreadsX* StripThreadsY, 4)
   for (int j = j0; j < ny - reach; ++j)
   {
     const long long offset = centre + static_cast<long long>(sy) * (j - j0);
-    if (Columns == 2)
+    if (Columns == 4)
+    {
+      interiorVectorStrip<T, 4, Laplap, Vertical, 1>(a, a.u + offset, a.out + offset, sy, sz);
+    }
+    else if (Columns == 2)
     {
       interiorPairStrip<T, Laplap, Vertical, 1>(a, a.u + offset, a.out + offset, sy, sz);
     }
@@ -631,7 +633,9 @@ StripGrid stripGrid(const long long* dims, bool laplap, bool vertical, int rows,
   g.reach = laplap ? 2 : 1;
   g.columns = columns;
   g.frameY = g.reach;
-  g.frameX = columns == 2 ? 2 : g.reach;
+  // Vectors of `columns` values: the frame is one vector wide, so that the left and right
+  // vectors of the first and last owned ones exist and everything stays aligned.
+  g.frameX = columns >= 2 ? columns : g.reach;
   g.firstLayer = vertical ? g.reach : 0;
   g.interiorLayers = static_cast<int>(vertical ? nz - 2 * g.reach : nz);
   g.boundaryLayers = vertical ? 2 * g.reach : 0;
@@ -673,7 +677,11 @@ void launchRowStripsColumns(const ImageArgs<T>& args, int rows)
 template<typename T, bool Laplap, bool Vertical>
 void launchRowStrips(const ImageArgs<T>& args, int rows, int columns)
 {
-  if (columns == 2)
+  if (columns == 4)
+  {
+    launchRowStripsColumns<T, Laplap, Vertical, 4>(args, rows);
+  }
+  else if (columns == 2)
   {
     launchRowStripsColumns<T, Laplap, Vertical, 2>(args, rows);
   }
@@ -758,8 +766,14 @@ Status cudaImage(const ImageArgs<T>& args,
     grid.y,
     static_cast<unsigned>(std::min<long long>(65535, (args.dims[2] + slice - 1) / slice)));
   const bool strips = options.imageKernel == ImageKernel::RowStrips;
-  // Pairs of columns need aligned pairs: an even row length.
-  const int columns = args.dims[0] % 2 == 0 && options.imageColumnsPerThread != 1 ? 2 : 1;
+  // Vectors of columns need rows whose length they divide (alignment); float defaults to 4
+  // columns (16-byte loads), double to 2.
+  int columns =
+    options.imageColumnsPerThread > 0 ? options.imageColumnsPerThread : (sizeof(T) == 4 ? 4 : 2);
+  while (columns > 1 && args.dims[0] % columns != 0)
+  {
+    columns /= 2;
+  }
   const int rows = options.imageRowsPerThread > 0
     ? options.imageRowsPerThread
     : defaultImageRows(columns, args.laplap, vertical, sizeof(T));
@@ -817,8 +831,8 @@ Status cudaImage(const ImageArgs<T>& args,
   }
   else if (strips)
   {
-    report.imageKernel = "row strips, " + std::to_string(columns) + (columns == 2 ? " columns x " : " column x ") +
-      std::to_string(rows) + " rows";
+    report.imageKernel = "row strips, " + std::to_string(columns) +
+      (columns > 1 ? " columns x " : " column x ") + std::to_string(rows) + " rows";
   }
   else
   {
