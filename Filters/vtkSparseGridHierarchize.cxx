@@ -621,13 +621,23 @@ Outcome CompressErrorBounded(CodedJob& job,
   job.Piece.HasPiece = partition.HasPiece();
   if (job.Piece.HasPiece)
   {
-    job.Arrays =
-      vtkSparseGridParallel::CropToPiece(image, partition.Extent, header.Names, arrays, cropped);
+    // Each voxel is coded once: a piece leaves a boundary plane it shares with the next piece
+    // to that piece (coding it twice cost 3 % of the ratio on three ranks).
+    int extent[6];
+    std::copy(partition.Extent, partition.Extent + 6, extent);
+    for (int a = 0; a < 3 && partition.SharedFaces; ++a)
+    {
+      if (extent[2 * a + 1] < header.WholeExtent[2 * a + 1] && extent[2 * a + 1] > extent[2 * a])
+      {
+        --extent[2 * a + 1];
+      }
+    }
+    job.Arrays = vtkSparseGridParallel::CropToPiece(image, extent, header.Names, arrays, cropped);
     for (int a = 0; a < 3; ++a)
     {
-      job.Piece.Extent[2 * a] = partition.Extent[2 * a] - header.WholeExtent[2 * a];
-      job.Piece.Extent[2 * a + 1] = partition.Extent[2 * a + 1] - header.WholeExtent[2 * a];
-      job.PieceDims[a] = partition.Extent[2 * a + 1] - partition.Extent[2 * a] + 1;
+      job.Piece.Extent[2 * a] = extent[2 * a] - header.WholeExtent[2 * a];
+      job.Piece.Extent[2 * a + 1] = extent[2 * a + 1] - header.WholeExtent[2 * a];
+      job.PieceDims[a] = extent[2 * a + 1] - extent[2 * a] + 1;
     }
   }
   for (int nc : header.Components)

@@ -569,6 +569,7 @@ vtkSparseGridParallel::ImagePartition vtkSparseGridParallel::PartitionImage(
     if (all)
     {
       std::copy(expected, expected + 6, partition.Extent);
+      partition.SharedFaces = true;
     }
     // Max-reduction of (processes - rank) finds the lowest process with a piece.
     const int processes = controller->GetNumberOfProcesses();

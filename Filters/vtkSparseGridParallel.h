@@ -82,6 +82,9 @@ struct ImagePartition
 {
   int WholeExtent[6] = { 0, -1, 0, -1, 0, -1 };
   int Extent[6] = { 0, -1, 0, -1, 0, -1 };
+  /// The pieces are the extent translator's split, so neighbouring pieces share their boundary
+  /// planes (point extents of a cell split); coders that want disjoint pieces drop them.
+  bool SharedFaces = false;
   /// The lowest process with a non-empty piece: it knows the arrays, which an empty piece may
   /// not even carry, so it decides what is compressed. -1 when every piece is empty.
   int Leader = -1;

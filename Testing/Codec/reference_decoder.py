@@ -188,6 +188,7 @@ def decode(stream, level_of_detail=-1):
     table, max_len = _canonical(info["lengths"])
     rec = np.zeros((nz, ny, nx), dtype)
     half, nine, sixteenth = dtype(0.5), dtype(9), dtype(0.0625)
+    three, six, eighth = dtype(3), dtype(6), dtype(0.125)
     for k in range(levels):
         step = 2.0 * info["level_quant"][k]
         symbols = np.zeros(level_codes[k], np.int64)
@@ -233,14 +234,25 @@ def decode(stream, level_of_detail=-1):
                 shape[na] = -1
                 left, right = at(ia - gap), at(ia + gap)
                 with np.errstate(all="ignore"):
-                    pred = np.where((ia + gap < n).reshape(shape), (left + right) * half, left)
+                    has_right = ia + gap < n
+                    pred = np.where(has_right.reshape(shape), (left + right) * half, left)
                     if info["cubic"]:
-                        cubic = ((ia >= 3 * gap) & (ia + 3 * gap < n)).reshape(shape)
-                        c = (nine * (left + right) - (at(ia - 3 * gap) + at(ia + 3 * gap))) * sixteenth
-                        pred = np.where(cubic, c, pred)
+                        # Cubic where -3 gap and +3 gap exist too, else quadratic (weights 3 6 -1
+                        # over 8, nearest first) through the three that exist.
+                        before, after = ia >= 3 * gap, ia + 3 * gap < n
+                        far_left, far_right = at(ia - 3 * gap), at(ia + 3 * gap)
+                        cubic = (nine * (left + right) - (far_left + far_right)) * sixteenth
+                        quad_after = (three * left + six * right - far_right) * eighth
+                        quad_before = (three * right + six * left - far_left) * eighth
+                        pred = np.where((has_right & before & after).reshape(shape), cubic,
+                                        np.where((has_right & after).reshape(shape), quad_after,
+                                                 np.where((has_right & before).reshape(shape),
+                                                          quad_before, pred)))
                 pred = pred.astype(dtype)
             qs = q[code_begin:code_begin + size].reshape(cnt[2], cnt[1], cnt[0])
+            # C order: the escapes below are written through a flat view.
             values = (pred.astype(np.float64) + qs.astype(np.float64) * step).astype(dtype)
+            values = np.ascontiguousarray(values)
             # An escape's value replaces the prediction.
             flat = values.reshape(-1)
             for i, v in escapes.items():

@@ -954,13 +954,26 @@ void writeHeader(const HeaderFields& h, std::uint8_t* out)
   format::store<std::uint32_t>(out + total - 4, format::fnv1a(out, total - 4));
 }
 
+namespace
+{
+/// Version 2 stores the anchors (level 0, predicted by 0) exactly: quantised, their large codes
+/// would stretch the stream's one Huffman table over thousands of symbols that occur once (most
+/// of a small stream's bytes). A NaN step fails quantise()'s range test, i.e. always escapes.
+format::Quantiser anchorQuantiser(double bound)
+{
+  format::Quantiser q = format::makeQuantiser(bound);
+  q.invStep = std::numeric_limits<double>::quiet_NaN();
+  return q;
+}
+} // namespace
+
 std::vector<format::Quantiser> levelQuantisers(double bound, int levels)
 {
   std::vector<format::Quantiser> q(static_cast<std::size_t>(std::max(levels, 1)));
   for (int k = 0; k < levels; ++k)
   {
-    q[static_cast<std::size_t>(k)] =
-      format::makeQuantiser(format::levelQuantBound(bound, levels, k));
+    const double b = format::levelQuantBound(bound, levels, k);
+    q[static_cast<std::size_t>(k)] = k == 0 ? anchorQuantiser(b) : format::makeQuantiser(b);
   }
   return q;
 }
@@ -970,7 +983,9 @@ std::vector<format::Quantiser> levelQuantisers(const StreamInfo& info)
   std::vector<format::Quantiser> q(static_cast<std::size_t>(std::max(info.levels, 1)));
   for (int k = 0; k < info.levels; ++k)
   {
-    q[static_cast<std::size_t>(k)] = format::makeQuantiser(info.levelQuantBound[k]);
+    const double b = info.levelQuantBound[k];
+    q[static_cast<std::size_t>(k)] =
+      k == 0 && info.version >= 2 ? anchorQuantiser(b) : format::makeQuantiser(b);
   }
   return q;
 }

@@ -235,11 +235,22 @@ SGC_HD T predictCubic(T a, T b, T c, T d)
   return (T(9) * (b + c) - (a + d)) * T(0.0625);
 }
 
+/// Quadratic interpolation at the midpoint of b and c from b, c and d (spacing 2 gap), weights
+/// (3, 6, -1) / 8: the cubic's stand-in next to the near border, where a does not exist (and,
+/// mirrored, next to the far border). Absolute weights sum to 1.25; rounding below 3.5 u max |.|.
+template<typename T>
+SGC_HD T predictQuadratic(T b, T c, T d)
+{
+  return (T(3) * b + T(6) * c - d) * T(0.125);
+}
+
 /// The prediction of the voxel at `idx`, at coordinate i along the pass axis (axis length n,
-/// gap g, off = g * the axis's stride in voxels): cubic where the voxels 3 gaps away on both
-/// sides exist, linear between the two neighbours where the right one exists, else a copy of the
-/// left one (far border). Every neighbour is an even multiple of g along the axis, so it was
-/// reconstructed at a coarser level or earlier in this one.
+/// gap g, off = g * the axis's stride in voxels). Linear streams: the mean of the neighbours at
+/// -g and +g, or a copy of the one at -g where +g lies beyond the far border. Cubic streams: the
+/// cubic where the voxels at -3g and +3g exist too, else the quadratic through the three that do
+/// (-g, +g and +3g, or -3g, -g and +g), else as linear streams. Every neighbour is an even
+/// multiple of g along the axis, so it was reconstructed at a coarser level or earlier in this
+/// one.
 template<typename T>
 SGC_HD T predictAlong(const T* rec,
   std::uint64_t idx,
@@ -253,9 +264,21 @@ SGC_HD T predictAlong(const T* rec,
   {
     return rec[idx - off];
   }
-  if (cubic && i >= 3 * g && i + 3 * g < n)
+  if (cubic)
   {
-    return predictCubic(rec[idx - 3 * off], rec[idx - off], rec[idx + off], rec[idx + 3 * off]);
+    const bool before = i >= 3 * g, after = i + 3 * g < n;
+    if (before && after)
+    {
+      return predictCubic(rec[idx - 3 * off], rec[idx - off], rec[idx + off], rec[idx + 3 * off]);
+    }
+    if (after)
+    {
+      return predictQuadratic(rec[idx - off], rec[idx + off], rec[idx + 3 * off]);
+    }
+    if (before)
+    {
+      return predictQuadratic(rec[idx + off], rec[idx - off], rec[idx - 3 * off]);
+    }
   }
   return predictPair(rec[idx - off], rec[idx + off]);
 }

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <mutex>
+#include <vector>
 
 namespace sparsegrid
 {
@@ -38,6 +39,7 @@ struct SampleBuffers
   std::uint64_t* indices = nullptr;
   double* values = nullptr;
   std::size_t capacity = 0;
+  std::vector<std::uint64_t> uploaded; ///< the indices on the device (they depend on dims only)
 };
 
 SampleBuffers& sampleBuffers()
@@ -90,13 +92,20 @@ Status gather(const T* device,
       return cudaStatus(e, "allocation");
     }
     b.capacity = indices.size();
+    b.uploaded.clear();
   }
-  if ((e = cudaMemcpy(b.indices,
-         indices.data(),
-         indices.size() * sizeof(std::uint64_t),
-         cudaMemcpyHostToDevice)) != cudaSuccess)
+  // Repeated calls on the same dims (a time series) skip the upload.
+  if (b.uploaded != indices)
   {
-    return cudaStatus(e, "upload of the sample indices");
+    b.uploaded.clear();
+    if ((e = cudaMemcpy(b.indices,
+           indices.data(),
+           indices.size() * sizeof(std::uint64_t),
+           cudaMemcpyHostToDevice)) != cudaSuccess)
+    {
+      return cudaStatus(e, "upload of the sample indices");
+    }
+    b.uploaded = indices;
   }
   const unsigned threads = 256;
   const unsigned blocks = static_cast<unsigned>((indices.size() + threads - 1) / threads);
