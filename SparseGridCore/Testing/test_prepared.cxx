@@ -82,8 +82,8 @@ double evaluationTolerance(const ref::Grid& g, const std::vector<double>& alpha,
     {
       const int l = g.points[q].l[static_cast<std::size_t>(t)];
       const double xt = ref::clamp01(x[t]);
-      inside = l == 0 ||
-        std::fabs(std::ldexp(xt, l) - g.points[q].i[static_cast<std::size_t>(t)]) <= 1.0;
+      inside =
+        l == 0 || std::fabs(std::ldexp(xt, l) - g.points[q].i[static_cast<std::size_t>(t)]) <= 1.0;
     }
     active += inside ? std::fabs(alpha[q]) : 0.0;
   }
@@ -130,7 +130,8 @@ protected:
       out.count = components;
       out.stride = resultStride;
       std::vector<T> results(n * resultStride, static_cast<T>(Sentinel));
-      const auto status = prepared.evaluate(points.data(), n, results.data(), out, options, &report);
+      const auto status =
+        prepared.evaluate(points.data(), n, results.data(), out, options, &report);
       ASSERT_TRUE(status.ok()) << status.message();
       SG_EXPECT_BACKEND(report);
       EXPECT_EQ(report.coefficientUploads, 0u) << "prepare() already uploaded them";
@@ -159,15 +160,8 @@ protected:
       // The unprepared layout call and the plain call per component run the same kernels on
       // the same values: identical results.
       std::vector<T> unprepared(n * resultStride, static_cast<T>(Sentinel));
-      ASSERT_TRUE(sparsegrid::evaluate(grid,
-        coefficients.data(),
-        in,
-        points.data(),
-        n,
-        unprepared.data(),
-        out,
-        options,
-        &report)
+      ASSERT_TRUE(sparsegrid::evaluate(
+        grid, coefficients.data(), in, points.data(), n, unprepared.data(), out, options, &report)
                     .ok());
       SG_EXPECT_BACKEND(report);
       EXPECT_EQ(report.coefficientUploads, this->GetParam() == Backend::CUDA ? 1u : 0u)
@@ -216,9 +210,9 @@ TEST_P(Prepared, BatchesUploadOnce)
   auto options = this->options();
   PreparedGrid<float> prepared;
   ExecutionReport report;
-  ASSERT_TRUE(prepared
-                .prepare(grid, coefficients.data(), ComponentLayout::interleaved(2), options, &report)
-                .ok());
+  ASSERT_TRUE(
+    prepared.prepare(grid, coefficients.data(), ComponentLayout::interleaved(2), options, &report)
+      .ok());
   const bool gpu = this->GetParam() == Backend::CUDA;
   EXPECT_EQ(report.coefficientUploads, gpu ? 1u : 0u);
   const std::size_t batch = 3000;
@@ -226,14 +220,11 @@ TEST_P(Prepared, BatchesUploadOnce)
   for (int b = 0; b < 5; ++b)
   {
     const auto points = probePoints<float>(rng, 3, batch);
-    ASSERT_TRUE(prepared
-                  .evaluate(points.data(),
-                    batch,
-                    results.data(),
-                    ComponentLayout::interleaved(2),
-                    options,
-                    &report)
-                  .ok());
+    ASSERT_TRUE(
+      prepared
+        .evaluate(
+          points.data(), batch, results.data(), ComponentLayout::interleaved(2), options, &report)
+        .ok());
     SG_EXPECT_BACKEND(report);
     EXPECT_EQ(report.coefficientUploads, 0u) << "batch " << b;
   }
@@ -248,14 +239,11 @@ TEST_P(Prepared, BatchesUploadOnce)
   for (int b = 0; b < 2; ++b)
   {
     const auto points = probePoints<float>(rng, 3, batch);
-    ASSERT_TRUE(prepared
-                  .evaluate(points.data(),
-                    batch,
-                    results.data(),
-                    ComponentLayout::interleaved(2),
-                    options,
-                    &report)
-                  .ok());
+    ASSERT_TRUE(
+      prepared
+        .evaluate(
+          points.data(), batch, results.data(), ComponentLayout::interleaved(2), options, &report)
+        .ok());
     EXPECT_EQ(report.coefficientUploads, gpu && b == 0 ? 1u : 0u) << "batch " << b;
   }
   statistics = prepared.statistics();
@@ -285,9 +273,9 @@ TEST_P(Prepared, ReconstructImageMatchesPerComponent)
   const std::size_t m = target.numberOfPoints();
   std::vector<double> out(m * 2);
   ExecutionReport report;
-  ASSERT_TRUE(prepared
-                .reconstructImage(target, out.data(), ComponentLayout::interleaved(2), options, &report)
-                .ok());
+  ASSERT_TRUE(
+    prepared.reconstructImage(target, out.data(), ComponentLayout::interleaved(2), options, &report)
+      .ok());
   SG_EXPECT_BACKEND(report);
   for (int c = 0; c < 2; ++c)
   {
@@ -630,7 +618,8 @@ TEST(PreparedGpu, TenMillionPointsOneUpload)
   EXPECT_EQ(uploads, 1u);
   EXPECT_EQ(prepared.statistics().uploads, 1u);
   EXPECT_EQ(prepared.statistics().gpuCalls, static_cast<std::uint64_t>(batches));
-  std::printf("prepared probe: %zu points in %d batches, 3 components: %llu coefficient upload(s)\n",
+  std::printf(
+    "prepared probe: %zu points in %d batches, 3 components: %llu coefficient upload(s)\n",
     n,
     batches,
     static_cast<unsigned long long>(prepared.statistics().uploads));
@@ -660,8 +649,8 @@ TEST(PreparedGpu, TenMillionPointsOneUpload)
     }
   }
   EXPECT_EQ(oldUploads, static_cast<std::uint64_t>(3 * batches));
-  std::printf("per-component calls: %llu coefficient uploads\n",
-    static_cast<unsigned long long>(oldUploads));
+  std::printf(
+    "per-component calls: %llu coefficient uploads\n", static_cast<unsigned long long>(oldUploads));
 
   const ref::Grid g = ref::enumerate(s);
   std::uniform_int_distribution<std::size_t> pick(0, n - 1);

@@ -39,8 +39,8 @@ struct Args
   std::string opts = "default";
   int chunk = -1;
   unsigned seed = 42;
-  int components = 1; ///< probe, prepared-evaluate: interleaved components
-  int batches = 1;    ///< probe: evaluate calls the points are split into
+  int components = 1;   ///< probe, prepared-evaluate: interleaved components
+  int batches = 1;      ///< probe: evaluate calls the points are split into
   bool prepared = true; ///< probe: through a PreparedGrid (else per batch and component)
 };
 
@@ -461,8 +461,8 @@ int main(int argc, char** argv)
   }
   else if (a.op == "evaluate" || a.op == "probe" || a.op == "prepared-evaluate")
   {
-    flops = static_cast<double>(a.components) * static_cast<double>(a.points) * static_cast<double>(grid.numberOfBlocks()) *
-      (11.0 * a.dims + 2.0);
+    flops = static_cast<double>(a.components) * static_cast<double>(a.points) *
+      static_cast<double>(grid.numberOfBlocks()) * (11.0 * a.dims + 2.0);
   }
   const int threads = a.threads > 0 ? a.threads : 0;
   const double throughput = static_cast<double>(r.items) / r.median;

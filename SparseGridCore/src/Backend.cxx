@@ -194,7 +194,6 @@ Status evaluate(const Grid& grid,
   return status;
 }
 
-
 //------------------------------------------------------------------------------------------------
 // Layouts
 //------------------------------------------------------------------------------------------------
@@ -209,8 +208,8 @@ Status detail::checkLayout(const ComponentLayout& layout, const char* what)
   if (layout.stride != 0 && layout.stride < static_cast<std::size_t>(layout.count))
   {
     return Status(ErrorCode::InvalidArgument,
-      std::string(what) + ": a stride of " + std::to_string(layout.stride) +
-        " cannot hold " + std::to_string(layout.count) + " components per item");
+      std::string(what) + ": a stride of " + std::to_string(layout.stride) + " cannot hold " +
+        std::to_string(layout.count) + " components per item");
   }
   return Status::Ok();
 }
@@ -342,7 +341,8 @@ Status detail::evaluateComponents(const Grid& grid,
         std::vector<T> scratch;
         for (int c = 0; c < components; ++c)
         {
-          const T* from = componentView(coefficients, itemStep, componentStep, c, N, scratch, options);
+          const T* from =
+            componentView(coefficients, itemStep, componentStep, c, N, scratch, options);
           std::copy(from, from + N, packed.begin() + static_cast<std::ptrdiff_t>(c * N));
         }
         host = packed.data();
@@ -455,7 +455,8 @@ Status hierarchize(const Grid& grid,
     layout,
     options,
     report,
-    [&](T* v, const ExecutionOptions& o, ExecutionReport* r) { return hierarchize(grid, v, o, r); });
+    [&](T* v, const ExecutionOptions& o, ExecutionReport* r)
+    { return hierarchize(grid, v, o, r); });
 }
 
 template<typename T>
@@ -605,8 +606,8 @@ Status PreparedGrid<T>::prepare(const Grid& grid,
   const std::size_t N = static_cast<std::size_t>(grid.size());
   if (status)
   {
-    status = checkAllocation(static_cast<std::uint64_t>(N) * layout.count * sizeof(T),
-      "the prepared coefficients");
+    status = checkAllocation(
+      static_cast<std::uint64_t>(N) * layout.count * sizeof(T), "the prepared coefficients");
   }
   if (!status)
   {
@@ -623,8 +624,10 @@ Status PreparedGrid<T>::prepare(const Grid& grid,
     detail::parallelFor(options,
       N,
       std::size_t(1) << 16,
-      [&](std::size_t i0, std::size_t i1)
-      { std::copy(from + i0, from + i1, impl->host.begin() + static_cast<std::ptrdiff_t>(c * N + i0)); });
+      [&](std::size_t i0, std::size_t i1) {
+        std::copy(
+          from + i0, from + i1, impl->host.begin() + static_cast<std::ptrdiff_t>(c * N + i0));
+      });
   }
   ExecutionReport local;
   ExecutionReport& r = report ? *report : local;
@@ -771,11 +774,11 @@ template class PreparedGrid<double>;
   template Status hierarchize<T>(const Grid&, T*, const ExecutionOptions&, ExecutionReport*);      \
   template Status dehierarchize<T>(const Grid&, T*, const ExecutionOptions&, ExecutionReport*);    \
   template Status evaluate<T>(                                                                     \
-    const Grid&, const T*, const T*, std::size_t, T*, const ExecutionOptions&, ExecutionReport*);    \
+    const Grid&, const T*, const T*, std::size_t, T*, const ExecutionOptions&, ExecutionReport*);  \
   template Status hierarchize<T>(                                                                  \
-    const Grid&, T*, const ComponentLayout&, const ExecutionOptions&, ExecutionReport*);          \
+    const Grid&, T*, const ComponentLayout&, const ExecutionOptions&, ExecutionReport*);           \
   template Status dehierarchize<T>(                                                                \
-    const Grid&, T*, const ComponentLayout&, const ExecutionOptions&, ExecutionReport*);          \
+    const Grid&, T*, const ComponentLayout&, const ExecutionOptions&, ExecutionReport*);           \
   template Status evaluate<T>(const Grid&,                                                         \
     const T*,                                                                                      \
     const ComponentLayout&,                                                                        \

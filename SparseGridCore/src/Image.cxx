@@ -849,7 +849,8 @@ Status sampleComponents(const Grid& grid,
   {
     const ExecutionOptions o = detail::componentOptions(options, c, imageLayout.count);
     T* target = step == 1 ? values : scratch.data();
-    status = sample(image ? image + c : nullptr, imageLayout.step(), target, c == 0 ? owned : nullptr, o);
+    status =
+      sample(image ? image + c : nullptr, imageLayout.step(), target, c == 0 ? owned : nullptr, o);
     if (!status)
     {
       return status;
@@ -950,8 +951,8 @@ Status detail::reconstructComponents(const Grid& grid,
   std::vector<T> component;
   if (outStep != 1)
   {
-    Status status = checkAllocation(static_cast<std::uint64_t>(total) * sizeof(T),
-      "one component of the reconstructed image");
+    Status status = checkAllocation(
+      static_cast<std::uint64_t>(total) * sizeof(T), "one component of the reconstructed image");
     if (!status)
     {
       return status;

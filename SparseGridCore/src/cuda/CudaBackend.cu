@@ -821,9 +821,9 @@ Status evaluateResident(const Resident& resident,
   template Status evaluate<T>(                                                                     \
     const Grid&, const T*, const T*, std::size_t, T*, const ExecutionOptions&, double*);           \
   template Status reconstructImage<T>(                                                             \
-    const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&, double*);         \
+    const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&, double*);              \
   template Status makeResident<T>(                                                                 \
-    const Grid&, const T*, int, const ExecutionOptions&, std::shared_ptr<Resident>&);             \
+    const Grid&, const T*, int, const ExecutionOptions&, std::shared_ptr<Resident>&);              \
   template Status evaluateResident<T>(const Resident&,                                             \
     const Grid&,                                                                                   \
     int,                                                                                           \
