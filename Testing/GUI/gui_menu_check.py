@@ -30,6 +30,13 @@ def _sparsegrid_gui_check():
     try:
         active = GetActiveSource()
         summary["active"] = active.GetXMLName() if active else None
+        summary["messages"] = list(getattr(paraview, "sparsegrid_gui_messages", []))
+        if summary["active"] == "SparseGridResampleToImage":
+            image = servermanager.Fetch(active)
+            summary["dimensions"] = list(image.GetDimensions())
+            summary["points"] = image.GetNumberOfPoints()
+            summary["ok"] = True
+            return _write(out, summary)
         summary["source_port"] = _inputs(active, "Source")
         summary["input_port"] = _inputs(active, "Input")
         reconstruction = servermanager.Fetch(active)
@@ -46,7 +53,6 @@ def _sparsegrid_gui_check():
             summary["max_abs_difference"] = float(abs(a - b).max())
             summary["original_range"] = [float(b.min()), float(b.max())]
         summary["mask_all_valid"] = mask is not None and int(vtk_to_numpy(mask).min()) == 1
-        summary["messages"] = list(getattr(paraview, "sparsegrid_gui_messages", []))
         sys.path.insert(0, os.path.dirname(os.environ["SPARSEGRID_GUI_CHECK"]))
         import x11_windows
 
@@ -56,6 +62,10 @@ def _sparsegrid_gui_check():
         summary["ok"] = True
     except Exception:
         summary["error"] = traceback.format_exc()
+    _write(out, summary)
+
+
+def _write(out, summary):
     with open(os.path.join(out, "menu_summary.json"), "w") as f:
         json.dump(summary, f, indent=1, default=str)
 

@@ -1,5 +1,8 @@
-"""Sparse Grid Reconstruct applied from the Filters menu, as a user does, in the real ParaView GUI
-under Xvfb with a window manager (issue 17, item 8).
+"""The real ParaView GUI under Xvfb with a window manager, driven as a user drives it (issue 17).
+
+Case reconstruct (default): Sparse Grid Reconstruct applied from the Filters menu (item 8).
+Case resample-error: mistakes typed in Resample To Image's Properties panel and corrected; each
+mistake must show one error in Output Messages, each correction none (item 10).
 
     pvpython test_gui_menu.py --paraview paraview --plugin SparseGrid.so --out DIR \
         [--window-manager auto|PROGRAM] --xvfb-run xvfb-run --interpreter pvpython
@@ -11,7 +14,7 @@ Grid Hierarchize from the menus, select the compressed output in the Pipeline Br
 Filters > Sparse Grid > Sparse Grid Reconstruct, pick the Wavelet as the probe in ParaView's
 input dialog and press Apply; gui_menu_check.py then reports from the Python Shell.
 
-Checks: the window manager managed ParaView's main window; every recorded event played (ParaView
+Checks of the reconstruct case: the window manager managed ParaView's main window; every recorded event played (ParaView
 exits 0); the new filter is Sparse Grid Reconstruct with the compressed output on its Source port
 and the Wavelet on Input (the selection went to Source, the port the dialog fills first); the
 reconstruction has the Wavelet's points, all valid, each within the default bound (1e-3 of the
@@ -30,6 +33,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 WAVELET_POINTS = 21 ** 3  # ParaView's default Wavelet: extent -10..10 on each axis
 RELATIVE_BOUND = 1e-3  # Sparse Grid Hierarchize's default: Relative, 1e-3
+# Each case: the recorded events it plays.
+CASES = {"reconstruct": "ReconstructFromMenu.xml", "resample-error": "ResampleErrorOnce.xml"}
 # Small EWMH window managers from Debian, tried in this order when none is named.
 WINDOW_MANAGERS = ("openbox", "icewm", "fluxbox", "xfwm4", "metacity")
 
@@ -102,10 +107,13 @@ def main():
                         + ", ".join(WINDOW_MANAGERS))
     parser.add_argument("--xvfb-run", default="xvfb-run")
     parser.add_argument("--interpreter", default=sys.executable)
-    parser.add_argument("--events", default=os.path.join(HERE, "ReconstructFromMenu.xml"),
-                        help="the recorded events to play (the default is the test)")
+    parser.add_argument("--case", default="reconstruct", choices=sorted(CASES),
+                        help="which recorded session to play and check")
+    parser.add_argument("--events", default="",
+                        help="other recorded events to play (default: the case's own file)")
     parser.add_argument("--inner", action="store_true")
     args = parser.parse_args()
+    args.events = args.events or os.path.join(HERE, CASES[args.case])
     os.makedirs(args.out, exist_ok=True)
     if args.inner:
         with open(os.path.join(args.out, "inner.json"), "w") as f:
@@ -128,7 +136,8 @@ def main():
     command = [args.xvfb_run, "-a", "-s", "-screen 0 1920x1080x24", args.interpreter,
                os.path.abspath(__file__), "--inner", "--paraview", args.paraview,
                "--plugin", args.plugin, "--out", args.out,
-               "--window-manager", args.window_manager, "--events", os.path.abspath(args.events)]
+               "--window-manager", args.window_manager, "--case", args.case,
+               "--events", os.path.abspath(args.events)]
     print(" ".join(command))
     subprocess.run(command, timeout=420)
 
@@ -168,6 +177,53 @@ def main():
     check(summary.get("ok"), "the Python Shell check completed: %s" % summary.get("error"))
     if not summary.get("ok"):
         return 1
+    if args.case == "resample-error":
+        check_resample_error(summary, log, check)
+    else:
+        check_reconstruct(summary, log, check)
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+def check_resample_error(summary, log, check):
+    """Too large, corrected, 0, corrected: each mistake one error, each correction none."""
+    messages = summary.get("messages", [])
+    segments = [[]]
+    for kind, text in messages:
+        if kind == "marker":
+            segments.append([])
+        elif kind == "error":
+            segments[-1].append(text.strip())
+    check(len(segments) == 4, "the three Python Shell markers between the Applys were recorded "
+          "(%d segments)" % len(segments))
+    segments += [[]] * (4 - len(segments))
+    expected = [
+        ("Sampling Dimensions 100000^3", "The output is too large for this process: an image of "
+         "100000 x 100000 x 100000 points needs"),
+        ("the correction to 10 x 100 x 100", None),
+        ("Sampling Dimensions x = 0", "Sampling Dimensions must be at least 1 along every axis "
+         "(got 0 100 100)"),
+        ("the correction to 10 again", None),
+    ]
+    for (step, wanted), errors in zip(expected, segments[:4]):
+        shown = [e[-150:] for e in errors]
+        if wanted is None:
+            check(not errors, "Apply after %s: no error (%d: %s)" % (step, len(errors), shown))
+        else:
+            check(len(errors) == 1 and wanted in errors[0],
+                  "Apply with %s: one error in Output Messages, the refusal (%d: %s)"
+                  % (step, len(errors), shown))
+    check(summary.get("active") == "SparseGridResampleToImage",
+          "the active source is Sparse Grid Resample To Image (%s)" % summary.get("active"))
+    check(summary.get("dimensions") == [10, 100, 100],
+          "the corrected output has 10 x 100 x 100 points (%s)" % summary.get("dimensions"))
+
+
+def check_reconstruct(summary, log, check):
+    """Reconstruct applied from the menu to the selected compressed output."""
     check(any("ParaView" in title for title in summary.get("managed_windows", [])),
           "the window manager manages ParaView's main window: %s" % summary.get("managed_windows"))
     check(summary.get("active") == "SparseGridReconstruct",
@@ -190,11 +246,6 @@ def main():
     check(not errors, "no error reached the Output Messages window: %s" % errors[:3])
     terminal = [line for line in log.splitlines() if re.search(r"\bERR\||^ERROR:", line)]
     check(not terminal, "no error on ParaView's terminal: %s" % terminal[:3])
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        return 1
-    print("all checks passed")
-    return 0
 
 
 if __name__ == "__main__":
