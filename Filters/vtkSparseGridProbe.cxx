@@ -280,7 +280,11 @@ Result DecodeImages(const Contents& contents,
     }
     const std::size_t pieceVoxels =
       static_cast<std::size_t>(layout.dims[0] * layout.dims[1] * layout.dims[2]);
-    piece.resize(pieceVoxels);
+    // A piece that is the whole image (every serial file) is decoded straight into the
+    // interleaved image with the codec's stride; only true pieces go through a buffer and are
+    // placed row by row (codec::Layout has no row strides).
+    const bool whole = pieceVoxels == voxels;
+    piece.resize(whole ? 0 : pieceVoxels);
     for (std::size_t i = 0; i < images.size(); ++i)
     {
       const int nc = info.Components[i];
@@ -294,13 +298,16 @@ Result DecodeImages(const Contents& contents,
           header);
         const int level = levelIndex < 0 || levelIndex >= header.levels ? -1 : levelIndex;
         sparsegrid::ExecutionReport report;
+        T* image = images[i].data();
+        sparsegrid::codec::Layout target = layout;
+        target.stride = whole ? static_cast<std::uint64_t>(nc) : 1;
         if (status.ok())
         {
           status = sparsegrid::codec::decode(all + contents.StreamOffsets[k],
             static_cast<std::size_t>(contents.StreamOffsets[k + 1] - contents.StreamOffsets[k]),
             level,
-            piece.data(),
-            layout,
+            whole ? image + c : piece.data(),
+            target,
             exec.Options(),
             &report);
         }
@@ -309,7 +316,10 @@ Result DecodeImages(const Contents& contents,
           return Fail(error, ("decoding '" + info.ArrayNames[i] + "'").c_str(), status);
         }
         exec.Record(report);
-        T* image = images[i].data();
+        if (whole)
+        {
+          continue;
+        }
         std::size_t from = 0;
         for (std::uint64_t z = 0; z < layout.dims[2]; ++z)
         {
