@@ -121,7 +121,7 @@ protected:
   double HyperdiffusionCoefficient = 0.5;
   int Backend = 0;
   int NumberOfThreads = 0;
-  int AccessStrategy = 1;
+  int AccessStrategy = 3; // z-loop: the fastest measured on the GPU and the CPU
   int SliceSize = 8;
   bool ChasingTable = true;
   bool CompressedTable = true;

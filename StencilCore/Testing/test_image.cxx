@@ -260,8 +260,8 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
               << " columns=" << choice.columns << " rows=" << choice.rows << " nx=" << nx;
             if (GetParam() == Backend::CUDA && choice.kernel == stencil::ImageKernel::RowStrips)
             {
-              // Float defaults to 4 columns; a count that does not divide nx is halved.
-              int columns = choice.columns > 0 ? choice.columns : 4;
+              // The default is 2 columns; a count that does not divide nx is halved.
+              int columns = choice.columns > 0 ? choice.columns : 2;
               while (columns > 1 && nx % columns != 0)
                 columns /= 2;
               EXPECT_EQ(

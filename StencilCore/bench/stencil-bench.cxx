@@ -176,7 +176,7 @@ void runPrecision(const char* name,
           int rows;
         };
         std::vector<Variant> variants;
-        for (int columns : { 1, 2 })
+        for (int columns : { 1, 2, 4 })
           for (int r : { 1, 2, 4, 8 })
             variants.push_back(Variant{ stencil::ImageKernel::RowStrips, columns, r });
         variants.push_back(Variant{ stencil::ImageKernel::LayerSlices, 0, 0 });

@@ -31,12 +31,15 @@ namespace detail
 {
 /// Cells per tile = threads per CUDA block: a 16 x 16 square of a z-curve-numbered quad mesh.
 constexpr int TileCells = 256;
-/// Layers produced between two barriers: their loads are in flight together (one layer per
-/// barrier left the tile waiting for one memory latency per layer: 2.3x the regular grid).
-constexpr int TileLayers = 4;
+/// Layers produced between two barriers, whose loads are in flight together. Measured on the
+/// H100 (docs/stencil.md): 4 layers per barrier took float from 150 to 141 us but double from
+/// 182 to 276 us (twice the registers per held value), so double keeps one layer per barrier.
+template<typename T>
+constexpr int TileLayers = sizeof(T) == 4 ? 4 : 1;
 /// Laplacian buffers: a step reads TileLayers layers and writes TileLayers (+ 1 above) while a
 /// slower thread may still read the previous step's, so 2 TileLayers + 1 layers are live.
-constexpr int TileBuffers = 2 * TileLayers + 1;
+template<typename T>
+constexpr int TileBuffers = 2 * TileLayers<T> + 1;
 
 /// Halo lists: for tile b, haloCells[haloStart[b] .. haloStart[b + 1]) are the sorted distinct
 /// first-ring neighbours of its cells outside the tile.
@@ -54,10 +57,10 @@ struct TileLayout
   static STENCIL_HD std::size_t alignUp(std::size_t n) { return (n + 15) / 16 * 16; }
   int maxHalo;
   bool weighted;
-  STENCIL_HD std::size_t laplacianOffset() const { return 0; } // TileBuffers x slots
+  STENCIL_HD std::size_t laplacianOffset() const { return 0; } // TileBuffers<T> x slots
   STENCIL_HD std::size_t haloWeightOffset() const
   {
-    return alignUp(laplacianOffset() + TileBuffers * sizeof(T) * (TileCells + maxHalo));
+    return alignUp(laplacianOffset() + TileBuffers<T> * sizeof(T) * (TileCells + maxHalo));
   }
   STENCIL_HD std::size_t haloIdOffset() const
   {
@@ -85,7 +88,7 @@ struct TileContext
   int tile = 0;
   int haloCount = 0;
   int haloBegin = 0;
-  T* laplacian = nullptr;  ///< TileBuffers rotating buffers of TileCells + maxHalo values
+  T* laplacian = nullptr;  ///< TileBuffers<T> rotating buffers of TileCells + maxHalo values
   T* haloWeight = nullptr; ///< K per halo cell (weighted tables)
   std::int32_t* haloId = nullptr;
   std::int32_t* haloIndex = nullptr; ///< K neighbours per halo cell (missing: the cell itself)
@@ -105,7 +108,7 @@ struct TileContext
     haloCount = load(lists.haloStart + tileIndex + 1) - haloBegin;
   }
   STENCIL_HD int slots() const { return TileCells + lists.maxHalo; }
-  STENCIL_HD T* buffer(int k) const { return laplacian + (k % TileBuffers) * slots(); }
+  STENCIL_HD T* buffer(int k) const { return laplacian + (k % TileBuffers<T>)*slots(); }
 };
 
 /// What one thread keeps in registers for a column slice.
@@ -120,7 +123,7 @@ struct TileThread
   int slot[K]; ///< the neighbours' positions in the Laplacian buffers
   /// Own first Laplacians: [0] at the layer below the step's first, [1] at its first, then the
   /// layers the step produces (vertical operators produce one layer ahead).
-  T own[TileLayers + 2];
+  T own[TileLayers<T> + 2];
 };
 
 /// First Laplacian of the cell at `centre` (values of one layer) with neighbours nb, plus the
@@ -265,7 +268,7 @@ STENCIL_HD T tileOwnLaplacianAt(const TileContext<T, Table>& x,
 }
 
 /**
- * First Laplacians at the `count` (<= TileLayers) layers from k0 of one cell with neighbours nb:
+ * First Laplacians at the `count` (<= TileLayers<T>) layers from k0 of one cell with neighbours nb:
  * all loads of the layers are issued before any arithmetic, so that they are in flight together.
  * The vertical part takes the values below and above each layer, clamped (zero flux).
  */
@@ -279,12 +282,12 @@ STENCIL_HD void tileLaplacians(const ColumnArgs<T>& a,
   T* result)
 {
   // Entries past `count` are never read (GCC cannot see that through the two loops).
-  T centre[TileLayers + 2] = {}; // layers k0 - 1 .. k0 + TileLayers, clamped
-  T values[TileLayers][K] = {};
+  T centre[TileLayers<T> + 2] = {}; // layers k0 - 1 .. k0 + TileLayers<T>, clamped
+  T values[TileLayers<T>][K] = {};
 #ifdef __CUDACC__
 #pragma unroll
 #endif
-  for (int d = 0; d < TileLayers; ++d)
+  for (int d = 0; d < TileLayers<T>; ++d)
   {
     if (d < count)
     {
@@ -307,7 +310,7 @@ STENCIL_HD void tileLaplacians(const ColumnArgs<T>& a,
 #ifdef __CUDACC__
 #pragma unroll
 #endif
-    for (int d = 0; d < TileLayers; ++d)
+    for (int d = 0; d < TileLayers<T>; ++d)
     {
       if (d == count - 1)
       {
@@ -318,7 +321,7 @@ STENCIL_HD void tileLaplacians(const ColumnArgs<T>& a,
 #ifdef __CUDACC__
 #pragma unroll
 #endif
-  for (int d = 0; d < TileLayers; ++d)
+  for (int d = 0; d < TileLayers<T>; ++d)
   {
     if (d < count)
     {
@@ -357,13 +360,13 @@ STENCIL_HD void tileProduce(const TileContext<T, Table>& x,
   const ColumnArgs<T>& a = x.a;
   if (s.active)
   {
-    T result[TileLayers] = {};
+    T result[TileLayers<T>] = {};
     tileLaplacians<T, K>(
       a, s.c, s.nb, [&](int q) { return s.wt[q]; }, k0, count, result);
 #ifdef __CUDACC__
 #pragma unroll
 #endif
-    for (int d = 0; d < TileLayers; ++d)
+    for (int d = 0; d < TileLayers<T>; ++d)
     {
       if (d < count)
       {
@@ -380,7 +383,7 @@ STENCIL_HD void tileProduce(const TileContext<T, Table>& x,
 #ifdef __CUDACC__
 #pragma unroll
 #endif
-      for (int d = 0; d < TileLayers; ++d)
+      for (int d = 0; d < TileLayers<T>; ++d)
       {
         s.own[d + 2] = result[d];
       }
@@ -392,13 +395,13 @@ STENCIL_HD void tileProduce(const TileContext<T, Table>& x,
   {
     const int* nb = x.haloIndex + h * K;
     const T* wt = x.haloWeight + h * K;
-    T result[TileLayers] = {};
+    T result[TileLayers<T>] = {};
     tileLaplacians<T, K>(
       a, x.haloId[h], nb, [&](int q) { return weighted ? wt[q] : uniform; }, k0, count, result);
 #ifdef __CUDACC__
 #pragma unroll
 #endif
-    for (int d = 0; d < TileLayers; ++d)
+    for (int d = 0; d < TileLayers<T>; ++d)
     {
       if (d < count)
       {
@@ -451,7 +454,7 @@ STENCIL_HD void tileConsume(const TileContext<T, Table>& x,
 /**
  * One column slice [first, last) of one tile, written for a group of TileCells threads that
  * meet at `barrier()`; `forEachThread(f)` runs f(t, state) for the calling thread (CUDA) or for
- * every thread of the tile in turn (CPU). Steps of TileLayers layers: produce, barrier, consume.
+ * every thread of the tile in turn (CPU). Steps of TileLayers<T> layers: produce, barrier, consume.
  */
 template<typename T, typename Table, typename ForEach, typename Barrier>
 STENCIL_HD void tileSlice(const TileContext<T, Table>& x,
@@ -467,9 +470,9 @@ STENCIL_HD void tileSlice(const TileContext<T, Table>& x,
   forEachThread([&](int t, State& s) { tileSlots(x, t, s); });
   if (!a.vertical)
   {
-    for (int k0 = first; k0 < last; k0 += TileLayers)
+    for (int k0 = first; k0 < last; k0 += TileLayers<T>)
     {
-      const int count = last - k0 < TileLayers ? last - k0 : TileLayers;
+      const int count = last - k0 < TileLayers<T> ? last - k0 : TileLayers<T>;
       forEachThread([&](int t, State& s) { tileProduce(x, t, s, k0, count, 2); });
       barrier();
       forEachThread(
@@ -478,7 +481,7 @@ STENCIL_HD void tileSlice(const TileContext<T, Table>& x,
 #ifdef __CUDACC__
 #pragma unroll
 #endif
-          for (int d = 0; d < TileLayers; ++d)
+          for (int d = 0; d < TileLayers<T>; ++d)
           {
             if (d < count)
             {
@@ -499,9 +502,9 @@ STENCIL_HD void tileSlice(const TileContext<T, Table>& x,
       }
       tileProduce(x, t, s, first, 1, 1);
     });
-  for (int k0 = first; k0 < last; k0 += TileLayers)
+  for (int k0 = first; k0 < last; k0 += TileLayers<T>)
   {
-    const int count = last - k0 < TileLayers ? last - k0 : TileLayers;
+    const int count = last - k0 < TileLayers<T> ? last - k0 : TileLayers<T>;
     // Layers k0 + 1 .. k0 + count, without the one above the top layer.
     const int produced = k0 + count < a.layers ? count : count - 1;
     forEachThread(
@@ -519,7 +522,7 @@ STENCIL_HD void tileSlice(const TileContext<T, Table>& x,
 #ifdef __CUDACC__
 #pragma unroll
 #endif
-        for (int d = 0; d < TileLayers; ++d)
+        for (int d = 0; d < TileLayers<T>; ++d)
         {
           if (d < count)
           {
@@ -528,9 +531,9 @@ STENCIL_HD void tileSlice(const TileContext<T, Table>& x,
             tileConsume(x, t, s, k, s.own[d], k + 1 < a.layers ? s.own[d + 2] : centre);
           }
         }
-        // The next step starts at k0 + TileLayers: only full steps are followed by another.
-        s.own[0] = s.own[TileLayers];
-        s.own[1] = s.own[TileLayers + 1];
+        // The next step starts at k0 + TileLayers<T>: only full steps are followed by another.
+        s.own[0] = s.own[TileLayers<T>];
+        s.own[1] = s.own[TileLayers<T> + 1];
       });
   }
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One device run for StencilCore: build alone with CUDA (sm_90 only, to keep device time short),
-# run its tests (CUDA cases run there), compute-sanitizer memcheck and racecheck on small CUDA
-# cases, and the benchmark at 512x512x64 (float and double, every GPU image kernel, columns and rows per thread,
-# every strategy x table layout, CPU on 16 threads).
-# Results go to $OUT (build log, ctest log, memcheck log, bench table + JSON, nvidia-smi).
+# run its tests (CUDA cases run there), the benchmark at 512x512x64 (float and double, every GPU
+# image kernel with its columns and rows per thread, every strategy x table layout, slice sizes,
+# CPU on 16 threads), then compute-sanitizer memcheck and racecheck on small CUDA cases.
+# Results go to $OUT (build log, ctest log, sanitizer logs, bench table + JSON, nvidia-smi).
 set -u
 OUT=${OUT:-/tmp/stencil-out}
 mkdir -p "$OUT"

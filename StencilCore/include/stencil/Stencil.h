@@ -150,7 +150,7 @@ struct ExecutionOptions
   /// thread (1 column: 8, 4 for the 3-D laplap; 2 columns: 4 and 2; 4 columns: 2 and 1).
   int imageRowsPerThread = 0;
   /// RowStrips: 1, 2 or 4 columns per thread, loaded as aligned vectors; a count that does not
-  /// divide dims[0] is halved until it does. 0 picks 4 for float and 2 for double.
+  /// divide dims[0] is halved until it does. 0 picks 2 (the measured best).
   int imageColumnsPerThread = 0;
   bool chasingTable = true;    ///< second neighbours by chasing the table twice (else stored)
   bool compressedTable = true; ///< per-cell pattern id + shared relative offsets (else plain)

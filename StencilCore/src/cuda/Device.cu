@@ -766,10 +766,9 @@ Status cudaImage(const ImageArgs<T>& args,
     grid.y,
     static_cast<unsigned>(std::min<long long>(65535, (args.dims[2] + slice - 1) / slice)));
   const bool strips = options.imageKernel == ImageKernel::RowStrips;
-  // Vectors of columns need rows whose length they divide (alignment); float defaults to 4
-  // columns (16-byte loads), double to 2.
-  int columns =
-    options.imageColumnsPerThread > 0 ? options.imageColumnsPerThread : (sizeof(T) == 4 ? 4 : 2);
+  // Vectors of columns need rows whose length they divide (alignment). Two columns is the
+  // measured best for both precisions (float 4 x 2 was 6 % slower than 2 x 4 on the H100).
+  int columns = options.imageColumnsPerThread > 0 ? options.imageColumnsPerThread : 2;
   while (columns > 1 && args.dims[0] % columns != 0)
   {
     columns /= 2;
