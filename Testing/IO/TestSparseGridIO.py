@@ -93,8 +93,8 @@ previous = None
 for t in TIMES:
     reader.UpdatePipeline(t)
     compressed.UpdatePipeline(t)
-    a = dsa.WrapDataObject(servermanager.Fetch(reader)).PointData["field"]
-    b = dsa.WrapDataObject(servermanager.Fetch(compressed)).PointData["field"]
+    a = dsa.WrapDataObject(servermanager.Fetch(reader)).FieldData["field Surpluses"]
+    b = dsa.WrapDataObject(servermanager.Fetch(compressed)).FieldData["field Surpluses"]
     check(a.dtype == np.float64 and np.array_equal(np.asarray(a), np.asarray(b)),
           "t=%g: coefficients from the file equal the filter's, bit for bit (%d values)" % (t, len(a)))
     if previous is not None:
@@ -133,8 +133,8 @@ check(times_of(one) == [2.5], "a single step keeps its time: %s" % times_of(one)
 one.OutputReconstructedImage = 0
 one.UpdatePipeline(2.5)
 compressed.UpdatePipeline(2.5)
-a = dsa.WrapDataObject(servermanager.Fetch(one)).PointData["field"]
-b = dsa.WrapDataObject(servermanager.Fetch(compressed)).PointData["field"]
+a = dsa.WrapDataObject(servermanager.Fetch(one)).FieldData["field Surpluses"]
+b = dsa.WrapDataObject(servermanager.Fetch(compressed)).FieldData["field Surpluses"]
 check(np.array_equal(np.asarray(a), np.asarray(b)), "the single step holds the data of t=2.5")
 Delete(one)
 

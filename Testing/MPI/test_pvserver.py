@@ -4,8 +4,9 @@ loads the plugin on the server, and checks that the filters run distributed ther
     pvpython test_pvserver.py --plugin SparseGrid.so --mpiexec MPIEXEC [--mpi-flag F ...]
         --pvserver PVSERVER --ranks N
 
-- the representation reaches the client once (data information: the grid size) and only
-  piece 0 holds its points, while each server rank's Hierarchize input was its own piece;
+- the representation reaches the client once and only piece 0 holds its surpluses (with Output
+  Grid Points, data information counts the grid once), while each server rank's Hierarchize
+  input was its own piece;
 - Reconstruct and Resample To Image deliver one piece per rank, with the values the client
   gets from a 1-process computation in its own builtin session (to float rounding, see
   mpi_checks.TOLERANCE).
@@ -18,7 +19,8 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mpi_checks import TOLERANCE, Checker, array_of, extent_points, field_values, piece_extent
+from mpi_checks import (TOLERANCE, Checker, array_of, extent_points, field_values, piece_extent,
+                        surpluses_of)
 
 import numpy as np
 from paraview import servermanager
@@ -52,13 +54,25 @@ def pipeline(checker, ranks):
     h = SparseGridHierarchize(ErrorBoundMode="Off", Input=w, Scalars=["RTData"])
     h.UpdatePipeline()
     grid = int(field_values(servermanager.Fetch(h, 0), "SparseGrid.NumberOfCoefficients")[0])
-    n = h.GetDataInformation().GetNumberOfPoints()
-    checker.check(n == grid, "data information counts %d points for a grid of %d" % (n, grid))
+    fetched = surpluses_of(servermanager.Fetch(h), "RTData")
+    checker.check(fetched is not None and fetched.shape[0] == grid,
+                  "the client gets %s surpluses for a grid of %d"
+                  % (None if fetched is None else fetched.shape[0], grid))
+    hp = SparseGridHierarchize(ErrorBoundMode="Off", Input=w, Scalars=["RTData"],
+                               OutputGridPoints=1)
+    hp.UpdatePipeline()
+    n = hp.GetDataInformation().GetNumberOfPoints()
+    checker.check(n == grid, "with grid points, data information counts %d points for a grid "
+                  "of %d" % (n, grid))
+    Delete(hp)
     received = []
     for k in range(ranks):
         piece = servermanager.Fetch(h, k)
-        checker.check(piece.GetNumberOfPoints() == (grid if k == 0 else 0),
-                      "server rank %d holds %d points" % (k, piece.GetNumberOfPoints()))
+        held = surpluses_of(piece, "RTData")
+        held = 0 if held is None else held.shape[0]
+        checker.check(held == (grid if k == 0 else 0) and piece.GetNumberOfPoints() == 0,
+                      "server rank %d holds %d surpluses and %d points"
+                      % (k, held, piece.GetNumberOfPoints()))
         value = field_values(piece, "SparseGridLocal.InputPoints")
         received.append(int(value[0]) if value else -1)
     shares = [extent_points(piece_extent(WHOLE, k, ranks)) if ranks > 1 else extent_points(WHOLE)
