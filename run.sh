@@ -27,6 +27,8 @@ PACKAGES=(
   libavformat-dev libavutil-dev libswscale-dev libgl-dev libglu1-mesa-dev libtbb-dev libx11-dev
   libxt-dev mpi-default-dev libpython3-dev libgdal-dev nlohmann-json3-dev libcli11-dev
   xvfb xauth openmpi-bin
+  # a window manager for the GUI menu tests and GNU time for the memory-estimate test
+  openbox time
   # codecs and the GPU filter families: zstd (lossless stage), ZFP (comparison), FFTW (CPU FFT
   # of Image Correlation), METIS (partition reordering of the mesh loops)
   libzstd-dev zfp libzfp-dev libfftw3-dev libmetis-dev
