@@ -917,6 +917,7 @@ Outcome MakeGrid(vtkSparseGridHierarchize* self,
 //------------------------------------------------------------------------------------------------
 vtkSparseGridHierarchize::vtkSparseGridHierarchize()
   : Internals(new vtkInternals)
+  , Errors(new vtkSparseGridErrorOnce)
 {
 }
 
@@ -1039,6 +1040,45 @@ int vtkSparseGridHierarchize::RequestUpdateExtent(vtkInformation*,
 }
 
 //------------------------------------------------------------------------------------------------
+std::string vtkSparseGridHierarchize::InvalidSettings() const
+{
+  auto outOfRange = [](const std::string& label, int value, int low, int high, const char* meaning)
+  {
+    return value < low || value > high ? label + " must be " + std::to_string(low) + " to " +
+        std::to_string(high) + meaning + " (got " + std::to_string(value) + ")."
+                                       : std::string();
+  };
+  std::vector<std::string> problems = { outOfRange("Error Bound Mode",
+                                          this->ErrorBoundMode,
+                                          BOUND_OFF,
+                                          BOUND_RELATIVE,
+                                          " (0 Off, 1 Absolute, 2 Relative)"),
+    outOfRange("Precision", this->Precision, FLOAT, DOUBLE, " (0 Float, 1 Double)"),
+    outOfRange("Backend", this->Backend, AUTO, CUDA, " (0 Auto, 1 CPU, 2 CUDA)"),
+    outOfRange("Evaluation Chunk Size", this->ChunkSize, 1, 1 << 20, ""),
+    outOfRange("Number Of Threads", this->NumberOfThreads, 0, 4096, " (0: all hardware threads)") };
+  const char* axes[3] = { "Level Limits (x)", "Level Limits (y)", "Level Limits (z)" };
+  for (int a = 0; a < 3; ++a)
+  {
+    // Caps above MaxAxisLevel are refused by the grid specification with its own message.
+    if (this->LevelLimits[a] < -1)
+    {
+      problems.push_back(std::string(axes[a]) + " must be 0 or -1 (automatic) or 1 to " +
+        std::to_string(sparsegrid::MaxAxisLevel) + " (got " + std::to_string(this->LevelLimits[a]) +
+        ").");
+    }
+  }
+  for (const std::string& m : problems)
+  {
+    if (!m.empty())
+    {
+      return m;
+    }
+  }
+  return std::string();
+}
+
+//------------------------------------------------------------------------------------------------
 int vtkSparseGridHierarchize::RequestData(vtkInformation*,
   vtkInformationVector** inputVector,
   vtkInformationVector* outputVector)
@@ -1060,6 +1100,24 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     // the result, so that the pieces do not duplicate it.
     return 1;
   }
+  // Every failure goes through Errors: shown once, however often ParaView updates the filter,
+  // with an empty output (never a half-made representation).
+  const vtkMTimeType inputTime = input ? input->GetMTime() : 0;
+  auto fail = [&](const std::string& message)
+  {
+    if (output)
+    {
+      output->Initialize();
+    }
+    return this->Errors->Report(this, outInfo, inputTime, message);
+  };
+  // Settings are the same on every process, so all of them leave here together, before any
+  // collective call.
+  const std::string invalid = this->InvalidSettings();
+  if (!invalid.empty())
+  {
+    return fail(invalid);
+  }
   const int rank = controller ? controller->GetLocalProcessId() : 0;
   std::string error;
   auto agree = [&](Outcome local)
@@ -1068,13 +1126,10 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     {
       error.clear();
     }
-    const Outcome outcome = vtkSparseGridParallel::Agree(controller, local, error);
-    if (outcome == Outcome::Failed)
-    {
-      vtkErrorMacro(<< error);
-    }
-    return outcome;
+    return vtkSparseGridParallel::Agree(controller, local, error);
   };
+  // What RequestData returns when the processes agreed on not going on.
+  auto stop = [&](Outcome agreed) { return agreed == Outcome::Failed ? fail(error) : 0; };
   // The last step of both encodings, once the output is made.
   auto finish = [&](const vtkSparseGridRepresentation::Description& info, const char* advice)
   {
@@ -1088,6 +1143,7 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
         << info.CompressionRatio << ":1): " << advice);
     }
     AddLocalInputPoints(output, image->GetNumberOfPoints());
+    this->Errors->Clear();
     this->UpdateProgress(1.0);
     return 1;
   };
@@ -1107,16 +1163,15 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     error = "Oriented images (a direction matrix other than the identity) are not supported.";
     local = Outcome::Failed;
   }
-  if (agree(local) != Outcome::Done)
+  if (const Outcome agreed = agree(local); agreed != Outcome::Done)
   {
-    return 0;
+    return stop(agreed);
   }
   const vtkSparseGridParallel::ImagePartition partition =
     vtkSparseGridParallel::PartitionImage(controller, inInfo, piece, image);
   if (partition.Leader < 0)
   {
-    vtkErrorMacro("The input image is empty.");
-    return 0;
+    return fail("The input image is empty.");
   }
   // What is compressed: the leader decides, every process with a piece finds the same arrays.
   ImageHeader header;
@@ -1124,9 +1179,9 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
   local = rank == partition.Leader
     ? SelectArrays(image, partition.WholeExtent, this->Internals->ArrayNames, header, arrays, error)
     : Outcome::Done;
-  if (agree(local) != Outcome::Done)
+  if (const Outcome agreed = agree(local); agreed != Outcome::Done)
   {
-    return 0;
+    return stop(agreed);
   }
   vtkSparseGridParallel::BroadcastHeader(controller, partition.Leader, header);
   if (partition.HasPiece() && rank != partition.Leader)
@@ -1148,9 +1203,9 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
         std::to_string(this->ErrorBound) + ").";
       local = Outcome::Failed;
     }
-    if (agree(local) != Outcome::Done)
+    if (const Outcome agreed = agree(local); agreed != Outcome::Done)
     {
-      return 0;
+      return stop(agreed);
     }
     // 2-4. Code each piece within the bound, check it, and emit the coded streams.
     vtkSparseGridExecution exec(
@@ -1173,11 +1228,7 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     {
       // Aborted or failed: an empty output, never a half-made representation.
       output->Initialize();
-      if (outcome == Outcome::Failed)
-      {
-        vtkErrorMacro(<< coded.Error);
-      }
-      return outcome == Outcome::Aborted ? 1 : 0;
+      return outcome == Outcome::Aborted ? 1 : fail(coded.Error);
     }
     return finish(info,
       "most values could not be predicted within the bound and are stored exactly (a bound "
@@ -1191,9 +1242,9 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
   {
     local = MakeGrid(this, header, info, outputBytes, error);
   }
-  if (agree(local) != Outcome::Done)
+  if (const Outcome agreed = agree(local); agreed != Outcome::Done)
   {
-    return 0;
+    return stop(agreed);
   }
   vtkNew<vtkImageData> cropped;
   job.Arrays = partition.HasPiece()
@@ -1214,11 +1265,7 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
   if (outcome != Outcome::Done)
   {
     output->Initialize(); // an aborted or failed filter leaves an empty output
-    if (outcome == Outcome::Failed)
-    {
-      vtkErrorMacro(<< job.Error);
-    }
-    return outcome == Outcome::Aborted ? 1 : 0;
+    return outcome == Outcome::Aborted ? 1 : fail(job.Error);
   }
 
   // 7. Emit: the representation on piece 0, its metadata on the other pieces.
@@ -1237,9 +1284,7 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     if (!vtkSparseGridRepresentation::ToPolyData(
           info, coefficients, output, &error, this->OutputGridPoints))
     {
-      vtkErrorMacro(<< "Cannot build the output: " << error);
-      output->Initialize();
-      return 0;
+      return fail("Cannot build the output: " + error);
     }
   }
   else

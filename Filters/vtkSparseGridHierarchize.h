@@ -40,7 +40,11 @@
 #include "SparseGridFiltersModule.h" // for the export macro
 #include "vtkPolyDataAlgorithm.h"
 
+#include <string> // for InvalidSettings
+
 #include <memory> // for std::unique_ptr
+
+class vtkSparseGridErrorOnce;
 
 class SPARSEGRIDFILTERS_EXPORT vtkSparseGridHierarchize : public vtkPolyDataAlgorithm
 {
@@ -76,7 +80,7 @@ public:
    * must be positive and finite; a relative bound applies to the value range of each array
    * (all its components), computed over the whole image (all processes).
    */
-  vtkSetClampMacro(ErrorBoundMode, int, BOUND_OFF, BOUND_RELATIVE);
+  vtkSetMacro(ErrorBoundMode, int);
   vtkGetMacro(ErrorBoundMode, int);
   vtkSetMacro(ErrorBound, double);
   vtkGetMacro(ErrorBound, double);
@@ -103,8 +107,10 @@ public:
 
   ///@{
   /**
-   * Per-image-axis level caps (x, y, z); a value <= 0 (default) means
+   * Per-image-axis level caps (x, y, z); 0 (default) or -1 means
    * sparsegrid::levelForSamples(number of samples on that axis). Ignored on axes with one sample.
+   * Other values outside 1..sparsegrid::MaxAxisLevel are refused by RequestData (as are the
+   * enumerations, chunk size and thread count below: an error, never a clamped value).
    */
   vtkSetVector3Macro(LevelLimits, int);
   vtkGetVector3Macro(LevelLimits, int);
@@ -124,7 +130,7 @@ public:
   /**
    * Precision of the coefficients: FLOAT (default) or DOUBLE.
    */
-  vtkSetClampMacro(Precision, int, FLOAT, DOUBLE);
+  vtkSetMacro(Precision, int);
   vtkGetMacro(Precision, int);
   ///@}
 
@@ -133,7 +139,7 @@ public:
    * Backend: AUTO (default), CPU or CUDA. CUDA falls back to the CPU with a warning when no
    * usable GPU is present.
    */
-  vtkSetClampMacro(Backend, int, AUTO, CUDA);
+  vtkSetMacro(Backend, int);
   vtkGetMacro(Backend, int);
   ///@}
 
@@ -185,7 +191,7 @@ public:
   /**
    * Points per evaluation chunk (default 256).
    */
-  vtkSetClampMacro(ChunkSize, int, 1, 1 << 20);
+  vtkSetMacro(ChunkSize, int);
   vtkGetMacro(ChunkSize, int);
   ///@}
 
@@ -193,7 +199,7 @@ public:
   /**
    * Threads used by the CPU backend; 0 (default) means all hardware threads.
    */
-  vtkSetClampMacro(NumberOfThreads, int, 0, 4096);
+  vtkSetMacro(NumberOfThreads, int);
   vtkGetMacro(NumberOfThreads, int);
   ///@}
 
@@ -205,6 +211,8 @@ protected:
   int RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  /// Empty when every setting is in range, else the message that says which is not.
+  std::string InvalidSettings() const;
 
   int ErrorBoundMode = BOUND_RELATIVE;
   double ErrorBound = 1e-3;
@@ -232,6 +240,8 @@ private:
 
   struct vtkInternals;
   std::unique_ptr<vtkInternals> Internals;
+  /// Each failure is shown once, however often ParaView updates the filter.
+  std::unique_ptr<vtkSparseGridErrorOnce> Errors;
 };
 
 #endif

@@ -18,11 +18,13 @@
 #include "vtkStreamingDemandDrivenPipeline.h"
 
 #include <algorithm>
+#include <string>
 
 vtkStandardNewMacro(vtkSparseGridReconstruct);
 
 //------------------------------------------------------------------------------------------------
 vtkSparseGridReconstruct::vtkSparseGridReconstruct()
+  : Errors(new vtkSparseGridErrorOnce)
 {
   this->SetNumberOfInputPorts(2);
 }
@@ -85,6 +87,30 @@ int vtkSparseGridReconstruct::RequestUpdateExtent(vtkInformation* request,
 }
 
 //------------------------------------------------------------------------------------------------
+std::string vtkSparseGridReconstruct::InvalidSettings() const
+{
+  auto outOfRange = [](const char* label, int value, int low, int high, const char* meaning)
+  {
+    return value < low || value > high ? std::string(label) + " must be " + std::to_string(low) +
+        " to " + std::to_string(high) + meaning + " (got " + std::to_string(value) + ")."
+                                       : std::string();
+  };
+  for (const std::string& m :
+    { outOfRange("Backend", this->Backend, 0, 2, " (0 Auto, 1 CPU, 2 CUDA)"),
+      outOfRange("Level Of Detail", this->LevelOfDetail, 0, 64, " (0: every level)"),
+      outOfRange("Evaluation Chunk Size", this->ChunkSize, 1, 1 << 20, ""),
+      outOfRange(
+        "Number Of Threads", this->NumberOfThreads, 0, 4096, " (0: all hardware threads)") })
+  {
+    if (!m.empty())
+    {
+      return m;
+    }
+  }
+  return std::string();
+}
+
+//------------------------------------------------------------------------------------------------
 int vtkSparseGridReconstruct::RequestData(vtkInformation*,
   vtkInformationVector** inputVector,
   vtkInformationVector* outputVector)
@@ -92,28 +118,53 @@ int vtkSparseGridReconstruct::RequestData(vtkInformation*,
   vtkDataSet* input = vtkDataSet::GetData(inputVector[0], 0);
   vtkDataSet* output = vtkDataSet::GetData(outputVector, 0);
   vtkPolyData* source = vtkPolyData::GetData(inputVector[1], 0);
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  const vtkMTimeType inputTime = std::max(
+    input ? input->GetMTime() : vtkMTimeType(0), source ? source->GetMTime() : vtkMTimeType(0));
+  // Every failure goes through Errors: shown once, however often ParaView updates the filter.
+  auto fail = [&](const std::string& message)
+  {
+    if (output)
+    {
+      output->Initialize();
+    }
+    return this->Errors->Report(this, outInfo, inputTime, message);
+  };
   if (!input || !output)
   {
-    vtkErrorMacro("Sparse Grid Reconstruct needs a dataset as Input.");
-    return 0;
+    return fail("Sparse Grid Reconstruct needs a dataset as Input.");
   }
   if (!source)
   {
-    vtkErrorMacro("Sparse Grid Reconstruct needs the compressed representation as Source.");
-    return 0;
+    return fail("Sparse Grid Reconstruct needs the compressed representation as Source.");
+  }
+  // Settings are the same on every process: all of them leave here together, before the
+  // collective call below.
+  const std::string invalid = this->InvalidSettings();
+  if (!invalid.empty())
+  {
+    return fail(invalid);
   }
   // Collective in a distributed run: every process gets the whole (small) representation,
   // whether its own pieces are empty or not.
   vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
-  vtkInformation* outInfo = outputVector->GetInformationObject(0);
   vtkSparseGridRepresentation::Contents contents;
   std::string error;
   if (vtkSparseGridParallel::ShareRepresentation(
         vtkSparseGridParallel::DistributedController(outInfo), source, contents, error) !=
     vtkSparseGridParallel::Outcome::Done)
   {
-    vtkErrorMacro("Invalid compressed representation: " << error);
-    return 0;
+    return fail("Invalid compressed representation: " + error);
+  }
+  // The probe's peak (its arrays, the mask, decoded images) must fit before anything is
+  // allocated.
+  const double peak = vtkSparseGridExecution::ReconstructionPeakBytes(
+    contents, static_cast<double>(input->GetNumberOfPoints()));
+  if (input->GetNumberOfPoints() > 0 &&
+    !vtkSparseGridExecution::CheckMemory(
+      peak, "reconstructing " + std::to_string(input->GetNumberOfPoints()) + " points", &error))
+  {
+    return fail("The output is too large for this process: " + error + ".");
   }
 
   output->ShallowCopy(input);
@@ -183,10 +234,9 @@ int vtkSparseGridReconstruct::RequestData(vtkInformation*,
   }
   if (result == vtkSparseGridProbe::Result::Failed)
   {
-    vtkErrorMacro(<< error);
-    output->Initialize();
-    return 0;
+    return fail(error);
   }
+  this->Errors->Clear();
   if (!exec.Note().empty())
   {
     vtkWarningMacro(<< exec.Note());

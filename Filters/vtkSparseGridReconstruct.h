@@ -24,6 +24,11 @@
 #include "SparseGridFiltersModule.h" // for the export macro
 #include "vtkDataSetAlgorithm.h"
 
+#include <memory> // for std::unique_ptr
+#include <string> // for InvalidSettings
+
+class vtkSparseGridErrorOnce;
+
 class SPARSEGRIDFILTERS_EXPORT vtkSparseGridReconstruct : public vtkDataSetAlgorithm
 {
 public:
@@ -42,9 +47,10 @@ public:
 
   ///@{
   /**
-   * Backend: 0 Auto (default), 1 CPU, 2 CUDA (falls back to the CPU with a warning).
+   * Backend: 0 Auto (default), 1 CPU, 2 CUDA (falls back to the CPU with a warning). Values
+   * outside a setting's range are refused by RequestData with an error, not clamped.
    */
-  vtkSetClampMacro(Backend, int, 0, 2);
+  vtkSetMacro(Backend, int);
   vtkGetMacro(Backend, int);
   ///@}
 
@@ -52,7 +58,7 @@ public:
   /**
    * Points per evaluation chunk (default 256).
    */
-  vtkSetClampMacro(ChunkSize, int, 1, 1 << 20);
+  vtkSetMacro(ChunkSize, int);
   vtkGetMacro(ChunkSize, int);
   ///@}
 
@@ -60,7 +66,7 @@ public:
   /**
    * Threads used by the CPU backend; 0 (default) means all hardware threads.
    */
-  vtkSetClampMacro(NumberOfThreads, int, 0, 4096);
+  vtkSetMacro(NumberOfThreads, int);
   vtkGetMacro(NumberOfThreads, int);
   ///@}
 
@@ -76,7 +82,7 @@ public:
    * field data SparseGrid.ErrorBound says which bound then holds, per array. Ignored for the
    * fixed-level sparse grid.
    */
-  vtkSetClampMacro(LevelOfDetail, int, 0, 64);
+  vtkSetMacro(LevelOfDetail, int);
   vtkGetMacro(LevelOfDetail, int);
   ///@}
 
@@ -87,12 +93,16 @@ protected:
   int FillInputPortInformation(int port, vtkInformation* info) override;
   int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  /// Empty when every setting is in range, else the message that says which is not.
+  std::string InvalidSettings() const;
 
   int Backend = 0;
   int ChunkSize = 256;
   int LevelOfDetail = 0;
   int NumberOfThreads = 0;
   bool UsedImagePath = false;
+  /// Each failure is shown once, however often ParaView updates the filter.
+  std::unique_ptr<vtkSparseGridErrorOnce> Errors;
 
 private:
   vtkSparseGridReconstruct(const vtkSparseGridReconstruct&) = delete;

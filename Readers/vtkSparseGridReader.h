@@ -76,7 +76,7 @@ public:
   /**
    * Threads used for the reconstruction; 0 (default) means all hardware threads.
    */
-  vtkSetClampMacro(NumberOfThreads, int, 0, 4096);
+  vtkSetMacro(NumberOfThreads, int); // out of 0..4096: refused on update
   vtkGetMacro(NumberOfThreads, int);
   ///@}
 
@@ -98,13 +98,13 @@ public:
    * (coarsest first; 0, the default, reads all). Only those bytes are read from the file. The
    * output's field data SparseGrid.ErrorBound says which bound holds, per array.
    */
-  vtkSetClampMacro(LevelOfDetail, int, 0, 64);
+  vtkSetMacro(LevelOfDetail, int); // out of 0..64: refused on update
   vtkGetMacro(LevelOfDetail, int);
   ///@}
 
   ///@{
   /// Where decoding runs: 0 Auto, 1 CPU, 2 CUDA (falls back to the CPU with a warning).
-  vtkSetClampMacro(Backend, int, 0, 2);
+  vtkSetMacro(Backend, int); // out of 0..2: refused on update
   vtkGetMacro(Backend, int);
   ///@}
 

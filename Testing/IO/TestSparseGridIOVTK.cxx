@@ -756,6 +756,34 @@ TEST(SparseGridIOBounded, LevelOfDetailReadsAPrefixAndKeepsItsBound)
       EXPECT_GE(bounds->GetTuple1(i), 1e-2 * Range(original) * (1 - 1e-12)) << names[i];
     }
   }
+  // Settings out of range are refused with a message and an empty output, not clamped.
+  struct Bad
+  {
+    int lod, backend, threads;
+    const char* message;
+  };
+  for (const Bad& bad : { Bad{ 65, 0, 0, "Level Of Detail must be 0 to 64" },
+         Bad{ -1, 0, 0, "Level Of Detail must be 0 to 64" },
+         Bad{ 0, 3, 0, "Backend must be 0 to 2" },
+         Bad{ 0, 0, -1, "Number Of Threads must be 0 to 4096" } })
+  {
+    SCOPED_TRACE(bad.message);
+    vtkNew<vtkSparseGridReader> reader;
+    reader->SetFileName(path.c_str());
+    reader->SetLevelOfDetail(bad.lod);
+    reader->SetBackend(bad.backend);
+    reader->SetNumberOfThreads(bad.threads);
+    ErrorCatcher errors(reader);
+    reader->Update();
+    EXPECT_NE(std::string(reader->GetLastError()).find(bad.message), std::string::npos)
+      << reader->GetLastError();
+    // Shown once.
+    const std::size_t first = errors.Text.find(bad.message);
+    EXPECT_NE(first, std::string::npos) << errors.Text;
+    EXPECT_EQ(errors.Text.find(bad.message, first + 1), std::string::npos) << errors.Text;
+    vtkDataSet* out = vtkDataSet::SafeDownCast(reader->GetOutputDataObject(0));
+    EXPECT_TRUE(out == nullptr || out->GetNumberOfPoints() == 0);
+  }
 }
 
 TEST(SparseGridIOBounded, DamagedStreamsGiveAnErrorNotACrash)

@@ -185,12 +185,22 @@ apply(r)
 for name, settings in [("level-low", dict(ErrorBoundMode="Off", Level=-5)),
                        ("level-high", dict(ErrorBoundMode="Off", Level=91)),
                        ("limits-high", dict(ErrorBoundMode="Off", LevelLimitsXYZ=[31, 0, 0])),
+                       ("limits-low", dict(ErrorBoundMode="Off", LevelLimitsXYZ=[-5, 0, 0])),
+                       ("chunk", dict(EvaluationChunkSize=0)),
+                       ("threads", dict(NumberOfThreads=-2)),
                        ("bound", dict(ErrorBound=-1.0))]:
     mark("scenario hierarchize-" + name)
     h = SparseGridHierarchize(Input=wavelet, Scalars=["RTData"], **settings)
     h.UpdatePipeline()
     mark("points %d arrays %d" % (servermanager.Fetch(h).GetNumberOfPoints(),
                                   servermanager.Fetch(h).GetFieldData().GetNumberOfArrays()))
+# Sparse Grid Reconstruct refuses the same kind of values, and shows each failure once.
+for name, settings in [("lod-high", dict(LevelOfDetail=65)), ("chunk", dict(EvaluationChunkSize=0)),
+                       ("threads", dict(NumberOfThreads=-1))]:
+    mark("scenario reconstruct-" + name)
+    apply(SparseGridReconstruct(Source=compressed, Input=wavelet, **settings))
+mark("scenario reconstruct-fine")
+apply(SparseGridReconstruct(Source=compressed, Input=wavelet))
 mark("end")
 '''
 
@@ -211,12 +221,20 @@ EXPECTED = {
     "cycle-fixed": (None, 1000),
     "cycle-broken-again": ("The output is too large for this process", 0),
     "cycle-fixed-again": (None, 1320),
+    "reconstruct-lod-high": ("Level Of Detail must be 0 to 64 (0: every level) (got 65)", 0),
+    "reconstruct-chunk": ("Evaluation Chunk Size must be 1 to 1048576 (got 0)", 0),
+    "reconstruct-threads": ("Number Of Threads must be 0 to 4096 (0: all hardware threads) (got -1)",
+                            0),
+    "reconstruct-fine": (None, 17 * 17 * 17),
 }
 HIERARCHIZE = {
     "hierarchize-level-low": "Level must be 0 (automatic) or 1 to 90 (got -5)",
     "hierarchize-level-high": "Level must be 0 (automatic) or 1 to 90 (got 91)",
     "hierarchize-limits-high": "level cap 31 on axis 0",
     "hierarchize-bound": "ErrorBound must be a positive, finite number",
+    "hierarchize-limits-low": "Level Limits (x) must be 0 or -1 (automatic) or 1 to 30 (got -5)",
+    "hierarchize-chunk": "Evaluation Chunk Size must be 1 to 1048576 (got 0)",
+    "hierarchize-threads": "Number Of Threads must be 0 to 4096 (0: all hardware threads) (got -2)",
 }
 
 
