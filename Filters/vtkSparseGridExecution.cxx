@@ -144,6 +144,40 @@ double vtkSparseGridExecution::ReconstructionPeakBytes(
 }
 
 //------------------------------------------------------------------------------------------------
+std::string vtkSparseGridExecution::OutOfRange(const std::string& label,
+  int value,
+  int low,
+  int high,
+  const std::string& meaning)
+{
+  return value < low || value > high ? label + " must be " + std::to_string(low) + " to " +
+      std::to_string(high) + meaning + " (got " + std::to_string(value) + ")."
+                                     : std::string();
+}
+
+//------------------------------------------------------------------------------------------------
+std::string vtkSparseGridExecution::InvalidSettings(int backend,
+  std::optional<int> levelOfDetail,
+  std::optional<int> chunkSize,
+  int numberOfThreads)
+{
+  std::string m = OutOfRange("Backend", backend, 0, 2, " (0 Auto, 1 CPU, 2 CUDA)");
+  if (m.empty() && levelOfDetail)
+  {
+    m = OutOfRange("Level Of Detail", *levelOfDetail, 0, 64, " (0: every level)");
+  }
+  if (m.empty() && chunkSize)
+  {
+    m = OutOfRange("Evaluation Chunk Size", *chunkSize, 1, 1 << 20, "");
+  }
+  if (m.empty())
+  {
+    m = OutOfRange("Number Of Threads", numberOfThreads, 0, 4096, " (0: all hardware threads)");
+  }
+  return m;
+}
+
+//------------------------------------------------------------------------------------------------
 bool vtkSparseGridExecution::CheckMemory(double bytes, const std::string& what, std::string* error)
 {
   const sparsegrid::Status status = !(bytes < 1.8e19)

@@ -17,6 +17,7 @@
 
 #include <sparsegrid/sparsegrid.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,26 @@ public:
     double points);
   /// Bytes of one output point: every component at the representation's precision + the mask.
   static double ReconstructionBytesPerPoint(const vtkSparseGridRepresentation::Contents& contents);
+  ///@}
+
+  ///@{
+  /**
+   * Settings are refused, never clamped into something the user did not ask for.
+   * OutOfRange: the message for a value outside [low, high] ("<label> must be <low> to <high>
+   * <meaning> (got <value>)."), empty inside. InvalidSettings: the message for the first of the
+   * shared execution settings out of range (Backend, Level Of Detail, Evaluation Chunk Size,
+   * Number Of Threads), empty when all are in range; std::nullopt for a setting the filter does
+   * not have.
+   */
+  static std::string OutOfRange(const std::string& label,
+    int value,
+    int low,
+    int high,
+    const std::string& meaning);
+  static std::string InvalidSettings(int backend,
+    std::optional<int> levelOfDetail,
+    std::optional<int> chunkSize,
+    int numberOfThreads);
   ///@}
 
   /**

@@ -1042,21 +1042,15 @@ int vtkSparseGridHierarchize::RequestUpdateExtent(vtkInformation*,
 //------------------------------------------------------------------------------------------------
 std::string vtkSparseGridHierarchize::InvalidSettings() const
 {
-  auto outOfRange = [](const std::string& label, int value, int low, int high, const char* meaning)
-  {
-    return value < low || value > high ? label + " must be " + std::to_string(low) + " to " +
-        std::to_string(high) + meaning + " (got " + std::to_string(value) + ")."
-                                       : std::string();
-  };
-  std::vector<std::string> problems = { outOfRange("Error Bound Mode",
+  std::vector<std::string> problems = { vtkSparseGridExecution::OutOfRange("Error Bound Mode",
                                           this->ErrorBoundMode,
                                           BOUND_OFF,
                                           BOUND_RELATIVE,
                                           " (0 Off, 1 Absolute, 2 Relative)"),
-    outOfRange("Precision", this->Precision, FLOAT, DOUBLE, " (0 Float, 1 Double)"),
-    outOfRange("Backend", this->Backend, AUTO, CUDA, " (0 Auto, 1 CPU, 2 CUDA)"),
-    outOfRange("Evaluation Chunk Size", this->ChunkSize, 1, 1 << 20, ""),
-    outOfRange("Number Of Threads", this->NumberOfThreads, 0, 4096, " (0: all hardware threads)") };
+    vtkSparseGridExecution::OutOfRange(
+      "Precision", this->Precision, FLOAT, DOUBLE, " (0 Float, 1 Double)"),
+    vtkSparseGridExecution::InvalidSettings(
+      this->Backend, std::nullopt, this->ChunkSize, this->NumberOfThreads) };
   const char* axes[3] = { "Level Limits (x)", "Level Limits (y)", "Level Limits (z)" };
   for (int a = 0; a < 3; ++a)
   {

@@ -89,25 +89,8 @@ int vtkSparseGridReconstruct::RequestUpdateExtent(vtkInformation* request,
 //------------------------------------------------------------------------------------------------
 std::string vtkSparseGridReconstruct::InvalidSettings() const
 {
-  auto outOfRange = [](const char* label, int value, int low, int high, const char* meaning)
-  {
-    return value < low || value > high ? std::string(label) + " must be " + std::to_string(low) +
-        " to " + std::to_string(high) + meaning + " (got " + std::to_string(value) + ")."
-                                       : std::string();
-  };
-  for (const std::string& m :
-    { outOfRange("Backend", this->Backend, 0, 2, " (0 Auto, 1 CPU, 2 CUDA)"),
-      outOfRange("Level Of Detail", this->LevelOfDetail, 0, 64, " (0: every level)"),
-      outOfRange("Evaluation Chunk Size", this->ChunkSize, 1, 1 << 20, ""),
-      outOfRange(
-        "Number Of Threads", this->NumberOfThreads, 0, 4096, " (0: all hardware threads)") })
-  {
-    if (!m.empty())
-    {
-      return m;
-    }
-  }
-  return std::string();
+  return vtkSparseGridExecution::InvalidSettings(
+    this->Backend, this->LevelOfDetail, this->ChunkSize, this->NumberOfThreads);
 }
 
 //------------------------------------------------------------------------------------------------

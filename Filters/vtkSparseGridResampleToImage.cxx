@@ -182,24 +182,13 @@ int vtkSparseGridResampleToImage::RequestUpdateExtent(vtkInformation*,
 //------------------------------------------------------------------------------------------------
 std::string vtkSparseGridResampleToImage::InvalidSettings() const
 {
-  std::ostringstream message;
-  auto outOfRange = [&](const char* label, int value, int low, int high, const char* meaning)
+  const std::string invalid = vtkSparseGridExecution::InvalidSettings(
+    this->Backend, this->LevelOfDetail, this->ChunkSize, this->NumberOfThreads);
+  if (!invalid.empty())
   {
-    if (value < low || value > high)
-    {
-      message << label << " must be " << low << " to " << high << meaning << " (got " << value
-              << ").";
-      return true;
-    }
-    return false;
-  };
-  if (outOfRange("Backend", this->Backend, 0, 2, " (0 Auto, 1 CPU, 2 CUDA)") ||
-    outOfRange("Level Of Detail", this->LevelOfDetail, 0, 64, " (0: every level)") ||
-    outOfRange("Evaluation Chunk Size", this->ChunkSize, 1, 1 << 20, "") ||
-    outOfRange("Number Of Threads", this->NumberOfThreads, 0, 4096, " (0: all hardware threads)"))
-  {
-    return message.str();
+    return invalid;
   }
+  std::ostringstream message;
   if (this->UseOriginalGeometry)
   {
     return std::string();

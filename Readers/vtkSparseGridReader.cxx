@@ -423,22 +423,11 @@ int vtkSparseGridReader::RequestInformation(vtkInformation*,
     return fail(vtkErrorCode::NoFileNameError, "no file name was set");
   }
   // Settings out of range are refused, never clamped into something the user did not ask for.
-  auto outOfRange = [](const char* label, int value, int low, int high, const char* meaning)
+  const std::string invalid = vtkSparseGridExecution::InvalidSettings(
+    this->Backend, this->LevelOfDetail, std::nullopt, this->NumberOfThreads);
+  if (!invalid.empty())
   {
-    return value < low || value > high ? std::string(label) + " must be " + std::to_string(low) +
-        " to " + std::to_string(high) + meaning + " (got " + std::to_string(value) + ")."
-                                       : std::string();
-  };
-  for (const std::string& invalid :
-    { outOfRange("Level Of Detail", this->LevelOfDetail, 0, 64, " (0: every level)"),
-      outOfRange("Backend", this->Backend, 0, 2, " (0 Auto, 1 CPU, 2 CUDA)"),
-      outOfRange(
-        "Number Of Threads", this->NumberOfThreads, 0, 4096, " (0: all hardware threads)") })
-  {
-    if (!invalid.empty())
-    {
-      return fail(vtkErrorCode::UserError, invalid);
-    }
+    return fail(vtkErrorCode::UserError, invalid);
   }
   sgf::Reader reader;
   const std::string error = reader.open(this->FileName);
