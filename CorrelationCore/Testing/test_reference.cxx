@@ -19,6 +19,7 @@ struct Variant
   DirectOptions direct;
   bool cachePlans = true;
   bool deviceOnlyTiming = false;
+  bool fftPowerOfTwo = false;
 };
 
 void PrintTo(const Variant& v, std::ostream* os)
@@ -47,20 +48,22 @@ DirectOptions tiled(int rights, int warps)
   return o;
 }
 
-DirectOptions split(int pairs, int warps, bool slide = true)
+DirectOptions split(int pairs, int warps, bool slide = true, bool peel = true)
 {
   DirectOptions o;
   o.kernel = DirectKernel::SplitTiled;
   o.pairsPerWarp = pairs;
   o.warpsPerBlock = warps;
   o.slideRows = slide;
+  o.peelEdges = peel;
   return o;
 }
 
 std::vector<Variant> cpuVariants()
 {
   return { { "cpu_direct", Backend::CPU, Algorithm::Direct, {} },
-    { "cpu_fft", Backend::CPU, Algorithm::FFT, {} } };
+    { "cpu_fft", Backend::CPU, Algorithm::FFT, {} },
+    { "cpu_fft_pow2", Backend::CPU, Algorithm::FFT, {}, true, false, true } };
 }
 
 std::vector<Variant> cudaVariants()
@@ -96,9 +99,13 @@ std::vector<Variant> cudaVariants()
     { "cuda_split_p32_w16", Backend::CUDA, Algorithm::Direct, split(32, 16) },
     { "cuda_split_p16_w4_noslide", Backend::CUDA, Algorithm::Direct, split(16, 4, false) },
     { "cuda_split_p32_w8_noslide", Backend::CUDA, Algorithm::Direct, split(32, 8, false) },
+    // Sliding strips that multiply the left's padding rows instead of skipping them.
+    { "cuda_split_p16_w4_nopeel", Backend::CUDA, Algorithm::Direct, split(16, 4, true, false) },
+    { "cuda_split_p8_w2_nopeel", Backend::CUDA, Algorithm::Direct, split(8, 2, true, false) },
     { "cuda_split_device_timing", Backend::CUDA, Algorithm::Direct, split(0, 8), true, true },
     { "cuda_fft_cached", Backend::CUDA, Algorithm::FFT, {}, true },
     { "cuda_fft_per_call", Backend::CUDA, Algorithm::FFT, {}, false },
+    { "cuda_fft_pow2", Backend::CUDA, Algorithm::FFT, {}, true, false, true },
     { "cuda_fft_device_timing", Backend::CUDA, Algorithm::FFT, {}, true, true } };
 }
 
@@ -137,6 +144,7 @@ void check(const Variant& v, const Case& c, Mode mode, Normalization norm, unsig
   options.direct = v.direct;
   options.cacheFftPlans = v.cachePlans;
   options.deviceOnlyKernelTiming = v.deviceOnlyTiming;
+  options.fftPowerOfTwo = v.fftPowerOfTwo;
   options.strictBackend = true;
   options.threads = 2;
   ExecutionReport report;
@@ -281,6 +289,13 @@ TEST_P(ReferenceLarger, OddAndEvenSizes)
     v, { Shape::OneToOne, 1, 1, { 48, 32 }, { 64, 40 } }, Mode::Full, Normalization::ZNCC, 12);
   check<float>(
     v, { Shape::OneToMany, 1, 33, { 16, 16 }, { 16, 16 } }, Mode::Full, Normalization::NCC, 13);
+  // The benchmark's bar case in small (32 x 32 windows, full maps: every tile's strips skip
+  // padding rows at one end) and Image Displacement's batches (valid mode: 32-px windows in
+  // 48-px regions, where a tile could skip padding at both ends).
+  check<float>(
+    v, { Shape::OneToMany, 1, 18, { 32, 32 }, { 32, 32 } }, Mode::Full, Normalization::None, 14);
+  check<float>(
+    v, { Shape::NToMN, 3, 1, { 32, 32 }, { 48, 48 } }, Mode::Valid, Normalization::None, 15);
 }
 
 INSTANTIATE_TEST_SUITE_P(CPU, ReferenceLarger, ::testing::ValuesIn(cpuVariants()), variantName);

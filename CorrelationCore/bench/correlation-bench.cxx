@@ -7,7 +7,8 @@
 // normalisation; full mode (the study's setting) except the "windows" group (valid mode, as Image
 // Displacement runs it).
 //
-//   correlation-bench [--json FILE] [--quick] [--no-cpu]
+//   correlation-bench [--json FILE] [--quick] [--no-cpu] [--case TEXT]
+// --case: only the cases whose group or name contains TEXT (e.g. "32x32 x1024").
 #include <correlation/correlation.h>
 
 #include <algorithm>
@@ -31,6 +32,7 @@ struct Config
   Algorithm algorithm;
   DirectOptions direct;
   bool cachePlans = true;
+  bool powerOfTwo = false; ///< FFT: power-of-two sizes instead of 2^a 3^b 5^c 7^d
 };
 
 struct Result
@@ -54,13 +56,14 @@ DirectOptions ws(WorkDistribution d, int rows, int shifts, int rights)
   return o;
 }
 
-DirectOptions split(int pairs, int warps, bool slide = true)
+DirectOptions split(int pairs, int warps, bool slide = true, bool peel = true)
 {
   DirectOptions o;
   o.kernel = DirectKernel::SplitTiled;
   o.pairsPerWarp = pairs;
   o.warpsPerBlock = warps;
   o.slideRows = slide;
+  o.peelEdges = peel;
   return o;
 }
 
@@ -97,6 +100,7 @@ Result measure(const std::string& group,
   o.algorithm = c.algorithm;
   o.direct = c.direct;
   o.cacheFftPlans = c.cachePlans;
+  o.fftPowerOfTwo = c.powerOfTwo;
   o.strictBackend = true;
   std::vector<double> k, e;
   for (int i = 0; i <= reps; ++i)
@@ -161,6 +165,7 @@ int main(int argc, char** argv)
 {
   std::string jsonPath = "correlation-bench.json";
   bool quick = false, cpu = true;
+  std::string only;
   for (int i = 1; i < argc; ++i)
   {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
@@ -174,6 +179,10 @@ int main(int argc, char** argv)
     else if (!std::strcmp(argv[i], "--no-cpu"))
     {
       cpu = false;
+    }
+    else if (!std::strcmp(argv[i], "--case") && i + 1 < argc)
+    {
+      only = argv[++i];
     }
   }
   std::string why;
@@ -224,6 +233,9 @@ int main(int argc, char** argv)
     { "split-p32-w16-noslide", Backend::CUDA, Algorithm::Direct, split(32, 16, false) },
     { "split-p16-w16-noslide", Backend::CUDA, Algorithm::Direct, split(16, 16, false) },
     { "split-p8-w8-noslide", Backend::CUDA, Algorithm::Direct, split(8, 8, false) },
+    { "split-p32-w16-nopeel", Backend::CUDA, Algorithm::Direct, split(32, 16, true, false) },
+    { "split-p16-w16-nopeel", Backend::CUDA, Algorithm::Direct, split(16, 16, true, false) },
+    { "split-p8-w16-nopeel", Backend::CUDA, Algorithm::Direct, split(8, 16, true, false) },
     { "split-p32-w16", Backend::CUDA, Algorithm::Direct, split(32, 16) },
     { "split-p32-w8", Backend::CUDA, Algorithm::Direct, split(32, 8) },
     { "split-p16-w16", Backend::CUDA, Algorithm::Direct, split(16, 16) },
@@ -236,6 +248,7 @@ int main(int argc, char** argv)
   };
   const std::vector<Config> fftConfigs = {
     { "cufft-cached", Backend::CUDA, Algorithm::FFT, {}, true },
+    { "cufft-cached-pow2", Backend::CUDA, Algorithm::FFT, {}, true, true },
     { "cufft-per-call", Backend::CUDA, Algorithm::FFT, {}, false }
   };
   const std::vector<Config> cpuConfigs = { { "cpu-direct", Backend::CPU, Algorithm::Direct, {} },
@@ -318,6 +331,11 @@ int main(int argc, char** argv)
     "kernel that ran");
   for (const Case& c : cases)
   {
+    if (!only.empty() && c.group.find(only) == std::string::npos &&
+      c.name.find(only) == std::string::npos)
+    {
+      continue;
+    }
     std::vector<float> l(c.batch.leftCount() * c.batch.left.count());
     std::vector<float> r(c.batch.rightCount() * c.batch.right.count());
     for (auto& x : l)
@@ -331,7 +349,7 @@ int main(int argc, char** argv)
     LagWindow w;
     lagWindow(c.batch, c.mode, w);
     const double ops = static_cast<double>(directOperations(c.batch, w));
-    const int reps = ops > 5e9 ? 3 : (ops > 2e8 ? 5 : 11);
+    const int reps = ops > 5e9 ? 3 : (ops > 2e9 ? 5 : 11);
     std::vector<Config> configs;
     if (gpu)
     {

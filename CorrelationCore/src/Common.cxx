@@ -263,13 +263,17 @@ template Status checkFinite<double>(const double*, std::size_t, const char*);
 namespace detail
 {
 
-int fftFriendlySize(int minimum)
+int fftFriendlySize(int minimum, bool powerOfTwo)
 {
   for (int n = std::max(1, minimum);; ++n)
   {
     int k = n;
     for (int p : { 2, 3, 5, 7 })
     {
+      if (powerOfTwo && p > 2)
+      {
+        break;
+      }
       while (k % p == 0)
       {
         k /= p;

@@ -120,6 +120,7 @@ Status correlate(const Batch& batch,
                                              rights,
                                              out,
                                              options.cacheFftPlans,
+                                             options.fftPowerOfTwo,
                                              &kernelSeconds,
                                              options.deviceOnlyKernelTiming)
                                          : detail::cudaDirect(batch,

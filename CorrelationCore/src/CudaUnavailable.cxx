@@ -35,7 +35,7 @@ Status cudaDirect(const Batch&,
   return { ErrorCode::BackendUnavailable, "CorrelationCore was built without CUDA" };
 }
 template<typename T>
-Status cudaFft(const Batch&, const LagWindow&, const T*, const T*, T*, bool, double*, bool)
+Status cudaFft(const Batch&, const LagWindow&, const T*, const T*, T*, bool, bool, double*, bool)
 {
   return { ErrorCode::BackendUnavailable, "CorrelationCore was built without CUDA" };
 }
@@ -64,6 +64,7 @@ template Status cudaFft<float>(const Batch&,
   const float*,
   float*,
   bool,
+  bool,
   double*,
   bool);
 template Status cudaFft<double>(const Batch&,
@@ -71,6 +72,7 @@ template Status cudaFft<double>(const Batch&,
   const double*,
   const double*,
   double*,
+  bool,
   bool,
   double*,
   bool);

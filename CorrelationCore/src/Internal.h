@@ -50,8 +50,9 @@ Status normalize(const Batch& batch,
   T* out,
   const ExecutionOptions& options);
 
-/// Smallest n >= minimum whose only prime factors are 2, 3, 5 and 7 (fast for FFTW and cuFFT).
-int fftFriendlySize(int minimum);
+/// Smallest n >= minimum whose only prime factors are 2, 3, 5 and 7 (fast for FFTW and cuFFT),
+/// or with powerOfTwo the smallest power of two (ExecutionOptions::fftPowerOfTwo).
+int fftFriendlySize(int minimum, bool powerOfTwo = false);
 
 // CUDA (CudaUnavailable.cxx answers BackendUnavailable when the core was built without it).
 // Host pointers in, host pointers out; kernelSeconds gets the device time of the correlation.
@@ -72,6 +73,7 @@ Status cudaFft(const Batch& batch,
   const T* rights,
   T* out,
   bool cachePlans,
+  bool powerOfTwo,
   double* kernelSeconds,
   bool deviceOnlyTiming);
 

@@ -217,6 +217,11 @@ struct DirectOptions
   /// the right matrix keeping the tile's 8 left rows in registers (3 shared loads per 128
   /// multiply-adds instead of about 16; more registers, so fewer warps per SM).
   bool slideRows = true;
+  /// SplitTiled with slideRows: a strip starts at the end where the tile's lag rows overhang
+  /// the left matrix and skips the lag rows whose left row is zero padding there (instead of
+  /// multiplying zeros): 18% fewer multiply-adds for 32 x 32 full maps. false: the session-3
+  /// kernel's work, for the benchmark's comparison.
+  bool peelEdges = true;
 };
 
 using ParallelFor =
@@ -238,6 +243,10 @@ struct ExecutionOptions
   bool strictBackend = false;
   /// Keep cuFFT plans between calls (the study's "cached plans"); false creates them per call.
   bool cacheFftPlans = true;
+  /// FFT sizes: false the smallest 2^a 3^b 5^c 7^d >= lw + rw - 1 per axis (63 for 32 + 32);
+  /// true the smallest power of two (64). Which is faster depends on the library and size; the
+  /// benchmark measures both so that the direct kernels are compared with the better one.
+  bool fftPowerOfTwo = false;
   /// See Normalization.
   double minOverlapFraction = 0.25;
   /**

@@ -522,8 +522,13 @@ Status cudaDirectImpl(const Batch& batch,
   DirectOptions direct =
     requested.kernel == DirectKernel::Auto ? autoDirectOptions(batch) : requested;
   const bool splitFits = direct.kernel == DirectKernel::SplitTiled &&
-    planSplitTiled<T>(
-      batch, window, direct.pairsPerWarp, direct.warpsPerBlock, direct.slideRows, split);
+    planSplitTiled<T>(batch,
+      window,
+      direct.pairsPerWarp,
+      direct.warpsPerBlock,
+      direct.slideRows,
+      direct.peelEdges,
+      split);
   if (direct.kernel == DirectKernel::SplitTiled && !splitFits)
   {
     // Too large for shared memory: Auto's other kernels, or for an explicit request the
@@ -544,10 +549,21 @@ Status cudaDirectImpl(const Batch& batch,
   const std::size_t no = batch.pairs() * window.size();
   DeviceBuffer<T> dl, dr, dout;
   DeviceBuffer<long long> dprefix;
+  DeviceBuffer<int> dtiles;
   Status status;
   if (!(status = dl.allocate(nl, "left matrices")) ||
     !(status = dr.allocate(nr, "right matrices")) ||
     !(status = dout.allocate(no, "correlation maps")))
+  {
+    return status;
+  }
+  if (direct.kernel == DirectKernel::SplitTiled &&
+    (!(status = dtiles.allocate(split.tileOrder.size(), "tile order")) ||
+      !(status = cudaStatus(cudaMemcpy(dtiles.get(),
+                              split.tileOrder.data(),
+                              split.tileOrder.size() * sizeof(int),
+                              cudaMemcpyHostToDevice),
+          "copy to device"))))
   {
     return status;
   }
@@ -565,7 +581,7 @@ Status cudaDirectImpl(const Batch& batch,
   {
     timer.start(deviceOnlyTiming);
     split.kernel<<<split.grid, split.block, split.sharedBytes>>>(
-      g, split.layout, dl.get(), dr.get(), dout.get());
+      g, split.layout, dtiles.get(), dl.get(), dr.get(), dout.get());
     timer.stop();
     tiled = true;
   }

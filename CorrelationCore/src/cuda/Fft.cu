@@ -199,14 +199,15 @@ Status cudaFft(const Batch& batch,
   const T* rights,
   T* out,
   bool cachePlans,
+  bool powerOfTwo,
   double* kernelSeconds,
   bool deviceOnlyTiming)
 {
   using Types = CufftTypes<T>;
   using C = typename Types::Complex;
   const Geometry g = Geometry::of(batch, window);
-  const int px = fftFriendlySize(batch.left.width + batch.right.width - 1);
-  const int py = fftFriendlySize(batch.left.height + batch.right.height - 1);
+  const int px = fftFriendlySize(batch.left.width + batch.right.width - 1, powerOfTwo);
+  const int py = fftFriendlySize(batch.left.height + batch.right.height - 1, powerOfTwo);
   const long long real = static_cast<long long>(px) * py;
   const long long spectrum = static_cast<long long>(px / 2 + 1) * py;
   const long long nl = static_cast<long long>(batch.leftCount());
@@ -285,6 +286,7 @@ template Status cudaFft<float>(const Batch&,
   const float*,
   float*,
   bool,
+  bool,
   double*,
   bool);
 template Status cudaFft<double>(const Batch&,
@@ -292,6 +294,7 @@ template Status cudaFft<double>(const Batch&,
   const double*,
   const double*,
   double*,
+  bool,
   bool,
   double*,
   bool);

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace correlation
 {
@@ -51,6 +52,7 @@ struct SplitLayout
   int rightPitch;     ///< rw rounded up to 4 (zero filled)
   int rightStride;    ///< between the staged rights (odd multiple of 4: no bank conflicts)
   int groupsPerLeft;  ///< ceil(m / P)
+  bool peelEdges;     ///< sliding strips skip the left's padding rows (DirectOptions::peelEdges)
   std::size_t sharedElements;
 };
 
@@ -78,11 +80,45 @@ inline SplitLayout splitLayout(const Batch& batch, const LagWindow& window, int 
   return s;
 }
 
-/// Position of the i-th tile of n in centre-out order: centre, centre - 1, centre + 1, ...
-__host__ __device__ inline int centreOut(int i, int n)
+/**
+ * The tiles of a map, heaviest first (multiply-adds as the kernel does them, padding rows
+ * skipped when `peel`): blocks take them in this order from their counter, so that the light
+ * border tiles fill the tail (longest processing time first). Tile index: ty * tilesX + tx.
+ */
+inline std::vector<int> splitTileOrder(const Geometry& g, const SplitLayout& s, bool peel)
 {
-  const int c = n / 2;
-  return (i & 1) ? c - (i + 1) / 2 : c + i / 2;
+  std::vector<long long> work(static_cast<std::size_t>(s.tilesX) * s.tilesY, 0);
+  for (int ty = 0; ty < s.tilesY; ++ty)
+  {
+    for (int tx = 0; tx < s.tilesX; ++tx)
+    {
+      const int dx0 = g.x0 + tx * kSplitTileX, dy0 = g.y0 + ty * kSplitTileY;
+      const int vb = std::max(0, dy0), ve = std::min(g.rh, g.lh + dy0 + kSplitTileY - 1);
+      const int ub = std::max(0, dx0) & ~3, ue = std::min(g.rw, g.lw + dx0 + kSplitTileX - 1);
+      if (vb >= ve || ub >= ue)
+      {
+        continue;
+      }
+      const long long rows = ve - vb, chunks = (ue - ub + 3) / 4;
+      long long lagRowSteps = kSplitTileY * rows;
+      if (peel && (vb == dy0 || ve == g.lh + dy0 + kSplitPadY))
+      {
+        for (int step = 0; step < std::min<long long>(rows, kSplitPadY); ++step)
+        {
+          lagRowSteps -= kSplitPadY - step;
+        }
+      }
+      work[static_cast<std::size_t>(ty) * s.tilesX + tx] = chunks * lagRowSteps;
+    }
+  }
+  std::vector<int> order(work.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+  {
+    order[i] = static_cast<int>(i);
+  }
+  std::stable_sort(
+    order.begin(), order.end(), [&](int a, int b) { return work[a] > work[b]; });
+  return order;
 }
 
 template<int S>
@@ -260,87 +296,149 @@ __host__ __device__ inline void splitTask(int leftPitch, const T* rp, const T* l
 }
 
 /**
- * One column strip (right columns u0 .. u0 + 3) walked down `count` right rows from the row at
- * rp, the 8 left rows of the tile's lag rows kept in a ring of registers: a step loads the
- * right values and one new left row (3 vector loads) for 128 multiply-adds. lrow: the left row
- * of lag row 0 at the first right row (column u0 - dx0 - 4); lag row k uses the row k above.
+ * One column strip (right columns u0 .. u0 + 3) walked over `count` right rows, the 8 left rows
+ * of the tile's lag rows kept in a ring of registers: a step loads the right values and one new
+ * left row (3 vector loads) for 128 multiply-adds. Lag row k at right row v uses left row
+ * v - dy0 - k.
+ * - Dir = +1 walks down from the top row: rp at the first right row, lrow at the left row of lag
+ *   row 0 there; each step brings the row of lag row 0.
+ * - Dir = -1 walks up from the bottom row: rp at the last right row, lrow at the left row of lag
+ *   row 7 there; each step brings the row of lag row 7.
+ * `peel`: the rows the walk starts beside are the left matrix's zero padding (the tile's lag
+ * rows overhang the left matrix's edge there), so the first steps skip the lag rows whose left
+ * row would be padding instead of multiplying zeros: up to 28 of the strip's 8 x count lag-row
+ * steps, 18% of all the work for 32 x 32 full maps.
  */
-template<typename T>
+template<int Dir, typename T>
 __host__ __device__ inline void splitStrip(int leftPitch,
   int rightPitch,
   const T* rp,
   const T* lrow,
   int count,
+  bool peel,
   T (&acc)[32])
 {
-  // Ring slot of a left row: (its offset from the first step's lag-row-0 row) mod 8.
+  const int leftStep = Dir * leftPitch, rightStep = Dir * rightPitch;
+  // Ring slot of a left row: the step (mod 8) that loaded it; rows of steps -7 .. -1 are the
+  // preload.
   T ring[8][8];
-#pragma unroll
-  for (int k = 1; k < kSplitTileY; ++k)
-  {
-    load4(lrow - k * leftPitch, ring[8 - k]);
-    load4(lrow - k * leftPitch + 4, ring[8 - k] + 4);
-  }
-  auto step = [&](auto slotTag)
+  auto step = [&](auto slotTag, auto peelTag)
   {
     constexpr int s = decltype(slotTag)::value;
-    load4(lrow + s * leftPitch, ring[s]);
-    load4(lrow + s * leftPitch + 4, ring[s] + 4);
+    constexpr bool peeled = decltype(peelTag)::value;
+    load4(lrow + s * leftStep, ring[s]);
+    load4(lrow + s * leftStep + 4, ring[s] + 4);
     T r[4];
-    load4(rp + s * rightPitch, r);
+    load4(rp + s * rightStep, r);
 #pragma unroll
     for (int k = 0; k < kSplitTileY; ++k)
     {
+      // The step that loaded lag row k's left row: s - k walking down, s - 7 + k walking up.
+      const int loaded = Dir > 0 ? s - k : s - kSplitPadY + k;
+      if (peeled && loaded < 0)
+      {
+        continue; // padding: not loaded, known zero
+      }
 #pragma unroll
       for (int t = 0; t < 4; ++t)
       {
 #pragma unroll
         for (int i = 0; i < kSplitTileX; ++i)
         {
-          acc[k * kSplitTileX + i] += ring[(s - k) & 7][t - i + 4] * r[t];
+          acc[k * kSplitTileX + i] += ring[loaded & 7][t - i + 4] * r[t];
         }
       }
     }
   };
-  for (; count >= 8; count -= 8, rp += 8 * rightPitch, lrow += 8 * leftPitch)
+  using Yes = SlotTag<1>;
+  using No = SlotTag<0>;
+  if (peel)
   {
-    step(SlotTag<0>{});
-    step(SlotTag<1>{});
-    step(SlotTag<2>{});
-    step(SlotTag<3>{});
-    step(SlotTag<4>{});
-    step(SlotTag<5>{});
-    step(SlotTag<6>{});
-    step(SlotTag<7>{});
+    // The first 8 steps, each guarded (uniform within the warp), without the padding rows.
+    if (count > 0)
+    {
+      step(SlotTag<0>{}, Yes{});
+    }
+    if (count > 1)
+    {
+      step(SlotTag<1>{}, Yes{});
+    }
+    if (count > 2)
+    {
+      step(SlotTag<2>{}, Yes{});
+    }
+    if (count > 3)
+    {
+      step(SlotTag<3>{}, Yes{});
+    }
+    if (count > 4)
+    {
+      step(SlotTag<4>{}, Yes{});
+    }
+    if (count > 5)
+    {
+      step(SlotTag<5>{}, Yes{});
+    }
+    if (count > 6)
+    {
+      step(SlotTag<6>{}, Yes{});
+    }
+    if (count > 7)
+    {
+      step(SlotTag<7>{}, Yes{});
+    }
+    count -= 8;
+    rp += 8 * rightStep;
+    lrow += 8 * leftStep;
+  }
+  else
+  {
+#pragma unroll
+    for (int j = 1; j < kSplitTileY; ++j)
+    {
+      load4(lrow - j * leftStep, ring[8 - j]);
+      load4(lrow - j * leftStep + 4, ring[8 - j] + 4);
+    }
+  }
+  for (; count >= 8; count -= 8, rp += 8 * rightStep, lrow += 8 * leftStep)
+  {
+    step(SlotTag<0>{}, No{});
+    step(SlotTag<1>{}, No{});
+    step(SlotTag<2>{}, No{});
+    step(SlotTag<3>{}, No{});
+    step(SlotTag<4>{}, No{});
+    step(SlotTag<5>{}, No{});
+    step(SlotTag<6>{}, No{});
+    step(SlotTag<7>{}, No{});
   }
   // The last count < 8 rows: the same steps, each guarded (uniform within the warp).
   if (count > 0)
   {
-    step(SlotTag<0>{});
+    step(SlotTag<0>{}, No{});
   }
   if (count > 1)
   {
-    step(SlotTag<1>{});
+    step(SlotTag<1>{}, No{});
   }
   if (count > 2)
   {
-    step(SlotTag<2>{});
+    step(SlotTag<2>{}, No{});
   }
   if (count > 3)
   {
-    step(SlotTag<3>{});
+    step(SlotTag<3>{}, No{});
   }
   if (count > 4)
   {
-    step(SlotTag<4>{});
+    step(SlotTag<4>{}, No{});
   }
   if (count > 5)
   {
-    step(SlotTag<5>{});
+    step(SlotTag<5>{}, No{});
   }
   if (count > 6)
   {
-    step(SlotTag<6>{});
+    step(SlotTag<6>{}, No{});
   }
 }
 
@@ -358,6 +456,7 @@ __host__ __device__ inline void splitTileSums(const Geometry& g,
   int dx0,
   int dy0,
   int split,
+  bool peelEdges,
   T (&acc)[32])
 {
   // Right coordinates (u, v) some lag of the tile overlaps.
@@ -372,16 +471,35 @@ __host__ __device__ inline void splitTileSums(const Geometry& g,
   const int leftOffset = (kSplitPadY - dy0) * s.leftPitch + s.padX - dx0 - 4;
   if constexpr (Slide)
   {
-    // The K lanes of a pair take whole column strips in turn.
+    // The K lanes of a pair take whole column strips in turn. A strip starts at the end where
+    // the tile's lag rows overhang the left matrix (padding rows to skip): the top when the
+    // first right row is dy0 (left row 0 meets lag row 0), else the bottom when the last right
+    // row meets the left's last row at lag row 7; otherwise neither end has padding to skip.
+    const bool topPeel = vb == dy0;
+    const bool bottomPeel = !topPeel && ve == g.lh + dy0 + kSplitPadY;
     for (int chunk = split; chunk < chunks; chunk += K)
     {
       const int u0 = ub + 4 * chunk;
-      splitStrip(s.leftPitch,
-        s.rightPitch,
-        sRp + vb * s.rightPitch + u0,
-        sL + leftOffset + vb * s.leftPitch + u0,
-        ve - vb,
-        acc);
+      if (bottomPeel)
+      {
+        splitStrip<-1>(s.leftPitch,
+          s.rightPitch,
+          sRp + (ve - 1) * s.rightPitch + u0,
+          sL + leftOffset + (ve - 1 - kSplitPadY) * s.leftPitch + u0,
+          ve - vb,
+          peelEdges,
+          acc);
+      }
+      else
+      {
+        splitStrip<1>(s.leftPitch,
+          s.rightPitch,
+          sRp + vb * s.rightPitch + u0,
+          sL + leftOffset + vb * s.leftPitch + u0,
+          ve - vb,
+          peelEdges && topPeel,
+          acc);
+      }
     }
   }
   else if constexpr (K == 1)
@@ -470,6 +588,7 @@ __device__ inline void splitReduce(T (&acc)[32], int split)
 template<typename T, int K, bool Slide>
 __global__ void __launch_bounds__(512) splitTiledKernel(Geometry g,
   SplitLayout s,
+  const int* __restrict__ tileOrder,
   const T* __restrict__ lefts,
   const T* __restrict__ rights,
   T* __restrict__ out)
@@ -508,8 +627,8 @@ __global__ void __launch_bounds__(512) splitTiledKernel(Geometry g,
     {
       break;
     }
-    const int tx = centreOut(static_cast<int>(q % s.tilesX), s.tilesX);
-    const int ty = centreOut(static_cast<int>(q / s.tilesX), s.tilesY);
+    const int tile = tileOrder[q];
+    const int tx = tile % s.tilesX, ty = tile / s.tilesX;
     T acc[32];
 #pragma unroll
     for (int k = 0; k < 32; ++k)
@@ -517,7 +636,7 @@ __global__ void __launch_bounds__(512) splitTiledKernel(Geometry g,
       acc[k] = 0;
     }
     splitTileSums<T, K, Slide>(
-      g, s, sL, sRp, g.x0 + tx * kSplitTileX, g.y0 + ty * kSplitTileY, split, acc);
+      g, s, sL, sRp, g.x0 + tx * kSplitTileX, g.y0 + ty * kSplitTileY, split, s.peelEdges, acc);
     splitReduce<T, K>(acc, split);
     if (j0 + p < g.m)
     {
@@ -551,7 +670,8 @@ inline SplitDevice splitDevice()
 template<typename T>
 struct SplitPlan
 {
-  void (*kernel)(Geometry, SplitLayout, const T*, const T*, T*) = nullptr;
+  void (*kernel)(Geometry, SplitLayout, const int*, const T*, const T*, T*) = nullptr;
+  std::vector<int> tileOrder; ///< heaviest tile first (see splitTileOrder)
   SplitLayout layout{};
   dim3 grid, block;
   std::size_t sharedBytes = 0;
@@ -570,6 +690,7 @@ bool planSplitTiled(const Batch& batch,
   int requestedPairs,
   int requestedWarps,
   bool slide,
+  bool peel,
   SplitPlan<T>& plan)
 {
   const SplitDevice dev = splitDevice();
@@ -644,6 +765,7 @@ bool planSplitTiled(const Batch& batch,
       break;
   }
   plan.slides = slideUsed;
+  layout.peelEdges = slideUsed && peel;
   static bool sharedRaised[9] = {};
   bool& raised = sharedRaised[variant];
   if (!raised)
@@ -667,6 +789,7 @@ bool planSplitTiled(const Batch& batch,
   splits =
     std::max<long long>(1, std::min<long long>({ splits, (tiles + warps - 1) / warps, 65535 }));
   plan.layout = layout;
+  plan.tileOrder = splitTileOrder(Geometry::of(batch, window), layout, layout.peelEdges);
   plan.block = dim3(32, warps);
   plan.grid = dim3(static_cast<unsigned>(groups), static_cast<unsigned>(splits));
   plan.sharedBytes = shared;
