@@ -74,6 +74,10 @@ TEST(Errors, DirectOptionsOutOfRange)
   EXPECT_EQ(
     run(Batch::oneToOne({ 4, 4 }, { 4, 4 }), Mode::Full, o).code(), ErrorCode::InvalidArgument);
   o = {};
+  o.direct.tileRows = 6;
+  EXPECT_EQ(
+    run(Batch::oneToOne({ 4, 4 }, { 4, 4 }), Mode::Full, o).code(), ErrorCode::InvalidArgument);
+  o = {};
   o.minOverlapFraction = 1.5;
   EXPECT_EQ(
     run(Batch::oneToOne({ 4, 4 }, { 4, 4 }), Mode::Full, o).code(), ErrorCode::InvalidArgument);

@@ -48,9 +48,10 @@ DirectOptions tiled(int rights, int warps)
   return o;
 }
 
-DirectOptions split(int pairs, int warps, bool slide = true, bool peel = true)
+DirectOptions split(int pairs, int warps, bool slide = true, bool peel = true, int rows = 8)
 {
   DirectOptions o;
+  o.tileRows = rows;
   o.kernel = DirectKernel::SplitTiled;
   o.pairsPerWarp = pairs;
   o.warpsPerBlock = warps;
@@ -102,6 +103,13 @@ std::vector<Variant> cudaVariants()
     // Sliding strips that multiply the left's padding rows instead of skipping them.
     { "cuda_split_p16_w4_nopeel", Backend::CUDA, Algorithm::Direct, split(16, 4, true, false) },
     { "cuda_split_p8_w2_nopeel", Backend::CUDA, Algorithm::Direct, split(8, 2, true, false) },
+    // 4-row tiles (sliding only), peeled and not, with 1, 2 and 4 lanes per pair.
+    { "cuda_split_p32_w8_rows4", Backend::CUDA, Algorithm::Direct, split(32, 8, true, true, 4) },
+    { "cuda_split_p16_w3_rows4", Backend::CUDA, Algorithm::Direct, split(16, 3, true, true, 4) },
+    { "cuda_split_p8_w16_rows4_nopeel",
+      Backend::CUDA,
+      Algorithm::Direct,
+      split(8, 16, true, false, 4) },
     { "cuda_split_device_timing", Backend::CUDA, Algorithm::Direct, split(0, 8), true, true },
     { "cuda_fft_cached", Backend::CUDA, Algorithm::FFT, {}, true },
     { "cuda_fft_per_call", Backend::CUDA, Algorithm::FFT, {}, false },

@@ -7,8 +7,9 @@
 // normalisation; full mode (the study's setting) except the "windows" group (valid mode, as Image
 // Displacement runs it).
 //
-//   correlation-bench [--json FILE] [--quick] [--no-cpu] [--case TEXT]
-// --case: only the cases whose group or name contains TEXT (e.g. "32x32 x1024").
+//   correlation-bench [--json FILE] [--quick] [--no-cpu] [--case TEXT] [--config NAME]
+// --case: only the cases whose group or name contains TEXT (e.g. "32x32 x1024"); --config: only
+// the configuration of that name (for a profiler).
 #include <correlation/correlation.h>
 
 #include <algorithm>
@@ -56,9 +57,10 @@ DirectOptions ws(WorkDistribution d, int rows, int shifts, int rights)
   return o;
 }
 
-DirectOptions split(int pairs, int warps, bool slide = true, bool peel = true)
+DirectOptions split(int pairs, int warps, bool slide = true, bool peel = true, int rows = 8)
 {
   DirectOptions o;
+  o.tileRows = rows;
   o.kernel = DirectKernel::SplitTiled;
   o.pairsPerWarp = pairs;
   o.warpsPerBlock = warps;
@@ -165,7 +167,7 @@ int main(int argc, char** argv)
 {
   std::string jsonPath = "correlation-bench.json";
   bool quick = false, cpu = true;
-  std::string only;
+  std::string only, onlyConfig;
   for (int i = 1; i < argc; ++i)
   {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
@@ -183,6 +185,10 @@ int main(int argc, char** argv)
     else if (!std::strcmp(argv[i], "--case") && i + 1 < argc)
     {
       only = argv[++i];
+    }
+    else if (!std::strcmp(argv[i], "--config") && i + 1 < argc)
+    {
+      onlyConfig = argv[++i];
     }
   }
   std::string why;
@@ -237,6 +243,10 @@ int main(int argc, char** argv)
     { "split-p16-w16-nopeel", Backend::CUDA, Algorithm::Direct, split(16, 16, true, false) },
     { "split-p8-w16-nopeel", Backend::CUDA, Algorithm::Direct, split(8, 16, true, false) },
     { "split-p32-w16", Backend::CUDA, Algorithm::Direct, split(32, 16) },
+    { "split-p32-w8-rows4", Backend::CUDA, Algorithm::Direct, split(32, 8, true, true, 4) },
+    { "split-p16-w8-rows4", Backend::CUDA, Algorithm::Direct, split(16, 8, true, true, 4) },
+    { "split-p16-w4-rows4", Backend::CUDA, Algorithm::Direct, split(16, 4, true, true, 4) },
+    { "split-p8-w8-rows4", Backend::CUDA, Algorithm::Direct, split(8, 8, true, true, 4) },
     { "split-p32-w8", Backend::CUDA, Algorithm::Direct, split(32, 8) },
     { "split-p16-w16", Backend::CUDA, Algorithm::Direct, split(16, 16) },
     { "split-p16-w8", Backend::CUDA, Algorithm::Direct, split(16, 8) },
@@ -367,6 +377,10 @@ int main(int argc, char** argv)
     }
     for (const Config& cfg : configs)
     {
+      if (!onlyConfig.empty() && cfg.name != onlyConfig)
+      {
+        continue;
+      }
       const int n = cfg.backend == Backend::CPU ? std::min(reps, 5) : reps;
       Result res = measure(c.group, c.name, cfg, c.batch, c.mode, l, r, n);
       if (res.ok)

@@ -37,6 +37,10 @@ Status checkDirect(const DirectOptions& d)
   {
     return { ErrorCode::InvalidArgument, "pairsPerWarp must be 0, 1, 2, 4, 8, 16 or 32" };
   }
+  if (!oneOf(d.tileRows, { 4, 8 }))
+  {
+    return { ErrorCode::InvalidArgument, "tileRows must be 4 or 8" };
+  }
   if (d.rowsPerWorker < 1)
   {
     return { ErrorCode::InvalidArgument, "rowsPerWorker must be at least 1" };

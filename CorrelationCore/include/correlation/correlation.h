@@ -222,6 +222,10 @@ struct DirectOptions
   /// multiplying zeros): 18% fewer multiply-adds for 32 x 32 full maps. false: the session-3
   /// kernel's work, for the benchmark's comparison.
   bool peelEdges = true;
+  /// SplitTiled with slideRows: lag rows per lane's tile, 8 or 4. 4 halves the accumulators
+  /// and the ring of left rows (about 64 instead of 128 registers, so twice the warps per SM)
+  /// for twice the shared loads per multiply-add and more tiles.
+  int tileRows = 8;
 };
 
 using ParallelFor =

@@ -522,13 +522,7 @@ Status cudaDirectImpl(const Batch& batch,
   DirectOptions direct =
     requested.kernel == DirectKernel::Auto ? autoDirectOptions(batch) : requested;
   const bool splitFits = direct.kernel == DirectKernel::SplitTiled &&
-    planSplitTiled<T>(batch,
-      window,
-      direct.pairsPerWarp,
-      direct.warpsPerBlock,
-      direct.slideRows,
-      direct.peelEdges,
-      split);
+    planSplitTiled<T>(batch, window, direct, split);
   if (direct.kernel == DirectKernel::SplitTiled && !splitFits)
   {
     // Too large for shared memory: Auto's other kernels, or for an explicit request the

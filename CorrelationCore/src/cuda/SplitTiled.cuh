@@ -29,6 +29,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 namespace correlation
@@ -37,15 +39,16 @@ namespace detail
 {
 
 constexpr int kSplitTileX = 4; ///< x lags per lane
-constexpr int kSplitTileY = 8; ///< y lags per lane
-constexpr int kSplitPadY = kSplitTileY - 1;
+constexpr int kSplitTileY = 8; ///< y lags per lane (DirectOptions::tileRows may halve it)
+constexpr int kSplitPadY = kSplitTileY - 1; ///< zero rows above and below the staged left
 constexpr std::size_t kSplitCounterBytes = 16;
 
 /// Shared-memory layout and launch shape of one split-tiled launch.
 struct SplitLayout
 {
   int pairsPerWarp;   ///< P (1, 2, 4, ..., 32)
-  int tilesX, tilesY; ///< lag tiles of 4 x 8
+  int tileRows;       ///< TY: y lags per lane, 8 or 4
+  int tilesX, tilesY; ///< lag tiles of 4 x TY
   int padX;           ///< left column of the padded left matrix holding x = 0
   int leftPitch;      ///< row pitch of the padded left matrix
   int leftRows;       ///< lh + 2 * kSplitPadY
@@ -56,12 +59,16 @@ struct SplitLayout
   std::size_t sharedElements;
 };
 
-inline SplitLayout splitLayout(const Batch& batch, const LagWindow& window, int pairsPerWarp)
+inline SplitLayout splitLayout(const Batch& batch,
+  const LagWindow& window,
+  int pairsPerWarp,
+  int tileRows = kSplitTileY)
 {
   SplitLayout s{};
   s.pairsPerWarp = pairsPerWarp;
+  s.tileRows = tileRows;
   s.tilesX = (window.width + kSplitTileX - 1) / kSplitTileX;
-  s.tilesY = (window.height + kSplitTileY - 1) / kSplitTileY;
+  s.tilesY = (window.height + tileRows - 1) / tileRows;
   // A lane loads the 8 left values starting at x = u0 - dx0 - 4 (u0 a multiple of 4); with
   // padX = dx0 (mod 4) that load is 16-byte aligned. x stays within [-7, lw + 5].
   s.padX = 8 + ((window.x0 % 4) + 4) % 4;
@@ -92,20 +99,21 @@ inline std::vector<int> splitTileOrder(const Geometry& g, const SplitLayout& s, 
   {
     for (int tx = 0; tx < s.tilesX; ++tx)
     {
-      const int dx0 = g.x0 + tx * kSplitTileX, dy0 = g.y0 + ty * kSplitTileY;
-      const int vb = std::max(0, dy0), ve = std::min(g.rh, g.lh + dy0 + kSplitTileY - 1);
+      const int ty1 = s.tileRows - 1;
+      const int dx0 = g.x0 + tx * kSplitTileX, dy0 = g.y0 + ty * s.tileRows;
+      const int vb = std::max(0, dy0), ve = std::min(g.rh, g.lh + dy0 + ty1);
       const int ub = std::max(0, dx0) & ~3, ue = std::min(g.rw, g.lw + dx0 + kSplitTileX - 1);
       if (vb >= ve || ub >= ue)
       {
         continue;
       }
       const long long rows = ve - vb, chunks = (ue - ub + 3) / 4;
-      long long lagRowSteps = kSplitTileY * rows;
-      if (peel && (vb == dy0 || ve == g.lh + dy0 + kSplitPadY))
+      long long lagRowSteps = s.tileRows * rows;
+      if (peel && (vb == dy0 || ve == g.lh + dy0 + ty1))
       {
-        for (int step = 0; step < std::min<long long>(rows, kSplitPadY); ++step)
+        for (int step = 0; step < std::min<long long>(rows, ty1); ++step)
         {
-          lagRowSteps -= kSplitPadY - step;
+          lagRowSteps -= ty1 - step;
         }
       }
       work[static_cast<std::size_t>(ty) * s.tilesX + tx] = chunks * lagRowSteps;
@@ -126,6 +134,13 @@ struct SlotTag
 {
   static constexpr int value = S;
 };
+
+/// Calls f(SlotTag<0>{}), f(SlotTag<1>{}), ... in order: unrolled steps with constant slots.
+template<typename F, int... S>
+__host__ __device__ inline void splitSteps(F&& f, std::integer_sequence<int, S...>)
+{
+  (f(SlotTag<S>{}), ...);
+}
 
 template<typename T>
 __host__ __device__ inline void load4(const T* p, T v[4])
@@ -309,19 +324,20 @@ __host__ __device__ inline void splitTask(int leftPitch, const T* rp, const T* l
  * row would be padding instead of multiplying zeros: up to 28 of the strip's 8 x count lag-row
  * steps, 18% of all the work for 32 x 32 full maps.
  */
-template<int Dir, typename T>
+template<int Dir, int TY, typename T>
 __host__ __device__ inline void splitStrip(int leftPitch,
   int rightPitch,
   const T* rp,
   const T* lrow,
   int count,
   bool peel,
-  T (&acc)[32])
+  T (&acc)[4 * TY])
 {
+  static_assert(TY == 8 || TY == 4, "the step sequences below are written for 8 or 4 rows");
   const int leftStep = Dir * leftPitch, rightStep = Dir * rightPitch;
   // Ring slot of a left row: the step (mod 8) that loaded it; rows of steps -7 .. -1 are the
   // preload.
-  T ring[8][8];
+  T ring[TY][8];
   auto step = [&](auto slotTag, auto peelTag)
   {
     constexpr int s = decltype(slotTag)::value;
@@ -331,10 +347,10 @@ __host__ __device__ inline void splitStrip(int leftPitch,
     T r[4];
     load4(rp + s * rightStep, r);
 #pragma unroll
-    for (int k = 0; k < kSplitTileY; ++k)
+    for (int k = 0; k < TY; ++k)
     {
-      // The step that loaded lag row k's left row: s - k walking down, s - 7 + k walking up.
-      const int loaded = Dir > 0 ? s - k : s - kSplitPadY + k;
+      // The step that loaded lag row k's left row: s - k walking down, s - (TY - 1) + k up.
+      const int loaded = Dir > 0 ? s - k : s - (TY - 1) + k;
       if (peeled && loaded < 0)
       {
         continue; // padding: not loaded, known zero
@@ -345,101 +361,53 @@ __host__ __device__ inline void splitStrip(int leftPitch,
 #pragma unroll
         for (int i = 0; i < kSplitTileX; ++i)
         {
-          acc[k * kSplitTileX + i] += ring[loaded & 7][t - i + 4] * r[t];
+          acc[k * kSplitTileX + i] += ring[loaded & (TY - 1)][t - i + 4] * r[t];
         }
       }
     }
   };
   using Yes = SlotTag<1>;
   using No = SlotTag<0>;
+  using Steps = std::make_integer_sequence<int, TY>;
   if (peel)
   {
-    // The first 8 steps, each guarded (uniform within the warp), without the padding rows.
-    if (count > 0)
-    {
-      step(SlotTag<0>{}, Yes{});
-    }
-    if (count > 1)
-    {
-      step(SlotTag<1>{}, Yes{});
-    }
-    if (count > 2)
-    {
-      step(SlotTag<2>{}, Yes{});
-    }
-    if (count > 3)
-    {
-      step(SlotTag<3>{}, Yes{});
-    }
-    if (count > 4)
-    {
-      step(SlotTag<4>{}, Yes{});
-    }
-    if (count > 5)
-    {
-      step(SlotTag<5>{}, Yes{});
-    }
-    if (count > 6)
-    {
-      step(SlotTag<6>{}, Yes{});
-    }
-    if (count > 7)
-    {
-      step(SlotTag<7>{}, Yes{});
-    }
-    count -= 8;
-    rp += 8 * rightStep;
-    lrow += 8 * leftStep;
+    // The first TY steps without the padding rows, each guarded (uniform within the warp).
+    splitSteps(
+      [&](auto slotTag)
+      {
+        if (count > decltype(slotTag)::value)
+        {
+          step(slotTag, Yes{});
+        }
+      },
+      Steps{});
+    count -= TY;
+    rp += TY * rightStep;
+    lrow += TY * leftStep;
   }
   else
   {
 #pragma unroll
-    for (int j = 1; j < kSplitTileY; ++j)
+    for (int j = 1; j < TY; ++j)
     {
-      load4(lrow - j * leftStep, ring[8 - j]);
-      load4(lrow - j * leftStep + 4, ring[8 - j] + 4);
+      load4(lrow - j * leftStep, ring[TY - j]);
+      load4(lrow - j * leftStep + 4, ring[TY - j] + 4);
     }
   }
-  for (; count >= 8; count -= 8, rp += 8 * rightStep, lrow += 8 * leftStep)
+  for (; count >= TY; count -= TY, rp += TY * rightStep, lrow += TY * leftStep)
   {
-    step(SlotTag<0>{}, No{});
-    step(SlotTag<1>{}, No{});
-    step(SlotTag<2>{}, No{});
-    step(SlotTag<3>{}, No{});
-    step(SlotTag<4>{}, No{});
-    step(SlotTag<5>{}, No{});
-    step(SlotTag<6>{}, No{});
-    step(SlotTag<7>{}, No{});
+    splitSteps([&](auto slotTag) { step(slotTag, No{}); }, Steps{});
   }
-  // The last count < 8 rows: the same steps, each guarded (uniform within the warp).
-  if (count > 0)
-  {
-    step(SlotTag<0>{}, No{});
-  }
-  if (count > 1)
-  {
-    step(SlotTag<1>{}, No{});
-  }
-  if (count > 2)
-  {
-    step(SlotTag<2>{}, No{});
-  }
-  if (count > 3)
-  {
-    step(SlotTag<3>{}, No{});
-  }
-  if (count > 4)
-  {
-    step(SlotTag<4>{}, No{});
-  }
-  if (count > 5)
-  {
-    step(SlotTag<5>{}, No{});
-  }
-  if (count > 6)
-  {
-    step(SlotTag<6>{}, No{});
-  }
+  // The last count < TY rows: the same steps, each guarded.
+  splitSteps(
+    [&](auto slotTag)
+    {
+      if (count > decltype(slotTag)::value)
+      {
+        step(slotTag, No{});
+      }
+    },
+    Steps{});
 }
 
 /**
@@ -448,7 +416,7 @@ __host__ __device__ inline void splitStrip(int leftPitch,
  * split, split + K, ... (Slide: the column strips split, split + K, ..., each walked down
  * with the left rows in registers). Adds into acc[k * 4 + i] the sum for lag (dx0 + i, dy0 + k).
  */
-template<typename T, int K, bool Slide>
+template<typename T, int K, bool Slide, int TY = kSplitTileY>
 __host__ __device__ inline void splitTileSums(const Geometry& g,
   const SplitLayout& s,
   const T* sL,
@@ -457,10 +425,11 @@ __host__ __device__ inline void splitTileSums(const Geometry& g,
   int dy0,
   int split,
   bool peelEdges,
-  T (&acc)[32])
+  T (&acc)[4 * TY])
 {
+  static_assert(Slide || TY == kSplitTileY, "4-row tiles only slide");
   // Right coordinates (u, v) some lag of the tile overlaps.
-  const int vb = max(0, dy0), ve = min(g.rh, g.lh + dy0 + kSplitTileY - 1);
+  const int vb = max(0, dy0), ve = min(g.rh, g.lh + dy0 + TY - 1);
   const int ub = max(0, dx0) & ~3, ue = min(g.rw, g.lw + dx0 + kSplitTileX - 1);
   if (vb >= ve || ub >= ue)
   {
@@ -476,23 +445,23 @@ __host__ __device__ inline void splitTileSums(const Geometry& g,
     // first right row is dy0 (left row 0 meets lag row 0), else the bottom when the last right
     // row meets the left's last row at lag row 7; otherwise neither end has padding to skip.
     const bool topPeel = vb == dy0;
-    const bool bottomPeel = !topPeel && ve == g.lh + dy0 + kSplitPadY;
+    const bool bottomPeel = !topPeel && ve == g.lh + dy0 + TY - 1;
     for (int chunk = split; chunk < chunks; chunk += K)
     {
       const int u0 = ub + 4 * chunk;
       if (bottomPeel)
       {
-        splitStrip<-1>(s.leftPitch,
+        splitStrip<-1, TY>(s.leftPitch,
           s.rightPitch,
           sRp + (ve - 1) * s.rightPitch + u0,
-          sL + leftOffset + (ve - 1 - kSplitPadY) * s.leftPitch + u0,
+          sL + leftOffset + (ve - TY) * s.leftPitch + u0,
           ve - vb,
           peelEdges,
           acc);
       }
       else
       {
-        splitStrip<1>(s.leftPitch,
+        splitStrip<1, TY>(s.leftPitch,
           s.rightPitch,
           sRp + vb * s.rightPitch + u0,
           sL + leftOffset + vb * s.leftPitch + u0,
@@ -536,21 +505,21 @@ __host__ __device__ inline void splitTileSums(const Geometry& g,
 }
 
 /// Stores a lane's reduced values (see splitReduce) of tile (tx, ty) into its pair's map.
-template<typename T, int K>
+template<typename T, int K, int TY = kSplitTileY>
 __host__ __device__ inline void splitStore(const Geometry& g,
-  const T (&acc)[32],
+  const T (&acc)[4 * TY],
   int tx,
   int ty,
   int split,
   T* map)
 {
-  constexpr int perLane = 32 / K;
+  constexpr int perLane = 4 * TY / K;
 #pragma unroll
   for (int j = 0; j < perLane; ++j)
   {
     const int o = j + perLane * split;
     const int col = tx * kSplitTileX + o % kSplitTileX;
-    const int row = ty * kSplitTileY + o / kSplitTileX;
+    const int row = ty * TY + o / kSplitTileX;
     if (col < g.ww && row < g.wh)
     {
       map[static_cast<long long>(row) * g.ww + col] = acc[j];
@@ -559,20 +528,21 @@ __host__ __device__ inline void splitStore(const Geometry& g,
 }
 
 #ifdef __CUDACC__
-/// Sums acc over the K lanes of a pair; afterwards acc[j] (j < 32 / K) holds the total of the
-/// tile's value j + (32 / K) * split.
-template<typename T, int K>
-__device__ inline void splitReduce(T (&acc)[32], int split)
+/// Sums acc (N = 4 TY values) over the K lanes of a pair; afterwards acc[j] (j < N / K) holds
+/// the total of the tile's value j + (N / K) * split.
+template<typename T, int K, int TY = kSplitTileY>
+__device__ inline void splitReduce(T (&acc)[4 * TY], int split)
 {
+  static_assert(K <= 4 * TY, "fewer values than lanes to hold them");
   if constexpr (K > 1)
   {
 #pragma unroll
     for (int level = 0, h = K / 2; h >= 1; ++level, h >>= 1)
     {
-      const int half = 16 >> level;
+      const int half = (2 * TY) >> level;
       const bool upper = (split & h) != 0;
 #pragma unroll
-      for (int idx = 0; idx < 16; ++idx)
+      for (int idx = 0; idx < 2 * TY; ++idx)
       {
         if (idx < half)
         {
@@ -585,8 +555,10 @@ __device__ inline void splitReduce(T (&acc)[32], int split)
   }
 }
 
-template<typename T, int K, bool Slide>
-__global__ void __launch_bounds__(512) splitTiledKernel(Geometry g,
+/// 4-row tiles: at most 8 warps per block and 85 registers, so that three blocks share an SM.
+template<typename T, int K, bool Slide, int TY = kSplitTileY>
+__global__ void __launch_bounds__(TY == kSplitTileY ? 512 : 256, TY == kSplitTileY ? 1 : 3)
+  splitTiledKernel(Geometry g,
   SplitLayout s,
   const int* __restrict__ tileOrder,
   const T* __restrict__ lefts,
@@ -629,18 +601,18 @@ __global__ void __launch_bounds__(512) splitTiledKernel(Geometry g,
     }
     const int tile = tileOrder[q];
     const int tx = tile % s.tilesX, ty = tile / s.tilesX;
-    T acc[32];
+    T acc[4 * TY];
 #pragma unroll
-    for (int k = 0; k < 32; ++k)
+    for (int k = 0; k < 4 * TY; ++k)
     {
       acc[k] = 0;
     }
-    splitTileSums<T, K, Slide>(
-      g, s, sL, sRp, g.x0 + tx * kSplitTileX, g.y0 + ty * kSplitTileY, split, s.peelEdges, acc);
-    splitReduce<T, K>(acc, split);
+    splitTileSums<T, K, Slide, TY>(
+      g, s, sL, sRp, g.x0 + tx * kSplitTileX, g.y0 + ty * TY, split, s.peelEdges, acc);
+    splitReduce<T, K, TY>(acc, split);
     if (j0 + p < g.m)
     {
-      splitStore<T, K>(g, acc, tx, ty, split, out + (li * g.m + j0 + p) * mapSize);
+      splitStore<T, K, TY>(g, acc, tx, ty, split, out + (li * g.m + j0 + p) * mapSize);
     }
   }
 }
@@ -666,17 +638,55 @@ inline SplitDevice splitDevice()
   return d;
 }
 
+template<typename T>
+using SplitKernel = void (*)(Geometry, SplitLayout, const int*, const T*, const T*, T*);
+
 /// Everything of a split-tiled launch decided before the timed region.
 template<typename T>
 struct SplitPlan
 {
-  void (*kernel)(Geometry, SplitLayout, const int*, const T*, const T*, T*) = nullptr;
+  SplitKernel<T> kernel = nullptr;
   std::vector<int> tileOrder; ///< heaviest tile first (see splitTileOrder)
   SplitLayout layout{};
   dim3 grid, block;
   std::size_t sharedBytes = 0;
   bool slides = false;
 };
+
+/// The instantiation for K lanes per pair; sliding ones only in float with K <= 4 (see
+/// planSplitTiled), 4-row tiles only sliding.
+template<typename T, int K>
+SplitKernel<T> splitKernelFor(bool slide, int tileRows)
+{
+  if constexpr (sizeof(T) == 4 && K <= 4)
+  {
+    if (slide)
+    {
+      return tileRows == 4 ? splitTiledKernel<T, K, true, 4> : splitTiledKernel<T, K, true>;
+    }
+  }
+  return splitTiledKernel<T, K, false>;
+}
+
+/// Raises a kernel's dynamic shared memory limit to the opt-in size, once per kernel.
+inline bool splitRaiseSharedLimit(const void* kernel, int bytes)
+{
+  static std::mutex mutex;
+  static std::vector<const void*> raised;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (std::find(raised.begin(), raised.end(), kernel) != raised.end())
+  {
+    return true;
+  }
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) !=
+    cudaSuccess)
+  {
+    cudaGetLastError();
+    return false;
+  }
+  raised.push_back(kernel);
+  return true;
+}
 
 /**
  * Chooses P (pairs per warp: `requestedPairs` when not 0, else the batch's pairs per left
@@ -687,17 +697,14 @@ struct SplitPlan
 template<typename T>
 bool planSplitTiled(const Batch& batch,
   const LagWindow& window,
-  int requestedPairs,
-  int requestedWarps,
-  bool slide,
-  bool peel,
+  const DirectOptions& options,
   SplitPlan<T>& plan)
 {
   const SplitDevice dev = splitDevice();
   int pairs = 1;
-  if (requestedPairs > 0)
+  if (options.pairsPerWarp > 0)
   {
-    pairs = std::min(requestedPairs, 32);
+    pairs = std::min(options.pairsPerWarp, 32);
   }
   else
   {
@@ -722,64 +729,38 @@ bool planSplitTiled(const Batch& batch,
   // Sliding needs whole column strips per lane: with more than 4 lanes per pair the strips
   // of a tile (about 9 for 32 x 32) would leave lanes idle, so it is off there.
   // In double the ring needs twice the registers and spills to local memory: off there.
-  constexpr bool canSlide = sizeof(T) == 4;
-  const bool slideUsed = canSlide && slide && pairs >= 8;
-  int variant = 0;
+  const bool slideUsed = sizeof(T) == 4 && options.slideRows && pairs >= 8;
+  const int tileRows = slideUsed && options.tileRows == 4 ? 4 : kSplitTileY;
+  layout = splitLayout(batch, window, pairs, tileRows);
   switch (32 / pairs)
   {
     case 1:
-      plan.kernel = splitTiledKernel<T, 1, false>;
-      if constexpr (canSlide)
-      {
-        plan.kernel = slideUsed ? splitTiledKernel<T, 1, true> : plan.kernel;
-      }
-      variant = slideUsed ? 6 : 0;
+      plan.kernel = splitKernelFor<T, 1>(slideUsed, tileRows);
       break;
     case 2:
-      plan.kernel = splitTiledKernel<T, 2, false>;
-      if constexpr (canSlide)
-      {
-        plan.kernel = slideUsed ? splitTiledKernel<T, 2, true> : plan.kernel;
-      }
-      variant = slideUsed ? 7 : 1;
+      plan.kernel = splitKernelFor<T, 2>(slideUsed, tileRows);
       break;
     case 4:
-      plan.kernel = splitTiledKernel<T, 4, false>;
-      if constexpr (canSlide)
-      {
-        plan.kernel = slideUsed ? splitTiledKernel<T, 4, true> : plan.kernel;
-      }
-      variant = slideUsed ? 8 : 2;
+      plan.kernel = splitKernelFor<T, 4>(slideUsed, tileRows);
       break;
     case 8:
-      plan.kernel = splitTiledKernel<T, 8, false>;
-      variant = 3;
+      plan.kernel = splitKernelFor<T, 8>(slideUsed, tileRows);
       break;
     case 16:
-      plan.kernel = splitTiledKernel<T, 16, false>;
-      variant = 4;
+      plan.kernel = splitKernelFor<T, 16>(slideUsed, tileRows);
       break;
     default:
-      plan.kernel = splitTiledKernel<T, 32, false>;
-      variant = 5;
+      plan.kernel = splitKernelFor<T, 32>(slideUsed, tileRows);
       break;
   }
   plan.slides = slideUsed;
-  layout.peelEdges = slideUsed && peel;
-  static bool sharedRaised[9] = {};
-  bool& raised = sharedRaised[variant];
-  if (!raised)
+  layout.peelEdges = slideUsed && options.peelEdges;
+  if (!splitRaiseSharedLimit(reinterpret_cast<const void*>(plan.kernel), dev.sharedOptin))
   {
-    if (cudaFuncSetAttribute(
-          plan.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dev.sharedOptin) != cudaSuccess)
-    {
-      cudaGetLastError();
-      return false;
-    }
-    raised = true;
+    return false;
   }
   const int tiles = layout.tilesX * layout.tilesY;
-  int warps = std::max(1, std::min(requestedWarps, 16));
+  int warps = std::max(1, std::min(options.warpsPerBlock, tileRows == 4 ? 8 : 16));
   int perSm = 0;
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, plan.kernel, 32 * warps, shared);
   const long long groups = static_cast<long long>(batch.n) * layout.groupsPerLeft;

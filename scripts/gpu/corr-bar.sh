@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# CorrelationCore on the GPU machine, aimed at the batched bar (one-to-many 32x32 x1024, full
+# maps, direct vs cached-plan cuFFT). From the repository root:
+#   OUT=/some/dir MODE=probe|final scripts/gpu/corr-bar.sh
+# Both modes: build CorrelationCore alone (CUDA sm_90, FFTW), ctest, the x1024 cases of
+# correlation-bench (every direct variant, cuFFT with 2^a3^b5^c7^d and power-of-two sizes),
+# compute-sanitizer memcheck and racecheck on the split-tiled variants.
+# probe: + Nsight Compute on the best split-tiled configurations and on one cuFFT call (per-kernel
+#   durations: pad, transforms, product, inverse, extraction) and the SASS instruction mix of the
+#   sliding kernels.
+# final: + the whole benchmark grid (no CPU direct beyond its cut-off, as in correlation.sh).
+# Leaves in $OUT: gpu.txt, summary.txt, bar.txt/bar.json, [grid.txt/grid.json], [ncu-*.txt],
+# [sass-mix.txt], logs.tgz. Timing runs use CUDA_MODULE_LOADING=EAGER.
+set -u
+ROOT=$(pwd)
+OUT=${OUT:-$ROOT/gpu-out-corr-bar}
+MODE=${MODE:-probe}
+mkdir -p "$OUT"
+START=$(date +%s)
+BUILD=${BUILD:-$ROOT/build-corr-gpu}
+BENCH="$BUILD/bin/correlation-bench"
+export CUDA_MODULE_LOADING=EAGER
+stamp() { echo "$(($(date +%s) - START))s $*" >> "$OUT/summary.txt"; }
+
+(nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.sm,driver_version --format=csv
+  echo "cpus: $(nproc), $(grep -m1 "model name" /proc/cpuinfo)"; nvcc --version | tail -1
+  date -u) > "$OUT/gpu.txt" 2>&1
+
+stamp "configure ($MODE)"
+{ cmake -S CorrelationCore -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DCORRELATION_ENABLE_CUDA=ON && cmake --build "$BUILD" -j "$(nproc)"; } \
+  > "$OUT/build.log" 2>&1
+rc=$?
+stamp "build rc=$rc"
+grep -E "CorrelationCore: CUDA|error" "$OUT/build.log" | head -20 >> "$OUT/summary.txt"
+[ $rc -eq 0 ] || { tail -40 "$OUT/build.log" >> "$OUT/summary.txt"; exit 1; }
+
+timeout 150 ctest --test-dir "$BUILD" -j 8 --output-on-failure --output-junit "$OUT/ctest.xml" \
+  > "$OUT/ctest.log" 2>&1
+stamp "ctest rc=$? ($(grep -c '(Skipped)' "$OUT/ctest.log") skipped)"
+grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)" "$OUT/ctest.log" | head -30 >> "$OUT/summary.txt"
+grep -B2 -A12 "Failure" "$OUT/ctest.log" | head -80 >> "$OUT/summary.txt"
+
+# The bar's cases (and the other x1024 batches), every GPU configuration, median of 11.
+timeout 120 "$BENCH" --no-cpu --case x1024 --json "$OUT/bar.json" > "$OUT/bar.txt" 2> "$OUT/bar.err"
+stamp "bar bench rc=$?"
+grep -E "32x32 x1024" "$OUT/bar.txt" | sort -k6 -n | head -8 >> "$OUT/summary.txt"
+grep -E "32x32 x1024 +cufft" "$OUT/bar.txt" >> "$OUT/summary.txt"
+
+if [ "$MODE" = probe ]; then
+  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  if [ -n "$NCU" ]; then
+    for cfg in split-p16-w16 split-p16-w16-nopeel split-p16-w8-rows4; do
+      timeout 60 "$NCU" --clock-control none --kernel-name regex:splitTiled --launch-skip 2 \
+        --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+        --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
+        --section MemoryWorkloadAnalysis --section InstructionStats \
+        --metrics smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_global_st.sum,lts__t_sectors_op_write.sum,smsp__inst_executed_pipe_fma.sum,sm__cycles_active.avg,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum \
+        "$BENCH" --no-cpu --case "32x32 x1024" --config "$cfg" --json /dev/null \
+        > "$OUT/ncu-$cfg.txt" 2>&1
+      stamp "ncu $cfg rc=$?"
+    done
+    # One cuFFT call's kernels (the warm-up call is the first: plans are made before it).
+    timeout 60 "$NCU" --clock-control none --launch-count 12 \
+      --metrics gpu__time_duration.sum,dram__bytes.sum,lts__t_bytes.sum \
+      "$BENCH" --no-cpu --case "32x32 x1024" --config cufft-cached --json /dev/null \
+      > "$OUT/ncu-cufft.txt" 2>&1
+    stamp "ncu cufft rc=$?"
+    timeout 60 "$NCU" --clock-control none --launch-count 12 --metrics gpu__time_duration.sum \
+      "$BENCH" --no-cpu --case "32x32 x1024" --config cufft-cached-pow2 --json /dev/null \
+      > "$OUT/ncu-cufft-pow2.txt" 2>&1
+    stamp "ncu cufft pow2 rc=$?"
+  else
+    stamp "ncu not found"
+  fi
+  OBJ="$BUILD/CMakeFiles/CorrelationCore.dir/src/cuda/DirectFloat.cu.o"
+  if command -v cuobjdump > /dev/null; then
+    cuobjdump --dump-sass "$OBJ" > "$OUT/sass-float.txt" 2>&1
+    # Instruction mix per split-tiled kernel: FFMA, shared loads, local (spill) traffic.
+    awk '/Function :/ { name = $3 } /splitTiled/ { } { if (name ~ /splitTiled/) {
+           if ($0 ~ /FFMA/) f[name]++; if ($0 ~ /LDS/) l[name]++; if ($0 ~ /(LDL|STL)/) s[name]++;
+           if ($0 ~ /STG/) g[name]++; if ($0 ~ /SHFL/) h[name]++; n[name]++ } }
+         END { for (k in n) printf "%s instr %d FFMA %d LDS %d LDL/STL %d STG %d SHFL %d\n",
+               k, n[k], f[k], l[k], s[k], g[k], h[k] }' "$OUT/sass-float.txt" > "$OUT/sass-mix.txt"
+    gzip -f "$OUT/sass-float.txt"
+    stamp "sass"
+  fi
+else
+  timeout 200 "$BENCH" --json "$OUT/grid.json" > "$OUT/grid.txt" 2> "$OUT/grid.err"
+  stamp "grid bench rc=$?"
+fi
+
+# Sanitizers on the split-tiled variants (racecheck on those that share staging between warps).
+for tool in memcheck racecheck; do
+  filter='CUDA/ReferenceLarger.*/cuda_split*:SplitTiled.*'
+  [ $tool = racecheck ] && filter='CUDA/ReferenceLarger.*/cuda_split_p16*:CUDA/ReferenceLarger.*/cuda_split_p32_w8*'
+  timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 \
+    "$BUILD/bin/correlation_test_reference" --gtest_filter="$filter" > "$OUT/$tool.log" 2>&1
+  stamp "$tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool.log" | tail -1)"
+  grep -E "PASSED|FAILED" "$OUT/$tool.log" | tail -2 >> "$OUT/summary.txt"
+done
+
+cd "$OUT" && tar czf logs.tgz --remove-files build.log ctest.log ctest.xml memcheck.log \
+  racecheck.log bar.err grid.err 2> /dev/null
+exit 0
