@@ -233,29 +233,36 @@ void multiTileVariants(Backend backend, HorizontalShape shape, double relTol)
         for (AccessStrategy strategy : { AccessStrategy::ZLoop, AccessStrategy::SlicedZLoop })
           for (bool chasing : { true, false })
             for (bool compressed : { true, false })
-            {
-              auto options = optionsFor(backend);
-              options.strategy = strategy;
-              options.sliceSize = 3; // 7 layers: slices 0-2, 3-5 and a partial 6
-              options.chasingTable = chasing;
-              options.compressedTable = compressed;
-              stencil::StencilOptions s;
-              s.op = op;
-              s.boundary = mode;
-              std::vector<T> out(u.size());
-              stencil::ExecutionReport report;
-              const auto status =
-                stencil::applyColumns(mesh, u.data(), out.data(), s, options, &report);
-              ASSERT_TRUE(status.ok()) << status.message();
-              ASSERT_EQ(report.backendUsed, backend);
-              EXPECT_EQ(report.columnKernel, isTwice(op) ? "tiled laplap" : "per cell")
-                << report.note;
-              EXPECT_TRUE(closeWithNaN(out, expected, tol))
-                << "numbering " << numbering << " " << stencil::toString(op) << " "
-                << stencil::toString(mode) << " " << stencil::toString(strategy)
-                << (chasing ? " chasing" : " non-chasing")
-                << (compressed ? " compressed" : " plain");
-            }
+              for (int tileLayers : { 0, 1, 2, 4 })
+              {
+                auto options = optionsFor(backend);
+                options.strategy = strategy;
+                options.sliceSize = 3; // 7 layers: slices 0-2, 3-5 and a partial 6
+                options.chasingTable = chasing;
+                options.compressedTable = compressed;
+                // Steps of 1, 2 or 4 layers: partial last steps in slices of 3 and columns of 7.
+                options.tileLayers = tileLayers;
+                const int usedLayers = mesh.maxNeighbours() == 4 && tileLayers > 0
+                  ? tileLayers
+                  : (sizeof(T) == 4 ? 4 : 1);
+                const std::string tiled = "tiled laplap, " + std::to_string(usedLayers) +
+                  (usedLayers == 1 ? " layer" : " layers") + " per step";
+                stencil::StencilOptions s;
+                s.op = op;
+                s.boundary = mode;
+                std::vector<T> out(u.size());
+                stencil::ExecutionReport report;
+                const auto status =
+                  stencil::applyColumns(mesh, u.data(), out.data(), s, options, &report);
+                ASSERT_TRUE(status.ok()) << status.message();
+                ASSERT_EQ(report.backendUsed, backend);
+                EXPECT_EQ(report.columnKernel, isTwice(op) ? tiled : "per cell") << report.note;
+                EXPECT_TRUE(closeWithNaN(out, expected, tol))
+                  << "numbering " << numbering << " " << stencil::toString(op) << " "
+                  << stencil::toString(mode) << " " << stencil::toString(strategy)
+                  << (chasing ? " chasing" : " non-chasing")
+                  << (compressed ? " compressed" : " plain") << " tile layers " << tileLayers;
+              }
       }
   }
 }

@@ -117,6 +117,14 @@ TEST(StencilErrors, BadMeshesAndArguments)
   s.op = Operator::HorizontalLaplacian;
   EXPECT_EQ(
     stencil::applyColumns(mesh, u.data(), out.data(), s, o).code(), ErrorCode::InvalidArgument);
+  o.sliceSize = 8;
+  for (int layers : { -1, 3, 8 })
+  {
+    o.tileLayers = layers;
+    const auto st = stencil::applyColumns(mesh, u.data(), out.data(), s, o);
+    EXPECT_EQ(st.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(st.message().find("tile layers"), std::string::npos) << st.message();
+  }
   stencil::ColumnMesh empty;
   EXPECT_EQ(
     stencil::applyColumns(empty, u.data(), out.data(), s).code(), ErrorCode::InvalidArgument);

@@ -202,12 +202,16 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
     stencil::ImageKernel kernel;
     int columns;
     int rows;
+    int blockRows;
   };
   std::vector<Choice> choices;
   for (int columns : { 0, 1, 2, 4 })
     for (int rows : { 0, 1, 2, 4, 8 })
-      choices.push_back({ stencil::ImageKernel::RowStrips, columns, rows });
-  choices.push_back({ stencil::ImageKernel::LayerSlices, 0, 0 });
+      choices.push_back({ stencil::ImageKernel::RowStrips, columns, rows, 0 });
+  // Blocks of 1, 2 and 8 rows of 32 threads (the default is 4) with the default strips.
+  for (int blockRows : { 1, 2, 8 })
+    choices.push_back({ stencil::ImageKernel::RowStrips, 0, 0, blockRows });
+  choices.push_back({ stencil::ImageKernel::LayerSlices, 0, 0, 0 });
   // Row lengths divisible by 4, by 2 only, and odd (wider vectors fall back to narrower ones).
   for (std::size_t nx : { std::size_t(72), std::size_t(70), std::size_t(69) })
     for (std::size_t nz : { std::size_t(1), std::size_t(11) })
@@ -241,12 +245,13 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
             options.imageKernel = choice.kernel;
             options.imageRowsPerThread = choice.rows;
             options.imageColumnsPerThread = choice.columns;
+            options.imageBlockRows = choice.blockRows;
             std::vector<double> out(u.size(), -1.0);
             ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
             EXPECT_TRUE(closeWithNaN(out, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
               << stencil::toString(op) << " " << stencil::toString(mode) << " nz=" << nz << " "
               << stencil::toString(choice.kernel) << " columns=" << choice.columns
-              << " rows=" << choice.rows << " nx=" << nx;
+              << " rows=" << choice.rows << " block rows=" << choice.blockRows << " nx=" << nx;
             // Float: 64 eps |u| (input rounding and arithmetic) amplified by the operator (sum
             // 4 / h^2, squared for the laplap), as in the polynomial tests.
             const double lap = 4 * (1 / 0.49 + 1 / 1.69 + 1 / 0.81);
@@ -257,7 +262,8 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
               stencil::applyImage(g, uFloat.data(), outFloat.data(), s, options, &report).ok());
             EXPECT_TRUE(closeWithNaN(outFloat, expected, 64 * 1.2e-7 * maxAbs(u) * amplification))
               << "float " << stencil::toString(op) << " " << stencil::toString(mode) << " nz=" << nz
-              << " columns=" << choice.columns << " rows=" << choice.rows << " nx=" << nx;
+              << " columns=" << choice.columns << " rows=" << choice.rows
+              << " block rows=" << choice.blockRows << " nx=" << nx;
             if (GetParam() == Backend::CUDA && choice.kernel == stencil::ImageKernel::RowStrips)
             {
               // The default is 2 columns; a count that does not divide nx is halved.
@@ -268,6 +274,11 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
                 report.imageKernel.rfind("row strips, " + std::to_string(columns) + " column", 0),
                 0u)
                 << report.imageKernel << " requested " << choice.columns << " nx=" << nx;
+              const int blockRows = choice.blockRows > 0 ? choice.blockRows : 4;
+              EXPECT_NE(report.imageKernel.find(
+                          ", " + std::to_string(blockRows) + " x 32 threads per block"),
+                std::string::npos)
+                << report.imageKernel;
             }
           }
         }
@@ -296,6 +307,14 @@ TEST(ImageOptions, StripShapeOptionsAreValidated)
     EXPECT_EQ(status.code(), stencil::ErrorCode::InvalidArgument) << columns;
   }
   options.imageColumnsPerThread = 1;
+  EXPECT_TRUE(stencil::applyImage(g, u.data(), out.data(), {}, options).ok());
+  for (int blockRows : { -1, 3, 16 })
+  {
+    options.imageBlockRows = blockRows;
+    const auto status = stencil::applyImage(g, u.data(), out.data(), {}, options);
+    EXPECT_EQ(status.code(), stencil::ErrorCode::InvalidArgument) << blockRows;
+  }
+  options.imageBlockRows = 8;
   EXPECT_TRUE(stencil::applyImage(g, u.data(), out.data(), {}, options).ok());
 }
 

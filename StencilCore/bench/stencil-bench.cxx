@@ -66,7 +66,9 @@ void runPrecision(const char* name,
   int cpuRepeats,
   int threads,
   bool gpu,
-  double copyBandwidth)
+  double copyBandwidth,
+  int stabilityRuns,
+  bool cpu)
 {
   stencil::ImageGrid g;
   g.dims = { nx, ny, nz };
@@ -87,7 +89,10 @@ void runPrecision(const char* name,
   {
     backends.push_back(stencil::Backend::CUDA);
   }
-  backends.push_back(stencil::Backend::CPU);
+  if (cpu)
+  {
+    backends.push_back(stencil::Backend::CPU);
+  }
   stencil::GeneratedColumns rowMajor;
   stencil::GeneratedColumns zCurve;
   stencil::generateColumns(
@@ -174,18 +179,23 @@ void runPrecision(const char* name,
           stencil::ImageKernel kernel;
           int columns;
           int rows;
+          int blockRows;
         };
         std::vector<Variant> variants;
         for (int columns : { 1, 2, 4 })
           for (int r : { 1, 2, 4, 8 })
-            variants.push_back(Variant{ stencil::ImageKernel::RowStrips, columns, r });
-        variants.push_back(Variant{ stencil::ImageKernel::LayerSlices, 0, 0 });
+            variants.push_back(Variant{ stencil::ImageKernel::RowStrips, columns, r, 0 });
+        // The default strips in blocks of 1, 2, 8 rows of 32 threads (default 4).
+        for (int blockRows : { 1, 2, 8 })
+          variants.push_back(Variant{ stencil::ImageKernel::RowStrips, 0, 0, blockRows });
+        variants.push_back(Variant{ stencil::ImageKernel::LayerSlices, 0, 0, 0 });
         for (const Variant& v : variants)
         {
           stencil::ExecutionOptions ov = o;
           ov.imageKernel = v.kernel;
           ov.imageColumnsPerThread = v.columns;
           ov.imageRowsPerThread = v.rows;
+          ov.imageBlockRows = v.blockRows;
           stencil::ExecutionReport rep;
           const auto st = stencil::applyImage(g, u.data(), out.data(), so, ov, &rep);
           if (!st)
@@ -197,7 +207,8 @@ void runPrecision(const char* name,
           variant.layout = "regular-variant";
           variant.strategy = std::string(stencil::toString(v.kernel)) +
             (v.rows > 0 ? " C=" + std::to_string(v.columns) + " R=" + std::to_string(v.rows)
-                        : std::string());
+                        : std::string()) +
+            (v.blockRows > 0 ? " (" + rep.imageKernel + ")" : std::string());
           variant.seconds = rep.kernelSeconds;
           variant.ratio = rep.kernelSeconds / t;
           variant.fraction = (2.0 * u.size() * sizeof(T) / rep.kernelSeconds) / copyBandwidth;
@@ -236,27 +247,41 @@ void runPrecision(const char* name,
       {
         stencil::AccessStrategy strategy;
         int slice;
+        int tileLayers; // 0: the default
       };
-      std::vector<Choice> choices = { { stencil::AccessStrategy::Naive, 8 },
-        { stencil::AccessStrategy::IdxVar, 8 },
-        { stencil::AccessStrategy::Shared, 8 },
-        { stencil::AccessStrategy::ZLoop, 8 },
-        { stencil::AccessStrategy::SlicedZLoop, 8 } };
+      std::vector<Choice> choices = { { stencil::AccessStrategy::Naive, 8, 0 },
+        { stencil::AccessStrategy::IdxVar, 8, 0 },
+        { stencil::AccessStrategy::Shared, 8, 0 },
+        { stencil::AccessStrategy::ZLoop, 8, 0 },
+        { stencil::AccessStrategy::SlicedZLoop, 8, 0 } };
       // Slice sizes of the sliced z-loop (GPU, z-curve, chasing compressed table only).
       for (int slice : { 2, 4, 16, 32 })
-        choices.push_back({ stencil::AccessStrategy::SlicedZLoop, slice });
+        choices.push_back({ stencil::AccessStrategy::SlicedZLoop, slice, 0 });
+      // Layers per step of the tiled laplap (GPU, z-curve, chasing tables only).
+      for (int layers : { 1, 2, 4 })
+      {
+        choices.push_back({ stencil::AccessStrategy::ZLoop, 8, layers });
+        choices.push_back({ stencil::AccessStrategy::SlicedZLoop, 16, layers });
+        choices.push_back({ stencil::AccessStrategy::SlicedZLoop, 32, layers });
+      }
       for (const Choice& choice : choices)
       {
         const stencil::AccessStrategy strategy = choice.strategy;
         for (int variant = 0; variant < 4; ++variant)
         {
-          if (choice.slice != 8 && (!onGpu || ordering == 0 || variant != 0))
+          if (choice.slice != 8 && choice.tileLayers == 0 &&
+            (!onGpu || ordering == 0 || variant != 0))
+          {
+            continue;
+          }
+          if (choice.tileLayers > 0 && (!onGpu || ordering == 0 || variant > 1))
           {
             continue;
           }
           stencil::ExecutionOptions co = o;
           co.strategy = strategy;
           co.sliceSize = choice.slice;
+          co.tileLayers = choice.tileLayers;
           co.chasingTable = variant < 2;
           co.compressedTable = variant % 2 == 0;
           // The CPU has no shared memory (it maps Shared to z-loop); to keep the device run
@@ -310,6 +335,44 @@ void runPrecision(const char* name,
         }
       }
     }
+    if (onGpu && stabilityRuns > 0)
+    {
+      // Stability: the regular default and the default z-loop (z-curve, chasing/plain) again,
+      // alternating, each a median of `repeats` kernel runs.
+      for (int run = 0; run < stabilityRuns; ++run)
+      {
+        stencil::ExecutionReport regularReport;
+        if (!stencil::applyImage(g, u.data(), out.data(), s, o, &regularReport))
+        {
+          std::exit(1);
+        }
+        stencil::ExecutionOptions co = o;
+        co.strategy = stencil::AccessStrategy::ZLoop;
+        co.compressedTable = false;
+        stencil::ExecutionReport columnReport;
+        if (!stencil::applyColumns(zCurve.mesh, uCurve.data(), out.data(), s, co, &columnReport))
+        {
+          std::exit(1);
+        }
+        Row row;
+        row.precision = name;
+        row.backend = stencil::toString(backend);
+        row.layout = "repeat " + std::to_string(run + 1);
+        row.op = "HorizontalLaplap";
+        row.strategy = "regular default: " + regularReport.imageKernel;
+        row.table = "-";
+        row.seconds = regularReport.kernelSeconds;
+        row.ratio = 1;
+        row.fraction = (2.0 * u.size() * sizeof(T) / row.seconds) / copyBandwidth;
+        rows.push_back(row);
+        row.strategy = "z-loop (" + columnReport.columnKernel + ")";
+        row.table = "chasing/plain";
+        row.seconds = columnReport.kernelSeconds;
+        row.ratio = row.seconds / regularReport.kernelSeconds;
+        row.fraction = 0;
+        rows.push_back(row);
+      }
+    }
   }
 }
 
@@ -332,7 +395,9 @@ int main(int argc, char** argv)
   int repeats = 20;
   int cpuRepeats = 3;
   int threads = 0;
+  int stabilityRuns = 0;
   bool useGpu = true;
+  bool useCpu = true;
   std::string json;
   for (int a = 1; a < argc; ++a)
   {
@@ -347,13 +412,17 @@ int main(int argc, char** argv)
       threads = std::atoi(argv[++a]);
     else if (arg == "--json" && a + 1 < argc)
       json = argv[++a];
+    else if (arg == "--stability" && a + 1 < argc)
+      stabilityRuns = std::atoi(argv[++a]);
+    else if (arg == "--gpu-only")
+      useCpu = false;
     else if (arg == "--cpu-only")
       useGpu = false;
     else
     {
       std::fprintf(stderr,
         "usage: stencil-bench [--size 512x512x64] [--repeats 20] [--cpu-repeats 3] [--threads N]"
-        " [--cpu-only] [--json FILE]\n");
+        " [--stability N] [--cpu-only | --gpu-only] [--json FILE]\n");
       return 2;
     }
   }
@@ -380,10 +449,28 @@ int main(int argc, char** argv)
       return 1;
     }
   }
-  runPrecision<float>(
-    "float", dims[0], dims[1], dims[2], repeats, cpuRepeats, threads, gpu, bandwidth);
-  runPrecision<double>(
-    "double", dims[0], dims[1], dims[2], repeats, cpuRepeats, threads, gpu, bandwidth);
+  runPrecision<float>("float",
+    dims[0],
+    dims[1],
+    dims[2],
+    repeats,
+    cpuRepeats,
+    threads,
+    gpu,
+    bandwidth,
+    stabilityRuns,
+    useCpu);
+  runPrecision<double>("double",
+    dims[0],
+    dims[1],
+    dims[2],
+    repeats,
+    cpuRepeats,
+    threads,
+    gpu,
+    bandwidth,
+    stabilityRuns,
+    useCpu);
 
   std::printf(
     "device: %s; copy bandwidth (read + write): %.1f GB/s; size %zux%zux%zu; CPU threads %d\n",

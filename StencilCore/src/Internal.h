@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 namespace stencil
@@ -101,6 +103,45 @@ Status withTable(const PreparedTable<T>& t, const TablePointers<T>& p, F&& f)
     default:
       return Status(ErrorCode::Internal, "unsupported padded neighbour count");
   }
+}
+
+/**
+ * Calls f(std::integral_constant<int, L>) with the layers per step of the tiled laplap:
+ * ExecutionOptions::tileLayers for K = 4 (the quad meshes the benchmark compares; instantiating
+ * every count for every K would triple the CUDA build), DefaultTileLayers otherwise.
+ */
+template<typename T, int K, typename F>
+decltype(auto) withTileLayers(const ExecutionOptions& options, F&& f)
+{
+  if constexpr (K == 4)
+  {
+    switch (options.tileLayers)
+    {
+      case 1:
+        return f(std::integral_constant<int, 1>{});
+      case 2:
+        return f(std::integral_constant<int, 2>{});
+      case 4:
+        return f(std::integral_constant<int, 4>{});
+      default:
+        break;
+    }
+  }
+  return f(std::integral_constant<int, DefaultTileLayers<T>>{});
+}
+
+/// "tiled laplap, L layers per step", with a note when the requested count was not used.
+template<typename T, int K>
+std::string tiledKernelName(const ExecutionOptions& options, ExecutionReport& report)
+{
+  const int layers = withTileLayers<T, K>(options, [](auto l) { return decltype(l)::value; });
+  if (options.tileLayers > 0 && options.tileLayers != layers)
+  {
+    report.note += "tile layers per step: " + std::to_string(options.tileLayers) +
+      " is offered for 4 neighbours per cell only, used " + std::to_string(layers) + ". ";
+  }
+  return "tiled laplap, " + std::to_string(layers) + (layers == 1 ? " layer" : " layers") +
+    " per step";
 }
 
 // CUDA backend (src/cuda); CudaUnavailable.cxx answers BackendUnavailable when not compiled.

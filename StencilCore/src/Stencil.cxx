@@ -389,6 +389,11 @@ Status applyImage(const ImageGrid& grid,
   {
     return Status(ErrorCode::InvalidArgument, "image: columns per thread must be 0, 1, 2 or 4");
   }
+  const int blockRows = options.imageBlockRows;
+  if (blockRows != 0 && blockRows != 1 && blockRows != 2 && blockRows != 4 && blockRows != 8)
+  {
+    return Status(ErrorCode::InvalidArgument, "image: block rows must be 0, 1, 2, 4 or 8");
+  }
   int active = 0;
   Status status = validateImage(grid, isLaplap(stencil.op), isHorizontal(stencil.op), active);
   if (!status)
@@ -710,7 +715,7 @@ template Status prepareTable<double>(const ColumnMesh&,
 namespace
 {
 /// The tiled laplap of the z-loop strategies, its threads run one after the other per phase.
-template<typename T, typename Table>
+template<typename T, int L, typename Table>
 bool cpuTiledColumns(const Table& table,
   const detail::TileLists& tiles,
   const detail::ColumnArgs<T>& a,
@@ -723,7 +728,7 @@ bool cpuTiledColumns(const Table& table,
   const std::size_t layers = static_cast<std::size_t>(a.layers);
   const std::size_t slices = (layers + slice - 1) / slice;
   const bool weighted = table.p.weights != nullptr;
-  const detail::TileLayout<T, K> layout{ tiles.maxHalo, weighted };
+  const detail::TileLayout<T, K, L> layout{ tiles.maxHalo, weighted };
   return parallelFor(tileCount * slices,
     options,
     [&](std::size_t begin, std::size_t end)
@@ -732,10 +737,10 @@ bool cpuTiledColumns(const Table& table,
       // 16-byte alignment, as CUDA gives shared memory.
       unsigned char* base =
         scratch.data() + (16 - reinterpret_cast<std::uintptr_t>(scratch.data()) % 16) % 16;
-      std::vector<detail::TileThread<T, K>> threads(detail::TileCells);
+      std::vector<detail::TileThread<T, K, L>> threads(detail::TileCells);
       for (std::size_t item = begin; item < end; ++item)
       {
-        detail::TileContext<T, Table> x;
+        detail::TileContext<T, Table, L> x;
         x.a = a;
         x.table = table;
         x.lists = tiles;
@@ -773,13 +778,13 @@ bool cpuColumns(const Table& table,
   if (tiles && a.laplap &&
     (options.strategy == AccessStrategy::ZLoop || options.strategy == AccessStrategy::SlicedZLoop))
   {
-    report.columnKernel = "tiled laplap";
-    return cpuTiledColumns<T>(table,
-      *tiles,
-      a,
-      options.strategy == AccessStrategy::SlicedZLoop ? static_cast<std::size_t>(options.sliceSize)
-                                                      : layers,
-      options);
+    report.columnKernel = detail::tiledKernelName<T, K>(options, report);
+    const std::size_t slice = options.strategy == AccessStrategy::SlicedZLoop
+      ? static_cast<std::size_t>(options.sliceSize)
+      : layers;
+    return detail::withTileLayers<T, K>(options,
+      [&](auto perStep)
+      { return cpuTiledColumns<T, decltype(perStep)::value>(table, *tiles, a, slice, options); });
   }
   report.columnKernel = "per cell";
   switch (options.strategy)
@@ -874,6 +879,13 @@ Status applyColumns(const ColumnMesh& mesh,
   if (options.sliceSize < 1)
   {
     return Status(ErrorCode::InvalidArgument, "sliced z-loop: slice size must be at least 1");
+  }
+  if (options.tileLayers != 0 && options.tileLayers != 1 && options.tileLayers != 2 &&
+    options.tileLayers != 4)
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "tile layers per step must be 0 (default), 1, 2 or 4, not " +
+        std::to_string(options.tileLayers));
   }
   const bool laplap = isLaplap(stencil.op);
   const bool vertical = !isHorizontal(stencil.op) && mesh.layers() > 1;

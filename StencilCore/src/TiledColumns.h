@@ -11,6 +11,12 @@
  * tile's cells are read from the table once per column slice, and the slots of the neighbours in
  * the tile's Laplacian buffer are found once per slice by a binary search in the sorted halo list.
  *
+ * A step produces L layers. Its loads are issued in a fetch phase, one step ahead: a thread
+ * fetches the values of the next step before it waits at the barrier and forms the laplaps of
+ * the current one, so the memory latency overlaps the barrier and the shared-memory work. The
+ * halo's first Laplacians are spread over all threads as (halo cell, layer) items, so that no
+ * warp carries the halo alone.
+ *
  * The code is written as the phases of one thread between two barriers, so that the CUDA kernel
  * (src/cuda/ColumnKernels.cuh) and the CPU loop (which runs the threads of a tile one after the
  * other between the phases) execute the same expressions; the tests check the CPU and the GPU
@@ -25,21 +31,33 @@
 #include <cstddef>
 #include <cstdint>
 
+#ifdef __CUDACC__
+#define STENCIL_UNROLL _Pragma("unroll")
+#else
+#define STENCIL_UNROLL
+#endif
+
 namespace stencil
 {
 namespace detail
 {
 /// Cells per tile = threads per CUDA block: a 16 x 16 square of a z-curve-numbered quad mesh.
 constexpr int TileCells = 256;
-/// Layers produced between two barriers, whose loads are in flight together. Measured on the
-/// H100 (docs/stencil.md): 4 layers per barrier took float from 150 to 141 us but double from
-/// 182 to 276 us (twice the registers per held value), so double keeps one layer per barrier.
+/// Layers per step when ExecutionOptions::tileLayers is 0 (measured on the H100, docs/stencil.md).
 template<typename T>
-constexpr int TileLayers = sizeof(T) == 4 ? 4 : 1;
-/// Laplacian buffers: a step reads TileLayers layers and writes TileLayers (+ 1 above) while a
-/// slower thread may still read the previous step's, so 2 TileLayers + 1 layers are live.
-template<typename T>
-constexpr int TileBuffers = 2 * TileLayers<T> + 1;
+constexpr int DefaultTileLayers = sizeof(T) == 4 ? 4 : 1;
+/// Resident blocks per SM the CUDA kernel is compiled for (its register cap): without a cap
+/// ptxas (CUDA 13, sm_90) takes 97 registers for float with 4 layers (2 blocks of 256 threads)
+/// and 103 for double with 1 (2 blocks); with these caps it fits 80 registers without spills
+/// for float and with a few bytes of spills for double, so 3 blocks stay resident.
+template<typename T, int L>
+constexpr int TileMinBlocks = sizeof(T) == 4 ? (L == 1 ? 4 : 3) : (L == 1 ? 3 : 2);
+/// Laplacian buffers: a step writes L layers (+ 1 above for vertical operators) while a slower
+/// thread may still read the previous step's L, so 2 L + 1 layers are live.
+constexpr int tileBuffers(int layersPerStep)
+{
+  return 2 * layersPerStep + 1;
+}
 
 /// Halo lists: for tile b, haloCells[haloStart[b] .. haloStart[b + 1]) are the sorted distinct
 /// first-ring neighbours of its cells outside the tile.
@@ -51,16 +69,16 @@ struct TileLists
 };
 
 /// Byte layout of a tile's scratch memory (CUDA shared memory; a plain buffer on the CPU).
-template<typename T, int K>
+template<typename T, int K, int L>
 struct TileLayout
 {
   static STENCIL_HD std::size_t alignUp(std::size_t n) { return (n + 15) / 16 * 16; }
   int maxHalo;
   bool weighted;
-  STENCIL_HD std::size_t laplacianOffset() const { return 0; } // TileBuffers<T> x slots
+  STENCIL_HD std::size_t laplacianOffset() const { return 0; } // tileBuffers(L) x slots
   STENCIL_HD std::size_t haloWeightOffset() const
   {
-    return alignUp(laplacianOffset() + TileBuffers<T> * sizeof(T) * (TileCells + maxHalo));
+    return alignUp(laplacianOffset() + tileBuffers(L) * sizeof(T) * (TileCells + maxHalo));
   }
   STENCIL_HD std::size_t haloIdOffset() const
   {
@@ -78,7 +96,7 @@ struct TileLayout
 };
 
 /// One tile's view of its scratch memory and of the problem.
-template<typename T, typename Table>
+template<typename T, typename Table, int L>
 struct TileContext
 {
   static constexpr int K = Table::K;
@@ -88,7 +106,7 @@ struct TileContext
   int tile = 0;
   int haloCount = 0;
   int haloBegin = 0;
-  T* laplacian = nullptr;  ///< TileBuffers<T> rotating buffers of TileCells + maxHalo values
+  T* laplacian = nullptr;  ///< tileBuffers(L) rotating buffers of TileCells + maxHalo values
   T* haloWeight = nullptr; ///< K per halo cell (weighted tables)
   std::int32_t* haloId = nullptr;
   std::int32_t* haloIndex = nullptr; ///< K neighbours per halo cell (missing: the cell itself)
@@ -97,7 +115,7 @@ struct TileContext
 
   STENCIL_HD void bind(unsigned char* scratch, int tileIndex)
   {
-    const TileLayout<T, K> layout{ lists.maxHalo, weighted };
+    const TileLayout<T, K, L> layout{ lists.maxHalo, weighted };
     laplacian = reinterpret_cast<T*>(scratch + layout.laplacianOffset());
     haloWeight = reinterpret_cast<T*>(scratch + layout.haloWeightOffset());
     haloId = reinterpret_cast<std::int32_t*>(scratch + layout.haloIdOffset());
@@ -108,11 +126,90 @@ struct TileContext
     haloCount = load(lists.haloStart + tileIndex + 1) - haloBegin;
   }
   STENCIL_HD int slots() const { return TileCells + lists.maxHalo; }
-  STENCIL_HD T* buffer(int k) const { return laplacian + (k % TileBuffers<T>)*slots(); }
+  STENCIL_HD T* buffer(int k) const { return laplacian + (k % tileBuffers(L)) * slots(); }
 };
 
+/// The raw values of up to M layers of one column for its first Laplacians: centre[0] is the
+/// value below the first layer, centre[1 .. count] the layers, top the value above the last
+/// (both clamped: zero flux), values[d][q] neighbour q at layer d. (`top` is not stored at
+/// centre[count + 1]: a store at a run-time index would put the arrays in local memory.)
+template<typename T, int K, int M>
+struct ColumnValues
+{
+  T centre[M + 2];
+  T top;
+  T values[M][K];
+};
+
+/// Issues the loads of `count` (<= M) layers from k0 of one cell with neighbours nb; nothing
+/// waits for them here.
+template<typename T, int K, int M>
+STENCIL_HD void fetchColumn(const ColumnArgs<T>& a,
+  int cell,
+  const int* nb,
+  int k0,
+  int count,
+  ColumnValues<T, K, M>& v)
+{
+  STENCIL_UNROLL
+  for (int d = 0; d < M; ++d)
+  {
+    if (d < count)
+    {
+      const T* layer = a.u + static_cast<long long>(k0 + d) * a.cells;
+      v.centre[d + 1] = load(layer + cell);
+      STENCIL_UNROLL
+      for (int q = 0; q < K; ++q)
+      {
+        v.values[d][q] = load(layer + nb[q]);
+      }
+    }
+  }
+  if (a.vertical)
+  {
+    const int down = k0 > 0 ? k0 - 1 : k0;
+    const int up = k0 + count < a.layers ? k0 + count : k0 + count - 1;
+    v.centre[0] = load(a.u + static_cast<long long>(down) * a.cells + cell);
+    v.top = load(a.u + static_cast<long long>(up) * a.cells + cell);
+  }
+}
+
+/// First Laplacians of the fetched layers (the order of columnLaplacian in Kernels.h).
+template<typename T, int K, int M, typename Weight>
+STENCIL_HD void columnLaplacians(const ColumnArgs<T>& a,
+  int k0,
+  int count,
+  const ColumnValues<T, K, M>& v,
+  Weight&& weight,
+  T (&result)[M])
+{
+  STENCIL_UNROLL
+  for (int d = 0; d < M; ++d)
+  {
+    if (d < count)
+    {
+      const T u = v.centre[d + 1];
+      T sum = 0;
+      STENCIL_UNROLL
+      for (int q = 0; q < K; ++q)
+      {
+        sum += static_cast<T>(weight(q)) * (v.values[d][q] - u);
+      }
+      if (a.vertical)
+      {
+        // Clamped neighbours: the value itself at the first and last layer.
+        const T below = k0 + d > 0 ? v.centre[d] : u;
+        const T next = d + 1 < count ? v.centre[d + 2] : v.top;
+        const T above = k0 + d + 1 < a.layers ? next : u;
+        sum += (above - T(2) * u + below) * a.verticalWeight;
+      }
+      result[d] = sum;
+    }
+  }
+}
+
 /// What one thread keeps in registers for a column slice.
-template<typename T, int K>
+template<typename T, int K, int L>
 struct TileThread
 {
   int c = 0;
@@ -123,39 +220,17 @@ struct TileThread
   int slot[K]; ///< the neighbours' positions in the Laplacian buffers
   /// Own first Laplacians: [0] at the layer below the step's first, [1] at its first, then the
   /// layers the step produces (vertical operators produce one layer ahead).
-  T own[TileLayers<T> + 2];
+  T own[L + 2];
+  /// Fetched for the next produce phase: the own column and the thread's first halo item.
+  ColumnValues<T, K, L> column;
+  ColumnValues<T, K, 1> halo;
+  int haloItem = -1;
 };
-
-/// First Laplacian of the cell at `centre` (values of one layer) with neighbours nb, plus the
-/// vertical part from the values below and above (already clamped for zero flux).
-template<typename T, int K, typename Weight>
-STENCIL_HD T tileLaplacian(const ColumnArgs<T>& a,
-  const T* layer,
-  T centre,
-  const int* nb,
-  Weight&& weight,
-  T below,
-  T above)
-{
-  T sum = 0;
-#ifdef __CUDACC__
-#pragma unroll
-#endif
-  for (int q = 0; q < K; ++q)
-  {
-    sum += static_cast<T>(weight(q)) * (load(layer + nb[q]) - centre);
-  }
-  if (a.vertical)
-  {
-    sum += (above - T(2) * centre + below) * a.verticalWeight;
-  }
-  return sum;
-}
 
 /// Phase 1 (once per slice): own indices into registers; halo ids, indices and weights into the
 /// scratch memory; validity flags.
-template<typename T, typename Table>
-STENCIL_HD void tileSetup(const TileContext<T, Table>& x, int t, TileThread<T, Table::K>& s)
+template<typename T, typename Table, int L>
+STENCIL_HD void tileSetup(const TileContext<T, Table, L>& x, int t, TileThread<T, Table::K, L>& s)
 {
   constexpr int K = Table::K;
   s.c = x.tile * TileCells + t;
@@ -163,9 +238,7 @@ STENCIL_HD void tileSetup(const TileContext<T, Table>& x, int t, TileThread<T, T
   if (s.active)
   {
     bool ok = true;
-#ifdef __CUDACC__
-#pragma unroll
-#endif
+    STENCIL_UNROLL
     for (int j = 0; j < K; ++j)
     {
       const int n = x.table.n(s.c, j);
@@ -196,8 +269,8 @@ STENCIL_HD void tileSetup(const TileContext<T, Table>& x, int t, TileThread<T, T
 
 /// Phase 2 (once per slice, after a barrier): the neighbours' slots and whether the laplap of
 /// the own cell has all its values (Fill boundaries).
-template<typename T, typename Table>
-STENCIL_HD void tileSlots(const TileContext<T, Table>& x, int t, TileThread<T, Table::K>& s)
+template<typename T, typename Table, int L>
+STENCIL_HD void tileSlots(const TileContext<T, Table, L>& x, int t, TileThread<T, Table::K, L>& s)
 {
   constexpr int K = Table::K;
   if (!s.active)
@@ -206,9 +279,7 @@ STENCIL_HD void tileSlots(const TileContext<T, Table>& x, int t, TileThread<T, T
   }
   const int first = x.tile * TileCells;
   bool complete = x.valid[t] != 0;
-#ifdef __CUDACC__
-#pragma unroll
-#endif
+  STENCIL_UNROLL
   for (int j = 0; j < K; ++j)
   {
     const int n = s.nb[j];
@@ -241,132 +312,75 @@ STENCIL_HD void tileSlots(const TileContext<T, Table>& x, int t, TileThread<T, T
   s.complete = complete;
 }
 
-template<typename T>
-STENCIL_HD const T* layerOf(const ColumnArgs<T>& a, int k)
-{
-  return a.u + static_cast<long long>(k) * a.cells;
-}
-
-/// Own first Laplacian at layer k on its own (the layer below a slice's first).
-template<typename T, typename Table>
-STENCIL_HD T tileOwnLaplacianAt(const TileContext<T, Table>& x,
-  const TileThread<T, Table::K>& s,
-  int k)
-{
-  const ColumnArgs<T>& a = x.a;
-  const T* layer = layerOf(a, k);
-  const T centre = load(layer + s.c);
-  T below = centre;
-  T above = centre;
-  if (a.vertical)
-  {
-    below = load(layerOf(a, k > 0 ? k - 1 : k) + s.c);
-    above = load(layerOf(a, k + 1 < a.layers ? k + 1 : k) + s.c);
-  }
-  return tileLaplacian<T, Table::K>(
-    a, layer, centre, s.nb, [&](int q) { return s.wt[q]; }, below, above);
-}
-
-/**
- * First Laplacians at the `count` (<= TileLayers<T>) layers from k0 of one cell with neighbours nb:
- * all loads of the layers are issued before any arithmetic, so that they are in flight together.
- * The vertical part takes the values below and above each layer, clamped (zero flux).
- */
-template<typename T, int K, typename Weight>
-STENCIL_HD void tileLaplacians(const ColumnArgs<T>& a,
-  int cell,
-  const int* nb,
-  Weight&& weight,
+/// Halo item i of a step of `count` layers: halo cell i % haloCount at layer k0 + i / haloCount
+/// (consecutive threads take consecutive halo cells of one layer).
+template<typename T, typename Table, int L>
+STENCIL_HD void fetchHaloItem(const TileContext<T, Table, L>& x,
+  int item,
   int k0,
-  int count,
-  T* result)
+  ColumnValues<T, Table::K, 1>& v)
 {
-  // Entries past `count` are never read (GCC cannot see that through the two loops).
-  T centre[TileLayers<T> + 2] = {}; // layers k0 - 1 .. k0 + TileLayers<T>, clamped
-  T values[TileLayers<T>][K] = {};
-#ifdef __CUDACC__
-#pragma unroll
-#endif
-  for (int d = 0; d < TileLayers<T>; ++d)
+  const int h = item % x.haloCount;
+  fetchColumn<T, Table::K, 1>(
+    x.a, x.haloId[h], x.haloIndex + h * Table::K, k0 + item / x.haloCount, 1, v);
+}
+
+template<typename T, typename Table, int L>
+STENCIL_HD void produceHaloItem(const TileContext<T, Table, L>& x,
+  int item,
+  int k0,
+  const ColumnValues<T, Table::K, 1>& v)
+{
+  constexpr int K = Table::K;
+  const int h = item % x.haloCount;
+  const int k = k0 + item / x.haloCount;
+  const T* wt = x.haloWeight + h * K;
+  const T uniform = x.table.p.uniformWeight;
+  const bool weighted = x.weighted;
+  T result[1];
+  columnLaplacians<T, K, 1>(
+    x.a, k, 1, v, [&](int q) { return weighted ? wt[q] : uniform; }, result);
+  x.buffer(k)[TileCells + h] = result[0];
+}
+
+/// Phase 3a: the loads of a step that produces layers [k0, k0 + count): the own column and the
+/// thread's first halo item.
+template<typename T, typename Table, int L>
+STENCIL_HD void tileFetch(const TileContext<T, Table, L>& x,
+  int t,
+  TileThread<T, Table::K, L>& s,
+  int k0,
+  int count)
+{
+  if (s.active)
   {
-    if (d < count)
-    {
-      const T* layer = layerOf(a, k0 + d);
-      centre[d + 1] = load(layer + cell);
-#ifdef __CUDACC__
-#pragma unroll
-#endif
-      for (int q = 0; q < K; ++q)
-      {
-        values[d][q] = load(layer + nb[q]);
-      }
-    }
+    fetchColumn<T, Table::K, L>(x.a, s.c, s.nb, k0, count, s.column);
   }
-  if (a.vertical)
+  s.haloItem = t < x.haloCount * count ? t : -1;
+  if (s.haloItem >= 0)
   {
-    centre[0] = load(layerOf(a, k0 > 0 ? k0 - 1 : k0) + cell);
-    const int up = k0 + count < a.layers ? k0 + count : k0 + count - 1;
-    const T above = load(layerOf(a, up) + cell);
-#ifdef __CUDACC__
-#pragma unroll
-#endif
-    for (int d = 0; d < TileLayers<T>; ++d)
-    {
-      if (d == count - 1)
-      {
-        centre[d + 2] = above;
-      }
-    }
-  }
-#ifdef __CUDACC__
-#pragma unroll
-#endif
-  for (int d = 0; d < TileLayers<T>; ++d)
-  {
-    if (d < count)
-    {
-      const T u = centre[d + 1];
-      T sum = 0;
-#ifdef __CUDACC__
-#pragma unroll
-#endif
-      for (int q = 0; q < K; ++q)
-      {
-        sum += static_cast<T>(weight(q)) * (values[d][q] - u);
-      }
-      if (a.vertical)
-      {
-        // Clamped neighbours: the value itself at the first and last layer.
-        const T below = k0 + d > 0 ? centre[d] : u;
-        const T above = k0 + d + 1 < a.layers ? centre[d + 2] : u;
-        sum += (above - T(2) * u + below) * a.verticalWeight;
-      }
-      result[d] = sum;
-    }
+    fetchHaloItem(x, s.haloItem, k0, s.halo);
   }
 }
 
-/// Phase 3 (per step): the first Laplacians at layers [k0, k0 + count) of the own cell (into
-/// s.own[2 - lead ...] and the buffers) and of the halo cells this thread is responsible for.
-template<typename T, typename Table>
-STENCIL_HD void tileProduce(const TileContext<T, Table>& x,
+/// Phase 3b: the first Laplacians of the fetched step (own cell into s.own[ownSlot ...] and the
+/// buffers; the halo items), then the halo items beyond one per thread (large halos) directly.
+template<typename T, typename Table, int L>
+STENCIL_HD void tileProduce(const TileContext<T, Table, L>& x,
   int t,
-  TileThread<T, Table::K>& s,
+  TileThread<T, Table::K, L>& s,
   int k0,
   int count,
   int ownSlot)
 {
   constexpr int K = Table::K;
-  const ColumnArgs<T>& a = x.a;
   if (s.active)
   {
-    T result[TileLayers<T>] = {};
-    tileLaplacians<T, K>(
-      a, s.c, s.nb, [&](int q) { return s.wt[q]; }, k0, count, result);
-#ifdef __CUDACC__
-#pragma unroll
-#endif
-    for (int d = 0; d < TileLayers<T>; ++d)
+    T result[L] = {}; // entries past count are never read (GCC cannot see that)
+    columnLaplacians<T, K, L>(
+      x.a, k0, count, s.column, [&](int q) { return s.wt[q]; }, result);
+    STENCIL_UNROLL
+    for (int d = 0; d < L; ++d)
     {
       if (d < count)
       {
@@ -380,43 +394,31 @@ STENCIL_HD void tileProduce(const TileContext<T, Table>& x,
     }
     else
     {
-#ifdef __CUDACC__
-#pragma unroll
-#endif
-      for (int d = 0; d < TileLayers<T>; ++d)
+      STENCIL_UNROLL
+      for (int d = 0; d < L; ++d)
       {
         s.own[d + 2] = result[d];
       }
     }
   }
-  const T uniform = x.table.p.uniformWeight;
-  const bool weighted = x.weighted;
-  for (int h = t; h < x.haloCount; h += TileCells)
+  if (s.haloItem >= 0)
   {
-    const int* nb = x.haloIndex + h * K;
-    const T* wt = x.haloWeight + h * K;
-    T result[TileLayers<T>] = {};
-    tileLaplacians<T, K>(
-      a, x.haloId[h], nb, [&](int q) { return weighted ? wt[q] : uniform; }, k0, count, result);
-#ifdef __CUDACC__
-#pragma unroll
-#endif
-    for (int d = 0; d < TileLayers<T>; ++d)
-    {
-      if (d < count)
-      {
-        x.buffer(k0 + d)[TileCells + h] = result[d];
-      }
-    }
+    produceHaloItem(x, s.haloItem, k0, s.halo);
+  }
+  for (int item = t + TileCells; item < x.haloCount * count; item += TileCells)
+  {
+    ColumnValues<T, K, 1> v;
+    fetchHaloItem(x, item, k0, v);
+    produceHaloItem(x, item, k0, v);
   }
 }
 
 /// Phase 4 (per layer, after a barrier): the laplap of the own cell at layer k from the buffer
 /// of layer k and the own first Laplacians below and above (clamped for zero flux).
-template<typename T, typename Table>
-STENCIL_HD void tileConsume(const TileContext<T, Table>& x,
+template<typename T, typename Table, int L>
+STENCIL_HD void tileConsume(const TileContext<T, Table, L>& x,
   int t,
-  const TileThread<T, Table::K>& s,
+  const TileThread<T, Table::K, L>& s,
   int k,
   T below,
   T above)
@@ -437,9 +439,7 @@ STENCIL_HD void tileConsume(const TileContext<T, Table>& x,
   const T* buffer = x.buffer(k);
   const T centre = buffer[t];
   T sum = 0;
-#ifdef __CUDACC__
-#pragma unroll
-#endif
+  STENCIL_UNROLL
   for (int j = 0; j < K; ++j)
   {
     sum += s.wt[j] * (buffer[s.slot[j]] - centre);
@@ -454,34 +454,43 @@ STENCIL_HD void tileConsume(const TileContext<T, Table>& x,
 /**
  * One column slice [first, last) of one tile, written for a group of TileCells threads that
  * meet at `barrier()`; `forEachThread(f)` runs f(t, state) for the calling thread (CUDA) or for
- * every thread of the tile in turn (CPU). Steps of TileLayers<T> layers: produce, barrier, consume.
+ * every thread of the tile in turn (CPU). Steps of L layers: produce (from the values fetched
+ * before), fetch the next step, barrier, consume.
  */
-template<typename T, typename Table, typename ForEach, typename Barrier>
-STENCIL_HD void tileSlice(const TileContext<T, Table>& x,
+template<typename T, typename Table, int L, typename ForEach, typename Barrier>
+STENCIL_HD void tileSlice(const TileContext<T, Table, L>& x,
   int first,
   int last,
   ForEach&& forEachThread,
   Barrier&& barrier)
 {
-  using State = TileThread<T, Table::K>;
+  using State = TileThread<T, Table::K, L>;
   const ColumnArgs<T>& a = x.a;
   forEachThread([&](int t, State& s) { tileSetup(x, t, s); });
   barrier();
   forEachThread([&](int t, State& s) { tileSlots(x, t, s); });
+  auto stepCount = [&](int k0) { return last - k0 < L ? last - k0 : L; };
   if (!a.vertical)
   {
-    for (int k0 = first; k0 < last; k0 += TileLayers<T>)
+    forEachThread([&](int t, State& s) { tileFetch(x, t, s, first, stepCount(first)); });
+    for (int k0 = first; k0 < last; k0 += L)
     {
-      const int count = last - k0 < TileLayers<T> ? last - k0 : TileLayers<T>;
-      forEachThread([&](int t, State& s) { tileProduce(x, t, s, k0, count, 2); });
+      const int count = stepCount(k0);
+      forEachThread(
+        [&](int t, State& s)
+        {
+          tileProduce(x, t, s, k0, count, 2);
+          if (k0 + L < last)
+          {
+            tileFetch(x, t, s, k0 + L, stepCount(k0 + L));
+          }
+        });
       barrier();
       forEachThread(
         [&](int t, State& s)
         {
-#ifdef __CUDACC__
-#pragma unroll
-#endif
-          for (int d = 0; d < TileLayers<T>; ++d)
+          STENCIL_UNROLL
+          for (int d = 0; d < L; ++d)
           {
             if (d < count)
             {
@@ -492,37 +501,53 @@ STENCIL_HD void tileSlice(const TileContext<T, Table>& x,
     }
     return;
   }
-  // Vertical: a step produces the layers one above those whose laplap it forms.
+  // Vertical: a step produces the layers one above those whose laplap it forms (layers
+  // k0 + 1 .. k0 + count, without the one above the top layer).
+  auto produced = [&](int k0)
+  {
+    const int count = stepCount(k0);
+    return k0 + count < a.layers ? count : count - 1;
+  };
   forEachThread(
     [&](int t, State& s)
     {
       if (s.active && first > 0)
       {
-        s.own[0] = tileOwnLaplacianAt(x, s, first - 1);
+        ColumnValues<T, Table::K, 1> below;
+        fetchColumn<T, Table::K, 1>(a, s.c, s.nb, first - 1, 1, below);
+        T result[1];
+        columnLaplacians<T, Table::K, 1>(
+          a, first - 1, 1, below, [&](int q) { return s.wt[q]; }, result);
+        s.own[0] = result[0];
       }
+      tileFetch(x, t, s, first, 1);
       tileProduce(x, t, s, first, 1, 1);
+      if (produced(first) > 0)
+      {
+        tileFetch(x, t, s, first + 1, produced(first));
+      }
     });
-  for (int k0 = first; k0 < last; k0 += TileLayers<T>)
+  for (int k0 = first; k0 < last; k0 += L)
   {
-    const int count = last - k0 < TileLayers<T> ? last - k0 : TileLayers<T>;
-    // Layers k0 + 1 .. k0 + count, without the one above the top layer.
-    const int produced = k0 + count < a.layers ? count : count - 1;
+    const int count = stepCount(k0);
     forEachThread(
       [&](int t, State& s)
       {
-        if (produced > 0)
+        if (produced(k0) > 0)
         {
-          tileProduce(x, t, s, k0 + 1, produced, 2);
+          tileProduce(x, t, s, k0 + 1, produced(k0), 2);
+        }
+        if (k0 + L < last && produced(k0 + L) > 0)
+        {
+          tileFetch(x, t, s, k0 + L + 1, produced(k0 + L));
         }
       });
     barrier();
     forEachThread(
       [&](int t, State& s)
       {
-#ifdef __CUDACC__
-#pragma unroll
-#endif
-        for (int d = 0; d < TileLayers<T>; ++d)
+        STENCIL_UNROLL
+        for (int d = 0; d < L; ++d)
         {
           if (d < count)
           {
@@ -531,9 +556,9 @@ STENCIL_HD void tileSlice(const TileContext<T, Table>& x,
             tileConsume(x, t, s, k, s.own[d], k + 1 < a.layers ? s.own[d + 2] : centre);
           }
         }
-        // The next step starts at k0 + TileLayers<T>: only full steps are followed by another.
-        s.own[0] = s.own[TileLayers<T>];
-        s.own[1] = s.own[TileLayers<T> + 1];
+        // The next step starts at k0 + L: only full steps are followed by another.
+        s.own[0] = s.own[L];
+        s.own[1] = s.own[L + 1];
       });
   }
 }

@@ -144,6 +144,10 @@ struct ExecutionOptions
   /// Column meshes only (images use the direct regular-grid kernel).
   AccessStrategy strategy = AccessStrategy::IdxVar;
   int sliceSize = 8; ///< layers per thread of SlicedZLoop
+  /// Z-loops' tiled laplap: layers whose loads are in flight together between two barriers, 1,
+  /// 2 or 4 (meshes with 4 neighbours per cell; others use the default); 0 picks the measured
+  /// default (4 for float, 1 for double).
+  int tileLayers = 0;
   /// Images on the GPU (the CPU path ignores both).
   ImageKernel imageKernel = ImageKernel::RowStrips;
   /// RowStrips: 1, 2, 4 or 8 rows per thread; 0 picks the measured default for the columns per
@@ -152,6 +156,8 @@ struct ExecutionOptions
   /// RowStrips: 1, 2 or 4 columns per thread, loaded as aligned vectors; a count that does not
   /// divide dims[0] is halved until it does. 0 picks 2 (the measured best).
   int imageColumnsPerThread = 0;
+  /// RowStrips: threads per block along y (1, 2, 4 or 8; 32 along x); 0 picks 4.
+  int imageBlockRows = 0;
   bool chasingTable = true;    ///< second neighbours by chasing the table twice (else stored)
   bool compressedTable = true; ///< per-cell pattern id + shared relative offsets (else plain)
   /// Auto picks CUDA only for problems of at least this many values.

@@ -125,13 +125,14 @@ __global__ void __launch_bounds__(LinearBlock, Table::K <= 4 ? 6 : 1)
   }
 }
 
-/// The z-loops' laplap: one block per (tile, column slice); see TiledColumns.h.
-template<typename T, typename Table>
-__global__ void __launch_bounds__(TileCells)
+/// The z-loops' laplap: one block per (tile, column slice), L layers per step; see
+/// TiledColumns.h.
+template<typename T, typename Table, int L>
+__global__ void __launch_bounds__(TileCells, (TileMinBlocks<T, L>))
   tiledLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
 {
   extern __shared__ __align__(16) unsigned char scratch[];
-  TileContext<T, Table> x;
+  TileContext<T, Table, L> x;
   x.a = args;
   x.table = table;
   x.lists = lists;
@@ -139,14 +140,14 @@ __global__ void __launch_bounds__(TileCells)
   x.bind(scratch, blockIdx.x);
   const int first = blockIdx.y * slice;
   const int last = min(args.layers, first + slice);
-  TileThread<T, Table::K> state;
+  TileThread<T, Table::K, L> state;
   const int t = threadIdx.x;
   tileSlice(
     x, first, last, [&](auto&& f) { f(t, state); }, []() { __syncthreads(); });
 }
 
 /// Launches the tiled laplap when its scratch fits the block's shared memory; false otherwise.
-template<typename T, typename Table>
+template<typename T, typename Table, int L>
 bool launchTiled(const Table& table,
   const ColumnArgs<T>& a,
   const TileLists& lists,
@@ -155,7 +156,7 @@ bool launchTiled(const Table& table,
   double& seconds,
   Status& status)
 {
-  const TileLayout<T, Table::K> layout{ lists.maxHalo, table.p.weights != nullptr };
+  const TileLayout<T, Table::K, L> layout{ lists.maxHalo, table.p.weights != nullptr };
   const std::size_t bytes = layout.bytes();
   int device = 0;
   int optin = 0;
@@ -166,7 +167,7 @@ bool launchTiled(const Table& table,
     return false;
   }
   if (bytes > 48 * 1024 &&
-    cudaFuncSetAttribute(tiledLaplapKernel<T, Table>,
+    cudaFuncSetAttribute(tiledLaplapKernel<T, Table, L>,
       cudaFuncAttributeMaxDynamicSharedMemorySize,
       static_cast<int>(bytes)) != cudaSuccess)
   {
@@ -177,8 +178,9 @@ bool launchTiled(const Table& table,
   const unsigned slices = static_cast<unsigned>(std::min(65535, (a.layers + slice - 1) / slice));
   status = timeKernel(
     options.timingRepeats,
-    [&]() {
-      tiledLaplapKernel<T, Table>
+    [&]()
+    {
+      tiledLaplapKernel<T, Table, L>
         <<<dim3(tiles, slices), TileCells, bytes>>>(a, table, lists, slice);
     },
     seconds);
@@ -231,9 +233,15 @@ Status launchColumns(const Table& table,
         options.strategy == AccessStrategy::ZLoop ? a.layers : std::max(1, options.sliceSize);
       if (tiles && a.laplap && (a.layers + slice - 1) / slice <= 65535)
       {
-        if (launchTiled<T>(table, a, *tiles, slice, options, seconds, status))
+        const bool launched = withTileLayers<T, Table::K>(options,
+          [&](auto layers)
+          {
+            return launchTiled<T, Table, decltype(layers)::value>(
+              table, a, *tiles, slice, options, seconds, status);
+          });
+        if (launched)
         {
-          report.columnKernel = "tiled laplap";
+          report.columnKernel = tiledKernelName<T, Table::K>(options, report);
           break;
         }
         report.note += "tile halos too large for shared memory: per-cell z-loop. ";

@@ -498,13 +498,16 @@ struct StripGrid
   int boundaryLayers = 0;    ///< whole layers below and above the interior (3-D operators)
   long long framePoints = 0; ///< boundary points of one interior layer
   long long boundaryBlocks = 0;
+  int threadsY = 4; ///< threads per block along y (rows of strips)
   int blocksX = 0;
   int blocksY = 0;
   long long interiorBlocks = 0;
 };
 
 constexpr int StripThreadsX = 32;
-constexpr int StripThreadsY = 4;
+/// Threads per block along y: StripGrid::threadsY, at most this (register bound unchanged:
+/// 2 blocks of 256 threads or 4 of 128 both leave 128 registers per thread).
+constexpr int MaxStripThreadsY = 8;
 
 /// Blocks [0, boundaryBlocks) of a strip launch: one boundary value per thread.
 template<typename T>
@@ -519,7 +522,7 @@ __device__ __forceinline__ void stripBoundary(const ImageArgs<T>& a,
   const int fx = g.frameX;
   const int fy = g.frameY;
   const int reach = g.reach;
-  const long long p = block * (StripThreadsX * StripThreadsY) + thread;
+  const long long p = block * (StripThreadsX * g.threadsY) + thread;
   const long long inFrames = g.framePoints * g.interiorLayers;
   int i;
   int j;
@@ -561,7 +564,7 @@ __device__ __forceinline__ void stripBoundary(const ImageArgs<T>& a,
 }
 
 template<typename T, bool Laplap, bool Vertical, int Rows, int Columns>
-__global__ void __launch_bounds__(StripThreadsX* StripThreadsY, 4)
+__global__ void __launch_bounds__(StripThreadsX* MaxStripThreadsY, 2)
   rowStripKernel(const __grid_constant__ ImageArgs<T> args, const StripGrid g)
 {
   const ImageArgs<T>& a = args;
@@ -584,7 +587,7 @@ __global__ void __launch_bounds__(StripThreadsX* StripThreadsY, 4)
     g.firstLayer + static_cast<int>(b / (static_cast<long long>(g.blocksX) * g.blocksY));
   // Columns start at 0 (not at the frame) so that the centre loads of a warp are aligned.
   const int i = (bx * StripThreadsX + threadIdx.x) * Columns;
-  const int j0 = reach + (by * StripThreadsY + threadIdx.y) * Rows;
+  const int j0 = reach + (by * g.threadsY + threadIdx.y) * Rows;
   if (i < g.frameX || i + Columns > nx - g.frameX || j0 >= ny - reach)
   {
     return;
@@ -624,9 +627,15 @@ __global__ void __launch_bounds__(StripThreadsX* StripThreadsY, 4)
   }
 }
 
-StripGrid stripGrid(const long long* dims, bool laplap, bool vertical, int rows, int columns)
+StripGrid stripGrid(const long long* dims,
+  bool laplap,
+  bool vertical,
+  int rows,
+  int columns,
+  int threadsY)
 {
   StripGrid g;
+  g.threadsY = threadsY;
   const long long nx = dims[0];
   const long long ny = dims[1];
   const long long nz = dims[2];
@@ -640,22 +649,22 @@ StripGrid stripGrid(const long long* dims, bool laplap, bool vertical, int rows,
   g.interiorLayers = static_cast<int>(vertical ? nz - 2 * g.reach : nz);
   g.boundaryLayers = vertical ? 2 * g.reach : 0;
   g.framePoints = nx * ny - (nx - 2 * g.frameX) * (ny - 2 * g.frameY);
-  const long long threads = StripThreadsX * StripThreadsY;
+  const long long threads = StripThreadsX * threadsY;
   const long long boundaryPoints = g.framePoints * g.interiorLayers + nx * ny * g.boundaryLayers;
   g.boundaryBlocks = (boundaryPoints + threads - 1) / threads;
   const long long threadColumns = (nx - g.frameX + columns - 1) / columns;
   g.blocksX = static_cast<int>((threadColumns + StripThreadsX - 1) / StripThreadsX);
   const long long strips = (ny - 2 * g.reach + rows - 1) / rows;
-  g.blocksY = static_cast<int>((strips + StripThreadsY - 1) / StripThreadsY);
+  g.blocksY = static_cast<int>((strips + threadsY - 1) / threadsY);
   g.interiorBlocks = static_cast<long long>(g.blocksX) * g.blocksY * g.interiorLayers;
   return g;
 }
 
 template<typename T, bool Laplap, bool Vertical, int Columns>
-void launchRowStripsColumns(const ImageArgs<T>& args, int rows)
+void launchRowStripsColumns(const ImageArgs<T>& args, int rows, int threadsY)
 {
-  const StripGrid g = stripGrid(args.dims, Laplap, Vertical, rows, Columns);
-  const dim3 block(StripThreadsX, StripThreadsY, 1);
+  const StripGrid g = stripGrid(args.dims, Laplap, Vertical, rows, Columns, threadsY);
+  const dim3 block(StripThreadsX, g.threadsY, 1);
   const unsigned blocks = static_cast<unsigned>(g.boundaryBlocks + g.interiorBlocks);
   switch (rows)
   {
@@ -675,19 +684,19 @@ void launchRowStripsColumns(const ImageArgs<T>& args, int rows)
 }
 
 template<typename T, bool Laplap, bool Vertical>
-void launchRowStrips(const ImageArgs<T>& args, int rows, int columns)
+void launchRowStrips(const ImageArgs<T>& args, int rows, int columns, int threadsY)
 {
   if (columns == 4)
   {
-    launchRowStripsColumns<T, Laplap, Vertical, 4>(args, rows);
+    launchRowStripsColumns<T, Laplap, Vertical, 4>(args, rows, threadsY);
   }
   else if (columns == 2)
   {
-    launchRowStripsColumns<T, Laplap, Vertical, 2>(args, rows);
+    launchRowStripsColumns<T, Laplap, Vertical, 2>(args, rows, threadsY);
   }
   else
   {
-    launchRowStripsColumns<T, Laplap, Vertical, 1>(args, rows);
+    launchRowStripsColumns<T, Laplap, Vertical, 1>(args, rows, threadsY);
   }
 }
 } // namespace
@@ -776,9 +785,10 @@ Status cudaImage(const ImageArgs<T>& args,
   const int rows = options.imageRowsPerThread > 0
     ? options.imageRowsPerThread
     : defaultImageRows(columns, args.laplap, vertical, sizeof(T));
+  const int blockRows = options.imageBlockRows > 0 ? options.imageBlockRows : 4;
   if (fast && strips)
   {
-    const StripGrid g = stripGrid(args.dims, args.laplap, vertical, rows, columns);
+    const StripGrid g = stripGrid(args.dims, args.laplap, vertical, rows, columns, blockRows);
     if (g.boundaryBlocks + g.interiorBlocks >= (1LL << 31))
     {
       return Status(ErrorCode::BackendUnavailable, "image: too many blocks for the CUDA kernel");
@@ -794,13 +804,13 @@ Status cudaImage(const ImageArgs<T>& args,
     {
       if (args.laplap)
       {
-        vertical ? launchRowStrips<T, true, true>(device, rows, columns)
-                 : launchRowStrips<T, true, false>(device, rows, columns);
+        vertical ? launchRowStrips<T, true, true>(device, rows, columns, blockRows)
+                 : launchRowStrips<T, true, false>(device, rows, columns, blockRows);
       }
       else
       {
-        vertical ? launchRowStrips<T, false, true>(device, rows, columns)
-                 : launchRowStrips<T, false, false>(device, rows, columns);
+        vertical ? launchRowStrips<T, false, true>(device, rows, columns, blockRows)
+                 : launchRowStrips<T, false, false>(device, rows, columns, blockRows);
       }
     }
     else if (args.laplap)
@@ -831,7 +841,8 @@ Status cudaImage(const ImageArgs<T>& args,
   else if (strips)
   {
     report.imageKernel = "row strips, " + std::to_string(columns) +
-      (columns > 1 ? " columns x " : " column x ") + std::to_string(rows) + " rows";
+      (columns > 1 ? " columns x " : " column x ") + std::to_string(rows) + " rows, " +
+      std::to_string(blockRows) + " x 32 threads per block";
   }
   else
   {
