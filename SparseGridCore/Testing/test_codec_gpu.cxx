@@ -3,6 +3,8 @@
 // fields (the device machine has no copy of ../shared/data: a hydrogen-like orbital density, a
 // multi-scale 1/k^2 field and a vortex-like field with a sharp core stand in for the real volumes)
 // and random fields. The bound is checked on every voxel in long double. Skips without a device.
+#include "../src/cuda/codec/CodecTile.h"
+
 #include <sparsegrid/codec.h>
 
 #include <cuda_runtime.h>
@@ -69,6 +71,22 @@ std::vector<T> field(int kind, const Dims& d, unsigned seed = 3)
   return v;
 }
 
+sparsegrid::ExecutionOptions cpuOptions()
+{
+  sparsegrid::ExecutionOptions o;
+  o.backend = sparsegrid::Backend::CPU;
+  return o;
+}
+
+/// The GPU or an error (no fall-back to the CPU).
+sparsegrid::ExecutionOptions gpuOptions()
+{
+  sparsegrid::ExecutionOptions o;
+  o.backend = sparsegrid::Backend::CUDA;
+  o.strictBackend = true;
+  return o;
+}
+
 template<typename T>
 double rangeOf(const std::vector<T>& v)
 {
@@ -86,10 +104,7 @@ void compareBackends(const std::vector<T>& input, const Dims& dims, double bound
 {
   codec::Layout layout;
   layout.dims = dims;
-  sparsegrid::ExecutionOptions cpu, gpu;
-  cpu.backend = sparsegrid::Backend::CPU;
-  gpu.backend = sparsegrid::Backend::CUDA;
-  gpu.strictBackend = true;
+  const sparsegrid::ExecutionOptions cpu = cpuOptions(), gpu = gpuOptions();
   std::vector<std::uint8_t> sc, sg;
   ASSERT_TRUE(codec::encode(input.data(), layout, bound, sc, cpu).ok());
   sparsegrid::ExecutionReport report;
@@ -226,15 +241,12 @@ TEST(CodecGpu, StridedAndDamagedStreams)
   codec::Layout strided;
   strided.dims = d;
   strided.stride = 2;
-  sparsegrid::ExecutionOptions gpu;
-  gpu.backend = sparsegrid::Backend::CUDA;
-  gpu.strictBackend = true;
+  const sparsegrid::ExecutionOptions gpu = gpuOptions();
   std::vector<std::uint8_t> sg, sc;
   ASSERT_TRUE(codec::encode(aos.data(), strided, 1e-3, sg, gpu).ok());
   codec::Layout plain;
   plain.dims = d;
-  sparsegrid::ExecutionOptions cpu;
-  cpu.backend = sparsegrid::Backend::CPU;
+  const sparsegrid::ExecutionOptions cpu = cpuOptions();
   ASSERT_TRUE(codec::encode(f.data(), plain, 1e-3, sc, cpu).ok());
   EXPECT_TRUE(sg == sc);
   std::vector<double> out(2 * n, 7.0);
@@ -334,10 +346,7 @@ TEST(CodecGpu, NonFiniteInputRefusedLikeTheCpu)
   f[5000] = std::numeric_limits<float>::infinity();
   codec::Layout layout;
   layout.dims = d;
-  sparsegrid::ExecutionOptions cpu, gpu;
-  cpu.backend = sparsegrid::Backend::CPU;
-  gpu.backend = sparsegrid::Backend::CUDA;
-  gpu.strictBackend = true;
+  const sparsegrid::ExecutionOptions cpu = cpuOptions(), gpu = gpuOptions();
   std::vector<std::uint8_t> s;
   const auto sc = codec::encode(f.data(), layout, 1e-3, s, cpu);
   const auto sg = codec::encode(f.data(), layout, 1e-3, s, gpu);
@@ -366,5 +375,192 @@ TEST(CodecGpu, NonFiniteInputRefusedLikeTheCpu)
   // The second component alone is finite and encodes.
   EXPECT_TRUE(codec::encodeDevice(dAos + 1, strided, 1e-3, s, gpu).ok());
   cudaFree(dAos);
+}
+} // namespace
+
+namespace
+{
+namespace format = sparsegrid::codec::format;
+namespace tile = sparsegrid::codec::tile;
+
+/// The codes and reconstruction of the encoder's passes in stream order (the CPU encoder's order),
+/// with the symbol buffer laid out as on the GPU (each level 64-aligned).
+struct PassOrder
+{
+  format::Plan plan;
+  std::vector<format::Quantiser> quantisers;
+  std::vector<std::uint64_t> levelCodeBegin;
+  std::vector<float> rec;
+  std::vector<std::uint16_t> symbols;
+};
+
+PassOrder encodeInPassOrder(const std::vector<float>& x,
+  const Dims& d,
+  const format::Scheme& scheme)
+{
+  PassOrder r;
+  r.plan.build(d.data(), scheme);
+  const format::Plan& plan = r.plan;
+  r.levelCodeBegin.assign(plan.levels + 1, 0);
+  for (int k = 0; k < plan.levels; ++k)
+  {
+    r.levelCodeBegin[k + 1] = (r.levelCodeBegin[k] + plan.levelCodes[k] + 63) / 64 * 64;
+    r.quantisers.push_back(format::makeQuantiser(format::levelQuantBound(0.05, plan.levels, k)));
+  }
+  r.rec.assign(x.size(), 0.0f);
+  r.symbols.assign(r.levelCodeBegin[plan.levels], 0);
+  for (int pi = 0; pi < plan.passCount; ++pi)
+  {
+    const format::Pass& p = plan.passes[pi];
+    const std::uint64_t stride[3] = { 1, d[0], d[0] * d[1] };
+    for (std::uint64_t local = 0; local < p.size(); ++local)
+    {
+      const std::uint64_t idx = plan.voxelIndex(p, local);
+      const std::uint64_t i[3] = { idx % d[0], idx / d[0] % d[1], idx / (d[0] * d[1]) };
+      const float pred = p.axis < 0
+        ? 0.0f
+        : format::predictAlong(
+            r.rec.data(), idx, p.gap * stride[p.axis], i[p.axis], p.gap, d[p.axis], scheme.cubic);
+      float value;
+      r.symbols[r.levelCodeBegin[p.level] + p.codeBegin + local] =
+        format::quantise(x[idx], pred, r.quantisers[p.level], value);
+      r.rec[idx] = value;
+    }
+  }
+  return r;
+}
+
+/// Runs every tile of level k with one "thread", phase after phase, as a CTA does between its
+/// barriers: the encoder's quantisation (encode) or the decoder's dequantisation of ref's symbols,
+/// escapes taken from `rec` where the Huffman stage stores them.
+void runLevelTiles(const PassOrder& ref,
+  const std::vector<float>& x,
+  int k,
+  const int shape[3],
+  bool encode,
+  std::vector<float>& rec,
+  std::vector<std::uint16_t>& symbols)
+{
+  const tile::LevelTiling L = tile::levelTiling(ref.plan, k, ref.levelCodeBegin[k], shape);
+  std::vector<float> box(L.boxPoints());
+  for (std::uint64_t tz = 0; tz < L.tiles(2); ++tz)
+    for (std::uint64_t ty = 0; ty < L.tiles(1); ++ty)
+      for (std::uint64_t tx = 0; tx < L.tiles(0); ++tx)
+      {
+        const std::uint64_t o[3] = { tx * shape[0], ty * shape[1], tz * shape[2] };
+        std::fill(box.begin(), box.end(), std::numeric_limits<float>::quiet_NaN());
+        tile::forPhase(L, o, -1, 0, 1, [&](const tile::Point& p) { box[p.box] = rec[p.voxel]; });
+        for (int t = 0; t < 3; ++t)
+        {
+          tile::forPhase(L,
+            o,
+            t,
+            0,
+            1,
+            [&](const tile::Point& p)
+            {
+              const float pred = tile::predictInBox(L, box.data(), t, p);
+              float value;
+              if (encode)
+              {
+                const std::uint16_t sym =
+                  format::quantise(x[p.voxel], pred, ref.quantisers[k], value);
+                if (p.inside)
+                {
+                  symbols[p.code] = sym;
+                }
+              }
+              else
+              {
+                const std::uint16_t sym = ref.symbols[p.code];
+                value = sym == format::EscapeSymbol
+                  ? rec[p.voxel]
+                  : format::dequantise(sym, pred, ref.quantisers[k]);
+              }
+              box[p.box] = value;
+              if (p.inside)
+              {
+                rec[p.voxel] = value;
+              }
+            });
+        }
+      }
+}
+
+// The level kernels' tile order (CodecTile.h) against the passes in stream order, on the host (no
+// GPU needed): every axis order, both predictors, tiles smaller and larger than the lattice, sides
+// of 1, 2 and odd lengths, escapes (spikes of 10^6 times the bound). Codes and values
+// must be equal bit for bit, encoding and decoding.
+TEST(CodecGpu, LevelTilesEqualThePassOrder)
+{
+  const Dims shapes[] = {
+    { 37, 21, 18 }, { 2, 3, 17 }, { 33, 17, 1 }, { 9, 40, 5 }, { 65, 66, 2 }
+  };
+  const int tiles[][3] = { { 32, 16, 16 }, { 2, 2, 2 }, { 4, 6, 2 }, { 8, 2, 10 } };
+  const int orders[][3] = { { 0, 1, 2 }, { 2, 1, 0 }, { 1, 2, 0 } };
+  int escapes = 0, levelsChecked = 0;
+  for (const Dims& d : shapes)
+  {
+    auto x = field<float>(1, d);
+    std::mt19937 rng(5);
+    for (std::size_t i = 0; i < x.size(); i += 97)
+    {
+      x[i] += static_cast<float>((rng() % 2 ? 1 : -1) * 1e5);
+    }
+    for (const auto& order : orders)
+      for (bool cubic : { true, false })
+      {
+        format::Scheme scheme;
+        std::copy(order, order + 3, scheme.order);
+        scheme.cubic = cubic;
+        const PassOrder ref = encodeInPassOrder(x, d, scheme);
+        for (std::uint16_t sym : ref.symbols)
+        {
+          escapes += sym == format::EscapeSymbol ? 1 : 0;
+        }
+        for (const auto& shape : tiles)
+        {
+          SCOPED_TRACE("dims " + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" +
+            std::to_string(d[2]) + " order " + std::to_string(order[0]) + std::to_string(order[1]) +
+            std::to_string(order[2]) + (cubic ? " cubic" : " linear") + " tile " +
+            std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + "x" +
+            std::to_string(shape[2]));
+          // Level 0 (the anchors) is not tiled: taken from the reference.
+          std::vector<float> rec(x.size(), std::numeric_limits<float>::quiet_NaN());
+          std::vector<float> decoded = rec;
+          std::vector<std::uint16_t> symbols(ref.symbols.size(), 0);
+          const format::Pass& anchors = ref.plan.passes[0];
+          for (std::uint64_t local = 0; local < anchors.size(); ++local)
+          {
+            const std::uint64_t idx = ref.plan.voxelIndex(anchors, local);
+            rec[idx] = decoded[idx] = ref.rec[idx];
+            symbols[local] = ref.symbols[local];
+          }
+          // The decoder finds escaped values in its output (the Huffman stage puts them there).
+          for (int k = 1; k < ref.plan.levels; ++k)
+          {
+            for (std::uint64_t code = 0; code < ref.plan.levelCodes[k]; ++code)
+            {
+              if (ref.symbols[ref.levelCodeBegin[k] + code] == format::EscapeSymbol)
+              {
+                const std::uint64_t idx = ref.plan.voxelOfCode(k, code);
+                decoded[idx] = ref.rec[idx];
+              }
+            }
+          }
+          for (int k = 1; k < ref.plan.levels; ++k)
+          {
+            runLevelTiles(ref, x, k, shape, true, rec, symbols);
+            runLevelTiles(ref, x, k, shape, false, decoded, symbols);
+            ++levelsChecked;
+          }
+          ASSERT_EQ(0, std::memcmp(rec.data(), ref.rec.data(), rec.size() * sizeof(float)));
+          ASSERT_TRUE(symbols == ref.symbols);
+          ASSERT_EQ(0, std::memcmp(decoded.data(), ref.rec.data(), rec.size() * sizeof(float)));
+        }
+      }
+  }
+  EXPECT_GT(escapes, 100);
+  EXPECT_GT(levelsChecked, 500);
 }
 } // namespace

@@ -253,15 +253,15 @@ Status encodeCPU(const T* values,
   EncodeStatistics& stats,
   const ExecutionOptions& options)
 {
-  std::uint64_t voxels = 0;
-  Status st = detail::checkLayout(layout, voxels, "encode");
+  detail::CodingPlan setup;
+  Status st = detail::makeEncodePlan(layout, scheme, bound, setup);
   if (!st)
   {
     return st;
   }
-  Plan plan;
-  plan.build(layout.dims.data(), scheme);
-  const std::vector<Quantiser> quantisers = detail::levelQuantisers(bound, plan.levels);
+  const std::uint64_t voxels = setup.voxels;
+  const Plan& plan = setup.plan;
+  const std::vector<Quantiser>& quantisers = setup.quantisers;
   st = sparsegrid::checkAllocation(voxels * (sizeof(T) + 2), "the codec's work buffers");
   if (!st)
   {
@@ -624,15 +624,10 @@ Status decodeCPU(const std::uint8_t* stream,
   S* rec,
   const ExecutionOptions& options)
 {
-  format::Scheme scheme;
-  scheme.cubic = info.cubic;
-  for (int a = 0; a < 3; ++a)
-  {
-    scheme.order[a] = info.axisOrder[a];
-  }
-  Plan plan;
-  plan.build(info.dims.data(), scheme);
-  const std::vector<Quantiser> quantisers = detail::levelQuantisers(info);
+  detail::CodingPlan setup;
+  detail::makeDecodePlan(info, setup);
+  const Plan& plan = setup.plan;
+  const std::vector<Quantiser>& quantisers = setup.quantisers;
   huffman::Decoder dec;
   std::string why;
   if (!dec.build(lengths, tableCount, why))
@@ -854,7 +849,7 @@ Status decodeCPU(const std::uint8_t* stream,
         runPass<S>(options,
           plan,
           p,
-          scheme.cubic,
+          plan.scheme.cubic,
           rec,
           [&](std::uint64_t idx, S pred, std::uint64_t j)
           { rec[idx] = format::dequantise<S>(sym[j], pred, qz); });
@@ -864,7 +859,7 @@ Status decodeCPU(const std::uint8_t* stream,
         runPass<S>(options,
           plan,
           p,
-          scheme.cubic,
+          plan.scheme.cubic,
           rec,
           [&](std::uint64_t idx, S pred, std::uint64_t) { rec[idx] = pred; });
       }
@@ -1188,6 +1183,33 @@ Status checkLayout(const Layout& layout, std::uint64_t& voxels, const char* what
   return Status::Ok();
 }
 
+Status makeEncodePlan(const Layout& layout,
+  const format::Scheme& scheme,
+  double bound,
+  CodingPlan& out)
+{
+  Status st = checkLayout(layout, out.voxels, "encode");
+  if (st)
+  {
+    out.plan.build(layout.dims.data(), scheme);
+    out.quantisers = levelQuantisers(bound, out.plan.levels);
+  }
+  return st;
+}
+
+void makeDecodePlan(const StreamInfo& info, CodingPlan& out)
+{
+  format::Scheme scheme;
+  scheme.cubic = info.cubic;
+  for (int a = 0; a < 3; ++a)
+  {
+    scheme.order[a] = info.axisOrder[a];
+  }
+  out.voxels = info.dims[0] * info.dims[1] * info.dims[2];
+  out.plan.build(info.dims.data(), scheme);
+  out.quantisers = levelQuantisers(info);
+}
+
 template<typename T>
 void writeRaw(const T* contiguous,
   const std::uint64_t dims[3],
@@ -1508,15 +1530,10 @@ Status encodeWithStatistics(const T* values,
     report,
     [&](double* kernelSeconds)
     {
-      return cudaimpl::encode<T>(values,
-        nullptr,
-        layout,
-        scheme,
-        absoluteBound,
-        stream,
-        &statistics,
-        options,
-        kernelSeconds);
+      const cudaimpl::EncodeRequest<T> request{
+        values, nullptr, layout, scheme, absoluteBound, &stream, &statistics
+      };
+      return cudaimpl::encode<T>(request, options, kernelSeconds);
     },
     [&]()
     { return encodeCPU<T>(values, layout, scheme, absoluteBound, stream, statistics, options); });
@@ -1664,13 +1681,10 @@ Status decode(const std::uint8_t* stream,
     report,
     [&](double* kernelSeconds)
     {
-      if (info.type == ValueType::Float32)
-      {
-        return cudaimpl::decode<float, T>(
-          stream, bytes, lod, info, out, nullptr, layout, options, kernelSeconds);
-      }
-      return cudaimpl::decode<double, T>(
-        stream, bytes, lod, info, out, nullptr, layout, options, kernelSeconds);
+      const cudaimpl::DecodeRequest<T> request{
+        stream, bytes, false, info.type, lod, info, out, nullptr, layout
+      };
+      return cudaimpl::decode<T>(request, options, kernelSeconds);
     },
     [&]()
     {
@@ -1719,15 +1733,10 @@ Status encodeDevice(const T* deviceValues,
     st = deviceScheme(deviceValues, layout, absoluteBound, scheme);
     if (st)
     {
-      st = cudaimpl::encode<T>(nullptr,
-        deviceValues,
-        layout,
-        scheme,
-        absoluteBound,
-        stream,
-        &stats,
-        options,
-        &r.kernelSeconds);
+      const cudaimpl::EncodeRequest<T> request{
+        nullptr, deviceValues, layout, scheme, absoluteBound, &stream, &stats
+      };
+      st = cudaimpl::encode<T>(request, options, &r.kernelSeconds);
     }
     if (st ||
       (st.code() != ErrorCode::BackendUnavailable && st.code() != ErrorCode::OutOfDeviceMemory) ||
@@ -1798,27 +1807,16 @@ Status decodeDevice(const std::uint8_t* stream,
     {
       return st;
     }
-    const StreamInfo none;
-    st = head[6] == 2 ? cudaimpl::decode<double, T>(stream,
-                          bytes,
-                          levelOfDetail,
-                          none,
-                          nullptr,
-                          deviceOut,
-                          layout,
-                          options,
-                          &r.kernelSeconds,
-                          true)
-                      : cudaimpl::decode<float, T>(stream,
-                          bytes,
-                          levelOfDetail,
-                          none,
-                          nullptr,
-                          deviceOut,
-                          layout,
-                          options,
-                          &r.kernelSeconds,
-                          true);
+    const cudaimpl::DecodeRequest<T> request{ stream,
+      bytes,
+      true,
+      head[6] == 2 ? ValueType::Float64 : ValueType::Float32,
+      levelOfDetail,
+      StreamInfo(),
+      nullptr,
+      deviceOut,
+      layout };
+    st = cudaimpl::decode<T>(request, options, &r.kernelSeconds);
     r.seconds = clock.seconds();
     return st;
   }
@@ -1851,11 +1849,10 @@ Status decodeDevice(const std::uint8_t* stream,
   r.kernelSeconds = 0;
   if (options.backend != Backend::CPU)
   {
-    st = info.type == ValueType::Float32
-      ? cudaimpl::decode<float, T>(
-          stream, bytes, lod, info, nullptr, deviceOut, layout, options, &r.kernelSeconds)
-      : cudaimpl::decode<double, T>(
-          stream, bytes, lod, info, nullptr, deviceOut, layout, options, &r.kernelSeconds);
+    const cudaimpl::DecodeRequest<T> request{
+      stream, bytes, false, info.type, lod, info, nullptr, deviceOut, layout
+    };
+    st = cudaimpl::decode<T>(request, options, &r.kernelSeconds);
     if (st ||
       (st.code() != ErrorCode::BackendUnavailable && st.code() != ErrorCode::OutOfDeviceMemory) ||
       options.strictBackend)
@@ -1935,7 +1932,6 @@ Status encodeDeviceToDevice(const T* deviceValues,
   cudaimpl::DeviceStreamTarget target;
   target.data = deviceStream;
   target.capacity = capacity;
-  std::vector<std::uint8_t> unused;
   format::Scheme scheme;
   st = deviceScheme(deviceValues, layout, absoluteBound, scheme);
   if (!st)
@@ -1943,16 +1939,10 @@ Status encodeDeviceToDevice(const T* deviceValues,
     r.seconds = clock.seconds();
     return st;
   }
-  st = cudaimpl::encode<T>(nullptr,
-    deviceValues,
-    layout,
-    scheme,
-    absoluteBound,
-    unused,
-    nullptr,
-    options,
-    &r.kernelSeconds,
-    &target);
+  const cudaimpl::EncodeRequest<T> request{
+    nullptr, deviceValues, layout, scheme, absoluteBound, nullptr, nullptr, &target
+  };
+  st = cudaimpl::encode<T>(request, options, &r.kernelSeconds);
   streamBytes = st ? target.bytes : 0;
   r.seconds = clock.seconds();
   return st;

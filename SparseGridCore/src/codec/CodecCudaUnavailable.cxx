@@ -1,6 +1,9 @@
 // Stand-in for the CUDA codec when the library is built without nvcc: every call reports
-// BackendUnavailable so that callers fall back to the CPU and can say why.
+// BackendUnavailable, with the reason the CUDA backend's stand-in gives, so that callers fall back
+// to the CPU and can say why.
 #include "CodecInternal.h"
+
+#include "../Internal.h"
 
 namespace sparsegrid
 {
@@ -12,47 +15,31 @@ namespace
 {
 Status notBuilt()
 {
-  return Status(
-    ErrorCode::BackendUnavailable, "this build has no CUDA backend (built without nvcc)");
+  std::string why;
+  sparsegrid::cuda::available(&why);
+  return Status(ErrorCode::BackendUnavailable, why);
 }
 } // namespace
 
 bool available(std::string* why)
 {
-  if (why)
-  {
-    *why = "this build has no CUDA backend (built without nvcc)";
-  }
-  return false;
+  return sparsegrid::cuda::available(why);
 }
 
 void releaseBuffers() {}
 
 template<typename T>
-Status encode(const T*,
-  const T*,
-  const Layout&,
-  const format::Scheme&,
-  double,
-  std::vector<std::uint8_t>&,
-  EncodeStatistics*,
-  const ExecutionOptions&,
-  double*,
-  DeviceStreamTarget*)
+Status encode(const EncodeRequest<T>&, const ExecutionOptions&, double*)
 {
   return notBuilt();
 }
-template<typename S, typename T>
-Status decode(const std::uint8_t*,
-  std::size_t,
-  int,
-  const StreamInfo&,
-  T*,
-  T*,
-  const Layout&,
-  const ExecutionOptions&,
-  double*,
-  bool)
+template<typename T>
+Status decode(const DecodeRequest<T>&, const ExecutionOptions&, double*)
+{
+  return notBuilt();
+}
+template<typename T>
+Status gather(const T*, std::uint64_t, const std::vector<std::uint64_t>&, std::vector<double>&)
 {
   return notBuilt();
 }
@@ -62,92 +49,14 @@ Status copyToHost(const T*, std::size_t, std::size_t, T*)
   return notBuilt();
 }
 template<typename T>
-Status gather(const T*, std::uint64_t, const std::vector<std::uint64_t>&, std::vector<double>&)
-{
-  return notBuilt();
-}
-template Status gather<float>(const float*,
-  std::uint64_t,
-  const std::vector<std::uint64_t>&,
-  std::vector<double>&);
-template Status gather<double>(const double*,
-  std::uint64_t,
-  const std::vector<std::uint64_t>&,
-  std::vector<double>&);
-template<typename T>
 Status copyToDevice(const T*, std::size_t, T*, std::size_t)
 {
   return notBuilt();
 }
 
-template Status encode<float>(const float*,
-  const float*,
-  const Layout&,
-  const format::Scheme&,
-  double,
-  std::vector<std::uint8_t>&,
-  EncodeStatistics*,
-  const ExecutionOptions&,
-  double*,
-  DeviceStreamTarget*);
-template Status encode<double>(const double*,
-  const double*,
-  const Layout&,
-  const format::Scheme&,
-  double,
-  std::vector<std::uint8_t>&,
-  EncodeStatistics*,
-  const ExecutionOptions&,
-  double*,
-  DeviceStreamTarget*);
-template Status decode<float, float>(const std::uint8_t*,
-  std::size_t,
-  int,
-  const StreamInfo&,
-  float*,
-  float*,
-  const Layout&,
-  const ExecutionOptions&,
-  double*,
-  bool);
-template Status decode<float, double>(const std::uint8_t*,
-  std::size_t,
-  int,
-  const StreamInfo&,
-  double*,
-  double*,
-  const Layout&,
-  const ExecutionOptions&,
-  double*,
-  bool);
-template Status decode<double, float>(const std::uint8_t*,
-  std::size_t,
-  int,
-  const StreamInfo&,
-  float*,
-  float*,
-  const Layout&,
-  const ExecutionOptions&,
-  double*,
-  bool);
-template Status decode<double, double>(const std::uint8_t*,
-  std::size_t,
-  int,
-  const StreamInfo&,
-  double*,
-  double*,
-  const Layout&,
-  const ExecutionOptions&,
-  double*,
-  bool);
-template Status copyToHost<float>(const float*, std::size_t, std::size_t, float*);
-template Status copyToHost<double>(const double*, std::size_t, std::size_t, double*);
-template Status copyToHost<std::uint8_t>(const std::uint8_t*,
-  std::size_t,
-  std::size_t,
-  std::uint8_t*);
-template Status copyToDevice<float>(const float*, std::size_t, float*, std::size_t);
-template Status copyToDevice<double>(const double*, std::size_t, double*, std::size_t);
+SPARSEGRID_CODEC_CUDA_INSTANTIATE()
+SPARSEGRID_CODEC_CUDA_GATHER(float)
+SPARSEGRID_CODEC_CUDA_GATHER(double)
 } // namespace cudaimpl
 } // namespace codec
 } // namespace sparsegrid

@@ -76,6 +76,22 @@ void writeRaw(const T* contiguous,
 /// Checks the layout and bound; fills dims/voxels.
 Status checkLayout(const Layout& layout, std::uint64_t& voxels, const char* what);
 
+/// What every encoder and decoder (CPU and CUDA) starts from: the voxel count, the plan of the
+/// passes and each level's quantiser.
+struct CodingPlan
+{
+  std::uint64_t voxels = 0;
+  format::Plan plan;
+  std::vector<format::Quantiser> quantisers;
+};
+/// For an encoding: checks the layout first.
+Status makeEncodePlan(const Layout& layout,
+  const format::Scheme& scheme,
+  double bound,
+  CodingPlan& out);
+/// For a decoding: the stream's scheme and quantisers, from its (parsed) header.
+void makeDecodePlan(const StreamInfo& info, CodingPlan& out);
+
 } // namespace detail
 
 /// The CUDA implementation (src/cuda/codec/, or CodecCudaUnavailable.cxx when not built).
@@ -92,32 +108,45 @@ struct DeviceStreamTarget
 bool available(std::string* why);
 /// Frees the device buffers kept between calls.
 void releaseBuffers();
-/// Encodes contiguous values that live on the host (hostValues) or on the device (deviceValues,
-/// exactly one of the two non-null).
+/// An encoding on the GPU: contiguous values that live on the host (hostValues) or on the device
+/// (deviceValues, exactly one of the two non-null), into `stream` or, with `target`, into device
+/// memory. Fields in this order for aggregate initialisation.
 template<typename T>
-Status encode(const T* hostValues,
-  const T* deviceValues,
-  const Layout& layout,
-  const format::Scheme& scheme,
-  double bound,
-  std::vector<std::uint8_t>& stream,
-  EncodeStatistics* statistics,
+struct EncodeRequest
+{
+  const T* hostValues = nullptr;
+  const T* deviceValues = nullptr;
+  Layout layout;
+  format::Scheme scheme;
+  double bound = 0;
+  std::vector<std::uint8_t>* stream = nullptr;
+  EncodeStatistics* statistics = nullptr;
+  DeviceStreamTarget* target = nullptr;
+};
+template<typename T>
+Status encode(const EncodeRequest<T>& request,
   const ExecutionOptions& options,
-  double* kernelSeconds,
-  DeviceStreamTarget* target = nullptr);
-/// Decodes into host memory (hostOut, with layout.stride) or device memory (deviceOut). With
-/// streamOnDevice, `stream` is a device pointer and `info` is not used (parsed here).
-template<typename S, typename T>
-Status decode(const std::uint8_t* stream,
-  std::size_t bytes,
-  int levelOfDetail,
-  const StreamInfo& info,
-  T* hostOut,
-  T* deviceOut,
-  const Layout& layout,
+  double* kernelSeconds);
+/// A decoding on the GPU into host memory (hostOut, with layout.stride) or device memory
+/// (deviceOut). With streamOnDevice, `stream` is a device pointer and `info` is not used (the
+/// header is parsed there). Fields in this order for aggregate initialisation.
+template<typename T>
+struct DecodeRequest
+{
+  const std::uint8_t* stream = nullptr;
+  std::size_t bytes = 0;
+  bool streamOnDevice = false;
+  ValueType streamType = ValueType::Float32; ///< the stream's values (reconstructed in that type)
+  int levelOfDetail = -1;
+  StreamInfo info;
+  T* hostOut = nullptr;
+  T* deviceOut = nullptr;
+  Layout layout;
+};
+template<typename T>
+Status decode(const DecodeRequest<T>& request,
   const ExecutionOptions& options,
-  double* kernelSeconds,
-  bool streamOnDevice = false);
+  double* kernelSeconds);
 /// Gathers values[indices[i] * stride] of device memory into host memory (the axis-order sample).
 template<typename T>
 Status gather(const T* device,
@@ -130,6 +159,24 @@ Status copyToHost(const T* device, std::size_t n, std::size_t stride, T* host);
 template<typename T>
 Status copyToDevice(const T* host, std::size_t n, T* device, std::size_t stride);
 } // namespace cudaimpl
+
+/// Explicit instantiations of the CUDA entry points, one list for the CUDA build and its
+/// stand-in (CodecCudaUnavailable.cxx).
+#define SPARSEGRID_CODEC_CUDA_VALUES(T)                                                            \
+  template Status encode<T>(const EncodeRequest<T>&, const ExecutionOptions&, double*);            \
+  template Status decode<T>(const DecodeRequest<T>&, const ExecutionOptions&, double*);            \
+  template Status copyToHost<T>(const T*, std::size_t, std::size_t, T*);                           \
+  template Status copyToDevice<T>(const T*, std::size_t, T*, std::size_t);
+/// The sample gatherer (CodecSampleCuda.cu).
+#define SPARSEGRID_CODEC_CUDA_GATHER(T)                                                            \
+  template Status gather<T>(                                                                       \
+    const T*, std::uint64_t, const std::vector<std::uint64_t>&, std::vector<double>&);
+/// The rest (CodecCuda.cu): float and double values, and bytes (stream headers) to the host.
+#define SPARSEGRID_CODEC_CUDA_INSTANTIATE()                                                        \
+  SPARSEGRID_CODEC_CUDA_VALUES(float)                                                              \
+  SPARSEGRID_CODEC_CUDA_VALUES(double)                                                             \
+  template Status copyToHost<std::uint8_t>(                                                        \
+    const std::uint8_t*, std::size_t, std::size_t, std::uint8_t*);
 
 } // namespace codec
 } // namespace sparsegrid

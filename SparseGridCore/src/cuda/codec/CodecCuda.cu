@@ -14,6 +14,7 @@
 // pass's escapes. Per-kernel times: CodecCudaProfile.h.
 #include "../../codec/CodecInternal.h"
 #include "CodecCudaProfile.h"
+#include "CodecTile.h"
 
 #include "../../Internal.h"
 
@@ -22,6 +23,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -106,7 +108,7 @@ struct Workspace
 {
   std::mutex mutex; // one codec call on the GPU at a time
   DeviceBuffer values, rec, symbols, plan, masks, histogram, stats, blockBits, blockEsc, chunkMeta,
-    codes, out, escCode, escValue, lut, sorted, stream, error;
+    codes, out, lut, sorted, stream, error, scratch;
   cudaStream_t stream0 = nullptr;
 };
 Workspace& workspace()
@@ -134,25 +136,6 @@ int multiprocessors()
     return 16;
   }
   return count > 0 ? count : 16;
-}
-
-/// SPARSEGRID_CODEC_CUDA_LEGACY runs kernels of before the newer ones, to compare them on a GPU
-/// (both write the same bytes): "1" or "all", or a comma-separated list of "passes" (flat decoder
-/// pass kernels), "analyse" (a thread per block for masks and histogram), "huffman" (a thread per
-/// chunk decoding).
-bool legacyKernel(const char* part)
-{
-  static const std::string value = []
-  {
-    const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_LEGACY");
-    return std::string(v ? v : "");
-  }();
-  if (value == "1" || value == "all")
-  {
-    return true;
-  }
-  const std::string list = "," + value + ",";
-  return list.find("," + std::string(part) + ",") != std::string::npos;
 }
 
 /// Events around kernel work only (not transfers, not host work).
@@ -359,6 +342,18 @@ __device__ __forceinline__ u64 voxelOf(const DevPass& p, u64 local, const u64* d
     dims[0] * ((p.start[1] + j1 * p.step[1]) + dims[1] * (p.start[2] + j2 * p.step[2]));
 }
 
+/// The voxel of the code at `code` (counted from the first code of level k).
+__device__ __forceinline__ u64
+voxelOfCode(const DevPass* passes, const int* levelPassBegin, int k, u64 code, const u64* dims)
+{
+  int pi = levelPassBegin[k];
+  while (pi + 1 < levelPassBegin[k + 1] && passes[pi + 1].codeBegin <= code)
+  {
+    ++pi;
+  }
+  return voxelOf(passes[pi], code - passes[pi].codeBegin, dims);
+}
+
 /// The prediction of voxel idx (index i along each axis) of pass p from the reconstructed values:
 /// the one place where the GPU calls the shared predictor of CodecFormat.h.
 template<typename T>
@@ -467,9 +462,237 @@ __global__ void __launch_bounds__(PassThreads) decodeGridPassKernel(DevPass p,
       const u64 i[3] = { i0, p.start[1] + j1 * p.step[1], i2 };
       const u64 idx = i[0] + dims[0] * (i[1] + dims[1] * i[2]);
       const S pred = predictVoxel(p, rec, idx, i, dims);
-      rec[idx] =
-        coded ? format::dequantise<S>(sym[p.count[0] * (j1 + p.count[1] * j2)], pred, qz) : pred;
+      const u16 code = coded ? sym[p.count[0] * (j1 + p.count[1] * j2)] : u16(0);
+      if (code != format::EscapeSymbol) // escapes: stored by the Huffman stage
+      {
+        rec[idx] = format::dequantise<S>(code, pred, qz);
+      }
     }
+  }
+}
+
+//------------------------------------------------------------------------------------------------
+// One kernel per level (CodecTile.h): a CTA computes a tile of the level's lattice and the halo
+// its passes read, in shared memory, and writes each of the level's values once (the pass kernels
+// wrote every pass's points and read their neighbours back from L2/DRAM: 1.3 ms of the 2.1 ms of
+// decoding 512^3 floats on an H100). The coarser levels' points are read from global memory.
+//------------------------------------------------------------------------------------------------
+constexpr int LevelThreads = 256;
+
+/// Tile shape (lattice points) of the level kernels; SPARSEGRID_CODEC_CUDA_TILE="x,y,z" overrides
+/// it (even numbers, for measurements), "0" turns the level kernels off (pass kernels only).
+struct TileChoice
+{
+  bool on = true;
+  int tile[3] = { 32, 16, 16 };
+};
+TileChoice tileChoice(std::size_t valueBytes)
+{
+  TileChoice c;
+  if (valueBytes == 8)
+  {
+    c.tile[2] = 8; // 80 KB of shared memory per CTA
+  }
+  const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_TILE");
+  if (!v || !*v)
+  {
+    return c;
+  }
+  int t[3] = { 0, 0, 0 };
+  if (std::sscanf(v, "%d,%d,%d", &t[0], &t[1], &t[2]) == 3 && t[0] >= 2 && t[1] >= 2 && t[2] >= 2 &&
+    t[0] % 2 == 0 && t[1] % 2 == 0 && t[2] % 2 == 0 &&
+    (t[0] + 5) * (t[1] + 5) * (t[2] + 5) * valueBytes <= 200 * 1024)
+  {
+    std::copy(t, t + 3, c.tile);
+  }
+  else
+  {
+    c.on = false;
+  }
+  return c;
+}
+
+/// The launch of a level kernel.
+struct LevelLaunch
+{
+  tile::LevelTiling tiling;
+  dim3 grid;
+  std::size_t shared = 0;
+};
+
+/// Level k of the plan as a launch of `kernel`, or false where the pass kernels must run (level
+/// 0, level kernels off, a grid larger than CUDA allows, or a device with less shared memory).
+template<typename Kernel>
+bool levelLaunch(const Plan& plan,
+  int k,
+  const std::vector<u64>& levelCodeBegin,
+  std::size_t valueBytes,
+  Kernel kernel,
+  LevelLaunch& out)
+{
+  const TileChoice choice = tileChoice(valueBytes);
+  if (k == 0 || !choice.on)
+  {
+    return false;
+  }
+  out.tiling = tile::levelTiling(plan, k, levelCodeBegin[k], choice.tile);
+  const u64 gx = out.tiling.tiles(0), gy = out.tiling.tiles(1), gz = out.tiling.tiles(2);
+  if (gx >= (1ull << 31) || gy > 65535 || gz > 65535)
+  {
+    return false;
+  }
+  out.grid = dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
+  out.shared = static_cast<std::size_t>(out.tiling.boxPoints()) * valueBytes;
+  if (cudaFuncSetAttribute(kernel,
+        cudaFuncAttributeMaxDynamicSharedMemorySize,
+        static_cast<int>(out.shared)) != cudaSuccess)
+  {
+    cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+
+__device__ __forceinline__ void tileOrigin(const tile::LevelTiling& L, tile::u64 o[3])
+{
+  o[0] = tile::u64(blockIdx.x) * L.tile[0];
+  o[1] = tile::u64(blockIdx.y) * L.tile[1];
+  o[2] = tile::u64(blockIdx.z) * L.tile[2];
+}
+
+template<typename S>
+__device__ __forceinline__ void loadCoarse(const tile::LevelTiling& L,
+  const tile::u64 o[3],
+  const S* rec,
+  S* box)
+{
+  tile::forPhase(
+    L, o, -1, threadIdx.x, blockDim.x, [&](const tile::Point& p) { box[p.box] = rec[p.voxel]; });
+  __syncthreads();
+}
+
+/// Decoder, one level: prediction + dequantised symbol; escapes were stored into rec by the
+/// Huffman stage and are read from there (and not written again).
+template<typename S>
+__global__ void __launch_bounds__(LevelThreads)
+  decodeLevelKernel(tile::LevelTiling L, S* rec, const u16* symbols, Quantiser qz, bool coded)
+{
+  extern __shared__ __align__(16) unsigned char levelShared[];
+  S* box = reinterpret_cast<S*>(levelShared);
+  tile::u64 o[3];
+  tileOrigin(L, o);
+  loadCoarse(L, o, rec, box);
+  for (int t = 0; t < 3; ++t)
+  {
+    tile::forPhase(L,
+      o,
+      t,
+      threadIdx.x,
+      blockDim.x,
+      [&](const tile::Point& p)
+      {
+        const S pred = tile::predictInBox(L, box, t, p);
+        const u16 sym = coded ? symbols[p.code] : u16(0);
+        if (sym == format::EscapeSymbol)
+        {
+          box[p.box] = rec[p.voxel];
+          return;
+        }
+        const S v = format::dequantise<S>(sym, pred, qz);
+        box[p.box] = v;
+        if (p.inside)
+        {
+          rec[p.voxel] = v;
+        }
+      });
+    __syncthreads();
+  }
+}
+
+/// Encoder, one level: quantises every point of the tile (and of its halo, again), writes the
+/// tile's symbols and reconstruction, and reduces the passes' surplus maxima, the largest |value|
+/// and the count of NaN/Inf inputs (inside the tile only, so that each voxel counts once).
+template<typename T>
+__global__ void __launch_bounds__(LevelThreads) encodeLevelKernel(tile::LevelTiling L,
+  const T* input,
+  u64 inputStride,
+  T* rec,
+  u16* symbols,
+  Quantiser qz,
+  u64* passSurplusMax,
+  u64* absMax,
+  u64* nonFinite)
+{
+  extern __shared__ __align__(16) unsigned char levelShared[];
+  T* box = reinterpret_cast<T*>(levelShared);
+  tile::u64 o[3];
+  tileOrigin(L, o);
+  loadCoarse(L, o, rec, box);
+  double r[4] = { 0, 0, 0, 0 }; // the passes' surplus maxima, the largest |value|
+  u64 bad = 0;
+#pragma unroll
+  for (int t = 0; t < 3; ++t)
+  {
+    double s = 0, a = r[3];
+    tile::forPhase(L,
+      o,
+      t,
+      threadIdx.x,
+      blockDim.x,
+      [&](const tile::Point& p)
+      {
+        const T pred = tile::predictInBox(L, box, t, p);
+        const T x = input[p.voxel * inputStride];
+        T value;
+        const u16 sym = format::quantise(x, pred, qz, value);
+        box[p.box] = value;
+        if (p.inside)
+        {
+          symbols[p.code] = sym;
+          rec[p.voxel] = value;
+          bad += isfinite(x) ? 0 : 1;
+        }
+        const double d = fabs(static_cast<double>(value) - static_cast<double>(pred));
+        s = d > s ? d : s;
+        const double m = fabs(static_cast<double>(value));
+        a = m > a ? m : a;
+      });
+    r[t] = s;
+    r[3] = a;
+    __syncthreads();
+  }
+  __shared__ double warpMax[4][LevelThreads / 32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+  {
+    for (int off = 16; off > 0; off /= 2)
+    {
+      const double other = __shfl_down_sync(0xffffffffu, r[q], off);
+      r[q] = other > r[q] ? other : r[q];
+    }
+    if (lane == 0)
+    {
+      warpMax[q][warp] = r[q];
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x < 4)
+  {
+    const int q = threadIdx.x;
+    double m = 0;
+    for (int w = 0; w < static_cast<int>(blockDim.x >> 5); ++w)
+    {
+      m = warpMax[q][w] > m ? warpMax[q][w] : m;
+    }
+    if (q == 3 || L.passIndex[q] >= 0)
+    {
+      atomicMaxDouble(q < 3 ? passSurplusMax + L.passIndex[q] : absMax, m);
+    }
+  }
+  if (bad)
+  {
+    atomicAdd(nonFinite, bad);
   }
 }
 
@@ -557,80 +780,6 @@ __device__ __forceinline__ int levelOfChunk(const ChunkGeometry& g, u64 c)
 }
 
 constexpr int SharedBins = 4096;
-
-/// One thread per (chunk, block) pair; grid-stride. Sets mask bits and counts tokens.
-__global__ void analyseKernel(const u16* symbols,
-  ChunkGeometry g,
-  u64 totalBlocks,
-  u64* masks,
-  u32* histogram)
-{
-  __shared__ u32 bins[SharedBins];
-  for (int i = threadIdx.x; i < SharedBins; i += blockDim.x)
-  {
-    bins[i] = 0;
-  }
-  __syncthreads();
-  for (u64 t = blockIdx.x * u64(blockDim.x) + threadIdx.x; t < totalBlocks;
-       t += u64(gridDim.x) * blockDim.x)
-  {
-    const u64 c = t / format::BlocksPerChunk;
-    const u32 b = static_cast<u32>(t % format::BlocksPerChunk);
-    const int k = levelOfChunk(g, c);
-    const u64 levelEnd = g.levelCodeBegin[k] + g.levelCodes[k];
-    const u64 begin = g.levelCodeBegin[k] + (c - g.chunkBegin[k]) * format::ChunkCodes +
-      u64(b) * format::BlockCodes;
-    if (begin >= levelEnd)
-    {
-      continue;
-    }
-    const u32 n = static_cast<u32>(minU64(format::BlockCodes, levelEnd - begin));
-    const u16* codes = symbols + begin;
-    u32 any = 0;
-    if (n == format::BlockCodes)
-    {
-      const uint4* v = reinterpret_cast<const uint4*>(codes); // 128-byte aligned block
-      for (int i = 0; i < 8; ++i)
-      {
-        const uint4 x = v[i];
-        any |= x.x | x.y | x.z | x.w;
-      }
-    }
-    else
-    {
-      for (u32 i = 0; i < n; ++i)
-      {
-        any |= codes[i];
-      }
-    }
-    if (!any)
-    {
-      continue;
-    }
-    atomicOr(masks + c, 1ull << b);
-    format::tokenize(codes,
-      n,
-      [&](u32 token, u32)
-      {
-        if (token < SharedBins)
-        {
-          atomicAdd(bins + token, 1u);
-        }
-        else
-        {
-          atomicAdd(histogram + token, 1u);
-        }
-      });
-  }
-  __syncthreads();
-  for (int i = threadIdx.x; i < SharedBins; i += blockDim.x)
-  {
-    if (bins[i])
-    {
-      atomicAdd(histogram + i, bins[i]);
-    }
-  }
-}
 
 //------------------------------------------------------------------------------------------------
 // Entropy-stage analysis with a warp per chunk: the warp reads a 64-code block at once (lane l
@@ -937,13 +1086,7 @@ __global__ void writeKernel(const u16* symbols,
       }
       if (token == format::EscapeSymbol)
       {
-        const u64 code = begin + at - levelBegin;
-        int pi = levelPassBegin[k];
-        while (pi + 1 < levelPassBegin[k + 1] && passes[pi + 1].codeBegin <= code)
-        {
-          ++pi;
-        }
-        const T v = rec[voxelOf(passes[pi], code - passes[pi].codeBegin, dims)];
+        const T v = rec[voxelOfCode(passes, levelPassBegin, k, begin + at - levelBegin, dims)];
         const u32* w = reinterpret_cast<const u32*>(&v);
         u32* dst = reinterpret_cast<u32*>(escOut);
         for (unsigned q = 0; q < sizeof(T) / 4; ++q)
@@ -972,185 +1115,6 @@ struct DecodeTables
   u32 firstIndex[format::MaxCodeLength + 2];
   int maxLength;
 };
-
-template<typename S>
-__global__ void decodeChunksKernel(const unsigned char* stream,
-  const u64* chunkOffset,
-  const u32* chunkSize,
-  const u64* escBase,
-  ChunkGeometry g,
-  u64 chunks,
-  DecodeTables tab,
-  u16* symbols,
-  u64* escCode,
-  S* escValue,
-  int* error)
-{
-  __shared__ u32 lut[1 << format::LutBits];
-  for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
-  {
-    lut[i] = tab.lut[i];
-  }
-  __syncthreads();
-  const u64 c = blockIdx.x * u64(blockDim.x) + threadIdx.x;
-  if (c >= chunks)
-  {
-    return;
-  }
-  const int k = levelOfChunk(g, c);
-  const u64 levelBegin = g.levelCodeBegin[k];
-  const u64 levelCodes = g.levelCodes[k];
-  const u64 local = (c - g.chunkBegin[k]) * format::ChunkCodes;
-  const u32 n = static_cast<u32>(minU64(format::ChunkCodes, levelCodes - local));
-  u16* out = symbols + levelBegin + local;
-  const u32 size = chunkSize[c];
-  if (size == 0)
-  {
-    return; // the symbols were zeroed beforehand: only non-zero symbols are written
-  }
-  const unsigned char* in = stream + chunkOffset[c];
-  const u32* h = reinterpret_cast<const u32*>(in);
-  const u64 mask = u64(h[0]) | (u64(h[1]) << 32);
-  const u32 esc = h[2];
-  const u32 words = h[3];
-  const u32 blocks = (n + format::BlockCodes - 1) / format::BlockCodes;
-  if (mask == 0 || (blocks < 64 && (mask >> blocks) != 0))
-  {
-    atomicExch(error, 1);
-    return;
-  }
-  const unsigned char* escIn = in + format::ChunkHeaderBytes;
-  const u32* w = reinterpret_cast<const u32*>(escIn + u64(esc) * sizeof(S));
-  u64 acc = 0;
-  int avail = 0;
-  u32 next = 0;
-  u64 consumed = 0;
-  auto refill = [&]()
-  {
-    const u32 v = next < words ? w[next] : 0u;
-    ++next;
-    acc |= static_cast<u64>(v) << (32 - avail);
-    avail += 32;
-  };
-  refill();
-  u32 seenEsc = 0;
-  // Symbols are collected 8 at a time and stored as one 16-byte vector (the buffer was zeroed and
-  // groups of 8 never straddle blocks): one store instead of eight scattered 2-byte stores.
-  u32 pack[4] = { 0, 0, 0, 0 };
-  u32 group = 0;
-  auto flushGroup = [&]()
-  {
-    if (pack[0] | pack[1] | pack[2] | pack[3])
-    {
-      reinterpret_cast<uint4*>(out)[group] = make_uint4(pack[0], pack[1], pack[2], pack[3]);
-      pack[0] = pack[1] = pack[2] = pack[3] = 0;
-    }
-  };
-  auto put = [&](u32 i, u32 v)
-  {
-    if ((i >> 3) != group)
-    {
-      flushGroup();
-      group = i >> 3;
-    }
-    pack[(i & 7) >> 1] |= v << (16 * (i & 1));
-  };
-  for (u32 blk = 0; blk < blocks; ++blk)
-  {
-    const u32 bb = blk * format::BlockCodes;
-    const u32 be = min(bb + format::BlockCodes, n);
-    if (!((mask >> blk) & 1))
-    {
-      continue;
-    }
-    for (u32 i = bb; i < be;)
-    {
-      const u32 e = lut[static_cast<u32>(acc >> (64 - format::LutBits))];
-      u32 token;
-      int len;
-      if (e != 0)
-      {
-        token = e >> 8;
-        len = static_cast<int>(e & 0xff);
-      }
-      else
-      {
-        len = format::LutBits + 1;
-        for (; len <= tab.maxLength; ++len)
-        {
-          const u32 code = static_cast<u32>(acc >> (64 - len));
-          if (code - tab.firstCode[len] < tab.countOf[len])
-          {
-            break;
-          }
-        }
-        if (len > tab.maxLength)
-        {
-          atomicExch(error, 2);
-          return;
-        }
-        token = tab.sorted[tab.firstIndex[len] +
-          (static_cast<u32>(acc >> (64 - len)) - tab.firstCode[len])];
-      }
-      acc <<= len;
-      avail -= len;
-      consumed += len;
-      if (avail < 32)
-      {
-        refill();
-      }
-      if (token == 0)
-      {
-        ++i;
-      }
-      else if (token == format::EscapeSymbol)
-      {
-        if (seenEsc >= esc)
-        {
-          atomicExch(error, 3);
-          return;
-        }
-        put(i, format::EscapeSymbol);
-        const u64 slot = escBase[c] + seenEsc;
-        escCode[slot] = levelBegin + local + i;
-        S v;
-        u32* dv = reinterpret_cast<u32*>(&v);
-        const u32* sv = reinterpret_cast<const u32*>(escIn + u64(seenEsc) * sizeof(S));
-        for (unsigned q = 0; q < sizeof(S) / 4; ++q)
-        {
-          dv[q] = sv[q];
-        }
-        if (!isfinite(v))
-        {
-          atomicExch(error, 4);
-          return;
-        }
-        escValue[slot] = v;
-        ++seenEsc;
-        ++i;
-      }
-      else if (token <= format::MaxRun)
-      {
-        if (i + token > be)
-        {
-          atomicExch(error, 5);
-          return;
-        }
-        i += token;
-      }
-      else
-      {
-        put(i, token - format::TokenShift);
-        ++i;
-      }
-    }
-  }
-  flushGroup();
-  if (seenEsc != esc || (consumed + 31) / 32 != words)
-  {
-    atomicExch(error, 6);
-  }
-}
 
 //------------------------------------------------------------------------------------------------
 // Huffman decoding with a warp per chunk. The stream has no bit offsets inside a chunk, but the
@@ -1270,13 +1234,14 @@ __global__ void __launch_bounds__(DecodeWarps * 32)
   decodeChunksWarpKernel(const unsigned char* stream,
     const u64* chunkOffset,
     const u32* chunkSize,
-    const u64* escBase,
     ChunkGeometry g,
     u64 chunks,
     DecodeTables tab,
     u16* symbols,
-    u64* escCode,
-    S* escValue,
+    S* rec,
+    const DevPass* passes,
+    const int* levelPassBegin,
+    const u64* dims,
     int* error)
 {
   extern __shared__ __align__(16) unsigned char decodeShared[];
@@ -1396,8 +1361,6 @@ __global__ void __launch_bounds__(DecodeWarps * 32)
               break;
             }
             stage[at] = format::EscapeSymbol;
-            const u64 slot = escBase[c] + e;
-            escCode[slot] = levelBegin + local + at;
             S v;
             u32* dv = reinterpret_cast<u32*>(&v);
             const u32* sv = reinterpret_cast<const u32*>(escIn + u64(e) * sizeof(S));
@@ -1410,7 +1373,8 @@ __global__ void __launch_bounds__(DecodeWarps * 32)
               bad = 4;
               break;
             }
-            escValue[slot] = v;
+            // Stored where the pass kernels find it (they leave escapes alone).
+            rec[voxelOfCode(passes, levelPassBegin, k, local + at, dims)] = v;
             ++e;
             ++j;
           }
@@ -1477,19 +1441,12 @@ __global__ void chunkSizesKernel(const unsigned char* stream,
   u32* chunkSize,
   u64* size64)
 {
-  for (u64 c = blockIdx.x * u64(blockDim.x) + threadIdx.x; c <= chunks;
+  for (u64 c = blockIdx.x * u64(blockDim.x) + threadIdx.x; c < chunks;
        c += u64(gridDim.x) * blockDim.x)
   {
-    if (c == chunks)
-    {
-      size64[c] = 0;
-      continue;
-    }
     const int k = levelOfChunk(g, c);
-    const u32 size =
-      *reinterpret_cast<const u32*>(stream + sec.begin[k] + 4 * (c - g.chunkBegin[k]));
-    chunkSize[c] = size;
-    size64[c] = size;
+    chunkSize[c] = *reinterpret_cast<const u32*>(stream + sec.begin[k] + 4 * (c - g.chunkBegin[k]));
+    size64[c] = chunkSize[c];
   }
 }
 
@@ -1502,23 +1459,16 @@ __global__ void chunkCheckKernel(const unsigned char* stream,
   const u32* chunkSize,
   const u64* scanned,
   u64* chunkOffset,
-  u64* escCount,
   int* error)
 {
-  for (u64 c = blockIdx.x * u64(blockDim.x) + threadIdx.x; c <= chunks;
+  for (u64 c = blockIdx.x * u64(blockDim.x) + threadIdx.x; c < chunks;
        c += u64(gridDim.x) * blockDim.x)
   {
-    if (c == chunks)
-    {
-      escCount[c] = 0;
-      continue;
-    }
     const int k = levelOfChunk(g, c);
     const u64 first = g.chunkBegin[k];
     const u64 at = sec.begin[k] + 4 * (g.chunkBegin[k + 1] - first) + (scanned[c] - scanned[first]);
     const u32 size = chunkSize[c];
     chunkOffset[c] = at;
-    u32 esc = 0;
     bool bad = at + size > sec.end[k];
     if (!bad && size != 0)
     {
@@ -1526,9 +1476,8 @@ __global__ void chunkCheckKernel(const unsigned char* stream,
       if (!bad)
       {
         const u32* h = reinterpret_cast<const u32*>(stream + at);
-        esc = h[2];
-        bad = esc > format::ChunkCodes ||
-          format::ChunkHeaderBytes + u64(esc) * sizeof(S) + 4ull * h[3] != size;
+        bad = h[2] > format::ChunkCodes ||
+          format::ChunkHeaderBytes + u64(h[2]) * sizeof(S) + 4ull * h[3] != size;
       }
     }
     if (!bad && c + 1 == g.chunkBegin[k + 1])
@@ -1538,9 +1487,7 @@ __global__ void chunkCheckKernel(const unsigned char* stream,
     if (bad)
     {
       atomicExch(error, 7);
-      esc = 0;
     }
-    escCount[c] = esc;
   }
 }
 
@@ -1559,31 +1506,10 @@ __global__ void decodePassKernel(DevPass p,
   {
     u64 idx;
     const S pred = predictAt(p, rec, local, dims, idx);
-    rec[idx] = coded
-      ? format::dequantise<S>(symbols[p.levelCodeBegin + p.codeBegin + local], pred, qz)
-      : pred;
-  }
-}
-
-template<typename S>
-__global__ void escapeKernel(DevPass p,
-  S* rec,
-  const u64* escCode,
-  const S* escValue,
-  u64 first,
-  u64 last,
-  const u64* dimsIn)
-{
-  const u64 dims[3] = { dimsIn[0], dimsIn[1], dimsIn[2] };
-  const u64 begin = p.levelCodeBegin + p.codeBegin;
-  const u64 end = begin + p.count[0] * p.count[1] * p.count[2];
-  for (u64 e = first + blockIdx.x * u64(blockDim.x) + threadIdx.x; e < last;
-       e += u64(gridDim.x) * blockDim.x)
-  {
-    const u64 code = escCode[e];
-    if (code >= begin && code < end)
+    const u16 code = coded ? symbols[p.levelCodeBegin + p.codeBegin + local] : u16(0);
+    if (code != format::EscapeSymbol) // escapes: stored by the Huffman stage
     {
-      rec[voxelOf(p, code - begin, dims)] = escValue[e];
+      rec[idx] = format::dequantise<S>(code, pred, qz);
     }
   }
 }
@@ -1643,6 +1569,49 @@ ChunkGeometry geometryOf(const Plan& plan, const std::vector<u64>& levelCodeBegi
   return g;
 }
 
+/// Each level's symbols start 64-aligned in the device buffer (vector loads of whole blocks).
+std::vector<u64> levelCodeBegins(const Plan& plan)
+{
+  std::vector<u64> begin(static_cast<std::size_t>(plan.levels) + 1, 0);
+  for (int k = 0; k < plan.levels; ++k)
+  {
+    begin[k + 1] = (begin[k] + plan.levelCodes[k] + 63) / 64 * 64;
+  }
+  return begin;
+}
+
+/// The plan's passes, dimensions and level pass ranges in device memory (ws.plan).
+struct DevicePlan
+{
+  DevPass* passes = nullptr;
+  u64* dims = nullptr;
+  int* levelPassBegin = nullptr;
+};
+Status uploadPlan(Workspace& ws,
+  const Plan& plan,
+  const std::vector<DevPass>& passes,
+  DevicePlan& d)
+{
+  const std::size_t passBytes = sizeof(DevPass) * passes.size();
+  Status st = ws.plan.reserve(passBytes + 24 + sizeof(int) * 70, "plan");
+  if (!st)
+  {
+    return st;
+  }
+  unsigned char* bytes = ws.plan.as<unsigned char>();
+  d.passes = reinterpret_cast<DevPass*>(bytes);
+  d.dims = reinterpret_cast<u64*>(bytes + passBytes);
+  d.levelPassBegin = reinterpret_cast<int*>(bytes + passBytes + 24);
+  SGC_TRY(cudaMemcpy(d.passes, passes.data(), passBytes, cudaMemcpyHostToDevice), "upload plan");
+  SGC_TRY(cudaMemcpy(d.dims, plan.dims, 24, cudaMemcpyHostToDevice), "upload plan");
+  SGC_TRY(cudaMemcpy(d.levelPassBegin,
+            plan.levelPassBegin,
+            sizeof(int) * (plan.levels + 1),
+            cudaMemcpyHostToDevice),
+    "upload plan");
+  return Status::Ok();
+}
+
 template<typename T>
 constexpr ValueType valueTypeOf()
 {
@@ -1672,12 +1641,11 @@ void releaseBuffers()
          &ws.chunkMeta,
          &ws.codes,
          &ws.out,
-         &ws.escCode,
-         &ws.escValue,
          &ws.lut,
          &ws.sorted,
          &ws.stream,
-         &ws.error })
+         &ws.error,
+         &ws.scratch })
   {
     if (b->ptr)
     {
@@ -1689,16 +1657,9 @@ void releaseBuffers()
 }
 
 template<typename T>
-Status encode(const T* hostValues,
-  const T* deviceValues,
-  const Layout& layout,
-  const format::Scheme& scheme,
-  double bound,
-  std::vector<std::uint8_t>& stream,
-  EncodeStatistics* statistics,
+Status encode(const EncodeRequest<T>& request,
   const ExecutionOptions& options,
-  double* kernelSeconds,
-  DeviceStreamTarget* target)
+  double* kernelSeconds)
 {
   (void)options;
   std::string why;
@@ -1708,21 +1669,24 @@ Status encode(const T* hostValues,
   }
   Workspace& ws = workspace();
   std::lock_guard<std::mutex> lock(ws.mutex);
-  std::uint64_t voxels = 0;
-  Status st = detail::checkLayout(layout, voxels, "encode");
+  detail::CodingPlan setup;
+  Status st = detail::makeEncodePlan(request.layout, request.scheme, request.bound, setup);
   if (!st)
   {
     return st;
   }
-  Plan plan;
-  plan.build(layout.dims.data(), scheme);
-  const std::vector<Quantiser> quantisers = detail::levelQuantisers(bound, plan.levels);
-  // Each level's symbols start 64-aligned in the device buffer (vector loads of whole blocks).
-  std::vector<u64> levelCodeBegin(static_cast<std::size_t>(plan.levels) + 1, 0);
-  for (int k = 0; k < plan.levels; ++k)
-  {
-    levelCodeBegin[k + 1] = (levelCodeBegin[k] + plan.levelCodes[k] + 63) / 64 * 64;
-  }
+  const T* hostValues = request.hostValues;
+  const T* deviceValues = request.deviceValues;
+  const Layout& layout = request.layout;
+  const double bound = request.bound;
+  std::vector<std::uint8_t> noStream;
+  std::vector<std::uint8_t>& stream = request.stream ? *request.stream : noStream;
+  EncodeStatistics* statistics = request.statistics;
+  DeviceStreamTarget* target = request.target;
+  const u64 voxels = setup.voxels;
+  const Plan& plan = setup.plan;
+  const std::vector<Quantiser>& quantisers = setup.quantisers;
+  const std::vector<u64> levelCodeBegin = levelCodeBegins(plan);
   const u64 chunks = plan.chunkBegin[plan.levels];
   const u64 totalBlocks = chunks * format::BlocksPerChunk;
   cudaStream_t s = 0;
@@ -1733,7 +1697,6 @@ Status encode(const T* hostValues,
   // Buffers.
   if (!(st = ws.rec.reserve(voxels * sizeof(T), "rec")) ||
     !(st = ws.symbols.reserve(levelCodeBegin[plan.levels] * sizeof(u16), "symbols")) ||
-    !(st = ws.plan.reserve(sizeof(DevPass) * plan.passCount + 8 * 3 + sizeof(int) * 70, "plan")) ||
     !(st = ws.masks.reserve(chunks * 8, "masks")) ||
     !(st = ws.histogram.reserve(format::Tokens * 4, "histogram")) ||
     !(st = ws.stats.reserve(64, "stats")) ||
@@ -1747,19 +1710,11 @@ Status encode(const T* hostValues,
   std::vector<DevPass> passes;
   toDevPasses(plan, levelCodeBegin, passes);
   const ChunkGeometry geometry = geometryOf(plan, levelCodeBegin);
-  unsigned char* planBytes = ws.plan.as<unsigned char>();
-  DevPass* dPasses = reinterpret_cast<DevPass*>(planBytes);
-  u64* dDims = reinterpret_cast<u64*>(planBytes + sizeof(DevPass) * plan.passCount);
-  int* dLevelPassBegin = reinterpret_cast<int*>(planBytes + sizeof(DevPass) * plan.passCount + 24);
-  SGC_TRY(
-    cudaMemcpy(dPasses, passes.data(), sizeof(DevPass) * passes.size(), cudaMemcpyHostToDevice),
-    "upload plan");
-  SGC_TRY(cudaMemcpy(dDims, plan.dims, 24, cudaMemcpyHostToDevice), "upload dims");
-  SGC_TRY(cudaMemcpy(dLevelPassBegin,
-            plan.levelPassBegin,
-            sizeof(int) * (plan.levels + 1),
-            cudaMemcpyHostToDevice),
-    "upload plan");
+  DevicePlan dPlan;
+  if (!(st = uploadPlan(ws, plan, passes, dPlan)))
+  {
+    return st;
+  }
 
   const T* input = deviceValues;
   u64 stride = layout.stride;
@@ -1803,26 +1758,38 @@ Status encode(const T* hostValues,
   // histogram, so that no host round trip sits between the passes.
   SGC_HOST_LAP("encode host: set-up, plan upload");
   timer.start(s);
-  for (int pi = 0; pi < plan.passCount; ++pi)
+  for (int k = 0; k < plan.levels; ++k)
   {
-    const u64 n = plan.passes[pi].size();
-    const Quantiser& qz = quantisers[static_cast<std::size_t>(plan.passes[pi].level)];
-    // A bounded grid (one reduction and atomic per CTA): a grid-shaped encoder pass with a
-    // reduction per CTA of 4 rows measured 1.8x slower on an H100 (2026-11-24).
-    SGC_PROFILE_BEGIN("encode pass L" + std::to_string(plan.passes[pi].level) + " axis " +
-      std::to_string(plan.passes[pi].axis));
-    encodePassKernel<T><<<std::min<unsigned>(blocksFor(n), 2048), Threads, 0, s>>>(passes[pi],
-      input,
-      stride,
-      rec,
-      symbols,
-      n,
-      dDims,
-      qz,
-      dSurplus + pi,
-      dSurplus + plan.passCount,
-      stats);
-    SGC_PROFILE_END();
+    const Quantiser& qz = quantisers[static_cast<std::size_t>(k)];
+    LevelLaunch level;
+    if (levelLaunch(plan, k, levelCodeBegin, sizeof(T), encodeLevelKernel<T>, level))
+    {
+      SGC_PROFILE_BEGIN("encode level L" + std::to_string(k));
+      encodeLevelKernel<T><<<level.grid, LevelThreads, level.shared, s>>>(
+        level.tiling, input, stride, rec, symbols, qz, dSurplus, dSurplus + plan.passCount, stats);
+      SGC_PROFILE_END();
+      continue;
+    }
+    for (int pi = plan.levelPassBegin[k]; pi < plan.levelPassBegin[k + 1]; ++pi)
+    {
+      const u64 n = plan.passes[pi].size();
+      // A bounded grid (one reduction and atomic per CTA): a grid-shaped encoder pass with a
+      // reduction per CTA of 4 rows measured 1.8x slower on an H100 (2026-11-24).
+      SGC_PROFILE_BEGIN(
+        "encode pass L" + std::to_string(k) + " axis " + std::to_string(plan.passes[pi].axis));
+      encodePassKernel<T><<<std::min<unsigned>(blocksFor(n), 2048), Threads, 0, s>>>(passes[pi],
+        input,
+        stride,
+        rec,
+        symbols,
+        n,
+        dPlan.dims,
+        qz,
+        dSurplus + pi,
+        dSurplus + plan.passCount,
+        stats);
+      SGC_PROFILE_END();
+    }
   }
   SGC_LAUNCHED("pass kernels");
   u64* masks = ws.masks.as<u64>();
@@ -1831,17 +1798,8 @@ Status encode(const T* hostValues,
     1, std::min<u64>((chunks + AnalyseWarps - 1) / AnalyseWarps, u64(multiprocessors()) * 4)));
   SGC_PROFILE_BEGIN("encode analyse (masks, histogram, with clears)");
   SGC_TRY(cudaMemsetAsync(histogram, 0, format::Tokens * 4, s), "clear");
-  if (legacyKernel("analyse"))
-  {
-    SGC_TRY(cudaMemsetAsync(masks, 0, chunks * 8, s), "clear");
-    analyseKernel<<<std::min<unsigned>(blocksFor(totalBlocks), 1056), Threads, 0, s>>>(
-      symbols, geometry, totalBlocks, masks, histogram);
-  }
-  else
-  {
-    analyseWarpKernel<<<warpCtas, AnalyseWarps * 32, 0, s>>>(
-      symbols, geometry, chunks, masks, histogram);
-  }
+  analyseWarpKernel<<<warpCtas, AnalyseWarps * 32, 0, s>>>(
+    symbols, geometry, chunks, masks, histogram);
   SGC_PROFILE_END();
   SGC_LAUNCHED("analyse kernel");
   timer.stop(s);
@@ -1935,7 +1893,7 @@ Status encode(const T* hostValues,
     h.dims[a] = plan.dims[a];
   }
   h.bound = bound;
-  h.scheme = scheme;
+  h.scheme = request.scheme;
   h.levels = plan.levels;
   h.lengths.assign(lengths.begin(), lengths.begin() + static_cast<std::ptrdiff_t>(tableCount));
   const std::size_t header = detail::headerBytes(plan.levels, tableCount);
@@ -2073,9 +2031,9 @@ Status encode(const T* hostValues,
     dChunkOffset,
     dTableOffset,
     dOut,
-    dPasses,
-    dLevelPassBegin,
-    dDims);
+    dPlan.passes,
+    dPlan.levelPassBegin,
+    dPlan.dims);
   SGC_PROFILE_END();
   SGC_LAUNCHED("write kernel");
   timer.stop(s);
@@ -2108,7 +2066,7 @@ Status encode(const T* hostValues,
 }
 
 template<typename S, typename T>
-Status decode(const std::uint8_t* stream,
+Status decodeStream(const std::uint8_t* stream,
   std::size_t bytes,
   int lod,
   const StreamInfo& infoIn,
@@ -2208,15 +2166,10 @@ Status decode(const std::uint8_t* stream,
   }
   else
   {
-    format::Scheme scheme;
-    scheme.cubic = info.cubic;
-    for (int a = 0; a < 3; ++a)
-    {
-      scheme.order[a] = info.axisOrder[a];
-    }
-    Plan plan;
-    plan.build(info.dims.data(), scheme);
-    const std::vector<Quantiser> quantisers = detail::levelQuantisers(info);
+    detail::CodingPlan setup;
+    detail::makeDecodePlan(info, setup);
+    const Plan& plan = setup.plan;
+    const std::vector<Quantiser>& quantisers = setup.quantisers;
     const std::uint8_t* lengths = nullptr;
     std::size_t tableCount = 0;
     StreamInfo again;
@@ -2230,15 +2183,10 @@ Status decode(const std::uint8_t* stream,
     {
       return Status(ErrorCode::InvalidArgument, "decode: damaged stream: " + why);
     }
-    std::vector<u64> levelCodeBegin(static_cast<std::size_t>(plan.levels) + 1, 0);
-    for (int k = 0; k < plan.levels; ++k)
-    {
-      levelCodeBegin[k + 1] = (levelCodeBegin[k] + plan.levelCodes[k] + 63) / 64 * 64;
-    }
+    const std::vector<u64> levelCodeBegin = levelCodeBegins(plan);
     // Chunks of the decoded levels: validate the tables on the host (as the CPU decoder does).
     const u64 chunks = plan.chunkBegin[lod + 1];
-    std::vector<u64> chunkOffset(static_cast<std::size_t>(chunks) + 1),
-      escBase(static_cast<std::size_t>(chunks) + 1, 0);
+    std::vector<u64> chunkOffset(static_cast<std::size_t>(chunks) + 1);
     std::vector<u32> chunkSize(static_cast<std::size_t>(chunks) + 1, 0);
     for (int k = 0; k <= lod && !streamOnDevice; ++k)
     {
@@ -2255,7 +2203,6 @@ Status decode(const std::uint8_t* stream,
       {
         const u64 c = plan.chunkBegin[k] + j;
         const u32 size = format::load<u32>(stream + sectionBegin + 4 * j);
-        u32 esc = 0;
         if (size != 0)
         {
           if (size < format::ChunkHeaderBytes || size % 4 != 0 || at + size > sectionEnd)
@@ -2263,7 +2210,7 @@ Status decode(const std::uint8_t* stream,
             return Status(ErrorCode::InvalidArgument,
               "decode: damaged stream: bad chunk size in level " + std::to_string(k));
           }
-          esc = format::load<u32>(stream + at + 8);
+          const u32 esc = format::load<u32>(stream + at + 8);
           const u32 words = format::load<u32>(stream + at + 12);
           if (esc > format::ChunkCodes ||
             format::ChunkHeaderBytes + u64(esc) * sizeof(S) + 4 * u64(words) != size)
@@ -2275,7 +2222,6 @@ Status decode(const std::uint8_t* stream,
         chunkOffset[c] = at;
         chunkSize[c] = size;
         at += size;
-        escBase[c + 1] = escBase[c] + esc;
       }
       if (at != sectionEnd)
       {
@@ -2284,12 +2230,32 @@ Status decode(const std::uint8_t* stream,
             " do not fill its section");
       }
     }
-    const std::vector<u64> levelCodeBeginCopy = levelCodeBegin;
-    const ChunkGeometry geometryEarly = geometryOf(plan, levelCodeBeginCopy);
+    const ChunkGeometry geometry = geometryOf(plan, levelCodeBegin);
+    std::vector<DevPass> passes;
+    toDevPasses(plan, levelCodeBegin, passes);
+    const unsigned char* dStream = deviceStream;
+    if ((!streamOnDevice && !(st = ws.stream.reserve(info.levelEnd[lod], "stream"))) ||
+      !(st = ws.symbols.reserve(levelCodeBegin[plan.levels] * sizeof(u16), "symbols")) ||
+      !(st = ws.chunkMeta.reserve((chunks + 1) * 24 + 512, "chunk tables")) ||
+      !(st = ws.lut.reserve((std::size_t(1) << format::LutBits) * 4, "lut")) ||
+      !(st = ws.sorted.reserve((dec.sorted.size() + 1) * 4, "sorted")) ||
+      !(st = ws.error.reserve(16, "error")))
+    {
+      return st;
+    }
+    u64* dChunkOffset = ws.chunkMeta.as<u64>();
+    u32* dChunkSize = reinterpret_cast<u32*>(dChunkOffset + chunks + 1);
+    int* dError = ws.error.as<int>();
+    SGC_TRY(cudaMemset(dError, 0, 4), "clear");
+    DevicePlan dPlan;
+    if (!(st = uploadPlan(ws, plan, passes, dPlan)))
+    {
+      return st;
+    }
     if (streamOnDevice)
     {
       // The same checks as the host path above, on the device: sizes -> scan -> offsets and
-      // checks -> scan of the escape counts.
+      // checks.
       Sections sec;
       for (int k = 0; k < 66; ++k)
       {
@@ -2301,78 +2267,45 @@ Status decode(const std::uint8_t* stream,
             "decode: damaged stream: level " + std::to_string(k) + " section is too short");
         }
       }
-      std::size_t scanBytes = 0, scanBytes2 = 0;
+      std::size_t scanBytes = 0;
       cub::DeviceScan::ExclusiveSum(
-        nullptr, scanBytes, static_cast<u64*>(nullptr), static_cast<u64*>(nullptr), chunks + 1);
-      scanBytes2 = scanBytes;
-      if (!(st = ws.chunkMeta.reserve((chunks + 1) * 40 + scanBytes2 + 512, "chunk tables")) ||
-        !(st = ws.error.reserve(16, "error")))
+        nullptr, scanBytes, static_cast<u64*>(nullptr), static_cast<u64*>(nullptr), chunks);
+      if (!(st = ws.scratch.reserve((chunks + 1) * 16 + scanBytes + 512, "chunk scan")))
       {
         return st;
       }
-      unsigned char* base = ws.chunkMeta.as<unsigned char>();
-      u64* dOffset = reinterpret_cast<u64*>(base);
-      u64* dEscBaseTmp = dOffset + chunks + 1;
-      u32* dSize = reinterpret_cast<u32*>(dEscBaseTmp + chunks + 1);
-      u64* dSize64 = reinterpret_cast<u64*>(base + (chunks + 1) * 24);
+      unsigned char* base = ws.scratch.as<unsigned char>();
+      u64* dSize64 = reinterpret_cast<u64*>(base);
       u64* dScanned = dSize64 + chunks + 1;
-      void* temp = base + ((chunks + 1) * 40 + 255) / 256 * 256;
-      int* dErr = ws.error.as<int>();
-      SGC_TRY(cudaMemset(dErr, 0, 4), "clear");
+      void* temp = base + ((chunks + 1) * 16 + 255) / 256 * 256;
       SGC_HOST_LAP("decode host: header, Huffman tables");
       timer.start(s);
-      SGC_PROFILE_BEGIN("decode device chunk tables (2 kernels, 2 scans)");
-      chunkSizesKernel<<<blocksFor(chunks + 1), Threads, 0, s>>>(
-        deviceStream, geometryEarly, sec, chunks, dSize, dSize64);
-      cub::DeviceScan::ExclusiveSum(temp, scanBytes, dSize64, dScanned, chunks + 1, s);
-      chunkCheckKernel<S><<<blocksFor(chunks + 1), Threads, 0, s>>>(
-        deviceStream, geometryEarly, sec, chunks, dSize, dScanned, dOffset, dSize64, dErr);
-      cub::DeviceScan::ExclusiveSum(temp, scanBytes2, dSize64, dEscBaseTmp, chunks + 1, s);
+      SGC_PROFILE_BEGIN("decode device chunk tables (2 kernels, 1 scan)");
+      chunkSizesKernel<<<blocksFor(chunks), Threads, 0, s>>>(
+        deviceStream, geometry, sec, chunks, dChunkSize, dSize64);
+      cub::DeviceScan::ExclusiveSum(temp, scanBytes, dSize64, dScanned, chunks, s);
+      chunkCheckKernel<S><<<blocksFor(chunks), Threads, 0, s>>>(
+        deviceStream, geometry, sec, chunks, dChunkSize, dScanned, dChunkOffset, dError);
       SGC_PROFILE_END();
       SGC_LAUNCHED("chunk table kernels");
       timer.stop(s);
       SGC_HOST_MARK();
       int err = 0;
-      SGC_TRY(cudaMemcpy(&err, dErr, 4, cudaMemcpyDeviceToHost), "download");
+      SGC_TRY(cudaMemcpy(&err, dError, 4, cudaMemcpyDeviceToHost), "download");
       if (err)
       {
         return Status(
           ErrorCode::InvalidArgument, "decode: damaged stream: inconsistent chunk tables");
       }
-      SGC_TRY(cudaMemcpy(escBase.data(), dEscBaseTmp, (chunks + 1) * 8, cudaMemcpyDeviceToHost),
-        "download");
     }
-    const u64 totalEsc = escBase[chunks];
-    const u64 streamBytes = info.levelEnd[lod];
-    std::vector<DevPass> passes;
-    toDevPasses(plan, levelCodeBegin, passes);
-    const ChunkGeometry geometry = geometryOf(plan, levelCodeBegin);
-    if ((!streamOnDevice && !(st = ws.stream.reserve(streamBytes, "stream"))) ||
-      !(st = ws.symbols.reserve(levelCodeBegin[plan.levels] * sizeof(u16), "symbols")) ||
-      (!streamOnDevice &&
-        !(st = ws.chunkMeta.reserve((chunks + 1) * 16 + (chunks + 1) * 4, "chunk tables"))) ||
-      !(st = ws.escCode.reserve((totalEsc + 1) * 8, "escapes")) ||
-      !(st = ws.escValue.reserve((totalEsc + 1) * sizeof(S), "escapes")) ||
-      !(st = ws.lut.reserve((std::size_t(1) << format::LutBits) * 4, "lut")) ||
-      !(st = ws.sorted.reserve((dec.sorted.size() + 1) * 4, "sorted")) ||
-      !(st = ws.plan.reserve(64, "dims")) || !(st = ws.error.reserve(16, "error")))
+    else
     {
-      return st;
-    }
-    const unsigned char* dStream = deviceStream;
-    u64* dChunkOffset = ws.chunkMeta.as<u64>();
-    u64* dEscBase = dChunkOffset + chunks + 1;
-    u32* dChunkSize = reinterpret_cast<u32*>(dEscBase + chunks + 1);
-    if (!streamOnDevice)
-    {
-      SGC_TRY(
-        cudaMemcpy(ws.stream.ptr, stream, streamBytes, cudaMemcpyHostToDevice), "upload stream");
+      SGC_TRY(cudaMemcpy(ws.stream.ptr, stream, info.levelEnd[lod], cudaMemcpyHostToDevice),
+        "upload stream");
       dStream = ws.stream.as<unsigned char>();
       SGC_TRY(
         cudaMemcpy(dChunkOffset, chunkOffset.data(), (chunks + 1) * 8, cudaMemcpyHostToDevice),
         "upload");
-      SGC_TRY(
-        cudaMemcpy(dEscBase, escBase.data(), (chunks + 1) * 8, cudaMemcpyHostToDevice), "upload");
       SGC_TRY(cudaMemcpy(dChunkSize, chunkSize.data(), (chunks + 1) * 4, cudaMemcpyHostToDevice),
         "upload");
     }
@@ -2384,10 +2317,6 @@ Status decode(const std::uint8_t* stream,
         cudaMemcpy(ws.sorted.ptr, dec.sorted.data(), dec.sorted.size() * 4, cudaMemcpyHostToDevice),
         "upload");
     }
-    u64* dDims = ws.plan.as<u64>();
-    SGC_TRY(cudaMemcpy(dDims, plan.dims, 24, cudaMemcpyHostToDevice), "upload");
-    int* dError = ws.error.as<int>();
-    SGC_TRY(cudaMemset(dError, 0, 4), "clear");
     DecodeTables tab;
     tab.lut = ws.lut.as<u32>();
     tab.sorted = ws.sorted.as<u32>();
@@ -2396,21 +2325,12 @@ Status decode(const std::uint8_t* stream,
     std::copy(std::begin(dec.firstIndex), std::end(dec.firstIndex), tab.firstIndex);
     tab.maxLength = dec.maxLength;
     u16* symbols = ws.symbols.as<u16>();
-    u64* escCode = ws.escCode.as<u64>();
-    S* escValue = ws.escValue.as<S>();
     SGC_HOST_LAP("decode host: chunk tables, uploads");
     timer.start(s);
-    const bool serial = legacyKernel("huffman");
-    if (serial)
+    if (chunks > 0)
     {
-      SGC_PROFILE_BEGIN("decode clear symbols");
-      SGC_TRY(
-        cudaMemsetAsync(symbols, 0, levelCodeBegin[lod + 1] * sizeof(u16), s), "clear symbols");
-      SGC_PROFILE_END();
-    }
-    if (chunks > 0 && !serial)
-    {
-      // A warp per chunk; every chunk of the decoded levels is stored whole (no clearing pass).
+      // A warp per chunk; every chunk of the decoded levels is stored whole (no clearing pass),
+      // escapes go straight into the output.
       static const bool sharedSet = cudaFuncSetAttribute(decodeChunksWarpKernel<S>,
                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       static_cast<int>(DecodeSharedBytes)) == cudaSuccess;
@@ -2422,31 +2342,15 @@ Status decode(const std::uint8_t* stream,
         <<<static_cast<unsigned>(ctas), DecodeWarps * 32, DecodeSharedBytes, s>>>(dStream,
           dChunkOffset,
           dChunkSize,
-          dEscBase,
           geometry,
           chunks,
           tab,
           symbols,
-          escCode,
-          escValue,
+          rec,
+          dPlan.passes,
+          dPlan.levelPassBegin,
+          dPlan.dims,
           dError);
-      SGC_PROFILE_END();
-      SGC_LAUNCHED("chunk decode kernel");
-    }
-    else if (chunks > 0)
-    {
-      SGC_PROFILE_BEGIN("decode Huffman chunks");
-      decodeChunksKernel<S><<<blocksFor(chunks, 128), 128, 0, s>>>(dStream,
-        dChunkOffset,
-        dChunkSize,
-        dEscBase,
-        geometry,
-        chunks,
-        tab,
-        symbols,
-        escCode,
-        escValue,
-        dError);
       SGC_PROFILE_END();
       SGC_LAUNCHED("chunk decode kernel");
     }
@@ -2468,40 +2372,35 @@ Status decode(const std::uint8_t* stream,
     }
     SGC_HOST_LAP("decode host: error check");
     timer.start(s);
-    for (int pi = 0; pi < plan.passCount; ++pi)
+    for (int k = 0; k < plan.levels; ++k)
     {
-      const Pass& p = plan.passes[pi];
-      const u64 n = p.size();
-      const bool coded = p.level <= lod;
-      SGC_PROFILE_BEGIN(
-        "decode pass L" + std::to_string(p.level) + " axis " + std::to_string(p.axis));
-      const Quantiser& qz = quantisers[static_cast<std::size_t>(p.level)];
-      PassShape shape = passShape(p);
-      shape.ok = shape.ok && !legacyKernel("passes");
-      if (shape.ok)
+      const bool coded = k <= lod;
+      const Quantiser& qz = quantisers[static_cast<std::size_t>(k)];
+      LevelLaunch level;
+      if (levelLaunch(plan, k, levelCodeBegin, sizeof(S), decodeLevelKernel<S>, level))
       {
-        decodeGridPassKernel<S>
-          <<<shape.grid, shape.block, 0, s>>>(passes[pi], rec, symbols, dDims, qz, coded);
+        SGC_PROFILE_BEGIN("decode level L" + std::to_string(k));
+        decodeLevelKernel<S>
+          <<<level.grid, LevelThreads, level.shared, s>>>(level.tiling, rec, symbols, qz, coded);
+        SGC_PROFILE_END();
+        continue;
       }
-      else
+      for (int pi = plan.levelPassBegin[k]; pi < plan.levelPassBegin[k + 1]; ++pi)
       {
-        decodePassKernel<S>
-          <<<blocksFor(n), Threads, 0, s>>>(passes[pi], rec, symbols, n, dDims, qz, coded);
-      }
-      SGC_PROFILE_END();
-      if (coded && totalEsc > 0)
-      {
-        // Candidate escapes: those of the chunks that overlap the pass.
-        const u64 first = plan.chunkBegin[p.level] + p.codeBegin / format::ChunkCodes;
-        const u64 last = plan.chunkBegin[p.level] + (p.codeBegin + n - 1) / format::ChunkCodes + 1;
-        const u64 e0 = escBase[first], e1 = escBase[last];
-        if (e1 > e0)
+        const Pass& p = plan.passes[pi];
+        SGC_PROFILE_BEGIN("decode pass L" + std::to_string(k) + " axis " + std::to_string(p.axis));
+        const PassShape shape = passShape(p);
+        if (shape.ok)
         {
-          SGC_PROFILE_BEGIN("decode escapes");
-          escapeKernel<S><<<blocksFor(e1 - e0), Threads, 0, s>>>(
-            passes[pi], rec, escCode, escValue, e0, e1, dDims);
-          SGC_PROFILE_END();
+          decodeGridPassKernel<S>
+            <<<shape.grid, shape.block, 0, s>>>(passes[pi], rec, symbols, dPlan.dims, qz, coded);
         }
+        else
+        {
+          decodePassKernel<S><<<blocksFor(p.size()), Threads, 0, s>>>(
+            passes[pi], rec, symbols, p.size(), dPlan.dims, qz, coded);
+        }
+        SGC_PROFILE_END();
       }
     }
     SGC_LAUNCHED("pass kernels");
@@ -2541,6 +2440,23 @@ Status decode(const std::uint8_t* stream,
   return Status::Ok();
 }
 
+template<typename T>
+Status decode(const DecodeRequest<T>& r, const ExecutionOptions& options, double* kernelSeconds)
+{
+  const auto run =
+    r.streamType == ValueType::Float64 ? decodeStream<double, T> : decodeStream<float, T>;
+  return run(r.stream,
+    r.bytes,
+    r.levelOfDetail,
+    r.info,
+    r.hostOut,
+    r.deviceOut,
+    r.layout,
+    options,
+    kernelSeconds,
+    r.streamOnDevice);
+}
+
 void profileEnable(bool on)
 {
   KernelProfile::get().enable(on);
@@ -2568,74 +2484,7 @@ Status copyToDevice(const T* host, std::size_t n, T* device, std::size_t stride)
   return Status::Ok();
 }
 
-template Status encode<float>(const float*,
-  const float*,
-  const Layout&,
-  const format::Scheme&,
-  double,
-  std::vector<std::uint8_t>&,
-  EncodeStatistics*,
-  const ExecutionOptions&,
-  double*,
-  DeviceStreamTarget*);
-template Status encode<double>(const double*,
-  const double*,
-  const Layout&,
-  const format::Scheme&,
-  double,
-  std::vector<std::uint8_t>&,
-  EncodeStatistics*,
-  const ExecutionOptions&,
-  double*,
-  DeviceStreamTarget*);
-template Status decode<float, float>(const std::uint8_t*,
-  std::size_t,
-  int,
-  const StreamInfo&,
-  float*,
-  float*,
-  const Layout&,
-  const ExecutionOptions&,
-  double*,
-  bool);
-template Status decode<float, double>(const std::uint8_t*,
-  std::size_t,
-  int,
-  const StreamInfo&,
-  double*,
-  double*,
-  const Layout&,
-  const ExecutionOptions&,
-  double*,
-  bool);
-template Status decode<double, float>(const std::uint8_t*,
-  std::size_t,
-  int,
-  const StreamInfo&,
-  float*,
-  float*,
-  const Layout&,
-  const ExecutionOptions&,
-  double*,
-  bool);
-template Status decode<double, double>(const std::uint8_t*,
-  std::size_t,
-  int,
-  const StreamInfo&,
-  double*,
-  double*,
-  const Layout&,
-  const ExecutionOptions&,
-  double*,
-  bool);
-template Status copyToHost<float>(const float*, std::size_t, std::size_t, float*);
-template Status copyToHost<double>(const double*, std::size_t, std::size_t, double*);
-template Status copyToHost<std::uint8_t>(const std::uint8_t*,
-  std::size_t,
-  std::size_t,
-  std::uint8_t*);
-template Status copyToDevice<float>(const float*, std::size_t, float*, std::size_t);
-template Status copyToDevice<double>(const double*, std::size_t, double*, std::size_t);
+SPARSEGRID_CODEC_CUDA_INSTANTIATE()
 
 } // namespace cudaimpl
 } // namespace codec

@@ -120,14 +120,8 @@ Status gather(const T* device,
   return Status::Ok();
 }
 
-template Status gather<float>(const float*,
-  std::uint64_t,
-  const std::vector<std::uint64_t>&,
-  std::vector<double>&);
-template Status gather<double>(const double*,
-  std::uint64_t,
-  const std::vector<std::uint64_t>&,
-  std::vector<double>&);
+SPARSEGRID_CODEC_CUDA_GATHER(float)
+SPARSEGRID_CODEC_CUDA_GATHER(double)
 
 } // namespace cudaimpl
 } // namespace codec
