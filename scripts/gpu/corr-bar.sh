@@ -4,13 +4,12 @@
 #   OUT=/some/dir MODE=probe|final scripts/gpu/corr-bar.sh
 # Both modes: build CorrelationCore alone (CUDA sm_90, FFTW), ctest, the x1024 cases of
 # correlation-bench (every direct variant, cuFFT with 2^a3^b5^c7^d and power-of-two sizes),
-# compute-sanitizer memcheck and racecheck on the split-tiled variants.
-# probe: + Nsight Compute on the best split-tiled configurations and on one cuFFT call (per-kernel
-#   durations: pad, transforms, product, inverse, extraction) and the SASS instruction mix of the
-#   sliding kernels.
-# final: + the whole benchmark grid (no CPU direct beyond its cut-off, as in correlation.sh).
-# Leaves in $OUT: gpu.txt, summary.txt, bar.txt/bar.json, [grid.txt/grid.json], [ncu-*.txt],
-# [sass-mix.txt], logs.tgz. Timing runs use CUDA_MODULE_LOADING=EAGER.
+# Nsight Compute on the best split-tiled configurations (NCU_CONFIGS) and on one cuFFT call
+# (per-kernel durations: pad, transforms, product, inverse, extraction), the SASS size of the
+# sliding kernels, compute-sanitizer memcheck and racecheck on the split-tiled variants.
+# final: + the whole benchmark grid.
+# Leaves in $OUT: gpu.txt, summary.txt, bar.txt/bar.json, ncu.txt, [grid.txt/grid.json],
+# logs.tgz. Timing runs use CUDA_MODULE_LOADING=EAGER.
 set -u
 ROOT=$(pwd)
 OUT=${OUT:-$ROOT/gpu-out-corr-bar}
@@ -47,52 +46,42 @@ stamp "bar bench rc=$?"
 grep -E "32x32 x1024" "$OUT/bar.txt" | sort -k6 -n | head -8 >> "$OUT/summary.txt"
 grep -E "32x32 x1024 +cufft" "$OUT/bar.txt" >> "$OUT/summary.txt"
 
-if [ "$MODE" = probe ]; then
-  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-  if [ -n "$NCU" ]; then
-    for cfg in split-p16-w16 split-p16-w16-nopeel split-p16-w8-rows4; do
-      timeout 60 "$NCU" --clock-control none --kernel-name regex:splitTiled --launch-skip 2 \
-        --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
-        --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
-        --section MemoryWorkloadAnalysis --section InstructionStats \
-        --metrics smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_global_st.sum,lts__t_sectors_op_write.sum,smsp__inst_executed_pipe_fma.sum,sm__cycles_active.avg,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum \
-        "$BENCH" --no-cpu --case "32x32 x1024" --config "$cfg" --json /dev/null \
-        > "$OUT/ncu-$cfg.txt" 2>&1
-      stamp "ncu $cfg rc=$?"
-    done
-    # One cuFFT call's kernels (the warm-up call is the first: plans are made before it).
-    timeout 60 "$NCU" --clock-control none --launch-count 12 \
-      --metrics gpu__time_duration.sum,dram__bytes.sum,lts__t_bytes.sum \
-      "$BENCH" --no-cpu --case "32x32 x1024" --config cufft-cached --json /dev/null \
-      > "$OUT/ncu-cufft.txt" 2>&1
-    stamp "ncu cufft rc=$?"
-    timeout 60 "$NCU" --clock-control none --launch-count 12 --metrics gpu__time_duration.sum \
-      "$BENCH" --no-cpu --case "32x32 x1024" --config cufft-cached-pow2 --json /dev/null \
-      > "$OUT/ncu-cufft-pow2.txt" 2>&1
-    stamp "ncu cufft pow2 rc=$?"
-  else
-    stamp "ncu not found"
-  fi
-  OBJ="$BUILD/CMakeFiles/CorrelationCore.dir/src/cuda/DirectFloat.cu.o"
-  if command -v cuobjdump > /dev/null; then
-    cuobjdump --dump-sass "$OBJ" > "$OUT/sass-float.txt" 2>&1
-    # Instruction mix per split-tiled kernel: FFMA, shared loads, local (spill) traffic.
-    awk '/Function :/ { name = $3 } /splitTiled/ { } { if (name ~ /splitTiled/) {
-           if ($0 ~ /FFMA/) f[name]++; if ($0 ~ /LDS/) l[name]++; if ($0 ~ /(LDL|STL)/) s[name]++;
-           if ($0 ~ /STG/) g[name]++; if ($0 ~ /SHFL/) h[name]++; n[name]++ } }
-         END { for (k in n) printf "%s instr %d FFMA %d LDS %d LDL/STL %d STG %d SHFL %d\n",
-               k, n[k], f[k], l[k], s[k], g[k], h[k] }' "$OUT/sass-float.txt" > "$OUT/sass-mix.txt"
-    gzip -f "$OUT/sass-float.txt"
-    stamp "sass"
-  fi
-else
-  timeout 200 "$BENCH" --json "$OUT/grid.json" > "$OUT/grid.txt" 2> "$OUT/grid.err"
+# Nsight Compute on the bar case: the best split-tiled configurations (stall reasons,
+# occupancy, instruction mix) and one cuFFT call's kernels (per-kernel durations).
+NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2> /dev/null | head -1)
+if [ -n "$NCU" ]; then
+  for cfg in ${NCU_CONFIGS:-split-p8-w8-rows4 split-p16-w16}; do
+    echo "=== $cfg" >> "$OUT/ncu.txt"
+    timeout 60 "$NCU" --clock-control none --kernel-name regex:splitTiled --launch-skip 2 \
+      --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --section WarpStateStats --section SchedulerStats --section InstructionStats \
+      --metrics smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__inst_executed_pipe_fma.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__t_sectors_op_write.sum \
+      "$BENCH" --no-cpu --case "32x32 x1024" --config "$cfg" --json /dev/null \
+      2>&1 | grep -v "^==PROF==" >> "$OUT/ncu.txt"
+    stamp "ncu $cfg: $(grep -A200 "=== $cfg" "$OUT/ncu.txt" | grep -E " Duration|Registers Per|Achieved Occ|Issued Warp Per|no_instruction|short_score|mio_thr" | tr -s ' ' | tr '\n' ';')"
+  done
+  echo "=== cufft-cached" >> "$OUT/ncu.txt"
+  timeout 60 "$NCU" --clock-control none --launch-count 8 --metrics gpu__time_duration.sum \
+    "$BENCH" --no-cpu --case "32x32 x1024" --config cufft-cached --json /dev/null 2>&1 \
+    | grep -v "^==PROF==" >> "$OUT/ncu.txt"
+  stamp "ncu cufft: $(grep -A100 "=== cufft" "$OUT/ncu.txt" | grep -E "duration" | tr -s ' ' | tr '\n' ';')"
+fi
+if command -v cuobjdump > /dev/null; then
+  # Instruction mix of the sliding kernels: code size (instruction fetch), FFMA, spills.
+  cuobjdump --dump-sass "$BUILD/CMakeFiles/CorrelationCore.dir/src/cuda/DirectFloat.cu.o" \
+    | awk '/Function :/ { name = $3 } { if (name ~ /splitTiled.*Lb1/) { n[name]++;
+        if ($0 ~ /FFMA/) f[name]++; if ($0 ~ /(LDL|STL)/) l[name]++ } }
+        END { for (k in n) printf "sass %s: %d instructions, %d FFMA, %d LDL/STL\n",
+              substr(k, 36, 14), n[k], f[k], l[k] }' >> "$OUT/summary.txt"
+fi
+if [ "$MODE" = final ]; then
+  timeout 240 "$BENCH" --json "$OUT/grid.json" > "$OUT/grid.txt" 2> "$OUT/grid.err"
   stamp "grid bench rc=$?"
 fi
 
 # Sanitizers on the split-tiled variants (racecheck on those that share staging between warps).
 for tool in memcheck racecheck; do
-  filter='CUDA/ReferenceLarger.*/cuda_split*:SplitTiled.*'
+  filter='CUDA/ReferenceLarger.*/cuda_split*:CUDA/ReferenceLarger.*/cuda_fft*:CUDA/Reference.*/cuda_fft_cached:SplitTiled.*'
   [ $tool = racecheck ] && filter='CUDA/ReferenceLarger.*/cuda_split_p16*:CUDA/ReferenceLarger.*/cuda_split_p32_w8*'
   timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 \
     "$BUILD/bin/correlation_test_reference" --gtest_filter="$filter" > "$OUT/$tool.log" 2>&1

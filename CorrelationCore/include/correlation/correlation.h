@@ -171,10 +171,10 @@ enum class DirectKernel
 {
   /// The fastest measured (docs/correlation.md, H100): RegisterTiled with 2 rights per thread
   /// when both matrices are at most 16 x 16 and there are 8 or more pairs; otherwise
-  /// SplitTiled (one pair per warp below 128 pairs, 8 pairs per warp from 128 on) when its
-  /// staging fits in shared memory; beyond that RegisterTiled (2 rights per thread) for 8 or
-  /// more pairs and WarpShuffle with Rectangle distribution (4 rows per worker) for fewer. The
-  /// other DirectOptions fields are then ignored.
+  /// SplitTiled (one pair per warp below 128 pairs, 8 pairs per warp with 4-row sliding tiles
+  /// from 128 on) when its staging fits in shared memory; beyond that RegisterTiled (2 rights
+  /// per thread) for 8 or more pairs and WarpShuffle with Rectangle distribution (4 rows per
+  /// worker) for fewer. The other DirectOptions fields are then ignored.
   Auto,
   Baseline,    ///< one thread per lag (and pair), sums its overlap alone
   WarpShuffle, ///< a warp computes 32 consecutive x lags; data moves by warp shuffles

@@ -454,7 +454,7 @@ Status launchWarpShuffleVariant(int s,
  * - both matrices at most 16 x 16 and 8 or more pairs: RegisterTiled, 2 rights per thread;
  * - otherwise SplitTiled: fewer than 128 pairs, one pair per warp (the 32 lanes split each
  *   tile's sum; 8 warps per block); from 128 pairs on, 8 pairs per warp (at most the pairs per
- *   left rounded up to a power of two) and 16 warps per block;
+ *   left rounded up to a power of two), 8 warps per block and 4-row sliding tiles;
  * - when the split-tiled staging does not fit shared memory (see the caller), RegisterTiled
  *   with 2 rights per thread for 8 or more pairs and WarpShuffle with Rectangle distribution
  *   (4 rows per worker) for fewer.
@@ -481,8 +481,9 @@ inline DirectOptions autoDirectOptions(const Batch& batch)
     }
   }
   chosen.pairsPerWarp = pairs;
-  chosen.warpsPerBlock = pairs >= 8 ? 16 : 8;
+  chosen.warpsPerBlock = 8;
   chosen.slideRows = true;
+  chosen.tileRows = 4;
   return chosen;
 }
 

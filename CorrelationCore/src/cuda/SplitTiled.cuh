@@ -311,30 +311,31 @@ __host__ __device__ inline void splitTask(int leftPitch, const T* rp, const T* l
 }
 
 /**
- * One column strip (right columns u0 .. u0 + 3) walked over `count` right rows, the 8 left rows
+ * One column strip (right columns u0 .. u0 + 3) walked over `count` right rows, the TY left rows
  * of the tile's lag rows kept in a ring of registers: a step loads the right values and one new
- * left row (3 vector loads) for 128 multiply-adds. Lag row k at right row v uses left row
- * v - dy0 - k.
- * - Dir = +1 walks down from the top row: rp at the first right row, lrow at the left row of lag
- *   row 0 there; each step brings the row of lag row 0.
- * - Dir = -1 walks up from the bottom row: rp at the last right row, lrow at the left row of lag
- *   row 7 there; each step brings the row of lag row 7.
+ * left row (3 vector loads) for 4 x 4 x TY multiply-adds. Lag row k at right row v uses left
+ * row v - dy0 - k: walking down (steps of +1 row), each step brings the row of lag row 0 and lag
+ * row k uses the row brought k steps before. Walking up (steps of -1 row) the same holds for the
+ * lag rows counted from the bottom, so the caller mirrors the accumulator rows around such a
+ * walk (splitMirrorRows) and one instance of the code serves both directions (the kernel's size
+ * is what limits it: instruction fetch stalls dominated when each direction had its own code).
  * `peel`: the rows the walk starts beside are the left matrix's zero padding (the tile's lag
  * rows overhang the left matrix's edge there), so the first steps skip the lag rows whose left
- * row would be padding instead of multiplying zeros: up to 28 of the strip's 8 x count lag-row
- * steps, 18% of all the work for 32 x 32 full maps.
+ * row would be padding instead of multiplying zeros: for 8-row tiles up to 28 of the strip's
+ * 8 x count lag-row steps, 18% of all the work for 32 x 32 full maps.
+ * rp, lrow: the right row and the left row (lag row 0) of the first step, column u0 and
+ * u0 - dx0 - 4; leftStep, rightStep: +-pitch.
  */
-template<int Dir, int TY, typename T>
-__host__ __device__ inline void splitStrip(int leftPitch,
-  int rightPitch,
+template<int TY, typename T>
+__host__ __device__ inline void splitStrip(int leftStep,
+  int rightStep,
   const T* rp,
   const T* lrow,
   int count,
   bool peel,
   T (&acc)[4 * TY])
 {
-  static_assert(TY == 8 || TY == 4, "the step sequences below are written for 8 or 4 rows");
-  const int leftStep = Dir * leftPitch, rightStep = Dir * rightPitch;
+  static_assert(TY == 8 || TY == 4, "the ring's slots are taken modulo TY, a power of two");
   // Ring slot of a left row: the step (mod 8) that loaded it; rows of steps -7 .. -1 are the
   // preload.
   T ring[TY][8];
@@ -349,8 +350,7 @@ __host__ __device__ inline void splitStrip(int leftPitch,
 #pragma unroll
     for (int k = 0; k < TY; ++k)
     {
-      // The step that loaded lag row k's left row: s - k walking down, s - (TY - 1) + k up.
-      const int loaded = Dir > 0 ? s - k : s - (TY - 1) + k;
+      const int loaded = s - k; // the step that brought lag row k's left row
       if (peeled && loaded < 0)
       {
         continue; // padding: not loaded, known zero
@@ -410,6 +410,23 @@ __host__ __device__ inline void splitStrip(int leftPitch,
     Steps{});
 }
 
+/// Swaps accumulator rows k and TY - 1 - k (see splitStrip: walking up).
+template<int TY, typename T>
+__host__ __device__ inline void splitMirrorRows(T (&acc)[4 * TY])
+{
+#pragma unroll
+  for (int k = 0; k < TY / 2; ++k)
+  {
+#pragma unroll
+    for (int i = 0; i < kSplitTileX; ++i)
+    {
+      const T keep = acc[k * kSplitTileX + i];
+      acc[k * kSplitTileX + i] = acc[(TY - 1 - k) * kSplitTileX + i];
+      acc[(TY - 1 - k) * kSplitTileX + i] = keep;
+    }
+  }
+}
+
 /**
  * One lane's share of the tile with lags [dx0, dx0 + 4) x [dy0, dy0 + 8) for the right matrix
  * at sRp: the tasks (right row v, 4-column chunk u0) of the tile's overlap union with index
@@ -443,32 +460,32 @@ __host__ __device__ inline void splitTileSums(const Geometry& g,
     // The K lanes of a pair take whole column strips in turn. A strip starts at the end where
     // the tile's lag rows overhang the left matrix (padding rows to skip): the top when the
     // first right row is dy0 (left row 0 meets lag row 0), else the bottom when the last right
-    // row meets the left's last row at lag row 7; otherwise neither end has padding to skip.
+    // row meets the left's last row at lag row TY - 1; otherwise neither end has padding.
     const bool topPeel = vb == dy0;
-    const bool bottomPeel = !topPeel && ve == g.lh + dy0 + TY - 1;
+    const bool up = peelEdges && !topPeel && ve == g.lh + dy0 + TY - 1;
+    if (up)
+    {
+      splitMirrorRows<TY>(acc);
+    }
+    const int leftStep = up ? -s.leftPitch : s.leftPitch;
+    const int rightStep = up ? -s.rightPitch : s.rightPitch;
+    const int firstRow = up ? ve - 1 : vb;
+    // Walking up, the first step's lag row 0 (mirrored) is lag row TY - 1.
+    const T* lfirst = sL + leftOffset + (up ? ve - TY : vb) * s.leftPitch;
     for (int chunk = split; chunk < chunks; chunk += K)
     {
       const int u0 = ub + 4 * chunk;
-      if (bottomPeel)
-      {
-        splitStrip<-1, TY>(s.leftPitch,
-          s.rightPitch,
-          sRp + (ve - 1) * s.rightPitch + u0,
-          sL + leftOffset + (ve - TY) * s.leftPitch + u0,
-          ve - vb,
-          peelEdges,
-          acc);
-      }
-      else
-      {
-        splitStrip<1, TY>(s.leftPitch,
-          s.rightPitch,
-          sRp + vb * s.rightPitch + u0,
-          sL + leftOffset + vb * s.leftPitch + u0,
-          ve - vb,
-          peelEdges && topPeel,
-          acc);
-      }
+      splitStrip<TY>(leftStep,
+        rightStep,
+        sRp + firstRow * s.rightPitch + u0,
+        lfirst + u0,
+        ve - vb,
+        peelEdges && (topPeel || up),
+        acc);
+    }
+    if (up)
+    {
+      splitMirrorRows<TY>(acc);
     }
   }
   else if constexpr (K == 1)
