@@ -233,8 +233,11 @@ void multiTileVariants(Backend backend, HorizontalShape shape, double relTol)
         for (AccessStrategy strategy : { AccessStrategy::ZLoop, AccessStrategy::SlicedZLoop })
           for (bool chasing : { true, false })
             for (bool compressed : { true, false })
-              for (int tileLayers : { 0, 1, 2, 4 })
+              for (int variant = 0; variant < 8; ++variant)
               {
+                // Steps of 1, 2 or 4 layers (0: default), with and without prefetch.
+                const int tileLayers = variant % 4 == 3 ? 4 : variant % 4;
+                const bool prefetch = variant >= 4;
                 auto options = optionsFor(backend);
                 options.strategy = strategy;
                 options.sliceSize = 3; // 7 layers: slices 0-2, 3-5 and a partial 6
@@ -242,11 +245,13 @@ void multiTileVariants(Backend backend, HorizontalShape shape, double relTol)
                 options.compressedTable = compressed;
                 // Steps of 1, 2 or 4 layers: partial last steps in slices of 3 and columns of 7.
                 options.tileLayers = tileLayers;
-                const int usedLayers = mesh.maxNeighbours() == 4 && tileLayers > 0
-                  ? tileLayers
-                  : (sizeof(T) == 4 ? 4 : 1);
+                options.tilePrefetch = prefetch;
+                const bool quads = mesh.maxNeighbours() == 4;
+                const int usedLayers =
+                  quads && tileLayers > 0 ? tileLayers : (sizeof(T) == 4 ? 4 : 1);
                 const std::string tiled = "tiled laplap, " + std::to_string(usedLayers) +
-                  (usedLayers == 1 ? " layer" : " layers") + " per step";
+                  (usedLayers == 1 ? " layer" : " layers") + " per step" +
+                  (quads && prefetch ? ", prefetch" : "");
                 stencil::StencilOptions s;
                 s.op = op;
                 s.boundary = mode;
@@ -261,7 +266,8 @@ void multiTileVariants(Backend backend, HorizontalShape shape, double relTol)
                   << "numbering " << numbering << " " << stencil::toString(op) << " "
                   << stencil::toString(mode) << " " << stencil::toString(strategy)
                   << (chasing ? " chasing" : " non-chasing")
-                  << (compressed ? " compressed" : " plain") << " tile layers " << tileLayers;
+                  << (compressed ? " compressed" : " plain") << " tile layers " << tileLayers
+                  << (prefetch ? " prefetch" : "");
               }
       }
   }

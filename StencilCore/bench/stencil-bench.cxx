@@ -248,22 +248,24 @@ void runPrecision(const char* name,
         stencil::AccessStrategy strategy;
         int slice;
         int tileLayers; // 0: the default
+        bool prefetch;
       };
-      std::vector<Choice> choices = { { stencil::AccessStrategy::Naive, 8, 0 },
-        { stencil::AccessStrategy::IdxVar, 8, 0 },
-        { stencil::AccessStrategy::Shared, 8, 0 },
-        { stencil::AccessStrategy::ZLoop, 8, 0 },
-        { stencil::AccessStrategy::SlicedZLoop, 8, 0 } };
+      std::vector<Choice> choices = { { stencil::AccessStrategy::Naive, 8, 0, false },
+        { stencil::AccessStrategy::IdxVar, 8, 0, false },
+        { stencil::AccessStrategy::Shared, 8, 0, false },
+        { stencil::AccessStrategy::ZLoop, 8, 0, false },
+        { stencil::AccessStrategy::SlicedZLoop, 8, 0, false } };
       // Slice sizes of the sliced z-loop (GPU, z-curve, chasing compressed table only).
       for (int slice : { 2, 4, 16, 32 })
-        choices.push_back({ stencil::AccessStrategy::SlicedZLoop, slice, 0 });
-      // Layers per step of the tiled laplap (GPU, z-curve, chasing tables only).
-      for (int layers : { 1, 2, 4 })
-      {
-        choices.push_back({ stencil::AccessStrategy::ZLoop, 8, layers });
-        choices.push_back({ stencil::AccessStrategy::SlicedZLoop, 16, layers });
-        choices.push_back({ stencil::AccessStrategy::SlicedZLoop, 32, layers });
-      }
+        choices.push_back({ stencil::AccessStrategy::SlicedZLoop, slice, 0, false });
+      // Layers per step of the tiled laplap, with and without prefetch (GPU, z-curve, chasing
+      // tables only).
+      for (bool prefetch : { false, true })
+        for (int layers : { 1, 2, 4 })
+        {
+          choices.push_back({ stencil::AccessStrategy::ZLoop, 8, layers, prefetch });
+          choices.push_back({ stencil::AccessStrategy::SlicedZLoop, 16, layers, prefetch });
+        }
       for (const Choice& choice : choices)
       {
         const stencil::AccessStrategy strategy = choice.strategy;
@@ -282,6 +284,7 @@ void runPrecision(const char* name,
           co.strategy = strategy;
           co.sliceSize = choice.slice;
           co.tileLayers = choice.tileLayers;
+          co.tilePrefetch = choice.prefetch;
           co.chasingTable = variant < 2;
           co.compressedTable = variant % 2 == 0;
           // The CPU has no shared memory (it maps Shared to z-loop); to keep the device run

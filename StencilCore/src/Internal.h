@@ -106,42 +106,57 @@ Status withTable(const PreparedTable<T>& t, const TablePointers<T>& p, F&& f)
 }
 
 /**
- * Calls f(std::integral_constant<int, L>) with the layers per step of the tiled laplap:
- * ExecutionOptions::tileLayers for K = 4 (the quad meshes the benchmark compares; instantiating
- * every count for every K would triple the CUDA build), DefaultTileLayers otherwise.
+ * Calls f(std::integral_constant<int, L>, std::bool_constant<Prefetch>) with the variant of the
+ * tiled laplap: ExecutionOptions::tileLayers and tilePrefetch for K = 4 (the quad meshes the
+ * benchmark compares; instantiating every variant for every K would multiply the CUDA build),
+ * DefaultTileLayers without prefetch otherwise.
  */
 template<typename T, int K, typename F>
-decltype(auto) withTileLayers(const ExecutionOptions& options, F&& f)
+decltype(auto) withTileVariant(const ExecutionOptions& options, F&& f)
 {
   if constexpr (K == 4)
   {
-    switch (options.tileLayers)
+    auto layers = [&](auto prefetch) -> decltype(auto)
     {
-      case 1:
-        return f(std::integral_constant<int, 1>{});
-      case 2:
-        return f(std::integral_constant<int, 2>{});
-      case 4:
-        return f(std::integral_constant<int, 4>{});
-      default:
-        break;
-    }
+      switch (options.tileLayers)
+      {
+        case 1:
+          return f(std::integral_constant<int, 1>{}, prefetch);
+        case 2:
+          return f(std::integral_constant<int, 2>{}, prefetch);
+        case 4:
+          return f(std::integral_constant<int, 4>{}, prefetch);
+        default:
+          return f(std::integral_constant<int, DefaultTileLayers<T>>{}, prefetch);
+      }
+    };
+    return options.tilePrefetch ? layers(std::true_type{}) : layers(std::false_type{});
   }
-  return f(std::integral_constant<int, DefaultTileLayers<T>>{});
+  return f(std::integral_constant<int, DefaultTileLayers<T>>{}, std::false_type{});
 }
 
-/// "tiled laplap, L layers per step", with a note when the requested count was not used.
+/// "tiled laplap, L layers per step[, prefetch]", with a note when a requested variant was not
+/// used.
 template<typename T, int K>
 std::string tiledKernelName(const ExecutionOptions& options, ExecutionReport& report)
 {
-  const int layers = withTileLayers<T, K>(options, [](auto l) { return decltype(l)::value; });
-  if (options.tileLayers > 0 && options.tileLayers != layers)
+  int layers = 0;
+  bool prefetch = false;
+  withTileVariant<T, K>(options,
+    [&](auto l, auto p)
+    {
+      layers = decltype(l)::value;
+      prefetch = decltype(p)::value;
+      return 0;
+    });
+  if ((options.tileLayers > 0 && options.tileLayers != layers) || options.tilePrefetch != prefetch)
   {
-    report.note += "tile layers per step: " + std::to_string(options.tileLayers) +
-      " is offered for 4 neighbours per cell only, used " + std::to_string(layers) + ". ";
+    report.note += "tile variants (layers per step, prefetch) are offered for 4 neighbours per "
+                   "cell only: used " +
+      std::to_string(layers) + (prefetch ? " with prefetch. " : " without prefetch. ");
   }
   return "tiled laplap, " + std::to_string(layers) + (layers == 1 ? " layer" : " layers") +
-    " per step";
+    " per step" + (prefetch ? ", prefetch" : "");
 }
 
 // CUDA backend (src/cuda); CudaUnavailable.cxx answers BackendUnavailable when not compiled.

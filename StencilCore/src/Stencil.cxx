@@ -715,7 +715,7 @@ template Status prepareTable<double>(const ColumnMesh&,
 namespace
 {
 /// The tiled laplap of the z-loop strategies, its threads run one after the other per phase.
-template<typename T, int L, typename Table>
+template<typename T, int L, bool Prefetch, typename Table>
 bool cpuTiledColumns(const Table& table,
   const detail::TileLists& tiles,
   const detail::ColumnArgs<T>& a,
@@ -748,7 +748,7 @@ bool cpuTiledColumns(const Table& table,
         x.bind(base, static_cast<int>(item % tileCount));
         const int first = static_cast<int>((item / tileCount) * slice);
         const int last = static_cast<int>(std::min(layers, first + slice));
-        detail::tileSlice(
+        detail::tileSlice<Prefetch>(
           x,
           first,
           last,
@@ -782,9 +782,12 @@ bool cpuColumns(const Table& table,
     const std::size_t slice = options.strategy == AccessStrategy::SlicedZLoop
       ? static_cast<std::size_t>(options.sliceSize)
       : layers;
-    return detail::withTileLayers<T, K>(options,
-      [&](auto perStep)
-      { return cpuTiledColumns<T, decltype(perStep)::value>(table, *tiles, a, slice, options); });
+    return detail::withTileVariant<T, K>(options,
+      [&](auto perStep, auto prefetch)
+      {
+        return cpuTiledColumns<T, decltype(perStep)::value, decltype(prefetch)::value>(
+          table, *tiles, a, slice, options);
+      });
   }
   report.columnKernel = "per cell";
   switch (options.strategy)

@@ -46,12 +46,14 @@ constexpr int TileCells = 256;
 /// Layers per step when ExecutionOptions::tileLayers is 0 (measured on the H100, docs/stencil.md).
 template<typename T>
 constexpr int DefaultTileLayers = sizeof(T) == 4 ? 4 : 1;
-/// Resident blocks per SM the CUDA kernel is compiled for (its register cap): without a cap
-/// ptxas (CUDA 13, sm_90) takes 97 registers for float with 4 layers (2 blocks of 256 threads)
-/// and 103 for double with 1 (2 blocks); with these caps it fits 80 registers without spills
-/// for float and with a few bytes of spills for double, so 3 blocks stay resident.
-template<typename T, int L>
-constexpr int TileMinBlocks = sizeof(T) == 4 ? (L == 1 ? 4 : 3) : (L == 1 ? 3 : 2);
+/// Resident blocks of 256 threads per SM the CUDA kernel is compiled for (its register cap:
+/// 4 blocks 64 registers, 3 blocks 80, 2 blocks 128). Uncapped, ptxas (CUDA 13, sm_90) takes 97
+/// registers for float with 4 layers and prefetch and 103 for double with 1 layer (2 blocks).
+/// The caps keep 3 or 4 blocks resident at the price of a few dozen bytes of spills for double
+/// and for float with 4 layers; 2 layers of double fit 128 registers without spills.
+template<typename T, int L, bool Prefetch>
+constexpr int TileMinBlocks = sizeof(T) == 4 ? (L == 1 || (L == 2 && !Prefetch) ? 4 : 3)
+                                             : (L == 1 ? 3 : 2);
 /// Laplacian buffers: a step writes L layers (+ 1 above for vertical operators) while a slower
 /// thread may still read the previous step's L, so 2 L + 1 layers are live.
 constexpr int tileBuffers(int layersPerStep)
@@ -224,7 +226,9 @@ struct TileThread
   /// Fetched for the next produce phase: the own column and the thread's first halo item.
   ColumnValues<T, K, L> column;
   ColumnValues<T, K, 1> halo;
-  int haloItem = -1;
+  /// The thread's first halo item (t): halo cell and layer within a step (>= L: none).
+  int haloCell = 0;
+  int haloLayer = L;
 };
 
 /// Phase 1 (once per slice): own indices into registers; halo ids, indices and weights into the
@@ -235,6 +239,9 @@ STENCIL_HD void tileSetup(const TileContext<T, Table, L>& x, int t, TileThread<T
   constexpr int K = Table::K;
   s.c = x.tile * TileCells + t;
   s.active = s.c < x.a.cells;
+  // Divisions once per slice, not per step.
+  s.haloCell = x.haloCount > 0 ? t % x.haloCount : 0;
+  s.haloLayer = x.haloCount > 0 ? t / x.haloCount : L;
   if (s.active)
   {
     bool ok = true;
@@ -312,28 +319,24 @@ STENCIL_HD void tileSlots(const TileContext<T, Table, L>& x, int t, TileThread<T
   s.complete = complete;
 }
 
-/// Halo item i of a step of `count` layers: halo cell i % haloCount at layer k0 + i / haloCount
-/// (consecutive threads take consecutive halo cells of one layer).
+/// Halo items: item i of a step is halo cell h = i % haloCount at layer k0 + i / haloCount
+/// (consecutive threads take consecutive halo cells of one layer). Thread t's first item is t.
 template<typename T, typename Table, int L>
 STENCIL_HD void fetchHaloItem(const TileContext<T, Table, L>& x,
-  int item,
-  int k0,
+  int h,
+  int k,
   ColumnValues<T, Table::K, 1>& v)
 {
-  const int h = item % x.haloCount;
-  fetchColumn<T, Table::K, 1>(
-    x.a, x.haloId[h], x.haloIndex + h * Table::K, k0 + item / x.haloCount, 1, v);
+  fetchColumn<T, Table::K, 1>(x.a, x.haloId[h], x.haloIndex + h * Table::K, k, 1, v);
 }
 
 template<typename T, typename Table, int L>
 STENCIL_HD void produceHaloItem(const TileContext<T, Table, L>& x,
-  int item,
-  int k0,
+  int h,
+  int k,
   const ColumnValues<T, Table::K, 1>& v)
 {
   constexpr int K = Table::K;
-  const int h = item % x.haloCount;
-  const int k = k0 + item / x.haloCount;
   const T* wt = x.haloWeight + h * K;
   const T uniform = x.table.p.uniformWeight;
   const bool weighted = x.weighted;
@@ -356,10 +359,9 @@ STENCIL_HD void tileFetch(const TileContext<T, Table, L>& x,
   {
     fetchColumn<T, Table::K, L>(x.a, s.c, s.nb, k0, count, s.column);
   }
-  s.haloItem = t < x.haloCount * count ? t : -1;
-  if (s.haloItem >= 0)
+  if (s.haloLayer < count)
   {
-    fetchHaloItem(x, s.haloItem, k0, s.halo);
+    fetchHaloItem(x, s.haloCell, k0 + s.haloLayer, s.halo);
   }
 }
 
@@ -401,15 +403,17 @@ STENCIL_HD void tileProduce(const TileContext<T, Table, L>& x,
       }
     }
   }
-  if (s.haloItem >= 0)
+  if (s.haloLayer < count)
   {
-    produceHaloItem(x, s.haloItem, k0, s.halo);
+    produceHaloItem(x, s.haloCell, k0 + s.haloLayer, s.halo);
   }
   for (int item = t + TileCells; item < x.haloCount * count; item += TileCells)
   {
     ColumnValues<T, K, 1> v;
-    fetchHaloItem(x, item, k0, v);
-    produceHaloItem(x, item, k0, v);
+    const int h = item % x.haloCount;
+    const int k = k0 + item / x.haloCount;
+    fetchHaloItem(x, h, k, v);
+    produceHaloItem(x, h, k, v);
   }
 }
 
@@ -451,13 +455,42 @@ STENCIL_HD void tileConsume(const TileContext<T, Table, L>& x,
   *target = sum;
 }
 
+/// Phase 4 for the `count` layers of a step from k0; vertical operators take the own first
+/// Laplacians below and above from s.own (s.own[d + 1] is layer k0 + d).
+template<typename T, typename Table, int L>
+STENCIL_HD void tileConsumeStep(const TileContext<T, Table, L>& x,
+  int t,
+  const TileThread<T, Table::K, L>& s,
+  int k0,
+  int count)
+{
+  STENCIL_UNROLL
+  for (int d = 0; d < L; ++d)
+  {
+    if (d < count)
+    {
+      const int k = k0 + d;
+      if (x.a.vertical)
+      {
+        const T centre = s.own[d + 1];
+        tileConsume(x, t, s, k, s.own[d], k + 1 < x.a.layers ? s.own[d + 2] : centre);
+      }
+      else
+      {
+        tileConsume(x, t, s, k, T(0), T(0));
+      }
+    }
+  }
+}
+
 /**
  * One column slice [first, last) of one tile, written for a group of TileCells threads that
  * meet at `barrier()`; `forEachThread(f)` runs f(t, state) for the calling thread (CUDA) or for
- * every thread of the tile in turn (CPU). Steps of L layers: produce (from the values fetched
- * before), fetch the next step, barrier, consume.
+ * every thread of the tile in turn (CPU). Steps of L layers: fetch, produce, barrier, consume;
+ * with Prefetch the fetch of the next step follows the produce phase, so that its loads are in
+ * flight during the barrier and the consume phase (at the price of the registers that hold them).
  */
-template<typename T, typename Table, int L, typename ForEach, typename Barrier>
+template<bool Prefetch, typename T, typename Table, int L, typename ForEach, typename Barrier>
 STENCIL_HD void tileSlice(const TileContext<T, Table, L>& x,
   int first,
   int last,
@@ -472,32 +505,28 @@ STENCIL_HD void tileSlice(const TileContext<T, Table, L>& x,
   auto stepCount = [&](int k0) { return last - k0 < L ? last - k0 : L; };
   if (!a.vertical)
   {
-    forEachThread([&](int t, State& s) { tileFetch(x, t, s, first, stepCount(first)); });
+    if (Prefetch)
+    {
+      forEachThread([&](int t, State& s) { tileFetch(x, t, s, first, stepCount(first)); });
+    }
     for (int k0 = first; k0 < last; k0 += L)
     {
       const int count = stepCount(k0);
       forEachThread(
         [&](int t, State& s)
         {
+          if (!Prefetch)
+          {
+            tileFetch(x, t, s, k0, count);
+          }
           tileProduce(x, t, s, k0, count, 2);
-          if (k0 + L < last)
+          if (Prefetch && k0 + L < last)
           {
             tileFetch(x, t, s, k0 + L, stepCount(k0 + L));
           }
         });
       barrier();
-      forEachThread(
-        [&](int t, State& s)
-        {
-          STENCIL_UNROLL
-          for (int d = 0; d < L; ++d)
-          {
-            if (d < count)
-            {
-              tileConsume(x, t, s, k0 + d, T(0), T(0));
-            }
-          }
-        });
+      forEachThread([&](int t, State& s) { tileConsumeStep(x, t, s, k0, count); });
     }
     return;
   }
@@ -522,7 +551,7 @@ STENCIL_HD void tileSlice(const TileContext<T, Table, L>& x,
       }
       tileFetch(x, t, s, first, 1);
       tileProduce(x, t, s, first, 1, 1);
-      if (produced(first) > 0)
+      if (Prefetch && produced(first) > 0)
       {
         tileFetch(x, t, s, first + 1, produced(first));
       }
@@ -535,9 +564,13 @@ STENCIL_HD void tileSlice(const TileContext<T, Table, L>& x,
       {
         if (produced(k0) > 0)
         {
+          if (!Prefetch)
+          {
+            tileFetch(x, t, s, k0 + 1, produced(k0));
+          }
           tileProduce(x, t, s, k0 + 1, produced(k0), 2);
         }
-        if (k0 + L < last && produced(k0 + L) > 0)
+        if (Prefetch && k0 + L < last && produced(k0 + L) > 0)
         {
           tileFetch(x, t, s, k0 + L + 1, produced(k0 + L));
         }
@@ -546,16 +579,7 @@ STENCIL_HD void tileSlice(const TileContext<T, Table, L>& x,
     forEachThread(
       [&](int t, State& s)
       {
-        STENCIL_UNROLL
-        for (int d = 0; d < L; ++d)
-        {
-          if (d < count)
-          {
-            const int k = k0 + d;
-            const T centre = s.own[d + 1];
-            tileConsume(x, t, s, k, s.own[d], k + 1 < a.layers ? s.own[d + 2] : centre);
-          }
-        }
+        tileConsumeStep(x, t, s, k0, count);
         // The next step starts at k0 + L: only full steps are followed by another.
         s.own[0] = s.own[L];
         s.own[1] = s.own[L + 1];

@@ -148,6 +148,9 @@ struct ExecutionOptions
   /// 2 or 4 (meshes with 4 neighbours per cell; others use the default); 0 picks the measured
   /// default (4 for float, 1 for double).
   int tileLayers = 0;
+  /// Z-loops' tiled laplap: fetch the next step's values before the barrier (more registers;
+  /// meshes with 4 neighbours per cell). Off by default (slower on the H100, docs/stencil.md).
+  bool tilePrefetch = false;
   /// Images on the GPU (the CPU path ignores both).
   ImageKernel imageKernel = ImageKernel::RowStrips;
   /// RowStrips: 1, 2, 4 or 8 rows per thread; 0 picks the measured default for the columns per

@@ -127,8 +127,8 @@ __global__ void __launch_bounds__(LinearBlock, Table::K <= 4 ? 6 : 1)
 
 /// The z-loops' laplap: one block per (tile, column slice), L layers per step; see
 /// TiledColumns.h.
-template<typename T, typename Table, int L>
-__global__ void __launch_bounds__(TileCells, (TileMinBlocks<T, L>))
+template<typename T, typename Table, int L, bool Prefetch>
+__global__ void __launch_bounds__(TileCells, (TileMinBlocks<T, L, Prefetch>))
   tiledLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
 {
   extern __shared__ __align__(16) unsigned char scratch[];
@@ -142,12 +142,12 @@ __global__ void __launch_bounds__(TileCells, (TileMinBlocks<T, L>))
   const int last = min(args.layers, first + slice);
   TileThread<T, Table::K, L> state;
   const int t = threadIdx.x;
-  tileSlice(
+  tileSlice<Prefetch>(
     x, first, last, [&](auto&& f) { f(t, state); }, []() { __syncthreads(); });
 }
 
 /// Launches the tiled laplap when its scratch fits the block's shared memory; false otherwise.
-template<typename T, typename Table, int L>
+template<typename T, typename Table, int L, bool Prefetch>
 bool launchTiled(const Table& table,
   const ColumnArgs<T>& a,
   const TileLists& lists,
@@ -167,7 +167,7 @@ bool launchTiled(const Table& table,
     return false;
   }
   if (bytes > 48 * 1024 &&
-    cudaFuncSetAttribute(tiledLaplapKernel<T, Table, L>,
+    cudaFuncSetAttribute(tiledLaplapKernel<T, Table, L, Prefetch>,
       cudaFuncAttributeMaxDynamicSharedMemorySize,
       static_cast<int>(bytes)) != cudaSuccess)
   {
@@ -180,7 +180,7 @@ bool launchTiled(const Table& table,
     options.timingRepeats,
     [&]()
     {
-      tiledLaplapKernel<T, Table, L>
+      tiledLaplapKernel<T, Table, L, Prefetch>
         <<<dim3(tiles, slices), TileCells, bytes>>>(a, table, lists, slice);
     },
     seconds);
@@ -233,10 +233,10 @@ Status launchColumns(const Table& table,
         options.strategy == AccessStrategy::ZLoop ? a.layers : std::max(1, options.sliceSize);
       if (tiles && a.laplap && (a.layers + slice - 1) / slice <= 65535)
       {
-        const bool launched = withTileLayers<T, Table::K>(options,
-          [&](auto layers)
+        const bool launched = withTileVariant<T, Table::K>(options,
+          [&](auto layers, auto prefetch)
           {
-            return launchTiled<T, Table, decltype(layers)::value>(
+            return launchTiled<T, Table, decltype(layers)::value, decltype(prefetch)::value>(
               table, a, *tiles, slice, options, seconds, status);
           });
         if (launched)
