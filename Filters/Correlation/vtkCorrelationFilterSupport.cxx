@@ -265,6 +265,86 @@ bool vtkCorrelationTimeShift::Active(vtkInformationVector** inputVector)
 }
 
 //------------------------------------------------------------------------------------------------
+int vtkCorrelationTimeShift::FillInputPortInformation(int port, vtkInformation* info)
+{
+  info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkImageData");
+  if (port == 1)
+  {
+    info->Set(vtkAlgorithm::INPUT_IS_OPTIONAL(), 1);
+  }
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkCorrelationTimeShift::RequestWholeInputs(vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector,
+  int shift)
+{
+  for (int port = 0; port < 2; ++port)
+  {
+    vtkInformation* info = inputVector[port]->GetInformationObject(0);
+    if (!info)
+    {
+      continue;
+    }
+    int ext[6];
+    info->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), ext);
+    info->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), ext, 6);
+  }
+  if (Active(inputVector))
+  {
+    this->RequestUpdateExtent(
+      inputVector[0]->GetInformationObject(0), outputVector->GetInformationObject(0), shift);
+  }
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkCorrelationTimeShift::Execute(vtkAlgorithm* filter,
+  const char* what,
+  vtkInformation* request,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector,
+  const std::function<int(vtkImageData*, vtkImageData*, vtkImageData*)>& compute)
+{
+  vtkImageData* input = vtkImageData::GetData(inputVector[0]);
+  vtkImageData* output = vtkImageData::GetData(outputVector);
+  const bool timeShift = Active(inputVector);
+  vtkImageData* reference = timeShift ? nullptr : vtkImageData::GetData(inputVector[1]);
+  if (timeShift)
+  {
+    switch (this->RequestData(request, input))
+    {
+      case Step::Failed:
+        vtkErrorWithObjectMacro(filter, << what << ": " << this->Error);
+        return 0;
+      case Step::Continue:
+        return 1;
+      case Step::Ready:
+        reference = this->Reference;
+        break;
+    }
+  }
+  int result = 0;
+  if (!input || !reference)
+  {
+    vtkErrorWithObjectMacro(filter, << what << " needs image data on both Input and Reference.");
+  }
+  else if (input->GetNumberOfPoints() == 0 || reference->GetNumberOfPoints() == 0)
+  {
+    vtkErrorWithObjectMacro(filter, << what << ": an input image is empty.");
+  }
+  else
+  {
+    result = compute(input, reference, output);
+  }
+  if (timeShift)
+  {
+    this->Finish(output, result != 0);
+  }
+  return result;
+}
+
+//------------------------------------------------------------------------------------------------
 void vtkCorrelationTimeShift::RequestUpdateExtent(vtkInformation* inInfo,
   vtkInformation* outInfo,
   int shift)

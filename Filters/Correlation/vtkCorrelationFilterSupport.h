@@ -11,6 +11,7 @@
 
 #include "vtkSmartPointer.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,29 @@ class vtkCorrelationTimeShift
 public:
   /// True when port 1 has no connection.
   static bool Active(vtkInformationVector** inputVector);
+
+  /// FillInputPortInformation of both filters: image data on both ports, port 1 optional.
+  static int FillInputPortInformation(int port, vtkInformation* info);
+
+  /**
+   * RequestUpdateExtent of both filters: the whole extent of each input (every lag needs all of
+   * both images) and, in time-shift mode, the step of this pass (see RequestUpdateExtent).
+   */
+  void RequestWholeInputs(vtkInformationVector** inputVector,
+    vtkInformationVector* outputVector,
+    int shift);
+
+  /**
+   * RequestData of both filters: takes Input and Reference (or, in time-shift mode, the two
+   * steps over two passes), checks that both exist and are not empty (vtkErrorMacro on
+   * `filter`, naming it `what`), then returns compute(input, reference, output).
+   */
+  int Execute(vtkAlgorithm* filter,
+    const char* what,
+    vtkInformation* request,
+    vtkInformationVector** inputVector,
+    vtkInformationVector* outputVector,
+    const std::function<int(vtkImageData*, vtkImageData*, vtkImageData*)>& compute);
 
   /// From RequestUpdateExtent: plans the two steps (pass 0) and requests the current one.
   void RequestUpdateExtent(vtkInformation* inInfo, vtkInformation* outInfo, int shift);

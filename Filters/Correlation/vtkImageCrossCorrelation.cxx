@@ -70,12 +70,7 @@ vtkImageCrossCorrelation::~vtkImageCrossCorrelation() = default;
 //------------------------------------------------------------------------------------------------
 int vtkImageCrossCorrelation::FillInputPortInformation(int port, vtkInformation* info)
 {
-  info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkImageData");
-  if (port == 1)
-  {
-    info->Set(vtkAlgorithm::INPUT_IS_OPTIONAL(), 1);
-  }
-  return 1;
+  return vtkCorrelationTimeShift::FillInputPortInformation(port, info);
 }
 
 //------------------------------------------------------------------------------------------------
@@ -118,24 +113,7 @@ int vtkImageCrossCorrelation::RequestUpdateExtent(vtkInformation*,
   vtkInformationVector** inputVector,
   vtkInformationVector* outputVector)
 {
-  // Every lag needs the whole of both images.
-  for (int port = 0; port < 2; ++port)
-  {
-    vtkInformation* info = inputVector[port]->GetInformationObject(0);
-    if (!info)
-    {
-      continue;
-    }
-    int ext[6];
-    info->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), ext);
-    info->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), ext, 6);
-  }
-  if (vtkCorrelationTimeShift::Active(inputVector))
-  {
-    this->TimeShifter->RequestUpdateExtent(inputVector[0]->GetInformationObject(0),
-      outputVector->GetInformationObject(0),
-      this->TimeShift);
-  }
+  this->TimeShifter->RequestWholeInputs(inputVector, outputVector, this->TimeShift);
   return 1;
 }
 
@@ -144,54 +122,15 @@ int vtkImageCrossCorrelation::RequestData(vtkInformation* request,
   vtkInformationVector** inputVector,
   vtkInformationVector* outputVector)
 {
-  vtkImageData* input = vtkImageData::GetData(inputVector[0]);
-  vtkImageData* output = vtkImageData::GetData(outputVector);
-  const bool timeShift = vtkCorrelationTimeShift::Active(inputVector);
-  vtkImageData* reference = timeShift ? nullptr : vtkImageData::GetData(inputVector[1]);
-  if (timeShift)
+  auto compute = [&](vtkImageData* input, vtkImageData* reference, vtkImageData* output)
   {
-    switch (this->TimeShifter->RequestData(request, input))
-    {
-      case vtkCorrelationTimeShift::Step::Failed:
-        vtkErrorMacro("Image Correlation: " << this->TimeShifter->error());
-        return 0;
-      case vtkCorrelationTimeShift::Step::Continue:
-        return 1;
-      case vtkCorrelationTimeShift::Step::Ready:
-        reference = this->TimeShifter->reference();
-        break;
-    }
-  }
-  const int result = this->Execute(input, reference, inputVector, output);
-  if (timeShift)
-  {
-    this->TimeShifter->Finish(output, result != 0);
-  }
-  return result;
-}
-
-//------------------------------------------------------------------------------------------------
-int vtkImageCrossCorrelation::Execute(vtkImageData* input,
-  vtkImageData* reference,
-  vtkInformationVector** inputVector,
-  vtkImageData* output)
-{
-  if (!input || !reference)
-  {
-    vtkErrorMacro("Image Correlation needs image data on both Input and Reference.");
-    return 0;
-  }
-  if (input->GetNumberOfPoints() == 0 || reference->GetNumberOfPoints() == 0)
-  {
-    vtkErrorMacro("Image Correlation: an input image is empty.");
-    return 0;
-  }
-  vtkDataArray* array = this->GetInputArrayToProcess(0, inputVector);
-  if (array && array->GetDataType() == VTK_FLOAT)
-  {
-    return this->Correlate<float>(input, reference, array, output);
-  }
-  return this->Correlate<double>(input, reference, array, output);
+    vtkDataArray* array = this->GetInputArrayToProcess(0, inputVector);
+    return array && array->GetDataType() == VTK_FLOAT
+      ? this->Correlate<float>(input, reference, array, output)
+      : this->Correlate<double>(input, reference, array, output);
+  };
+  return this->TimeShifter->Execute(
+    this, "Image Correlation", request, inputVector, outputVector, compute);
 }
 
 //------------------------------------------------------------------------------------------------

@@ -165,10 +165,6 @@ protected:
 private:
   vtkImageCrossCorrelation(const vtkImageCrossCorrelation&) = delete;
   void operator=(const vtkImageCrossCorrelation&) = delete;
-  int Execute(vtkImageData* input,
-    vtkImageData* reference,
-    vtkInformationVector** inputVector,
-    vtkImageData* output);
   template<typename T>
   int Correlate(vtkImageData* input,
     vtkImageData* reference,

@@ -123,10 +123,6 @@ protected:
 private:
   vtkImageWindowDisplacement(const vtkImageWindowDisplacement&) = delete;
   void operator=(const vtkImageWindowDisplacement&) = delete;
-  int Execute(vtkImageData* input,
-    vtkImageData* reference,
-    vtkInformationVector** inputVector,
-    vtkImageData* output);
   template<typename T>
   int Displace(vtkImageData* input,
     vtkImageData* reference,

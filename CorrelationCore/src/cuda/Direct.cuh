@@ -522,8 +522,8 @@ Status cudaDirectImpl(const Batch& batch,
   SplitPlan<T> split;
   DirectOptions direct =
     requested.kernel == DirectKernel::Auto ? autoDirectOptions(batch) : requested;
-  const bool splitFits = direct.kernel == DirectKernel::SplitTiled &&
-    planSplitTiled<T>(batch, window, direct, split);
+  const bool splitFits =
+    direct.kernel == DirectKernel::SplitTiled && planSplitTiled<T>(batch, window, direct, split);
   if (direct.kernel == DirectKernel::SplitTiled && !splitFits)
   {
     // Too large for shared memory: Auto's other kernels, or for an explicit request the

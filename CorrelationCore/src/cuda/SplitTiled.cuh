@@ -124,8 +124,7 @@ inline std::vector<int> splitTileOrder(const Geometry& g, const SplitLayout& s, 
   {
     order[i] = static_cast<int>(i);
   }
-  std::stable_sort(
-    order.begin(), order.end(), [&](int a, int b) { return work[a] > work[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return work[a] > work[b]; });
   return order;
 }
 
@@ -576,11 +575,11 @@ __device__ inline void splitReduce(T (&acc)[4 * TY], int split)
 template<typename T, int K, bool Slide, int TY = kSplitTileY>
 __global__ void __launch_bounds__(TY == kSplitTileY ? 512 : 256, TY == kSplitTileY ? 1 : 3)
   splitTiledKernel(Geometry g,
-  SplitLayout s,
-  const int* __restrict__ tileOrder,
-  const T* __restrict__ lefts,
-  const T* __restrict__ rights,
-  T* __restrict__ out)
+    SplitLayout s,
+    const int* __restrict__ tileOrder,
+    const T* __restrict__ lefts,
+    const T* __restrict__ rights,
+    T* __restrict__ out)
 {
   constexpr int P = 32 / K;
   // The tile counter sits in the first 16 bytes of the dynamic shared memory: no static shared
