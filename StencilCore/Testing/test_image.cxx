@@ -203,6 +203,7 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
     int columns;
     int rows;
     int blockRows;
+    bool tight = false;
   };
   std::vector<Choice> choices;
   for (int columns : { 0, 1, 2, 4 })
@@ -211,6 +212,9 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
   // Blocks of 1, 2 and 8 rows of 32 threads (the default is 4) with the default strips.
   for (int blockRows : { 1, 2, 8 })
     choices.push_back({ stencil::ImageKernel::RowStrips, 0, 0, blockRows });
+  // The register-capped default strips (2 columns, default rows; 4 rows for every operator).
+  choices.push_back({ stencil::ImageKernel::RowStrips, 2, 0, 0, true });
+  choices.push_back({ stencil::ImageKernel::RowStrips, 2, 4, 8, true });
   choices.push_back({ stencil::ImageKernel::LayerSlices, 0, 0, 0 });
   // Row lengths divisible by 4, by 2 only, and odd (wider vectors fall back to narrower ones).
   for (std::size_t nx : { std::size_t(72), std::size_t(70), std::size_t(69) })
@@ -246,6 +250,7 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
             options.imageRowsPerThread = choice.rows;
             options.imageColumnsPerThread = choice.columns;
             options.imageBlockRows = choice.blockRows;
+            options.imageTightRegisters = choice.tight;
             std::vector<double> out(u.size(), -1.0);
             ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
             EXPECT_TRUE(closeWithNaN(out, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
@@ -278,6 +283,9 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
               EXPECT_NE(report.imageKernel.find(
                           ", " + std::to_string(blockRows) + " x 32 threads per block"),
                 std::string::npos)
+                << report.imageKernel;
+              const bool capped = choice.tight && columns == 2;
+              EXPECT_EQ(report.imageKernel.find(", 40 registers") != std::string::npos, capped)
                 << report.imageKernel;
             }
           }

@@ -180,6 +180,7 @@ void runPrecision(const char* name,
           int columns;
           int rows;
           int blockRows;
+          bool tight = false;
         };
         std::vector<Variant> variants;
         for (int columns : { 1, 2, 4 })
@@ -188,6 +189,9 @@ void runPrecision(const char* name,
         // The default strips in blocks of 1, 2, 8 rows of 32 threads (default 4).
         for (int blockRows : { 1, 2, 8 })
           variants.push_back(Variant{ stencil::ImageKernel::RowStrips, 0, 0, blockRows });
+        // The default strips capped at 40 registers, in blocks of 4 and 8 rows.
+        for (int blockRows : { 0, 8 })
+          variants.push_back(Variant{ stencil::ImageKernel::RowStrips, 0, 0, blockRows, true });
         variants.push_back(Variant{ stencil::ImageKernel::LayerSlices, 0, 0, 0 });
         for (const Variant& v : variants)
         {
@@ -196,6 +200,7 @@ void runPrecision(const char* name,
           ov.imageColumnsPerThread = v.columns;
           ov.imageRowsPerThread = v.rows;
           ov.imageBlockRows = v.blockRows;
+          ov.imageTightRegisters = v.tight;
           stencil::ExecutionReport rep;
           const auto st = stencil::applyImage(g, u.data(), out.data(), so, ov, &rep);
           if (!st)
@@ -208,7 +213,7 @@ void runPrecision(const char* name,
           variant.strategy = std::string(stencil::toString(v.kernel)) +
             (v.rows > 0 ? " C=" + std::to_string(v.columns) + " R=" + std::to_string(v.rows)
                         : std::string()) +
-            (v.blockRows > 0 ? " (" + rep.imageKernel + ")" : std::string());
+            (v.blockRows > 0 || v.tight ? " (" + rep.imageKernel + ")" : std::string());
           variant.seconds = rep.kernelSeconds;
           variant.ratio = rep.kernelSeconds / t;
           variant.fraction = (2.0 * u.size() * sizeof(T) / rep.kernelSeconds) / copyBandwidth;

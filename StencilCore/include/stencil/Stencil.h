@@ -161,6 +161,9 @@ struct ExecutionOptions
   int imageColumnsPerThread = 0;
   /// RowStrips: threads per block along y (1, 2, 4 or 8; 32 along x); 0 picks 4.
   int imageBlockRows = 0;
+  /// RowStrips with 2 columns and 2 or 4 rows: the kernel compiled with a cap of 40 registers
+  /// (more warps per SM); ignored for other shapes.
+  bool imageTightRegisters = false;
   bool chasingTable = true;    ///< second neighbours by chasing the table twice (else stored)
   bool compressedTable = true; ///< per-cell pattern id + shared relative offsets (else plain)
   /// Auto picks CUDA only for problems of at least this many values.

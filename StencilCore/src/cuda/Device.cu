@@ -563,8 +563,10 @@ __device__ __forceinline__ void stripBoundary(const ImageArgs<T>& a,
     boundaryValue(a, i, j, k);
 }
 
-template<typename T, bool Laplap, bool Vertical, int Rows, int Columns>
-__global__ void __launch_bounds__(StripThreadsX* MaxStripThreadsY, 2)
+/// Tight: a register cap of 40 (6 blocks of 256 threads or 12 of 128 per SM) instead of 128:
+/// more warps in flight for the 2-column strips, which use 56 registers uncapped (ptxas, sm_90).
+template<typename T, bool Laplap, bool Vertical, int Rows, int Columns, bool Tight>
+__global__ void __launch_bounds__(StripThreadsX* MaxStripThreadsY, Tight ? 6 : 2)
   rowStripKernel(const __grid_constant__ ImageArgs<T> args, const StripGrid g)
 {
   const ImageArgs<T>& a = args;
@@ -660,43 +662,58 @@ StripGrid stripGrid(const long long* dims,
   return g;
 }
 
-template<typename T, bool Laplap, bool Vertical, int Columns>
-void launchRowStripsColumns(const ImageArgs<T>& args, int rows, int threadsY)
+template<typename T, bool Laplap, bool Vertical, int Columns, int Rows>
+void launchStripRows(const StripGrid& g, const ImageArgs<T>& args, bool tight)
 {
-  const StripGrid g = stripGrid(args.dims, Laplap, Vertical, rows, Columns, threadsY);
   const dim3 block(StripThreadsX, g.threadsY, 1);
   const unsigned blocks = static_cast<unsigned>(g.boundaryBlocks + g.interiorBlocks);
+  // The capped variant exists for the default strips only (2 columns, 2 or 4 rows).
+  if constexpr (Columns == 2 && (Rows == 2 || Rows == 4))
+  {
+    if (tight)
+    {
+      rowStripKernel<T, Laplap, Vertical, Rows, Columns, true><<<blocks, block>>>(args, g);
+      return;
+    }
+  }
+  rowStripKernel<T, Laplap, Vertical, Rows, Columns, false><<<blocks, block>>>(args, g);
+}
+
+template<typename T, bool Laplap, bool Vertical, int Columns>
+void launchRowStripsColumns(const ImageArgs<T>& args, int rows, int threadsY, bool tight)
+{
+  const StripGrid g = stripGrid(args.dims, Laplap, Vertical, rows, Columns, threadsY);
   switch (rows)
   {
     case 1:
-      rowStripKernel<T, Laplap, Vertical, 1, Columns><<<blocks, block>>>(args, g);
+      launchStripRows<T, Laplap, Vertical, Columns, 1>(g, args, tight);
       break;
     case 2:
-      rowStripKernel<T, Laplap, Vertical, 2, Columns><<<blocks, block>>>(args, g);
+      launchStripRows<T, Laplap, Vertical, Columns, 2>(g, args, tight);
       break;
     case 4:
-      rowStripKernel<T, Laplap, Vertical, 4, Columns><<<blocks, block>>>(args, g);
+      launchStripRows<T, Laplap, Vertical, Columns, 4>(g, args, tight);
       break;
     default:
-      rowStripKernel<T, Laplap, Vertical, 8, Columns><<<blocks, block>>>(args, g);
+      launchStripRows<T, Laplap, Vertical, Columns, 8>(g, args, tight);
       break;
   }
 }
 
 template<typename T, bool Laplap, bool Vertical>
-void launchRowStrips(const ImageArgs<T>& args, int rows, int columns, int threadsY)
+void launchRowStrips(const ImageArgs<T>& args, int rows, int columns, int threadsY, bool tight)
 {
   if (columns == 4)
   {
-    launchRowStripsColumns<T, Laplap, Vertical, 4>(args, rows, threadsY);
+    launchRowStripsColumns<T, Laplap, Vertical, 4>(args, rows, threadsY, tight);
   }
   else if (columns == 2)
   {
-    launchRowStripsColumns<T, Laplap, Vertical, 2>(args, rows, threadsY);
+    launchRowStripsColumns<T, Laplap, Vertical, 2>(args, rows, threadsY, tight);
   }
   else
   {
-    launchRowStripsColumns<T, Laplap, Vertical, 1>(args, rows, threadsY);
+    launchRowStripsColumns<T, Laplap, Vertical, 1>(args, rows, threadsY, tight);
   }
 }
 } // namespace
@@ -786,6 +803,7 @@ Status cudaImage(const ImageArgs<T>& args,
     ? options.imageRowsPerThread
     : defaultImageRows(columns, args.laplap, vertical, sizeof(T));
   const int blockRows = options.imageBlockRows > 0 ? options.imageBlockRows : 4;
+  const bool tight = options.imageTightRegisters && columns == 2 && (rows == 2 || rows == 4);
   if (fast && strips)
   {
     const StripGrid g = stripGrid(args.dims, args.laplap, vertical, rows, columns, blockRows);
@@ -804,13 +822,13 @@ Status cudaImage(const ImageArgs<T>& args,
     {
       if (args.laplap)
       {
-        vertical ? launchRowStrips<T, true, true>(device, rows, columns, blockRows)
-                 : launchRowStrips<T, true, false>(device, rows, columns, blockRows);
+        vertical ? launchRowStrips<T, true, true>(device, rows, columns, blockRows, tight)
+                 : launchRowStrips<T, true, false>(device, rows, columns, blockRows, tight);
       }
       else
       {
-        vertical ? launchRowStrips<T, false, true>(device, rows, columns, blockRows)
-                 : launchRowStrips<T, false, false>(device, rows, columns, blockRows);
+        vertical ? launchRowStrips<T, false, true>(device, rows, columns, blockRows, tight)
+                 : launchRowStrips<T, false, false>(device, rows, columns, blockRows, tight);
       }
     }
     else if (args.laplap)
@@ -842,7 +860,7 @@ Status cudaImage(const ImageArgs<T>& args,
   {
     report.imageKernel = "row strips, " + std::to_string(columns) +
       (columns > 1 ? " columns x " : " column x ") + std::to_string(rows) + " rows, " +
-      std::to_string(blockRows) + " x 32 threads per block";
+      std::to_string(blockRows) + " x 32 threads per block" + (tight ? ", 40 registers" : "");
   }
   else
   {
