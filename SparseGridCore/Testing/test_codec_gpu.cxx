@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -562,5 +563,29 @@ TEST(CodecGpu, LevelTilesEqualThePassOrder)
   }
   EXPECT_GT(escapes, 100);
   EXPECT_GT(levelsChecked, 500);
+}
+} // namespace
+
+namespace
+{
+// The level kernels (off by default, SPARSEGRID_CODEC_CUDA_TILE turns them on) write the CPU's
+// stream and decode to the CPU's output too: tiles larger and smaller than the lattice, escapes,
+// double values, flat images.
+TEST(CodecGpu, LevelKernelsGiveTheCpuStream)
+{
+  SKIP_WITHOUT_GPU();
+  for (const char* tileShape : { "32,16,16", "4,6,2" })
+  {
+    SCOPED_TRACE(std::string("tile ") + tileShape);
+    ASSERT_EQ(0, setenv("SPARSEGRID_CODEC_CUDA_TILE", tileShape, 1));
+    const Dims big{ 68, 68, 68 }, odd{ 40, 30, 20 }, flat{ 33, 17, 1 };
+    const auto f = field<float>(1, big);
+    compareBackends(f, big, 1e-3 * rangeOf(f));
+    const auto g = field<double>(4, odd, 12);
+    compareBackends(g, odd, 1e-5 * rangeOf(g));
+    const auto h = field<float>(3, flat, 11);
+    compareBackends(h, flat, 1e-2 * rangeOf(h));
+  }
+  unsetenv("SPARSEGRID_CODEC_CUDA_TILE");
 }
 } // namespace

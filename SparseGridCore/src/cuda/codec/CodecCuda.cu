@@ -10,8 +10,10 @@
 // 64-code block, block offsets by a CTA scan, shared words merged with atomicOr).
 // Decoder: host (or device, for device streams) validates the header and chunk tables -> a warp
 // per chunk decodes its tokens (lanes resynchronise on 32 windows of the bit stream; LUT in shared
-// memory) and stores the chunk whole -> one kernel per axis-pass on a 3-D grid + one for the
-// pass's escapes. Per-kernel times: CodecCudaProfile.h.
+// memory), stores the chunk whole and puts escaped values straight into the output -> one kernel
+// per axis-pass on a 3-D grid (escapes left alone). One kernel per level instead of the passes
+// (CodecTile.h) is there but off by default (measured slower, see LevelThreads). Per-kernel
+// times: CodecCudaProfile.h.
 #include "../../codec/CodecInternal.h"
 #include "CodecCudaProfile.h"
 #include "CodecTile.h"
@@ -435,8 +437,9 @@ PassShape passShape(const Pass& p)
 /// for levels beyond the requested level of detail).
 template<typename S>
 __global__ void __launch_bounds__(PassThreads) decodeGridPassKernel(DevPass p,
-  S* rec,
-  const u16* symbols,
+  const S* __restrict__ recIn,
+  S* __restrict__ recOut,
+  const u16* __restrict__ symbols,
   const u64* dimsIn,
   Quantiser qz,
   bool coded)
@@ -452,20 +455,32 @@ __global__ void __launch_bounds__(PassThreads) decodeGridPassKernel(DevPass p,
   for (u64 j2 = blockIdx.z; j2 < p.count[2]; j2 += gridDim.z)
   {
     const u64 i2 = p.start[2] + j2 * p.step[2];
+    // All rows' loads first, then the stores: a pass never writes what it reads (its points are
+    // odd along its axis, their neighbours even), so the reads and the writes go through separate
+    // __restrict__ pointers (1-2% faster on an H100 than a load-store chain per row: run-to-run
+    // noise is about as large).
+    u64 idx[PassRows];
+    S pred[PassRows];
+    u16 code[PassRows];
+#pragma unroll
     for (unsigned r = 0; r < PassRows; ++r)
     {
       const u64 j1 = (u64(blockIdx.y) * PassRows + r) * blockDim.y + threadIdx.y;
-      if (j1 >= p.count[1])
+      code[r] = format::EscapeSymbol; // rows beyond the pass store nothing
+      if (j1 < p.count[1])
       {
-        break;
+        const u64 i[3] = { i0, p.start[1] + j1 * p.step[1], i2 };
+        idx[r] = i[0] + dims[0] * (i[1] + dims[1] * i[2]);
+        pred[r] = predictVoxel(p, recIn, idx[r], i, dims);
+        code[r] = coded ? sym[p.count[0] * (j1 + p.count[1] * j2)] : u16(0);
       }
-      const u64 i[3] = { i0, p.start[1] + j1 * p.step[1], i2 };
-      const u64 idx = i[0] + dims[0] * (i[1] + dims[1] * i[2]);
-      const S pred = predictVoxel(p, rec, idx, i, dims);
-      const u16 code = coded ? sym[p.count[0] * (j1 + p.count[1] * j2)] : u16(0);
-      if (code != format::EscapeSymbol) // escapes: stored by the Huffman stage
+    }
+#pragma unroll
+    for (unsigned r = 0; r < PassRows; ++r)
+    {
+      if (code[r] != format::EscapeSymbol) // escapes: stored by the Huffman stage
       {
-        rec[idx] = format::dequantise<S>(code, pred, qz);
+        recOut[idx[r]] = format::dequantise<S>(code[r], pred[r], qz);
       }
     }
   }
@@ -473,41 +488,32 @@ __global__ void __launch_bounds__(PassThreads) decodeGridPassKernel(DevPass p,
 
 //------------------------------------------------------------------------------------------------
 // One kernel per level (CodecTile.h): a CTA computes a tile of the level's lattice and the halo
-// its passes read, in shared memory, and writes each of the level's values once (the pass kernels
-// wrote every pass's points and read their neighbours back from L2/DRAM: 1.3 ms of the 2.1 ms of
-// decoding 512^3 floats on an H100). The coarser levels' points are read from global memory.
+// its passes read, in shared memory, and writes each of the level's values once. Measured on an
+// H100 (2026-11-24, 512^3 float): slower than the pass kernels (finest level, decoding: 1.56 ms
+// against 1.32 ms for its three passes; encoding: 1.91 against 1.61 ms). Nsight Compute on the
+// decoder's finest level: 57% SM throughput, 20% DRAM, 37.5% occupancy (80 registers, 65 KB of
+// shared memory per CTA): index arithmetic and the halo's redundant points (about 1.4x the tile's
+// points) cost more than the memory traffic saved. Hence off by default, kept for further work:
+// SPARSEGRID_CODEC_CUDA_TILE="x,y,z" (even tile sides in lattice points) turns it on.
 //------------------------------------------------------------------------------------------------
 constexpr int LevelThreads = 256;
 
-/// Tile shape (lattice points) of the level kernels; SPARSEGRID_CODEC_CUDA_TILE="x,y,z" overrides
-/// it (even numbers, for measurements), "0" turns the level kernels off (pass kernels only).
 struct TileChoice
 {
-  bool on = true;
+  bool on = false;
   int tile[3] = { 32, 16, 16 };
 };
 TileChoice tileChoice(std::size_t valueBytes)
 {
   TileChoice c;
-  if (valueBytes == 8)
-  {
-    c.tile[2] = 8; // 80 KB of shared memory per CTA
-  }
   const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_TILE");
-  if (!v || !*v)
-  {
-    return c;
-  }
   int t[3] = { 0, 0, 0 };
-  if (std::sscanf(v, "%d,%d,%d", &t[0], &t[1], &t[2]) == 3 && t[0] >= 2 && t[1] >= 2 && t[2] >= 2 &&
-    t[0] % 2 == 0 && t[1] % 2 == 0 && t[2] % 2 == 0 &&
+  if (v && std::sscanf(v, "%d,%d,%d", &t[0], &t[1], &t[2]) == 3 && t[0] >= 2 && t[1] >= 2 &&
+    t[2] >= 2 && t[0] % 2 == 0 && t[1] % 2 == 0 && t[2] % 2 == 0 &&
     (t[0] + 5) * (t[1] + 5) * (t[2] + 5) * valueBytes <= 200 * 1024)
   {
+    c.on = true;
     std::copy(t, t + 3, c.tile);
-  }
-  else
-  {
-    c.on = false;
   }
   return c;
 }
@@ -574,8 +580,11 @@ __device__ __forceinline__ void loadCoarse(const tile::LevelTiling& L,
 /// Decoder, one level: prediction + dequantised symbol; escapes were stored into rec by the
 /// Huffman stage and are read from there (and not written again).
 template<typename S>
-__global__ void __launch_bounds__(LevelThreads)
-  decodeLevelKernel(tile::LevelTiling L, S* rec, const u16* symbols, Quantiser qz, bool coded)
+__global__ void __launch_bounds__(LevelThreads) decodeLevelKernel(tile::LevelTiling L,
+  S* __restrict__ rec,
+  const u16* __restrict__ symbols,
+  Quantiser qz,
+  bool coded)
 {
   extern __shared__ __align__(16) unsigned char levelShared[];
   S* box = reinterpret_cast<S*>(levelShared);
@@ -614,10 +623,10 @@ __global__ void __launch_bounds__(LevelThreads)
 /// and the count of NaN/Inf inputs (inside the tile only, so that each voxel counts once).
 template<typename T>
 __global__ void __launch_bounds__(LevelThreads) encodeLevelKernel(tile::LevelTiling L,
-  const T* input,
+  const T* __restrict__ input,
   u64 inputStride,
-  T* rec,
-  u16* symbols,
+  T* __restrict__ rec,
+  u16* __restrict__ symbols,
   Quantiser qz,
   u64* passSurplusMax,
   u64* absMax,
@@ -712,6 +721,8 @@ __global__ void encodePassKernel(DevPass p,
   const u64 dims[3] = { dimsIn[0], dimsIn[1], dimsIn[2] };
   double s = 0, a = 0;
   u64 bad = 0;
+  // One point after the other: four points per thread with their loads ahead of the stores
+  // (separate __restrict__ pointers for the reads and the writes) measured 7-10% slower on an H100.
   for (u64 local = blockIdx.x * u64(blockDim.x) + threadIdx.x; local < n;
        local += u64(gridDim.x) * blockDim.x)
   {
@@ -2392,8 +2403,8 @@ Status decodeStream(const std::uint8_t* stream,
         const PassShape shape = passShape(p);
         if (shape.ok)
         {
-          decodeGridPassKernel<S>
-            <<<shape.grid, shape.block, 0, s>>>(passes[pi], rec, symbols, dPlan.dims, qz, coded);
+          decodeGridPassKernel<S><<<shape.grid, shape.block, 0, s>>>(
+            passes[pi], rec, rec, symbols, dPlan.dims, qz, coded);
         }
         else
         {

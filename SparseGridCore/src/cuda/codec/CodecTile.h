@@ -160,11 +160,19 @@ SGC_HD void forPhase(const LevelTiling& L,
   }
   const unsigned n0 = r[0].size(), n1 = r[1].size();
   const unsigned n = n0 * n1 * r[2].size();
+  if (n == 0)
+  {
+    return;
+  }
   const int e0 = L.extent(0), e1 = L.extent(1);
+  // Division by multiplication: q = f / d is (f * ceil(2^32 / d)) >> 32 while f * d < 2^32 (a
+  // tile's phase has fewer than 2^20 points): one multiplication instead of a division loop.
+  const u64 inv0 = ((u64(1) << 32) + n0 - 1) / n0, inv1 = ((u64(1) << 32) + n1 - 1) / n1;
   for (unsigned f = thread; f < n; f += threads)
   {
-    const unsigned q = f / n0;
-    const unsigned j[3] = { f - q * n0, q % n1, q / n1 };
+    const unsigned q = static_cast<unsigned>((f * inv0) >> 32);
+    const unsigned j2 = static_cast<unsigned>((q * inv1) >> 32);
+    const unsigned j[3] = { f - q * n0, q - j2 * n1, j2 };
     Point p;
     p.inside = true;
     for (int b = 0; b < 3; ++b)
