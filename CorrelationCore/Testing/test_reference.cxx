@@ -27,39 +27,6 @@ void PrintTo(const Variant& v, std::ostream* os)
   *os << v.name;
 }
 
-DirectOptions ws(WorkDistribution d, int rows, int shifts, int rights, int warps = 4)
-{
-  DirectOptions o;
-  o.kernel = DirectKernel::WarpShuffle;
-  o.distribution = d;
-  o.rowsPerWorker = rows;
-  o.shiftsPerThread = shifts;
-  o.rightsPerThread = rights;
-  o.warpsPerBlock = warps;
-  return o;
-}
-
-DirectOptions tiled(int rights, int warps)
-{
-  DirectOptions o;
-  o.kernel = DirectKernel::RegisterTiled;
-  o.rightsPerThread = rights;
-  o.warpsPerBlock = warps;
-  return o;
-}
-
-DirectOptions split(int pairs, int warps, bool slide = true, bool peel = true, int rows = 8)
-{
-  DirectOptions o;
-  o.tileRows = rows;
-  o.kernel = DirectKernel::SplitTiled;
-  o.pairsPerWarp = pairs;
-  o.warpsPerBlock = warps;
-  o.slideRows = slide;
-  o.peelEdges = peel;
-  return o;
-}
-
 std::vector<Variant> cpuVariants()
 {
   return { { "cpu_direct", Backend::CPU, Algorithm::Direct, {} },
@@ -74,43 +41,102 @@ std::vector<Variant> cudaVariants()
   using W = WorkDistribution;
   return { { "cuda_auto_kernel", Backend::CUDA, Algorithm::Direct, DirectOptions{} },
     { "cuda_baseline", Backend::CUDA, Algorithm::Direct, baseline },
-    { "cuda_ws_none", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 1) },
-    { "cuda_ws_rect_r3", Backend::CUDA, Algorithm::Direct, ws(W::Rectangle, 3, 1, 1) },
-    { "cuda_ws_tri_r2", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 2, 1, 1, 2) },
-    { "cuda_ws_s2", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 2, 1) },
-    { "cuda_ws_s4_tri", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 3, 4, 1) },
-    { "cuda_ws_s8_rect", Backend::CUDA, Algorithm::Direct, ws(W::Rectangle, 5, 8, 1, 1) },
-    { "cuda_ws_r2", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 2) },
-    { "cuda_ws_r4_rect", Backend::CUDA, Algorithm::Direct, ws(W::Rectangle, 4, 1, 4) },
-    { "cuda_ws_r8", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 8, 8) },
-    { "cuda_ws_s2r4_tri", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 2, 2, 4) },
-    { "cuda_ws_s4r4", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 4, 4) },
-    { "cuda_ws_s8r2_tri", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 1, 8, 2) },
-    { "cuda_tiled", Backend::CUDA, Algorithm::Direct, tiled(1, 4) },
-    { "cuda_tiled_r2", Backend::CUDA, Algorithm::Direct, tiled(2, 2) },
-    { "cuda_tiled_r4", Backend::CUDA, Algorithm::Direct, tiled(4, 8) },
+    { "cuda_ws_none",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::None, 1, 1, 1) },
+    { "cuda_ws_rect_r3",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::Rectangle, 3, 1, 1) },
+    { "cuda_ws_tri_r2",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::Triangle, 2, 1, 1, 2) },
+    { "cuda_ws_s2",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::None, 1, 2, 1) },
+    { "cuda_ws_s4_tri",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::Triangle, 3, 4, 1) },
+    { "cuda_ws_s8_rect",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::Rectangle, 5, 8, 1, 1) },
+    { "cuda_ws_r2",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::None, 1, 1, 2) },
+    { "cuda_ws_r4_rect",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::Rectangle, 4, 1, 4) },
+    { "cuda_ws_r8",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::None, 1, 1, 8, 8) },
+    { "cuda_ws_s2r4_tri",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::Triangle, 2, 2, 4) },
+    { "cuda_ws_s4r4",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::None, 1, 4, 4) },
+    { "cuda_ws_s8r2_tri",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::Triangle, 1, 8, 2) },
+    { "cuda_tiled", Backend::CUDA, Algorithm::Direct, DirectOptions::registerTiled(1, 4) },
+    { "cuda_tiled_r2", Backend::CUDA, Algorithm::Direct, DirectOptions::registerTiled(2, 2) },
+    { "cuda_tiled_r4", Backend::CUDA, Algorithm::Direct, DirectOptions::registerTiled(4, 8) },
     // Split tiled: automatic pairs per warp, and every P (32 / P lanes split each tile's sum);
     // from P = 8 on in float the lanes slide down column strips unless told not to.
-    { "cuda_split", Backend::CUDA, Algorithm::Direct, split(0, 4) },
-    { "cuda_split_p1_w2", Backend::CUDA, Algorithm::Direct, split(1, 2) },
-    { "cuda_split_p2_w3", Backend::CUDA, Algorithm::Direct, split(2, 3) },
-    { "cuda_split_p4_w1", Backend::CUDA, Algorithm::Direct, split(4, 1) },
-    { "cuda_split_p8_w16", Backend::CUDA, Algorithm::Direct, split(8, 16) },
-    { "cuda_split_p16_w5", Backend::CUDA, Algorithm::Direct, split(16, 5) },
-    { "cuda_split_p32_w16", Backend::CUDA, Algorithm::Direct, split(32, 16) },
-    { "cuda_split_p16_w4_noslide", Backend::CUDA, Algorithm::Direct, split(16, 4, false) },
-    { "cuda_split_p32_w8_noslide", Backend::CUDA, Algorithm::Direct, split(32, 8, false) },
+    { "cuda_split", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(0, 4) },
+    { "cuda_split_p1_w2", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(1, 2) },
+    { "cuda_split_p2_w3", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(2, 3) },
+    { "cuda_split_p4_w1", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(4, 1) },
+    { "cuda_split_p8_w16", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(8, 16) },
+    { "cuda_split_p16_w5", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(16, 5) },
+    { "cuda_split_p32_w16", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(32, 16) },
+    { "cuda_split_p16_w4_noslide",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(16, 4, false) },
+    { "cuda_split_p32_w8_noslide",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(32, 8, false) },
     // Sliding strips that multiply the left's padding rows instead of skipping them.
-    { "cuda_split_p16_w4_nopeel", Backend::CUDA, Algorithm::Direct, split(16, 4, true, false) },
-    { "cuda_split_p8_w2_nopeel", Backend::CUDA, Algorithm::Direct, split(8, 2, true, false) },
+    { "cuda_split_p16_w4_nopeel",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(16, 4, true, false) },
+    { "cuda_split_p8_w2_nopeel",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(8, 2, true, false) },
     // 4-row tiles (sliding only), peeled and not, with 1, 2 and 4 lanes per pair.
-    { "cuda_split_p32_w8_rows4", Backend::CUDA, Algorithm::Direct, split(32, 8, true, true, 4) },
-    { "cuda_split_p16_w3_rows4", Backend::CUDA, Algorithm::Direct, split(16, 3, true, true, 4) },
+    { "cuda_split_p32_w8_rows4",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(32, 8, true, true, 4) },
+    { "cuda_split_p16_w3_rows4",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(16, 3, true, true, 4) },
     { "cuda_split_p8_w16_rows4_nopeel",
       Backend::CUDA,
       Algorithm::Direct,
-      split(8, 16, true, false, 4) },
-    { "cuda_split_device_timing", Backend::CUDA, Algorithm::Direct, split(0, 8), true, true },
+      DirectOptions::splitTiled(8, 16, true, false, 4) },
+    { "cuda_split_device_timing",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(0, 8),
+      true,
+      true },
     { "cuda_fft_cached", Backend::CUDA, Algorithm::FFT, {}, true },
     { "cuda_fft_per_call", Backend::CUDA, Algorithm::FFT, {}, false },
     { "cuda_fft_pow2", Backend::CUDA, Algorithm::FFT, {}, true, false, true },

@@ -46,38 +46,6 @@ struct Result
   std::string error;
 };
 
-DirectOptions ws(WorkDistribution d, int rows, int shifts, int rights)
-{
-  DirectOptions o;
-  o.kernel = DirectKernel::WarpShuffle;
-  o.distribution = d;
-  o.rowsPerWorker = rows;
-  o.shiftsPerThread = shifts;
-  o.rightsPerThread = rights;
-  return o;
-}
-
-DirectOptions split(int pairs, int warps, bool slide = true, bool peel = true, int rows = 8)
-{
-  DirectOptions o;
-  o.tileRows = rows;
-  o.kernel = DirectKernel::SplitTiled;
-  o.pairsPerWarp = pairs;
-  o.warpsPerBlock = warps;
-  o.slideRows = slide;
-  o.peelEdges = peel;
-  return o;
-}
-
-DirectOptions tiled(int rights, int warps)
-{
-  DirectOptions o;
-  o.kernel = DirectKernel::RegisterTiled;
-  o.rightsPerThread = rights;
-  o.warpsPerBlock = warps;
-  return o;
-}
-
 double median(std::vector<double> v)
 {
   std::sort(v.begin(), v.end());
@@ -202,60 +170,123 @@ int main(int argc, char** argv)
   baseline.kernel = DirectKernel::Baseline;
   const std::vector<Config> oneToOneDirect = {
     { "baseline", Backend::CUDA, Algorithm::Direct, baseline },
-    { "ws", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 1) },
-    { "ws-rect8", Backend::CUDA, Algorithm::Direct, ws(W::Rectangle, 8, 1, 1) },
-    { "ws-tri8", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 8, 1, 1) },
-    { "ws-rect4", Backend::CUDA, Algorithm::Direct, ws(W::Rectangle, 4, 1, 1) },
-    { "ws-tri4", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 4, 1, 1) },
-    { "ws-tri2", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 2, 1, 1) },
-    { "ws-tri32", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 32, 1, 1) },
-    { "ws-s2", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 2, 1) },
-    { "ws-s4", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 4, 1) },
-    { "ws-s8", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 8, 1) },
-    { "ws-s4-tri8", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 8, 4, 1) },
-    { "ws-s8-tri16", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 16, 8, 1) },
-    { "tiled-w2", Backend::CUDA, Algorithm::Direct, tiled(1, 2) },
-    { "tiled-w4", Backend::CUDA, Algorithm::Direct, tiled(1, 4) },
-    { "tiled-w8", Backend::CUDA, Algorithm::Direct, tiled(1, 8) },
-    { "split-w4", Backend::CUDA, Algorithm::Direct, split(0, 4) },
-    { "split-w8", Backend::CUDA, Algorithm::Direct, split(0, 8) },
-    { "split-w16", Backend::CUDA, Algorithm::Direct, split(0, 16) },
+    { "ws", Backend::CUDA, Algorithm::Direct, DirectOptions::warpShuffle(W::None, 1, 1, 1) },
+    { "ws-rect8",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::Rectangle, 8, 1, 1) },
+    { "ws-tri8",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::Triangle, 8, 1, 1) },
+    { "ws-rect4",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::Rectangle, 4, 1, 1) },
+    { "ws-tri4",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::Triangle, 4, 1, 1) },
+    { "ws-tri2",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::Triangle, 2, 1, 1) },
+    { "ws-tri32",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::Triangle, 32, 1, 1) },
+    { "ws-s2", Backend::CUDA, Algorithm::Direct, DirectOptions::warpShuffle(W::None, 1, 2, 1) },
+    { "ws-s4", Backend::CUDA, Algorithm::Direct, DirectOptions::warpShuffle(W::None, 1, 4, 1) },
+    { "ws-s8", Backend::CUDA, Algorithm::Direct, DirectOptions::warpShuffle(W::None, 1, 8, 1) },
+    { "ws-s4-tri8",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::Triangle, 8, 4, 1) },
+    { "ws-s8-tri16",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::Triangle, 16, 8, 1) },
+    { "tiled-w2", Backend::CUDA, Algorithm::Direct, DirectOptions::registerTiled(1, 2) },
+    { "tiled-w4", Backend::CUDA, Algorithm::Direct, DirectOptions::registerTiled(1, 4) },
+    { "tiled-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::registerTiled(1, 8) },
+    { "split-w4", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(0, 4) },
+    { "split-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(0, 8) },
+    { "split-w16", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(0, 16) },
     { "auto", Backend::CUDA, Algorithm::Direct, {} }
   };
   const std::vector<Config> manyDirect = {
     { "baseline", Backend::CUDA, Algorithm::Direct, baseline },
-    { "ws", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 1) },
-    { "ws-r2", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 2) },
-    { "ws-r4", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 4) },
-    { "ws-r8", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 1, 8) },
-    { "ws-s2-r4", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 2, 4) },
-    { "ws-s2-r8", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 2, 8) },
-    { "ws-s4-r4", Backend::CUDA, Algorithm::Direct, ws(W::None, 1, 4, 4) },
-    { "ws-tri8-r4", Backend::CUDA, Algorithm::Direct, ws(W::Triangle, 8, 1, 4) },
-    { "tiled", Backend::CUDA, Algorithm::Direct, tiled(1, 4) },
-    { "tiled-r2", Backend::CUDA, Algorithm::Direct, tiled(2, 4) },
-    { "tiled-r4", Backend::CUDA, Algorithm::Direct, tiled(4, 4) },
-    { "tiled-r4-w8", Backend::CUDA, Algorithm::Direct, tiled(4, 8) },
-    { "split-p32-w16-noslide", Backend::CUDA, Algorithm::Direct, split(32, 16, false) },
-    { "split-p16-w16-noslide", Backend::CUDA, Algorithm::Direct, split(16, 16, false) },
-    { "split-p8-w8-noslide", Backend::CUDA, Algorithm::Direct, split(8, 8, false) },
-    { "split-p32-w16-nopeel", Backend::CUDA, Algorithm::Direct, split(32, 16, true, false) },
-    { "split-p16-w16-nopeel", Backend::CUDA, Algorithm::Direct, split(16, 16, true, false) },
-    { "split-p8-w16-nopeel", Backend::CUDA, Algorithm::Direct, split(8, 16, true, false) },
-    { "split-p32-w16", Backend::CUDA, Algorithm::Direct, split(32, 16) },
-    { "split-p32-w8-rows4", Backend::CUDA, Algorithm::Direct, split(32, 8, true, true, 4) },
-    { "split-p16-w8-rows4", Backend::CUDA, Algorithm::Direct, split(16, 8, true, true, 4) },
-    { "split-p16-w4-rows4", Backend::CUDA, Algorithm::Direct, split(16, 4, true, true, 4) },
-    { "split-p8-w8-rows4", Backend::CUDA, Algorithm::Direct, split(8, 8, true, true, 4) },
-    { "split-p8-w4-rows4", Backend::CUDA, Algorithm::Direct, split(8, 4, true, true, 4) },
-    { "split-p8-w8-rows4-nopeel", Backend::CUDA, Algorithm::Direct, split(8, 8, true, false, 4) },
-    { "split-p32-w8", Backend::CUDA, Algorithm::Direct, split(32, 8) },
-    { "split-p16-w16", Backend::CUDA, Algorithm::Direct, split(16, 16) },
-    { "split-p16-w8", Backend::CUDA, Algorithm::Direct, split(16, 8) },
-    { "split-p8-w16", Backend::CUDA, Algorithm::Direct, split(8, 16) },
-    { "split-p8-w8", Backend::CUDA, Algorithm::Direct, split(8, 8) },
-    { "split-p4-w8", Backend::CUDA, Algorithm::Direct, split(4, 8) },
-    { "split-p1-w8", Backend::CUDA, Algorithm::Direct, split(1, 8) },
+    { "ws", Backend::CUDA, Algorithm::Direct, DirectOptions::warpShuffle(W::None, 1, 1, 1) },
+    { "ws-r2", Backend::CUDA, Algorithm::Direct, DirectOptions::warpShuffle(W::None, 1, 1, 2) },
+    { "ws-r4", Backend::CUDA, Algorithm::Direct, DirectOptions::warpShuffle(W::None, 1, 1, 4) },
+    { "ws-r8", Backend::CUDA, Algorithm::Direct, DirectOptions::warpShuffle(W::None, 1, 1, 8) },
+    { "ws-s2-r4", Backend::CUDA, Algorithm::Direct, DirectOptions::warpShuffle(W::None, 1, 2, 4) },
+    { "ws-s2-r8", Backend::CUDA, Algorithm::Direct, DirectOptions::warpShuffle(W::None, 1, 2, 8) },
+    { "ws-s4-r4", Backend::CUDA, Algorithm::Direct, DirectOptions::warpShuffle(W::None, 1, 4, 4) },
+    { "ws-tri8-r4",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::warpShuffle(W::Triangle, 8, 1, 4) },
+    { "tiled", Backend::CUDA, Algorithm::Direct, DirectOptions::registerTiled(1, 4) },
+    { "tiled-r2", Backend::CUDA, Algorithm::Direct, DirectOptions::registerTiled(2, 4) },
+    { "tiled-r4", Backend::CUDA, Algorithm::Direct, DirectOptions::registerTiled(4, 4) },
+    { "tiled-r4-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::registerTiled(4, 8) },
+    { "split-p32-w16-noslide",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(32, 16, false) },
+    { "split-p16-w16-noslide",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(16, 16, false) },
+    { "split-p8-w8-noslide",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(8, 8, false) },
+    { "split-p32-w16-nopeel",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(32, 16, true, false) },
+    { "split-p16-w16-nopeel",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(16, 16, true, false) },
+    { "split-p8-w16-nopeel",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(8, 16, true, false) },
+    { "split-p32-w16", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(32, 16) },
+    { "split-p32-w8-rows4",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(32, 8, true, true, 4) },
+    { "split-p16-w8-rows4",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(16, 8, true, true, 4) },
+    { "split-p16-w4-rows4",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(16, 4, true, true, 4) },
+    { "split-p8-w8-rows4",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(8, 8, true, true, 4) },
+    { "split-p8-w4-rows4",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(8, 4, true, true, 4) },
+    { "split-p8-w8-rows4-nopeel",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::splitTiled(8, 8, true, false, 4) },
+    { "split-p32-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(32, 8) },
+    { "split-p16-w16", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(16, 16) },
+    { "split-p16-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(16, 8) },
+    { "split-p8-w16", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(8, 16) },
+    { "split-p8-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(8, 8) },
+    { "split-p4-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(4, 8) },
+    { "split-p1-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(1, 8) },
     { "auto", Backend::CUDA, Algorithm::Direct, {} }
   };
   const std::vector<Config> fftConfigs = {

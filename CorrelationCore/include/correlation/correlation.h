@@ -226,6 +226,46 @@ struct DirectOptions
   /// and the ring of left rows (about 64 instead of 128 registers, so twice the warps per SM)
   /// for twice the shared loads per multiply-add and more tiles.
   int tileRows = 8;
+
+  /// The study's warp-shuffle kernel with a work distribution, y lags and rights per thread.
+  static DirectOptions warpShuffle(WorkDistribution distribution,
+    int rowsPerWorker,
+    int shiftsPerThread,
+    int rightsPerThread,
+    int warpsPerBlock = 4)
+  {
+    DirectOptions o;
+    o.kernel = DirectKernel::WarpShuffle;
+    o.distribution = distribution;
+    o.rowsPerWorker = rowsPerWorker;
+    o.shiftsPerThread = shiftsPerThread;
+    o.rightsPerThread = rightsPerThread;
+    o.warpsPerBlock = warpsPerBlock;
+    return o;
+  }
+  static DirectOptions registerTiled(int rightsPerThread, int warpsPerBlock)
+  {
+    DirectOptions o;
+    o.kernel = DirectKernel::RegisterTiled;
+    o.rightsPerThread = rightsPerThread;
+    o.warpsPerBlock = warpsPerBlock;
+    return o;
+  }
+  static DirectOptions splitTiled(int pairsPerWarp,
+    int warpsPerBlock,
+    bool slideRows = true,
+    bool peelEdges = true,
+    int tileRows = 8)
+  {
+    DirectOptions o;
+    o.kernel = DirectKernel::SplitTiled;
+    o.pairsPerWarp = pairsPerWarp;
+    o.warpsPerBlock = warpsPerBlock;
+    o.slideRows = slideRows;
+    o.peelEdges = peelEdges;
+    o.tileRows = tileRows;
+    return o;
+  }
 };
 
 using ParallelFor =

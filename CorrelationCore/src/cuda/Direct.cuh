@@ -507,7 +507,7 @@ inline DirectOptions autoWithoutSplit(const Batch& batch)
 }
 
 template<typename T>
-Status cudaDirectImpl(const Batch& batch,
+Status cudaDirect(const Batch& batch,
   const LagWindow& window,
   const T* lefts,
   const T* rights,
@@ -695,5 +695,18 @@ Status cudaDirectImpl(const Batch& batch,
 
 } // namespace detail
 } // namespace correlation
+
+/// The explicit instantiation of one value type (DirectFloat.cu, DirectDouble.cu: one translation
+/// unit per type, so that they compile in parallel).
+#define CORRELATION_CUDA_DIRECT_INSTANCE(T)                                                        \
+  template correlation::Status correlation::detail::cudaDirect<T>(const correlation::Batch&,       \
+    const correlation::LagWindow&,                                                                 \
+    const T*,                                                                                      \
+    const T*,                                                                                      \
+    T*,                                                                                            \
+    const correlation::DirectOptions&,                                                             \
+    double*,                                                                                       \
+    bool,                                                                                          \
+    correlation::DirectKernel*);
 
 #endif
