@@ -224,6 +224,18 @@ vtkSparseGridErrorOnce::~vtkSparseGridErrorOnce()
 }
 
 //------------------------------------------------------------------------------------------------
+int vtkSparseGridErrorOnce::Succeed(vtkAlgorithm* algorithm, const std::string& note)
+{
+  this->Clear();
+  if (!note.empty())
+  {
+    vtkWarningWithObjectMacro(algorithm, << note);
+  }
+  algorithm->UpdateProgress(1.0);
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
 int vtkSparseGridErrorOnce::Report(vtkAlgorithm* algorithm,
   vtkInformation* outInfo,
   vtkMTimeType inputTime,

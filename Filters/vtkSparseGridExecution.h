@@ -139,6 +139,11 @@ public:
     const std::string& message);
   /// Forgets the last failure (call after a success, so that the same failure shows again).
   void Clear() { this->Failed = false; }
+  /**
+   * The end of a successful RequestData: forgets the last failure, shows the execution's
+   * fall-back `note` (if any) as a warning of `algorithm`, completes the progress bar; returns 1.
+   */
+  int Succeed(vtkAlgorithm* algorithm, const std::string& note);
 
 private:
   friend class vtkSparseGridErrorOnceObserver;

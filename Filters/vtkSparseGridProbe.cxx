@@ -601,6 +601,23 @@ vtkSparseGridProbe::Result vtkSparseGridProbe::ProbePoints(const Contents& conte
 }
 
 //------------------------------------------------------------------------------------------------
+vtkSparseGridProbe::Result vtkSparseGridProbe::Conclude(Result probed,
+  const Contents& contents,
+  vtkDataSet* output,
+  std::string* error)
+{
+  if (probed == Result::Done && !AnnotateBounds(contents, output->GetFieldData(), error))
+  {
+    probed = Result::Failed;
+  }
+  if (probed == Result::Aborted)
+  {
+    output->Initialize();
+  }
+  return probed;
+}
+
+//------------------------------------------------------------------------------------------------
 bool vtkSparseGridProbe::AnnotateBounds(const Contents& contents,
   vtkFieldData* fieldData,
   std::string* error)

@@ -57,6 +57,16 @@ bool AnnotateBounds(const vtkSparseGridRepresentation::Contents& contents,
   vtkFieldData* fieldData,
   std::string* error);
 
+/**
+ * What every probing filter does once the probe has run: on success annotates `output`'s field
+ * data (AnnotateBounds); when aborted empties `output`, the documented state of an aborted
+ * filter. Returns the outcome (Failed with `error` set when annotating fails).
+ */
+Result Conclude(Result probed,
+  const vtkSparseGridRepresentation::Contents& contents,
+  vtkDataSet* output,
+  std::string* error);
+
 /// Adds the reconstructed arrays and the mask to `out` for the points of any dataset.
 Result ProbePoints(const vtkSparseGridRepresentation::Contents& contents,
   vtkDataSet* points,

@@ -355,27 +355,12 @@ int vtkSparseGridResampleToImage::RequestData(vtkInformation*,
   vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, optimizations);
   vtkSparseGridProbe::Result result =
     vtkSparseGridProbe::ProbeImage(contents, geometry, exec, output->GetPointData(), &error);
-  if (result == vtkSparseGridProbe::Result::Done &&
-    !vtkSparseGridProbe::AnnotateBounds(contents, output->GetFieldData(), &error))
+  result = vtkSparseGridProbe::Conclude(result, contents, output, &error);
+  if (result != vtkSparseGridProbe::Result::Done)
   {
-    result = vtkSparseGridProbe::Result::Failed;
+    return result == vtkSparseGridProbe::Result::Failed ? fail(error) : 1;
   }
-  if (result == vtkSparseGridProbe::Result::Aborted)
-  {
-    output->Initialize(); // an aborted filter leaves an empty output, as documented
-    return 1;
-  }
-  if (result == vtkSparseGridProbe::Result::Failed)
-  {
-    return fail(error);
-  }
-  this->Errors->Clear();
-  if (!exec.Note().empty())
-  {
-    vtkWarningMacro(<< exec.Note());
-  }
-  this->UpdateProgress(1.0);
-  return 1;
+  return this->Errors->Succeed(this, exec.Note());
 }
 
 //------------------------------------------------------------------------------------------------

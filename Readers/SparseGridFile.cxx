@@ -76,6 +76,26 @@ std::string hdf5Message()
   return message.empty() ? std::string("unknown HDF5 error") : message;
 }
 
+/// HDF5 reports truncation as "truncated file: eof = A, sblock->base_addr = B, stored_eof = C";
+/// users get the two sizes in words, not the library's field names.
+std::string truncationDetail(const std::string& why)
+{
+  unsigned long long present = 0, base = 0, expected = 0;
+  const std::size_t at = why.find("eof = ");
+  if (at == std::string::npos ||
+    std::sscanf(why.c_str() + at,
+      "eof = %llu, sblock->base_addr = %llu, stored_eof = %llu",
+      &present,
+      &base,
+      &expected) != 3 ||
+    expected <= present)
+  {
+    return std::string();
+  }
+  return " (" + std::to_string(present) + " of its " + std::to_string(expected) +
+    " bytes are present)";
+}
+
 /// Owns one HDF5 identifier.
 class Id
 {
@@ -1155,7 +1175,8 @@ std::string Reader::openWith(long long faplId, const std::string& name)
     }
     if (why.find("truncated") != std::string::npos)
     {
-      return this->Name + " is truncated (" + why + ")";
+      return this->Name + " is truncated" + truncationDetail(why) +
+        ": the write did not finish or the copy was cut short";
     }
     return this->Name + " is damaged or not a readable HDF5 file (" + why + ")";
   }

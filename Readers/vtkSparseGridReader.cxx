@@ -108,108 +108,6 @@ std::size_t StepForTime(const std::vector<double>& times, double t)
   return after == times.begin() ? 0 : static_cast<std::size_t>(after - times.begin()) - 1;
 }
 
-/**
- * Reconstructs every array of a step on the extent `ext` of the sampling lattice. The core
- * works on one scalar field in grid-axis order; components are reconstructed one at a time and
- * scattered into VTK's interleaved, image-axis order.
- */
-template<typename T>
-bool ReconstructStep(const sparsegrid::Grid& grid,
-  const sgf::GridDescription& g,
-  const sgf::StepData& step,
-  const int sampling[3],
-  const int ext[6],
-  vtkImageData* output,
-  vtkSparseGridExecution& exec,
-  std::string& error)
-{
-  const int d = g.dimensions;
-  sparsegrid::RegularGrid target;
-  std::size_t strides[3] = { 0, 0, 0 }; // per image axis, into the core's output buffer
-  std::size_t stride = 1;
-  for (int t = 0; t < d; ++t)
-  {
-    const int a = g.axisMap[static_cast<std::size_t>(t)];
-    const std::size_t n = static_cast<std::size_t>(ext[2 * a + 1] - ext[2 * a] + 1);
-    const double h = 1.0 / (sampling[a] - 1);
-    target.dims.push_back(n);
-    target.origin.push_back(ext[2 * a] * h);
-    target.spacing.push_back(h);
-    strides[a] = stride;
-    stride *= n;
-  }
-  const std::size_t count = target.numberOfPoints();
-  std::uint64_t components = 0;
-  for (const sgf::ArrayValues& array : step.arrays)
-  {
-    components += static_cast<std::uint64_t>(array.description.components);
-  }
-  // Output arrays plus the two scratch buffers, checked before anything is allocated.
-  const std::uint64_t bytes =
-    (static_cast<std::uint64_t>(count) * (components + 1) + grid.size()) * sizeof(T);
-  sparsegrid::Status status = sparsegrid::checkAllocation(bytes, "the reconstructed image");
-  if (!status)
-  {
-    error = status.message();
-    return false;
-  }
-  std::vector<T> values(count);
-  std::vector<T> coefficients;
-  const int nx = ext[1] - ext[0] + 1, ny = ext[3] - ext[2] + 1, nz = ext[5] - ext[4] + 1;
-  const std::uint64_t points = grid.size();
-  for (std::size_t k = 0; k < step.arrays.size(); ++k)
-  {
-    const sgf::ArrayValues& array = step.arrays[k];
-    const int nc = array.description.components;
-    const T* all = static_cast<const T*>(array.data());
-    vtkNew<typename VTKArrayOf<T>::Type> out;
-    out->SetName(array.description.name.c_str());
-    out->SetNumberOfComponents(nc);
-    out->SetNumberOfTuples(static_cast<vtkIdType>(count));
-    T* dst = out->GetPointer(0);
-    for (int c = 0; c < nc; ++c)
-    {
-      const T* scalar = all;
-      if (nc > 1)
-      {
-        coefficients.resize(points);
-        for (std::uint64_t p = 0; p < points; ++p)
-        {
-          coefficients[p] = all[p * nc + c];
-        }
-        scalar = coefficients.data();
-      }
-      sparsegrid::ExecutionReport report;
-      status =
-        sparsegrid::reconstructImage(grid, scalar, target, values.data(), exec.Options(), &report);
-      exec.Record(report);
-      if (!status)
-      {
-        error = "reconstruction of '" + array.description.name + "' failed: " + status.message();
-        return false;
-      }
-      std::size_t o = 0;
-      for (int z = 0; z < nz; ++z)
-      {
-        for (int y = 0; y < ny; ++y)
-        {
-          const std::size_t row = z * strides[2] + y * strides[1];
-          for (int x = 0; x < nx; ++x, ++o)
-          {
-            dst[o * nc + c] = values[row + x * strides[0]];
-          }
-        }
-      }
-    }
-    output->GetPointData()->AddArray(out);
-    if (k == 0)
-    {
-      output->GetPointData()->SetActiveScalars(out->GetName());
-    }
-  }
-  return true;
-}
-
 template<typename T>
 vtkSmartPointer<vtkDataArray> ToVTKArray(const sgf::ArrayValues& array, std::uint64_t points)
 {
@@ -327,6 +225,109 @@ bool CodedContents(const sgf::Header& h,
   vtkSmartPointer<vtkUnsignedCharArray> kept = contents.Streams;
   return Representation::ToCodedPolyData(
     contents.Info, kept, contents.StreamOffsets, output, &error);
+}
+
+/// A fixed-level step as the representation (the same validator as the error-bounded one).
+bool FixedLevelContents(const sgf::Header& h,
+  sgf::StepData& step,
+  vtkPolyData* output,
+  bool gridPoints,
+  vtkSparseGridRepresentation::Contents& contents,
+  std::string& error)
+{
+  vtkSparseGridRepresentation::Description info;
+  const sparsegrid::Status status = sparsegrid::Grid::create(h.grid.spec(), info.Grid);
+  if (!status)
+  {
+    error = status.message();
+    return false;
+  }
+  DescribeStep(h, step, info);
+  std::vector<vtkSmartPointer<vtkDataArray>> arrays;
+  std::vector<vtkDataArray*> raw;
+  for (const sgf::ArrayValues& a : step.arrays)
+  {
+    arrays.push_back(h.grid.precision == sparsegrid::Precision::Float
+        ? ToVTKArray<float>(a, h.grid.numberOfPoints)
+        : ToVTKArray<double>(a, h.grid.numberOfPoints));
+    raw.push_back(arrays.back());
+  }
+  step.arrays.clear(); // the coefficients now live in the VTK arrays
+  if (!vtkSparseGridRepresentation::ToPolyData(info, raw, output, &error, gridPoints) ||
+    !vtkSparseGridRepresentation::FromPolyData(output, contents, &error))
+  {
+    output->Initialize();
+    return false;
+  }
+  return true;
+}
+
+/**
+ * The reconstructed image on `extent` of the sampling lattice, probed as Sparse Grid
+ * Reconstruct probes an image, after the same peak-memory check (a huge Sampling Dimensions or
+ * a header claiming a huge image is a clear error, not an abort).
+ */
+vtkSparseGridProbe::Result ProbeStep(const vtkSparseGridRepresentation::Contents& contents,
+  const sgf::GridDescription& g,
+  const int samplingDimensions[3],
+  const int extent[6],
+  vtkSparseGridExecution& exec,
+  vtkImageData* image,
+  std::string& error)
+{
+  using Result = vtkSparseGridProbe::Result;
+  int sampling[3];
+  double origin[3], spacing[3];
+  if (!ComputeSampling(g, samplingDimensions, sampling, origin, spacing, error))
+  {
+    return Result::Failed;
+  }
+  vtkSparseGridProbe::ImageGeometry geometry;
+  double points = 1;
+  for (int a = 0; a < 3; ++a)
+  {
+    if (extent[2 * a] < 0 || extent[2 * a + 1] >= sampling[a])
+    {
+      error = "the requested extent lies outside the sampling lattice";
+      return Result::Failed;
+    }
+    geometry.Dimensions[a] = extent[2 * a + 1] - extent[2 * a] + 1;
+    geometry.Origin[a] = origin[a] + extent[2 * a] * spacing[a];
+    geometry.Spacing[a] = spacing[a];
+    points *= geometry.Dimensions[a];
+  }
+  const double peak = vtkSparseGridExecution::ReconstructionPeakBytes(contents, points);
+  std::string why;
+  if (!vtkSparseGridExecution::CheckMemory(peak,
+        "an image of " + std::to_string(geometry.Dimensions[0]) + " x " +
+          std::to_string(geometry.Dimensions[1]) + " x " + std::to_string(geometry.Dimensions[2]) +
+          " points",
+        &why))
+  {
+    error = "the image is too large for this process: " + why +
+      ". Reduce Sampling Dimensions, or read the compressed representation instead.";
+    return Result::Failed;
+  }
+  image->Initialize();
+  image->SetExtent(const_cast<int*>(extent));
+  image->SetOrigin(origin);
+  image->SetSpacing(spacing);
+  const Result probed = vtkSparseGridProbe::Conclude(
+    vtkSparseGridProbe::ProbeImage(contents, geometry, exec, image->GetPointData(), &error),
+    contents,
+    image,
+    &error);
+  if (probed != Result::Done)
+  {
+    return probed;
+  }
+  // The mask is all ones on the file's own geometry: drop it, the image is the data.
+  image->GetPointData()->RemoveArray(vtkSparseGridProbe::MaskName);
+  vtkNew<vtkStringArray> summary;
+  summary->SetName("SparseGrid.Summary");
+  summary->InsertNextValue(contents.Info.Summary);
+  image->GetFieldData()->AddArray(summary);
+  return Result::Done;
 }
 } // namespace
 
@@ -571,139 +572,41 @@ int vtkSparseGridReader::RequestData(vtkInformation*,
   // Data time only where the file has times (or several steps, which then count 0, 1, ...).
   const bool timed = h.hasTimes() || h.steps.size() > 1;
 
-  if (h.grid.encoding == sgf::Encoding::ErrorBounded)
-  {
-    // Through the filters' bridge: the same validation, decoding and probing as Reconstruct.
-    vtkNew<vtkPolyData> representation;
-    vtkSparseGridRepresentation::Contents contents;
-    if (!CodedContents(h, step, poly ? poly : representation.Get(), contents, error))
-    {
-      return fail(std::string(this->FileName) + ": " + error);
-    }
-    vtkDataObject* result = poly;
-    if (image)
-    {
-      int sampling[3];
-      double origin[3], spacing[3];
-      if (!ComputeSampling(h.grid, this->SamplingDimensions, sampling, origin, spacing, error))
-      {
-        return fail(error);
-      }
-      vtkSparseGridProbe::ImageGeometry geometry;
-      for (int a = 0; a < 3; ++a)
-      {
-        if (extent[2 * a] < 0 || extent[2 * a + 1] >= sampling[a])
-        {
-          return fail("the requested extent lies outside the sampling lattice");
-        }
-        geometry.Dimensions[a] = extent[2 * a + 1] - extent[2 * a] + 1;
-        geometry.Origin[a] = origin[a] + extent[2 * a] * spacing[a];
-        geometry.Spacing[a] = spacing[a];
-      }
-      image->Initialize();
-      image->SetExtent(extent);
-      image->SetOrigin(origin);
-      image->SetSpacing(spacing);
-      vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, {});
-      const vtkSparseGridProbe::Result probed =
-        vtkSparseGridProbe::ProbeImage(contents, geometry, exec, image->GetPointData(), &error);
-      if (probed != vtkSparseGridProbe::Result::Done ||
-        !vtkSparseGridProbe::AnnotateBounds(contents, image->GetFieldData(), &error))
-      {
-        image->Initialize();
-        return probed == vtkSparseGridProbe::Result::Aborted
-          ? 1
-          : fail(std::string(this->FileName) + ": " + error);
-      }
-      // The mask is all ones on the file's own geometry: drop it, the image is the data.
-      image->GetPointData()->RemoveArray(vtkSparseGridProbe::MaskName);
-      vtkNew<vtkStringArray> summary;
-      summary->SetName("SparseGrid.Summary");
-      summary->InsertNextValue(contents.Info.Summary);
-      image->GetFieldData()->AddArray(summary);
-      if (!exec.Note().empty())
-      {
-        vtkWarningMacro(<< exec.Note());
-      }
-      result = image;
-    }
-    if (timed)
-    {
-      result->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), times[index]);
-    }
-    this->UpdateProgress(1.0);
-    return 1;
-  }
-
-  vtkSparseGridRepresentation::Description info;
-  sparsegrid::Status status = sparsegrid::Grid::create(h.grid.spec(), info.Grid);
-  if (!status)
-  {
-    return fail(std::string(this->FileName) + ": " + status.message());
-  }
-  const double time = times[index];
-
-  if (image)
-  {
-    int sampling[3];
-    double origin[3], spacing[3];
-    if (!ComputeSampling(h.grid, this->SamplingDimensions, sampling, origin, spacing, error))
-    {
-      return fail(error);
-    }
-    for (int a = 0; a < 3; ++a)
-    {
-      if (extent[2 * a] < 0 || extent[2 * a + 1] >= sampling[a])
-      {
-        return fail("the requested extent lies outside the sampling lattice");
-      }
-    }
-    image->Initialize();
-    image->SetExtent(extent);
-    image->SetOrigin(origin);
-    image->SetSpacing(spacing);
-    // The filters' execution bridge: threads, backend, progress, abort and fall-back notes.
-    vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, {});
-    exec.SetProgressRange(0.2, 1.0);
-    const bool ok = h.grid.precision == sparsegrid::Precision::Float
-      ? ReconstructStep<float>(info.Grid, h.grid, step, sampling, extent, image, exec, error)
-      : ReconstructStep<double>(info.Grid, h.grid, step, sampling, extent, image, exec, error);
-    if (ok && !exec.Note().empty())
-    {
-      vtkWarningMacro(<< exec.Note());
-    }
-    if (!ok)
-    {
-      image->Initialize();
-      return fail(std::string(this->FileName) + ": " + error);
-    }
-    if (timed)
-    {
-      image->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), time);
-    }
-    this->UpdateProgress(1.0);
-    return 1;
-  }
-
-  // The compressed representation (docs/representation.md).
-  DescribeStep(h, step, info);
-  std::vector<vtkSmartPointer<vtkDataArray>> arrays;
-  std::vector<vtkDataArray*> raw;
-  for (const sgf::ArrayValues& a : step.arrays)
-  {
-    arrays.push_back(h.grid.precision == sparsegrid::Precision::Float
-        ? ToVTKArray<float>(a, h.grid.numberOfPoints)
-        : ToVTKArray<double>(a, h.grid.numberOfPoints));
-    raw.push_back(arrays.back());
-  }
-  step.arrays.clear(); // the coefficients now live in the VTK arrays
-  if (!vtkSparseGridRepresentation::ToPolyData(info, raw, poly, &error, this->OutputGridPoints))
+  // Both encodings become the representation through its one validator; an image output is
+  // then probed through the filters' bridge, exactly as Sparse Grid Reconstruct would.
+  vtkNew<vtkPolyData> scratch;
+  vtkPolyData* representation = poly ? poly : scratch.Get();
+  vtkSparseGridRepresentation::Contents contents;
+  const bool built = h.grid.encoding == sgf::Encoding::ErrorBounded
+    ? CodedContents(h, step, representation, contents, error)
+    : FixedLevelContents(h, step, representation, poly && this->OutputGridPoints, contents, error);
+  if (!built)
   {
     return fail(std::string(this->FileName) + ": " + error);
   }
+  vtkDataObject* result = representation;
+  if (image)
+  {
+    vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, {});
+    exec.SetProgressRange(0.2, 1.0);
+    const vtkSparseGridProbe::Result probed =
+      ProbeStep(contents, h.grid, this->SamplingDimensions, extent, exec, image, error);
+    if (probed != vtkSparseGridProbe::Result::Done)
+    {
+      image->Initialize();
+      return probed == vtkSparseGridProbe::Result::Aborted
+        ? 1
+        : fail(std::string(this->FileName) + ": " + error);
+    }
+    if (!exec.Note().empty())
+    {
+      vtkWarningMacro(<< exec.Note());
+    }
+    result = image;
+  }
   if (timed)
   {
-    poly->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), time);
+    result->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), times[index]);
   }
   this->UpdateProgress(1.0);
   return 1;

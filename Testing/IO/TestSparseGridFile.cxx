@@ -486,6 +486,19 @@ TEST(SparseGridFile, BadFilesGiveClearErrorsAndNoOutput)
     }
     EXPECT_NE(error.find(c.Expect), std::string::npos)
       << "expected '" << c.Expect << "' in: " << error;
+    // Messages are for users: no HDF5 field names such as "sblock->base_addr".
+    EXPECT_EQ(error.find("->"), std::string::npos) << "library internals in: " << error;
+    EXPECT_EQ(error.find("sblock"), std::string::npos) << "library internals in: " << error;
+    if (c.Name == "truncated-half")
+    {
+      // Half of the file is there: both sizes are stated, the smaller first.
+      const std::size_t full = 2 * FileSize(path) + 1;
+      EXPECT_NE(error.find(std::to_string(FileSize(path)) + " of its "), std::string::npos)
+        << error;
+      EXPECT_TRUE(error.find(std::to_string(full) + " bytes") != std::string::npos ||
+        error.find(std::to_string(full - 1) + " bytes") != std::string::npos)
+        << error;
+    }
     report.push_back(c.Name + ": " + error);
     // The same bytes from memory fail too (the fuzzer's path).
     if (Exists(path))

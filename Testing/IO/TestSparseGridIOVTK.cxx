@@ -707,6 +707,42 @@ TEST(SparseGridIOBounded, RoundTripKeepsStreamsAndBound)
   EXPECT_NE(decoded->GetFieldData()->GetAbstractArray("SparseGrid.Summary"), nullptr);
 }
 
+// The reader's image output goes through the filters' peak-memory estimate for both encodings:
+// a Sampling Dimensions far beyond this process's memory is one clear error and an empty
+// output, not an abort in an array allocation.
+TEST(SparseGridIOReader, ReaderRefusesAnImageBeyondTheMemoryLimit)
+{
+  const std::string folder = ScratchFolder("vtkhuge");
+  const std::string fixedPath = folder + "/fixed.sgrid";
+  ASSERT_EQ(WriteSample(fixedPath, 1), "");
+  const std::string codedPath = folder + "/coded.sgrid";
+  vtkNew<vtkTestTimeImageSource> source;
+  auto h = HierarchizeBounded(source, 1e-3);
+  vtkNew<vtkSparseGridWriter> writer;
+  writer->SetInputConnection(h->GetOutputPort());
+  writer->SetFileName(codedPath.c_str());
+  ASSERT_EQ(writer->Write(), 1) << writer->GetLastError();
+  for (const std::string& path : { fixedPath, codedPath })
+  {
+    SCOPED_TRACE(path);
+    vtkNew<vtkSparseGridReader> reader;
+    ErrorCatcher errors(reader);
+    reader->SetFileName(path.c_str());
+    reader->SetSamplingDimensions(100000, 100000, 100000);
+    reader->Update();
+    EXPECT_NE(errors.Text.find("too large for this process"), std::string::npos) << errors.Text;
+    EXPECT_NE(errors.Text.find("100000 x 100000 x 100000"), std::string::npos) << errors.Text;
+    EXPECT_NE(errors.Text.find("Sampling Dimensions"), std::string::npos) << errors.Text;
+    EXPECT_EQ(vtkImageData::SafeDownCast(reader->GetOutputDataObject(0))->GetNumberOfPoints(), 0);
+    // A size that fits still reads, through the same path.
+    errors.Text.clear();
+    reader->SetSamplingDimensions(9, 9, 9);
+    reader->Update();
+    EXPECT_EQ(errors.Text, "");
+    EXPECT_EQ(vtkImageData::SafeDownCast(reader->GetOutputDataObject(0))->GetNumberOfPoints(), 729);
+  }
+}
+
 TEST(SparseGridIOBounded, LevelOfDetailReadsAPrefixAndKeepsItsBound)
 {
   const std::string path = ScratchFolder("vtkbounded") + "/lod.sgrid";
