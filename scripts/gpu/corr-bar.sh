@@ -7,7 +7,8 @@
 # Nsight Compute on the best split-tiled configurations (NCU_CONFIGS) and on one cuFFT call
 # (per-kernel durations: pad, transforms, product, inverse, extraction), the SASS size of the
 # sliding kernels, compute-sanitizer memcheck and racecheck on the split-tiled variants.
-# final: + the whole benchmark grid.
+# final: + the whole benchmark grid. diag: only the build, the opcode histogram (ncu) and the
+# SASS of one kernel (DIAG_CONFIG, DIAG_KERNEL).
 # Leaves in $OUT: gpu.txt, summary.txt, bar.txt/bar.json, ncu.txt, [grid.txt/grid.json],
 # logs.tgz. Timing runs use CUDA_MODULE_LOADING=EAGER.
 set -u
@@ -33,6 +34,20 @@ rc=$?
 stamp "build rc=$rc"
 grep -E "CorrelationCore: CUDA|error" "$OUT/build.log" | head -20 >> "$OUT/summary.txt"
 [ $rc -eq 0 ] || { tail -40 "$OUT/build.log" >> "$OUT/summary.txt"; exit 1; }
+
+if [ "$MODE" = diag ]; then
+  # The hot kernel's instruction mix: executed instructions per opcode (ncu) and its SASS.
+  timeout 60 ncu --clock-control none --kernel-name regex:splitTiled --launch-skip 2 \
+    --launch-count 1 --metrics sass__inst_executed_per_opcode,smsp__inst_executed.sum \
+    --print-metric-instances values "$BENCH" --no-cpu --case "32x32 x1024" \
+    --config "${DIAG_CONFIG:-split-p8-w8-rows4}" --json /dev/null 2>&1 | grep -v "^==PROF==" \
+    > "$OUT/opcodes.txt"
+  stamp "opcodes rc=$?"
+  cuobjdump --dump-sass --function "${DIAG_KERNEL:-_ZN11correlation6detail16splitTiledKernelIfLi4ELb1ELi4EEEvNS0_8GeometryENS0_11SplitLayoutEPKiPKT_S8_PS6_}" \
+    "$BUILD/CMakeFiles/CorrelationCore.dir/src/cuda/DirectFloat.cu.o" > "$OUT/sass.txt" 2>&1
+  stamp "sass rc=$? $(grep -c '/\*[0-9a-f]*\*/' "$OUT/sass.txt") instructions"
+  exit 0
+fi
 
 timeout 150 ctest --test-dir "$BUILD" -j 8 --output-on-failure --output-junit "$OUT/ctest.xml" \
   > "$OUT/ctest.log" 2>&1
