@@ -247,8 +247,7 @@ void multiTileVariants(Backend backend, HorizontalShape shape, double relTol)
                 options.tileLayers = tileLayers;
                 options.tilePrefetch = prefetch;
                 const bool quads = mesh.maxNeighbours() == 4;
-                const int usedLayers =
-                  quads && tileLayers > 0 ? tileLayers : (sizeof(T) == 4 ? 4 : 1);
+                const int usedLayers = quads && tileLayers > 0 ? tileLayers : 4;
                 const std::string tiled = "tiled laplap, " + std::to_string(usedLayers) +
                   (usedLayers == 1 ? " layer" : " layers") + " per step" +
                   (quads && prefetch ? ", prefetch" : "");

@@ -146,7 +146,7 @@ struct ExecutionOptions
   int sliceSize = 8; ///< layers per thread of SlicedZLoop
   /// Z-loops' tiled laplap: layers whose loads are in flight together between two barriers, 1,
   /// 2 or 4 (meshes with 4 neighbours per cell; others use the default); 0 picks the measured
-  /// default (4 for float, 1 for double).
+  /// default (4).
   int tileLayers = 0;
   /// Z-loops' tiled laplap: fetch the next step's values before the barrier (more registers;
   /// meshes with 4 neighbours per cell). Off by default (slower on the H100, docs/stencil.md).
