@@ -444,20 +444,11 @@ Status encodeCPU(const T* values,
         }
       }
     });
-  std::vector<std::uint8_t> lengths;
-  huffman::buildLengths(histogram, lengths);
-  std::vector<std::uint32_t> codes;
-  huffman::canonicalCodes(lengths, codes);
-  std::size_t tableCount = lengths.size();
-  while (tableCount > 0 && lengths[tableCount - 1] == 0)
-  {
-    --tableCount;
-  }
-  stats.huffmanSymbols = 0;
-  for (std::size_t s = 0; s < tableCount; ++s)
-  {
-    stats.huffmanSymbols += lengths[s] ? 1 : 0;
-  }
+  const detail::HuffmanTable table = detail::huffmanTable(histogram);
+  const std::vector<std::uint8_t>& lengths = table.lengths;
+  const std::vector<std::uint32_t>& codes = table.codes;
+  const std::size_t tableCount = table.count;
+  stats.huffmanSymbols = table.symbols;
 
   // Chunk sizes, then offsets, then the payloads written in place.
   std::atomic<std::uint64_t> escapes{ 0 };
@@ -1195,6 +1186,23 @@ Status makeEncodePlan(const Layout& layout,
     out.quantisers = levelQuantisers(bound, out.plan.levels);
   }
   return st;
+}
+
+HuffmanTable huffmanTable(const std::vector<std::uint64_t>& histogram)
+{
+  HuffmanTable t;
+  huffman::buildLengths(histogram, t.lengths);
+  huffman::canonicalCodes(t.lengths, t.codes);
+  t.count = t.lengths.size();
+  while (t.count > 0 && t.lengths[t.count - 1] == 0)
+  {
+    --t.count;
+  }
+  for (std::size_t s = 0; s < t.count; ++s)
+  {
+    t.symbols += t.lengths[s] ? 1 : 0;
+  }
+  return t;
 }
 
 void makeDecodePlan(const StreamInfo& info, CodingPlan& out)

@@ -52,6 +52,17 @@ format::Scheme schemeFromSample(const std::uint64_t dims[3],
   const std::vector<double>& sample,
   double bound);
 
+/// The Huffman code of a token histogram (both encoders): lengths and canonical codes of every
+/// token, the table's size without trailing unused tokens, and how many tokens have a code.
+struct HuffmanTable
+{
+  std::vector<std::uint8_t> lengths;
+  std::vector<std::uint32_t> codes;
+  std::size_t count = 0;
+  std::uint64_t symbols = 0;
+};
+HuffmanTable huffmanTable(const std::vector<std::uint64_t>& histogram);
+
 /// Level bounds from the per-pass maximum surpluses (see docs/compression.md for the argument).
 std::vector<double> levelBounds(const format::Plan& plan,
   const std::vector<double>& passSurplus,

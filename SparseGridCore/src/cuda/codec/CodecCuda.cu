@@ -1667,12 +1667,13 @@ void releaseBuffers()
   }
 }
 
-template<typename T>
-Status encode(const EncodeRequest<T>& request,
-  const ExecutionOptions& options,
-  double* kernelSeconds)
+namespace
 {
-  (void)options;
+/// Runs f(workspace) with the workspace locked (one codec call on the GPU at a time), or says why
+/// the GPU cannot run.
+template<typename F>
+Status withWorkspace(F&& f)
+{
   std::string why;
   if (!available(&why))
   {
@@ -1680,6 +1681,12 @@ Status encode(const EncodeRequest<T>& request,
   }
   Workspace& ws = workspace();
   std::lock_guard<std::mutex> lock(ws.mutex);
+  return f(ws);
+}
+
+template<typename T>
+Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kernelSeconds)
+{
   detail::CodingPlan setup;
   Status st = detail::makeEncodePlan(request.layout, request.scheme, request.bound, setup);
   if (!st)
@@ -1847,16 +1854,11 @@ Status encode(const EncodeRequest<T>& request,
   SGC_TRY(
     cudaMemcpy(&maxAbsBits, dSurplus + plan.passCount, 8, cudaMemcpyDeviceToHost), "download");
 
-  std::vector<std::uint64_t> histogram64(hist32.begin(), hist32.end());
-  std::vector<std::uint8_t> lengths;
-  huffman::buildLengths(histogram64, lengths);
-  std::vector<std::uint32_t> codes;
-  huffman::canonicalCodes(lengths, codes);
-  std::size_t tableCount = lengths.size();
-  while (tableCount > 0 && lengths[tableCount - 1] == 0)
-  {
-    --tableCount;
-  }
+  const detail::HuffmanTable table =
+    detail::huffmanTable(std::vector<std::uint64_t>(hist32.begin(), hist32.end()));
+  const std::vector<std::uint8_t>& lengths = table.lengths;
+  const std::vector<std::uint32_t>& codes = table.codes;
+  const std::size_t tableCount = table.count;
   unsigned char* dLengths = ws.codes.as<unsigned char>();
   u32* dCodes = reinterpret_cast<u32*>(dLengths + ((format::Tokens + 15) / 16) * 16);
   // Only tokens below tableCount occur (every occurring token has a code).
@@ -1935,11 +1937,7 @@ Status encode(const EncodeRequest<T>& request,
     statistics->escapes = escapes;
     statistics->chunks = chunks;
     statistics->zeroChunks = zeroChunks;
-    statistics->huffmanSymbols = 0;
-    for (std::size_t i = 0; i < tableCount; ++i)
-    {
-      statistics->huffmanSymbols += lengths[i] ? 1 : 0;
-    }
+    statistics->huffmanSymbols = table.symbols;
   }
   const u64 rawTotal = detail::headerBytes(1, 0) + voxels * sizeof(T);
   if (total >= rawTotal)
@@ -2077,25 +2075,17 @@ Status encode(const EncodeRequest<T>& request,
 }
 
 template<typename S, typename T>
-Status decodeStream(const std::uint8_t* stream,
-  std::size_t bytes,
-  int lod,
-  const StreamInfo& infoIn,
-  T* hostOut,
-  T* deviceOut,
-  const Layout& layout,
-  const ExecutionOptions& options,
-  double* kernelSeconds,
-  bool streamOnDevice)
+Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kernelSeconds)
 {
-  (void)options;
+  const std::uint8_t* stream = request.stream;
+  const std::size_t bytes = request.bytes;
+  int lod = request.levelOfDetail;
+  const StreamInfo& infoIn = request.info;
+  T* hostOut = request.hostOut;
+  T* deviceOut = request.deviceOut;
+  const Layout& layout = request.layout;
+  const bool streamOnDevice = request.streamOnDevice;
   std::string why;
-  if (!available(&why))
-  {
-    return Status(ErrorCode::BackendUnavailable, why);
-  }
-  Workspace& ws = workspace();
-  std::lock_guard<std::mutex> lock(ws.mutex);
   // A device-resident stream: its header (and, for raw streams, everything) comes to the host;
   // the chunk tables are read and checked on the device.
   std::vector<std::uint8_t> hostCopy;
@@ -2451,21 +2441,24 @@ Status decodeStream(const std::uint8_t* stream,
   return Status::Ok();
 }
 
+} // namespace
+
 template<typename T>
-Status decode(const DecodeRequest<T>& r, const ExecutionOptions& options, double* kernelSeconds)
+Status encode(const EncodeRequest<T>& request, const ExecutionOptions&, double* kernelSeconds)
 {
-  const auto run =
-    r.streamType == ValueType::Float64 ? decodeStream<double, T> : decodeStream<float, T>;
-  return run(r.stream,
-    r.bytes,
-    r.levelOfDetail,
-    r.info,
-    r.hostOut,
-    r.deviceOut,
-    r.layout,
-    options,
-    kernelSeconds,
-    r.streamOnDevice);
+  return withWorkspace([&](Workspace& ws) { return encodeLocked(ws, request, kernelSeconds); });
+}
+
+template<typename T>
+Status decode(const DecodeRequest<T>& request, const ExecutionOptions&, double* kernelSeconds)
+{
+  return withWorkspace(
+    [&](Workspace& ws)
+    {
+      return request.streamType == ValueType::Float64
+        ? decodeLocked<double, T>(ws, request, kernelSeconds)
+        : decodeLocked<float, T>(ws, request, kernelSeconds);
+    });
 }
 
 void profileEnable(bool on)
