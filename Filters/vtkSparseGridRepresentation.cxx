@@ -48,6 +48,8 @@ const char* const TimeSecondsName = "SparseGrid.TimeSeconds";
 const char* const MaxAbsErrorName = "SparseGrid.MaxAbsError";
 const char* const RMSEName = "SparseGrid.RMSE";
 const char* const PSNRName = "SparseGrid.PSNR";
+/// How SparseGrid.PSNR stores +inf (lossless): see WriteFieldData.
+constexpr double LosslessPSNR = 1e308;
 const char* const SummaryName = "SparseGrid.Summary";
 // Error-bounded encoding (FormatVersion 2).
 const char* const EncodingName = "SparseGrid.Encoding";
@@ -464,7 +466,16 @@ void vtkSparseGridRepresentation::WriteFieldData(const Description& info, vtkFie
   {
     AddField<vtkDoubleArray>(fd, MaxAbsErrorName, info.MaxAbsError.data(), arrays);
     AddField<vtkDoubleArray>(fd, RMSEName, info.RMSE.data(), arrays);
-    AddField<vtkDoubleArray>(fd, PSNRName, info.PSNR.data(), arrays);
+    // ParaView moves data between processes in VTK's legacy ASCII format, whose reader cannot
+    // read "inf" back (it then misreads every array after it): a lossless array's PSNR (+inf)
+    // travels as 1e308 (exact in that format, unlike the largest double) and is read back as
+    // +inf.
+    std::vector<double> psnr(info.PSNR);
+    for (double& p : psnr)
+    {
+      p = p == std::numeric_limits<double>::infinity() ? LosslessPSNR : p;
+    }
+    AddField<vtkDoubleArray>(fd, PSNRName, psnr.data(), arrays);
   }
 }
 
@@ -785,6 +796,10 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
     !ReadMetric(fd, PSNRName, arrays, true, info.PSNR, error))
   {
     return false;
+  }
+  for (double& p : info.PSNR)
+  {
+    p = p == LosslessPSNR ? std::numeric_limits<double>::infinity() : p;
   }
   return true;
 }

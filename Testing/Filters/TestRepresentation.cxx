@@ -7,11 +7,15 @@
 #include "vtkSparseGridHierarchize.h"
 #include "vtkSparseGridRepresentation.h"
 
+#include "vtkCallbackCommand.h"
+#include "vtkCommand.h"
 #include "vtkDoubleArray.h"
 #include "vtkFieldData.h"
 #include "vtkFloatArray.h"
 #include "vtkIntArray.h"
 #include "vtkPolyData.h"
+#include "vtkPolyDataReader.h"
+#include "vtkPolyDataWriter.h"
 #include "vtkStringArray.h"
 
 #include <limits>
@@ -168,6 +172,57 @@ TEST(SparseGridFilters, RepresentationRoundTrip)
   arrays = { wrongType };
   SG_CHECK(!vtkSparseGridRepresentation::ToPolyData(contents.Info, arrays, rebuilt, &error),
     "precision mismatch");
+}
+
+// ParaView moves a representation between processes (Fetch, delivery to the client) in VTK's
+// legacy ASCII format. A lossless array's PSNR (+inf) was written as "inf", which that reader
+// cannot parse: every later array was misread ("Unrecognized keyword:
+// sparsegridlocal.inputpoints" on 3 ranks). The representation must survive the trip whole.
+TEST(SparseGridFilters, RepresentationSurvivesLegacyAsciiTransport)
+{
+  auto original = MakeRepresentation();
+  vtkSparseGridRepresentation::Contents contents;
+  std::string error;
+  ASSERT_TRUE(vtkSparseGridRepresentation::FromPolyData(original, contents, &error)) << error;
+  contents.Info.PSNR.assign(1, std::numeric_limits<double>::infinity());
+  contents.Info.RMSE.assign(1, 0.0);
+  contents.Info.MaxAbsError.assign(1, 0.0);
+  std::vector<vtkDataArray*> arrays = { contents.Coefficients[0] };
+  vtkNew<vtkPolyData> lossless;
+  ASSERT_TRUE(vtkSparseGridRepresentation::ToPolyData(contents.Info, arrays, lossless, &error))
+    << error;
+  // Something after the metrics, as Hierarchize adds its per-process diagnostic last.
+  SetField<vtkIntArray>(lossless, "SparseGridLocal.InputPoints", { 540 });
+
+  vtkNew<vtkPolyDataWriter> writer;
+  writer->SetInputData(lossless);
+  writer->SetFileTypeToASCII();
+  writer->WriteToOutputStringOn();
+  ASSERT_EQ(writer->Write(), 1);
+  const std::string text = writer->GetOutputStdString();
+  EXPECT_EQ(text.find("\ninf"), std::string::npos) << "a value the reader cannot parse";
+  vtkNew<vtkPolyDataReader> reader;
+  std::string messages;
+  vtkNew<vtkCallbackCommand> catcher;
+  catcher->SetClientData(&messages);
+  catcher->SetCallback([](vtkObject*, unsigned long, void* text, void* data)
+    { *static_cast<std::string*>(text) += static_cast<const char*>(data); });
+  reader->AddObserver(vtkCommand::ErrorEvent, catcher);
+  reader->AddObserver(vtkCommand::WarningEvent, catcher);
+  reader->ReadFromInputStringOn();
+  reader->SetInputString(text);
+  reader->Update();
+  EXPECT_EQ(messages, "");
+  vtkPolyData* received = vtkPolyData::SafeDownCast(reader->GetOutput());
+  ASSERT_NE(received, nullptr);
+  EXPECT_EQ(
+    received->GetFieldData()->GetNumberOfArrays(), lossless->GetFieldData()->GetNumberOfArrays());
+  EXPECT_NE(received->GetFieldData()->GetAbstractArray("SparseGridLocal.InputPoints"), nullptr);
+  vtkSparseGridRepresentation::Contents back;
+  ASSERT_TRUE(vtkSparseGridRepresentation::FromPolyData(received, back, &error)) << error;
+  ASSERT_EQ(back.Info.PSNR.size(), 1u);
+  EXPECT_EQ(back.Info.PSNR[0], std::numeric_limits<double>::infinity()) << "lossless stays +inf";
+  EXPECT_EQ(back.Info.RMSE[0], 0.0);
 }
 
 TEST(SparseGridFilters, RepresentationMalformed)
