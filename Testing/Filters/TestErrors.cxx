@@ -193,3 +193,66 @@ TEST(SparseGridFilters, ErrorAbort)
   SG_CHECK(catcher->Errors == 0, "abort is not an error: %s", catcher->ErrorText.c_str());
   SG_CHECK(sgtest::IsEmptyOutput(hierarchize->GetOutput()), "aborted output is empty");
 }
+
+// Issue 17, item 7: an output larger than its input is a warning that names the cause, in both
+// encodings; the defaults on an image the size of ParaView's default Wavelet (21^3) compress
+// without one.
+TEST(SparseGridFilters, WarningWhenOutputIsLargerThanInput)
+{
+  // 21^3 points: 1 sample more than 2^4 + 1 on each axis, so the fixed-level grid resolves
+  // each axis at 33 samples; Level 12 adds mixed detail far beyond the image's 9261 values.
+  const int dims[3] = { 21, 21, 21 };
+  const double origin[3] = { -1, -1, -1 };
+  const double spacing[3] = { 0.1, 0.1, 0.1 };
+  auto image = sgtest::MakeImage(dims, origin, spacing, "f", 1, sgtest::Smooth);
+  vtkNew<vtkSparseGridHierarchize> fixed;
+  fixed->SetInputData(image);
+  fixed->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_OFF);
+  fixed->SetLevel(12);
+  vtkNew<sgtest::Catcher> catcher;
+  catcher->Watch(fixed);
+  fixed->Update();
+  const double fixedRatio = sgtest::FieldValue(fixed->GetOutput(), "SparseGrid.CompressionRatio");
+  SG_CHECK(fixedRatio > 0 && fixedRatio < 1, "fixed-level ratio %g should be below 1", fixedRatio);
+  SG_CHECK(catcher->WarningText.find("larger than the input") != std::string::npos &&
+      catcher->WarningText.find("2^n + 1") != std::string::npos,
+    "fixed level: no warning naming the cause: %s",
+    catcher->WarningText.c_str());
+
+  // Noise (a hash of the position) with a bound far below the data's resolution: nothing is
+  // predictable, every value is stored exactly, plus the stream's own bookkeeping.
+  auto noise = sgtest::MakeImage(dims,
+    origin,
+    spacing,
+    "f",
+    1,
+    [](const double x[3], int)
+    {
+      const double h = std::sin(12.9898 * x[0] + 78.233 * x[1] + 37.719 * x[2]) * 43758.5453;
+      return h - std::floor(h);
+    });
+  vtkNew<vtkSparseGridHierarchize> exact;
+  exact->SetInputData(noise);
+  exact->SetErrorBoundMode(vtkSparseGridHierarchize::BOUND_ABSOLUTE);
+  exact->SetErrorBound(1e-30);
+  catcher->Reset();
+  catcher->Watch(exact);
+  exact->Update();
+  const double exactRatio = sgtest::FieldValue(exact->GetOutput(), "SparseGrid.CompressionRatio");
+  SG_CHECK(
+    exactRatio > 0 && exactRatio < 1, "error-bounded ratio %g should be below 1", exactRatio);
+  SG_CHECK(catcher->WarningText.find("larger than the input") != std::string::npos &&
+      catcher->WarningText.find("Error Bound") != std::string::npos,
+    "error-bounded: no warning naming the cause: %s",
+    catcher->WarningText.c_str());
+
+  // The defaults (relative bound 1e-3) compress a smooth 21^3 field, silently.
+  vtkNew<vtkSparseGridHierarchize> defaults;
+  defaults->SetInputData(image);
+  catcher->Reset();
+  catcher->Watch(defaults);
+  defaults->Update();
+  const double ratio = sgtest::FieldValue(defaults->GetOutput(), "SparseGrid.CompressionRatio");
+  SG_CHECK(ratio > 2, "default settings: ratio %g on a smooth 21^3 field", ratio);
+  SG_CHECK(catcher->Warnings == 0, "default settings warned: %s", catcher->WarningText.c_str());
+}
