@@ -30,6 +30,7 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <type_traits>
 #include <vector>
 
 vtkStandardNewMacro(vtkStencilLaplacian);
@@ -128,24 +129,37 @@ int runStencil(vtkStencilLaplacian* self,
   std::vector<T> target(static_cast<std::size_t>(tuples));
   const int stages = components * (hyperIterations > 0 ? 2 : 1);
   int stage = 0;
+  stencil::ExecutionReport report;
+  // One stage's outcome: the error, or the report recorded and component c of `from` stored.
+  const auto finish = [&](const stencil::Status& status,
+                        const char* what,
+                        const std::vector<T>& from,
+                        ArrayT* into,
+                        int c)
+  {
+    if (!status)
+    {
+      error = vtkStencilExecution::Describe(what, status);
+      return false;
+    }
+    execution.Record(report);
+    for (vtkIdType t = 0; t < tuples; ++t)
+    {
+      into->SetTypedComponent(t, c, from[static_cast<std::size_t>(t)]);
+    }
+    return true;
+  };
   for (int c = 0; c < components; ++c)
   {
     copyComponent(input, c, values);
     execution.SetProgressRange(double(stage) / stages, double(stage + 1) / stages);
     ++stage;
-    stencil::ExecutionReport report;
     const stencil::Status status = image
       ? stencil::applyImage(grid, values.data(), target.data(), s, execution.Options(), &report)
       : stencil::applyColumns(mesh, values.data(), target.data(), s, execution.Options(), &report);
-    if (!status)
+    if (!finish(status, "Laplacian", target, out, c))
     {
-      error = vtkStencilExecution::Describe("Laplacian", status);
       return 0;
-    }
-    execution.Record(report);
-    for (vtkIdType t = 0; t < tuples; ++t)
-    {
-      out->SetTypedComponent(t, c, target[static_cast<std::size_t>(t)]);
     }
     if (smooth)
     {
@@ -165,15 +179,9 @@ int runStencil(vtkStencilLaplacian* self,
                                            horizontal,
                                            execution.Options(),
                                            &report);
-      if (!hs)
+      if (!finish(hs, "Hyperdiffusion", values, smooth, c))
       {
-        error = vtkStencilExecution::Describe("Hyperdiffusion", hs);
         return 0;
-      }
-      execution.Record(report);
-      for (vtkIdType t = 0; t < tuples; ++t)
-      {
-        smooth->SetTypedComponent(t, c, values[static_cast<std::size_t>(t)]);
       }
     }
     if (self->CheckAbort())
@@ -283,10 +291,11 @@ int vtkStencilLaplacian::RequestData(vtkInformation*,
 
   vtkDataArray* result = nullptr;
   vtkDataArray* smoothed = nullptr;
-  int ok;
-  if (array->GetDataType() == VTK_DOUBLE)
+  // Double arrays run in double, every other type in float (the array tag picks the type).
+  const auto run = [&](auto* tag)
   {
-    ok = runStencil<double, vtkDoubleArray>(this,
+    using Array = std::remove_pointer_t<decltype(tag)>;
+    return runStencil<typename Array::ValueType, Array>(this,
       array,
       image != nullptr,
       grid,
@@ -299,23 +308,9 @@ int vtkStencilLaplacian::RequestData(vtkInformation*,
       result,
       smoothed,
       error);
-  }
-  else
-  {
-    ok = runStencil<float, vtkFloatArray>(this,
-      array,
-      image != nullptr,
-      grid,
-      mesh,
-      s,
-      execution,
-      this->HyperdiffusionIterations,
-      this->HyperdiffusionCoefficient,
-      horizontal,
-      result,
-      smoothed,
-      error);
-  }
+  };
+  const int ok = array->GetDataType() == VTK_DOUBLE ? run(static_cast<vtkDoubleArray*>(nullptr))
+                                                    : run(static_cast<vtkFloatArray*>(nullptr));
   if (!ok)
   {
     if (!error.empty())

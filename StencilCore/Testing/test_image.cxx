@@ -300,30 +300,27 @@ TEST(ImageOptions, StripShapeOptionsAreValidated)
   std::vector<double> u(g.size(), 1.0);
   std::vector<double> out(g.size());
   auto options = optionsFor(Backend::CPU);
-  for (int rows : { -1, 3, 16 })
+  // Each shape option: values that are rejected, then one that is accepted (and kept).
+  struct Case
   {
-    options.imageRowsPerThread = rows;
-    const auto status = stencil::applyImage(g, u.data(), out.data(), {}, options);
-    EXPECT_EQ(status.code(), stencil::ErrorCode::InvalidArgument) << rows;
-  }
-  options.imageRowsPerThread = 4;
-  EXPECT_TRUE(stencil::applyImage(g, u.data(), out.data(), {}, options).ok());
-  for (int columns : { -1, 3, 8 })
+    int stencil::ExecutionOptions::*field;
+    std::vector<int> rejected;
+    int accepted;
+  };
+  const Case cases[] = { { &stencil::ExecutionOptions::imageRowsPerThread, { -1, 3, 16 }, 4 },
+    { &stencil::ExecutionOptions::imageColumnsPerThread, { -1, 3, 8 }, 1 },
+    { &stencil::ExecutionOptions::imageBlockRows, { -1, 3, 16 }, 8 } };
+  for (const Case& c : cases)
   {
-    options.imageColumnsPerThread = columns;
-    const auto status = stencil::applyImage(g, u.data(), out.data(), {}, options);
-    EXPECT_EQ(status.code(), stencil::ErrorCode::InvalidArgument) << columns;
+    for (int value : c.rejected)
+    {
+      options.*c.field = value;
+      const auto status = stencil::applyImage(g, u.data(), out.data(), {}, options);
+      EXPECT_EQ(status.code(), stencil::ErrorCode::InvalidArgument) << value;
+    }
+    options.*c.field = c.accepted;
+    EXPECT_TRUE(stencil::applyImage(g, u.data(), out.data(), {}, options).ok()) << c.accepted;
   }
-  options.imageColumnsPerThread = 1;
-  EXPECT_TRUE(stencil::applyImage(g, u.data(), out.data(), {}, options).ok());
-  for (int blockRows : { -1, 3, 16 })
-  {
-    options.imageBlockRows = blockRows;
-    const auto status = stencil::applyImage(g, u.data(), out.data(), {}, options);
-    EXPECT_EQ(status.code(), stencil::ErrorCode::InvalidArgument) << blockRows;
-  }
-  options.imageBlockRows = 8;
-  EXPECT_TRUE(stencil::applyImage(g, u.data(), out.data(), {}, options).ok());
 }
 
 TEST_P(ImageTest, FillValueIsUsed)

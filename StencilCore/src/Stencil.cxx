@@ -14,60 +14,43 @@
 
 namespace stencil
 {
+namespace
+{
+/// names[value] for an enumeration numbered 0, 1, ... in the order of `names`; "?" otherwise.
+template<typename Enum, std::size_t N>
+const char* nameOf(Enum value, const char* const (&names)[N])
+{
+  const auto index = static_cast<std::size_t>(value);
+  return index < N ? names[index] : "?";
+}
+} // namespace
+
 const char* toString(ErrorCode code)
 {
-  switch (code)
-  {
-    case ErrorCode::None:
-      return "None";
-    case ErrorCode::InvalidArgument:
-      return "InvalidArgument";
-    case ErrorCode::NonFinite:
-      return "NonFinite";
-    case ErrorCode::TooSmall:
-      return "TooSmall";
-    case ErrorCode::NotColumnar:
-      return "NotColumnar";
-    case ErrorCode::BackendUnavailable:
-      return "BackendUnavailable";
-    case ErrorCode::OutOfDeviceMemory:
-      return "OutOfDeviceMemory";
-    case ErrorCode::Aborted:
-      return "Aborted";
-    case ErrorCode::Internal:
-      return "Internal";
-  }
-  return "?";
+  static const char* const names[] = { "None",
+    "InvalidArgument",
+    "NonFinite",
+    "TooSmall",
+    "NotColumnar",
+    "BackendUnavailable",
+    "OutOfDeviceMemory",
+    "Aborted",
+    "Internal" };
+  return nameOf(code, names);
 }
 
 const char* toString(Backend backend)
 {
-  switch (backend)
-  {
-    case Backend::Auto:
-      return "Auto";
-    case Backend::CPU:
-      return "CPU";
-    case Backend::CUDA:
-      return "CUDA";
-  }
-  return "?";
+  static const char* const names[] = { "Auto", "CPU", "CUDA" };
+  return nameOf(backend, names);
 }
 
 const char* toString(Operator op)
 {
-  switch (op)
-  {
-    case Operator::Laplacian:
-      return "Laplacian";
-    case Operator::Laplap:
-      return "Laplap";
-    case Operator::HorizontalLaplacian:
-      return "HorizontalLaplacian";
-    case Operator::HorizontalLaplap:
-      return "HorizontalLaplap";
-  }
-  return "?";
+  static const char* const names[] = {
+    "Laplacian", "Laplap", "HorizontalLaplacian", "HorizontalLaplap"
+  };
+  return nameOf(op, names);
 }
 
 const char* toString(BoundaryMode mode)
@@ -77,20 +60,8 @@ const char* toString(BoundaryMode mode)
 
 const char* toString(AccessStrategy strategy)
 {
-  switch (strategy)
-  {
-    case AccessStrategy::Naive:
-      return "naive";
-    case AccessStrategy::IdxVar:
-      return "idxvar";
-    case AccessStrategy::Shared:
-      return "shared";
-    case AccessStrategy::ZLoop:
-      return "z-loop";
-    case AccessStrategy::SlicedZLoop:
-      return "sliced-z-loop";
-  }
-  return "?";
+  static const char* const names[] = { "naive", "idxvar", "shared", "z-loop", "sliced-z-loop" };
+  return nameOf(strategy, names);
 }
 
 const char* toString(Ordering ordering)

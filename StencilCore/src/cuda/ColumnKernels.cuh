@@ -260,6 +260,19 @@ Status launchColumns(const Table& table,
   return status;
 }
 
+/// Calls run with the table object of the prepared layout, for one chasing kind only (each kind
+/// compiles in its own file; Internal.h's withTable would instantiate both).
+template<typename T, bool Chasing, int K, typename Run>
+Status runWithTable(const PreparedTable<T>& table, const TablePointers<T>& pointers, Run&& run)
+{
+  if (table.compressed)
+  {
+    return run(
+      std::conditional_t<Chasing, CompressedChasing<T, K>, CompressedNonChasing<T, K>>{ pointers });
+  }
+  return run(std::conditional_t<Chasing, PlainChasing<T, K>, PlainNonChasing<T, K>>{ pointers });
+}
+
 /// Copies the table and the values to the device, runs the chosen strategy, copies back.
 template<typename T, bool Chasing>
 Status runColumns(const PreparedTable<T>& table,
@@ -338,36 +351,16 @@ Status runColumns(const PreparedTable<T>& table,
   switch (table.K)
   {
     case 3:
-      status = table.compressed
-        ? run(typename std::conditional<Chasing,
-            CompressedChasing<T, 3>,
-            CompressedNonChasing<T, 3>>::type{ pointers })
-        : run(typename std::conditional<Chasing, PlainChasing<T, 3>, PlainNonChasing<T, 3>>::type{
-            pointers });
+      status = runWithTable<T, Chasing, 3>(table, pointers, run);
       break;
     case 4:
-      status = table.compressed
-        ? run(typename std::conditional<Chasing,
-            CompressedChasing<T, 4>,
-            CompressedNonChasing<T, 4>>::type{ pointers })
-        : run(typename std::conditional<Chasing, PlainChasing<T, 4>, PlainNonChasing<T, 4>>::type{
-            pointers });
+      status = runWithTable<T, Chasing, 4>(table, pointers, run);
       break;
     case 6:
-      status = table.compressed
-        ? run(typename std::conditional<Chasing,
-            CompressedChasing<T, 6>,
-            CompressedNonChasing<T, 6>>::type{ pointers })
-        : run(typename std::conditional<Chasing, PlainChasing<T, 6>, PlainNonChasing<T, 6>>::type{
-            pointers });
+      status = runWithTable<T, Chasing, 6>(table, pointers, run);
       break;
     case 8:
-      status = table.compressed
-        ? run(typename std::conditional<Chasing,
-            CompressedChasing<T, 8>,
-            CompressedNonChasing<T, 8>>::type{ pointers })
-        : run(typename std::conditional<Chasing, PlainChasing<T, 8>, PlainNonChasing<T, 8>>::type{
-            pointers });
+      status = runWithTable<T, Chasing, 8>(table, pointers, run);
       break;
     default:
       return Status(ErrorCode::Internal, "unsupported padded neighbour count");
