@@ -63,7 +63,8 @@ if command -v ncu > /dev/null; then
   echo "ncu strips rc=$?" | tee -a "$OUT/steps.log"
 fi
 stamp "done"
-# Few files come back: keep the tables and the profile, pack the logs.
-(cd "$OUT" && tar czf logs.tgz --exclude=logs.tgz --exclude=bench.md --exclude=bench.json \
-  --exclude='ncu-*.csv' . && find . -maxdepth 1 -type f ! -name logs.tgz ! -name bench.md \
-  ! -name bench.json ! -name 'ncu-*.csv' -delete)
+# Few files come back (8 at most): keep the tables and the profiles, pack the logs. The archive
+# is written outside $OUT (tar fails on an archive inside the folder it reads).
+(cd "$OUT" && tar czf /tmp/stencil-logs.tgz --exclude=bench.md --exclude=bench.json \
+  --exclude='ncu-*.csv' . && mv /tmp/stencil-logs.tgz logs.tgz && find . -maxdepth 1 -type f \
+  ! -name logs.tgz ! -name bench.md ! -name bench.json ! -name 'ncu-*.csv' -delete)
