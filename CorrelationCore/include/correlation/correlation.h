@@ -226,10 +226,6 @@ struct DirectOptions
   /// and the ring of left rows (about 64 instead of 128 registers, so twice the warps per SM)
   /// for twice the shared loads per multiply-add and more tiles.
   int tileRows = 8;
-  /// SplitTiled with slideRows and 2 or 4 lanes per pair: the tile's column strips laid end to
-  /// end and cut into equal runs of rows, one per lane (false: whole strips in turn, which
-  /// leaves lanes idle in the last round).
-  bool balanceStrips = true;
 
   /// The study's warp-shuffle kernel with a work distribution, y lags and rights per thread.
   static DirectOptions warpShuffle(WorkDistribution distribution,
@@ -259,8 +255,7 @@ struct DirectOptions
     int warpsPerBlock,
     bool slideRows = true,
     bool peelEdges = true,
-    int tileRows = 8,
-    bool balanceStrips = true)
+    int tileRows = 8)
   {
     DirectOptions o;
     o.kernel = DirectKernel::SplitTiled;
@@ -269,7 +264,6 @@ struct DirectOptions
     o.slideRows = slideRows;
     o.peelEdges = peelEdges;
     o.tileRows = tileRows;
-    o.balanceStrips = balanceStrips;
     return o;
   }
 };

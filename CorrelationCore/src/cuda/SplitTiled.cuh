@@ -56,7 +56,6 @@ struct SplitLayout
   int rightStride;    ///< between the staged rights (odd multiple of 4: no bank conflicts)
   int groupsPerLeft;  ///< ceil(m / P)
   bool peelEdges;     ///< sliding strips skip the left's padding rows (DirectOptions::peelEdges)
-  bool balanceStrips; ///< sliding: equal runs of rows per lane (DirectOptions::balanceStrips)
   std::size_t sharedElements;
 };
 
@@ -457,7 +456,7 @@ __host__ __device__ inline void splitTileSums(const Geometry& g,
   const int leftOffset = (kSplitPadY - dy0) * s.leftPitch + s.padX - dx0 - 4;
   if constexpr (Slide)
   {
-    // A strip starts at the end where
+    // The K lanes of a pair take whole column strips in turn. A strip starts at the end where
     // the tile's lag rows overhang the left matrix (padding rows to skip): the top when the
     // first right row is dy0 (left row 0 meets lag row 0), else the bottom when the last right
     // row meets the left's last row at lag row TY - 1; otherwise neither end has padding.
@@ -472,39 +471,16 @@ __host__ __device__ inline void splitTileSums(const Geometry& g,
     const int firstRow = up ? ve - 1 : vb;
     // Walking up, the first step's lag row 0 (mirrored) is lag row TY - 1.
     const T* lfirst = sL + leftOffset + (up ? ve - TY : vb) * s.leftPitch;
-    const bool peel = peelEdges && (topPeel || up);
-    const int rows = ve - vb;
-    if (K > 1 && s.balanceStrips)
+    for (int chunk = split; chunk < chunks; chunk += K)
     {
-      // The tile's strips laid end to end (chunks x rows steps) and cut into K equal runs, one
-      // per lane: whole strips in turn left up to 3 of 4 lanes idle in the last round (ncu: a
-      // quarter of the FFMA issue slots with 4 lanes per pair). A run that starts inside a
-      // strip preloads the ring from the rows before (real rows, or the padding's zeros).
-      const int total = chunks * rows;
-      const int end = (split + 1) * total / K;
-      for (int f = split * total / K; f < end;)
-      {
-        const int chunk = f / rows, r0 = f - chunk * rows;
-        const int count = min(rows - r0, end - f);
-        const int u0 = ub + 4 * chunk;
-        splitStrip<TY>(leftStep,
-          rightStep,
-          sRp + firstRow * s.rightPitch + u0 + r0 * rightStep,
-          lfirst + u0 + r0 * leftStep,
-          count,
-          peel && r0 == 0,
-          acc);
-        f += count;
-      }
-    }
-    else
-    {
-      for (int chunk = split; chunk < chunks; chunk += K)
-      {
-        const int u0 = ub + 4 * chunk;
-        splitStrip<TY>(
-          leftStep, rightStep, sRp + firstRow * s.rightPitch + u0, lfirst + u0, rows, peel, acc);
-      }
+      const int u0 = ub + 4 * chunk;
+      splitStrip<TY>(leftStep,
+        rightStep,
+        sRp + firstRow * s.rightPitch + u0,
+        lfirst + u0,
+        ve - vb,
+        peelEdges && (topPeel || up),
+        acc);
     }
     if (up)
     {
@@ -795,7 +771,6 @@ bool planSplitTiled(const Batch& batch,
   }
   plan.slides = slideUsed;
   layout.peelEdges = slideUsed && options.peelEdges;
-  layout.balanceStrips = options.balanceStrips;
   if (!splitRaiseSharedLimit(reinterpret_cast<const void*>(plan.kernel), dev.sharedOptin))
   {
     return false;
