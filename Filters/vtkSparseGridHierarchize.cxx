@@ -216,6 +216,23 @@ Outcome HierarchizeValues(Job& job, const std::string& name, std::vector<T>& val
   return outcome;
 }
 
+/// Collective: the metrics of one array from every process's partial sums, appended to the
+/// job's (fixed-level or coded).
+template<typename AnyJob>
+Outcome AppendMetrics(AnyJob& job, sparsegrid::ErrorSums sums)
+{
+  if (!vtkSparseGridParallel::ReduceErrorSums(job.Controller, sums))
+  {
+    job.Error = "reducing the error metrics over the processes failed";
+    return Outcome::Failed;
+  }
+  const sparsegrid::ErrorMetrics metrics = sums.metrics();
+  job.MaxAbsError.push_back(metrics.maxAbsError);
+  job.RMSE.push_back(metrics.rmse);
+  job.PSNR.push_back(metrics.psnr);
+  return Outcome::Done;
+}
+
 /**
  * Measure: reconstruct the array on this piece's own points and compare with the original
  * values, read as double so that a float precision does not hide part of its own error. Each
@@ -278,7 +295,7 @@ Outcome Measure(Job& job,
   }
   // Local partial sums over the owned points, in the serial order (points, then components),
   // so that one process reproduces the core's computeErrorMetrics exactly.
-  vtkSparseGridParallel::ErrorSums sums;
+  sparsegrid::ErrorSums sums;
   if (owned > 0)
   {
     std::vector<double> storage;
@@ -299,21 +316,15 @@ Outcome Measure(Job& job,
       }
       for (int c = 0; c < nc; ++c)
       {
-        sums.Add(reference[at * nc + c], static_cast<double>(approx[p * nc + c]));
+        sums.add(reference[at * nc + c], static_cast<double>(approx[p * nc + c]));
       }
       for (std::size_t t = 0; t < D && ++ijk[t] == job.OwnedDims[t]; ++t)
       {
         ijk[t] = 0;
       }
     }
-    sums.Sums[1] = static_cast<double>(owned) * nc;
   }
-  if (!sums.Finish(job.Controller, job.MaxAbsError, job.RMSE, job.PSNR))
-  {
-    job.Error = "reducing the error metrics over the processes failed";
-    return Outcome::Failed;
-  }
-  return Outcome::Done;
+  return AppendMetrics(job, sums);
 }
 
 /// The fixed-level sparse grid of every array: sample, reduce, hierarchize, measure.
@@ -494,7 +505,7 @@ Outcome RunCoded(CodedJob& job)
     // 2. Code each component of this piece, then keep the promise in check: decode what was
     // coded and compare every voxel of the piece with the input, in double. (A layer that two
     // pieces share counts twice in the RMSE; the maximum error is exact either way.)
-    vtkSparseGridParallel::ErrorSums partials;
+    sparsegrid::ErrorSums partials;
     for (int c = 0; c < nc; ++c)
     {
       nextStage();
@@ -526,20 +537,15 @@ Outcome RunCoded(CodedJob& job)
       {
         for (std::size_t v = 0; v < voxels; ++v)
         {
-          partials.Add(static_cast<double>(values[v * nc + c]), static_cast<double>(decoded[v]));
+          partials.add(static_cast<double>(values[v * nc + c]), static_cast<double>(decoded[v]));
         }
         job.Piece.Bytes.insert(job.Piece.Bytes.end(), stream.begin(), stream.end());
         job.Piece.Lengths.push_back(stream.size());
       }
     }
-    if (hasPiece)
+    if ((outcome = AppendMetrics(job, partials)) != Outcome::Done)
     {
-      partials.Sums[1] = static_cast<double>(voxels) * nc;
-    }
-    if (!partials.Finish(job.Controller, job.MaxAbsError, job.RMSE, job.PSNR))
-    {
-      job.Error = "reducing the error metrics over the processes failed";
-      return Outcome::Failed;
+      return outcome;
     }
     if (!(job.MaxAbsError.back() <= bound))
     {

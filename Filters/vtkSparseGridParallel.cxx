@@ -657,30 +657,24 @@ std::vector<vtkDataArray*> vtkSparseGridParallel::CropToPiece(vtkImageData* imag
 }
 
 //------------------------------------------------------------------------------------------------
-bool vtkSparseGridParallel::ErrorSums::Finish(vtkMultiProcessController* controller,
-  std::vector<double>& maxAbsError,
-  std::vector<double>& rmse,
-  std::vector<double>& psnr) const
+bool vtkSparseGridParallel::ReduceErrorSums(vtkMultiProcessController* controller,
+  sparsegrid::ErrorSums& sums)
 {
-  double maxima[3], sums[2];
-  if (!MaxAll(controller, this->Maxima, maxima, 3) || !SumAll(controller, this->Sums, sums, 2))
+  const double maxima[3] = { sums.maxAbsError, sums.maximum, sums.negatedMinimum };
+  double allMaxima[3];
+  std::uint64_t count = 0;
+  double squares = 0;
+  if (!MaxAll(controller, maxima, allMaxima, 3) ||
+    !SumAll(controller, &sums.squaredErrors, &squares, 1) ||
+    !SumAll(controller, &sums.count, &count, 1))
   {
     return false;
   }
-  const double count = sums[1];
-  const double r = count > 0 ? std::sqrt(sums[0] / count) : 0.0;
-  const double range = count > 0 ? maxima[1] + maxima[2] : 0.0;
-  double p = 0;
-  if (count > 0)
-  {
-    // The conventions of sparsegrid::computeErrorMetrics.
-    p = r == 0     ? std::numeric_limits<double>::infinity()
-      : range == 0 ? -std::numeric_limits<double>::infinity()
-                   : 20.0 * std::log10(range / r);
-  }
-  maxAbsError.push_back(maxima[0]);
-  rmse.push_back(r);
-  psnr.push_back(p);
+  sums.maxAbsError = allMaxima[0];
+  sums.maximum = allMaxima[1];
+  sums.negatedMinimum = allMaxima[2];
+  sums.squaredErrors = squares;
+  sums.count = count;
   return true;
 }
 

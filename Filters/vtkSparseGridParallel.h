@@ -18,10 +18,8 @@
 
 #include "vtkSparseGridRepresentation.h"
 
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -134,33 +132,11 @@ std::vector<vtkDataArray*> CropToPiece(vtkImageData* image,
   vtkImageData* cropped);
 
 /**
- * Max error, max, -min, sum of squares and count of one array on the points a process owns:
- * partial results that processes combine (max, max, max, sum, sum) into the metrics of the
- * whole image, in the conventions of sparsegrid::computeErrorMetrics (which one process
- * reproduces exactly when it adds the points in the same order).
+ * Collective: every process's error sums merged (sparsegrid::ErrorSums::merge over the
+ * processes: max of the maxima, sum of the sums), so that `sums.metrics()` gives the metrics of
+ * the whole image on every process.
  */
-struct ErrorSums
-{
-  double Maxima[3] = { 0,
-    -std::numeric_limits<double>::infinity(),
-    -std::numeric_limits<double>::infinity() };
-  double Sums[2] = { 0, 0 }; ///< squared errors, values
-
-  void Add(double reference, double approx)
-  {
-    const double e = std::abs(approx - reference);
-    this->Maxima[0] = std::max(this->Maxima[0], e);
-    this->Maxima[1] = std::max(this->Maxima[1], reference);
-    this->Maxima[2] = std::max(this->Maxima[2], -reference);
-    this->Sums[0] += e * e;
-  }
-
-  /// Collective: appends max error, RMSE and PSNR of the whole image to the vectors.
-  bool Finish(vtkMultiProcessController* controller,
-    std::vector<double>& maxAbsError,
-    std::vector<double>& rmse,
-    std::vector<double>& psnr) const;
-};
+bool ReduceErrorSums(vtkMultiProcessController* controller, sparsegrid::ErrorSums& sums);
 
 /// One process's coded piece of an image (error-bounded encoding).
 struct CodedPiece

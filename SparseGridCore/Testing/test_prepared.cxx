@@ -290,6 +290,89 @@ TEST_P(Prepared, ReconstructImageMatchesPerComponent)
   }
 }
 
+// PreparedGrid::reconstructImage reads the prepared coefficients: on the GPU the one upload of
+// prepare() serves every call and every component (the lattice is built from the resident
+// copy), on the CPU nothing is uploaded. Each call equals the unprepared call on the same
+// interleaved coefficients bit for bit (which uploads for itself: once per call, all
+// components together) and the brute-force reference within its rounding bound.
+TEST_P(Prepared, ReconstructImageUploadsOnce)
+{
+  Grid grid;
+  const GridSpec spec = ref::spec(3, 6, { 5, 4, 3 });
+  ASSERT_TRUE(Grid::create(spec, grid).ok());
+  const ref::Grid g = ref::enumerate(spec);
+  std::mt19937_64 rng(23);
+  std::vector<std::vector<double>> alpha;
+  const int components = 3;
+  const auto coefficients =
+    interleavedCoefficients<double>(rng, grid.size(), components, components, alpha);
+  const ComponentLayout layout = ComponentLayout::interleaved(components);
+  const auto options = this->options();
+  const bool gpu = this->GetParam() == Backend::CUDA;
+  PreparedGrid<double> prepared;
+  ExecutionReport report;
+  ASSERT_TRUE(prepared.prepare(grid, coefficients.data(), layout, options, &report).ok());
+  EXPECT_EQ(report.coefficientUploads, gpu ? 1u : 0u);
+
+  // The lattice path sums every surplus into a node through D dehierarchization passes of up to
+  // L levels and interpolates D times: each value carries at most (a generous) 64 D L rounding
+  // errors of eps times the sum of all |surpluses|.
+  std::vector<double> bounds;
+  for (const auto& a : alpha)
+  {
+    double sum = 0;
+    for (double v : a)
+    {
+      sum += std::fabs(v);
+    }
+    bounds.push_back(64.0 * 3 * 6 * ref::eps<double>() * sum);
+  }
+  // The lattice itself (built in the output), a finer box inside the domain and a coarse one.
+  std::vector<sparsegrid::RegularGrid> targets = { sparsegrid::RegularGrid::unitCube({ 33, 17, 9 }),
+    sparsegrid::RegularGrid(),
+    sparsegrid::RegularGrid::unitCube({ 5, 3, 2 }) };
+  targets[1].dims = { 13, 9, 6 };
+  targets[1].origin = { 0.05, 0.0, 0.2 };
+  targets[1].spacing = { 0.07, 0.12, 0.15 };
+  for (std::size_t k = 0; k < targets.size(); ++k)
+  {
+    SCOPED_TRACE("target " + std::to_string(k));
+    const auto& target = targets[k];
+    const std::size_t m = target.numberOfPoints();
+    std::vector<double> out(m * components), unprepared(m * components);
+    ASSERT_TRUE(prepared.reconstructImage(target, out.data(), layout, options, &report).ok());
+    SG_EXPECT_BACKEND(report);
+    EXPECT_EQ(report.coefficientUploads, 0u) << "resident since prepare()";
+    ASSERT_TRUE(sparsegrid::reconstructImage(
+      grid, coefficients.data(), layout, target, unprepared.data(), layout, options, &report)
+                  .ok());
+    SG_EXPECT_BACKEND(report);
+    EXPECT_EQ(report.coefficientUploads, gpu ? 1u : 0u) << "one upload for all components";
+    EXPECT_EQ(out, unprepared);
+    std::vector<double> x(3);
+    for (std::size_t q = 0; q < m; ++q)
+    {
+      std::size_t rest = q;
+      for (std::size_t t = 0; t < 3; ++t)
+      {
+        x[t] = target.origin[t] + static_cast<double>(rest % target.dims[t]) * target.spacing[t];
+        rest /= target.dims[t];
+      }
+      for (int c = 0; c < components; ++c)
+      {
+        const auto& a = alpha[static_cast<std::size_t>(c)];
+        ASSERT_NEAR(out[q * components + c], ref::evaluate(g, a, x.data()), bounds[c])
+          << "point " << q << " component " << c;
+      }
+    }
+  }
+  const auto statistics = prepared.statistics();
+  EXPECT_EQ(statistics.uploads, gpu ? 1u : 0u);
+  EXPECT_EQ(statistics.uploadedBytes, gpu ? grid.size() * components * sizeof(double) : 0u);
+  EXPECT_EQ(statistics.gpuCalls, gpu ? targets.size() : 0u);
+  EXPECT_EQ(statistics.cpuCalls, gpu ? 0u : targets.size());
+}
+
 SG_INSTANTIATE_BACKENDS(Prepared);
 
 class Layouts : public ref::BackendTest

@@ -91,9 +91,14 @@ Status checkGrid(const Grid& grid)
 
 } // namespace
 
+namespace
+{
+
+/// hierarchize (inverse false) or dehierarchize of one contiguous array.
 template<typename T>
-Status hierarchize(const Grid& grid,
+Status transform(const Grid& grid,
   T* values,
+  bool inverse,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
@@ -102,23 +107,30 @@ Status hierarchize(const Grid& grid,
   {
     return status;
   }
-  if (!values)
-  {
-    return Status(ErrorCode::InvalidArgument, "hierarchize: no values given");
-  }
   ExecutionReport local;
   ExecutionReport& r = report ? *report : local;
   status = detail::runWithFallback(
     options,
     grid.size(),
     &r,
-    [&](double* kernel) { return cuda::hierarchize(grid, values, options, false, kernel); },
-    [&] { return detail::hierarchizeCPU(grid, values, options, false); });
+    [&](double* kernel) { return cuda::hierarchize(grid, values, options, inverse, kernel); },
+    [&] { return detail::hierarchizeCPU(grid, values, options, inverse); });
   if (r.backendUsed == Backend::CUDA)
   {
     r.coefficientUploads = 1;
   }
   return status;
+}
+
+} // namespace
+
+template<typename T>
+Status hierarchize(const Grid& grid,
+  T* values,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  return hierarchize(grid, values, ComponentLayout(), options, report);
 }
 
 template<typename T>
@@ -127,28 +139,7 @@ Status dehierarchize(const Grid& grid,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
-  Status status = checkGrid(grid);
-  if (!status)
-  {
-    return status;
-  }
-  if (!values)
-  {
-    return Status(ErrorCode::InvalidArgument, "dehierarchize: no values given");
-  }
-  ExecutionReport local;
-  ExecutionReport& r = report ? *report : local;
-  status = detail::runWithFallback(
-    options,
-    grid.size(),
-    &r,
-    [&](double* kernel) { return cuda::hierarchize(grid, values, options, true, kernel); },
-    [&] { return detail::hierarchizeCPU(grid, values, options, true); });
-  if (r.backendUsed == Backend::CUDA)
-  {
-    r.coefficientUploads = 1;
-  }
-  return status;
+  return dehierarchize(grid, values, ComponentLayout(), options, report);
 }
 
 template<typename T>
@@ -160,38 +151,8 @@ Status evaluate(const Grid& grid,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
-  Status status = checkGrid(grid);
-  if (!status)
-  {
-    return status;
-  }
-  if (n == 0)
-  {
-    return Status::Ok();
-  }
-  if (!coefficients || !points || !results)
-  {
-    return Status(ErrorCode::InvalidArgument, "evaluate: a null array was given");
-  }
-  status = detail::checkPoints(points, n, grid.dimensions(), options);
-  if (!status)
-  {
-    return status;
-  }
-  ExecutionReport local;
-  ExecutionReport& r = report ? *report : local;
-  status = detail::runWithFallback(
-    options,
-    n,
-    &r,
-    [&](double* kernel)
-    { return cuda::evaluate(grid, coefficients, points, n, results, options, kernel); },
-    [&] { return detail::evaluateCPU(grid, coefficients, points, n, results, options); });
-  if (r.backendUsed == Backend::CUDA)
-  {
-    r.coefficientUploads = 1;
-  }
-  return status;
+  const ComponentLayout one;
+  return evaluate(grid, coefficients, one, points, n, results, one, options, report);
 }
 
 //------------------------------------------------------------------------------------------------
@@ -298,38 +259,72 @@ Status detail::checkPoints(const T* points, std::size_t n, int D, const Executio
   return Status::Ok();
 }
 
+namespace
+{
+
+/// The coefficients of a call on `count` arrays: component c of grid point p at
+/// data[p * itemStep + c * componentStep]. `resident` is a PreparedGrid's device copy (kept
+/// across calls), or null for a call that uploads them for itself.
 template<typename T>
-Status detail::evaluateComponents(const Grid& grid,
-  const T* coefficients,
-  std::size_t itemStep,
-  std::size_t componentStep,
-  int components,
-  std::shared_ptr<cuda::Resident>& resident,
-  bool keep,
+struct Components
+{
+  const T* data = nullptr;
+  std::size_t itemStep = 1;
+  std::size_t componentStep = 0;
+  int count = 1;
+  std::shared_ptr<cuda::Resident>* resident = nullptr;
+
+  /// A caller's array in `layout` (no resident copy).
+  static Components in(const T* data, const ComponentLayout& layout)
+  {
+    Components c;
+    c.data = data;
+    c.itemStep = layout.step();
+    c.componentStep = 1;
+    c.count = layout.count;
+    return c;
+  }
+};
+
+/**
+ * Runs a call on every component of `coefficients`, CPU or CUDA (Auto: from `threshold` items
+ * of `size`). On the GPU the coefficients are the resident copy, uploaded first (all components
+ * at once) when there is none; `gpu(resident, kernelSeconds)` runs the call on it. On the CPU
+ * `cpu(c, component, options)` runs it on component c (contiguous, a view or a copy).
+ * report.coefficientUploads counts the uploads made.
+ */
+template<typename T, typename Gpu, typename Cpu>
+Status runComponents(const Grid& grid,
+  const Components<T>& coefficients,
+  std::uint64_t size,
   std::uint64_t threshold,
-  const T* points,
-  std::size_t n,
-  T* results,
-  std::size_t resultStep,
   const ExecutionOptions& options,
   ExecutionReport* report,
-  std::uint64_t* uploadedBytes)
+  Gpu gpu,
+  Cpu cpu)
 {
   ExecutionReport local;
   ExecutionReport& r = report ? *report : local;
   ExecutionOptions chosen = options;
   chosen.autoGpuThreshold = threshold;
   const std::size_t N = static_cast<std::size_t>(grid.size());
+  const int components = coefficients.count;
   std::uint64_t uploads = 0;
-  auto gpu = [&](double* kernel) -> Status
+  auto view = [&](int c, std::vector<T>& scratch, const ExecutionOptions& o)
   {
-    std::shared_ptr<cuda::Resident> device = resident;
+    return detail::componentView(
+      coefficients.data, coefficients.itemStep, coefficients.componentStep, c, N, scratch, o);
+  };
+  auto onGpu = [&](double* kernel) -> Status
+  {
+    std::shared_ptr<cuda::Resident> device =
+      coefficients.resident ? *coefficients.resident : nullptr;
     if (!device)
     {
       // The device wants the components one after the other.
       std::vector<T> packed;
-      const T* host = coefficients;
-      if (itemStep != 1 || componentStep != N)
+      const T* host = coefficients.data;
+      if (coefficients.itemStep != 1 || coefficients.componentStep != N)
       {
         Status status = checkAllocation(static_cast<std::uint64_t>(N) * components * sizeof(T),
           "the coefficients staged for the GPU");
@@ -341,8 +336,7 @@ Status detail::evaluateComponents(const Grid& grid,
         std::vector<T> scratch;
         for (int c = 0; c < components; ++c)
         {
-          const T* from =
-            componentView(coefficients, itemStep, componentStep, c, N, scratch, options);
+          const T* from = view(c, scratch, options);
           std::copy(from, from + N, packed.begin() + static_cast<std::ptrdiff_t>(c * N));
         }
         host = packed.data();
@@ -353,26 +347,20 @@ Status detail::evaluateComponents(const Grid& grid,
         return status;
       }
       ++uploads;
-      if (uploadedBytes)
+      if (coefficients.resident)
       {
-        *uploadedBytes += static_cast<std::uint64_t>(N) * components * sizeof(T);
-      }
-      if (keep)
-      {
-        resident = device;
+        *coefficients.resident = device;
       }
     }
-    return cuda::evaluateResident(
-      *device, grid, components, points, n, results, resultStep, options, kernel);
+    return gpu(*device, kernel);
   };
-  auto cpu = [&]() -> Status
+  auto onCpu = [&]() -> Status
   {
     std::vector<T> scratch;
     for (int c = 0; c < components; ++c)
     {
-      const T* a = componentView(coefficients, itemStep, componentStep, c, N, scratch, options);
-      Status status = evaluateCPU(
-        grid, a, points, n, results + c, componentOptions(options, c, components), resultStep);
+      const ExecutionOptions o = detail::componentOptions(options, c, components);
+      Status status = cpu(c, view(c, scratch, o), o);
       if (!status)
       {
         return status;
@@ -380,13 +368,120 @@ Status detail::evaluateComponents(const Grid& grid,
     }
     return Status::Ok();
   };
-  Status status = runWithFallback(chosen, n, &r, gpu, cpu);
+  Status status = detail::runWithFallback(chosen, size, &r, onGpu, onCpu);
   r.coefficientUploads = uploads;
   return status;
 }
 
-namespace
+/// Evaluation of every component at n points into results[i * resultStep + c], CPU or CUDA;
+/// Auto picks CUDA from `threshold` points.
+template<typename T>
+Status evaluateComponents(const Grid& grid,
+  const Components<T>& coefficients,
+  std::uint64_t threshold,
+  const T* points,
+  std::size_t n,
+  T* results,
+  std::size_t resultStep,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
 {
+  return runComponents(
+    grid,
+    coefficients,
+    n,
+    threshold,
+    options,
+    report,
+    [&](const cuda::Resident& device, double* kernel)
+    {
+      return cuda::evaluateResident(
+        device, grid, coefficients.count, points, n, results, resultStep, options, kernel);
+    },
+    [&](int c, const T* component, const ExecutionOptions& o)
+    { return detail::evaluateCPU(grid, component, points, n, results + c, o, resultStep); });
+}
+
+/// reconstructImage of every component into out[q * outStep + c] (the target validated here).
+template<typename T>
+Status reconstructComponents(const Grid& grid,
+  const Components<T>& coefficients,
+  const RegularGrid& target,
+  T* out,
+  std::size_t outStep,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  Status status = detail::checkTarget(grid, target);
+  if (!status)
+  {
+    return status;
+  }
+  if (!coefficients.data || !out)
+  {
+    return Status(ErrorCode::InvalidArgument, "reconstructImage: null array");
+  }
+  const std::size_t total = target.numberOfPoints();
+  std::vector<T> buffer;
+  if (outStep != 1)
+  {
+    status = checkAllocation(
+      static_cast<std::uint64_t>(total) * sizeof(T), "one component of the reconstructed image");
+    if (!status)
+    {
+      return status;
+    }
+  }
+  // Component c is reconstructed by `run(destination)` into the output or, when the output is
+  // strided, into a buffer of one component spread from there.
+  auto place = [&](int c, const ExecutionOptions& o, auto run) -> Status
+  {
+    if (outStep != 1 && buffer.empty())
+    {
+      buffer.resize(total);
+    }
+    T* destination = outStep == 1 ? out : buffer.data();
+    Status s = run(destination);
+    if (s && outStep != 1)
+    {
+      detail::spreadComponent<T>(destination, total, out + c, outStep, o);
+    }
+    return s;
+  };
+  return runComponents(
+    grid,
+    coefficients,
+    total,
+    options.autoGpuThreshold,
+    options,
+    report,
+    [&](const cuda::Resident& device, double* kernel) -> Status
+    {
+      *kernel = 0;
+      for (int c = 0; c < coefficients.count; ++c)
+      {
+        const ExecutionOptions o = detail::componentOptions(options, c, coefficients.count);
+        double seconds = 0;
+        Status s = place(c,
+          o,
+          [&](T* destination)
+          { return cuda::reconstructResident(device, grid, c, target, destination, o, &seconds); });
+        if (!s)
+        {
+          return s;
+        }
+        *kernel += seconds;
+      }
+      return Status::Ok();
+    },
+    [&](int c, const T* component, const ExecutionOptions& o)
+    {
+      return place(c,
+        o,
+        [&](T* destination)
+        { return detail::reconstructCPU(grid, component, target, destination, o); });
+    });
+}
 
 // One component at a time through a buffer of one component; `run(values)` hierarchizes it.
 template<typename T, typename Run>
@@ -456,7 +551,7 @@ Status hierarchize(const Grid& grid,
     options,
     report,
     [&](T* v, const ExecutionOptions& o, ExecutionReport* r)
-    { return hierarchize(grid, v, o, r); });
+    { return transform(grid, v, false, o, r); });
 }
 
 template<typename T>
@@ -472,7 +567,7 @@ Status dehierarchize(const Grid& grid,
     options,
     report,
     [&](T* v, const ExecutionOptions& o, ExecutionReport* r)
-    { return dehierarchize(grid, v, o, r); });
+    { return transform(grid, v, true, o, r); });
 }
 
 template<typename T>
@@ -505,22 +600,51 @@ Status evaluate(const Grid& grid,
   {
     return status;
   }
-  std::shared_ptr<cuda::Resident> none;
-  return detail::evaluateComponents(grid,
-    coefficients,
-    coefficientLayout.step(),
-    1,
-    coefficientLayout.count,
-    none,
-    false,
+  return evaluateComponents(grid,
+    Components<T>::in(coefficients, coefficientLayout),
     options.autoGpuThreshold,
     points,
     n,
     results,
     resultLayout.step(),
     options,
-    report,
-    nullptr);
+    report);
+}
+
+template<typename T>
+Status reconstructImage(const Grid& grid,
+  const T* coefficients,
+  const ComponentLayout& coefficientLayout,
+  const RegularGrid& target,
+  T* out,
+  const ComponentLayout& outLayout,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  Status status = detail::checkLayouts(coefficientLayout, outLayout, "reconstructImage");
+  if (!status)
+  {
+    return status;
+  }
+  return reconstructComponents(grid,
+    Components<T>::in(coefficients, coefficientLayout),
+    target,
+    out,
+    outLayout.step(),
+    options,
+    report);
+}
+
+template<typename T>
+Status reconstructImage(const Grid& grid,
+  const T* coefficients,
+  const RegularGrid& target,
+  T* out,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  const ComponentLayout one;
+  return reconstructImage(grid, coefficients, one, target, out, one, options, report);
 }
 
 //------------------------------------------------------------------------------------------------
@@ -534,7 +658,56 @@ struct PreparedGrid<T>::Impl
   std::vector<T> host; ///< components one after the other
   std::shared_ptr<cuda::Resident> device;
   Statistics statistics;
+
+  Components<T> coefficients()
+  {
+    Components<T> c;
+    c.data = this->host.data();
+    c.itemStep = 1;
+    c.componentStep = static_cast<std::size_t>(this->grid.size());
+    c.count = this->components;
+    c.resident = &this->device;
+    return c;
+  }
+
+  /// A call `run(coefficients, report)` writing every component into `outLayout` (nothing to
+  /// do when `empty`), counted in the statistics.
+  template<typename Run>
+  Status call(const char* what,
+    const ComponentLayout& outLayout,
+    bool empty,
+    ExecutionReport* report,
+    Run run)
+  {
+    ComponentLayout prepared;
+    prepared.count = this->components;
+    Status status = detail::checkLayouts(prepared, outLayout, what);
+    ExecutionReport local;
+    ExecutionReport& r = report ? *report : local;
+    if (!status || empty)
+    {
+      r = ExecutionReport();
+      return status;
+    }
+    status = run(this->coefficients(), &r);
+    this->statistics.uploads += r.coefficientUploads;
+    this->statistics.uploadedBytes += r.coefficientUploads * this->host.size() * sizeof(T);
+    if (status)
+    {
+      ++(r.backendUsed == Backend::CUDA ? this->statistics.gpuCalls : this->statistics.cpuCalls);
+    }
+    return status;
+  }
 };
+
+namespace
+{
+Status notPrepared(const char* what)
+{
+  return Status(
+    ErrorCode::InvalidArgument, std::string(what) + ": nothing prepared (call prepare)");
+}
+} // namespace
 
 template<typename T>
 PreparedGrid<T>::PreparedGrid() = default;
@@ -673,57 +846,33 @@ Status PreparedGrid<T>::evaluate(const T* points,
 {
   if (!this->valid())
   {
-    return Status(
-      ErrorCode::InvalidArgument, "PreparedGrid::evaluate: nothing prepared (call prepare)");
+    return notPrepared("PreparedGrid::evaluate");
   }
-  Impl& p = *this->P;
-  ComponentLayout prepared;
-  prepared.count = p.components;
-  Status status = detail::checkLayouts(prepared, resultLayout, "PreparedGrid::evaluate");
-  if (!status)
-  {
-    return status;
-  }
-  if (n == 0)
-  {
-    if (report)
+  return this->P->call("PreparedGrid::evaluate",
+    resultLayout,
+    n == 0,
+    report,
+    [&](const Components<T>& coefficients, ExecutionReport* r) -> Status
     {
-      *report = ExecutionReport();
-    }
-    return Status::Ok();
-  }
-  if (!points || !results)
-  {
-    return Status(ErrorCode::InvalidArgument, "PreparedGrid::evaluate: a null array was given");
-  }
-  status = detail::checkPoints(points, n, p.grid.dimensions(), options);
-  if (!status)
-  {
-    return status;
-  }
-  ExecutionReport local;
-  ExecutionReport& r = report ? *report : local;
-  status = detail::evaluateComponents(p.grid,
-    p.host.data(),
-    1,
-    static_cast<std::size_t>(p.grid.size()),
-    p.components,
-    p.device,
-    true,
-    options.autoGpuPreparedThreshold,
-    points,
-    n,
-    results,
-    resultLayout.step(),
-    options,
-    &r,
-    &p.statistics.uploadedBytes);
-  p.statistics.uploads += r.coefficientUploads;
-  if (status)
-  {
-    ++(r.backendUsed == Backend::CUDA ? p.statistics.gpuCalls : p.statistics.cpuCalls);
-  }
-  return status;
+      if (!points || !results)
+      {
+        return Status(ErrorCode::InvalidArgument, "PreparedGrid::evaluate: a null array was given");
+      }
+      Status status = detail::checkPoints(points, n, this->P->grid.dimensions(), options);
+      if (!status)
+      {
+        return status;
+      }
+      return evaluateComponents(this->P->grid,
+        coefficients,
+        options.autoGpuPreparedThreshold,
+        points,
+        n,
+        results,
+        resultLayout.step(),
+        options,
+        r);
+    });
 }
 
 template<typename T>
@@ -735,36 +884,17 @@ Status PreparedGrid<T>::reconstructImage(const RegularGrid& target,
 {
   if (!this->valid())
   {
-    return Status(ErrorCode::InvalidArgument,
-      "PreparedGrid::reconstructImage: nothing prepared (call prepare)");
+    return notPrepared("PreparedGrid::reconstructImage");
   }
-  Impl& p = *this->P;
-  ComponentLayout prepared;
-  prepared.count = p.components;
-  Status status = detail::checkLayouts(prepared, outLayout, "PreparedGrid::reconstructImage");
-  if (!status)
-  {
-    return status;
-  }
-  ExecutionReport local;
-  ExecutionReport& r = report ? *report : local;
-  status = detail::reconstructComponents(p.grid,
-    p.host.data(),
-    1,
-    static_cast<std::size_t>(p.grid.size()),
-    p.components,
-    target,
-    out,
-    outLayout.step(),
-    options,
-    &r);
-  p.statistics.uploads += r.coefficientUploads;
-  p.statistics.uploadedBytes += r.coefficientUploads * p.grid.size() * sizeof(T);
-  if (status)
-  {
-    ++(r.backendUsed == Backend::CUDA ? p.statistics.gpuCalls : p.statistics.cpuCalls);
-  }
-  return status;
+  return this->P->call("PreparedGrid::reconstructImage",
+    outLayout,
+    false,
+    report,
+    [&](const Components<T>& coefficients, ExecutionReport* r)
+    {
+      return reconstructComponents(
+        this->P->grid, coefficients, target, out, outLayout.step(), options, r);
+    });
 }
 
 template class PreparedGrid<float>;
@@ -775,6 +905,8 @@ template class PreparedGrid<double>;
   template Status dehierarchize<T>(const Grid&, T*, const ExecutionOptions&, ExecutionReport*);    \
   template Status evaluate<T>(                                                                     \
     const Grid&, const T*, const T*, std::size_t, T*, const ExecutionOptions&, ExecutionReport*);  \
+  template Status reconstructImage<T>(                                                             \
+    const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&, ExecutionReport*);     \
   template Status hierarchize<T>(                                                                  \
     const Grid&, T*, const ComponentLayout&, const ExecutionOptions&, ExecutionReport*);           \
   template Status dehierarchize<T>(                                                                \
@@ -784,6 +916,14 @@ template class PreparedGrid<double>;
     const ComponentLayout&,                                                                        \
     const T*,                                                                                      \
     std::size_t,                                                                                   \
+    T*,                                                                                            \
+    const ComponentLayout&,                                                                        \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
+  template Status reconstructImage<T>(const Grid&,                                                 \
+    const T*,                                                                                      \
+    const ComponentLayout&,                                                                        \
+    const RegularGrid&,                                                                            \
     T*,                                                                                            \
     const ComponentLayout&,                                                                        \
     const ExecutionOptions&,                                                                       \

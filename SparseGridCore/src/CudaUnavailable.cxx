@@ -29,21 +29,6 @@ Status hierarchize(const Grid&, T*, const ExecutionOptions&, bool, double*)
 {
   return notBuilt();
 }
-template<typename T>
-Status evaluate(const Grid&, const T*, const T*, std::size_t, T*, const ExecutionOptions&, double*)
-{
-  return notBuilt();
-}
-template<typename T>
-Status reconstructImage(const Grid&,
-  const T*,
-  const RegularGrid&,
-  T*,
-  const ExecutionOptions&,
-  double*)
-{
-  return notBuilt();
-}
 
 struct Resident
 {
@@ -53,6 +38,7 @@ Status makeResident(const Grid&, const T*, int, const ExecutionOptions&, std::sh
 {
   return notBuilt();
 }
+// Never called: makeResident fails, so there is nothing resident to use.
 template<typename T>
 Status evaluateResident(const Resident&,
   const Grid&,
@@ -66,27 +52,20 @@ Status evaluateResident(const Resident&,
 {
   return notBuilt();
 }
+template<typename T>
+Status reconstructResident(const Resident&,
+  const Grid&,
+  int,
+  const RegularGrid&,
+  T*,
+  const ExecutionOptions&,
+  double*)
+{
+  return notBuilt();
+}
 
-#define SPARSEGRID_INSTANTIATE(T)                                                                  \
-  template Status hierarchize<T>(const Grid&, T*, const ExecutionOptions&, bool, double*);         \
-  template Status evaluate<T>(                                                                     \
-    const Grid&, const T*, const T*, std::size_t, T*, const ExecutionOptions&, double*);           \
-  template Status reconstructImage<T>(                                                             \
-    const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&, double*);              \
-  template Status makeResident<T>(                                                                 \
-    const Grid&, const T*, int, const ExecutionOptions&, std::shared_ptr<Resident>&);              \
-  template Status evaluateResident<T>(const Resident&,                                             \
-    const Grid&,                                                                                   \
-    int,                                                                                           \
-    const T*,                                                                                      \
-    std::size_t,                                                                                   \
-    T*,                                                                                            \
-    std::size_t,                                                                                   \
-    const ExecutionOptions&,                                                                       \
-    double*);
-SPARSEGRID_INSTANTIATE(float)
-SPARSEGRID_INSTANTIATE(double)
-#undef SPARSEGRID_INSTANTIATE
+SPARSEGRID_CUDA_INSTANTIATE(float)
+SPARSEGRID_CUDA_INSTANTIATE(double)
 
 } // namespace cuda
 } // namespace sparsegrid

@@ -248,6 +248,25 @@ struct Evaluator
     return converted;
   }
 
+  /// Index inside the block of levels `bl` and weight of one corner term at the coordinates
+  /// x(t), by a division per axis (sred1 off).
+  template<typename Coordinate>
+  void dividedTerm(const std::uint8_t* bl, int corner, Coordinate x, I& idx, T& w) const
+  {
+    idx = 0;
+    w = 1;
+    int bit = 0;
+    for (int t = 0; t < D; ++t)
+    {
+      const int l = bl[t];
+      I k;
+      T wt;
+      cellDiv<T, I>(x(t), l, l == 0 ? (corner >> bit++) & 1 : 0, k, wt);
+      idx = idx * (I(1) << Grid::axisLog2Size(l)) + k;
+      w *= wt;
+    }
+  }
+
   // --- point-major (ichg2 off): for each point, every block --------------------------------
   void pointMajor(std::size_t first, std::size_t last) const
   {
@@ -286,26 +305,17 @@ struct Evaluator
         {
           I idx = 0;
           T w = 1;
-          int bit = 0;
-          for (int t = 0; t < D; ++t)
+          if (!opt.sred1)
+          {
+            this->dividedTerm(
+              bl, corner, [&](int t) { return x[t]; }, idx, w);
+          }
+          for (int t = 0, bit = 0; t < D && opt.sred1; ++t)
           {
             const int l = bl[t];
-            const int c = l == 0 ? (corner >> bit++) & 1 : 0;
-            I k;
-            T wt;
-            if (opt.sred1)
-            {
-              const int s = slotBase[t] + slotOf(boundary, l, c);
-              k = kTab[s];
-              wt = wTab[s];
-              idx += k << sh[t];
-            }
-            else
-            {
-              cellDiv<T, I>(x[t], l, c, k, wt);
-              idx = idx * (I(1) << Grid::axisLog2Size(l)) + k;
-            }
-            w *= wt;
+            const int s = slotBase[t] + slotOf(boundary, l, l == 0 ? (corner >> bit++) & 1 : 0);
+            idx += kTab[s] << sh[t];
+            w *= wTab[s];
           }
           sum += a[blocks.offsets[b] + idx] * w;
         }
@@ -496,19 +506,10 @@ struct Evaluator
   {
     for (std::size_t p = 0; p < P; ++p)
     {
-      I idx = 0;
-      T w = 1;
-      int bit = 0;
-      for (int t = 0; t < D; ++t)
-      {
-        const int l = bl[t];
-        const int c = l == 0 ? (corner >> bit++) & 1 : 0;
-        I k;
-        T wt;
-        cellDiv<T, I>(coord(s, first, P, p, t), l, c, k, wt);
-        idx = idx * (I(1) << Grid::axisLog2Size(l)) + k;
-        w *= wt;
-      }
+      I idx;
+      T w;
+      this->dividedTerm(
+        bl, corner, [&](int t) { return coord(s, first, P, p, t); }, idx, w);
       s.acc[p] += base[idx] * w;
     }
   }

@@ -12,6 +12,7 @@
 // splits into hi (axes before t), j (axis t) and lo (axes after t): idx = (h * n_t + j) * lo + r.
 // A parent block differs only in l_t, so its hi and lo counts are the same: the parent of point
 // (h, j, r) is (h, j', r) in the parent block: O(1) (inv3).
+#include "Hierarchy.h"
 #include "Internal.h"
 
 #include <algorithm>
@@ -28,29 +29,8 @@ namespace
 // inv4 tables are kept for levels up to this (2^(k-1) entries each); finer levels compute.
 constexpr int MaxTabulatedLevel = 20;
 
-struct Neighbour
-{
-  int level;       ///< parent level along the axis; -1 for the zero face of a boundary-less grid
-  std::uint32_t k; ///< in-block index of the parent along the axis
-};
-
-// The grid node at m * 2^-(k-1) (m in [0, 2^(k-1)]) as (level, in-block index). The trailing
-// zero count is found by a loop, as fastsg's O(l) conversion does; inv4 tabulates it.
-inline Neighbour nodeOf(int k, std::uint32_t m, bool boundary)
-{
-  const std::uint32_t n = 1u << (k - 1);
-  if (m == 0 || m == n)
-  {
-    return boundary ? Neighbour{ 0, m == 0 ? 0u : 1u } : Neighbour{ -1, 0u };
-  }
-  int tz = 0;
-  while ((m & 1u) == 0)
-  {
-    m >>= 1;
-    ++tz;
-  }
-  return Neighbour{ k - 1 - tz, (m - 1) / 2 };
-}
+using hierarchy::Neighbour;
+using hierarchy::nodeOf;
 
 // inv4: per level k, the left and right parents of every j in [0, 2^(k-1)).
 class ParentTables

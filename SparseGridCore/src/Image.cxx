@@ -660,8 +660,32 @@ Status reconstructByEvaluation(const Grid& grid,
   return Status::Ok();
 }
 
+} // namespace
+
+Status detail::checkTarget(const Grid& grid, const RegularGrid& target)
+{
+  Status status = checkDims(grid, target.dims, "the target", 1);
+  if (!status)
+  {
+    return status;
+  }
+  if (target.origin.size() != target.dims.size() || target.spacing.size() != target.dims.size())
+  {
+    return Status(
+      ErrorCode::InvalidArgument, "the target needs one origin and one spacing per axis");
+  }
+  for (std::size_t t = 0; t < target.dims.size(); ++t)
+  {
+    if (!std::isfinite(target.origin[t]) || !std::isfinite(target.spacing[t]))
+    {
+      return Status(ErrorCode::InvalidArgument, "the target's origin or spacing is not finite");
+    }
+  }
+  return Status::Ok();
+}
+
 template<typename T>
-Status reconstructCPU(const Grid& grid,
+Status detail::reconstructCPU(const Grid& grid,
   const T* coefficients,
   const RegularGrid& target,
   T* out,
@@ -754,53 +778,6 @@ Status reconstructCPU(const Grid& grid,
   }
   detail::progress(options, 1.0);
   return Status::Ok();
-}
-
-} // namespace
-
-template<typename T>
-Status reconstructImage(const Grid& grid,
-  const T* coefficients,
-  const RegularGrid& target,
-  T* out,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  Status status = checkDims(grid, target.dims, "the target", 1);
-  if (!status)
-  {
-    return status;
-  }
-  if (target.origin.size() != target.dims.size() || target.spacing.size() != target.dims.size())
-  {
-    return Status(
-      ErrorCode::InvalidArgument, "the target needs one origin and one spacing per axis");
-  }
-  for (std::size_t t = 0; t < target.dims.size(); ++t)
-  {
-    if (!std::isfinite(target.origin[t]) || !std::isfinite(target.spacing[t]))
-    {
-      return Status(ErrorCode::InvalidArgument, "the target's origin or spacing is not finite");
-    }
-  }
-  if (!coefficients || !out)
-  {
-    return Status(ErrorCode::InvalidArgument, "reconstructImage: null array");
-  }
-  ExecutionReport local;
-  ExecutionReport& r = report ? *report : local;
-  status = detail::runWithFallback(
-    options,
-    target.numberOfPoints(),
-    &r,
-    [&](double* kernel)
-    { return cuda::reconstructImage(grid, coefficients, target, out, options, kernel); },
-    [&] { return reconstructCPU(grid, coefficients, target, out, options); });
-  if (r.backendUsed == Backend::CUDA)
-  {
-    r.coefficientUploads = 1;
-  }
-  return status;
 }
 
 //------------------------------------------------------------------------------------------------
@@ -925,97 +902,6 @@ Status sampleImagePiece(const Grid& grid,
     { return samplePiece(grid, in, geometry, out, count, stride, o); });
 }
 
-template<typename T>
-Status detail::reconstructComponents(const Grid& grid,
-  const T* coefficients,
-  std::size_t itemStep,
-  std::size_t componentStep,
-  int components,
-  const RegularGrid& target,
-  T* out,
-  std::size_t outStep,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  detail::Stopwatch clock;
-  if (!grid.valid())
-  {
-    return Status(ErrorCode::InvalidArgument, "the grid is empty (Grid::create was not called)");
-  }
-  if (!coefficients || !out)
-  {
-    return Status(ErrorCode::InvalidArgument, "reconstructImage: null array");
-  }
-  const std::size_t N = static_cast<std::size_t>(grid.size());
-  const std::size_t total = target.numberOfPoints();
-  std::vector<T> component;
-  if (outStep != 1)
-  {
-    Status status = checkAllocation(
-      static_cast<std::uint64_t>(total) * sizeof(T), "one component of the reconstructed image");
-    if (!status)
-    {
-      return status;
-    }
-  }
-  std::vector<T> scratch;
-  ExecutionReport sum;
-  for (int c = 0; c < components; ++c)
-  {
-    const ExecutionOptions o = detail::componentOptions(options, c, components);
-    const T* a = componentView(coefficients, itemStep, componentStep, c, N, scratch, o);
-    if (outStep != 1 && component.empty())
-    {
-      component.resize(total);
-    }
-    T* destination = outStep == 1 ? out : component.data();
-    ExecutionReport part;
-    Status status = reconstructImage(grid, a, target, destination, o, &part);
-    if (!status)
-    {
-      return status;
-    }
-    if (outStep != 1)
-    {
-      spreadComponent<T>(destination, total, out + c, outStep, o);
-    }
-    accumulate(sum, part, c == 0);
-  }
-  sum.seconds = clock.seconds();
-  if (report)
-  {
-    *report = sum;
-  }
-  return Status::Ok();
-}
-
-template<typename T>
-Status reconstructImage(const Grid& grid,
-  const T* coefficients,
-  const ComponentLayout& coefficientLayout,
-  const RegularGrid& target,
-  T* out,
-  const ComponentLayout& outLayout,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  Status status = detail::checkLayouts(coefficientLayout, outLayout, "reconstructImage");
-  if (!status)
-  {
-    return status;
-  }
-  return detail::reconstructComponents(grid,
-    coefficients,
-    coefficientLayout.step(),
-    1,
-    coefficientLayout.count,
-    target,
-    out,
-    outLayout.step(),
-    options,
-    report);
-}
-
 #define SPARSEGRID_INSTANTIATE(T)                                                                  \
   template Status sampleImage<T>(const Grid&,                                                      \
     const T*,                                                                                      \
@@ -1038,8 +924,6 @@ Status reconstructImage(const Grid& grid,
     std::uint64_t*,                                                                                \
     std::size_t,                                                                                   \
     const ExecutionOptions&);                                                                      \
-  template Status reconstructImage<T>(                                                             \
-    const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&, ExecutionReport*);     \
   template Status sampleImage<T>(const Grid&,                                                      \
     const T*,                                                                                      \
     const RegularGrid&,                                                                            \
@@ -1057,24 +941,8 @@ Status reconstructImage(const Grid& grid,
     std::uint64_t*,                                                                                \
     const ExecutionOptions&,                                                                       \
     ExecutionReport*);                                                                             \
-  template Status reconstructImage<T>(const Grid&,                                                 \
-    const T*,                                                                                      \
-    const ComponentLayout&,                                                                        \
-    const RegularGrid&,                                                                            \
-    T*,                                                                                            \
-    const ComponentLayout&,                                                                        \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);                                                                             \
-  template Status detail::reconstructComponents<T>(const Grid&,                                    \
-    const T*,                                                                                      \
-    std::size_t,                                                                                   \
-    std::size_t,                                                                                   \
-    int,                                                                                           \
-    const RegularGrid&,                                                                            \
-    T*,                                                                                            \
-    std::size_t,                                                                                   \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);
+  template Status detail::reconstructCPU<T>(                                                       \
+    const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&);
 SPARSEGRID_INSTANTIATE(float)
 SPARSEGRID_INSTANTIATE(double)
 #undef SPARSEGRID_INSTANTIATE

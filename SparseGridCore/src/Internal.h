@@ -198,42 +198,6 @@ void accumulate(ExecutionReport& total, const ExecutionReport& part, bool first)
 template<typename T>
 Status checkPoints(const T* points, std::size_t n, int D, const ExecutionOptions& options);
 
-/**
- * Evaluation of `components` coefficient arrays (component c of grid point p at
- * coefficients[p * itemStep + c * componentStep]) at n points into
- * results[i * resultStep + c], CPU or CUDA. `resident` holds (or receives, when `keep`) the
- * device copy; `uploads` counts the uploads made. Auto picks CUDA from `threshold` points.
- */
-template<typename T>
-Status evaluateComponents(const Grid& grid,
-  const T* coefficients,
-  std::size_t itemStep,
-  std::size_t componentStep,
-  int components,
-  std::shared_ptr<cuda::Resident>& resident,
-  bool keep,
-  std::uint64_t threshold,
-  const T* points,
-  std::size_t n,
-  T* results,
-  std::size_t resultStep,
-  const ExecutionOptions& options,
-  ExecutionReport* report,
-  std::uint64_t* uploadedBytes);
-
-/// reconstructImage of `components` arrays laid out as in evaluateComponents.
-template<typename T>
-Status reconstructComponents(const Grid& grid,
-  const T* coefficients,
-  std::size_t itemStep,
-  std::size_t componentStep,
-  int components,
-  const RegularGrid& target,
-  T* out,
-  std::size_t outStep,
-  const ExecutionOptions& options,
-  ExecutionReport* report);
-
 // CPU implementations (the public functions dispatch to these or to cuda::).
 template<typename T>
 Status hierarchizeCPU(const Grid& grid, T* values, const ExecutionOptions& options, bool inverse);
@@ -245,6 +209,15 @@ Status evaluateCPU(const Grid& grid,
   T* results,
   const ExecutionOptions& options,
   std::size_t resultStride = 1);
+template<typename T>
+Status reconstructCPU(const Grid& grid,
+  const T* coefficients,
+  const RegularGrid& target,
+  T* out,
+  const ExecutionOptions& options);
+/// InvalidArgument unless `target` has the grid's axes, one sample or more on each, and a
+/// finite origin and spacing per axis.
+Status checkTarget(const Grid& grid, const RegularGrid& target);
 
 } // namespace detail
 
@@ -260,24 +233,10 @@ Status hierarchize(const Grid& grid,
   const ExecutionOptions& options,
   bool inverse,
   double* kernelSeconds);
-template<typename T>
-Status evaluate(const Grid& grid,
-  const T* coefficients,
-  const T* points,
-  std::size_t n,
-  T* results,
-  const ExecutionOptions& options,
-  double* kernelSeconds);
-template<typename T>
-Status reconstructImage(const Grid& grid,
-  const T* coefficients,
-  const RegularGrid& target,
-  T* out,
-  const ExecutionOptions& options,
-  double* kernelSeconds);
 
-/// Coefficients kept on the GPU for a PreparedGrid (all components, one after the other);
-/// the device memory is freed with the last reference.
+/// Coefficients on the GPU (all components, one after the other); the device memory is freed
+/// with the last reference. Every evaluation and reconstruction on the GPU reads them from here:
+/// a PreparedGrid keeps them across calls, an unprepared call uploads them for itself.
 struct Resident;
 /// Uploads `components` coefficient arrays (component c at coefficients + c * grid.size()).
 template<typename T>
@@ -298,6 +257,33 @@ Status evaluateResident(const Resident& resident,
   std::size_t resultStride,
   const ExecutionOptions& options,
   double* kernelSeconds);
+/// Reconstructs resident component `component` on `target` into the host array `out`
+/// (contiguous): only the image crosses PCIe.
+template<typename T>
+Status reconstructResident(const Resident& resident,
+  const Grid& grid,
+  int component,
+  const RegularGrid& target,
+  T* out,
+  const ExecutionOptions& options,
+  double* kernelSeconds);
+
+// Instantiated once per backend source (CudaBackend.cu, or CudaUnavailable.cxx).
+#define SPARSEGRID_CUDA_INSTANTIATE(T)                                                             \
+  template Status hierarchize<T>(const Grid&, T*, const ExecutionOptions&, bool, double*);         \
+  template Status makeResident<T>(                                                                 \
+    const Grid&, const T*, int, const ExecutionOptions&, std::shared_ptr<Resident>&);              \
+  template Status evaluateResident<T>(const Resident&,                                             \
+    const Grid&,                                                                                   \
+    int,                                                                                           \
+    const T*,                                                                                      \
+    std::size_t,                                                                                   \
+    T*,                                                                                            \
+    std::size_t,                                                                                   \
+    const ExecutionOptions&,                                                                       \
+    double*);                                                                                      \
+  template Status reconstructResident<T>(                                                          \
+    const Resident&, const Grid&, int, const RegularGrid&, T*, const ExecutionOptions&, double*);
 } // namespace cuda
 
 } // namespace sparsegrid

@@ -8,30 +8,26 @@
 namespace sparsegrid
 {
 
-template<typename R, typename A>
-ErrorMetrics computeErrorMetrics(const R* reference,
-  const A* approx,
-  std::size_t n,
-  std::size_t referenceStride)
+void ErrorSums::merge(const ErrorSums& other)
+{
+  this->maxAbsError = std::max(this->maxAbsError, other.maxAbsError);
+  this->maximum = std::max(this->maximum, other.maximum);
+  this->negatedMinimum = std::max(this->negatedMinimum, other.negatedMinimum);
+  this->squaredErrors += other.squaredErrors;
+  this->count += other.count;
+}
+
+ErrorMetrics ErrorSums::metrics() const
 {
   ErrorMetrics m;
-  m.count = n;
-  if (n == 0 || !reference || !approx)
+  m.count = this->count;
+  if (this->count == 0)
   {
     return m;
   }
-  double sumSq = 0, lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  for (std::size_t i = 0; i < n; ++i)
-  {
-    const double r = static_cast<double>(reference[i * referenceStride]);
-    const double e = std::abs(static_cast<double>(approx[i]) - r);
-    m.maxAbsError = std::max(m.maxAbsError, e);
-    sumSq += e * e;
-    lo = std::min(lo, r);
-    hi = std::max(hi, r);
-  }
-  m.rmse = std::sqrt(sumSq / static_cast<double>(n));
-  m.range = hi - lo;
+  m.maxAbsError = this->maxAbsError;
+  m.rmse = std::sqrt(this->squaredErrors / static_cast<double>(this->count));
+  m.range = this->maximum + this->negatedMinimum;
   if (m.rmse == 0)
   {
     m.psnr = std::numeric_limits<double>::infinity();
@@ -45,6 +41,26 @@ ErrorMetrics computeErrorMetrics(const R* reference,
     m.psnr = 20.0 * std::log10(m.range / m.rmse);
   }
   return m;
+}
+
+template<typename R, typename A>
+ErrorMetrics computeErrorMetrics(const R* reference,
+  const A* approx,
+  std::size_t n,
+  std::size_t referenceStride)
+{
+  if (!reference || !approx)
+  {
+    ErrorMetrics m;
+    m.count = n;
+    return m;
+  }
+  ErrorSums sums;
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    sums.add(static_cast<double>(reference[i * referenceStride]), static_cast<double>(approx[i]));
+  }
+  return sums.metrics();
 }
 
 template<typename T>

@@ -26,9 +26,11 @@
 #ifndef SPARSEGRID_SPARSEGRID_H
 #define SPARSEGRID_SPARSEGRID_H
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -601,6 +603,38 @@ struct ErrorMetrics
   double psnr = 0; ///< 20 log10(range / rmse), range = max - min of the reference; +inf if exact
   double range = 0;
   std::uint64_t count = 0;
+};
+
+/**
+ * The error metrics as partial sums: what one piece of an array contributes. Pieces combine with
+ * merge() (each field is a maximum or a sum, so an MPI reduction of the fields combines them the
+ * same way: max of the first three, sum of the others) and metrics() gives the ErrorMetrics of
+ * the whole. computeErrorMetrics is implemented through it, so the conventions (range of the
+ * reference, +inf PSNR when exact, -inf when the reference is constant, zeros when empty) are
+ * defined once; adding the values in computeErrorMetrics' order reproduces it bit for bit.
+ */
+struct ErrorSums
+{
+  double maxAbsError = 0;
+  double maximum = -std::numeric_limits<double>::infinity(); ///< of the reference
+  /// Minus the reference's minimum, so that every bound combines with max.
+  double negatedMinimum = -std::numeric_limits<double>::infinity();
+  double squaredErrors = 0;
+  std::uint64_t count = 0;
+
+  void add(double reference, double approx)
+  {
+    const double e = std::fabs(approx - reference);
+    this->maxAbsError = e > this->maxAbsError ? e : this->maxAbsError;
+    this->squaredErrors += e * e;
+    this->maximum = reference > this->maximum ? reference : this->maximum;
+    this->negatedMinimum = -reference > this->negatedMinimum ? -reference : this->negatedMinimum;
+    ++this->count;
+  }
+  /// Adds the sums of another piece (empty pieces change nothing).
+  void merge(const ErrorSums& other);
+  /// The metrics of everything added and merged.
+  ErrorMetrics metrics() const;
 };
 
 /// Error of `approx` against `reference` (n values each, `stride` apart in the reference).

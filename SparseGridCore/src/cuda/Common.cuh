@@ -3,6 +3,7 @@
 #ifndef SPARSEGRID_CUDA_COMMON_CUH
 #define SPARSEGRID_CUDA_COMMON_CUH
 
+#include "../Hierarchy.h"
 #include "../Internal.h"
 
 #ifdef SG_CUDA_EMULATION
@@ -499,6 +500,49 @@ struct StreamDrain
   }
 };
 
+/// The kernel stream of the device's resources, drained when this goes out of scope (declare it
+/// after the buffers that the stream uses).
+struct KernelStream
+{
+  Resources* res = nullptr;
+  StreamDrain drain;
+  Status open(const DeviceInfo& info)
+  {
+    SG_STATUS_TRY(resources(info.device, this->res));
+    this->drain.streams.push_back(this->get());
+    return Status::Ok();
+  }
+  cudaStream_t get() const { return this->res->streams[0].get(); }
+  KernelTimer& timer() const { return this->res->timers[0]; }
+};
+
+/// Suffix counting table of the ranking (as Grid's): counts[t][s] = level vectors of axes t..D-1
+/// whose effective levels sum to s (saturating).
+inline std::vector<u64> suffixTable(const Grid& grid)
+{
+  const int D = grid.dimensions();
+  const int budget = grid.level() + D - 1;
+  const std::size_t width = static_cast<std::size_t>(budget) + 1;
+  std::vector<u64> counts((static_cast<std::size_t>(D) + 1) * width, 0);
+  counts[static_cast<std::size_t>(D) * width] = 1;
+  const u64 top = ~u64(0);
+  for (int t = D - 1; t >= 0; --t)
+  {
+    for (int l = grid.boundary() ? 0 : 1; l <= grid.caps()[static_cast<std::size_t>(t)]; ++l)
+    {
+      const int e = l < 1 ? 1 : l;
+      for (int s = e; s <= budget; ++s)
+      {
+        u64& here = counts[static_cast<std::size_t>(t) * width + static_cast<std::size_t>(s)];
+        const u64 add =
+          counts[(static_cast<std::size_t>(t) + 1) * width + static_cast<std::size_t>(s - e)];
+        here = top - here < add ? top : here + add;
+      }
+    }
+  }
+  return counts;
+}
+
 /// Common entry checks: device usable, abort not requested. Fills `info`.
 Status begin(const ExecutionOptions& options, DeviceInfo& info);
 
@@ -522,31 +566,8 @@ __host__ __device__ __forceinline__ int axisLog2Size(int level)
   return level == 0 ? 1 : level - 1;
 }
 
-/// Hierarchical neighbour along one axis: level (-1: the zero face of a boundary-less grid) and
-/// in-block index. Packed as (level + 1) << 24 | k in the inv4 tables (levels <= 24).
-struct Neighbour
-{
-  int level;
-  u32 k;
-};
-
-/// The node m * 2^-(k-1) (m in [0, 2^(k-1)]) as (level, in-block index); the trailing-zero loop
-/// is fastsg's O(l) conversion (inv4 replaces it by a table).
-__host__ __device__ __forceinline__ Neighbour nodeOf(int k, u32 m, bool boundary)
-{
-  const u32 n = 1u << (k - 1);
-  if (m == 0 || m == n)
-  {
-    return boundary ? Neighbour{ 0, m == 0 ? 0u : 1u } : Neighbour{ -1, 0u };
-  }
-  int tz = 0;
-  while ((m & 1u) == 0)
-  {
-    m >>= 1;
-    ++tz;
-  }
-  return Neighbour{ k - 1 - tz, (m - 1) / 2 };
-}
+using hierarchy::Neighbour;
+using hierarchy::nodeOf;
 
 __host__ __device__ __forceinline__ u32 packNeighbour(Neighbour n)
 {

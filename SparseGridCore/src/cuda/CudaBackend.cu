@@ -593,29 +593,6 @@ Status evaluateDevice(const Grid& grid,
 }
 
 template<typename T>
-Status evaluateImpl(const Grid& grid,
-  const T* coefficients,
-  const T* points,
-  std::size_t n,
-  T* results,
-  const ExecutionOptions& options,
-  double* kernelSeconds)
-{
-  DeviceInfo info;
-  SG_STATUS_TRY(begin(options, info));
-  Resources* res = nullptr;
-  SG_STATUS_TRY(resources(info.device, res));
-  MemoryPlan plan("the CUDA evaluation");
-  plan.add(grid.size() * sizeof(T));
-  plan.add(DeviceEvaluator<T>::tableBytes(grid, options.optimizations));
-  SG_STATUS_TRY(plan.check());
-  DeviceArray<T> dCoefficients;
-  SG_STATUS_TRY(dCoefficients.upload(coefficients, grid.size(), "the coefficients"));
-  return evaluateDevice(
-    grid, dCoefficients.get(), 1, points, n, results, 1, options, info, res, kernelSeconds);
-}
-
-template<typename T>
 Status hierarchizeImpl(const Grid& grid,
   T* values,
   const ExecutionOptions& options,
@@ -630,18 +607,14 @@ Status hierarchizeImpl(const Grid& grid,
   SG_STATUS_TRY(plan.check());
   DeviceArray<T> dValues;
   SG_STATUS_TRY(dValues.allocate(grid.size(), "the values"));
-  Resources* res = nullptr;
-  SG_STATUS_TRY(resources(info.device, res));
-  Stream& stream = res->streams[0];
-  KernelTimer& timer = res->timers[0];
-  StreamDrain drain;
-  drain.streams.push_back(stream.get());
-  SG_STATUS_TRY(
-    uploadStaged(*res, options, dValues.get(), values, grid.size() * sizeof(T), stream.get()));
+  KernelStream stream;
+  SG_STATUS_TRY(stream.open(info));
+  KernelTimer& timer = stream.timer();
+  const u64 bytes = grid.size() * sizeof(T);
+  SG_STATUS_TRY(uploadStaged(*stream.res, options, dValues.get(), values, bytes, stream.get()));
   SG_STATUS_TRY(
     hierarchizeDevice(grid, dValues.get(), inverse, options, info, stream.get(), timer));
-  SG_STATUS_TRY(
-    downloadStaged(*res, options, values, dValues.get(), grid.size() * sizeof(T), stream.get()));
+  SG_STATUS_TRY(downloadStaged(*stream.res, options, values, dValues.get(), bytes, stream.get()));
   if (kernelSeconds)
   {
     *kernelSeconds = timer.seconds();
@@ -692,44 +665,7 @@ Status hierarchize(const Grid& grid,
   return impl::hierarchizeImpl(grid, values, options, inverse, kernelSeconds);
 }
 
-template<typename T>
-Status evaluate(const Grid& grid,
-  const T* coefficients,
-  const T* points,
-  std::size_t n,
-  T* results,
-  const ExecutionOptions& options,
-  double* kernelSeconds)
-{
-  if (n == 0)
-  {
-    return Status::Ok();
-  }
-  std::lock_guard<std::mutex> lock(impl::deviceMutex());
-  return impl::evaluateImpl(grid, coefficients, points, n, results, options, kernelSeconds);
-}
-
-template<typename T>
-Status reconstructImage(const Grid& grid,
-  const T* coefficients,
-  const RegularGrid& target,
-  T* out,
-  const ExecutionOptions& options,
-  double* kernelSeconds)
-{
-  std::lock_guard<std::mutex> lock(impl::deviceMutex());
-  impl::DeviceInfo info;
-  SG_STATUS_TRY(impl::begin(options, info));
-  double seconds = 0;
-  SG_STATUS_TRY(impl::reconstructHost(grid, coefficients, target, out, options, info, &seconds));
-  if (kernelSeconds)
-  {
-    *kernelSeconds = seconds;
-  }
-  return Status::Ok();
-}
-
-/// Coefficients of a PreparedGrid on the device: components one after the other.
+/// Coefficients on the device: components one after the other.
 struct Resident
 {
   int device = -1;
@@ -777,6 +713,24 @@ Status makeResident(const Grid& grid,
   return Status::Ok();
 }
 
+namespace
+{
+/// Entry of the calls on resident coefficients: the device usable and the one that holds them.
+Status beginResident(const Resident& resident,
+  const ExecutionOptions& options,
+  impl::DeviceInfo& info)
+{
+  SG_STATUS_TRY(impl::begin(options, info));
+  if (info.device != resident.device)
+  {
+    return Status(ErrorCode::BackendUnavailable,
+      "the coefficients are resident on CUDA device " + std::to_string(resident.device) +
+        ", but device " + std::to_string(info.device) + " is current");
+  }
+  return Status::Ok();
+}
+} // namespace
+
 template<typename T>
 Status evaluateResident(const Resident& resident,
   const Grid& grid,
@@ -794,13 +748,7 @@ Status evaluateResident(const Resident& resident,
   }
   std::lock_guard<std::mutex> lock(impl::deviceMutex());
   impl::DeviceInfo info;
-  SG_STATUS_TRY(impl::begin(options, info));
-  if (info.device != resident.device)
-  {
-    return Status(ErrorCode::BackendUnavailable,
-      "the coefficients are resident on CUDA device " + std::to_string(resident.device) +
-        ", but device " + std::to_string(info.device) + " is current");
-  }
+  SG_STATUS_TRY(beginResident(resident, options, info));
   impl::Resources* res = nullptr;
   SG_STATUS_TRY(impl::resources(info.device, res));
   return impl::evaluateDevice(grid,
@@ -816,26 +764,24 @@ Status evaluateResident(const Resident& resident,
     kernelSeconds);
 }
 
-#define SPARSEGRID_INSTANTIATE(T)                                                                  \
-  template Status hierarchize<T>(const Grid&, T*, const ExecutionOptions&, bool, double*);         \
-  template Status evaluate<T>(                                                                     \
-    const Grid&, const T*, const T*, std::size_t, T*, const ExecutionOptions&, double*);           \
-  template Status reconstructImage<T>(                                                             \
-    const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&, double*);              \
-  template Status makeResident<T>(                                                                 \
-    const Grid&, const T*, int, const ExecutionOptions&, std::shared_ptr<Resident>&);              \
-  template Status evaluateResident<T>(const Resident&,                                             \
-    const Grid&,                                                                                   \
-    int,                                                                                           \
-    const T*,                                                                                      \
-    std::size_t,                                                                                   \
-    T*,                                                                                            \
-    std::size_t,                                                                                   \
-    const ExecutionOptions&,                                                                       \
-    double*);
-SPARSEGRID_INSTANTIATE(float)
-SPARSEGRID_INSTANTIATE(double)
-#undef SPARSEGRID_INSTANTIATE
+template<typename T>
+Status reconstructResident(const Resident& resident,
+  const Grid& grid,
+  int component,
+  const RegularGrid& target,
+  T* out,
+  const ExecutionOptions& options,
+  double* kernelSeconds)
+{
+  std::lock_guard<std::mutex> lock(impl::deviceMutex());
+  impl::DeviceInfo info;
+  SG_STATUS_TRY(beginResident(resident, options, info));
+  const T* coefficients = static_cast<const T*>(resident.data) + grid.size() * component;
+  return impl::reconstructDevice(grid, coefficients, target, out, options, info, kernelSeconds);
+}
+
+SPARSEGRID_CUDA_INSTANTIATE(float)
+SPARSEGRID_CUDA_INSTANTIATE(double)
 
 } // namespace cuda
 } // namespace sparsegrid

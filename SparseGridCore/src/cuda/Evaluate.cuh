@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace sparsegrid
 {
@@ -710,36 +711,23 @@ FastKernel<T> pickPpl(int ppl, bool shared)
   return evaluateFast<T, DT, 1, false>;
 }
 
+/// pickPpl for the compiled dimension equal to D (the fold stops at the first match).
+template<typename T, int... Ds>
+FastKernel<T> fastKernelFor(int D, int ppl, bool shared, std::integer_sequence<int, Ds...>)
+{
+  FastKernel<T> kernel = nullptr;
+  const bool compiled = ((D == Ds && (kernel = pickPpl<T, Ds>(ppl, shared), true)) || ...);
+  // Beyond the compiled dimensions: the runtime-D kernel (arrays in local memory), one point
+  // per thread.
+  return compiled ? kernel : (shared ? nullptr : evaluateFast<T, 0, 1, false>);
+}
+
 template<typename T>
 FastKernel<T> fastKernel(int D, int ppl, bool shared)
 {
-  switch (D)
-  {
-    case 1:
-      return pickPpl<T, 1>(ppl, shared);
-    case 2:
-      return pickPpl<T, 2>(ppl, shared);
-    case 3:
-      return pickPpl<T, 3>(ppl, shared);
-    case 4:
-      return pickPpl<T, 4>(ppl, shared);
-    case 5:
-      return pickPpl<T, 5>(ppl, shared);
-    case 6:
-      return pickPpl<T, 6>(ppl, shared);
-    case 7:
-      return pickPpl<T, 7>(ppl, shared);
-    case 8:
-      return pickPpl<T, 8>(ppl, shared);
-    case 9:
-      return pickPpl<T, 9>(ppl, shared);
-    case 10:
-      return pickPpl<T, 10>(ppl, shared);
-    default:
-      // Beyond the compiled dimensions: the runtime-D kernel (arrays in local memory), one point
-      // per thread.
-      return shared ? nullptr : evaluateFast<T, 0, 1, false>;
-  }
+  // Dimensions 1 to 10 have kernels with D fixed at compile time.
+  return fastKernelFor<T>(
+    D, ppl, shared, std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10>());
 }
 
 /// Entries of the fast kernel in trie order: head (offset | depth << 56) and slot words.
@@ -801,33 +789,6 @@ inline void buildEntries(const Grid& grid, std::vector<u64>& table, u32& count)
       entry[1 + t / SlotsPerWord] |= code << (SlotBits * (t % SlotsPerWord));
     }
   }
-}
-
-/// Suffix counting table of the ranking (as Grid's): counts[t][s] = level vectors of axes t..D-1
-/// whose effective levels sum to s (saturating).
-inline std::vector<u64> suffixTable(const Grid& grid)
-{
-  const int D = grid.dimensions();
-  const int budget = grid.level() + D - 1;
-  const std::size_t width = static_cast<std::size_t>(budget) + 1;
-  std::vector<u64> counts((static_cast<std::size_t>(D) + 1) * width, 0);
-  counts[static_cast<std::size_t>(D) * width] = 1;
-  const u64 top = ~u64(0);
-  for (int t = D - 1; t >= 0; --t)
-  {
-    for (int l = grid.boundary() ? 0 : 1; l <= grid.caps()[static_cast<std::size_t>(t)]; ++l)
-    {
-      const int e = l < 1 ? 1 : l;
-      for (int s = e; s <= budget; ++s)
-      {
-        u64& here = counts[static_cast<std::size_t>(t) * width + static_cast<std::size_t>(s)];
-        const u64 add =
-          counts[(static_cast<std::size_t>(t) + 1) * width + static_cast<std::size_t>(s - e)];
-        here = top - here < add ? top : here + add;
-      }
-    }
-  }
-  return counts;
 }
 
 inline bool blocksFit32(const Grid& grid)
@@ -935,7 +896,7 @@ Status DeviceEvaluator<T>::prepare(const Grid& grid,
       tables->levels = tables->pack.add(levels);
       tables->shifts = tables->pack.add(shifts);
       tables->zeroAxes = tables->pack.add(zeros);
-      tables->suffix = tables->pack.add(eval::suffixTable(grid));
+      tables->suffix = tables->pack.add(suffixTable(grid));
       tables->groupBegin = tables->pack.add(groupBegin);
       tables->caps = tables->pack.add(grid.caps());
     }

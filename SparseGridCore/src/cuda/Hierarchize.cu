@@ -176,20 +176,7 @@ __device__ void updateGeneric(const Params& p, T* a, u32 b, u64 local)
   if (!p.inv1)
   {
     // Locate the block of the position (binary search over the block offsets), as pointAt().
-    u32 lo = 0, hi = p.numBlocks;
-    while (hi - lo > 1)
-    {
-      const u32 mid = (lo + hi) / 2;
-      if (p.offsets[mid] <= pos)
-      {
-        lo = mid;
-      }
-      else
-      {
-        hi = mid;
-      }
-    }
-    b = lo;
+    b = hierarchy::blockOf(p.offsets, p.numBlocks, pos);
     local = pos - p.offsets[b];
   }
   {
@@ -538,24 +525,7 @@ Status prepare(const Grid& grid, const Optimizations& opt, std::shared_ptr<Prepa
   if (!opt.inv2)
   {
     // Ranking tables (the suffix counts, as in Grid).
-    const int budget = grid.level() + D - 1;
-    const std::size_t width = static_cast<std::size_t>(budget) + 1;
-    std::vector<u64> counts((static_cast<std::size_t>(D) + 1) * width, 0);
-    counts[static_cast<std::size_t>(D) * width] = 1;
-    for (int t = D - 1; t >= 0; --t)
-    {
-      for (int l = grid.boundary() ? 0 : 1; l <= grid.caps()[static_cast<std::size_t>(t)]; ++l)
-      {
-        const int e = l < 1 ? 1 : l;
-        for (int s = e; s <= budget; ++s)
-        {
-          u64& here = counts[static_cast<std::size_t>(t) * width + static_cast<std::size_t>(s)];
-          const u64 add =
-            counts[(static_cast<std::size_t>(t) + 1) * width + static_cast<std::size_t>(s - e)];
-          here = ~u64(0) - here < add ? ~u64(0) : here + add;
-        }
-      }
-    }
+    const std::vector<u64> counts = suffixTable(grid);
     std::vector<u32> groupBegin;
     for (int g = 1; g <= grid.numberOfGroups() + 1; ++g)
     {

@@ -78,10 +78,11 @@ Status hierarchizeDevice(const Grid& grid,
 /// Device bytes hierarchizeDevice() allocates for its tables.
 u64 hierarchizeTableBytes(const Grid& grid, const Optimizations& opt);
 
-/// Reconstruction onto a regular grid from host coefficients into host `out` (Lattice.cu):
-/// transfers, the lattice path (or batched evaluation), kernel time into `kernelSeconds`.
+/// Reconstruction onto a regular grid from device coefficients into host `out` (Lattice.cu):
+/// the lattice path (or batched evaluation), the image's download, kernel time into
+/// `kernelSeconds`.
 template<typename T>
-Status reconstructHost(const Grid& grid,
+Status reconstructDevice(const Grid& grid,
   const T* coefficients,
   const RegularGrid& target,
   T* out,

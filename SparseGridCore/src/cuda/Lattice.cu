@@ -47,19 +47,7 @@ __global__ void __launch_bounds__(CtaThreads) scatterKernel(ScatterParams p)
   const u64 step = static_cast<u64>(gridDim.x) * blockDim.x;
   for (u64 i = static_cast<u64>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.size; i += step)
   {
-    u32 lo = 0, hi = p.numBlocks;
-    while (hi - lo > 1)
-    {
-      const u32 mid = (lo + hi) / 2;
-      if (p.offsets[mid] <= i)
-      {
-        lo = mid;
-      }
-      else
-      {
-        hi = mid;
-      }
-    }
+    const u32 lo = hierarchy::blockOf(p.offsets, p.numBlocks, i);
     u64 local = i - p.offsets[lo];
     u64 idx = 0;
     for (int t = p.D - 1; t >= 0; --t)
@@ -85,6 +73,53 @@ struct AxisParams
   int gLog2; ///< tile width G = 2^gLog2 columns
 };
 
+/// Moves a tile of G columns between the lattice and shared memory (Load: into shared memory):
+/// rows of G consecutive columns when those are contiguous in memory, else a warp per column.
+template<bool Load, typename T>
+__device__ __forceinline__ void moveTile(T* full, T* s, const u64* base, u32 n, const AxisParams& p)
+{
+  const u32 G = 1u << p.gLog2;
+  const u32 pitch = G + 1;
+  const u64 invalid = ~u64(0);
+  auto move = [&](u32 j, u32 g)
+  {
+    T& shared = s[j * pitch + g];
+    T& lattice = full[base[g] + j * p.inner];
+    if (Load)
+    {
+      shared = lattice;
+    }
+    else
+    {
+      lattice = shared;
+    }
+  };
+  if (p.inner >= G)
+  {
+    for (u32 e = threadIdx.x; e < n * G; e += blockDim.x)
+    {
+      const u32 g = e & (G - 1);
+      if (base[g] != invalid)
+      {
+        move(e >> p.gLog2, g);
+      }
+    }
+    return;
+  }
+  const u32 lane = threadIdx.x & (WarpSize - 1);
+  const u32 warps = blockDim.x / WarpSize;
+  for (u32 g = threadIdx.x / WarpSize; g < G; g += warps)
+  {
+    if (base[g] != invalid)
+    {
+      for (u32 j = lane; j < n; j += WarpSize)
+      {
+        move(j, g);
+      }
+    }
+  }
+}
+
 /// Dehierarchizes tiles of G columns in shared memory.
 template<typename T>
 __global__ void __launch_bounds__(CtaThreads) latticeTileKernel(AxisParams p)
@@ -97,9 +132,6 @@ __global__ void __launch_bounds__(CtaThreads) latticeTileKernel(AxisParams p)
   T* full = static_cast<T*>(p.full);
   const u64 tiles = (p.columns + G - 1) / G;
   const u32 n = static_cast<u32>(p.n);
-  const u32 lane = threadIdx.x & (WarpSize - 1);
-  const u32 warp = threadIdx.x / WarpSize;
-  const u32 warps = blockDim.x / WarpSize;
   const u64 invalid = ~u64(0);
   for (u64 tile = blockIdx.x; tile < tiles; tile += gridDim.x)
   {
@@ -118,31 +150,7 @@ __global__ void __launch_bounds__(CtaThreads) latticeTileKernel(AxisParams p)
       }
     }
     __syncthreads();
-    if (p.inner >= G)
-    {
-      for (u32 e = threadIdx.x; e < n * G; e += blockDim.x)
-      {
-        const u32 j = e >> p.gLog2;
-        const u32 g = e & (G - 1);
-        if (base[g] != invalid)
-        {
-          s[j * pitch + g] = full[base[g] + j * p.inner];
-        }
-      }
-    }
-    else
-    {
-      for (u32 g = warp; g < G; g += warps)
-      {
-        if (base[g] != invalid)
-        {
-          for (u32 j = lane; j < n; j += WarpSize)
-          {
-            s[j * pitch + g] = full[base[g] + j * p.inner];
-          }
-        }
-      }
-    }
+    moveTile<true>(full, s, base, n, p);
     __syncthreads();
     for (int l = 1; l <= p.cap; ++l)
     {
@@ -157,31 +165,7 @@ __global__ void __launch_bounds__(CtaThreads) latticeTileKernel(AxisParams p)
       }
       __syncthreads();
     }
-    if (p.inner >= G)
-    {
-      for (u32 e = threadIdx.x; e < n * G; e += blockDim.x)
-      {
-        const u32 j = e >> p.gLog2;
-        const u32 g = e & (G - 1);
-        if (base[g] != invalid)
-        {
-          full[base[g] + j * p.inner] = s[j * pitch + g];
-        }
-      }
-    }
-    else
-    {
-      for (u32 g = warp; g < G; g += warps)
-      {
-        if (base[g] != invalid)
-        {
-          for (u32 j = lane; j < n; j += WarpSize)
-          {
-            full[base[g] + j * p.inner] = s[j * pitch + g];
-          }
-        }
-      }
-    }
+    moveTile<false>(full, s, base, n, p);
     __syncthreads();
   }
 }
@@ -271,36 +255,40 @@ unsigned gridFor(u64 work, const DeviceInfo& info)
     std::max<u64>(1, std::min<u64>(blocks, static_cast<u64>(info.multiprocessors) * 32)));
 }
 
+/// One reconstruction: device coefficients, host target image.
 template<typename T>
-Status byEvaluation(const Grid& grid,
-  const T* coefficients,
-  const RegularGrid& target,
-  T* out,
-  const ExecutionOptions& options,
-  const DeviceInfo& info,
-  double* kernelSeconds)
+struct Reconstruction
 {
+  const Grid& grid;
+  const T* coefficients; ///< device memory
+  const RegularGrid& target;
+  T* out; ///< host memory
+  const ExecutionOptions& options;
+  const DeviceInfo& info;
+};
+
+template<typename T>
+Status byEvaluation(const Reconstruction<T>& job, double* kernelSeconds)
+{
+  const Grid& grid = job.grid;
+  const RegularGrid& target = job.target;
+  const ExecutionOptions& options = job.options;
   const int D = grid.dimensions();
   const u64 total = target.numberOfPoints();
   const u64 batch = std::min<u64>(total, u64(1) << 22);
   MemoryPlan plan("the CUDA reconstruction (batched evaluation)");
-  plan.add(grid.size() * sizeof(T));
   plan.add(DeviceEvaluator<T>::tableBytes(grid, options.optimizations));
   plan.add(batch * static_cast<u64>(D) * sizeof(T));
   plan.add(batch * sizeof(T));
   SG_STATUS_TRY(plan.check());
-  DeviceArray<T> dCoefficients, dPoints, dOut;
-  SG_STATUS_TRY(dCoefficients.upload(coefficients, grid.size(), "the coefficients"));
+  DeviceArray<T> dPoints, dOut;
   SG_STATUS_TRY(dPoints.allocate(batch * static_cast<u64>(D), "the target points"));
   SG_STATUS_TRY(dOut.allocate(batch, "the reconstructed values"));
   DeviceEvaluator<T> evaluator;
-  SG_STATUS_TRY(evaluator.prepare(grid, options.optimizations, info, dCoefficients.get()));
-  Resources* res = nullptr;
-  SG_STATUS_TRY(resources(info.device, res));
-  Stream& stream = res->streams[0];
-  KernelTimer& timer = res->timers[0];
-  StreamDrain drain;
-  drain.streams.push_back(stream.get());
+  SG_STATUS_TRY(evaluator.prepare(grid, options.optimizations, job.info, job.coefficients));
+  KernelStream stream;
+  SG_STATUS_TRY(stream.open(job.info));
+  KernelTimer& timer = stream.timer();
   PointsParams pp{};
   pp.D = D;
   for (int t = 0; t < D; ++t)
@@ -323,15 +311,16 @@ Status byEvaluation(const Grid& grid,
     SG_STATUS_TRY(timer.start(stream.get()));
     SG_STATUS_TRY(launch("the point generation kernel",
       pointsKernel<T>,
-      gridFor(count, info),
+      gridFor(count, job.info),
       CtaThreads,
       0,
       stream.get(),
       pp));
-    SG_STATUS_TRY(evaluator.run(dPoints.get(), count, dOut.get(), 1, stream.get(), res->counters));
-    SG_STATUS_TRY(timer.stop(stream.get()));
     SG_STATUS_TRY(
-      downloadStaged(*res, options, out + first, dOut.get(), count * sizeof(T), stream.get()));
+      evaluator.run(dPoints.get(), count, dOut.get(), 1, stream.get(), stream.res->counters));
+    SG_STATUS_TRY(timer.stop(stream.get()));
+    SG_STATUS_TRY(downloadStaged(
+      *stream.res, options, job.out + first, dOut.get(), count * sizeof(T), stream.get()));
     SG_STATUS_TRY(timer.collect());
   }
   *kernelSeconds = timer.seconds();
@@ -341,7 +330,7 @@ Status byEvaluation(const Grid& grid,
 } // namespace lattice
 
 template<typename T>
-Status reconstructHost(const Grid& grid,
+Status reconstructDevice(const Grid& grid,
   const T* coefficients,
   const RegularGrid& target,
   T* out,
@@ -350,6 +339,7 @@ Status reconstructHost(const Grid& grid,
   double* kernelSeconds)
 {
   using namespace lattice;
+  const Reconstruction<T> job{ grid, coefficients, target, out, options, info };
   const int D = grid.dimensions();
   std::vector<u64> dims, strides;
   u64 latticeSize = 1;
@@ -363,7 +353,7 @@ Status reconstructHost(const Grid& grid,
   // The CPU's rule: the lattice pays off unless it is much larger than the target.
   if (latticeSize > std::max<u64>(8 * total, u64(1) << 21))
   {
-    return byEvaluation(grid, coefficients, target, out, options, info, kernelSeconds);
+    return byEvaluation(job, kernelSeconds);
   }
   bool direct = true;
   for (int t = 0; t < D && direct; ++t)
@@ -389,7 +379,6 @@ Status reconstructHost(const Grid& grid,
     }
   }
   MemoryPlan plan("the CUDA reconstruction");
-  plan.add(grid.size() * sizeof(T));
   plan.add(8 * (grid.numberOfBlocks() + 1) + grid.numberOfBlocks() * static_cast<u64>(D));
   plan.add(latticeSize * sizeof(T));
   if (!direct)
@@ -400,7 +389,7 @@ Status reconstructHost(const Grid& grid,
   }
   SG_STATUS_TRY(plan.check());
 
-  DeviceArray<T> dCoefficients, dLattice, dOut, dA, dB;
+  DeviceArray<T> dLattice, dOut, dA, dB;
   DeviceArray<u64> dOffsets;
   DeviceArray<unsigned char> dLevels;
   {
@@ -415,7 +404,6 @@ Status reconstructHost(const Grid& grid,
     SG_STATUS_TRY(dOffsets.upload(offsets, "block offsets"));
     SG_STATUS_TRY(dLevels.upload(levels, "block levels"));
   }
-  SG_STATUS_TRY(dCoefficients.upload(coefficients, grid.size(), "the coefficients"));
   SG_STATUS_TRY(dLattice.allocate(latticeSize, "the reconstruction lattice"));
   if (!direct)
   {
@@ -453,12 +441,9 @@ Status reconstructHost(const Grid& grid,
       SG_STATUS_TRY(dFrac[u].upload(frac, "interpolation weights"));
     }
   }
-  Resources* res = nullptr;
-  SG_STATUS_TRY(resources(info.device, res));
-  Stream& stream = res->streams[0];
-  KernelTimer& timer = res->timers[0];
-  StreamDrain drain;
-  drain.streams.push_back(stream.get());
+  KernelStream stream;
+  SG_STATUS_TRY(stream.open(info));
+  KernelTimer& timer = stream.timer();
   if (detail::aborted(options))
   {
     return detail::abortedStatus();
@@ -469,7 +454,7 @@ Status reconstructHost(const Grid& grid,
   SG_CUDA_TRY(cudaMemsetAsync(dLattice.get(), 0, latticeSize * sizeof(T), stream.get()),
     "clearing the lattice");
   ScatterParams sp{};
-  sp.coefficients = dCoefficients.get();
+  sp.coefficients = coefficients;
   sp.full = dLattice.get();
   sp.size = grid.size();
   sp.offsets = dOffsets.get();
@@ -579,27 +564,24 @@ Status reconstructHost(const Grid& grid,
     result = dOut.get();
   }
   SG_STATUS_TRY(timer.stop(stream.get()));
-  SG_STATUS_TRY(downloadStaged(*res, options, out, result, total * sizeof(T), stream.get()));
+  SG_STATUS_TRY(downloadStaged(*stream.res, options, out, result, total * sizeof(T), stream.get()));
   SG_STATUS_TRY(timer.collect());
   *kernelSeconds = timer.seconds();
   detail::progress(options, 1.0);
   return Status::Ok();
 }
 
-template Status reconstructHost<float>(const Grid&,
-  const float*,
-  const RegularGrid&,
-  float*,
-  const ExecutionOptions&,
-  const DeviceInfo&,
-  double*);
-template Status reconstructHost<double>(const Grid&,
-  const double*,
-  const RegularGrid&,
-  double*,
-  const ExecutionOptions&,
-  const DeviceInfo&,
-  double*);
+#define SPARSEGRID_INSTANTIATE(T)                                                                  \
+  template Status reconstructDevice<T>(const Grid&,                                                \
+    const T*,                                                                                      \
+    const RegularGrid&,                                                                            \
+    T*,                                                                                            \
+    const ExecutionOptions&,                                                                       \
+    const DeviceInfo&,                                                                             \
+    double*);
+SPARSEGRID_INSTANTIATE(float)
+SPARSEGRID_INSTANTIATE(double)
+#undef SPARSEGRID_INSTANTIATE
 
 } // namespace impl
 } // namespace cuda
