@@ -497,16 +497,7 @@ Status encodeCPU(const T* values,
   stats.chunks = chunks;
   stats.zeroChunks = 0;
 
-  detail::HeaderFields h;
-  h.type = valueTypeOf<T>();
-  for (int a = 0; a < 3; ++a)
-  {
-    h.dims[a] = plan.dims[a];
-  }
-  h.bound = bound;
-  h.levels = plan.levels;
-  h.scheme = scheme;
-  h.lengths.assign(lengths.begin(), lengths.begin() + static_cast<std::ptrdiff_t>(tableCount));
+  detail::HeaderFields h = detail::codedHeader(valueTypeOf<T>(), plan, bound, table);
   const std::size_t header = detail::headerBytes(plan.levels, tableCount);
   std::uint64_t total = header;
   h.levelEnd.resize(static_cast<std::size_t>(plan.levels));
@@ -1186,6 +1177,25 @@ Status makeEncodePlan(const Layout& layout,
     out.quantisers = levelQuantisers(bound, out.plan.levels);
   }
   return st;
+}
+
+HeaderFields codedHeader(ValueType type,
+  const format::Plan& plan,
+  double bound,
+  const HuffmanTable& table)
+{
+  HeaderFields h;
+  h.type = type;
+  for (int a = 0; a < 3; ++a)
+  {
+    h.dims[a] = plan.dims[a];
+  }
+  h.bound = bound;
+  h.levels = plan.levels;
+  h.scheme = plan.scheme;
+  h.lengths.assign(
+    table.lengths.begin(), table.lengths.begin() + static_cast<std::ptrdiff_t>(table.count));
+  return h;
 }
 
 HuffmanTable huffmanTable(const std::vector<std::uint64_t>& histogram)

@@ -62,6 +62,12 @@ struct HuffmanTable
   std::uint64_t symbols = 0;
 };
 HuffmanTable huffmanTable(const std::vector<std::uint64_t>& histogram);
+/// The header of a coded stream of this plan (its scheme), bound and table; the level ends and
+/// level bounds are the caller's.
+HeaderFields codedHeader(ValueType type,
+  const format::Plan& plan,
+  double bound,
+  const HuffmanTable& table);
 
 /// Level bounds from the per-pass maximum surpluses (see docs/compression.md for the argument).
 std::vector<double> levelBounds(const format::Plan& plan,

@@ -317,6 +317,13 @@ struct ProfileScope
 #define SGC_PROFILE_END() KernelProfile::get().end(s)
 #define SGC_HOST_MARK() KernelProfile::get().hostMark()
 #define SGC_HOST_LAP(name) KernelProfile::get().hostLap(name)
+/// End of a stage of kernels before host work: the profile's last event, the launch check, the
+/// kernel timer and the start of the next host lap.
+#define SGC_STAGE_DONE(what)                                                                       \
+  SGC_PROFILE_END();                                                                               \
+  SGC_LAUNCHED(what);                                                                              \
+  timer.stop(s);                                                                                   \
+  SGC_HOST_MARK()
 
 //------------------------------------------------------------------------------------------------
 // Device helpers
@@ -1818,23 +1825,16 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   SGC_TRY(cudaMemsetAsync(histogram, 0, format::Tokens * 4, s), "clear");
   analyseWarpKernel<<<warpCtas, AnalyseWarps * 32, 0, s>>>(
     symbols, geometry, chunks, masks, histogram);
-  SGC_PROFILE_END();
-  SGC_LAUNCHED("analyse kernel");
-  timer.stop(s);
-  SGC_HOST_MARK();
+  SGC_STAGE_DONE("analyse kernel");
   u64 nonFinite = 0;
   SGC_TRY(cudaMemcpy(&nonFinite, stats, 8, cudaMemcpyDeviceToHost), "download count");
   if (nonFinite > 0)
   {
     std::vector<T> host(static_cast<std::size_t>(voxels));
-    SGC_TRY(cudaMemcpy2D(host.data(),
-              sizeof(T),
-              input,
-              sizeof(T) * stride,
-              sizeof(T),
-              voxels,
-              cudaMemcpyDeviceToHost),
-      "download");
+    if (!(st = copyToHost(input, host.size(), stride, host.data())))
+    {
+      return st;
+    }
     std::size_t first = 0;
     while (first < host.size() && std::isfinite(host[first]))
     {
@@ -1886,10 +1886,7 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   SGC_PROFILE_BEGIN("encode chunk totals");
   chunkTotalsKernel<<<blocksFor(chunks), Threads, 0, s>>>(
     blockBits, blockEsc, chunks, dChunkBits, dChunkEsc);
-  SGC_PROFILE_END();
-  SGC_LAUNCHED("chunk totals kernel");
-  timer.stop(s);
-  SGC_HOST_MARK();
+  SGC_STAGE_DONE("chunk totals kernel");
   // Chunk offsets on the host: one pass over a few thousand chunks per GB of input.
   std::vector<u32> bits(static_cast<std::size_t>(chunks)), escs(static_cast<std::size_t>(chunks));
   std::vector<u64> hostMasks(static_cast<std::size_t>(chunks));
@@ -1899,16 +1896,7 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   SGC_TRY(
     cudaMemcpy(hostMasks.data(), masks, chunks * 8, cudaMemcpyDeviceToHost), "download masks");
 
-  detail::HeaderFields h;
-  h.type = valueTypeOf<T>();
-  for (int a = 0; a < 3; ++a)
-  {
-    h.dims[a] = plan.dims[a];
-  }
-  h.bound = bound;
-  h.scheme = request.scheme;
-  h.levels = plan.levels;
-  h.lengths.assign(lengths.begin(), lengths.begin() + static_cast<std::ptrdiff_t>(tableCount));
+  detail::HeaderFields h = detail::codedHeader(valueTypeOf<T>(), plan, bound, table);
   const std::size_t header = detail::headerBytes(plan.levels, tableCount);
   std::vector<u64> chunkOffset(static_cast<std::size_t>(chunks) + 1),
     tableOffset(static_cast<std::size_t>(plan.levels));
@@ -1944,21 +1932,9 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   {
     std::vector<T> host(static_cast<std::size_t>(voxels));
     // The input is intact (the passes worked on rec).
-    if (stride == 1)
+    if (!(st = copyToHost(input, host.size(), stride, host.data())))
     {
-      SGC_TRY(cudaMemcpy(host.data(), input, voxels * sizeof(T), cudaMemcpyDeviceToHost),
-        "download input");
-    }
-    else
-    {
-      SGC_TRY(cudaMemcpy2D(host.data(),
-                sizeof(T),
-                input,
-                sizeof(T) * stride,
-                sizeof(T),
-                voxels,
-                cudaMemcpyDeviceToHost),
-        "download input");
+      return st;
     }
     if (target)
     {
@@ -2043,10 +2019,7 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
     dPlan.passes,
     dPlan.levelPassBegin,
     dPlan.dims);
-  SGC_PROFILE_END();
-  SGC_LAUNCHED("write kernel");
-  timer.stop(s);
-  SGC_HOST_MARK();
+  SGC_STAGE_DONE("write kernel");
   if (target)
   {
     std::vector<std::uint8_t> head(header);
@@ -2287,10 +2260,7 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
       cub::DeviceScan::ExclusiveSum(temp, scanBytes, dSize64, dScanned, chunks, s);
       chunkCheckKernel<S><<<blocksFor(chunks), Threads, 0, s>>>(
         deviceStream, geometry, sec, chunks, dChunkSize, dScanned, dChunkOffset, dError);
-      SGC_PROFILE_END();
-      SGC_LAUNCHED("chunk table kernels");
-      timer.stop(s);
-      SGC_HOST_MARK();
+      SGC_STAGE_DONE("chunk table kernels");
       int err = 0;
       SGC_TRY(cudaMemcpy(&err, dError, 4, cudaMemcpyDeviceToHost), "download");
       if (err)
@@ -2474,6 +2444,11 @@ std::string profileReport()
 template<typename T>
 Status copyToHost(const T* device, std::size_t n, std::size_t stride, T* host)
 {
+  if (stride == 1)
+  {
+    SGC_TRY(cudaMemcpy(host, device, n * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
+    return Status::Ok();
+  }
   SGC_TRY(
     cudaMemcpy2D(host, sizeof(T), device, sizeof(T) * stride, sizeof(T), n, cudaMemcpyDeviceToHost),
     "copy to host");
