@@ -10,6 +10,7 @@
 #include "vtkDoubleArray.h"
 #include "vtkFieldData.h"
 #include "vtkIntArray.h"
+#include "vtkPointData.h"
 #include "vtkSmartPointer.h"
 
 #include <sparsegrid/codec.h>
@@ -609,6 +610,35 @@ vtkSparseGridProbe::Result vtkSparseGridProbe::Conclude(Result probed,
   if (probed == Result::Done && !AnnotateBounds(contents, output->GetFieldData(), error))
   {
     probed = Result::Failed;
+  }
+  // Finite coefficients can still sum past the precision's range (a damaged file, or data at
+  // the float limit): a clear error, never an image of Inf.
+  for (std::size_t i = 0; probed == Result::Done && i < contents.Info.ArrayNames.size(); ++i)
+  {
+    const std::string& name = contents.Info.ArrayNames[i];
+    vtkDataArray* array = output->GetPointData()->GetArray(name.c_str());
+    sparsegrid::Status status;
+    if (auto* f = vtkArrayDownCast<vtkAOSDataArrayTemplate<float>>(array))
+    {
+      status = sparsegrid::checkFinite(
+        f->GetPointer(0), static_cast<std::size_t>(f->GetNumberOfValues()), name.c_str());
+    }
+    else if (auto* d = vtkArrayDownCast<vtkAOSDataArrayTemplate<double>>(array))
+    {
+      status = sparsegrid::checkFinite(
+        d->GetPointer(0), static_cast<std::size_t>(d->GetNumberOfValues()), name.c_str());
+    }
+    if (!status.ok())
+    {
+      probed = Result::Failed;
+      if (error)
+      {
+        *error = "the reconstruction of '" + name + "' overflows: " + status.message() +
+          ". The coefficients are finite but their sums leave the range of " +
+          (contents.Info.Precision == sparsegrid::Precision::Float ? "float" : "double") +
+          " (compress with Double precision, or rescale the data).";
+      }
+    }
   }
   if (probed == Result::Aborted)
   {

@@ -577,7 +577,7 @@ TEST(SparseGridIOReader, CanReadFileAndBadSampling)
 {
   const std::string folder = ScratchFolder("vtkcanread");
   const std::string path = folder + "/c.sgrid";
-  ASSERT_EQ(WriteSample(path, 1), "");
+  ASSERT_EQ(WriteSample(path, 1, sparsegrid::Precision::Double, false), "");
   EXPECT_TRUE(vtkSparseGridReader::CanReadFile(path.c_str()));
   EXPECT_FALSE(vtkSparseGridReader::CanReadFile((folder + "/none.sgrid").c_str()));
   vtkNew<vtkSparseGridReader> reader;
@@ -714,7 +714,7 @@ TEST(SparseGridIOReader, ReaderRefusesAnImageBeyondTheMemoryLimit)
 {
   const std::string folder = ScratchFolder("vtkhuge");
   const std::string fixedPath = folder + "/fixed.sgrid";
-  ASSERT_EQ(WriteSample(fixedPath, 1), "");
+  ASSERT_EQ(WriteSample(fixedPath, 1, sparsegrid::Precision::Double, false), "");
   const std::string codedPath = folder + "/coded.sgrid";
   vtkNew<vtkTestTimeImageSource> source;
   auto h = HierarchizeBounded(source, 1e-3);
@@ -740,6 +740,50 @@ TEST(SparseGridIOReader, ReaderRefusesAnImageBeyondTheMemoryLimit)
     reader->Update();
     EXPECT_EQ(errors.Text, "");
     EXPECT_EQ(vtkImageData::SafeDownCast(reader->GetOutputDataObject(0))->GetNumberOfPoints(), 729);
+  }
+}
+
+// Issue 17, item 5: a file with a valid checksum whose coefficients are damaged (one NaN;
+// values whose sums overflow float) is refused by the reader with a clear error and an empty
+// output, as Reconstruct refuses such a representation, instead of an image of NaN or Inf.
+TEST(SparseGridIOReader, DamagedCoefficientsAreAnErrorNotAnImageOfNaN)
+{
+  const std::string folder = ScratchFolder("vtkdamaged");
+  const sgf::GridDescription g = SmallGrid(sparsegrid::Precision::Float);
+  const std::size_t n = static_cast<std::size_t>(g.numberOfPoints);
+  struct Case
+  {
+    const char* Name;
+    float First;
+    float Others;
+  };
+  const float huge = 0.9f * std::numeric_limits<float>::max();
+  for (const Case& c : { Case{ "one-nan", std::numeric_limits<float>::quiet_NaN(), 1.0f },
+         Case{ "overflowing-sums", huge, huge } })
+  {
+    SCOPED_TRACE(c.Name);
+    std::vector<float> values(n, c.Others);
+    values[0] = c.First;
+    sgf::StepInput step;
+    sgf::ArrayInput a;
+    a.name = "density";
+    a.data = values.data();
+    step.arrays.push_back(a);
+    const std::string path = folder + "/" + c.Name + ".sgrid";
+    ASSERT_EQ(sgf::writeFile(path, g, { { "density", 1 } }, { step }), "");
+    vtkNew<vtkSparseGridReader> reader;
+    ErrorCatcher errors(reader);
+    reader->SetFileName(path.c_str());
+    reader->Update();
+    EXPECT_NE(errors.Text.find("non-finite"), std::string::npos) << errors.Text;
+    if (c.First == c.Others)
+    {
+      EXPECT_NE(errors.Text.find("overflows"), std::string::npos) << errors.Text;
+      EXPECT_NE(errors.Text.find("Double precision"), std::string::npos) << errors.Text;
+    }
+    vtkImageData* image = vtkImageData::SafeDownCast(reader->GetOutputDataObject(0));
+    ASSERT_NE(image, nullptr);
+    EXPECT_EQ(image->GetNumberOfPoints(), 0);
   }
 }
 
