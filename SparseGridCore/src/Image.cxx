@@ -76,12 +76,9 @@ inline double unitCoordinate(int level, std::uint32_t k)
 
 } // namespace
 
-namespace
-{
-
 // Samples the grid points owned by a piece (the whole image is the piece that owns all).
 template<typename T>
-Status samplePiece(const Grid& grid,
+Status sampleImagePiece(const Grid& grid,
   const T* image,
   const ImagePiece& piece,
   T* values,
@@ -318,8 +315,6 @@ Status samplePiece(const Grid& grid,
   return Status::Ok();
 }
 
-} // namespace
-
 namespace
 {
 
@@ -336,7 +331,7 @@ Status sampleWhole(const Grid& grid,
   detail::Stopwatch clock;
   whole.offset.assign(whole.wholeDims.size(), 0);
   whole.dims = whole.wholeDims;
-  Status status = samplePiece(grid, image, whole, values, nullptr, stride, options);
+  Status status = sampleImagePiece(grid, image, whole, values, nullptr, stride, options);
   if (report)
   {
     report->backendUsed = Backend::CPU;
@@ -379,18 +374,6 @@ Status sampleImage(const Grid& grid,
   whole.origin = placement.origin;
   whole.spacing = placement.spacing;
   return sampleWhole(grid, image, std::move(whole), values, stride, options, report);
-}
-
-template<typename T>
-Status sampleImagePiece(const Grid& grid,
-  const T* piece,
-  const ImagePiece& geometry,
-  T* values,
-  std::uint64_t* owned,
-  std::size_t stride,
-  const ExecutionOptions& options)
-{
-  return samplePiece(grid, piece, geometry, values, owned, stride, options);
 }
 
 namespace
@@ -876,7 +859,7 @@ Status sampleImage(const Grid& grid,
     options,
     report,
     [&](const T* in, std::size_t stride, T* out, std::uint64_t*, const ExecutionOptions& o)
-    { return samplePiece(grid, in, whole, out, nullptr, stride, o); });
+    { return sampleImagePiece(grid, in, whole, out, nullptr, stride, o); });
 }
 
 template<typename T>
@@ -899,7 +882,7 @@ Status sampleImagePiece(const Grid& grid,
     options,
     report,
     [&](const T* in, std::size_t stride, T* out, std::uint64_t* count, const ExecutionOptions& o)
-    { return samplePiece(grid, in, geometry, out, count, stride, o); });
+    { return sampleImagePiece(grid, in, geometry, out, count, stride, o); });
 }
 
 #define SPARSEGRID_INSTANTIATE(T)                                                                  \

@@ -678,37 +678,37 @@ inline int defaultPointsPerThread(int D, bool doublePrecision)
   return D <= 6 ? 4 : 2;
 }
 
-template<typename T, int DT>
-FastKernel<T> pickPpl(int ppl, bool shared)
+/// The kernel for `ppl` points per thread: 4 are compiled up to D 6 with shared coefficients
+/// and up to D 8 without, 2 and 1 for every compiled D.
+template<typename T, int DT, bool Shared>
+FastKernel<T> byPointsPerThread(int ppl)
 {
-  if (shared)
-  {
-    if constexpr (DT >= 1 && DT <= 6)
-    {
-      if (ppl == 4)
-      {
-        return evaluateFast<T, DT, 4, true>;
-      }
-      if (ppl == 2)
-      {
-        return evaluateFast<T, DT, 2, true>;
-      }
-      return evaluateFast<T, DT, 1, true>;
-    }
-    return nullptr;
-  }
-  if constexpr (DT >= 1 && DT <= 8)
+  if constexpr (DT >= 1 && DT <= (Shared ? 6 : 8))
   {
     if (ppl == 4)
     {
-      return evaluateFast<T, DT, 4, false>;
+      return evaluateFast<T, DT, 4, Shared>;
     }
   }
   if (ppl == 2)
   {
-    return evaluateFast<T, DT, 2, false>;
+    return evaluateFast<T, DT, 2, Shared>;
   }
-  return evaluateFast<T, DT, 1, false>;
+  return evaluateFast<T, DT, 1, Shared>;
+}
+
+/// Shared coefficients are compiled up to D 6 only (nullptr beyond).
+template<typename T, int DT>
+FastKernel<T> pickPpl(int ppl, bool shared)
+{
+  if constexpr (DT >= 1 && DT <= 6)
+  {
+    return shared ? byPointsPerThread<T, DT, true>(ppl) : byPointsPerThread<T, DT, false>(ppl);
+  }
+  else
+  {
+    return shared ? FastKernel<T>(nullptr) : byPointsPerThread<T, DT, false>(ppl);
+  }
 }
 
 /// pickPpl for the compiled dimension equal to D (the fold stops at the first match).
