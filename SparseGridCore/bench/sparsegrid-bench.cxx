@@ -15,6 +15,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sg = sparsegrid;
@@ -133,6 +134,19 @@ bool parse(int argc, char** argv, Args& a)
   return true;
 }
 
+/// The optimisation switches by their names in --opts and in the results.
+using Switch = std::pair<const char*, bool sg::Optimizations::*>;
+const Switch Switches[] = {
+  Switch("inv1", &sg::Optimizations::inv1),
+  Switch("inv2", &sg::Optimizations::inv2),
+  Switch("inv3", &sg::Optimizations::inv3),
+  Switch("inv4", &sg::Optimizations::inv4),
+  Switch("ichg1", &sg::Optimizations::ichg1),
+  Switch("ichg2", &sg::Optimizations::ichg2),
+  Switch("vec1", &sg::Optimizations::vec1),
+  Switch("sred1", &sg::Optimizations::sred1),
+};
+
 sg::Optimizations optimizations(const Args& a)
 {
   sg::Optimizations o;
@@ -143,23 +157,16 @@ sg::Optimizations optimizations(const Args& a)
     std::string item;
     while (std::getline(ss, item, ','))
     {
-      if (item == "inv1")
-        o.inv1 = true;
-      else if (item == "inv2")
-        o.inv2 = true;
-      else if (item == "inv3")
-        o.inv3 = true;
-      else if (item == "inv4")
-        o.inv4 = true;
-      else if (item == "ichg1")
-        o.ichg1 = true;
-      else if (item == "ichg2")
-        o.ichg2 = true;
-      else if (item == "vec1")
-        o.vec1 = true;
-      else if (item == "sred1")
-        o.sred1 = true;
-      else if (item != "none" && !item.empty())
+      bool known = item == "none" || item.empty();
+      for (const auto& s : Switches)
+      {
+        if (item == s.first)
+        {
+          o.*(s.second) = true;
+          known = true;
+        }
+      }
+      if (!known)
       {
         std::fprintf(stderr, "unknown optimisation '%s'\n", item.c_str());
         std::exit(2);
@@ -176,19 +183,11 @@ sg::Optimizations optimizations(const Args& a)
 std::string optsString(const sg::Optimizations& o)
 {
   std::string s;
-  auto add = [&](bool on, const char* name)
+  for (const auto& named : Switches)
   {
-    if (on)
-      s += (s.empty() ? "" : ",") + std::string(name);
-  };
-  add(o.inv1, "inv1");
-  add(o.inv2, "inv2");
-  add(o.inv3, "inv3");
-  add(o.inv4, "inv4");
-  add(o.ichg1, "ichg1");
-  add(o.ichg2, "ichg2");
-  add(o.vec1, "vec1");
-  add(o.sred1, "sred1");
+    if (o.*(named.second))
+      s += (s.empty() ? "" : ",") + std::string(named.first);
+  }
   return s.empty() ? "none" : s;
 }
 
