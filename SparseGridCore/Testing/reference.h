@@ -242,8 +242,9 @@ inline double basis(const Point& p, const double* x)
   return v;
 }
 
-/// Brute force: sum over ALL grid points of alpha * basis, at x clamped to the domain.
-inline double evaluate(const Grid& g, const std::vector<double>& alpha, const double* xin)
+/// sum over ALL grid points q of weight(q) * basis_q(x), at x clamped to the domain.
+template<typename Weight>
+double basisSum(const Grid& g, const double* xin, Weight weight)
 {
   std::vector<double> x(xin, xin + g.D);
   for (double& v : x)
@@ -253,25 +254,21 @@ inline double evaluate(const Grid& g, const std::vector<double>& alpha, const do
   double s = 0.0;
   for (std::size_t q = 0; q < g.points.size(); ++q)
   {
-    s += alpha[q] * basis(g.points[q], x.data());
+    s += weight(q) * basis(g.points[q], x.data());
   }
   return s;
+}
+
+/// Brute force: sum over ALL grid points of alpha * basis, at x clamped to the domain.
+inline double evaluate(const Grid& g, const std::vector<double>& alpha, const double* xin)
+{
+  return basisSum(g, xin, [&](std::size_t q) { return alpha[q]; });
 }
 
 /// sum_q |alpha_q| basis_q(x): scales the rounding error of any evaluation of the interpolant.
 inline double termAbsSum(const Grid& g, const std::vector<double>& alpha, const double* xin)
 {
-  std::vector<double> x(xin, xin + g.D);
-  for (double& v : x)
-  {
-    v = clamp01(v);
-  }
-  double s = 0.0;
-  for (std::size_t q = 0; q < g.points.size(); ++q)
-  {
-    s += std::fabs(alpha[q]) * basis(g.points[q], x.data());
-  }
-  return s;
+  return basisSum(g, xin, [&](std::size_t q) { return std::fabs(alpha[q]); });
 }
 
 /// sum_q basis_q(x): how much per-surplus errors can add up at x.
@@ -629,6 +626,34 @@ protected:
     o.threads = threads;
     return o;
   }
+};
+
+/**
+ * Compares values with a reference within tolerances and reports the first few that are outside
+ * (ADD_FAILURE each, naming the item), so that one wrong kernel does not print thousands.
+ */
+class Mismatches
+{
+public:
+  explicit Mismatches(const char* item)
+    : Item(item)
+  {
+  }
+  /// False once enough failures were reported: loops stop checking.
+  bool open() const { return this->Count < 5; }
+  void check(std::size_t index, double got, double expected, double tolerance)
+  {
+    if (!(std::fabs(got - expected) <= tolerance))
+    {
+      ++this->Count;
+      ADD_FAILURE() << this->Item << " " << index << ": got " << got << ", expected " << expected
+                    << ", tolerance " << tolerance;
+    }
+  }
+
+private:
+  const char* Item;
+  int Count = 0;
 };
 
 /// The report must name the backend we asked for (no silent fallback). A macro, so that a

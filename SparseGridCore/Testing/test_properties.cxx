@@ -151,9 +151,9 @@ protected:
       ASSERT_TRUE(st.ok()) << st.message();
       SG_EXPECT_BACKEND(r2);
       const std::vector<double> alphaRef = ref::hierarchize(g, nodal);
-      int bad = 0;
+      ref::Mismatches bad("voxel");
       std::vector<double> x(static_cast<std::size_t>(D));
-      for (std::size_t v = 0; v < voxels && bad < 5; ++v)
+      for (std::size_t v = 0; v < voxels && bad.open(); ++v)
       {
         std::size_t rest = v;
         for (int t = 0; t < D; ++t)
@@ -163,12 +163,7 @@ protected:
           rest /= dims[t];
         }
         const double tol = ref::interpolantTolerance<T>(g, alphaRef, x.data(), 1.0);
-        if (!(std::fabs(out[v] - image[v]) <= tol))
-        {
-          ++bad;
-          ADD_FAILURE() << "voxel " << v << ": reconstructed " << out[v] << ", image " << image[v]
-                        << ", tolerance " << tol;
-        }
+        bad.check(v, out[v], image[v], tol);
       }
     }
   }
@@ -232,20 +227,15 @@ protected:
         sparsegrid::evaluate(grid, values.data(), xs.data(), 100, out.data(), this->options(), &r2)
           .ok());
       SG_EXPECT_BACKEND(r2);
-      int bad = 0;
-      for (std::size_t k = 0; k < 100 && bad < 5; ++k)
+      ref::Mismatches bad("point");
+      for (std::size_t k = 0; k < 100 && bad.open(); ++k)
       {
         std::vector<double> x(xs.begin() + static_cast<std::ptrdiff_t>(k * D),
           xs.begin() + static_cast<std::ptrdiff_t>((k + 1) * D));
         // Tolerance: rounding of the nodal values to T (eps_T M / 2, scaled like any surplus
         // error, which surplusTolerance covers) plus the usual interpolant tolerance.
         const double tol = ref::interpolantTolerance<T>(g, alphaRef, x.data(), M);
-        if (!(std::fabs(out[k] - f(x.data())) <= tol))
-        {
-          ++bad;
-          ADD_FAILURE() << "point " << k << ": interpolant " << out[k] << ", multilinear f "
-                        << f(x.data()) << ", tolerance " << tol;
-        }
+        bad.check(k, out[k], f(x.data()), tol);
       }
     }
   }
@@ -555,8 +545,8 @@ protected:
       SG_EXPECT_BACKEND(r2);
       const std::vector<double> alphaRef = ref::hierarchize(g, nodal);
       std::vector<double> x(static_cast<std::size_t>(D));
-      int bad = 0;
-      for (std::size_t v = 0; v < image.size() && bad < 5; ++v)
+      ref::Mismatches bad("voxel");
+      for (std::size_t v = 0; v < image.size() && bad.open(); ++v)
       {
         std::size_t rest = v;
         for (int t = 0; t < D; ++t)
@@ -566,12 +556,7 @@ protected:
           rest /= dims[t];
         }
         const double tol = ref::interpolantTolerance<T>(g, alphaRef, x.data(), 1.0);
-        if (!(std::fabs(out[v] - image[v]) <= tol))
-        {
-          ++bad;
-          ADD_FAILURE() << "voxel " << v << ": reconstructed " << out[v] << ", image " << image[v]
-                        << ", tolerance " << tol;
-        }
+        bad.check(v, out[v], image[v], tol);
       }
     }
   }

@@ -95,16 +95,11 @@ protected:
       ASSERT_TRUE(st.ok()) << st.message();
       SG_EXPECT_BACKEND(report);
 
-      int bad = 0;
-      for (std::size_t p = 0; p < g.size() && bad < 5; ++p)
+      ref::Mismatches bad("surplus");
+      for (std::size_t p = 0; p < g.size() && bad.open(); ++p)
       {
         const double tol = ref::surplusTolerance<T>(g, g.points[p], 1.0); // |nodal| <= 1
-        if (!(std::fabs(values[p] - expect[p]) <= tol))
-        {
-          ++bad;
-          ADD_FAILURE() << "surplus " << p << ": got " << values[p] << ", reference " << expect[p]
-                        << ", tolerance " << tol;
-        }
+        bad.check(p, values[p], expect[p], tol);
       }
     }
   }
@@ -242,16 +237,11 @@ protected:
       ASSERT_TRUE(sparsegrid::dehierarchize(grid, values.data(), this->options(), &r2).ok());
       SG_EXPECT_BACKEND(r1);
       SG_EXPECT_BACKEND(r2);
-      int bad = 0;
-      for (std::size_t p = 0; p < g.size() && bad < 5; ++p)
+      ref::Mismatches bad("value");
+      for (std::size_t p = 0; p < g.size() && bad.open(); ++p)
       {
         const double tol = ref::interpolantTolerance<T>(g, alphaRef, g.points[p].x.data(), 1.0);
-        if (!(std::fabs(values[p] - f[p]) <= tol))
-        {
-          ++bad;
-          ADD_FAILURE() << "value " << p << ": got " << values[p] << " after the round trip, was "
-                        << f[p] << ", tolerance " << tol;
-        }
+        bad.check(p, values[p], f[p], tol);
       }
     }
   }
@@ -282,16 +272,11 @@ protected:
     sparsegrid::ExecutionReport report;
     ASSERT_TRUE(sparsegrid::hierarchize(grid, values.data(), this->options(), &report).ok());
     SG_EXPECT_BACKEND(report);
-    int bad = 0;
-    for (std::size_t p = 0; p < g.size() && bad < 5; ++p)
+    ref::Mismatches bad("surplus");
+    for (std::size_t p = 0; p < g.size() && bad.open(); ++p)
     {
       const double tol = ref::surplusTolerance<T>(g, g.points[p], 1.0);
-      if (!(std::fabs(values[p] - expect[p]) <= tol))
-      {
-        ++bad;
-        ADD_FAILURE() << "surplus " << p << ": got " << values[p] << ", reference " << expect[p]
-                      << ", tolerance " << tol;
-      }
+      bad.check(p, values[p], expect[p], tol);
     }
     // evaluate the (reference) surpluses rounded to T at random points
     const std::vector<T> alpha = ref::cast<T>(expect);
@@ -350,17 +335,11 @@ protected:
     sparsegrid::ExecutionReport report;
     ASSERT_TRUE(sparsegrid::hierarchize(grid, h.data(), this->options(), &report).ok());
     SG_EXPECT_BACKEND(report);
-    int bad = 0;
-    for (std::size_t p = 0; p < g.size() && bad < 5; ++p)
+    ref::Mismatches bad("surplus");
+    for (std::size_t p = 0; p < g.size() && bad.open(); ++p)
     {
       const double tol = ref::surplusTolerance<T>(g, g.points[p], 1.0);
-      if (!(std::fabs(h[p] - alphaRef[p]) <= tol))
-      {
-        ++bad;
-        ADD_FAILURE() << "surplus " << p << " (l = " << g.points[p].l[0]
-                      << ", i = " << g.points[p].i[0] << "): got " << h[p] << ", closed form "
-                      << alphaRef[p] << ", tolerance " << tol;
-      }
+      bad.check(p, h[p], alphaRef[p], tol);
     }
     // Round trip: in 1-D at most one hat per level is non-zero at any x (and the two level-0
     // functions sum to 1), so S(x) <= sum over levels of the largest |alpha| on that level and
@@ -382,15 +361,10 @@ protected:
     const double tol = E + ref::sumTolerance<T>(g, Smax + E);
     ASSERT_TRUE(sparsegrid::dehierarchize(grid, h.data(), this->options(), &report).ok());
     SG_EXPECT_BACKEND(report);
-    bad = 0;
-    for (std::size_t p = 0; p < g.size() && bad < 5; ++p)
+    ref::Mismatches roundTrip("value after the round trip");
+    for (std::size_t p = 0; p < g.size() && roundTrip.open(); ++p)
     {
-      if (!(std::fabs(h[p] - values[p]) <= tol))
-      {
-        ++bad;
-        ADD_FAILURE() << "value " << p << " after the round trip: " << h[p] << ", was " << values[p]
-                      << ", tolerance " << tol;
-      }
+      roundTrip.check(p, h[p], values[p], tol);
     }
     // Evaluate at points near the finest cells' edges, against the brute force.
     const std::size_t n = 40;
