@@ -628,6 +628,19 @@ protected:
   }
 };
 
+/// n values uniform in [-1, 1), rounded to T (the draws of a uniform_real_distribution(-1, 1)).
+template<typename T>
+std::vector<T> uniformValues(std::mt19937_64& rng, std::size_t n)
+{
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<T> values(n);
+  for (T& v : values)
+  {
+    v = static_cast<T>(u(rng));
+  }
+  return values;
+}
+
 /**
  * Compares values with a reference within tolerances and reports the first few that are outside
  * (ADD_FAILURE each, naming the item), so that one wrong kernel does not print thousands.

@@ -111,11 +111,7 @@ protected:
       ASSERT_EQ(grid.size(), voxels) << "caps = image levels and this level give the full grid";
       const ref::Grid g = ref::enumerate(s);
 
-      std::vector<T> image(voxels);
-      for (T& v : image)
-      {
-        v = static_cast<T>(u(rng));
-      }
+      std::vector<T> image = ref::uniformValues<T>(rng, voxels);
       std::vector<T> values(grid.size());
       sparsegrid::ExecutionReport r0, r1, r2;
       sparsegrid::Status st =
@@ -253,11 +249,7 @@ protected:
       Grid grid;
       ASSERT_TRUE(Grid::create(s, grid).ok());
       const ref::Grid g = ref::enumerate(s);
-      std::vector<T> alpha(g.size());
-      for (T& v : alpha)
-      {
-        v = static_cast<T>(u(rng));
-      }
+      std::vector<T> alpha = ref::uniformValues<T>(rng, g.size());
       const std::vector<double> alphaD = ref::toDouble(alpha);
 
       // A target box inside [0,1]^D with arbitrary dims, origin and spacing; trial % 4 == 3 makes
@@ -385,11 +377,7 @@ protected:
         ASSERT_TRUE(Grid::create(s, grid).ok());
         const ref::Grid g = ref::enumerate(s);
         // An interleaved image of `stride` components; we sample component stride - 1.
-        std::vector<T> image(voxels * stride);
-        for (T& v : image)
-        {
-          v = static_cast<T>(u(rng));
-        }
+        std::vector<T> image = ref::uniformValues<T>(rng, voxels * stride);
         const std::vector<double> imageD = ref::toDouble(image);
         std::vector<T> values(g.size());
         sparsegrid::ExecutionReport report;
@@ -462,11 +450,7 @@ protected:
       placement.dims = c.dims;
       placement.origin = c.origin;
       placement.spacing = c.spacing;
-      std::vector<T> image(placement.numberOfPoints());
-      for (T& v : image)
-      {
-        v = static_cast<T>(u(rng));
-      }
+      std::vector<T> image = ref::uniformValues<T>(rng, placement.numberOfPoints());
       const std::vector<double> imageD = ref::toDouble(image);
       std::vector<T> values(g.size());
       sparsegrid::ExecutionReport report;
@@ -524,11 +508,7 @@ protected:
       Grid grid;
       ASSERT_TRUE(Grid::create(s, grid).ok());
       const ref::Grid g = ref::enumerate(s);
-      std::vector<T> image(placement.numberOfPoints());
-      for (T& v : image)
-      {
-        v = static_cast<T>(u(rng));
-      }
+      std::vector<T> image = ref::uniformValues<T>(rng, placement.numberOfPoints());
       std::vector<T> values(g.size());
       sparsegrid::ExecutionReport r0, r1, r2;
       ASSERT_TRUE(sparsegrid::sampleImage(

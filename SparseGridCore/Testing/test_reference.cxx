@@ -82,11 +82,7 @@ protected:
       const ref::Grid g = ref::enumerate(s);
       ASSERT_EQ(grid.size(), g.size());
 
-      std::vector<T> values(g.size());
-      for (T& v : values)
-      {
-        v = static_cast<T>(u(rng));
-      }
+      std::vector<T> values = ref::uniformValues<T>(rng, g.size());
       // The reference sees exactly the values the code sees (after rounding to T).
       const std::vector<double> expect = ref::hierarchize(g, ref::toDouble(values));
       sparsegrid::ExecutionReport report;
@@ -119,11 +115,7 @@ protected:
       const ref::Grid g = ref::enumerate(s);
 
       // Arbitrary surpluses: every block contributes, so any indexing error shows.
-      std::vector<T> alpha(g.size());
-      for (T& v : alpha)
-      {
-        v = static_cast<T>(u(rng));
-      }
+      std::vector<T> alpha = ref::uniformValues<T>(rng, g.size());
       const std::vector<double> alphaD = ref::toDouble(alpha);
       // Random interior points, plus points on faces, edges and corners (x = 0 or 1 on some axes),
       // where the index of the one non-zero hat per block is easiest to get wrong.
@@ -184,11 +176,7 @@ protected:
       Grid grid;
       ASSERT_TRUE(Grid::create(s, grid).ok());
       const ref::Grid g = ref::enumerate(s);
-      std::vector<T> alpha(g.size());
-      for (T& v : alpha)
-      {
-        v = static_cast<T>(u(rng));
-      }
+      std::vector<T> alpha = ref::uniformValues<T>(rng, g.size());
       const std::vector<double> alphaD = ref::toDouble(alpha);
       const std::vector<double> expect = ref::dehierarchize(g, alphaD);
       std::vector<T> values = alpha;
@@ -225,11 +213,7 @@ protected:
       Grid grid;
       ASSERT_TRUE(Grid::create(s, grid).ok());
       const ref::Grid g = ref::enumerate(s);
-      std::vector<T> f(g.size());
-      for (T& v : f)
-      {
-        v = static_cast<T>(u(rng));
-      }
+      std::vector<T> f = ref::uniformValues<T>(rng, g.size());
       const std::vector<double> alphaRef = ref::hierarchize(g, ref::toDouble(f));
       std::vector<T> values = f;
       sparsegrid::ExecutionReport r1, r2;
@@ -263,11 +247,7 @@ protected:
     ASSERT_EQ(grid.size(), g.size());
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> u(-1, 1);
-    std::vector<T> values(g.size());
-    for (T& v : values)
-    {
-      v = static_cast<T>(u(rng));
-    }
+    std::vector<T> values = ref::uniformValues<T>(rng, g.size());
     const std::vector<double> expect = ref::hierarchize(g, ref::toDouble(values));
     sparsegrid::ExecutionReport report;
     ASSERT_TRUE(sparsegrid::hierarchize(grid, values.data(), this->options(), &report).ok());
