@@ -5,7 +5,6 @@
 #include "vtkExecutive.h"
 #include "vtkInformation.h"
 #include "vtkOutputWindow.h"
-#include "vtkSMPTools.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 
 #include <algorithm>
@@ -32,37 +31,16 @@ vtkSparseGridExecution::vtkSparseGridExecution(vtkAlgorithm* algorithm,
   }
   this->Opts.optimizations = optimizations;
   this->Opts.threads = std::max(0, threads);
-  const int nthreads = std::max(0, threads);
-  this->Opts.parallelFor =
-    [nthreads](std::size_t count, const std::function<void(std::size_t, std::size_t)>& body)
-  {
-    // One thread needs no pool; otherwise STDThread, since Debian's VTK is sequential by
-    // default and would silently run the core on one core.
-    const vtkSMPTools::Config config(nthreads, nthreads == 1 ? "Sequential" : "STDThread", false);
-    vtkSMPTools::LocalScope(config,
-      [&]()
-      {
-        vtkSMPTools::For(0,
-          static_cast<vtkIdType>(count),
-          [&](vtkIdType begin, vtkIdType end)
-          { body(static_cast<std::size_t>(begin), static_cast<std::size_t>(end)); });
-      });
-  };
-  this->Opts.progress = [this](double fraction)
-  {
-    fraction = std::min(1.0, std::max(0.0, fraction));
-    this->Algorithm->UpdateProgress(
-      this->ProgressFirst + fraction * (this->ProgressLast - this->ProgressFirst));
-  };
+  this->Opts.parallelFor = vtkCoreExecution::SMPFor(threads);
+  this->Progress.Algorithm = algorithm;
+  this->Opts.progress = this->Progress.Callback();
   this->Opts.abort = [this]() { return this->Algorithm->CheckAbort(); };
 }
 
 //------------------------------------------------------------------------------------------------
 void vtkSparseGridExecution::SetProgressRange(double first, double last)
 {
-  this->ProgressFirst = first;
-  this->ProgressLast = last;
-  this->Algorithm->UpdateProgress(first);
+  this->Progress.Set(first, last);
 }
 
 //------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #ifndef vtkSparseGridExecution_h
 #define vtkSparseGridExecution_h
 
+#include "vtkCoreExecution.h"            // for ProgressRange
 #include "vtkSmartPointer.h"             // for vtkSparseGridErrorOnce::Observer
 #include "vtkSparseGridRepresentation.h" // for Contents
 #include "vtkType.h"                     // for vtkMTimeType
@@ -100,8 +101,7 @@ public:
 private:
   vtkAlgorithm* Algorithm;
   sparsegrid::ExecutionOptions Opts;
-  double ProgressFirst = 0;
-  double ProgressLast = 1;
+  vtkCoreExecution::ProgressRange Progress;
   std::string Backend = "CPU";
   std::vector<std::string> Notes;
 };

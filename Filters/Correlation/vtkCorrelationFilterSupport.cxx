@@ -1,5 +1,7 @@
 #include "vtkCorrelationFilterSupport.h"
 
+#include "vtkCoreExecution.h"
+
 #include "vtkAlgorithm.h"
 #include "vtkArrayDispatch.h"
 #include "vtkDataArray.h"
@@ -182,20 +184,7 @@ correlation::ExecutionOptions vtkCorrelationFilterSupport::Options(vtkAlgorithm*
     : (algorithmChoice == 2 ? correlation::Algorithm::FFT : correlation::Algorithm::Auto);
   const int nthreads = std::max(0, threads);
   o.threads = nthreads;
-  o.parallelFor = [nthreads](
-                    std::size_t count, const std::function<void(std::size_t, std::size_t)>& body)
-  {
-    // Debian's VTK defaults to the sequential SMP backend: ask for STDThread explicitly.
-    const vtkSMPTools::Config config(nthreads, nthreads == 1 ? "Sequential" : "STDThread", false);
-    vtkSMPTools::LocalScope(config,
-      [&]()
-      {
-        vtkSMPTools::For(0,
-          static_cast<vtkIdType>(count),
-          [&](vtkIdType begin, vtkIdType end)
-          { body(static_cast<std::size_t>(begin), static_cast<std::size_t>(end)); });
-      });
-  };
+  o.parallelFor = vtkCoreExecution::SMPFor(nthreads);
   // Polled from worker threads: read the flag only (CheckAbort also walks the pipeline).
   o.abort = [algorithm]() { return algorithm->GetAbortExecute() != 0; };
   return o;

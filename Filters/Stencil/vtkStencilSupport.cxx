@@ -21,36 +21,16 @@ vtkStencilExecution::vtkStencilExecution(vtkAlgorithm* algorithm, int backend, i
     ? stencil::Backend::CPU
     : (backend == 2 ? stencil::Backend::CUDA : stencil::Backend::Auto);
   this->Opts.threads = std::max(0, threads);
-  const int nthreads = std::max(0, threads);
-  this->Opts.parallelFor =
-    [nthreads](std::size_t count, const std::function<void(std::size_t, std::size_t)>& body)
-  {
-    // STDThread: Debian's VTK defaults to the sequential SMP backend.
-    const vtkSMPTools::Config config(nthreads, nthreads == 1 ? "Sequential" : "STDThread", false);
-    vtkSMPTools::LocalScope(config,
-      [&]()
-      {
-        vtkSMPTools::For(0,
-          static_cast<vtkIdType>(count),
-          [&](vtkIdType begin, vtkIdType end)
-          { body(static_cast<std::size_t>(begin), static_cast<std::size_t>(end)); });
-      });
-  };
-  this->Opts.progress = [this](double fraction)
-  {
-    fraction = std::min(1.0, std::max(0.0, fraction));
-    this->Algorithm->UpdateProgress(
-      this->ProgressFirst + fraction * (this->ProgressLast - this->ProgressFirst));
-  };
+  this->Opts.parallelFor = vtkCoreExecution::SMPFor(threads);
+  this->Progress.Algorithm = algorithm;
+  this->Opts.progress = this->Progress.Callback();
   this->Opts.abort = [this]() { return this->Algorithm->CheckAbort(); };
 }
 
 void vtkStencilExecution::SetProgressRange(double first, double last)
 {
   // The filter's own set-up takes the first tenth of the progress bar.
-  this->ProgressFirst = 0.1 + 0.9 * first;
-  this->ProgressLast = 0.1 + 0.9 * last;
-  this->Algorithm->UpdateProgress(this->ProgressFirst);
+  this->Progress.Set(0.1 + 0.9 * first, 0.1 + 0.9 * last);
 }
 
 void vtkStencilExecution::Record(const stencil::ExecutionReport& report)

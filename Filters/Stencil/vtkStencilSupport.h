@@ -9,6 +9,8 @@
 #ifndef vtkStencilSupport_h
 #define vtkStencilSupport_h
 
+#include "vtkCoreExecution.h" // for ProgressRange
+
 #include <stencil/Stencil.h>
 
 #include <string>
@@ -36,8 +38,7 @@ public:
 private:
   vtkAlgorithm* Algorithm;
   stencil::ExecutionOptions Opts;
-  double ProgressFirst = 0;
-  double ProgressLast = 1;
+  vtkCoreExecution::ProgressRange Progress;
   std::string Backend = "CPU";
   std::vector<std::string> Notes;
 };
