@@ -719,6 +719,20 @@ Outcome SelectArrays(vtkImageData* image,
     error = "The input image has a single point: there is nothing to compress.";
     return Outcome::Failed;
   }
+  for (int a = 0; a < 3; ++a)
+  {
+    if (!std::isfinite(header.Origin[a]) || !std::isfinite(header.Spacing[a]) ||
+      (whole[2 * a + 1] > whole[2 * a] && header.Spacing[a] == 0))
+    {
+      std::ostringstream os;
+      os << "The input image's origin and spacing must be finite, with a non-zero spacing "
+            "along every axis that has more than one sample (origin "
+         << header.Origin[0] << " " << header.Origin[1] << " " << header.Origin[2] << ", spacing "
+         << header.Spacing[0] << " " << header.Spacing[1] << " " << header.Spacing[2] << ").";
+      error = os.str();
+      return Outcome::Failed;
+    }
+  }
   vtkPointData* pd = image->GetPointData();
   std::vector<std::string> names = requested;
   if (names.empty())

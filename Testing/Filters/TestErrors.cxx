@@ -93,6 +93,20 @@ TEST(SparseGridFilters, ErrorNonFinite)
   }
 }
 
+// Issue 17, item 5: a NaN image origin is refused by Hierarchize itself, not downstream.
+TEST(SparseGridFilters, ErrorNonFiniteGeometry)
+{
+  for (int mode : { vtkSparseGridHierarchize::BOUND_OFF, vtkSparseGridHierarchize::BOUND_RELATIVE })
+  {
+    auto image = SmallImage();
+    image->SetOrigin(0, std::numeric_limits<double>::quiet_NaN(), 0);
+    vtkNew<vtkSparseGridHierarchize> hierarchize;
+    hierarchize->SetErrorBoundMode(mode);
+    hierarchize->SetInputData(image);
+    ExpectFailure(hierarchize, "origin", "NaN origin");
+  }
+}
+
 TEST(SparseGridFilters, ErrorNonImageInput)
 {
   vtkNew<vtkPolyData> points;

@@ -744,6 +744,23 @@ inline std::vector<BadFileCase> BadFileCases()
         });
     },
     "bounds" });
+  // Issue 17, item 5: a spacing of 0 on a grid axis once gave an image with spacing 0.
+  c.push_back({ "zero-spacing",
+    [](S p)
+    {
+      return Tamper(p,
+        [](hid_t f)
+        {
+          const hid_t obj = H5Oopen(f, "/grid", H5P_DEFAULT);
+          const hid_t a = H5Aopen(obj, "image_spacing", H5P_DEFAULT);
+          const double spacing[3] = { 0.125, 0.0, 0.75 };
+          const bool ok = H5Awrite(a, H5T_NATIVE_DOUBLE, spacing) >= 0;
+          H5Aclose(a);
+          H5Oclose(obj);
+          return ok;
+        });
+    },
+    "non-positive spacing" });
   c.push_back({ "huge-grid-in-header",
     [](S p)
     {
