@@ -924,7 +924,16 @@ Outcome MakeGrid(vtkSparseGridHierarchize* self,
     components += nc;
   }
   outputBytes = sparsegrid::compressedBytes(info.Grid, info.Precision, components);
-  status = sparsegrid::checkAllocation(outputBytes, "the sparse-grid coefficients");
+  // The peak, not the payload: the coefficients, one grid-sized buffer of sampled values, and
+  // with Output Grid Points the points (3 floats) and their vertex cells (an offset and a
+  // connectivity entry, 8 bytes each): 28 bytes per point, as measured in issue 17 (about 30).
+  const double points = static_cast<double>(info.Grid.size());
+  const double valueBytes = info.Precision == sparsegrid::Precision::Double ? 8 : 4;
+  const double peak = static_cast<double>(outputBytes) + points * valueBytes +
+    (self->GetOutputGridPoints() ? points * (3 * sizeof(float) + 2 * sizeof(vtkIdType)) : 0.0);
+  status = sparsegrid::checkAllocation(static_cast<std::uint64_t>(peak),
+    self->GetOutputGridPoints() ? "the sparse-grid coefficients and grid points"
+                                : "the sparse-grid coefficients");
   if (!status.ok())
   {
     error = vtkSparseGridExecution::Describe("Level too large", status);
