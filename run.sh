@@ -111,9 +111,10 @@ case "$cmd" in
     install_packages
     build
     # Rendering tests need X; ctest's own summary line ends the output, and its exit status is
-    # ours: CI fails when any test fails.
+    # ours: CI fails when any test fails. -noreset: by default Xvfb resets when its last client
+    # leaves, and a test connecting during the reset failed with "bad X server connection".
     cd "$BUILD"
-    exec xvfb-run -a -s "-screen 0 1920x1080x24" ctest --output-on-failure -j "$JOBS" "$@"
+    exec xvfb-run -a -s "-screen 0 1920x1080x24 -noreset" ctest --output-on-failure -j "$JOBS" "$@"
     ;;
   build)
     install_packages
