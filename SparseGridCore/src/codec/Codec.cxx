@@ -244,6 +244,29 @@ struct ChunkPlan
   std::uint64_t offset = 0;
 };
 
+/// Calls emit(token, code) for the tokens of the blocks of the chunk's codes [begin, end) that
+/// `mask` marks as coded (bit k: block k holds a non-zero code), in stream order; `code` is the
+/// index in `symbols` of the token's first code. Sizing and writing a chunk walk it alike.
+template<typename F>
+void forEachCodedToken(const std::uint16_t* symbols,
+  std::uint64_t begin,
+  std::uint64_t end,
+  std::uint64_t mask,
+  F&& emit)
+{
+  for (std::uint64_t b = begin, bit = 0; b < end; b += format::BlockCodes, ++bit)
+  {
+    if (!((mask >> bit) & 1))
+    {
+      continue;
+    }
+    const std::uint64_t blockEnd = std::min<std::uint64_t>(b + format::BlockCodes, end);
+    format::tokenize(symbols + b,
+      static_cast<std::uint32_t>(blockEnd - b),
+      [&](std::uint32_t token, std::uint32_t at) { emit(token, b + at); });
+  }
+}
+
 template<typename T>
 Status encodeCPU(const T* values,
   const Layout& layout,
@@ -471,21 +494,15 @@ Status encodeCPU(const T* values,
         chunkRange(c, begin, end, level);
         std::uint64_t bits = 0;
         std::uint32_t e = 0;
-        for (std::uint64_t b = begin, bit = 0; b < end; b += format::BlockCodes, ++bit)
-        {
-          if (!((cp.mask >> bit) & 1))
+        forEachCodedToken(symbols,
+          begin,
+          end,
+          cp.mask,
+          [&](std::uint32_t token, std::uint64_t)
           {
-            continue;
-          }
-          const std::uint64_t be = std::min<std::uint64_t>(b + format::BlockCodes, end);
-          format::tokenize(symbols + b,
-            static_cast<std::uint32_t>(be - b),
-            [&](std::uint32_t token, std::uint32_t)
-            {
-              bits += lengths[token];
-              e += token == format::EscapeSymbol ? 1 : 0;
-            });
-        }
+            bits += lengths[token];
+            e += token == format::EscapeSymbol ? 1 : 0;
+          });
         cp.bits = bits;
         cp.escapes = e;
         cp.bytes = format::ChunkHeaderBytes + std::uint64_t(e) * sizeof(T) + 4 * ((bits + 31) / 32);
@@ -565,27 +582,20 @@ Status encodeCPU(const T* values,
         format::store<std::uint32_t>(out + 12, static_cast<std::uint32_t>((cp.bits + 31) / 32));
         std::uint8_t* escOut = out + format::ChunkHeaderBytes;
         BitWriter writer(escOut + std::size_t(cp.escapes) * sizeof(T));
-        for (std::uint64_t b = begin, bit = 0; b < end; b += format::BlockCodes, ++bit)
-        {
-          if (!((cp.mask >> bit) & 1))
+        forEachCodedToken(symbols,
+          begin,
+          end,
+          cp.mask,
+          [&](std::uint32_t token, std::uint64_t code)
           {
-            continue;
-          }
-          const std::uint64_t be = std::min<std::uint64_t>(b + format::BlockCodes, end);
-          format::tokenize(symbols + b,
-            static_cast<std::uint32_t>(be - b),
-            [&](std::uint32_t token, std::uint32_t at)
+            writer.put(codes[token], lengths[token]);
+            if (token == format::EscapeSymbol)
             {
-              writer.put(codes[token], lengths[token]);
-              if (token == format::EscapeSymbol)
-              {
-                // Escaped voxels were reconstructed as their exact value.
-                format::store<T>(
-                  escOut, rec[plan.voxelOfCode(level, b + at - levelCodeBegin[level])]);
-                escOut += sizeof(T);
-              }
-            });
-        }
+              // Escaped voxels were reconstructed as their exact value.
+              format::store<T>(escOut, rec[plan.voxelOfCode(level, code - levelCodeBegin[level])]);
+              escOut += sizeof(T);
+            }
+          });
         writer.flush();
       }
     });
@@ -1514,6 +1524,65 @@ Status deviceScheme(const T* deviceValues,
   }
   return st;
 }
+
+/// The argument checks every encoder entry point makes before it reads a value, in the order the
+/// errors are reported: missing pointers, the bound, the layout.
+template<typename T>
+Status checkEncodeArguments(bool pointersGiven,
+  const char* nullPointerMessage,
+  double absoluteBound,
+  const Layout& layout,
+  std::uint64_t& voxels,
+  const char* what)
+{
+  if (!pointersGiven)
+  {
+    return Status(ErrorCode::InvalidArgument, nullPointerMessage);
+  }
+  Status st = checkBound<T>(absoluteBound);
+  if (st)
+  {
+    st = detail::checkLayout(layout, voxels, what);
+  }
+  return st;
+}
+
+/// The device-memory entry points choose their backend themselves (the data already lives on the
+/// GPU), so they fill the caller's report, or a local one, by hand instead of runWithFallback.
+class DeviceCallReport
+{
+public:
+  explicit DeviceCallReport(ExecutionReport* report)
+    : Report(report ? *report : this->Local)
+  {
+    this->Report.note.clear();
+    this->Report.kernelSeconds = 0;
+  }
+  DeviceCallReport(const DeviceCallReport&) = delete;
+  DeviceCallReport& operator=(const DeviceCallReport&) = delete;
+
+  ExecutionReport& report() { return this->Report; }
+  Status finish(Backend used, const Status& st)
+  {
+    this->Report.backendUsed = used;
+    this->Report.seconds = this->Clock.seconds();
+    return st;
+  }
+
+private:
+  ExecutionReport Local;
+  ExecutionReport& Report;
+  sparsegrid::detail::Stopwatch Clock;
+};
+
+/// Whether the GPU's answer stands: anything but a missing device or memory is final, and so is
+/// every answer under strictBackend.
+bool deviceResultIsFinal(const Status& st, const ExecutionOptions& options)
+{
+  return st ||
+    (st.code() != ErrorCode::BackendUnavailable && st.code() != ErrorCode::OutOfDeviceMemory) ||
+    options.strictBackend;
+}
 } // namespace
 
 template<typename T>
@@ -1525,17 +1594,13 @@ Status encodeWithStatistics(const T* values,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
-  if (!values)
-  {
-    return Status(ErrorCode::InvalidArgument, "encode: the values pointer is null");
-  }
-  Status st = checkBound<T>(absoluteBound);
-  if (!st)
-  {
-    return st;
-  }
   std::uint64_t voxels = 0;
-  st = detail::checkLayout(layout, voxels, "encode");
+  const Status st = checkEncodeArguments<T>(values != nullptr,
+    "encode: the values pointer is null",
+    absoluteBound,
+    layout,
+    voxels,
+    "encode");
   if (!st)
   {
     return st;
@@ -1724,26 +1789,19 @@ Status encodeDevice(const T* deviceValues,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
-  if (!deviceValues)
-  {
-    return Status(ErrorCode::InvalidArgument, "encodeDevice: the values pointer is null");
-  }
-  Status st = checkBound<T>(absoluteBound);
   std::uint64_t voxels = 0;
-  if (st)
-  {
-    st = detail::checkLayout(layout, voxels, "encodeDevice");
-  }
+  Status st = checkEncodeArguments<T>(deviceValues != nullptr,
+    "encodeDevice: the values pointer is null",
+    absoluteBound,
+    layout,
+    voxels,
+    "encodeDevice");
   if (!st)
   {
     return st;
   }
-  ExecutionReport local;
-  ExecutionReport& r = report ? *report : local;
-  sparsegrid::detail::Stopwatch clock;
-  r.note.clear();
-  r.kernelSeconds = 0;
-  std::string why;
+  DeviceCallReport call(report);
+  ExecutionReport& r = call.report();
   if (options.backend != Backend::CPU)
   {
     EncodeStatistics stats;
@@ -1756,13 +1814,9 @@ Status encodeDevice(const T* deviceValues,
       };
       st = cudaimpl::encode<T>(request, options, &r.kernelSeconds);
     }
-    if (st ||
-      (st.code() != ErrorCode::BackendUnavailable && st.code() != ErrorCode::OutOfDeviceMemory) ||
-      options.strictBackend)
+    if (deviceResultIsFinal(st, options))
     {
-      r.backendUsed = Backend::CUDA;
-      r.seconds = clock.seconds();
-      return st;
+      return call.finish(Backend::CUDA, st);
     }
     r.note = "the CUDA encoder could not run (" + st.message() + "); encoded on the CPU";
   }
@@ -1786,9 +1840,7 @@ Status encodeDevice(const T* deviceValues,
     stream,
     stats,
     options);
-  r.backendUsed = Backend::CPU;
-  r.seconds = clock.seconds();
-  return st;
+  return call.finish(Backend::CPU, st);
 }
 
 template<typename T>
@@ -1807,11 +1859,8 @@ Status decodeDevice(const std::uint8_t* stream,
   }
   if (streamOnDevice)
   {
-    ExecutionReport local;
-    ExecutionReport& r = report ? *report : local;
-    sparsegrid::detail::Stopwatch clock;
-    r.note.clear();
-    r.kernelSeconds = 0;
+    DeviceCallReport call(report);
+    ExecutionReport& r = call.report();
     r.backendUsed = Backend::CUDA;
     if (levelOfDetail < -1)
     {
@@ -1835,8 +1884,7 @@ Status decodeDevice(const std::uint8_t* stream,
       deviceOut,
       layout };
     st = cudaimpl::decode<T>(request, options, &r.kernelSeconds);
-    r.seconds = clock.seconds();
-    return st;
+    return call.finish(Backend::CUDA, st);
   }
   StreamInfo info;
   const std::uint8_t* lengths = nullptr;
@@ -1860,24 +1908,17 @@ Status decodeDevice(const std::uint8_t* stream,
   {
     return Status(ErrorCode::InvalidArgument, "decodeDevice: the stream is truncated");
   }
-  ExecutionReport local;
-  ExecutionReport& r = report ? *report : local;
-  sparsegrid::detail::Stopwatch clock;
-  r.note.clear();
-  r.kernelSeconds = 0;
+  DeviceCallReport call(report);
+  ExecutionReport& r = call.report();
   if (options.backend != Backend::CPU)
   {
     const cudaimpl::DecodeRequest<T> request{
       stream, bytes, false, info.type, lod, info, nullptr, deviceOut, layout
     };
     st = cudaimpl::decode<T>(request, options, &r.kernelSeconds);
-    if (st ||
-      (st.code() != ErrorCode::BackendUnavailable && st.code() != ErrorCode::OutOfDeviceMemory) ||
-      options.strictBackend)
+    if (deviceResultIsFinal(st, options))
     {
-      r.backendUsed = Backend::CUDA;
-      r.seconds = clock.seconds();
-      return st;
+      return call.finish(Backend::CUDA, st);
     }
     r.note = "the CUDA decoder could not run (" + st.message() + "); decoded on the CPU";
   }
@@ -1897,9 +1938,7 @@ Status decodeDevice(const std::uint8_t* stream,
       deviceOut,
       static_cast<std::size_t>(layout.stride));
   }
-  r.backendUsed = Backend::CPU;
-  r.seconds = clock.seconds();
-  return st;
+  return call.finish(Backend::CPU, st);
 }
 
 void releaseWorkBuffers()
@@ -1927,25 +1966,19 @@ Status encodeDeviceToDevice(const T* deviceValues,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
-  if (!deviceValues || !deviceStream)
-  {
-    return Status(ErrorCode::InvalidArgument, "encodeDeviceToDevice: a pointer is null");
-  }
-  Status st = checkBound<T>(absoluteBound);
   std::uint64_t voxels = 0;
-  if (st)
-  {
-    st = detail::checkLayout(layout, voxels, "encodeDeviceToDevice");
-  }
+  Status st = checkEncodeArguments<T>(deviceValues && deviceStream,
+    "encodeDeviceToDevice: a pointer is null",
+    absoluteBound,
+    layout,
+    voxels,
+    "encodeDeviceToDevice");
   if (!st)
   {
     return st;
   }
-  ExecutionReport local;
-  ExecutionReport& r = report ? *report : local;
-  sparsegrid::detail::Stopwatch clock;
-  r.note.clear();
-  r.kernelSeconds = 0;
+  DeviceCallReport call(report);
+  ExecutionReport& r = call.report();
   r.backendUsed = Backend::CUDA;
   cudaimpl::DeviceStreamTarget target;
   target.data = deviceStream;
@@ -1954,16 +1987,14 @@ Status encodeDeviceToDevice(const T* deviceValues,
   st = deviceScheme(deviceValues, layout, absoluteBound, scheme);
   if (!st)
   {
-    r.seconds = clock.seconds();
-    return st;
+    return call.finish(Backend::CUDA, st);
   }
   const cudaimpl::EncodeRequest<T> request{
     nullptr, deviceValues, layout, scheme, absoluteBound, nullptr, nullptr, &target
   };
   st = cudaimpl::encode<T>(request, options, &r.kernelSeconds);
   streamBytes = st ? target.bytes : 0;
-  r.seconds = clock.seconds();
-  return st;
+  return call.finish(Backend::CUDA, st);
 }
 
 #define SPARSEGRID_CODEC_INSTANTIATE(T)                                                            \
