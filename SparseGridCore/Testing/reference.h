@@ -581,6 +581,36 @@ inline sparsegrid::GridSpec randomSpec(std::mt19937_64& rng,
   }
 }
 
+/**
+ * The set-up of the randomised tests: `trials` random specs of 1 to maxDimensions dimensions (the
+ * count cycles with the trial, so every count is met), each created as a Grid and enumerated by
+ * the reference, then body(spec, grid, enumerated). The spec names itself in failures; a fatal
+ * failure stops the trials, as an ASSERT in a loop of the test itself would.
+ */
+template<typename Body>
+void forEachRandomGrid(std::mt19937_64& rng,
+  int trials,
+  int maxDimensions,
+  std::size_t maxPoints,
+  int maxLevel,
+  Body&& body)
+{
+  for (int trial = 0; trial < trials; ++trial)
+  {
+    const sparsegrid::GridSpec spec =
+      randomSpec(rng, 1 + trial % maxDimensions, maxPoints, maxLevel);
+    SCOPED_TRACE(describe(spec) + " trial " + std::to_string(trial));
+    sparsegrid::Grid grid;
+    ASSERT_TRUE(sparsegrid::Grid::create(spec, grid).ok());
+    const Grid enumerated = enumerate(spec);
+    body(spec, grid, enumerated);
+    if (::testing::Test::HasFatalFailure())
+    {
+      return;
+    }
+  }
+}
+
 inline const char* backendName(sparsegrid::Backend b)
 {
   switch (b)

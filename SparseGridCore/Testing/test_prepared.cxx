@@ -102,88 +102,89 @@ protected:
     std::mt19937_64 rng(seed);
     const int components = 3;
     const std::size_t coefficientStride = 4, resultStride = 5;
-    for (int trial = 0; trial < 10; ++trial)
-    {
-      const int D = 1 + trial % 5;
-      const GridSpec s = ref::randomSpec(rng, D, 1200, 8);
-      SCOPED_TRACE(ref::describe(s) + " trial " + std::to_string(trial));
-      Grid grid;
-      ASSERT_TRUE(Grid::create(s, grid).ok());
-      const ref::Grid g = ref::enumerate(s);
-      ASSERT_EQ(g.size(), grid.size());
-      std::vector<std::vector<double>> alpha;
-      const std::vector<T> coefficients =
-        interleavedCoefficients<T>(rng, grid.size(), components, coefficientStride, alpha);
-      const std::size_t n = 257;
-      const std::vector<T> points = probePoints<T>(rng, D, n);
-
-      const auto options = this->options();
-      PreparedGrid<T> prepared;
-      ComponentLayout in;
-      in.count = components;
-      in.stride = coefficientStride;
-      ExecutionReport report;
-      ASSERT_TRUE(prepared.prepare(grid, coefficients.data(), in, options, &report).ok());
-      ASSERT_EQ(prepared.components(), components);
-      EXPECT_EQ(prepared.resident(), this->GetParam() == Backend::CUDA) << report.note;
-      ComponentLayout out;
-      out.count = components;
-      out.stride = resultStride;
-      std::vector<T> results(n * resultStride, static_cast<T>(Sentinel));
-      const auto status =
-        prepared.evaluate(points.data(), n, results.data(), out, options, &report);
-      ASSERT_TRUE(status.ok()) << status.message();
-      SG_EXPECT_BACKEND(report);
-      EXPECT_EQ(report.coefficientUploads, 0u) << "prepare() already uploaded them";
-
-      std::vector<double> x(static_cast<std::size_t>(D));
-      for (std::size_t i = 0; i < n; ++i)
+    ref::forEachRandomGrid(rng,
+      10,
+      5,
+      1200,
+      8,
+      [&](const GridSpec& s, const Grid& grid, const ref::Grid& g)
       {
-        for (int t = 0; t < D; ++t)
-        {
-          x[static_cast<std::size_t>(t)] = static_cast<double>(points[i * D + t]);
-        }
-        for (int c = 0; c < components; ++c)
-        {
-          const auto& a = alpha[static_cast<std::size_t>(c)];
-          const double expected = ref::evaluate(g, a, x.data());
-          const double tolerance = evaluationTolerance<T>(g, a, x.data());
-          ASSERT_NEAR(static_cast<double>(results[i * resultStride + c]), expected, tolerance)
-            << "point " << i << " component " << c;
-        }
-        for (std::size_t pad = components; pad < resultStride; ++pad)
-        {
-          ASSERT_EQ(results[i * resultStride + pad], static_cast<T>(Sentinel)) << "point " << i;
-        }
-      }
+        const int D = s.dimensions;
+        ASSERT_EQ(g.size(), grid.size());
+        std::vector<std::vector<double>> alpha;
+        const std::vector<T> coefficients =
+          interleavedCoefficients<T>(rng, grid.size(), components, coefficientStride, alpha);
+        const std::size_t n = 257;
+        const std::vector<T> points = probePoints<T>(rng, D, n);
 
-      // The unprepared layout call and the plain call per component run the same kernels on
-      // the same values: identical results.
-      std::vector<T> unprepared(n * resultStride, static_cast<T>(Sentinel));
-      ASSERT_TRUE(sparsegrid::evaluate(
-        grid, coefficients.data(), in, points.data(), n, unprepared.data(), out, options, &report)
-                    .ok());
-      SG_EXPECT_BACKEND(report);
-      EXPECT_EQ(report.coefficientUploads, this->GetParam() == Backend::CUDA ? 1u : 0u)
-        << "all components go up in one upload";
-      EXPECT_EQ(unprepared, results);
-      for (int c = 0; c < components; ++c)
-      {
-        std::vector<T> contiguous(grid.size()), plain(n);
-        for (std::size_t p = 0; p < grid.size(); ++p)
-        {
-          contiguous[p] = coefficients[p * coefficientStride + c];
-        }
-        ASSERT_TRUE(
-          sparsegrid::evaluate(grid, contiguous.data(), points.data(), n, plain.data(), options)
-            .ok());
+        const auto options = this->options();
+        PreparedGrid<T> prepared;
+        ComponentLayout in;
+        in.count = components;
+        in.stride = coefficientStride;
+        ExecutionReport report;
+        ASSERT_TRUE(prepared.prepare(grid, coefficients.data(), in, options, &report).ok());
+        ASSERT_EQ(prepared.components(), components);
+        EXPECT_EQ(prepared.resident(), this->GetParam() == Backend::CUDA) << report.note;
+        ComponentLayout out;
+        out.count = components;
+        out.stride = resultStride;
+        std::vector<T> results(n * resultStride, static_cast<T>(Sentinel));
+        const auto status =
+          prepared.evaluate(points.data(), n, results.data(), out, options, &report);
+        ASSERT_TRUE(status.ok()) << status.message();
+        SG_EXPECT_BACKEND(report);
+        EXPECT_EQ(report.coefficientUploads, 0u) << "prepare() already uploaded them";
+
+        std::vector<double> x(static_cast<std::size_t>(D));
         for (std::size_t i = 0; i < n; ++i)
         {
-          ASSERT_EQ(plain[i], results[i * resultStride + c]) << "point " << i << " component " << c;
+          for (int t = 0; t < D; ++t)
+          {
+            x[static_cast<std::size_t>(t)] = static_cast<double>(points[i * D + t]);
+          }
+          for (int c = 0; c < components; ++c)
+          {
+            const auto& a = alpha[static_cast<std::size_t>(c)];
+            const double expected = ref::evaluate(g, a, x.data());
+            const double tolerance = evaluationTolerance<T>(g, a, x.data());
+            ASSERT_NEAR(static_cast<double>(results[i * resultStride + c]), expected, tolerance)
+              << "point " << i << " component " << c;
+          }
+          for (std::size_t pad = components; pad < resultStride; ++pad)
+          {
+            ASSERT_EQ(results[i * resultStride + pad], static_cast<T>(Sentinel)) << "point " << i;
+          }
         }
-      }
-      EXPECT_EQ(prepared.statistics().uploads, this->GetParam() == Backend::CUDA ? 1u : 0u);
-    }
+
+        // The unprepared layout call and the plain call per component run the same kernels on
+        // the same values: identical results.
+        std::vector<T> unprepared(n * resultStride, static_cast<T>(Sentinel));
+        ASSERT_TRUE(sparsegrid::evaluate(
+          grid, coefficients.data(), in, points.data(), n, unprepared.data(), out, options, &report)
+                      .ok());
+        SG_EXPECT_BACKEND(report);
+        EXPECT_EQ(report.coefficientUploads, this->GetParam() == Backend::CUDA ? 1u : 0u)
+          << "all components go up in one upload";
+        EXPECT_EQ(unprepared, results);
+        for (int c = 0; c < components; ++c)
+        {
+          std::vector<T> contiguous(grid.size()), plain(n);
+          for (std::size_t p = 0; p < grid.size(); ++p)
+          {
+            contiguous[p] = coefficients[p * coefficientStride + c];
+          }
+          ASSERT_TRUE(
+            sparsegrid::evaluate(grid, contiguous.data(), points.data(), n, plain.data(), options)
+              .ok());
+          for (std::size_t i = 0; i < n; ++i)
+          {
+            ASSERT_EQ(plain[i], results[i * resultStride + c])
+              << "point " << i << " component " << c;
+          }
+        }
+        EXPECT_EQ(prepared.statistics().uploads, this->GetParam() == Backend::CUDA ? 1u : 0u);
+      });
   }
 };
 

@@ -25,57 +25,52 @@ protected:
   void interpolatesAtGridPoints(std::uint64_t seed)
   {
     std::mt19937_64 rng(seed);
-    for (int trial = 0; trial < 20; ++trial)
-    {
-      const int D = 1 + trial % 5;
-      const GridSpec s = ref::randomSpec(rng, D, 1200);
-      SCOPED_TRACE(ref::describe(s) + " trial " + std::to_string(trial));
-      Grid grid;
-      ASSERT_TRUE(Grid::create(s, grid).ok());
-      const ref::Grid g = ref::enumerate(s);
-      // A smooth function plus noise: nodal values in [-1, 1].
-      std::uniform_real_distribution<double> u(-0.3, 0.3);
-      std::vector<T> f(g.size());
-      for (std::size_t p = 0; p < g.size(); ++p)
+    ref::forEachRandomGrid(rng,
+      20,
+      5,
+      1200,
+      7,
+      [&](const GridSpec& s, const Grid& grid, const ref::Grid& g)
       {
-        double v = 0.7;
-        for (int t = 0; t < D; ++t)
+        const int D = s.dimensions;
+        // A smooth function plus noise: nodal values in [-1, 1].
+        std::uniform_real_distribution<double> u(-0.3, 0.3);
+        std::vector<T> f(g.size());
+        for (std::size_t p = 0; p < g.size(); ++p)
         {
-          v *= std::cos(2.0 * g.points[p].x[static_cast<std::size_t>(t)] + t);
+          double v = 0.7;
+          for (int t = 0; t < D; ++t)
+          {
+            v *= std::cos(2.0 * g.points[p].x[static_cast<std::size_t>(t)] + t);
+          }
+          f[p] = static_cast<T>(v + u(rng));
         }
-        f[p] = static_cast<T>(v + u(rng));
-      }
-      const std::vector<double> alphaRef = ref::hierarchize(g, ref::toDouble(f));
-      std::vector<T> alpha = f;
-      sparsegrid::ExecutionReport r1, r2;
-      ASSERT_TRUE(sparsegrid::hierarchize(grid, alpha.data(), this->options(), &r1).ok());
-      SG_EXPECT_BACKEND(r1);
-      // Grid coordinates from the definition (dyadic numbers: exact in float up to level 24).
-      std::vector<T> xs;
-      for (const ref::Point& p : g.points)
-      {
-        for (double x : p.x)
+        const std::vector<double> alphaRef = ref::hierarchize(g, ref::toDouble(f));
+        std::vector<T> alpha = f;
+        sparsegrid::ExecutionReport r1, r2;
+        ASSERT_TRUE(sparsegrid::hierarchize(grid, alpha.data(), this->options(), &r1).ok());
+        SG_EXPECT_BACKEND(r1);
+        // Grid coordinates from the definition (dyadic numbers: exact in float up to level 24).
+        std::vector<T> xs;
+        for (const ref::Point& p : g.points)
         {
-          xs.push_back(static_cast<T>(x));
+          for (double x : p.x)
+          {
+            xs.push_back(static_cast<T>(x));
+          }
         }
-      }
-      std::vector<T> out(g.size());
-      const sparsegrid::Status st = sparsegrid::evaluate(
-        grid, alpha.data(), xs.data(), g.size(), out.data(), this->options(), &r2);
-      ASSERT_TRUE(st.ok()) << st.message();
-      SG_EXPECT_BACKEND(r2);
-      int bad = 0;
-      for (std::size_t p = 0; p < g.size() && bad < 5; ++p)
-      {
-        const double tol = ref::interpolantTolerance<T>(g, alphaRef, g.points[p].x.data(), 1.0);
-        if (!(std::fabs(out[p] - f[p]) <= tol))
+        std::vector<T> out(g.size());
+        const sparsegrid::Status st = sparsegrid::evaluate(
+          grid, alpha.data(), xs.data(), g.size(), out.data(), this->options(), &r2);
+        ASSERT_TRUE(st.ok()) << st.message();
+        SG_EXPECT_BACKEND(r2);
+        ref::Mismatches bad("interpolant at grid point");
+        for (std::size_t p = 0; p < g.size() && bad.open(); ++p)
         {
-          ++bad;
-          ADD_FAILURE() << "grid point " << p << ": interpolant " << out[p] << ", nodal value "
-                        << f[p] << ", tolerance " << tol;
+          bad.check(
+            p, out[p], f[p], ref::interpolantTolerance<T>(g, alphaRef, g.points[p].x.data(), 1.0));
         }
-      }
-    }
+      });
   }
 
   template<typename T>

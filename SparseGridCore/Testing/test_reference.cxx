@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace
@@ -67,167 +68,148 @@ TEST(Reference, SelfCheck)
 class RandomGrids : public ref::BackendTest
 {
 protected:
+  /// Every test of this class walks the same kind of grids: 24 of 1 to 6 dimensions, up to 1500
+  /// points and level 10.
+  template<typename Body>
+  void forEachGrid(std::mt19937_64& rng, Body&& body)
+  {
+    ref::forEachRandomGrid(rng, 24, 6, 1500, 10, std::forward<Body>(body));
+  }
+
   template<typename T>
   void hierarchizeMatchesReference(std::uint64_t seed)
   {
     std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<double> u(-1, 1);
-    for (int trial = 0; trial < 24; ++trial)
-    {
-      const int D = 1 + trial % 6;
-      const GridSpec s = ref::randomSpec(rng, D, 1500, 10);
-      SCOPED_TRACE(ref::describe(s) + " trial " + std::to_string(trial));
-      Grid grid;
-      ASSERT_TRUE(Grid::create(s, grid).ok());
-      const ref::Grid g = ref::enumerate(s);
-      ASSERT_EQ(grid.size(), g.size());
-
-      std::vector<T> values = ref::uniformValues<T>(rng, g.size());
-      // The reference sees exactly the values the code sees (after rounding to T).
-      const std::vector<double> expect = ref::hierarchize(g, ref::toDouble(values));
-      sparsegrid::ExecutionReport report;
-      const sparsegrid::Status st =
-        sparsegrid::hierarchize(grid, values.data(), this->options(), &report);
-      ASSERT_TRUE(st.ok()) << st.message();
-      SG_EXPECT_BACKEND(report);
-
-      ref::Mismatches bad("surplus");
-      for (std::size_t p = 0; p < g.size() && bad.open(); ++p)
+    forEachGrid(rng,
+      [&](const GridSpec&, const Grid& grid, const ref::Grid& g)
       {
-        const double tol = ref::surplusTolerance<T>(g, g.points[p], 1.0); // |nodal| <= 1
-        bad.check(p, values[p], expect[p], tol);
-      }
-    }
+        ASSERT_EQ(grid.size(), g.size());
+
+        std::vector<T> values = ref::uniformValues<T>(rng, g.size());
+        // The reference sees exactly the values the code sees (after rounding to T).
+        const std::vector<double> expect = ref::hierarchize(g, ref::toDouble(values));
+        sparsegrid::ExecutionReport report;
+        const sparsegrid::Status st =
+          sparsegrid::hierarchize(grid, values.data(), this->options(), &report);
+        ASSERT_TRUE(st.ok()) << st.message();
+        SG_EXPECT_BACKEND(report);
+
+        ref::Mismatches bad("surplus");
+        for (std::size_t p = 0; p < g.size() && bad.open(); ++p)
+        {
+          const double tol = ref::surplusTolerance<T>(g, g.points[p], 1.0); // |nodal| <= 1
+          bad.check(p, values[p], expect[p], tol);
+        }
+      });
   }
 
   template<typename T>
   void evaluateMatchesBruteForce(std::uint64_t seed)
   {
     std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<double> u(-1, 1);
-    for (int trial = 0; trial < 24; ++trial)
-    {
-      const int D = 1 + trial % 6;
-      const GridSpec s = ref::randomSpec(rng, D, 1500, 10);
-      SCOPED_TRACE(ref::describe(s) + " trial " + std::to_string(trial));
-      Grid grid;
-      ASSERT_TRUE(Grid::create(s, grid).ok());
-      const ref::Grid g = ref::enumerate(s);
+    forEachGrid(rng,
+      [&](const GridSpec& s, const Grid& grid, const ref::Grid& g)
+      {
+        const int D = s.dimensions;
 
-      // Arbitrary surpluses: every block contributes, so any indexing error shows.
-      std::vector<T> alpha = ref::uniformValues<T>(rng, g.size());
-      const std::vector<double> alphaD = ref::toDouble(alpha);
-      // Random interior points, plus points on faces, edges and corners (x = 0 or 1 on some axes),
-      // where the index of the one non-zero hat per block is easiest to get wrong.
-      std::vector<double> xs = ref::randomPoints(rng, D, 60);
-      for (int k = 0; k < 20; ++k)
-      {
-        std::vector<double> x = ref::randomPoints(rng, D, 1);
-        for (int t = 0; t < D; ++t)
+        // Arbitrary surpluses: every block contributes, so any indexing error shows.
+        std::vector<T> alpha = ref::uniformValues<T>(rng, g.size());
+        const std::vector<double> alphaD = ref::toDouble(alpha);
+        // Random interior points, plus points on faces, edges and corners (x = 0 or 1 on some
+        // axes), where the index of the one non-zero hat per block is easiest to get wrong.
+        std::vector<double> xs = ref::randomPoints(rng, D, 60);
+        for (int k = 0; k < 20; ++k)
         {
-          const int c = static_cast<int>(rng() % 3);
-          if (c < 2)
+          std::vector<double> x = ref::randomPoints(rng, D, 1);
+          for (int t = 0; t < D; ++t)
           {
-            x[static_cast<std::size_t>(t)] = c;
+            const int c = static_cast<int>(rng() % 3);
+            if (c < 2)
+            {
+              x[static_cast<std::size_t>(t)] = c;
+            }
+          }
+          xs.insert(xs.end(), x.begin(), x.end());
+        }
+        const std::vector<T> xt = ref::cast<T>(xs);
+        const std::size_t n = xs.size() / static_cast<std::size_t>(D);
+        std::vector<T> out(n, static_cast<T>(12345));
+        sparsegrid::ExecutionReport report;
+        const sparsegrid::Status st = sparsegrid::evaluate(
+          grid, alpha.data(), xt.data(), n, out.data(), this->options(), &report);
+        ASSERT_TRUE(st.ok()) << st.message();
+        SG_EXPECT_BACKEND(report);
+        int bad = 0;
+        for (std::size_t k = 0; k < n && bad < 5; ++k)
+        {
+          std::vector<double> x(xt.begin() + static_cast<std::ptrdiff_t>(k * D),
+            xt.begin() + static_cast<std::ptrdiff_t>((k + 1) * D));
+          const double expect = ref::evaluate(g, alphaD, x.data());
+          const double tol = ref::sumTolerance<T>(g, ref::termAbsSum(g, alphaD, x.data()));
+          if (!(std::fabs(out[k] - expect) <= tol))
+          {
+            ++bad;
+            std::string xsStr;
+            for (double v : x)
+            {
+              xsStr += std::to_string(v) + " ";
+            }
+            ADD_FAILURE() << "point " << k << " (x = " << xsStr << "): got " << out[k]
+                          << ", brute force " << expect << ", tolerance " << tol;
           }
         }
-        xs.insert(xs.end(), x.begin(), x.end());
-      }
-      const std::vector<T> xt = ref::cast<T>(xs);
-      const std::size_t n = xs.size() / static_cast<std::size_t>(D);
-      std::vector<T> out(n, static_cast<T>(12345));
-      sparsegrid::ExecutionReport report;
-      const sparsegrid::Status st = sparsegrid::evaluate(
-        grid, alpha.data(), xt.data(), n, out.data(), this->options(), &report);
-      ASSERT_TRUE(st.ok()) << st.message();
-      SG_EXPECT_BACKEND(report);
-      int bad = 0;
-      for (std::size_t k = 0; k < n && bad < 5; ++k)
-      {
-        std::vector<double> x(xt.begin() + static_cast<std::ptrdiff_t>(k * D),
-          xt.begin() + static_cast<std::ptrdiff_t>((k + 1) * D));
-        const double expect = ref::evaluate(g, alphaD, x.data());
-        const double tol = ref::sumTolerance<T>(g, ref::termAbsSum(g, alphaD, x.data()));
-        if (!(std::fabs(out[k] - expect) <= tol))
-        {
-          ++bad;
-          std::string xsStr;
-          for (double v : x)
-          {
-            xsStr += std::to_string(v) + " ";
-          }
-          ADD_FAILURE() << "point " << k << " (x = " << xsStr << "): got " << out[k]
-                        << ", brute force " << expect << ", tolerance " << tol;
-        }
-      }
-    }
+      });
   }
 
   template<typename T>
   void dehierarchizeMatchesReference(std::uint64_t seed)
   {
     std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<double> u(-1, 1);
-    for (int trial = 0; trial < 24; ++trial)
-    {
-      const int D = 1 + trial % 6;
-      const GridSpec s = ref::randomSpec(rng, D, 1500, 10);
-      SCOPED_TRACE(ref::describe(s) + " trial " + std::to_string(trial));
-      Grid grid;
-      ASSERT_TRUE(Grid::create(s, grid).ok());
-      const ref::Grid g = ref::enumerate(s);
-      std::vector<T> alpha = ref::uniformValues<T>(rng, g.size());
-      const std::vector<double> alphaD = ref::toDouble(alpha);
-      const std::vector<double> expect = ref::dehierarchize(g, alphaD);
-      std::vector<T> values = alpha;
-      sparsegrid::ExecutionReport report;
-      const sparsegrid::Status st =
-        sparsegrid::dehierarchize(grid, values.data(), this->options(), &report);
-      ASSERT_TRUE(st.ok()) << st.message();
-      SG_EXPECT_BACKEND(report);
-      int bad = 0;
-      for (std::size_t p = 0; p < g.size() && bad < 5; ++p)
+    forEachGrid(rng,
+      [&](const GridSpec&, const Grid& grid, const ref::Grid& g)
       {
-        const double tol =
-          ref::sumTolerance<T>(g, ref::termAbsSum(g, alphaD, g.points[p].x.data()));
-        if (!(std::fabs(values[p] - expect[p]) <= tol))
+        std::vector<T> alpha = ref::uniformValues<T>(rng, g.size());
+        const std::vector<double> alphaD = ref::toDouble(alpha);
+        const std::vector<double> expect = ref::dehierarchize(g, alphaD);
+        std::vector<T> values = alpha;
+        sparsegrid::ExecutionReport report;
+        const sparsegrid::Status st =
+          sparsegrid::dehierarchize(grid, values.data(), this->options(), &report);
+        ASSERT_TRUE(st.ok()) << st.message();
+        SG_EXPECT_BACKEND(report);
+        ref::Mismatches bad("nodal value");
+        for (std::size_t p = 0; p < g.size() && bad.open(); ++p)
         {
-          ++bad;
-          ADD_FAILURE() << "nodal value " << p << ": got " << values[p] << ", reference "
-                        << expect[p] << ", tolerance " << tol;
+          bad.check(p,
+            values[p],
+            expect[p],
+            ref::sumTolerance<T>(g, ref::termAbsSum(g, alphaD, g.points[p].x.data())));
         }
-      }
-    }
+      });
   }
 
   template<typename T>
   void dehierarchizeInvertsHierarchize(std::uint64_t seed)
   {
     std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<double> u(-1, 1);
-    for (int trial = 0; trial < 24; ++trial)
-    {
-      const int D = 1 + trial % 6;
-      const GridSpec s = ref::randomSpec(rng, D, 1500, 10);
-      SCOPED_TRACE(ref::describe(s) + " trial " + std::to_string(trial));
-      Grid grid;
-      ASSERT_TRUE(Grid::create(s, grid).ok());
-      const ref::Grid g = ref::enumerate(s);
-      std::vector<T> f = ref::uniformValues<T>(rng, g.size());
-      const std::vector<double> alphaRef = ref::hierarchize(g, ref::toDouble(f));
-      std::vector<T> values = f;
-      sparsegrid::ExecutionReport r1, r2;
-      ASSERT_TRUE(sparsegrid::hierarchize(grid, values.data(), this->options(), &r1).ok());
-      ASSERT_TRUE(sparsegrid::dehierarchize(grid, values.data(), this->options(), &r2).ok());
-      SG_EXPECT_BACKEND(r1);
-      SG_EXPECT_BACKEND(r2);
-      ref::Mismatches bad("value");
-      for (std::size_t p = 0; p < g.size() && bad.open(); ++p)
+    forEachGrid(rng,
+      [&](const GridSpec&, const Grid& grid, const ref::Grid& g)
       {
-        const double tol = ref::interpolantTolerance<T>(g, alphaRef, g.points[p].x.data(), 1.0);
-        bad.check(p, values[p], f[p], tol);
-      }
-    }
+        std::vector<T> f = ref::uniformValues<T>(rng, g.size());
+        const std::vector<double> alphaRef = ref::hierarchize(g, ref::toDouble(f));
+        std::vector<T> values = f;
+        sparsegrid::ExecutionReport r1, r2;
+        ASSERT_TRUE(sparsegrid::hierarchize(grid, values.data(), this->options(), &r1).ok());
+        ASSERT_TRUE(sparsegrid::dehierarchize(grid, values.data(), this->options(), &r2).ok());
+        SG_EXPECT_BACKEND(r1);
+        SG_EXPECT_BACKEND(r2);
+        ref::Mismatches bad("value");
+        for (std::size_t p = 0; p < g.size() && bad.open(); ++p)
+        {
+          const double tol = ref::interpolantTolerance<T>(g, alphaRef, g.points[p].x.data(), 1.0);
+          bad.check(p, values[p], f[p], tol);
+        }
+      });
   }
 };
 
