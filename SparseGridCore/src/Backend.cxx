@@ -536,6 +536,24 @@ Status perComponent(const Grid& grid,
   return Status::Ok();
 }
 
+/// hierarchize (inverse false) or dehierarchize (inverse true) of every component in place.
+template<typename T>
+Status transformComponents(bool inverse,
+  const Grid& grid,
+  T* values,
+  const ComponentLayout& layout,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  return perComponent(grid,
+    values,
+    layout,
+    options,
+    report,
+    [&](T* v, const ExecutionOptions& o, ExecutionReport* r)
+    { return transform(grid, v, inverse, o, r); });
+}
+
 } // namespace
 
 template<typename T>
@@ -545,13 +563,7 @@ Status hierarchize(const Grid& grid,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
-  return perComponent(grid,
-    values,
-    layout,
-    options,
-    report,
-    [&](T* v, const ExecutionOptions& o, ExecutionReport* r)
-    { return transform(grid, v, false, o, r); });
+  return transformComponents(false, grid, values, layout, options, report);
 }
 
 template<typename T>
@@ -561,13 +573,7 @@ Status dehierarchize(const Grid& grid,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
-  return perComponent(grid,
-    values,
-    layout,
-    options,
-    report,
-    [&](T* v, const ExecutionOptions& o, ExecutionReport* r)
-    { return transform(grid, v, true, o, r); });
+  return transformComponents(true, grid, values, layout, options, report);
 }
 
 template<typename T>
