@@ -470,21 +470,7 @@ double sumTolerance(const Grid& g, double S)
 template<typename T>
 double surplusErrorAt(const Grid& g, const double* xin, double M)
 {
-  std::vector<double> x(xin, xin + g.D);
-  for (double& v : x)
-  {
-    v = clamp01(v);
-  }
-  double s = 0.0;
-  for (const Point& q : g.points)
-  {
-    const double b = basis(q, x.data());
-    if (b != 0.0)
-    {
-      s += surplusTolerance<T>(g, q, M) * b;
-    }
-  }
-  return s;
+  return basisSum(g, xin, [&](std::size_t q) { return surplusTolerance<T>(g, g.points[q], M); });
 }
 
 /**
