@@ -1,6 +1,7 @@
 /**
  * @file vtkSparseGridArrays.h
- * @brief Private helpers: any VTK numeric array as a contiguous float/double buffer.
+ * @brief Private helpers: any VTK numeric array as a contiguous float/double buffer; the
+ * finiteness check of such buffers.
  */
 #ifndef vtkSparseGridArrays_h
 #define vtkSparseGridArrays_h
@@ -12,7 +13,10 @@
 #include "vtkDoubleArray.h"
 #include "vtkFloatArray.h"
 
+#include <sparsegrid/sparsegrid.h>
+
 #include <algorithm>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -57,6 +61,24 @@ const T* ContiguousValues(vtkDataArray* array, std::vector<T>& storage)
     worker(array, storage.data());
   }
   return storage.data();
+}
+
+/**
+ * sparsegrid::checkFinite over every value of a contiguous float or double array (`name` in
+ * the message); other arrays pass unchecked (nothing the filters compute with).
+ */
+inline sparsegrid::Status CheckFinite(vtkDataArray* array, const std::string& name)
+{
+  const std::size_t n = array ? static_cast<std::size_t>(array->GetNumberOfValues()) : 0;
+  if (auto* f = vtkArrayDownCast<vtkAOSDataArrayTemplate<float>>(array))
+  {
+    return sparsegrid::checkFinite(f->GetPointer(0), n, name.c_str());
+  }
+  if (auto* d = vtkArrayDownCast<vtkAOSDataArrayTemplate<double>>(array))
+  {
+    return sparsegrid::checkFinite(d->GetPointer(0), n, name.c_str());
+  }
+  return sparsegrid::Status::Ok();
 }
 
 } // namespace vtkSparseGridArrays

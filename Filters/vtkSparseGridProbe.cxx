@@ -616,18 +616,8 @@ vtkSparseGridProbe::Result vtkSparseGridProbe::Conclude(Result probed,
   for (std::size_t i = 0; probed == Result::Done && i < contents.Info.ArrayNames.size(); ++i)
   {
     const std::string& name = contents.Info.ArrayNames[i];
-    vtkDataArray* array = output->GetPointData()->GetArray(name.c_str());
-    sparsegrid::Status status;
-    if (auto* f = vtkArrayDownCast<vtkAOSDataArrayTemplate<float>>(array))
-    {
-      status = sparsegrid::checkFinite(
-        f->GetPointer(0), static_cast<std::size_t>(f->GetNumberOfValues()), name.c_str());
-    }
-    else if (auto* d = vtkArrayDownCast<vtkAOSDataArrayTemplate<double>>(array))
-    {
-      status = sparsegrid::checkFinite(
-        d->GetPointer(0), static_cast<std::size_t>(d->GetNumberOfValues()), name.c_str());
-    }
+    const sparsegrid::Status status =
+      vtkSparseGridArrays::CheckFinite(output->GetPointData()->GetArray(name.c_str()), name);
     if (!status.ok())
     {
       probed = Result::Failed;

@@ -1,5 +1,7 @@
 #include "vtkSparseGridRepresentation.h"
 
+#include "vtkSparseGridArrays.h"
+
 #include "vtkAOSDataArrayTemplate.h"
 #include "vtkArrayDispatch.h"
 #include "vtkCellArray.h"
@@ -946,17 +948,7 @@ bool vtkSparseGridRepresentation::FromPolyData(vtkPolyData* input,
          << nc << " components; the grid has " << size << " points";
       return Fail(error, os.str());
     }
-    const std::size_t n = static_cast<std::size_t>(size) * static_cast<std::size_t>(nc);
-    sparsegrid::Status status;
-    if (auto* f = vtkArrayDownCast<vtkAOSDataArrayTemplate<float>>(array))
-    {
-      status = sparsegrid::checkFinite(f->GetPointer(0), n, name.c_str());
-    }
-    else
-    {
-      status = sparsegrid::checkFinite(
-        vtkArrayDownCast<vtkAOSDataArrayTemplate<double>>(array)->GetPointer(0), n, name.c_str());
-    }
+    const sparsegrid::Status status = vtkSparseGridArrays::CheckFinite(array, name);
     if (!status.ok())
     {
       return Fail(error, "coefficient array '" + name + "': " + status.message());
