@@ -466,68 +466,74 @@ int main(int argc, char** argv)
   const int threads = a.threads > 0 ? a.threads : 0;
   const double throughput = static_cast<double>(r.items) / r.median;
   const double gflops = flops / r.median * 1e-9;
+  // One list of fields for both outputs: JSON gets every field, the table the ones with a
+  // column width (negative: left-aligned).
+  struct Field
+  {
+    const char* key;
+    const char* label;
+    int width;
+    std::string text;
+    bool quoted;
+  };
+  const auto format = [](const char* f, double v)
+  {
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), f, v);
+    return std::string(buffer);
+  };
+  const std::string opts = optsString(options.optimizations);
+  const std::vector<Field> fields = {
+    { "op", "op", -12, a.op, true },
+    { "dims", "D", 4, std::to_string(a.dims), false },
+    { "level", "L", 5, std::to_string(a.level), false },
+    { "boundary", "boundary", 8, a.boundary ? "1" : "0", false },
+    { "precision", "precision", 9, a.precision, true },
+    { "backend", "backend", 7, r.backendUsed, true },
+    { "threads", "threads", 7, std::to_string(threads), false },
+    { "coefficients", "coefficients", 13, std::to_string(grid.size()), false },
+    { "blocks", "", 0, std::to_string(grid.numberOfBlocks()), false },
+    { "points", "items", 10, std::to_string(r.items), false },
+    { "median_s", "median [s]", 12, format("%.9g", r.median), false },
+    { "min_s", "", 0, format("%.9g", r.minimum), false },
+    { "kernel_median_s", "", 0, format("%.9g", r.kernelMedian), false },
+    { "throughput", "throughput/s", 14, format("%.6g", throughput), false },
+    { "gflops", "GFlop/s", 9, format("%.6g", gflops), false },
+    { "opts", "opts", -1, opts, true },
+    { "chunk", "", 0, std::to_string(options.optimizations.chunkSize), false },
+    { "repeat", "", 0, std::to_string(a.repeat), false },
+    { "components", "", 0, std::to_string(a.components), false },
+    { "batches", "", 0, std::to_string(a.batches), false },
+    { "prepared", "", 0, a.prepared ? "1" : "0", false },
+    { "uploads", "", 0, std::to_string(r.uploads), false },
+    { "note", "", 0, jsonEscape(r.note), true },
+  };
   if (a.json)
   {
-    std::printf("{\"op\":\"%s\",\"dims\":%d,\"level\":%d,\"boundary\":%d,\"precision\":\"%s\","
-                "\"backend\":\"%s\",\"threads\":%d,\"coefficients\":%llu,\"blocks\":%zu,"
-                "\"points\":%zu,\"median_s\":%.9g,\"min_s\":%.9g,\"kernel_median_s\":%.9g,"
-                "\"throughput\":%.6g,\"gflops\":%.6g,\"opts\":\"%s\",\"chunk\":%d,\"repeat\":%d,"
-                "\"components\":%d,\"batches\":%d,\"prepared\":%d,\"uploads\":%llu,"
-                "\"note\":\"%s\"}\n",
-      a.op.c_str(),
-      a.dims,
-      a.level,
-      a.boundary ? 1 : 0,
-      a.precision.c_str(),
-      r.backendUsed.c_str(),
-      threads,
-      static_cast<unsigned long long>(grid.size()),
-      grid.numberOfBlocks(),
-      r.items,
-      r.median,
-      r.minimum,
-      r.kernelMedian,
-      throughput,
-      gflops,
-      optsString(options.optimizations).c_str(),
-      options.optimizations.chunkSize,
-      a.repeat,
-      a.components,
-      a.batches,
-      a.prepared ? 1 : 0,
-      static_cast<unsigned long long>(r.uploads),
-      jsonEscape(r.note).c_str());
+    std::string line = "{";
+    for (const Field& f : fields)
+    {
+      line += std::string(line.size() > 1 ? "," : "") + "\"" + f.key +
+        "\":" + (f.quoted ? "\"" + f.text + "\"" : f.text);
+    }
+    std::printf("%s}\n", line.c_str());
   }
   else
   {
-    std::printf("%-12s %4s %5s %8s %9s %7s %7s %13s %10s %12s %14s %9s  %s\n",
-      "op",
-      "D",
-      "L",
-      "boundary",
-      "precision",
-      "backend",
-      "threads",
-      "coefficients",
-      "items",
-      "median [s]",
-      "throughput/s",
-      "GFlop/s",
-      "opts");
-    std::printf("%-12s %4d %5d %8d %9s %7s %7d %13llu %10zu %12.6f %14.4g %9.3f  %s\n",
-      a.op.c_str(),
-      a.dims,
-      a.level,
-      a.boundary ? 1 : 0,
-      a.precision.c_str(),
-      r.backendUsed.c_str(),
-      threads,
-      static_cast<unsigned long long>(grid.size()),
-      r.items,
-      r.median,
-      throughput,
-      gflops,
-      optsString(options.optimizations).c_str());
+    std::string header, row;
+    for (const Field& f : fields)
+    {
+      if (f.width != 0)
+      {
+        const char* gap = header.empty() ? "" : " ";
+        char cell[256];
+        std::snprintf(cell, sizeof(cell), "%s%*s", gap, f.width, f.label);
+        header += cell;
+        std::snprintf(cell, sizeof(cell), "%s%*s", gap, f.width, f.text.c_str());
+        row += cell;
+      }
+    }
+    std::printf("%s\n%s\n", header.c_str(), row.c_str());
     if (a.op == "probe" || a.op == "prepared-evaluate")
     {
       std::printf("components %d, batches %d, prepared %d: %llu coefficient upload(s)\n",

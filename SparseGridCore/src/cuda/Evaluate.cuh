@@ -226,6 +226,24 @@ __global__ void __launch_bounds__(SharedCoefficients ? SharedCtaThreads : CtaThr
         static_cast<u32>(chunkEnd - pass < u64(WarpSize * PPL) ? chunkEnd - pass : WarpSize * PPL);
       T x[PPL][DM];
       u32 Y[PPL][DM];
+      // Each lane reads its points' coordinates from `from` (point pi at from[pi * D]); a
+      // lambda, so that each call below keeps its own address space (shared or global loads).
+      const auto gather = [&](const T* from)
+      {
+#pragma unroll
+        for (int q = 0; q < PPL; ++q)
+        {
+          const u32 pi = static_cast<u32>(lane + WarpSize * q);
+#pragma unroll
+          for (int t = 0; t < DM; ++t)
+          {
+            if (DT > 0 || t < D)
+            {
+              x[q][t] = pi < count ? clamp01(from[pi * static_cast<u32>(D) + t]) : T(0);
+            }
+          }
+        }
+      };
       if (p.vec1)
       {
         // Coalesced copy of the warp's count x D coordinates, then each lane reads its points.
@@ -235,36 +253,12 @@ __global__ void __launch_bounds__(SharedCoefficients ? SharedCtaThreads : CtaThr
           myStage[i] = src[i];
         }
         __syncwarp();
-#pragma unroll
-        for (int q = 0; q < PPL; ++q)
-        {
-          const u32 pi = static_cast<u32>(lane + WarpSize * q);
-#pragma unroll
-          for (int t = 0; t < DM; ++t)
-          {
-            if (DT > 0 || t < D)
-            {
-              x[q][t] = pi < count ? clamp01(myStage[pi * static_cast<u32>(D) + t]) : T(0);
-            }
-          }
-        }
+        gather(myStage);
         __syncwarp();
       }
       else
       {
-#pragma unroll
-        for (int q = 0; q < PPL; ++q)
-        {
-          const u32 pi = static_cast<u32>(lane + WarpSize * q);
-#pragma unroll
-          for (int t = 0; t < DM; ++t)
-          {
-            if (DT > 0 || t < D)
-            {
-              x[q][t] = pi < count ? clamp01(points[(pass + pi) * static_cast<u64>(D) + t]) : T(0);
-            }
-          }
-        }
+        gather(points + pass * static_cast<u64>(D));
       }
       u32 P[PPL][DM + 1];
       T W[PPL][DM + 1];
