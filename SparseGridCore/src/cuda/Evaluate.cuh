@@ -457,8 +457,11 @@ __device__ __forceinline__ void unrankBlock(const GenericParams& p, u32 b, int* 
   }
 }
 
-template<typename T>
-__device__ __forceinline__ void cellMul(T x, int level, int corner, u32& k, T& w)
+/// The cell of `x` on an axis of `level` (k) and the hat's weight there (w): multiplying by
+/// 2^level (sred1) or dividing by 2^-level as the unoptimised code does (sred1 off, as on the
+/// CPU); the same values, since both scalings by powers of two are exact.
+template<bool Divide, typename T>
+__device__ __forceinline__ void cellOf(T x, int level, int corner, u32& k, T& w)
 {
   if (level == 0)
   {
@@ -466,30 +469,22 @@ __device__ __forceinline__ void cellMul(T x, int level, int corner, u32& k, T& w
     w = corner ? x : T(1) - x;
     return;
   }
-  const T s = x * pow2<T>(level);
   const u32 n = 1u << (level - 1);
-  u32 c = static_cast<u32>(s * T(0.5));
+  u32 c;
+  T s;
+  if constexpr (Divide)
+  {
+    c = static_cast<u32>(x / pow2<T>(1 - level));
+    s = x / pow2<T>(-level);
+  }
+  else
+  {
+    s = x * pow2<T>(level);
+    c = static_cast<u32>(s * T(0.5));
+  }
   c = c < n ? c : n - 1;
   k = c;
   w = T(1) - absValue(s - static_cast<T>(2 * c + 1));
-}
-
-template<typename T>
-__device__ __forceinline__ void cellDiv(T x, int level, int corner, u32& k, T& w)
-{
-  if (level == 0)
-  {
-    k = static_cast<u32>(corner);
-    w = corner ? x : T(1) - x;
-    return;
-  }
-  const T div = pow2<T>(-level);
-  const T halfDiv = pow2<T>(1 - level);
-  const u32 n = 1u << (level - 1);
-  u32 c = static_cast<u32>(x / halfDiv);
-  c = c < n ? c : n - 1;
-  k = c;
-  w = T(1) - absValue(x / div - static_cast<T>(2 * c + 1));
 }
 
 template<typename T>
@@ -549,12 +544,12 @@ __global__ void __launch_bounds__(GenericWarps* WarpSize) evaluateGeneric(Generi
           T wt;
           if (p.sred1)
           {
-            cellMul<T>(coord(pi, t), l, c, k, wt);
+            cellOf<false>(coord(pi, t), l, c, k, wt);
             idx += k << sh[t];
           }
           else
           {
-            cellDiv<T>(coord(pi, t), l, c, k, wt);
+            cellOf<true>(coord(pi, t), l, c, k, wt);
             idx = idx * (1u << axisLog2Size(l)) + k;
           }
           w *= wt;
