@@ -5,8 +5,9 @@
  * progress fractions mapped onto a part of the filter's progress bar.
  *
  * Each core (SparseGridCore, StencilCore, CorrelationCore) takes the same kind of callbacks
- * (`parallelFor(count, body(begin, end))`, `progress(fraction)`); the families' execution
- * helpers fill them from here so that threading and progress behave alike in every filter.
+ * (`parallelFor(count, body(begin, end))`, `progress(fraction)`, `abort()`); the families'
+ * execution helpers fill them from here (vtkCoreExecution::Execution) so that backends,
+ * threading, progress, cancellation and fall-back notes behave alike in every filter.
  */
 #ifndef vtkCoreExecution_h
 #define vtkCoreExecution_h
@@ -17,6 +18,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace vtkCoreExecution
 {
@@ -69,6 +72,78 @@ struct ProgressRange
   {
     return [this](double fraction) { this->Report(fraction); };
   }
+};
+
+/**
+ * A filter's side of one core: the core's ExecutionOptions filled from the filter's settings
+ * (Backend 0 Auto, 1 CPU, 2 CUDA; threads, 0 for all; vtkSMPTools; progress into a range of the
+ * filter's bar; cancellation through vtkAlgorithm::CheckAbort), and the log of what the core's
+ * calls reported (the backend that ran, each distinct fall-back note once). `CoreOptions` is a
+ * core's ExecutionOptions (members backend, threads, parallelFor, progress, abort); the family
+ * helpers (vtkSparseGridExecution, vtkStencilExecution) add what only their family needs.
+ */
+template<typename CoreOptions>
+class Execution
+{
+public:
+  Execution(vtkAlgorithm* algorithm, int backend, int threads)
+    : Algorithm(algorithm)
+  {
+    using CoreBackend = decltype(CoreOptions::backend);
+    this->Opts.backend =
+      backend == 1 ? CoreBackend::CPU : (backend == 2 ? CoreBackend::CUDA : CoreBackend::Auto);
+    this->Opts.threads = std::max(0, threads);
+    this->Opts.parallelFor = SMPFor(threads);
+    this->Progress.Algorithm = algorithm;
+    this->Opts.progress = this->Progress.Callback();
+    this->Opts.abort = [this]() { return this->Algorithm->CheckAbort(); };
+  }
+  // The callbacks in Options() point back at this object.
+  Execution(const Execution&) = delete;
+  Execution& operator=(const Execution&) = delete;
+
+  const CoreOptions& Options() const { return this->Opts; }
+
+  /// Progress of the following core calls maps onto [first, last] of the filter's progress.
+  void SetProgressRange(double first, double last) { this->Progress.Set(first, last); }
+
+  /// Records a core report: the backend used and any note (each distinct note once).
+  template<typename CoreReport>
+  void Record(const CoreReport& report)
+  {
+    this->Backend = toString(report.backendUsed);
+    if (!report.note.empty() &&
+      std::find(this->Notes.begin(), this->Notes.end(), report.note) == this->Notes.end())
+    {
+      this->Notes.push_back(report.note);
+    }
+  }
+  /// "CPU" or "CUDA": the backend of the last recorded report.
+  const std::string& BackendUsed() const { return this->Backend; }
+  /// Notes of all recorded reports, joined with "; " (empty when there were none).
+  std::string Note() const
+  {
+    std::string joined;
+    for (const auto& note : this->Notes)
+    {
+      joined += (joined.empty() ? "" : "; ") + note;
+    }
+    return joined;
+  }
+
+  /// Formats a failed core status for vtkErrorMacro: "what: Code: message".
+  template<typename CoreStatus>
+  static std::string Describe(const char* what, const CoreStatus& status)
+  {
+    return std::string(what) + ": " + toString(status.code()) + ": " + status.message();
+  }
+
+protected:
+  vtkAlgorithm* Algorithm;
+  CoreOptions Opts;
+  ProgressRange Progress;
+  std::string Backend = "CPU";
+  std::vector<std::string> Notes;
 };
 }
 

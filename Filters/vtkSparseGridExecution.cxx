@@ -15,60 +15,9 @@ vtkSparseGridExecution::vtkSparseGridExecution(vtkAlgorithm* algorithm,
   int backend,
   int threads,
   const sparsegrid::Optimizations& optimizations)
-  : Algorithm(algorithm)
+  : vtkCoreExecution::Execution<sparsegrid::ExecutionOptions>(algorithm, backend, threads)
 {
-  switch (backend)
-  {
-    case 1:
-      this->Opts.backend = sparsegrid::Backend::CPU;
-      break;
-    case 2:
-      this->Opts.backend = sparsegrid::Backend::CUDA;
-      break;
-    default:
-      this->Opts.backend = sparsegrid::Backend::Auto;
-      break;
-  }
   this->Opts.optimizations = optimizations;
-  this->Opts.threads = std::max(0, threads);
-  this->Opts.parallelFor = vtkCoreExecution::SMPFor(threads);
-  this->Progress.Algorithm = algorithm;
-  this->Opts.progress = this->Progress.Callback();
-  this->Opts.abort = [this]() { return this->Algorithm->CheckAbort(); };
-}
-
-//------------------------------------------------------------------------------------------------
-void vtkSparseGridExecution::SetProgressRange(double first, double last)
-{
-  this->Progress.Set(first, last);
-}
-
-//------------------------------------------------------------------------------------------------
-void vtkSparseGridExecution::Record(const sparsegrid::ExecutionReport& report)
-{
-  this->Backend = sparsegrid::toString(report.backendUsed);
-  if (!report.note.empty() &&
-    std::find(this->Notes.begin(), this->Notes.end(), report.note) == this->Notes.end())
-  {
-    this->Notes.push_back(report.note);
-  }
-}
-
-//------------------------------------------------------------------------------------------------
-std::string vtkSparseGridExecution::Note() const
-{
-  std::string joined;
-  for (const auto& note : this->Notes)
-  {
-    joined += (joined.empty() ? "" : "; ") + note;
-  }
-  return joined;
-}
-
-//------------------------------------------------------------------------------------------------
-std::string vtkSparseGridExecution::Describe(const char* what, const sparsegrid::Status& status)
-{
-  return std::string(what) + ": " + sparsegrid::toString(status.code()) + ": " + status.message();
 }
 
 //------------------------------------------------------------------------------------------------

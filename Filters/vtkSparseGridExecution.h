@@ -10,7 +10,7 @@
 #ifndef vtkSparseGridExecution_h
 #define vtkSparseGridExecution_h
 
-#include "vtkCoreExecution.h"            // for ProgressRange
+#include "vtkCoreExecution.h"            // for Execution
 #include "vtkSmartPointer.h"             // for vtkSparseGridErrorOnce::Observer
 #include "vtkSparseGridRepresentation.h" // for Contents
 #include "vtkType.h"                     // for vtkMTimeType
@@ -27,7 +27,7 @@ class vtkCommand;
 class vtkExecutive;
 class vtkInformation;
 
-class vtkSparseGridExecution
+class vtkSparseGridExecution : public vtkCoreExecution::Execution<sparsegrid::ExecutionOptions>
 {
 public:
   /// `backend`: 0 Auto, 1 CPU, 2 CUDA. `threads`: 0 for all hardware threads.
@@ -35,24 +35,6 @@ public:
     int backend,
     int threads,
     const sparsegrid::Optimizations& optimizations);
-  // The callbacks in Options() point back at this object.
-  vtkSparseGridExecution(const vtkSparseGridExecution&) = delete;
-  vtkSparseGridExecution& operator=(const vtkSparseGridExecution&) = delete;
-
-  const sparsegrid::ExecutionOptions& Options() const { return this->Opts; }
-
-  /// Progress of the following core calls maps onto [first, last] of the filter's progress.
-  void SetProgressRange(double first, double last);
-
-  /// Records a core report: the backend used and any note (each distinct note once).
-  void Record(const sparsegrid::ExecutionReport& report);
-  /// "CPU" or "CUDA": the backend of the last recorded report.
-  const std::string& BackendUsed() const { return this->Backend; }
-  /// Notes of all recorded reports, joined with "; " (empty when there were none).
-  std::string Note() const;
-
-  /// Formats a failed status for vtkErrorMacro: "what: Code: message".
-  static std::string Describe(const char* what, const sparsegrid::Status& status);
 
   ///@{
   /**
@@ -97,13 +79,6 @@ public:
    * `error` naming the size, `what` it was for and the limit that applied.
    */
   static bool CheckMemory(double bytes, const std::string& what, std::string* error);
-
-private:
-  vtkAlgorithm* Algorithm;
-  sparsegrid::ExecutionOptions Opts;
-  vtkCoreExecution::ProgressRange Progress;
-  std::string Backend = "CPU";
-  std::vector<std::string> Notes;
 };
 
 /**
