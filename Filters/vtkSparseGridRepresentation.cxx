@@ -25,7 +25,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <set>
 #include <sstream>
 
 namespace
@@ -66,12 +65,9 @@ const char* const StoredBytesName = "SparseGrid.StoredBytes";
 const char* const StreamsName = vtkSparseGridRepresentation::StreamsArrayName;
 const char* const StreamOffsetsName = "SparseGrid.StreamOffsets";
 const char* const MemoryBytesName = "SparseGrid.MemoryBytes";
-constexpr int MaxPieces = 1 << 16;
-
-// Generous bounds that no valid file exceeds but that keep a hostile one from asking for
-// absurd allocations before the grid's own memory check runs.
-constexpr int MaxArrays = 4096;
-constexpr int MaxComponents = 4096;
+constexpr int MaxPieces = static_cast<int>(sparsegrid::MaxPieces);
+constexpr int MaxArrays = static_cast<int>(sparsegrid::MaxArrays);
+// A level no valid grid exceeds, checked before the grid's own memory check runs.
 constexpr int MaxLevel = 3 * sparsegrid::MaxAxisLevel;
 
 bool Fail(std::string* error, const std::string& message)
@@ -170,27 +166,15 @@ bool ReadFinite(vtkFieldData* fd,
   return true;
 }
 
-/// Optional per-array metric: absent, or one non-NaN value per array.
+/// Optional per-array metric: absent, or one value per array (sparsegrid::validate checks them).
 bool ReadMetric(vtkFieldData* fd,
   const char* name,
   std::size_t arrays,
-  bool allowInfinity,
   std::vector<double>& out,
   std::string* error)
 {
   bool present = false;
-  if (!ReadNumbers(fd, name, static_cast<vtkIdType>(arrays), false, out, present, error))
-  {
-    return false;
-  }
-  for (double v : out)
-  {
-    if (std::isnan(v) || (!allowInfinity && std::isinf(v)) || v < 0)
-    {
-      return Fail(error, std::string(name) + " holds an invalid value");
-    }
-  }
-  return true;
+  return ReadNumbers(fd, name, static_cast<vtkIdType>(arrays), false, out, present, error);
 }
 
 bool ReadString(vtkFieldData* fd,
@@ -249,79 +233,9 @@ void AddMemoryBytes(vtkPolyData* output)
 } // namespace
 
 //------------------------------------------------------------------------------------------------
-bool vtkSparseGridRepresentation::Description::PhysicalToUnit(const double point[3],
-  double* unit,
-  double tolerance) const
-{
-  bool inside = true;
-  bool isGridAxis[3] = { false, false, false };
-  for (int t = 0; t < this->Grid.dimensions(); ++t)
-  {
-    const int a = this->AxisMap[t];
-    isGridAxis[a] = true;
-    const double lo = this->Bounds[2 * a];
-    const double hi = this->Bounds[2 * a + 1];
-    if (point[a] < lo - tolerance || point[a] > hi + tolerance || std::isnan(point[a]))
-    {
-      inside = false;
-    }
-    const double u = (point[a] - lo) / (hi - lo);
-    unit[t] = std::isnan(u) ? 0.0 : std::min(1.0, std::max(0.0, u));
-  }
-  for (int a = 0; a < 3; ++a)
-  {
-    if (!isGridAxis[a] &&
-      !(point[a] >= this->Bounds[2 * a] - tolerance &&
-        point[a] <= this->Bounds[2 * a + 1] + tolerance))
-    {
-      inside = false;
-    }
-  }
-  return inside;
-}
-
-//------------------------------------------------------------------------------------------------
-void vtkSparseGridRepresentation::Description::UnitToPhysical(const double* unit,
-  double point[3]) const
-{
-  for (int a = 0; a < 3; ++a)
-  {
-    point[a] = this->Bounds[2 * a];
-  }
-  for (int t = 0; t < this->Grid.dimensions(); ++t)
-  {
-    const int a = this->AxisMap[t];
-    point[a] = this->Bounds[2 * a] + unit[t] * (this->Bounds[2 * a + 1] - this->Bounds[2 * a]);
-  }
-}
-
-//------------------------------------------------------------------------------------------------
-double vtkSparseGridRepresentation::Description::Tolerance() const
-{
-  double diagonal2 = 0;
-  for (int a = 0; a < 3; ++a)
-  {
-    const double w = this->Bounds[2 * a + 1] - this->Bounds[2 * a];
-    diagonal2 += w * w;
-  }
-  return 1e-6 * std::sqrt(diagonal2);
-}
-
-//------------------------------------------------------------------------------------------------
 bool vtkSparseGridRepresentation::HasRepresentation(vtkFieldData* fieldData)
 {
   return fieldData && fieldData->GetAbstractArray(FormatVersionName) != nullptr;
-}
-
-//------------------------------------------------------------------------------------------------
-int vtkSparseGridRepresentation::Description::TotalComponents() const
-{
-  int total = 0;
-  for (int nc : this->Components)
-  {
-    total += nc;
-  }
-  return total;
 }
 
 //------------------------------------------------------------------------------------------------
@@ -534,13 +448,6 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
   {
     return false;
   }
-  for (int t = 1; t < dims; ++t)
-  {
-    if (info.AxisMap[t] <= info.AxisMap[t - 1])
-    {
-      return Fail(error, "SparseGrid.AxisMap must list distinct image axes in increasing order");
-    }
-  }
 
   std::vector<double> values;
   bool present = false;
@@ -549,33 +456,12 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
     return false;
   }
   std::copy(values.begin(), values.end(), info.Bounds);
-  bool isGridAxis[3] = { false, false, false };
-  for (int t = 0; t < dims; ++t)
-  {
-    isGridAxis[info.AxisMap[t]] = true;
-  }
-  for (int a = 0; a < 3; ++a)
-  {
-    const bool ok = isGridAxis[a] ? info.Bounds[2 * a + 1] > info.Bounds[2 * a]
-                                  : info.Bounds[2 * a + 1] >= info.Bounds[2 * a];
-    if (!ok)
-    {
-      return Fail(error, "SparseGrid.Bounds is empty or inverted on axis " + std::to_string(a));
-    }
-  }
 
   if (!ReadIntegers(fd, ImageDimensionsName, 3, 1, 1 << 30, ints, error))
   {
     return false;
   }
   std::copy(ints.begin(), ints.end(), info.ImageDimensions);
-  for (int a = 0; a < 3; ++a)
-  {
-    if (isGridAxis[a] != (info.ImageDimensions[a] > 1))
-    {
-      return Fail(error, "SparseGrid.ImageDimensions does not match SparseGrid.AxisMap");
-    }
-  }
   if (!ReadFinite(fd, ImageOriginName, 3, true, values, present, error))
   {
     return false;
@@ -586,13 +472,6 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
     return false;
   }
   std::copy(values.begin(), values.end(), info.ImageSpacing);
-  for (int a = 0; a < 3; ++a)
-  {
-    if (isGridAxis[a] && !(info.ImageSpacing[a] > 0))
-    {
-      return Fail(error, "SparseGrid.ImageSpacing must be positive on the grid axes");
-    }
-  }
 
   std::string text;
   if (!ReadString(fd, PrecisionName, true, text, error))
@@ -617,40 +496,19 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
   {
     return Fail(error, "SparseGrid.ArrayNames must be a string array of 1 to 4096 names");
   }
-  std::set<std::string> unique;
   for (vtkIdType i = 0; i < names->GetNumberOfValues(); ++i)
   {
-    const std::string name = names->GetValue(i);
-    if (name.empty() || !unique.insert(name).second)
-    {
-      return Fail(error, "SparseGrid.ArrayNames holds an empty or repeated name");
-    }
-    info.ArrayNames.push_back(name);
+    info.ArrayNames.push_back(names->GetValue(i));
   }
   const std::size_t arrays = info.ArrayNames.size();
 
-  // The image spans the compressed box, in both encodings (the same rule as the .sgrid file's
-  // validateGrid): the box is where the voxels are.
-  {
-    for (int a = 0; a < 3; ++a)
-    {
-      const double hi = info.ImageOrigin[a] + (info.ImageDimensions[a] - 1) * info.ImageSpacing[a];
-      const double scale = std::max({ 1.0, std::abs(info.ImageOrigin[a]), std::abs(hi) });
-      if (std::abs(info.Bounds[2 * a] - info.ImageOrigin[a]) > 1e-9 * scale ||
-        std::abs(info.Bounds[2 * a + 1] - hi) > 1e-9 * scale)
-      {
-        return Fail(error,
-          "SparseGrid.Bounds does not match the image geometry on axis " + std::to_string(a));
-      }
-    }
-  }
   if (coded)
   {
     if (!ReadIntegers(fd,
           ArrayComponentsName,
           static_cast<vtkIdType>(arrays),
           1,
-          MaxComponents,
+          sparsegrid::MaxComponents,
           info.Components,
           error))
     {
@@ -684,17 +542,6 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
     {
       return false;
     }
-    if (!(info.RequestedBound > 0))
-    {
-      return Fail(error, "SparseGrid.ErrorBound must be positive");
-    }
-    for (double b : info.AbsoluteBound)
-    {
-      if (!(b > 0))
-      {
-        return Fail(error, "SparseGrid.AbsoluteErrorBound must be positive");
-      }
-    }
     vtkAbstractArray* extents = fd->GetAbstractArray(PieceExtentsName);
     const vtkIdType extentValues = extents ? extents->GetNumberOfValues() : 0;
     if (extentValues < 6 || extentValues % 6 != 0 || extentValues / 6 > MaxPieces)
@@ -706,21 +553,7 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
     {
       return false;
     }
-    for (std::size_t p = 0; p < info.PieceExtents.size(); p += 6)
-    {
-      for (int a = 0; a < 3; ++a)
-      {
-        const int lo = info.PieceExtents[p + 2 * a];
-        const int hi = info.PieceExtents[p + 2 * a + 1];
-        if (lo > hi || hi >= info.ImageDimensions[a])
-        {
-          return Fail(error,
-            "SparseGrid.PieceExtents: piece " + std::to_string(p / 6) +
-              " is empty or lies outside the image on axis " + std::to_string(a));
-        }
-      }
-    }
-    if (!ReadIntegers(fd, LevelOfDetailName, 1, 0, 1 << 10, ints, error))
+    if (!ReadIntegers(fd, LevelOfDetailName, 1, 0, sparsegrid::MaxLevelOfDetail, ints, error))
     {
       return false;
     }
@@ -793,15 +626,21 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
   {
     return false;
   }
-  if (!ReadMetric(fd, MaxAbsErrorName, arrays, false, info.MaxAbsError, error) ||
-    !ReadMetric(fd, RMSEName, arrays, false, info.RMSE, error) ||
-    !ReadMetric(fd, PSNRName, arrays, true, info.PSNR, error))
+  if (!ReadMetric(fd, MaxAbsErrorName, arrays, info.MaxAbsError, error) ||
+    !ReadMetric(fd, RMSEName, arrays, info.RMSE, error) ||
+    !ReadMetric(fd, PSNRName, arrays, info.PSNR, error))
   {
     return false;
   }
   for (double& p : info.PSNR)
   {
     p = p == LosslessPSNR ? std::numeric_limits<double>::infinity() : p;
+  }
+  // The rules the values must keep are the model's, the same for the .sgrid file.
+  const sparsegrid::Status status = sparsegrid::validate(info);
+  if (!status)
+  {
+    return Fail(error, "invalid SparseGrid field data: " + status.message());
   }
   return true;
 }
@@ -941,7 +780,7 @@ bool vtkSparseGridRepresentation::FromPolyData(vtkPolyData* input,
           " array, as SparseGrid.Precision says");
     }
     const int nc = array->GetNumberOfComponents();
-    if (array->GetNumberOfTuples() != size || nc < 1 || nc > MaxComponents)
+    if (array->GetNumberOfTuples() != size || nc < 1 || nc > sparsegrid::MaxComponents)
     {
       std::ostringstream os;
       os << "coefficient array '" << name << "' has " << array->GetNumberOfTuples() << " tuples of "

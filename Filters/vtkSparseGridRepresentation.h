@@ -44,7 +44,7 @@
 #include "vtkSmartPointer.h"         // for Contents::Coefficients
 #include "vtkUnsignedCharArray.h"    // for Contents::Streams
 
-#include <sparsegrid/sparsegrid.h> // for sparsegrid::Grid
+#include <sparsegrid/description.h> // for sparsegrid::Description
 
 #include <cstdint>
 #include <string>
@@ -66,71 +66,22 @@ public:
   /// SparseGrid.FormatVersion of the error-bounded encoding (readers of version 1 refuse it).
   static constexpr int ErrorBoundedFormatVersion = 2;
 
-  enum class Encoding
-  {
-    SparseGrid,  ///< fixed-level sparse grid: hierarchical surpluses of a truncated grid
-    ErrorBounded ///< error-bounded codec streams (sparsegrid/codec.h), one per piece/component
-  };
+  /// The encodings (sparsegrid/description.h).
+  using Encoding = sparsegrid::Encoding;
   /// ErrorBoundMode of Sparse Grid Hierarchize; Off is the fixed-level sparse grid.
   enum BoundModes
   {
-    BOUND_OFF = 0,
-    BOUND_ABSOLUTE = 1,
-    BOUND_RELATIVE = 2
+    BOUND_OFF = sparsegrid::BoundOff,
+    BOUND_ABSOLUTE = sparsegrid::BoundAbsolute,
+    BOUND_RELATIVE = sparsegrid::BoundRelative
   };
 
-  /// The SparseGrid.* field data as C++ values (names follow docs/representation.md).
-  struct Description
-  {
-    sparsegrid::Grid Grid;    ///< dimensions, level, caps and boundary of the sparse grid
-    std::vector<int> AxisMap; ///< image axis (0, 1, 2) of each grid axis; Grid.dimensions() long
-    double Bounds[6] = { 0, 1, 0, 1, 0, 1 }; ///< physical box mapped onto the unit cube
-    int ImageDimensions[3] = { 1, 1, 1 };
-    double ImageOrigin[3] = { 0, 0, 0 };
-    double ImageSpacing[3] = { 1, 1, 1 };
-    sparsegrid::Precision Precision = sparsegrid::Precision::Float;
-    std::vector<std::string> ArrayNames; ///< one per coefficient array
-    double CompressionRatio = 0;
-    std::string Backend = "CPU";
-    std::string BackendNote;
-    double TimeSeconds = 0;
-    /// Empty, or one value per array (all components together).
-    std::vector<double> MaxAbsError, RMSE, PSNR;
-    /// One line for the Information panel: ratio, error against the bound, size.
-    std::string Summary;
-
-    Encoding Kind = Encoding::SparseGrid;
-    //@{
-    /// Error-bounded encoding only.
-    int BoundMode = BOUND_OFF;         ///< BOUND_ABSOLUTE or BOUND_RELATIVE as requested
-    double RequestedBound = 0;         ///< the ErrorBound property (relative or absolute)
-    std::vector<int> Components;       ///< per array
-    std::vector<double> AbsoluteBound; ///< per array: the bound every voxel keeps
-    /// Pieces the image was coded in (one per process that held data), 6 extent values each,
-    /// 0-based in ImageDimensions. Pieces may share a boundary layer, as VTK's pieces do.
-    std::vector<int> PieceExtents;
-    /// Levels of detail decoded by consumers (0 = all) and the bound that then holds, per array.
-    int LevelOfDetail = 0;
-    std::vector<double> LevelBound;
-    /// Bytes of the coded streams (what a file stores for the arrays).
-    std::uint64_t StoredBytes = 0;
-    //@}
-
-    int NumberOfPieces() const { return static_cast<int>(this->PieceExtents.size() / 6); }
-    int TotalComponents() const;
-
-    /**
-     * Maps a physical point to unit coordinates (Grid.dimensions() values). Returns false when
-     * the point lies outside the box by more than `tolerance` (absolute, in physical units) on a
-     * grid axis, or off the plane/line of a 2-D/1-D grid on another axis; `unit` is clamped to
-     * [0,1] either way.
-     */
-    bool PhysicalToUnit(const double point[3], double* unit, double tolerance) const;
-    /// Maps unit coordinates (Grid.dimensions() values) to a physical point.
-    void UnitToPhysical(const double* unit, double point[3]) const;
-    /// Absolute tolerance used for "inside the box": a tiny fraction of the box diagonal.
-    double Tolerance() const;
-  };
+  /**
+   * The SparseGrid.* field data as C++ values: the plugin's one model of a compressed dataset
+   * (sparsegrid/description.h), which the .sgrid file serialises too; ReadFieldData validates
+   * it with sparsegrid::validate, as the file reader does.
+   */
+  using Description = sparsegrid::Description;
 
   /// A validated representation: metadata plus one float/double array per name (fixed-level
   /// encoding) or the coded streams (error-bounded encoding).
