@@ -738,46 +738,6 @@ const CrcTables& crcTables()
   return tables;
 }
 
-/// The image a sparse-grid header describes must span the grid's bounds: the writers derive the
-/// bounds from the image (first to last sample), so a mismatch means an edited or damaged header,
-/// typically image dimensions raised to make a small file claim a huge volume. The rule and the
-/// tolerance are those of the coded representation's field data (vtkSparseGridRepresentation);
-/// only files that store grid coefficients (numberOfPoints > 0) are checked here.
-std::string checkImageGeometry(const GridDescription& grid)
-{
-  if (grid.numberOfPoints == 0)
-  {
-    return std::string();
-  }
-  for (int a = 0; a < 3; ++a)
-  {
-    const std::size_t u = static_cast<std::size_t>(a);
-    const double first = grid.imageOrigin[u];
-    const double last = first + (grid.imageDimensions[u] - 1) * grid.imageSpacing[u];
-    const double lo = grid.bounds[2 * u], hi = grid.bounds[2 * u + 1];
-    const double scale = std::max({ 1.0, std::abs(first), std::abs(last) });
-    if (!(std::abs(lo - first) <= 1e-9 * scale) || !(std::abs(hi - last) <= 1e-9 * scale))
-    {
-      char text[320];
-      std::snprintf(text,
-        sizeof(text),
-        "the image in the header (%d x %d x %d samples, axis %d from %.9g to %.9g) does not "
-        "span the grid's bounds on that axis (%.9g to %.9g): the header is inconsistent "
-        "(damaged or edited?)",
-        grid.imageDimensions[0],
-        grid.imageDimensions[1],
-        grid.imageDimensions[2],
-        a,
-        first,
-        last,
-        lo,
-        hi);
-      return text;
-    }
-  }
-  return std::string();
-}
-
 /// What a header claims, against the file and the process, before anything is sized from it:
 /// a file of ours stores every coefficient uncompressed (contiguous datasets), so the
 /// coefficients of all steps must fit in the file, and one step must fit in the memory this
@@ -794,11 +754,7 @@ std::string checkClaimedSizes(const Header& header,
   {
     return std::string();
   }
-  std::string error = checkImageGeometry(g);
-  if (!error.empty())
-  {
-    return error;
-  }
+  std::string error;
   std::uint64_t components = 0;
   for (const ArrayDescription& a : header.arrays)
   {
@@ -920,103 +876,24 @@ std::string validateGrid(const GridDescription& grid, std::uint64_t& points)
     return "the grid has " + std::to_string(d) + " dimensions; a SparseGrid file holds 1 to 3";
   }
   const bool coded = grid.encoding == Encoding::ErrorBounded;
-  if (coded)
+  if (grid.axisMap.size() != static_cast<std::size_t>(d))
   {
-    if (grid.axisMap.size() != static_cast<std::size_t>(d))
-    {
-      return "the axis map must have one entry per image axis with more than one sample";
-    }
-    if (grid.boundMode != 1 && grid.boundMode != 2)
-    {
-      return "the bound mode must be 1 (absolute) or 2 (relative)";
-    }
-    if (!(grid.requestedBound > 0) || !std::isfinite(grid.requestedBound))
-    {
-      return "the error bound must be a positive number";
-    }
-    const std::size_t pieces = grid.pieceExtents.size() / 6;
-    if (pieces < 1 || pieces > (1u << 16) || grid.pieceExtents.size() % 6 != 0)
-    {
-      return "the piece extents must hold 6 values for each of 1 to 65536 pieces";
-    }
-    for (std::size_t p = 0; p < grid.pieceExtents.size(); p += 6)
-    {
-      for (int a = 0; a < 3; ++a)
-      {
-        const int lo = grid.pieceExtents[p + 2 * a], hi = grid.pieceExtents[p + 2 * a + 1];
-        if (lo < 0 || lo > hi || hi >= grid.imageDimensions[static_cast<std::size_t>(a)])
-        {
-          return "coded piece " + std::to_string(p / 6) + " lies outside the image on axis " +
-            std::to_string(a);
-        }
-      }
-    }
+    return "the axis map must have one entry per grid axis (" + std::to_string(d) + ")";
   }
-  else if (grid.level < 1)
+  if (!coded && grid.level < 1)
   {
     return "the grid level must be at least 1 (got " + std::to_string(grid.level) + ")";
   }
-  if (!coded &&
-    (grid.levelCaps.size() != static_cast<std::size_t>(d) ||
-      grid.axisMap.size() != static_cast<std::size_t>(d)))
+  if (!coded && grid.levelCaps.size() != static_cast<std::size_t>(d))
   {
-    return "the level caps and the axis map must have one entry per grid axis (" +
-      std::to_string(d) + ")";
+    return "the level caps must have one entry per grid axis (" + std::to_string(d) + ")";
   }
-  bool used[3] = { false, false, false };
-  for (int t = 0; t < d; ++t)
+  // The rules of the model, the same as for the representation's field data: a file the
+  // reader accepts is one the filters accept.
+  const Status layout = validateLayout(layoutOf(grid));
+  if (!layout)
   {
-    const int a = grid.axisMap[static_cast<std::size_t>(t)];
-    if (a < 0 || a > 2 || used[a])
-    {
-      return "the axis map must name distinct image axes 0, 1 or 2 (entry " + std::to_string(t) +
-        " is " + std::to_string(a) + ")";
-    }
-    used[a] = true;
-  }
-  for (int a = 0; a < 3; ++a)
-  {
-    const int n = grid.imageDimensions[static_cast<std::size_t>(a)];
-    if (n < 1)
-    {
-      return "image dimension " + std::to_string(a) + " must be positive (got " +
-        std::to_string(n) + ")";
-    }
-    // Grid axes are exactly the image axes with more than one sample (docs/representation.md).
-    if (used[a] != (n > 1))
-    {
-      return "image axis " + std::to_string(a) + " has " + std::to_string(n) + " samples but is " +
-        (used[a] ? "" : "not ") + "a grid axis";
-    }
-    const double lo = grid.bounds[static_cast<std::size_t>(2 * a)];
-    const double hi = grid.bounds[static_cast<std::size_t>(2 * a + 1)];
-    if (!std::isfinite(lo) || !std::isfinite(hi) || lo > hi)
-    {
-      return "the bounds of axis " + std::to_string(a) + " are not a finite interval";
-    }
-    if (!std::isfinite(grid.imageOrigin[static_cast<std::size_t>(a)]) ||
-      !std::isfinite(grid.imageSpacing[static_cast<std::size_t>(a)]))
-    {
-      return "the image origin and spacing must be finite";
-    }
-    // The same rules as the representation's field data (vtkSparseGridRepresentation): a file
-    // the reader accepts is one the filters accept.
-    if (used[a] && (!(hi > lo) || !(grid.imageSpacing[static_cast<std::size_t>(a)] > 0)))
-    {
-      return "axis " + std::to_string(a) +
-        " has more than one sample but an empty box or a non-positive spacing";
-    }
-  }
-  for (int t = 1; t < d; ++t)
-  {
-    if (grid.axisMap[static_cast<std::size_t>(t)] <= grid.axisMap[static_cast<std::size_t>(t - 1)])
-    {
-      return "the axis map must list the image axes in increasing order";
-    }
-  }
-  if (grid.precision != Precision::Float && grid.precision != Precision::Double)
-  {
-    return "the precision must be Float or Double";
+    return layout.message();
   }
   if (coded)
   {
@@ -1073,6 +950,132 @@ std::string validateArrays(const std::vector<ArrayDescription>& arrays)
     }
   }
   return std::string();
+}
+
+//------------------------------------------------------------------------------------------------
+// The model
+//------------------------------------------------------------------------------------------------
+
+Description layoutOf(const GridDescription& grid)
+{
+  Description d;
+  d.Kind = grid.encoding;
+  d.AxisMap = grid.axisMap;
+  std::copy(grid.bounds.begin(), grid.bounds.end(), d.Bounds);
+  std::copy(grid.imageDimensions.begin(), grid.imageDimensions.end(), d.ImageDimensions);
+  std::copy(grid.imageOrigin.begin(), grid.imageOrigin.end(), d.ImageOrigin);
+  std::copy(grid.imageSpacing.begin(), grid.imageSpacing.end(), d.ImageSpacing);
+  d.Precision = grid.precision;
+  if (grid.encoding == Encoding::ErrorBounded)
+  {
+    d.BoundMode = grid.boundMode;
+    d.RequestedBound = grid.requestedBound;
+    d.PieceExtents = grid.pieceExtents;
+  }
+  return d;
+}
+
+std::string describeStep(const Header& header,
+  const StepData& step,
+  Description& d,
+  std::uint64_t memoryLimitBytes)
+{
+  const GridDescription& g = header.grid;
+  d = layoutOf(g);
+  const bool coded = g.encoding == Encoding::ErrorBounded;
+  if (!coded)
+  {
+    const Status status = Grid::create(g.spec(), d.Grid, memoryLimitBytes);
+    if (!status)
+    {
+      return "invalid grid: " + status.message();
+    }
+  }
+  const StepMetrics& m = step.info.metrics;
+  d.CompressionRatio = m.compressionRatio.value_or(0.0);
+  d.Backend = m.backend.value_or(std::string("CPU"));
+  d.BackendNote = m.backendNote.value_or(std::string());
+  d.TimeSeconds = m.hierarchizeSeconds.value_or(0.0);
+  // Error metrics only when every array has all three (the model holds none or one per array).
+  bool allErrors = !step.arrays.empty();
+  for (const ArrayValues& a : step.arrays)
+  {
+    allErrors = allErrors && a.metrics.maxAbsError && a.metrics.rmse && a.metrics.psnr;
+  }
+  int levelsRead = 0;
+  for (const ArrayValues& a : step.arrays)
+  {
+    d.ArrayNames.push_back(a.description.name);
+    if (allErrors)
+    {
+      d.MaxAbsError.push_back(*a.metrics.maxAbsError);
+      d.RMSE.push_back(*a.metrics.rmse);
+      d.PSNR.push_back(*a.metrics.psnr);
+    }
+    if (coded)
+    {
+      d.Components.push_back(a.description.components);
+      d.AbsoluteBound.push_back(a.absoluteBound);
+      d.StoredBytes += a.bytes.size();
+      if (a.levelsRead > 0)
+      {
+        levelsRead = levelsRead == 0 ? a.levelsRead : std::min(levelsRead, a.levelsRead);
+      }
+    }
+  }
+  d.LevelOfDetail = levelsRead;
+  const Status status = validate(d);
+  return status ? std::string() : status.message();
+}
+
+GridDescription recordOf(const Description& d)
+{
+  GridDescription g;
+  g.dimensions = d.Dimensions();
+  g.axisMap = d.AxisMap;
+  std::copy(d.Bounds, d.Bounds + 6, g.bounds.begin());
+  std::copy(d.ImageDimensions, d.ImageDimensions + 3, g.imageDimensions.begin());
+  std::copy(d.ImageOrigin, d.ImageOrigin + 3, g.imageOrigin.begin());
+  std::copy(d.ImageSpacing, d.ImageSpacing + 3, g.imageSpacing.begin());
+  g.precision = d.Precision;
+  g.encoding = d.Kind;
+  if (d.Kind == Encoding::ErrorBounded)
+  {
+    g.boundMode = d.BoundMode;
+    g.requestedBound = d.RequestedBound;
+    g.pieceExtents = d.PieceExtents;
+  }
+  else
+  {
+    g.level = d.Grid.level();
+    g.levelCaps = d.Grid.caps();
+    g.boundary = d.Grid.boundary();
+    g.numberOfPoints = d.Grid.size();
+  }
+  return g;
+}
+
+StepMetrics stepMetricsOf(const Description& d)
+{
+  StepMetrics m;
+  m.compressionRatio = d.CompressionRatio;
+  m.hierarchizeSeconds = d.TimeSeconds;
+  m.backend = d.Backend;
+  m.backendNote = d.BackendNote;
+  return m;
+}
+
+ArrayMetrics arrayMetricsOf(const Description& d, std::size_t array)
+{
+  ArrayMetrics m;
+  const std::size_t n = d.ArrayNames.size();
+  if (array < n && d.MaxAbsError.size() == n && d.RMSE.size() == n && d.PSNR.size() == n)
+  {
+    m.maxAbsError = d.MaxAbsError[array];
+    m.rmse = d.RMSE[array];
+    m.psnr = d.PSNR[array];
+  }
+  return m;
 }
 
 //------------------------------------------------------------------------------------------------
@@ -2012,11 +2015,6 @@ std::string Writer::begin(const std::string& path,
     return "cannot write " + path + ": " + error;
   }
   grid.numberOfPoints = points;
-  error = checkImageGeometry(grid);
-  if (!error.empty())
-  {
-    return "cannot write " + path + ": " + error;
-  }
 
   // The temporary file sits next to the destination so that rename() stays inside one file
   // system and is atomic. O_EXCL with a fresh name: never clobber someone else's file.

@@ -11,6 +11,7 @@
 #ifndef SparseGridFile_h
 #define SparseGridFile_h
 
+#include "sparsegrid/description.h"
 #include "sparsegrid/sparsegrid.h"
 
 #include <array>
@@ -33,21 +34,17 @@ constexpr const char* FormatName = "SparseGrid";
 /// coded streams (docs/file-format.md).
 constexpr int FormatVersion = 2;
 
-/// How a file stores its arrays (the `/grid` attribute `encoding` of version-2 files).
-enum class Encoding
-{
-  SparseGrid,  ///< hierarchical surpluses of a fixed-level sparse grid (version 1)
-  ErrorBounded ///< error-bounded codec streams, sparsegrid/codec.h (version 2)
-};
+/// How a file stores its arrays (the `/grid` attribute `encoding` of version-2 files): the
+/// model's encodings (sparsegrid/description.h; SparseGrid in version-1 files).
+using Encoding = sparsegrid::Encoding;
 
-/// Limits a header must respect before anything is sized from it.
-constexpr int MaxComponents = 1 << 16;
-constexpr std::size_t MaxArrays = 1 << 16;
+/// Limits a header must respect before anything is sized from it (with the model's MaxArrays and
+/// MaxComponents, sparsegrid/description.h).
 constexpr std::size_t MaxSteps = 10000000;
 constexpr std::size_t MaxStringBytes = 1 << 16;
 
-/// The grid and the image it was built from (the `/grid` group). Mirrors the `SparseGrid.*`
-/// field data of docs/representation.md.
+/// The grid and the image it was built from: the `/grid` group's record of the model
+/// (layoutOf, recordOf and describeStep convert; docs/file-format.md).
 struct GridDescription
 {
   int dimensions = 0;         ///< D: grid axes = image axes with more than one sample (1..3)
@@ -172,9 +169,40 @@ std::uint32_t crc32(const void* data, std::size_t bytes, std::uint32_t crc = 0);
 template<typename T>
 std::uint32_t crc32OfValues(const T* values, std::size_t count);
 
-/// Checks a grid description for internal consistency (ranges, axis map against the image
-/// dimensions, finite geometry, Grid::count). Computes the number of points into `points`.
+/**
+ * Checks a grid record: its sizes, then its layout with the model's one validator
+ * (sparsegrid::validateLayout of layoutOf(grid): axes, geometry, precision, bound, pieces), then
+ * the grid (Grid::count; not more points than a file can hold). Computes the number of points
+ * into `points`.
+ */
 std::string validateGrid(const GridDescription& grid, std::uint64_t& points);
+
+//------------------------------------------------------------------------------------------------
+// The file as a serialisation of the plugin's model (sparsegrid::Description)
+//------------------------------------------------------------------------------------------------
+
+/// The layout part of the model that a grid record stores (axes, geometry, precision, the
+/// encoding and its bound and pieces; no grid, no arrays).
+Description layoutOf(const GridDescription& grid);
+
+/**
+ * One step of a file as the model: the header's layout and grid (built, with
+ * `memoryLimitBytes` as in Grid::create), the step's arrays, metrics and, for coded streams,
+ * components, bounds, stored bytes and the level of detail read. Checked with
+ * sparsegrid::validate, the rule the field data is read with too. Summary stays empty.
+ */
+std::string describeStep(const Header& header,
+  const StepData& step,
+  Description& description,
+  std::uint64_t memoryLimitBytes = 0);
+
+///@{
+/// The inverse of describeStep: the grid record, the step's metrics and one array's metrics
+/// that store `description` (array components of the fixed level come with its coefficients).
+GridDescription recordOf(const Description& description);
+StepMetrics stepMetricsOf(const Description& description);
+ArrayMetrics arrayMetricsOf(const Description& description, std::size_t array);
+///@}
 
 /// Checks the array list (1 to MaxArrays arrays, names non-empty and unique, components in
 /// range).

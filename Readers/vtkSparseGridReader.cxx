@@ -120,41 +120,6 @@ vtkSmartPointer<vtkDataArray> ToVTKArray(const sgf::ArrayValues& array, std::uin
   return vtkSmartPointer<vtkDataArray>(out.GetPointer());
 }
 
-/// What both encodings read from the header and a step: geometry, precision, array names, the
-/// step's metrics (error metrics only when every array has all three).
-void DescribeStep(const sgf::Header& h,
-  const sgf::StepData& step,
-  vtkSparseGridRepresentation::Description& info)
-{
-  const sgf::GridDescription& g = h.grid;
-  info.AxisMap = g.axisMap;
-  std::copy(g.bounds.begin(), g.bounds.end(), info.Bounds);
-  std::copy(g.imageDimensions.begin(), g.imageDimensions.end(), info.ImageDimensions);
-  std::copy(g.imageOrigin.begin(), g.imageOrigin.end(), info.ImageOrigin);
-  std::copy(g.imageSpacing.begin(), g.imageSpacing.end(), info.ImageSpacing);
-  info.Precision = g.precision;
-  const sgf::StepMetrics& m = step.info.metrics;
-  info.CompressionRatio = m.compressionRatio.value_or(0.0);
-  info.Backend = m.backend.value_or(std::string("CPU"));
-  info.BackendNote = m.backendNote.value_or(std::string());
-  info.TimeSeconds = m.hierarchizeSeconds.value_or(0.0);
-  bool allErrors = !step.arrays.empty();
-  for (const sgf::ArrayValues& a : step.arrays)
-  {
-    allErrors = allErrors && a.metrics.maxAbsError && a.metrics.rmse && a.metrics.psnr;
-  }
-  for (const sgf::ArrayValues& a : step.arrays)
-  {
-    info.ArrayNames.push_back(a.description.name);
-    if (allErrors)
-    {
-      info.MaxAbsError.push_back(*a.metrics.maxAbsError);
-      info.RMSE.push_back(*a.metrics.rmse);
-      info.PSNR.push_back(*a.metrics.psnr);
-    }
-  }
-}
-
 /**
  * An error-bounded step as the representation (through the one validator of
  * vtkSparseGridRepresentation): the file keeps each array's streams together, the
@@ -168,24 +133,11 @@ bool CodedContents(const sgf::Header& h,
 {
   using Representation = vtkSparseGridRepresentation;
   Representation::Description info;
-  const sgf::GridDescription& g = h.grid;
-  info.Kind = Representation::Encoding::ErrorBounded;
-  DescribeStep(h, step, info);
-  info.BoundMode = g.boundMode;
-  info.RequestedBound = g.requestedBound;
-  info.PieceExtents = g.pieceExtents;
-  int levelsRead = 0;
-  for (const sgf::ArrayValues& a : step.arrays)
+  if (!(error = sgf::describeStep(h, step, info)).empty())
   {
-    info.Components.push_back(a.description.components);
-    info.AbsoluteBound.push_back(a.absoluteBound);
-    info.StoredBytes += a.bytes.size();
-    if (a.levelsRead > 0)
-    {
-      levelsRead = levelsRead == 0 ? a.levelsRead : std::min(levelsRead, a.levelsRead);
-    }
+    return false;
   }
-  info.LevelOfDetail = levelsRead;
+  const sgf::GridDescription& g = h.grid;
   vtkNew<vtkUnsignedCharArray> streams;
   streams->SetNumberOfValues(static_cast<vtkIdType>(info.StoredBytes));
   std::vector<std::uint64_t> offsets(1, 0);
@@ -236,13 +188,10 @@ bool FixedLevelContents(const sgf::Header& h,
   std::string& error)
 {
   vtkSparseGridRepresentation::Description info;
-  const sparsegrid::Status status = sparsegrid::Grid::create(h.grid.spec(), info.Grid);
-  if (!status)
+  if (!(error = sgf::describeStep(h, step, info)).empty())
   {
-    error = status.message();
     return false;
   }
-  DescribeStep(h, step, info);
   std::vector<vtkSmartPointer<vtkDataArray>> arrays;
   std::vector<vtkDataArray*> raw;
   for (const sgf::ArrayValues& a : step.arrays)

@@ -223,7 +223,6 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
   }
   const vtkSparseGridRepresentation::Description& info = contents.Info;
 
-  sgf::GridDescription grid;
   if (info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded && info.LevelOfDetail > 0)
   {
     return fail(vtkErrorCode::FileFormatError,
@@ -231,28 +230,8 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
         std::to_string(info.LevelOfDetail) +
         " levels of detail (read the file with Level Of Detail 0 to write all of it)");
   }
-  grid.dimensions = static_cast<int>(info.AxisMap.size());
-  grid.level = info.Grid.level();
-  grid.levelCaps = info.Grid.caps();
-  grid.boundary = info.Grid.boundary();
-  grid.axisMap = info.AxisMap;
-  std::copy(info.Bounds, info.Bounds + 6, grid.bounds.begin());
-  std::copy(info.ImageDimensions, info.ImageDimensions + 3, grid.imageDimensions.begin());
-  std::copy(info.ImageOrigin, info.ImageOrigin + 3, grid.imageOrigin.begin());
-  std::copy(info.ImageSpacing, info.ImageSpacing + 3, grid.imageSpacing.begin());
-  grid.precision = info.Precision;
-  grid.numberOfPoints = info.Grid.size();
+  const sgf::GridDescription grid = sgf::recordOf(info);
   const bool coded = info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded;
-  if (coded)
-  {
-    grid.encoding = sgf::Encoding::ErrorBounded;
-    grid.level = 0;
-    grid.levelCaps.clear();
-    grid.numberOfPoints = 0;
-    grid.boundMode = info.BoundMode;
-    grid.requestedBound = info.RequestedBound;
-    grid.pieceExtents = info.PieceExtents;
-  }
 
   sgf::StepInput step;
   if (allSteps)
@@ -263,15 +242,10 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
   {
     step.time = input->GetInformation()->Get(vtkDataObject::DATA_TIME_STEP());
   }
-  step.metrics.compressionRatio = info.CompressionRatio;
-  step.metrics.hierarchizeSeconds = info.TimeSeconds;
-  step.metrics.backend = info.Backend;
-  step.metrics.backendNote = info.BackendNote;
+  step.metrics = sgf::stepMetricsOf(info);
   std::vector<sgf::ArrayDescription> arrays;
   std::vector<std::vector<float>> floatStorage(contents.Coefficients.size());
   std::vector<std::vector<double>> doubleStorage(contents.Coefficients.size());
-  const bool errors = info.MaxAbsError.size() == info.ArrayNames.size() &&
-    info.RMSE.size() == info.ArrayNames.size() && info.PSNR.size() == info.ArrayNames.size();
   // Error-bounded: one byte dataset per array holds its streams, piece by piece, component by
   // component (the representation keeps them piece by piece, array by array).
   std::vector<std::vector<std::uint8_t>> byteStorage(info.ArrayNames.size());
@@ -309,12 +283,7 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
         : static_cast<const void*>(
             vtkSparseGridArrays::ContiguousValues<double>(array, doubleStorage[k]));
     }
-    if (errors)
-    {
-      in.metrics.maxAbsError = info.MaxAbsError[k];
-      in.metrics.rmse = info.RMSE[k];
-      in.metrics.psnr = info.PSNR[k];
-    }
+    in.metrics = sgf::arrayMetricsOf(info, k);
     arrays.push_back({ in.name, in.components });
     step.arrays.push_back(in);
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <set>
 
 namespace sparsegrid
@@ -36,7 +38,8 @@ Status checkPerArray(const std::vector<double>& values,
   }
   for (double v : values)
   {
-    const bool finite = std::isfinite(v) || (infinityAllowed && v == HUGE_VAL);
+    const bool finite =
+      std::isfinite(v) || (infinityAllowed && v == std::numeric_limits<double>::infinity());
     if (!finite || !(v >= 0))
     {
       return invalid(std::string(name) + " holds a negative or non-finite value");
@@ -119,8 +122,8 @@ Status validateLayout(const Description& d)
   const int dims = d.Dimensions();
   if (dims < 1 || dims > 3)
   {
-    return invalid("the dataset has " + std::to_string(dims) +
-      " grid axes (AxisMap); an image with 1 to 3 axes of more than one sample is needed");
+    return invalid("the axis map (AxisMap) names " + std::to_string(dims) +
+      " grid axes; an image with 1 to 3 axes of more than one sample is needed");
   }
   bool isGridAxis[3] = { false, false, false };
   for (int t = 0; t < dims; ++t)
@@ -128,7 +131,8 @@ Status validateLayout(const Description& d)
     const int a = d.AxisMap[static_cast<std::size_t>(t)];
     if (a < 0 || a > 2 || (t > 0 && a <= d.AxisMap[static_cast<std::size_t>(t - 1)]))
     {
-      return invalid("AxisMap must list distinct image axes 0, 1, 2 in increasing order");
+      return invalid(
+        "the axis map (AxisMap) must list distinct image axes 0, 1, 2 in increasing order");
     }
     isGridAxis[a] = true;
   }
@@ -137,41 +141,59 @@ Status validateLayout(const Description& d)
     const int n = d.ImageDimensions[a];
     if (n < 1 || n > MaxImageDimension)
     {
-      return invalid("ImageDimensions must be 1 to 2^30 on every axis (axis " + axisName(a) +
-        " has " + std::to_string(n) + ")");
+      return invalid("the image dimensions (ImageDimensions) must be 1 to 2^30 (axis " +
+        axisName(a) + " has " + std::to_string(n) + " samples)");
     }
     // Grid axes are exactly the image axes with more than one sample.
     if (isGridAxis[a] != (n > 1))
     {
-      return invalid("ImageDimensions does not match AxisMap: image axis " + axisName(a) + " has " +
-        std::to_string(n) + " samples but is " + (isGridAxis[a] ? "" : "not ") + "a grid axis");
+      return invalid("image axis " + axisName(a) + " has " + std::to_string(n) +
+        " samples but is " + (isGridAxis[a] ? "" : "not ") +
+        "a grid axis (ImageDimensions against AxisMap)");
     }
     const double lo = d.Bounds[2 * a], hi = d.Bounds[2 * a + 1];
     if (!std::isfinite(lo) || !std::isfinite(hi) || !std::isfinite(d.ImageOrigin[a]) ||
       !std::isfinite(d.ImageSpacing[a]))
     {
-      return invalid(
-        "Bounds, ImageOrigin and ImageSpacing must be finite (axis " + axisName(a) + ")");
+      return invalid("the bounds, image origin and image spacing (Bounds, ImageOrigin, "
+                     "ImageSpacing) must be finite (axis " +
+        axisName(a) + ")");
     }
     if (isGridAxis[a] ? !(hi > lo) : !(hi >= lo))
     {
-      return invalid("Bounds is empty or inverted on axis " + axisName(a));
+      return invalid("the bounds (Bounds) are empty or inverted on axis " + axisName(a));
     }
     if (isGridAxis[a] && !(d.ImageSpacing[a] > 0))
     {
-      return invalid("ImageSpacing must be positive on the grid axes (axis " + axisName(a) + ")");
+      return invalid(
+        "image axis " + axisName(a) + " is a grid axis with a non-positive spacing (ImageSpacing)");
     }
     // The image spans the box: the box is where the voxels are.
     const double last = d.ImageOrigin[a] + (n - 1) * d.ImageSpacing[a];
     const double scale = std::max({ 1.0, std::abs(d.ImageOrigin[a]), std::abs(last) });
-    if (std::abs(lo - d.ImageOrigin[a]) > 1e-9 * scale || std::abs(hi - last) > 1e-9 * scale)
+    if (!(std::abs(lo - d.ImageOrigin[a]) <= 1e-9 * scale) ||
+      !(std::abs(hi - last) <= 1e-9 * scale))
     {
-      return invalid("Bounds does not match the image geometry on axis " + axisName(a));
+      char text[400];
+      std::snprintf(text,
+        sizeof(text),
+        "the image (%d x %d x %d samples, axis %d from %.9g to %.9g) does not span the bounds "
+        "(Bounds) on that axis (%.9g to %.9g): the description is inconsistent (damaged or "
+        "edited?)",
+        d.ImageDimensions[0],
+        d.ImageDimensions[1],
+        d.ImageDimensions[2],
+        a,
+        d.ImageOrigin[a],
+        last,
+        lo,
+        hi);
+      return invalid(text);
     }
   }
   if (d.Precision != Precision::Float && d.Precision != Precision::Double)
   {
-    return invalid("Precision must be Float or Double");
+    return invalid("the precision (Precision) must be Float or Double");
   }
   if (d.Kind != Encoding::ErrorBounded)
   {
@@ -179,16 +201,17 @@ Status validateLayout(const Description& d)
   }
   if (d.BoundMode != BoundAbsolute && d.BoundMode != BoundRelative)
   {
-    return invalid("ErrorBoundMode must be Absolute or Relative");
+    return invalid("the bound mode (ErrorBoundMode) must be Absolute or Relative");
   }
   if (!(d.RequestedBound > 0) || !std::isfinite(d.RequestedBound))
   {
-    return invalid("ErrorBound must be a positive number");
+    return invalid("the error bound (ErrorBound) must be a positive number");
   }
   const std::size_t pieces = d.PieceExtents.size() / 6;
   if (pieces < 1 || pieces > MaxPieces || d.PieceExtents.size() % 6 != 0)
   {
-    return invalid("PieceExtents must hold 6 values for each of 1 to 65536 pieces");
+    return invalid(
+      "the piece extents (PieceExtents) must hold 6 values for each of 1 to 65536 pieces");
   }
   for (std::size_t p = 0; p < d.PieceExtents.size(); p += 6)
   {
@@ -198,14 +221,14 @@ Status validateLayout(const Description& d)
       const int hi = d.PieceExtents[p + 2 * static_cast<std::size_t>(a) + 1];
       if (lo < 0 || lo > hi || hi >= d.ImageDimensions[a])
       {
-        return invalid("PieceExtents: piece " + std::to_string(p / 6) +
-          " is empty or lies outside the image on axis " + axisName(a));
+        return invalid("coded piece " + std::to_string(p / 6) +
+          " is empty or lies outside the image on axis " + axisName(a) + " (PieceExtents)");
       }
     }
   }
   if (d.LevelOfDetail < 0 || d.LevelOfDetail > MaxLevelOfDetail)
   {
-    return invalid("LevelOfDetail must be 0 (all) to 1024");
+    return invalid("the level of detail (LevelOfDetail) must be 0 (all) to 1024");
   }
   return Status::Ok();
 }
@@ -221,38 +244,40 @@ Status validate(const Description& d)
   const bool coded = d.Kind == Encoding::ErrorBounded;
   if (!coded && (!d.Grid.valid() || d.Grid.dimensions() != d.Dimensions()))
   {
-    return invalid("the sparse grid must have one axis per entry of AxisMap (" +
+    return invalid("the sparse grid must have one axis per grid axis of the image (AxisMap "
+                   "names " +
       std::to_string(d.Dimensions()) + ")");
   }
   const std::size_t arrays = d.ArrayNames.size();
   if (arrays < 1 || arrays > MaxArrays)
   {
     return invalid(
-      "ArrayNames must hold 1 to 4096 names (it holds " + std::to_string(arrays) + ")");
+      "a dataset holds 1 to 4096 arrays (ArrayNames holds " + std::to_string(arrays) + ")");
   }
   std::set<std::string> unique;
   for (const std::string& name : d.ArrayNames)
   {
     if (name.empty() || !unique.insert(name).second)
     {
-      return invalid("ArrayNames holds an empty or repeated name");
+      return invalid("array names must be non-empty and distinct (ArrayNames)");
     }
   }
   if (coded)
   {
     if (d.Components.size() != arrays || d.AbsoluteBound.size() != arrays)
     {
-      return invalid("ArrayComponents and AbsoluteErrorBound need one value per array");
+      return invalid("the components and bounds of the arrays (ArrayComponents, "
+                     "AbsoluteErrorBound) need one value per array");
     }
     for (std::size_t i = 0; i < arrays; ++i)
     {
       if (d.Components[i] < 1 || d.Components[i] > MaxComponents)
       {
-        return invalid("ArrayComponents must be 1 to 4096 per array");
+        return invalid("an array has 1 to 4096 components (ArrayComponents)");
       }
       if (!(d.AbsoluteBound[i] > 0) || !std::isfinite(d.AbsoluteBound[i]))
       {
-        return invalid("AbsoluteErrorBound must be positive and finite");
+        return invalid("the bound of every array (AbsoluteErrorBound) must be positive and finite");
       }
     }
     if (!(status = checkPerArray(d.LevelBound, arrays, "LevelOfDetailBound", false)))

@@ -761,6 +761,16 @@ inline std::vector<BadFileCase> BadFileCases()
         });
     },
     "non-positive spacing" });
+  // One model (issue 11): the file once accepted image dimensions the representation refused.
+  c.push_back({ "image-larger-than-the-model-allows",
+    [](S p)
+    {
+      return Tamper(p,
+        [](hid_t f) {
+          return SetIntAttribute(f, "/grid", "image_dimensions", { (1LL << 30) + 1, 9, 5 });
+        });
+    },
+    "2^30" });
   c.push_back({ "huge-grid-in-header",
     [](S p)
     {
@@ -768,8 +778,7 @@ inline std::vector<BadFileCase> BadFileCases()
         [](hid_t f)
         {
           return SetIntAttribute(f, "/grid", "level", { 90 }) &&
-            SetIntAttribute(f, "/grid", "level_caps", { 30, 30, 30 }) &&
-            SetIntAttribute(f, "/grid", "image_dimensions", { (1LL << 30) + 1, 9, 5 });
+            SetIntAttribute(f, "/grid", "level_caps", { 30, 30, 30 });
         });
     },
     "points" });
