@@ -589,3 +589,80 @@ TEST(CodecGpu, LevelKernelsGiveTheCpuStream)
   unsetenv("SPARSEGRID_CODEC_CUDA_TILE");
 }
 } // namespace
+
+namespace
+{
+/// Decodes `stream` on the GPU into a device buffer and compares it with the CPU's decoding bit
+/// for bit.
+template<typename T>
+void expectGpuDecodeLikeCpu(const std::vector<std::uint8_t>& stream,
+  const codec::Layout& layout,
+  int levelOfDetail,
+  T* dOut)
+{
+  const std::size_t n = layout.dims[0] * layout.dims[1] * layout.dims[2];
+  std::vector<T> cpu(n), gpu(n);
+  codec::StreamInfo info;
+  ASSERT_TRUE(codec::inspect(stream.data(), stream.size(), info).ok());
+  const std::size_t bytes = levelOfDetail < 0 ? stream.size() : info.levelEnd[levelOfDetail];
+  ASSERT_TRUE(
+    codec::decode(stream.data(), bytes, levelOfDetail, cpu.data(), layout, cpuOptions()).ok());
+  ASSERT_EQ(cudaMemset(dOut, 0xff, n * sizeof(T)), cudaSuccess);
+  const auto st =
+    codec::decodeDevice(stream.data(), bytes, levelOfDetail, dOut, layout, false, gpuOptions());
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(cudaMemcpy(gpu.data(), dOut, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(0, std::memcmp(cpu.data(), gpu.data(), n * sizeof(T)));
+}
+
+// The decoder keeps its symbol buffer zero except in the blocks the last decoding stored, so a
+// stream with few non-zero blocks after one with many must clear the stale ones; the walking
+// pass kernels take segments of 8 or 16 points (several segments per line, partial last
+// segments, odd sizes); SPARSEGRID_CODEC_CUDA_DECODE=pass still selects session 4's kernels.
+// Streams of a noisy and a smooth field of the same size, decoded alternately, in full and as a
+// prefix, each against the CPU decoder.
+TEST(CodecGpu, DecoderPassesAndSparseStoresAcrossStreams)
+{
+  SKIP_WITHOUT_GPU();
+  const Dims shapes[] = { { 67, 45, 38 }, { 36, 70, 1 }, { 5, 3, 90 } };
+  for (const Dims& d : shapes)
+  {
+    codec::Layout layout;
+    layout.dims = d;
+    const auto noisy = field<float>(3, d, 21);
+    const auto smooth = field<float>(1, d, 22);
+    const auto noisyD = field<double>(4, d, 23);
+    std::vector<std::uint8_t> sn, ss, sd;
+    ASSERT_TRUE(codec::encode(noisy.data(), layout, 1e-3 * rangeOf(noisy), sn, cpuOptions()).ok());
+    ASSERT_TRUE(
+      codec::encode(smooth.data(), layout, 1e-3 * rangeOf(smooth), ss, cpuOptions()).ok());
+    ASSERT_TRUE(
+      codec::encode(noisyD.data(), layout, 1e-5 * rangeOf(noisyD), sd, cpuOptions()).ok());
+    codec::StreamInfo info;
+    ASSERT_TRUE(codec::inspect(ss.data(), ss.size(), info).ok());
+    ASSERT_FALSE(info.raw);
+    const std::size_t n = noisy.size();
+    float* dOut = nullptr;
+    double* dOutD = nullptr;
+    ASSERT_EQ(cudaMalloc(&dOut, n * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&dOutD, n * sizeof(double)), cudaSuccess);
+    for (const char* mode : { "walk8", "walk16", "pass", "walk8" })
+    {
+      SCOPED_TRACE("dims " + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" +
+        std::to_string(d[2]) + " decoder " + mode);
+      setenv("SPARSEGRID_CODEC_CUDA_WALK", std::strcmp(mode, "walk16") == 0 ? "16" : "8", 1);
+      setenv("SPARSEGRID_CODEC_CUDA_DECODE", std::strcmp(mode, "pass") == 0 ? "pass" : "", 1);
+      expectGpuDecodeLikeCpu(sn, layout, -1, dOut);
+      expectGpuDecodeLikeCpu(ss, layout, -1, dOut);
+      expectGpuDecodeLikeCpu(sd, layout, -1, dOutD);
+      expectGpuDecodeLikeCpu(ss, layout, info.levels / 2, dOut);
+      expectGpuDecodeLikeCpu(sn, layout, info.levels - 2, dOut);
+      expectGpuDecodeLikeCpu(ss, layout, -1, dOut);
+    }
+    unsetenv("SPARSEGRID_CODEC_CUDA_WALK");
+    unsetenv("SPARSEGRID_CODEC_CUDA_DECODE");
+    cudaFree(dOut);
+    cudaFree(dOutD);
+  }
+}
+} // namespace

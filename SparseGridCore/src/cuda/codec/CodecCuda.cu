@@ -111,6 +111,10 @@ struct Workspace
   std::mutex mutex; // one codec call on the GPU at a time
   DeviceBuffer values, rec, symbols, plan, masks, histogram, stats, blockBits, blockEsc, chunkMeta,
     codes, out, lut, sorted, stream, error, scratch;
+  /// The decoder's symbols: zeros except in the blocks that decodedBlocks names per chunk (the
+  /// sparse stores of the Huffman stage keep it so), for the chunk layout decodedLayout.
+  DeviceBuffer decodedSymbols, decodedBlocks;
+  std::vector<u64> decodedLayout;
   cudaStream_t stream0 = nullptr;
 };
 Workspace& workspace()
@@ -1144,10 +1148,21 @@ struct DecodeTables
 // rounds are the rule). Then a scan of the lanes' code and escape counts places every token, and
 // a last decode writes the symbols into shared memory, from where the warp stores the chunk.
 //------------------------------------------------------------------------------------------------
-constexpr int DecodeWarps = 4;
 constexpr u64 InvalidBit = ~0ull;
-constexpr std::size_t DecodeSharedBytes = (std::size_t(1) << format::LutBits) * 4 +
-  DecodeWarps * (format::ChunkCodes * 2 + format::BlocksPerChunk);
+
+/// The Huffman kernel's shape: a warp stages its chunk's symbols in shared memory in Phases
+/// parts (1: the whole chunk, 8 KB per warp, 4 warps per CTA, 49 KB: 16 warps per SM on an H100,
+/// Nsight Compute: 24% occupancy on the noisy field; 2: half a chunk at a time, 8 warps per CTA,
+/// 48.5 KB: 32 warps per SM).
+template<int Phases>
+struct HuffmanShape
+{
+  static constexpr int Warps = Phases == 1 ? 4 : 8;
+  static constexpr u32 BlocksPerPhase = format::BlocksPerChunk / Phases;
+  static constexpr u32 StageCodes = format::ChunkCodes / Phases;
+  static constexpr std::size_t SharedBytes =
+    (std::size_t(1) << format::LutBits) * 4 + Warps * (StageCodes * 2 + format::BlocksPerChunk);
+};
 
 /// MSB-first reader of a chunk's 32-bit words from any bit position; zeros past the last word.
 struct BitCursor
@@ -1247,8 +1262,8 @@ __device__ __forceinline__ void scanWindow(BitCursor& b,
   exit = pos;
 }
 
-template<typename S>
-__global__ void __launch_bounds__(DecodeWarps * 32)
+template<typename S, int Phases>
+__global__ void __launch_bounds__(HuffmanShape<Phases>::Warps * 32)
   decodeChunksWarpKernel(const unsigned char* stream,
     const u64* chunkOffset,
     const u32* chunkSize,
@@ -1260,15 +1275,20 @@ __global__ void __launch_bounds__(DecodeWarps * 32)
     const DevPass* passes,
     const int* levelPassBegin,
     const u64* dims,
-    int* error)
+    int* error,
+    u64* storedMask,
+    bool sparse)
 {
   extern __shared__ __align__(16) unsigned char decodeShared[];
   u32* lut = reinterpret_cast<u32*>(decodeShared);
   const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
+  using Shape = HuffmanShape<Phases>;
+  constexpr int DecodeWarps = Shape::Warps;
+  constexpr u32 PhaseVectors = Shape::StageCodes / 8;
   u16* stage = reinterpret_cast<u16*>(decodeShared + (std::size_t(1) << format::LutBits) * 4) +
-    std::size_t(warp) * format::ChunkCodes;
+    std::size_t(warp) * Shape::StageCodes;
   unsigned char* rankBlock = decodeShared + (std::size_t(1) << format::LutBits) * 4 +
-    DecodeWarps * format::ChunkCodes * 2 + warp * format::BlocksPerChunk;
+    DecodeWarps * Shape::StageCodes * 2 + warp * format::BlocksPerChunk;
   for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
   {
     lut[i] = tab.lut[i];
@@ -1282,35 +1302,34 @@ __global__ void __launch_bounds__(DecodeWarps * 32)
     const u32 n = static_cast<u32>(minU64(format::ChunkCodes, g.levelCodes[k] - local));
     // Whole 64-code blocks are stored (each level starts 64-aligned in the symbol buffer, so the
     // tail of a level's last block is padding that nothing reads).
-    const u32 vectors =
-      (n + format::BlockCodes - 1) / format::BlockCodes * (format::BlockCodes / 8);
     uint4* out = reinterpret_cast<uint4*>(symbols + levelBegin + local);
+    const u32 blocks = (n + format::BlockCodes - 1) / format::BlockCodes;
+    const u64 valid = blocks >= 64 ? ~0ull : (1ull << blocks) - 1;
+    // Sparse stores: the buffer holds zeros except in the blocks storedMask names (what the
+    // previous decoding left), so a chunk stores its non-zero blocks and clears only the blocks
+    // it held before. Dense stores: every block, as before.
+    const u64 before = sparse ? storedMask[c] & valid : valid;
     const u32 size = chunkSize[c];
-    if (size == 0)
-    {
-      for (u32 i = lane; i < vectors; i += 32)
-      {
-        out[i] = make_uint4(0, 0, 0, 0);
-      }
-      continue;
-    }
-    uint4* stage4 = reinterpret_cast<uint4*>(stage);
-    for (u32 i = lane; i < vectors; i += 32)
-    {
-      stage4[i] = make_uint4(0, 0, 0, 0);
-    }
     const unsigned char* in = stream + chunkOffset[c];
     const u32* h = reinterpret_cast<const u32*>(in);
-    const u64 mask = u64(h[0]) | (u64(h[1]) << 32);
-    const u32 esc = h[2];
-    const u32 words = h[3];
-    const u32 blocks = (n + format::BlockCodes - 1) / format::BlockCodes;
+    const u64 mask = size == 0 ? 0 : u64(h[0]) | (u64(h[1]) << 32);
+    const u32 esc = size == 0 ? 0 : h[2];
+    const u32 words = size == 0 ? 0 : h[3];
+    const u64 kept = mask & valid;
+    uint4* stage4 = reinterpret_cast<uint4*>(stage);
     int bad = 0;
-    if (mask == 0 || (blocks < 64 && (mask >> blocks) != 0))
+    // The lane's place in the chunk's bits and codes, carried from one phase to the next.
+    BitCursor bits;
+    const unsigned char* escIn = in + format::ChunkHeaderBytes;
+    u64 pos = 0, windowEnd = 0;
+    u32 j = 0, e = 0, escAt = 0, totalCodes = 0;
+    bool active = false, reached = false;
+    const bool decoded = size != 0 && mask != 0 && (blocks >= 64 || (mask >> blocks) == 0);
+    if (size != 0 && !decoded)
     {
       bad = 1;
     }
-    else
+    else if (decoded)
     {
       for (int b = lane; b < 64; b += 32)
       {
@@ -1319,17 +1338,15 @@ __global__ void __launch_bounds__(DecodeWarps * 32)
           rankBlock[__popcll(mask & ((1ull << b) - 1))] = static_cast<unsigned char>(b);
         }
       }
-      u32 totalCodes = static_cast<u32>(__popcll(mask)) * format::BlockCodes;
+      totalCodes = static_cast<u32>(__popcll(mask)) * format::BlockCodes;
       if (((mask >> (blocks - 1)) & 1) && n % format::BlockCodes != 0)
       {
         totalCodes -= format::BlockCodes - n % format::BlockCodes;
       }
-      const unsigned char* escIn = in + format::ChunkHeaderBytes;
-      BitCursor bits;
       bits.w = reinterpret_cast<const u32*>(escIn + u64(esc) * sizeof(S));
       bits.words = words;
       const u64 totalBits = 32ull * words;
-      const u64 windowEnd = totalBits * u64(lane + 1) / 32;
+      windowEnd = totalBits * u64(lane + 1) / 32;
       u64 start = totalBits * u64(lane) / 32;
       u64 exit;
       u32 codes = 0, escapes = 0;
@@ -1345,18 +1362,37 @@ __global__ void __launch_bounds__(DecodeWarps * 32)
         start = next;
       }
       const u32 codeAt = warpExclusiveSum(codes, lane);
-      const u32 escAt = warpExclusiveSum(escapes, lane);
-      __syncwarp(); // rankBlock and the zeroed stage are visible to every lane
+      escAt = warpExclusiveSum(escapes, lane);
       // The lanes whose tokens lie before the last code write them.
-      bool reached = false;
-      u32 emitted = 0;
-      if (codeAt < totalCodes && start != InvalidBit)
+      active = codeAt < totalCodes && start != InvalidBit;
+      pos = start;
+      j = codeAt;
+      e = escAt;
+    }
+    const u64 stored = kept | before;
+    for (u32 phase = 0; phase < Phases; ++phase)
+    {
+      const u32 firstBlock = phase * Shape::BlocksPerPhase;
+      for (u32 i = lane; i < PhaseVectors; i += 32)
       {
-        bits.seek(start);
-        u64 pos = start;
-        u32 j = codeAt, e = escAt;
+        if ((kept >> (firstBlock + i / 8)) & 1)
+        {
+          stage4[i] = make_uint4(0, 0, 0, 0);
+        }
+      }
+      __syncwarp(); // rankBlock and the zeroed stage are visible to every lane
+      if (active)
+      {
+        bits.seek(pos);
         while (pos < windowEnd && j < totalCodes)
         {
+          // Blocks follow the codes in order: the first token of a later phase's block ends
+          // this phase for the lane (a token never crosses a block).
+          const u32 block = rankBlock[j >> 6];
+          if (block >= firstBlock + Shape::BlocksPerPhase)
+          {
+            break;
+          }
           u32 token;
           int len;
           if (!peekToken(bits, lut, tab, token, len))
@@ -1366,7 +1402,7 @@ __global__ void __launch_bounds__(DecodeWarps * 32)
           }
           bits.consume(len);
           pos += static_cast<u64>(len);
-          const u32 at = u32(rankBlock[j >> 6]) * format::BlockCodes + (j & 63);
+          const u32 at = (block - firstBlock) * format::BlockCodes + (j & 63);
           if (token == 0)
           {
             ++j;
@@ -1392,7 +1428,8 @@ __global__ void __launch_bounds__(DecodeWarps * 32)
               break;
             }
             // Stored where the pass kernels find it (they leave escapes alone).
-            rec[voxelOfCode(passes, levelPassBegin, k, local + at, dims)] = v;
+            rec[voxelOfCode(
+              passes, levelPassBegin, k, local + block * format::BlockCodes + (j & 63), dims)] = v;
             ++e;
             ++j;
           }
@@ -1420,8 +1457,22 @@ __global__ void __launch_bounds__(DecodeWarps * 32)
             }
           }
         }
-        emitted = e - escAt;
+        active = active && bad == 0;
       }
+      __syncwarp(); // this phase's stage is complete
+      for (u32 i = lane; i < PhaseVectors; i += 32)
+      {
+        const u32 b = firstBlock + i / 8;
+        if ((stored >> b) & 1)
+        {
+          out[firstBlock * 8 + i] = (kept >> b) & 1 ? stage4[i] : make_uint4(0, 0, 0, 0);
+        }
+      }
+      __syncwarp(); // before the next phase or chunk reuses the stage
+    }
+    if (decoded)
+    {
+      u32 emitted = e - escAt;
       for (int o = 16; o > 0; o /= 2)
       {
         emitted += __shfl_down_sync(0xffffffffu, emitted, o);
@@ -1436,12 +1487,10 @@ __global__ void __launch_bounds__(DecodeWarps * 32)
     {
       atomicExch(error, bad);
     }
-    __syncwarp(); // the stage is complete
-    for (u32 i = lane; i < vectors; i += 32)
+    if (lane == 0)
     {
-      out[i] = stage4[i];
+      storedMask[c] = sparse ? kept : valid;
     }
-    __syncwarp(); // before the next chunk reuses the stage
   }
 }
 
@@ -1509,6 +1558,25 @@ __global__ void chunkCheckKernel(const unsigned char* stream,
   }
 }
 
+/// Point `local` of pass p: prediction + dequantised symbol (escapes: stored by the Huffman stage).
+template<typename S>
+__device__ __forceinline__ void decodePoint(const DevPass& p,
+  S* rec,
+  const u16* symbols,
+  u64 local,
+  const u64* dims,
+  const Quantiser& qz,
+  bool coded)
+{
+  u64 idx;
+  const S pred = predictAt(p, rec, local, dims, idx);
+  const u16 code = coded ? symbols[p.levelCodeBegin + p.codeBegin + local] : u16(0);
+  if (code != format::EscapeSymbol)
+  {
+    rec[idx] = format::dequantise<S>(code, pred, qz);
+  }
+}
+
 template<typename S>
 __global__ void decodePassKernel(DevPass p,
   S* rec,
@@ -1522,12 +1590,200 @@ __global__ void decodePassKernel(DevPass p,
   for (u64 local = blockIdx.x * u64(blockDim.x) + threadIdx.x; local < n;
        local += u64(gridDim.x) * blockDim.x)
   {
-    u64 idx;
-    const S pred = predictAt(p, rec, local, dims, idx);
-    const u16 code = coded ? symbols[p.levelCodeBegin + p.codeBegin + local] : u16(0);
-    if (code != format::EscapeSymbol) // escapes: stored by the Huffman stage
+    decodePoint(p, rec, symbols, local, dims, qz, coded);
+  }
+}
+
+//------------------------------------------------------------------------------------------------
+// Decoder passes of session 5 (default; SPARSEGRID_CODEC_CUDA_DECODE=pass selects the kernels
+// above). Per-pass times of session 4 (H100, 512^3 float): every pass ran at 80-95 G points/s
+// whatever its axis, at about 20% of DRAM bandwidth, with four global loads of neighbours and
+// 64-bit index arithmetic per point; the 19 launches of the coarse levels cost 0.13-0.18 ms.
+// - Coarse levels (up to CoarseMaxCodes codes each) in one CTA, a __syncthreads between passes.
+//   With levels of up to 32768 codes (L0-L5 at 512^3) the CTA took 0.11 ms against 0.13 ms for
+//   16 launches (H100, session 5): L5's 31,024 points are 30 dependent rounds of 1,024 threads.
+// - Passes along axis 1 or 2: a thread walks a segment of 8 points (16 with
+//   SPARSEGRID_CODEC_CUDA_WALK=16) along the pass axis and keeps the even neighbours in
+//   registers, so it loads 1 + 3 / 8 neighbours per point instead of 4; 32-bit index arithmetic
+//   where the image and the codes fit.
+// - Passes along axis 0: a thread per point and PassRows rows as before, 32-bit arithmetic, the
+//   border tests per thread (uniform across the rows).
+// Point j of a pass lies at gap * (2 j + 1) along the pass axis; its neighbours E[m] at 2 gap m
+// (m = j - 1 .. j + 2) exist up to m = lastEven = (n - 1) / (2 gap).
+//------------------------------------------------------------------------------------------------
+constexpr int CoarseThreads = 1024;
+constexpr int CoarseMaxLevels = 16;
+constexpr u64 CoarseMaxCodes = 8192;
+
+struct CoarseQuantisers
+{
+  Quantiser qz[CoarseMaxLevels];
+};
+
+template<typename S>
+__global__ void __launch_bounds__(CoarseThreads) decodeCoarseKernel(const DevPass* passes,
+  int passEnd,
+  S* rec,
+  const u16* symbols,
+  const u64* dimsIn,
+  CoarseQuantisers q,
+  int lod)
+{
+  const u64 dims[3] = { dimsIn[0], dimsIn[1], dimsIn[2] };
+  for (int pi = 0; pi < passEnd; ++pi)
+  {
+    const DevPass p = passes[pi];
+    const u64 n = p.count[0] * p.count[1] * p.count[2];
+    for (u64 local = threadIdx.x; local < n; local += blockDim.x)
     {
-      rec[idx] = format::dequantise<S>(code, pred, qz);
+      decodePoint(p, rec, symbols, local, dims, q.qz[p.level], p.level <= lod);
+    }
+    __syncthreads(); // the next pass reads this one's values
+  }
+}
+
+/// format::predictAlong from the neighbours E[j - 1], E[j], E[j + 1], E[j + 2] of point j
+/// (right: E[j + 1] exists; before: j >= 1; after: E[j + 2] exists): the same operations on the
+/// same values, hence the same bits.
+template<typename S>
+__device__ __forceinline__ S
+predictFromNeighbours(S em1, S e0, S e1, S e2, bool right, bool before, bool after, bool cubic)
+{
+  if (!right)
+  {
+    return e0;
+  }
+  if (cubic)
+  {
+    if (before && after)
+    {
+      return format::predictCubic(em1, e0, e1, e2);
+    }
+    if (after)
+    {
+      return format::predictQuadratic(e0, e1, e2);
+    }
+    if (before)
+    {
+      return format::predictQuadratic(e1, e0, em1);
+    }
+  }
+  return format::predictPair(e0, e1);
+}
+
+/// A pass as lines along its axis a: the other two axes (o0 < o1) index the lines, E[m] is the
+/// m-th even neighbour along a, point j lies `half` voxels after E[j].
+template<typename I>
+struct LinePass
+{
+  I e0;            ///< voxel of E[0] of the line (0, 0)
+  I stride[2];     ///< voxels between lines along o0 and o1
+  I step, half;    ///< voxels from E[m] to E[m + 1], and from E[j] to point j
+  I codeStride[2]; ///< codes between lines along o0 and o1
+  I codeStep;      ///< codes between points j and j + 1
+  u32 count[2], countA, lastEven;
+  int cubic, coded;
+  Quantiser qz;
+};
+
+/// Segment > 0 (a = 1 or 2): a thread walks Segment points of a line (threads along o0 = axis 0
+/// for coalescing, o1 over grid.y, segments over grid.z). Segment 0 (a = 0): a thread per point
+/// along a and PassRows lines along o0, o1 over grid.z.
+template<typename S, typename I, int Segment>
+__global__ void __launch_bounds__(PassThreads) decodeLinesKernel(LinePass<I> L,
+  const S* __restrict__ recIn,
+  S* __restrict__ recOut,
+  const u16* __restrict__ symbols)
+{
+  const bool cubic = L.cubic != 0;
+  if constexpr (Segment > 0)
+  {
+    const u32 j0 = blockIdx.x * blockDim.x + threadIdx.x;
+    const u32 j1 = blockIdx.y * blockDim.y + threadIdx.y;
+    if (j0 >= L.count[0] || j1 >= L.count[1])
+    {
+      return;
+    }
+    const u32 jBegin = blockIdx.z * u32(Segment);
+    const I line = L.e0 + I(j0) * L.stride[0] + I(j1) * L.stride[1];
+    const S* in = recIn + line;
+    S* out = recOut + line + L.half;
+    const u16* codes = symbols + I(j0) * L.codeStride[0] + I(j1) * L.codeStride[1];
+    // The reads (even points along a) and the writes (odd points) never overlap, so every load
+    // of the segment goes ahead of its stores.
+    S e[Segment + 3]; // E[jBegin - 1 + t]
+#pragma unroll
+    for (int t = 0; t < Segment + 3; ++t)
+    {
+      const u32 m = jBegin + t - 1; // wraps to 2^32 - 1 (no neighbour) before the first point
+      e[t] = m <= L.lastEven ? in[I(m) * L.step] : S(0);
+    }
+    u16 code[Segment];
+#pragma unroll
+    for (int t = 0; t < Segment; ++t)
+    {
+      const u32 j = jBegin + t;
+      code[t] =
+        j >= L.countA ? format::EscapeSymbol : (L.coded ? codes[I(j) * L.codeStep] : u16(0));
+    }
+#pragma unroll
+    for (int t = 0; t < Segment; ++t)
+    {
+      const u32 j = jBegin + t;
+      if (code[t] != format::EscapeSymbol) // escapes (and points beyond the pass): left alone
+      {
+        const S pred = predictFromNeighbours(e[t],
+          e[t + 1],
+          e[t + 2],
+          e[t + 3],
+          j + 1 <= L.lastEven,
+          j >= 1,
+          j + 2 <= L.lastEven,
+          cubic);
+        out[I(j) * L.step] = format::dequantise<S>(code[t], pred, L.qz);
+      }
+    }
+  }
+  else
+  {
+    const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= L.countA)
+    {
+      return;
+    }
+    const bool right = j + 1 <= L.lastEven, before = j >= 1, after = j + 2 <= L.lastEven;
+    for (u32 j1 = blockIdx.z; j1 < L.count[1]; j1 += gridDim.z)
+    {
+      I at[PassRows];
+      S pred[PassRows];
+      u16 code[PassRows];
+#pragma unroll
+      for (unsigned q = 0; q < PassRows; ++q)
+      {
+        const u32 j0 = (blockIdx.y * PassRows + q) * blockDim.y + threadIdx.y;
+        code[q] = format::EscapeSymbol; // lines beyond the pass store nothing
+        if (j0 < L.count[0])
+        {
+          const I e = L.e0 + I(j0) * L.stride[0] + I(j1) * L.stride[1] + I(j) * L.step; // E[j]
+          at[q] = e + L.half;
+          const S e0 = recIn[e];
+          const S e1 = right ? recIn[e + L.step] : S(0);
+          const S em1 = cubic && before ? recIn[e - L.step] : S(0);
+          const S e2 = cubic && after ? recIn[e + 2 * L.step] : S(0);
+          pred[q] = predictFromNeighbours(em1, e0, e1, e2, right, before, after, cubic);
+          code[q] = L.coded
+            ? symbols[I(j) * L.codeStep + I(j0) * L.codeStride[0] + I(j1) * L.codeStride[1]]
+            : u16(0);
+        }
+      }
+#pragma unroll
+      for (unsigned q = 0; q < PassRows; ++q)
+      {
+        if (code[q] != format::EscapeSymbol)
+        {
+          recOut[at[q]] = format::dequantise<S>(code[q], pred[q], L.qz);
+        }
+      }
     }
   }
 }
@@ -1539,6 +1795,139 @@ __global__ void convertKernel(const S* rec, T* out, u64 stride, u64 n)
   {
     out[i * stride] = static_cast<T>(rec[i]);
   }
+}
+
+/// The Huffman kernel's arguments.
+template<typename S>
+struct HuffmanArgs
+{
+  const unsigned char* stream;
+  const u64* chunkOffset;
+  const u32* chunkSize;
+  ChunkGeometry geometry;
+  u64 chunks;
+  DecodeTables tab;
+  u16* symbols;
+  S* rec;
+  const DevPass* passes;
+  const int* levelPassBegin;
+  const u64* dims;
+  int* error;
+  u64* storedMask;
+  bool sparse;
+};
+
+template<typename S, int Phases, typename Args>
+void launchHuffman(u64 chunks, cudaStream_t s, const Args& a)
+{
+  using Shape = HuffmanShape<Phases>;
+  static const bool sharedSet = cudaFuncSetAttribute(decodeChunksWarpKernel<S, Phases>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(Shape::SharedBytes)) == cudaSuccess;
+  (void)sharedSet;
+  const u64 ctas = std::min<u64>(
+    (chunks + Shape::Warps - 1) / Shape::Warps, static_cast<u64>(multiprocessors()) * 4);
+  decodeChunksWarpKernel<S, Phases>
+    <<<static_cast<unsigned>(ctas), Shape::Warps * 32, Shape::SharedBytes, s>>>(a.stream,
+      a.chunkOffset,
+      a.chunkSize,
+      a.geometry,
+      a.chunks,
+      a.tab,
+      a.symbols,
+      a.rec,
+      a.passes,
+      a.levelPassBegin,
+      a.dims,
+      a.error,
+      a.storedMask,
+      a.sparse);
+}
+
+/// SPARSEGRID_CODEC_CUDA_HUFFMAN=whole: the Huffman kernel stages whole chunks (one phase).
+bool huffmanWholeChunks()
+{
+  const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_HUFFMAN");
+  return v && std::strcmp(v, "whole") == 0;
+}
+
+/// SPARSEGRID_CODEC_CUDA_DECODE=pass: the decoder passes of session 4 (for same-binary
+/// comparisons in the benchmark); SPARSEGRID_CODEC_CUDA_WALK=16: 16 points per walking thread.
+bool sessionFourPasses()
+{
+  const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_DECODE");
+  return v && std::strcmp(v, "pass") == 0;
+}
+int walkSegment()
+{
+  const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_WALK");
+  return v && std::strcmp(v, "16") == 0 ? 16 : 8;
+}
+
+/// Launches pass p (symbols: its first code) on decodeLinesKernel; false where it does not apply
+/// (level 0's anchors, a grid larger than CUDA allows, counts beyond 32 bits).
+template<typename S, typename I>
+bool launchLinePass(const Plan& plan,
+  const Pass& p,
+  const u16* symbols,
+  S* rec,
+  const Quantiser& qz,
+  bool coded,
+  int segment,
+  cudaStream_t s)
+{
+  const int a = p.axis;
+  if (a < 0 || p.count[0] >= (1ull << 32) || p.count[1] >= (1ull << 32) ||
+    p.count[2] >= (1ull << 32))
+  {
+    return false;
+  }
+  const u64 voxelStride[3] = { 1, plan.dims[0], plan.dims[0] * plan.dims[1] };
+  const u64 codeStride[3] = { 1, p.count[0], p.count[0] * p.count[1] };
+  const int o[2] = { a == 0 ? 1 : 0, a == 2 ? 1 : 2 };
+  LinePass<I> L;
+  L.e0 = static_cast<I>(p.start[o[0]] * voxelStride[o[0]] + p.start[o[1]] * voxelStride[o[1]]);
+  for (int i = 0; i < 2; ++i)
+  {
+    L.stride[i] = static_cast<I>(p.step[o[i]] * voxelStride[o[i]]);
+    L.codeStride[i] = static_cast<I>(codeStride[o[i]]);
+    L.count[i] = static_cast<u32>(p.count[o[i]]);
+  }
+  L.step = static_cast<I>(2 * p.gap * voxelStride[a]);
+  L.half = static_cast<I>(p.gap * voxelStride[a]);
+  L.codeStep = static_cast<I>(codeStride[a]);
+  L.countA = static_cast<u32>(p.count[a]);
+  L.lastEven = static_cast<u32>((plan.dims[a] - 1) / (2 * p.gap));
+  L.cubic = plan.scheme.cubic ? 1 : 0;
+  L.coded = coded ? 1 : 0;
+  L.qz = qz;
+  // Threads along axis 0 (coalesced), as in passShape.
+  const PassShape shape = passShape(p);
+  if (a == 0)
+  {
+    if (!shape.ok)
+    {
+      return false;
+    }
+    decodeLinesKernel<S, I, 0><<<shape.grid, shape.block, 0, s>>>(L, rec, rec, symbols);
+    return true;
+  }
+  const u64 gy = (L.count[1] + shape.block.y - 1) / shape.block.y;
+  const u64 gz = (L.countA + segment - 1) / segment;
+  if (shape.grid.x >= (1u << 31) || gy > 65535 || gz > 65535)
+  {
+    return false;
+  }
+  const dim3 grid(shape.grid.x, static_cast<unsigned>(gy), static_cast<unsigned>(gz));
+  if (segment == 16)
+  {
+    decodeLinesKernel<S, I, 16><<<grid, shape.block, 0, s>>>(L, rec, rec, symbols);
+  }
+  else
+  {
+    decodeLinesKernel<S, I, 8><<<grid, shape.block, 0, s>>>(L, rec, rec, symbols);
+  }
+  return true;
 }
 
 void toDevPasses(const Plan& plan,
@@ -1663,7 +2052,9 @@ void releaseBuffers()
          &ws.sorted,
          &ws.stream,
          &ws.error,
-         &ws.scratch })
+         &ws.scratch,
+         &ws.decodedSymbols,
+         &ws.decodedBlocks })
   {
     if (b->ptr)
     {
@@ -1672,6 +2063,7 @@ void releaseBuffers()
     b->ptr = nullptr;
     b->bytes = 0;
   }
+  ws.decodedLayout.clear();
 }
 
 namespace
@@ -2209,7 +2601,8 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
     toDevPasses(plan, levelCodeBegin, passes);
     const unsigned char* dStream = deviceStream;
     if ((!streamOnDevice && !(st = ws.stream.reserve(info.levelEnd[lod], "stream"))) ||
-      !(st = ws.symbols.reserve(levelCodeBegin[plan.levels] * sizeof(u16), "symbols")) ||
+      !(st = ws.decodedSymbols.reserve(levelCodeBegin[plan.levels] * sizeof(u16), "symbols")) ||
+      !(st = ws.decodedBlocks.reserve(plan.chunkBegin[plan.levels] * 8, "block masks")) ||
       !(st = ws.chunkMeta.reserve((chunks + 1) * 24 + 512, "chunk tables")) ||
       !(st = ws.lut.reserve((std::size_t(1) << format::LutBits) * 4, "lut")) ||
       !(st = ws.sorted.reserve((dec.sorted.size() + 1) * 4, "sorted")) ||
@@ -2295,22 +2688,30 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
     std::copy(std::begin(dec.countOf), std::end(dec.countOf), tab.countOf);
     std::copy(std::begin(dec.firstIndex), std::end(dec.firstIndex), tab.firstIndex);
     tab.maxLength = dec.maxLength;
-    u16* symbols = ws.symbols.as<u16>();
+    u16* symbols = ws.decodedSymbols.as<u16>();
+    // A new buffer or another chunk layout: all zeros, no block held (once per size).
+    std::vector<u64> layout(levelCodeBegin);
+    layout.insert(layout.end(), plan.chunkBegin, plan.chunkBegin + plan.levels + 1);
+    if (layout != ws.decodedLayout)
+    {
+      SGC_TRY(cudaMemsetAsync(symbols, 0, levelCodeBegin[plan.levels] * sizeof(u16), s), "clear");
+      SGC_TRY(cudaMemsetAsync(ws.decodedBlocks.ptr, 0, plan.chunkBegin[plan.levels] * 8, s), "clear");
+    }
+    ws.decodedLayout.clear(); // until the Huffman stage has run
+    const bool fast = !sessionFourPasses();
     SGC_HOST_LAP("decode host: chunk tables, uploads");
     timer.start(s);
     if (chunks > 0)
     {
-      // A warp per chunk; every chunk of the decoded levels is stored whole (no clearing pass),
-      // escapes go straight into the output.
-      static const bool sharedSet = cudaFuncSetAttribute(decodeChunksWarpKernel<S>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(DecodeSharedBytes)) == cudaSuccess;
-      (void)sharedSet;
-      const u64 ctas = std::min<u64>(
-        (chunks + DecodeWarps - 1) / DecodeWarps, static_cast<u64>(multiprocessors()) * 4);
-      SGC_PROFILE_BEGIN("decode Huffman chunks (warp per chunk)");
-      decodeChunksWarpKernel<S>
-        <<<static_cast<unsigned>(ctas), DecodeWarps * 32, DecodeSharedBytes, s>>>(dStream,
+      // A warp per chunk; escapes go straight into the output.
+      const bool wholeChunks = !fast || huffmanWholeChunks();
+      SGC_PROFILE_BEGIN(
+        std::string("decode Huffman chunks (warp per chunk, ") + (wholeChunks ? "whole" : "half") +
+        " chunk staged, " + (fast ? "sparse" : "dense") + " stores)");
+      (wholeChunks ? launchHuffman<S, 1, HuffmanArgs<S>> : launchHuffman<S, 2, HuffmanArgs<S>>)(
+        chunks,
+        s,
+        HuffmanArgs<S>{ dStream,
           dChunkOffset,
           dChunkSize,
           geometry,
@@ -2321,7 +2722,9 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
           dPlan.passes,
           dPlan.levelPassBegin,
           dPlan.dims,
-          dError);
+          dError,
+          ws.decodedBlocks.as<u64>(),
+          fast });
       SGC_PROFILE_END();
       SGC_LAUNCHED("chunk decode kernel");
     }
@@ -2329,6 +2732,8 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
     SGC_HOST_MARK();
     int error = 0;
     SGC_TRY(cudaMemcpy(&error, dError, 4, cudaMemcpyDeviceToHost), "download");
+    // Every decoded chunk left the buffer as decodedBlocks says (damaged ones too).
+    ws.decodedLayout = layout;
     if (error != 0)
     {
       static const char* what[] = { "",
@@ -2343,7 +2748,30 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
     }
     SGC_HOST_LAP("decode host: error check");
     timer.start(s);
-    for (int k = 0; k < plan.levels; ++k)
+    const int segment = walkSegment();
+    // 32-bit index arithmetic where every voxel and code index fits.
+    const bool small = voxels < (1ull << 32) && levelCodeBegin[plan.levels] < (1ull << 32);
+    int firstLevel = 0;
+    if (fast)
+    {
+      CoarseQuantisers coarse;
+      while (firstLevel < plan.levels && firstLevel < CoarseMaxLevels &&
+        plan.levelCodes[firstLevel] <= CoarseMaxCodes)
+      {
+        coarse.qz[firstLevel] = quantisers[static_cast<std::size_t>(firstLevel)];
+        ++firstLevel;
+      }
+      SGC_PROFILE_BEGIN("decode coarse levels L0-L" + std::to_string(firstLevel - 1) + " (one CTA)");
+      decodeCoarseKernel<S><<<1, CoarseThreads, 0, s>>>(dPlan.passes,
+        plan.levelPassBegin[firstLevel],
+        rec,
+        symbols,
+        dPlan.dims,
+        coarse,
+        lod);
+      SGC_PROFILE_END();
+    }
+    for (int k = firstLevel; k < plan.levels; ++k)
     {
       const bool coded = k <= lod;
       const Quantiser& qz = quantisers[static_cast<std::size_t>(k)];
@@ -2360,13 +2788,17 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
       {
         const Pass& p = plan.passes[pi];
         SGC_PROFILE_BEGIN("decode pass L" + std::to_string(k) + " axis " + std::to_string(p.axis));
+        const u16* passSymbols = symbols + levelCodeBegin[k] + p.codeBegin;
+        const bool launched = fast &&
+          (small ? launchLinePass<S, u32>(plan, p, passSymbols, rec, qz, coded, segment, s)
+                 : launchLinePass<S, u64>(plan, p, passSymbols, rec, qz, coded, segment, s));
         const PassShape shape = passShape(p);
-        if (shape.ok)
+        if (!launched && shape.ok)
         {
           decodeGridPassKernel<S><<<shape.grid, shape.block, 0, s>>>(
             passes[pi], rec, rec, symbols, dPlan.dims, qz, coded);
         }
-        else
+        else if (!launched)
         {
           decodePassKernel<S><<<blocksFor(p.size()), Threads, 0, s>>>(
             passes[pi], rec, symbols, p.size(), dPlan.dims, qz, coded);
