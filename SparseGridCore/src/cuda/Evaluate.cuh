@@ -83,17 +83,22 @@ __device__ __forceinline__ double oddAsReal<double>(u32 v, int)
     4503599627370496.0;
 }
 
-struct FastParams
+/// What every evaluation kernel is given: coefficients, n points of D coordinates, results.
+struct EvaluateCall
 {
   const void* coefficients;
   const void* points;
   void* out;
   u64 outStride; ///< distance between consecutive results (components interleaved)
   u64 n;
+  int D;
+  u32 chunk; ///< points a warp claims at a time
+};
+
+struct FastParams : EvaluateCall
+{
   const u64* entries;
   u32 numEntries;
-  int D;
-  u32 chunk;
   int vec1;
   u32 sharedCoefficients;      ///< > 0: the first this many coefficients (all) are staged in smem
   unsigned long long* counter; ///< next unclaimed point (zero at launch)
@@ -401,15 +406,8 @@ __global__ void __launch_bounds__(SharedCoefficients ? SharedCtaThreads : CtaThr
 //------------------------------------------------------------------------------------------------
 // Generic kernel
 //------------------------------------------------------------------------------------------------
-struct GenericParams
+struct GenericParams : EvaluateCall
 {
-  const void* coefficients;
-  const void* points;
-  void* out;
-  u64 outStride; ///< distance between consecutive results (components interleaved)
-  u64 n;
-  int D;
-  u32 chunk;
   int ppl; ///< points per lane in one pass when ichg2 (1..8)
   const u64* offsets;
   const unsigned char* levels;
@@ -934,18 +932,20 @@ Status DeviceEvaluator<T>::run(const T* points,
   const int D = grid.dimensions();
   const u32 chunk = static_cast<u32>(std::max(1, this->Opt.chunkSize));
   const u64 chunks = (n + chunk - 1) / chunk;
+  eval::EvaluateCall call{};
+  call.coefficients = this->Coefficients;
+  call.points = points;
+  call.out = out;
+  call.outStride = outStride;
+  call.n = n;
+  call.D = D;
+  call.chunk = chunk;
   if (this->Fast)
   {
     eval::FastParams p{};
-    p.coefficients = this->Coefficients;
-    p.points = points;
-    p.out = out;
-    p.outStride = outStride;
-    p.n = n;
+    static_cast<eval::EvaluateCall&>(p) = call;
     p.entries = this->Prepared->pack.template at<u64>(this->Prepared->entries);
     p.numEntries = this->Prepared->numEntries;
-    p.D = D;
-    p.chunk = chunk;
     p.vec1 = this->Opt.vec1 ? 1 : 0;
     p.counter = counter;
     const int ppl = this->PointsPerThread;
@@ -983,13 +983,7 @@ Status DeviceEvaluator<T>::run(const T* points,
       "the evaluation kernel", kernel, grid1, static_cast<unsigned>(threads), smem, stream, p);
   }
   eval::GenericParams p{};
-  p.coefficients = this->Coefficients;
-  p.points = points;
-  p.out = out;
-  p.outStride = outStride;
-  p.n = n;
-  p.D = D;
-  p.chunk = chunk;
+  static_cast<eval::EvaluateCall&>(p) = call;
   const u64 stageLimit = 12 * 1024;
   int ppl = static_cast<int>(std::min<u64>(eval::GenericMaxPPL, (chunk + WarpSize - 1) / WarpSize));
   while (ppl > 1 && u64(WarpSize) * ppl * D * sizeof(T) > stageLimit)
