@@ -615,13 +615,15 @@ void expectGpuDecodeLikeCpu(const std::vector<std::uint8_t>& stream,
   EXPECT_EQ(0, std::memcmp(cpu.data(), gpu.data(), n * sizeof(T)));
 }
 
-// The decoder keeps its symbol buffer zero except in the blocks the last decoding stored, so a
-// stream with few non-zero blocks after one with many must clear the stale ones; the walking
-// pass kernels take segments of 8 or 16 points (several segments per line, partial last
-// segments, odd sizes); SPARSEGRID_CODEC_CUDA_DECODE=pass still selects session 4's kernels.
-// Streams of a noisy and a smooth field of the same size, decoded alternately, in full and as a
-// prefix, each against the CPU decoder.
-TEST(CodecGpu, DecoderPassesAndSparseStoresAcrossStreams)
+// The line kernels of the encoder write the CPU's stream (and so do session 4's pass kernels,
+// SPARSEGRID_CODEC_CUDA_ENCODE=pass). The decoder keeps its symbol buffer zero except in the
+// blocks the last decoding stored, so a stream with few non-zero blocks after one with many must
+// clear the stale ones; the walking pass kernels take segments of 8 or 16 points (several
+// segments per line, partial last segments, odd sizes); SPARSEGRID_CODEC_CUDA_DECODE=pass still
+// selects session 4's kernels, SPARSEGRID_CODEC_CUDA_HUFFMAN=whole whole-chunk staging. Streams
+// of a noisy and a smooth field of the same size, decoded alternately, in full and as a prefix,
+// each against the CPU decoder.
+TEST(CodecGpu, LinePassesAndSparseStoresMatchTheCpu)
 {
   SKIP_WITHOUT_GPU();
   const Dims shapes[] = { { 67, 45, 38 }, { 36, 70, 1 }, { 5, 3, 90 } };
@@ -638,6 +640,20 @@ TEST(CodecGpu, DecoderPassesAndSparseStoresAcrossStreams)
       codec::encode(smooth.data(), layout, 1e-3 * rangeOf(smooth), ss, cpuOptions()).ok());
     ASSERT_TRUE(
       codec::encode(noisyD.data(), layout, 1e-5 * rangeOf(noisyD), sd, cpuOptions()).ok());
+    for (const char* encoder : { "", "pass" })
+    {
+      SCOPED_TRACE(std::string("encoder '") + encoder + "'");
+      setenv("SPARSEGRID_CODEC_CUDA_ENCODE", encoder, 1);
+      std::vector<std::uint8_t> gn, gs, gd;
+      ASSERT_TRUE(
+        codec::encode(noisy.data(), layout, 1e-3 * rangeOf(noisy), gn, gpuOptions()).ok());
+      ASSERT_TRUE(
+        codec::encode(smooth.data(), layout, 1e-3 * rangeOf(smooth), gs, gpuOptions()).ok());
+      ASSERT_TRUE(
+        codec::encode(noisyD.data(), layout, 1e-5 * rangeOf(noisyD), gd, gpuOptions()).ok());
+      EXPECT_TRUE(gn == sn && gs == ss && gd == sd) << "GPU stream differs from the CPU stream";
+    }
+    unsetenv("SPARSEGRID_CODEC_CUDA_ENCODE");
     codec::StreamInfo info;
     ASSERT_TRUE(codec::inspect(ss.data(), ss.size(), info).ok());
     ASSERT_FALSE(info.raw);
@@ -646,12 +662,13 @@ TEST(CodecGpu, DecoderPassesAndSparseStoresAcrossStreams)
     double* dOutD = nullptr;
     ASSERT_EQ(cudaMalloc(&dOut, n * sizeof(float)), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&dOutD, n * sizeof(double)), cudaSuccess);
-    for (const char* mode : { "walk8", "walk16", "pass", "walk8" })
+    for (const char* mode : { "walk8", "walk16", "pass", "whole", "walk8" })
     {
       SCOPED_TRACE("dims " + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" +
         std::to_string(d[2]) + " decoder " + mode);
       setenv("SPARSEGRID_CODEC_CUDA_WALK", std::strcmp(mode, "walk16") == 0 ? "16" : "8", 1);
       setenv("SPARSEGRID_CODEC_CUDA_DECODE", std::strcmp(mode, "pass") == 0 ? "pass" : "", 1);
+      setenv("SPARSEGRID_CODEC_CUDA_HUFFMAN", std::strcmp(mode, "whole") == 0 ? "whole" : "", 1);
       expectGpuDecodeLikeCpu(sn, layout, -1, dOut);
       expectGpuDecodeLikeCpu(ss, layout, -1, dOut);
       expectGpuDecodeLikeCpu(sd, layout, -1, dOutD);
@@ -661,6 +678,7 @@ TEST(CodecGpu, DecoderPassesAndSparseStoresAcrossStreams)
     }
     unsetenv("SPARSEGRID_CODEC_CUDA_WALK");
     unsetenv("SPARSEGRID_CODEC_CUDA_DECODE");
+    unsetenv("SPARSEGRID_CODEC_CUDA_HUFFMAN");
     cudaFree(dOut);
     cudaFree(dOutD);
   }

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# The codec on the GPU machine, session 5 (issue 13: decoder passes that walk lines, coarse levels
-# in one CTA, sparse symbol stores), in one device call from the repository root:
+# The codec on the GPU machine, session 5 (issue 13: decoder and encoder passes on lines along the
+# pass axis, coarse decoder levels in one CTA, half-chunk Huffman staging, sparse symbol stores),
+# in one device call from the repository root:
 #   OUT=/some/dir [BUDGET=400] [BIN=dir-with-prebuilt-binaries] [ALLTESTS=1] [VARIANTS=1] \
-#     scripts/gpu/codec-session5.sh
+#     [NCU_RUN=1] [NCU_FIELDS="0 0.003"] scripts/gpu/codec-session5.sh
 # Without BIN, SparseGridCore is configured alone with CUDA (sm_90, Release) and built whole; then
 # every SparseGridCore test runs (ctest; ALLTESTS=0: only the codec's executables),
 # compute-sanitizer memcheck on the codec GPU tests that exercise the device paths (damaged
-# streams, sanitizer-sized fields, the session-5 decoder test), racecheck on
+# streams, sanitizer-sized fields, the session-5 kernels and their switches), racecheck on
 # CodecGpu.SanitizerSizedFields, and the benchmark: 512^3 float, relative bound 1e-3, eager module
-# loading, median of 10 after a warm-up, smooth and noisy field, with this session's decoder
-# (default), session 4's decoder passes in the same binary (SPARSEGRID_CODEC_CUDA_DECODE=pass: the
-# before/after of this session on one machine), and 16-point walking segments (VARIANTS=0 leaves
-# the last two out). Each step is skipped once the budget is spent. Leaves in $OUT: summary.txt,
-# bench-*.json and bench-*.txt (tables, per-kernel profiles), tests/*.json, logs.tgz.
+# loading, median of 10 after a warm-up, smooth and noisy field, with this session's kernels
+# (default) and session 4's pass kernels in the same binary (SPARSEGRID_CODEC_CUDA_DECODE=pass
+# SPARSEGRID_CODEC_CUDA_ENCODE=pass: the before/after on one machine), then variants (16-point
+# walking segments, whole-chunk Huffman staging; VARIANTS=0 leaves them out) and an Nsight
+# Compute summary of the Huffman kernel. Each step is skipped once the budget is spent. Leaves in
+# $OUT: summary.txt and results.tgz (bench-*.json and bench-*.txt with the tables and per-kernel
+# profiles, tests/*.json, ncu-*.txt, logs/).
 set -u
 ROOT=$(pwd)
 OUT=${OUT:-$ROOT/gpu-codec5-out}
@@ -21,7 +24,11 @@ START=$(date +%s)
 mkdir -p "$OUT/tests" "$OUT/logs"
 left() { echo $((BUDGET - ($(date +%s) - START))); }
 say() { echo "[$(($(date +%s) - START))s] $*" | tee -a "$OUT/summary.txt"; }
-finish() { tar czf "$OUT/logs.tgz" -C "$OUT" logs 2> /dev/null && rm -rf "$OUT/logs"; }
+# Everything but the summary in one archive (the device tool brings back only a few files).
+finish() {
+  (cd "$OUT" && tar czf /tmp/codec5-results.tgz --exclude=./summary.txt . &&
+    find . -mindepth 1 ! -name summary.txt -delete && mv /tmp/codec5-results.tgz results.tgz)
+}
 trap finish EXIT
 
 say "machine: $(nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader 2>&1 | head -1); $(nproc) cores"
@@ -65,23 +72,23 @@ bench() { # name noise env...
       --backend cuda --threads "$(nproc)" --repeats 10 --no-zfp --json "$OUT/bench-$name.json" \
       > "$OUT/bench-$name.txt" 2>&1
     say "bench $name ($*): rc=$?"
-    grep -E "^device:|\| sparsegrid-gpu \|" "$OUT/bench-$name.txt" >> "$OUT/summary.txt"
-    grep -E "^\| decode|profile: decompress" "$OUT/bench-$name.txt" | grep -vE "decode host" >> "$OUT/summary.txt"
-    grep -A200 "profile: decompress" "$OUT/bench-$name.txt" | grep -E "sum of kernels" >> "$OUT/summary.txt"
+    grep -E "^device:|\| sparsegrid-gpu \|" "$OUT/bench-$name.txt" | sed -E 's/ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|/ |/' >> "$OUT/summary.txt"
+    grep -E "^profile:|Huffman|coarse|pass L[89]|sum of kernels" "$OUT/bench-$name.txt" >> "$OUT/summary.txt"
   fi
 }
 bench smooth 0 SPARSEGRID_CODEC_CUDA_DECODE=
-bench smooth-session4 0 SPARSEGRID_CODEC_CUDA_DECODE=pass
+bench smooth-session4 0 SPARSEGRID_CODEC_CUDA_DECODE=pass SPARSEGRID_CODEC_CUDA_ENCODE=pass
 bench noisy 0.003 SPARSEGRID_CODEC_CUDA_DECODE=
-bench noisy-session4 0.003 SPARSEGRID_CODEC_CUDA_DECODE=pass
+bench noisy-session4 0.003 SPARSEGRID_CODEC_CUDA_DECODE=pass SPARSEGRID_CODEC_CUDA_ENCODE=pass
 if [ "${VARIANTS:-1}" = 1 ]; then
   bench smooth-walk16 0 SPARSEGRID_CODEC_CUDA_WALK=16
-  bench noisy-walk16 0.003 SPARSEGRID_CODEC_CUDA_WALK=16
+  bench smooth-wholechunks 0 SPARSEGRID_CODEC_CUDA_HUFFMAN=whole
+  bench noisy-wholechunks 0.003 SPARSEGRID_CODEC_CUDA_HUFFMAN=whole
 fi
 
 if [ "$(left)" -gt 60 ]; then
   timeout $(($(left) / 2)) "$SAN" --tool memcheck --error-exitcode 3 "$BIN/sgcore_test_codec_gpu" \
-    --gtest_filter='CodecGpu.StridedAndDamagedStreams:CodecGpu.SanitizerSizedFields:CodecGpu.DecoderPassesAndSparseStoresAcrossStreams' \
+    --gtest_filter='CodecGpu.StridedAndDamagedStreams:CodecGpu.SanitizerSizedFields:CodecGpu.LinePassesAndSparseStoresMatchTheCpu' \
     > "$OUT/logs/memcheck.log" 2>&1
   say "memcheck: rc=$? $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$OUT/logs/memcheck.log" | tr '\n' ' ')"
   grep -E "Invalid|Address" -A4 "$OUT/logs/memcheck.log" | head -20 >> "$OUT/summary.txt"
@@ -94,17 +101,18 @@ if [ "$(left)" -gt 30 ]; then
 fi
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null || true)
 if [ "${NCU_RUN:-1}" = 1 ] && [ -n "$NCU" ] && [ "$(left)" -gt 45 ]; then
-  # The first decoding's Huffman stage and the finest levels' pass kernels, noisy field
-  # (encoding launches none of them): where they stall, how full the SMs are.
-  for noise in 0.003; do
-    timeout $(($(left) / 2)) "$NCU" --kernel-name regex:'decodeChunksWarpKernel|decodeWalkKernel|decodeRowKernel' \
-      --launch-skip 0 --launch-count 13 --section SpeedOfLight --section Occupancy \
+  # The first decoding's Huffman stage (encoding launches none): where it stalls, how full the
+  # SMs are (NCU_FIELDS: the noise levels, 0 = smooth).
+  for noise in ${NCU_FIELDS:-0}; do
+    timeout $(($(left) / 2)) "$NCU" --kernel-name regex:'decodeChunksWarpKernel' \
+      --launch-skip 0 --launch-count 1 --section SpeedOfLight --section Occupancy \
       --section LaunchStats --section WarpStateStats "$BIN/sparsegrid-codec-bench" --synthetic 512 \
       --noise $noise --rel 1e-3 --backend cuda --threads "$(nproc)" --repeats 1 --no-zfp \
       > "$OUT/ncu-$noise.txt" 2>&1
     say "ncu noise $noise: rc=$?"
-    grep -E "decode[A-Za-z]+Kernel|Duration|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Registers Per|Theoretical Occupancy|Warp Cycles Per Issued|Block Limit Shared" \
+    grep -E "Duration|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Registers Per|Theoretical Occupancy|Warp Cycles Per Issued|Block Limit Shared" \
       "$OUT/ncu-$noise.txt" | sed -E 's/ +/ /g' | head -120 >> "$OUT/summary.txt"
   done
 fi
 say "done"
+cat "$OUT/summary.txt"

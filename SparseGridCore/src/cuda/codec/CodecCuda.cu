@@ -4,14 +4,19 @@
 // CPU encoder uses, from a histogram counted on the device.
 //
 // Encoder: one kernel per axis-pass (reads the input where it lives, predicts from the
-// reconstruction, quantises, writes symbol and reconstruction; counts NaN/Inf) -> block masks and
+// reconstruction, quantises, writes symbol and reconstruction; counts NaN/Inf; lines along the
+// pass axis, encodeLinesKernel, since session 5) -> block masks and
 // token histogram (a warp per chunk) -> host: Huffman table -> block bit counts -> host: chunk
 // offsets (and the raw decision) -> one CTA of 64 threads per chunk writes the chunk (a thread per
 // 64-code block, block offsets by a CTA scan, shared words merged with atomicOr).
 // Decoder: host (or device, for device streams) validates the header and chunk tables -> a warp
 // per chunk decodes its tokens (lanes resynchronise on 32 windows of the bit stream; LUT in shared
-// memory), stores the chunk whole and puts escaped values straight into the output -> one kernel
-// per axis-pass on a 3-D grid (escapes left alone). One kernel per level instead of the passes
+// memory), stages half a chunk at a time in shared memory, stores only its non-zero blocks into
+// a symbol buffer kept zero elsewhere and puts escaped values straight into the output -> the
+// coarse levels in one CTA, then one kernel per axis-pass on lines (decodeLinesKernel: a thread
+// walks 8 points along the pass axis with its neighbours in registers; escapes left alone).
+// Session 4's pass kernels stay for comparisons (SPARSEGRID_CODEC_CUDA_DECODE=pass,
+// SPARSEGRID_CODEC_CUDA_ENCODE=pass). One kernel per level instead of the passes
 // (CodecTile.h) is there but off by default (measured slower, see LevelThreads). Per-kernel
 // times: CodecCudaProfile.h.
 #include "../../codec/CodecInternal.h"
@@ -716,6 +721,61 @@ __global__ void __launch_bounds__(LevelThreads) encodeLevelKernel(tile::LevelTil
   }
 }
 
+/// The encoder's work on one point: quantise x against pred, store symbol and reconstruction,
+/// and track the surplus and magnitude maxima and the NaN/Inf count.
+struct EncodeStats
+{
+  double surplus = 0, magnitude = 0;
+  u64 nonFinite = 0;
+  template<typename T>
+  __device__ __forceinline__ void point(T x, T pred, const Quantiser& qz, u16& symbol, T& rec)
+  {
+    nonFinite += isfinite(x) ? 0 : 1;
+    T value;
+    symbol = format::quantise(x, pred, qz, value);
+    rec = value;
+    const double d = fabs(static_cast<double>(value) - static_cast<double>(pred));
+    surplus = d > surplus ? d : surplus;
+    const double m = fabs(static_cast<double>(value));
+    magnitude = m > magnitude ? m : magnitude;
+  }
+  /// The CTA's maxima and count into global memory: one atomic each per CTA (with a bounded
+  /// grid: atomics on one address serialise). Every thread of the CTA calls it.
+  __device__ __forceinline__ void flush(u64* surplusMax, u64* absMax, u64* nonFiniteCount)
+  {
+    double s = surplus, a = magnitude;
+    for (int o = 16; o > 0; o /= 2)
+    {
+      const double so = __shfl_down_sync(0xffffffffu, s, o);
+      const double ao = __shfl_down_sync(0xffffffffu, a, o);
+      s = so > s ? so : s;
+      a = ao > a ? ao : a;
+    }
+    __shared__ double warpS[32], warpA[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0)
+    {
+      warpS[warp] = s;
+      warpA[warp] = a;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0)
+    {
+      for (int w = 1; w < static_cast<int>(blockDim.x >> 5); ++w)
+      {
+        s = warpS[w] > s ? warpS[w] : s;
+        a = warpA[w] > a ? warpA[w] : a;
+      }
+      atomicMaxDouble(surplusMax, s);
+      atomicMaxDouble(absMax, a);
+    }
+    if (nonFinite)
+    {
+      atomicAdd(nonFiniteCount, nonFinite);
+    }
+  }
+};
+
 template<typename T>
 __global__ void encodePassKernel(DevPass p,
   const T* input,
@@ -730,8 +790,7 @@ __global__ void encodePassKernel(DevPass p,
   u64* nonFinite)
 {
   const u64 dims[3] = { dimsIn[0], dimsIn[1], dimsIn[2] };
-  double s = 0, a = 0;
-  u64 bad = 0;
+  EncodeStats stats;
   // One point after the other: four points per thread with their loads ahead of the stores
   // (separate __restrict__ pointers for the reads and the writes) measured 7-10% slower on an H100.
   for (u64 local = blockIdx.x * u64(blockDim.x) + threadIdx.x; local < n;
@@ -739,46 +798,13 @@ __global__ void encodePassKernel(DevPass p,
   {
     u64 idx;
     const T pred = predictAt(p, rec, local, dims, idx);
-    const T x = input[idx * inputStride];
-    bad += isfinite(x) ? 0 : 1;
-    T value;
-    symbols[p.levelCodeBegin + p.codeBegin + local] = format::quantise(x, pred, qz, value);
-    rec[idx] = value;
-    const double d = fabs(static_cast<double>(value) - static_cast<double>(pred));
-    s = d > s ? d : s;
-    const double m = fabs(static_cast<double>(value));
-    a = m > a ? m : a;
+    stats.point(input[idx * inputStride],
+      pred,
+      qz,
+      symbols[p.levelCodeBegin + p.codeBegin + local],
+      rec[idx]);
   }
-  for (int o = 16; o > 0; o /= 2)
-  {
-    const double so = __shfl_down_sync(0xffffffffu, s, o);
-    const double ao = __shfl_down_sync(0xffffffffu, a, o);
-    s = so > s ? so : s;
-    a = ao > a ? ao : a;
-  }
-  // One atomic per CTA (and a bounded grid): atomics on one address serialise.
-  __shared__ double warpS[32], warpA[32];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0)
-  {
-    warpS[warp] = s;
-    warpA[warp] = a;
-  }
-  __syncthreads();
-  if (threadIdx.x == 0)
-  {
-    for (int w = 1; w < static_cast<int>(blockDim.x >> 5); ++w)
-    {
-      s = warpS[w] > s ? warpS[w] : s;
-      a = warpA[w] > a ? warpA[w] : a;
-    }
-    atomicMaxDouble(surplusMax, s);
-    atomicMaxDouble(absMax, a);
-  }
-  if (bad)
-  {
-    atomicAdd(nonFinite, bad);
-  }
+  stats.flush(surplusMax, absMax, nonFinite);
 }
 
 /// Chunk c of the stream covers codes [chunkCode(c), ...) of its level; a 64-code block b of the
@@ -1686,6 +1712,37 @@ struct LinePass
   Quantiser qz;
 };
 
+/// E[jBegin - 1 + t] of a line (0 where it does not exist).
+template<int Segment, typename S, typename I>
+__device__ __forceinline__ void loadWindow(const LinePass<I>& L,
+  const S* in,
+  u32 jBegin,
+  S (&e)[Segment + 3])
+{
+#pragma unroll
+  for (int t = 0; t < Segment + 3; ++t)
+  {
+    const u32 m = jBegin + t - 1; // wraps to 2^32 - 1 (no neighbour) before the first point
+    e[t] = m <= L.lastEven ? in[I(m) * L.step] : S(0);
+  }
+}
+
+/// The prediction of point jBegin + t from a window loaded by loadWindow.
+template<int Segment, typename S, typename I>
+__device__ __forceinline__ S
+predictInWindow(const LinePass<I>& L, const S (&e)[Segment + 3], u32 jBegin, int t)
+{
+  const u32 j = jBegin + t;
+  return predictFromNeighbours(e[t],
+    e[t + 1],
+    e[t + 2],
+    e[t + 3],
+    j + 1 <= L.lastEven,
+    j >= 1,
+    j + 2 <= L.lastEven,
+    L.cubic != 0);
+}
+
 /// Segment > 0 (a = 1 or 2): a thread walks Segment points of a line (threads along o0 = axis 0
 /// for coalescing, o1 over grid.y, segments over grid.z). Segment 0 (a = 0): a thread per point
 /// along a and PassRows lines along o0, o1 over grid.z.
@@ -1695,7 +1752,6 @@ __global__ void __launch_bounds__(PassThreads) decodeLinesKernel(LinePass<I> L,
   S* __restrict__ recOut,
   const u16* __restrict__ symbols)
 {
-  const bool cubic = L.cubic != 0;
   if constexpr (Segment > 0)
   {
     const u32 j0 = blockIdx.x * blockDim.x + threadIdx.x;
@@ -1711,13 +1767,8 @@ __global__ void __launch_bounds__(PassThreads) decodeLinesKernel(LinePass<I> L,
     const u16* codes = symbols + I(j0) * L.codeStride[0] + I(j1) * L.codeStride[1];
     // The reads (even points along a) and the writes (odd points) never overlap, so every load
     // of the segment goes ahead of its stores.
-    S e[Segment + 3]; // E[jBegin - 1 + t]
-#pragma unroll
-    for (int t = 0; t < Segment + 3; ++t)
-    {
-      const u32 m = jBegin + t - 1; // wraps to 2^32 - 1 (no neighbour) before the first point
-      e[t] = m <= L.lastEven ? in[I(m) * L.step] : S(0);
-    }
+    S e[Segment + 3];
+    loadWindow<Segment>(L, in, jBegin, e);
     u16 code[Segment];
 #pragma unroll
     for (int t = 0; t < Segment; ++t)
@@ -1732,15 +1783,8 @@ __global__ void __launch_bounds__(PassThreads) decodeLinesKernel(LinePass<I> L,
       const u32 j = jBegin + t;
       if (code[t] != format::EscapeSymbol) // escapes (and points beyond the pass): left alone
       {
-        const S pred = predictFromNeighbours(e[t],
-          e[t + 1],
-          e[t + 2],
-          e[t + 3],
-          j + 1 <= L.lastEven,
-          j >= 1,
-          j + 2 <= L.lastEven,
-          cubic);
-        out[I(j) * L.step] = format::dequantise<S>(code[t], pred, L.qz);
+        out[I(j) * L.step] =
+          format::dequantise<S>(code[t], predictInWindow<Segment>(L, e, jBegin, t), L.qz);
       }
     }
   }
@@ -1751,6 +1795,7 @@ __global__ void __launch_bounds__(PassThreads) decodeLinesKernel(LinePass<I> L,
     {
       return;
     }
+    const bool cubic = L.cubic != 0;
     const bool right = j + 1 <= L.lastEven, before = j >= 1, after = j + 2 <= L.lastEven;
     for (u32 j1 = blockIdx.z; j1 < L.count[1]; j1 += gridDim.z)
     {
@@ -1786,6 +1831,75 @@ __global__ void __launch_bounds__(PassThreads) decodeLinesKernel(LinePass<I> L,
       }
     }
   }
+}
+
+/// The encoder's pass on lines: the walk (Segment > 0) or a point per thread (Segment 0) as in
+/// decodeLinesKernel, over a bounded grid (one reduction of the statistics per CTA): work item w
+/// is (j0, j1, segment) with j0 fastest, or (j, j0, j1) with j fastest.
+template<typename T, typename I, int Segment>
+__global__ void __launch_bounds__(PassThreads) encodeLinesKernel(LinePass<I> L,
+  const T* __restrict__ input,
+  I inputStride,
+  const T* __restrict__ recIn,
+  T* __restrict__ recOut,
+  u16* __restrict__ symbols,
+  u64* surplusMax,
+  u64* absMax,
+  u64* nonFinite)
+{
+  EncodeStats stats;
+  const I along = Segment > 0 ? L.count[0] : L.countA;
+  const I across = Segment > 0 ? L.count[1] : L.count[0];
+  const I last = Segment > 0 ? (L.countA + Segment - 1) / Segment : L.count[1];
+  const u64 items = u64(along) * across * last;
+  for (u64 w = blockIdx.x * u64(blockDim.x) + threadIdx.x; w < items;
+       w += u64(gridDim.x) * blockDim.x)
+  {
+    const I wi = static_cast<I>(w);
+    const I q = wi / along;
+    const u32 first = static_cast<u32>(wi - q * along), second = static_cast<u32>(q % across),
+              third = static_cast<u32>(q / across);
+    if constexpr (Segment > 0)
+    {
+      const u32 jBegin = third * u32(Segment);
+      const I line = L.e0 + I(first) * L.stride[0] + I(second) * L.stride[1];
+      const I code = I(first) * L.codeStride[0] + I(second) * L.codeStride[1];
+      T e[Segment + 3];
+      loadWindow<Segment>(L, recIn + line, jBegin, e);
+#pragma unroll
+      for (int t = 0; t < Segment; ++t)
+      {
+        const u32 j = jBegin + t;
+        if (j < L.countA)
+        {
+          const I at = line + L.half + I(j) * L.step;
+          stats.point(input[at * inputStride],
+            predictInWindow<Segment>(L, e, jBegin, t),
+            L.qz,
+            symbols[code + I(j) * L.codeStep],
+            recOut[at]);
+        }
+      }
+    }
+    else
+    {
+      const u32 j = first;
+      const bool cubic = L.cubic != 0;
+      const bool right = j + 1 <= L.lastEven, before = j >= 1, after = j + 2 <= L.lastEven;
+      const I e = L.e0 + I(second) * L.stride[0] + I(third) * L.stride[1] + I(j) * L.step;
+      const T e0 = recIn[e];
+      const T e1 = right ? recIn[e + L.step] : T(0);
+      const T em1 = cubic && before ? recIn[e - L.step] : T(0);
+      const T e2 = cubic && after ? recIn[e + 2 * L.step] : T(0);
+      const I at = e + L.half;
+      stats.point(input[at * inputStride],
+        predictFromNeighbours(em1, e0, e1, e2, right, before, after, cubic),
+        L.qz,
+        symbols[I(j) * L.codeStep + I(second) * L.codeStride[0] + I(third) * L.codeStride[1]],
+        recOut[at]);
+    }
+  }
+  stats.flush(surplusMax, absMax, nonFinite);
 }
 
 template<typename S, typename T>
@@ -1864,17 +1978,10 @@ int walkSegment()
   return v && std::strcmp(v, "16") == 0 ? 16 : 8;
 }
 
-/// Launches pass p (symbols: its first code) on decodeLinesKernel; false where it does not apply
-/// (level 0's anchors, a grid larger than CUDA allows, counts beyond 32 bits).
-template<typename S, typename I>
-bool launchLinePass(const Plan& plan,
-  const Pass& p,
-  const u16* symbols,
-  S* rec,
-  const Quantiser& qz,
-  bool coded,
-  int segment,
-  cudaStream_t s)
+/// Pass p as lines (see LinePass); false where the line kernels do not apply (level 0's
+/// anchors, counts beyond 32 bits).
+template<typename I>
+bool linePassOf(const Plan& plan, const Pass& p, const Quantiser& qz, bool coded, LinePass<I>& L)
 {
   const int a = p.axis;
   if (a < 0 || p.count[0] >= (1ull << 32) || p.count[1] >= (1ull << 32) ||
@@ -1885,7 +1992,6 @@ bool launchLinePass(const Plan& plan,
   const u64 voxelStride[3] = { 1, plan.dims[0], plan.dims[0] * plan.dims[1] };
   const u64 codeStride[3] = { 1, p.count[0], p.count[0] * p.count[1] };
   const int o[2] = { a == 0 ? 1 : 0, a == 2 ? 1 : 2 };
-  LinePass<I> L;
   L.e0 = static_cast<I>(p.start[o[0]] * voxelStride[o[0]] + p.start[o[1]] * voxelStride[o[1]]);
   for (int i = 0; i < 2; ++i)
   {
@@ -1901,9 +2007,29 @@ bool launchLinePass(const Plan& plan,
   L.cubic = plan.scheme.cubic ? 1 : 0;
   L.coded = coded ? 1 : 0;
   L.qz = qz;
+  return true;
+}
+
+/// Launches pass p (symbols: its first code) on decodeLinesKernel; false where it does not apply
+/// (see linePassOf, or a grid larger than CUDA allows).
+template<typename S, typename I>
+bool launchLinePass(const Plan& plan,
+  const Pass& p,
+  const u16* symbols,
+  S* rec,
+  const Quantiser& qz,
+  bool coded,
+  int segment,
+  cudaStream_t s)
+{
+  LinePass<I> L;
+  if (!linePassOf(plan, p, qz, coded, L))
+  {
+    return false;
+  }
   // Threads along axis 0 (coalesced), as in passShape.
   const PassShape shape = passShape(p);
-  if (a == 0)
+  if (p.axis == 0)
   {
     if (!shape.ok)
     {
@@ -1927,6 +2053,40 @@ bool launchLinePass(const Plan& plan,
   {
     decodeLinesKernel<S, I, 8><<<grid, shape.block, 0, s>>>(L, rec, rec, symbols);
   }
+  return true;
+}
+
+/// SPARSEGRID_CODEC_CUDA_ENCODE=pass: the encoder passes of session 4 (for comparisons).
+bool sessionFourEncoder()
+{
+  const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_ENCODE");
+  return v && std::strcmp(v, "pass") == 0;
+}
+
+/// The encoder's pass p (symbols: its first code) on encodeLinesKernel (8-point segments along
+/// axes 1 and 2), on a bounded grid like encodePassKernel; false where it does not apply.
+template<typename T, typename I>
+bool launchEncodeLines(const Plan& plan,
+  const Pass& p,
+  const T* input,
+  u64 inputStride,
+  T* rec,
+  u16* symbols,
+  const Quantiser& qz,
+  u64* surplusMax,
+  u64* absMax,
+  u64* nonFinite,
+  cudaStream_t s)
+{
+  LinePass<I> L;
+  if (!linePassOf(plan, p, qz, true, L))
+  {
+    return false;
+  }
+  const unsigned ctas = std::min<unsigned>(blocksFor(p.size() / (p.axis == 0 ? 1 : 8)), 2048);
+  const auto kernel = p.axis == 0 ? encodeLinesKernel<T, I, 0> : encodeLinesKernel<T, I, 8>;
+  kernel<<<ctas, PassThreads, 0, s>>>(
+    L, input, static_cast<I>(inputStride), rec, rec, symbols, surplusMax, absMax, nonFinite);
   return true;
 }
 
@@ -2174,6 +2334,10 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   // The passes read the input where it lives (no copy); the finiteness count comes back with the
   // histogram, so that no host round trip sits between the passes.
   SGC_HOST_LAP("encode host: set-up, plan upload");
+  const bool linesEncoder = !sessionFourEncoder();
+  // 32-bit index arithmetic where every voxel (times the input stride) and code index fits.
+  const bool smallEncode =
+    voxels * stride < (1ull << 32) && levelCodeBegin[plan.levels] < (1ull << 32);
   timer.start(s);
   for (int k = 0; k < plan.levels; ++k)
   {
@@ -2194,6 +2358,24 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
       // reduction per CTA of 4 rows measured 1.8x slower on an H100 (2026-11-24).
       SGC_PROFILE_BEGIN(
         "encode pass L" + std::to_string(k) + " axis " + std::to_string(plan.passes[pi].axis));
+      u16* passSymbols = symbols + levelCodeBegin[k] + plan.passes[pi].codeBegin;
+      const auto lines = smallEncode ? launchEncodeLines<T, u32> : launchEncodeLines<T, u64>;
+      if (linesEncoder &&
+        lines(plan,
+          plan.passes[pi],
+          input,
+          stride,
+          rec,
+          passSymbols,
+          qz,
+          dSurplus + pi,
+          dSurplus + plan.passCount,
+          stats,
+          s))
+      {
+        SGC_PROFILE_END();
+        continue;
+      }
       encodePassKernel<T><<<std::min<unsigned>(blocksFor(n), 2048), Threads, 0, s>>>(passes[pi],
         input,
         stride,
@@ -2695,7 +2877,8 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
     if (layout != ws.decodedLayout)
     {
       SGC_TRY(cudaMemsetAsync(symbols, 0, levelCodeBegin[plan.levels] * sizeof(u16), s), "clear");
-      SGC_TRY(cudaMemsetAsync(ws.decodedBlocks.ptr, 0, plan.chunkBegin[plan.levels] * 8, s), "clear");
+      SGC_TRY(
+        cudaMemsetAsync(ws.decodedBlocks.ptr, 0, plan.chunkBegin[plan.levels] * 8, s), "clear");
     }
     ws.decodedLayout.clear(); // until the Huffman stage has run
     const bool fast = !sessionFourPasses();
@@ -2705,11 +2888,11 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
     {
       // A warp per chunk; escapes go straight into the output.
       const bool wholeChunks = !fast || huffmanWholeChunks();
-      SGC_PROFILE_BEGIN(
-        std::string("decode Huffman chunks (warp per chunk, ") + (wholeChunks ? "whole" : "half") +
-        " chunk staged, " + (fast ? "sparse" : "dense") + " stores)");
-      (wholeChunks ? launchHuffman<S, 1, HuffmanArgs<S>> : launchHuffman<S, 2, HuffmanArgs<S>>)(
-        chunks,
+      SGC_PROFILE_BEGIN(std::string("decode Huffman chunks (warp per chunk, ") +
+        (wholeChunks ? "whole" : "half") + " chunk staged, " + (fast ? "sparse" : "dense") +
+        " stores)");
+      (wholeChunks ? launchHuffman<S, 1, HuffmanArgs<S>>
+                   : launchHuffman<S, 2, HuffmanArgs<S>>)(chunks,
         s,
         HuffmanArgs<S>{ dStream,
           dChunkOffset,
@@ -2761,14 +2944,10 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
         coarse.qz[firstLevel] = quantisers[static_cast<std::size_t>(firstLevel)];
         ++firstLevel;
       }
-      SGC_PROFILE_BEGIN("decode coarse levels L0-L" + std::to_string(firstLevel - 1) + " (one CTA)");
-      decodeCoarseKernel<S><<<1, CoarseThreads, 0, s>>>(dPlan.passes,
-        plan.levelPassBegin[firstLevel],
-        rec,
-        symbols,
-        dPlan.dims,
-        coarse,
-        lod);
+      SGC_PROFILE_BEGIN(
+        "decode coarse levels L0-L" + std::to_string(firstLevel - 1) + " (one CTA)");
+      decodeCoarseKernel<S><<<1, CoarseThreads, 0, s>>>(
+        dPlan.passes, plan.levelPassBegin[firstLevel], rec, symbols, dPlan.dims, coarse, lod);
       SGC_PROFILE_END();
     }
     for (int k = firstLevel; k < plan.levels; ++k)
@@ -2789,9 +2968,8 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
         const Pass& p = plan.passes[pi];
         SGC_PROFILE_BEGIN("decode pass L" + std::to_string(k) + " axis " + std::to_string(p.axis));
         const u16* passSymbols = symbols + levelCodeBegin[k] + p.codeBegin;
-        const bool launched = fast &&
-          (small ? launchLinePass<S, u32>(plan, p, passSymbols, rec, qz, coded, segment, s)
-                 : launchLinePass<S, u64>(plan, p, passSymbols, rec, qz, coded, segment, s));
+        const auto lines = small ? launchLinePass<S, u32> : launchLinePass<S, u64>;
+        const bool launched = fast && lines(plan, p, passSymbols, rec, qz, coded, segment, s);
         const PassShape shape = passShape(p);
         if (!launched && shape.ok)
         {
