@@ -137,6 +137,18 @@ std::vector<Variant> cudaVariants()
       DirectOptions::splitTiled(0, 8),
       true,
       true },
+    { "cuda_lanes_w32", Backend::CUDA, Algorithm::Direct, DirectOptions::pairPerLane(32) },
+    { "cuda_lanes_w3", Backend::CUDA, Algorithm::Direct, DirectOptions::pairPerLane(3) },
+    { "cuda_lanes_w8_nopeel",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::pairPerLane(8, false) },
+    { "cuda_lanes_device_timing",
+      Backend::CUDA,
+      Algorithm::Direct,
+      DirectOptions::pairPerLane(16),
+      true,
+      true },
     { "cuda_fft_cached", Backend::CUDA, Algorithm::FFT, {}, true },
     { "cuda_fft_per_call", Backend::CUDA, Algorithm::FFT, {}, false },
     { "cuda_fft_pow2", Backend::CUDA, Algorithm::FFT, {}, true, false, true },
@@ -160,6 +172,33 @@ std::vector<Case> cases()
     { Shape::NToMN, 3, 3, { 5, 5 }, { 8, 6 } },      //
     { Shape::NToM, 2, 9, { 4, 6 }, { 7, 7 } },       //
   };
+}
+
+/// Tolerance of raw sums: `relative` of sqrt(sum L^2 sum R^2), the bound of any raw sum
+/// (Cauchy-Schwarz).
+double rawTolerance(const std::vector<double>& left,
+  const std::vector<double>& right,
+  double relative)
+{
+  double ll = 0, rr = 0;
+  for (double x : left)
+  {
+    ll += x * x;
+  }
+  for (double x : right)
+  {
+    rr += x * x;
+  }
+  return relative * std::sqrt(ll * rr);
+}
+
+/// Every lag of `out` against the reference map `ref`, within `tol`.
+void expectMap(const float* out, const std::vector<double>& ref, double tol, std::size_t pair)
+{
+  for (std::size_t k = 0; k < ref.size(); ++k)
+  {
+    ASSERT_NEAR(out[k], ref[k], tol) << "pair " << pair << " lag index " << k;
+  }
 }
 
 template<typename T>
@@ -196,6 +235,24 @@ void check(const Variant& v, const Case& c, Mode mode, Normalization norm, unsig
   {
     EXPECT_EQ(report.kernelUsed, DirectKernel::SplitTiled) << "the staging fits: no fall-back";
   }
+  if (v.backend == Backend::CUDA && v.direct.kernel == DirectKernel::PairPerLane &&
+    v.algorithm == Algorithm::Direct)
+  {
+    // The 32 staged rights (interleaved, 7 zero columns either side) and 4 copies of the left:
+    // within 48 KiB they fit on every GPU; beyond the largest opt-in size (227 KiB) on none.
+    const std::size_t staged =
+      (static_cast<std::size_t>(c.right.height) * (c.right.width + 14) * 33 +
+        4 * c.left.height * ((c.left.width + 6) / 4 * 4)) *
+      sizeof(T);
+    if (staged <= 48 * 1024)
+    {
+      EXPECT_EQ(report.kernelUsed, DirectKernel::PairPerLane) << "the staging fits: no fall-back";
+    }
+    else if (staged > 227 * 1024)
+    {
+      EXPECT_NE(report.kernelUsed, DirectKernel::PairPerLane);
+    }
+  }
   const bool isFloat = sizeof(T) == 4;
   for (std::size_t p = 0; p < batch.pairs(); ++p)
   {
@@ -223,21 +280,8 @@ void check(const Variant& v, const Case& c, Mode mode, Normalization norm, unsig
       norm,
       options.minOverlapFraction);
     // Raw sums are bounded by sqrt(sum L^2 sum R^2) (Cauchy-Schwarz); normalised values by 1.
-    double scale = 1;
-    if (norm == Normalization::None)
-    {
-      double ll = 0, rr = 0;
-      for (double x : left)
-      {
-        ll += x * x;
-      }
-      for (double x : right)
-      {
-        rr += x * x;
-      }
-      scale = std::sqrt(ll * rr);
-    }
-    const double tol = (isFloat ? (norm == Normalization::ZNCC ? 2e-3 : 2e-5) : 1e-9) * scale;
+    const double relative = isFloat ? (norm == Normalization::ZNCC ? 2e-3 : 2e-5) : 1e-9;
+    const double tol = norm == Normalization::None ? rawTolerance(left, right, relative) : relative;
     for (std::size_t k = 0; k < window.size(); ++k)
     {
       ASSERT_NEAR(out[p * window.size() + k], ref[k], tol)
@@ -335,6 +379,42 @@ TEST_P(ReferenceLarger, OddAndEvenSizes)
 INSTANTIATE_TEST_SUITE_P(CPU, ReferenceLarger, ::testing::ValuesIn(cpuVariants()), variantName);
 INSTANTIATE_TEST_SUITE_P(CUDA, ReferenceLarger, ::testing::ValuesIn(cudaVariants()), variantName);
 
+// DirectKernel::Auto on a batch of 1024 pairs per left: the pair-per-lane kernel runs (its
+// staging fits for these sizes on every GPU) and matches the reference, odd sizes, full mode.
+TEST(PairPerLane, AutoRunsItForLargeBatches)
+{
+  std::string why;
+  if (!cudaAvailable(&why))
+  {
+    GTEST_SKIP() << "CUDA not available: " << why;
+  }
+  const Batch batch{ Shape::OneToMany, 1, 1024, { 5, 7 }, { 9, 6 } };
+  LagWindow window;
+  ASSERT_TRUE(lagWindow(batch, Mode::Full, window).ok());
+  const auto l = reference::randomMatrices(batch.left.count(), 31);
+  const auto r = reference::randomMatrices(batch.rightCount() * batch.right.count(), 32);
+  std::vector<float> lf(l.begin(), l.end()), rf(r.begin(), r.end());
+  std::vector<float> out(batch.pairs() * window.size());
+  ExecutionOptions options;
+  options.backend = Backend::CUDA;
+  options.algorithm = Algorithm::Direct;
+  options.strictBackend = true;
+  ExecutionReport report;
+  const Status s = correlate(
+    batch, lf.data(), rf.data(), Mode::Full, Normalization::None, out.data(), options, &report);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(report.kernelUsed, DirectKernel::PairPerLane);
+  std::vector<double> left(lf.begin(), lf.end());
+  for (std::size_t p = 0; p < batch.pairs(); p += 97)
+  {
+    std::vector<double> right(
+      rf.begin() + p * batch.right.count(), rf.begin() + (p + 1) * batch.right.count());
+    const auto ref = reference::correlateOne(
+      left, 5, 7, right, 9, 6, window, Normalization::None, options.minOverlapFraction);
+    expectMap(out.data() + p * window.size(), ref, rawTolerance(left, right, 2e-5), p);
+  }
+}
+
 // A right matrix too large for shared memory (300 x 200 doubles, 469 KiB): SplitTiled gives
 // way to another kernel, says which, and the result still matches the reference.
 TEST(SplitTiled, TooLargeForSharedMemoryFallsBack)
@@ -363,16 +443,7 @@ TEST(SplitTiled, TooLargeForSharedMemoryFallsBack)
   EXPECT_NE(report.kernelUsed, DirectKernel::Auto);
   const auto ref = reference::correlateOne(
     l, 300, 2, r, 300, 200, window, Normalization::None, options.minOverlapFraction);
-  double ll = 0, rr = 0;
-  for (double x : l)
-  {
-    ll += x * x;
-  }
-  for (double x : r)
-  {
-    rr += x * x;
-  }
-  const double tol = 1e-9 * std::sqrt(ll * rr);
+  const double tol = rawTolerance(l, r, 1e-9);
   for (std::size_t k = 0; k < window.size(); ++k)
   {
     ASSERT_NEAR(out[k], ref[k], tol) << "lag index " << k;

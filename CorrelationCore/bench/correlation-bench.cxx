@@ -287,6 +287,11 @@ int main(int argc, char** argv)
     { "split-p8-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(8, 8) },
     { "split-p4-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(4, 8) },
     { "split-p1-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(1, 8) },
+    { "lanes-w32", Backend::CUDA, Algorithm::Direct, DirectOptions::pairPerLane(32) },
+    { "lanes-w24", Backend::CUDA, Algorithm::Direct, DirectOptions::pairPerLane(24) },
+    { "lanes-w16", Backend::CUDA, Algorithm::Direct, DirectOptions::pairPerLane(16) },
+    { "lanes-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::pairPerLane(8) },
+    { "lanes-w32-nopeel", Backend::CUDA, Algorithm::Direct, DirectOptions::pairPerLane(32, false) },
     { "auto", Backend::CUDA, Algorithm::Direct, {} }
   };
   const std::vector<Config> fftConfigs = {

@@ -121,6 +121,8 @@ const char* toString(DirectKernel kernel)
       return "register-tiled";
     case DirectKernel::SplitTiled:
       return "split-tiled";
+    case DirectKernel::PairPerLane:
+      return "pair-per-lane";
   }
   return "unknown";
 }

@@ -11,29 +11,8 @@
 # SASS of one kernel (DIAG_CONFIG, DIAG_KERNEL).
 # Leaves in $OUT: gpu.txt, summary.txt, bar.txt/bar.json, ncu.txt, [grid.txt/grid.json],
 # logs.tgz. Timing runs use CUDA_MODULE_LOADING=EAGER.
-set -u
-ROOT=$(pwd)
-OUT=${OUT:-$ROOT/gpu-out-corr-bar}
-MODE=${MODE:-probe}
-mkdir -p "$OUT"
-START=$(date +%s)
-BUILD=${BUILD:-$ROOT/build-corr-gpu}
-BENCH="$BUILD/bin/correlation-bench"
-export CUDA_MODULE_LOADING=EAGER
-stamp() { echo "$(($(date +%s) - START))s $*" >> "$OUT/summary.txt"; }
-
-(nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.sm,driver_version --format=csv
-  echo "cpus: $(nproc), $(grep -m1 "model name" /proc/cpuinfo)"; nvcc --version | tail -1
-  date -u) > "$OUT/gpu.txt" 2>&1
-
-stamp "configure ($MODE)"
-{ cmake -S CorrelationCore -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DCORRELATION_ENABLE_CUDA=ON && cmake --build "$BUILD" -j "$(nproc)"; } \
-  > "$OUT/build.log" 2>&1
-rc=$?
-stamp "build rc=$rc"
-grep -E "CorrelationCore: CUDA|error" "$OUT/build.log" | head -20 >> "$OUT/summary.txt"
-[ $rc -eq 0 ] || { tail -40 "$OUT/build.log" >> "$OUT/summary.txt"; exit 1; }
+CORR_NAME=corr-bar
+. "$(dirname "$0")/corr-common.sh"
 
 if [ "$MODE" = diag ]; then
   # The hot kernel's instruction mix: executed instructions per opcode (ncu) and its SASS.
@@ -95,15 +74,6 @@ if [ "$MODE" = final ]; then
 fi
 
 # Sanitizers on the split-tiled variants (racecheck on those that share staging between warps).
-for tool in memcheck racecheck; do
-  filter='CUDA/ReferenceLarger.*/cuda_split*:CUDA/ReferenceLarger.*/cuda_fft*:CUDA/Reference.*/cuda_fft_cached:SplitTiled.*'
-  [ $tool = racecheck ] && filter='CUDA/ReferenceLarger.*/cuda_split_p16*:CUDA/ReferenceLarger.*/cuda_split_p32_w8*'
-  timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 \
-    "$BUILD/bin/correlation_test_reference" --gtest_filter="$filter" > "$OUT/$tool.log" 2>&1
-  stamp "$tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool.log" | tail -1)"
-  grep -E "PASSED|FAILED" "$OUT/$tool.log" | tail -2 >> "$OUT/summary.txt"
-done
-
-cd "$OUT" && tar czf logs.tgz --remove-files build.log ctest.log ctest.xml memcheck.log \
-  racecheck.log bar.err grid.err 2> /dev/null
-exit 0
+corr_sanitize_and_finish \
+  'CUDA/ReferenceLarger.*/cuda_split*:CUDA/ReferenceLarger.*/cuda_fft*:CUDA/Reference.*/cuda_fft_cached:SplitTiled.*' \
+  'CUDA/ReferenceLarger.*/cuda_split_p16*:CUDA/ReferenceLarger.*/cuda_split_p32_w8*'

@@ -169,8 +169,9 @@ Status lagWindow(const Batch& batch, Mode mode, LagWindow& window);
 /// The GPU direct kernels of the study (the CPU direct path is one loop nest for all of them).
 enum class DirectKernel
 {
-  /// The fastest measured (docs/correlation.md, H100): RegisterTiled with 2 rights per thread
-  /// when both matrices are at most 16 x 16 and there are 8 or more pairs; otherwise
+  /// The fastest measured (docs/correlation.md, H100): PairPerLane (24 warps per block) for
+  /// 1024 or more pairs per left matrix when its staging fits; RegisterTiled with 2 rights per
+  /// thread when both matrices are at most 16 x 16 and there are 8 or more pairs; otherwise
   /// SplitTiled (one pair per warp below 128 pairs, 8 pairs per warp with 4-row sliding tiles
   /// from 128 on) when its staging fits in shared memory; beyond that RegisterTiled (2 rights
   /// per thread) for 8 or more pairs and WarpShuffle with Rectangle distribution (4 rows per
@@ -188,7 +189,14 @@ enum class DirectKernel
   /// lanes splitting the tile's sum (combined by warp shuffles at the end). P is pairsPerWarp
   /// (0: the pairs per left rounded up to a power of two, at most 32), halved until the
   /// staging fits; when one pair does not fit, RegisterTiled runs. warpsPerBlock: at most 16.
-  SplitTiled
+  SplitTiled,
+  /// Beyond the study, for many pairs per left matrix: a block stages one left matrix and 32
+  /// right matrices in shared memory; lane l of every warp sums pair l, all lanes of a warp the
+  /// same 8 x lags of one y lag, with the right values in a sliding window of 8 registers (one
+  /// shared load per 8 multiply-adds) and the padding products of the window's first or last
+  /// steps skipped (peelEdges). warpsPerBlock: at most 32 (16 in double). When the 32 rights do
+  /// not fit in shared memory, SplitTiled runs (which may itself give way, see there).
+  PairPerLane
 };
 /**
  * How the overlap rows of a lag are split between workers (warp shuffle only): None one worker
@@ -219,8 +227,10 @@ struct DirectOptions
   bool slideRows = true;
   /// SplitTiled with slideRows: a strip starts at the end where the tile's lag rows overhang
   /// the left matrix and skips the lag rows whose left row is zero padding there (instead of
-  /// multiplying zeros): 18% fewer multiply-adds for 32 x 32 full maps. false: the session-3
-  /// kernel's work, for the benchmark's comparison.
+  /// multiplying zeros): 18% fewer multiply-adds for 32 x 32 full maps. PairPerLane: the first
+  /// (or last) 8 steps of a block of 8 x lags whose overlaps start (or end) one column apart
+  /// skip the products with padding (22% fewer for 32 x 32 full maps). false: every product,
+  /// for the benchmark's comparison.
   bool peelEdges = true;
   /// SplitTiled with slideRows: lag rows per lane's tile, 8 or 4. 4 halves the accumulators
   /// and the ring of left rows (about 64 instead of 128 registers, so twice the warps per SM)
@@ -264,6 +274,14 @@ struct DirectOptions
     o.slideRows = slideRows;
     o.peelEdges = peelEdges;
     o.tileRows = tileRows;
+    return o;
+  }
+  static DirectOptions pairPerLane(int warpsPerBlock, bool peelEdges = true)
+  {
+    DirectOptions o;
+    o.kernel = DirectKernel::PairPerLane;
+    o.warpsPerBlock = warpsPerBlock;
+    o.peelEdges = peelEdges;
     return o;
   }
 };

@@ -15,6 +15,7 @@
 #define CORRELATION_CUDA_DIRECT_CUH
 
 #include "Common.cuh"
+#include "PairLanes.cuh"
 #include "SplitTiled.cuh"
 
 #include <algorithm>
@@ -449,8 +450,14 @@ Status launchWarpShuffleVariant(int s,
     "memory beyond that)" };
 }
 
+/// Pairs per left matrix from which DirectKernel::Auto runs PairPerLane (measured faster than
+/// the split-tiled kernel at 1024 pairs of 32 x 32; smaller batches were not measured).
+constexpr int kAutoPairPerLaneFrom = 1024;
+
 /**
  * DirectKernel::Auto's choice (measured on an H100, docs/correlation.md):
+ * - at least kAutoPairPerLaneFrom pairs per left matrix (and `lanes`): PairPerLane with 24
+ *   warps per block (when its 32 rights do not fit in shared memory, the rules below);
  * - both matrices at most 16 x 16 and 8 or more pairs: RegisterTiled, 2 rights per thread;
  * - otherwise SplitTiled: fewer than 128 pairs, one pair per warp (the 32 lanes split each
  *   tile's sum; 8 warps per block); from 128 pairs on, 8 pairs per warp (at most the pairs per
@@ -459,8 +466,12 @@ Status launchWarpShuffleVariant(int s,
  *   with 2 rights per thread for 8 or more pairs and WarpShuffle with Rectangle distribution
  *   (4 rows per worker) for fewer.
  */
-inline DirectOptions autoDirectOptions(const Batch& batch)
+inline DirectOptions autoDirectOptions(const Batch& batch, bool lanes = true)
 {
+  if (lanes && batch.m >= kAutoPairPerLaneFrom)
+  {
+    return DirectOptions::pairPerLane(24);
+  }
   DirectOptions chosen;
   const bool small = batch.left.width <= 16 && batch.left.height <= 16 && batch.right.width <= 16 &&
     batch.right.height <= 16;
@@ -520,8 +531,18 @@ Status cudaDirect(const Batch& batch,
   // The split-tiled launch is planned (device queries, kernel attributes) before the timed
   // region, so that the kernel time is the kernel's alone.
   SplitPlan<T> split;
+  LanePlan<T> lanes;
   DirectOptions direct =
     requested.kernel == DirectKernel::Auto ? autoDirectOptions(batch) : requested;
+  if (direct.kernel == DirectKernel::PairPerLane && !planPairLanes<T>(batch, window, direct, lanes))
+  {
+    // The 32 rights do not fit: Auto's other rules, or for an explicit request the split-tiled
+    // kernel (automatic pairs per warp), which itself gives way below when even one pair does
+    // not fit.
+    direct = requested.kernel == DirectKernel::Auto
+      ? autoDirectOptions(batch, false)
+      : DirectOptions::splitTiled(0, std::min(direct.warpsPerBlock, 16));
+  }
   const bool splitFits =
     direct.kernel == DirectKernel::SplitTiled && planSplitTiled<T>(batch, window, direct, split);
   if (direct.kernel == DirectKernel::SplitTiled && !splitFits)
@@ -552,12 +573,15 @@ Status cudaDirect(const Batch& batch,
   {
     return status;
   }
-  if (direct.kernel == DirectKernel::SplitTiled &&
-    (!(status = dtiles.allocate(split.tileOrder.size(), "tile order")) ||
-      !(status = cudaStatus(cudaMemcpy(dtiles.get(),
-                              split.tileOrder.data(),
-                              split.tileOrder.size() * sizeof(int),
-                              cudaMemcpyHostToDevice),
+  // The order in which the blocks of the split-tiled or pair-per-lane kernel take their tasks.
+  const std::vector<int>* order = direct.kernel == DirectKernel::SplitTiled ? &split.order
+    : direct.kernel == DirectKernel::PairPerLane                            ? &lanes.order
+                                                                            : nullptr;
+  if (order &&
+    (!(status = dtiles.allocate(order->size(), "task order")) ||
+      !(status = cudaStatus(
+          cudaMemcpy(
+            dtiles.get(), order->data(), order->size() * sizeof(int), cudaMemcpyHostToDevice),
           "copy to device"))))
   {
     return status;
@@ -572,11 +596,17 @@ Status cudaDirect(const Batch& batch,
   EventTimer timer;
   const unsigned zMax = 65535;
   bool tiled = false;
-  if (direct.kernel == DirectKernel::SplitTiled)
+  if (order)
   {
     timer.start(deviceOnlyTiming);
-    split.kernel<<<split.grid, split.block, split.sharedBytes>>>(
-      g, split.layout, dtiles.get(), dl.get(), dr.get(), dout.get());
+    if (direct.kernel == DirectKernel::PairPerLane)
+    {
+      lanes.launch(g, dtiles.get(), dl.get(), dr.get(), dout.get());
+    }
+    else
+    {
+      split.launch(g, dtiles.get(), dl.get(), dr.get(), dout.get());
+    }
     timer.stop();
     tiled = true;
   }

@@ -87,6 +87,29 @@ inline SplitLayout splitLayout(const Batch& batch,
   return s;
 }
 
+/// Indices of `work`, largest first (ties in index order): the order in which blocks take their
+/// tasks, so that the light ones fill the tail (longest processing time first).
+inline std::vector<int> heaviestFirst(const std::vector<long long>& work)
+{
+  std::vector<int> order(work.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+  {
+    order[i] = static_cast<int>(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return work[a] > work[b]; });
+  return order;
+}
+
+/// Blocks sharing one group's tasks: only while SMs would otherwise idle, and never more than
+/// the tasks need.
+inline long long blockSplits(long long groups, int blocksPerSm, int sms, int tasks, int warps)
+{
+  const long long slots = static_cast<long long>(std::max(blocksPerSm, 1)) * sms;
+  const long long splits = groups >= slots ? 1 : slots / groups;
+  return std::max<long long>(
+    1, std::min<long long>({ splits, (tasks + warps - 1) / warps, 65535 }));
+}
+
 /**
  * The tiles of a map, heaviest first (multiply-adds as the kernel does them, padding rows
  * skipped when `peel`): blocks take them in this order from their counter, so that the light
@@ -119,13 +142,7 @@ inline std::vector<int> splitTileOrder(const Geometry& g, const SplitLayout& s, 
       work[static_cast<std::size_t>(ty) * s.tilesX + tx] = chunks * lagRowSteps;
     }
   }
-  std::vector<int> order(work.size());
-  for (std::size_t i = 0; i < order.size(); ++i)
-  {
-    order[i] = static_cast<int>(i);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return work[a] > work[b]; });
-  return order;
+  return heaviestFirst(work);
 }
 
 template<int S>
@@ -572,6 +589,19 @@ __device__ inline void splitReduce(T (&acc)[4 * TY], int split)
 }
 
 /// 4-row tiles: at most 8 warps per block and 85 registers, so that three blocks share an SM.
+/// The next of this block's tasks (blockIdx.y + gridDim.y * c, c from the block's counter in
+/// shared memory): one atomic per warp, the same value in every lane.
+__device__ inline long long blockNextTask(int& counter, int lane)
+{
+  int c = 0;
+  if (lane == 0)
+  {
+    c = atomicAdd(&counter, 1);
+  }
+  c = __shfl_sync(0xffffffffu, c, 0);
+  return blockIdx.y + static_cast<long long>(gridDim.y) * c;
+}
+
 template<typename T, int K, bool Slide, int TY = kSplitTileY>
 __global__ void __launch_bounds__(TY == kSplitTileY ? 512 : 256, TY == kSplitTileY ? 1 : 3)
   splitTiledKernel(Geometry g,
@@ -602,19 +632,8 @@ __global__ void __launch_bounds__(TY == kSplitTileY ? 512 : 256, TY == kSplitTil
   const T* sRp = sR + p * s.rightStride;
   const int tiles = s.tilesX * s.tilesY;
   const long long mapSize = static_cast<long long>(g.ww) * g.wh;
-  for (;;)
+  for (long long q; (q = blockNextTask(nextTile, lane)) < tiles;)
   {
-    int c = 0;
-    if (lane == 0)
-    {
-      c = atomicAdd(&nextTile, 1);
-    }
-    c = __shfl_sync(0xffffffffu, c, 0);
-    const long long q = blockIdx.y + static_cast<long long>(gridDim.y) * c;
-    if (q >= tiles)
-    {
-      break;
-    }
     const int tile = tileOrder[q];
     const int tx = tile % s.tilesX, ty = tile / s.tilesX;
     T acc[4 * TY];
@@ -654,36 +673,6 @@ inline SplitDevice splitDevice()
   return d;
 }
 
-template<typename T>
-using SplitKernel = void (*)(Geometry, SplitLayout, const int*, const T*, const T*, T*);
-
-/// Everything of a split-tiled launch decided before the timed region.
-template<typename T>
-struct SplitPlan
-{
-  SplitKernel<T> kernel = nullptr;
-  std::vector<int> tileOrder; ///< heaviest tile first (see splitTileOrder)
-  SplitLayout layout{};
-  dim3 grid, block;
-  std::size_t sharedBytes = 0;
-  bool slides = false;
-};
-
-/// The instantiation for K lanes per pair; sliding ones only in float with K <= 4 (see
-/// planSplitTiled), 4-row tiles only sliding.
-template<typename T, int K>
-SplitKernel<T> splitKernelFor(bool slide, int tileRows)
-{
-  if constexpr (sizeof(T) == 4 && K <= 4)
-  {
-    if (slide)
-    {
-      return tileRows == 4 ? splitTiledKernel<T, K, true, 4> : splitTiledKernel<T, K, true>;
-    }
-  }
-  return splitTiledKernel<T, K, false>;
-}
-
 /// Raises a kernel's dynamic shared memory limit to the opt-in size, once per kernel.
 inline bool splitRaiseSharedLimit(const void* kernel, int bytes)
 {
@@ -702,6 +691,65 @@ inline bool splitRaiseSharedLimit(const void* kernel, int bytes)
   }
   raised.push_back(kernel);
   return true;
+}
+
+/**
+ * Everything of a launch decided before the timed region, for the kernels whose blocks stage a
+ * group of pairs in shared memory and take their tasks from a counter (split tiled, pair per
+ * lane): grid (groups, blocks per group), the task order and the layout.
+ */
+template<typename T, typename Layout>
+struct GroupPlan
+{
+  using Kernel = void (*)(Geometry, Layout, const int*, const T*, const T*, T*);
+  Kernel kernel = nullptr;
+  std::vector<int> order; ///< heaviest task first (see heaviestFirst)
+  Layout layout{};
+  dim3 grid, block;
+  std::size_t sharedBytes = 0;
+
+  /// Raises the kernel's shared-memory limit and sizes the grid; false when the limit cannot
+  /// be raised.
+  bool finish(int warps, std::size_t shared, long long groups, int sms, int sharedOptin)
+  {
+    if (!splitRaiseSharedLimit(reinterpret_cast<const void*>(this->kernel), sharedOptin))
+    {
+      return false;
+    }
+    int perSm = 0;
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, this->kernel, 32 * warps, shared);
+    const int tasks = static_cast<int>(this->order.size());
+    this->block = dim3(32, warps);
+    this->grid = dim3(static_cast<unsigned>(groups),
+      static_cast<unsigned>(blockSplits(groups, perSm, sms, tasks, warps)));
+    this->sharedBytes = shared;
+    return true;
+  }
+  void launch(const Geometry& g, const int* order, const T* lefts, const T* rights, T* out) const
+  {
+    this->kernel<<<this->grid, this->block, this->sharedBytes>>>(
+      g, this->layout, order, lefts, rights, out);
+  }
+};
+
+template<typename T>
+using SplitKernel = typename GroupPlan<T, SplitLayout>::Kernel;
+template<typename T>
+using SplitPlan = GroupPlan<T, SplitLayout>;
+
+/// The instantiation for K lanes per pair; sliding ones only in float with K <= 4 (see
+/// planSplitTiled), 4-row tiles only sliding.
+template<typename T, int K>
+SplitKernel<T> splitKernelFor(bool slide, int tileRows)
+{
+  if constexpr (sizeof(T) == 4 && K <= 4)
+  {
+    if (slide)
+    {
+      return tileRows == 4 ? splitTiledKernel<T, K, true, 4> : splitTiledKernel<T, K, true>;
+    }
+  }
+  return splitTiledKernel<T, K, false>;
 }
 
 /**
@@ -769,27 +817,18 @@ bool planSplitTiled(const Batch& batch,
       plan.kernel = splitKernelFor<T, 32>(slideUsed, tileRows);
       break;
   }
-  plan.slides = slideUsed;
   layout.peelEdges = slideUsed && options.peelEdges;
-  if (!splitRaiseSharedLimit(reinterpret_cast<const void*>(plan.kernel), dev.sharedOptin))
+  const int warps = std::max(1, std::min(options.warpsPerBlock, tileRows == 4 ? 8 : 16));
+  plan.layout = layout;
+  plan.order = splitTileOrder(Geometry::of(batch, window), layout, layout.peelEdges);
+  if (!plan.finish(warps,
+        shared,
+        static_cast<long long>(batch.n) * layout.groupsPerLeft,
+        dev.sms,
+        dev.sharedOptin))
   {
     return false;
   }
-  const int tiles = layout.tilesX * layout.tilesY;
-  int warps = std::max(1, std::min(options.warpsPerBlock, tileRows == 4 ? 8 : 16));
-  int perSm = 0;
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, plan.kernel, 32 * warps, shared);
-  const long long groups = static_cast<long long>(batch.n) * layout.groupsPerLeft;
-  const long long slots = static_cast<long long>(std::max(perSm, 1)) * dev.sms;
-  // Spread the tiles of a group over several blocks only while SMs would otherwise idle.
-  long long splits = groups >= slots ? 1 : slots / groups;
-  splits =
-    std::max<long long>(1, std::min<long long>({ splits, (tiles + warps - 1) / warps, 65535 }));
-  plan.layout = layout;
-  plan.tileOrder = splitTileOrder(Geometry::of(batch, window), layout, layout.peelEdges);
-  plan.block = dim3(32, warps);
-  plan.grid = dim3(static_cast<unsigned>(groups), static_cast<unsigned>(splits));
-  plan.sharedBytes = shared;
   return true;
 }
 #endif
