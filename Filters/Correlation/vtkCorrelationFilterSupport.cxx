@@ -1,5 +1,7 @@
 #include "vtkCorrelationFilterSupport.h"
 
+#include "vtkImageCorrelationAlgorithm.h"
+
 #include "vtkCoreExecution.h"
 
 #include "vtkAlgorithm.h"
@@ -170,24 +172,72 @@ bool vtkCorrelationFilterSupport::ExtractPair(vtkImageData* input,
 }
 
 //------------------------------------------------------------------------------------------------
-correlation::ExecutionOptions vtkCorrelationFilterSupport::Options(vtkAlgorithm* algorithm,
-  int backend,
-  int algorithmChoice,
-  int threads)
+correlation::ExecutionOptions vtkCorrelationFilterSupport::Options(
+  vtkImageCorrelationAlgorithm* filter)
 {
   correlation::ExecutionOptions o;
+  const int backend = filter->GetBackend(), algorithm = filter->GetAlgorithm();
   o.backend = backend == 1
     ? correlation::Backend::CPU
     : (backend == 2 ? correlation::Backend::CUDA : correlation::Backend::Auto);
-  o.algorithm = algorithmChoice == 1
+  o.algorithm = algorithm == 1
     ? correlation::Algorithm::Direct
-    : (algorithmChoice == 2 ? correlation::Algorithm::FFT : correlation::Algorithm::Auto);
-  const int nthreads = std::max(0, threads);
+    : (algorithm == 2 ? correlation::Algorithm::FFT : correlation::Algorithm::Auto);
+  const int nthreads = std::max(0, filter->GetNumberOfThreads());
   o.threads = nthreads;
   o.parallelFor = vtkCoreExecution::SMPFor(nthreads);
   // Polled from worker threads: read the flag only (CheckAbort also walks the pipeline).
-  o.abort = [algorithm]() { return algorithm->GetAbortExecute() != 0; };
+  o.abort = [filter]() { return filter->GetAbortExecute() != 0; };
+  o.direct.kernel = static_cast<correlation::DirectKernel>(filter->GetKernel());
+  o.direct.distribution = static_cast<correlation::WorkDistribution>(filter->GetWorkDistribution());
+  o.direct.shiftsPerThread = filter->GetShiftsPerThread();
   return o;
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkCorrelationFilterSupport::Stopped(vtkAlgorithm* filter,
+  const char* what,
+  const correlation::Status& status,
+  const correlation::ExecutionReport& report,
+  int& result)
+{
+  if (!status)
+  {
+    result = status.code() == correlation::ErrorCode::Aborted ? 1 : 0;
+    if (!result)
+    {
+      vtkErrorWithObjectMacro(filter, << Describe(what, status));
+    }
+    return true;
+  }
+  if (!report.note.empty())
+  {
+    vtkWarningWithObjectMacro(filter, << what << ": " << report.note);
+  }
+  filter->UpdateProgress(0.9);
+  return false;
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkCorrelationFilterSupport::PrintSettings(ostream& os,
+  vtkIndent indent,
+  std::initializer_list<std::pair<const char*, double>> settings)
+{
+  for (const auto& setting : settings)
+  {
+    os << indent << setting.first << ": " << setting.second << "\n";
+  }
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkCorrelationFilterSupport::SetOutputImage(vtkInformation* outInfo,
+  const int extent[6],
+  const double spacing[3],
+  const double origin[3])
+{
+  outInfo->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), extent, 6);
+  outInfo->Set(vtkDataObject::SPACING(), spacing, 3);
+  outInfo->Set(vtkDataObject::ORIGIN(), origin, 3);
 }
 
 //------------------------------------------------------------------------------------------------

@@ -9,15 +9,20 @@
 
 #include <correlation/correlation.h>
 
+#include "vtkIndent.h"
 #include "vtkSmartPointer.h"
 
 #include <functional>
+#include <initializer_list>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 class vtkAlgorithm;
 class vtkDataArray;
 class vtkFieldData;
+class vtkImageCorrelationAlgorithm;
 class vtkImageData;
 class vtkInformation;
 class vtkInformationVector;
@@ -56,11 +61,31 @@ public:
   template<typename T>
   static void Copy(vtkDataArray* array, std::vector<T>& values);
 
-  /// Execution options: `backend` 0 Auto 1 CPU 2 CUDA, `algorithm` 0 Auto 1 Direct 2 FFT.
-  static correlation::ExecutionOptions Options(vtkAlgorithm* algorithm,
-    int backend,
-    int algorithmChoice,
-    int threads);
+  /// Execution options from the filter's common settings (backend, algorithm, GPU direct
+  /// kernel choices, CPU threads through vtkSMPTools, abort through AbortExecute).
+  static correlation::ExecutionOptions Options(vtkImageCorrelationAlgorithm* filter);
+
+  /**
+   * After a core call: false when the filter goes on (the report's note, if any, as a warning;
+   * progress 0.9), true when it must return `result`: 1 when the user aborted, 0 after
+   * vtkErrorMacro naming `what`.
+   */
+  static bool Stopped(vtkAlgorithm* filter,
+    const char* what,
+    const correlation::Status& status,
+    const correlation::ExecutionReport& report,
+    int& result);
+
+  /// PrintSelf lines "name: value" (integers print without a decimal point).
+  static void PrintSettings(ostream& os,
+    vtkIndent indent,
+    std::initializer_list<std::pair<const char*, double>> settings);
+
+  /// RequestInformation: the output's whole extent, spacing and origin.
+  static void SetOutputImage(vtkInformation* outInfo,
+    const int extent[6],
+    const double spacing[3],
+    const double origin[3]);
 
   /// "what: Code: message" for vtkErrorMacro.
   static std::string Describe(const char* what, const correlation::Status& status);
@@ -69,6 +94,24 @@ public:
   static void AddReport(vtkFieldData* fd, const correlation::ExecutionReport& report);
   static void AddValue(vtkFieldData* fd, const char* name, double value);
   static void AddVector(vtkFieldData* fd, const char* name, const double v[3]);
+};
+
+/// One Input / Reference pair as a filter computes it: the images, the output, the plane and
+/// the selected array's values of both images.
+template<typename T>
+struct vtkCorrelationPair
+{
+  vtkImageData* Input = nullptr;
+  vtkImageData* Reference = nullptr;
+  vtkImageData* Output = nullptr;
+  vtkCorrelationFilterSupport::Plane Plane;
+  std::vector<T> InputValues, ReferenceValues;
+};
+
+/// The pair in the value type of the selected array (float arrays in float, others in double).
+struct vtkCorrelationPairs
+{
+  std::variant<vtkCorrelationPair<float>, vtkCorrelationPair<double>> Pair;
 };
 
 /**

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <string>
 #include <type_traits>
+#include <variant>
 
 vtkStandardNewMacro(vtkImageCrossCorrelation);
 
@@ -57,21 +58,8 @@ bool LagWindowOf(const int inputExtent[6],
 }
 
 //------------------------------------------------------------------------------------------------
-vtkImageCrossCorrelation::vtkImageCrossCorrelation()
-  : TimeShifter(new vtkCorrelationTimeShift)
-{
-  this->SetNumberOfInputPorts(2);
-  this->SetInputArrayToProcess(
-    0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
-}
-
+vtkImageCrossCorrelation::vtkImageCrossCorrelation() = default;
 vtkImageCrossCorrelation::~vtkImageCrossCorrelation() = default;
-
-//------------------------------------------------------------------------------------------------
-int vtkImageCrossCorrelation::FillInputPortInformation(int port, vtkInformation* info)
-{
-  return vtkCorrelationTimeShift::FillInputPortInformation(port, info);
-}
 
 //------------------------------------------------------------------------------------------------
 int vtkImageCrossCorrelation::RequestInformation(vtkInformation*,
@@ -102,55 +90,24 @@ int vtkImageCrossCorrelation::RequestInformation(vtkInformation*,
   double spacing[3] = { 1, 1, 1 };
   inInfo->Get(vtkDataObject::SPACING(), spacing);
   const double origin[3] = { 0, 0, 0 };
-  outInfo->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), outExt, 6);
-  outInfo->Set(vtkDataObject::SPACING(), spacing, 3);
-  outInfo->Set(vtkDataObject::ORIGIN(), origin, 3);
+  Support::SetOutputImage(outInfo, outExt, spacing, origin);
   return 1;
 }
 
 //------------------------------------------------------------------------------------------------
-int vtkImageCrossCorrelation::RequestUpdateExtent(vtkInformation*,
-  vtkInformationVector** inputVector,
-  vtkInformationVector* outputVector)
+int vtkImageCrossCorrelation::Compute(const vtkCorrelationPairs& pairs)
 {
-  this->TimeShifter->RequestWholeInputs(inputVector, outputVector, this->TimeShift);
-  return 1;
-}
-
-//------------------------------------------------------------------------------------------------
-int vtkImageCrossCorrelation::RequestData(vtkInformation* request,
-  vtkInformationVector** inputVector,
-  vtkInformationVector* outputVector)
-{
-  auto compute = [&](vtkImageData* input, vtkImageData* reference, vtkImageData* output)
-  {
-    vtkDataArray* array = this->GetInputArrayToProcess(0, inputVector);
-    return array && array->GetDataType() == VTK_FLOAT
-      ? this->Correlate<float>(input, reference, array, output)
-      : this->Correlate<double>(input, reference, array, output);
-  };
-  return this->TimeShifter->Execute(
-    this, "Image Correlation", request, inputVector, outputVector, compute);
+  return std::visit([this](const auto& pair) { return this->Correlate(pair); }, pairs.Pair);
 }
 
 //------------------------------------------------------------------------------------------------
 template<typename T>
-int vtkImageCrossCorrelation::Correlate(vtkImageData* input,
-  vtkImageData* reference,
-  vtkDataArray* array,
-  vtkImageData* output)
+int vtkImageCrossCorrelation::Correlate(const vtkCorrelationPair<T>& pair)
 {
-  this->UpdateProgress(0.0);
-  Support::Plane plane;
-  std::vector<T> inputValues, referenceValues;
+  const Support::Plane& plane = pair.Plane;
   std::string error;
-  if (!Support::ExtractPair(input, reference, array, plane, inputValues, referenceValues, error))
-  {
-    vtkErrorMacro("Image Correlation: " << error);
-    return 0;
-  }
   Support::Plane refPlane;
-  Support::PlaneOf(reference->GetExtent(), refPlane, error);
+  Support::PlaneOf(pair.Reference->GetExtent(), refPlane, error);
   const correlation::Batch batch = correlation::Batch::oneToOne(
     { refPlane.size[0], refPlane.size[1] }, { plane.size[0], plane.size[1] });
   const correlation::Mode mode = ModeOf(this->Mode);
@@ -161,13 +118,9 @@ int vtkImageCrossCorrelation::Correlate(vtkImageData* input,
     vtkErrorMacro(<< Support::Describe("Image Correlation", status));
     return 0;
   }
-  correlation::ExecutionOptions options =
-    Support::Options(this, this->Backend, this->Algorithm, this->NumberOfThreads);
+  correlation::ExecutionOptions options = Support::Options(this);
   options.minOverlapFraction = this->MinimumOverlap;
-  options.direct.kernel = static_cast<correlation::DirectKernel>(this->Kernel);
-  options.direct.distribution = static_cast<correlation::WorkDistribution>(this->WorkDistribution);
   options.direct.rowsPerWorker = this->RowsPerWorker;
-  options.direct.shiftsPerThread = this->ShiftsPerThread;
   options.direct.warpsPerBlock = this->WarpsPerBlock;
   this->UpdateProgress(0.1);
 
@@ -180,36 +133,33 @@ int vtkImageCrossCorrelation::Correlate(vtkImageData* input,
   correlation::ExecutionReport report;
   const correlation::Normalization normalization =
     static_cast<correlation::Normalization>(this->Normalization);
-  status = correlation::correlate(
-    batch, referenceValues.data(), inputValues.data(), mode, normalization, out, options, &report);
-  if (!status)
+  status = correlation::correlate(batch,
+    pair.ReferenceValues.data(),
+    pair.InputValues.data(),
+    mode,
+    normalization,
+    out,
+    options,
+    &report);
+  int result = 0;
+  if (Support::Stopped(this, this->GetLabel(), status, report, result))
   {
-    if (status.code() == correlation::ErrorCode::Aborted)
-    {
-      return 1;
-    }
-    vtkErrorMacro(<< Support::Describe("Image Correlation", status));
-    return 0;
+    return result;
   }
-  if (!report.note.empty())
-  {
-    vtkWarningMacro("Image Correlation: " << report.note);
-  }
-  this->UpdateProgress(0.9);
 
   int ext[6] = { 0, 0, 0, 0, 0, 0 };
   ext[2 * plane.axes[0]] = window.x0;
   ext[2 * plane.axes[0] + 1] = window.x0 + window.width - 1;
   ext[2 * plane.axes[1]] = window.y0;
   ext[2 * plane.axes[1] + 1] = window.y0 + window.height - 1;
-  output->SetExtent(ext);
-  output->SetSpacing(input->GetSpacing());
-  output->SetOrigin(0, 0, 0);
-  output->GetPointData()->SetScalars(map);
+  pair.Output->SetExtent(ext);
+  pair.Output->SetSpacing(pair.Input->GetSpacing());
+  pair.Output->SetOrigin(0, 0, 0);
+  pair.Output->GetPointData()->SetScalars(map);
 
   const correlation::Peak peak =
     correlation::findPeak(out, window, static_cast<correlation::PeakFit>(this->PeakFit));
-  const double* spacing = input->GetSpacing();
+  const double* spacing = pair.Input->GetSpacing();
   double lag[3] = { 0, 0, 0 }, displacement[3] = { 0, 0, 0 };
   lag[plane.axes[0]] = peak.subX;
   lag[plane.axes[1]] = peak.subY;
@@ -217,7 +167,7 @@ int vtkImageCrossCorrelation::Correlate(vtkImageData* input,
   {
     displacement[a] = lag[a] * spacing[a];
   }
-  vtkFieldData* fd = output->GetFieldData();
+  vtkFieldData* fd = pair.Output->GetFieldData();
   Support::AddValue(fd, "Correlation.PeakValue", peak.value);
   Support::AddVector(fd, "Correlation.PeakLag", lag);
   Support::AddVector(fd, "Correlation.PeakDisplacement", displacement);
@@ -232,17 +182,11 @@ int vtkImageCrossCorrelation::Correlate(vtkImageData* input,
 void vtkImageCrossCorrelation::PrintSelf(ostream& os, vtkIndent indent)
 {
   this->Superclass::PrintSelf(os, indent);
-  os << indent << "Mode: " << this->Mode << "\n";
-  os << indent << "Normalization: " << this->Normalization << "\n";
-  os << indent << "Algorithm: " << this->Algorithm << "\n";
-  os << indent << "Backend: " << this->Backend << "\n";
-  os << indent << "PeakFit: " << this->PeakFit << "\n";
-  os << indent << "MinimumOverlap: " << this->MinimumOverlap << "\n";
-  os << indent << "Kernel: " << this->Kernel << "\n";
-  os << indent << "WorkDistribution: " << this->WorkDistribution << "\n";
-  os << indent << "RowsPerWorker: " << this->RowsPerWorker << "\n";
-  os << indent << "ShiftsPerThread: " << this->ShiftsPerThread << "\n";
-  os << indent << "WarpsPerBlock: " << this->WarpsPerBlock << "\n";
-  os << indent << "NumberOfThreads: " << this->NumberOfThreads << "\n";
-  os << indent << "TimeShift: " << this->TimeShift << "\n";
+  Support::PrintSettings(os,
+    indent,
+    { { "Mode", this->Mode },
+      { "Normalization", this->Normalization },
+      { "MinimumOverlap", this->MinimumOverlap },
+      { "RowsPerWorker", this->RowsPerWorker },
+      { "WarpsPerBlock", this->WarpsPerBlock } });
 }

@@ -32,31 +32,14 @@
 #define vtkImageCrossCorrelation_h
 
 #include "SparseGridCorrelationModule.h" // for the export macro
-#include "vtkImageAlgorithm.h"
+#include "vtkImageCorrelationAlgorithm.h"
 
-#include <memory> // for the time-shift helper
-
-class vtkCorrelationTimeShift;
-
-class SPARSEGRIDCORRELATION_EXPORT vtkImageCrossCorrelation : public vtkImageAlgorithm
+class SPARSEGRIDCORRELATION_EXPORT vtkImageCrossCorrelation : public vtkImageCorrelationAlgorithm
 {
 public:
   static vtkImageCrossCorrelation* New();
-  vtkTypeMacro(vtkImageCrossCorrelation, vtkImageAlgorithm);
+  vtkTypeMacro(vtkImageCrossCorrelation, vtkImageCorrelationAlgorithm);
   void PrintSelf(ostream& os, vtkIndent indent) override;
-
-  /// The reference image (port 1, optional: without it the time shift below is used).
-  void SetReferenceConnection(vtkAlgorithmOutput* output) { this->SetInputConnection(1, output); }
-
-  ///@{
-  /**
-   * Without a Reference: compare the shown time step of Input (as the reference) with the step
-   * TimeShift steps later (negative: earlier). Default 1. A shifted step outside the input's
-   * steps is an error.
-   */
-  vtkSetMacro(TimeShift, int);
-  vtkGetMacro(TimeShift, int);
-  ///@}
 
   ///@{
   /**
@@ -77,30 +60,6 @@ public:
 
   ///@{
   /**
-   * 0 Auto (default: direct or FFT by the measured crossover), 1 Direct, 2 FFT.
-   */
-  vtkSetClampMacro(Algorithm, int, 0, 2);
-  vtkGetMacro(Algorithm, int);
-  ///@}
-
-  ///@{
-  /**
-   * 0 Auto (default), 1 CPU, 2 CUDA (falls back to the CPU with a warning).
-   */
-  vtkSetClampMacro(Backend, int, 0, 2);
-  vtkGetMacro(Backend, int);
-  ///@}
-
-  ///@{
-  /**
-   * Sub-pixel peak fit: 0 none, 1 parabolic, 2 Gaussian (default).
-   */
-  vtkSetClampMacro(PeakFit, int, 0, 2);
-  vtkGetMacro(PeakFit, int);
-  ///@}
-
-  ///@{
-  /**
    * Normalised values are 0 where the overlap is below this fraction of the smaller image
    * (default 0.25), so that tiny overlaps at the map's edges cannot make a spurious peak.
    */
@@ -110,66 +69,34 @@ public:
 
   ///@{
   /**
-   * GPU direct kernel: Kernel 0 Auto (default: the fastest measured; the other settings are
-   * then ignored), 1 one thread per lag, 2 warp shuffle (the study's variants), 3 register-tiled
-   * (shared memory; beyond the study), 4 split-tiled (shared memory, lanes over pairs and over
-   * each lag tile's sum; beyond the study); WorkDistribution 0 none, 1 rectangle, 2 triangle;
-   * RowsPerWorker; ShiftsPerThread 1, 2, 4, 8; WarpsPerBlock 1..32.
+   * GPU direct kernel settings beyond the common ones (see vtkImageCorrelationAlgorithm):
+   * RowsPerWorker (work distributions) and WarpsPerBlock 1..32.
    */
-  vtkSetClampMacro(Kernel, int, 0, 4);
-  vtkGetMacro(Kernel, int);
-  vtkSetClampMacro(WorkDistribution, int, 0, 2);
-  vtkGetMacro(WorkDistribution, int);
   vtkSetClampMacro(RowsPerWorker, int, 1, 1 << 20);
   vtkGetMacro(RowsPerWorker, int);
-  vtkSetMacro(ShiftsPerThread, int);
-  vtkGetMacro(ShiftsPerThread, int);
   vtkSetClampMacro(WarpsPerBlock, int, 1, 32);
   vtkGetMacro(WarpsPerBlock, int);
-  ///@}
-
-  ///@{
-  /**
-   * Threads used on the CPU; 0 (default) means all hardware threads.
-   */
-  vtkSetClampMacro(NumberOfThreads, int, 0, 4096);
-  vtkGetMacro(NumberOfThreads, int);
   ///@}
 
 protected:
   vtkImageCrossCorrelation();
   ~vtkImageCrossCorrelation() override;
 
-  int FillInputPortInformation(int port, vtkInformation* info) override;
   int RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  int Compute(const vtkCorrelationPairs& pairs) override;
+  const char* GetLabel() const override { return "Image Correlation"; }
+
   int Mode = 1;
   int Normalization = 2;
-  int Algorithm = 0;
-  int Backend = 0;
-  int PeakFit = 2;
   double MinimumOverlap = 0.25;
-  int Kernel = 0;
-  int WorkDistribution = 0;
   int RowsPerWorker = 8;
-  int ShiftsPerThread = 1;
   int WarpsPerBlock = 4;
-  int NumberOfThreads = 0;
-  int TimeShift = 1;
-
-  // The time-shift mode's state between its two passes (a private helper; see
-  // vtkCorrelationFilterSupport.h).
-  std::unique_ptr<vtkCorrelationTimeShift> TimeShifter;
 
 private:
   vtkImageCrossCorrelation(const vtkImageCrossCorrelation&) = delete;
   void operator=(const vtkImageCrossCorrelation&) = delete;
   template<typename T>
-  int Correlate(vtkImageData* input,
-    vtkImageData* reference,
-    vtkDataArray* array,
-    vtkImageData* output);
+  int Correlate(const vtkCorrelationPair<T>& pair);
 };
 
 #endif

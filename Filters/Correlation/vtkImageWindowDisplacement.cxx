@@ -13,6 +13,7 @@
 #include "vtkUnsignedCharArray.h"
 
 #include <algorithm>
+#include <variant>
 
 vtkStandardNewMacro(vtkImageWindowDisplacement);
 
@@ -22,21 +23,8 @@ using Support = vtkCorrelationFilterSupport;
 }
 
 //------------------------------------------------------------------------------------------------
-vtkImageWindowDisplacement::vtkImageWindowDisplacement()
-  : TimeShifter(new vtkCorrelationTimeShift)
-{
-  this->SetNumberOfInputPorts(2);
-  this->SetInputArrayToProcess(
-    0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
-}
-
+vtkImageWindowDisplacement::vtkImageWindowDisplacement() = default;
 vtkImageWindowDisplacement::~vtkImageWindowDisplacement() = default;
-
-//------------------------------------------------------------------------------------------------
-int vtkImageWindowDisplacement::FillInputPortInformation(int port, vtkInformation* info)
-{
-  return vtkCorrelationTimeShift::FillInputPortInformation(port, info);
-}
 
 //------------------------------------------------------------------------------------------------
 int vtkImageWindowDisplacement::RequestInformation(vtkInformation*,
@@ -72,56 +60,24 @@ int vtkImageWindowDisplacement::RequestInformation(vtkInformation*,
     outOrigin[plane.normal] =
       origin[plane.normal] + inExt[2 * plane.normal] * spacing[plane.normal];
   }
-  outInfo->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), outExt, 6);
-  outInfo->Set(vtkDataObject::SPACING(), outSpacing, 3);
-  outInfo->Set(vtkDataObject::ORIGIN(), outOrigin, 3);
+  Support::SetOutputImage(outInfo, outExt, outSpacing, outOrigin);
   return 1;
 }
 
 //------------------------------------------------------------------------------------------------
-int vtkImageWindowDisplacement::RequestUpdateExtent(vtkInformation*,
-  vtkInformationVector** inputVector,
-  vtkInformationVector* outputVector)
+int vtkImageWindowDisplacement::Compute(const vtkCorrelationPairs& pairs)
 {
-  this->TimeShifter->RequestWholeInputs(inputVector, outputVector, this->TimeShift);
-  return 1;
-}
-
-//------------------------------------------------------------------------------------------------
-int vtkImageWindowDisplacement::RequestData(vtkInformation* request,
-  vtkInformationVector** inputVector,
-  vtkInformationVector* outputVector)
-{
-  auto compute = [&](vtkImageData* input, vtkImageData* reference, vtkImageData* output)
-  {
-    vtkDataArray* array = this->GetInputArrayToProcess(0, inputVector);
-    return array && array->GetDataType() == VTK_FLOAT
-      ? this->Displace<float>(input, reference, array, output)
-      : this->Displace<double>(input, reference, array, output);
-  };
-  return this->TimeShifter->Execute(
-    this, "Image Displacement", request, inputVector, outputVector, compute);
+  return std::visit([this](const auto& pair) { return this->Displace(pair); }, pairs.Pair);
 }
 
 //------------------------------------------------------------------------------------------------
 template<typename T>
-int vtkImageWindowDisplacement::Displace(vtkImageData* input,
-  vtkImageData* reference,
-  vtkDataArray* array,
-  vtkImageData* output)
+int vtkImageWindowDisplacement::Displace(const vtkCorrelationPair<T>& pair)
 {
-  this->UpdateProgress(0.0);
-  Support::Plane plane;
-  std::vector<T> inputValues, referenceValues;
-  std::string error;
-  if (!Support::ExtractPair(input, reference, array, plane, inputValues, referenceValues, error))
-  {
-    vtkErrorMacro("Image Displacement: " << error);
-    return 0;
-  }
+  const Support::Plane& plane = pair.Plane;
   int inExt[6], refExt[6];
-  input->GetExtent(inExt);
-  reference->GetExtent(refExt);
+  pair.Input->GetExtent(inExt);
+  pair.Reference->GetExtent(refExt);
   if (!std::equal(inExt, inExt + 6, refExt))
   {
     vtkErrorMacro("Image Displacement: Input and Reference must have the same extent (windows "
@@ -135,38 +91,25 @@ int vtkImageWindowDisplacement::Displace(vtkImageData* input,
   spec.fit = static_cast<correlation::PeakFit>(this->PeakFit);
   spec.minPeak = this->MinimumPeakHeight;
   spec.minRatio = this->MinimumPeakRatio;
-  correlation::ExecutionOptions options =
-    Support::Options(this, this->Backend, this->Algorithm, this->NumberOfThreads);
-  options.direct.kernel = static_cast<correlation::DirectKernel>(this->Kernel);
-  options.direct.distribution = static_cast<correlation::WorkDistribution>(this->WorkDistribution);
-  options.direct.shiftsPerThread = this->ShiftsPerThread;
+  const correlation::ExecutionOptions options = Support::Options(this);
   this->UpdateProgress(0.1);
   correlation::DisplacementField field;
   correlation::ExecutionReport report;
-  const correlation::Status status = correlation::windowDisplacements(referenceValues.data(),
-    inputValues.data(),
+  const correlation::Status status = correlation::windowDisplacements(pair.ReferenceValues.data(),
+    pair.InputValues.data(),
     { plane.size[0], plane.size[1] },
     spec,
     field,
     options,
     &report);
-  if (!status)
+  int result = 0;
+  if (Support::Stopped(this, this->GetLabel(), status, report, result))
   {
-    if (status.code() == correlation::ErrorCode::Aborted)
-    {
-      return 1;
-    }
-    vtkErrorMacro(<< Support::Describe("Image Displacement", status));
-    return 0;
+    return result;
   }
-  if (!report.note.empty())
-  {
-    vtkWarningMacro("Image Displacement: " << report.note);
-  }
-  this->UpdateProgress(0.9);
 
-  const double* spacing = input->GetSpacing();
-  const double* origin = input->GetOrigin();
+  const double* spacing = pair.Input->GetSpacing();
+  const double* origin = pair.Input->GetOrigin();
   int ext[6] = { 0, 0, 0, 0, 0, 0 };
   double outSpacing[3] = { spacing[0], spacing[1], spacing[2] };
   double outOrigin[3] = { origin[0], origin[1], origin[2] };
@@ -180,9 +123,9 @@ int vtkImageWindowDisplacement::Displace(vtkImageData* input,
     outOrigin[a] = origin[a] + (inExt[2 * a] + centre[c]) * spacing[a];
   }
   outOrigin[plane.normal] = origin[plane.normal] + inExt[2 * plane.normal] * spacing[plane.normal];
-  output->SetExtent(ext);
-  output->SetSpacing(outSpacing);
-  output->SetOrigin(outOrigin);
+  pair.Output->SetExtent(ext);
+  pair.Output->SetSpacing(outSpacing);
+  pair.Output->SetOrigin(outOrigin);
 
   const vtkIdType n = static_cast<vtkIdType>(field.dx.size());
   vtkNew<vtkDoubleArray> displacement;
@@ -209,11 +152,11 @@ int vtkImageWindowDisplacement::Displace(vtkImageData* input,
     ratio->SetValue(k, std::min(field.ratio[k], 1000.0));
     valid->SetValue(k, field.valid[k]);
   }
-  output->GetPointData()->SetVectors(displacement);
-  output->GetPointData()->SetScalars(height);
-  output->GetPointData()->AddArray(ratio);
-  output->GetPointData()->AddArray(valid);
-  Support::AddReport(output->GetFieldData(), report);
+  pair.Output->GetPointData()->SetVectors(displacement);
+  pair.Output->GetPointData()->SetScalars(height);
+  pair.Output->GetPointData()->AddArray(ratio);
+  pair.Output->GetPointData()->AddArray(valid);
+  Support::AddReport(pair.Output->GetFieldData(), report);
   this->UpdateProgress(1.0);
   return 1;
 }
@@ -222,17 +165,11 @@ int vtkImageWindowDisplacement::Displace(vtkImageData* input,
 void vtkImageWindowDisplacement::PrintSelf(ostream& os, vtkIndent indent)
 {
   this->Superclass::PrintSelf(os, indent);
-  os << indent << "WindowSize: " << this->WindowSize << "\n";
-  os << indent << "Step: " << this->Step << "\n";
-  os << indent << "SearchRadius: " << this->SearchRadius << "\n";
-  os << indent << "MinimumPeakHeight: " << this->MinimumPeakHeight << "\n";
-  os << indent << "MinimumPeakRatio: " << this->MinimumPeakRatio << "\n";
-  os << indent << "PeakFit: " << this->PeakFit << "\n";
-  os << indent << "Algorithm: " << this->Algorithm << "\n";
-  os << indent << "Backend: " << this->Backend << "\n";
-  os << indent << "Kernel: " << this->Kernel << "\n";
-  os << indent << "WorkDistribution: " << this->WorkDistribution << "\n";
-  os << indent << "ShiftsPerThread: " << this->ShiftsPerThread << "\n";
-  os << indent << "NumberOfThreads: " << this->NumberOfThreads << "\n";
-  os << indent << "TimeShift: " << this->TimeShift << "\n";
+  Support::PrintSettings(os,
+    indent,
+    { { "WindowSize", this->WindowSize },
+      { "Step", this->Step },
+      { "SearchRadius", this->SearchRadius },
+      { "MinimumPeakHeight", this->MinimumPeakHeight },
+      { "MinimumPeakRatio", this->MinimumPeakRatio } });
 }

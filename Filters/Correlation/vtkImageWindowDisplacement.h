@@ -24,31 +24,14 @@
 #define vtkImageWindowDisplacement_h
 
 #include "SparseGridCorrelationModule.h" // for the export macro
-#include "vtkImageAlgorithm.h"
+#include "vtkImageCorrelationAlgorithm.h"
 
-#include <memory> // for the time-shift helper
-
-class vtkCorrelationTimeShift;
-
-class SPARSEGRIDCORRELATION_EXPORT vtkImageWindowDisplacement : public vtkImageAlgorithm
+class SPARSEGRIDCORRELATION_EXPORT vtkImageWindowDisplacement : public vtkImageCorrelationAlgorithm
 {
 public:
   static vtkImageWindowDisplacement* New();
-  vtkTypeMacro(vtkImageWindowDisplacement, vtkImageAlgorithm);
+  vtkTypeMacro(vtkImageWindowDisplacement, vtkImageCorrelationAlgorithm);
   void PrintSelf(ostream& os, vtkIndent indent) override;
-
-  /// The reference image (port 1, optional: without it the time shift below is used).
-  void SetReferenceConnection(vtkAlgorithmOutput* output) { this->SetInputConnection(1, output); }
-
-  ///@{
-  /**
-   * Without a Reference: compare the shown time step of Input (as the reference) with the step
-   * TimeShift steps later (negative: earlier). Default 1. A shifted step outside the input's
-   * steps is an error.
-   */
-  vtkSetMacro(TimeShift, int);
-  vtkGetMacro(TimeShift, int);
-  ///@}
 
   ///@{
   /**
@@ -65,69 +48,33 @@ public:
 
   ///@{
   /**
-   * Validity thresholds (defaults 0.3 and 1.2) and the sub-pixel fit (0 none, 1 parabolic,
-   * 2 Gaussian, default).
+   * Validity thresholds (defaults 0.3 and 1.2; the sub-pixel fit is PeakFit).
    */
   vtkSetMacro(MinimumPeakHeight, double);
   vtkGetMacro(MinimumPeakHeight, double);
   vtkSetMacro(MinimumPeakRatio, double);
   vtkGetMacro(MinimumPeakRatio, double);
-  vtkSetClampMacro(PeakFit, int, 0, 2);
-  vtkGetMacro(PeakFit, int);
-  ///@}
-
-  ///@{
-  /**
-   * 0 Auto (default), 1 Direct, 2 FFT; Backend 0 Auto, 1 CPU, 2 CUDA (falls back to the CPU
-   * with a warning); GPU direct kernel options as in vtkImageCrossCorrelation; CPU threads.
-   */
-  vtkSetClampMacro(Algorithm, int, 0, 2);
-  vtkGetMacro(Algorithm, int);
-  vtkSetClampMacro(Backend, int, 0, 2);
-  vtkGetMacro(Backend, int);
-  vtkSetClampMacro(Kernel, int, 0, 4);
-  vtkGetMacro(Kernel, int);
-  vtkSetClampMacro(WorkDistribution, int, 0, 2);
-  vtkGetMacro(WorkDistribution, int);
-  vtkSetMacro(ShiftsPerThread, int);
-  vtkGetMacro(ShiftsPerThread, int);
-  vtkSetClampMacro(NumberOfThreads, int, 0, 4096);
-  vtkGetMacro(NumberOfThreads, int);
   ///@}
 
 protected:
   vtkImageWindowDisplacement();
   ~vtkImageWindowDisplacement() override;
 
-  int FillInputPortInformation(int port, vtkInformation* info) override;
   int RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  int Compute(const vtkCorrelationPairs& pairs) override;
+  const char* GetLabel() const override { return "Image Displacement"; }
 
   int WindowSize = 32;
   int Step = 16;
   int SearchRadius = 8;
   double MinimumPeakHeight = 0.3;
   double MinimumPeakRatio = 1.2;
-  int PeakFit = 2;
-  int Algorithm = 0;
-  int Backend = 0;
-  int Kernel = 0;
-  int WorkDistribution = 0;
-  int ShiftsPerThread = 1;
-  int NumberOfThreads = 0;
-  int TimeShift = 1;
-  // The time-shift mode's state between its two passes (see vtkCorrelationFilterSupport.h).
-  std::unique_ptr<vtkCorrelationTimeShift> TimeShifter;
 
 private:
   vtkImageWindowDisplacement(const vtkImageWindowDisplacement&) = delete;
   void operator=(const vtkImageWindowDisplacement&) = delete;
   template<typename T>
-  int Displace(vtkImageData* input,
-    vtkImageData* reference,
-    vtkDataArray* array,
-    vtkImageData* output);
+  int Displace(const vtkCorrelationPair<T>& pair);
 };
 
 #endif

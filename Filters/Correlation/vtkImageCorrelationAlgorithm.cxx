@@ -1,0 +1,84 @@
+#include "vtkImageCorrelationAlgorithm.h"
+
+#include "vtkCorrelationFilterSupport.h"
+#include "vtkDataArray.h"
+#include "vtkDataSetAttributes.h"
+#include "vtkImageData.h"
+
+//------------------------------------------------------------------------------------------------
+vtkImageCorrelationAlgorithm::vtkImageCorrelationAlgorithm()
+  : TimeShifter(new vtkCorrelationTimeShift)
+{
+  this->SetNumberOfInputPorts(2);
+  this->SetInputArrayToProcess(
+    0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
+}
+
+vtkImageCorrelationAlgorithm::~vtkImageCorrelationAlgorithm() = default;
+
+//------------------------------------------------------------------------------------------------
+int vtkImageCorrelationAlgorithm::FillInputPortInformation(int port, vtkInformation* info)
+{
+  return vtkCorrelationTimeShift::FillInputPortInformation(port, info);
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkImageCorrelationAlgorithm::RequestUpdateExtent(vtkInformation*,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector)
+{
+  this->TimeShifter->RequestWholeInputs(inputVector, outputVector, this->TimeShift);
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkImageCorrelationAlgorithm::RequestData(vtkInformation* request,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector)
+{
+  auto compute = [&](vtkImageData* input, vtkImageData* reference, vtkImageData* output)
+  {
+    vtkDataArray* array = this->GetInputArrayToProcess(0, inputVector);
+    return array && array->GetDataType() == VTK_FLOAT
+      ? this->Extract<float>(input, reference, array, output)
+      : this->Extract<double>(input, reference, array, output);
+  };
+  return this->TimeShifter->Execute(
+    this, this->GetLabel(), request, inputVector, outputVector, compute);
+}
+
+//------------------------------------------------------------------------------------------------
+template<typename T>
+int vtkImageCorrelationAlgorithm::Extract(vtkImageData* input,
+  vtkImageData* reference,
+  vtkDataArray* array,
+  vtkImageData* output)
+{
+  this->UpdateProgress(0.0);
+  vtkCorrelationPairs pairs{ vtkCorrelationPair<T>{ input, reference, output } };
+  auto& pair = std::get<vtkCorrelationPair<T>>(pairs.Pair);
+  std::string error;
+  if (!vtkCorrelationFilterSupport::ExtractPair(
+        input, reference, array, pair.Plane, pair.InputValues, pair.ReferenceValues, error))
+  {
+    vtkErrorMacro(<< this->GetLabel() << ": " << error);
+    return 0;
+  }
+  return this->Compute(pairs);
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkImageCorrelationAlgorithm::PrintSelf(ostream& os, vtkIndent indent)
+{
+  this->Superclass::PrintSelf(os, indent);
+  vtkCorrelationFilterSupport::PrintSettings(os,
+    indent,
+    { { "TimeShift", this->TimeShift },
+      { "PeakFit", this->PeakFit },
+      { "Algorithm", this->Algorithm },
+      { "Backend", this->Backend },
+      { "Kernel", this->Kernel },
+      { "WorkDistribution", this->WorkDistribution },
+      { "ShiftsPerThread", this->ShiftsPerThread },
+      { "NumberOfThreads", this->NumberOfThreads } });
+}
