@@ -109,8 +109,13 @@ protected:
       std::vector<T> image = ref::uniformValues<T>(rng, voxels);
       std::vector<T> values(grid.size());
       sparsegrid::ExecutionReport r0, r1, r2;
-      sparsegrid::Status st =
-        sparsegrid::sampleImage(grid, image.data(), dims, values.data(), 1, this->options(), &r0);
+      sparsegrid::Status st = sparsegrid::sampleImage(grid,
+        image.data(),
+        sparsegrid::RegularGrid::unitCube(dims),
+        values.data(),
+        1,
+        this->options(),
+        &r0);
       ASSERT_TRUE(st.ok()) << st.message();
       SG_EXPECT_SAMPLED_ON_CPU(r0);
       // Every grid point is a voxel: sampling must return that voxel's value (weights 0 and 1;
@@ -376,8 +381,13 @@ protected:
         const std::vector<double> imageD = ref::toDouble(image);
         std::vector<T> values(g.size());
         sparsegrid::ExecutionReport report;
-        const sparsegrid::Status st = sparsegrid::sampleImage(
-          grid, image.data() + (stride - 1), dims, values.data(), stride, this->options(), &report);
+        const sparsegrid::Status st = sparsegrid::sampleImage(grid,
+          image.data() + (stride - 1),
+          sparsegrid::RegularGrid::unitCube(dims),
+          values.data(),
+          stride,
+          this->options(),
+          &report);
         ASSERT_TRUE(st.ok()) << st.message();
         SG_EXPECT_SAMPLED_ON_CPU(report);
         // Tolerance: 2^D weighted terms and D weight computations (4 (2^D + D + 2) eps), plus the

@@ -349,20 +349,6 @@ Status sampleWhole(const Grid& grid,
 template<typename T>
 Status sampleImage(const Grid& grid,
   const T* image,
-  const std::vector<std::size_t>& dims,
-  T* values,
-  std::size_t stride,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  ImagePiece whole;
-  whole.wholeDims = dims; // no placement: the image spans the unit cube
-  return sampleWhole(grid, image, std::move(whole), values, stride, options, report);
-}
-
-template<typename T>
-Status sampleImage(const Grid& grid,
-  const T* image,
   const RegularGrid& placement,
   T* values,
   std::size_t stride,
@@ -886,13 +872,6 @@ Status sampleImagePiece(const Grid& grid,
 }
 
 #define SPARSEGRID_INSTANTIATE(T)                                                                  \
-  template Status sampleImage<T>(const Grid&,                                                      \
-    const T*,                                                                                      \
-    const std::vector<std::size_t>&,                                                               \
-    T*,                                                                                            \
-    std::size_t,                                                                                   \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);                                                                             \
   template Status sampleImage<T>(const Grid&,                                                      \
     const T*,                                                                                      \
     const RegularGrid&,                                                                            \

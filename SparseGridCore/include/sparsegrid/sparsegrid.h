@@ -343,22 +343,6 @@ struct RegularGrid
 };
 
 /**
- * Values of an image at the grid points (nodal values, ready for hierarchize). The image covers
- * [0,1]^D with dims[t] >= 2 samples per axis; values between samples come from multilinear
- * interpolation, so sampling is exact where dims[t] = 2^n + 1 and caps[t] <= n.
- * Fails with NonFinite (count and first index) when the image holds NaN or Inf.
- * `stride` is the distance between consecutive values (components of a vector array).
- */
-template<typename T>
-[[nodiscard]] Status sampleImage(const Grid& grid,
-  const T* image,
-  const std::vector<std::size_t>& dims,
-  T* values,
-  std::size_t stride = 1,
-  const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
-
-/**
  * A piece of an image split over processes: the whole image has wholeDims samples per axis; this
  * piece holds samples [offset[t], offset[t] + dims[t]) of each axis (VTK extents, minus the
  * whole extent's start). Pieces may share a layer of samples, as VTK's image pieces do.
@@ -375,8 +359,13 @@ struct ImagePiece
 };
 
 /**
- * sampleImage with the image placed anywhere in the unit cube: sample j of axis t lies at
- * placement.origin[t] + j * placement.spacing[t]. Grid points beyond the image take the value of
+ * Values of an image at the grid points (nodal values, ready for hierarchize). Sample j of axis t
+ * lies at placement.origin[t] + j * placement.spacing[t] (RegularGrid::unitCube(dims): the image
+ * covers [0,1]^D with dims[t] >= 2 samples per axis); values between samples come from
+ * multilinear interpolation, so sampling is exact where dims[t] = 2^n + 1 and caps[t] <= n.
+ * Fails with NonFinite (count and first index) when the image holds NaN or Inf. `stride` is the
+ * distance between consecutive values (components of a vector array).
+ * Grid points beyond the image take the value of
  * the nearest image sample (constant extension). With spacing 2^-c_t (c_t = levelForSamples)
  * the image sits voxel-exactly in the corner of the 2^c + 1 lattice: every voxel is a lattice
  * node, so a grid whose caps make it a full grid reproduces any image exactly.
