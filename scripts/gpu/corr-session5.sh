@@ -43,7 +43,7 @@ if [ -n "$NCU" ]; then
       --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
       --section WarpStateStats --section SchedulerStats --section InstructionStats \
       --metrics smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__inst_executed.sum,smsp__inst_executed_pipe_fma.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,lts__t_sectors_op_write.sum,sass__inst_executed_per_opcode \
-      --print-metric-instances values \
+      --print-metric-instances details \
       "$BENCH" --no-cpu --case "32x32 x1024" --config "$cfg" --json /dev/null \
       2>&1 | grep -v "^==PROF==" >> "$OUT/ncu.txt"
     stamp "ncu $cfg: $(grep -A300 "=== $cfg" "$OUT/ncu.txt" | grep -E " Duration|Registers Per|Achieved Occ|Issued Warp Per|inst_executed.sum|pipe_fma.sum|ffma_pred_on|bank_conflicts|stalled_(short|long|mio|wait|math|not_sel)" | tr -s ' ' | tr '\n' ';')"

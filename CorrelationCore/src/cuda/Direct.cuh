@@ -534,7 +534,7 @@ Status cudaDirect(const Batch& batch,
   LanePlan<T> lanes;
   DirectOptions direct =
     requested.kernel == DirectKernel::Auto ? autoDirectOptions(batch) : requested;
-  if (direct.kernel == DirectKernel::PairPerLane && !planPairLanes<T>(batch, window, direct, lanes))
+  if (direct.kernel == DirectKernel::PairPerLane && !planPairLanes<T>(lanes, batch, window, direct))
   {
     // The 32 rights do not fit: Auto's other rules, or for an explicit request the split-tiled
     // kernel (automatic pairs per warp), which itself gives way below when even one pair does

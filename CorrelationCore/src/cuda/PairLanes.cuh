@@ -308,14 +308,14 @@ __host__ __device__ inline void laneStageWait()
 /// Stages the 32 rights of a group (zeros for missing pairs and the padding columns) and the
 /// four shifted copies of the left, spread over `workers` workers of 32 lanes.
 template<typename T>
-__host__ __device__ inline void laneStage(const Geometry& g,
+__host__ __device__ inline void laneStage(T* sR,
+  T* sL,
+  const Geometry& g,
   const LaneLayout& s,
-  long long li,
-  int j0,
   const T* lefts,
   const T* rights,
-  T* sR,
-  T* sL,
+  long long li,
+  int j0,
   int worker,
   int workers,
   int lane)
@@ -423,7 +423,7 @@ __global__ void __launch_bounds__(MaxThreads, 1) pairLanesKernel(Geometry g,
   const long long group = blockIdx.x;
   const long long li = group / s.groupsPerLeft;
   const int j0 = static_cast<int>(group % s.groupsPerLeft) * kLanePairs;
-  laneStage(g, s, li, j0, lefts, rights, sR, sL, warp, static_cast<int>(blockDim.y), lane);
+  laneStage(sR, sL, g, s, lefts, rights, li, j0, warp, static_cast<int>(blockDim.y), lane);
   if (lane == 0 && warp == 0)
   {
     nextTask = 0;
@@ -466,13 +466,13 @@ using LanePlan = GroupPlan<T, LaneLayout>;
 /// False when the 32 rights and the left copies do not fit in shared memory (the caller then
 /// runs another kernel).
 template<typename T>
-bool planPairLanes(const Batch& batch,
+bool planPairLanes(LanePlan<T>& plan,
+  const Batch& batch,
   const LagWindow& window,
-  const DirectOptions& options,
-  LanePlan<T>& plan)
+  const DirectOptions& options)
 {
-  const SplitDevice dev = splitDevice();
   const LaneLayout layout = laneLayout(batch, window, options.peelEdges);
+  const SplitDevice dev = splitDevice();
   const std::size_t shared = layout.sharedElements * sizeof(T) + kSplitCounterBytes;
   if (shared > static_cast<std::size_t>(dev.sharedOptin))
   {
