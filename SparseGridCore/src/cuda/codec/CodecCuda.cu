@@ -1303,7 +1303,8 @@ __global__ void __launch_bounds__(HuffmanShape<Phases>::Warps * 32)
     const u64* dims,
     int* error,
     u64* storedMask,
-    bool sparse)
+    bool sparse,
+    unsigned long long* nextChunk)
 {
   extern __shared__ __align__(16) unsigned char decodeShared[];
   u32* lut = reinterpret_cast<u32*>(decodeShared);
@@ -1320,8 +1321,21 @@ __global__ void __launch_bounds__(HuffmanShape<Phases>::Warps * 32)
     lut[i] = tab.lut[i];
   }
   __syncthreads();
-  for (u64 c = blockIdx.x * u64(DecodeWarps) + warp; c < chunks; c += u64(gridDim.x) * DecodeWarps)
+  // Chunks are taken from a counter, not dealt out in turn: their cost varies from a few tokens
+  // to 4,096 (Nsight Compute, smooth field, dealt out in turn: 28.6% achieved occupancy of a
+  // theoretical 50%, the warps with cheap chunks idle).
+  for (;;)
   {
+    u64 c = 0;
+    if (lane == 0)
+    {
+      c = atomicAdd(nextChunk, 1ull);
+    }
+    c = __shfl_sync(0xffffffffu, c, 0);
+    if (c >= chunks)
+    {
+      break;
+    }
     const int k = levelOfChunk(g, c);
     const u64 levelBegin = g.levelCodeBegin[k];
     const u64 local = (c - g.chunkBegin[k]) * format::ChunkCodes;
@@ -1929,6 +1943,7 @@ struct HuffmanArgs
   int* error;
   u64* storedMask;
   bool sparse;
+  unsigned long long* nextChunk; ///< zero before the launch
 };
 
 template<typename S, int Phases, typename Args>
@@ -1955,7 +1970,8 @@ void launchHuffman(u64 chunks, cudaStream_t s, const Args& a)
       a.dims,
       a.error,
       a.storedMask,
-      a.sparse);
+      a.sparse,
+      a.nextChunk);
 }
 
 /// SPARSEGRID_CODEC_CUDA_HUFFMAN=whole: the Huffman kernel stages whole chunks (one phase).
@@ -2795,7 +2811,8 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
     u64* dChunkOffset = ws.chunkMeta.as<u64>();
     u32* dChunkSize = reinterpret_cast<u32*>(dChunkOffset + chunks + 1);
     int* dError = ws.error.as<int>();
-    SGC_TRY(cudaMemset(dError, 0, 4), "clear");
+    // [0]: the error code, [2]: the Huffman kernel's chunk counter.
+    SGC_TRY(cudaMemset(dError, 0, 16), "clear");
     DevicePlan dPlan;
     if (!(st = uploadPlan(ws, plan, passes, dPlan)))
     {
@@ -2907,7 +2924,8 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
           dPlan.dims,
           dError,
           ws.decodedBlocks.as<u64>(),
-          fast });
+          fast,
+          reinterpret_cast<unsigned long long*>(dError + 2) });
       SGC_PROFILE_END();
       SGC_LAUNCHED("chunk decode kernel");
     }
