@@ -72,7 +72,7 @@ bench() { # name noise env...
       --backend cuda --threads "$(nproc)" --repeats 10 --no-zfp --json "$OUT/bench-$name.json" \
       > "$OUT/bench-$name.txt" 2>&1
     say "bench $name ($*): rc=$?"
-    grep -E "^device:|\| sparsegrid-gpu \|" "$OUT/bench-$name.txt" | sed -E 's/ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|/ |/' >> "$OUT/summary.txt"
+    grep -E "^device:|\| sparsegrid-gpu \|" "$OUT/bench-$name.txt" >> "$OUT/summary.txt"
     grep -E "^profile:|Huffman|coarse|pass L[89]|sum of kernels" "$OUT/bench-$name.txt" >> "$OUT/summary.txt"
   fi
 }
