@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CorrelationCore on the GPU machine, session 5: the pair-per-lane kernel against the batched bar
 # (one-to-many 32x32 x1024, full maps, best direct vs cached-plan cuFFT). From the repository root:
-#   OUT=/some/dir MODE=probe|final scripts/gpu/corr-session5.sh
+#   OUT=/some/dir MODE=probe|final|confirm scripts/gpu/corr-session5.sh
 # Both modes: build CorrelationCore alone (CUDA sm_90, FFTW), all its tests (ctest), the bar case
 # with every configuration, then the bar's contenders (best split tiled, the pair-per-lane
 # variants, cuFFT cached with both size rules) in REPEATS separate bench processes (medians of
@@ -9,6 +9,8 @@
 # pair-per-lane kernel (speed of light, occupancy, stalls, instruction mix), its SASS counts,
 # compute-sanitizer memcheck and racecheck on its tests.
 # final: + the whole benchmark grid without the CPU columns (one-to-one ratios, crossovers).
+# confirm: after the build and ctest only Auto on the bar case, the one-to-one 4x bar, the
+# opcode histogram with names and memcheck (the second run of session 5).
 # Timing runs use CUDA_MODULE_LOADING=EAGER. Leaves in $OUT: gpu.txt, summary.txt, bar*.txt/json,
 # contenders.txt, ncu.txt, [grid.txt/grid.json], logs.tgz.
 CORR_NAME=corr-session5
@@ -20,6 +22,39 @@ timeout 180 ctest --test-dir "$BUILD" -j 8 --output-on-failure --output-junit "$
 stamp "ctest rc=$? ($(grep -c '(Skipped)' "$OUT/ctest.log") skipped)"
 grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)" "$OUT/ctest.log" | head -30 >> "$OUT/summary.txt"
 grep -B2 -A12 "Failure" "$OUT/ctest.log" | head -80 >> "$OUT/summary.txt"
+
+if [ "$MODE" = confirm ]; then
+  # Auto on the bar case against its contenders, and the one-to-one 4x bar (baseline vs the best
+  # configurations of session 4), REPEATS processes each; the pair-per-lane opcode histogram
+  # with names; memcheck on the pair-per-lane tests.
+  for i in $(seq 1 "$REPEATS"); do
+    for cfg in auto lanes-w24 cufft-cached; do
+      timeout 30 "$BENCH" --no-cpu --case "32x32 x1024" --config "$cfg" --json /dev/null \
+        | grep "32x32 x1024" >> "$OUT/contenders.txt"
+    done
+  done
+  for size in 32x32 48x48 64x64; do
+    for cfg in baseline split-w8 split-w16 ws-tri2 auto; do
+      timeout 30 "$BENCH" --no-cpu --case "$size" --config "$cfg" --json /dev/null \
+        | grep "^one-to-one" >> "$OUT/one-to-one.txt"
+    done
+  done
+  stamp "contenders: $(awk '{ v[$4] = v[$4] " " $6 " (" $8 ")" } END { for (k in v) print k ":" v[k] ";" }' "$OUT/contenders.txt" | tr '\n' ' ')"
+  stamp "one-to-one: $(awk '{ v[$2 " " $3] = v[$2 " " $3] " " $5 } END { for (k in v) print k ":" v[k] ";" }' "$OUT/one-to-one.txt" | sort | tr '\n' ' ')"
+  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2> /dev/null | head -1)
+  [ -n "$NCU" ] && timeout 60 "$NCU" --clock-control none --kernel-name regex:pairLanes \
+    --launch-skip 2 --launch-count 1 --metrics sass__inst_executed_per_opcode,smsp__inst_executed.sum \
+    --print-metric-instances details "$BENCH" --no-cpu --case "32x32 x1024" --config lanes-w24 \
+    --json /dev/null 2>&1 | grep -v "^==PROF==" > "$OUT/opcodes.txt"
+  stamp "opcodes rc=$?"
+  timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$BUILD/bin/correlation_test_reference" --gtest_filter='CUDA/*/cuda_lanes*:PairPerLane.*' \
+    > "$OUT/memcheck.log" 2>&1
+  stamp "memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -1)"
+  grep -E "PASSED|FAILED" "$OUT/memcheck.log" | tail -2 >> "$OUT/summary.txt"
+  cd "$OUT" && tar czf logs.tgz --remove-files build.log ctest.log ctest.xml memcheck.log 2> /dev/null
+  exit 0
+fi
 
 # The bar case, every GPU configuration (one process, median of 11 calls each).
 timeout 90 "$BENCH" --no-cpu --case "32x32 x1024" --json "$OUT/bar.json" > "$OUT/bar.txt" 2> "$OUT/bar.err"
