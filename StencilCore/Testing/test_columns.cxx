@@ -22,7 +22,8 @@ const AccessStrategy AllStrategies[] = { AccessStrategy::Naive,
   AccessStrategy::IdxVar,
   AccessStrategy::Shared,
   AccessStrategy::ZLoop,
-  AccessStrategy::SlicedZLoop };
+  AccessStrategy::SlicedZLoop,
+  AccessStrategy::StagedZLoop };
 const Operator AllOperators[] = { Operator::Laplacian,
   Operator::Laplap,
   Operator::HorizontalLaplacian,
@@ -171,7 +172,10 @@ TEST_P(ColumnTest, EveryStrategyAndTableDoubleQuad)
  * than the tile) and per-entry weights, with partial last tiles and slices.
  */
 template<typename T>
-void multiTileVariants(Backend backend, HorizontalShape shape, double relTol)
+void multiTileVariants(Backend backend,
+  HorizontalShape shape,
+  double relTol,
+  std::vector<AccessStrategy> strategies = { AccessStrategy::ZLoop, AccessStrategy::SlicedZLoop })
 {
   for (int numbering = 0; numbering < 4; ++numbering)
   {
@@ -230,7 +234,7 @@ void multiTileVariants(Backend backend, HorizontalShape shape, double relTol)
       {
         const auto expected = referenceColumns(mesh, rounded, op, mode);
         const double tol = relTol * std::max(1.0, maxAbs(expected));
-        for (AccessStrategy strategy : { AccessStrategy::ZLoop, AccessStrategy::SlicedZLoop })
+        for (AccessStrategy strategy : strategies)
           for (bool chasing : { true, false })
             for (bool compressed : { true, false })
               for (int variant = 0; variant < 8; ++variant)
@@ -246,11 +250,18 @@ void multiTileVariants(Backend backend, HorizontalShape shape, double relTol)
                 // Steps of 1, 2 or 4 layers: partial last steps in slices of 3 and columns of 7.
                 options.tileLayers = tileLayers;
                 options.tilePrefetch = prefetch;
+                // Staged: whole columns, or slices of 3 (a partial last one); the register
+                // variants where the tiled laplap prefetches.
+                options.stagedSlice = variant % 2 == 1 ? 3 : 0;
+                options.stagedWideRegisters = prefetch;
                 const bool quads = mesh.maxNeighbours() == 4;
                 const int usedLayers = quads && tileLayers > 0 ? tileLayers : 4;
-                const std::string tiled = "tiled laplap, " + std::to_string(usedLayers) +
-                  (usedLayers == 1 ? " layer" : " layers") + " per step" +
-                  (quads && prefetch ? ", prefetch" : "");
+                const std::string perStep = std::to_string(usedLayers) +
+                  (usedLayers == 1 ? " layer" : " layers") + " per step";
+                const bool staged =
+                  strategy == AccessStrategy::StagedZLoop && op == Operator::HorizontalLaplap;
+                const std::string tiled = (staged ? "staged laplap, " : "tiled laplap, ") +
+                  perStep + (quads && prefetch ? (staged ? ", wide registers" : ", prefetch") : "");
                 stencil::StencilOptions s;
                 s.op = op;
                 s.boundary = mode;
@@ -288,6 +299,30 @@ TEST_P(ColumnTest, MultiTileZLoopsDoubleQuad)
 {
   STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
   multiTileVariants<double>(GetParam(), HorizontalShape::Quad, 1e-12);
+}
+
+/// The staged z-loop on the same meshes: the staged laplap for the horizontal laplap (first and
+/// second rings, large shuffled rings, weights, slices of 3 layers, steps of 1, 2, 4 layers,
+/// both register caps), the z-loop for the other operators.
+TEST_P(ColumnTest, MultiTileStagedDoubleHexagon)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  multiTileVariants<double>(
+    GetParam(), HorizontalShape::Hexagon, 1e-12, { AccessStrategy::StagedZLoop });
+}
+
+TEST_P(ColumnTest, MultiTileStagedFloatTriangle)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  multiTileVariants<float>(
+    GetParam(), HorizontalShape::Triangle, 2e-5, { AccessStrategy::StagedZLoop });
+}
+
+TEST_P(ColumnTest, MultiTileStagedDoubleQuad)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  multiTileVariants<double>(
+    GetParam(), HorizontalShape::Quad, 1e-12, { AccessStrategy::StagedZLoop });
 }
 
 /// Triangles and hexagons: the weights 4 / (K d^2) make the Laplacian exact for quadratics.

@@ -125,6 +125,12 @@ TEST(StencilErrors, BadMeshesAndArguments)
     EXPECT_EQ(st.code(), ErrorCode::InvalidArgument);
     EXPECT_NE(st.message().find("tile layers"), std::string::npos) << st.message();
   }
+  o.tileLayers = 0;
+  o.strategy = stencil::AccessStrategy::StagedZLoop;
+  o.stagedSlice = -1;
+  const auto staged = stencil::applyColumns(mesh, u.data(), out.data(), s, o);
+  EXPECT_EQ(staged.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(staged.message().find("staged"), std::string::npos) << staged.message();
   stencil::ColumnMesh empty;
   EXPECT_EQ(
     stencil::applyColumns(empty, u.data(), out.data(), s).code(), ErrorCode::InvalidArgument);

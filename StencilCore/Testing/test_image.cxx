@@ -204,6 +204,7 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
     int rows;
     int blockRows;
     bool tight = false;
+    int gridBlocks = 0;
   };
   std::vector<Choice> choices;
   for (int columns : { 0, 1, 2, 4 })
@@ -215,6 +216,11 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
   // The register-capped default strips (2 columns, default rows; 4 rows for every operator).
   choices.push_back({ stencil::ImageKernel::RowStrips, 2, 0, 0, true });
   choices.push_back({ stencil::ImageKernel::RowStrips, 2, 4, 8, true });
+  // Blocks that loop over the strip blocks: 7 of them (every block loops), the resident count,
+  // and 7 capped ones.
+  choices.push_back({ stencil::ImageKernel::RowStrips, 0, 0, 0, false, 7 });
+  choices.push_back({ stencil::ImageKernel::RowStrips, 0, 0, 0, false, -1 });
+  choices.push_back({ stencil::ImageKernel::RowStrips, 2, 2, 0, true, 7 });
   choices.push_back({ stencil::ImageKernel::LayerSlices, 0, 0, 0 });
   // Row lengths divisible by 4, by 2 only, and odd (wider vectors fall back to narrower ones).
   for (std::size_t nx : { std::size_t(72), std::size_t(70), std::size_t(69) })
@@ -251,12 +257,14 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
             options.imageColumnsPerThread = choice.columns;
             options.imageBlockRows = choice.blockRows;
             options.imageTightRegisters = choice.tight;
+            options.imageGridBlocks = choice.gridBlocks;
             std::vector<double> out(u.size(), -1.0);
             ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
             EXPECT_TRUE(closeWithNaN(out, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
               << stencil::toString(op) << " " << stencil::toString(mode) << " nz=" << nz << " "
               << stencil::toString(choice.kernel) << " columns=" << choice.columns
-              << " rows=" << choice.rows << " block rows=" << choice.blockRows << " nx=" << nx;
+              << " rows=" << choice.rows << " block rows=" << choice.blockRows
+              << " grid blocks=" << choice.gridBlocks << " nx=" << nx;
             // Float: 64 eps |u| (input rounding and arithmetic) amplified by the operator (sum
             // 4 / h^2, squared for the laplap), as in the polynomial tests.
             const double lap = 4 * (1 / 0.49 + 1 / 1.69 + 1 / 0.81);
@@ -287,6 +295,10 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
               const bool capped = choice.tight && columns == 2;
               EXPECT_EQ(report.imageKernel.find(", 40 registers") != std::string::npos, capped)
                 << report.imageKernel;
+              // Looping blocks exist for 2 columns (with the default rows or 2 rows).
+              EXPECT_EQ(report.imageKernel.find(", looping blocks") != std::string::npos,
+                choice.gridBlocks != 0 && columns == 2)
+                << report.imageKernel;
             }
           }
         }
@@ -309,7 +321,8 @@ TEST(ImageOptions, StripShapeOptionsAreValidated)
   };
   const Case cases[] = { { &stencil::ExecutionOptions::imageRowsPerThread, { -1, 3, 16 }, 4 },
     { &stencil::ExecutionOptions::imageColumnsPerThread, { -1, 3, 8 }, 1 },
-    { &stencil::ExecutionOptions::imageBlockRows, { -1, 3, 16 }, 8 } };
+    { &stencil::ExecutionOptions::imageBlockRows, { -1, 3, 16 }, 8 },
+    { &stencil::ExecutionOptions::imageGridBlocks, { -2, -100 }, -1 } };
   for (const Case& c : cases)
   {
     for (int value : c.rejected)

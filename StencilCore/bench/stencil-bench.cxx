@@ -181,6 +181,7 @@ void runPrecision(const char* name,
           int rows;
           int blockRows;
           bool tight = false;
+          int gridBlocks = 0;
         };
         std::vector<Variant> variants;
         for (int columns : { 1, 2, 4 })
@@ -192,6 +193,10 @@ void runPrecision(const char* name,
         // The default strips capped at 40 registers, in blocks of 4 and 8 rows.
         for (int blockRows : { 0, 8 })
           variants.push_back(Variant{ stencil::ImageKernel::RowStrips, 0, 0, blockRows, true });
+        // The default strips (and the capped ones) in resident blocks that loop over the strip
+        // blocks.
+        for (bool tight : { false, true })
+          variants.push_back(Variant{ stencil::ImageKernel::RowStrips, 0, 0, 0, tight, -1 });
         variants.push_back(Variant{ stencil::ImageKernel::LayerSlices, 0, 0, 0 });
         for (const Variant& v : variants)
         {
@@ -201,6 +206,7 @@ void runPrecision(const char* name,
           ov.imageRowsPerThread = v.rows;
           ov.imageBlockRows = v.blockRows;
           ov.imageTightRegisters = v.tight;
+          ov.imageGridBlocks = v.gridBlocks;
           stencil::ExecutionReport rep;
           const auto st = stencil::applyImage(g, u.data(), out.data(), so, ov, &rep);
           if (!st)
@@ -213,7 +219,8 @@ void runPrecision(const char* name,
           variant.strategy = std::string(stencil::toString(v.kernel)) +
             (v.rows > 0 ? " C=" + std::to_string(v.columns) + " R=" + std::to_string(v.rows)
                         : std::string()) +
-            (v.blockRows > 0 || v.tight ? " (" + rep.imageKernel + ")" : std::string());
+            (v.blockRows > 0 || v.tight || v.gridBlocks != 0 ? " (" + rep.imageKernel + ")"
+                                                             : std::string());
           variant.seconds = rep.kernelSeconds;
           variant.ratio = rep.kernelSeconds / t;
           variant.fraction = (2.0 * u.size() * sizeof(T) / rep.kernelSeconds) / copyBandwidth;
@@ -254,12 +261,21 @@ void runPrecision(const char* name,
         int slice;
         int tileLayers; // 0: the default
         bool prefetch;
+        int stagedSlice = 0;
       };
       std::vector<Choice> choices = { { stencil::AccessStrategy::Naive, 8, 0, false },
         { stencil::AccessStrategy::IdxVar, 8, 0, false },
         { stencil::AccessStrategy::Shared, 8, 0, false },
         { stencil::AccessStrategy::ZLoop, 8, 0, false },
-        { stencil::AccessStrategy::SlicedZLoop, 8, 0, false } };
+        { stencil::AccessStrategy::SlicedZLoop, 8, 0, false },
+        { stencil::AccessStrategy::StagedZLoop, 8, 0, false } };
+      // Staged laplap: layers per step x layers per block (GPU, z-curve, chasing tables only).
+      // "prefetch" selects the staged kernel with the wider register cap.
+      for (bool wide : { false, true })
+        for (int stagedSlice : { 0, 32, 16 })
+          for (int layers : { 1, 2, 4 })
+            choices.push_back(
+              { stencil::AccessStrategy::StagedZLoop, 8, layers, wide, stagedSlice });
       // Slice sizes of the sliced z-loop (GPU, z-curve, chasing compressed table only).
       for (int slice : { 2, 4, 16, 32 })
         choices.push_back({ stencil::AccessStrategy::SlicedZLoop, slice, 0, false });
@@ -290,6 +306,8 @@ void runPrecision(const char* name,
           co.sliceSize = choice.slice;
           co.tileLayers = choice.tileLayers;
           co.tilePrefetch = choice.prefetch;
+          co.stagedSlice = choice.stagedSlice;
+          co.stagedWideRegisters = choice.prefetch;
           co.chasingTable = variant < 2;
           co.compressedTable = variant % 2 == 0;
           // The CPU has no shared memory (it maps Shared to z-loop); to keep the device run
@@ -323,6 +341,8 @@ void runPrecision(const char* name,
           row.strategy = std::string(stencil::toString(strategy)) +
             (strategy == stencil::AccessStrategy::SlicedZLoop ? " S=" + std::to_string(choice.slice)
                                                               : std::string()) +
+            (choice.stagedSlice > 0 ? " slice=" + std::to_string(choice.stagedSlice)
+                                    : std::string()) +
             " (" + report.columnKernel + ")";
           row.table = std::string(co.chasingTable ? "chasing" : "non-chasing") +
             (co.compressedTable ? "/compressed" : "/plain");
@@ -378,6 +398,16 @@ void runPrecision(const char* name,
         row.seconds = columnReport.kernelSeconds;
         row.ratio = row.seconds / regularReport.kernelSeconds;
         row.fraction = 0;
+        rows.push_back(row);
+        co.strategy = stencil::AccessStrategy::StagedZLoop;
+        if (!stencil::applyColumns(zCurve.mesh, uCurve.data(), out.data(), s, co, &columnReport))
+        {
+          std::exit(1);
+        }
+        row.strategy = "staged-z-loop (" + columnReport.columnKernel + ")";
+        row.seconds = columnReport.kernelSeconds;
+        row.ratio = row.seconds / regularReport.kernelSeconds;
+        row.maxDiff = maxDifference(out, referenceCurve);
         rows.push_back(row);
       }
     }

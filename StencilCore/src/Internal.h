@@ -6,6 +6,7 @@
 #define stencil_Internal_h
 
 #include "Kernels.h"
+#include "StagedColumns.h"
 #include "TiledColumns.h"
 #include "stencil/Stencil.h"
 
@@ -36,13 +37,22 @@ struct PreparedTable
   std::vector<std::int32_t> haloStart;
   std::vector<std::int32_t> haloCells;
   int maxHalo = 0;
+  /// Second rings of the staged laplap (StagedZLoop); empty when not used.
+  std::vector<std::int32_t> outerStart;
+  std::vector<std::int32_t> outerCells;
+  int maxOuter = 0;
   bool tiled() const { return !haloStart.empty(); }
+  bool staged() const { return !outerStart.empty(); }
+
   TileLists hostTiles() const
   {
     TileLists lists;
     lists.haloStart = haloStart.data();
     lists.haloCells = haloCells.data();
     lists.maxHalo = maxHalo;
+    lists.outerStart = outerStart.data();
+    lists.outerCells = outerCells.data();
+    lists.maxOuter = maxOuter;
     return lists;
   }
   std::size_t bytes() const
@@ -106,33 +116,85 @@ Status withTable(const PreparedTable<T>& t, const TablePointers<T>& p, F&& f)
 }
 
 /**
- * Calls f(std::integral_constant<int, L>, std::bool_constant<Prefetch>) with the variant of the
- * tiled laplap: ExecutionOptions::tileLayers and tilePrefetch for K = 4 (the quad meshes the
- * benchmark compares; instantiating every variant for every K would multiply the CUDA build),
- * DefaultTileLayers without prefetch otherwise.
+ * Calls f(std::integral_constant<int, L>, std::bool_constant<Flag>) with L = `layers` (1, 2 or
+ * 4; otherwise DefaultLayers) and Flag = `flag` for K = 4 (the quad meshes the benchmark
+ * compares; instantiating every variant for every K would multiply the CUDA build), and with
+ * DefaultLayers and false otherwise.
  */
-template<typename T, int K, typename F>
-decltype(auto) withTileVariant(const ExecutionOptions& options, F&& f)
+template<int DefaultLayers, int K, typename F>
+decltype(auto) withLayerVariant(int layers, bool flag, F&& f)
 {
   if constexpr (K == 4)
   {
-    auto layers = [&](auto prefetch) -> decltype(auto)
+    auto withLayers = [&](auto chosenFlag) -> decltype(auto)
     {
-      switch (options.tileLayers)
+      switch (layers)
       {
         case 1:
-          return f(std::integral_constant<int, 1>{}, prefetch);
+          return f(std::integral_constant<int, 1>{}, chosenFlag);
         case 2:
-          return f(std::integral_constant<int, 2>{}, prefetch);
+          return f(std::integral_constant<int, 2>{}, chosenFlag);
         case 4:
-          return f(std::integral_constant<int, 4>{}, prefetch);
+          return f(std::integral_constant<int, 4>{}, chosenFlag);
         default:
-          return f(std::integral_constant<int, DefaultTileLayers<T>>{}, prefetch);
+          return f(std::integral_constant<int, DefaultLayers>{}, chosenFlag);
       }
     };
-    return options.tilePrefetch ? layers(std::true_type{}) : layers(std::false_type{});
+    return flag ? withLayers(std::true_type{}) : withLayers(std::false_type{});
   }
-  return f(std::integral_constant<int, DefaultTileLayers<T>>{}, std::false_type{});
+  return f(std::integral_constant<int, DefaultLayers>{}, std::false_type{});
+}
+
+/// The tiled laplap's variant: f(L, Prefetch) from ExecutionOptions::tileLayers and tilePrefetch.
+template<typename T, int K, typename F>
+decltype(auto) withTileVariant(const ExecutionOptions& options, F&& f)
+{
+  return withLayerVariant<DefaultTileLayers<T>, K>(options.tileLayers, options.tilePrefetch, f);
+}
+
+/// The staged laplap's variant: f(L, Wide) from ExecutionOptions::tileLayers and
+/// stagedWideRegisters (4 layers by default).
+template<int K, typename F>
+decltype(auto) withStagedLayers(const ExecutionOptions& options, F&& f)
+{
+  return withLayerVariant<4, K>(options.tileLayers, options.stagedWideRegisters, f);
+}
+
+/// "staged laplap, L layers per step[, wide registers]", with a note when a requested variant
+/// was not used.
+template<int K>
+std::string stagedKernelName(const ExecutionOptions& options, ExecutionReport& report)
+{
+  int layers = 0;
+  bool wide = false;
+  withStagedLayers<K>(options,
+    [&](auto l, auto w)
+    {
+      layers = decltype(l)::value;
+      wide = decltype(w)::value;
+      return 0;
+    });
+  if ((options.tileLayers > 0 && options.tileLayers != layers) ||
+    options.stagedWideRegisters != wide)
+  {
+    report.note += "staged variants are offered for 4 neighbours per cell only: used " +
+      std::to_string(layers) + " layers per step. ";
+  }
+  return "staged laplap, " + std::to_string(layers) + (layers == 1 ? " layer" : " layers") +
+    " per step" + (wide ? ", wide registers" : "");
+}
+
+/// Why a StagedZLoop request ran as z-loop (the report's note).
+constexpr const char* StagedOnlyNote = "staged z-loop stages only the horizontal laplap (rings "
+                                       "below 65536 cells, layers below 2^29 cells): ran as "
+                                       "z-loop. ";
+
+/// The staged laplap runs for the horizontal laplap of the StagedZLoop strategy when its lists
+/// were prepared; the other operators run as z-loop (tiled laplap or per cell).
+template<typename T>
+bool runsStaged(const ExecutionOptions& options, const ColumnArgs<T>& a, bool prepared)
+{
+  return options.strategy == AccessStrategy::StagedZLoop && a.laplap && !a.vertical && prepared;
 }
 
 /// "tiled laplap, L layers per step[, prefetch]", with a note when a requested variant was not

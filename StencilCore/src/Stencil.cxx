@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -60,7 +61,9 @@ const char* toString(BoundaryMode mode)
 
 const char* toString(AccessStrategy strategy)
 {
-  static const char* const names[] = { "naive", "idxvar", "shared", "z-loop", "sliced-z-loop" };
+  static const char* const names[] = {
+    "naive", "idxvar", "shared", "z-loop", "sliced-z-loop", "staged-z-loop"
+  };
   return nameOf(strategy, names);
 }
 
@@ -365,6 +368,10 @@ Status applyImage(const ImageGrid& grid,
   {
     return Status(ErrorCode::InvalidArgument, "image: block rows must be 0, 1, 2, 4 or 8");
   }
+  if (options.imageGridBlocks < -1)
+  {
+    return Status(ErrorCode::InvalidArgument, "image: grid blocks must be -1, 0 or positive");
+  }
   int active = 0;
   Status status = validateImage(grid, isLaplap(stencil.op), isHorizontal(stencil.op), active);
   if (!status)
@@ -578,36 +585,76 @@ Status prepareTable(const ColumnMesh& mesh,
     n = m < 0 ? -1 : ring[static_cast<std::size_t>(m) * K + q];
     w = (weighted && m >= 0) ? ringWeights[static_cast<std::size_t>(m) * K + q] : T(0);
   };
-  const bool zLoops =
-    options.strategy == AccessStrategy::ZLoop || options.strategy == AccessStrategy::SlicedZLoop;
+  const bool staged = options.strategy == AccessStrategy::StagedZLoop;
+  const bool zLoops = options.strategy == AccessStrategy::ZLoop ||
+    options.strategy == AccessStrategy::SlicedZLoop || staged;
   if (needSecondRing && zLoops)
   {
-    // Halo of each tile: its cells' neighbours outside it, sorted (the kernels search them).
+    // Per tile: its first ring (the neighbours of its cells outside it, sorted: the kernels
+    // search them) and for the staged laplap the second ring (the first ring's neighbours
+    // outside the tile and the first ring).
     const std::size_t tiles = (cells + TileCells - 1) / TileCells;
-    t.haloStart.assign(tiles + 1, 0);
+    std::vector<std::int32_t> tileCells;
     std::vector<std::int32_t> halo;
+    std::vector<std::int32_t> outer;
+    const std::vector<std::int32_t> none;
+    auto ringAround = [&](const std::vector<std::int32_t>& sources,
+                        std::int64_t first,
+                        std::int64_t last,
+                        const std::vector<std::int32_t>& inner,
+                        std::vector<std::int32_t>& result)
+    {
+      result.clear();
+      for (const std::int32_t c : sources)
+      {
+        for (int j = 0; j < K; ++j)
+        {
+          const std::int32_t n = ring[static_cast<std::size_t>(c) * K + j];
+          if (n >= 0 && (n < first || n >= last) &&
+            !std::binary_search(inner.begin(), inner.end(), n))
+          {
+            result.push_back(n);
+          }
+        }
+      }
+      std::sort(result.begin(), result.end());
+      result.erase(std::unique(result.begin(), result.end()), result.end());
+    };
+    auto append = [](const std::vector<std::int32_t>& list,
+                    std::vector<std::int32_t>& start,
+                    std::vector<std::int32_t>& lists,
+                    int& longest)
+    {
+      lists.insert(lists.end(), list.begin(), list.end());
+      start.push_back(static_cast<std::int32_t>(lists.size()));
+      longest = std::max(longest, static_cast<int>(list.size()));
+    };
+    t.haloStart.assign(1, 0);
+    if (staged)
+    {
+      t.outerStart.assign(1, 0);
+    }
     for (std::size_t b = 0; b < tiles; ++b)
     {
       const std::int64_t first = static_cast<std::int64_t>(b) * TileCells;
       const std::int64_t last = std::min<std::int64_t>(first + TileCells, cells);
-      halo.clear();
-      for (std::int64_t c = first; c < last; ++c)
+      tileCells.resize(static_cast<std::size_t>(last - first));
+      std::iota(tileCells.begin(), tileCells.end(), static_cast<std::int32_t>(first));
+      ringAround(tileCells, first, last, none, halo);
+      append(halo, t.haloStart, t.haloCells, t.maxHalo);
+      if (staged)
       {
-        for (int j = 0; j < K; ++j)
-        {
-          const std::int32_t n = ring[c * K + j];
-          if (n >= 0 && (n < first || n >= last))
-          {
-            halo.push_back(n);
-          }
-        }
+        ringAround(halo, first, last, halo, outer);
+        append(outer, t.outerStart, t.outerCells, t.maxOuter);
       }
-      std::sort(halo.begin(), halo.end());
-      halo.erase(std::unique(halo.begin(), halo.end()), halo.end());
-      t.haloCells.insert(t.haloCells.end(), halo.begin(), halo.end());
-      t.haloStart[b + 1] = static_cast<std::int32_t>(t.haloCells.size());
-      t.maxHalo = std::max(t.maxHalo, static_cast<int>(halo.size()));
     }
+  }
+  if (staged && (t.maxHalo >= 65536 || cells >= (std::size_t(1) << 29)))
+  {
+    // Beyond the staged kernel's packed 16-bit ring items and 32-bit offsets: z-loop instead.
+    t.outerStart.clear();
+    t.outerCells.clear();
+    t.maxOuter = 0;
   }
   if (!t.compressed)
   {
@@ -685,41 +732,44 @@ template Status prepareTable<double>(const ColumnMesh&,
 
 namespace
 {
-/// The tiled laplap of the z-loop strategies, its threads run one after the other per phase.
-template<typename T, int L, bool Prefetch, typename Table>
-bool cpuTiledColumns(const Table& table,
+/**
+ * Runs the column slices of the tiles (tiled or staged laplap) on the CPU: the TileCells threads
+ * of a tile one after the other per phase, over `scratchBytes` of 16-byte aligned scratch memory
+ * (as CUDA gives shared memory). runSlice(context, first, last, forEachThread, barrier) runs
+ * one slice of the Context (a TileContext or StagedContext) bound to one tile.
+ */
+template<typename Context, typename State, typename T, typename Table, typename RunSlice>
+bool cpuTileSlices(const Table& table,
   const detail::TileLists& tiles,
   const detail::ColumnArgs<T>& a,
   std::size_t slice,
-  const ExecutionOptions& options)
+  std::size_t scratchBytes,
+  const ExecutionOptions& options,
+  RunSlice&& runSlice)
 {
-  constexpr int K = Table::K;
   const std::size_t tileCount =
     (static_cast<std::size_t>(a.cells) + detail::TileCells - 1) / detail::TileCells;
   const std::size_t layers = static_cast<std::size_t>(a.layers);
   const std::size_t slices = (layers + slice - 1) / slice;
-  const bool weighted = table.p.weights != nullptr;
-  const detail::TileLayout<T, K, L> layout{ tiles.maxHalo, weighted };
   return parallelFor(tileCount * slices,
     options,
     [&](std::size_t begin, std::size_t end)
     {
-      std::vector<unsigned char> scratch(layout.bytes() + 16);
-      // 16-byte alignment, as CUDA gives shared memory.
+      std::vector<unsigned char> scratch(scratchBytes + 16);
       unsigned char* base =
         scratch.data() + (16 - reinterpret_cast<std::uintptr_t>(scratch.data()) % 16) % 16;
-      std::vector<detail::TileThread<T, K, L>> threads(detail::TileCells);
+      std::vector<State> threads(detail::TileCells);
       for (std::size_t item = begin; item < end; ++item)
       {
-        detail::TileContext<T, Table, L> x;
+        Context x;
         x.a = a;
         x.table = table;
         x.lists = tiles;
-        x.weighted = weighted;
+        x.weighted = table.p.weights != nullptr;
         x.bind(base, static_cast<int>(item % tileCount));
         const int first = static_cast<int>((item / tileCount) * slice);
         const int last = static_cast<int>(std::min(layers, first + slice));
-        detail::tileSlice<Prefetch>(
+        runSlice(
           x,
           first,
           last,
@@ -735,9 +785,50 @@ bool cpuTiledColumns(const Table& table,
     });
 }
 
+/// The tiled laplap of the z-loop strategies on the CPU.
+template<typename T, int L, bool Prefetch, typename Table>
+bool cpuTiledColumns(const Table& table,
+  const detail::TileLists& tiles,
+  const detail::ColumnArgs<T>& a,
+  std::size_t slice,
+  const ExecutionOptions& options)
+{
+  const detail::TileLayout<T, Table::K, L> layout{ tiles.maxHalo, table.p.weights != nullptr };
+  return cpuTileSlices<detail::TileContext<T, Table, L>, detail::TileThread<T, Table::K, L>>(table,
+    tiles,
+    a,
+    slice,
+    layout.bytes(),
+    options,
+    [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
+    { detail::tileSlice<Prefetch>(x, first, last, forEach, barrier); });
+}
+
+/// The staged laplap of StagedZLoop on the CPU.
+template<typename T, int L, typename Table>
+bool cpuStagedColumns(const Table& table,
+  const detail::TileLists& tiles,
+  const detail::ColumnArgs<T>& a,
+  std::size_t slice,
+  const ExecutionOptions& options)
+{
+  const detail::StagedLayout<T, Table::K, L> layout{
+    tiles.maxHalo, tiles.maxOuter, table.p.weights != nullptr
+  };
+  return cpuTileSlices<detail::StagedContext<T, Table, L>, detail::StagedThread<T, Table::K>>(table,
+    tiles,
+    a,
+    slice,
+    layout.bytes(),
+    options,
+    [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
+    { detail::stagedSlice(x, first, last, forEach, barrier); });
+}
+
 template<typename T, typename Table>
 bool cpuColumns(const Table& table,
   const detail::TileLists* tiles,
+  bool staged,
   const detail::ColumnArgs<T>& a,
   const ExecutionOptions& options,
   ExecutionReport& report)
@@ -746,8 +837,23 @@ bool cpuColumns(const Table& table,
   constexpr int E = K + K * K;
   const std::size_t cells = static_cast<std::size_t>(a.cells);
   const std::size_t layers = static_cast<std::size_t>(a.layers);
-  if (tiles && a.laplap &&
-    (options.strategy == AccessStrategy::ZLoop || options.strategy == AccessStrategy::SlicedZLoop))
+  if (tiles && detail::runsStaged(options, a, staged))
+  {
+    report.columnKernel = detail::stagedKernelName<K>(options, report);
+    const std::size_t slice =
+      options.stagedSlice > 0 ? static_cast<std::size_t>(options.stagedSlice) : layers;
+    return detail::withStagedLayers<K>(options,
+      [&](auto perStep, auto)
+      { return cpuStagedColumns<T, decltype(perStep)::value>(table, *tiles, a, slice, options); });
+  }
+  const bool zLoops = options.strategy == AccessStrategy::ZLoop ||
+    options.strategy == AccessStrategy::SlicedZLoop ||
+    options.strategy == AccessStrategy::StagedZLoop;
+  if (options.strategy == AccessStrategy::StagedZLoop)
+  {
+    report.note += detail::StagedOnlyNote;
+  }
+  if (tiles && a.laplap && zLoops)
   {
     report.columnKernel = detail::tiledKernelName<T, K>(options, report);
     const std::size_t slice = options.strategy == AccessStrategy::SlicedZLoop
@@ -793,6 +899,7 @@ bool cpuColumns(const Table& table,
     case AccessStrategy::Shared:
     case AccessStrategy::ZLoop:
     case AccessStrategy::SlicedZLoop:
+    case AccessStrategy::StagedZLoop:
     {
       if (options.strategy == AccessStrategy::Shared)
       {
@@ -849,6 +956,11 @@ Status applyColumns(const ColumnMesh& mesh,
   if (in == out)
   {
     return Status(ErrorCode::InvalidArgument, "columns: output must not alias the input");
+  }
+  if (options.stagedSlice < 0)
+  {
+    return Status(
+      ErrorCode::InvalidArgument, "staged z-loop: slice must be 0 (whole column) or more");
   }
   if (options.sliceSize < 1)
   {
@@ -912,7 +1024,8 @@ Status applyColumns(const ColumnMesh& mesh,
         [&](auto view) -> Status
         {
           const detail::TileLists lists = table.hostTiles();
-          return cpuColumns<T>(view, table.tiled() ? &lists : nullptr, args, options, rep)
+          return cpuColumns<T>(
+                   view, table.tiled() ? &lists : nullptr, table.staged(), args, options, rep)
             ? Status::Ok()
             : Status(ErrorCode::Aborted, "column stencil aborted");
         });

@@ -64,12 +64,16 @@ constexpr int tileBuffers(int layersPerStep)
 }
 
 /// Halo lists: for tile b, haloCells[haloStart[b] .. haloStart[b + 1]) are the sorted distinct
-/// first-ring neighbours of its cells outside the tile.
+/// first-ring neighbours of its cells outside the tile; the staged laplap (StagedColumns.h) also
+/// has the second ring, outerCells[outerStart[b] .. outerStart[b + 1]).
 struct TileLists
 {
   const std::int32_t* haloStart = nullptr;
   const std::int32_t* haloCells = nullptr;
   int maxHalo = 0;
+  const std::int32_t* outerStart = nullptr;
+  const std::int32_t* outerCells = nullptr;
+  int maxOuter = 0;
 };
 
 /// Byte layout of a tile's scratch memory (CUDA shared memory; a plain buffer on the CPU).
@@ -99,14 +103,21 @@ struct TileLayout
   STENCIL_HD std::size_t bytes() const { return alignUp(validOffset() + TileCells + maxHalo); }
 };
 
-/// One tile's view of its scratch memory and of the problem.
-template<typename T, typename Table, int L>
-struct TileContext
+/// What the tile kernels (TileContext, StagedContext) know of the problem.
+template<typename T, typename Table>
+struct TileProblem
 {
-  static constexpr int K = Table::K;
   ColumnArgs<T> a;
   Table table;
   TileLists lists;
+  bool weighted = false;
+};
+
+/// One tile's view of its scratch memory and of the problem.
+template<typename T, typename Table, int L>
+struct TileContext : TileProblem<T, Table>
+{
+  static constexpr int K = Table::K;
   int tile = 0;
   int haloCount = 0;
   int haloBegin = 0;
@@ -115,21 +126,20 @@ struct TileContext
   std::int32_t* haloId = nullptr;
   std::int32_t* haloIndex = nullptr; ///< K neighbours per halo cell (missing: the cell itself)
   unsigned char* valid = nullptr;    ///< the cell's first Laplacian has all its neighbours
-  bool weighted = false;
 
   STENCIL_HD void bind(unsigned char* scratch, int tileIndex)
   {
-    const TileLayout<T, K, L> layout{ lists.maxHalo, weighted };
+    const TileLayout<T, K, L> layout{ this->lists.maxHalo, this->weighted };
     laplacian = reinterpret_cast<T*>(scratch + layout.laplacianOffset());
     haloWeight = reinterpret_cast<T*>(scratch + layout.haloWeightOffset());
     haloId = reinterpret_cast<std::int32_t*>(scratch + layout.haloIdOffset());
     haloIndex = reinterpret_cast<std::int32_t*>(scratch + layout.haloIndexOffset());
     valid = scratch + layout.validOffset();
     tile = tileIndex;
-    haloBegin = load(lists.haloStart + tileIndex);
-    haloCount = load(lists.haloStart + tileIndex + 1) - haloBegin;
+    haloBegin = load(this->lists.haloStart + tileIndex);
+    haloCount = load(this->lists.haloStart + tileIndex + 1) - haloBegin;
   }
-  STENCIL_HD int slots() const { return TileCells + lists.maxHalo; }
+  STENCIL_HD int slots() const { return TileCells + this->lists.maxHalo; }
   STENCIL_HD T* buffer(int k) const { return laplacian + (k % tileBuffers(L)) * slots(); }
 };
 
@@ -352,7 +362,7 @@ STENCIL_HD void produceHaloItem(const TileContext<T, Table, L>& x,
 /// thread's first halo item.
 template<typename T, typename Table, int L>
 STENCIL_HD void tileFetch(const TileContext<T, Table, L>& x,
-  int t,
+  int /*t*/,
   TileThread<T, Table::K, L>& s,
   int k0,
   int count)

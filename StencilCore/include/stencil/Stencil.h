@@ -93,7 +93,11 @@ enum class AccessStrategy
   IdxVar, ///< one thread per value; all indices looked up once into variables
   Shared, ///< IdxVar whose lookups are done once per column by leader threads, via shared memory
   ZLoop,  ///< one thread per column, looping over all layers with indices looked up once
-  SlicedZLoop ///< one thread per column slice of `sliceSize` layers
+  SlicedZLoop, ///< one thread per column slice of `sliceSize` layers
+  /// Horizontal laplap: a block stages a tile of cells and its two neighbour rings in shared
+  /// memory (the tile with vector loads) and marches up the columns; other operators run as
+  /// ZLoop (the report says so).
+  StagedZLoop
 };
 
 /// How the CUDA backend traverses the interior of a regular image (both give the same values).
@@ -146,8 +150,13 @@ struct ExecutionOptions
   int sliceSize = 8; ///< layers per thread of SlicedZLoop
   /// Z-loops' tiled laplap: layers whose loads are in flight together between two barriers, 1,
   /// 2 or 4 (meshes with 4 neighbours per cell; others use the default); 0 picks the measured
-  /// default (4).
+  /// default (4). The same counts for the staged laplap of StagedZLoop.
   int tileLayers = 0;
+  /// StagedZLoop: layers per block (0: the whole column); fewer layers, more blocks.
+  int stagedSlice = 0;
+  /// StagedZLoop (4 neighbours per cell): the kernel compiled for 6 resident blocks per SM
+  /// (float, 40 registers) or 4 (double, 64) instead of 8 (32) or 6 (40): no spills, fewer warps.
+  bool stagedWideRegisters = false;
   /// Z-loops' tiled laplap: fetch the next step's values before the barrier (more registers;
   /// meshes with 4 neighbours per cell). Off by default (slower on the H100, docs/stencil.md).
   bool tilePrefetch = false;
@@ -164,6 +173,11 @@ struct ExecutionOptions
   /// RowStrips with 2 columns and 2 or 4 rows: the kernel compiled with a cap of 40 registers
   /// (more warps per SM); ignored for other shapes.
   bool imageTightRegisters = false;
+  /// RowStrips with 2 columns and 2 or 4 rows: 0 launches one block per strip block; N > 0 at
+  /// most N blocks that loop over the strip blocks (grid-stride, like the copy-bandwidth
+  /// kernel); -1 as many such blocks as are resident on the device at once. Ignored for other
+  /// shapes.
+  int imageGridBlocks = 0;
   bool chasingTable = true;    ///< second neighbours by chasing the table twice (else stored)
   bool compressedTable = true; ///< per-cell pattern id + shared relative offsets (else plain)
   /// Auto picks CUDA only for problems of at least this many values.

@@ -125,14 +125,18 @@ __global__ void __launch_bounds__(LinearBlock, Table::K <= 4 ? 6 : 1)
   }
 }
 
-/// The z-loops' laplap: one block per (tile, column slice), L layers per step; see
-/// TiledColumns.h.
-template<typename T, typename Table, int L, bool Prefetch>
-__global__ void __launch_bounds__(TileCells, (TileMinBlocks<T, L, Prefetch>))
-  tiledLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
+/// One block per (tile, column slice): binds a Context (TileContext or StagedContext) to the
+/// block's scratch memory and runs runSlice(context, first, last, forEachThread, barrier) for
+/// the calling thread.
+template<typename Context, typename State, typename T, typename Table, typename RunSlice>
+__device__ __forceinline__ void tileBlock(const ColumnArgs<T>& args,
+  const Table& table,
+  const TileLists& lists,
+  int slice,
+  RunSlice&& runSlice)
 {
   extern __shared__ __align__(16) unsigned char scratch[];
-  TileContext<T, Table, L> x;
+  Context x;
   x.a = args;
   x.table = table;
   x.lists = lists;
@@ -140,24 +144,43 @@ __global__ void __launch_bounds__(TileCells, (TileMinBlocks<T, L, Prefetch>))
   x.bind(scratch, blockIdx.x);
   const int first = blockIdx.y * slice;
   const int last = min(args.layers, first + slice);
-  TileThread<T, Table::K, L> state;
+  State state;
   const int t = threadIdx.x;
-  tileSlice<Prefetch>(
+  runSlice(
     x, first, last, [&](auto&& f) { f(t, state); }, []() { __syncthreads(); });
 }
 
-/// Launches the tiled laplap when its scratch fits the block's shared memory; false otherwise.
+/// The z-loops' laplap: one block per (tile, column slice), L layers per step; see
+/// TiledColumns.h.
 template<typename T, typename Table, int L, bool Prefetch>
-bool launchTiled(const Table& table,
-  const ColumnArgs<T>& a,
-  const TileLists& lists,
-  int slice,
-  const ExecutionOptions& options,
-  double& seconds,
-  Status& status)
+__global__ void __launch_bounds__(TileCells, (TileMinBlocks<T, L, Prefetch>))
+  tiledLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
 {
-  const TileLayout<T, Table::K, L> layout{ lists.maxHalo, table.p.weights != nullptr };
-  const std::size_t bytes = layout.bytes();
+  tileBlock<TileContext<T, Table, L>, TileThread<T, Table::K, L>>(args,
+    table,
+    lists,
+    slice,
+    [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
+    { tileSlice<Prefetch>(x, first, last, forEach, barrier); });
+}
+
+/// The staged horizontal laplap: one block per (tile, column slice); see StagedColumns.h.
+template<typename T, typename Table, int L, bool Wide>
+__global__ void __launch_bounds__(TileCells, (StagedMinBlocks<T, Wide>))
+  stagedLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
+{
+  tileBlock<StagedContext<T, Table, L>, StagedThread<T, Table::K>>(args,
+    table,
+    lists,
+    slice,
+    [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
+    { stagedSlice(x, first, last, forEach, barrier); });
+}
+
+/// Sets the dynamic shared memory a kernel needs; false when the device cannot give it.
+template<typename Kernel>
+bool allowSharedBytes(Kernel kernel, std::size_t bytes)
+{
   int device = 0;
   int optin = 0;
   cudaGetDevice(&device);
@@ -167,22 +190,37 @@ bool launchTiled(const Table& table,
     return false;
   }
   if (bytes > 48 * 1024 &&
-    cudaFuncSetAttribute(tiledLaplapKernel<T, Table, L, Prefetch>,
-      cudaFuncAttributeMaxDynamicSharedMemorySize,
-      static_cast<int>(bytes)) != cudaSuccess)
+    cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)) != cudaSuccess)
   {
     cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+
+/// Launches a tile kernel (one block per tile and column slice) when its scratch fits the
+/// block's shared memory; false otherwise.
+template<typename Kernel, typename T, typename Table>
+bool launchTileKernel(Kernel kernel,
+  std::size_t bytes,
+  const Table& table,
+  const ColumnArgs<T>& a,
+  const TileLists& lists,
+  int slice,
+  const ExecutionOptions& options,
+  double& seconds,
+  Status& status)
+{
+  if (!allowSharedBytes(kernel, bytes))
+  {
     return false;
   }
   const unsigned tiles = static_cast<unsigned>((a.cells + TileCells - 1) / TileCells);
   const unsigned slices = static_cast<unsigned>(std::min(65535, (a.layers + slice - 1) / slice));
   status = timeKernel(
     options.timingRepeats,
-    [&]()
-    {
-      tiledLaplapKernel<T, Table, L, Prefetch>
-        <<<dim3(tiles, slices), TileCells, bytes>>>(a, table, lists, slice);
-    },
+    [&]() { kernel<<<dim3(tiles, slices), TileCells, bytes>>>(a, table, lists, slice); },
     seconds);
   return true;
 }
@@ -191,14 +229,43 @@ template<typename T, typename Table>
 Status launchColumns(const Table& table,
   const ColumnArgs<T>& a,
   const TileLists* tiles,
+  bool staged,
   const ExecutionOptions& options,
   ExecutionReport& report)
 {
   report.columnKernel = "per cell";
-  const unsigned cellBlocks = static_cast<unsigned>((a.cells + LinearBlock - 1) / LinearBlock);
-  const unsigned layerBlocks = static_cast<unsigned>(std::min(a.layers, 65535));
   double seconds = 0;
   Status status;
+  // A tile kernel over `slice` layers per block; false when its scratch does not fit.
+  auto launchTiles = [&](auto kernel, std::size_t bytes, int slice)
+  { return launchTileKernel(kernel, bytes, table, a, *tiles, slice, options, seconds, status); };
+  if (tiles && runsStaged(options, a, staged))
+  {
+    const int slice = options.stagedSlice > 0 ? std::min(options.stagedSlice, a.layers) : a.layers;
+    if ((a.layers + slice - 1) / slice <= 65535 &&
+      withStagedLayers<Table::K>(options,
+        [&](auto layers, auto wide)
+        {
+          constexpr int L = decltype(layers)::value;
+          const StagedLayout<T, Table::K, L> layout{
+            tiles->maxHalo, tiles->maxOuter, table.p.weights != nullptr
+          };
+          return launchTiles(
+            stagedLaplapKernel<T, Table, L, decltype(wide)::value>, layout.bytes(), slice);
+        }))
+    {
+      report.columnKernel = stagedKernelName<Table::K>(options, report);
+      report.kernelSeconds = seconds;
+      return status;
+    }
+    report.note += "staged rings too large for shared memory: ran as z-loop. ";
+  }
+  else if (options.strategy == AccessStrategy::StagedZLoop)
+  {
+    report.note += StagedOnlyNote;
+  }
+  const unsigned cellBlocks = static_cast<unsigned>((a.cells + LinearBlock - 1) / LinearBlock);
+  const unsigned layerBlocks = static_cast<unsigned>(std::min(a.layers, 65535));
   switch (options.strategy)
   {
     case AccessStrategy::Naive:
@@ -228,16 +295,19 @@ Status launchColumns(const Table& table,
     }
     case AccessStrategy::ZLoop:
     case AccessStrategy::SlicedZLoop:
+    case AccessStrategy::StagedZLoop:
     {
       const int slice =
-        options.strategy == AccessStrategy::ZLoop ? a.layers : std::max(1, options.sliceSize);
+        options.strategy == AccessStrategy::SlicedZLoop ? std::max(1, options.sliceSize) : a.layers;
       if (tiles && a.laplap && (a.layers + slice - 1) / slice <= 65535)
       {
         const bool launched = withTileVariant<T, Table::K>(options,
           [&](auto layers, auto prefetch)
           {
-            return launchTiled<T, Table, decltype(layers)::value, decltype(prefetch)::value>(
-              table, a, *tiles, slice, options, seconds, status);
+            constexpr int L = decltype(layers)::value;
+            const TileLayout<T, Table::K, L> layout{ tiles->maxHalo, table.p.weights != nullptr };
+            return launchTiles(
+              tiledLaplapKernel<T, Table, L, decltype(prefetch)::value>, layout.bytes(), slice);
           });
         if (launched)
         {
@@ -290,49 +360,39 @@ Status runColumns(const PreparedTable<T>& table,
   DeviceBuffer weights;
   DeviceBuffer haloStart;
   DeviceBuffer haloCells;
-  if (!status ||
-    !(status = cudaStatus(haloStart.allocate(table.haloStart.size() * 4), "cudaMalloc halo")) ||
-    !(status = cudaStatus(haloCells.allocate(table.haloCells.size() * 4), "cudaMalloc halo")) ||
+  DeviceBuffer outerStart;
+  DeviceBuffer outerCells;
+  // Allocates a device copy of a host vector (1 byte when empty) and fills it.
+  auto upload = [](DeviceBuffer& buffer, const auto& list, const char* what)
+  {
+    const std::size_t size = list.size() * sizeof(list[0]);
+    Status uploaded = cudaStatus(buffer.allocate(size), what);
+    if (uploaded && size > 0)
+    {
+      uploaded =
+        cudaStatus(cudaMemcpy(buffer.as<void>(), list.data(), size, cudaMemcpyHostToDevice), what);
+    }
+    return uploaded;
+  };
+  if (!status || !(status = upload(outerStart, table.outerStart, "ring lists")) ||
+    !(status = upload(outerCells, table.outerCells, "ring lists")) ||
+    !(status = upload(haloStart, table.haloStart, "halo lists")) ||
+    !(status = upload(haloCells, table.haloCells, "halo lists")) ||
     !(status = cudaStatus(in.allocate(bytes), "cudaMalloc input")) ||
     !(status = cudaStatus(out.allocate(bytes), "cudaMalloc output")) ||
-    !(status = cudaStatus(index.allocate(table.index.size() * 4), "cudaMalloc table")) ||
-    !(status = cudaStatus(offsets.allocate(table.offsets.size() * 4), "cudaMalloc table")) ||
-    !(status =
-        cudaStatus(weights.allocate(table.weights.size() * sizeof(T)), "cudaMalloc weights")))
+    !(status = upload(index, table.index, "neighbour table")) ||
+    !(status = upload(offsets, table.offsets, "neighbour table")) ||
+    !(status = upload(weights, table.weights, "neighbour weights")))
   {
     return status;
-  }
-  cudaMemcpy(index.as<void>(), table.index.data(), table.index.size() * 4, cudaMemcpyHostToDevice);
-  if (!table.offsets.empty())
-  {
-    cudaMemcpy(
-      offsets.as<void>(), table.offsets.data(), table.offsets.size() * 4, cudaMemcpyHostToDevice);
-  }
-  if (!table.weights.empty())
-  {
-    cudaMemcpy(weights.as<void>(),
-      table.weights.data(),
-      table.weights.size() * sizeof(T),
-      cudaMemcpyHostToDevice);
-  }
-  if (table.tiled())
-  {
-    cudaMemcpy(haloStart.as<void>(),
-      table.haloStart.data(),
-      table.haloStart.size() * 4,
-      cudaMemcpyHostToDevice);
-    if (!table.haloCells.empty())
-    {
-      cudaMemcpy(haloCells.as<void>(),
-        table.haloCells.data(),
-        table.haloCells.size() * 4,
-        cudaMemcpyHostToDevice);
-    }
   }
   TileLists lists;
   lists.haloStart = haloStart.as<std::int32_t>();
   lists.haloCells = haloCells.as<std::int32_t>();
   lists.maxHalo = table.maxHalo;
+  lists.outerStart = outerStart.as<std::int32_t>();
+  lists.outerCells = outerCells.as<std::int32_t>();
+  lists.maxOuter = table.maxOuter;
   const TileLists* tiles = table.tiled() ? &lists : nullptr;
   if (!(status =
           cudaStatus(cudaMemcpy(in.as<T>(), args.u, bytes, cudaMemcpyHostToDevice), "copy in")))
@@ -347,7 +407,8 @@ Status runColumns(const PreparedTable<T>& table,
   ColumnArgs<T> device = args;
   device.u = in.as<T>();
   device.out = out.as<T>();
-  auto run = [&](auto view) { return launchColumns<T>(view, device, tiles, options, report); };
+  auto run = [&](auto view)
+  { return launchColumns<T>(view, device, tiles, table.staged(), options, report); };
   switch (table.K)
   {
     case 3:

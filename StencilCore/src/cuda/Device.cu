@@ -565,17 +565,16 @@ __device__ __forceinline__ void stripBoundary(const ImageArgs<T>& a,
 
 /// Tight: a register cap of 40 (6 blocks of 256 threads or 12 of 128 per SM) instead of 128:
 /// more warps in flight for the 2-column strips, which use 56 registers uncapped (ptxas, sm_90).
-template<typename T, bool Laplap, bool Vertical, int Rows, int Columns, bool Tight>
-__global__ void __launch_bounds__(StripThreadsX* MaxStripThreadsY, Tight ? 6 : 2)
-  rowStripKernel(const __grid_constant__ ImageArgs<T> args, const StripGrid g)
+template<typename T, bool Laplap, bool Vertical, int Rows, int Columns>
+__device__ __forceinline__ void rowStripBlock(const ImageArgs<T>& a,
+  const StripGrid& g,
+  long long block)
 {
-  const ImageArgs<T>& a = args;
   const int nx = static_cast<int>(a.dims[0]);
   const int ny = static_cast<int>(a.dims[1]);
   const int sy = nx;
   const int sz = nx * static_cast<int>(a.dims[1]);
   constexpr int reach = Laplap ? 2 : 1;
-  const long long block = blockIdx.x;
   const int thread = threadIdx.x + StripThreadsX * threadIdx.y;
   if (block < g.boundaryBlocks)
   {
@@ -629,6 +628,26 @@ __global__ void __launch_bounds__(StripThreadsX* MaxStripThreadsY, Tight ? 6 : 2
   }
 }
 
+/// One block per strip block, or (Looping) fewer blocks that loop over them (grid-stride; a
+/// separate instantiation: the loop takes 64 registers instead of 56 for the float strips).
+template<typename T, bool Laplap, bool Vertical, int Rows, int Columns, bool Tight, bool Looping>
+__global__ void __launch_bounds__(StripThreadsX* MaxStripThreadsY, Tight ? 6 : 2)
+  rowStripKernel(const __grid_constant__ ImageArgs<T> args, const StripGrid g)
+{
+  if constexpr (Looping)
+  {
+    const long long blocks = g.boundaryBlocks + g.interiorBlocks;
+    for (long long block = blockIdx.x; block < blocks; block += gridDim.x)
+    {
+      rowStripBlock<T, Laplap, Vertical, Rows, Columns>(args, g, block);
+    }
+  }
+  else
+  {
+    rowStripBlock<T, Laplap, Vertical, Rows, Columns>(args, g, blockIdx.x);
+  }
+}
+
 StripGrid stripGrid(const long long* dims,
   bool laplap,
   bool vertical,
@@ -662,58 +681,98 @@ StripGrid stripGrid(const long long* dims,
   return g;
 }
 
-template<typename T, bool Laplap, bool Vertical, int Columns, int Rows>
-void launchStripRows(const StripGrid& g, const ImageArgs<T>& args, bool tight)
+/// Launches one block per strip block, or (gridBlocks != 0) fewer blocks that loop over them.
+template<typename Kernel, typename T>
+void launchStripKernel(Kernel kernel, const StripGrid& g, const ImageArgs<T>& args, int gridBlocks)
 {
   const dim3 block(StripThreadsX, g.threadsY, 1);
-  const unsigned blocks = static_cast<unsigned>(g.boundaryBlocks + g.interiorBlocks);
-  // The capped variant exists for the default strips only (2 columns, 2 or 4 rows).
+  long long blocks = g.boundaryBlocks + g.interiorBlocks;
+  if (gridBlocks < 0)
+  {
+    int perSm = 0;
+    int sms = 0;
+    int device = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, block.x * block.y, 0);
+    blocks = std::min(blocks, static_cast<long long>(std::max(1, sms * perSm)));
+  }
+  else if (gridBlocks > 0)
+  {
+    blocks = std::min(blocks, static_cast<long long>(gridBlocks));
+  }
+  kernel<<<static_cast<unsigned>(blocks), block>>>(args, g);
+}
+
+template<typename T, bool Laplap, bool Vertical, int Columns, int Rows>
+void launchStripRows(const StripGrid& g, const ImageArgs<T>& args, bool tight, int gridBlocks)
+{
+  // The capped and looping variants exist for the default strips only (2 columns, 2 or 4 rows).
   if constexpr (Columns == 2 && (Rows == 2 || Rows == 4))
   {
+    if (gridBlocks != 0)
+    {
+      tight
+        ? launchStripKernel(
+            rowStripKernel<T, Laplap, Vertical, Rows, Columns, true, true>, g, args, gridBlocks)
+        : launchStripKernel(
+            rowStripKernel<T, Laplap, Vertical, Rows, Columns, false, true>, g, args, gridBlocks);
+      return;
+    }
     if (tight)
     {
-      rowStripKernel<T, Laplap, Vertical, Rows, Columns, true><<<blocks, block>>>(args, g);
+      launchStripKernel(
+        rowStripKernel<T, Laplap, Vertical, Rows, Columns, true, false>, g, args, 0);
       return;
     }
   }
-  rowStripKernel<T, Laplap, Vertical, Rows, Columns, false><<<blocks, block>>>(args, g);
+  launchStripKernel(rowStripKernel<T, Laplap, Vertical, Rows, Columns, false, false>, g, args, 0);
 }
 
 template<typename T, bool Laplap, bool Vertical, int Columns>
-void launchRowStripsColumns(const ImageArgs<T>& args, int rows, int threadsY, bool tight)
+void launchRowStripsColumns(const ImageArgs<T>& args,
+  int rows,
+  int threadsY,
+  bool tight,
+  int gridBlocks)
 {
   const StripGrid g = stripGrid(args.dims, Laplap, Vertical, rows, Columns, threadsY);
   switch (rows)
   {
     case 1:
-      launchStripRows<T, Laplap, Vertical, Columns, 1>(g, args, tight);
+      launchStripRows<T, Laplap, Vertical, Columns, 1>(g, args, tight, gridBlocks);
       break;
     case 2:
-      launchStripRows<T, Laplap, Vertical, Columns, 2>(g, args, tight);
+      launchStripRows<T, Laplap, Vertical, Columns, 2>(g, args, tight, gridBlocks);
       break;
     case 4:
-      launchStripRows<T, Laplap, Vertical, Columns, 4>(g, args, tight);
+      launchStripRows<T, Laplap, Vertical, Columns, 4>(g, args, tight, gridBlocks);
       break;
     default:
-      launchStripRows<T, Laplap, Vertical, Columns, 8>(g, args, tight);
+      launchStripRows<T, Laplap, Vertical, Columns, 8>(g, args, tight, gridBlocks);
       break;
   }
 }
 
 template<typename T, bool Laplap, bool Vertical>
-void launchRowStrips(const ImageArgs<T>& args, int rows, int columns, int threadsY, bool tight)
+void launchRowStrips(const ImageArgs<T>& args,
+  int rows,
+  int columns,
+  int threadsY,
+  bool tight,
+  int gridBlocks)
 {
   if (columns == 4)
   {
-    launchRowStripsColumns<T, Laplap, Vertical, 4>(args, rows, threadsY, tight);
+    launchRowStripsColumns<T, Laplap, Vertical, 4>(args, rows, threadsY, tight, gridBlocks);
   }
   else if (columns == 2)
   {
-    launchRowStripsColumns<T, Laplap, Vertical, 2>(args, rows, threadsY, tight);
+    launchRowStripsColumns<T, Laplap, Vertical, 2>(args, rows, threadsY, tight, gridBlocks);
   }
   else
   {
-    launchRowStripsColumns<T, Laplap, Vertical, 1>(args, rows, threadsY, tight);
+    launchRowStripsColumns<T, Laplap, Vertical, 1>(args, rows, threadsY, tight, gridBlocks);
   }
 }
 } // namespace
@@ -804,6 +863,7 @@ Status cudaImage(const ImageArgs<T>& args,
     : defaultImageRows(columns, args.laplap, vertical, sizeof(T));
   const int blockRows = options.imageBlockRows > 0 ? options.imageBlockRows : 4;
   const bool tight = options.imageTightRegisters && columns == 2 && (rows == 2 || rows == 4);
+  const int gridBlocks = columns == 2 && (rows == 2 || rows == 4) ? options.imageGridBlocks : 0;
   if (fast && strips)
   {
     const StripGrid g = stripGrid(args.dims, args.laplap, vertical, rows, columns, blockRows);
@@ -822,13 +882,15 @@ Status cudaImage(const ImageArgs<T>& args,
     {
       if (args.laplap)
       {
-        vertical ? launchRowStrips<T, true, true>(device, rows, columns, blockRows, tight)
-                 : launchRowStrips<T, true, false>(device, rows, columns, blockRows, tight);
+        vertical
+          ? launchRowStrips<T, true, true>(device, rows, columns, blockRows, tight, gridBlocks)
+          : launchRowStrips<T, true, false>(device, rows, columns, blockRows, tight, gridBlocks);
       }
       else
       {
-        vertical ? launchRowStrips<T, false, true>(device, rows, columns, blockRows, tight)
-                 : launchRowStrips<T, false, false>(device, rows, columns, blockRows, tight);
+        vertical
+          ? launchRowStrips<T, false, true>(device, rows, columns, blockRows, tight, gridBlocks)
+          : launchRowStrips<T, false, false>(device, rows, columns, blockRows, tight, gridBlocks);
       }
     }
     else if (args.laplap)
@@ -860,7 +922,8 @@ Status cudaImage(const ImageArgs<T>& args,
   {
     report.imageKernel = "row strips, " + std::to_string(columns) +
       (columns > 1 ? " columns x " : " column x ") + std::to_string(rows) + " rows, " +
-      std::to_string(blockRows) + " x 32 threads per block" + (tight ? ", 40 registers" : "");
+      std::to_string(blockRows) + " x 32 threads per block" + (tight ? ", 40 registers" : "") +
+      (gridBlocks != 0 ? ", looping blocks" : "");
   }
   else
   {
