@@ -140,38 +140,76 @@ inline long long laneTaskWork(const LaneTask& t)
   return steps * (t.yhi - t.ylo);
 }
 
+/// Column step i of a group of 8 (window phase 0 at the group's start): loads the column entering
+/// the window and multiply-adds the lags First..Last (the others would multiply padding).
+template<typename T, int First = 0, int Last = kLaneLags - 1>
+__host__ __device__ inline void laneStep(int i,
+  T li,
+  const T* right,
+  int x,
+  T w[kLaneLags],
+  T acc[kLaneLags])
+{
+  w[(i + 7) & 7] = right[(x + i + 7) * kLaneStride];
+#pragma unroll
+  for (int j = First; j <= Last; ++j)
+  {
+    acc[j] += li * w[(i + j) & 7];
+  }
+}
+
+/// A full group of 8 columns from x (window phase 0 at its start and its end).
+template<typename T>
+__host__ __device__ inline void laneGroup(const T l[kLaneLags],
+  const T* right,
+  int x,
+  T w[kLaneLags],
+  T acc[kLaneLags])
+{
+#pragma unroll
+  for (int i = 0; i < kLaneLags; ++i)
+  {
+    laneStep<T>(i, l[i], right, x, w, acc);
+  }
+}
+
+template<typename T>
+__host__ __device__ inline void laneLoadLeft(const T* left, T l[kLaneLags])
+{
+  load4(left, l);
+  load4(left + 4, l + 4);
+}
+
 /**
  * One template row of a task for one lane: acc[j] += sum over x of L(x) R(x + a + j).
  * `left[x]` is L(x, y) (left + xs 16-byte aligned); `right[c * kLaneStride]` is R(c + a, y + dy)
  * for c in [xs - kLanePadX ... ] (zero outside the right matrix). The window w holds the right
  * values of 8 consecutive columns; w[(s + j) & 7] is the one of lag j at step s (s counted from
- * the start of a group of 8), so that unrolled groups need no register moves.
+ * the start of a group of 8), so that unrolled groups need no register moves. Walk is the
+ * task's (LaneWalk), a template parameter so that each walk's row loop is straight code without
+ * the other walks' paths merging into it.
  */
-template<typename T>
+template<typename T, int Walk>
 __host__ __device__ inline void laneSweep(const LaneTask& t,
   const T* __restrict__ left,
   const T* __restrict__ right,
   T acc[kLaneLags])
 {
-  constexpr int S = kLaneStride;
-  T w[kLaneLags], l[kLaneLags], next[kLaneLags];
+  T w[kLaneLags], la[kLaneLags], lb[kLaneLags];
   int x = t.xs;
   int rest = t.n;
-  if (t.walk == kLaneStart)
+  if constexpr (Walk == kLaneStart)
   {
-    // Step i: lags j >= 7 - i overlap (the others would multiply padding).
-    load4(left + x, l);
-    load4(left + x + 4, l + 4);
-#pragma unroll
-    for (int i = 0; i < kLaneLags; ++i)
-    {
-      w[(i + 7) & 7] = right[(x + i + 7) * S];
-#pragma unroll
-      for (int j = 7 - i; j < kLaneLags; ++j)
-      {
-        acc[j] += l[i] * w[(i + j) & 7];
-      }
-    }
+    // Step i: lags j >= 7 - i overlap.
+    laneLoadLeft(left + x, la);
+    laneStep<T, 7>(0, la[0], right, x, w, acc);
+    laneStep<T, 6>(1, la[1], right, x, w, acc);
+    laneStep<T, 5>(2, la[2], right, x, w, acc);
+    laneStep<T, 4>(3, la[3], right, x, w, acc);
+    laneStep<T, 3>(4, la[4], right, x, w, acc);
+    laneStep<T, 2>(5, la[5], right, x, w, acc);
+    laneStep<T, 1>(6, la[6], right, x, w, acc);
+    laneStep<T, 0>(7, la[7], right, x, w, acc);
     x += kLaneLags;
     rest -= kLaneLags;
   }
@@ -180,40 +218,36 @@ __host__ __device__ inline void laneSweep(const LaneTask& t,
 #pragma unroll
     for (int j = 0; j < kLaneLags - 1; ++j)
     {
-      w[j] = right[(x + j) * S];
+      w[j] = right[(x + j) * kLaneStride];
     }
-    if (t.walk == kLaneEnd)
+    if constexpr (Walk == kLaneEnd)
     {
       rest -= kLaneLags - 1;
     }
   }
+  // Full groups, two per iteration so that the left values of the next group are prefetched
+  // into the other array (no copies).
   if (rest >= kLaneLags)
   {
-    load4(left + x, next);
-    load4(left + x + 4, next + 4);
+    laneLoadLeft(left + x, la);
   }
-  while (rest >= kLaneLags)
+  while (rest >= 2 * kLaneLags)
   {
-#pragma unroll
-    for (int i = 0; i < kLaneLags; ++i)
-    {
-      l[i] = next[i];
-    }
+    laneLoadLeft(left + x + kLaneLags, lb);
+    laneGroup(la, right, x, w, acc);
+    x += kLaneLags;
+    rest -= kLaneLags;
     if (rest >= 2 * kLaneLags)
     {
-      load4(left + x + kLaneLags, next);
-      load4(left + x + kLaneLags + 4, next + 4);
+      laneLoadLeft(left + x + kLaneLags, la);
     }
-#pragma unroll
-    for (int i = 0; i < kLaneLags; ++i)
-    {
-      w[(i + 7) & 7] = right[(x + i + 7) * S];
-#pragma unroll
-      for (int j = 0; j < kLaneLags; ++j)
-      {
-        acc[j] += l[i] * w[(i + j) & 7];
-      }
-    }
+    laneGroup(lb, right, x, w, acc);
+    x += kLaneLags;
+    rest -= kLaneLags;
+  }
+  if (rest >= kLaneLags)
+  {
+    laneGroup(la, right, x, w, acc);
     x += kLaneLags;
     rest -= kLaneLags;
   }
@@ -224,18 +258,12 @@ __host__ __device__ inline void laneSweep(const LaneTask& t,
     {
       if (i < rest)
       {
-        const T li = left[x + i];
-        w[(i + 7) & 7] = right[(x + i + 7) * S];
-#pragma unroll
-        for (int j = 0; j < kLaneLags; ++j)
-        {
-          acc[j] += li * w[(i + j) & 7];
-        }
+        laneStep<T>(i, left[x + i], right, x, w, acc);
       }
     }
     x += rest;
   }
-  if (t.walk == kLaneEnd)
+  if constexpr (Walk == kLaneEnd)
   {
     // The window's phase is 0 unless a partial group ran: then reload the 7 columns.
     if (rest > 0)
@@ -243,7 +271,7 @@ __host__ __device__ inline void laneSweep(const LaneTask& t,
 #pragma unroll
       for (int j = 0; j < kLaneLags - 1; ++j)
       {
-        w[j] = right[(x + j) * S];
+        w[j] = right[(x + j) * kLaneStride];
       }
     }
     // Step i: lags j <= 6 - i overlap.
@@ -257,6 +285,23 @@ __host__ __device__ inline void laneSweep(const LaneTask& t,
         acc[j] += li * w[i + j];
       }
     }
+  }
+}
+
+/// The task's template rows [ylo, yhi) for one lane, one walk.
+template<typename T, int Walk>
+__host__ __device__ inline void laneRows(const LaneTask& t,
+  const T* left,
+  const T* right,
+  int leftStep,
+  int rightStep,
+  T acc[kLaneLags])
+{
+  for (int y = t.ylo; y < t.yhi; ++y)
+  {
+    laneSweep<T, Walk>(t, left, right, acc);
+    left += leftStep;
+    right += rightStep;
   }
 }
 
@@ -277,11 +322,18 @@ __host__ __device__ inline void laneTaskSums(const LaneLayout& s,
   const int copy = (kLaneLeftCopies - t.xs % kLaneLeftCopies) % kLaneLeftCopies;
   const T* left = sL + copy * s.leftCopyElements + t.ylo * s.leftPitch + copy;
   const T* right = sR + ((t.ylo + t.dy) * s.rightPitch + kLanePadX + t.a) * kLaneStride + slot;
-  for (int y = t.ylo; y < t.yhi; ++y)
+  const int rightStep = s.rightPitch * kLaneStride;
+  if (t.walk == kLaneStart)
   {
-    laneSweep<T>(t, left, right, acc);
-    left += s.leftPitch;
-    right += s.rightPitch * kLaneStride;
+    laneRows<T, kLaneStart>(t, left, right, s.leftPitch, rightStep, acc);
+  }
+  else if (t.walk == kLaneEnd)
+  {
+    laneRows<T, kLaneEnd>(t, left, right, s.leftPitch, rightStep, acc);
+  }
+  else
+  {
+    laneRows<T, kLaneGeneric>(t, left, right, s.leftPitch, rightStep, acc);
   }
 }
 
