@@ -6,20 +6,21 @@
  * the tile, and marches up its columns.
  *
  * The tiled z-loop (TiledColumns.h) gathers the K + 1 values of every first Laplacian from global
- * memory (about 6.25 gathered loads per output value for quads); here the tile's own values, which
- * are contiguous in a layer, arrive with one aligned vector load per V values (float4, double2)
- * and only the rings (132 cells around a 16 x 16 quad tile) are gathered, once per value: about
- * (256 / V + 132) / 256 global loads per output value; the neighbours are read from shared memory.
+ * memory (about 6.25 gathered loads per output value for quads); here every value is read once
+ * from global memory: the tile's own values with coalesced loads, the rings (132 cells around a
+ * 16 x 16 quad tile) gathered. Shared memory is slot-major: the L layers of a step are adjacent
+ * for each cell, so that one vector load (L floats or doubles) brings a neighbour's value for
+ * all layers of the step, and a first Laplacian or laplap of L layers costs K + 1 vector loads.
  *
  * A step of L layers has two barriers: stage (the loads of L layers, then their stores into the
- * raw buffers), barrier, first Laplacians (tile and first ring, from the raw buffers), barrier,
- * laplaps (from the Laplacian buffers) and their stores. One set of buffers suffices: the next
- * step's staging follows the barrier that all readers of the raw buffers have passed, and its
- * first Laplacians follow the barrier that all readers of the Laplacian buffers have passed.
+ * raw slots), barrier, first Laplacians (tile and first ring, from the raw slots), barrier,
+ * laplaps (from the Laplacian slots) and their stores. One set of buffers suffices: the next
+ * step's staging follows the barrier that all readers of the raw slots have passed, and its
+ * first Laplacians follow the barrier that all readers of the Laplacian slots have passed.
  *
  * Slots: 0 .. TileCells - 1 the tile's cells, then the first ring (sorted ids), then the second
- * ring (sorted ids); the first Laplacian buffers use the same slots for the tile and first ring.
- * The neighbour indices are read from the chosen table layout once per column slice and turned
+ * ring (sorted ids); the Laplacian slots are the same for the tile and the first ring. The
+ * neighbour indices are read from the chosen table layout once per column slice and turned
  * into slots by binary searches in the tile's sorted ring lists.
  *
  * Written as the phases of one thread between barriers, like TiledColumns.h, so that the CPU runs
@@ -33,35 +34,54 @@
 #include "ImageStrips.h"
 #include "TiledColumns.h"
 
-#ifdef __CUDACC__
-#define STENCIL_NO_UNROLL _Pragma("unroll 1")
-#else
-#define STENCIL_NO_UNROLL
-#endif
+#include <type_traits>
 
 namespace stencil
 {
 namespace detail
 {
-/// Values per vector load of the tile's own cells: 16 bytes.
-template<typename T>
-constexpr int StagedVector = 16 / static_cast<int>(sizeof(T));
-
-/// Ring items (gathered loads) each thread keeps in flight per step before the general loop:
-/// enough for the 132 ring cells of a 16 x 16 quad tile.
-constexpr int stagedRingUnroll(int layers)
+/// The L values of one slot (a step's layers) from shared memory: vector loads on the device
+/// (float4, float2, double2; slots are aligned to L values). Stores use storeVector.
+template<typename T, int L>
+STENCIL_HD void loadSlot(const T* p, T (&v)[L])
 {
-  return layers <= 1 ? 1 : (layers == 2 ? 2 : 3);
+#ifdef __CUDA_ARCH__
+  if constexpr (sizeof(T) == 4 && L == 4)
+  {
+    const float4 x = *reinterpret_cast<const float4*>(p);
+    v[0] = x.x;
+    v[1] = x.y;
+    v[2] = x.z;
+    v[3] = x.w;
+    return;
+  }
+  else if constexpr ((sizeof(T) == 4 && L == 2) || (sizeof(T) == 8 && L % 2 == 0))
+  {
+    using Pair = std::conditional_t<sizeof(T) == 4, float2, double2>;
+    STENCIL_UNROLL
+    for (int h = 0; h < L / 2; ++h)
+    {
+      const Pair x = reinterpret_cast<const Pair*>(p)[h];
+      v[2 * h] = x.x;
+      v[2 * h + 1] = x.y;
+    }
+    return;
+  }
+#endif
+  for (int d = 0; d < L; ++d)
+  {
+    v[d] = p[d];
+  }
 }
 
 /// Resident blocks of 256 threads per SM the CUDA kernel is compiled for (its register cap):
 /// 8 (32 registers) fill an H100 SM, so that the 1024 tiles of a 512 x 512 layer run in one
-/// wave; ptxas (CUDA 13, sm_90) then spills about 120 bytes for float with 4 layers per step.
+/// wave; ptxas (CUDA 13, sm_90) then spills 28 bytes for float with 4 layers per step.
 /// Wide: 6 blocks (40 registers) for float, 4 (64) for double.
 template<typename T, bool Wide>
 constexpr int StagedMinBlocks = sizeof(T) == 4 ? (Wide ? 6 : 8) : (Wide ? 4 : 6);
 
-/// Byte layout of a staged tile's scratch memory.
+/// Byte layout of a staged tile's scratch memory (slots of L values).
 template<typename T, int K, int L>
 struct StagedLayout
 {
@@ -69,21 +89,14 @@ struct StagedLayout
   int maxOuter;
   bool weighted;
   static STENCIL_HD std::size_t alignUp(std::size_t n) { return (n + 15) / 16 * 16; }
-  /// Raw slots per layer, a multiple of the vector width (aligned vector stores).
-  STENCIL_HD int rawStride() const
-  {
-    constexpr int V = StagedVector<T>;
-    return (TileCells + maxHalo + maxOuter + V - 1) / V * V;
-  }
-  STENCIL_HD int laplacianStride() const { return TileCells + maxHalo; }
   STENCIL_HD std::size_t rawOffset() const { return 0; }
   STENCIL_HD std::size_t laplacianOffset() const
   {
-    return alignUp(rawOffset() + sizeof(T) * L * rawStride());
+    return alignUp(rawOffset() + sizeof(T) * L * (TileCells + maxHalo + maxOuter));
   }
   STENCIL_HD std::size_t ringSlotOffset() const
   {
-    return alignUp(laplacianOffset() + sizeof(T) * L * laplacianStride());
+    return alignUp(laplacianOffset() + sizeof(T) * L * (TileCells + maxHalo));
   }
   STENCIL_HD std::size_t ringWeightOffset() const
   {
@@ -93,21 +106,13 @@ struct StagedLayout
   {
     return alignUp(ringWeightOffset() + (weighted ? sizeof(T) * K * maxHalo : 0));
   }
-  STENCIL_HD std::size_t fetchOffsetOffset() const
+  STENCIL_HD std::size_t stagedIdOffset() const
   {
     return alignUp(ownWeightOffset() + (weighted ? sizeof(T) * K * TileCells : 0));
   }
-  STENCIL_HD std::size_t fetchSlotOffset() const
-  {
-    return alignUp(fetchOffsetOffset() + sizeof(std::int32_t) * L * (maxHalo + maxOuter));
-  }
-  STENCIL_HD std::size_t firstItemOffset() const
-  {
-    return alignUp(fetchSlotOffset() + sizeof(std::int32_t) * L * (maxHalo + maxOuter));
-  }
   STENCIL_HD std::size_t validOffset() const
   {
-    return alignUp(firstItemOffset() + sizeof(std::int32_t) * L * maxHalo);
+    return alignUp(stagedIdOffset() + sizeof(std::int32_t) * (maxHalo + maxOuter));
   }
   STENCIL_HD std::size_t bytes() const { return alignUp(validOffset() + TileCells + maxHalo); }
 };
@@ -121,20 +126,14 @@ struct StagedContext : TileProblem<T, Table>
   int ringBegin = 0;
   int ringCount = 0; ///< first ring
   int outerBegin = 0;
-  int outerCount = 0; ///< second ring
-  int rawStride = 0;
-  int laplacianStride = 0;
-  T* raw = nullptr;                 ///< L layers of rawStride slots
-  T* laplacian = nullptr;           ///< L layers of laplacianStride slots
+  int outerCount = 0;               ///< second ring
+  T* raw = nullptr;                 ///< L values per slot: tile, first ring, second ring
+  T* laplacian = nullptr;           ///< L values per slot: tile, first ring
   std::int32_t* ringSlot = nullptr; ///< K raw slots per first-ring cell (missing: itself)
   T* ringWeight = nullptr;          ///< K per first-ring cell (weighted tables)
   T* ownWeight = nullptr;           ///< K x TileCells, [j][t] (weighted tables)
-  /// Ring item i (ring cell h = i % rings, layer d = i / rings) of a step: its value's offset
-  /// from the step's first layer and its raw slot. Divided out once per slice, not per step.
-  std::int32_t* fetchOffset = nullptr;
-  std::int32_t* fetchSlot = nullptr;
-  std::int32_t* firstItem = nullptr; ///< first-ring item i: h | d << 16 (h = i % ringCount)
-  unsigned char* valid = nullptr;    ///< the first Laplacian of the slot has all its neighbours
+  std::int32_t* stagedId = nullptr; ///< cell ids of the first, then the second ring
+  unsigned char* valid = nullptr;   ///< the first Laplacian of the slot has all its neighbours
 
   STENCIL_HD void bind(unsigned char* scratch, int tile)
   {
@@ -144,12 +143,8 @@ struct StagedContext : TileProblem<T, Table>
     ringSlot = reinterpret_cast<std::int32_t*>(scratch + layout.ringSlotOffset());
     ringWeight = reinterpret_cast<T*>(scratch + layout.ringWeightOffset());
     ownWeight = reinterpret_cast<T*>(scratch + layout.ownWeightOffset());
-    fetchOffset = reinterpret_cast<std::int32_t*>(scratch + layout.fetchOffsetOffset());
-    fetchSlot = reinterpret_cast<std::int32_t*>(scratch + layout.fetchSlotOffset());
-    firstItem = reinterpret_cast<std::int32_t*>(scratch + layout.firstItemOffset());
+    stagedId = reinterpret_cast<std::int32_t*>(scratch + layout.stagedIdOffset());
     valid = scratch + layout.validOffset();
-    rawStride = layout.rawStride();
-    laplacianStride = layout.laplacianStride();
     first = tile * TileCells;
     ringBegin = load(this->lists.haloStart + tile);
     ringCount = load(this->lists.haloStart + tile + 1) - ringBegin;
@@ -209,8 +204,7 @@ struct StagedThread
 };
 
 /// Phase 1 (once per slice): the own cell's slots into registers; the own and first-ring
-/// weights, the first ring's slots and the step's item tables into the scratch memory;
-/// validity flags.
+/// weights, the first ring's slots and the rings' ids into the scratch memory; validity flags.
 template<typename T, typename Table, int L>
 STENCIL_HD void stagedSetup(const StagedContext<T, Table, L>& x,
   int t,
@@ -236,9 +230,16 @@ STENCIL_HD void stagedSetup(const StagedContext<T, Table, L>& x,
     }
     x.valid[t] = ok ? 1 : 0;
   }
-  for (int h = t; h < x.ringCount; h += TileCells)
+  for (int h = t; h < x.ringTotal(); h += TileCells)
   {
-    const int id = load(x.lists.haloCells + x.ringBegin + h);
+    const bool firstRing = h < x.ringCount;
+    const int id = firstRing ? load(x.lists.haloCells + x.ringBegin + h)
+                             : load(x.lists.outerCells + x.outerBegin + h - x.ringCount);
+    x.stagedId[h] = id;
+    if (!firstRing)
+    {
+      continue;
+    }
     bool ok = true;
     for (int j = 0; j < K; ++j)
     {
@@ -252,20 +253,6 @@ STENCIL_HD void stagedSetup(const StagedContext<T, Table, L>& x,
       }
     }
     x.valid[TileCells + h] = ok ? 1 : 0;
-  }
-  const int rings = x.ringTotal();
-  for (int i = t; i < L * rings; i += TileCells)
-  {
-    const int h = i % rings;
-    const int d = i / rings;
-    const int id = h < x.ringCount ? load(x.lists.haloCells + x.ringBegin + h)
-                                   : load(x.lists.outerCells + x.outerBegin + h - x.ringCount);
-    x.fetchOffset[i] = static_cast<std::int32_t>(d * x.a.cells + id);
-    x.fetchSlot[i] = d * x.rawStride + TileCells + h;
-  }
-  for (int i = t; i < L * x.ringCount; i += TileCells)
-  {
-    x.firstItem[i] = (i % x.ringCount) | (i / x.ringCount) << 16;
   }
 }
 
@@ -284,130 +271,108 @@ STENCIL_HD void stagedComplete(const StagedContext<T, Table, L>& x,
   s.complete = complete;
 }
 
-/// Phase 3: the raw values of layers [k0, k0 + count) into the raw buffers. All loads of the
-/// thread's first items are issued before their stores; larger rings continue in a plain loop.
+/// The `count` (<= L) layers from k0 of cell `cell` (the others 0).
+template<typename T, int L>
+STENCIL_HD void fetchLayers(const ColumnArgs<T>& a, int cell, int k0, int count, T (&v)[L])
+{
+  STENCIL_UNROLL
+  for (int d = 0; d < L; ++d)
+  {
+    v[d] = d < count ? load(a.u + static_cast<long long>(k0 + d) * a.cells + cell) : T(0);
+  }
+}
+
+/// Phase 3: the raw values of layers [k0, k0 + count) into the raw slots: the own cell and
+/// ring cell t (ring cells t + TileCells ... for rings larger than a tile). The loads of the
+/// own cell and of the first ring cell are issued before their stores.
 template<typename T, typename Table, int L>
 STENCIL_HD void stagedFetch(const StagedContext<T, Table, L>& x, int t, int k0, int count)
 {
-  constexpr int V = StagedVector<T>;
-  constexpr int VectorsPerLayer = TileCells / V;
-  constexpr int VectorUnroll = (L * VectorsPerLayer + TileCells - 1) / TileCells;
-  constexpr int RingUnroll = stagedRingUnroll(L);
-  const ColumnArgs<T>& a = x.a;
-  // Vectors need every layer's tile start aligned: cells a multiple of V.
-  const bool vectors = a.cells % V == 0;
-  T own[VectorUnroll][V] = {}; // entries past count are never stored (GCC cannot see that)
-  T ring[RingUnroll] = {};
-  const int ringItems = x.ringTotal() * count;
-  if (vectors)
+  const bool active = x.first + t < x.a.cells;
+  const bool ring = t < x.ringTotal();
+  T own[L] = {}; // stored only when loaded (GCC cannot see that)
+  T halo[L] = {};
+  if (active)
   {
-    STENCIL_UNROLL
-    for (int r = 0; r < VectorUnroll; ++r)
-    {
-      const int item = t + r * TileCells;
-      const int d = item / VectorsPerLayer;
-      const int cell = x.first + (item % VectorsPerLayer) * V;
-      if (d < count && cell < a.cells)
-      {
-        loadVector<T, V>(a.u + static_cast<long long>(k0 + d) * a.cells + cell, own[r]);
-      }
-    }
+    fetchLayers<T, L>(x.a, x.first + t, k0, count, own);
   }
-  const T* step = a.u + static_cast<long long>(k0) * a.cells;
-  STENCIL_UNROLL
-  for (int r = 0; r < RingUnroll; ++r)
+  if (ring)
   {
-    const int item = t + r * TileCells;
-    if (item < ringItems)
-    {
-      ring[r] = load(step + x.fetchOffset[item]);
-    }
+    fetchLayers<T, L>(x.a, x.stagedId[t], k0, count, halo);
   }
-  if (vectors)
+  if (active)
   {
-    STENCIL_UNROLL
-    for (int r = 0; r < VectorUnroll; ++r)
-    {
-      const int item = t + r * TileCells;
-      const int d = item / VectorsPerLayer;
-      const int v = item % VectorsPerLayer;
-      if (d < count && x.first + v * V < a.cells)
-      {
-        storeVector<T, V>(x.raw + d * x.rawStride + v * V, own[r]);
-      }
-    }
+    storeVector<T, L>(x.raw + t * L, own);
   }
-  else if (x.first + t < a.cells)
+  if (ring)
   {
-    for (int d = 0; d < count; ++d)
-    {
-      x.raw[d * x.rawStride + t] =
-        load(a.u + static_cast<long long>(k0 + d) * a.cells + x.first + t);
-    }
+    storeVector<T, L>(x.raw + (TileCells + t) * L, halo);
   }
-  STENCIL_UNROLL
-  for (int r = 0; r < RingUnroll; ++r)
+  for (int h = t + TileCells; h < x.ringTotal(); h += TileCells)
   {
-    const int item = t + r * TileCells;
-    if (item < ringItems)
-    {
-      x.raw[x.fetchSlot[item]] = ring[r];
-    }
-  }
-  for (int item = t + RingUnroll * TileCells; item < ringItems; item += TileCells)
-  {
-    x.raw[x.fetchSlot[item]] = load(step + x.fetchOffset[item]);
+    fetchLayers<T, L>(x.a, x.stagedId[h], k0, count, halo);
+    storeVector<T, L>(x.raw + (TileCells + h) * L, halo);
   }
 }
 
-/// First Laplacian of raw slot `self` in layer d from the slots of its neighbours.
-template<typename T, int K, typename Slot, typename Weight>
-STENCIL_HD T stagedLaplacian(const T* values, int self, Slot&& slot, Weight&& weight)
+/// Laplacians of L layers of slot `self` from the slots of its K neighbours (the order of
+/// columnLaplacian in Kernels.h).
+template<typename T, int K, int L, typename Slot, typename Weight>
+STENCIL_HD void stagedLaplacians(const T* values,
+  int self,
+  Slot&& slot,
+  Weight&& weight,
+  T (&sum)[L])
 {
-  const T u = values[self];
-  T sum = 0;
+  T u[L];
+  loadSlot<T, L>(values + self * L, u);
+  STENCIL_UNROLL
+  for (int d = 0; d < L; ++d)
+  {
+    sum[d] = 0;
+  }
   STENCIL_UNROLL
   for (int q = 0; q < K; ++q)
   {
-    sum += static_cast<T>(weight(q)) * (values[slot(q)] - u);
+    T n[L];
+    loadSlot<T, L>(values + slot(q) * L, n);
+    const T w = static_cast<T>(weight(q));
+    STENCIL_UNROLL
+    for (int d = 0; d < L; ++d)
+    {
+      sum[d] += w * (n[d] - u[d]);
+    }
   }
-  return sum;
 }
 
-/// Phase 4 (after a barrier): the first Laplacians of the own cell and of first-ring items.
+/// Phase 4 (after a barrier): the first Laplacians of the own cell and of the first-ring cells
+/// t, t + TileCells, ...
 template<typename T, typename Table, int L>
 STENCIL_HD void stagedFirst(const StagedContext<T, Table, L>& x,
   int t,
-  const StagedThread<T, Table::K>& s,
-  int count)
+  const StagedThread<T, Table::K>& s)
 {
   constexpr int K = Table::K;
+  T result[L];
   if (s.active)
   {
-    // Layer by layer: unrolled, the compiler hoists every layer's loads and spills.
-    STENCIL_NO_UNROLL
-    for (int d = 0; d < count; ++d)
-    {
-      x.laplacian[d * x.laplacianStride + t] = stagedLaplacian<T, K>(
-        x.raw + d * x.rawStride,
-        t,
-        [&](int q) { return s.slot[q]; },
-        [&](int q) { return x.weight(t, q); });
-    }
+    stagedLaplacians<T, K, L>(
+      x.raw, t, [&](int q) { return s.slot[q]; }, [&](int q) { return x.weight(t, q); }, result);
+    storeVector<T, L>(x.laplacian + t * L, result);
   }
   const T uniform = x.table.p.uniformWeight;
-  for (int item = t; item < x.ringCount * count; item += TileCells)
+  for (int h = t; h < x.ringCount; h += TileCells)
   {
-    const int h = x.firstItem[item] & 0xffff;
-    const int d = x.firstItem[item] >> 16;
     const std::int32_t* slots = x.ringSlot + h * K;
     const T* weights = x.ringWeight + h * K;
     const bool weighted = x.weighted;
-    x.laplacian[d * x.laplacianStride + TileCells + h] = stagedLaplacian<T, K>(
-      x.raw + d * x.rawStride,
+    stagedLaplacians<T, K, L>(
+      x.raw,
       TileCells + h,
       [&](int q) { return slots[q]; },
-      [&](int q) { return weighted ? weights[q] : uniform; });
+      [&](int q) { return weighted ? weights[q] : uniform; },
+      result);
+    storeVector<T, L>(x.laplacian + (TileCells + h) * L, result);
   }
 }
 
@@ -423,16 +388,20 @@ STENCIL_HD void stagedSecond(const StagedContext<T, Table, L>& x,
   {
     return;
   }
-  STENCIL_NO_UNROLL
-  for (int d = 0; d < count; ++d)
+  T result[L];
+  stagedLaplacians<T, Table::K, L>(
+    x.laplacian,
+    t,
+    [&](int q) { return s.slot[q]; },
+    [&](int q) { return x.weight(t, q); },
+    result);
+  STENCIL_UNROLL
+  for (int d = 0; d < L; ++d)
   {
-    T* target = x.a.out + static_cast<long long>(k0 + d) * x.a.cells + s.c;
-    *target = s.complete ? stagedLaplacian<T, Table::K>(
-                             x.laplacian + d * x.laplacianStride,
-                             t,
-                             [&](int q) { return s.slot[q]; },
-                             [&](int q) { return x.weight(t, q); })
-                         : x.a.fill;
+    if (d < count)
+    {
+      x.a.out[static_cast<long long>(k0 + d) * x.a.cells + s.c] = s.complete ? result[d] : x.a.fill;
+    }
   }
 }
 
@@ -457,7 +426,7 @@ STENCIL_HD void stagedSlice(const StagedContext<T, Table, L>& x,
     const int count = last - k0 < L ? last - k0 : L;
     forEachThread([&](int t, State&) { stagedFetch(x, t, k0, count); });
     barrier();
-    forEachThread([&](int t, State& s) { stagedFirst(x, t, s, count); });
+    forEachThread([&](int t, State& s) { stagedFirst(x, t, s); });
     barrier();
     forEachThread([&](int t, State& s) { stagedSecond(x, s, t, k0, count); });
   }
