@@ -14,51 +14,6 @@
 #include <sstream>
 
 //------------------------------------------------------------------------------------------------
-vtkStencilExecution::vtkStencilExecution(vtkAlgorithm* algorithm, int backend, int threads)
-  : Algorithm(algorithm)
-{
-  this->Opts.backend = backend == 1
-    ? stencil::Backend::CPU
-    : (backend == 2 ? stencil::Backend::CUDA : stencil::Backend::Auto);
-  this->Opts.threads = std::max(0, threads);
-  this->Opts.parallelFor = vtkCoreExecution::SMPFor(threads);
-  this->Progress.Algorithm = algorithm;
-  this->Opts.progress = this->Progress.Callback();
-  this->Opts.abort = [this]() { return this->Algorithm->CheckAbort(); };
-}
-
-void vtkStencilExecution::SetProgressRange(double first, double last)
-{
-  // The filter's own set-up takes the first tenth of the progress bar.
-  this->Progress.Set(0.1 + 0.9 * first, 0.1 + 0.9 * last);
-}
-
-void vtkStencilExecution::Record(const stencil::ExecutionReport& report)
-{
-  this->Backend = stencil::toString(report.backendUsed);
-  if (!report.note.empty() &&
-    std::find(this->Notes.begin(), this->Notes.end(), report.note) == this->Notes.end())
-  {
-    this->Notes.push_back(report.note);
-  }
-}
-
-std::string vtkStencilExecution::Note() const
-{
-  std::string joined;
-  for (const auto& note : this->Notes)
-  {
-    joined += (joined.empty() ? "" : "; ") + note;
-  }
-  return joined;
-}
-
-std::string vtkStencilExecution::Describe(const char* what, const stencil::Status& status)
-{
-  return std::string(what) + ": " + stencil::toString(status.code()) + ": " + status.message();
-}
-
-//------------------------------------------------------------------------------------------------
 bool vtkStencilSupport::BuildColumnMesh(vtkDataSet* input,
   bool cells,
   bool unitWeights,

@@ -9,7 +9,7 @@
 #ifndef vtkStencilSupport_h
 #define vtkStencilSupport_h
 
-#include "vtkCoreExecution.h" // for ProgressRange
+#include "vtkCoreExecution.h" // for Execution
 
 #include <stencil/Stencil.h>
 
@@ -19,28 +19,23 @@
 class vtkAlgorithm;
 class vtkDataSet;
 
-class vtkStencilExecution
+class vtkStencilExecution : public vtkCoreExecution::Execution<stencil::ExecutionOptions>
 {
 public:
   /// `backend`: 0 Auto, 1 CPU, 2 CUDA. `threads`: 0 for all hardware threads.
-  vtkStencilExecution(vtkAlgorithm* algorithm, int backend, int threads);
-  vtkStencilExecution(const vtkStencilExecution&) = delete;
-  vtkStencilExecution& operator=(const vtkStencilExecution&) = delete;
+  vtkStencilExecution(vtkAlgorithm* algorithm, int backend, int threads)
+    : vtkCoreExecution::Execution<stencil::ExecutionOptions>(algorithm, backend, threads)
+  {
+  }
 
-  const stencil::ExecutionOptions& Options() const { return this->Opts; }
+  /// The Laplacian filter sets the access strategy and table options per execution.
   stencil::ExecutionOptions& MutableOptions() { return this->Opts; }
-  void SetProgressRange(double first, double last);
-  void Record(const stencil::ExecutionReport& report);
-  const std::string& BackendUsed() const { return this->Backend; }
-  std::string Note() const;
-  static std::string Describe(const char* what, const stencil::Status& status);
-
-private:
-  vtkAlgorithm* Algorithm;
-  stencil::ExecutionOptions Opts;
-  vtkCoreExecution::ProgressRange Progress;
-  std::string Backend = "CPU";
-  std::vector<std::string> Notes;
+  /// Progress of the following core calls maps onto [first, last] of the part of the bar after
+  /// the filter's own set-up (its first tenth).
+  void SetProgressRange(double first, double last)
+  {
+    this->Progress.Set(0.1 + 0.9 * first, 0.1 + 0.9 * last);
+  }
 };
 
 namespace vtkStencilSupport
