@@ -255,11 +255,13 @@ void multiTileVariants(Backend backend,
                 options.stagedSlice = variant % 2 == 1 ? 3 : 0;
                 options.stagedWideRegisters = prefetch;
                 const bool quads = mesh.maxNeighbours() == 4;
-                const int usedLayers = quads && tileLayers > 0 ? tileLayers : 4;
-                const std::string perStep = std::to_string(usedLayers) +
-                  (usedLayers == 1 ? " layer" : " layers") + " per step";
                 const bool staged =
                   strategy == AccessStrategy::StagedZLoop && op == Operator::HorizontalLaplap;
+                // Default layers per step: 4, for the staged laplap in double 2.
+                const int defaultLayers = staged && sizeof(T) == 8 ? 2 : 4;
+                const int usedLayers = quads && tileLayers > 0 ? tileLayers : defaultLayers;
+                const std::string perStep = std::to_string(usedLayers) +
+                  (usedLayers == 1 ? " layer" : " layers") + " per step";
                 const std::string tiled = (staged ? "staged laplap, " : "tiled laplap, ") +
                   perStep + (quads && prefetch ? (staged ? ", wide registers" : ", prefetch") : "");
                 stencil::StencilOptions s;

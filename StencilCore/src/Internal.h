@@ -153,21 +153,22 @@ decltype(auto) withTileVariant(const ExecutionOptions& options, F&& f)
 }
 
 /// The staged laplap's variant: f(L, Wide) from ExecutionOptions::tileLayers and
-/// stagedWideRegisters (4 layers by default).
-template<int K, typename F>
+/// stagedWideRegisters (DefaultStagedLayers by default).
+template<typename T, int K, typename F>
 decltype(auto) withStagedLayers(const ExecutionOptions& options, F&& f)
 {
-  return withLayerVariant<4, K>(options.tileLayers, options.stagedWideRegisters, f);
+  return withLayerVariant<DefaultStagedLayers<T>, K>(
+    options.tileLayers, options.stagedWideRegisters, f);
 }
 
 /// "staged laplap, L layers per step[, wide registers]", with a note when a requested variant
 /// was not used.
-template<int K>
+template<typename T, int K>
 std::string stagedKernelName(const ExecutionOptions& options, ExecutionReport& report)
 {
   int layers = 0;
   bool wide = false;
-  withStagedLayers<K>(options,
+  withStagedLayers<T, K>(options,
     [&](auto l, auto w)
     {
       layers = decltype(l)::value;

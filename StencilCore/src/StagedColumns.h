@@ -74,12 +74,20 @@ STENCIL_HD void loadSlot(const T* p, T (&v)[L])
   }
 }
 
-/// Resident blocks of 256 threads per SM the CUDA kernel is compiled for (its register cap):
-/// 8 (32 registers) fill an H100 SM, so that the 1024 tiles of a 512 x 512 layer run in one
-/// wave; ptxas (CUDA 13, sm_90) then spills 28 bytes for float with 4 layers per step.
-/// Wide: 6 blocks (40 registers) for float, 4 (64) for double.
+/// Layers per step when ExecutionOptions::tileLayers is 0: measured on the H100
+/// (docs/stencil.md, run B) float 86-89 us with 4 layers (2 layers 119-131, 1 layer 142-158);
+/// double 155-159 us with 2 layers and 64 registers (4 layers 183, 1 layer 196).
+template<typename T>
+constexpr int DefaultStagedLayers = sizeof(T) == 4 ? 4 : 2;
+
+/// Resident blocks of 256 threads per SM the CUDA kernel is compiled for (its register cap).
+/// Float: 8 (32 registers) fill an H100 SM, so that the 1024 tiles of a 512 x 512 layer run in
+/// one wave (ptxas, CUDA 13, sm_90: 28 bytes of spills with 4 layers); Wide 6 (40 registers),
+/// measured slower. Double: 4 (64 registers, no spills); Wide 3 (80). (Run B measured the double
+/// kernels with 6 blocks, 40 registers, as the narrow variant: 177-233 us, and with 4 blocks as
+/// the wide one: the default now.)
 template<typename T, bool Wide>
-constexpr int StagedMinBlocks = sizeof(T) == 4 ? (Wide ? 6 : 8) : (Wide ? 4 : 6);
+constexpr int StagedMinBlocks = sizeof(T) == 4 ? (Wide ? 6 : 8) : (Wide ? 3 : 4);
 
 /// Byte layout of a staged tile's scratch memory (slots of L values).
 template<typename T, int K, int L>

@@ -839,10 +839,10 @@ bool cpuColumns(const Table& table,
   const std::size_t layers = static_cast<std::size_t>(a.layers);
   if (tiles && detail::runsStaged(options, a, staged))
   {
-    report.columnKernel = detail::stagedKernelName<K>(options, report);
+    report.columnKernel = detail::stagedKernelName<T, K>(options, report);
     const std::size_t slice =
       options.stagedSlice > 0 ? static_cast<std::size_t>(options.stagedSlice) : layers;
-    return detail::withStagedLayers<K>(options,
+    return detail::withStagedLayers<T, K>(options,
       [&](auto perStep, auto)
       { return cpuStagedColumns<T, decltype(perStep)::value>(table, *tiles, a, slice, options); });
   }

@@ -150,12 +150,14 @@ struct ExecutionOptions
   int sliceSize = 8; ///< layers per thread of SlicedZLoop
   /// Z-loops' tiled laplap: layers whose loads are in flight together between two barriers, 1,
   /// 2 or 4 (meshes with 4 neighbours per cell; others use the default); 0 picks the measured
-  /// default (4). The same counts for the staged laplap of StagedZLoop.
+  /// default (4). The same counts for the staged laplap of StagedZLoop, whose measured defaults
+  /// are 4 (float) and 2 (double).
   int tileLayers = 0;
   /// StagedZLoop: layers per block (0: the whole column); fewer layers, more blocks.
   int stagedSlice = 0;
   /// StagedZLoop (4 neighbours per cell): the kernel compiled for 6 resident blocks per SM
-  /// (float, 40 registers) or 4 (double, 64) instead of 8 (32) or 6 (40): no spills, fewer warps.
+  /// (float, 40 registers) or 3 (double, 80) instead of 8 (32) or 4 (64): fewer spills, fewer
+  /// warps (measured slower in float; not measured in double).
   bool stagedWideRegisters = false;
   /// Z-loops' tiled laplap: fetch the next step's values before the barrier (more registers;
   /// meshes with 4 neighbours per cell). Off by default (slower on the H100, docs/stencil.md).

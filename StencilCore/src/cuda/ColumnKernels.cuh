@@ -243,7 +243,7 @@ Status launchColumns(const Table& table,
   {
     const int slice = options.stagedSlice > 0 ? std::min(options.stagedSlice, a.layers) : a.layers;
     if ((a.layers + slice - 1) / slice <= 65535 &&
-      withStagedLayers<Table::K>(options,
+      withStagedLayers<T, Table::K>(options,
         [&](auto layers, auto wide)
         {
           constexpr int L = decltype(layers)::value;
@@ -254,7 +254,7 @@ Status launchColumns(const Table& table,
             stagedLaplapKernel<T, Table, L, decltype(wide)::value>, layout.bytes(), slice);
         }))
     {
-      report.columnKernel = stagedKernelName<Table::K>(options, report);
+      report.columnKernel = stagedKernelName<T, Table::K>(options, report);
       report.kernelSeconds = seconds;
       return status;
     }
