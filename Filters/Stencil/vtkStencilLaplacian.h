@@ -87,13 +87,13 @@ public:
 
   ///@{
   /// Execution: Backend 0 Auto, 1 CPU, 2 CUDA; threads (0: all); the column-mesh access
-  /// strategy (0 naive, 1 idxvar, 2 shared, 3 z-loop, 4 sliced z-loop) and its slice size; the
-  /// neighbour-table layout.
+  /// strategy (0 naive, 1 idxvar, 2 shared, 3 z-loop, 4 sliced z-loop, 5 staged z-loop) and its
+  /// slice size; the neighbour-table layout.
   vtkSetClampMacro(Backend, int, 0, 2);
   vtkGetMacro(Backend, int);
   vtkSetClampMacro(NumberOfThreads, int, 0, 1024);
   vtkGetMacro(NumberOfThreads, int);
-  vtkSetClampMacro(AccessStrategy, int, 0, 4);
+  vtkSetClampMacro(AccessStrategy, int, 0, 5);
   vtkGetMacro(AccessStrategy, int);
   vtkSetClampMacro(SliceSize, int, 1, 1024);
   vtkGetMacro(SliceSize, int);

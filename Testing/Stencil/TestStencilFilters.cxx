@@ -385,7 +385,7 @@ void StrategiesTablesAndHyperdiffusion()
   first->DeepCopy(
     vtkDataSet::SafeDownCast(filter->GetOutput())->GetCellData()->GetArray("Field_laplap"));
   CHECK(first->GetNumberOfTuples() == 16 * 12 * 7);
-  for (int strategy = 0; strategy < 5; ++strategy)
+  for (int strategy = 0; strategy < 6; ++strategy) // every AccessStrategy entry of the XML
     for (bool chasing : { true, false })
       for (bool compressed : { true, false })
       {
