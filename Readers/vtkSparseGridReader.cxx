@@ -121,9 +121,9 @@ vtkSmartPointer<vtkDataArray> ToVTKArray(const sgf::ArrayValues& array, std::uin
 }
 
 /**
- * An error-bounded step as the representation (through the one validator of
- * vtkSparseGridRepresentation): the file keeps each array's streams together, the
- * representation keeps them piece by piece.
+ * An error-bounded step as the representation (described by file::describeStep, which checks it
+ * with the model's one validator, sparsegrid::validate): the file keeps each array's streams
+ * together, the representation keeps them piece by piece.
  */
 bool CodedContents(const sgf::Header& h,
   sgf::StepData& step,
@@ -179,7 +179,7 @@ bool CodedContents(const sgf::Header& h,
     contents.Info, kept, contents.StreamOffsets, output, &error);
 }
 
-/// A fixed-level step as the representation (the same validator as the error-bounded one).
+/// A fixed-level step as the representation (described and validated as the error-bounded one).
 bool FixedLevelContents(const sgf::Header& h,
   sgf::StepData& step,
   vtkPolyData* output,
