@@ -10,8 +10,9 @@
  * can decode. A file the reader accepts is therefore one the filters accept, and the other way
  * round (docs/representation.md).
  *
- * Member names are the names of the `SparseGrid.*` field-data entries they are stored under
- * (docs/representation.md), hence their capitals.
+ * Member names follow the `SparseGrid.*` field-data entries they are stored under
+ * (docs/representation.md), hence their capitals; where a name differs, its comment names the
+ * entry.
  */
 #ifndef SPARSEGRID_DESCRIPTION_H
 #define SPARSEGRID_DESCRIPTION_H
@@ -51,9 +52,10 @@ constexpr int MaxLevelOfDetail = 1 << 10;
 /// A compressed image dataset: grid, axes, geometry, arrays, precision, provenance, metrics.
 struct Description
 {
-  Encoding Kind = Encoding::SparseGrid;
-  sparsegrid::Grid Grid;    ///< fixed-level only: dimensions, level, caps and boundary
-  std::vector<int> AxisMap; ///< image axis (0, 1, 2) of each grid axis, increasing
+  Encoding Kind = Encoding::SparseGrid; ///< SparseGrid.Encoding (and FormatVersion)
+  /// Fixed level only: SparseGrid.Dimensions, Level, LevelCaps and Boundary, built.
+  sparsegrid::Grid Grid;
+  std::vector<int> AxisMap;                ///< image axis (0, 1, 2) of each grid axis, increasing
   double Bounds[6] = { 0, 1, 0, 1, 0, 1 }; ///< physical box mapped onto the unit cube
   int ImageDimensions[3] = { 1, 1, 1 };
   double ImageOrigin[3] = { 0, 0, 0 };
@@ -75,15 +77,15 @@ struct Description
 
   ///@{
   /// Error-bounded encoding only.
-  int BoundMode = BoundOff;          ///< BoundAbsolute or BoundRelative as requested
-  double RequestedBound = 0;         ///< the ErrorBound property (relative or absolute)
-  std::vector<int> Components;       ///< per array
-  std::vector<double> AbsoluteBound; ///< per array: the bound every voxel keeps
+  int BoundMode = BoundOff;          ///< ErrorBoundMode: BoundAbsolute or BoundRelative
+  double RequestedBound = 0;         ///< ErrorBound, as requested (relative or absolute)
+  std::vector<int> Components;       ///< ArrayComponents: per array
+  std::vector<double> AbsoluteBound; ///< AbsoluteErrorBound: per array, kept by every voxel
   /// Pieces the image was coded in (one per process that held data), 6 extent values each,
   /// 0-based in ImageDimensions. Pieces may share a boundary layer, as VTK's pieces do.
   std::vector<int> PieceExtents;
   /// Levels of detail the streams hold (0 = all) and the bound that then holds, per array
-  /// (empty: the full bound).
+  /// (LevelOfDetailBound; empty: the full bound).
   int LevelOfDetail = 0;
   std::vector<double> LevelBound;
   /// Bytes of the coded streams (what a file stores for the arrays).
