@@ -205,6 +205,7 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
     int blockRows;
     bool tight = false;
     int gridBlocks = 0;
+    bool streaming = false;
   };
   std::vector<Choice> choices;
   for (int columns : { 0, 1, 2, 4 })
@@ -221,6 +222,12 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
   choices.push_back({ stencil::ImageKernel::RowStrips, 0, 0, 0, false, 7 });
   choices.push_back({ stencil::ImageKernel::RowStrips, 0, 0, 0, false, -1 });
   choices.push_back({ stencil::ImageKernel::RowStrips, 2, 2, 0, true, 7 });
+  // Streaming stores: the default strips, 2 rows, 4 columns (ignored there), and with the cap
+  // (ignored too).
+  for (int rows : { 0, 2 })
+    choices.push_back({ stencil::ImageKernel::RowStrips, 2, rows, 0, false, 0, true });
+  choices.push_back({ stencil::ImageKernel::RowStrips, 4, 0, 0, false, 0, true });
+  choices.push_back({ stencil::ImageKernel::RowStrips, 2, 0, 0, true, 0, true });
   choices.push_back({ stencil::ImageKernel::LayerSlices, 0, 0, 0 });
   // Row lengths divisible by 4, by 2 only, and odd (wider vectors fall back to narrower ones).
   for (std::size_t nx : { std::size_t(72), std::size_t(70), std::size_t(69) })
@@ -258,6 +265,7 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
             options.imageBlockRows = choice.blockRows;
             options.imageTightRegisters = choice.tight;
             options.imageGridBlocks = choice.gridBlocks;
+            options.imageStreamingStores = choice.streaming;
             std::vector<double> out(u.size(), -1.0);
             ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
             EXPECT_TRUE(closeWithNaN(out, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
@@ -299,10 +307,59 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
               EXPECT_EQ(report.imageKernel.find(", looping blocks") != std::string::npos,
                 choice.gridBlocks != 0 && columns == 2)
                 << report.imageKernel;
+              EXPECT_EQ(report.imageKernel.find(", streaming stores") != std::string::npos,
+                choice.streaming && columns == 2 && !choice.tight && choice.gridBlocks == 0 &&
+                  choice.rows != 1 && choice.rows != 8)
+                << report.imageKernel;
             }
           }
         }
     }
+}
+
+/// Streaming stores change only where the output is cached: every value of the default strips
+/// (both precisions, laplap and Laplacian, interior and boundary) is bit-identical to the
+/// default path's, and both are checked against the brute-force reference.
+TEST_P(ImageTest, StreamingStoresGiveTheDefaultValues)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  stencil::ImageGrid g;
+  g.dims = { 130, 37, 9 };
+  g.spacing = { 0.8, 1.1, 0.6 };
+  // Values that differ at every point, so that a value stored in a wrong place shows.
+  const std::vector<double> u = sample<double>(
+    g, [](double x, double y, double z) { return std::cos(1.3 * x + 0.7 * y) + 0.05 * x * z; });
+  const std::vector<float> uFloat(u.begin(), u.end());
+  for (Operator op : { Operator::HorizontalLaplap, Operator::Laplap, Operator::Laplacian })
+  {
+    stencil::StencilOptions s;
+    s.op = op;
+    s.boundary = BoundaryMode::ZeroFlux;
+    const bool horizontal = op == Operator::HorizontalLaplap;
+    auto expected = reference::imageLaplacian(u, g, horizontal, true);
+    if (op != Operator::Laplacian)
+      expected = reference::imageLaplacian(expected, g, horizontal, true);
+    auto options = optionsFor(GetParam());
+    std::vector<double> plain(u.size(), -1.0);
+    std::vector<float> plainFloat(u.size(), -1.0f);
+    ASSERT_TRUE(stencil::applyImage(g, u.data(), plain.data(), s, options).ok());
+    ASSERT_TRUE(stencil::applyImage(g, uFloat.data(), plainFloat.data(), s, options).ok());
+    options.imageStreamingStores = true;
+    std::vector<double> streamed(u.size(), -2.0);
+    std::vector<float> streamedFloat(u.size(), -2.0f);
+    stencil::ExecutionReport report;
+    ASSERT_TRUE(stencil::applyImage(g, u.data(), streamed.data(), s, options, &report).ok());
+    ASSERT_TRUE(stencil::applyImage(g, uFloat.data(), streamedFloat.data(), s, options).ok());
+    EXPECT_EQ(streamed, plain) << stencil::toString(op);
+    EXPECT_EQ(streamedFloat, plainFloat) << stencil::toString(op);
+    EXPECT_TRUE(closeWithNaN(streamed, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
+      << stencil::toString(op);
+    if (GetParam() == Backend::CUDA)
+    {
+      EXPECT_NE(report.imageKernel.find(", streaming stores"), std::string::npos)
+        << report.imageKernel;
+    }
+  }
 }
 
 TEST(ImageOptions, StripShapeOptionsAreValidated)

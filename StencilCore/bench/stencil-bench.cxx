@@ -1,8 +1,9 @@
 // stencil-bench: the stencil study's table on this machine. Measures the device copy bandwidth,
 // the regular-grid laplap against it, every access strategy x table layout on a column mesh that
 // emulates the same grid (row-major and z-curve numbering), and the CPU beside them. Prints a
-// table and writes JSON (--json FILE). GPU times are medians of kernel-only times (CUDA events);
-// CPU times are medians of whole calls without the table preparation (input NaN scan off).
+// table and writes JSON (--json FILE); --image-only leaves the column meshes out. GPU times are
+// medians of kernel-only times (CUDA events); CPU times are medians of whole calls without the
+// table preparation (input NaN scan off).
 #include "stencil/Stencil.h"
 
 #include <algorithm>
@@ -68,7 +69,8 @@ void runPrecision(const char* name,
   bool gpu,
   double copyBandwidth,
   int stabilityRuns,
-  bool cpu)
+  bool cpu,
+  bool columns)
 {
   stencil::ImageGrid g;
   g.dims = { nx, ny, nz };
@@ -182,6 +184,7 @@ void runPrecision(const char* name,
           int blockRows;
           bool tight = false;
           int gridBlocks = 0;
+          bool streaming = false;
         };
         std::vector<Variant> variants;
         for (int columns : { 1, 2, 4 })
@@ -197,6 +200,8 @@ void runPrecision(const char* name,
         // blocks.
         for (bool tight : { false, true })
           variants.push_back(Variant{ stencil::ImageKernel::RowStrips, 0, 0, 0, tight, -1 });
+        // The default strips with evict-first (streaming) stores of the output.
+        variants.push_back(Variant{ stencil::ImageKernel::RowStrips, 0, 0, 0, false, 0, true });
         variants.push_back(Variant{ stencil::ImageKernel::LayerSlices, 0, 0, 0 });
         for (const Variant& v : variants)
         {
@@ -207,6 +212,7 @@ void runPrecision(const char* name,
           ov.imageBlockRows = v.blockRows;
           ov.imageTightRegisters = v.tight;
           ov.imageGridBlocks = v.gridBlocks;
+          ov.imageStreamingStores = v.streaming;
           stencil::ExecutionReport rep;
           const auto st = stencil::applyImage(g, u.data(), out.data(), so, ov, &rep);
           if (!st)
@@ -219,8 +225,9 @@ void runPrecision(const char* name,
           variant.strategy = std::string(stencil::toString(v.kernel)) +
             (v.rows > 0 ? " C=" + std::to_string(v.columns) + " R=" + std::to_string(v.rows)
                         : std::string()) +
-            (v.blockRows > 0 || v.tight || v.gridBlocks != 0 ? " (" + rep.imageKernel + ")"
-                                                             : std::string());
+            (v.blockRows > 0 || v.tight || v.gridBlocks != 0 || v.streaming
+                ? " (" + rep.imageKernel + ")"
+                : std::string());
           variant.seconds = rep.kernelSeconds;
           variant.ratio = rep.kernelSeconds / t;
           variant.fraction = (2.0 * u.size() * sizeof(T) / rep.kernelSeconds) / copyBandwidth;
@@ -250,7 +257,7 @@ void runPrecision(const char* name,
         regular = r.seconds;
       }
     }
-    for (int ordering = 0; ordering < 2; ++ordering)
+    for (int ordering = 0; ordering < (columns ? 2 : 0); ++ordering)
     {
       const stencil::GeneratedColumns& mesh = ordering == 0 ? rowMajor : zCurve;
       const std::vector<T>& input = ordering == 0 ? u : uCurve;
@@ -365,23 +372,40 @@ void runPrecision(const char* name,
     }
     if (onGpu && stabilityRuns > 0)
     {
-      // Stability: the regular default and the default z-loop (z-curve, chasing/plain) again,
-      // alternating, each a median of `repeats` kernel runs.
+      // Stability: the regular default, the default strips with streaming stores (first and
+      // second in turn, so that neither always follows the other), and the default z-loop and
+      // staged z-loop (z-curve, chasing/plain) again, alternating, each a median of `repeats`
+      // kernel runs.
+      stencil::ExecutionOptions streamingOptions = o;
+      streamingOptions.imageStreamingStores = true;
       for (int run = 0; run < stabilityRuns; ++run)
       {
         stencil::ExecutionReport regularReport;
-        if (!stencil::applyImage(g, u.data(), out.data(), s, o, &regularReport))
+        stencil::ExecutionReport streamingReport;
+        double streamingDiff = 0;
+        for (int turn = 0; turn < 2; ++turn)
         {
-          std::exit(1);
+          const bool streaming = (turn + run) % 2 == 1;
+          if (!stencil::applyImage(g,
+                u.data(),
+                out.data(),
+                s,
+                streaming ? streamingOptions : o,
+                streaming ? &streamingReport : &regularReport))
+          {
+            std::exit(1);
+          }
+          if (streaming)
+          {
+            streamingDiff = maxDifference(out, reference);
+          }
         }
-        stencil::ExecutionOptions co = o;
-        co.strategy = stencil::AccessStrategy::ZLoop;
-        co.compressedTable = false;
-        stencil::ExecutionReport columnReport;
-        if (!stencil::applyColumns(zCurve.mesh, uCurve.data(), out.data(), s, co, &columnReport))
-        {
-          std::exit(1);
-        }
+        std::fprintf(stderr,
+          "%s repeat %d: default %.1f us, streaming stores %.1f us\n",
+          name,
+          run + 1,
+          regularReport.kernelSeconds * 1e6,
+          streamingReport.kernelSeconds * 1e6);
         Row row;
         row.precision = name;
         row.backend = stencil::toString(backend);
@@ -393,6 +417,25 @@ void runPrecision(const char* name,
         row.ratio = 1;
         row.fraction = (2.0 * u.size() * sizeof(T) / row.seconds) / copyBandwidth;
         rows.push_back(row);
+        Row streamingRow = row;
+        streamingRow.strategy = "regular: " + streamingReport.imageKernel;
+        streamingRow.seconds = streamingReport.kernelSeconds;
+        streamingRow.ratio = streamingRow.seconds / row.seconds;
+        streamingRow.fraction = (2.0 * u.size() * sizeof(T) / streamingRow.seconds) / copyBandwidth;
+        streamingRow.maxDiff = streamingDiff;
+        rows.push_back(streamingRow);
+        if (!columns)
+        {
+          continue;
+        }
+        stencil::ExecutionOptions co = o;
+        co.strategy = stencil::AccessStrategy::ZLoop;
+        co.compressedTable = false;
+        stencil::ExecutionReport columnReport;
+        if (!stencil::applyColumns(zCurve.mesh, uCurve.data(), out.data(), s, co, &columnReport))
+        {
+          std::exit(1);
+        }
         row.strategy = "z-loop (" + columnReport.columnKernel + ")";
         row.table = "chasing/plain";
         row.seconds = columnReport.kernelSeconds;
@@ -436,6 +479,7 @@ int main(int argc, char** argv)
   int stabilityRuns = 0;
   bool useGpu = true;
   bool useCpu = true;
+  bool useColumns = true;
   std::string json;
   for (int a = 1; a < argc; ++a)
   {
@@ -456,11 +500,13 @@ int main(int argc, char** argv)
       useCpu = false;
     else if (arg == "--cpu-only")
       useGpu = false;
+    else if (arg == "--image-only")
+      useColumns = false;
     else
     {
       std::fprintf(stderr,
         "usage: stencil-bench [--size 512x512x64] [--repeats 20] [--cpu-repeats 3] [--threads N]"
-        " [--stability N] [--cpu-only | --gpu-only] [--json FILE]\n");
+        " [--stability N] [--cpu-only | --gpu-only] [--image-only] [--json FILE]\n");
       return 2;
     }
   }
@@ -497,7 +543,8 @@ int main(int argc, char** argv)
     gpu,
     bandwidth,
     stabilityRuns,
-    useCpu);
+    useCpu,
+    useColumns);
   runPrecision<double>("double",
     dims[0],
     dims[1],
@@ -508,7 +555,8 @@ int main(int argc, char** argv)
     gpu,
     bandwidth,
     stabilityRuns,
-    useCpu);
+    useCpu,
+    useColumns);
 
   std::printf(
     "device: %s; copy bandwidth (read + write): %.1f GB/s; size %zux%zux%zu; CPU threads %d\n",

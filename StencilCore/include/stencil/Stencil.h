@@ -180,6 +180,10 @@ struct ExecutionOptions
   /// kernel); -1 as many such blocks as are resident on the device at once. Ignored for other
   /// shapes.
   int imageGridBlocks = 0;
+  /// RowStrips with 2 columns and 2 or 4 rows, neither capped nor looping: the interior values
+  /// are written with evict-first (streaming) stores, so that the output does not push out of
+  /// L2 the input rows that neighbouring blocks read again. Same values; only caching changes.
+  bool imageStreamingStores = false;
   bool chasingTable = true;    ///< second neighbours by chasing the table twice (else stored)
   bool compressedTable = true; ///< per-cell pattern id + shared relative offsets (else plain)
   /// Auto picks CUDA only for problems of at least this many values.

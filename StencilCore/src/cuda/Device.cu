@@ -316,7 +316,7 @@ verticalLaplapOf(T u0, T xp, T xm, T yp, T ym, T zp, T zm, T z2, T xz, T yz, T w
     T(2) * wy * wz * (yz - T(2) * (yp + ym + zp + zm) + T(4) * u0);
 }
 
-template<typename T, bool Laplap, bool Vertical, int Rows>
+template<typename T, bool Laplap, bool Vertical, int Rows, bool Streaming = false>
 __device__ __forceinline__ void interiorPairStrip(const ImageArgs<T>& a,
   const T* __restrict__ u,
   T* __restrict__ out,
@@ -465,7 +465,14 @@ __device__ __forceinline__ void interiorPairStrip(const ImageArgs<T>& a,
 #pragma unroll
   for (int r = 0; r < Rows; ++r)
   {
-    *reinterpret_cast<V*>(out + r * sy) = result[r];
+    if constexpr (Streaming)
+    {
+      __stcs(reinterpret_cast<V*>(out + r * sy), result[r]);
+    }
+    else
+    {
+      *reinterpret_cast<V*>(out + r * sy) = result[r];
+    }
   }
 }
 
@@ -565,7 +572,7 @@ __device__ __forceinline__ void stripBoundary(const ImageArgs<T>& a,
 
 /// Tight: a register cap of 40 (6 blocks of 256 threads or 12 of 128 per SM) instead of 128:
 /// more warps in flight for the 2-column strips, which use 56 registers uncapped (ptxas, sm_90).
-template<typename T, bool Laplap, bool Vertical, int Rows, int Columns>
+template<typename T, bool Laplap, bool Vertical, int Rows, int Columns, bool Streaming>
 __device__ __forceinline__ void rowStripBlock(const ImageArgs<T>& a,
   const StripGrid& g,
   long long block)
@@ -602,7 +609,8 @@ __device__ __forceinline__ void rowStripBlock(const ImageArgs<T>& a,
     }
     else if (Columns == 2)
     {
-      interiorPairStrip<T, Laplap, Vertical, Rows>(a, a.u + centre, a.out + centre, sy, sz);
+      interiorPairStrip<T, Laplap, Vertical, Rows, Streaming>(
+        a, a.u + centre, a.out + centre, sy, sz);
     }
     else
     {
@@ -619,7 +627,7 @@ __device__ __forceinline__ void rowStripBlock(const ImageArgs<T>& a,
     }
     else if (Columns == 2)
     {
-      interiorPairStrip<T, Laplap, Vertical, 1>(a, a.u + offset, a.out + offset, sy, sz);
+      interiorPairStrip<T, Laplap, Vertical, 1, Streaming>(a, a.u + offset, a.out + offset, sy, sz);
     }
     else
     {
@@ -630,7 +638,16 @@ __device__ __forceinline__ void rowStripBlock(const ImageArgs<T>& a,
 
 /// One block per strip block, or (Looping) fewer blocks that loop over them (grid-stride; a
 /// separate instantiation: the loop takes 64 registers instead of 56 for the float strips).
-template<typename T, bool Laplap, bool Vertical, int Rows, int Columns, bool Tight, bool Looping>
+/// Streaming: evict-first stores of the interior values (a separate instantiation, so that the
+/// default kernel is the measured one).
+template<typename T,
+  bool Laplap,
+  bool Vertical,
+  int Rows,
+  int Columns,
+  bool Tight,
+  bool Looping,
+  bool Streaming = false>
 __global__ void __launch_bounds__(StripThreadsX* MaxStripThreadsY, Tight ? 6 : 2)
   rowStripKernel(const __grid_constant__ ImageArgs<T> args, const StripGrid g)
 {
@@ -639,12 +656,12 @@ __global__ void __launch_bounds__(StripThreadsX* MaxStripThreadsY, Tight ? 6 : 2
     const long long blocks = g.boundaryBlocks + g.interiorBlocks;
     for (long long block = blockIdx.x; block < blocks; block += gridDim.x)
     {
-      rowStripBlock<T, Laplap, Vertical, Rows, Columns>(args, g, block);
+      rowStripBlock<T, Laplap, Vertical, Rows, Columns, Streaming>(args, g, block);
     }
   }
   else
   {
-    rowStripBlock<T, Laplap, Vertical, Rows, Columns>(args, g, blockIdx.x);
+    rowStripBlock<T, Laplap, Vertical, Rows, Columns, Streaming>(args, g, blockIdx.x);
   }
 }
 
@@ -704,12 +721,23 @@ void launchStripKernel(Kernel kernel, const StripGrid& g, const ImageArgs<T>& ar
   kernel<<<static_cast<unsigned>(blocks), block>>>(args, g);
 }
 
-template<typename T, bool Laplap, bool Vertical, int Columns, int Rows>
-void launchStripRows(const StripGrid& g, const ImageArgs<T>& args, bool tight, int gridBlocks)
+/// The variants of the default strips (2 columns, 2 or 4 rows); other shapes ignore them.
+struct StripVariant
 {
-  // The capped and looping variants exist for the default strips only (2 columns, 2 or 4 rows).
+  bool tight = false;
+  int gridBlocks = 0;
+  bool streaming = false;
+};
+
+template<typename T, bool Laplap, bool Vertical, int Columns, int Rows>
+void launchStripRows(const StripGrid& g, const ImageArgs<T>& args, const StripVariant& variant)
+{
+  // The capped, looping and streaming variants exist for the default strips only (2 columns, 2
+  // or 4 rows).
   if constexpr (Columns == 2 && (Rows == 2 || Rows == 4))
   {
+    const bool tight = variant.tight;
+    const int gridBlocks = variant.gridBlocks;
     if (gridBlocks != 0)
     {
       tight
@@ -725,6 +753,12 @@ void launchStripRows(const StripGrid& g, const ImageArgs<T>& args, bool tight, i
         rowStripKernel<T, Laplap, Vertical, Rows, Columns, true, false>, g, args, 0);
       return;
     }
+    if (variant.streaming)
+    {
+      launchStripKernel(
+        rowStripKernel<T, Laplap, Vertical, Rows, Columns, false, false, true>, g, args, 0);
+      return;
+    }
   }
   launchStripKernel(rowStripKernel<T, Laplap, Vertical, Rows, Columns, false, false>, g, args, 0);
 }
@@ -733,23 +767,22 @@ template<typename T, bool Laplap, bool Vertical, int Columns>
 void launchRowStripsColumns(const ImageArgs<T>& args,
   int rows,
   int threadsY,
-  bool tight,
-  int gridBlocks)
+  const StripVariant& variant)
 {
   const StripGrid g = stripGrid(args.dims, Laplap, Vertical, rows, Columns, threadsY);
   switch (rows)
   {
     case 1:
-      launchStripRows<T, Laplap, Vertical, Columns, 1>(g, args, tight, gridBlocks);
+      launchStripRows<T, Laplap, Vertical, Columns, 1>(g, args, variant);
       break;
     case 2:
-      launchStripRows<T, Laplap, Vertical, Columns, 2>(g, args, tight, gridBlocks);
+      launchStripRows<T, Laplap, Vertical, Columns, 2>(g, args, variant);
       break;
     case 4:
-      launchStripRows<T, Laplap, Vertical, Columns, 4>(g, args, tight, gridBlocks);
+      launchStripRows<T, Laplap, Vertical, Columns, 4>(g, args, variant);
       break;
     default:
-      launchStripRows<T, Laplap, Vertical, Columns, 8>(g, args, tight, gridBlocks);
+      launchStripRows<T, Laplap, Vertical, Columns, 8>(g, args, variant);
       break;
   }
 }
@@ -759,20 +792,19 @@ void launchRowStrips(const ImageArgs<T>& args,
   int rows,
   int columns,
   int threadsY,
-  bool tight,
-  int gridBlocks)
+  const StripVariant& variant)
 {
   if (columns == 4)
   {
-    launchRowStripsColumns<T, Laplap, Vertical, 4>(args, rows, threadsY, tight, gridBlocks);
+    launchRowStripsColumns<T, Laplap, Vertical, 4>(args, rows, threadsY, variant);
   }
   else if (columns == 2)
   {
-    launchRowStripsColumns<T, Laplap, Vertical, 2>(args, rows, threadsY, tight, gridBlocks);
+    launchRowStripsColumns<T, Laplap, Vertical, 2>(args, rows, threadsY, variant);
   }
   else
   {
-    launchRowStripsColumns<T, Laplap, Vertical, 1>(args, rows, threadsY, tight, gridBlocks);
+    launchRowStripsColumns<T, Laplap, Vertical, 1>(args, rows, threadsY, variant);
   }
 }
 } // namespace
@@ -863,7 +895,10 @@ Status cudaImage(const ImageArgs<T>& args,
     : defaultImageRows(columns, args.laplap, vertical, sizeof(T));
   const int blockRows = options.imageBlockRows > 0 ? options.imageBlockRows : 4;
   const bool tight = options.imageTightRegisters && columns == 2 && (rows == 2 || rows == 4);
-  const int gridBlocks = columns == 2 && (rows == 2 || rows == 4) ? options.imageGridBlocks : 0;
+  const bool defaultShape = columns == 2 && (rows == 2 || rows == 4);
+  const int gridBlocks = defaultShape ? options.imageGridBlocks : 0;
+  const bool streaming = defaultShape && !tight && gridBlocks == 0 && options.imageStreamingStores;
+  const StripVariant variant{ tight, gridBlocks, streaming };
   if (fast && strips)
   {
     const StripGrid g = stripGrid(args.dims, args.laplap, vertical, rows, columns, blockRows);
@@ -882,15 +917,13 @@ Status cudaImage(const ImageArgs<T>& args,
     {
       if (args.laplap)
       {
-        vertical
-          ? launchRowStrips<T, true, true>(device, rows, columns, blockRows, tight, gridBlocks)
-          : launchRowStrips<T, true, false>(device, rows, columns, blockRows, tight, gridBlocks);
+        vertical ? launchRowStrips<T, true, true>(device, rows, columns, blockRows, variant)
+                 : launchRowStrips<T, true, false>(device, rows, columns, blockRows, variant);
       }
       else
       {
-        vertical
-          ? launchRowStrips<T, false, true>(device, rows, columns, blockRows, tight, gridBlocks)
-          : launchRowStrips<T, false, false>(device, rows, columns, blockRows, tight, gridBlocks);
+        vertical ? launchRowStrips<T, false, true>(device, rows, columns, blockRows, variant)
+                 : launchRowStrips<T, false, false>(device, rows, columns, blockRows, variant);
       }
     }
     else if (args.laplap)
@@ -923,7 +956,7 @@ Status cudaImage(const ImageArgs<T>& args,
     report.imageKernel = "row strips, " + std::to_string(columns) +
       (columns > 1 ? " columns x " : " column x ") + std::to_string(rows) + " rows, " +
       std::to_string(blockRows) + " x 32 threads per block" + (tight ? ", 40 registers" : "") +
-      (gridBlocks != 0 ? ", looping blocks" : "");
+      (gridBlocks != 0 ? ", looping blocks" : "") + (streaming ? ", streaming stores" : "");
   }
   else
   {
