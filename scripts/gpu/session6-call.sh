@@ -4,8 +4,6 @@
 # summary (NAME-summary.txt) and every file it wrote (NAME.tgz): the device returns at most 8
 # files.
 #   OUT=... bash scripts/gpu/session6-call.sh NAME:SECONDS [NAME:SECONDS...]
-# With PREBUILD=1 the cores named in PREBUILD_CORES are configured and built together first
-# (each script's own build step then finds them up to date).
 set -u
 export CUDA_MODULE_LOADING=EAGER
 OUT=${OUT:-$PWD/gpu-out}
