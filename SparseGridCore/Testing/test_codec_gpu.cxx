@@ -3,6 +3,8 @@
 // fields (the device machine has no copy of ../shared/data: a hydrogen-like orbital density, a
 // multi-scale 1/k^2 field and a vortex-like field with a sharp core stand in for the real volumes)
 // and random fields. The bound is checked on every voxel in long double. Skips without a device.
+#include "../src/codec/Huffman.h"
+#include "../src/cuda/codec/CodecCudaProfile.h"
 #include "../src/cuda/codec/CodecTile.h"
 
 #include <sparsegrid/codec.h>
@@ -10,6 +12,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +24,7 @@
 namespace
 {
 namespace codec = sparsegrid::codec;
+namespace cf = sparsegrid::codec::format;
 using Dims = std::array<std::uint64_t, 3>;
 
 #define SKIP_WITHOUT_GPU()                                                                         \
@@ -681,6 +685,185 @@ TEST(CodecGpu, LinePassesAndSparseStoresMatchTheCpu)
     unsetenv("SPARSEGRID_CODEC_CUDA_HUFFMAN");
     cudaFree(dOut);
     cudaFree(dOutD);
+  }
+}
+} // namespace
+
+namespace
+{
+// Session 6: the encoder builds its Huffman table on the device. The table must be the one
+// huffman::buildLengths and canonicalCodes build on the host (the stream carries the lengths and
+// the CPU encoder writes the same stream), including ties, an empty or single-token histogram,
+// length limiting (frequencies growing like Fibonacci numbers make a tree deeper than 24) and
+// the hand-over to the host above the kernel's token limit. Independently of the host code, the
+// lengths must satisfy Kraft's equality (a full tree) and the codes must be prefix-free in
+// canonical order.
+struct DeviceTable
+{
+  std::vector<std::uint8_t> lengths;
+  std::vector<std::uint32_t> codes;
+  std::uint64_t tableCount = 0, symbols = 0;
+  bool onDevice = false;
+};
+
+DeviceTable deviceTable(const std::vector<std::uint32_t>& histogram)
+{
+  DeviceTable t;
+  t.lengths.assign(cf::Tokens, 0xff);
+  t.codes.assign(cf::Tokens, 0);
+  std::string why;
+  EXPECT_TRUE(codec::cudaimpl::huffmanTableOnDevice(histogram.data(),
+    t.lengths.data(),
+    t.codes.data(),
+    &t.tableCount,
+    &t.symbols,
+    &t.onDevice,
+    &why))
+    << why;
+  return t;
+}
+
+void expectTableLikeHost(const std::vector<std::uint32_t>& histogram, bool expectDevice)
+{
+  const DeviceTable d = deviceTable(histogram);
+  ASSERT_EQ(d.onDevice, expectDevice);
+  if (!d.onDevice)
+  {
+    return;
+  }
+  std::vector<std::uint8_t> lengths;
+  std::vector<std::uint32_t> codes;
+  codec::huffman::buildLengths(
+    std::vector<std::uint64_t>(histogram.begin(), histogram.end()), lengths);
+  codec::huffman::canonicalCodes(lengths, codes);
+  std::uint64_t count = 0, symbols = 0;
+  long double kraft = 0;
+  for (std::size_t s = 0; s < lengths.size(); ++s)
+  {
+    ASSERT_EQ(int(d.lengths[s]), int(lengths[s])) << "token " << s;
+    ASSERT_EQ(lengths[s] > 0, histogram[s] > 0) << "token " << s;
+    if (lengths[s] > 0)
+    {
+      ASSERT_EQ(d.codes[s], codes[s]) << "token " << s;
+      ASSERT_LE(int(lengths[s]), cf::MaxCodeLength);
+      count = s + 1;
+      ++symbols;
+      kraft += std::ldexp(1.0L, -int(lengths[s]));
+    }
+  }
+  EXPECT_EQ(d.tableCount, count);
+  EXPECT_EQ(d.symbols, symbols);
+  if (symbols >= 2)
+  {
+    EXPECT_EQ(kraft, 1.0L) << "not a full tree";
+  }
+  // Prefix-free: sorted by (code << (24 - length)), no code's range overlaps the next one.
+  std::vector<std::pair<std::uint32_t, int>> ranges;
+  for (std::size_t s = 0; s < lengths.size(); ++s)
+  {
+    if (lengths[s] > 0)
+    {
+      const int shift = cf::MaxCodeLength - lengths[s];
+      ranges.emplace_back(d.codes[s] << shift, 1 << shift);
+    }
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (std::size_t i = 1; i < ranges.size(); ++i)
+  {
+    ASSERT_LE(ranges[i - 1].first + std::uint32_t(ranges[i - 1].second), ranges[i].first);
+  }
+}
+
+TEST(CodecGpu, DeviceHuffmanTableEqualsTheHostTable)
+{
+  SKIP_WITHOUT_GPU();
+  std::vector<std::uint32_t> h(cf::Tokens, 0);
+  {
+    SCOPED_TRACE("empty");
+    expectTableLikeHost(h, true);
+  }
+  for (std::uint32_t token : { 0u, 1u, 63u, 64u, cf::Tokens - 1 })
+  {
+    SCOPED_TRACE("single token " + std::to_string(token));
+    std::fill(h.begin(), h.end(), 0);
+    h[token] = 12345;
+    expectTableLikeHost(h, true);
+  }
+  {
+    SCOPED_TRACE("two tokens, equal counts; all equal counts");
+    std::fill(h.begin(), h.end(), 0);
+    h[5] = h[70000 % cf::Tokens] = 3;
+    expectTableLikeHost(h, true);
+    std::fill(h.begin(), h.end(), 0);
+    for (std::uint32_t s = 0; s < 1000; ++s)
+    {
+      h[s * 37 % cf::Tokens] = 7;
+    }
+    expectTableLikeHost(h, true);
+  }
+  {
+    SCOPED_TRACE("Fibonacci counts: deeper than 24 before flattening");
+    std::fill(h.begin(), h.end(), 0);
+    std::uint64_t a = 1, b = 1;
+    for (std::uint32_t s = 0; s < 40; ++s)
+    {
+      h[100 + 3 * s] = static_cast<std::uint32_t>(std::min<std::uint64_t>(a, 0xffffffffu));
+      const std::uint64_t c = a + b;
+      a = b;
+      b = c;
+    }
+    h[7] = 0xffffffffu;
+    expectTableLikeHost(h, true);
+  }
+  std::mt19937_64 rng(5);
+  for (std::uint32_t n : { 2u, 3u, 300u, 1000u, 4095u, 4096u, 4097u, 20000u })
+  {
+    for (int shape = 0; shape < 3; ++shape)
+    {
+      SCOPED_TRACE("random, " + std::to_string(n) + " tokens, shape " + std::to_string(shape));
+      std::fill(h.begin(), h.end(), 0);
+      std::vector<std::uint32_t> tokens(cf::Tokens);
+      for (std::uint32_t s = 0; s < cf::Tokens; ++s)
+      {
+        tokens[s] = s;
+      }
+      std::shuffle(tokens.begin(), tokens.end(), rng);
+      for (std::uint32_t i = 0; i < n; ++i)
+      {
+        // Shape 0: small counts (many ties); 1: geometric (like residuals); 2: huge counts.
+        const std::uint64_t r = rng();
+        h[tokens[i]] = shape == 0 ? 1 + r % 4
+          : shape == 1            ? static_cast<std::uint32_t>(1 + (1e8 / (1 + i * 0.3 + (r % 3))))
+                                  : static_cast<std::uint32_t>(1 + r % 4000000000u);
+      }
+      expectTableLikeHost(h, n <= 4096);
+    }
+  }
+}
+
+// The encoder with the table built on the host (SPARSEGRID_CODEC_CUDA_TABLE=host, as where the
+// device cannot run the table kernel) writes the same stream; so do odd sizes, a constant field
+// (a single token: one zero run per block) and a field whose tokens exceed the device build.
+TEST(CodecGpu, HostAndDeviceTablesGiveTheCpuStream)
+{
+  SKIP_WITHOUT_GPU();
+  const Dims shapes[] = { { 67, 45, 38 }, { 1, 1, 1 }, { 97, 1, 5 } };
+  for (const Dims& d : shapes)
+  {
+    codec::Layout layout;
+    layout.dims = d;
+    const auto noisy = field<float>(3, d, 31);
+    const std::vector<float> constant(noisy.size(), 2.5f);
+    for (const char* table : { "", "host" })
+    {
+      SCOPED_TRACE("dims " + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" +
+        std::to_string(d[2]) + " table '" + table + "'");
+      setenv("SPARSEGRID_CODEC_CUDA_TABLE", table, 1);
+      compareBackends(noisy, d, 1e-3 * rangeOf(noisy));
+      compareBackends(noisy, d, 1e-7 * rangeOf(noisy));
+      compareBackends(constant, d, 1e-3);
+    }
+    unsetenv("SPARSEGRID_CODEC_CUDA_TABLE");
   }
 }
 } // namespace

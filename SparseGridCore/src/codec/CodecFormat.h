@@ -368,6 +368,16 @@ SGC_HD void tokenize(const std::uint16_t* codes, std::uint32_t n, F&& emit)
   }
 }
 
+/// Bytes of a version-2 header with `levels` levels and `tableCount` Huffman code lengths: the
+/// fixed part, the level entries, the length count and the lengths, padded to 4, and the header's
+/// checksum. The GPU encoder places its chunks from this on the device.
+SGC_HD std::uint64_t headerBytesV2(int levels, std::uint64_t tableCount)
+{
+  const std::uint64_t n =
+    FixedHeaderBytes + LevelEntryBytes * static_cast<std::uint64_t>(levels) + 4 + tableCount;
+  return (n + 3) / 4 * 4 + 4;
+}
+
 inline std::uint32_t fnv1a(const std::uint8_t* data, std::size_t n)
 {
   std::uint32_t h = 2166136261u;

@@ -1,14 +1,17 @@
 // The error-bounded codec on CUDA GPUs (issue 13): the same stream as the CPU encoder, byte for
 // byte. Compiled with --fmad=false so that predictions and reconstructions round exactly like the
-// CPU code (-ffp-contract=off); the Huffman table is built on the host by the same function the
-// CPU encoder uses, from a histogram counted on the device.
+// CPU code (-ffp-contract=off). The Huffman table is built on the device by one CTA that repeats
+// huffman::buildLengths and canonicalCodes step for step (session 6; above TableLeaves coded
+// tokens the host builds it with those functions, from a histogram counted on the device).
 //
 // Encoder: one kernel per axis-pass (reads the input where it lives, predicts from the
 // reconstruction, quantises, writes symbol and reconstruction; counts NaN/Inf; lines along the
-// pass axis, encodeLinesKernel, since session 5) -> block masks and
-// token histogram (a warp per chunk) -> host: Huffman table -> block bit counts -> host: chunk
-// offsets (and the raw decision) -> one CTA of 64 threads per chunk writes the chunk (a thread per
-// 64-code block, block offsets by a CTA scan, shared words merged with atomicOr).
+// pass axis, encodeLinesKernel, since session 5) -> block masks and token histogram (a warp per
+// chunk) -> Huffman table (one CTA) -> block bit counts -> chunk sizes, a scan, chunk offsets ->
+// host: one read-back of a summary (size, counts, level ends, code lengths) for the raw decision,
+// the capacity check and the header -> one CTA of 64 threads per chunk writes the chunk (a thread
+// per 64-code block, block offsets by a CTA scan, shared words merged with atomicOr) while the
+// host writes the header.
 // Decoder: host (or device, for device streams) validates the header and chunk tables -> a warp
 // per chunk decodes its tokens (lanes resynchronise on 32 windows of the bit stream; LUT in shared
 // memory), stages half a chunk at a time in shared memory, stores only its non-zero blocks into
@@ -111,11 +114,40 @@ struct DeviceBuffer
   }
 };
 
+/// Page-locked host memory kept between calls (the encoder's summary read-back).
+struct PinnedBuffer
+{
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  Status reserve(std::size_t n, const char* what)
+  {
+    if (n <= bytes && ptr)
+    {
+      return Status::Ok();
+    }
+    if (ptr)
+    {
+      cudaFreeHost(ptr);
+      ptr = nullptr;
+      bytes = 0;
+    }
+    SGC_TRY(cudaMallocHost(&ptr, n), what);
+    bytes = n;
+    return Status::Ok();
+  }
+  template<typename X>
+  X* as() const
+  {
+    return static_cast<X*>(ptr);
+  }
+};
+
 struct Workspace
 {
   std::mutex mutex; // one codec call on the GPU at a time
   DeviceBuffer values, rec, symbols, plan, masks, histogram, stats, blockBits, blockEsc, chunkMeta,
     codes, out, lut, sorted, stream, error, scratch;
+  PinnedBuffer readBack;
   /// The decoder's symbols: zeros except in the blocks that decodedBlocks names per chunk (the
   /// sparse stores of the Huffman stage keep it so), for the chunk layout decodedLayout.
   DeviceBuffer decodedSymbols, decodedBlocks;
@@ -167,7 +199,13 @@ struct KernelTimer
   void start(cudaStream_t s) { cudaEventRecord(a, s); }
   void stop(cudaStream_t s)
   {
-    cudaEventRecord(b, s);
+    record(s);
+    collect();
+  }
+  /// stop() in two halves: the end event, then (after other work) the wait and the sum.
+  void record(cudaStream_t s) { cudaEventRecord(b, s); }
+  void collect()
+  {
     cudaEventSynchronize(b);
     float ms = 0;
     cudaEventElapsedTime(&ms, a, b);
@@ -999,26 +1037,355 @@ __global__ void blockBitsKernel(const u16* symbols,
   }
 }
 
-/// Bits and escapes per chunk (for the host's offset computation: 8 bytes per chunk to download
-/// instead of 8 per block).
-__global__ void chunkTotalsKernel(const u32* blockBits,
-  const u32* blockEsc,
-  u64 chunks,
-  u32* chunkBits,
-  u32* chunkEsc)
+//------------------------------------------------------------------------------------------------
+// Sizing on the device (session 6): until session 5 the host downloaded the histogram, built the
+// Huffman table, uploaded it, then downloaded the chunk bit counts and computed the chunk offsets
+// (0.9 ms of host work and two round trips between kernels on the noisy 512^3 field, H100). Now
+// one CTA builds the table, a scan places the chunks, and the host reads one summary (and the
+// code lengths for the header) before it launches the writer.
+//------------------------------------------------------------------------------------------------
+
+/// Words of the encoder's summary in device memory, read back once per call (followed by the
+/// Huffman code lengths, for the header).
+enum SummaryWord : int
 {
-  for (u64 c = blockIdx.x * u64(blockDim.x) + threadIdx.x; c < chunks;
+  SumTotal = 0,    ///< stream bytes
+  SumTableCount,   ///< Huffman lengths in the header (the last coded token + 1)
+  SumSymbols,      ///< tokens with a code
+  SumHostTable,    ///< 1: the device did not build the table (too many tokens): the host must
+  SumEscapes,      ///< escaped values
+  SumZeroChunks,   ///< chunks whose codes are all 0
+  SumNonFinite,    ///< NaN/Inf inputs
+  SumMaxAbs,       ///< bits of the largest |value|
+  SumLevelEnd = 8, ///< the end of each level's section (levels entries)
+  SumSurplus = 80, ///< bits of each pass's largest surplus (passCount entries)
+  SummaryWords = 512
+};
+
+/// Each chunk's bytes in the stream (0 for a zero chunk; entry `chunks` is 0, so that the
+/// exclusive scan ends with the sum) and the counts of escapes and zero chunks.
+__global__ void chunkBytesKernel(const u32* blockBits,
+  const u32* blockEsc,
+  const u64* masks,
+  u64 chunks,
+  u32 valueBytes,
+  u64* chunkBytes,
+  u64* summary)
+{
+  u64 escapes = 0, zero = 0;
+  for (u64 c = blockIdx.x * u64(blockDim.x) + threadIdx.x; c <= chunks;
        c += u64(gridDim.x) * blockDim.x)
   {
+    if (c == chunks)
+    {
+      chunkBytes[c] = 0;
+      continue;
+    }
     u32 b = 0, e = 0;
     for (u32 j = 0; j < format::BlocksPerChunk; ++j)
     {
       b += blockBits[c * format::BlocksPerChunk + j];
       e += blockEsc[c * format::BlocksPerChunk + j];
     }
-    chunkBits[c] = b;
-    chunkEsc[c] = e;
+    const bool coded = masks[c] != 0;
+    chunkBytes[c] =
+      coded ? format::ChunkHeaderBytes + u64(e) * valueBytes + 4 * ((u64(b) + 31) / 32) : 0;
+    escapes += e;
+    zero += coded ? 0 : 1;
   }
+  for (int o = 16; o > 0; o /= 2)
+  {
+    escapes += __shfl_down_sync(0xffffffffu, escapes, o);
+    zero += __shfl_down_sync(0xffffffffu, zero, o);
+  }
+  if ((threadIdx.x & 31) == 0 && (escapes || zero))
+  {
+    atomicAdd(summary + SumEscapes, escapes);
+    atomicAdd(summary + SumZeroChunks, zero);
+  }
+}
+
+/// Chunk and level-table offsets from the scanned chunk bytes, in the layout of the CPU encoder
+/// (header; then per level the table of its chunk sizes, then its chunks), the level ends, and
+/// the values the host reads back for its checks and the header.
+__global__ void chunkOffsetsKernel(const u64* scanned,
+  ChunkGeometry g,
+  u64 chunks,
+  u64* chunkOffset,
+  u64* tableOffset,
+  u64* summary,
+  const u64* stats,
+  const u64* surplus,
+  int passCount)
+{
+  const u64 header = format::headerBytesV2(g.levels, summary[SumTableCount]);
+  const u64 tid = blockIdx.x * u64(blockDim.x) + threadIdx.x;
+  for (u64 c = tid; c < chunks; c += u64(gridDim.x) * blockDim.x)
+  {
+    chunkOffset[c] = header + 4 * g.chunkBegin[levelOfChunk(g, c) + 1] + scanned[c];
+  }
+  if (tid < u64(g.levels))
+  {
+    const int k = static_cast<int>(tid);
+    tableOffset[k] = header + 4 * g.chunkBegin[k] + scanned[g.chunkBegin[k]];
+    summary[SumLevelEnd + k] = header + 4 * g.chunkBegin[k + 1] + scanned[g.chunkBegin[k + 1]];
+  }
+  if (tid < u64(passCount))
+  {
+    summary[SumSurplus + tid] = surplus[tid];
+  }
+  if (tid == 0)
+  {
+    chunkOffset[chunks] = summary[SumTotal] = header + 4 * chunks + scanned[chunks];
+    summary[SumNonFinite] = stats[0];
+    summary[SumMaxAbs] = surplus[passCount];
+  }
+}
+
+//------------------------------------------------------------------------------------------------
+// The Huffman table in one CTA: exactly huffman::buildLengths and canonicalCodes (the stream must
+// not depend on the device). Leaves are keys (frequency << 17 | token): sorting them sorts by
+// frequency with ties in token order, as the CPU's stable sort of the tokens does. One thread
+// merges the two queues (leaves, then internal nodes in creation order, a leaf first on equal
+// weights) and turns parents into depths; too deep a tree flattens the frequencies, f -> f/4 | 1,
+// and starts again. Codes: the leaves sorted by (length, token) take consecutive codes per
+// length. More than TableLeaves tokens (random data at tight bounds), too many flattening
+// rounds or a device without the shared memory: SumHostTable, and the host builds the table.
+//------------------------------------------------------------------------------------------------
+constexpr int TableThreads = 1024;
+constexpr u32 TableLeaves = 4096;
+constexpr int TokenBits = 17;
+constexpr int TableRounds = 40;
+static_assert(format::Tokens <= (1u << TokenBits), "tokens must fit the sort keys");
+static_assert(2 * TableLeaves <= 65536, "node indices are 16-bit");
+/// Keys, internal weights (u64 each) and nodes (u16: parent, then depth).
+constexpr std::size_t TableShared = TableLeaves * (8 + 8 + 2 * 2);
+
+/// Ascending bitonic sort of k[0, size) (size a power of two) by the CTA.
+__device__ void bitonicSort(u64* k, u32 size)
+{
+  __syncthreads();
+  for (u32 span = 2; span <= size; span <<= 1)
+  {
+    for (u32 stride = span >> 1; stride > 0; stride >>= 1)
+    {
+      for (u32 i = threadIdx.x; i < size / 2; i += blockDim.x)
+      {
+        const u32 lo = 2 * i - (i & (stride - 1));
+        const u32 hi = lo + stride;
+        const u64 a = k[lo], b = k[hi];
+        if ((a > b) == ((lo & span) == 0))
+        {
+          k[lo] = b;
+          k[hi] = a;
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
+/// The two-queue Huffman construction of huffmanLengths on n >= 2 sorted leaves (one thread):
+/// node[i] becomes the depth of node i; returns the largest leaf depth.
+__device__ u32 huffmanDepths(const u64* key, u64* internal, u16* node, u32 n)
+{
+  const u32 nodes = 2 * n - 1;
+  u32 nextLeaf = 0, nextInternal = n, created = n;
+  auto take = [&](u64& w) -> u32
+  {
+    if (nextLeaf < n &&
+      (nextInternal >= created || (key[nextLeaf] >> TokenBits) <= internal[nextInternal - n]))
+    {
+      w = key[nextLeaf] >> TokenBits;
+      return nextLeaf++;
+    }
+    w = internal[nextInternal - n];
+    return nextInternal++;
+  };
+  while (created < nodes)
+  {
+    u64 wa, wb;
+    const u32 a = take(wa);
+    const u32 b = take(wb);
+    internal[created - n] = wa + wb;
+    node[a] = node[b] = static_cast<u16>(created);
+    ++created;
+  }
+  // Parents have larger indices than their children: from the root down, a parent's entry is
+  // already its depth when its children read it.
+  node[nodes - 1] = 0;
+  u32 longest = 0;
+  for (u32 i = nodes - 1; i-- > 0;)
+  {
+    const u32 d = node[node[i]] + 1u;
+    node[i] = static_cast<u16>(d);
+    if (i < n)
+    {
+      longest = d > longest ? d : longest;
+    }
+  }
+  return longest;
+}
+
+__global__ void __launch_bounds__(TableThreads)
+  huffmanTableKernel(const u32* histogram, unsigned char* lengths, u32* codes, u64* summary)
+{
+  extern __shared__ u64 tableShared[];
+  u64* key = tableShared;
+  u64* internal = tableShared + TableLeaves;
+  u16* node = reinterpret_cast<u16*>(tableShared + 2 * TableLeaves);
+  __shared__ u32 warpCount[TableThreads / 32];
+  __shared__ u32 countOf[format::MaxCodeLength + 2], firstCode[format::MaxCodeLength + 2],
+    firstIndex[format::MaxCodeLength + 2];
+  __shared__ u32 topToken, longestDepth;
+  const u32 t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  if (t == 0)
+  {
+    topToken = 0;
+  }
+  if (t < format::MaxCodeLength + 2)
+  {
+    countOf[t] = 0;
+  }
+  // The tokens with a count, in token order (the order of ties), as keys; every length cleared.
+  u32 n = 0, top = 0;
+  for (u32 tile = 0; tile < format::Tokens; tile += TableThreads)
+  {
+    const u32 s = tile + t;
+    const u32 f = s < format::Tokens ? histogram[s] : 0u;
+    if (s < format::Tokens)
+    {
+      lengths[s] = 0;
+    }
+    const unsigned used = __ballot_sync(0xffffffffu, f != 0);
+    if (lane == 0)
+    {
+      warpCount[warp] = static_cast<u32>(__popc(used));
+    }
+    __syncthreads();
+    u32 before = 0, inTile = 0;
+    for (u32 w = 0; w < TableThreads / 32; ++w)
+    {
+      const u32 c = warpCount[w];
+      before += w < warp ? c : 0u;
+      inTile += c;
+    }
+    if (f != 0)
+    {
+      const u32 at = n + before + static_cast<u32>(__popc(used & ((1u << lane) - 1u)));
+      if (at < TableLeaves)
+      {
+        key[at] = (u64(f) << TokenBits) | s;
+      }
+      top = s + 1;
+    }
+    n += inTile;
+    __syncthreads();
+  }
+  if (n > TableLeaves)
+  {
+    if (t == 0)
+    {
+      summary[SumHostTable] = 1;
+    }
+    return;
+  }
+  atomicMax(&topToken, top);
+  u32 size = 1;
+  while (size < n)
+  {
+    size <<= 1;
+  }
+  for (int round = 0;; ++round)
+  {
+    for (u32 i = n + t; i < size; i += TableThreads)
+    {
+      key[i] = ~0ull;
+    }
+    bitonicSort(key, size);
+    if (t == 0)
+    {
+      if (n == 1)
+      {
+        node[0] = 1;
+      }
+      longestDepth = n >= 2 ? huffmanDepths(key, internal, node, n) : 1u;
+    }
+    __syncthreads();
+    if (longestDepth <= static_cast<u32>(format::MaxCodeLength))
+    {
+      break;
+    }
+    if (round == TableRounds)
+    {
+      if (t == 0)
+      {
+        summary[SumHostTable] = 1;
+      }
+      return;
+    }
+    for (u32 i = t; i < n; i += TableThreads)
+    {
+      const u64 f = key[i] >> TokenBits;
+      key[i] = (((f >> 2) | 1u) << TokenBits) | (key[i] & ((1u << TokenBits) - 1u));
+    }
+    __syncthreads();
+  }
+  // Canonical codes: leaves ordered by (length, token).
+  u64* byLength = internal;
+  for (u32 i = t; i < size; i += TableThreads)
+  {
+    byLength[i] = i < n ? (u64(node[i]) << TokenBits) | (key[i] & ((1u << TokenBits) - 1u)) : ~0ull;
+    if (i < n)
+    {
+      atomicAdd(countOf + node[i], 1u);
+    }
+  }
+  bitonicSort(byLength, size);
+  if (t == 0)
+  {
+    u32 code = 0, index = 0;
+    for (int l = 1; l <= format::MaxCodeLength; ++l)
+    {
+      code = (code + (l > 1 ? countOf[l - 1] : 0u)) << 1;
+      firstCode[l] = code;
+      firstIndex[l] = index;
+      index += countOf[l];
+    }
+    summary[SumTableCount] = topToken;
+    summary[SumSymbols] = n;
+  }
+  __syncthreads();
+  for (u32 i = t; i < n; i += TableThreads)
+  {
+    const u32 l = static_cast<u32>(byLength[i] >> TokenBits);
+    const u32 s = static_cast<u32>(byLength[i] & ((1u << TokenBits) - 1u));
+    lengths[s] = static_cast<unsigned char>(l);
+    codes[s] = firstCode[l] + (i - firstIndex[l]);
+  }
+}
+
+/// The summary and the code lengths behind it: what the host reads back.
+constexpr std::size_t LengthBytes = (format::Tokens + 15) / 16 * 16;
+constexpr std::size_t ReadBackBytes = SummaryWords * 8 + LengthBytes;
+
+/// SPARSEGRID_CODEC_CUDA_TABLE=host: the host builds the Huffman table (as until session 5);
+/// also where the device lacks the table kernel's shared memory.
+bool hostHuffmanTable()
+{
+  const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_TABLE");
+  if (v && std::string(v) == "host")
+  {
+    return true;
+  }
+  if (cudaFuncSetAttribute(huffmanTableKernel,
+        cudaFuncAttributeMaxDynamicSharedMemorySize,
+        static_cast<int>(TableShared)) != cudaSuccess)
+  {
+    cudaGetLastError();
+    return true;
+  }
+  return false;
 }
 
 /// One CTA of 64 threads per chunk: thread b writes block b.
@@ -2243,6 +2610,12 @@ void releaseBuffers()
     b->bytes = 0;
   }
   ws.decodedLayout.clear();
+  if (ws.readBack.ptr)
+  {
+    cudaFreeHost(ws.readBack.ptr);
+  }
+  ws.readBack.ptr = nullptr;
+  ws.readBack.bytes = 0;
 }
 
 namespace
@@ -2298,10 +2671,27 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
     !(st = ws.stats.reserve(64, "stats")) ||
     !(st = ws.blockBits.reserve(totalBlocks * 4, "blockBits")) ||
     !(st = ws.blockEsc.reserve(totalBlocks * 4, "blockEsc")) ||
-    !(st = ws.chunkMeta.reserve((chunks + 70) * 8 + chunks * 8, "chunk offsets")) ||
-    !(st = ws.codes.reserve(format::Tokens * 5 + 64, "codes")))
+    !(st = ws.chunkMeta.reserve((chunks + 70) * 8, "chunk offsets")) ||
+    !(st = ws.codes.reserve(ReadBackBytes + format::Tokens * 4 + 64, "codes")) ||
+    !(st = ws.readBack.reserve(ReadBackBytes, "summary")))
   {
     return st;
+  }
+  std::size_t scanBytes = 0;
+  SGC_TRY(cub::DeviceScan::ExclusiveSum(nullptr,
+            scanBytes,
+            static_cast<const u64*>(nullptr),
+            static_cast<u64*>(nullptr),
+            chunks + 1,
+            s),
+    "scan size");
+  if (!(st = ws.scratch.reserve((chunks + 1) * 16 + 256 + scanBytes, "chunk scan")))
+  {
+    return st;
+  }
+  if (plan.passCount + SumSurplus > SummaryWords || plan.levels + SumLevelEnd > SumSurplus)
+  {
+    return Status(ErrorCode::Internal, "encode: too many passes for the GPU summary");
   }
   std::vector<DevPass> passes;
   toDevPasses(plan, levelCodeBegin, passes);
@@ -2340,8 +2730,7 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   }
   T* rec = ws.rec.as<T>();
   u16* symbols = ws.symbols.as<u16>();
-  u64* stats = ws.stats.as<u64>(); // [0] NaN/Inf inputs
-  std::vector<u64> surplusBits(static_cast<std::size_t>(plan.passCount), 0);
+  u64* stats = ws.stats.as<u64>();     // [0] NaN/Inf inputs
   DeviceBuffer& surplusBuf = ws.error; // reused: per-pass surplus maxima and the largest |value|
   if (!(st = surplusBuf.reserve(sizeof(u64) * (plan.passCount + 1), "surplus")))
   {
@@ -2349,6 +2738,7 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   }
   u64* dSurplus = surplusBuf.as<u64>();
   SGC_TRY(cudaMemsetAsync(stats, 0, 64, s), "clear");
+  SGC_TRY(cudaMemsetAsync(ws.codes.ptr, 0, SummaryWords * 8, s), "clear");
   SGC_TRY(cudaMemsetAsync(dSurplus, 0, sizeof(u64) * (plan.passCount + 1), s), "clear");
   // The passes read the input where it lives (no copy); the finiteness count comes back with the
   // histogram, so that no host round trip sits between the passes.
@@ -2418,10 +2808,109 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   SGC_TRY(cudaMemsetAsync(histogram, 0, format::Tokens * 4, s), "clear");
   analyseWarpKernel<<<warpCtas, AnalyseWarps * 32, 0, s>>>(
     symbols, geometry, chunks, masks, histogram);
-  SGC_STAGE_DONE("analyse kernel");
-  u64 nonFinite = 0;
-  SGC_TRY(cudaMemcpy(&nonFinite, stats, 8, cudaMemcpyDeviceToHost), "download count");
-  if (nonFinite > 0)
+  SGC_PROFILE_END();
+  SGC_LAUNCHED("analyse kernel");
+
+  // The table, the chunk sizes and offsets on the device; the host reads the summary and the
+  // code lengths once (pinned memory), then launches the writer.
+  u64* dSummary = ws.codes.as<u64>();
+  unsigned char* dLengths = reinterpret_cast<unsigned char*>(dSummary + SummaryWords);
+  u32* dCodes = reinterpret_cast<u32*>(dLengths + LengthBytes);
+  const u64* summary = ws.readBack.as<u64>();
+  const unsigned char* hostLengths = ws.readBack.as<unsigned char>() + SummaryWords * 8;
+  u32* blockBits = ws.blockBits.as<u32>();
+  u32* blockEsc = ws.blockEsc.as<u32>();
+  u64* dChunkOffset = ws.chunkMeta.as<u64>();
+  u64* dTableOffset = dChunkOffset + chunks + 1;
+  u64* dChunkBytes = ws.scratch.as<u64>();
+  u64* dScanned = dChunkBytes + chunks + 1;
+  void* scanTemp = ws.scratch.as<unsigned char>() + ((chunks + 1) * 16 + 255) / 256 * 256;
+  bool hostTable = hostHuffmanTable();
+  if (!hostTable)
+  {
+    SGC_PROFILE_BEGIN("encode Huffman table (one CTA)");
+    huffmanTableKernel<<<1, TableThreads, TableShared, s>>>(histogram, dLengths, dCodes, dSummary);
+    SGC_PROFILE_END();
+    SGC_LAUNCHED("table kernel");
+  }
+  // A thread per block: warp-per-chunk variants (ballot tokens, as in the analysis) measured
+  // 10-30% slower on an H100 for the bits and for writing the chunks (a warp walks its chunk's 64
+  // blocks one after the other: latency-bound), so both stay with a thread per block.
+  auto sizing = [&]() -> Status
+  {
+    SGC_PROFILE_BEGIN("encode block bits");
+    blockBitsKernel<<<blocksFor(totalBlocks), Threads, 0, s>>>(
+      symbols, geometry, totalBlocks, masks, dLengths, blockBits, blockEsc);
+    SGC_PROFILE_END();
+    SGC_LAUNCHED("bits kernel");
+    SGC_PROFILE_BEGIN("encode chunk sizes, scan, offsets (2 kernels, 1 scan)");
+    chunkBytesKernel<<<blocksFor(chunks + 1), Threads, 0, s>>>(
+      blockBits, blockEsc, masks, chunks, sizeof(T), dChunkBytes, dSummary);
+    SGC_TRY(
+      cub::DeviceScan::ExclusiveSum(scanTemp, scanBytes, dChunkBytes, dScanned, chunks + 1, s),
+      "chunk scan");
+    chunkOffsetsKernel<<<blocksFor(std::max<u64>(chunks, SummaryWords)), Threads, 0, s>>>(dScanned,
+      geometry,
+      chunks,
+      dChunkOffset,
+      dTableOffset,
+      dSummary,
+      stats,
+      dSurplus,
+      plan.passCount);
+    SGC_PROFILE_END();
+    SGC_LAUNCHED("offsets kernel");
+    timer.record(s);
+    SGC_TRY(cudaMemcpyAsync(ws.readBack.ptr, dSummary, ReadBackBytes, cudaMemcpyDeviceToHost, s),
+      "download summary");
+    SGC_TRY(cudaStreamSynchronize(s), "sizing kernels");
+    timer.collect();
+    SGC_HOST_MARK();
+    return Status::Ok();
+  };
+  if (!hostTable)
+  {
+    if (!(st = sizing()))
+    {
+      return st;
+    }
+    hostTable = summary[SumHostTable] != 0;
+  }
+  else
+  {
+    timer.stop(s);
+    SGC_HOST_MARK();
+  }
+  if (hostTable)
+  {
+    // More tokens than the device build takes (or SPARSEGRID_CODEC_CUDA_TABLE=host): the host
+    // builds the table from the histogram, then sizes the chunks with it.
+    std::vector<u32> hist32(format::Tokens);
+    SGC_TRY(cudaMemcpy(hist32.data(), histogram, format::Tokens * 4, cudaMemcpyDeviceToHost),
+      "download histogram");
+    const detail::HuffmanTable table =
+      detail::huffmanTable(std::vector<std::uint64_t>(hist32.begin(), hist32.end()));
+    SGC_TRY(cudaMemcpy(dLengths, table.lengths.data(), format::Tokens, cudaMemcpyHostToDevice),
+      "upload lengths");
+    SGC_TRY(cudaMemcpy(dCodes, table.codes.data(), format::Tokens * 4, cudaMemcpyHostToDevice),
+      "upload codes");
+    const u64 words[5] = {
+      static_cast<u64>(table.count), static_cast<u64>(table.symbols), 0, 0, 0
+    };
+    SGC_TRY(cudaMemcpy(dSummary + SumTableCount, words, sizeof(words), cudaMemcpyHostToDevice),
+      "upload table size");
+    static_assert(SumSymbols == SumTableCount + 1 && SumHostTable == SumTableCount + 2 &&
+        SumEscapes == SumTableCount + 3 && SumZeroChunks == SumTableCount + 4,
+      "the words uploaded with the host table");
+    SGC_HOST_LAP("encode host: Huffman table (host build)");
+    timer.start(s);
+    if (!(st = sizing()))
+    {
+      return st;
+    }
+  }
+  SGC_HOST_LAP("encode host: summary read-back");
+  if (summary[SumNonFinite] > 0)
   {
     std::vector<T> host(static_cast<std::size_t>(voxels));
     if (!(st = copyToHost(input, host.size(), stride, host.data())))
@@ -2434,91 +2923,17 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
       ++first;
     }
     return Status(ErrorCode::NonFinite,
-      "encode: the values hold " + std::to_string(nonFinite) +
+      "encode: the values hold " + std::to_string(summary[SumNonFinite]) +
         " NaN/Inf value(s), the first at voxel " + std::to_string(first));
   }
-  std::vector<u32> hist32(format::Tokens);
-  SGC_TRY(cudaMemcpy(hist32.data(), histogram, format::Tokens * 4, cudaMemcpyDeviceToHost),
-    "download histogram");
-  SGC_TRY(
-    cudaMemcpy(surplusBits.data(), dSurplus, sizeof(u64) * plan.passCount, cudaMemcpyDeviceToHost),
-    "download surplus");
-  u64 maxAbsBits = 0;
-  SGC_TRY(
-    cudaMemcpy(&maxAbsBits, dSurplus + plan.passCount, 8, cudaMemcpyDeviceToHost), "download");
-
-  const detail::HuffmanTable table =
-    detail::huffmanTable(std::vector<std::uint64_t>(hist32.begin(), hist32.end()));
-  const std::vector<std::uint8_t>& lengths = table.lengths;
-  const std::vector<std::uint32_t>& codes = table.codes;
-  const std::size_t tableCount = table.count;
-  unsigned char* dLengths = ws.codes.as<unsigned char>();
-  u32* dCodes = reinterpret_cast<u32*>(dLengths + ((format::Tokens + 15) / 16) * 16);
-  // Only tokens below tableCount occur (every occurring token has a code).
-  SGC_TRY(cudaMemcpy(
-            dLengths, lengths.data(), std::max<std::size_t>(tableCount, 1), cudaMemcpyHostToDevice),
-    "upload lengths");
-  SGC_TRY(cudaMemcpy(
-            dCodes, codes.data(), std::max<std::size_t>(tableCount, 1) * 4, cudaMemcpyHostToDevice),
-    "upload codes");
-
-  u32* blockBits = ws.blockBits.as<u32>();
-  u32* blockEsc = ws.blockEsc.as<u32>();
-  SGC_HOST_LAP("encode host: histogram, Huffman table, uploads");
-  timer.start(s);
-  u32* dChunkBits = reinterpret_cast<u32*>(ws.chunkMeta.as<u64>() + chunks + 70);
-  u32* dChunkEsc = dChunkBits + chunks;
-  // A thread per block: warp-per-chunk variants (ballot tokens, as in the analysis) measured
-  // 10-30% slower on an H100 for the bits and for writing the chunks (a warp walks its chunk's 64
-  // blocks one after the other: latency-bound), so both stay with a thread per block.
-  SGC_PROFILE_BEGIN("encode block bits");
-  blockBitsKernel<<<blocksFor(totalBlocks), Threads, 0, s>>>(
-    symbols, geometry, totalBlocks, masks, dLengths, blockBits, blockEsc);
-  SGC_PROFILE_END();
-  SGC_LAUNCHED("bits kernel");
-  SGC_PROFILE_BEGIN("encode chunk totals");
-  chunkTotalsKernel<<<blocksFor(chunks), Threads, 0, s>>>(
-    blockBits, blockEsc, chunks, dChunkBits, dChunkEsc);
-  SGC_STAGE_DONE("chunk totals kernel");
-  // Chunk offsets on the host: one pass over a few thousand chunks per GB of input.
-  std::vector<u32> bits(static_cast<std::size_t>(chunks)), escs(static_cast<std::size_t>(chunks));
-  std::vector<u64> hostMasks(static_cast<std::size_t>(chunks));
-  SGC_TRY(cudaMemcpy(bits.data(), dChunkBits, chunks * 4, cudaMemcpyDeviceToHost), "download bits");
-  SGC_TRY(
-    cudaMemcpy(escs.data(), dChunkEsc, chunks * 4, cudaMemcpyDeviceToHost), "download escapes");
-  SGC_TRY(
-    cudaMemcpy(hostMasks.data(), masks, chunks * 8, cudaMemcpyDeviceToHost), "download masks");
-
-  detail::HeaderFields h = detail::codedHeader(valueTypeOf<T>(), plan, bound, table);
-  const std::size_t header = detail::headerBytes(plan.levels, tableCount);
-  std::vector<u64> chunkOffset(static_cast<std::size_t>(chunks) + 1),
-    tableOffset(static_cast<std::size_t>(plan.levels));
-  u64 total = header, escapes = 0, zeroChunks = 0;
-  h.levelEnd.resize(static_cast<std::size_t>(plan.levels));
-  for (int k = 0; k < plan.levels; ++k)
-  {
-    tableOffset[k] = total;
-    total += 4 * plan.levelChunks[k];
-    for (u64 c = plan.chunkBegin[k]; c < plan.chunkBegin[k + 1]; ++c)
-    {
-      chunkOffset[c] = total;
-      if (hostMasks[c] == 0)
-      {
-        ++zeroChunks;
-        continue;
-      }
-      const u64 b = bits[c], e = escs[c];
-      total += format::ChunkHeaderBytes + e * sizeof(T) + 4 * ((b + 31) / 32);
-      escapes += e;
-    }
-    h.levelEnd[k] = total;
-  }
+  const u64 total = summary[SumTotal];
+  const std::size_t tableCount = static_cast<std::size_t>(summary[SumTableCount]);
   if (statistics)
   {
-    statistics->escapes = escapes;
+    statistics->escapes = summary[SumEscapes];
     statistics->chunks = chunks;
-    statistics->zeroChunks = zeroChunks;
-    statistics->huffmanSymbols = table.symbols;
+    statistics->zeroChunks = summary[SumZeroChunks];
+    statistics->huffmanSymbols = summary[SumSymbols];
   }
   const u64 rawTotal = detail::headerBytes(1, 0) + voxels * sizeof(T);
   if (total >= rawTotal)
@@ -2557,22 +2972,6 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
     }
     return Status::Ok();
   }
-  std::vector<double> passSurplus(static_cast<std::size_t>(plan.passCount));
-  for (int i = 0; i < plan.passCount; ++i)
-  {
-    std::memcpy(&passSurplus[i], &surplusBits[i], 8);
-  }
-  double maxAbs;
-  std::memcpy(&maxAbs, &maxAbsBits, 8);
-  h.levelBound = detail::levelBounds(
-    plan, passSurplus, bound, maxAbs, sizeof(T) == 4 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53));
-
-  u64* dChunkOffset = ws.chunkMeta.as<u64>();
-  u64* dTableOffset = dChunkOffset + chunks + 1;
-  SGC_TRY(cudaMemcpy(dChunkOffset, chunkOffset.data(), (chunks + 1) * 8, cudaMemcpyHostToDevice),
-    "upload offsets");
-  SGC_TRY(cudaMemcpy(dTableOffset, tableOffset.data(), plan.levels * 8, cudaMemcpyHostToDevice),
-    "upload offsets");
   unsigned char* dOut = nullptr;
   if (target)
   {
@@ -2592,7 +2991,6 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
     }
     dOut = ws.out.as<unsigned char>();
   }
-  SGC_HOST_LAP("encode host: chunk offsets, level bounds, uploads");
   timer.start(s);
   SGC_PROFILE_BEGIN("encode clear stream");
   SGC_TRY(cudaMemsetAsync(dOut, 0, total, s), "clear stream");
@@ -2612,11 +3010,29 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
     dPlan.passes,
     dPlan.levelPassBegin,
     dPlan.dims);
-  SGC_STAGE_DONE("write kernel");
+  SGC_PROFILE_END();
+  SGC_LAUNCHED("write kernel");
+  timer.record(s);
+  // The header while the writer runs.
+  detail::HuffmanTable table;
+  table.lengths.assign(hostLengths, hostLengths + tableCount);
+  table.count = tableCount;
+  detail::HeaderFields h = detail::codedHeader(valueTypeOf<T>(), plan, bound, table);
+  h.levelEnd.assign(summary + SumLevelEnd, summary + SumLevelEnd + plan.levels);
+  std::vector<double> passSurplus(static_cast<std::size_t>(plan.passCount));
+  std::memcpy(passSurplus.data(), summary + SumSurplus, sizeof(double) * plan.passCount);
+  double maxAbs;
+  std::memcpy(&maxAbs, summary + SumMaxAbs, 8);
+  h.levelBound = detail::levelBounds(
+    plan, passSurplus, bound, maxAbs, sizeof(T) == 4 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53));
+  const std::size_t header = detail::headerBytes(plan.levels, tableCount);
+  std::vector<std::uint8_t> head(header);
+  detail::writeHeader(h, head.data());
+  SGC_HOST_LAP("encode host: header (overlaps the writer)");
+  timer.collect();
+  SGC_HOST_MARK();
   if (target)
   {
-    std::vector<std::uint8_t> head(header);
-    detail::writeHeader(h, head.data());
     SGC_TRY(cudaMemcpy(target->data, head.data(), header, cudaMemcpyHostToDevice), "upload header");
     target->bytes = static_cast<std::size_t>(total);
   }
@@ -2626,9 +3042,9 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
     SGC_TRY(
       cudaMemcpy(stream.data() + header, dOut + header, total - header, cudaMemcpyDeviceToHost),
       "download stream");
-    detail::writeHeader(h, stream.data());
+    std::memcpy(stream.data(), head.data(), header);
   }
-  SGC_HOST_LAP("encode host: header (and stream download)");
+  SGC_HOST_LAP("encode host: header upload (or stream download)");
   if (statistics)
   {
     statistics->raw = false;
@@ -3070,6 +3486,60 @@ void profileEnable(bool on)
 std::string profileReport()
 {
   return KernelProfile::get().report();
+}
+
+bool huffmanTableOnDevice(const std::uint32_t* histogram,
+  std::uint8_t* lengths,
+  std::uint32_t* codes,
+  std::uint64_t* tableCount,
+  std::uint64_t* symbols,
+  bool* onDevice,
+  std::string* why)
+{
+  *onDevice = false;
+  if (hostHuffmanTable())
+  {
+    return true;
+  }
+  u32* dHistogram = nullptr;
+  u64* dSummary = nullptr;
+  cudaError_t e = cudaSuccess;
+  auto fail = [&](const char* what)
+  {
+    *why = std::string(what) + ": " + cudaGetErrorString(e);
+    cudaGetLastError();
+    cudaFree(dHistogram);
+    cudaFree(dSummary);
+    return false;
+  };
+  if ((e = cudaMalloc(&dHistogram, format::Tokens * 4)) != cudaSuccess ||
+    (e = cudaMalloc(&dSummary, ReadBackBytes + format::Tokens * 4)) != cudaSuccess)
+  {
+    return fail("allocation");
+  }
+  unsigned char* dLengths = reinterpret_cast<unsigned char*>(dSummary + SummaryWords);
+  u32* dCodes = reinterpret_cast<u32*>(dLengths + LengthBytes);
+  if ((e = cudaMemcpy(dHistogram, histogram, format::Tokens * 4, cudaMemcpyHostToDevice)) !=
+      cudaSuccess ||
+    (e = cudaMemset(dSummary, 0, ReadBackBytes + format::Tokens * 4)) != cudaSuccess)
+  {
+    return fail("upload");
+  }
+  huffmanTableKernel<<<1, TableThreads, TableShared>>>(dHistogram, dLengths, dCodes, dSummary);
+  u64 summary[SumEscapes];
+  if ((e = cudaGetLastError()) != cudaSuccess ||
+    (e = cudaMemcpy(summary, dSummary, sizeof(summary), cudaMemcpyDeviceToHost)) != cudaSuccess ||
+    (e = cudaMemcpy(lengths, dLengths, format::Tokens, cudaMemcpyDeviceToHost)) != cudaSuccess ||
+    (e = cudaMemcpy(codes, dCodes, format::Tokens * 4, cudaMemcpyDeviceToHost)) != cudaSuccess)
+  {
+    return fail("table kernel");
+  }
+  *onDevice = summary[SumHostTable] == 0;
+  *tableCount = summary[SumTableCount];
+  *symbols = summary[SumSymbols];
+  cudaFree(dHistogram);
+  cudaFree(dSummary);
+  return true;
 }
 
 template<typename T>

@@ -1,9 +1,11 @@
 // Per-kernel GPU times of the CUDA codec, for the benchmark (issue 13): CUDA events around every
 // launch of encode() and decode(), summed by kernel name. Off unless switched on, so that timed
-// runs carry no extra events. Not part of the public API (the benchmark includes this header).
+// runs carry no extra events. Not part of the public API (the benchmark includes this header;
+// the GPU tests reach the device Huffman table through it).
 #ifndef SPARSEGRID_CODEC_CUDA_PROFILE_H
 #define SPARSEGRID_CODEC_CUDA_PROFILE_H
 
+#include <cstdint>
 #include <string>
 
 namespace sparsegrid
@@ -16,6 +18,17 @@ namespace cudaimpl
 void profileEnable(bool on);
 /// One line per kernel, in first-launch order: "name<TAB>launches<TAB>total ms".
 std::string profileReport();
+/// For the tests: the Huffman table of a histogram of format::Tokens counts as the encoder's
+/// device kernel builds it (lengths: Tokens bytes, codes: Tokens words, tableCount: the last coded
+/// token + 1, symbols: the coded tokens). onDevice is false where the kernel leaves the table to
+/// the host (more tokens than it takes); false return: a CUDA error (why).
+bool huffmanTableOnDevice(const std::uint32_t* histogram,
+  std::uint8_t* lengths,
+  std::uint32_t* codes,
+  std::uint64_t* tableCount,
+  std::uint64_t* symbols,
+  bool* onDevice,
+  std::string* why);
 } // namespace cudaimpl
 } // namespace codec
 } // namespace sparsegrid
