@@ -292,6 +292,9 @@ int main(int argc, char** argv)
     { "lanes-w16", Backend::CUDA, Algorithm::Direct, DirectOptions::pairPerLane(16) },
     { "lanes-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::pairPerLane(8) },
     { "lanes-w32-nopeel", Backend::CUDA, Algorithm::Direct, DirectOptions::pairPerLane(32, false) },
+    { "tensor-3xtf32", Backend::CUDA, Algorithm::Direct, DirectOptions::tensorTf32(16) },
+    { "tensor-3xtf32-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::tensorTf32(8) },
+    { "tensor-3xtf32-w12", Backend::CUDA, Algorithm::Direct, DirectOptions::tensorTf32(12) },
     { "auto", Backend::CUDA, Algorithm::Direct, {} }
   };
   const std::vector<Config> fftConfigs = {

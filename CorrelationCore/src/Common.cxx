@@ -123,6 +123,8 @@ const char* toString(DirectKernel kernel)
       return "split-tiled";
     case DirectKernel::PairPerLane:
       return "pair-per-lane";
+    case DirectKernel::TensorTf32:
+      return "tensor-3xtf32";
   }
   return "unknown";
 }

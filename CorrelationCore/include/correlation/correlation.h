@@ -196,7 +196,16 @@ enum class DirectKernel
   /// shared load per 8 multiply-adds) and the padding products of the window's first or last
   /// steps skipped (peelEdges). warpsPerBlock: at most 32 (16 in double). When the 32 rights do
   /// not fit in shared memory, SplitTiled runs (which may itself give way, see there).
-  PairPerLane
+  PairPerLane,
+  /// Beyond the study (session 6), float only: the definition computed on the tensor cores in
+  /// 3xTF32 (each float split into two TF32 parts, three products per term, float accumulation:
+  /// about 1e-6 of the sum of |products|, like FP32 FMA). Per lag row and template row, image
+  /// rows of 16 pairs times Toeplitz blocks of the template row (mma.sync m16n8k8), all-zero
+  /// blocks skipped. A block stages the template and 32 right matrices; warpsPerBlock: at most
+  /// 16. Falls back to Auto's choice (kernelUsed says which) in double, on GPUs without TF32
+  /// tensor cores (below compute capability 8.0) and when the 32 rights do not fit in shared
+  /// memory (float beyond about 40 x 40). Auto does not pick it (not yet measured faster).
+  TensorTf32
 };
 /**
  * How the overlap rows of a lag are split between workers (warp shuffle only): None one worker
@@ -282,6 +291,13 @@ struct DirectOptions
     o.kernel = DirectKernel::PairPerLane;
     o.warpsPerBlock = warpsPerBlock;
     o.peelEdges = peelEdges;
+    return o;
+  }
+  static DirectOptions tensorTf32(int warpsPerBlock = 16)
+  {
+    DirectOptions o;
+    o.kernel = DirectKernel::TensorTf32;
+    o.warpsPerBlock = warpsPerBlock;
     return o;
   }
 };

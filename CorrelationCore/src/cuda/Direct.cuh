@@ -17,8 +17,10 @@
 #include "Common.cuh"
 #include "PairLanes.cuh"
 #include "SplitTiled.cuh"
+#include "TensorTf32.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 namespace correlation
@@ -532,8 +534,23 @@ Status cudaDirect(const Batch& batch,
   // region, so that the kernel time is the kernel's alone.
   SplitPlan<T> split;
   LanePlan<T> lanes;
+  TcPlan tensor;
   DirectOptions direct =
     requested.kernel == DirectKernel::Auto ? autoDirectOptions(batch) : requested;
+  if (direct.kernel == DirectKernel::TensorTf32)
+  {
+    bool planned = false;
+    if constexpr (std::is_same<T, float>::value)
+    {
+      planned = planTensorTf32(tensor, batch, window, direct.warpsPerBlock);
+    }
+    if (!planned)
+    {
+      // Double, no TF32 tensor cores or the 32 rights do not fit: Auto's choice (which may give
+      // way itself below); kernelUsed names what ran.
+      direct = autoDirectOptions(batch);
+    }
+  }
   if (direct.kernel == DirectKernel::PairPerLane && !planPairLanes<T>(lanes, batch, window, direct))
   {
     // The 32 rights do not fit: Auto's other rules, or for an explicit request the split-tiled
@@ -576,6 +593,7 @@ Status cudaDirect(const Batch& batch,
   // The order in which the blocks of the split-tiled or pair-per-lane kernel take their tasks.
   const std::vector<int>* order = direct.kernel == DirectKernel::SplitTiled ? &split.order
     : direct.kernel == DirectKernel::PairPerLane                            ? &lanes.order
+    : direct.kernel == DirectKernel::TensorTf32                             ? &tensor.order
                                                                             : nullptr;
   if (order &&
     (!(status = dtiles.allocate(order->size(), "task order")) ||
@@ -602,6 +620,13 @@ Status cudaDirect(const Batch& batch,
     if (direct.kernel == DirectKernel::PairPerLane)
     {
       lanes.launch(g, dtiles.get(), dl.get(), dr.get(), dout.get());
+    }
+    else if (direct.kernel == DirectKernel::TensorTf32)
+    {
+      if constexpr (std::is_same<T, float>::value)
+      {
+        launchTensorTf32(tensor, dtiles.get(), dl.get(), dr.get(), dout.get());
+      }
     }
     else
     {

@@ -1,0 +1,345 @@
+/**
+ * @file TensorTf32.h
+ * @brief The 3xTF32 tensor-core direct kernel (DirectKernel::TensorTf32): the definition of the
+ * correlation computed as small matrix products on the tensor cores, float only.
+ *
+ * Formulation (docs/correlation.md, "Session 6"): for one lag row dy and one template row ty the
+ * lags dx of a block of pairs p are
+ *   C_p(dx, dy) += sum over image columns u of R_p(u, ty + dy) * L(u - dx, ty),
+ * a product of the image rows (M = 16 pairs x K = 8 columns, "A") with a Toeplitz block of the
+ * template row (K = 8 columns x N = 8 lags, "B": B[k][n] = L(u0 + k - dx0 - n)), one
+ * mma.sync.m16n8k8 per (8 lags, 8 columns) tile. A Toeplitz block depends only on its diagonal
+ * s = u0 - dx0, so a warp loads it once per template row and applies it to every tile of that
+ * diagonal; the blocks that are all zero (|s - [0, lw)| > 7) are skipped, as are the template rows
+ * whose image row is outside the image (the y overlap is exact). For 32 x 32 full maps the products
+ * executed are 1.25x the useful ones.
+ *
+ * Accuracy (3xTF32): every float x is split into big = tf32(x) (round to nearest, 10 mantissa
+ * bits) and small = tf32(x - big); a product is big*big + big*small + small*big (small*small,
+ * below 2^-22 of |x y|, is dropped), accumulated in float by the tensor cores: about 1e-6 of the
+ * sum of |products| instead of TF32's 1e-3.
+ *
+ * Work split: a block stages one template (split into big and small, zero padded) and 32 right
+ * matrices (raw floats, interleaved so that a lane's fragment values are 8-byte loads without bank
+ * conflicts); a warp task is one lag row, 64 lags (8 tiles of 8) and 16 pairs (one M tile), taken
+ * from a per-block counter in longest-first order.
+ *
+ * This header is plain C++ apart from the device-only parts, so that a host test can emulate the
+ * fragment mapping (the staging indices and the per-lane loads are the kernel's own code).
+ */
+#ifndef CORRELATION_CUDA_TENSOR_TF32_H
+#define CORRELATION_CUDA_TENSOR_TF32_H
+
+#include <correlation/correlation.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#ifdef __CUDACC__
+#define CORRELATION_TC_HD __host__ __device__ __forceinline__
+#else
+#define CORRELATION_TC_HD inline
+#endif
+
+namespace correlation
+{
+namespace detail
+{
+
+constexpr int kTcPairs = 32; ///< pairs staged per block (two M tiles of 16)
+constexpr int kTcHalf = 16;  ///< pairs per warp task (one M tile)
+constexpr int kTcLags = 64;  ///< x lags per warp task (8 N tiles of 8)
+constexpr int kTcTilesN = 8; ///< N tiles per task
+constexpr int kTcTilesK = 4; ///< K tiles (8 image columns each) per column chunk
+constexpr int kTcCols = 32;  ///< image columns per chunk
+constexpr int kTcPad = 14;   ///< zero template columns staged before column 0 (and after lw)
+constexpr int kTcCounterBytes = 16;
+
+/// The batch and lag window as plain values (the kernel's and the emulation's).
+struct TcGeometry
+{
+  int lw, lh, rw, rh;
+  int x0, y0, ww, wh;
+  int n, m;
+  int ownRights;
+
+  static TcGeometry of(const Batch& b, const LagWindow& w)
+  {
+    return { b.left.width,
+      b.left.height,
+      b.right.width,
+      b.right.height,
+      w.x0,
+      w.y0,
+      w.width,
+      w.height,
+      b.n,
+      b.m,
+      b.shape == Shape::NToMN ? 1 : 0 };
+  }
+  CORRELATION_TC_HD long long rightOf(long long i, long long j) const
+  {
+    return ownRights ? i * m + j : j;
+  }
+};
+
+/// Shared-memory layout and task counts of one launch.
+struct TcLayout
+{
+  int imagePitch;    ///< staged columns of an image row: rw rounded up to a multiple of 8
+  int imageFloats;   ///< rh * imagePitch * kTcPairs
+  int leftPitch;     ///< staged (big, small) words of a template row: lw + 2 * kTcPad
+  int leftWords;     ///< lh * leftPitch
+  int chunks;        ///< lag chunks of 64 per lag row
+  int uChunks;       ///< image column chunks of 32
+  int groupsPerLeft; ///< ceil(m / 32)
+  int tasks;         ///< wh * chunks * 2 per group
+  std::size_t sharedBytes;
+};
+
+/// A template value split into its TF32 big and small parts (bit patterns).
+struct alignas(8) TcSplitWord
+{
+  std::uint32_t big, small;
+};
+struct alignas(8) TcFloat2
+{
+  float x, y;
+};
+
+inline TcLayout tcLayout(const TcGeometry& g)
+{
+  TcLayout s{};
+  s.imagePitch = (g.rw + 7) / 8 * 8;
+  s.imageFloats = g.rh * s.imagePitch * kTcPairs;
+  s.leftPitch = g.lw + 2 * kTcPad;
+  s.leftWords = g.lh * s.leftPitch;
+  s.chunks = (g.ww + kTcLags - 1) / kTcLags;
+  s.uChunks = (g.rw + kTcCols - 1) / kTcCols;
+  s.groupsPerLeft = (g.m + kTcPairs - 1) / kTcPairs;
+  s.tasks = g.wh * s.chunks * 2;
+  s.sharedBytes = kTcCounterBytes + static_cast<std::size_t>(s.imageFloats) * sizeof(float) +
+    static_cast<std::size_t>(s.leftWords) * sizeof(TcSplitWord);
+  return s;
+}
+
+/**
+ * Float index of the staged (pair 16 h + g, pair 16 h + g + 8) values of image column u, row iy.
+ * Column u holds the 32 pairs as 16 float pairs; pair-pair (g, h) sits in slot
+ * (8 h + g + 4 u + (u / 4) mod 4) mod 16, so that the 16 lanes of a half warp (g = 0..3 or 4..7,
+ * columns u0 .. u0 + 3 with u0 a multiple of 4) read 16 different 8-byte slots (no bank
+ * conflicts), and the staging's lanes (32 consecutive columns of one pair: coalesced global
+ * loads) write each bank twice at most.
+ */
+CORRELATION_TC_HD int tcImageIndex(const TcLayout& s, int iy, int u, int g, int h)
+{
+  return (iy * s.imagePitch + u) * kTcPairs + 2 * ((8 * h + g + 4 * u + ((u >> 2) & 3)) & 15);
+}
+/// Float index of pair p (0..31) of image column u, row iy.
+CORRELATION_TC_HD int tcImageStageIndex(const TcLayout& s, int iy, int u, int p)
+{
+  return tcImageIndex(s, iy, u, p & 7, p >> 4) + ((p >> 3) & 1);
+}
+/// Word index of template column e (-kTcPad <= e < lw + kTcPad) of row ty.
+CORRELATION_TC_HD int tcLeftIndex(const TcLayout& s, int ty, int e)
+{
+  return ty * s.leftPitch + kTcPad + e;
+}
+/// Whether the Toeplitz block of diagonal s (B[k][n] = L(s + k - n), k, n < 8) has a non-zero.
+CORRELATION_TC_HD bool tcDiagonalUsed(int s, int lw)
+{
+  return s >= -7 && s <= lw + 6;
+}
+
+/// Host model of cvt.rna.tf32.f32: round to nearest (ties away from zero) to 10 mantissa bits.
+inline std::uint32_t tcRoundHost(float x)
+{
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof(u));
+  if ((u & 0x7f800000u) == 0x7f800000u)
+  {
+    return u; // inf / nan unchanged (inputs are checked finite before)
+  }
+  return (u + 0x1000u) & 0xffffe000u;
+}
+
+/// x = big + small (+ below 2^-22 |x|), both TF32 bit patterns.
+CORRELATION_TC_HD void tcSplit(float x, std::uint32_t& big, std::uint32_t& small)
+{
+#ifdef __CUDA_ARCH__
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(big) : "f"(x));
+  const float rest = x - __uint_as_float(big);
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(small) : "f"(rest));
+#else
+  big = tcRoundHost(x);
+  float b;
+  std::memcpy(&b, &big, sizeof(b));
+  small = tcRoundHost(x - b);
+#endif
+}
+
+/// One warp task: lag row dy, lags [dxc, dxc + 64), pairs [16 h, 16 h + 16) of the block's 32,
+/// template rows [ylo, yhi) (exactly the overlap).
+struct TcTask
+{
+  int dy, dxc, h, ylo, yhi;
+};
+
+CORRELATION_TC_HD TcTask tcTask(const TcGeometry& g, const TcLayout& s, int task)
+{
+  TcTask t;
+  t.h = task & 1;
+  const int rest = task >> 1;
+  t.dy = g.y0 + rest / s.chunks;
+  t.dxc = g.x0 + (rest % s.chunks) * kTcLags;
+  t.ylo = t.dy < 0 ? -t.dy : 0;
+  t.yhi = g.lh < g.rh - t.dy ? g.lh : g.rh - t.dy;
+  return t;
+}
+
+/// Whether tile (j, k) of column chunk uc is multiplied (inside the image, inside the window).
+CORRELATION_TC_HD bool tcTileUsed(const TcGeometry& g, const TcTask& t, int uc, int j, int k)
+{
+  return uc * kTcCols + 8 * k < g.rw && t.dxc + 8 * j < g.x0 + g.ww;
+}
+
+/// Accumulator c (0..3) of tile j of a lane: pair (within the block) and lag dx (the mma.m16n8k8
+/// C layout: row g (c0, c1) or g + 8 (c2, c3), column 2 t + (c & 1)).
+CORRELATION_TC_HD void tcAccTarget(const TcTask& t, int lane, int j, int c, int& pair, int& dx)
+{
+  pair = kTcHalf * t.h + (lane >> 2) + 8 * (c >> 1);
+  dx = t.dxc + 8 * j + 2 * (lane & 3) + (c & 1);
+}
+
+/**
+ * The tensor products of one task for one lane: for every template row and column chunk, the
+ * lane's A fragments of the 4 column tiles (image values, split), then per used diagonal its B
+ * fragment (Toeplitz, pre-split) and the three products big*small, small*big, big*big of every
+ * tile on that diagonal, through mma(j, a[4], b[2]) (small terms first: they are the smaller).
+ * Every lane makes the same calls in the same order (the control depends on the task only), which
+ * is what the warp-wide mma needs and what the host emulation relies on.
+ */
+template<typename Mma>
+CORRELATION_TC_HD void tcTaskProducts(const TcGeometry& g,
+  const TcLayout& s,
+  const float* sImage,
+  const TcSplitWord* sLeft,
+  const TcTask& t,
+  int lane,
+  Mma& mma)
+{
+  const int gid = lane >> 2, tig = lane & 3;
+  for (int ty = t.ylo; ty < t.yhi; ++ty)
+  {
+    const int iy = ty + t.dy;
+    for (int uc = 0; uc < s.uChunks; ++uc)
+    {
+      std::uint32_t ab[kTcTilesK][4], as[kTcTilesK][4];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+      for (int k = 0; k < kTcTilesK; ++k)
+      {
+        const int u0 = uc * kTcCols + 8 * k;
+        if (u0 < g.rw)
+        {
+          // a0 = A[g][t], a1 = A[g + 8][t], a2 = A[g][t + 4], a3 = A[g + 8][t + 4].
+          const TcFloat2 lo =
+            *reinterpret_cast<const TcFloat2*>(sImage + tcImageIndex(s, iy, u0 + tig, gid, t.h));
+          const TcFloat2 hi = *reinterpret_cast<const TcFloat2*>(
+            sImage + tcImageIndex(s, iy, u0 + tig + 4, gid, t.h));
+          tcSplit(lo.x, ab[k][0], as[k][0]);
+          tcSplit(lo.y, ab[k][1], as[k][1]);
+          tcSplit(hi.x, ab[k][2], as[k][2]);
+          tcSplit(hi.y, ab[k][3], as[k][3]);
+        }
+      }
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+      for (int d = -(kTcTilesN - 1); d < kTcTilesK; ++d)
+      {
+        const int diag = uc * kTcCols + 8 * d - t.dxc;
+        if (!tcDiagonalUsed(diag, g.lw))
+        {
+          continue;
+        }
+        // b0 = B[t][g] = L(diag + t - g), b1 = B[t + 4][g] = L(diag + t + 4 - g).
+        const TcSplitWord q0 = sLeft[tcLeftIndex(s, ty, diag + tig - gid)];
+        const TcSplitWord q1 = sLeft[tcLeftIndex(s, ty, diag + tig + 4 - gid)];
+        const std::uint32_t bb[2] = { q0.big, q1.big };
+        const std::uint32_t bs[2] = { q0.small, q1.small };
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+        for (int j = 0; j < kTcTilesN; ++j)
+        {
+          const int k = j + d;
+          if (k < 0 || k >= kTcTilesK || !tcTileUsed(g, t, uc, j, k))
+          {
+            continue;
+          }
+          mma(j, ab[k], bs);
+          mma(j, as[k], bb);
+          mma(j, ab[k], bb);
+        }
+      }
+    }
+  }
+}
+
+/// Multiply-adds (tensor tiles x 3 x 1024) of a task: the host's longest-first order.
+inline long long tcTaskWork(const TcGeometry& g, const TcLayout& s, int task)
+{
+  const TcTask t = tcTask(g, s, task);
+  if (t.yhi <= t.ylo)
+  {
+    return 0;
+  }
+  long long tiles = 0;
+  for (int uc = 0; uc < s.uChunks; ++uc)
+  {
+    for (int d = -(kTcTilesN - 1); d < kTcTilesK; ++d)
+    {
+      if (!tcDiagonalUsed(uc * kTcCols + 8 * d - t.dxc, g.lw))
+      {
+        continue;
+      }
+      for (int j = 0; j < kTcTilesN; ++j)
+      {
+        const int k = j + d;
+        tiles += (k >= 0 && k < kTcTilesK && tcTileUsed(g, t, uc, j, k)) ? 1 : 0;
+      }
+    }
+  }
+  return tiles * (t.yhi - t.ylo);
+}
+
+/// Everything of a launch decided before the timed region.
+struct TcPlan
+{
+  TcGeometry geometry{};
+  TcLayout layout{};
+  std::vector<int> order; ///< tasks, heaviest first
+  unsigned gridX = 0, gridY = 0, warps = 0;
+};
+
+/**
+ * Plans the launch (float only; TensorTf32.cu). False when the staging does not fit in shared
+ * memory or the device has no TF32 tensor cores (compute capability below 8.0): the caller then
+ * runs another kernel.
+ */
+bool planTensorTf32(TcPlan& plan, const Batch& batch, const LagWindow& window, int warpsPerBlock);
+/// Launches a planned kernel (device pointers; `order` holds plan.order on the device).
+void launchTensorTf32(const TcPlan& plan,
+  const int* order,
+  const float* lefts,
+  const float* rights,
+  float* out);
+
+} // namespace detail
+} // namespace correlation
+
+#endif
