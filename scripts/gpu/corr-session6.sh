@@ -68,11 +68,13 @@ NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2> /dev/null | head 
 if [ -n "$NCU" ] && room 95 ncu; then
   timeout 25 "$NCU" --clock-control none --kernel-name regex:tensorTf32 --launch-skip 2 \
     --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
-    --section WarpStateStats --section SchedulerStats \
-    --metrics smsp__inst_executed.sum,smsp__inst_executed_pipe_tensor_op_hmma.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,lts__t_sectors_op_write.sum \
+    --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
+    --section InstructionStats \
+    --metrics smsp__inst_executed.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,lts__t_sectors_op_write.sum,sass__inst_executed_per_opcode \
+    --print-metric-instances details \
     "$BENCH" --no-cpu --case "32x32 x1024" --config tensor-3xtf32 --json /dev/null \
     2>&1 | grep -v "^==PROF==" > "$OUT/ncu.txt"
-  stamp "ncu rc=$?: $(grep -E " Duration|Registers Per|Achieved Occ|Issued Warp Per|inst_executed.sum|hmma|wavefronts|bank_conflicts|stalled_(short|long|math|wait|barrier|mio|not_sel)" "$OUT/ncu.txt" | tr -s ' ' | tr '\n' ';')"
+  stamp "ncu rc=$?: $(grep -E " Duration|Registers Per|Achieved Occ|Issued Warp Per|inst_executed.sum|Tensor|HMMA|wavefronts|bank_conflicts|stalled_(short|long|math|wait|barrier|mio|not_sel)" "$OUT/ncu.txt" | tr -s ' ' | tr '\n' ';')"
 fi
 
 for tool in memcheck racecheck; do
