@@ -14,7 +14,10 @@
 #  5. compute-sanitizer memcheck and racecheck on TensorTf32.SanitizerCase (two groups of pairs,
 #     half-empty M tiles, every mode)
 # Steps 4 and 5 are skipped (and say so) when the time so far leaves no room for them.
-# Leaves in $OUT: gpu.txt, summary.txt, contenders.txt, variants.txt, ncu.txt, logs.tgz.
+#  6. if time is left: tensor-3xtf32, auto and cufft-cached on 32x32 x128 / x512, 16x16 x1024 and
+#     n-to-m 32x32 50x50 (one process each)
+# Leaves in $OUT: gpu.txt, summary.txt, contenders.txt, variants.txt, ncu.txt, batches.txt,
+# logs.tgz.
 # (corr-common.sh's steps, with a timeout on the build.)
 set -u
 ROOT=$(pwd)
@@ -85,6 +88,17 @@ for tool in memcheck racecheck; do
   stamp "$tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool.log" | tail -1)"
   grep -E "PASSED|FAILED" "$OUT/$tool.log" | tail -2 >> "$OUT/summary.txt"
 done
+# Other batches (for Auto's rule): one process per case and configuration.
+if room 118 "other batches"; then
+  for case in "32x32 x128" "32x32 x512" "16x16 x1024" "32x32 50x50"; do
+    for cfg in tensor-3xtf32 auto cufft-cached; do
+      [ "$SECONDS" -lt 142 ] || break 2
+      timeout 6 "$BENCH" --no-cpu --case "$case" --config "$cfg" --json /dev/null \
+        | grep -E "^(one-to-many|n-to-m) " >> "$OUT/batches.txt"
+    done
+  done
+  stamp "batches (case config gpu_ms kernel): $(awk '{ print $2 " " $3 " " $4 " " $6 " (" $8 ");" }' "$OUT/batches.txt" | tr '\n' ' ')"
+fi
 stamp "done"
 cd "$OUT" && tar czf logs.tgz --remove-files build.log ctest.log ctest.xml memcheck.log \
   racecheck.log 2> /dev/null
