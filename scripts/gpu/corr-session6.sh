@@ -55,7 +55,7 @@ for i in $(seq 1 "$REPEATS"); do
   for cfg in tensor-3xtf32 lanes-w24 cufft-cached; do
     timeout 10 "$BENCH" --no-cpu --case "32x32 x1024" --config "$cfg" --json /dev/null \
       | grep "32x32 x1024" >> "$OUT/contenders.txt"
-    echo "rc=$? $cfg" >> "$OUT/bench-rc.txt"
+    echo "rc=${PIPESTATUS[0]} $cfg" >> "$OUT/bench-rc.txt"
   done
 done
 stamp "contenders (config: gpu_ms per process, kernel that ran): $(awk '{ v[$4] = v[$4] " " $6; k[$4] = $8 } END { for (c in v) print c ":" v[c] " (" k[c] ");" }' "$OUT/contenders.txt" | tr '\n' ' ')"
@@ -63,7 +63,7 @@ grep -v "rc=0" "$OUT/bench-rc.txt" >> "$OUT/summary.txt"
 for cfg in tensor-3xtf32-w8 tensor-3xtf32-w12; do
   timeout 10 "$BENCH" --no-cpu --case "32x32 x1024" --config "$cfg" --json /dev/null \
     | grep "32x32 x1024" >> "$OUT/variants.txt"
-  echo "rc=$? $cfg" >> "$OUT/bench-rc.txt"
+  echo "rc=${PIPESTATUS[0]} $cfg" >> "$OUT/bench-rc.txt"
 done
 stamp "variants: $(awk '{ print $4 ": " $6 " (" $8 ");" }' "$OUT/variants.txt" | tr '\n' ' ')"
 
