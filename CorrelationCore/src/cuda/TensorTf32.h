@@ -217,7 +217,8 @@ CORRELATION_TC_HD void tcAccTarget(const TcTask& t, int lane, int j, int c, int&
  * The tensor products of one task for one lane: for every template row and column chunk, the
  * lane's A fragments of the 4 column tiles (image values, split), then per used diagonal its B
  * fragment (Toeplitz, pre-split) and the three products big*small, small*big, big*big of every
- * tile on that diagonal, through mma(j, a[4], b[2]) (small terms first: they are the smaller).
+ * tile on that diagonal, through mma(j, a[4], b[2]) (small terms first: they are the smaller;
+ * each product for all tiles before the next, so that neighbouring calls are independent).
  * Every lane makes the same calls in the same order (the control depends on the task only), which
  * is what the warp-wide mma needs and what the host emulation relies on.
  */
@@ -271,19 +272,25 @@ CORRELATION_TC_HD void tcTaskProducts(const TcGeometry& g,
         const TcSplitWord q1 = sLeft[tcLeftIndex(s, ty, diag + tig + 4 - gid)];
         const std::uint32_t bb[2] = { q0.big, q1.big };
         const std::uint32_t bs[2] = { q0.small, q1.small };
+        // The three products of a tile accumulate into the same registers: issued as three
+        // passes over the diagonal's tiles, so that neighbouring mma instructions are independent.
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
-        for (int j = 0; j < kTcTilesN; ++j)
+        for (int pass = 0; pass < 3; ++pass)
         {
-          const int k = j + d;
-          if (k < 0 || k >= kTcTilesK || !tcTileUsed(g, t, uc, j, k))
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+          for (int j = 0; j < kTcTilesN; ++j)
           {
-            continue;
+            const int k = j + d;
+            if (k < 0 || k >= kTcTilesK || !tcTileUsed(g, t, uc, j, k))
+            {
+              continue;
+            }
+            mma(j, pass == 1 ? as[k] : ab[k], pass == 0 ? bs : bb);
           }
-          mma(j, ab[k], bs);
-          mma(j, as[k], bb);
-          mma(j, ab[k], bb);
         }
       }
     }
