@@ -624,7 +624,9 @@ void expectGpuDecodeLikeCpu(const std::vector<std::uint8_t>& stream,
 // blocks the last decoding stored, so a stream with few non-zero blocks after one with many must
 // clear the stale ones; the walking pass kernels take segments of 8 or 16 points (several
 // segments per line, partial last segments, odd sizes); SPARSEGRID_CODEC_CUDA_DECODE=pass still
-// selects session 4's kernels, SPARSEGRID_CODEC_CUDA_HUFFMAN=whole whole-chunk staging. Streams
+// selects session 4's kernels, SPARSEGRID_CODEC_CUDA_HUFFMAN=whole whole-chunk staging, =rescan
+// session 5's synchronisation of the Huffman lanes (every moved start rescanned, one token per
+// step), =single session 6's synchronisation with one token per step (no groups). Streams
 // of a noisy and a smooth field of the same size, decoded alternately, in full and as a prefix,
 // each against the CPU decoder.
 TEST(CodecGpu, LinePassesAndSparseStoresMatchTheCpu)
@@ -666,13 +668,15 @@ TEST(CodecGpu, LinePassesAndSparseStoresMatchTheCpu)
     double* dOutD = nullptr;
     ASSERT_EQ(cudaMalloc(&dOut, n * sizeof(float)), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&dOutD, n * sizeof(double)), cudaSuccess);
-    for (const char* mode : { "walk8", "walk16", "pass", "whole", "walk8" })
+    for (const char* mode : { "walk8", "walk16", "pass", "whole", "rescan", "single", "walk8" })
     {
       SCOPED_TRACE("dims " + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" +
         std::to_string(d[2]) + " decoder " + mode);
       setenv("SPARSEGRID_CODEC_CUDA_WALK", std::strcmp(mode, "walk16") == 0 ? "16" : "8", 1);
       setenv("SPARSEGRID_CODEC_CUDA_DECODE", std::strcmp(mode, "pass") == 0 ? "pass" : "", 1);
-      setenv("SPARSEGRID_CODEC_CUDA_HUFFMAN", std::strcmp(mode, "whole") == 0 ? "whole" : "", 1);
+      const bool huffmanMode = std::strcmp(mode, "whole") == 0 ||
+        std::strcmp(mode, "rescan") == 0 || std::strcmp(mode, "single") == 0;
+      setenv("SPARSEGRID_CODEC_CUDA_HUFFMAN", huffmanMode ? mode : "", 1);
       expectGpuDecodeLikeCpu(sn, layout, -1, dOut);
       expectGpuDecodeLikeCpu(ss, layout, -1, dOut);
       expectGpuDecodeLikeCpu(sd, layout, -1, dOutD);
@@ -842,8 +846,9 @@ TEST(CodecGpu, DeviceHuffmanTableEqualsTheHostTable)
 }
 
 // The encoder with the table built on the host (SPARSEGRID_CODEC_CUDA_TABLE=host, as where the
-// device cannot run the table kernel) writes the same stream; so do odd sizes, a constant field
-// (a single token: one zero run per block) and a field whose tokens exceed the device build.
+// device cannot run the table kernel) and with session 5's sizing (SPARSEGRID_CODEC_CUDA_SIZING)
+// writes the same stream; so do odd sizes (partial blocks at the ends of levels), a constant
+// field (few tokens: long zero runs) and a field whose tokens exceed the device build.
 TEST(CodecGpu, HostAndDeviceTablesGiveTheCpuStream)
 {
   SKIP_WITHOUT_GPU();
@@ -854,16 +859,19 @@ TEST(CodecGpu, HostAndDeviceTablesGiveTheCpuStream)
     layout.dims = d;
     const auto noisy = field<float>(3, d, 31);
     const std::vector<float> constant(noisy.size(), 2.5f);
-    for (const char* table : { "", "host" })
+    for (const char* table : { "", "host", "session5" })
     {
       SCOPED_TRACE("dims " + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" +
         std::to_string(d[2]) + " table '" + table + "'");
-      setenv("SPARSEGRID_CODEC_CUDA_TABLE", table, 1);
+      const bool five = std::strcmp(table, "session5") == 0;
+      setenv("SPARSEGRID_CODEC_CUDA_TABLE", five ? "" : table, 1);
+      setenv("SPARSEGRID_CODEC_CUDA_SIZING", five ? table : "", 1);
       compareBackends(noisy, d, 1e-3 * rangeOf(noisy));
       compareBackends(noisy, d, 1e-7 * rangeOf(noisy));
       compareBackends(constant, d, 1e-3);
     }
     unsetenv("SPARSEGRID_CODEC_CUDA_TABLE");
+    unsetenv("SPARSEGRID_CODEC_CUDA_SIZING");
   }
 }
 } // namespace

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # The codec on the GPU machine, session 6 (issue 13: the encoder's Huffman table, chunk sizes and
-# offsets on the device with one read-back before the writer; scheme sample with cached indices,
-# pinned download and counting entropy), in one device call from the repository root:
+# offsets on the device with one read-back before the writer, block bits from vector loads; scheme
+# sample with cached indices, pinned download and counting entropy; Huffman decoder lanes decode
+# their window once before the final decode), in one device call from the repository root:
 #   OUT=/some/dir [BUDGET=200] [BIN=dir-with-prebuilt-binaries] scripts/gpu/codec-session6.sh
 # Without BIN, SparseGridCore is configured alone with CUDA (sm_90, Release) and built whole; then
 # every SparseGridCore test runs (ctest: GPU stream == CPU stream byte for byte on realistic,
 # random, noisy and constant fields, odd sizes, the device Huffman table == the host table on
 # empty, single-token, tied, Fibonacci and random histograms, the bound per voxel), the benchmark
 # (512^3 float, relative bound 1e-3, eager module loading, median of 10 after a warm-up, smooth and
-# noisy field, with the per-kernel profile; the noisy field again with the table built on the host
-# as before, SPARSEGRID_CODEC_CUDA_TABLE=host), compute-sanitizer memcheck and racecheck on the
-# sanitizer-sized GPU tests and the table test. Each step is skipped once the budget is spent.
+# noisy field, with the per-kernel profile; the noisy field again with session 5's sizing and
+# Huffman decoding: SPARSEGRID_CODEC_CUDA_SIZING=session5 SPARSEGRID_CODEC_CUDA_HUFFMAN=rescan),
+# then compute-sanitizer memcheck on the sanitizer-sized GPU tests, the table tests and the decoder
+# switches, and racecheck on the table test. Each step is skipped once the budget is spent.
 # Leaves in $OUT: summary.txt and results.tgz (bench-*.json/txt, tests/*.json, logs/).
 set -u
 ROOT=$(pwd)
@@ -86,9 +88,11 @@ bench() { # name noise env...
 }
 bench noisy 0.003 SPARSEGRID_CODEC_CUDA_TABLE=
 bench smooth 0 SPARSEGRID_CODEC_CUDA_TABLE=
-bench noisy-hosttable 0.003 SPARSEGRID_CODEC_CUDA_TABLE=host
+# Session 5's sizing (host table, walking bits kernel) and Huffman decoding (rescanning lanes) in
+# the same binary, for the before/after on one machine.
+bench noisy-session5 0.003 SPARSEGRID_CODEC_CUDA_SIZING=session5 SPARSEGRID_CODEC_CUDA_HUFFMAN=rescan
 
-FILTER='CodecGpu.SanitizerSizedFields:CodecGpu.DeviceHuffmanTableEqualsTheHostTable:CodecGpu.HostAndDeviceTablesGiveTheCpuStream'
+FILTER='CodecGpu.SanitizerSizedFields:CodecGpu.DeviceHuffmanTableEqualsTheHostTable:CodecGpu.HostAndDeviceTablesGiveTheCpuStream:CodecGpu.StridedAndDamagedStreams:CodecGpu.LinePassesAndSparseStoresMatchTheCpu'
 if [ "$(left)" -gt 30 ]; then
   timeout $(($(left) - 20)) "$SAN" --tool memcheck --error-exitcode 3 "$BIN/sgcore_test_codec_gpu" \
     --gtest_filter="$FILTER" > "$OUT/logs/memcheck.log" 2>&1

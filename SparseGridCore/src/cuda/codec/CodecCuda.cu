@@ -1002,8 +1002,9 @@ __global__ void __launch_bounds__(AnalyseWarps * 32)
   }
 }
 
-/// Bits and escapes of every block (0 for zero blocks).
-__global__ void blockBitsKernel(const u16* symbols,
+/// Session 5's bits kernel (SPARSEGRID_CODEC_CUDA_SIZING=session5): a thread walks its block
+/// with format::tokenize and 64 two-byte loads.
+__global__ void blockBitsWalkKernel(const u16* symbols,
   ChunkGeometry g,
   u64 totalBlocks,
   const u64* masks,
@@ -1031,6 +1032,69 @@ __global__ void blockBitsKernel(const u16* symbols,
           bits += lengths[token];
           esc += token == format::EscapeSymbol ? 1 : 0;
         });
+    }
+    blockBits[t] = bits;
+    blockEsc[t] = esc;
+  }
+}
+
+/// Bits and escapes of every block (0 for zero blocks). The block's 64 codes come in eight 16-byte
+/// loads (levels start 64-aligned, so a level's last block may read padding past its n codes,
+/// which is masked); non-zero codes are tokens of their own, and the zero runs between them (the
+/// rest of format::tokenize) are found in the block's bit mask. Until session 5 a thread walked
+/// its block with 64 two-byte loads.
+__global__ void blockBitsKernel(const u16* symbols,
+  ChunkGeometry g,
+  u64 totalBlocks,
+  const u64* masks,
+  const unsigned char* lengths,
+  u32* blockBits,
+  u32* blockEsc)
+{
+  for (u64 t = blockIdx.x * u64(blockDim.x) + threadIdx.x; t < totalBlocks;
+       t += u64(gridDim.x) * blockDim.x)
+  {
+    const u64 c = t / format::BlocksPerChunk;
+    const u32 b = static_cast<u32>(t % format::BlocksPerChunk);
+    u32 bits = 0, esc = 0;
+    if ((masks[c] >> b) & 1)
+    {
+      const int k = levelOfChunk(g, c);
+      const u64 levelEnd = g.levelCodeBegin[k] + g.levelCodes[k];
+      const u64 begin = g.levelCodeBegin[k] + (c - g.chunkBegin[k]) * format::ChunkCodes +
+        u64(b) * format::BlockCodes;
+      const u32 n = static_cast<u32>(minU64(format::BlockCodes, levelEnd - begin));
+      const uint4* src = reinterpret_cast<const uint4*>(symbols + begin);
+      u64 nonZero = 0;
+#pragma unroll
+      for (int v = 0; v < 8; ++v)
+      {
+        const uint4 q = src[v];
+        const u32 w[4] = { q.x, q.y, q.z, q.w };
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+        {
+          const u32 at = static_cast<u32>(v * 8 + i);
+          const u32 code = (w[i / 2] >> (16 * (i % 2))) & 0xffffu;
+          if (code != 0 && at < n)
+          {
+            nonZero |= 1ull << at;
+            const u32 token = code < 2 ? code : code + format::TokenShift;
+            bits += lengths[token];
+            esc += token == format::EscapeSymbol ? 1u : 0u;
+          }
+        }
+      }
+      const u64 valid = n >= 64 ? ~0ull : (1ull << n) - 1;
+      for (u64 zeros = ~nonZero & valid; zeros != 0;)
+      {
+        const u32 start = static_cast<u32>(__ffsll(static_cast<long long>(zeros)) - 1);
+        const u64 after = nonZero >> start;
+        u32 run = after ? static_cast<u32>(__ffsll(static_cast<long long>(after)) - 1) : n - start;
+        run = run < n - start ? run : n - start;
+        bits += lengths[run == 1 ? 0u : run];
+        zeros &= ~((run >= 64 ? ~0ull : (1ull << run) - 1) << start);
+      }
     }
     blockBits[t] = bits;
     blockEsc[t] = esc;
@@ -1369,12 +1433,20 @@ __global__ void __launch_bounds__(TableThreads)
 constexpr std::size_t LengthBytes = (format::Tokens + 15) / 16 * 16;
 constexpr std::size_t ReadBackBytes = SummaryWords * 8 + LengthBytes;
 
-/// SPARSEGRID_CODEC_CUDA_TABLE=host: the host builds the Huffman table (as until session 5);
-/// also where the device lacks the table kernel's shared memory.
+/// SPARSEGRID_CODEC_CUDA_SIZING=session5: session 5's sizing and writing (the host's table, the
+/// walking bits kernel, the writer reading codes from global memory), for same-binary comparisons.
+bool sessionFiveSizing()
+{
+  const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_SIZING");
+  return v && std::string(v) == "session5";
+}
+
+/// SPARSEGRID_CODEC_CUDA_TABLE=host (or session 5's sizing): the host builds the Huffman table
+/// (as until session 5); also where the device lacks the table kernel's shared memory.
 bool hostHuffmanTable()
 {
   const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_TABLE");
-  if (v && std::string(v) == "host")
+  if ((v && std::string(v) == "host") || sessionFiveSizing())
   {
     return true;
   }
@@ -1403,7 +1475,8 @@ __global__ void writeKernel(const u16* symbols,
   unsigned char* out,
   const DevPass* passes,
   const int* levelPassBegin,
-  const u64* dimsIn)
+  const u64* dimsIn,
+  bool stagedWrite)
 {
   const u64 c = blockIdx.x;
   const u32 b = threadIdx.x;
@@ -1467,6 +1540,27 @@ __global__ void writeKernel(const u16* symbols,
   const u64 begin =
     levelBegin + (c - g.chunkBegin[k]) * format::ChunkCodes + u64(b) * format::BlockCodes;
   const u32 n = static_cast<u32>(minU64(format::BlockCodes, levelEnd - begin));
+  // The block's codes in shared memory, from eight 16-byte loads (a level's last block may read
+  // padding past n, never used): rows of 33 words, so that the threads of a warp reading their
+  // rows at the same code hit different banks. Until session 5 the tokenizer read global memory
+  // two bytes at a time.
+  __shared__ u32 staged[format::BlocksPerChunk * 33];
+  const u16* codesOfBlock = symbols + begin;
+  if (stagedWrite)
+  {
+    const uint4* src = reinterpret_cast<const uint4*>(symbols + begin);
+    u32* row = staged + b * 33;
+#pragma unroll
+    for (int v = 0; v < 8; ++v)
+    {
+      const uint4 q = src[v];
+      row[4 * v] = q.x;
+      row[4 * v + 1] = q.y;
+      row[4 * v + 2] = q.z;
+      row[4 * v + 3] = q.w;
+    }
+    codesOfBlock = reinterpret_cast<const u16*>(row);
+  }
   unsigned char* escOut = chunk + format::ChunkHeaderBytes + u64(escOffset) * sizeof(T);
   u32* wordOut =
     reinterpret_cast<u32*>(chunk + format::ChunkHeaderBytes + u64(totalEsc) * sizeof(T));
@@ -1486,7 +1580,7 @@ __global__ void writeKernel(const u16* symbols,
     }
     ++word;
   };
-  format::tokenize(symbols + begin,
+  format::tokenize(codesOfBlock,
     n,
     [&](u32 token, u32 at)
     {
@@ -1589,6 +1683,38 @@ struct BitCursor
   }
 };
 
+/// Shared LUT entries: (token << 8) | length as the host builds them, and in bits 25-31 the group
+/// that starts there (session 6): the bits (25-28) and the number (29-31, up to 7) of the
+/// consecutive tokens of one code each, neither runs nor escapes, that lie wholly in the LutBits
+/// bits (0: none). A scan that only counts codes takes a group in one step.
+constexpr u32 LutTokenMask = (1u << 17) - 1;
+constexpr int GroupShift = 25;
+static_assert(format::Tokens <= LutTokenMask + 1 && format::LutBits < 16, "LUT entry layout");
+
+__device__ __forceinline__ u32 codesOfToken(u32 token)
+{
+  return token >= 2 && token <= format::MaxRun ? token : 1u;
+}
+
+/// The group bits of LUT index i, from the host's entries.
+__device__ u32 lutGroup(const u32* lut, u32 i)
+{
+  u32 bits = 0, count = 0;
+  while (count < 7)
+  {
+    const u32 e = lut[(i << bits) & ((1u << format::LutBits) - 1)];
+    const u32 len = e & 0xff, token = (e >> 8) & LutTokenMask;
+    if (e == 0 || bits + len > static_cast<u32>(format::LutBits) || codesOfToken(token) != 1 ||
+      token == format::EscapeSymbol)
+    {
+      break;
+    }
+    bits += len;
+    ++count;
+  }
+  return count == 0 ? 0u : (bits | (count << 4)) << GroupShift;
+}
+
 /// The token at the cursor and its length; false for a bit pattern that is no code.
 __device__ __forceinline__ bool peekToken(const BitCursor& b,
   const u32* lut,
@@ -1599,7 +1725,7 @@ __device__ __forceinline__ bool peekToken(const BitCursor& b,
   const u32 e = lut[static_cast<u32>(b.acc >> (64 - format::LutBits))];
   if (e != 0)
   {
-    token = e >> 8;
+    token = (e >> 8) & LutTokenMask;
     len = static_cast<int>(e & 0xff);
     return true;
   }
@@ -1615,13 +1741,11 @@ __device__ __forceinline__ bool peekToken(const BitCursor& b,
   return false;
 }
 
-__device__ __forceinline__ u32 codesOfToken(u32 token)
-{
-  return token >= 2 && token <= format::MaxRun ? token : 1u;
-}
-
 /// Decodes the tokens that start in [start, end): their codes and escapes, and the first token
-/// boundary at or after end (InvalidBit after a bit pattern that is no code).
+/// boundary at or after end (InvalidBit after a bit pattern that is no code); groups of tokens
+/// (see GroupShift) in one step where they end by `end`. With Track, bit i of `seen` tells that a
+/// token boundary lies at start + i (i < MaxCodeLength: no groups before there).
+template<bool Track = false>
 __device__ __forceinline__ void scanWindow(BitCursor& b,
   const u32* lut,
   const DecodeTables& tab,
@@ -1629,11 +1753,16 @@ __device__ __forceinline__ void scanWindow(BitCursor& b,
   u64 end,
   u64& exit,
   u32& codes,
-  u32& escapes)
+  u32& escapes,
+  u32* seen = nullptr)
 {
   codes = 0;
   escapes = 0;
   exit = start;
+  if (Track)
+  {
+    *seen = 1;
+  }
   if (start == InvalidBit || start >= end)
   {
     return;
@@ -1642,6 +1771,16 @@ __device__ __forceinline__ void scanWindow(BitCursor& b,
   u64 pos = start;
   while (pos < end)
   {
+    const u32 group = lut[static_cast<u32>(b.acc >> (64 - format::LutBits))] >> GroupShift;
+    const u32 groupBits = group & 15, groupCount = group >> 4;
+    if (groupCount != 0 && pos + groupBits <= end &&
+      (!Track || pos - start >= static_cast<u64>(format::MaxCodeLength)))
+    {
+      b.consume(static_cast<int>(groupBits));
+      pos += groupBits;
+      codes += groupCount;
+      continue;
+    }
     u32 token;
     int len;
     if (!peekToken(b, lut, tab, token, len))
@@ -1653,8 +1792,36 @@ __device__ __forceinline__ void scanWindow(BitCursor& b,
     pos += static_cast<u64>(len);
     codes += codesOfToken(token);
     escapes += token == format::EscapeSymbol ? 1u : 0u;
+    if (Track && pos - start < static_cast<u64>(format::MaxCodeLength))
+    {
+      *seen |= 1u << (pos - start);
+    }
   }
   exit = pos;
+}
+
+/// The codes and escapes of the tokens in [start, end), end a token boundary reached from start.
+__device__ __forceinline__ void countPrefix(BitCursor& b,
+  const u32* lut,
+  const DecodeTables& tab,
+  u64 start,
+  u64 end,
+  u32& codes,
+  u32& escapes)
+{
+  codes = 0;
+  escapes = 0;
+  b.seek(start);
+  for (u64 pos = start; pos < end;)
+  {
+    u32 token;
+    int len;
+    peekToken(b, lut, tab, token, len);
+    b.consume(len);
+    pos += static_cast<u64>(len);
+    codes += codesOfToken(token);
+    escapes += token == format::EscapeSymbol ? 1u : 0u;
+  }
 }
 
 template<typename S, int Phases>
@@ -1673,7 +1840,9 @@ __global__ void __launch_bounds__(HuffmanShape<Phases>::Warps * 32)
     int* error,
     u64* storedMask,
     bool sparse,
-    unsigned long long* nextChunk)
+    unsigned long long* nextChunk,
+    bool rescan,
+    bool groups)
 {
   extern __shared__ __align__(16) unsigned char decodeShared[];
   u32* lut = reinterpret_cast<u32*>(decodeShared);
@@ -1687,7 +1856,7 @@ __global__ void __launch_bounds__(HuffmanShape<Phases>::Warps * 32)
     DecodeWarps * Shape::StageCodes * 2 + warp * format::BlocksPerChunk;
   for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
   {
-    lut[i] = tab.lut[i];
+    lut[i] = tab.lut[i] | (groups ? lutGroup(tab.lut, static_cast<u32>(i)) : 0u);
   }
   __syncthreads();
   // Chunks are taken from a counter, not dealt out in turn, since their cost varies from a few
@@ -1759,17 +1928,38 @@ __global__ void __launch_bounds__(HuffmanShape<Phases>::Warps * 32)
       windowEnd = totalBits * u64(lane + 1) / 32;
       u64 start = totalBits * u64(lane) / 32;
       u64 exit;
-      u32 codes = 0, escapes = 0;
+      u32 codes = 0, escapes = 0, seen = 0;
+      // The guessed start is decoded once; a lane whose start moves rescans only where its first
+      // decoding did not pass through the new start (a token boundary of the previous lane, at
+      // most MaxCodeLength bits on): otherwise everything from there on is what it decoded
+      // already, less the few tokens before it. Until session 5 every lane decoded its window
+      // twice before the final decode (once more to confirm the moved starts).
+      scanWindow<true>(bits, lut, tab, start, windowEnd, exit, codes, escapes, &seen);
       for (int round = 0; round < 40; ++round)
       {
-        scanWindow(bits, lut, tab, start, windowEnd, exit, codes, escapes);
         u64 next = __shfl_up_sync(0xffffffffu, exit, 1);
         next = lane == 0 ? 0 : next;
         if (__all_sync(0xffffffffu, next == start))
         {
           break;
         }
-        start = next;
+        if (next != start)
+        {
+          if (!rescan && round == 0 && start != InvalidBit && next != InvalidBit && next > start &&
+            next - start < static_cast<u64>(format::MaxCodeLength) &&
+            ((seen >> (next - start)) & 1))
+          {
+            u32 skippedCodes, skippedEscapes;
+            countPrefix(bits, lut, tab, start, next, skippedCodes, skippedEscapes);
+            codes -= skippedCodes;
+            escapes -= skippedEscapes;
+          }
+          else
+          {
+            scanWindow(bits, lut, tab, next, windowEnd, exit, codes, escapes);
+          }
+          start = next;
+        }
       }
       const u32 codeAt = warpExclusiveSum(codes, lane);
       escAt = warpExclusiveSum(escapes, lane);
@@ -2314,6 +2504,8 @@ struct HuffmanArgs
   u64* storedMask;
   bool sparse;
   unsigned long long* nextChunk; ///< zero before the launch
+  bool rescan;                   ///< every moved start rescans its window (as until session 5)
+  bool groups;                   ///< scans take groups of tokens in one step
 };
 
 template<typename S, int Phases, typename Args>
@@ -2341,7 +2533,9 @@ void launchHuffman(u64 chunks, cudaStream_t s, const Args& a)
       a.error,
       a.storedMask,
       a.sparse,
-      a.nextChunk);
+      a.nextChunk,
+      a.rescan,
+      a.groups);
 }
 
 /// SPARSEGRID_CODEC_CUDA_HUFFMAN=whole: the Huffman kernel stages whole chunks (one phase).
@@ -2349,6 +2543,20 @@ bool huffmanWholeChunks()
 {
   const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_HUFFMAN");
   return v && std::strcmp(v, "whole") == 0;
+}
+
+/// SPARSEGRID_CODEC_CUDA_HUFFMAN=rescan: a lane whose start moves decodes its window again and
+/// scans take one token per step, as until session 5; =single: one token per step only (for
+/// same-binary comparisons).
+bool huffmanRescan()
+{
+  const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_HUFFMAN");
+  return v && std::strcmp(v, "rescan") == 0;
+}
+bool huffmanGroups()
+{
+  const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_HUFFMAN");
+  return !(v && (std::strcmp(v, "rescan") == 0 || std::strcmp(v, "single") == 0));
 }
 
 /// SPARSEGRID_CODEC_CUDA_DECODE=pass: the decoder passes of session 4 (for same-binary
@@ -2836,10 +3044,11 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   // A thread per block: warp-per-chunk variants (ballot tokens, as in the analysis) measured
   // 10-30% slower on an H100 for the bits and for writing the chunks (a warp walks its chunk's 64
   // blocks one after the other: latency-bound), so both stay with a thread per block.
+  const auto bitsKernel = sessionFiveSizing() ? blockBitsWalkKernel : blockBitsKernel;
   auto sizing = [&]() -> Status
   {
     SGC_PROFILE_BEGIN("encode block bits");
-    blockBitsKernel<<<blocksFor(totalBlocks), Threads, 0, s>>>(
+    bitsKernel<<<blocksFor(totalBlocks), Threads, 0, s>>>(
       symbols, geometry, totalBlocks, masks, dLengths, blockBits, blockEsc);
     SGC_PROFILE_END();
     SGC_LAUNCHED("bits kernel");
@@ -3009,7 +3218,8 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
     dOut,
     dPlan.passes,
     dPlan.levelPassBegin,
-    dPlan.dims);
+    dPlan.dims,
+    !sessionFiveSizing());
   SGC_PROFILE_END();
   SGC_LAUNCHED("write kernel");
   timer.record(s);
@@ -3324,9 +3534,11 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
     {
       // A warp per chunk; escapes go straight into the output.
       const bool wholeChunks = !fast || huffmanWholeChunks();
+      const bool rescan = !fast || huffmanRescan();
+      const bool groups = fast && huffmanGroups();
       SGC_PROFILE_BEGIN(std::string("decode Huffman chunks (warp per chunk, ") +
         (wholeChunks ? "whole" : "half") + " chunk staged, " + (fast ? "sparse" : "dense") +
-        " stores)");
+        " stores" + (rescan ? ", rescans" : "") + (groups ? ", grouped scans" : "") + ")");
       (wholeChunks ? launchHuffman<S, 1, HuffmanArgs<S>>
                    : launchHuffman<S, 2, HuffmanArgs<S>>)(chunks,
         s,
@@ -3344,7 +3556,9 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
           dError,
           ws.decodedBlocks.as<u64>(),
           fast,
-          reinterpret_cast<unsigned long long*>(dError + 2) });
+          reinterpret_cast<unsigned long long*>(dError + 2),
+          rescan,
+          groups });
       SGC_PROFILE_END();
       SGC_LAUNCHED("chunk decode kernel");
     }
