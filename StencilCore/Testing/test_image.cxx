@@ -362,6 +362,107 @@ TEST_P(ImageTest, StreamingStoresGiveTheDefaultValues)
   }
 }
 
+/// Row tiles (2-D operators on rows of whole 16-byte vectors) against the brute-force reference
+/// and against the default strips (the same expressions; equal to round-off), on sizes that no
+/// band, span or vector divides, for the tile shapes the options allow; where the tiles do not
+/// apply (3-D operators, rows of partial vectors) the strips run and the report says so.
+TEST_P(ImageTest, RowTilesMatchTheStripsAndTheReference)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  struct Shape
+  {
+    int threads;
+    int rows;
+  };
+  const Shape shapes[] = { { 0, 0 }, { 32, 1 }, { 32, 7 }, { 256, 0 }, { 128, 1000 } };
+  // Rows of 4 floats' multiples (2 bands of 32 x 4 columns and a partial one), of 2 doubles'
+  // only (floats fall back), odd (both fall back), two float vectors (every column of the laplap
+  // but the middle four in the frame); 45, 7 and 5 rows (one laplap row off the frame).
+  const std::array<std::size_t, 3> sizes[] = {
+    { 264, 45, 1 }, { 72, 45, 5 }, { 70, 5, 6 }, { 69, 45, 1 }, { 8, 5, 1 }, { 12, 7, 11 }
+  };
+  for (const auto& dims : sizes)
+  {
+    stencil::ImageGrid g;
+    g.dims = dims;
+    g.spacing = { 0.7, 1.3, 0.9 };
+    std::vector<double> u(g.size());
+    for (std::size_t i = 0; i < u.size(); ++i)
+      u[i] = std::sin(0.37 * i) + 0.01 * (i % 13) + 1e-3 * (i % 70) * (i % 70);
+    const std::vector<float> uFloat(u.begin(), u.end());
+    for (Operator op : { Operator::HorizontalLaplap,
+           Operator::HorizontalLaplacian,
+           Operator::Laplap,
+           Operator::Laplacian })
+      for (BoundaryMode mode : { BoundaryMode::Fill, BoundaryMode::ZeroFlux })
+      {
+        const bool horizontal =
+          op == Operator::HorizontalLaplacian || op == Operator::HorizontalLaplap;
+        const bool twice = op == Operator::Laplap || op == Operator::HorizontalLaplap;
+        const bool zeroFlux = mode == BoundaryMode::ZeroFlux;
+        auto expected = reference::imageLaplacian(u, g, horizontal, zeroFlux);
+        if (twice)
+          expected = reference::imageLaplacian(expected, g, horizontal, zeroFlux);
+        stencil::StencilOptions s;
+        s.op = op;
+        s.boundary = mode;
+        auto options = optionsFor(GetParam());
+        std::vector<double> strips(u.size());
+        std::vector<float> stripsFloat(u.size());
+        ASSERT_TRUE(stencil::applyImage(g, u.data(), strips.data(), s, options).ok());
+        ASSERT_TRUE(stencil::applyImage(g, uFloat.data(), stripsFloat.data(), s, options).ok());
+        const std::vector<double> stripsWide(stripsFloat.begin(), stripsFloat.end());
+        const double lap = 4 * (1 / 0.49 + 1 / 1.69 + 1 / 0.81);
+        const double amplification = twice ? lap * lap : lap;
+        // Float: 64 eps |u| times the operator's amplification, as in the other image tests;
+        // against the strips, whose round-off differs only by contraction, 8 eps.
+        const double floatTol = 64 * 1.2e-7 * maxAbs(u) * amplification;
+        const double floatStripTol = 8 * 1.2e-7 * maxAbs(u) * amplification;
+        const double doubleTol = 1e-12 * std::max(1.0, maxAbs(expected));
+        const bool planar = horizontal || dims[2] == 1;
+        for (const Shape& shape : shapes)
+        {
+          options.imageRowTiles = true;
+          options.imageTileThreads = shape.threads;
+          options.imageTileRows = shape.rows;
+          std::vector<double> out(u.size(), -12345.0);
+          std::vector<float> outFloat(u.size(), -12345.0f);
+          stencil::ExecutionReport report;
+          stencil::ExecutionReport reportFloat;
+          ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options, &report).ok());
+          ASSERT_TRUE(
+            stencil::applyImage(g, uFloat.data(), outFloat.data(), s, options, &reportFloat).ok());
+          const std::string what = std::string(stencil::toString(op)) + " " +
+            stencil::toString(mode) + " " + std::to_string(dims[0]) + "x" +
+            std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + " threads " +
+            std::to_string(shape.threads) + " rows " + std::to_string(shape.rows);
+          EXPECT_TRUE(closeWithNaN(out, expected, doubleTol)) << what << " " << report.imageKernel;
+          EXPECT_TRUE(closeWithNaN(out, strips, doubleTol)) << what;
+          EXPECT_TRUE(closeWithNaN(outFloat, expected, floatTol))
+            << "float " << what << " " << reportFloat.imageKernel;
+          EXPECT_TRUE(closeWithNaN(outFloat, stripsWide, floatStripTol)) << "float " << what;
+          if (GetParam() == Backend::CUDA)
+          {
+            const bool tilesDouble = planar && dims[0] % 2 == 0;
+            const bool tilesFloat = planar && dims[0] % 4 == 0;
+            EXPECT_EQ(report.imageKernel.rfind("row tiles, ", 0) == 0, tilesDouble)
+              << what << " " << report.imageKernel;
+            EXPECT_EQ(reportFloat.imageKernel.rfind("row tiles, ", 0) == 0, tilesFloat)
+              << what << " " << reportFloat.imageKernel;
+            if (tilesFloat)
+            {
+              const int threads = shape.threads > 0 ? shape.threads : 64;
+              EXPECT_EQ(reportFloat.imageKernel.rfind(
+                          "row tiles, " + std::to_string(threads) + " threads x 4 columns, ", 0),
+                0u)
+                << reportFloat.imageKernel;
+            }
+          }
+        }
+      }
+  }
+}
+
 TEST(ImageOptions, StripShapeOptionsAreValidated)
 {
   stencil::ImageGrid g;
@@ -379,7 +480,9 @@ TEST(ImageOptions, StripShapeOptionsAreValidated)
   const Case cases[] = { { &stencil::ExecutionOptions::imageRowsPerThread, { -1, 3, 16 }, 4 },
     { &stencil::ExecutionOptions::imageColumnsPerThread, { -1, 3, 8 }, 1 },
     { &stencil::ExecutionOptions::imageBlockRows, { -1, 3, 16 }, 8 },
-    { &stencil::ExecutionOptions::imageGridBlocks, { -2, -100 }, -1 } };
+    { &stencil::ExecutionOptions::imageGridBlocks, { -2, -100 }, -1 },
+    { &stencil::ExecutionOptions::imageTileThreads, { -1, 48, 512 }, 128 },
+    { &stencil::ExecutionOptions::imageTileRows, { -1, -64 }, 3 } };
   for (const Case& c : cases)
   {
     for (int value : c.rejected)

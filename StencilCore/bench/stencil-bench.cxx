@@ -185,6 +185,9 @@ void runPrecision(const char* name,
           bool tight = false;
           int gridBlocks = 0;
           bool streaming = false;
+          bool tiles = false;
+          int tileThreads = 0;
+          int tileRows = 0;
         };
         std::vector<Variant> variants;
         for (int columns : { 1, 2, 4 })
@@ -202,6 +205,27 @@ void runPrecision(const char* name,
           variants.push_back(Variant{ stencil::ImageKernel::RowStrips, 0, 0, 0, tight, -1 });
         // The default strips with evict-first (streaming) stores of the output.
         variants.push_back(Variant{ stencil::ImageKernel::RowStrips, 0, 0, 0, false, 0, true });
+        // Row tiles (2-D operators only; the 3-D ones would run the strips): threads per block
+        // with the automatic span, and spans of 16 .. 128 rows with 64 and 128 threads.
+        if (op == stencil::Operator::HorizontalLaplap ||
+          op == stencil::Operator::HorizontalLaplacian)
+        {
+          for (int tileThreads : { 32, 64, 128, 256 })
+            variants.push_back(Variant{
+              stencil::ImageKernel::RowStrips, 0, 0, 0, false, 0, false, true, tileThreads, 0 });
+          for (int tileThreads : { 64, 128 })
+            for (int tileRows : { 16, 32, 64, 128 })
+              variants.push_back(Variant{ stencil::ImageKernel::RowStrips,
+                0,
+                0,
+                0,
+                false,
+                0,
+                false,
+                true,
+                tileThreads,
+                tileRows });
+        }
         variants.push_back(Variant{ stencil::ImageKernel::LayerSlices, 0, 0, 0 });
         for (const Variant& v : variants)
         {
@@ -213,6 +237,9 @@ void runPrecision(const char* name,
           ov.imageTightRegisters = v.tight;
           ov.imageGridBlocks = v.gridBlocks;
           ov.imageStreamingStores = v.streaming;
+          ov.imageRowTiles = v.tiles;
+          ov.imageTileThreads = v.tileThreads;
+          ov.imageTileRows = v.tileRows;
           stencil::ExecutionReport rep;
           const auto st = stencil::applyImage(g, u.data(), out.data(), so, ov, &rep);
           if (!st)
@@ -225,7 +252,7 @@ void runPrecision(const char* name,
           variant.strategy = std::string(stencil::toString(v.kernel)) +
             (v.rows > 0 ? " C=" + std::to_string(v.columns) + " R=" + std::to_string(v.rows)
                         : std::string()) +
-            (v.blockRows > 0 || v.tight || v.gridBlocks != 0 || v.streaming
+            (v.blockRows > 0 || v.tight || v.gridBlocks != 0 || v.streaming || v.tiles
                 ? " (" + rep.imageKernel + ")"
                 : std::string());
           variant.seconds = rep.kernelSeconds;
@@ -372,40 +399,48 @@ void runPrecision(const char* name,
     }
     if (onGpu && stabilityRuns > 0)
     {
-      // Stability: the regular default, the default strips with streaming stores (first and
-      // second in turn, so that neither always follows the other), and the default z-loop and
-      // staged z-loop (z-curve, chasing/plain) again, alternating, each a median of `repeats`
-      // kernel runs.
+      // Stability: the regular default, the default strips with streaming stores and the row
+      // tiles (in turn, the one going first rotating every repeat, so that none always follows
+      // the same one), and the default z-loop and staged z-loop (z-curve, chasing/plain) again,
+      // alternating, each a median of `repeats` kernel runs.
       stencil::ExecutionOptions streamingOptions = o;
       streamingOptions.imageStreamingStores = true;
+      stencil::ExecutionOptions tileOptions = o;
+      tileOptions.imageRowTiles = true;
       for (int run = 0; run < stabilityRuns; ++run)
       {
         stencil::ExecutionReport regularReport;
         stencil::ExecutionReport streamingReport;
+        stencil::ExecutionReport tileReport;
         double streamingDiff = 0;
-        for (int turn = 0; turn < 2; ++turn)
+        double tileDiff = 0;
+        for (int turn = 0; turn < 3; ++turn)
         {
-          const bool streaming = (turn + run) % 2 == 1;
-          if (!stencil::applyImage(g,
-                u.data(),
-                out.data(),
-                s,
-                streaming ? streamingOptions : o,
-                streaming ? &streamingReport : &regularReport))
+          const int which = (turn + run) % 3; // 0 default, 1 streaming, 2 tiles
+          const stencil::ExecutionOptions& chosen =
+            which == 0 ? o : (which == 1 ? streamingOptions : tileOptions);
+          stencil::ExecutionReport& chosenReport =
+            which == 0 ? regularReport : (which == 1 ? streamingReport : tileReport);
+          if (!stencil::applyImage(g, u.data(), out.data(), s, chosen, &chosenReport))
           {
             std::exit(1);
           }
-          if (streaming)
+          if (which == 1)
           {
             streamingDiff = maxDifference(out, reference);
           }
+          else if (which == 2)
+          {
+            tileDiff = maxDifference(out, reference);
+          }
         }
         std::fprintf(stderr,
-          "%s repeat %d: default %.1f us, streaming stores %.1f us\n",
+          "%s repeat %d: default %.1f us, streaming stores %.1f us, row tiles %.1f us\n",
           name,
           run + 1,
           regularReport.kernelSeconds * 1e6,
-          streamingReport.kernelSeconds * 1e6);
+          streamingReport.kernelSeconds * 1e6,
+          tileReport.kernelSeconds * 1e6);
         Row row;
         row.precision = name;
         row.backend = stencil::toString(backend);
@@ -424,6 +459,13 @@ void runPrecision(const char* name,
         streamingRow.fraction = (2.0 * u.size() * sizeof(T) / streamingRow.seconds) / copyBandwidth;
         streamingRow.maxDiff = streamingDiff;
         rows.push_back(streamingRow);
+        Row tileRow = row;
+        tileRow.strategy = "regular: " + tileReport.imageKernel;
+        tileRow.seconds = tileReport.kernelSeconds;
+        tileRow.ratio = tileRow.seconds / row.seconds;
+        tileRow.fraction = (2.0 * u.size() * sizeof(T) / tileRow.seconds) / copyBandwidth;
+        tileRow.maxDiff = tileDiff;
+        rows.push_back(tileRow);
         if (!columns)
         {
           continue;

@@ -372,6 +372,16 @@ Status applyImage(const ImageGrid& grid,
   {
     return Status(ErrorCode::InvalidArgument, "image: grid blocks must be -1, 0 or positive");
   }
+  const int tileThreads = options.imageTileThreads;
+  if (tileThreads != 0 && tileThreads != 32 && tileThreads != 64 && tileThreads != 128 &&
+    tileThreads != 256)
+  {
+    return Status(ErrorCode::InvalidArgument, "image: tile threads must be 0, 32, 64, 128 or 256");
+  }
+  if (options.imageTileRows < 0)
+  {
+    return Status(ErrorCode::InvalidArgument, "image: tile rows must be 0 or positive");
+  }
   int active = 0;
   Status status = validateImage(grid, isLaplap(stencil.op), isHorizontal(stencil.op), active);
   if (!status)

@@ -184,6 +184,16 @@ struct ExecutionOptions
   /// are written with evict-first (streaming) stores, so that the output does not push out of
   /// L2 the input rows that neighbouring blocks read again. Same values; only caching changes.
   bool imageStreamingStores = false;
+  /// RowStrips, 2-D operators (horizontal ones, or images with one layer) on rows whose length
+  /// is a multiple of 4 floats or 2 doubles: row tiles instead of strips. A block of
+  /// `imageTileThreads` threads (one 16-byte vector each) owns a band of columns and walks down
+  /// `imageTileRows` rows, prefetching rows into a shared-memory ring with asynchronous copies.
+  /// Same expressions as the strips; other cases run the strips (the report names the kernel).
+  bool imageRowTiles = false;
+  /// Row tiles: threads per block, 32, 64, 128 or 256 (0: 64).
+  int imageTileThreads = 0;
+  /// Row tiles: output rows per block (0: about one wave of resident blocks, at least 32 rows).
+  int imageTileRows = 0;
   bool chasingTable = true;    ///< second neighbours by chasing the table twice (else stored)
   bool compressedTable = true; ///< per-cell pattern id + shared relative offsets (else plain)
   /// Auto picks CUDA only for problems of at least this many values.

@@ -1,6 +1,7 @@
 // CUDA backend: device queries, the copy-bandwidth probe, the regular-image kernel, and the
 // column-mesh entry point (the kernels live in ColumnKernels.cuh).
 #include "../ImageStrips.h"
+#include "../ImageTiles.h"
 #include "CudaCommon.cuh"
 
 namespace stencil
@@ -899,7 +900,22 @@ Status cudaImage(const ImageArgs<T>& args,
   const int gridBlocks = defaultShape ? options.imageGridBlocks : 0;
   const bool streaming = defaultShape && !tight && gridBlocks == 0 && options.imageStreamingStores;
   const StripVariant variant{ tight, gridBlocks, streaming };
-  if (fast && strips)
+  // Row tiles: 2-D operators on rows of whole 16-byte vectors (the copies are 16-byte aligned);
+  // other cases keep the strips.
+  const bool tiles =
+    fast && strips && !vertical && options.imageRowTiles && args.dims[0] % tileVector<T>() == 0;
+  TileGrid tileGeometry;
+  if (tiles)
+  {
+    tileGeometry = rowTileGrid(device,
+      options.imageTileThreads > 0 ? options.imageTileThreads : DefaultTileThreads,
+      options.imageTileRows);
+    if (tileGeometry.blocks >= (1LL << 31))
+    {
+      return Status(ErrorCode::BackendUnavailable, "image: too many blocks for the row tiles");
+    }
+  }
+  else if (fast && strips)
   {
     const StripGrid g = stripGrid(args.dims, args.laplap, vertical, rows, columns, blockRows);
     if (g.boundaryBlocks + g.interiorBlocks >= (1LL << 31))
@@ -912,6 +928,10 @@ Status cudaImage(const ImageArgs<T>& args,
     if (!fast)
     {
       imageKernel<T><<<grid, block>>>(device);
+    }
+    else if (tiles)
+    {
+      launchRowTiles(device, tileGeometry);
     }
     else if (strips)
     {
@@ -950,6 +970,12 @@ Status cudaImage(const ImageArgs<T>& args,
   if (!fast)
   {
     report.imageKernel = "generic";
+  }
+  else if (tiles)
+  {
+    report.imageKernel = "row tiles, " + std::to_string(tileGeometry.threads) + " threads x " +
+      std::to_string(tileVector<T>()) + " columns, " + std::to_string(tileGeometry.span) +
+      " rows per block";
   }
   else if (strips)
   {
