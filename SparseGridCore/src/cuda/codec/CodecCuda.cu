@@ -13,15 +13,16 @@
 // per 64-code block, block offsets by a CTA scan, shared words merged with atomicOr) while the
 // host writes the header.
 // Decoder: host (or device, for device streams) validates the header and chunk tables -> a warp
-// per chunk decodes its tokens (lanes resynchronise on 32 windows of the bit stream; LUT in shared
-// memory), stages half a chunk at a time in shared memory, stores only its non-zero blocks into
-// a symbol buffer kept zero elsewhere and puts escaped values straight into the output -> the
-// coarse levels in one CTA, then one kernel per axis-pass on lines (decodeLinesKernel: a thread
-// walks 8 points along the pass axis with its neighbours in registers; escapes left alone).
-// Session 4's pass kernels stay for comparisons (SPARSEGRID_CODEC_CUDA_DECODE=pass,
-// SPARSEGRID_CODEC_CUDA_ENCODE=pass). One kernel per level instead of the passes
-// (CodecTile.h) is there but off by default (measured slower, see LevelThreads). Per-kernel
-// times: CodecCudaProfile.h.
+// per chunk decodes its tokens (lanes resynchronise on 32 windows of the bit stream; since
+// session 6 each window is scanned once before the final decode, with groups of short tokens per
+// LUT step; LUT in shared memory), stages half a chunk at a time in shared memory, stores only
+// its non-zero blocks into a symbol buffer kept zero elsewhere and puts escaped values straight
+// into the output -> the coarse levels in one CTA, then one kernel per axis-pass on lines
+// (decodeLinesKernel: a thread walks 8 points along the pass axis with its neighbours in registers;
+// escapes left alone). Session 4's pass kernels stay for comparisons
+// (SPARSEGRID_CODEC_CUDA_DECODE=pass, SPARSEGRID_CODEC_CUDA_ENCODE=pass). One kernel per level
+// instead of the passes (CodecTile.h) is there but off by default (measured slower, see
+// LevelThreads). Per-kernel times: CodecCudaProfile.h.
 #include "../../codec/CodecInternal.h"
 #include "CodecCudaProfile.h"
 #include "CodecTile.h"
@@ -1686,7 +1687,8 @@ struct BitCursor
 /// Shared LUT entries: (token << 8) | length as the host builds them, and in bits 25-31 the group
 /// that starts there (session 6): the bits (25-28) and the number (29-31, up to 7) of the
 /// consecutive tokens of one code each, neither runs nor escapes, that lie wholly in the LutBits
-/// bits (0: none). A scan that only counts codes takes a group in one step.
+/// bits (0: none). A scan that only counts codes takes a group in one step; the final decode reads
+/// the group's tokens from the same 64 bits without moving the cursor between them.
 constexpr u32 LutTokenMask = (1u << 17) - 1;
 constexpr int GroupShift = 25;
 static_assert(format::Tokens <= LutTokenMask + 1 && format::LutBits < 16, "LUT entry layout");
@@ -1992,6 +1994,39 @@ __global__ void __launch_bounds__(HuffmanShape<Phases>::Warps * 32)
           if (block >= firstBlock + Shape::BlocksPerPhase)
           {
             break;
+          }
+          // A group of one-code tokens (literals, single zeros) in one block and in the lane's
+          // window: its symbols from the same 64 bits, one cursor step.
+          const u32 group = lut[static_cast<u32>(bits.acc >> (64 - format::LutBits))] >> GroupShift;
+          const u32 groupBits = group & 15, groupCount = group >> 4;
+          if (groupCount > 1 && pos + groupBits <= windowEnd &&
+            (j & 63) + groupCount <= format::BlockCodes && j + groupCount <= totalCodes)
+          {
+            u32 at = (block - firstBlock) * format::BlockCodes + (j & 63);
+            u64 window = bits.acc;
+            for (u32 q = 0; q < groupCount; ++q)
+            {
+              const u32 entry = lut[static_cast<u32>(window >> (64 - format::LutBits))];
+              const u32 token = (entry >> 8) & LutTokenMask;
+              if (token != 0)
+              {
+                stage[at] = static_cast<u16>(token - format::TokenShift);
+              }
+              ++at;
+              window <<= (entry & 0xff);
+            }
+            bits.consume(static_cast<int>(groupBits));
+            pos += groupBits;
+            j += groupCount;
+            if (j == totalCodes)
+            {
+              reached = true;
+              if ((pos + 31) / 32 != words)
+              {
+                bad = 6;
+              }
+            }
+            continue;
           }
           u32 token;
           int len;
@@ -2763,13 +2798,12 @@ Status uploadPlan(Workspace& ws,
   d.passes = reinterpret_cast<DevPass*>(bytes);
   d.dims = reinterpret_cast<u64*>(bytes + passBytes);
   d.levelPassBegin = reinterpret_cast<int*>(bytes + passBytes + 24);
-  SGC_TRY(cudaMemcpy(d.passes, passes.data(), passBytes, cudaMemcpyHostToDevice), "upload plan");
-  SGC_TRY(cudaMemcpy(d.dims, plan.dims, 24, cudaMemcpyHostToDevice), "upload plan");
-  SGC_TRY(cudaMemcpy(d.levelPassBegin,
-            plan.levelPassBegin,
-            sizeof(int) * (plan.levels + 1),
-            cudaMemcpyHostToDevice),
-    "upload plan");
+  // One copy (each synchronous copy costs a round trip).
+  std::vector<unsigned char> packed(passBytes + 24 + sizeof(int) * (plan.levels + 1));
+  std::memcpy(packed.data(), passes.data(), passBytes);
+  std::memcpy(packed.data() + passBytes, plan.dims, 24);
+  std::memcpy(packed.data() + passBytes + 24, plan.levelPassBegin, sizeof(int) * (plan.levels + 1));
+  SGC_TRY(cudaMemcpy(bytes, packed.data(), packed.size(), cudaMemcpyHostToDevice), "upload plan");
   return Status::Ok();
 }
 
