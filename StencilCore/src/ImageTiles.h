@@ -99,7 +99,7 @@ struct TileBlock
   int k = 0;
 };
 
-STENCIL_HD TileBlock tileBlock(const TileGrid& g, long long block, int ny)
+STENCIL_HD TileBlock rowTileBlock(const TileGrid& g, long long block, int ny)
 {
   TileBlock b;
   const int band = static_cast<int>(block % g.bands);
@@ -112,19 +112,6 @@ STENCIL_HD TileBlock tileBlock(const TileGrid& g, long long block, int ny)
   return b;
 }
 
-/// The rows a block reads (some of them outside the image, never copied): y0 - reach .. y1 - 1 +
-/// reach.
-template<bool Laplap>
-STENCIL_HD int tileFirstRow(const TileBlock& b)
-{
-  return b.y0 - (Laplap ? 2 : 1);
-}
-template<bool Laplap>
-STENCIL_HD int tileLastRow(const TileBlock& b)
-{
-  return b.y1 - 1 + (Laplap ? 2 : 1);
-}
-
 /// Ring slot of row q (q may be negative).
 STENCIL_HD int tileSlot(int q)
 {
@@ -132,52 +119,82 @@ STENCIL_HD int tileSlot(int q)
 }
 
 /**
- * The copies of thread t for row q: shared vector t + 1 (its own), and the halo vectors 0 (thread
- * 0) and threads + 1 (the last thread). copy(dst, src) moves 16 bytes. Rows outside the image or
- * past the block's last row, and vectors outside the row, are not copied: only frame values need
- * them, and those come from imageValue.
+ * What one thread of a block does on every row, worked out once. Shared rows hold threads + 2
+ * vectors: vector v covers columns x0 + (v - 1) VW; thread t copies vector t + 1 (its own) and,
+ * for t = 0 and the last thread, the halo vectors 0 and threads + 1. Vectors outside the row, and
+ * rows outside the image or past the block's last row, are not copied: only frame values need
+ * them, and those come from imageValue (tileFrame).
  */
-template<typename T, bool Laplap, typename Copy>
-STENCIL_HD void tileIssueRow(const ImageArgs<T>& a,
+template<typename T>
+struct RowTileThread
+{
+  const T* layer = nullptr; ///< input layer k
+  T* outLayer = nullptr;    ///< output layer k
+  int nx = 0;
+  int first = 0; ///< rows first .. last pass through the ring: y0 - reach .. y1 - 1 + reach
+  int last = 0;
+  int copyEnd = 0;  ///< rows [0, copyEnd) of them are copied: min(ny, last + 1)
+  int outBegin = 0; ///< output rows off the frame: [max(y0, reach), min(y1, ny - reach))
+  int outEnd = 0;
+  int own = 0;         ///< shared offset (values) of the thread's vector in a row
+  int x = 0;           ///< its first column
+  bool inside = false; ///< x < nx: the vector is copied and its values stored
+  bool edge = false;   ///< some of its columns are on the frame (stored by tileFrame)
+  int halo = -1;       ///< shared offset of the halo vector it copies, -1 none
+  int haloX = 0;
+};
+
+template<typename T, bool Laplap>
+STENCIL_HD RowTileThread<T> rowTileThread(const ImageArgs<T>& a,
   const TileGrid& g,
   const TileBlock& b,
-  int t,
-  int q,
-  T* ring,
-  Copy& copy)
+  int t)
 {
   constexpr int VW = tileVector<T>();
+  constexpr int reach = Laplap ? 2 : 1;
+  RowTileThread<T> th;
   const int nx = static_cast<int>(a.dims[0]);
   const int ny = static_cast<int>(a.dims[1]);
-  if (q < 0 || q >= ny || q > tileLastRow<Laplap>(b))
+  const long long layer = static_cast<long long>(b.k) * nx * ny;
+  th.layer = a.u + layer;
+  th.outLayer = a.out + layer;
+  th.nx = nx;
+  th.first = b.y0 - reach;
+  th.last = b.y1 - 1 + reach;
+  th.copyEnd = ny < th.last + 1 ? ny : th.last + 1;
+  th.outBegin = b.y0 > reach ? b.y0 : reach;
+  th.outEnd = b.y1 < ny - reach ? b.y1 : ny - reach;
+  th.own = (t + 1) * VW;
+  th.x = b.x0 + t * VW;
+  th.inside = th.x < nx;
+  th.edge = th.x < reach || th.x + VW > nx - reach;
+  const int v = t == 0 ? 0 : (t == g.threads - 1 ? g.threads + 1 : -1);
+  const int haloX = b.x0 + (v - 1) * VW;
+  if (v >= 0 && haloX >= 0 && haloX < nx)
+  {
+    th.halo = v * VW;
+    th.haloX = haloX;
+  }
+  return th;
+}
+
+/// The thread's copies of row q into its ring slot; copy(dst, src) moves 16 bytes.
+template<typename T, typename Copy>
+STENCIL_HD void tileIssueRow(const RowTileThread<T>& th, int q, T* ring, int rowValues, Copy& copy)
+{
+  if (q < 0 || q >= th.copyEnd)
   {
     return;
   }
-  T* row = ring + tileSlot(q) * g.rowValues;
-  const T* source = a.u + static_cast<long long>(b.k) * nx * ny + static_cast<long long>(q) * nx;
-  for (int pass = 0; pass < 2; ++pass)
+  T* row = ring + tileSlot(q) * rowValues;
+  const T* source = th.layer + q * th.nx; // < 2^31 values per image on this path
+  if (th.inside)
   {
-    int v = t + 1;
-    if (pass == 1)
-    {
-      if (t == 0)
-      {
-        v = 0;
-      }
-      else if (t == g.threads - 1)
-      {
-        v = g.threads + 1;
-      }
-      else
-      {
-        break;
-      }
-    }
-    const int x = b.x0 + (v - 1) * VW;
-    if (x >= 0 && x < nx)
-    {
-      copy(row + v * VW, source + x);
-    }
+    copy(row + th.own, source + th.x);
+  }
+  if (th.halo >= 0)
+  {
+    copy(row + th.halo, source + th.haloX);
   }
 }
 
@@ -224,9 +241,8 @@ STENCIL_HD void tileSharedLoad(const T* p, T* v)
 }
 
 template<typename T, int VW>
-STENCIL_HD void tileLoadRow(const T* sharedRow, int t, TileRow<T, VW>& row)
+STENCIL_HD void tileLoadRow(const T* p, TileRow<T, VW>& row)
 {
-  const T* p = sharedRow + (t + 1) * VW;
   tileSharedLoad<T, 2>(p - 2, row.v);
   tileSharedLoad<T, VW>(p, row.v + 2);
   tileSharedLoad<T, 2>(p + VW, row.v + 2 + VW);
@@ -252,20 +268,6 @@ STENCIL_HD void tileStore(T* p, const T (&v)[VW])
       p[n] = v[n];
     }
   }
-}
-
-/// Frame values through the generic path, out of line on the device (inlined, the double laplap
-/// took 122 registers instead of 80).
-template<typename T>
-#ifdef __CUDACC__
-__host__
-  __device__
-    __noinline__
-#endif
-      T
-      tileFrameValue(const ImageArgs<T>& a, int i, int j, int k)
-{
-  return imageValue(a, i, j, k);
 }
 
 /// Interior value of lane l from the window w[0 .. 4], which ends with row j + reach (the laplap's
@@ -294,18 +296,14 @@ STENCIL_HD T tileInterior(const TileRow<T, VW> (&w)[5], int l, T wx, T wy)
 }
 
 /**
- * One step of thread t: row q (landed in the ring) enters the window; once the window holds rows
- * j - reach .. j + reach of an output row j of the block (row q is w[4], j = q - reach), the
- * thread's VW values of row j are computed and stored. Rows of the frame are left to tileFrame;
- * a thread whose vector has frame columns stores values for them too (computed from halo values
- * that may not be the image's), which tileFrame overwrites afterwards: the same thread, so in
- * order, and the loop has no call (a call inside it took 106 registers instead of 64 for the
- * float laplap: the window is saved around it).
+ * One step of a thread: row q (landed in the ring) enters the window; once the window holds rows
+ * j - reach .. j + reach of an output row j off the frame (row q is w[4], j = q - reach), the
+ * thread's values of row j are computed and stored, those on the frame columns excepted (an edge
+ * thread stores its other lanes one by one; tileFrame does the frame).
  */
 template<typename T, bool Laplap>
 STENCIL_HD void tileStep(const ImageArgs<T>& a,
-  const TileBlock& b,
-  int t,
+  const RowTileThread<T>& th,
   int q,
   const T* ring,
   int rowValues,
@@ -320,12 +318,9 @@ STENCIL_HD void tileStep(const ImageArgs<T>& a,
   {
     w[r] = w[r + 1];
   }
-  tileLoadRow<T, VW>(ring + tileSlot(q) * rowValues, t, w[4]);
+  tileLoadRow<T, VW>(ring + tileSlot(q) * rowValues + th.own, w[4]);
   const int j = q - reach;
-  const int nx = static_cast<int>(a.dims[0]);
-  const int ny = static_cast<int>(a.dims[1]);
-  const int i = b.x0 + t * VW;
-  if (j < b.y0 || j < reach || j >= ny - reach || i >= nx)
+  if (j < th.outBegin || j >= th.outEnd || !th.inside)
   {
     return;
   }
@@ -339,42 +334,109 @@ STENCIL_HD void tileStep(const ImageArgs<T>& a,
   {
     result[l] = tileInterior<T, VW, Laplap>(w, l, wx, wy);
   }
-  tileStore<T, VW>(
-    a.out + static_cast<long long>(b.k) * nx * ny + static_cast<long long>(j) * nx + i, result);
-}
-
-/// The frame values of thread t's columns in the block's rows (after its steps), through the
-/// generic imageValue as the strips' boundary blocks.
-template<typename T, bool Laplap>
-STENCIL_HD void tileFrame(const ImageArgs<T>& a, const TileBlock& b, int t)
-{
-  constexpr int VW = tileVector<T>();
-  constexpr int reach = Laplap ? 2 : 1;
-  const int nx = static_cast<int>(a.dims[0]);
-  const int ny = static_cast<int>(a.dims[1]);
-  const int i = b.x0 + t * VW;
-  if (i >= nx)
+  T* out = th.outLayer + j * th.nx + th.x;
+  if (!th.edge)
   {
+    tileStore<T, VW>(out, result);
     return;
   }
-  const bool edge = i < reach || i + VW > nx - reach;
-  for (int j = b.y0; j < b.y1; ++j)
+  for (int l = 0; l < VW; ++l)
   {
-    const bool rowFrame = j < reach || j >= ny - reach;
-    if (!rowFrame && !edge)
+    const int x = th.x + l;
+    if (x >= reach && x < th.nx - reach)
     {
-      j = ny - reach - 1; // on to the last rows
-      continue;
+      out[l] = result[l];
     }
-    for (int l = 0; l < VW; ++l)
+  }
+}
+
+/**
+ * The frame points of a block: its band's columns in its frame rows, and its frame columns in the
+ * other rows. Point p < count() is at (x(p), y(p)); rows [y0, topEnd) and [bottom, y1) are frame
+ * rows, [middle, middle + rowsMiddle) the others; frame columns [x0, x0 + left) and [right,
+ * right + columnsRight).
+ */
+struct TileFramePoints
+{
+  int width = 0; ///< columns of the band inside the image
+  int top = 0;   ///< frame rows at the top of the span, from y0
+  int bottom = 0;
+  int rowsBottom = 0;
+  int middle = 0;
+  int rowsMiddle = 0;
+  int left = 0; ///< frame columns at the left of the band, from x0
+  int right = 0;
+  int columnsRight = 0;
+
+  STENCIL_HD TileFramePoints(int nx, int ny, int reach, int bandColumns, const TileBlock& b)
+  {
+    const int bandEnd = b.x0 + bandColumns < nx ? b.x0 + bandColumns : nx;
+    width = bandEnd - b.x0;
+    const int topEnd = b.y1 < reach ? b.y1 : reach;
+    top = topEnd > b.y0 ? topEnd - b.y0 : 0;
+    bottom = ny - reach > b.y0 ? ny - reach : b.y0;
+    bottom = bottom > reach ? bottom : reach;
+    rowsBottom = b.y1 > bottom ? b.y1 - bottom : 0;
+    middle = b.y0 > reach ? b.y0 : reach;
+    const int middleEnd = b.y1 < ny - reach ? b.y1 : ny - reach;
+    rowsMiddle = middleEnd > middle ? middleEnd - middle : 0;
+    const int leftEnd = bandEnd < reach ? bandEnd : reach;
+    left = leftEnd > b.x0 ? leftEnd - b.x0 : 0;
+    right = nx - reach > b.x0 ? nx - reach : b.x0;
+    right = right > reach ? right : reach;
+    columnsRight = bandEnd > right ? bandEnd - right : 0;
+  }
+  STENCIL_HD int inRows() const { return (top + rowsBottom) * width; }
+  STENCIL_HD int count() const { return inRows() + rowsMiddle * (left + columnsRight); }
+  STENCIL_HD void at(int p, const TileBlock& b, int& x, int& y) const
+  {
+    if (p < inRows())
     {
-      const int x = i + l;
-      if (rowFrame || x < reach || x >= nx - reach)
-      {
-        a.out[static_cast<long long>(b.k) * nx * ny + static_cast<long long>(j) * nx + x] =
-          tileFrameValue(a, x, j, b.k);
-      }
+      const int r = p / width;
+      y = r < top ? b.y0 + r : bottom + (r - top);
+      x = b.x0 + p % width;
+      return;
     }
+    const int q = p - inRows();
+    const int columns = left + columnsRight;
+    y = middle + q / columns;
+    const int c = q % columns;
+    x = c < left ? b.x0 + c : right + (c - left);
+  }
+};
+
+/// Frame point p of a block through the generic imageValue (as the strips' boundary blocks), out
+/// of line on the device with everything it needs recomputed inside: what stays live across a
+/// call is saved around it, and the point decoding and imageValue inside the tile loop's kernel
+/// took 80-100 registers instead of 64.
+template<typename T, bool Laplap>
+#ifdef __CUDACC__
+__host__ __device__ __noinline__
+#endif
+  void
+  tileFramePoint(const ImageArgs<T>& a, int bandColumns, TileBlock b, int p)
+{
+  const int nx = static_cast<int>(a.dims[0]);
+  const int ny = static_cast<int>(a.dims[1]);
+  const TileFramePoints frame(nx, ny, Laplap ? 2 : 1, bandColumns, b);
+  int x;
+  int y;
+  frame.at(p, b, x, y);
+  a.out[static_cast<long long>(b.k) * nx * ny + static_cast<long long>(y) * nx + x] =
+    imageValue(a, x, y, b.k);
+}
+
+/// The frame values of a block, shared out over its threads (point p, p + threads, ...): a frame
+/// column runs down a whole span, too long for the one thread that owns it.
+template<typename T, bool Laplap>
+STENCIL_HD void tileFrame(const ImageArgs<T>& a, const TileGrid& g, const TileBlock& b, int t)
+{
+  const int points = TileFramePoints(
+    static_cast<int>(a.dims[0]), static_cast<int>(a.dims[1]), Laplap ? 2 : 1, g.bandColumns, b)
+                       .count();
+  for (int p = t; p < points; p += g.threads)
+  {
+    tileFramePoint<T, Laplap>(a, g.bandColumns, b, p);
   }
 }
 
@@ -384,18 +446,20 @@ template<typename T, bool Laplap>
 void emulateTileBlock(const ImageArgs<T>& a, const TileGrid& g, long long block)
 {
   constexpr int VW = tileVector<T>();
-  const TileBlock b = tileBlock(g, block, static_cast<int>(a.dims[1]));
+  const TileBlock b = rowTileBlock(g, block, static_cast<int>(a.dims[1]));
   // Poison: a value read from a slot that was never filled shows as NaN in an interior value.
   const T poison = std::numeric_limits<T>::quiet_NaN();
   std::vector<T> ring(static_cast<std::size_t>(TileRing) * g.rowValues, poison);
-  struct Window
+  struct Thread
   {
+    RowTileThread<T> th;
     TileRow<T, VW> w[5];
   };
-  std::vector<Window> windows(static_cast<std::size_t>(g.threads));
-  for (Window& window : windows)
+  std::vector<Thread> threads(static_cast<std::size_t>(g.threads));
+  for (int t = 0; t < g.threads; ++t)
   {
-    for (auto& row : window.w)
+    threads[t].th = rowTileThread<T, Laplap>(a, g, b, t);
+    for (auto& row : threads[t].w)
     {
       for (T& v : row.v)
       {
@@ -413,29 +477,29 @@ void emulateTileBlock(const ImageArgs<T>& a, const TileGrid& g, long long block)
       }
     }
   } copy;
-  const int first = tileFirstRow<Laplap>(b);
-  const int last = tileLastRow<Laplap>(b);
+  const int first = threads[0].th.first;
+  const int last = threads[0].th.last;
   for (int q = first; q < first + TileRing - 1; ++q)
   {
-    for (int t = 0; t < g.threads; ++t)
+    for (Thread& thread : threads)
     {
-      tileIssueRow<T, Laplap>(a, g, b, t, q, ring.data(), copy);
+      tileIssueRow(thread.th, q, ring.data(), g.rowValues, copy);
     }
   }
   for (int q = first; q <= last; ++q)
   {
-    for (int t = 0; t < g.threads; ++t)
+    for (Thread& thread : threads)
     {
-      tileStep<T, Laplap>(a, b, t, q, ring.data(), g.rowValues, windows[t].w);
+      tileStep<T, Laplap>(a, thread.th, q, ring.data(), g.rowValues, thread.w);
     }
-    for (int t = 0; t < g.threads; ++t)
+    for (Thread& thread : threads)
     {
-      tileIssueRow<T, Laplap>(a, g, b, t, q + TileRing - 1, ring.data(), copy);
+      tileIssueRow(thread.th, q + TileRing - 1, ring.data(), g.rowValues, copy);
     }
   }
   for (int t = 0; t < g.threads; ++t)
   {
-    tileFrame<T, Laplap>(a, b, t);
+    tileFrame<T, Laplap>(a, g, b, t);
   }
 }
 

@@ -46,8 +46,8 @@ __global__ void __launch_bounds__(256)
   extern __shared__ __align__(16) unsigned char tileShared[];
   T* ring = reinterpret_cast<T*>(tileShared);
   constexpr int VW = tileVector<T>();
-  const TileBlock b = tileBlock(g, blockIdx.x, static_cast<int>(a.dims[1]));
-  const int t = threadIdx.x;
+  const TileBlock b = rowTileBlock(g, blockIdx.x, static_cast<int>(a.dims[1]));
+  const RowTileThread<T> th = rowTileThread<T, Laplap>(a, g, b, threadIdx.x);
   AsyncCopy copy;
   TileRow<T, VW> w[5];
 #pragma unroll
@@ -59,27 +59,25 @@ __global__ void __launch_bounds__(256)
       w[r].v[c] = T(0);
     }
   }
-  const int first = tileFirstRow<Laplap>(b);
-  const int last = tileLastRow<Laplap>(b);
   // One commit group per row, empty for rows that are not copied, so that "row q has landed" is
   // always "at most TileRing - 2 groups pending" below.
 #pragma unroll
   for (int r = 0; r < TileRing - 1; ++r)
   {
-    tileIssueRow<T, Laplap>(a, g, b, t, first + r, ring, copy);
+    tileIssueRow(th, th.first + r, ring, g.rowValues, copy);
     commitCopies();
   }
-  for (int q = first; q <= last; ++q)
+  for (int q = th.first; q <= th.last; ++q)
   {
     waitCopies<TileRing - 2>();
     // Row q visible to every thread, and every thread done with row q - 1's slot (read in the
     // previous step), which the copies below refill.
     __syncthreads();
-    tileStep<T, Laplap>(a, b, t, q, ring, g.rowValues, w);
-    tileIssueRow<T, Laplap>(a, g, b, t, q + TileRing - 1, ring, copy);
+    tileStep<T, Laplap>(a, th, q, ring, g.rowValues, w);
+    tileIssueRow(th, q + TileRing - 1, ring, g.rowValues, copy);
     commitCopies();
   }
-  tileFrame<T, Laplap>(a, b, t);
+  tileFrame<T, Laplap>(a, g, b, threadIdx.x);
 }
 
 template<typename T, bool Laplap>
