@@ -426,17 +426,26 @@ __host__ __device__ __noinline__
     imageValue(a, x, y, b.k);
 }
 
-/// The frame values of a block, shared out over its threads (point p, p + threads, ...): a frame
-/// column runs down a whole span, too long for the one thread that owns it.
+/**
+ * The frame values of a band of a layer (the columns of the band in the frame rows at the top and
+ * bottom of the image, and the band's frame columns in the other rows), shared out over the
+ * threads of all the band's spans (point p of the span block s, thread t: p = t + threads (s +
+ * spans n)): the frame rows or columns of a span are too many for its own threads (a span block at
+ * the top of the image would do reach x band-width points in its threads alone).
+ */
 template<typename T, bool Laplap>
 STENCIL_HD void tileFrame(const ImageArgs<T>& a, const TileGrid& g, const TileBlock& b, int t)
 {
-  const int points = TileFramePoints(
-    static_cast<int>(a.dims[0]), static_cast<int>(a.dims[1]), Laplap ? 2 : 1, g.bandColumns, b)
-                       .count();
-  for (int p = t; p < points; p += g.threads)
+  TileBlock whole = b;
+  whole.y0 = 0;
+  whole.y1 = static_cast<int>(a.dims[1]);
+  const int points =
+    TileFramePoints(static_cast<int>(a.dims[0]), whole.y1, Laplap ? 2 : 1, g.bandColumns, whole)
+      .count();
+  const int stride = g.threads * g.spans;
+  for (int p = t + g.threads * (b.y0 / g.span); p < points; p += stride)
   {
-    tileFramePoint<T, Laplap>(a, g.bandColumns, b, p);
+    tileFramePoint<T, Laplap>(a, g.bandColumns, whole, p);
   }
 }
 
@@ -486,6 +495,10 @@ void emulateTileBlock(const ImageArgs<T>& a, const TileGrid& g, long long block)
       tileIssueRow(thread.th, q, ring.data(), g.rowValues, copy);
     }
   }
+  for (int t = 0; t < g.threads; ++t)
+  {
+    tileFrame<T, Laplap>(a, g, b, t);
+  }
   for (int q = first; q <= last; ++q)
   {
     for (Thread& thread : threads)
@@ -496,10 +509,6 @@ void emulateTileBlock(const ImageArgs<T>& a, const TileGrid& g, long long block)
     {
       tileIssueRow(thread.th, q + TileRing - 1, ring.data(), g.rowValues, copy);
     }
-  }
-  for (int t = 0; t < g.threads; ++t)
-  {
-    tileFrame<T, Laplap>(a, g, b, t);
   }
 }
 

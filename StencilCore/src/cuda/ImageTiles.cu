@@ -67,6 +67,8 @@ __global__ void __launch_bounds__(256)
     tileIssueRow(th, th.first + r, ring, g.rowValues, copy);
     commitCopies();
   }
+  // The frame (a few generic values per thread) while the first rows are on their way.
+  tileFrame<T, Laplap>(a, g, b, threadIdx.x);
   for (int q = th.first; q <= th.last; ++q)
   {
     waitCopies<TileRing - 2>();
@@ -77,7 +79,6 @@ __global__ void __launch_bounds__(256)
     tileIssueRow(th, q + TileRing - 1, ring, g.rowValues, copy);
     commitCopies();
   }
-  tileFrame<T, Laplap>(a, g, b, threadIdx.x);
 }
 
 template<typename T, bool Laplap>
