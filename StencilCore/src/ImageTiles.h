@@ -495,10 +495,6 @@ void emulateTileBlock(const ImageArgs<T>& a, const TileGrid& g, long long block)
       tileIssueRow(thread.th, q, ring.data(), g.rowValues, copy);
     }
   }
-  for (int t = 0; t < g.threads; ++t)
-  {
-    tileFrame<T, Laplap>(a, g, b, t);
-  }
   for (int q = first; q <= last; ++q)
   {
     for (Thread& thread : threads)
@@ -509,6 +505,10 @@ void emulateTileBlock(const ImageArgs<T>& a, const TileGrid& g, long long block)
     {
       tileIssueRow(thread.th, q + TileRing - 1, ring.data(), g.rowValues, copy);
     }
+  }
+  for (int t = 0; t < g.threads; ++t)
+  {
+    tileFrame<T, Laplap>(a, g, b, t);
   }
 }
 

@@ -67,8 +67,6 @@ __global__ void __launch_bounds__(256)
     tileIssueRow(th, th.first + r, ring, g.rowValues, copy);
     commitCopies();
   }
-  // The frame (a few generic values per thread) while the first rows are on their way.
-  tileFrame<T, Laplap>(a, g, b, threadIdx.x);
   for (int q = th.first; q <= th.last; ++q)
   {
     waitCopies<TileRing - 2>();
@@ -79,6 +77,9 @@ __global__ void __launch_bounds__(256)
     tileIssueRow(th, q + TileRing - 1, ring, g.rowValues, copy);
     commitCopies();
   }
+  // The frame last, a few generic values per thread: before the loop, what the loop needs stays
+  // live across the call (80 registers instead of 64 in float).
+  tileFrame<T, Laplap>(a, g, b, threadIdx.x);
 }
 
 template<typename T, bool Laplap>
