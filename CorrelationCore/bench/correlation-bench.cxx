@@ -295,6 +295,8 @@ int main(int argc, char** argv)
     { "tensor-3xtf32", Backend::CUDA, Algorithm::Direct, DirectOptions::tensorTf32(16) },
     { "tensor-3xtf32-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::tensorTf32(8) },
     { "tensor-3xtf32-w12", Backend::CUDA, Algorithm::Direct, DirectOptions::tensorTf32(12) },
+    { "tensor-2xf16", Backend::CUDA, Algorithm::Direct, DirectOptions::tensorF16(16) },
+    { "tensor-2xf16-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::tensorF16(8) },
     { "auto", Backend::CUDA, Algorithm::Direct, {} }
   };
   const std::vector<Config> fftConfigs = {

@@ -125,6 +125,8 @@ const char* toString(DirectKernel kernel)
       return "pair-per-lane";
     case DirectKernel::TensorTf32:
       return "tensor-3xtf32";
+    case DirectKernel::TensorF16:
+      return "tensor-2xf16";
   }
   return "unknown";
 }

@@ -17,6 +17,7 @@
 #include "Common.cuh"
 #include "PairLanes.cuh"
 #include "SplitTiled.cuh"
+#include "TensorF16.h"
 #include "TensorTf32.h"
 
 #include <algorithm>
@@ -537,12 +538,16 @@ Status cudaDirect(const Batch& batch,
   TcPlan tensor;
   DirectOptions direct =
     requested.kernel == DirectKernel::Auto ? autoDirectOptions(batch) : requested;
-  if (direct.kernel == DirectKernel::TensorTf32)
+  const bool tensorKernel =
+    direct.kernel == DirectKernel::TensorTf32 || direct.kernel == DirectKernel::TensorF16;
+  if (tensorKernel)
   {
     bool planned = false;
     if constexpr (std::is_same<T, float>::value)
     {
-      planned = planTensorTf32(tensor, batch, window, direct.warpsPerBlock);
+      planned = direct.kernel == DirectKernel::TensorTf32
+        ? planTensorTf32(tensor, batch, window, direct.warpsPerBlock)
+        : planTensorF16(tensor, batch, window, direct.warpsPerBlock);
     }
     if (!planned)
     {
@@ -593,8 +598,9 @@ Status cudaDirect(const Batch& batch,
   // The order in which the blocks of the split-tiled or pair-per-lane kernel take their tasks.
   const std::vector<int>* order = direct.kernel == DirectKernel::SplitTiled ? &split.order
     : direct.kernel == DirectKernel::PairPerLane                            ? &lanes.order
-    : direct.kernel == DirectKernel::TensorTf32                             ? &tensor.order
-                                                                            : nullptr;
+    : direct.kernel == DirectKernel::TensorTf32 || direct.kernel == DirectKernel::TensorF16
+    ? &tensor.order
+    : nullptr;
   if (order &&
     (!(status = dtiles.allocate(order->size(), "task order")) ||
       !(status = cudaStatus(
@@ -626,6 +632,13 @@ Status cudaDirect(const Batch& batch,
       if constexpr (std::is_same<T, float>::value)
       {
         launchTensorTf32(tensor, dtiles.get(), dl.get(), dr.get(), dout.get());
+      }
+    }
+    else if (direct.kernel == DirectKernel::TensorF16)
+    {
+      if constexpr (std::is_same<T, float>::value)
+      {
+        launchTensorF16(tensor, dtiles.get(), dl.get(), dr.get(), dout.get());
       }
     }
     else

@@ -55,7 +55,7 @@ constexpr int kTcTilesN = 8; ///< N tiles per task
 constexpr int kTcTilesK = 4; ///< K tiles (8 image columns each) per column chunk
 constexpr int kTcCols = 32;  ///< image columns per chunk
 constexpr int kTcPad = 14;   ///< zero template columns staged before column 0 (and after lw)
-constexpr int kTcCounterBytes = 16;
+constexpr int kTcCounterBytes = 160; ///< task counter, and 33 maxima for TensorF16
 
 /// The batch and lag window as plain values (the kernel's and the emulation's).
 struct TcGeometry

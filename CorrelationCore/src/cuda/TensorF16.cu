@@ -1,0 +1,230 @@
+// The 2xFP16 tensor-core direct kernel (TensorF16.h), float only: its own translation unit.
+#include "TensorF16.h"
+
+#include "PairLanes.cuh"
+
+namespace correlation
+{
+namespace detail
+{
+
+/// D += A B for one m16n8k8 FP16 tile (float accumulation), accumulators of tile j of the task.
+struct TcMmaF16Device
+{
+  float acc[kTcTilesN][4];
+
+  __device__ __forceinline__ void operator()(int j, const std::uint32_t a[2], std::uint32_t b)
+  {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(acc[j][0]), "+f"(acc[j][1]), "+f"(acc[j][2]), "+f"(acc[j][3])
+        : "r"(a[0]), "r"(a[1]), "r"(b));
+  }
+};
+
+__device__ inline float tcWarpMax(float v)
+{
+#pragma unroll
+  for (int o = 16; o >= 1; o >>= 1)
+  {
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  }
+  return v;
+}
+
+/// The pair (0..31) of staged image word i (inverse of tcHalfImageStageIndex).
+__device__ inline int tcHalfWordPair(const TcLayout& s, int i, int& iy, int& c)
+{
+  const int block = i / kTcPairs, w = i % kTcPairs;
+  c = block % (s.imagePitch / 2);
+  iy = block / (s.imagePitch / 2);
+  const int hi = w >> 4;
+  const int gh = ((w & 15) - 4 * c - ((c >> 2) & 3)) & 15; // 8 h + g
+  return 16 * (gh >> 3) + 8 * hi + (gh & 7);
+}
+
+/// Stages the 32 rights (raw, then scaled and split in place) and the template words; maxBits
+/// receives the largest |value| of each right (0..31) and of the template (32) as float bits.
+__device__ inline void tcStageF16(const TcGeometry& g,
+  const TcLayout& s,
+  const float* __restrict__ lefts,
+  const float* __restrict__ rights,
+  long long li,
+  int j0,
+  TcHalfWord* sImage,
+  TcHalfWord* sLeft,
+  int* maxBits,
+  int warp,
+  int warps,
+  int lane)
+{
+  const int tid = warp * 32 + lane, threads = warps * 32;
+  if (tid <= kTcPairs)
+  {
+    maxBits[tid] = 0;
+  }
+  __syncthreads();
+  float* raw = reinterpret_cast<float*>(sImage);
+  for (int item = warp; item < kTcPairs * g.rh; item += warps)
+  {
+    const int p = item / g.rh, iy = item % g.rh;
+    const bool has = j0 + p < g.m;
+    const float* src = rights +
+      (has ? g.rightOf(li, j0 + p) : 0) * static_cast<long long>(g.rw) * g.rh +
+      static_cast<long long>(iy) * g.rw;
+    float largest = 0.0f;
+    for (int u = lane; u < s.imagePitch; u += 32)
+    {
+      const float v = has && u < g.rw ? src[u] : 0.0f;
+      raw[2 * tcHalfImageStageIndex(s, iy, u >> 1, p) + (u & 1)] = v;
+      largest = fmaxf(largest, fabsf(v));
+    }
+    largest = tcWarpMax(largest);
+    if (lane == 0)
+    {
+      atomicMax(maxBits + p, __float_as_int(largest));
+    }
+  }
+  const float* left = lefts + li * g.lw * g.lh;
+  float largest = 0.0f;
+  for (int i = tid; i < g.lw * g.lh; i += threads)
+  {
+    largest = fmaxf(largest, fabsf(left[i]));
+  }
+  largest = tcWarpMax(largest);
+  if (lane == 0)
+  {
+    atomicMax(maxBits + kTcPairs, __float_as_int(largest));
+  }
+  __syncthreads();
+  const int words = s.imageFloats / 2;
+  for (int i = tid; i < words; i += threads)
+  {
+    int iy, c;
+    const int p = tcHalfWordPair(s, i, iy, c);
+    const int e = tcF16Exponent(__int_as_float(maxBits[p]));
+    sImage[i] = tcHalfWord(ldexpf(raw[2 * i], e), ldexpf(raw[2 * i + 1], e));
+  }
+  const int eL = tcF16Exponent(__int_as_float(maxBits[kTcPairs]));
+  for (int i = tid; i < s.leftWords; i += threads)
+  {
+    const int ty = i / s.leftPitch, e = i % s.leftPitch - kTcPad;
+    const float a = e >= 0 && e < g.lw ? left[ty * g.lw + e] : 0.0f;
+    const float b = e + 1 >= 0 && e + 1 < g.lw ? left[ty * g.lw + e + 1] : 0.0f;
+    sLeft[i] = tcHalfWord(ldexpf(a, eL), ldexpf(b, eL));
+  }
+}
+
+__global__ void __launch_bounds__(512, 1) tensorF16Kernel(TcGeometry g,
+  TcLayout s,
+  const int* __restrict__ taskOrder,
+  const float* __restrict__ lefts,
+  const float* __restrict__ rights,
+  float* __restrict__ out)
+{
+  extern __shared__ __align__(16) unsigned char tcShared[];
+  int& nextTask = *reinterpret_cast<int*>(tcShared);
+  int* maxBits = reinterpret_cast<int*>(tcShared + 16);
+  TcHalfWord* sImage = reinterpret_cast<TcHalfWord*>(tcShared + kTcCounterBytes);
+  TcHalfWord* sLeft = sImage + s.imageFloats / 2;
+  const int lane = threadIdx.x, warp = threadIdx.y;
+  const long long group = blockIdx.x;
+  const long long li = group / s.groupsPerLeft;
+  const int j0 = static_cast<int>(group % s.groupsPerLeft) * kTcPairs;
+  tcStageF16(
+    g, s, lefts, rights, li, j0, sImage, sLeft, maxBits, warp, static_cast<int>(blockDim.y), lane);
+  if (lane == 0 && warp == 0)
+  {
+    nextTask = 0;
+  }
+  __syncthreads();
+  const int eL = tcF16Exponent(__int_as_float(maxBits[kTcPairs]));
+  const long long mapSize = static_cast<long long>(g.ww) * g.wh;
+  float* groupOut = out + (li * g.m + j0) * mapSize;
+  for (long long q; (q = blockNextTask(nextTask, lane)) < s.tasks;)
+  {
+    const TcTask t = tcTask(g, s, taskOrder[q]);
+    if (j0 + kTcHalf * t.h >= g.m)
+    {
+      continue;
+    }
+    TcMmaF16Device mma;
+#pragma unroll
+    for (int j = 0; j < kTcTilesN; ++j)
+    {
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+      {
+        mma.acc[j][c] = 0.0f;
+      }
+    }
+    tcTaskProductsF16(g, s, sImage, sLeft, t, lane, mma);
+    // The lane's two pairs (rows g and g + 8 of the M tile) and their scales.
+    const int p0 = kTcHalf * t.h + (lane >> 2);
+    const int e0 = -(eL + tcF16Exponent(__int_as_float(maxBits[p0])));
+    const int e1 = -(eL + tcF16Exponent(__int_as_float(maxBits[p0 + 8])));
+    float* row = groupOut + static_cast<long long>(t.dy - g.y0) * g.ww - g.x0;
+#pragma unroll
+    for (int j = 0; j < kTcTilesN; ++j)
+    {
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+      {
+        int pair, dx;
+        tcAccTarget(t, lane, j, c, pair, dx);
+        if (j0 + pair < g.m && dx < g.x0 + g.ww)
+        {
+          row[pair * mapSize + dx] = ldexpf(mma.acc[j][c], c < 2 ? e0 : e1);
+        }
+      }
+    }
+  }
+}
+
+bool planTensorF16(TcPlan& plan, const Batch& batch, const LagWindow& window, int warpsPerBlock)
+{
+  const TcGeometry g = TcGeometry::of(batch, window);
+  const TcLayout layout = tcLayout(g);
+  const SplitDevice dev = splitDevice();
+  int device = 0, major = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (major < 8 || layout.sharedBytes > static_cast<std::size_t>(dev.sharedOptin))
+  {
+    return false;
+  }
+  if (!splitRaiseSharedLimit(reinterpret_cast<const void*>(tensorF16Kernel), dev.sharedOptin))
+  {
+    return false;
+  }
+  const int warps = std::max(1, std::min(warpsPerBlock, 16));
+  int perSm = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+    &perSm, tensorF16Kernel, 32 * warps, layout.sharedBytes);
+  std::vector<long long> work(static_cast<std::size_t>(layout.tasks));
+  for (int task = 0; task < layout.tasks; ++task)
+  {
+    work[static_cast<std::size_t>(task)] = tcTaskWork(g, layout, task);
+  }
+  const long long groups = static_cast<long long>(batch.n) * layout.groupsPerLeft;
+  plan.geometry = g;
+  plan.layout = layout;
+  plan.order = heaviestFirst(work);
+  plan.warps = static_cast<unsigned>(warps);
+  plan.gridX = static_cast<unsigned>(groups);
+  plan.gridY = static_cast<unsigned>(blockSplits(groups, perSm, dev.sms, layout.tasks, warps));
+  return true;
+}
+
+void launchTensorF16(const TcPlan& plan,
+  const int* order,
+  const float* lefts,
+  const float* rights,
+  float* out)
+{
+  tensorF16Kernel<<<dim3(plan.gridX, plan.gridY), dim3(32, plan.warps), plan.layout.sharedBytes>>>(
+    plan.geometry, plan.layout, order, lefts, rights, out);
+}
+
+} // namespace detail
+} // namespace correlation

@@ -1,0 +1,217 @@
+/**
+ * @file TensorF16.h
+ * @brief The 2xFP16 tensor-core direct kernel (DirectKernel::TensorF16), float only: the same
+ * formulation, tiles and work split as the 3xTF32 kernel (TensorTf32.h), with FP16 operands.
+ *
+ * Why: on the H100 the FP16 tensor rate is twice the TF32 rate, and an m16n8k8 FP16 tile has the
+ * shape of the TF32 one (same 1.25x of tiles for 32 x 32 full maps), so the same products take
+ * half the tensor time. Accuracy: each matrix is first scaled by a power of two (exact) so that
+ * its largest |value| lies in [2^14, 2^15) (FP16's range ends at 65504); then x = hi + lo with
+ * hi = fp16(x), lo = fp16(x - hi) (11 + 11 significant bits, like big + small of 3xTF32), and a
+ * product is hi*lo + lo*hi + hi*hi with float accumulation; the maps are scaled back by the
+ * inverse powers of two. Within FP16's normal range (values above 2^-17 of their matrix's
+ * largest) that is the accuracy of 3xTF32, about 1e-6 of the sum of |products|; smaller values
+ * keep an absolute accuracy of about 2^-40 of the matrix's largest value (FP16 subnormals).
+ *
+ * Staging: the raw floats are loaded (coalesced) and their per-matrix maxima reduced, then
+ * converted in place: a staged 8-byte word holds (hi(u), hi(u + 1)) and (lo(u), lo(u + 1)) of
+ * one pair, which is exactly a lane's a0a1 (or a2a3) register pair; the template's word e holds
+ * the same for columns e and e + 1, a lane's b0b1.
+ */
+#ifndef CORRELATION_CUDA_TENSOR_F16_H
+#define CORRELATION_CUDA_TENSOR_F16_H
+
+#include "TensorTf32.h"
+
+#include <cmath>
+
+#ifdef __CUDACC__
+#include <cuda_fp16.h>
+#endif
+
+namespace correlation
+{
+namespace detail
+{
+
+/// (hi, hi) and (lo, lo) half pairs of two consecutive columns (low half = lower column).
+struct alignas(8) TcHalfWord
+{
+  std::uint32_t hi, lo;
+};
+
+/// Power-of-two exponent that brings `largest` (>= 0) into [2^14, 2^15); 0 for 0.
+CORRELATION_TC_HD int tcF16Exponent(float largest)
+{
+  if (!(largest > 0.0f))
+  {
+    return 0;
+  }
+  int e;
+#ifdef __CUDA_ARCH__
+  frexpf(largest, &e);
+#else
+  std::frexp(largest, &e);
+#endif
+  return 15 - e;
+}
+
+/// Host model of __float2half_rn (round to nearest even, subnormals, no overflow handling: the
+/// scaled values stay below 2^15): the IEEE half bit pattern.
+inline std::uint16_t tcHalfBitsHost(float x)
+{
+  const double a = std::fabs(static_cast<double>(x));
+  const std::uint16_t sign = std::signbit(x) ? 0x8000u : 0u;
+  if (a == 0.0)
+  {
+    return sign;
+  }
+  if (a < std::ldexp(1.0, -14))
+  {
+    return static_cast<std::uint16_t>(
+      sign | static_cast<std::uint16_t>(std::nearbyint(std::ldexp(a, 24))));
+  }
+  int e;
+  std::frexp(a, &e); // a in [2^(e-1), 2^e)
+  const double spacing = std::ldexp(1.0, e - 1 - 10);
+  const double v = std::nearbyint(a / spacing) * spacing;
+  std::frexp(v, &e);
+  const int mant = static_cast<int>(std::ldexp(v, 11 - e)) - 1024; // v = (1024 + mant) 2^(e-11)
+  return static_cast<std::uint16_t>(sign | ((e - 1 + 15) << 10) | mant);
+}
+
+inline float tcHalfValueHost(std::uint16_t h)
+{
+  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  const double v = e == 0 ? std::ldexp(static_cast<double>(m), -24)
+                          : std::ldexp(static_cast<double>(1024 + m), e - 25);
+  return static_cast<float>((h & 0x8000u) ? -v : v);
+}
+
+/// hi and lo half bit patterns of x (already scaled).
+CORRELATION_TC_HD void tcSplitF16(float x, std::uint16_t& hi, std::uint16_t& lo)
+{
+#ifdef __CUDA_ARCH__
+  const __half h = __float2half_rn(x);
+  hi = __half_as_ushort(h);
+  lo = __half_as_ushort(__float2half_rn(x - __half2float(h)));
+#else
+  hi = tcHalfBitsHost(x);
+  lo = tcHalfBitsHost(x - tcHalfValueHost(hi));
+#endif
+}
+
+/// The staged word of two consecutive values a (lower column) and b.
+CORRELATION_TC_HD TcHalfWord tcHalfWord(float a, float b)
+{
+  std::uint16_t ha, la, hb, lb;
+  tcSplitF16(a, ha, la);
+  tcSplitF16(b, hb, lb);
+  return { static_cast<std::uint32_t>(ha) | (static_cast<std::uint32_t>(hb) << 16),
+    static_cast<std::uint32_t>(la) | (static_cast<std::uint32_t>(lb) << 16) };
+}
+
+/**
+ * Word index (8-byte units) of pair (16 h + 8 hi + g) at column pair c (columns 2c, 2c + 1) of
+ * image row iy. A column pair holds 32 words; pair (g, h, hi) sits in word 16 hi + ((8 h + g + 4 c
+ * + (c / 4) mod 4) mod 16), so that a half warp's loads (g = 0..3 or 4..7, column pairs c0 ..
+ * c0 + 3, c0 a multiple of 4) hit 16 different 8-byte bank pairs, and the raw staging's 32 lanes
+ * (32 consecutive columns of one pair, as floats) hit 32 banks.
+ */
+CORRELATION_TC_HD int tcHalfImageIndex(const TcLayout& s, int iy, int c, int g, int h, int hi)
+{
+  return (iy * (s.imagePitch / 2) + c) * kTcPairs + 16 * hi +
+    ((8 * h + g + 4 * c + ((c >> 2) & 3)) & 15);
+}
+/// Word index of pair p (0..31) at column pair c.
+CORRELATION_TC_HD int tcHalfImageStageIndex(const TcLayout& s, int iy, int c, int p)
+{
+  return tcHalfImageIndex(s, iy, c, p & 7, p >> 4, (p >> 3) & 1);
+}
+
+/**
+ * The FP16 products of one task for one lane (as tcTaskProducts): per template row and column
+ * chunk, the lane's A fragments of the 4 column tiles (a0a1 = pair g, a2a3 = pair g + 8, columns
+ * u0 + 2t and u0 + 2t + 1: two 8-byte loads of staged words), then per used diagonal its B
+ * fragment (b0b1 = L(diag + 2t - g), L(diag + 2t + 1 - g): one staged template word) and the
+ * products hi*lo, lo*hi, hi*hi of the diagonal's tiles through mma(j, a[2], b).
+ */
+template<typename Mma>
+CORRELATION_TC_HD void tcTaskProductsF16(const TcGeometry& g,
+  const TcLayout& s,
+  const TcHalfWord* sImage,
+  const TcHalfWord* sLeft,
+  const TcTask& t,
+  int lane,
+  Mma& mma)
+{
+  const int gid = lane >> 2, tig = lane & 3;
+  for (int ty = t.ylo; ty < t.yhi; ++ty)
+  {
+    const int iy = ty + t.dy;
+    for (int uc = 0; uc < s.uChunks; ++uc)
+    {
+      std::uint32_t ah[kTcTilesK][2], al[kTcTilesK][2];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+      for (int k = 0; k < kTcTilesK; ++k)
+      {
+        const int u0 = uc * kTcCols + 8 * k;
+        if (u0 < g.rw)
+        {
+          const int c = u0 / 2 + tig;
+          const TcHalfWord w0 = sImage[tcHalfImageIndex(s, iy, c, gid, t.h, 0)];
+          const TcHalfWord w1 = sImage[tcHalfImageIndex(s, iy, c, gid, t.h, 1)];
+          ah[k][0] = w0.hi;
+          al[k][0] = w0.lo;
+          ah[k][1] = w1.hi;
+          al[k][1] = w1.lo;
+        }
+      }
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+      for (int d = -(kTcTilesN - 1); d < kTcTilesK; ++d)
+      {
+        const int diag = uc * kTcCols + 8 * d - t.dxc;
+        if (!tcDiagonalUsed(diag, g.lw))
+        {
+          continue;
+        }
+        const TcHalfWord q = sLeft[tcLeftIndex(s, ty, diag + 2 * tig - gid)];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+        for (int pass = 0; pass < 3; ++pass)
+        {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+          for (int j = 0; j < kTcTilesN; ++j)
+          {
+            const int k = j + d;
+            if (k < 0 || k >= kTcTilesK || !tcTileUsed(g, t, uc, j, k))
+            {
+              continue;
+            }
+            mma(j, pass == 1 ? al[k] : ah[k], pass == 0 ? q.lo : q.hi);
+          }
+        }
+      }
+    }
+  }
+}
+
+/// Plans and launches the FP16 kernel (TensorF16.cu); as planTensorTf32 / launchTensorTf32.
+bool planTensorF16(TcPlan& plan, const Batch& batch, const LagWindow& window, int warpsPerBlock);
+void launchTensorF16(const TcPlan& plan,
+  const int* order,
+  const float* lefts,
+  const float* rights,
+  float* out);
+
+} // namespace detail
+} // namespace correlation
+
+#endif
