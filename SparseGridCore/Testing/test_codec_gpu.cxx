@@ -873,5 +873,42 @@ TEST(CodecGpu, HostAndDeviceTablesGiveTheCpuStream)
     unsetenv("SPARSEGRID_CODEC_CUDA_TABLE");
     unsetenv("SPARSEGRID_CODEC_CUDA_SIZING");
   }
+  // Escaped values (3-5% of the voxels) from strided device values: the writer takes them from the
+  // input (the last pass keeps no reconstruction), at the input's stride.
+  const Dims d{ 45, 33, 20 };
+  const std::size_t n = d[0] * d[1] * d[2];
+  // A smooth field with spikes of 10^4 every 97 voxels: the spikes and their neighbours escape.
+  std::vector<float> f(n);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    f[i] = static_cast<float>(std::sin(0.05 * double(i % 45)) + std::cos(0.03 * double(i / 45)) +
+      (i % 97 == 0 ? 1e4 : 0.0));
+  }
+  std::vector<float> interleaved(3 * n, -7.0f);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    interleaved[3 * i + 1] = f[i];
+  }
+  float* dValues = nullptr;
+  ASSERT_EQ(cudaMalloc(&dValues, interleaved.size() * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(
+    cudaMemcpy(
+      dValues, interleaved.data(), interleaved.size() * sizeof(float), cudaMemcpyHostToDevice),
+    cudaSuccess);
+  codec::Layout plain, strided;
+  plain.dims = strided.dims = d;
+  strided.stride = 3;
+  for (double bound : { 1e-3, 1e-2 })
+  {
+    SCOPED_TRACE("strided device values, bound " + std::to_string(bound));
+    std::vector<std::uint8_t> sc, sg;
+    codec::EncodeStatistics stats;
+    ASSERT_TRUE(codec::encodeWithStatistics(f.data(), plain, bound, sc, stats, cpuOptions()).ok());
+    EXPECT_GT(stats.escapes, n / 100) << "the case must escape values";
+    EXPECT_FALSE(stats.raw) << "the case must be coded";
+    ASSERT_TRUE(codec::encodeDevice(dValues + 1, strided, bound, sg, gpuOptions()).ok());
+    EXPECT_TRUE(sg == sc) << "GPU stream from strided device values differs from the CPU stream";
+  }
+  cudaFree(dValues);
 }
 } // namespace

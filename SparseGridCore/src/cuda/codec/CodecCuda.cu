@@ -769,14 +769,20 @@ struct EncodeStats
   template<typename T>
   __device__ __forceinline__ void point(T x, T pred, const Quantiser& qz, u16& symbol, T& rec)
   {
+    rec = quantised(x, pred, qz, symbol);
+  }
+  /// point() without the store of the reconstruction: returns it.
+  template<typename T>
+  __device__ __forceinline__ T quantised(T x, T pred, const Quantiser& qz, u16& symbol)
+  {
     nonFinite += isfinite(x) ? 0 : 1;
     T value;
     symbol = format::quantise(x, pred, qz, value);
-    rec = value;
     const double d = fabs(static_cast<double>(value) - static_cast<double>(pred));
     surplus = d > surplus ? d : surplus;
     const double m = fabs(static_cast<double>(value));
     magnitude = m > magnitude ? m : magnitude;
+    return value;
   }
   /// The CTA's maxima and count into global memory: one atomic each per CTA (with a bounded
   /// grid: atomics on one address serialise). Every thread of the CTA calls it.
@@ -1435,7 +1441,8 @@ constexpr std::size_t LengthBytes = (format::Tokens + 15) / 16 * 16;
 constexpr std::size_t ReadBackBytes = SummaryWords * 8 + LengthBytes;
 
 /// SPARSEGRID_CODEC_CUDA_SIZING=session5: session 5's sizing and writing (the host's table, the
-/// walking bits kernel, the writer reading codes from global memory), for same-binary comparisons.
+/// walking bits kernel, the writer reading codes from global memory; the last pass stores its
+/// reconstruction), for same-binary comparisons.
 bool sessionFiveSizing()
 {
   const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_SIZING");
@@ -1464,7 +1471,8 @@ bool hostHuffmanTable()
 /// One CTA of 64 threads per chunk: thread b writes block b.
 template<typename T>
 __global__ void writeKernel(const u16* symbols,
-  const T* rec,
+  const T* input,
+  u64 inputStride,
   ChunkGeometry g,
   const u64* masks,
   const u32* blockBits,
@@ -1596,7 +1604,10 @@ __global__ void writeKernel(const u16* symbols,
       }
       if (token == format::EscapeSymbol)
       {
-        const T v = rec[voxelOfCode(passes, levelPassBegin, k, begin + at - levelBegin, dims)];
+        // An escaped value is the input's (quantise reconstructs it exactly): the encoder's last
+        // pass does not store its reconstruction.
+        const T v = input[voxelOfCode(passes, levelPassBegin, k, begin + at - levelBegin, dims) *
+          inputStride];
         const u32* w = reinterpret_cast<const u32*>(&v);
         u32* dst = reinterpret_cast<u32*>(escOut);
         for (unsigned q = 0; q < sizeof(T) / 4; ++q)
@@ -2454,7 +2465,8 @@ __global__ void __launch_bounds__(PassThreads) encodeLinesKernel(LinePass<I> L,
   u16* __restrict__ symbols,
   u64* surplusMax,
   u64* absMax,
-  u64* nonFinite)
+  u64* nonFinite,
+  bool storeRec)
 {
   EncodeStats stats;
   const I along = Segment > 0 ? L.count[0] : L.countA;
@@ -2482,11 +2494,14 @@ __global__ void __launch_bounds__(PassThreads) encodeLinesKernel(LinePass<I> L,
         if (j < L.countA)
         {
           const I at = line + L.half + I(j) * L.step;
-          stats.point(input[at * inputStride],
+          const T value = stats.quantised(input[at * inputStride],
             predictInWindow<Segment>(L, e, jBegin, t),
             L.qz,
-            symbols[code + I(j) * L.codeStep],
-            recOut[at]);
+            symbols[code + I(j) * L.codeStep]);
+          if (storeRec)
+          {
+            recOut[at] = value;
+          }
         }
       }
     }
@@ -2501,11 +2516,14 @@ __global__ void __launch_bounds__(PassThreads) encodeLinesKernel(LinePass<I> L,
       const T em1 = cubic && before ? recIn[e - L.step] : T(0);
       const T e2 = cubic && after ? recIn[e + 2 * L.step] : T(0);
       const I at = e + L.half;
-      stats.point(input[at * inputStride],
+      const T value = stats.quantised(input[at * inputStride],
         predictFromNeighbours(em1, e0, e1, e2, right, before, after, cubic),
         L.qz,
-        symbols[I(j) * L.codeStep + I(second) * L.codeStride[0] + I(third) * L.codeStride[1]],
-        recOut[at]);
+        symbols[I(j) * L.codeStep + I(second) * L.codeStride[0] + I(third) * L.codeStride[1]]);
+      if (storeRec)
+      {
+        recOut[at] = value;
+      }
     }
   }
   stats.flush(surplusMax, absMax, nonFinite);
@@ -2705,6 +2723,7 @@ bool launchEncodeLines(const Plan& plan,
   u64* surplusMax,
   u64* absMax,
   u64* nonFinite,
+  bool storeRec,
   cudaStream_t s)
 {
   LinePass<I> L;
@@ -2714,8 +2733,16 @@ bool launchEncodeLines(const Plan& plan,
   }
   const unsigned ctas = std::min<unsigned>(blocksFor(p.size() / (p.axis == 0 ? 1 : 8)), 2048);
   const auto kernel = p.axis == 0 ? encodeLinesKernel<T, I, 0> : encodeLinesKernel<T, I, 8>;
-  kernel<<<ctas, PassThreads, 0, s>>>(
-    L, input, static_cast<I>(inputStride), rec, rec, symbols, surplusMax, absMax, nonFinite);
+  kernel<<<ctas, PassThreads, 0, s>>>(L,
+    input,
+    static_cast<I>(inputStride),
+    rec,
+    rec,
+    symbols,
+    surplusMax,
+    absMax,
+    nonFinite,
+    storeRec);
   return true;
 }
 
@@ -3022,6 +3049,9 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
           dSurplus + pi,
           dSurplus + plan.passCount,
           stats,
+          // No pass reads the last pass's reconstruction (the writer takes escapes from the
+          // input): half the voxels' stores saved.
+          pi + 1 < plan.passCount || sessionFiveSizing(),
           s))
       {
         SGC_PROFILE_END();
@@ -3240,7 +3270,8 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   SGC_PROFILE_END();
   SGC_PROFILE_BEGIN("encode write chunks");
   writeKernel<T><<<static_cast<unsigned>(chunks), format::BlocksPerChunk, 0, s>>>(symbols,
-    rec,
+    input,
+    stride,
     geometry,
     masks,
     blockBits,
