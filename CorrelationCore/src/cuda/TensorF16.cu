@@ -22,6 +22,18 @@ struct TcMmaF16Device
   }
 };
 
+/// 2^e as a float multiplier when that is exact (a normal float), else 0 (the caller then uses
+/// ldexpf).
+__device__ inline float tcPowerOfTwo(int e)
+{
+  return e >= -126 && e <= 127 ? __int_as_float((127 + e) << 23) : 0.0f;
+}
+
+__device__ inline float tcScaled(float x, float factor, int e)
+{
+  return factor != 0.0f ? x * factor : ldexpf(x, e);
+}
+
 __device__ inline float tcWarpMax(float v)
 {
 #pragma unroll
@@ -44,7 +56,8 @@ __device__ inline int tcHalfWordPair(const TcLayout& s, int i, int& iy, int& c)
 }
 
 /// Stages the 32 rights (raw, then scaled and split in place) and the template words; maxBits
-/// receives the largest |value| of each right (0..31) and of the template (32) as float bits.
+/// receives the largest |value| of each right (0..31) and of the template (32) as float bits,
+/// then (after the reduction) the scaling exponents.
 __device__ inline void tcStageF16(const TcGeometry& g,
   const TcLayout& s,
   const float* __restrict__ lefts,
@@ -97,21 +110,27 @@ __device__ inline void tcStageF16(const TcGeometry& g,
     atomicMax(maxBits + kTcPairs, __float_as_int(largest));
   }
   __syncthreads();
+  if (tid <= kTcPairs)
+  {
+    maxBits[tid] = tcF16Exponent(__int_as_float(maxBits[tid]));
+  }
+  __syncthreads();
   const int words = s.imageFloats / 2;
   for (int i = tid; i < words; i += threads)
   {
     int iy, c;
-    const int p = tcHalfWordPair(s, i, iy, c);
-    const int e = tcF16Exponent(__int_as_float(maxBits[p]));
-    sImage[i] = tcHalfWord(ldexpf(raw[2 * i], e), ldexpf(raw[2 * i + 1], e));
+    const int e = maxBits[tcHalfWordPair(s, i, iy, c)];
+    const float f = tcPowerOfTwo(e);
+    sImage[i] = tcHalfWord(tcScaled(raw[2 * i], f, e), tcScaled(raw[2 * i + 1], f, e));
   }
-  const int eL = tcF16Exponent(__int_as_float(maxBits[kTcPairs]));
+  const int eL = maxBits[kTcPairs];
+  const float fL = tcPowerOfTwo(eL);
   for (int i = tid; i < s.leftWords; i += threads)
   {
     const int ty = i / s.leftPitch, e = i % s.leftPitch - kTcPad;
     const float a = e >= 0 && e < g.lw ? left[ty * g.lw + e] : 0.0f;
     const float b = e + 1 >= 0 && e + 1 < g.lw ? left[ty * g.lw + e + 1] : 0.0f;
-    sLeft[i] = tcHalfWord(ldexpf(a, eL), ldexpf(b, eL));
+    sLeft[i] = tcHalfWord(tcScaled(a, fL, eL), tcScaled(b, fL, eL));
   }
 }
 
@@ -138,7 +157,7 @@ __global__ void __launch_bounds__(512, 1) tensorF16Kernel(TcGeometry g,
     nextTask = 0;
   }
   __syncthreads();
-  const int eL = tcF16Exponent(__int_as_float(maxBits[kTcPairs]));
+  const int eL = maxBits[kTcPairs]; // exponents since the staging
   const long long mapSize = static_cast<long long>(g.ww) * g.wh;
   float* groupOut = out + (li * g.m + j0) * mapSize;
   for (long long q; (q = blockNextTask(nextTask, lane)) < s.tasks;)
@@ -161,8 +180,8 @@ __global__ void __launch_bounds__(512, 1) tensorF16Kernel(TcGeometry g,
     tcTaskProductsF16(g, s, sImage, sLeft, t, lane, mma);
     // The lane's two pairs (rows g and g + 8 of the M tile) and their scales.
     const int p0 = kTcHalf * t.h + (lane >> 2);
-    const int e0 = -(eL + tcF16Exponent(__int_as_float(maxBits[p0])));
-    const int e1 = -(eL + tcF16Exponent(__int_as_float(maxBits[p0 + 8])));
+    const int e0 = -(eL + maxBits[p0]), e1 = -(eL + maxBits[p0 + 8]);
+    const float f0 = tcPowerOfTwo(e0), f1 = tcPowerOfTwo(e1);
     float* row = groupOut + static_cast<long long>(t.dy - g.y0) * g.ww - g.x0;
 #pragma unroll
     for (int j = 0; j < kTcTilesN; ++j)
@@ -174,7 +193,8 @@ __global__ void __launch_bounds__(512, 1) tensorF16Kernel(TcGeometry g,
         tcAccTarget(t, lane, j, c, pair, dx);
         if (j0 + pair < g.m && dx < g.x0 + g.ww)
         {
-          row[pair * mapSize + dx] = ldexpf(mma.acc[j][c], c < 2 ? e0 : e1);
+          row[pair * mapSize + dx] =
+            c < 2 ? tcScaled(mma.acc[j][c], f0, e0) : tcScaled(mma.acc[j][c], f1, e1);
         }
       }
     }
