@@ -270,26 +270,33 @@ STENCIL_HD void tileStore(T* p, const T (&v)[VW])
   }
 }
 
-/// Interior value of lane l from the window w[0 .. 4], which ends with row j + reach (the laplap's
-/// rows j - 2 .. j + 2; the Laplacian's j - 1 .. j + 1 in w[2 .. 4]), the strips' expressions in
-/// their order.
+/// Interior value of lane l from the window rows w0 .. w4, which end with row j + reach (the
+/// laplap's rows j - 2 .. j + 2; the Laplacian's j - 1 .. j + 1 in w2 .. w4), the strips'
+/// expressions in their order.
 template<typename T, int VW, bool Laplap>
-STENCIL_HD T tileInterior(const TileRow<T, VW> (&w)[5], int l, T wx, T wy)
+STENCIL_HD T tileInterior(const TileRow<T, VW>& w0,
+  const TileRow<T, VW>& w1,
+  const TileRow<T, VW>& w2,
+  const TileRow<T, VW>& w3,
+  const TileRow<T, VW>& w4,
+  int l,
+  T wx,
+  T wy)
 {
-  constexpr int C = Laplap ? 2 : 3;
   const int c = l + 2;
-  const T u0 = w[C].v[c];
-  const T xp = w[C].v[c + 1];
-  const T xm = w[C].v[c - 1];
-  const T yp = w[C + 1].v[c];
-  const T ym = w[C - 1].v[c];
   if (!Laplap)
   {
-    return (xp - T(2) * u0 + xm) * wx + (yp - T(2) * u0 + ym) * wy;
+    const T u0 = w3.v[c];
+    return (w3.v[c + 1] - T(2) * u0 + w3.v[c - 1]) * wx + (w4.v[c] - T(2) * u0 + w2.v[c]) * wy;
   }
-  const T x2 = w[2].v[c + 2] + w[2].v[c - 2];
-  const T y2 = w[4].v[c] + w[0].v[c];
-  const T xy = w[3].v[c + 1] + w[1].v[c + 1] + w[3].v[c - 1] + w[1].v[c - 1];
+  const T u0 = w2.v[c];
+  const T xp = w2.v[c + 1];
+  const T xm = w2.v[c - 1];
+  const T yp = w3.v[c];
+  const T ym = w1.v[c];
+  const T x2 = w2.v[c + 2] + w2.v[c - 2];
+  const T y2 = w4.v[c] + w0.v[c];
+  const T xy = w3.v[c + 1] + w1.v[c + 1] + w3.v[c - 1] + w1.v[c - 1];
   return (x2 - T(4) * (xp + xm) + T(6) * u0) * wx * wx +
     (y2 - T(4) * (yp + ym) + T(6) * u0) * wy * wy +
     T(2) * wx * wy * (xy - T(2) * (xp + xm + yp + ym) + T(4) * u0);
@@ -297,11 +304,15 @@ STENCIL_HD T tileInterior(const TileRow<T, VW> (&w)[5], int l, T wx, T wy)
 
 /**
  * One step of a thread: row q (landed in the ring) enters the window; once the window holds rows
- * j - reach .. j + reach of an output row j off the frame (row q is w[4], j = q - reach), the
- * thread's values of row j are computed and stored, those on the frame columns excepted (an edge
- * thread stores its other lanes one by one; tileFrame does the frame).
+ * j - reach .. j + reach of an output row j off the frame (row q is the newest, j = q - reach),
+ * the thread's values of row j are computed and stored, those on the frame columns excepted (an
+ * edge thread stores its other lanes one by one; tileFrame does the frame).
+ *
+ * The window is a register ring of 5 rows: row q goes to w[P], P = (q - first) mod 5, a
+ * compile-time phase (the caller runs the steps in groups of five), so that rows never move
+ * between registers (shifting them took about 24 moves per step in float).
  */
-template<typename T, bool Laplap>
+template<typename T, bool Laplap, int P>
 STENCIL_HD void tileStep(const ImageArgs<T>& a,
   const RowTileThread<T>& th,
   int q,
@@ -311,14 +322,7 @@ STENCIL_HD void tileStep(const ImageArgs<T>& a,
 {
   constexpr int VW = tileVector<T>();
   constexpr int reach = Laplap ? 2 : 1;
-#ifdef __CUDACC__
-#pragma unroll
-#endif
-  for (int r = 0; r < 4; ++r)
-  {
-    w[r] = w[r + 1];
-  }
-  tileLoadRow<T, VW>(ring + tileSlot(q) * rowValues + th.own, w[4]);
+  tileLoadRow<T, VW>(ring + tileSlot(q) * rowValues + th.own, w[P]);
   const int j = q - reach;
   if (j < th.outBegin || j >= th.outEnd || !th.inside)
   {
@@ -332,7 +336,8 @@ STENCIL_HD void tileStep(const ImageArgs<T>& a,
 #endif
   for (int l = 0; l < VW; ++l)
   {
-    result[l] = tileInterior<T, VW, Laplap>(w, l, wx, wy);
+    result[l] = tileInterior<T, VW, Laplap>(
+      w[(P + 1) % 5], w[(P + 2) % 5], w[(P + 3) % 5], w[(P + 4) % 5], w[P], l, wx, wy);
   }
   T* out = th.outLayer + j * th.nx + th.x;
   if (!th.edge)
@@ -347,6 +352,47 @@ STENCIL_HD void tileStep(const ImageArgs<T>& a,
     {
       out[l] = result[l];
     }
+  }
+}
+
+/// Phase P as a type, so that a generic lambda can pass it on as a template argument.
+template<int P>
+struct TilePhase
+{
+  static constexpr int value = P;
+};
+
+/**
+ * Steps q = first .. last in groups of five with compile-time phases (q - first) mod 5; step is
+ * called as step(TilePhase<P>(), q).
+ */
+template<typename Step>
+STENCIL_HD void tileSteps(int first, int last, Step& step)
+{
+  int q = first;
+  for (; q + 4 <= last; q += 5)
+  {
+    step(TilePhase<0>(), q);
+    step(TilePhase<1>(), q + 1);
+    step(TilePhase<2>(), q + 2);
+    step(TilePhase<3>(), q + 3);
+    step(TilePhase<4>(), q + 4);
+  }
+  if (q <= last)
+  {
+    step(TilePhase<0>(), q++);
+  }
+  if (q <= last)
+  {
+    step(TilePhase<1>(), q++);
+  }
+  if (q <= last)
+  {
+    step(TilePhase<2>(), q++);
+  }
+  if (q <= last)
+  {
+    step(TilePhase<3>(), q);
   }
 }
 
@@ -495,17 +541,19 @@ void emulateTileBlock(const ImageArgs<T>& a, const TileGrid& g, long long block)
       tileIssueRow(thread.th, q, ring.data(), g.rowValues, copy);
     }
   }
-  for (int q = first; q <= last; ++q)
+  auto step = [&](auto phase, int q)
   {
     for (Thread& thread : threads)
     {
-      tileStep<T, Laplap>(a, thread.th, q, ring.data(), g.rowValues, thread.w);
+      tileStep<T, Laplap, decltype(phase)::value>(
+        a, thread.th, q, ring.data(), g.rowValues, thread.w);
     }
     for (Thread& thread : threads)
     {
       tileIssueRow(thread.th, q + TileRing - 1, ring.data(), g.rowValues, copy);
     }
-  }
+  };
+  tileSteps(first, last, step);
   for (int t = 0; t < g.threads; ++t)
   {
     tileFrame<T, Laplap>(a, g, b, t);

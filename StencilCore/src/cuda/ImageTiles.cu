@@ -37,8 +37,10 @@ __device__ __forceinline__ void waitCopies()
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+/// Float: at most 64 registers (16 blocks of 64 threads per SM; ptxas takes 80 without the cap and
+/// needs no spill with it). Double: no cap (the laplap takes 100; 80 would spill).
 template<typename T, bool Laplap>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(256, sizeof(T) == 4 ? 4 : 1)
   rowTileKernel(const __grid_constant__ ImageArgs<T> args, const TileGrid g)
 {
   // __grid_constant__: the frame path takes the parameter's address without a local copy.
@@ -67,16 +69,17 @@ __global__ void __launch_bounds__(256)
     tileIssueRow(th, th.first + r, ring, g.rowValues, copy);
     commitCopies();
   }
-  for (int q = th.first; q <= th.last; ++q)
+  auto step = [&](auto phase, int q)
   {
     waitCopies<TileRing - 2>();
     // Row q visible to every thread, and every thread done with row q - 1's slot (read in the
     // previous step), which the copies below refill.
     __syncthreads();
-    tileStep<T, Laplap>(a, th, q, ring, g.rowValues, w);
+    tileStep<T, Laplap, decltype(phase)::value>(a, th, q, ring, g.rowValues, w);
     tileIssueRow(th, q + TileRing - 1, ring, g.rowValues, copy);
     commitCopies();
-  }
+  };
+  tileSteps(th.first, th.last, step);
   // The frame last, a few generic values per thread: before the loop, what the loop needs stays
   // live across the call (80 registers instead of 64 in float).
   tileFrame<T, Laplap>(a, g, b, threadIdx.x);
