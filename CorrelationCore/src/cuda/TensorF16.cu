@@ -15,10 +15,14 @@ struct TcMmaF16Device
 
   __device__ __forceinline__ void operator()(int j, const std::uint32_t a[2], std::uint32_t b)
   {
+#if __CUDA_ARCH__ >= 800
     asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
         "{%0, %1, %2, %3};"
         : "+f"(acc[j][0]), "+f"(acc[j][1]), "+f"(acc[j][2]), "+f"(acc[j][3])
         : "r"(a[0]), "r"(a[1]), "r"(b));
+#else
+    __trap(); // planTensorF16 launches the kernel from compute capability 8.0 on only
+#endif
   }
 };
 

@@ -18,10 +18,14 @@ struct TcMmaDevice
     const std::uint32_t a[4],
     const std::uint32_t b[2])
   {
+#if __CUDA_ARCH__ >= 800
     asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
         "{%8, %9}, {%0, %1, %2, %3};"
         : "+f"(acc[j][0]), "+f"(acc[j][1]), "+f"(acc[j][2]), "+f"(acc[j][3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    __trap(); // no TF32 tensor cores: planTensorTf32 never launches the kernel there
+#endif
   }
 };
 

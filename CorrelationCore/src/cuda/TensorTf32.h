@@ -168,10 +168,15 @@ inline std::uint32_t tcRoundHost(float x)
 /// x = big + small (+ below 2^-22 |x|), both TF32 bit patterns.
 CORRELATION_TC_HD void tcSplit(float x, std::uint32_t& big, std::uint32_t& small)
 {
-#ifdef __CUDA_ARCH__
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(big) : "f"(x));
   const float rest = x - __uint_as_float(big);
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(small) : "f"(rest));
+#elif defined(__CUDA_ARCH__)
+  // Below sm_80 (no TF32; the kernels are never launched there, see planTensorTf32): the
+  // host model's rounding, so that the code compiles for every architecture.
+  big = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+  small = (__float_as_uint(x - __uint_as_float(big)) + 0x1000u) & 0xffffe000u;
 #else
   big = tcRoundHost(x);
   float b;
