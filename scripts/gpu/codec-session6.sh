@@ -94,13 +94,19 @@ bench noisy-session5 0.003 SPARSEGRID_CODEC_CUDA_SIZING=session5 SPARSEGRID_CODE
 
 FILTER='CodecGpu.SanitizerSizedFields:CodecGpu.DeviceHuffmanTableEqualsTheHostTable:CodecGpu.HostAndDeviceTablesGiveTheCpuStream:CodecGpu.StridedAndDamagedStreams:CodecGpu.LinePassesAndSparseStoresMatchTheCpu'
 if [ "$(left)" -gt 30 ]; then
-  timeout $(($(left) - 20)) "$SAN" --tool memcheck --error-exitcode 3 "$BIN/sgcore_test_codec_gpu" \
+  lim=$(($(left) - 20))
+  [ $lim -gt 60 ] && lim=60
+  timeout $lim "$SAN" --tool memcheck --error-exitcode 3 "$BIN/sgcore_test_codec_gpu" \
     --gtest_filter="$FILTER" > "$OUT/logs/memcheck.log" 2>&1
   say "memcheck: rc=$? $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$OUT/logs/memcheck.log" | tr '\n' ' ')"
   grep -E "Invalid|Address" -A4 "$OUT/logs/memcheck.log" | head -20 >> "$OUT/summary.txt"
 else
   say "memcheck skipped ($(left)s left)"
 fi
+# Variants while time is left: the Huffman decoder without groups (synchronisation only), the
+# analysis with a thread per block.
+bench noisy-single 0.003 SPARSEGRID_CODEC_CUDA_HUFFMAN=single
+bench noisy-threadanalyse 0.003 SPARSEGRID_CODEC_CUDA_ANALYSE=thread
 if [ "$(left)" -gt 15 ]; then
   timeout $(($(left) - 5)) "$SAN" --tool racecheck --error-exitcode 3 "$BIN/sgcore_test_codec_gpu" \
     --gtest_filter='CodecGpu.DeviceHuffmanTableEqualsTheHostTable' > "$OUT/logs/racecheck.log" 2>&1

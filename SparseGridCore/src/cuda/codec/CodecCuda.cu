@@ -1009,6 +1009,98 @@ __global__ void __launch_bounds__(AnalyseWarps * 32)
   }
 }
 
+/// The analysis with a thread per 64-code block (SPARSEGRID_CODEC_CUDA_ANALYSE=thread, for
+/// measurement): eight 16-byte loads per block, one shared-memory atomic per token, no warp
+/// matching; a warp covers half a chunk, so its ballot is half the chunk's block mask.
+__global__ void __launch_bounds__(256) analyseThreadKernel(const u16* symbols,
+  ChunkGeometry g,
+  u64 totalBlocks,
+  u64* masks,
+  u32* histogram)
+{
+  __shared__ u32 bins[SharedBins];
+  for (int i = threadIdx.x; i < SharedBins; i += blockDim.x)
+  {
+    bins[i] = 0;
+  }
+  __syncthreads();
+  auto count = [&](u32 token)
+  {
+    if (token < SharedBins)
+    {
+      atomicAdd(bins + token, 1u);
+    }
+    else
+    {
+      atomicAdd(histogram + token, 1u);
+    }
+  };
+  // Whole warps take each step (the grid's threads are a multiple of 32 and so is a chunk's
+  // block count), so that the ballot covers 32 blocks of one chunk.
+  const u64 stride = u64(gridDim.x) * blockDim.x;
+  for (u64 t0 = blockIdx.x * u64(blockDim.x) + (threadIdx.x & ~31u); t0 < totalBlocks; t0 += stride)
+  {
+    const u64 t = t0 + (threadIdx.x & 31);
+    const u64 c = t / format::BlocksPerChunk;
+    const u32 b = static_cast<u32>(t % format::BlocksPerChunk);
+    const int k = levelOfChunk(g, c);
+    const u64 levelEnd = g.levelCodeBegin[k] + g.levelCodes[k];
+    const u64 begin = g.levelCodeBegin[k] + (c - g.chunkBegin[k]) * format::ChunkCodes +
+      u64(b) * format::BlockCodes;
+    const u32 n =
+      begin < levelEnd ? static_cast<u32>(minU64(format::BlockCodes, levelEnd - begin)) : 0;
+    u64 nonZero = 0;
+    if (n > 0)
+    {
+      const uint4* src = reinterpret_cast<const uint4*>(symbols + begin);
+#pragma unroll
+      for (int v = 0; v < 8; ++v)
+      {
+        const uint4 q = src[v];
+        const u32 w[4] = { q.x, q.y, q.z, q.w };
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+        {
+          const u32 at = static_cast<u32>(v * 8 + i);
+          const u32 code = (w[i / 2] >> (16 * (i % 2))) & 0xffffu;
+          if (code != 0 && at < n)
+          {
+            nonZero |= 1ull << at;
+            count(code < 2 ? code : code + format::TokenShift);
+          }
+        }
+      }
+      if (nonZero != 0)
+      {
+        const u64 valid = n >= 64 ? ~0ull : (1ull << n) - 1;
+        for (u64 zeros = ~nonZero & valid; zeros != 0;)
+        {
+          const u32 start = static_cast<u32>(__ffsll(static_cast<long long>(zeros)) - 1);
+          const u64 after = nonZero >> start;
+          u32 run =
+            after ? static_cast<u32>(__ffsll(static_cast<long long>(after)) - 1) : n - start;
+          run = run < n - start ? run : n - start;
+          count(run == 1 ? 0u : run);
+          zeros &= ~((run >= 64 ? ~0ull : (1ull << run) - 1) << start);
+        }
+      }
+    }
+    const unsigned half = __ballot_sync(0xffffffffu, nonZero != 0);
+    if ((threadIdx.x & 31) == 0)
+    {
+      reinterpret_cast<u32*>(masks)[2 * c + (b >= 32 ? 1 : 0)] = half;
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < SharedBins; i += blockDim.x)
+  {
+    if (bins[i])
+    {
+      atomicAdd(histogram + i, bins[i]);
+    }
+  }
+}
+
 /// Session 5's bits kernel (SPARSEGRID_CODEC_CUDA_SIZING=session5): a thread walks its block
 /// with format::tokenize and 64 two-byte loads.
 __global__ void blockBitsWalkKernel(const u16* symbols,
@@ -1447,6 +1539,13 @@ bool sessionFiveSizing()
 {
   const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_SIZING");
   return v && std::string(v) == "session5";
+}
+
+/// SPARSEGRID_CODEC_CUDA_ANALYSE=thread: the analysis with a thread per block.
+bool threadAnalysis()
+{
+  const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_ANALYSE");
+  return v && std::string(v) == "thread";
 }
 
 /// SPARSEGRID_CODEC_CUDA_TABLE=host (or session 5's sizing): the host builds the Huffman table
@@ -3078,8 +3177,18 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
     1, std::min<u64>((chunks + AnalyseWarps - 1) / AnalyseWarps, u64(multiprocessors()) * 4)));
   SGC_PROFILE_BEGIN("encode analyse (masks, histogram, with clears)");
   SGC_TRY(cudaMemsetAsync(histogram, 0, format::Tokens * 4, s), "clear");
-  analyseWarpKernel<<<warpCtas, AnalyseWarps * 32, 0, s>>>(
-    symbols, geometry, chunks, masks, histogram);
+  if (threadAnalysis())
+  {
+    analyseThreadKernel<<<std::min<unsigned>(blocksFor(totalBlocks), multiprocessors() * 8),
+      256,
+      0,
+      s>>>(symbols, geometry, totalBlocks, masks, histogram);
+  }
+  else
+  {
+    analyseWarpKernel<<<warpCtas, AnalyseWarps * 32, 0, s>>>(
+      symbols, geometry, chunks, masks, histogram);
+  }
   SGC_PROFILE_END();
   SGC_LAUNCHED("analyse kernel");
 
