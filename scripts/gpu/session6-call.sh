@@ -3,7 +3,11 @@
 # turn, each with its own wall limit and its own output folder, and brings back per script a
 # summary (NAME-summary.txt) and every file it wrote (NAME.tgz): the device returns at most 8
 # files.
-#   OUT=... bash scripts/gpu/session6-call.sh NAME:SECONDS [NAME:SECONDS...]
+#   OUT=... [PREBUILD="stencil codec corr"] bash scripts/gpu/session6-call.sh NAME:SECONDS ...
+# PREBUILD configures and builds the named cores at the same time first, with the same arguments
+# and build folders as their session-6 scripts, so that those scripts find them up to date: each
+# build's wall time is set by one or two large CUDA files, so three together take little more
+# than the longest alone. Their logs (ptxas lines included) come back in prebuild.tgz.
 set -u
 export CUDA_MODULE_LOADING=EAGER
 OUT=${OUT:-$PWD/gpu-out}
@@ -14,6 +18,29 @@ nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=c
 echo "commit $(git rev-parse --short HEAD 2>/dev/null) ($(git status --short 2>/dev/null | wc -l) changed files)" \
   >> "$OUT/machine.txt"
 cat "$OUT/machine.txt"
+prebuild() {
+  local ninja=(-G Ninja) root=$PWD
+  case $1 in
+    stencil) cmake -S StencilCore -B build-stencil6-gpu "${ninja[@]}" -DCMAKE_BUILD_TYPE=Release \
+      -DSPARSEGRID_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_FLAGS="-Xptxas -v" &&
+      cmake --build build-stencil6-gpu -j 16 ;;
+    codec) cmake -S SparseGridCore -B "$root/build-codec6-gpu" "${ninja[@]}" \
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DSPARSEGRID_ENABLE_CUDA=ON &&
+      cmake --build "$root/build-codec6-gpu" -j16 ;;
+    corr) cmake -S CorrelationCore -B "$root/build-corr-gpu" "${ninja[@]}" -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DCORRELATION_ENABLE_CUDA=ON &&
+      cmake --build "$root/build-corr-gpu" -j "$(nproc)" ;;
+  esac
+}
+if [ -n "${PREBUILD:-}" ]; then
+  mkdir -p /tmp/session6/prebuild
+  for core in $PREBUILD; do
+    (timeout 240 bash -c "$(declare -f prebuild); prebuild $core" \
+      > "/tmp/session6/prebuild/$core.log" 2>&1; echo "[${SECONDS}s] prebuild $core rc=$?") &
+  done
+  wait
+  tar czf "$OUT/prebuild.tgz" -C /tmp/session6 prebuild
+fi
 for spec in "$@"; do
   name=${spec%%:*}
   limit=${spec##*:}
