@@ -189,10 +189,13 @@ struct ExecutionOptions
   /// `imageTileThreads` threads (one 16-byte vector each) owns a band of columns and walks down
   /// `imageTileRows` rows, prefetching rows into a shared-memory ring with asynchronous copies.
   /// Same expressions as the strips; other cases run the strips (the report names the kernel).
+  /// Off: slower than the strips on the H100 (float 1.17x, double 1.24x the time of the
+  /// 512 x 512 x 64 horizontal laplap; docs/stencil.md, session 6).
   bool imageRowTiles = false;
   /// Row tiles: threads per block, 32, 64, 128 or 256 (0: 64).
   int imageTileThreads = 0;
-  /// Row tiles: output rows per block (0: about one wave of resident blocks, at least 32 rows).
+  /// Row tiles: output rows per block (0: about one wave of resident blocks, at least 32 rows;
+  /// 16 rows measured faster, see docs/stencil.md).
   int imageTileRows = 0;
   bool chasingTable = true;    ///< second neighbours by chasing the table twice (else stored)
   bool compressedTable = true; ///< per-cell pattern id + shared relative offsets (else plain)
