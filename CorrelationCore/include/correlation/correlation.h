@@ -204,7 +204,9 @@ enum class DirectKernel
   /// blocks skipped. A block stages the template and 32 right matrices; warpsPerBlock: at most
   /// 16. Falls back to Auto's choice (kernelUsed says which) in double, on GPUs without TF32
   /// tensor cores (below compute capability 8.0) and when the 32 rights do not fit in shared
-  /// memory (float beyond about 40 x 40). Auto does not pick it (not yet measured faster).
+  /// memory (float beyond about 40 x 40). Auto does not pick it: on an H100 (session 6) it was
+  /// as fast as PairPerLane on 1024 pairs of 32 x 32, slower than Auto's choice on 128 pairs and
+  /// on 16 x 16 (docs/correlation.md).
   TensorTf32,
   /// TensorTf32's tiles and work split with FP16 operands (twice the tensor rate of TF32 on the
   /// H100), float only: each matrix scaled by a power of two so that its largest |value| is in
