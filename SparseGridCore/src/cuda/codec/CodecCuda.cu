@@ -1624,7 +1624,7 @@ __global__ void __launch_bounds__(TableThreads) huffmanCodesKernel(const u32* ro
     const u32 l = static_cast<u32>(byLength[i] >> TokenBits);
     const u32 s = static_cast<u32>(byLength[i] & TokenField);
     lengths[s] = static_cast<unsigned char>(l);
-    codes[s] = firstCode[l] + (i - firstIndex[l]);
+    codes[s] = ((firstCode[l] + (i - firstIndex[l])) << 5) | l;
   }
 }
 
@@ -1680,7 +1680,6 @@ __global__ void writeKernel(const u16* symbols,
   const u64* masks,
   const u32* blockBits,
   const u32* blockEsc,
-  const unsigned char* lengths,
   const u32* codes,
   const u64* chunkOffset,
   const u64* tableOffset,
@@ -1796,8 +1795,9 @@ __global__ void writeKernel(const u16* symbols,
     n,
     [&](u32 token, u32 at)
     {
-      const int len = lengths[token];
-      acc |= static_cast<u64>(codes[token]) << (64 - used - len);
+      const u32 entry = codes[token]; // (code << 5) | length: one load per token
+      const int len = static_cast<int>(entry & 31);
+      acc |= static_cast<u64>(entry >> 5) << (64 - used - len);
       used += len;
       if (used >= 32)
       {
@@ -3360,7 +3360,7 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   // code lengths once (pinned memory), then launches the writer.
   u64* dSummary = ws.codes.as<u64>();
   unsigned char* dLengths = reinterpret_cast<unsigned char*>(dSummary + SummaryWords);
-  u32* dCodes = reinterpret_cast<u32*>(dLengths + LengthBytes);
+  u32* dCodes = reinterpret_cast<u32*>(dLengths + LengthBytes); // (code << 5) | length
   u32* dRoundLeaf = dCodes + RoundScratchOffset;
   u32* dRoundLongest = dRoundLeaf + TableRounds * TableLeaves;
   const u64* summary = ws.readBack.as<u64>();
@@ -3443,7 +3443,12 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
       detail::huffmanTable(std::vector<std::uint64_t>(hist32.begin(), hist32.end()));
     SGC_TRY(cudaMemcpy(dLengths, table.lengths.data(), format::Tokens, cudaMemcpyHostToDevice),
       "upload lengths");
-    SGC_TRY(cudaMemcpy(dCodes, table.codes.data(), format::Tokens * 4, cudaMemcpyHostToDevice),
+    std::vector<u32> packed(format::Tokens);
+    for (std::size_t t = 0; t < packed.size(); ++t)
+    {
+      packed[t] = (table.codes[t] << 5) | table.lengths[t];
+    }
+    SGC_TRY(cudaMemcpy(dCodes, packed.data(), format::Tokens * 4, cudaMemcpyHostToDevice),
       "upload codes");
     const u64 words[5] = {
       static_cast<u64>(table.count), static_cast<u64>(table.symbols), 0, 0, 0
@@ -3554,7 +3559,6 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
     masks,
     blockBits,
     blockEsc,
-    dLengths,
     dCodes,
     dChunkOffset,
     dTableOffset,
@@ -4100,6 +4104,18 @@ bool huffmanTableOnDevice(const std::uint32_t* histogram,
   *onDevice = summary[SumHostTable] == 0;
   *tableCount = summary[SumTableCount];
   *symbols = summary[SumSymbols];
+  // The device holds (code << 5) | length for the writer.
+  for (u32 t = 0; t < format::Tokens && *onDevice; ++t)
+  {
+    if (lengths[t] != 0 && (codes[t] & 31) != lengths[t])
+    {
+      *why = "packed code of token " + std::to_string(t) + " holds another length";
+      cudaFree(dHistogram);
+      cudaFree(dSummary);
+      return false;
+    }
+    codes[t] >>= 5;
+  }
   cudaFree(dHistogram);
   cudaFree(dSummary);
   return true;
