@@ -845,6 +845,32 @@ TEST(CodecGpu, DeviceHuffmanTableEqualsTheHostTable)
   }
 }
 
+// A few tables for compute-sanitizer (racecheck runs every CTA of the table kernels slowly): an
+// empty histogram, one token, counts that need flattening, 300 geometric counts.
+TEST(CodecGpu, DeviceHuffmanTableSanitizerCases)
+{
+  SKIP_WITHOUT_GPU();
+  std::vector<std::uint32_t> h(cf::Tokens, 0);
+  expectTableLikeHost(h, true);
+  h[77] = 5;
+  expectTableLikeHost(h, true);
+  std::uint64_t a = 1, b = 1;
+  for (std::uint32_t s = 0; s < 40; ++s)
+  {
+    h[200 + s] = static_cast<std::uint32_t>(std::min<std::uint64_t>(a, 0xffffffffu));
+    const std::uint64_t c = a + b;
+    a = b;
+    b = c;
+  }
+  expectTableLikeHost(h, true);
+  std::fill(h.begin(), h.end(), 0);
+  for (std::uint32_t i = 0; i < 300; ++i)
+  {
+    h[(i * 7919) % cf::Tokens] = static_cast<std::uint32_t>(1 + 1e8 / (1 + i * 0.3));
+  }
+  expectTableLikeHost(h, true);
+}
+
 // The encoder with the table built on the host (SPARSEGRID_CODEC_CUDA_TABLE=host, as where the
 // device cannot run the table kernel), with session 5's sizing (SPARSEGRID_CODEC_CUDA_SIZING) and
 // with a warp per chunk in the analysis (SPARSEGRID_CODEC_CUDA_ANALYSE=warp) writes the same
