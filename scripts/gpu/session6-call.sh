@@ -7,7 +7,8 @@
 # PREBUILD configures and builds the named cores at the same time first, with the same arguments
 # and build folders as their session-6 scripts, so that those scripts find them up to date: each
 # build's wall time is set by one or two large CUDA files, so three together take little more
-# than the longest alone. Their logs (ptxas lines included) come back in prebuild.tgz.
+# than the longest alone. Their logs (ptxas lines included: a script that greps its own build log
+# for them finds nothing after a prebuild) come back in prebuild.tgz.
 set -u
 export CUDA_MODULE_LOADING=EAGER
 OUT=${OUT:-$PWD/gpu-out}
@@ -47,10 +48,13 @@ for spec in "$@"; do
   dir=/tmp/session6/$name
   rm -rf "$dir" && mkdir -p "$dir"
   echo "[${SECONDS}s] $name (limit ${limit}s)"
-  OUT=$dir timeout "$limit" bash "scripts/gpu/$name.sh" > "$dir/stdout.txt" 2>&1
+  # The output goes beside the folder, not into it: some scripts pack their folder at the end
+  # and delete what they packed.
+  OUT=$dir timeout "$limit" bash "scripts/gpu/$name.sh" > "$dir.stdout.txt" 2>&1
   rc=$?
   echo "[${SECONDS}s] $name rc=$rc"
-  tail -c 6000 "$dir/stdout.txt"
+  tail -c 6000 "$dir.stdout.txt"
+  cp "$dir.stdout.txt" "$dir/stdout.txt"
   if [ -f "$dir/summary.txt" ]; then cp "$dir/summary.txt" "$OUT/$name-summary.txt"; fi
   tar czf "$OUT/$name.tgz" -C /tmp/session6 "$name"
 done
