@@ -845,9 +845,35 @@ TEST(CodecGpu, DeviceHuffmanTableEqualsTheHostTable)
   }
 }
 
+// A few tables for compute-sanitizer (racecheck runs every CTA of the table kernels slowly): an
+// empty histogram, one token, counts that need flattening, 300 geometric counts.
+TEST(CodecGpu, DeviceHuffmanTableSanitizerCases)
+{
+  SKIP_WITHOUT_GPU();
+  std::vector<std::uint32_t> h(cf::Tokens, 0);
+  expectTableLikeHost(h, true);
+  h[77] = 5;
+  expectTableLikeHost(h, true);
+  std::uint64_t a = 1, b = 1;
+  for (std::uint32_t s = 0; s < 40; ++s)
+  {
+    h[200 + s] = static_cast<std::uint32_t>(std::min<std::uint64_t>(a, 0xffffffffu));
+    const std::uint64_t c = a + b;
+    a = b;
+    b = c;
+  }
+  expectTableLikeHost(h, true);
+  std::fill(h.begin(), h.end(), 0);
+  for (std::uint32_t i = 0; i < 300; ++i)
+  {
+    h[(i * 7919) % cf::Tokens] = static_cast<std::uint32_t>(1 + 1e8 / (1 + i * 0.3));
+  }
+  expectTableLikeHost(h, true);
+}
+
 // The encoder with the table built on the host (SPARSEGRID_CODEC_CUDA_TABLE=host, as where the
 // device cannot run the table kernel), with session 5's sizing (SPARSEGRID_CODEC_CUDA_SIZING) and
-// with a thread per block in the analysis (SPARSEGRID_CODEC_CUDA_ANALYSE=thread) writes the same
+// with a warp per chunk in the analysis (SPARSEGRID_CODEC_CUDA_ANALYSE=warp) writes the same
 // stream; so do odd sizes (partial blocks at the ends of levels), a constant
 // field (few tokens: long zero runs) and a field whose tokens exceed the device build.
 TEST(CodecGpu, HostAndDeviceTablesGiveTheCpuStream)
@@ -860,15 +886,15 @@ TEST(CodecGpu, HostAndDeviceTablesGiveTheCpuStream)
     layout.dims = d;
     const auto noisy = field<float>(3, d, 31);
     const std::vector<float> constant(noisy.size(), 2.5f);
-    for (const char* table : { "", "host", "session5", "thread" })
+    for (const char* table : { "", "host", "session5", "warp" })
     {
       SCOPED_TRACE("dims " + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" +
         std::to_string(d[2]) + " mode '" + table + "'");
       const bool five = std::strcmp(table, "session5") == 0;
-      const bool thread = std::strcmp(table, "thread") == 0;
-      setenv("SPARSEGRID_CODEC_CUDA_TABLE", five || thread ? "" : table, 1);
+      const bool warp = std::strcmp(table, "warp") == 0;
+      setenv("SPARSEGRID_CODEC_CUDA_TABLE", five || warp ? "" : table, 1);
       setenv("SPARSEGRID_CODEC_CUDA_SIZING", five ? table : "", 1);
-      setenv("SPARSEGRID_CODEC_CUDA_ANALYSE", thread ? table : "", 1);
+      setenv("SPARSEGRID_CODEC_CUDA_ANALYSE", warp ? table : "", 1);
       compareBackends(noisy, d, 1e-3 * rangeOf(noisy));
       compareBackends(noisy, d, 1e-7 * rangeOf(noisy));
       compareBackends(constant, d, 1e-3);

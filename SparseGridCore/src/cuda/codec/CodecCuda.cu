@@ -1009,9 +1009,9 @@ __global__ void __launch_bounds__(AnalyseWarps * 32)
   }
 }
 
-/// The analysis with a thread per 64-code block (SPARSEGRID_CODEC_CUDA_ANALYSE=thread, for
-/// measurement): eight 16-byte loads per block, one shared-memory atomic per token, no warp
-/// matching; a warp covers half a chunk, so its ballot is half the chunk's block mask.
+/// The analysis with a thread per 64-code block (the default since session 6): eight 16-byte loads
+/// per block, one shared-memory atomic per token, no warp matching; a warp covers half a chunk,
+/// so its ballot is half the chunk's block mask.
 __global__ void __launch_bounds__(256) analyseThreadKernel(const u16* symbols,
   ChunkGeometry g,
   u64 totalBlocks,
@@ -1306,23 +1306,31 @@ __global__ void chunkOffsetsKernel(const u64* scanned,
 }
 
 //------------------------------------------------------------------------------------------------
-// The Huffman table in one CTA: exactly huffman::buildLengths and canonicalCodes (the stream must
-// not depend on the device). Leaves are keys (frequency << 17 | token): sorting them sorts by
-// frequency with ties in token order, as the CPU's stable sort of the tokens does. One thread
-// merges the two queues (leaves, then internal nodes in creation order, a leaf first on equal
-// weights) and turns parents into depths; too deep a tree flattens the frequencies, f -> f/4 | 1,
-// and starts again. Codes: the leaves sorted by (length, token) take consecutive codes per
-// length. More than TableLeaves tokens (random data at tight bounds), too many flattening
-// rounds or a device without the shared memory: SumHostTable, and the host builds the table.
+// The Huffman table on the device: exactly huffman::buildLengths and canonicalCodes (the stream
+// must not depend on the device). The CPU builds the tree, and while a code is longer than 24 bits
+// flattens the counts (f -> f/4 | 1) and builds it again; after 16 flattenings every count is 1,
+// so huffmanRoundsKernel builds all 17 trees at once, a CTA each, and huffmanCodesKernel takes the
+// first one short enough (session 6, run 1: one CTA building them in turn took 0.27 ms on the
+// noisy field, which needs several rounds). In a CTA the coded tokens become keys (frequency << 17
+// | token): sorting them sorts by frequency with ties in token order, as the CPU's stable sort of
+// the tokens does. One thread merges the two queues (leaves, then internal nodes in creation
+// order, a leaf first on equal weights; queue heads in registers), then the CTA turns parents into
+// depths by pointer jumping. Codes: the leaves sorted by (length, token) take consecutive codes per
+// length. More than TableLeaves tokens (random data at tight bounds) or a device without the
+// shared memory: SumHostTable, and the host builds the table.
 //------------------------------------------------------------------------------------------------
 constexpr int TableThreads = 1024;
 constexpr u32 TableLeaves = 4096;
 constexpr int TokenBits = 17;
-constexpr int TableRounds = 40;
+constexpr int TableRounds = 17;
+constexpr u32 TokenField = (1u << TokenBits) - 1;
 static_assert(format::Tokens <= (1u << TokenBits), "tokens must fit the sort keys");
-static_assert(2 * TableLeaves <= 65536, "node indices are 16-bit");
-/// Keys, internal weights (u64 each) and nodes (u16: parent, then depth).
+static_assert(2 * TableLeaves <= 65536 && 2 * TableLeaves <= 8 * TableThreads,
+  "node indices are 16-bit, eight nodes per thread");
+/// Keys, internal weights (u64 each; then the depths) and nodes (u16 parents).
 constexpr std::size_t TableShared = TableLeaves * (8 + 8 + 2 * 2);
+/// Per round: the leaves in sorted order as (token << 8) | length, and the longest length.
+constexpr std::size_t RoundScratchBytes = (TableRounds * TableLeaves + 32) * 4;
 
 /// Ascending bitonic sort of k[0, size) (size a power of two) by the CTA.
 __device__ void bitonicSort(u64* k, u32 size)
@@ -1349,76 +1357,67 @@ __device__ void bitonicSort(u64* k, u32 size)
 }
 
 /// The two-queue Huffman construction of huffmanLengths on n >= 2 sorted leaves (one thread):
-/// node[i] becomes the depth of node i; returns the largest leaf depth.
-__device__ u32 huffmanDepths(const u64* key, u64* internal, u16* node, u32 n)
+/// node[i] becomes the parent of node i (nodes n.. are internal, the root is 2n - 2).
+__device__ void huffmanMerge(const u64* key, u64* internal, u16* node, u32 n)
 {
   const u32 nodes = 2 * n - 1;
   u32 nextLeaf = 0, nextInternal = n, created = n;
+  u64 leafW = key[0] >> TokenBits, internalW = 0; // the queue heads' weights
   auto take = [&](u64& w) -> u32
   {
-    if (nextLeaf < n &&
-      (nextInternal >= created || (key[nextLeaf] >> TokenBits) <= internal[nextInternal - n]))
+    if (nextLeaf < n && (nextInternal >= created || leafW <= internalW))
     {
-      w = key[nextLeaf] >> TokenBits;
-      return nextLeaf++;
+      w = leafW;
+      const u32 a = nextLeaf++;
+      leafW = nextLeaf < n ? key[nextLeaf] >> TokenBits : 0;
+      return a;
     }
-    w = internal[nextInternal - n];
-    return nextInternal++;
+    w = internalW;
+    const u32 a = nextInternal++;
+    internalW = nextInternal < created ? internal[nextInternal - n] : 0;
+    return a;
   };
   while (created < nodes)
   {
     u64 wa, wb;
     const u32 a = take(wa);
     const u32 b = take(wb);
-    internal[created - n] = wa + wb;
+    const u64 w = wa + wb;
+    internal[created - n] = w;
     node[a] = node[b] = static_cast<u16>(created);
+    if (nextInternal == created)
+    {
+      internalW = w; // the internal queue was empty: the new node is its head
+    }
     ++created;
   }
-  // Parents have larger indices than their children: from the root down, a parent's entry is
-  // already its depth when its children read it.
-  node[nodes - 1] = 0;
-  u32 longest = 0;
-  for (u32 i = nodes - 1; i-- > 0;)
-  {
-    const u32 d = node[node[i]] + 1u;
-    node[i] = static_cast<u16>(d);
-    if (i < n)
-    {
-      longest = d > longest ? d : longest;
-    }
-  }
-  return longest;
 }
 
 __global__ void __launch_bounds__(TableThreads)
-  huffmanTableKernel(const u32* histogram, unsigned char* lengths, u32* codes, u64* summary)
+  huffmanRoundsKernel(const u32* histogram, u32* roundLeaf, u32* roundLongest, u64* summary)
 {
   extern __shared__ u64 tableShared[];
   u64* key = tableShared;
   u64* internal = tableShared + TableLeaves;
   u16* node = reinterpret_cast<u16*>(tableShared + 2 * TableLeaves);
   __shared__ u32 warpCount[TableThreads / 32];
-  __shared__ u32 countOf[format::MaxCodeLength + 2], firstCode[format::MaxCodeLength + 2],
-    firstIndex[format::MaxCodeLength + 2];
   __shared__ u32 topToken, longestDepth;
+  const u32 round = blockIdx.x;
   const u32 t = threadIdx.x, lane = t & 31, warp = t >> 5;
   if (t == 0)
   {
     topToken = 0;
+    longestDepth = 0;
   }
-  if (t < format::MaxCodeLength + 2)
-  {
-    countOf[t] = 0;
-  }
-  // The tokens with a count, in token order (the order of ties), as keys; every length cleared.
+  // The tokens with a count, in token order (the order of ties), as keys of the round's counts.
   u32 n = 0, top = 0;
   for (u32 tile = 0; tile < format::Tokens; tile += TableThreads)
   {
     const u32 s = tile + t;
-    const u32 f = s < format::Tokens ? histogram[s] : 0u;
-    if (s < format::Tokens)
+    u32 f = s < format::Tokens ? histogram[s] : 0u;
+    for (u32 r = 0; r < round && f != 0; ++r)
     {
-      lengths[s] = 0;
+      f = (f >> 2) | 1u;
     }
     const unsigned used = __ballot_sync(0xffffffffu, f != 0);
     if (lane == 0)
@@ -1447,7 +1446,7 @@ __global__ void __launch_bounds__(TableThreads)
   }
   if (n > TableLeaves)
   {
-    if (t == 0)
+    if (round == 0 && t == 0)
     {
       summary[SumHostTable] = 1;
     }
@@ -1459,49 +1458,152 @@ __global__ void __launch_bounds__(TableThreads)
   {
     size <<= 1;
   }
-  for (int round = 0;; ++round)
+  for (u32 i = n + t; i < size; i += TableThreads)
   {
-    for (u32 i = n + t; i < size; i += TableThreads)
-    {
-      key[i] = ~0ull;
-    }
-    bitonicSort(key, size);
+    key[i] = ~0ull;
+  }
+  bitonicSort(key, size);
+  if (round == 0 && t == 0)
+  {
+    summary[SumTableCount] = topToken;
+    summary[SumSymbols] = n;
+  }
+  if (n <= 1)
+  {
     if (t == 0)
     {
       if (n == 1)
       {
-        node[0] = 1;
+        roundLeaf[round * TableLeaves] = ((key[0] & TokenField) << 8) | 1u;
       }
-      longestDepth = n >= 2 ? huffmanDepths(key, internal, node, n) : 1u;
+      roundLongest[round] = n;
+    }
+    return;
+  }
+  if (t == 0)
+  {
+    huffmanMerge(key, internal, node, n);
+  }
+  __syncthreads();
+  // Depths by pointer jumping: after k rounds anc[i] is the 2^k-th ancestor (or the root) and
+  // dep[i] the distance to it. The internal weights are no longer needed: their space holds both.
+  const u32 nodes = 2 * n - 1, root = nodes - 1;
+  u16* anc = reinterpret_cast<u16*>(internal);
+  u16* dep = anc + 2 * TableLeaves;
+  for (u32 i = t; i < nodes; i += TableThreads)
+  {
+    anc[i] = static_cast<u16>(i == root ? root : node[i]);
+    dep[i] = i == root ? 0 : 1;
+  }
+  __syncthreads();
+  for (int jump = 0; jump < 16; ++jump)
+  {
+    u16 nextAnc[8], nextDep[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+    {
+      const u32 i = t + k * TableThreads;
+      if (i < nodes)
+      {
+        const u32 a = anc[i];
+        nextDep[k] = static_cast<u16>(dep[i] + dep[a]);
+        nextAnc[k] = anc[a];
+      }
     }
     __syncthreads();
-    if (longestDepth <= static_cast<u32>(format::MaxCodeLength))
+    int moving = 0;
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+    {
+      const u32 i = t + k * TableThreads;
+      if (i < nodes)
+      {
+        anc[i] = nextAnc[k];
+        dep[i] = nextDep[k];
+        moving |= nextAnc[k] != root ? 1 : 0;
+      }
+    }
+    if (!__syncthreads_or(moving))
     {
       break;
     }
-    if (round == TableRounds)
-    {
-      if (t == 0)
-      {
-        summary[SumHostTable] = 1;
-      }
-      return;
-    }
-    for (u32 i = t; i < n; i += TableThreads)
-    {
-      const u64 f = key[i] >> TokenBits;
-      key[i] = (((f >> 2) | 1u) << TokenBits) | (key[i] & ((1u << TokenBits) - 1u));
-    }
-    __syncthreads();
   }
-  // Canonical codes: leaves ordered by (length, token).
-  u64* byLength = internal;
+  for (u32 i = t; i < n; i += TableThreads)
+  {
+    const u32 d = dep[i] < 255 ? dep[i] : 255u;
+    atomicMax(&longestDepth, d);
+    roundLeaf[round * TableLeaves + i] = ((key[i] & TokenField) << 8) | d;
+  }
+  __syncthreads();
+  if (t == 0)
+  {
+    roundLongest[round] = longestDepth;
+  }
+}
+
+/// The first round whose codes fit MaxCodeLength, as canonical codes; every other length 0.
+__global__ void __launch_bounds__(TableThreads) huffmanCodesKernel(const u32* roundLeaf,
+  const u32* roundLongest,
+  unsigned char* lengths,
+  u32* codes,
+  u64* summary)
+{
+  extern __shared__ u64 tableShared[];
+  u64* byLength = tableShared;
+  __shared__ u32 countOf[format::MaxCodeLength + 2], firstCode[format::MaxCodeLength + 2],
+    firstIndex[format::MaxCodeLength + 2];
+  __shared__ int chosen;
+  const u32 t = threadIdx.x;
+  for (u32 s = t; s < format::Tokens; s += TableThreads)
+  {
+    lengths[s] = 0;
+  }
+  if (summary[SumHostTable] != 0)
+  {
+    return;
+  }
+  if (t < format::MaxCodeLength + 2)
+  {
+    countOf[t] = 0;
+  }
+  if (t == 0)
+  {
+    chosen = -1;
+    for (int r = 0; r < TableRounds; ++r)
+    {
+      if (roundLongest[r] <= static_cast<u32>(format::MaxCodeLength))
+      {
+        chosen = r;
+        break;
+      }
+    }
+    if (chosen < 0)
+    {
+      summary[SumHostTable] = 1;
+    }
+  }
+  __syncthreads();
+  if (chosen < 0)
+  {
+    return;
+  }
+  const u32 n = static_cast<u32>(summary[SumSymbols]);
+  u32 size = 1;
+  while (size < n)
+  {
+    size <<= 1;
+  }
   for (u32 i = t; i < size; i += TableThreads)
   {
-    byLength[i] = i < n ? (u64(node[i]) << TokenBits) | (key[i] & ((1u << TokenBits) - 1u)) : ~0ull;
     if (i < n)
     {
-      atomicAdd(countOf + node[i], 1u);
+      const u32 leaf = roundLeaf[chosen * TableLeaves + i];
+      byLength[i] = (u64(leaf & 0xff) << TokenBits) | (leaf >> 8);
+      atomicAdd(countOf + (leaf & 0xff), 1u);
+    }
+    else
+    {
+      byLength[i] = ~0ull;
     }
   }
   bitonicSort(byLength, size);
@@ -1515,37 +1617,39 @@ __global__ void __launch_bounds__(TableThreads)
       firstIndex[l] = index;
       index += countOf[l];
     }
-    summary[SumTableCount] = topToken;
-    summary[SumSymbols] = n;
   }
   __syncthreads();
   for (u32 i = t; i < n; i += TableThreads)
   {
     const u32 l = static_cast<u32>(byLength[i] >> TokenBits);
-    const u32 s = static_cast<u32>(byLength[i] & ((1u << TokenBits) - 1u));
+    const u32 s = static_cast<u32>(byLength[i] & TokenField);
     lengths[s] = static_cast<unsigned char>(l);
-    codes[s] = firstCode[l] + (i - firstIndex[l]);
+    codes[s] = ((firstCode[l] + (i - firstIndex[l])) << 5) | l;
   }
 }
 
 /// The summary and the code lengths behind it: what the host reads back.
 constexpr std::size_t LengthBytes = (format::Tokens + 15) / 16 * 16;
 constexpr std::size_t ReadBackBytes = SummaryWords * 8 + LengthBytes;
+/// The round scratch of the table kernels behind the codes (in words from the codes).
+constexpr std::size_t RoundScratchOffset = (format::Tokens + 3) / 4 * 4;
 
-/// SPARSEGRID_CODEC_CUDA_SIZING=session5: session 5's sizing and writing (the host's table, the
-/// walking bits kernel, the writer reading codes from global memory; the last pass stores its
-/// reconstruction), for same-binary comparisons.
+/// SPARSEGRID_CODEC_CUDA_SIZING=session5: session 5's analysis, sizing and writing (the warp
+/// analysis, the host's table, the walking bits kernel, the writer reading codes from global
+/// memory; the last pass stores its reconstruction), for same-binary comparisons.
 bool sessionFiveSizing()
 {
   const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_SIZING");
   return v && std::string(v) == "session5";
 }
 
-/// SPARSEGRID_CODEC_CUDA_ANALYSE=thread: the analysis with a thread per block.
+/// The analysis with a thread per block (default since session 6, run 1: 0.24 against 0.46 ms
+/// for the warp kernel on the noisy field, H100); SPARSEGRID_CODEC_CUDA_ANALYSE=warp or session
+/// 5's sizing: the warp kernel.
 bool threadAnalysis()
 {
   const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_ANALYSE");
-  return v && std::string(v) == "thread";
+  return !(v && std::string(v) == "warp") && !sessionFiveSizing();
 }
 
 /// SPARSEGRID_CODEC_CUDA_TABLE=host (or session 5's sizing): the host builds the Huffman table
@@ -1557,7 +1661,7 @@ bool hostHuffmanTable()
   {
     return true;
   }
-  if (cudaFuncSetAttribute(huffmanTableKernel,
+  if (cudaFuncSetAttribute(huffmanRoundsKernel,
         cudaFuncAttributeMaxDynamicSharedMemorySize,
         static_cast<int>(TableShared)) != cudaSuccess)
   {
@@ -1576,7 +1680,6 @@ __global__ void writeKernel(const u16* symbols,
   const u64* masks,
   const u32* blockBits,
   const u32* blockEsc,
-  const unsigned char* lengths,
   const u32* codes,
   const u64* chunkOffset,
   const u64* tableOffset,
@@ -1692,8 +1795,9 @@ __global__ void writeKernel(const u16* symbols,
     n,
     [&](u32 token, u32 at)
     {
-      const int len = lengths[token];
-      acc |= static_cast<u64>(codes[token]) << (64 - used - len);
+      const u32 entry = codes[token]; // (code << 5) | length: one load per token
+      const int len = static_cast<int>(entry & 31);
+      acc |= static_cast<u64>(entry >> 5) << (64 - used - len);
       used += len;
       if (used >= 32)
       {
@@ -1827,14 +1931,20 @@ __device__ u32 lutGroup(const u32* lut, u32 i)
   return count == 0 ? 0u : (bits | (count << 4)) << GroupShift;
 }
 
-/// The token at the cursor and its length; false for a bit pattern that is no code.
-__device__ __forceinline__ bool peekToken(const BitCursor& b,
-  const u32* lut,
+/// The LUT entry at the cursor.
+__device__ __forceinline__ u32 lutEntry(const BitCursor& b, const u32* lut)
+{
+  return lut[static_cast<u32>(b.acc >> (64 - format::LutBits))];
+}
+
+/// The token at the cursor and its length, from its LUT entry e; false for a bit pattern that is
+/// no code.
+__device__ __forceinline__ bool tokenAt(const BitCursor& b,
+  u32 e,
   const DecodeTables& tab,
   u32& token,
   int& len)
 {
-  const u32 e = lut[static_cast<u32>(b.acc >> (64 - format::LutBits))];
   if (e != 0)
   {
     token = (e >> 8) & LutTokenMask;
@@ -1853,11 +1963,21 @@ __device__ __forceinline__ bool peekToken(const BitCursor& b,
   return false;
 }
 
+/// The token at the cursor and its length; false for a bit pattern that is no code.
+__device__ __forceinline__ bool peekToken(const BitCursor& b,
+  const u32* lut,
+  const DecodeTables& tab,
+  u32& token,
+  int& len)
+{
+  return tokenAt(b, lutEntry(b, lut), tab, token, len);
+}
+
 /// Decodes the tokens that start in [start, end): their codes and escapes, and the first token
 /// boundary at or after end (InvalidBit after a bit pattern that is no code); groups of tokens
 /// (see GroupShift) in one step where they end by `end`. With Track, bit i of `seen` tells that a
-/// token boundary lies at start + i (i < MaxCodeLength: no groups before there).
-template<bool Track = false>
+/// token boundary lies at start + i (i < 64: no groups before there).
+template<bool Track = false, bool Groups = true>
 __device__ __forceinline__ void scanWindow(BitCursor& b,
   const u32* lut,
   const DecodeTables& tab,
@@ -1866,7 +1986,7 @@ __device__ __forceinline__ void scanWindow(BitCursor& b,
   u64& exit,
   u32& codes,
   u32& escapes,
-  u32* seen = nullptr)
+  u64* seen = nullptr)
 {
   codes = 0;
   escapes = 0;
@@ -1883,10 +2003,9 @@ __device__ __forceinline__ void scanWindow(BitCursor& b,
   u64 pos = start;
   while (pos < end)
   {
-    const u32 group = lut[static_cast<u32>(b.acc >> (64 - format::LutBits))] >> GroupShift;
-    const u32 groupBits = group & 15, groupCount = group >> 4;
-    if (groupCount != 0 && pos + groupBits <= end &&
-      (!Track || pos - start >= static_cast<u64>(format::MaxCodeLength)))
+    const u32 e = lutEntry(b, lut);
+    const u32 groupBits = (e >> GroupShift) & 15, groupCount = e >> (GroupShift + 4);
+    if (Groups && groupCount != 0 && pos + groupBits <= end && (!Track || pos - start >= 64))
     {
       b.consume(static_cast<int>(groupBits));
       pos += groupBits;
@@ -1895,7 +2014,7 @@ __device__ __forceinline__ void scanWindow(BitCursor& b,
     }
     u32 token;
     int len;
-    if (!peekToken(b, lut, tab, token, len))
+    if (!tokenAt(b, e, tab, token, len))
     {
       exit = InvalidBit;
       return;
@@ -1904,9 +2023,9 @@ __device__ __forceinline__ void scanWindow(BitCursor& b,
     pos += static_cast<u64>(len);
     codes += codesOfToken(token);
     escapes += token == format::EscapeSymbol ? 1u : 0u;
-    if (Track && pos - start < static_cast<u64>(format::MaxCodeLength))
+    if (Track && pos - start < 64)
     {
-      *seen |= 1u << (pos - start);
+      *seen |= 1ull << (pos - start);
     }
   }
   exit = pos;
@@ -1936,7 +2055,9 @@ __device__ __forceinline__ void countPrefix(BitCursor& b,
   }
 }
 
-template<typename S, int Phases>
+/// Fast: session 6's synchronisation and groups; false: session 5's token loops, for same-binary
+/// comparisons (SPARSEGRID_CODEC_CUDA_HUFFMAN=rescan).
+template<typename S, int Phases, bool Fast>
 __global__ void __launch_bounds__(HuffmanShape<Phases>::Warps * 32)
   decodeChunksWarpKernel(const unsigned char* stream,
     const u64* chunkOffset,
@@ -1953,7 +2074,6 @@ __global__ void __launch_bounds__(HuffmanShape<Phases>::Warps * 32)
     u64* storedMask,
     bool sparse,
     unsigned long long* nextChunk,
-    bool rescan,
     bool groups)
 {
   extern __shared__ __align__(16) unsigned char decodeShared[];
@@ -2040,13 +2160,21 @@ __global__ void __launch_bounds__(HuffmanShape<Phases>::Warps * 32)
       windowEnd = totalBits * u64(lane + 1) / 32;
       u64 start = totalBits * u64(lane) / 32;
       u64 exit;
-      u32 codes = 0, escapes = 0, seen = 0;
+      u32 codes = 0, escapes = 0;
+      u64 seen = 0;
       // The guessed start is decoded once; a lane whose start moves rescans only where its first
       // decoding did not pass through the new start (a token boundary of the previous lane, at
       // most MaxCodeLength bits on): otherwise everything from there on is what it decoded
       // already, less the few tokens before it. Until session 5 every lane decoded its window
       // twice before the final decode (once more to confirm the moved starts).
-      scanWindow<true>(bits, lut, tab, start, windowEnd, exit, codes, escapes, &seen);
+      if constexpr (Fast)
+      {
+        scanWindow<true>(bits, lut, tab, start, windowEnd, exit, codes, escapes, &seen);
+      }
+      else
+      {
+        scanWindow<false, false>(bits, lut, tab, start, windowEnd, exit, codes, escapes);
+      }
       for (int round = 0; round < 40; ++round)
       {
         u64 next = __shfl_up_sync(0xffffffffu, exit, 1);
@@ -2057,18 +2185,43 @@ __global__ void __launch_bounds__(HuffmanShape<Phases>::Warps * 32)
         }
         if (next != start)
         {
-          if (!rescan && round == 0 && start != InvalidBit && next != InvalidBit && next > start &&
-            next - start < static_cast<u64>(format::MaxCodeLength) &&
-            ((seen >> (next - start)) & 1))
+          // Decode from the new start until a token boundary of the first decoding (within its
+          // first 64 bits): from there on both decodings agree.
+          bool synced = false;
+          u32 walkCodes = 0, walkEscapes = 0;
+          u64 p = next;
+          if (Fast && round == 0 && start != InvalidBit && next != InvalidBit && next > start)
+          {
+            bits.seek(next);
+            while (p < windowEnd && p - start < 64)
+            {
+              if ((seen >> (p - start)) & 1)
+              {
+                synced = true;
+                break;
+              }
+              u32 token;
+              int len;
+              if (!peekToken(bits, lut, tab, token, len))
+              {
+                break;
+              }
+              bits.consume(len);
+              p += static_cast<u64>(len);
+              walkCodes += codesOfToken(token);
+              walkEscapes += token == format::EscapeSymbol ? 1u : 0u;
+            }
+          }
+          if (synced)
           {
             u32 skippedCodes, skippedEscapes;
-            countPrefix(bits, lut, tab, start, next, skippedCodes, skippedEscapes);
-            codes -= skippedCodes;
-            escapes -= skippedEscapes;
+            countPrefix(bits, lut, tab, start, p, skippedCodes, skippedEscapes);
+            codes = codes - skippedCodes + walkCodes;
+            escapes = escapes - skippedEscapes + walkEscapes;
           }
           else
           {
-            scanWindow(bits, lut, tab, next, windowEnd, exit, codes, escapes);
+            scanWindow<false, Fast>(bits, lut, tab, next, windowEnd, exit, codes, escapes);
           }
           start = next;
         }
@@ -2107,23 +2260,27 @@ __global__ void __launch_bounds__(HuffmanShape<Phases>::Warps * 32)
           }
           // A group of one-code tokens (literals, single zeros) in one block and in the lane's
           // window: its symbols from the same 64 bits, one cursor step.
-          const u32 group = lut[static_cast<u32>(bits.acc >> (64 - format::LutBits))] >> GroupShift;
-          const u32 groupBits = group & 15, groupCount = group >> 4;
-          if (groupCount > 1 && pos + groupBits <= windowEnd &&
+          const u32 entry = lutEntry(bits, lut);
+          const u32 groupBits = (entry >> GroupShift) & 15, groupCount = entry >> (GroupShift + 4);
+          if (Fast && groupCount > 1 && pos + groupBits <= windowEnd &&
             (j & 63) + groupCount <= format::BlockCodes && j + groupCount <= totalCodes)
           {
             u32 at = (block - firstBlock) * format::BlockCodes + (j & 63);
             u64 window = bits.acc;
+            u32 member = entry;
             for (u32 q = 0; q < groupCount; ++q)
             {
-              const u32 entry = lut[static_cast<u32>(window >> (64 - format::LutBits))];
-              const u32 token = (entry >> 8) & LutTokenMask;
+              if (q > 0)
+              {
+                member = lut[static_cast<u32>(window >> (64 - format::LutBits))];
+              }
+              const u32 token = (member >> 8) & LutTokenMask;
               if (token != 0)
               {
                 stage[at] = static_cast<u16>(token - format::TokenShift);
               }
               ++at;
-              window <<= (entry & 0xff);
+              window <<= (member & 0xff);
             }
             bits.consume(static_cast<int>(groupBits));
             pos += groupBits;
@@ -2140,7 +2297,7 @@ __global__ void __launch_bounds__(HuffmanShape<Phases>::Warps * 32)
           }
           u32 token;
           int len;
-          if (!peekToken(bits, lut, tab, token, len))
+          if (!tokenAt(bits, entry, tab, token, len))
           {
             bad = 2;
             break;
@@ -2656,21 +2813,21 @@ struct HuffmanArgs
   u64* storedMask;
   bool sparse;
   unsigned long long* nextChunk; ///< zero before the launch
-  bool rescan;                   ///< every moved start rescans its window (as until session 5)
+  bool rescan;                   ///< session 5's token loops (decodeChunksWarpKernel's Fast)
   bool groups;                   ///< scans take groups of tokens in one step
 };
 
-template<typename S, int Phases, typename Args>
-void launchHuffman(u64 chunks, cudaStream_t s, const Args& a)
+template<typename S, int Phases, bool Fast, typename Args>
+void launchHuffmanKernel(u64 chunks, cudaStream_t s, const Args& a)
 {
   using Shape = HuffmanShape<Phases>;
-  static const bool sharedSet = cudaFuncSetAttribute(decodeChunksWarpKernel<S, Phases>,
+  static const bool sharedSet = cudaFuncSetAttribute(decodeChunksWarpKernel<S, Phases, Fast>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(Shape::SharedBytes)) == cudaSuccess;
   (void)sharedSet;
   const u64 ctas = std::min<u64>(
     (chunks + Shape::Warps - 1) / Shape::Warps, static_cast<u64>(multiprocessors()) * 4);
-  decodeChunksWarpKernel<S, Phases>
+  decodeChunksWarpKernel<S, Phases, Fast>
     <<<static_cast<unsigned>(ctas), Shape::Warps * 32, Shape::SharedBytes, s>>>(a.stream,
       a.chunkOffset,
       a.chunkSize,
@@ -2686,8 +2843,14 @@ void launchHuffman(u64 chunks, cudaStream_t s, const Args& a)
       a.storedMask,
       a.sparse,
       a.nextChunk,
-      a.rescan,
       a.groups);
+}
+
+template<typename S, int Phases, typename Args>
+void launchHuffman(u64 chunks, cudaStream_t s, const Args& a)
+{
+  (a.rescan ? launchHuffmanKernel<S, Phases, false, Args>
+            : launchHuffmanKernel<S, Phases, true, Args>)(chunks, s, a);
 }
 
 /// SPARSEGRID_CODEC_CUDA_HUFFMAN=whole: the Huffman kernel stages whole chunks (one phase).
@@ -3040,7 +3203,8 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
     !(st = ws.blockBits.reserve(totalBlocks * 4, "blockBits")) ||
     !(st = ws.blockEsc.reserve(totalBlocks * 4, "blockEsc")) ||
     !(st = ws.chunkMeta.reserve((chunks + 70) * 8, "chunk offsets")) ||
-    !(st = ws.codes.reserve(ReadBackBytes + format::Tokens * 4 + 64, "codes")) ||
+    !(st = ws.codes.reserve(
+        ReadBackBytes + (RoundScratchOffset * 4 + RoundScratchBytes) + 64, "codes")) ||
     !(st = ws.readBack.reserve(ReadBackBytes, "summary")))
   {
     return st;
@@ -3196,7 +3360,9 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   // code lengths once (pinned memory), then launches the writer.
   u64* dSummary = ws.codes.as<u64>();
   unsigned char* dLengths = reinterpret_cast<unsigned char*>(dSummary + SummaryWords);
-  u32* dCodes = reinterpret_cast<u32*>(dLengths + LengthBytes);
+  u32* dCodes = reinterpret_cast<u32*>(dLengths + LengthBytes); // (code << 5) | length
+  u32* dRoundLeaf = dCodes + RoundScratchOffset;
+  u32* dRoundLongest = dRoundLeaf + TableRounds * TableLeaves;
   const u64* summary = ws.readBack.as<u64>();
   const unsigned char* hostLengths = ws.readBack.as<unsigned char>() + SummaryWords * 8;
   u32* blockBits = ws.blockBits.as<u32>();
@@ -3209,8 +3375,11 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   bool hostTable = hostHuffmanTable();
   if (!hostTable)
   {
-    SGC_PROFILE_BEGIN("encode Huffman table (one CTA)");
-    huffmanTableKernel<<<1, TableThreads, TableShared, s>>>(histogram, dLengths, dCodes, dSummary);
+    SGC_PROFILE_BEGIN("encode Huffman table (17 trees, then the codes)");
+    huffmanRoundsKernel<<<TableRounds, TableThreads, TableShared, s>>>(
+      histogram, dRoundLeaf, dRoundLongest, dSummary);
+    huffmanCodesKernel<<<1, TableThreads, TableLeaves * 8, s>>>(
+      dRoundLeaf, dRoundLongest, dLengths, dCodes, dSummary);
     SGC_PROFILE_END();
     SGC_LAUNCHED("table kernel");
   }
@@ -3274,7 +3443,12 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
       detail::huffmanTable(std::vector<std::uint64_t>(hist32.begin(), hist32.end()));
     SGC_TRY(cudaMemcpy(dLengths, table.lengths.data(), format::Tokens, cudaMemcpyHostToDevice),
       "upload lengths");
-    SGC_TRY(cudaMemcpy(dCodes, table.codes.data(), format::Tokens * 4, cudaMemcpyHostToDevice),
+    std::vector<u32> packed(format::Tokens);
+    for (std::size_t t = 0; t < packed.size(); ++t)
+    {
+      packed[t] = (table.codes[t] << 5) | table.lengths[t];
+    }
+    SGC_TRY(cudaMemcpy(dCodes, packed.data(), format::Tokens * 4, cudaMemcpyHostToDevice),
       "upload codes");
     const u64 words[5] = {
       static_cast<u64>(table.count), static_cast<u64>(table.symbols), 0, 0, 0
@@ -3385,7 +3559,6 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
     masks,
     blockBits,
     blockEsc,
-    dLengths,
     dCodes,
     dChunkOffset,
     dTableOffset,
@@ -3900,20 +4073,26 @@ bool huffmanTableOnDevice(const std::uint32_t* histogram,
     cudaFree(dSummary);
     return false;
   };
+  const std::size_t bytes = ReadBackBytes + RoundScratchOffset * 4 + RoundScratchBytes;
   if ((e = cudaMalloc(&dHistogram, format::Tokens * 4)) != cudaSuccess ||
-    (e = cudaMalloc(&dSummary, ReadBackBytes + format::Tokens * 4)) != cudaSuccess)
+    (e = cudaMalloc(&dSummary, bytes)) != cudaSuccess)
   {
     return fail("allocation");
   }
   unsigned char* dLengths = reinterpret_cast<unsigned char*>(dSummary + SummaryWords);
   u32* dCodes = reinterpret_cast<u32*>(dLengths + LengthBytes);
+  u32* dRoundLeaf = dCodes + RoundScratchOffset;
+  u32* dRoundLongest = dRoundLeaf + TableRounds * TableLeaves;
   if ((e = cudaMemcpy(dHistogram, histogram, format::Tokens * 4, cudaMemcpyHostToDevice)) !=
       cudaSuccess ||
-    (e = cudaMemset(dSummary, 0, ReadBackBytes + format::Tokens * 4)) != cudaSuccess)
+    (e = cudaMemset(dSummary, 0, bytes)) != cudaSuccess)
   {
     return fail("upload");
   }
-  huffmanTableKernel<<<1, TableThreads, TableShared>>>(dHistogram, dLengths, dCodes, dSummary);
+  huffmanRoundsKernel<<<TableRounds, TableThreads, TableShared>>>(
+    dHistogram, dRoundLeaf, dRoundLongest, dSummary);
+  huffmanCodesKernel<<<1, TableThreads, TableLeaves * 8>>>(
+    dRoundLeaf, dRoundLongest, dLengths, dCodes, dSummary);
   u64 summary[SumEscapes];
   if ((e = cudaGetLastError()) != cudaSuccess ||
     (e = cudaMemcpy(summary, dSummary, sizeof(summary), cudaMemcpyDeviceToHost)) != cudaSuccess ||
@@ -3925,6 +4104,18 @@ bool huffmanTableOnDevice(const std::uint32_t* histogram,
   *onDevice = summary[SumHostTable] == 0;
   *tableCount = summary[SumTableCount];
   *symbols = summary[SumSymbols];
+  // The device holds (code << 5) | length for the writer.
+  for (u32 t = 0; t < format::Tokens && *onDevice; ++t)
+  {
+    if (lengths[t] != 0 && (codes[t] & 31) != lengths[t])
+    {
+      *why = "packed code of token " + std::to_string(t) + " holds another length";
+      cudaFree(dHistogram);
+      cudaFree(dSummary);
+      return false;
+    }
+    codes[t] >>= 5;
+  }
   cudaFree(dHistogram);
   cudaFree(dSummary);
   return true;
