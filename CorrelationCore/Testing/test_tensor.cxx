@@ -131,6 +131,19 @@ std::vector<float> emulate(const Batch& batch,
                                            : 0.0f;
         tcSplit(v, left[i].big, left[i].small);
       }
+      // The band row body's template words (tcBandWord), between NaN guards like the others.
+      const bool band = tcBandApplies(g, s);
+      std::vector<TcBandWord> bandStore(
+        band ? s.leftWords + 2 * guard : 0, TcBandWord{ nanBits, nanBits, nanBits, nanBits });
+      TcBandWord* bandLeft = band ? bandStore.data() + guard : nullptr;
+      for (int i = 0; band && i < s.leftWords; ++i)
+      {
+        const int ty = i / s.leftPitch, e = i % s.leftPitch - kTcPad;
+        bandLeft[i] = tcBandWord(lefts.data() + static_cast<std::size_t>(li) * g.lw * g.lh +
+            static_cast<std::size_t>(ty) * g.lw,
+          g.lw,
+          e);
+      }
       for (int task = 0; task < s.tasks; ++task)
       {
         const TcTask t = tcTask(g, s, task);
@@ -142,7 +155,14 @@ std::vector<float> emulate(const Batch& batch,
         for (int lane = 0; lane < 32; ++lane)
         {
           Recorder r{ &calls[lane] };
-          tcTaskProducts(g, s, image, left, t, lane, r);
+          if (band)
+          {
+            tcTaskProductsBand(s, image, bandLeft, t, lane, r); // what the kernel runs then
+          }
+          else
+          {
+            tcTaskProducts(g, s, image, left, t, lane, r);
+          }
         }
         double acc[32][kTcTilesN][4] = {};
         for (std::size_t step = 0; step < calls[0].size(); ++step)
@@ -485,6 +505,53 @@ TEST(TensorTf32Emulation, SeveralChunks)
   }
 }
 
+// The band row body (session 7) runs exactly where tcBandApplies: the bar's shape in full mode
+// (any batch), not in same / valid mode, not for other sizes; its truncating split keeps x within
+// 2^-20 |x| with the low 13 bits of both parts zero; and the emulated band launch agrees with the
+// reference on the bar's shape with two groups and an empty M half (the other emulation tests
+// run it for their 32 x 32 full cases too).
+TEST(TensorTf32Emulation, BandRowBody)
+{
+  const auto applies = [](Size2 left, Size2 right, Mode mode)
+  {
+    const Batch batch{ Shape::OneToMany, 1, 40, left, right };
+    LagWindow window;
+    EXPECT_TRUE(lagWindow(batch, mode, window).ok());
+    const TcGeometry g = TcGeometry::of(batch, window);
+    return tcBandApplies(g, tcLayout(g));
+  };
+  EXPECT_TRUE(applies({ 32, 32 }, { 32, 32 }, Mode::Full));
+  EXPECT_TRUE(applies({ 32, 20 }, { 30, 9 }, Mode::Full));
+  EXPECT_FALSE(applies({ 32, 32 }, { 32, 32 }, Mode::Same));
+  EXPECT_FALSE(applies({ 32, 32 }, { 32, 32 }, Mode::Valid));
+  EXPECT_FALSE(applies({ 16, 16 }, { 16, 16 }, Mode::Full));
+  EXPECT_FALSE(applies({ 32, 32 }, { 40, 32 }, Mode::Full));
+  EXPECT_FALSE(applies({ 32, 32 }, { 20, 32 }, Mode::Full));
+  unsigned seed = 900;
+  for (float x : { 1.0f, -3.14159274f, 1e-30f, 123456.789f, -7.3e-5f })
+  {
+    std::uint32_t big, small;
+    tcSplitTrunc(x, big, small);
+    EXPECT_EQ(big & 0x1fffu, 0u);
+    EXPECT_EQ(small & 0x1fffu, 0u);
+    EXPECT_LE(std::abs(static_cast<double>(x) - fromBits(big) - fromBits(small)),
+      std::ldexp(std::abs(static_cast<double>(x)), -20));
+  }
+  const Case c{ Shape::OneToMany, 1, 37, { 32, 32 }, { 31, 27 } };
+  const Batch batch{ c.shape, c.n, c.m, c.left, c.right };
+  LagWindow window;
+  ASSERT_TRUE(lagWindow(batch, Mode::Full, window).ok());
+  ASSERT_TRUE(
+    tcBandApplies(TcGeometry::of(batch, window), tcLayout(TcGeometry::of(batch, window))));
+  const auto ld = reference::randomMatrices(batch.leftCount() * c.left.count(), seed++);
+  const auto rd = reference::randomMatrices(batch.rightCount() * c.right.count(), seed++);
+  const std::vector<float> l(ld.begin(), ld.end()), r(rd.begin(), rd.end());
+  std::string problem;
+  const auto out = emulate(batch, window, l, r, problem);
+  ASSERT_TRUE(problem.empty()) << problem;
+  expectMaps(c, Mode::Full, window, l, r, out, kTensorTolerance, "band emulation");
+}
+
 // The layout's claims: a half warp's 8-byte image loads (g = 0..3 or 4..7, t = 0..3, one M
 // half) hit 16 different 8-byte bank pairs; the staging's 32 lanes (32 columns of one pair) hit
 // each bank twice at most;
@@ -723,30 +790,80 @@ TEST(TensorKernels, SanitizerCase)
   {
     GTEST_SKIP() << "CUDA not available: " << why;
   }
-  const Case c{ Shape::OneToMany, 1, 37, { 11, 9 }, { 13, 10 } };
+  // The second case is the bar's shape (full: TensorTf32's band row body) with 37 pairs.
+  const Case odd{ Shape::OneToMany, 1, 37, { 11, 9 }, { 13, 10 } };
+  const Case band{ Shape::OneToMany, 1, 37, { 32, 32 }, { 32, 32 } };
   unsigned seed = 700;
-  for (DirectKernel kernel : kTensorKernels)
-    for (Mode mode : { Mode::Full, Mode::Same, Mode::Valid })
+  for (const Case& c : { odd, band })
+    for (DirectKernel kernel : kTensorKernels)
+      for (Mode mode : { Mode::Full, Mode::Same, Mode::Valid })
+      {
+        const Batch batch{ c.shape, c.n, c.m, c.left, c.right };
+        LagWindow window;
+        ASSERT_TRUE(lagWindow(batch, mode, window).ok());
+        const auto ld = reference::randomMatrices(batch.leftCount() * c.left.count(), seed++);
+        const auto rd = reference::randomMatrices(batch.rightCount() * c.right.count(), seed++);
+        const std::vector<float> l(ld.begin(), ld.end()), r(rd.begin(), rd.end());
+        std::vector<float> out(batch.pairs() * window.size(), -999.0f);
+        ExecutionOptions options;
+        options.backend = Backend::CUDA;
+        options.algorithm = Algorithm::Direct;
+        options.direct = tensorOptions(kernel, 4);
+        options.strictBackend = true;
+        ExecutionReport report;
+        const Status st = correlate(
+          batch, l.data(), r.data(), mode, Normalization::None, out.data(), options, &report);
+        ASSERT_TRUE(st.ok()) << st.message();
+        EXPECT_EQ(report.kernelUsed, kernel);
+        expectMaps(c, mode, window, l, r, out, kTensorTolerance, toString(kernel));
+      }
+}
+
+// DirectKernel::Auto on the bar's shape (float, one-to-many 32 x 32 x1024, full): TensorTf32's
+// band row body runs (session 7), and the maps match the reference within the tensor bound;
+// in same mode (no band) Auto keeps the pair-per-lane kernel.
+TEST(TensorKernels, AutoRunsBandOnBarShape)
+{
+  std::string why;
+  if (!cudaAvailable(&why))
+  {
+    GTEST_SKIP() << "CUDA not available: " << why;
+  }
+  const Case c{ Shape::OneToMany, 1, 1024, { 32, 32 }, { 32, 32 } };
+  const Batch batch{ c.shape, c.n, c.m, c.left, c.right };
+  const auto ld = reference::randomMatrices(batch.leftCount() * c.left.count(), 811);
+  const auto rd = reference::randomMatrices(batch.rightCount() * c.right.count(), 812);
+  const std::vector<float> l(ld.begin(), ld.end()), r(rd.begin(), rd.end());
+  for (Mode mode : { Mode::Full, Mode::Same })
+  {
+    LagWindow window;
+    ASSERT_TRUE(lagWindow(batch, mode, window).ok());
+    std::vector<float> out(batch.pairs() * window.size(), -999.0f);
+    ExecutionOptions options;
+    options.backend = Backend::CUDA;
+    options.algorithm = Algorithm::Direct;
+    options.strictBackend = true;
+    ExecutionReport report;
+    const Status st =
+      correlate(batch, l.data(), r.data(), mode, Normalization::None, out.data(), options, &report);
+    ASSERT_TRUE(st.ok()) << st.message();
+    EXPECT_EQ(
+      report.kernelUsed, mode == Mode::Full ? DirectKernel::TensorTf32 : DirectKernel::PairPerLane);
+    // Every 61st pair against the reference (the maps of the others are the same code).
+    const Case one{ Shape::OneToOne, 1, 1, c.left, c.right };
+    for (std::size_t p = 0; p < batch.pairs(); p += 61)
     {
-      const Batch batch{ c.shape, c.n, c.m, c.left, c.right };
-      LagWindow window;
-      ASSERT_TRUE(lagWindow(batch, mode, window).ok());
-      const auto ld = reference::randomMatrices(batch.leftCount() * c.left.count(), seed++);
-      const auto rd = reference::randomMatrices(batch.rightCount() * c.right.count(), seed++);
-      const std::vector<float> l(ld.begin(), ld.end()), r(rd.begin(), rd.end());
-      std::vector<float> out(batch.pairs() * window.size(), -999.0f);
-      ExecutionOptions options;
-      options.backend = Backend::CUDA;
-      options.algorithm = Algorithm::Direct;
-      options.direct = tensorOptions(kernel, 4);
-      options.strictBackend = true;
-      ExecutionReport report;
-      const Status st = correlate(
-        batch, l.data(), r.data(), mode, Normalization::None, out.data(), options, &report);
-      ASSERT_TRUE(st.ok()) << st.message();
-      EXPECT_EQ(report.kernelUsed, kernel);
-      expectMaps(c, mode, window, l, r, out, kTensorTolerance, toString(kernel));
+      const std::vector<float> rp(
+        r.begin() + p * c.right.count(), r.begin() + (p + 1) * c.right.count());
+      const std::vector<float> op(
+        out.begin() + p * window.size(), out.begin() + (p + 1) * window.size());
+      expectMaps(one, mode, window, l, rp, op, kTensorTolerance, "auto");
+      if (HasFatalFailure())
+      {
+        return;
+      }
     }
+  }
 }
 
 // Cases the tensor kernels do not take: double, and rights too large for their staging (32

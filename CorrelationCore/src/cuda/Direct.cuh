@@ -457,6 +457,11 @@ Status launchWarpShuffleVariant(int s,
 /// the split-tiled kernel at 1024 pairs of 32 x 32; smaller batches were not measured).
 constexpr int kAutoPairPerLaneFrom = 1024;
 
+/// Pairs per left matrix from which DirectKernel::Auto runs TensorTf32 where its band row body
+/// applies (float, 32 x 32-like full maps; measured on an H200 in session 7: faster than the
+/// split-tiled kernel and cached cuFFT at 512 pairs, slower than both at 128).
+constexpr int kAutoTensorBandFrom = 512;
+
 /**
  * DirectKernel::Auto's choice (measured on an H100, docs/correlation.md):
  * - at least kAutoPairPerLaneFrom pairs per left matrix (and `lanes`): PairPerLane with 24
@@ -554,6 +559,17 @@ Status cudaDirect(const Batch& batch,
       // Double, no TF32 tensor cores or the 32 rights do not fit: Auto's choice (which may give
       // way itself below); kernelUsed names what ran.
       direct = autoDirectOptions(batch);
+    }
+  }
+  if constexpr (std::is_same<T, float>::value)
+  {
+    // Auto on the bar's shape (float, at least kAutoTensorBandFrom pairs per left, the 3xTF32
+    // kernel's band row body applies): TensorTf32 (measured faster than PairPerLane and
+    // SplitTiled there, docs/correlation.md, "Session 7").
+    if (requested.kernel == DirectKernel::Auto && batch.m >= kAutoTensorBandFrom &&
+      planTensorTf32(tensor, batch, window, 16) && tensor.band)
+    {
+      direct = DirectOptions::tensorTf32(16);
     }
   }
   if (direct.kernel == DirectKernel::PairPerLane && !planPairLanes<T>(lanes, batch, window, direct))

@@ -1,7 +1,7 @@
 // The 2xFP16 tensor-core direct kernel (TensorF16.h), float only: its own translation unit.
 #include "TensorF16.h"
 
-#include "PairLanes.cuh"
+#include "TensorLaunch.cuh"
 
 namespace correlation
 {
@@ -208,36 +208,8 @@ __global__ void __launch_bounds__(512, 1) tensorF16Kernel(TcGeometry g,
 bool planTensorF16(TcPlan& plan, const Batch& batch, const LagWindow& window, int warpsPerBlock)
 {
   const TcGeometry g = TcGeometry::of(batch, window);
-  const TcLayout layout = tcLayout(g);
-  const SplitDevice dev = splitDevice();
-  int device = 0, major = 0;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-  if (major < 8 || layout.sharedBytes > static_cast<std::size_t>(dev.sharedOptin))
-  {
-    return false;
-  }
-  if (!splitRaiseSharedLimit(reinterpret_cast<const void*>(tensorF16Kernel), dev.sharedOptin))
-  {
-    return false;
-  }
-  const int warps = std::max(1, std::min(warpsPerBlock, 16));
-  int perSm = 0;
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-    &perSm, tensorF16Kernel, 32 * warps, layout.sharedBytes);
-  std::vector<long long> work(static_cast<std::size_t>(layout.tasks));
-  for (int task = 0; task < layout.tasks; ++task)
-  {
-    work[static_cast<std::size_t>(task)] = tcTaskWork(g, layout, task);
-  }
-  const long long groups = static_cast<long long>(batch.n) * layout.groupsPerLeft;
-  plan.geometry = g;
-  plan.layout = layout;
-  plan.order = heaviestFirst(work);
-  plan.warps = static_cast<unsigned>(warps);
-  plan.gridX = static_cast<unsigned>(groups);
-  plan.gridY = static_cast<unsigned>(blockSplits(groups, perSm, dev.sms, layout.tasks, warps));
-  return true;
+  plan.band = false;
+  return tcPlanLaunch(plan, batch, g, tcLayout(g), tensorF16Kernel, warpsPerBlock);
 }
 
 void launchTensorF16(const TcPlan& plan,
@@ -246,8 +218,7 @@ void launchTensorF16(const TcPlan& plan,
   const float* rights,
   float* out)
 {
-  tensorF16Kernel<<<dim3(plan.gridX, plan.gridY), dim3(32, plan.warps), plan.layout.sharedBytes>>>(
-    plan.geometry, plan.layout, order, lefts, rights, out);
+  tcLaunch(plan, tensorF16Kernel, order, lefts, rights, out);
 }
 
 } // namespace detail

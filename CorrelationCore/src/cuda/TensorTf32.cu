@@ -2,7 +2,9 @@
 // own translation unit, so that it compiles beside the FFMA kernels.
 #include "TensorTf32.h"
 
-#include "PairLanes.cuh"
+#include "TensorLaunch.cuh"
+
+#include <type_traits>
 
 namespace correlation
 {
@@ -30,56 +32,84 @@ struct TcMmaDevice
 };
 
 /// Stages the 32 rights of group (li, j0) (raw floats, zeros for missing pairs and the columns
-/// up to the pitch) and the template split into big and small with kTcPad zero columns either
-/// side, spread over the block's warps.
-__device__ inline void tcStage(const TcGeometry& g,
+/// up to the pitch): pairs over the block's warps, lanes along a row (coalesced global loads;
+/// the shared stores fall in 16 banks twice each at most, tcImageIndex), rows by constant strides
+/// (no divisions).
+__device__ inline void tcStageImages(const TcGeometry& g,
   const TcLayout& s,
-  const float* __restrict__ lefts,
   const float* __restrict__ rights,
   long long li,
   int j0,
   float* sImage,
-  TcSplitWord* sLeft,
   int warp,
   int warps,
   int lane)
 {
-  // One (pair, row) per warp at a time, lanes along the row: coalesced global loads, and the
-  // shared stores fall in 16 banks twice each at most (tcImageIndex).
-  for (int item = warp; item < kTcPairs * g.rh; item += warps)
+  const int rowStride = s.imagePitch * kTcPairs;
+  for (int p = warp; p < kTcPairs; p += warps)
   {
-    const int p = item / g.rh, iy = item % g.rh;
     const bool has = j0 + p < g.m;
-    const float* src = rights +
-      (has ? g.rightOf(li, j0 + p) : 0) * static_cast<long long>(g.rw) * g.rh +
-      static_cast<long long>(iy) * g.rw;
+    const float* src =
+      rights + (has ? g.rightOf(li, j0 + p) : 0) * static_cast<long long>(g.rw) * g.rh;
     for (int u = lane; u < s.imagePitch; u += 32)
     {
-      float* dst = sImage + tcImageStageIndex(s, iy, u, p);
+      float* dst = sImage + tcImageStageIndex(s, 0, u, p);
       if (has && u < g.rw)
       {
-        laneCopy(dst, src + u);
+        const float* from = src + u;
+        for (int iy = 0; iy < g.rh; ++iy, dst += rowStride, from += g.rw)
+        {
+          laneCopy(dst, from);
+        }
       }
       else
       {
-        *dst = 0.0f;
+        for (int iy = 0; iy < g.rh; ++iy, dst += rowStride)
+        {
+          *dst = 0.0f;
+        }
       }
     }
   }
+}
+
+/// Stages the template of left li: split into big and small with kTcPad zero columns either side
+/// (TcSplitWord, or for the band row body TcBandWord), rows over warps, columns over lanes.
+template<typename Word>
+__device__ inline void tcStageLeft(const TcGeometry& g,
+  const TcLayout& s,
+  const float* __restrict__ lefts,
+  long long li,
+  Word* sLeft,
+  int warp,
+  int warps,
+  int lane)
+{
   const float* left = lefts + li * g.lw * g.lh;
-  for (int i = warp * 32 + lane; i < s.leftWords; i += warps * 32)
+  for (int ty = warp; ty < g.lh; ty += warps)
   {
-    const int ty = i / s.leftPitch, e = i % s.leftPitch - kTcPad;
-    const float v = e >= 0 && e < g.lw ? left[ty * g.lw + e] : 0.0f;
-    TcSplitWord w;
-    tcSplit(v, w.big, w.small);
-    sLeft[i] = w;
+    const float* row = left + ty * g.lw;
+    for (int c = lane; c < s.leftPitch; c += 32)
+    {
+      const int e = c - kTcPad;
+      if constexpr (std::is_same<Word, TcBandWord>::value)
+      {
+        sLeft[ty * s.leftPitch + c] = tcBandWord(row, g.lw, e);
+      }
+      else
+      {
+        TcSplitWord w;
+        tcSplit(e >= 0 && e < g.lw ? row[e] : 0.0f, w.big, w.small);
+        sLeft[ty * s.leftPitch + c] = w;
+      }
+    }
   }
-  laneStageWait();
 }
 
 /// 512 threads per block at most: 128 registers per thread (the 32 accumulators, 32 split
-/// image values and the Toeplitz fragments stay in registers).
+/// image values and the Toeplitz fragments stay in registers). Band: the launch is one that
+/// tcBandApplies to, and the specialised row body (tcTaskProductsBand) runs.
+template<bool Band>
 __global__ void __launch_bounds__(512, 1) tensorTf32Kernel(TcGeometry g,
   TcLayout s,
   const int* __restrict__ taskOrder,
@@ -89,13 +119,16 @@ __global__ void __launch_bounds__(512, 1) tensorTf32Kernel(TcGeometry g,
 {
   extern __shared__ __align__(16) unsigned char tcShared[];
   int& nextTask = *reinterpret_cast<int*>(tcShared);
+  using Word = typename std::conditional<Band, TcBandWord, TcSplitWord>::type;
   float* sImage = reinterpret_cast<float*>(tcShared + kTcCounterBytes);
-  TcSplitWord* sLeft = reinterpret_cast<TcSplitWord*>(sImage + s.imageFloats);
-  const int lane = threadIdx.x, warp = threadIdx.y;
+  Word* sLeft = reinterpret_cast<Word*>(sImage + s.imageFloats);
+  const int lane = threadIdx.x, warp = threadIdx.y, warps = static_cast<int>(blockDim.y);
   const long long group = blockIdx.x;
   const long long li = group / s.groupsPerLeft;
   const int j0 = static_cast<int>(group % s.groupsPerLeft) * kTcPairs;
-  tcStage(g, s, lefts, rights, li, j0, sImage, sLeft, warp, static_cast<int>(blockDim.y), lane);
+  tcStageImages(g, s, rights, li, j0, sImage, warp, warps, lane);
+  tcStageLeft(g, s, lefts, li, sLeft, warp, warps, lane);
+  laneStageWait();
   if (lane == 0 && warp == 0)
   {
     nextTask = 0;
@@ -120,7 +153,14 @@ __global__ void __launch_bounds__(512, 1) tensorTf32Kernel(TcGeometry g,
         mma.acc[j][c] = 0.0f;
       }
     }
-    tcTaskProducts(g, s, sImage, sLeft, t, lane, mma);
+    if constexpr (Band)
+    {
+      tcTaskProductsBand(s, sImage, sLeft, t, lane, mma);
+    }
+    else
+    {
+      tcTaskProducts(g, s, sImage, sLeft, t, lane, mma);
+    }
     float* row = groupOut + static_cast<long long>(t.dy - g.y0) * g.ww - g.x0;
 #pragma unroll
     for (int j = 0; j < kTcTilesN; ++j)
@@ -142,36 +182,20 @@ __global__ void __launch_bounds__(512, 1) tensorTf32Kernel(TcGeometry g,
 bool planTensorTf32(TcPlan& plan, const Batch& batch, const LagWindow& window, int warpsPerBlock)
 {
   const TcGeometry g = TcGeometry::of(batch, window);
-  const TcLayout layout = tcLayout(g);
-  const SplitDevice dev = splitDevice();
-  int device = 0, major = 0;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-  if (major < 8 || layout.sharedBytes > static_cast<std::size_t>(dev.sharedOptin))
+  TcLayout layout = tcLayout(g);
+  // The band row body where it applies and its 16-byte template words fit.
+  plan.band = tcBandApplies(g, layout) &&
+    tcBandSharedBytes(layout) <= static_cast<std::size_t>(splitDevice().sharedOptin);
+  if (plan.band)
   {
-    return false;
+    layout.sharedBytes = tcBandSharedBytes(layout);
   }
-  if (!splitRaiseSharedLimit(reinterpret_cast<const void*>(tensorTf32Kernel), dev.sharedOptin))
-  {
-    return false;
-  }
-  const int warps = std::max(1, std::min(warpsPerBlock, 16));
-  int perSm = 0;
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-    &perSm, tensorTf32Kernel, 32 * warps, layout.sharedBytes);
-  std::vector<long long> work(static_cast<std::size_t>(layout.tasks));
-  for (int task = 0; task < layout.tasks; ++task)
-  {
-    work[static_cast<std::size_t>(task)] = tcTaskWork(g, layout, task);
-  }
-  const long long groups = static_cast<long long>(batch.n) * layout.groupsPerLeft;
-  plan.geometry = g;
-  plan.layout = layout;
-  plan.order = heaviestFirst(work);
-  plan.warps = static_cast<unsigned>(warps);
-  plan.gridX = static_cast<unsigned>(groups);
-  plan.gridY = static_cast<unsigned>(blockSplits(groups, perSm, dev.sms, layout.tasks, warps));
-  return true;
+  return tcPlanLaunch(plan,
+    batch,
+    g,
+    layout,
+    plan.band ? tensorTf32Kernel<true> : tensorTf32Kernel<false>,
+    warpsPerBlock);
 }
 
 void launchTensorTf32(const TcPlan& plan,
@@ -180,8 +204,8 @@ void launchTensorTf32(const TcPlan& plan,
   const float* rights,
   float* out)
 {
-  tensorTf32Kernel<<<dim3(plan.gridX, plan.gridY), dim3(32, plan.warps), plan.layout.sharedBytes>>>(
-    plan.geometry, plan.layout, order, lefts, rights, out);
+  tcLaunch(
+    plan, plan.band ? tensorTf32Kernel<true> : tensorTf32Kernel<false>, order, lefts, rights, out);
 }
 
 } // namespace detail

@@ -302,6 +302,181 @@ CORRELATION_TC_HD void tcTaskProducts(const TcGeometry& g,
   }
 }
 
+/**
+ * The cheap split of an image value for the band row body (session 7): big = x with its low 13
+ * bits cleared (truncation to TF32: one AND), small = x - big (exact in float) with its low 13
+ * bits cleared too. |x - big - small| < 2^-20 |x| (the TF32 split by cvt.rna: 2^-22), which with
+ * the template's rna split keeps a product within about 2^-19.5 of |x y| (the tests' bound: 1e-5
+ * of the sum of |products|). Bit operations only, so the host model is the device code.
+ */
+CORRELATION_TC_HD void tcSplitTrunc(float x, std::uint32_t& big, std::uint32_t& small)
+{
+#ifdef __CUDA_ARCH__
+  big = __float_as_uint(x) & 0xffffe000u;
+  small = __float_as_uint(x - __uint_as_float(big)) & 0xffffe000u;
+#else
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof(u));
+  big = u & 0xffffe000u;
+  float b;
+  std::memcpy(&b, &big, sizeof(b));
+  const float rest = x - b;
+  std::memcpy(&small, &rest, sizeof(small));
+  small &= 0xffffe000u;
+#endif
+}
+
+/// The band the specialised row body is compiled for: diagonals d = k - j in [kTcBandLo,
+/// kTcBandHi] (the 20 used tiles of 32 x 32 full maps: x0 = -31, lw = 32).
+constexpr int kTcBandLo = -4;
+constexpr int kTcBandHi = 0;
+
+/**
+ * A staged template word of the band row body: the split of columns e and e + 4 of a template
+ * row, ordered as a lane's B registers (big0, big4) and (small0, small4), so that one 16-byte
+ * load gives both B fragments of a diagonal in aligned register pairs (no register moves before
+ * the mma). Stored at tcLeftIndex(s, ty, e), 16 bytes per word.
+ */
+struct alignas(16) TcBandWord
+{
+  std::uint32_t big0, big4, small0, small4;
+};
+
+/// The band word of template column e (zero outside [0, lw)) of a row starting at `row`.
+CORRELATION_TC_HD TcBandWord tcBandWord(const float* row, int lw, int e)
+{
+  const float v0 = e >= 0 && e < lw ? row[e] : 0.0f;
+  const float v4 = e + 4 >= 0 && e + 4 < lw ? row[e + 4] : 0.0f;
+  TcBandWord w;
+  tcSplit(v0, w.big0, w.small0);
+  tcSplit(v4, w.big4, w.small4);
+  return w;
+}
+
+/**
+ * Whether the band row body (tcTaskProductsBand) computes this launch: one column chunk staged
+ * 32 columns wide (so that every K tile reads staged zeros, not the next row), one lag chunk
+ * (then every task's lags start at x0 and its used diagonals are the launch's), and the used
+ * diagonals exactly [kTcBandLo, kTcBandHi] (every Toeplitz read of a used diagonal stays inside
+ * the template's kTcPad zero columns).
+ */
+/// Shared memory of a band launch: the counter, the images as for tcLayout, 16-byte words.
+inline std::size_t tcBandSharedBytes(const TcLayout& s)
+{
+  return kTcCounterBytes + static_cast<std::size_t>(s.imageFloats) * sizeof(float) +
+    static_cast<std::size_t>(s.leftWords) * sizeof(TcBandWord);
+}
+
+inline bool tcBandApplies(const TcGeometry& g, const TcLayout& s)
+{
+  if (s.uChunks != 1 || s.chunks != 1 || s.imagePitch != kTcCols)
+  {
+    return false;
+  }
+  for (int d = -(kTcTilesN - 1); d < kTcTilesK; ++d)
+  {
+    const bool inBand = d >= kTcBandLo && d <= kTcBandHi;
+    if (tcDiagonalUsed(8 * d - g.x0, g.lw) != inBand)
+    {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * tcTaskProducts for launches where tcBandApplies (the bar's shape), with everything that does
+ * not change along a task decided once: the tile pattern is the band's (compiled in: no tests
+ * in the row loop), the lane's 4 image offsets and its template pointer are computed when the
+ * task starts and advanced by constant strides per template row, and the image split is
+ * tcSplitTrunc (3 bit/float operations per value). Per template row: 8 8-byte image loads,
+ * 10 8-byte template loads, 16 splits and 60 mma (3 passes x 20 tiles, issued pass by pass and
+ * within a pass column tile by column tile, so that neighbouring mma write different tiles).
+ */
+template<typename Mma>
+CORRELATION_TC_HD void tcTaskProductsBand(const TcLayout& s,
+  const float* sImage,
+  const TcBandWord* sLeft,
+  const TcTask& t,
+  int lane,
+  Mma& mma)
+{
+  constexpr int kDiags = kTcBandHi - kTcBandLo + 1;
+  constexpr int kRow = kTcCols * kTcPairs; // staged floats of an image row (pitch 32)
+  const int gid = lane >> 2, tig = lane & 3;
+  // Column tiles k and k + 2 differ by 16 columns: the same swizzle slot, 512 floats further.
+  int off[2][2];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (int k = 0; k < 2; ++k)
+  {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int hi = 0; hi < 2; ++hi)
+    {
+      off[k][hi] = tcImageIndex(s, 0, 8 * k + tig + 4 * hi, gid, t.h);
+    }
+  }
+  const float* image = sImage + (t.ylo + t.dy) * kRow;
+  // B of diagonal d: L(8 d - x0 + t - g (+ 4)) of the row, the word tcLeftIndex gives.
+  const TcBandWord* left = sLeft + tcLeftIndex(s, t.ylo, -t.dxc + tig - gid);
+  for (int ty = t.ylo; ty < t.yhi; ++ty, image += kRow, left += s.leftPitch)
+  {
+    std::uint32_t ab[kTcTilesK][4], as[kTcTilesK][4];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int k = 0; k < kTcTilesK; ++k)
+    {
+      const TcFloat2 lo =
+        *reinterpret_cast<const TcFloat2*>(image + off[k & 1][0] + 512 * (k >> 1));
+      const TcFloat2 hi =
+        *reinterpret_cast<const TcFloat2*>(image + off[k & 1][1] + 512 * (k >> 1));
+      tcSplitTrunc(lo.x, ab[k][0], as[k][0]);
+      tcSplitTrunc(lo.y, ab[k][1], as[k][1]);
+      tcSplitTrunc(hi.x, ab[k][2], as[k][2]);
+      tcSplitTrunc(hi.y, ab[k][3], as[k][3]);
+    }
+    std::uint32_t bb[kDiags][2], bs[kDiags][2];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int i = 0; i < kDiags; ++i)
+    {
+      const TcBandWord q = left[8 * (kTcBandLo + i)];
+      bb[i][0] = q.big0;
+      bb[i][1] = q.big4;
+      bs[i][0] = q.small0;
+      bs[i][1] = q.small4;
+    }
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int pass = 0; pass < 3; ++pass)
+    {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+      for (int k = 0; k < kTcTilesK; ++k)
+      {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+        for (int i = 0; i < kDiags; ++i)
+        {
+          const int j = k - (kTcBandLo + i);
+          if (j >= 0 && j < kTcTilesN)
+          {
+            mma(j, pass == 1 ? as[k] : ab[k], pass == 0 ? bs[i] : bb[i]);
+          }
+        }
+      }
+    }
+  }
+}
+
 /// Multiply-adds (tensor tiles x 3 x 1024) of a task: the host's longest-first order.
 inline long long tcTaskWork(const TcGeometry& g, const TcLayout& s, int task)
 {
@@ -336,6 +511,7 @@ struct TcPlan
   TcLayout layout{};
   std::vector<int> order; ///< tasks, heaviest first
   unsigned gridX = 0, gridY = 0, warps = 0;
+  bool band = false; ///< TensorTf32 only: tcBandApplies, the specialised row body runs
 };
 
 /**
