@@ -458,8 +458,10 @@ Status launchWarpShuffleVariant(int s,
 constexpr int kAutoPairPerLaneFrom = 1024;
 
 /// Pairs per left matrix from which DirectKernel::Auto runs TensorTf32 where its band row body
-/// applies (float, 32 x 32-like full maps; measured on an H200 in session 7: faster than the
-/// split-tiled kernel and cached cuFFT at 512 pairs, slower than both at 128).
+/// applies (float, 32 x 32-like full maps; measured on an H200 in session 7: 0.0278 ms at 512
+/// pairs against 0.0706 for the split-tiled kernel and 0.0651 for cached cuFFT; at 128 pairs
+/// the final kernel measured 0.0270 against 0.0371 and 0.0320, but the rule from 128 on has not
+/// run on a GPU yet: scripts/gpu/pending/corr-auto-band-from-128.patch).
 constexpr int kAutoTensorBandFrom = 512;
 
 /**
