@@ -1,10 +1,9 @@
 // The lane-level steps of the GPU Huffman decoder (session 7): a bit cursor that loads its next
 // word one refill ahead, and a second lookup table whose entries hold up to five consecutive
 // short tokens, so that one shared-memory lookup counts or writes several tokens. Host and device
-// code (the warp around these steps is in CodecCuda.cu). Before the device runs, session 7 ran
-// these functions on the host, with the warp emulated, on every chunk of the benchmark's noisy and
-// smooth 512^3 streams and on randomly damaged chunks, against the CPU decoder's logic (throwaway
-// harnesses); on the GPU, test_codec_gpu compares the decoder with the CPU decoder.
+// code (the warp around these steps is in CodecCuda.cu). Testing/test_codec_lanes.cxx runs them on
+// the host, without a GPU, with the warp emulated, against an independent chunk decoder (damaged
+// chunks included); on the GPU, test_codec_gpu compares the decoder with the CPU decoder.
 //
 // First version (decodeChunksLanesKernel, SPARSEGRID_CODEC_CUDA_HUFFMAN=lanes1).
 // Multi-token entries (index: the next LutBits bits of the stream, like the single-token LUT):
