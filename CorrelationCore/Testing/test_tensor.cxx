@@ -819,9 +819,9 @@ TEST(TensorKernels, SanitizerCase)
       }
 }
 
-// DirectKernel::Auto on the bar's shape (float, one-to-many 32 x 32 x1024, full): TensorTf32's
-// band row body runs (session 7), and the maps match the reference within the tensor bound;
-// in same mode (no band) Auto keeps the pair-per-lane kernel.
+// DirectKernel::Auto on the bar's shape (float, one-to-many 32 x 32 x128 and x1024, full):
+// TensorTf32's band row body runs (session 7), and the maps match the reference within the
+// tensor bound; in same mode (no band) Auto keeps its FFMA kernels.
 TEST(TensorKernels, AutoRunsBandOnBarShape)
 {
   std::string why;
@@ -829,38 +829,42 @@ TEST(TensorKernels, AutoRunsBandOnBarShape)
   {
     GTEST_SKIP() << "CUDA not available: " << why;
   }
-  const Case c{ Shape::OneToMany, 1, 1024, { 32, 32 }, { 32, 32 } };
-  const Batch batch{ c.shape, c.n, c.m, c.left, c.right };
-  const auto ld = reference::randomMatrices(batch.leftCount() * c.left.count(), 811);
-  const auto rd = reference::randomMatrices(batch.rightCount() * c.right.count(), 812);
-  const std::vector<float> l(ld.begin(), ld.end()), r(rd.begin(), rd.end());
-  for (Mode mode : { Mode::Full, Mode::Same })
+  unsigned seed = 811;
+  for (int m : { 128, 1024 })
   {
-    LagWindow window;
-    ASSERT_TRUE(lagWindow(batch, mode, window).ok());
-    std::vector<float> out(batch.pairs() * window.size(), -999.0f);
-    ExecutionOptions options;
-    options.backend = Backend::CUDA;
-    options.algorithm = Algorithm::Direct;
-    options.strictBackend = true;
-    ExecutionReport report;
-    const Status st =
-      correlate(batch, l.data(), r.data(), mode, Normalization::None, out.data(), options, &report);
-    ASSERT_TRUE(st.ok()) << st.message();
-    EXPECT_EQ(
-      report.kernelUsed, mode == Mode::Full ? DirectKernel::TensorTf32 : DirectKernel::PairPerLane);
-    // Every 61st pair against the reference (the maps of the others are the same code).
-    const Case one{ Shape::OneToOne, 1, 1, c.left, c.right };
-    for (std::size_t p = 0; p < batch.pairs(); p += 61)
+    const Case c{ Shape::OneToMany, 1, m, { 32, 32 }, { 32, 32 } };
+    const Batch batch{ c.shape, c.n, c.m, c.left, c.right };
+    const auto ld = reference::randomMatrices(batch.leftCount() * c.left.count(), seed++);
+    const auto rd = reference::randomMatrices(batch.rightCount() * c.right.count(), seed++);
+    const std::vector<float> l(ld.begin(), ld.end()), r(rd.begin(), rd.end());
+    for (Mode mode : { Mode::Full, Mode::Same })
     {
-      const std::vector<float> rp(
-        r.begin() + p * c.right.count(), r.begin() + (p + 1) * c.right.count());
-      const std::vector<float> op(
-        out.begin() + p * window.size(), out.begin() + (p + 1) * window.size());
-      expectMaps(one, mode, window, l, rp, op, kTensorTolerance, "auto");
-      if (HasFatalFailure())
+      LagWindow window;
+      ASSERT_TRUE(lagWindow(batch, mode, window).ok());
+      std::vector<float> out(batch.pairs() * window.size(), -999.0f);
+      ExecutionOptions options;
+      options.backend = Backend::CUDA;
+      options.algorithm = Algorithm::Direct;
+      options.strictBackend = true;
+      ExecutionReport report;
+      const Status st = correlate(
+        batch, l.data(), r.data(), mode, Normalization::None, out.data(), options, &report);
+      ASSERT_TRUE(st.ok()) << st.message();
+      const DirectKernel same = m >= 1024 ? DirectKernel::PairPerLane : DirectKernel::SplitTiled;
+      EXPECT_EQ(report.kernelUsed, mode == Mode::Full ? DirectKernel::TensorTf32 : same) << m;
+      // Every 61st pair against the reference (the maps of the others are the same code).
+      const Case one{ Shape::OneToOne, 1, 1, c.left, c.right };
+      for (std::size_t p = 0; p < batch.pairs(); p += 61)
       {
-        return;
+        const std::vector<float> rp(
+          r.begin() + p * c.right.count(), r.begin() + (p + 1) * c.right.count());
+        const std::vector<float> op(
+          out.begin() + p * window.size(), out.begin() + (p + 1) * window.size());
+        expectMaps(one, mode, window, l, rp, op, kTensorTolerance, "auto");
+        if (HasFatalFailure())
+        {
+          return;
+        }
       }
     }
   }

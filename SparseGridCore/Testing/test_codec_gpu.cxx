@@ -876,9 +876,8 @@ TEST(CodecGpu, DeviceHuffmanTableSanitizerCases)
 }
 
 // The encoder with the table built on the host (SPARSEGRID_CODEC_CUDA_TABLE=host, as where the
-// device cannot run the table kernel), with session 5's sizing (SPARSEGRID_CODEC_CUDA_SIZING) and
-// with a warp per chunk in the analysis (SPARSEGRID_CODEC_CUDA_ANALYSE=warp) writes the same
-// stream; so do odd sizes (partial blocks at the ends of levels), a constant
+// device cannot run the table kernel) and with session 5's sizing (SPARSEGRID_CODEC_CUDA_SIZING)
+// writes the same stream; so do odd sizes (partial blocks at the ends of levels), a constant
 // field (few tokens: long zero runs) and a field whose tokens exceed the device build.
 TEST(CodecGpu, HostAndDeviceTablesGiveTheCpuStream)
 {
@@ -890,22 +889,19 @@ TEST(CodecGpu, HostAndDeviceTablesGiveTheCpuStream)
     layout.dims = d;
     const auto noisy = field<float>(3, d, 31);
     const std::vector<float> constant(noisy.size(), 2.5f);
-    for (const char* table : { "", "host", "session5", "warp" })
+    for (const char* table : { "", "host", "session5" })
     {
       SCOPED_TRACE("dims " + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" +
         std::to_string(d[2]) + " mode '" + table + "'");
       const bool five = std::strcmp(table, "session5") == 0;
-      const bool warp = std::strcmp(table, "warp") == 0;
-      setenv("SPARSEGRID_CODEC_CUDA_TABLE", five || warp ? "" : table, 1);
+      setenv("SPARSEGRID_CODEC_CUDA_TABLE", five ? "" : table, 1);
       setenv("SPARSEGRID_CODEC_CUDA_SIZING", five ? table : "", 1);
-      setenv("SPARSEGRID_CODEC_CUDA_ANALYSE", warp ? table : "", 1);
       compareBackends(noisy, d, 1e-3 * rangeOf(noisy));
       compareBackends(noisy, d, 1e-7 * rangeOf(noisy));
       compareBackends(constant, d, 1e-3);
     }
     unsetenv("SPARSEGRID_CODEC_CUDA_TABLE");
     unsetenv("SPARSEGRID_CODEC_CUDA_SIZING");
-    unsetenv("SPARSEGRID_CODEC_CUDA_ANALYSE");
   }
   // Escaped values (3-5% of the voxels) from strided device values: the writer takes them from the
   // input (the last pass keeps no reconstruction), at the input's stride.

@@ -458,11 +458,10 @@ Status launchWarpShuffleVariant(int s,
 constexpr int kAutoPairPerLaneFrom = 1024;
 
 /// Pairs per left matrix from which DirectKernel::Auto runs TensorTf32 where its band row body
-/// applies (float, 32 x 32-like full maps; measured on an H200 in session 7: 0.0278 ms at 512
-/// pairs against 0.0706 for the split-tiled kernel and 0.0651 for cached cuFFT; at 128 pairs
-/// the final kernel measured 0.0270 against 0.0371 and 0.0320, but the rule from 128 on has not
-/// run on a GPU yet: scripts/gpu/pending/corr-auto-band-from-128.patch).
-constexpr int kAutoTensorBandFrom = 512;
+/// applies (float, 32 x 32-like full maps; measured on an H200 in session 7: 0.0270 ms at 128
+/// pairs against 0.0371 for the split-tiled kernel and 0.0320 for cached cuFFT, 0.0278 at 512
+/// against 0.0706 and 0.0651; its time is about that of one task per warp up to 512 pairs).
+constexpr int kAutoTensorBandFrom = 128;
 
 /**
  * DirectKernel::Auto's choice (measured on an H100, docs/correlation.md):

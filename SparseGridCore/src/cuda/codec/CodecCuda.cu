@@ -6,24 +6,23 @@
 //
 // Encoder: one kernel per axis-pass (reads the input where it lives, predicts from the
 // reconstruction, quantises, writes symbol and reconstruction; counts NaN/Inf; lines along the
-// pass axis, encodeLinesKernel, since session 5) -> block masks and token histogram (a warp per
-// chunk) -> Huffman table (one CTA) -> block bit counts -> chunk sizes, a scan, chunk offsets ->
-// host: one read-back of a summary (size, counts, level ends, code lengths) for the raw decision,
-// the capacity check and the header -> one CTA of 64 threads per chunk writes the chunk (a thread
-// per 64-code block, block offsets by a CTA scan, shared words merged with atomicOr) while the
-// host writes the header.
-// Decoder: host (or device, for device streams) validates the header and chunk tables -> a warp
-// per chunk decodes its tokens (lanes resynchronise on 32 windows of the bit stream: each window
-// is counted once, a lane whose start moves decodes from both starts in step until they meet;
-// since session 7 up to five short tokens per shared-LUT step, CodecHuffmanLanes.h), stages half
-// a chunk's coded blocks at a time in shared memory, stores only its non-zero blocks into a
-// symbol buffer kept zero elsewhere and puts escaped values straight into the output -> the coarse
-// levels in one CTA, then one kernel per axis-pass on lines (decodeLinesKernel: a thread walks 8
-// points along the pass axis with its neighbours in registers; escapes left alone). Session 4's
-// pass kernels stay for comparisons (SPARSEGRID_CODEC_CUDA_DECODE=pass,
-// SPARSEGRID_CODEC_CUDA_ENCODE=pass). One kernel per level instead of the passes (CodecTile.h) is
-// there but off by default (measured slower, see LevelThreads). Per-kernel times:
-// CodecCudaProfile.h.
+// pass axis, encodeLinesKernel, since session 5) -> block masks and token histogram (a thread per
+// 64-code block) -> Huffman table (one CTA) -> block bit counts -> chunk sizes, a scan, chunk
+// offsets -> host: one read-back of a summary (size, counts, level ends, code lengths) for the raw
+// decision, the capacity check and the header -> one CTA of 64 threads per chunk writes the chunk
+// (a thread per 64-code block, block offsets by a CTA scan, shared words merged with atomicOr)
+// while the host writes the header. Decoder: host (or device, for device streams) validates the
+// header and chunk tables -> a warp per chunk decodes its tokens (lanes resynchronise on 32 windows
+// of the bit stream: each window is counted once, a lane whose start moves decodes from both starts
+// in step until they meet; since session 7 up to five short tokens per shared-LUT step,
+// CodecHuffmanLanes.h), stages half a chunk's coded blocks at a time in shared memory, stores only
+// its non-zero blocks into a symbol buffer kept zero elsewhere and puts escaped values straight
+// into the output -> the coarse levels in one CTA, then one kernel per axis-pass on lines
+// (decodeLinesKernel: a thread walks 8 points along the pass axis with its neighbours in registers;
+// escapes left alone). Session 4's pass kernels stay for comparisons
+// (SPARSEGRID_CODEC_CUDA_DECODE=pass, SPARSEGRID_CODEC_CUDA_ENCODE=pass). One kernel per level
+// instead of the passes (CodecTile.h) is there but off by default (measured slower, see
+// LevelThreads). Per-kernel times: CodecCudaProfile.h.
 #include "../../codec/CodecInternal.h"
 #include "CodecCudaProfile.h"
 #include "CodecHuffmanLanes.h"
@@ -876,14 +875,7 @@ __device__ __forceinline__ int levelOfChunk(const ChunkGeometry& g, u64 c)
 
 constexpr int SharedBins = 4096;
 
-//------------------------------------------------------------------------------------------------
-// Entropy-stage analysis with a warp per chunk: the warp reads a 64-code block at once (lane l
-// holds codes l and l + 32) and finds its tokens with two ballots instead of one thread walking
-// the block (the tokens are what format::tokenize emits: a non-zero code is one token, a run of
-// zeros up to the next non-zero code or the block's end is one token).
-//------------------------------------------------------------------------------------------------
-constexpr int AnalyseWarps = 8;
-
+/// Exclusive prefix sum over a warp's lanes.
 __device__ __forceinline__ u32 warpExclusiveSum(u32 v, int lane)
 {
   u32 x = v;
@@ -895,125 +887,11 @@ __device__ __forceinline__ u32 warpExclusiveSum(u32 v, int lane)
   return x - v;
 }
 
-struct WarpBlock
-{
-  u32 code[2];  ///< codes lane and lane + 32 (0 beyond the block)
-  u32 token[2]; ///< the token starting there
-  bool starts[2];
-  u64 nonZero; ///< bit i: code i is not 0
-};
-
-__device__ __forceinline__ void loadBlock(const u16* codes, u32 n, int lane, u32 code[2])
-{
-  code[0] = static_cast<u32>(lane) < n ? codes[lane] : 0u;
-  code[1] = static_cast<u32>(lane) + 32 < n ? codes[lane + 32] : 0u;
-}
-
-__device__ __forceinline__ void blockTokens(u32 n, int lane, WarpBlock& w)
-{
-  w.nonZero = u64(__ballot_sync(0xffffffffu, w.code[0] != 0)) |
-    (u64(__ballot_sync(0xffffffffu, w.code[1] != 0)) << 32);
-  for (int h = 0; h < 2; ++h)
-  {
-    const u32 i = static_cast<u32>(lane) + 32u * h;
-    w.starts[h] = false;
-    w.token[h] = 0;
-    if (i >= n)
-    {
-      continue;
-    }
-    if (w.code[h] != 0)
-    {
-      w.starts[h] = true;
-      w.token[h] = w.code[h] < 2 ? w.code[h] : w.code[h] + format::TokenShift;
-      continue;
-    }
-    w.starts[h] = i == 0 || ((w.nonZero >> (i - 1)) & 1);
-    const u64 rest = w.nonZero >> i;
-    u32 run = rest ? static_cast<u32>(__ffsll(static_cast<long long>(rest)) - 1) : n - i;
-    run = run < n - i ? run : n - i;
-    w.token[h] = run == 1 ? 0u : run;
-  }
-}
-
-/// Block masks (one store per chunk: no clearing, no atomics) and the token histogram.
-__global__ void __launch_bounds__(AnalyseWarps * 32)
-  analyseWarpKernel(const u16* symbols, ChunkGeometry g, u64 chunks, u64* masks, u32* histogram)
-{
-  __shared__ u32 bins[SharedBins];
-  for (int i = threadIdx.x; i < SharedBins; i += blockDim.x)
-  {
-    bins[i] = 0;
-  }
-  __syncthreads();
-  const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
-  for (u64 c = blockIdx.x * u64(AnalyseWarps) + warp; c < chunks;
-       c += u64(gridDim.x) * AnalyseWarps)
-  {
-    const int k = levelOfChunk(g, c);
-    const u64 local = (c - g.chunkBegin[k]) * format::ChunkCodes;
-    const u32 n = static_cast<u32>(minU64(format::ChunkCodes, g.levelCodes[k] - local));
-    const u16* codes = symbols + g.levelCodeBegin[k] + local;
-    const u32 blocks = (n + format::BlockCodes - 1) / format::BlockCodes;
-    u64 mask = 0;
-    WarpBlock w;
-    u32 next[2];
-    loadBlock(codes, n, lane, next);
-    for (u32 b = 0; b < blocks; ++b)
-    {
-      const u32 bn = min(format::BlockCodes, n - b * format::BlockCodes);
-      w.code[0] = next[0];
-      w.code[1] = next[1];
-      if (b + 1 < blocks)
-      {
-        loadBlock(codes + (b + 1) * format::BlockCodes,
-          min(format::BlockCodes, n - (b + 1) * format::BlockCodes),
-          lane,
-          next);
-      }
-      blockTokens(bn, lane, w);
-      if (w.nonZero == 0)
-      {
-        continue;
-      }
-      mask |= 1ull << b;
-      for (int h = 0; h < 2; ++h)
-      {
-        // Lanes with the same token add once (noisy blocks repeat a few tokens).
-        const u32 t = w.starts[h] ? w.token[h] : 0xffffffffu;
-        const unsigned peers = __match_any_sync(0xffffffffu, t);
-        if (w.starts[h] && lane == __ffs(peers) - 1)
-        {
-          const u32 count = static_cast<u32>(__popc(peers));
-          if (t < SharedBins)
-          {
-            atomicAdd(bins + t, count);
-          }
-          else
-          {
-            atomicAdd(histogram + t, count);
-          }
-        }
-      }
-    }
-    if (lane == 0)
-    {
-      masks[c] = mask;
-    }
-  }
-  __syncthreads();
-  for (int i = threadIdx.x; i < SharedBins; i += blockDim.x)
-  {
-    if (bins[i])
-    {
-      atomicAdd(histogram + i, bins[i]);
-    }
-  }
-}
-
-/// The analysis with a thread per 64-code block (the default since session 6): eight 16-byte loads
-/// per block, one shared-memory atomic per token, no warp matching; a warp covers half a chunk,
-/// so its ballot is half the chunk's block mask.
+/// Entropy-stage analysis (block masks and the token histogram) with a thread per 64-code block
+/// (session 6; it replaced a warp per chunk with __match_any_sync aggregation: 0.24 against 0.46
+/// ms on the noisy 512^3 field, H100): eight 16-byte loads per block, one shared-memory atomic per
+/// token (the tokens format::tokenize emits); a warp covers half a chunk, so its ballot is half the
+/// chunk's block mask.
 __global__ void __launch_bounds__(256) analyseThreadKernel(const u16* symbols,
   ChunkGeometry g,
   u64 totalBlocks,
@@ -1636,22 +1514,14 @@ constexpr std::size_t ReadBackBytes = SummaryWords * 8 + LengthBytes;
 /// The round scratch of the table kernels behind the codes (in words from the codes).
 constexpr std::size_t RoundScratchOffset = (format::Tokens + 3) / 4 * 4;
 
-/// SPARSEGRID_CODEC_CUDA_SIZING=session5: session 5's analysis, sizing and writing (the warp
-/// analysis, the host's table, the walking bits kernel, the writer reading codes from global
-/// memory; the last pass stores its reconstruction), for same-binary comparisons.
+/// SPARSEGRID_CODEC_CUDA_SIZING=session5: session 5's sizing and writing (the host's table, the
+/// walking bits kernel, the writer reading codes from global memory; the last pass stores its
+/// reconstruction), for same-binary comparisons; since session 7 with the thread analysis (the
+/// warp analysis is gone).
 bool sessionFiveSizing()
 {
   const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_SIZING");
   return v && std::string(v) == "session5";
-}
-
-/// The analysis with a thread per block (default since session 6, run 1: 0.24 against 0.46 ms
-/// for the warp kernel on the noisy field, H100); SPARSEGRID_CODEC_CUDA_ANALYSE=warp or session
-/// 5's sizing: the warp kernel.
-bool threadAnalysis()
-{
-  const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_ANALYSE");
-  return !(v && std::string(v) == "warp") && !sessionFiveSizing();
 }
 
 /// SPARSEGRID_CODEC_CUDA_TABLE=host (or session 5's sizing): the host builds the Huffman table
@@ -3925,22 +3795,12 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   SGC_LAUNCHED("pass kernels");
   u64* masks = ws.masks.as<u64>();
   u32* histogram = ws.histogram.as<u32>();
-  const unsigned warpCtas = static_cast<unsigned>(std::max<u64>(
-    1, std::min<u64>((chunks + AnalyseWarps - 1) / AnalyseWarps, u64(multiprocessors()) * 4)));
   SGC_PROFILE_BEGIN("encode analyse (masks, histogram, with clears)");
   SGC_TRY(cudaMemsetAsync(histogram, 0, format::Tokens * 4, s), "clear");
-  if (threadAnalysis())
-  {
-    analyseThreadKernel<<<std::min<unsigned>(blocksFor(totalBlocks), multiprocessors() * 8),
-      256,
-      0,
-      s>>>(symbols, geometry, totalBlocks, masks, histogram);
-  }
-  else
-  {
-    analyseWarpKernel<<<warpCtas, AnalyseWarps * 32, 0, s>>>(
-      symbols, geometry, chunks, masks, histogram);
-  }
+  analyseThreadKernel<<<std::min<unsigned>(blocksFor(totalBlocks), multiprocessors() * 8),
+    256,
+    0,
+    s>>>(symbols, geometry, totalBlocks, masks, histogram);
   SGC_PROFILE_END();
   SGC_LAUNCHED("analyse kernel");
 
