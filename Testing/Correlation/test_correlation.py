@@ -53,7 +53,9 @@ files = []
 for k in range(3):
     step = Wavelet(WholeExtent=extent, Center=[3.0 * k, -2.0 * k, 0.0])
     files.append(os.path.join(folder, 'moving_%d.vti' % k))
-    SaveData(files[-1], proxy=step)
+    # Inline base64: Debian's ParaView 5.11 cannot read XML files with appended data once
+    # libexpat1 2.5.0-1+deb12u5 is installed (docs/debian-notes.md).
+    SaveData(files[-1], proxy=step, DataMode='Binary')
 reader = XMLImageDataReader(FileName=files)
 times = list(reader.TimestepValues)
 assert len(times) == 3, times
