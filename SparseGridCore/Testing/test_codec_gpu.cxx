@@ -14,8 +14,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <random>
 #include <string>
@@ -209,6 +212,52 @@ TEST(CodecGpu, SameStreamAsCpuOnRealisticAndRandomFields)
       }
     }
   }
+}
+
+// The real volumes of ../shared/data (Isabel, hydrogen, ironProt), written as raw float32 by
+// scripts/gpu/prepare-volumes.py into the folder SPARSEGRID_CODEC_VOLUMES names (the device
+// machine has no copy of ../shared/data; carry the folder there). Skips without that folder.
+TEST(CodecGpu, SameStreamAsCpuOnTheRealVolumes)
+{
+  SKIP_WITHOUT_GPU();
+  const char* folder = std::getenv("SPARSEGRID_CODEC_VOLUMES");
+  if (!folder || !std::filesystem::is_directory(folder))
+  {
+    GTEST_SKIP() << "SPARSEGRID_CODEC_VOLUMES names no folder (scripts/gpu/prepare-volumes.py "
+                    "writes the real volumes there)";
+  }
+  int volumes = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(folder))
+  {
+    // NAME.DXxDYxDZ.f32
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() != ".f32")
+    {
+      continue;
+    }
+    const std::string stem = entry.path().stem().string();
+    const std::string shape = stem.substr(stem.rfind('.') + 1);
+    Dims d{ 0, 0, 0 };
+    ASSERT_EQ(std::sscanf(shape.c_str(),
+                "%llux%llux%llu",
+                (unsigned long long*)&d[0],
+                (unsigned long long*)&d[1],
+                (unsigned long long*)&d[2]),
+      3)
+      << name;
+    std::vector<float> values(d[0] * d[1] * d[2]);
+    std::ifstream in(entry.path(), std::ios::binary);
+    in.read(reinterpret_cast<char*>(values.data()), std::streamsize(values.size() * 4));
+    ASSERT_TRUE(in && in.peek() == std::char_traits<char>::eof())
+      << name << ": not " << values.size() << " floats";
+    for (double rel : { 1e-2, 1e-3, 1e-4 })
+    {
+      SCOPED_TRACE(name + " rel " + std::to_string(rel));
+      compareBackends(values, d, rel * rangeOf(values));
+    }
+    ++volumes;
+  }
+  EXPECT_GT(volumes, 0) << "no NAME.DXxDYxDZ.f32 file in " << folder;
 }
 
 TEST(CodecGpu, LargeFieldAndAutoPicksTheGpu)
