@@ -27,12 +27,24 @@ from paraview import servermanager
 from paraview.simple import *  # noqa: F401,F403 (pvpython convention)
 
 WHOLE = [-10, 10, -10, 10, -10, 10]
+# Under CTest's TIMEOUT of 180 s; the variable lets a run check the watchdog itself.
+WATCHDOG_SECONDS = float(os.environ.get("SPARSEGRID_PVSERVER_WATCHDOG", "140"))
 
 
 def free_port():
     with socket.socket() as s:
         s.bind(("localhost", 0))
         return s.getsockname()[1]
+
+
+# Where the client is, for the watchdog's report (CI saw this test hang once, session 7, with no
+# output: it was buffered and lost when CTest killed the process at 180 s).
+STAGE = ["reference (builtin session)"]
+
+
+def stage(name):
+    STAGE[0] = name
+    print("[stage] " + name, flush=True)
 
 
 class ServerOutput(threading.Thread):
@@ -50,6 +62,7 @@ class ServerOutput(threading.Thread):
 
 def pipeline(checker, ranks):
     """Builds and checks the distributed pipeline; returns the images it fetched."""
+    stage("%d-rank pipeline: Hierarchize" % ranks)
     w = Wavelet(WholeExtent=WHOLE)
     h = SparseGridHierarchize(ErrorBoundMode="Off", Input=w, Scalars=["RTData"])
     h.UpdatePipeline()
@@ -66,6 +79,7 @@ def pipeline(checker, ranks):
                   "of %d" % (n, grid))
     Delete(hp)
     received = []
+    stage("%d-rank pipeline: fetching the pieces" % ranks)
     for k in range(ranks):
         piece = servermanager.Fetch(h, k)
         held = surpluses_of(piece, "RTData")
@@ -84,6 +98,7 @@ def pipeline(checker, ranks):
     s = SparseGridResampleToImage(Input=h, UseOriginalGeometry=1)
     images = {}
     for label, proxy in (("reconstruct", r), ("resample", s)):
+        stage("%d-rank pipeline: %s" % (ranks, label))
         proxy.UpdatePipeline()
         total = proxy.GetDataInformation().GetNumberOfPoints()
         checker.check(total == sum(shares) if ranks > 1 else total == extent_points(WHOLE),
@@ -119,7 +134,27 @@ def main():
                               env=environment)
     output = ServerOutput(server)
     output.start()
+
+    fired = []
+
+    def watchdog():
+        # Fail with what is known instead of a bare CTest timeout: the stage, then the server's
+        # output; stopping the server makes the client's blocked call return with an error.
+        fired.append(STAGE[0])
+        print("WATCHDOG: no result after %g s, stuck at: %s" % (WATCHDOG_SECONDS, STAGE[0]),
+              flush=True)
+        print("".join(output.lines), flush=True)
+        server.terminate()  # mpiexec passes SIGTERM on to the ranks
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+    timer = threading.Timer(WATCHDOG_SECONDS, watchdog)
+    timer.daemon = True
+    timer.start()
     try:
+        stage("connecting to pvserver on port %d" % port)
         # Connect keeps trying for a minute while the server starts. (A probe connection of
         # our own would not do: pvserver would take it for its client and exit when it closed.)
         if Connect("localhost", port) is None:
@@ -128,8 +163,10 @@ def main():
         checker.check(servermanager.ActiveConnection.GetNumberOfDataPartitions() == args.ranks,
                       "the server has %d ranks"
                       % servermanager.ActiveConnection.GetNumberOfDataPartitions())
+        stage("loading the plugin on the server")
         LoadPlugin(args.plugin, remote=True, ns=globals())
         images = pipeline(checker, args.ranks)
+        stage("comparing with the 1-process images")
         for label, pieces in images.items():
             whole = reference[label][0]
             wext = whole.GetExtent()
@@ -149,6 +186,9 @@ def main():
                           % (label, worst))
         Disconnect()
     finally:
+        timer.cancel()
+        checker.check(not fired, "the watchdog stopped the server at: %s" % fired)
+        stage("stopping pvserver")
         # pvserver exits once the client's connection closes, which with pvpython may be only
         # when this process ends: stop it here (mpiexec passes the signal on to the ranks).
         try:
