@@ -1,11 +1,13 @@
+#!/usr/bin/env python3
 """Writes the real test volumes of ../shared/data as raw float32 files for the GPU codec test.
 
 The device machine has no copy of ../shared/data and SparseGridCore reads no VTK files, so
 `CodecGpu.SameStreamAsCpuOnTheRealVolumes` reads raw little-endian float32 files named
-NAME.DXxDYxDZ.f32 (axis 0 fastest, as VTK stores an image) from the folder named by
-SPARSEGRID_CODEC_VOLUMES. Run with pvpython (or any Python with VTK and numpy):
+NAME.DXxDYxDZ.f32 (x fastest, as VTK stores an image) from the folder named by
+SPARSEGRID_CODEC_VOLUMES. The volumes are read by Testing/Codec/sharedvolumes.py (the reader of
+the codec tests and scripts/compare-codecs.py; it finds ../shared/data or SPARSEGRID_DATA):
 
-    pvpython scripts/gpu/prepare-volumes.py ../shared/data build-volumes
+    /usr/bin/python3 scripts/gpu/prepare-volumes.py build-volumes   # Debian python3 with numpy
 
 `build-volumes/` is git-ignored (/build*/); carry it to the device machine (about 4 MB) and run
     SPARSEGRID_CODEC_VOLUMES=$PWD/build-volumes <build>/bin/sgcore_test_codec_gpu \\
@@ -15,41 +17,23 @@ Non-float arrays (ironProt's unsigned char) are converted to float32, as the fil
 import os
 import sys
 
-import numpy
-from vtkmodules.util.numpy_support import vtk_to_numpy
-from vtkmodules.vtkIOLegacy import vtkDataSetReader
-from vtkmodules.vtkIOXML import vtkXMLImageDataReader
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "Testing", "Codec"))
+import sharedvolumes  # noqa: E402
 
 
-def read(path):
-    reader = vtkXMLImageDataReader() if path.endswith(".vti") else vtkDataSetReader()
-    reader.SetFileName(path)
-    reader.Update()
-    image = reader.GetOutput()
-    scalars = image.GetPointData().GetScalars() or image.GetPointData().GetArray(0)
-    if scalars is None or scalars.GetNumberOfComponents() != 1:
-        raise RuntimeError("%s: no single-component point array" % path)
-    return image.GetDimensions(), scalars.GetName(), vtk_to_numpy(scalars)
-
-
-def main(source, target):
+def main(target):
+    volumes = sharedvolumes.shared_volumes()
+    if not volumes:
+        sys.exit("no volumes: ../shared/data not found (set SPARSEGRID_DATA)")
     os.makedirs(target, exist_ok=True)
-    written = 0
-    for name in sorted(os.listdir(source)):
-        if not name.endswith((".vti", ".vtk")):
-            continue
-        dims, array, values = read(os.path.join(source, name))
-        if values.size != dims[0] * dims[1] * dims[2]:
-            raise RuntimeError("%s: %d values for dims %s" % (name, values.size, dims))
-        out = os.path.join(target, "%s.%dx%dx%d.f32" % (os.path.splitext(name)[0], *dims))
-        numpy.ascontiguousarray(values, dtype="<f4").tofile(out)
-        print("%s: %s %s -> %s" % (name, array, dims, out))
-        written += 1
-    if written == 0:
-        raise RuntimeError("no .vti or .vtk volume in " + source)
+    for name, values, dims in volumes:
+        out = os.path.join(target, "%s.%dx%dx%d.f32" % (name, *dims))
+        values.astype("<f4").tofile(out)
+        print("%s (%s) %s -> %s" % (name, values.dtype, dims, out))
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) != 2:
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1])
