@@ -676,8 +676,8 @@ void expectGpuDecodeLikeCpu(const std::vector<std::uint8_t>& stream,
 // selects session 4's kernels, SPARSEGRID_CODEC_CUDA_HUFFMAN=whole whole-chunk staging, =rescan
 // session 5's synchronisation of the Huffman lanes (every moved start rescanned, one token per
 // step), =single session 6's synchronisation with one token per step (no groups), =groups
-// session 6's kernel as it was, =lanes1 session 7's first multi-token lane steps (the default is
-// session 7's wide entries with a stage in coded order). Streams
+// session 6's kernel as it was (the default is session 7's wide entries with a stage in coded
+// order). Streams
 // of a noisy and a smooth field of the same size, decoded alternately, in full and as a prefix,
 // each against the CPU decoder.
 TEST(CodecGpu, LinePassesAndSparseStoresMatchTheCpu)
@@ -720,7 +720,7 @@ TEST(CodecGpu, LinePassesAndSparseStoresMatchTheCpu)
     ASSERT_EQ(cudaMalloc(&dOut, n * sizeof(float)), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&dOutD, n * sizeof(double)), cudaSuccess);
     for (const char* mode :
-      { "walk8", "walk16", "pass", "whole", "rescan", "single", "groups", "lanes1", "walk8" })
+      { "walk8", "walk16", "pass", "whole", "rescan", "single", "groups", "walk8" })
     {
       SCOPED_TRACE("dims " + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" +
         std::to_string(d[2]) + " decoder " + mode);
@@ -728,7 +728,7 @@ TEST(CodecGpu, LinePassesAndSparseStoresMatchTheCpu)
       setenv("SPARSEGRID_CODEC_CUDA_DECODE", std::strcmp(mode, "pass") == 0 ? "pass" : "", 1);
       const bool huffmanMode = std::strcmp(mode, "whole") == 0 ||
         std::strcmp(mode, "rescan") == 0 || std::strcmp(mode, "single") == 0 ||
-        std::strcmp(mode, "groups") == 0 || std::strcmp(mode, "lanes1") == 0;
+        std::strcmp(mode, "groups") == 0;
       setenv("SPARSEGRID_CODEC_CUDA_HUFFMAN", huffmanMode ? mode : "", 1);
       expectGpuDecodeLikeCpu(sn, layout, -1, dOut);
       expectGpuDecodeLikeCpu(ss, layout, -1, dOut);

@@ -1,10 +1,11 @@
 // The lane steps of the GPU Huffman decoder (src/cuda/codec/CodecHuffmanLanes.h, host and device
-// code) on the host, without a GPU: the multi-token LUT entries against a bit-by-bit decoding of
-// their index, and both versions of the lane steps, with the warp around them emulated as the
-// kernels in CodecCuda.cu run it (32 windows, a count, starts moved until they agree, an exclusive
-// scan, the final decoding in two phases), on every chunk of CPU-encoded streams and on damaged
-// chunks, against an independent decoder of the chunk (canonical codes rebuilt from the stream's
-// code lengths and read one bit at a time, with the CPU decoder's checks).
+// code) on the host, without a GPU: the wide (multi-token) LUT entries against a bit-by-bit
+// decoding of their index, and the lane steps, with the warp around them emulated as the
+// kernel in CodecCuda.cu (decodeChunksSpanKernel) runs it (32 windows, a count, starts moved until
+// they agree, an exclusive scan, the final decoding in two phases), on every chunk of CPU-encoded
+// streams and on damaged chunks, against an independent decoder of the chunk (canonical codes
+// rebuilt from the stream's code lengths and read one bit at a time, with the CPU decoder's
+// checks).
 #include "../src/codec/CodecInternal.h"
 #include "../src/codec/Huffman.h"
 #include "../src/cuda/codec/CodecHuffmanLanes.h"
@@ -199,12 +200,10 @@ bool referenceDecode(const Canonical& t, const Chunk& c, std::vector<u16>& codes
   return escapes == c.esc && (pos + 31) / 32 == c.words.size();
 }
 
-/// The warp of decodeChunksSpanKernel (second version, the default) or decodeChunksLanesKernel
-/// (first version) on one chunk: the chunk's codes; false where the kernel reports an error.
+/// The warp of decodeChunksSpanKernel on one chunk: the chunk's codes; false where the kernel
+/// reports an error.
 bool laneDecode(const Canonical& t,
   const std::vector<u64>& wide,
-  const std::vector<u32>& multi,
-  bool second,
   const Chunk& c,
   std::vector<u16>& codes)
 {
@@ -231,7 +230,7 @@ bool laneDecode(const Canonical& t,
   }
   const u32 words = static_cast<u32>(c.words.size());
   lanes::Lane L[32];
-  u64 start[32], exit[32], seen[32];
+  u64 start[32], exit[32];
   u32 count[32], escapes[32], escAt[32];
   const u64 totalBits = 32ull * words;
   for (int l = 0; l < 32; ++l)
@@ -242,31 +241,15 @@ bool laneDecode(const Canonical& t,
     L[l].reached = false;
     L[l].bad = 0;
     start[l] = totalBits * u64(l) / 32;
-    if (second)
-    {
-      lanes::countSpan(L[l].bits,
-        t.lut.data(),
-        wide.data(),
-        t,
-        start[l],
-        L[l].windowEnd,
-        exit[l],
-        count[l],
-        escapes[l]);
-    }
-    else
-    {
-      lanes::countWindow<true>(L[l].bits,
-        t.lut.data(),
-        multi.data(),
-        t,
-        start[l],
-        L[l].windowEnd,
-        exit[l],
-        count[l],
-        escapes[l],
-        seen[l]);
-    }
+    lanes::countSpan(L[l].bits,
+      t.lut.data(),
+      wide.data(),
+      t,
+      start[l],
+      L[l].windowEnd,
+      exit[l],
+      count[l],
+      escapes[l]);
   }
   for (int round = 0; round < 40; ++round)
   {
@@ -288,63 +271,16 @@ bool laneDecode(const Canonical& t,
         continue;
       }
       lanes::Cursor& b = L[l].bits;
-      if (second)
-      {
-        lanes::moveStart(b,
-          t.lut.data(),
-          wide.data(),
-          t,
-          start[l],
-          next[l],
-          L[l].windowEnd,
-          exit[l],
-          count[l],
-          escapes[l]);
-      }
-      else
-      {
-        // decodeChunksLanesKernel: walk from the new start to a boundary of the first count.
-        bool synced = false;
-        u32 walkCodes = 0, walkEscapes = 0;
-        u64 p = next[l];
-        if (round == 0 && start[l] != lanes::InvalidBit && next[l] != lanes::InvalidBit &&
-          next[l] > start[l])
-        {
-          b.seek(next[l]);
-          while (p < L[l].windowEnd && p - start[l] < 64)
-          {
-            if ((seen[l] >> (p - start[l])) & 1)
-            {
-              synced = true;
-              break;
-            }
-            if (!lanes::stepToken(b, t.lut.data(), t, p, walkCodes, walkEscapes))
-            {
-              break;
-            }
-          }
-        }
-        if (synced)
-        {
-          u32 skippedCodes, skippedEscapes;
-          lanes::countPrefix(b, t.lut.data(), t, start[l], p, skippedCodes, skippedEscapes);
-          count[l] = count[l] - skippedCodes + walkCodes;
-          escapes[l] = escapes[l] - skippedEscapes + walkEscapes;
-        }
-        else
-        {
-          lanes::countWindow<false>(b,
-            t.lut.data(),
-            multi.data(),
-            t,
-            next[l],
-            L[l].windowEnd,
-            exit[l],
-            count[l],
-            escapes[l],
-            seen[l]);
-        }
-      }
+      lanes::moveStart(b,
+        t.lut.data(),
+        wide.data(),
+        t,
+        start[l],
+        next[l],
+        L[l].windowEnd,
+        exit[l],
+        count[l],
+        escapes[l]);
       start[l] = next[l];
     }
   }
@@ -364,56 +300,27 @@ bool laneDecode(const Canonical& t,
   for (u32 phase = 0; phase < 2; ++phase)
   {
     std::fill(stage.begin(), stage.end(), u16(0));
-    if (second)
+    const u32 firstRank = phase * 32;
+    for (int l = 0; l < 32 && firstRank < coded; ++l)
     {
-      const u32 firstRank = phase * 32;
-      for (int l = 0; l < 32 && firstRank < coded; ++l)
-      {
-        lanes::decodeSpan(L[l],
-          t.lut.data(),
-          wide.data(),
-          t,
-          rankBlock,
-          stage.data(),
-          firstRank * cf::BlockCodes,
-          cf::ChunkCodes / 2,
-          totalCodes,
-          c.esc,
-          words,
-          onEscape);
-      }
-      for (u32 r = firstRank; r < std::min(coded, firstRank + 32); ++r)
-      {
-        std::copy_n(&stage[(r - firstRank) * cf::BlockCodes],
-          cf::BlockCodes,
-          &codes[rankBlock[r] * cf::BlockCodes]);
-      }
+      lanes::decodeSpan(L[l],
+        t.lut.data(),
+        wide.data(),
+        t,
+        rankBlock,
+        stage.data(),
+        firstRank * cf::BlockCodes,
+        cf::ChunkCodes / 2,
+        totalCodes,
+        c.esc,
+        words,
+        onEscape);
     }
-    else
+    for (u32 r = firstRank; r < std::min(coded, firstRank + 32); ++r)
     {
-      for (int l = 0; l < 32; ++l)
-      {
-        lanes::decodePhase(L[l],
-          t.lut.data(),
-          multi.data(),
-          t,
-          rankBlock,
-          stage.data(),
-          phase * 32,
-          32,
-          totalCodes,
-          c.esc,
-          words,
-          onEscape);
-      }
-      for (u32 b = phase * 32; b < phase * 32 + 32; ++b)
-      {
-        if ((c.mask >> b) & 1)
-        {
-          std::copy_n(
-            &stage[(b - phase * 32) * cf::BlockCodes], cf::BlockCodes, &codes[b * cf::BlockCodes]);
-        }
-      }
+      std::copy_n(&stage[(r - firstRank) * cf::BlockCodes],
+        cf::BlockCodes,
+        &codes[rankBlock[r] * cf::BlockCodes]);
     }
   }
   bool reached = false;
@@ -463,11 +370,9 @@ void checkStream(const std::vector<T>& v,
   ASSERT_FALSE(info.raw) << d[0] << "x" << d[1] << "x" << d[2] << " bound " << bound;
   const Canonical t(lengths, count);
   std::vector<u64> wide(t.lut.size());
-  std::vector<u32> multi(t.lut.size());
   for (u32 i = 0; i < t.lut.size(); ++i)
   {
     wide[i] = lanes::wideEntry(t.lut.data(), i);
-    multi[i] = lanes::multiEntry(t.lut.data(), i);
   }
   std::mt19937_64 rng(17);
   std::vector<u16> ref, got;
@@ -475,11 +380,8 @@ void checkStream(const std::vector<T>& v,
   for (const Chunk& c : chunksOf(s, info))
   {
     ASSERT_TRUE(referenceDecode(t, c, ref));
-    for (bool second : { true, false })
-    {
-      ASSERT_TRUE(laneDecode(t, wide, multi, second, c, got)) << "chunk " << chunks;
-      ASSERT_TRUE(std::equal(ref.begin(), ref.end(), got.begin())) << "chunk " << chunks;
-    }
+    ASSERT_TRUE(laneDecode(t, wide, c, got)) << "chunk " << chunks;
+    ASSERT_TRUE(std::equal(ref.begin(), ref.end(), got.begin())) << "chunk " << chunks;
     ++chunks;
     for (int r = 0; r < damagedPerChunk && !c.words.empty(); ++r)
     {
@@ -490,14 +392,11 @@ void checkStream(const std::vector<T>& v,
         bad.words[b >> 5] ^= 1u << (b & 31);
       }
       const bool refOk = referenceDecode(t, bad, ref);
-      for (bool second : { true, false })
+      const bool ok = laneDecode(t, wide, bad, got);
+      ASSERT_EQ(refOk, ok) << "damaged chunk " << chunks;
+      if (ok)
       {
-        const bool ok = laneDecode(t, wide, multi, second, bad, got);
-        ASSERT_EQ(refOk, ok) << "damaged chunk " << chunks << (second ? "" : " (first version)");
-        if (ok)
-        {
-          ASSERT_TRUE(std::equal(ref.begin(), ref.end(), got.begin()));
-        }
+        ASSERT_TRUE(std::equal(ref.begin(), ref.end(), got.begin()));
       }
       ++damaged;
       rejected += refOk ? 0 : 1;
@@ -539,8 +438,7 @@ u32 walkIndex(const Canonical& t, u32 i, Take&& take, Add&& add)
 
 // Each multi-token entry holds the tokens a bit-by-bit decoding of its index finds while they are
 // short tokens and lie wholly in the index: zeros, runs and symbols 2-15 standing for at most 16
-// codes (wide entries), zeros, runs of 2-5 and symbols 2-11 (first version's entries); at most
-// five. Random tables, small and large, with long codes.
+// codes; at most five. Random tables, small and large, with long codes.
 TEST(CodecLanes, EntriesMatchABitByBitDecoding)
 {
   std::mt19937_64 rng(3);
@@ -596,34 +494,6 @@ TEST(CodecLanes, EntriesMatchABitByBitDecoding)
       else
       {
         ASSERT_EQ(w, 0u);
-      }
-      u32 mCodes = 0, mN = 0, mItems = 0;
-      const u32 mBits = walkIndex(
-        t,
-        i,
-        [&](u32 token, u32, u32 count)
-        {
-          const u32 sym = symbolOf(token);
-          return count < 5 &&
-            (token == 0 || (isRun(token) && token <= 5) || (sym >= 2 && sym <= 11));
-        },
-        [&](u32 token, u32 before, u32 count)
-        {
-          mItems |= (token == 0 ? 1u : isRun(token) ? token + 10 : symbolOf(token)) << (4 * count);
-          mCodes = before + (isRun(token) ? token : 1u);
-          mN = count + 1;
-        });
-      const u32 m = lanes::multiEntry(t.lut.data(), i);
-      ASSERT_EQ(m & 15, mBits) << "table " << table << " index " << i;
-      if (mN > 0)
-      {
-        ASSERT_EQ((m >> 4) & 31, mCodes);
-        ASSERT_EQ((m >> 9) & 7, mN);
-        ASSERT_EQ(m >> 12, mItems);
-      }
-      else
-      {
-        ASSERT_EQ(m, 0u);
       }
     }
   }

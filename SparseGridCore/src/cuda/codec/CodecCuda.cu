@@ -2269,269 +2269,8 @@ __global__ void __launch_bounds__(HuffmanShape<Phases>::Warps * 32)
 }
 
 //------------------------------------------------------------------------------------------------
-// Session 7: the same warp per chunk with the lane steps of CodecHuffmanLanes.h (the default): a
-// second shared LUT of multi-token entries lets a step count or write up to five short tokens
-// (zeros, runs of 2-5 zeros, symbols 2-11: 99.5% of the noisy field's tokens) where run 1 of
-// session 6 took one token per LUT lookup in the final decode and grouped only one-code tokens in
-// the scans; the cursor loads its next word a refill ahead. Two LUTs (32 KB) and the staged codes
-// of 16 warps per CTA: 97 KB, two CTAs and 32 warps per SM as before.
-//------------------------------------------------------------------------------------------------
-template<int Phases>
-struct LanesShape
-{
-  static constexpr int Warps = Phases == 1 ? 8 : 16;
-  static constexpr u32 BlocksPerPhase = format::BlocksPerChunk / Phases;
-  static constexpr u32 StageCodes = format::ChunkCodes / Phases;
-  static constexpr std::size_t LutBytes = (std::size_t(1) << format::LutBits) * 4;
-  static constexpr std::size_t SharedBytes =
-    2 * LutBytes + Warps * (StageCodes * 2 + format::BlocksPerChunk);
-};
-
-template<typename S, int Phases>
-__global__ void __launch_bounds__(LanesShape<Phases>::Warps * 32, 2)
-  decodeChunksLanesKernel(const unsigned char* stream,
-    const u64* chunkOffset,
-    const u32* chunkSize,
-    ChunkGeometry g,
-    u64 chunks,
-    DecodeTables tab,
-    u16* symbols,
-    S* rec,
-    const DevPass* passes,
-    const int* levelPassBegin,
-    const u64* dims,
-    int* error,
-    u64* storedMask,
-    unsigned long long* nextChunk)
-{
-  using Shape = LanesShape<Phases>;
-  extern __shared__ __align__(16) unsigned char decodeShared[];
-  u32* lut = reinterpret_cast<u32*>(decodeShared);
-  u32* multi = reinterpret_cast<u32*>(decodeShared + Shape::LutBytes);
-  const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
-  constexpr u32 PhaseVectors = Shape::StageCodes / 8;
-  u16* stage = reinterpret_cast<u16*>(decodeShared + 2 * Shape::LutBytes) +
-    std::size_t(warp) * Shape::StageCodes;
-  unsigned char* rankBlock = decodeShared + 2 * Shape::LutBytes +
-    Shape::Warps * Shape::StageCodes * 2 + warp * format::BlocksPerChunk;
-  for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
-  {
-    lut[i] = tab.lut[i];
-  }
-  __syncthreads();
-  for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
-  {
-    multi[i] = lanes::multiEntry(lut, static_cast<u32>(i));
-  }
-  __syncthreads();
-  for (;;)
-  {
-    u64 c = 0;
-    if (lane == 0)
-    {
-      c = atomicAdd(nextChunk, 1ull);
-    }
-    c = __shfl_sync(0xffffffffu, c, 0);
-    if (c >= chunks)
-    {
-      break;
-    }
-    const int k = levelOfChunk(g, c);
-    const u64 levelBegin = g.levelCodeBegin[k];
-    const u64 local = (c - g.chunkBegin[k]) * format::ChunkCodes;
-    const u32 n = static_cast<u32>(minU64(format::ChunkCodes, g.levelCodes[k] - local));
-    uint4* out = reinterpret_cast<uint4*>(symbols + levelBegin + local);
-    const u32 blocks = (n + format::BlockCodes - 1) / format::BlockCodes;
-    const u64 valid = blocks >= 64 ? ~0ull : (1ull << blocks) - 1;
-    // Sparse stores (see decodeChunksWarpKernel).
-    const u64 before = storedMask[c] & valid;
-    const u32 size = chunkSize[c];
-    const unsigned char* in = stream + chunkOffset[c];
-    const u32* h = reinterpret_cast<const u32*>(in);
-    const u64 mask = size == 0 ? 0 : u64(h[0]) | (u64(h[1]) << 32);
-    const u32 esc = size == 0 ? 0 : h[2];
-    const u32 words = size == 0 ? 0 : h[3];
-    const u64 kept = mask & valid;
-    uint4* stage4 = reinterpret_cast<uint4*>(stage);
-    const unsigned char* escIn = in + format::ChunkHeaderBytes;
-    lanes::Lane L;
-    L.pos = 0;
-    L.windowEnd = 0;
-    L.j = 0;
-    L.e = 0;
-    L.active = false;
-    L.reached = false;
-    L.bad = 0;
-    u32 escAt = 0, totalCodes = 0;
-    const bool decoded = size != 0 && mask != 0 && (blocks >= 64 || (mask >> blocks) == 0);
-    if (size != 0 && !decoded)
-    {
-      L.bad = 1;
-    }
-    else if (decoded)
-    {
-      for (int b = lane; b < 64; b += 32)
-      {
-        if ((mask >> b) & 1)
-        {
-          rankBlock[__popcll(mask & ((1ull << b) - 1))] = static_cast<unsigned char>(b);
-        }
-      }
-      totalCodes = static_cast<u32>(__popcll(mask)) * format::BlockCodes;
-      if (((mask >> (blocks - 1)) & 1) && n % format::BlockCodes != 0)
-      {
-        totalCodes -= format::BlockCodes - n % format::BlockCodes;
-      }
-      lanes::Cursor& bits = L.bits;
-      bits.w = reinterpret_cast<const u32*>(escIn + u64(esc) * sizeof(S));
-      bits.words = words;
-      const u64 totalBits = 32ull * words;
-      L.windowEnd = totalBits * u64(lane + 1) / 32;
-      u64 start = totalBits * u64(lane) / 32;
-      u64 exit, seen;
-      u32 codes = 0, escapes = 0;
-      // The guessed start is counted once; a lane whose start moves walks from the new start to
-      // a token boundary of its first count (within its first 64 bits) and corrects the counts
-      // by the tokens before it; otherwise it counts its window again.
-      lanes::countWindow<true>(
-        bits, lut, multi, tab, start, L.windowEnd, exit, codes, escapes, seen);
-      for (int round = 0; round < 40; ++round)
-      {
-        u64 next = __shfl_up_sync(0xffffffffu, exit, 1);
-        next = lane == 0 ? 0 : next;
-        if (__all_sync(0xffffffffu, next == start))
-        {
-          break;
-        }
-        if (next != start)
-        {
-          bool synced = false;
-          u32 walkCodes = 0, walkEscapes = 0;
-          u64 p = next;
-          if (round == 0 && start != lanes::InvalidBit && next != lanes::InvalidBit && next > start)
-          {
-            bits.seek(next);
-            while (p < L.windowEnd && p - start < 64)
-            {
-              if ((seen >> (p - start)) & 1)
-              {
-                synced = true;
-                break;
-              }
-              u32 token;
-              int len;
-              if (!lanes::tokenAt(bits, lut[bits.index()], tab, token, len))
-              {
-                break;
-              }
-              bits.consume(len);
-              p += static_cast<u64>(len);
-              walkCodes += lanes::codesOf(token);
-              walkEscapes += token == format::EscapeSymbol ? 1u : 0u;
-            }
-          }
-          if (synced)
-          {
-            u32 skippedCodes, skippedEscapes;
-            lanes::countPrefix(bits, lut, tab, start, p, skippedCodes, skippedEscapes);
-            codes = codes - skippedCodes + walkCodes;
-            escapes = escapes - skippedEscapes + walkEscapes;
-          }
-          else
-          {
-            lanes::countWindow<false>(
-              bits, lut, multi, tab, next, L.windowEnd, exit, codes, escapes, seen);
-          }
-          start = next;
-        }
-      }
-      const u32 codeAt = warpExclusiveSum(codes, lane);
-      escAt = warpExclusiveSum(escapes, lane);
-      // The lanes whose tokens lie before the last code write them.
-      L.active = codeAt < totalCodes && start != lanes::InvalidBit;
-      L.pos = start;
-      L.j = codeAt;
-      L.e = escAt;
-    }
-    const u64 stored = kept | before;
-    auto onEscape = [&](u32 code, u32 e) -> bool
-    {
-      S v;
-      u32* dv = reinterpret_cast<u32*>(&v);
-      const u32* sv = reinterpret_cast<const u32*>(escIn + u64(e) * sizeof(S));
-      for (unsigned q = 0; q < sizeof(S) / 4; ++q)
-      {
-        dv[q] = sv[q];
-      }
-      if (!isfinite(v))
-      {
-        return false;
-      }
-      // Stored where the pass kernels find it (they leave escapes alone).
-      rec[voxelOfCode(passes, levelPassBegin, k, local + code, dims)] = v;
-      return true;
-    };
-    for (u32 phase = 0; phase < Phases; ++phase)
-    {
-      const u32 firstBlock = phase * Shape::BlocksPerPhase;
-      for (u32 i = lane; i < PhaseVectors; i += 32)
-      {
-        if ((kept >> (firstBlock + i / 8)) & 1)
-        {
-          stage4[i] = make_uint4(0, 0, 0, 0);
-        }
-      }
-      __syncwarp(); // rankBlock and the zeroed stage are visible to every lane
-      lanes::decodePhase(L,
-        lut,
-        multi,
-        tab,
-        rankBlock,
-        stage,
-        firstBlock,
-        Shape::BlocksPerPhase,
-        totalCodes,
-        esc,
-        words,
-        onEscape);
-      __syncwarp(); // this phase's stage is complete
-      for (u32 i = lane; i < PhaseVectors; i += 32)
-      {
-        const u32 b = firstBlock + i / 8;
-        if ((stored >> b) & 1)
-        {
-          out[firstBlock * 8 + i] = (kept >> b) & 1 ? stage4[i] : make_uint4(0, 0, 0, 0);
-        }
-      }
-      __syncwarp(); // before the next phase or chunk reuses the stage
-    }
-    int bad = L.bad;
-    if (decoded)
-    {
-      u32 emitted = L.e - escAt;
-      for (int o = 16; o > 0; o /= 2)
-      {
-        emitted += __shfl_down_sync(0xffffffffu, emitted, o);
-      }
-      const bool anyReached = __any_sync(0xffffffffu, L.reached);
-      if (lane == 0 && bad == 0 && (!anyReached || emitted != esc))
-      {
-        bad = 6;
-      }
-    }
-    if (bad)
-    {
-      atomicExch(error, bad);
-    }
-    if (lane == 0)
-    {
-      storedMask[c] = kept;
-    }
-  }
-}
-
-//------------------------------------------------------------------------------------------------
-// Session 7, run 2 (the default): wide entries (CodecHuffmanLanes.h) and a stage indexed by coded
+// Session 7 (the default): the same warp per chunk with the lane steps of CodecHuffmanLanes.h:
+// wide entries (up to five short tokens per shared-memory lookup) and a stage indexed by coded
 // codes, so that an entry's tokens may cross into the next coded block and no block is looked up
 // per token; the entry's symbols are written without a loop. Synchronisation: a lane whose start
 // moves decodes from its old and its new start in step until they meet (moveStart), instead of
@@ -3221,34 +2960,7 @@ void launchHuffmanKernel(u64 chunks, cudaStream_t s, const Args& a)
       a.groups);
 }
 
-template<typename S, typename Args>
-void launchLanesKernel(u64 chunks, cudaStream_t s, const Args& a)
-{
-  using Shape = LanesShape<2>;
-  static const bool sharedSet = cudaFuncSetAttribute(decodeChunksLanesKernel<S, 2>,
-                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(Shape::SharedBytes)) == cudaSuccess;
-  (void)sharedSet;
-  const u64 ctas = std::min<u64>(
-    (chunks + Shape::Warps - 1) / Shape::Warps, static_cast<u64>(multiprocessors()) * 2);
-  decodeChunksLanesKernel<S, 2>
-    <<<static_cast<unsigned>(ctas), Shape::Warps * 32, Shape::SharedBytes, s>>>(a.stream,
-      a.chunkOffset,
-      a.chunkSize,
-      a.geometry,
-      a.chunks,
-      a.tab,
-      a.symbols,
-      a.rec,
-      a.passes,
-      a.levelPassBegin,
-      a.dims,
-      a.error,
-      a.storedMask,
-      a.nextChunk);
-}
-
-/// Whether the device gives a CTA the shared memory of `bytes` (the session-7 kernels need 97 and
+/// Whether the device gives a CTA the shared memory of `bytes` (the session-7 kernel needs
 /// 178 KB; elsewhere the decoder falls back to session 6's kernel, 48.5 KB).
 bool sharedFits(std::size_t bytes)
 {
@@ -3318,13 +3030,6 @@ bool huffmanSession6()
   return v &&
     (std::strcmp(v, "groups") == 0 || std::strcmp(v, "rescan") == 0 ||
       std::strcmp(v, "single") == 0 || std::strcmp(v, "whole") == 0);
-}
-/// SPARSEGRID_CODEC_CUDA_HUFFMAN=lanes1: session 7's first lane steps (decodeChunksLanesKernel:
-/// multi-token entries of 32 bits, block-indexed stage, 64-bit synchronisation walk).
-bool huffmanLanesFirst()
-{
-  const char* v = std::getenv("SPARSEGRID_CODEC_CUDA_HUFFMAN");
-  return v && std::strcmp(v, "lanes1") == 0;
 }
 bool huffmanGroups()
 {
@@ -4328,19 +4033,15 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
     if (chunks > 0)
     {
       // A warp per chunk; escapes go straight into the output.
-      const bool lanesFirst = fast && huffmanLanesFirst() && sharedFits(LanesShape<2>::SharedBytes);
-      const bool span =
-        fast && !huffmanLanesFirst() && !huffmanSession6() && sharedFits(SpanShape::SharedBytes);
+      const bool span = fast && !huffmanSession6() && sharedFits(SpanShape::SharedBytes);
       const bool wholeChunks = !fast || huffmanWholeChunks();
       const bool rescan = !fast || huffmanRescan();
       const bool groups = fast && huffmanGroups();
       SGC_PROFILE_BEGIN(span ? std::string("decode Huffman chunks (warp per chunk, wide entries)")
-          : lanesFirst ? std::string("decode Huffman chunks (warp per chunk, multi-token LUT)")
-                       : std::string("decode Huffman chunks (warp per chunk, ") +
+                             : std::string("decode Huffman chunks (warp per chunk, ") +
             (wholeChunks ? "whole" : "half") + " chunk staged, " + (fast ? "sparse" : "dense") +
             " stores" + (rescan ? ", rescans" : "") + (groups ? ", grouped scans" : "") + ")");
       (span             ? launchSpanKernel<S, HuffmanArgs<S>>
-          : lanesFirst  ? launchLanesKernel<S, HuffmanArgs<S>>
           : wholeChunks ? launchHuffman<S, 1, HuffmanArgs<S>>
                         : launchHuffman<S, 2, HuffmanArgs<S>>)(chunks,
         s,

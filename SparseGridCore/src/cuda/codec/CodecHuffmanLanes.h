@@ -5,17 +5,10 @@
 // the host, without a GPU, with the warp emulated, against an independent chunk decoder (damaged
 // chunks included); on the GPU, test_codec_gpu compares the decoder with the CPU decoder.
 //
-// First version (decodeChunksLanesKernel, SPARSEGRID_CODEC_CUDA_HUFFMAN=lanes1).
-// Multi-token entries (index: the next LutBits bits of the stream, like the single-token LUT):
-//   bits 0-3:   B, the bits of the entry's tokens (0: the first token is not one of those below,
-//               or its code is longer than LutBits; decode it alone)
-//   bits 4-8:   C, the codes the tokens stand for (at most 25)
-//   bits 9-11:  n, the number of tokens (1-5)
-//   bits 12-31: the tokens, 4 bits each, the first in bits 12-15: 1 a single zero (token 0),
-//               2-11 a non-zero code of that symbol (token symbol + TokenShift), 12-15 a run of
-//               (item - 10) zeros (tokens 2-5).
-// A token is taken only if its whole code lies in the LutBits bits after the ones before it.
-// Escapes, longer runs, larger symbols and longer codes end an entry (or are decoded alone).
+// Session 7's first version of these steps (32-bit multi-token entries, a block-indexed stage and
+// a 64-bit synchronisation walk; SPARSEGRID_CODEC_CUDA_HUFFMAN=lanes1) was removed in session 8:
+// on the H200 its Huffman stage took 0.76 ms on the noisy field, this version's 0.57 ms
+// (docs/benchmarks-gpu.md).
 #ifndef SPARSEGRID_CODEC_HUFFMAN_LANES_H
 #define SPARSEGRID_CODEC_HUFFMAN_LANES_H
 
@@ -89,53 +82,6 @@ struct Cursor
   }
 };
 
-/// The multi-token entry of LUT index i, from the single-token entries (token << 8 | length, 0
-/// for codes longer than LutBits; bits above 24 are ignored).
-SGC_LANE u32 multiEntry(const u32* lut, u32 i)
-{
-  u32 bits = 0, codes = 0, items = 0, n = 0;
-  while (n < MultiTokens)
-  {
-    const u32 e = lut[(i << bits) & LutMask] & ((1u << 25) - 1);
-    const u32 len = e & 0xff, token = (e >> 8) & TokenMask;
-    if (e == 0 || len == 0 || bits + len > static_cast<u32>(format::LutBits))
-    {
-      break;
-    }
-    u32 item;
-    if (token == 0)
-    {
-      item = 1;
-    }
-    else if (token >= 2 && token <= 5)
-    {
-      item = token + 10;
-    }
-    else if (token >= format::TokenShift + 2 && token <= format::TokenShift + 11)
-    {
-      item = token - format::TokenShift;
-    }
-    else
-    {
-      break;
-    }
-    items |= item << (4 * n);
-    bits += len;
-    codes += codesOf(token);
-    ++n;
-  }
-  return n == 0 ? 0u : bits | (codes << 4) | (n << 9) | (items << 12);
-}
-
-SGC_LANE u32 multiBits(u32 m)
-{
-  return m & 15;
-}
-SGC_LANE u32 multiCodes(u32 m)
-{
-  return (m >> 4) & 31;
-}
-
 /// The token at the cursor and its length from its single-token entry e; false for a bit
 /// pattern that is no code. Tab: firstCode, countOf, firstIndex, sorted, maxLength as in
 /// huffman::Decoder.
@@ -160,83 +106,6 @@ SGC_LANE bool tokenAt(const Cursor& b, u32 e, const Tab& tab, u32& token, int& l
   return false;
 }
 
-/// Counts the codes and escapes of the tokens that start in [start, end) and finds the first
-/// token boundary at or after end (exit; InvalidBit after a bit pattern that is no code). Several
-/// tokens per step from the multi-token LUT where they end by `end`. With Track, bit i of `seen`
-/// says that a token boundary lies at start + i (tokens one at a time in the first 64 bits).
-template<bool Track, typename Tab>
-SGC_LANE void countWindow(Cursor& b,
-  const u32* lut,
-  const u32* multi,
-  const Tab& tab,
-  u64 start,
-  u64 end,
-  u64& exit,
-  u32& codes,
-  u32& escapes,
-  u64& seen)
-{
-  codes = 0;
-  escapes = 0;
-  exit = start;
-  seen = 1;
-  if (start == InvalidBit || start >= end)
-  {
-    return;
-  }
-  b.seek(start);
-  u64 pos = start;
-  while (pos < end)
-  {
-    const u32 i = b.index();
-    const u32 m = multi[i];
-    const u32 mb = multiBits(m);
-    if (mb != 0 && pos + mb <= end && (!Track || pos - start >= 64))
-    {
-      b.consume(static_cast<int>(mb));
-      pos += mb;
-      codes += multiCodes(m);
-      continue;
-    }
-    u32 token;
-    int len;
-    if (!tokenAt(b, lut[i], tab, token, len))
-    {
-      exit = InvalidBit;
-      return;
-    }
-    b.consume(len);
-    pos += static_cast<u64>(len);
-    codes += codesOf(token);
-    escapes += token == format::EscapeSymbol ? 1u : 0u;
-    if (Track && pos - start < 64)
-    {
-      seen |= 1ull << (pos - start);
-    }
-  }
-  exit = pos;
-}
-
-/// The codes and escapes of the tokens in [start, end), end a token boundary reached from start.
-template<typename Tab>
-SGC_LANE void
-countPrefix(Cursor& b, const u32* lut, const Tab& tab, u64 start, u64 end, u32& codes, u32& escapes)
-{
-  codes = 0;
-  escapes = 0;
-  b.seek(start);
-  for (u64 pos = start; pos < end;)
-  {
-    u32 token;
-    int len;
-    tokenAt(b, lut[b.index()], tab, token, len);
-    b.consume(len);
-    pos += static_cast<u64>(len);
-    codes += codesOf(token);
-    escapes += token == format::EscapeSymbol ? 1u : 0u;
-  }
-}
-
 /// A lane of the final decoding: its cursor and place in the chunk's bits and codes.
 struct Lane
 {
@@ -250,124 +119,12 @@ struct Lane
   int bad;      ///< error code as the kernel reports it (0: none)
 };
 
-/// Decodes the lane's tokens of the blocks [firstBlock, firstBlock + phaseBlocks) into `stage`
-/// (the phase's codes, zeroed where coded blocks lie; zeros are not written), several tokens per
-/// step where the multi-token entry's tokens lie in one block, in the window and before the
-/// chunk's last code. rankBlock[r]: the chunk block of the r-th coded block. onEscape(code in the
-/// chunk, escape index) stores an escaped value; false when it is not finite.
-template<typename Tab, typename Escape>
-SGC_LANE void decodePhase(Lane& s,
-  const u32* lut,
-  const u32* multi,
-  const Tab& tab,
-  const unsigned char* rankBlock,
-  u16* stage,
-  u32 firstBlock,
-  u32 phaseBlocks,
-  u32 totalCodes,
-  u32 esc,
-  u32 words,
-  Escape&& onEscape)
-{
-  if (!s.active)
-  {
-    return;
-  }
-  s.bits.seek(s.pos);
-  while (s.pos < s.windowEnd && s.j < totalCodes)
-  {
-    // Blocks follow the codes in order: the first token of a later phase's block ends this
-    // phase for the lane (a token never crosses a block).
-    const u32 block = rankBlock[s.j >> 6];
-    if (block >= firstBlock + phaseBlocks)
-    {
-      break;
-    }
-    const u32 i = s.bits.index();
-    const u32 m = multi[i];
-    const u32 mb = multiBits(m), mc = multiCodes(m);
-    const u32 inBlock = s.j & 63;
-    u32 at = (block - firstBlock) * format::BlockCodes + inBlock;
-    if (mb != 0 && s.pos + mb <= s.windowEnd && inBlock + mc <= format::BlockCodes &&
-      s.j + mc <= totalCodes)
-    {
-      // Non-zero symbols are the items 2-11 themselves; zeros and runs write 0 over 0.
-      u32 items = m >> 12;
-      do
-      {
-        const u32 item = items & 15;
-        stage[at] = static_cast<u16>(item >= 2 && item <= 11 ? item : 0u);
-        at += item >= 12 ? item - 10 : 1u;
-        items >>= 4;
-      } while (items != 0);
-      s.bits.consume(static_cast<int>(mb));
-      s.pos += mb;
-      s.j += mc;
-    }
-    else
-    {
-      u32 token;
-      int len;
-      if (!tokenAt(s.bits, lut[i], tab, token, len))
-      {
-        s.bad = 2;
-        break;
-      }
-      s.bits.consume(len);
-      s.pos += static_cast<u64>(len);
-      if (token == 0)
-      {
-        ++s.j;
-      }
-      else if (token == format::EscapeSymbol)
-      {
-        if (s.e >= esc)
-        {
-          s.bad = 3;
-          break;
-        }
-        stage[at] = format::EscapeSymbol;
-        if (!onEscape(block * format::BlockCodes + inBlock, s.e))
-        {
-          s.bad = 4;
-          break;
-        }
-        ++s.e;
-        ++s.j;
-      }
-      else if (token <= format::MaxRun)
-      {
-        if (inBlock + token > format::BlockCodes || s.j + token > totalCodes)
-        {
-          s.bad = 5;
-          break;
-        }
-        s.j += token;
-      }
-      else
-      {
-        stage[at] = static_cast<u16>(token - format::TokenShift);
-        ++s.j;
-      }
-    }
-    if (s.j == totalCodes)
-    {
-      s.reached = true;
-      // The bit stream must end in the word of its last token (as the CPU decoder checks).
-      if ((s.pos + 31) / 32 != words)
-      {
-        s.bad = 6;
-      }
-    }
-  }
-  s.active = s.active && s.bad == 0;
-}
-
 //------------------------------------------------------------------------------------------------
-// Second version (session 7, run 2; the default): wide entries, a stage indexed by coded codes,
-// synchronisation by two cursors in step.
+// Wide entries, a stage indexed by coded codes, synchronisation by two cursors in step.
 //
-// Wide entries (64 bits; index as above), at most five tokens standing for at most 16 codes:
+// Wide entries (64 bits; index: the next LutBits bits of the stream, like the single-token LUT;
+// a token is taken only if its whole code lies in those bits after the ones before it), at most
+// five tokens standing for at most 16 codes:
 //   bits 0-3:   B, the bits of the tokens (0: decode the first token alone)
 //   bits 4-8:   C, the codes they stand for (1-16)
 //   bits 9-11:  n, the number of tokens (1-5)
