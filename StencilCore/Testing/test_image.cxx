@@ -285,7 +285,18 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
               << "float " << stencil::toString(op) << " " << stencil::toString(mode) << " nz=" << nz
               << " columns=" << choice.columns << " rows=" << choice.rows
               << " block rows=" << choice.blockRows << " nx=" << nx;
-            if (GetParam() == Backend::CUDA && choice.kernel == stencil::ImageKernel::RowStrips)
+            // With every strip shape option at its default, the 2-D laplap on rows of whole
+            // float4 vectors runs the warp rows (session 7) instead of the strips.
+            const bool defaultShape = choice.columns == 0 && choice.rows == 0 &&
+              choice.blockRows == 0 && !choice.tight && choice.gridBlocks == 0 && !choice.streaming;
+            const bool warpRows = choice.kernel == stencil::ImageKernel::RowStrips &&
+              defaultShape && twice && (horizontal || nz == 1) && nx % 4 == 0;
+            if (GetParam() == Backend::CUDA && warpRows)
+            {
+              EXPECT_EQ(report.imageKernel.rfind("warp rows, ", 0), 0u) << report.imageKernel;
+            }
+            else if (GetParam() == Backend::CUDA &&
+              choice.kernel == stencil::ImageKernel::RowStrips)
             {
               // The default is 2 columns; a count that does not divide nx is halved.
               int columns = choice.columns > 0 ? choice.columns : 2;
@@ -340,6 +351,9 @@ TEST_P(ImageTest, StreamingStoresGiveTheDefaultValues)
     if (op != Operator::Laplacian)
       expected = reference::imageLaplacian(expected, g, horizontal, true);
     auto options = optionsFor(GetParam());
+    // The default strips (the 2-D laplap's default is the warp rows, which have no streaming
+    // variant).
+    options.imageWarpRows = -1;
     std::vector<double> plain(u.size(), -1.0);
     std::vector<float> plainFloat(u.size(), -1.0f);
     ASSERT_TRUE(stencil::applyImage(g, u.data(), plain.data(), s, options).ok());
@@ -463,6 +477,193 @@ TEST_P(ImageTest, RowTilesMatchTheStripsAndTheReference)
   }
 }
 
+/// The prefetch that runs for the warp-row options (as compiled: 8 for 4 rows; 4 or 12 for 8
+/// rows; 4 or 6 for 16 rows; 0 picks 12 for 8 rows of floats; any other request gets the
+/// first).
+int warpPrefetchFor(int rows, int prefetch, bool isFloat)
+{
+  if (rows == 4)
+    return 8;
+  if (rows == 16)
+    return prefetch == 6 ? 6 : 4;
+  return prefetch == 12 || (prefetch == 0 && isFloat) ? 12 : 4;
+}
+
+/// Warp rows (the 2-D laplap's default on rows of whole 16-byte vectors, session 7) against the
+/// brute-force reference and against the strips (imageWarpRows -1: the same interior
+/// expressions, the frame columns in imageValue's nested order; equal to round-off), for every
+/// compiled shape and a prefetch that is not compiled, on rows with a partial last warp (264
+/// floats: 66 vectors, 3 warps, the last with 2 lanes; 260 floats: one lane), partial spans (45
+/// and 37 rows), several layers, one interior row (5 rows), rows of two float vectors (8) and of
+/// three (12), and rows that are not whole vectors (70 floats: doubles only; 69: neither), in both
+/// boundary modes. The 3-D laplap and the Laplacians keep the strips.
+TEST_P(ImageTest, WarpRowsMatchTheStripsAndTheReference)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  struct Shape
+  {
+    int rows;
+    int prefetch;
+    bool frameBlocks = false;
+  };
+  const Shape shapes[] = { { 0, 0 },
+    { 4, 0 },
+    { 8, 4 },
+    { 8, 12 },
+    { 16, 4 },
+    { 16, 6 },
+    { 16, 5 },
+    { 0, 0, true },
+    { 16, 4, true } };
+  // Layers: 1, or at least 5 (the 3-D laplap's minimum).
+  const std::array<std::size_t, 3> sizes[] = { { 264, 45, 5 },
+    { 260, 37, 6 },
+    { 72, 45, 1 },
+    { 70, 5, 5 },
+    { 69, 45, 1 },
+    { 8, 5, 1 },
+    { 12, 7, 5 } };
+  for (const auto& dims : sizes)
+  {
+    stencil::ImageGrid g;
+    g.dims = dims;
+    g.spacing = { 0.7, 1.3, 0.9 };
+    std::vector<double> u(g.size());
+    for (std::size_t i = 0; i < u.size(); ++i)
+      u[i] = std::sin(0.37 * i) + 0.01 * (i % 13) + 1e-3 * (i % 70) * (i % 70);
+    const std::vector<float> uFloat(u.begin(), u.end());
+    for (Operator op :
+      { Operator::HorizontalLaplap, Operator::Laplap, Operator::HorizontalLaplacian })
+      for (BoundaryMode mode : { BoundaryMode::Fill, BoundaryMode::ZeroFlux })
+      {
+        const bool horizontal =
+          op == Operator::HorizontalLaplacian || op == Operator::HorizontalLaplap;
+        const bool twice = op == Operator::Laplap || op == Operator::HorizontalLaplap;
+        const bool zeroFlux = mode == BoundaryMode::ZeroFlux;
+        auto expected = reference::imageLaplacian(u, g, horizontal, zeroFlux);
+        if (twice)
+          expected = reference::imageLaplacian(expected, g, horizontal, zeroFlux);
+        stencil::StencilOptions s;
+        s.op = op;
+        s.boundary = mode;
+        auto options = optionsFor(GetParam());
+        options.imageWarpRows = -1;
+        std::vector<double> strips(u.size());
+        std::vector<float> stripsFloat(u.size());
+        stencil::ExecutionReport stripReport;
+        ASSERT_TRUE(stencil::applyImage(g, u.data(), strips.data(), s, options, &stripReport).ok());
+        ASSERT_TRUE(stencil::applyImage(g, uFloat.data(), stripsFloat.data(), s, options).ok());
+        const std::vector<double> stripsWide(stripsFloat.begin(), stripsFloat.end());
+        const double lap = 4 * (1 / 0.49 + 1 / 1.69 + 1 / 0.81);
+        const double amplification = twice ? lap * lap : lap;
+        // Float: 64 eps |u| times the operator's amplification, as in the other image tests;
+        // against the strips, whose round-off differs only by contraction, 8 eps.
+        const double floatTol = 64 * 1.2e-7 * maxAbs(u) * amplification;
+        const double floatStripTol = 8 * 1.2e-7 * maxAbs(u) * amplification;
+        const double doubleTol = 1e-12 * std::max(1.0, maxAbs(expected));
+        const bool planarLaplap = twice && (horizontal || dims[2] == 1);
+        const bool rowsFit = dims[0] >= 8 && dims[1] >= 5;
+        if (GetParam() == Backend::CUDA)
+        {
+          EXPECT_EQ(stripReport.imageKernel.rfind("row strips, ", 0), 0u)
+            << stripReport.imageKernel;
+        }
+        for (const Shape& shape : shapes)
+        {
+          options.imageWarpRows = shape.rows;
+          options.imageWarpPrefetch = shape.prefetch;
+          options.imageWarpFrameBlocks = shape.frameBlocks;
+          std::vector<double> out(u.size(), -12345.0);
+          std::vector<float> outFloat(u.size(), -12345.0f);
+          stencil::ExecutionReport report;
+          stencil::ExecutionReport reportFloat;
+          ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options, &report).ok());
+          ASSERT_TRUE(
+            stencil::applyImage(g, uFloat.data(), outFloat.data(), s, options, &reportFloat).ok());
+          const std::string what = std::string(stencil::toString(op)) + " " +
+            stencil::toString(mode) + " " + std::to_string(dims[0]) + "x" +
+            std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + " warp rows " +
+            std::to_string(shape.rows) + " prefetch " + std::to_string(shape.prefetch) +
+            (shape.frameBlocks ? " frame blocks" : "");
+          EXPECT_TRUE(closeWithNaN(out, expected, doubleTol)) << what << " " << report.imageKernel;
+          EXPECT_TRUE(closeWithNaN(out, strips, doubleTol)) << what;
+          EXPECT_TRUE(closeWithNaN(outFloat, expected, floatTol))
+            << "float " << what << " " << reportFloat.imageKernel;
+          EXPECT_TRUE(closeWithNaN(outFloat, stripsWide, floatStripTol)) << "float " << what;
+          if (GetParam() == Backend::CUDA)
+          {
+            // The warp rows are the default in float only (the strips measured faster in
+            // double); asked for by rows, they run in both precisions.
+            const bool warpDouble = planarLaplap && rowsFit && dims[0] % 2 == 0 && shape.rows > 0;
+            const bool warpFloat = planarLaplap && rowsFit && dims[0] % 4 == 0;
+            const int rows = shape.rows > 0 ? shape.rows : 8;
+            auto name = [&](bool isFloat)
+            {
+              return "warp rows, " + std::to_string(rows) + " rows per warp, " +
+                std::to_string(warpPrefetchFor(rows, shape.prefetch, isFloat)) +
+                " rows in flight, ";
+            };
+            EXPECT_EQ(report.imageKernel.rfind(warpDouble ? name(false) : "row strips, ", 0), 0u)
+              << what << " " << report.imageKernel;
+            EXPECT_EQ(reportFloat.imageKernel.rfind(warpFloat ? name(true) : "row strips, ", 0), 0u)
+              << what << " " << reportFloat.imageKernel;
+            const bool blocksNamed =
+              reportFloat.imageKernel.find(", frame in blocks of points") != std::string::npos;
+            EXPECT_EQ(blocksNamed, warpFloat && shape.frameBlocks) << reportFloat.imageKernel;
+          }
+        }
+      }
+  }
+}
+
+/// A small case of every compiled warp-row shape (and the frame in point blocks) for
+/// compute-sanitizer (memcheck, racecheck):
+/// a last warp with one lane (260 floats) and with 3 idle lanes (70 doubles), partial spans,
+/// both boundary modes, against the brute-force reference.
+TEST_P(ImageTest, WarpRowsSmallImages)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  const std::array<std::size_t, 3> sizes[] = { { 260, 9, 2 }, { 70, 6, 1 } };
+  const int shapes[][3] = {
+    { 4, 0, 0 }, { 8, 4, 0 }, { 8, 12, 0 }, { 16, 4, 0 }, { 16, 6, 0 }, { 8, 12, 1 }
+  };
+  for (const auto& dims : sizes)
+  {
+    stencil::ImageGrid g;
+    g.dims = dims;
+    g.spacing = { 0.9, 1.2, 1.0 };
+    std::vector<double> u(g.size());
+    for (std::size_t i = 0; i < u.size(); ++i)
+      u[i] = std::cos(0.21 * i) + 1e-3 * (i % 37) * (i % 37);
+    const std::vector<float> uFloat(u.begin(), u.end());
+    for (BoundaryMode mode : { BoundaryMode::Fill, BoundaryMode::ZeroFlux })
+    {
+      const bool zeroFlux = mode == BoundaryMode::ZeroFlux;
+      const auto expected = reference::imageLaplacian(
+        reference::imageLaplacian(u, g, true, zeroFlux), g, true, zeroFlux);
+      stencil::StencilOptions s;
+      s.op = Operator::HorizontalLaplap;
+      s.boundary = mode;
+      const double lap = 4 * (1 / 0.81 + 1 / 1.44);
+      for (const auto& shape : shapes)
+      {
+        auto options = optionsFor(GetParam());
+        options.imageWarpRows = shape[0];
+        options.imageWarpPrefetch = shape[1];
+        options.imageWarpFrameBlocks = shape[2] != 0;
+        std::vector<double> out(u.size(), -12345.0);
+        std::vector<float> outFloat(u.size(), -12345.0f);
+        ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
+        ASSERT_TRUE(stencil::applyImage(g, uFloat.data(), outFloat.data(), s, options).ok());
+        EXPECT_TRUE(closeWithNaN(out, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
+          << dims[0] << " rows " << shape[0] << " prefetch " << shape[1];
+        EXPECT_TRUE(closeWithNaN(outFloat, expected, 64 * 1.2e-7 * maxAbs(u) * lap * lap))
+          << "float " << dims[0] << " rows " << shape[0] << " prefetch " << shape[1];
+      }
+    }
+  }
+}
+
 TEST(ImageOptions, StripShapeOptionsAreValidated)
 {
   stencil::ImageGrid g;
@@ -482,7 +683,9 @@ TEST(ImageOptions, StripShapeOptionsAreValidated)
     { &stencil::ExecutionOptions::imageBlockRows, { -1, 3, 16 }, 8 },
     { &stencil::ExecutionOptions::imageGridBlocks, { -2, -100 }, -1 },
     { &stencil::ExecutionOptions::imageTileThreads, { -1, 48, 512 }, 128 },
-    { &stencil::ExecutionOptions::imageTileRows, { -1, -64 }, 3 } };
+    { &stencil::ExecutionOptions::imageTileRows, { -1, -64 }, 3 },
+    { &stencil::ExecutionOptions::imageWarpRows, { -2, 2, 32 }, 16 },
+    { &stencil::ExecutionOptions::imageWarpPrefetch, { -1, -12 }, 5 } };
   for (const Case& c : cases)
   {
     for (int value : c.rejected)

@@ -188,6 +188,9 @@ void runPrecision(const char* name,
           bool tiles = false;
           int tileThreads = 0;
           int tileRows = 0;
+          int warpRows = 0; // -1: the strips where the warp rows are the default
+          int warpPrefetch = 0;
+          bool warpFrameBlocks = false;
         };
         std::vector<Variant> variants;
         for (int columns : { 1, 2, 4 })
@@ -226,6 +229,29 @@ void runPrecision(const char* name,
                 tileThreads,
                 tileRows });
         }
+        // The default strips where the warp rows are the default (the 2-D laplap), and the
+        // compiled warp-row shapes (output rows per warp x input rows in flight).
+        if (op == stencil::Operator::HorizontalLaplap)
+        {
+          Variant v{ stencil::ImageKernel::RowStrips, 0, 0, 0 };
+          v.warpRows = -1;
+          variants.push_back(v);
+          for (const auto& shape : { std::pair<int, int>{ 4, 8 },
+                 std::pair<int, int>{ 8, 4 },
+                 std::pair<int, int>{ 8, 12 },
+                 std::pair<int, int>{ 16, 4 },
+                 std::pair<int, int>{ 16, 6 } })
+          {
+            v.warpRows = shape.first;
+            v.warpPrefetch = shape.second;
+            variants.push_back(v);
+          }
+          // The default shape with the frame in blocks of one point per thread.
+          v.warpRows = 0;
+          v.warpPrefetch = 0;
+          v.warpFrameBlocks = true;
+          variants.push_back(v);
+        }
         variants.push_back(Variant{ stencil::ImageKernel::LayerSlices, 0, 0, 0 });
         for (const Variant& v : variants)
         {
@@ -240,6 +266,9 @@ void runPrecision(const char* name,
           ov.imageRowTiles = v.tiles;
           ov.imageTileThreads = v.tileThreads;
           ov.imageTileRows = v.tileRows;
+          ov.imageWarpRows = v.warpRows;
+          ov.imageWarpPrefetch = v.warpPrefetch;
+          ov.imageWarpFrameBlocks = v.warpFrameBlocks;
           stencil::ExecutionReport rep;
           const auto st = stencil::applyImage(g, u.data(), out.data(), so, ov, &rep);
           if (!st)
@@ -252,7 +281,8 @@ void runPrecision(const char* name,
           variant.strategy = std::string(stencil::toString(v.kernel)) +
             (v.rows > 0 ? " C=" + std::to_string(v.columns) + " R=" + std::to_string(v.rows)
                         : std::string()) +
-            (v.blockRows > 0 || v.tight || v.gridBlocks != 0 || v.streaming || v.tiles
+            (v.blockRows > 0 || v.tight || v.gridBlocks != 0 || v.streaming || v.tiles ||
+                  v.warpRows != 0 || v.warpFrameBlocks
                 ? " (" + rep.imageKernel + ")"
                 : std::string());
           variant.seconds = rep.kernelSeconds;
@@ -399,77 +429,71 @@ void runPrecision(const char* name,
     }
     if (onGpu && stabilityRuns > 0)
     {
-      // Stability: the regular default, the default strips with streaming stores and the row
-      // tiles (in turn, the one going first rotating every repeat, so that none always follows
-      // the same one), and the default z-loop and staged z-loop (z-curve, chasing/plain) again,
-      // alternating, each a median of `repeats` kernel runs.
+      // Stability: the regular default (the warp rows, session 7), the strips (the default
+      // before), the strips with streaming stores and the row tiles (in turn, the one going
+      // first rotating every repeat, so that none always follows the same one), and the default
+      // z-loop and staged z-loop (z-curve, chasing/plain) again, alternating, each a median of
+      // `repeats` kernel runs.
+      stencil::ExecutionOptions stripOptions = o;
+      stripOptions.imageWarpRows = -1;
       stencil::ExecutionOptions streamingOptions = o;
       streamingOptions.imageStreamingStores = true;
       stencil::ExecutionOptions tileOptions = o;
       tileOptions.imageRowTiles = true;
+      const stencil::ExecutionOptions* kinds[4] = {
+        &o, &stripOptions, &streamingOptions, &tileOptions
+      };
+      const char* kindNames[4] = { "default", "strips", "streaming stores", "row tiles" };
+      std::vector<double> kindTimes[4];
       for (int run = 0; run < stabilityRuns; ++run)
       {
-        stencil::ExecutionReport regularReport;
-        stencil::ExecutionReport streamingReport;
-        stencil::ExecutionReport tileReport;
-        double streamingDiff = 0;
-        double tileDiff = 0;
-        for (int turn = 0; turn < 3; ++turn)
+        stencil::ExecutionReport reports[4];
+        double diffs[4] = { 0, 0, 0, 0 };
+        for (int turn = 0; turn < 4; ++turn)
         {
-          const int which = (turn + run) % 3; // 0 default, 1 streaming, 2 tiles
-          const stencil::ExecutionOptions& chosen =
-            which == 0 ? o : (which == 1 ? streamingOptions : tileOptions);
-          stencil::ExecutionReport& chosenReport =
-            which == 0 ? regularReport : (which == 1 ? streamingReport : tileReport);
-          if (!stencil::applyImage(g, u.data(), out.data(), s, chosen, &chosenReport))
+          const int which = (turn + run) % 4;
+          if (!stencil::applyImage(g, u.data(), out.data(), s, *kinds[which], &reports[which]))
           {
             std::exit(1);
           }
-          if (which == 1)
-          {
-            streamingDiff = maxDifference(out, reference);
-          }
-          else if (which == 2)
-          {
-            tileDiff = maxDifference(out, reference);
-          }
+          diffs[which] = maxDifference(out, reference);
+          kindTimes[which].push_back(reports[which].kernelSeconds);
         }
         std::fprintf(stderr,
-          "%s repeat %d: default %.1f us, streaming stores %.1f us, row tiles %.1f us\n",
+          "%s repeat %d: default %.1f us, strips %.1f us, streaming stores %.1f us, row tiles "
+          "%.1f us\n",
           name,
           run + 1,
-          regularReport.kernelSeconds * 1e6,
-          streamingReport.kernelSeconds * 1e6,
-          tileReport.kernelSeconds * 1e6);
+          reports[0].kernelSeconds * 1e6,
+          reports[1].kernelSeconds * 1e6,
+          reports[2].kernelSeconds * 1e6,
+          reports[3].kernelSeconds * 1e6);
+        for (int which = 0; which < 4; ++which)
+        {
+          Row row;
+          row.precision = name;
+          row.backend = stencil::toString(backend);
+          row.layout = "repeat " + std::to_string(run + 1);
+          row.op = "HorizontalLaplap";
+          row.strategy = std::string(which == 0 ? "regular default: " : "regular: ") +
+            reports[which].imageKernel;
+          row.table = "-";
+          row.seconds = reports[which].kernelSeconds;
+          row.ratio = row.seconds / reports[0].kernelSeconds;
+          row.fraction = (2.0 * u.size() * sizeof(T) / row.seconds) / copyBandwidth;
+          row.maxDiff = diffs[which];
+          rows.push_back(row);
+        }
+        const stencil::ExecutionReport& regularReport = reports[0];
+        if (!columns)
+        {
+          continue;
+        }
         Row row;
         row.precision = name;
         row.backend = stencil::toString(backend);
         row.layout = "repeat " + std::to_string(run + 1);
         row.op = "HorizontalLaplap";
-        row.strategy = "regular default: " + regularReport.imageKernel;
-        row.table = "-";
-        row.seconds = regularReport.kernelSeconds;
-        row.ratio = 1;
-        row.fraction = (2.0 * u.size() * sizeof(T) / row.seconds) / copyBandwidth;
-        rows.push_back(row);
-        Row streamingRow = row;
-        streamingRow.strategy = "regular: " + streamingReport.imageKernel;
-        streamingRow.seconds = streamingReport.kernelSeconds;
-        streamingRow.ratio = streamingRow.seconds / row.seconds;
-        streamingRow.fraction = (2.0 * u.size() * sizeof(T) / streamingRow.seconds) / copyBandwidth;
-        streamingRow.maxDiff = streamingDiff;
-        rows.push_back(streamingRow);
-        Row tileRow = row;
-        tileRow.strategy = "regular: " + tileReport.imageKernel;
-        tileRow.seconds = tileReport.kernelSeconds;
-        tileRow.ratio = tileRow.seconds / row.seconds;
-        tileRow.fraction = (2.0 * u.size() * sizeof(T) / tileRow.seconds) / copyBandwidth;
-        tileRow.maxDiff = tileDiff;
-        rows.push_back(tileRow);
-        if (!columns)
-        {
-          continue;
-        }
         stencil::ExecutionOptions co = o;
         co.strategy = stencil::AccessStrategy::ZLoop;
         co.compressedTable = false;
@@ -494,6 +518,25 @@ void runPrecision(const char* name,
         row.ratio = row.seconds / regularReport.kernelSeconds;
         row.maxDiff = maxDifference(out, referenceCurve);
         rows.push_back(row);
+      }
+      // Medians over the repeats (the mean of the middle two for an even count).
+      for (int which = 0; which < 4; ++which)
+      {
+        std::vector<double> t = kindTimes[which];
+        std::sort(t.begin(), t.end());
+        const std::size_t n = t.size();
+        const double m = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+        std::fprintf(stderr,
+          "%s %s median of %zu repeats %.1f us (%.1f-%.1f) = %.1f %% of the copy bandwidth "
+          "%.1f GB/s\n",
+          name,
+          kindNames[which],
+          n,
+          m * 1e6,
+          t.front() * 1e6,
+          t.back() * 1e6,
+          100.0 * (2.0 * u.size() * sizeof(T) / m) / copyBandwidth,
+          copyBandwidth * 1e-9);
       }
     }
   }
@@ -563,18 +606,28 @@ int main(int argc, char** argv)
   {
     std::fprintf(stderr, "no CUDA device (%s): CPU only\n", why.c_str());
   }
-  double bandwidth = 0;
+  // Copy bandwidth (read + write), the yardstick of the image kernels: the grid-stride copy
+  // kernel and cudaMemcpy device to device, each over buffers of the float image's size and of
+  // the double image's size. Each precision's rows are measured against the faster copy at its
+  // own size (session 7; sessions 4-6 used the kernel at the double size for both).
+  double kernelFloat = 0, memcpyFloat = 0, kernelDouble = 0, memcpyDouble = 0;
   const std::string device = gpu ? stencil::cudaDeviceName() : std::string("none");
   if (gpu)
   {
-    const auto st =
-      stencil::measureDeviceBandwidth(dims[0] * dims[1] * dims[2] * 8, repeats, bandwidth);
+    const std::size_t values = dims[0] * dims[1] * dims[2];
+    auto st = stencil::measureDeviceBandwidth(values * 4, repeats, kernelFloat, memcpyFloat);
+    if (st)
+    {
+      st = stencil::measureDeviceBandwidth(values * 8, repeats, kernelDouble, memcpyDouble);
+    }
     if (!st)
     {
       std::fprintf(stderr, "bandwidth: %s\n", st.message().c_str());
       return 1;
     }
   }
+  const double bandwidthFloat = std::max(kernelFloat, memcpyFloat);
+  const double bandwidthDouble = std::max(kernelDouble, memcpyDouble);
   runPrecision<float>("float",
     dims[0],
     dims[1],
@@ -583,7 +636,7 @@ int main(int argc, char** argv)
     cpuRepeats,
     threads,
     gpu,
-    bandwidth,
+    bandwidthFloat,
     stabilityRuns,
     useCpu,
     useColumns);
@@ -595,15 +648,21 @@ int main(int argc, char** argv)
     cpuRepeats,
     threads,
     gpu,
-    bandwidth,
+    bandwidthDouble,
     stabilityRuns,
     useCpu,
     useColumns);
 
-  std::printf(
-    "device: %s; copy bandwidth (read + write): %.1f GB/s; size %zux%zux%zu; CPU threads %d\n",
+  std::printf("device: %s; copy bandwidth (read + write): float size %.1f GB/s, double size %.1f "
+              "GB/s (the faster of: copy kernel %.1f / %.1f GB/s, cudaMemcpy %.1f / %.1f GB/s; "
+              "\"of copy BW\" uses each precision's own); size %zux%zux%zu; CPU threads %d\n",
     device.c_str(),
-    bandwidth * 1e-9,
+    bandwidthFloat * 1e-9,
+    bandwidthDouble * 1e-9,
+    kernelFloat * 1e-9,
+    kernelDouble * 1e-9,
+    memcpyFloat * 1e-9,
+    memcpyDouble * 1e-9,
     dims[0],
     dims[1],
     dims[2],
@@ -631,7 +690,11 @@ int main(int argc, char** argv)
   if (!json.empty())
   {
     std::ofstream f(json);
-    f << "{\n  \"device\": \"" << device << "\",\n  \"copyBandwidthBytesPerSecond\": " << bandwidth
+    f << "{\n  \"device\": \"" << device
+      << "\",\n  \"copyBandwidthBytesPerSecond\": {\"float\": " << bandwidthFloat
+      << ", \"double\": " << bandwidthDouble << ", \"kernelFloatSize\": " << kernelFloat
+      << ", \"memcpyFloatSize\": " << memcpyFloat << ", \"kernelDoubleSize\": " << kernelDouble
+      << ", \"memcpyDoubleSize\": " << memcpyDouble << "}"
       << ",\n  \"size\": [" << dims[0] << ", " << dims[1] << ", " << dims[2]
       << "],\n  \"cpuThreads\": " << threads << ",\n  \"rows\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i)

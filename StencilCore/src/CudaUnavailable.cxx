@@ -39,7 +39,7 @@ Status cudaColumns(const PreparedTable<T>&,
   return Status(ErrorCode::BackendUnavailable, NotBuilt);
 }
 
-Status cudaBandwidth(std::size_t, int, double&)
+Status cudaBandwidth(std::size_t, int, double&, double*)
 {
   return Status(ErrorCode::BackendUnavailable, NotBuilt);
 }

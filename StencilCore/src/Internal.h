@@ -235,7 +235,11 @@ Status cudaColumns(const PreparedTable<T>& table,
   const ColumnArgs<T>& args,
   const ExecutionOptions& options,
   ExecutionReport& report);
-Status cudaBandwidth(std::size_t bytes, int repeats, double& bytesPerSecond);
+/// The copy kernel's bandwidth, and (memcpyBytesPerSecond not null) cudaMemcpy's.
+Status cudaBandwidth(std::size_t bytes,
+  int repeats,
+  double& bytesPerSecond,
+  double* memcpyBytesPerSecond);
 
 } // namespace detail
 } // namespace stencil

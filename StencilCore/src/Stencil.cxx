@@ -102,7 +102,19 @@ Status measureDeviceBandwidth(std::size_t bytes, int repeats, double& bytesPerSe
   {
     return Status(ErrorCode::InvalidArgument, "bandwidth: bytes and repeats must be positive");
   }
-  return detail::cudaBandwidth(bytes, repeats, bytesPerSecond);
+  return detail::cudaBandwidth(bytes, repeats, bytesPerSecond, nullptr);
+}
+
+Status measureDeviceBandwidth(std::size_t bytes,
+  int repeats,
+  double& kernelBytesPerSecond,
+  double& memcpyBytesPerSecond)
+{
+  if (bytes == 0 || repeats < 1)
+  {
+    return Status(ErrorCode::InvalidArgument, "bandwidth: bytes and repeats must be positive");
+  }
+  return detail::cudaBandwidth(bytes, repeats, kernelBytesPerSecond, &memcpyBytesPerSecond);
 }
 
 namespace
@@ -381,6 +393,15 @@ Status applyImage(const ImageGrid& grid,
   if (options.imageTileRows < 0)
   {
     return Status(ErrorCode::InvalidArgument, "image: tile rows must be 0 or positive");
+  }
+  const int warpRows = options.imageWarpRows;
+  if (warpRows != -1 && warpRows != 0 && warpRows != 4 && warpRows != 8 && warpRows != 16)
+  {
+    return Status(ErrorCode::InvalidArgument, "image: warp rows must be -1, 0, 4, 8 or 16");
+  }
+  if (options.imageWarpPrefetch < 0)
+  {
+    return Status(ErrorCode::InvalidArgument, "image: warp prefetch must be 0 or positive");
   }
   int active = 0;
   Status status = validateImage(grid, isLaplap(stencil.op), isHorizontal(stencil.op), active);

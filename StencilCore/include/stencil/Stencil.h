@@ -197,6 +197,25 @@ struct ExecutionOptions
   /// Row tiles: output rows per block (0: about one wave of resident blocks, at least 32 rows;
   /// 16 rows measured faster, see docs/stencil.md).
   int imageTileRows = 0;
+  /// RowStrips, the 2-D laplap (horizontal, or an image of one layer) on rows of whole 16-byte
+  /// vectors (a multiple of 4 floats or 2 doubles, at least 8 values; at least 5 rows), with the
+  /// strip shape options above left at 0 / false and no row tiles: warp rows (session 7). A
+  /// warp owns 32 adjacent vectors of a row and walks down `imageWarpRows` output rows of one
+  /// layer with one vector load per lane and input row (the neighbouring columns by warp
+  /// shuffles); the first and last lanes compute the frame columns from the same registers, so
+  /// that no pass over scattered frame points remains. 0: the measured default, 8 rows in float
+  /// and the strips in double (faster there); 4, 8 or 16 choose (both precisions); -1 runs the
+  /// strips. Same values as the strips to round-off.
+  int imageWarpRows = 0;
+  /// Warp rows: input rows whose loads are in flight per warp, as compiled: 8 for 4 rows; 4 or
+  /// 12 for 8 rows; 4 or 6 for 16 rows. 0 picks 12 for 8 rows of floats and the first of these
+  /// otherwise; a value not compiled for the rows picks the first too (the report names what
+  /// ran).
+  int imageWarpPrefetch = 0;
+  /// Warp rows: the frame (2 rows and 2 columns at the sides of each layer) in blocks of one
+  /// point per thread at the start of the launch, as the strips do, instead of by frame-row warps
+  /// and the walks' edge warps from values in registers (measured slower, docs/stencil.md).
+  bool imageWarpFrameBlocks = false;
   bool chasingTable = true;    ///< second neighbours by chasing the table twice (else stored)
   bool compressedTable = true; ///< per-cell pattern id + shared relative offsets (else plain)
   /// Auto picks CUDA only for problems of at least this many values.
@@ -395,8 +414,14 @@ Status neighboursFromConnectivity(std::size_t n,
   std::vector<std::int32_t>& table,
   int& maxNeighbours);
 
-/// Measures device copy bandwidth (bytes read + written per second) with `bytes` per buffer.
+/// Measures device copy bandwidth (bytes read + written per second) with `bytes` per buffer:
+/// the median of `repeats` runs of a grid-stride copy kernel (16-byte elements).
 Status measureDeviceBandwidth(std::size_t bytes, int repeats, double& bytesPerSecond);
+/// The same copy kernel, and cudaMemcpy device to device over the same buffers (medians).
+Status measureDeviceBandwidth(std::size_t bytes,
+  int repeats,
+  double& kernelBytesPerSecond,
+  double& memcpyBytesPerSecond);
 
 } // namespace stencil
 
