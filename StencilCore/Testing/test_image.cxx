@@ -492,7 +492,8 @@ int warpPrefetchFor(int rows, int prefetch, bool isFloat)
 /// Warp rows (the 2-D laplap's default on rows of whole 16-byte vectors, session 7) against the
 /// brute-force reference and against the strips (imageWarpRows -1: the same interior
 /// expressions, the frame columns in imageValue's nested order; equal to round-off), for every
-/// compiled shape and a prefetch that is not compiled, on rows with a partial last warp (264
+/// compiled shape, a prefetch that is not compiled and each form of the frame
+/// (imageWarpFrame), on rows with a partial last warp (264
 /// floats: 66 vectors, 3 warps, the last with 2 lanes; 260 floats: one lane), partial spans (45
 /// and 37 rows), several layers, one interior row (5 rows), rows of two float vectors (8) and of
 /// three (12), and rows that are not whole vectors (70 floats: doubles only; 69: neither), in both
@@ -504,7 +505,7 @@ TEST_P(ImageTest, WarpRowsMatchTheStripsAndTheReference)
   {
     int rows;
     int prefetch;
-    bool frameBlocks = false;
+    int frame = 0; // imageWarpFrame
   };
   const Shape shapes[] = { { 0, 0 },
     { 4, 0 },
@@ -513,8 +514,11 @@ TEST_P(ImageTest, WarpRowsMatchTheStripsAndTheReference)
     { 16, 4 },
     { 16, 6 },
     { 16, 5 },
-    { 0, 0, true },
-    { 16, 4, true } };
+    { 0, 0, 1 },
+    { 16, 4, 1 },
+    { 0, 0, 2 },
+    { 16, 4, 2 },
+    { 4, 0, 3 } };
   // Layers: 1, or at least 5 (the 3-D laplap's minimum).
   const std::array<std::size_t, 3> sizes[] = { { 264, 45, 5 },
     { 260, 37, 6 },
@@ -572,7 +576,7 @@ TEST_P(ImageTest, WarpRowsMatchTheStripsAndTheReference)
         {
           options.imageWarpRows = shape.rows;
           options.imageWarpPrefetch = shape.prefetch;
-          options.imageWarpFrameBlocks = shape.frameBlocks;
+          options.imageWarpFrame = shape.frame;
           std::vector<double> out(u.size(), -12345.0);
           std::vector<float> outFloat(u.size(), -12345.0f);
           stencil::ExecutionReport report;
@@ -583,8 +587,8 @@ TEST_P(ImageTest, WarpRowsMatchTheStripsAndTheReference)
           const std::string what = std::string(stencil::toString(op)) + " " +
             stencil::toString(mode) + " " + std::to_string(dims[0]) + "x" +
             std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + " warp rows " +
-            std::to_string(shape.rows) + " prefetch " + std::to_string(shape.prefetch) +
-            (shape.frameBlocks ? " frame blocks" : "");
+            std::to_string(shape.rows) + " prefetch " + std::to_string(shape.prefetch) + " frame " +
+            std::to_string(shape.frame);
           EXPECT_TRUE(closeWithNaN(out, expected, doubleTol)) << what << " " << report.imageKernel;
           EXPECT_TRUE(closeWithNaN(out, strips, doubleTol)) << what;
           EXPECT_TRUE(closeWithNaN(outFloat, expected, floatTol))
@@ -607,16 +611,21 @@ TEST_P(ImageTest, WarpRowsMatchTheStripsAndTheReference)
               << what << " " << report.imageKernel;
             EXPECT_EQ(reportFloat.imageKernel.rfind(warpFloat ? name(true) : "row strips, ", 0), 0u)
               << what << " " << reportFloat.imageKernel;
-            const bool blocksNamed =
+            // The report names the frame's form (0: the default, rows and sides in blocks).
+            const bool pointsNamed =
               reportFloat.imageKernel.find(", frame in blocks of points") != std::string::npos;
-            EXPECT_EQ(blocksNamed, warpFloat && shape.frameBlocks) << reportFloat.imageKernel;
+            const bool sidesNamed =
+              reportFloat.imageKernel.find(", frame rows and sides in blocks") != std::string::npos;
+            EXPECT_EQ(pointsNamed, warpFloat && shape.frame == 2) << reportFloat.imageKernel;
+            EXPECT_EQ(sidesNamed, warpFloat && (shape.frame == 0 || shape.frame == 3))
+              << reportFloat.imageKernel;
           }
         }
       }
   }
 }
 
-/// A small case of every compiled warp-row shape (and the frame in point blocks) for
+/// A small case of every compiled warp-row shape (and each form of the frame) for
 /// compute-sanitizer (memcheck, racecheck):
 /// a last warp with one lane (260 floats) and with 3 idle lanes (70 doubles), partial spans,
 /// both boundary modes, against the brute-force reference.
@@ -624,9 +633,15 @@ TEST_P(ImageTest, WarpRowsSmallImages)
 {
   STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
   const std::array<std::size_t, 3> sizes[] = { { 260, 9, 2 }, { 70, 6, 1 } };
-  const int shapes[][3] = {
-    { 4, 0, 0 }, { 8, 4, 0 }, { 8, 12, 0 }, { 16, 4, 0 }, { 16, 6, 0 }, { 8, 12, 1 }
-  };
+  // rows, prefetch, frame (imageWarpFrame: 0 the default, 1 session 7's, 2 points).
+  const int shapes[][3] = { { 4, 0, 0 },
+    { 8, 4, 0 },
+    { 8, 12, 0 },
+    { 16, 4, 0 },
+    { 16, 6, 0 },
+    { 8, 12, 1 },
+    { 16, 4, 1 },
+    { 8, 12, 2 } };
   for (const auto& dims : sizes)
   {
     stencil::ImageGrid g;
@@ -650,7 +665,7 @@ TEST_P(ImageTest, WarpRowsSmallImages)
         auto options = optionsFor(GetParam());
         options.imageWarpRows = shape[0];
         options.imageWarpPrefetch = shape[1];
-        options.imageWarpFrameBlocks = shape[2] != 0;
+        options.imageWarpFrame = shape[2];
         std::vector<double> out(u.size(), -12345.0);
         std::vector<float> outFloat(u.size(), -12345.0f);
         ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
@@ -661,6 +676,95 @@ TEST_P(ImageTest, WarpRowsSmallImages)
           << "float " << dims[0] << " rows " << shape[0] << " prefetch " << shape[1];
       }
     }
+  }
+}
+
+/// Where the frame's blocks or warps go in the launch (imageFramePlacement, session 8: first,
+/// spread among the interior, last; 0 the default) for the strips (2-D and 3-D laplap, the
+/// Laplacian, 1 and 2 columns per thread) and the warp rows (each form of their frame),
+/// against the brute-force reference, on images with few and many frame blocks, partial warps and
+/// spans, in both boundary modes. Small enough for compute-sanitizer.
+TEST_P(ImageTest, FramePlacementsMatchTheReference)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  struct Kernel
+  {
+    int warpRows;
+    int frame; // imageWarpFrame
+    int columns;
+  };
+  // The strips (2 and 1 columns), the default warp rows and those with the frame of session 7
+  // and in point blocks, and 16-row walks with the default frame.
+  const Kernel kernels[] = {
+    { -1, 0, 0 }, { -1, 0, 1 }, { 0, 0, 0 }, { 0, 1, 0 }, { 0, 2, 0 }, { 16, 0, 0 }
+  };
+  const std::array<std::size_t, 3> sizes[] = { { 264, 45, 5 }, { 70, 6, 5 }, { 12, 7, 1 } };
+  for (const auto& dims : sizes)
+  {
+    stencil::ImageGrid g;
+    g.dims = dims;
+    g.spacing = { 0.8, 1.1, 0.9 };
+    std::vector<double> u(g.size());
+    for (std::size_t i = 0; i < u.size(); ++i)
+      u[i] = std::sin(0.29 * i) + 1e-3 * (i % 41) * (i % 41);
+    const std::vector<float> uFloat(u.begin(), u.end());
+    for (Operator op :
+      { Operator::HorizontalLaplap, Operator::Laplap, Operator::HorizontalLaplacian })
+      for (BoundaryMode mode : { BoundaryMode::Fill, BoundaryMode::ZeroFlux })
+      {
+        const bool horizontal =
+          op == Operator::HorizontalLaplacian || op == Operator::HorizontalLaplap;
+        const bool twice = op == Operator::Laplap || op == Operator::HorizontalLaplap;
+        const bool zeroFlux = mode == BoundaryMode::ZeroFlux;
+        auto expected = reference::imageLaplacian(u, g, horizontal, zeroFlux);
+        if (twice)
+          expected = reference::imageLaplacian(expected, g, horizontal, zeroFlux);
+        const double lap = 4 * (1 / 0.64 + 1 / 1.21 + 1 / 0.81);
+        const double amplification = twice ? lap * lap : lap;
+        const double floatTol = 64 * 1.2e-7 * maxAbs(u) * amplification;
+        const double doubleTol = 1e-12 * std::max(1.0, maxAbs(expected));
+        stencil::StencilOptions s;
+        s.op = op;
+        s.boundary = mode;
+        for (const Kernel& kernel : kernels)
+          for (int placement : { 0, 1, 2, 3 })
+          {
+            auto options = optionsFor(GetParam());
+            options.imageWarpRows = kernel.warpRows;
+            options.imageWarpFrame = kernel.frame;
+            options.imageColumnsPerThread = kernel.columns;
+            options.imageFramePlacement = placement;
+            std::vector<double> out(u.size(), -12345.0);
+            std::vector<float> outFloat(u.size(), -12345.0f);
+            stencil::ExecutionReport report;
+            stencil::ExecutionReport reportFloat;
+            ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options, &report).ok());
+            ASSERT_TRUE(
+              stencil::applyImage(g, uFloat.data(), outFloat.data(), s, options, &reportFloat)
+                .ok());
+            const std::string what = std::string(stencil::toString(op)) + " " +
+              stencil::toString(mode) + " " + std::to_string(dims[0]) + "x" +
+              std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + " warp rows " +
+              std::to_string(kernel.warpRows) + " columns " + std::to_string(kernel.columns) +
+              " placement " + std::to_string(placement);
+            EXPECT_TRUE(closeWithNaN(out, expected, doubleTol))
+              << what << " " << report.imageKernel;
+            EXPECT_TRUE(closeWithNaN(outFloat, expected, floatTol))
+              << "float " << what << " " << reportFloat.imageKernel;
+            if (GetParam() == Backend::CUDA && placement > 0)
+            {
+              // The report names the placement that ran (strips and warp rows alike).
+              const std::string named = std::string(", frame ") +
+                (placement == 1      ? "first"
+                    : placement == 2 ? "spread"
+                                     : "last");
+              EXPECT_NE(report.imageKernel.find(named), std::string::npos)
+                << what << " " << report.imageKernel;
+              EXPECT_NE(reportFloat.imageKernel.find(named), std::string::npos)
+                << what << " " << reportFloat.imageKernel;
+            }
+          }
+      }
   }
 }
 
@@ -685,7 +789,9 @@ TEST(ImageOptions, StripShapeOptionsAreValidated)
     { &stencil::ExecutionOptions::imageTileThreads, { -1, 48, 512 }, 128 },
     { &stencil::ExecutionOptions::imageTileRows, { -1, -64 }, 3 },
     { &stencil::ExecutionOptions::imageWarpRows, { -2, 2, 32 }, 16 },
-    { &stencil::ExecutionOptions::imageWarpPrefetch, { -1, -12 }, 5 } };
+    { &stencil::ExecutionOptions::imageWarpPrefetch, { -1, -12 }, 5 },
+    { &stencil::ExecutionOptions::imageFramePlacement, { -1, 4 }, 3 },
+    { &stencil::ExecutionOptions::imageWarpFrame, { -1, 4 }, 2 } };
   for (const Case& c : cases)
   {
     for (int value : c.rejected)

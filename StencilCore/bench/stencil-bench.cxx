@@ -190,7 +190,8 @@ void runPrecision(const char* name,
           int tileRows = 0;
           int warpRows = 0; // -1: the strips where the warp rows are the default
           int warpPrefetch = 0;
-          bool warpFrameBlocks = false;
+          int warpFrame = 0;
+          int framePlacement = 0;
         };
         std::vector<Variant> variants;
         for (int columns : { 1, 2, 4 })
@@ -246,11 +247,23 @@ void runPrecision(const char* name,
             v.warpPrefetch = shape.second;
             variants.push_back(v);
           }
-          // The default shape with the frame in blocks of one point per thread.
+          // The default shape with the other forms of the frame (session 7's, point blocks).
           v.warpRows = 0;
           v.warpPrefetch = 0;
-          v.warpFrameBlocks = true;
-          variants.push_back(v);
+          for (int frame : { 1, 2 })
+          {
+            v.warpFrame = frame;
+            variants.push_back(v);
+          }
+          // Where the frame goes (session 8): the strips and the default, first, spread, last.
+          v.warpFrame = 0;
+          for (int warpRows : { -1, 0 })
+            for (int placement : { 1, 2, 3 })
+            {
+              v.warpRows = warpRows;
+              v.framePlacement = placement;
+              variants.push_back(v);
+            }
         }
         variants.push_back(Variant{ stencil::ImageKernel::LayerSlices, 0, 0, 0 });
         for (const Variant& v : variants)
@@ -268,7 +281,8 @@ void runPrecision(const char* name,
           ov.imageTileRows = v.tileRows;
           ov.imageWarpRows = v.warpRows;
           ov.imageWarpPrefetch = v.warpPrefetch;
-          ov.imageWarpFrameBlocks = v.warpFrameBlocks;
+          ov.imageWarpFrame = v.warpFrame;
+          ov.imageFramePlacement = v.framePlacement;
           stencil::ExecutionReport rep;
           const auto st = stencil::applyImage(g, u.data(), out.data(), so, ov, &rep);
           if (!st)
@@ -282,7 +296,7 @@ void runPrecision(const char* name,
             (v.rows > 0 ? " C=" + std::to_string(v.columns) + " R=" + std::to_string(v.rows)
                         : std::string()) +
             (v.blockRows > 0 || v.tight || v.gridBlocks != 0 || v.streaming || v.tiles ||
-                  v.warpRows != 0 || v.warpFrameBlocks
+                  v.warpRows != 0 || v.warpFrame != 0 || v.framePlacement != 0
                 ? " (" + rep.imageKernel + ")"
                 : std::string());
           variant.seconds = rep.kernelSeconds;
@@ -429,29 +443,48 @@ void runPrecision(const char* name,
     }
     if (onGpu && stabilityRuns > 0)
     {
-      // Stability: the regular default (the warp rows, session 7), the strips (the default
-      // before), the strips with streaming stores and the row tiles (in turn, the one going
-      // first rotating every repeat, so that none always follows the same one), and the default
-      // z-loop and staged z-loop (z-curve, chasing/plain) again, alternating, each a median of
-      // `repeats` kernel runs.
-      stencil::ExecutionOptions stripOptions = o;
-      stripOptions.imageWarpRows = -1;
-      stencil::ExecutionOptions streamingOptions = o;
-      streamingOptions.imageStreamingStores = true;
-      stencil::ExecutionOptions tileOptions = o;
-      tileOptions.imageRowTiles = true;
-      const stencil::ExecutionOptions* kinds[4] = {
-        &o, &stripOptions, &streamingOptions, &tileOptions
+      // Stability: the regular default, the strips with the frame first (sessions 4-7) and
+      // spread (session 8), the warp rows of 8 rows asked for (both precisions) and the copy
+      // references (the copy kernel and cudaMemcpy at this image's size), in turn, the one going
+      // first rotating every repeat, so that none always follows the same one; each a median of
+      // `repeats` runs. Per repeat, every kernel's bandwidth is also rated against the same
+      // repeat's faster copy (the reference drifts by a few percent between runs); then the
+      // default z-loop and staged z-loop (z-curve, chasing/plain) again, alternating.
+      stencil::ExecutionOptions firstOptions = o;
+      firstOptions.imageWarpRows = -1;
+      firstOptions.imageFramePlacement = 1;
+      stencil::ExecutionOptions spreadOptions = firstOptions;
+      spreadOptions.imageFramePlacement = 2;
+      stencil::ExecutionOptions warpOptions = o;
+      warpOptions.imageWarpRows = 8;
+      constexpr int Kinds = 4;
+      const stencil::ExecutionOptions* kinds[Kinds] = {
+        &o, &firstOptions, &spreadOptions, &warpOptions
       };
-      const char* kindNames[4] = { "default", "strips", "streaming stores", "row tiles" };
-      std::vector<double> kindTimes[4];
+      const char* kindNames[Kinds] = {
+        "default", "strips frame first", "strips frame spread", "warp rows 8"
+      };
+      std::vector<double> kindTimes[Kinds];
+      std::vector<double> kindRatios[Kinds];
+      std::vector<double> copyRates;
       for (int run = 0; run < stabilityRuns; ++run)
       {
-        stencil::ExecutionReport reports[4];
-        double diffs[4] = { 0, 0, 0, 0 };
-        for (int turn = 0; turn < 4; ++turn)
+        stencil::ExecutionReport reports[Kinds];
+        double diffs[Kinds] = { 0, 0, 0, 0 };
+        double copyKernel = 0;
+        double copyMemcpy = 0;
+        for (int turn = 0; turn <= Kinds; ++turn)
         {
-          const int which = (turn + run) % 4;
+          const int which = (turn + run) % (Kinds + 1);
+          if (which == Kinds)
+          {
+            if (!stencil::measureDeviceBandwidth(
+                  u.size() * sizeof(T), repeats, copyKernel, copyMemcpy))
+            {
+              std::exit(1);
+            }
+            continue;
+          }
           if (!stencil::applyImage(g, u.data(), out.data(), s, *kinds[which], &reports[which]))
           {
             std::exit(1);
@@ -459,16 +492,30 @@ void runPrecision(const char* name,
           diffs[which] = maxDifference(out, reference);
           kindTimes[which].push_back(reports[which].kernelSeconds);
         }
+        const double copyRate = std::max(copyKernel, copyMemcpy);
+        copyRates.push_back(copyRate);
+        for (int which = 0; which < Kinds; ++which)
+        {
+          kindRatios[which].push_back(
+            (2.0 * u.size() * sizeof(T) / reports[which].kernelSeconds) / copyRate);
+        }
         std::fprintf(stderr,
-          "%s repeat %d: default %.1f us, strips %.1f us, streaming stores %.1f us, row tiles "
-          "%.1f us\n",
+          "%s repeat %d: default %.1f us (%.1f %%), strips frame first %.1f us (%.1f %%), strips "
+          "frame spread %.1f us (%.1f %%), warp rows 8 %.1f us (%.1f %%); copy kernel %.1f GB/s, "
+          "cudaMemcpy %.1f GB/s (%% of the faster)\n",
           name,
           run + 1,
           reports[0].kernelSeconds * 1e6,
+          100 * kindRatios[0].back(),
           reports[1].kernelSeconds * 1e6,
+          100 * kindRatios[1].back(),
           reports[2].kernelSeconds * 1e6,
-          reports[3].kernelSeconds * 1e6);
-        for (int which = 0; which < 4; ++which)
+          100 * kindRatios[2].back(),
+          reports[3].kernelSeconds * 1e6,
+          100 * kindRatios[3].back(),
+          copyKernel * 1e-9,
+          copyMemcpy * 1e-9);
+        for (int which = 0; which < Kinds; ++which)
         {
           Row row;
           row.precision = name;
@@ -480,7 +527,7 @@ void runPrecision(const char* name,
           row.table = "-";
           row.seconds = reports[which].kernelSeconds;
           row.ratio = row.seconds / reports[0].kernelSeconds;
-          row.fraction = (2.0 * u.size() * sizeof(T) / row.seconds) / copyBandwidth;
+          row.fraction = kindRatios[which].back();
           row.maxDiff = diffs[which];
           rows.push_back(row);
         }
@@ -520,23 +567,34 @@ void runPrecision(const char* name,
         rows.push_back(row);
       }
       // Medians over the repeats (the mean of the middle two for an even count).
-      for (int which = 0; which < 4; ++which)
+      auto median = [](std::vector<double> t)
       {
-        std::vector<double> t = kindTimes[which];
         std::sort(t.begin(), t.end());
         const std::size_t n = t.size();
-        const double m = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+        return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+      };
+      const double copyMedian = median(copyRates);
+      for (int which = 0; which < Kinds; ++which)
+      {
+        const std::vector<double>& t = kindTimes[which];
+        const std::vector<double>& f = kindRatios[which];
+        const double m = median(t);
         std::fprintf(stderr,
           "%s %s median of %zu repeats %.1f us (%.1f-%.1f) = %.1f %% of the copy bandwidth "
-          "%.1f GB/s\n",
+          "%.1f GB/s (start of the run); against each repeat's own copy: median %.1f %% "
+          "(%.1f-%.1f), copy median %.1f GB/s\n",
           name,
           kindNames[which],
-          n,
+          t.size(),
           m * 1e6,
-          t.front() * 1e6,
-          t.back() * 1e6,
+          *std::min_element(t.begin(), t.end()) * 1e6,
+          *std::max_element(t.begin(), t.end()) * 1e6,
           100.0 * (2.0 * u.size() * sizeof(T) / m) / copyBandwidth,
-          copyBandwidth * 1e-9);
+          copyBandwidth * 1e-9,
+          100 * median(f),
+          100 * *std::min_element(f.begin(), f.end()),
+          100 * *std::max_element(f.begin(), f.end()),
+          copyMedian * 1e-9);
       }
     }
   }

@@ -403,6 +403,14 @@ Status applyImage(const ImageGrid& grid,
   {
     return Status(ErrorCode::InvalidArgument, "image: warp prefetch must be 0 or positive");
   }
+  if (options.imageWarpFrame < 0 || options.imageWarpFrame > 3)
+  {
+    return Status(ErrorCode::InvalidArgument, "image: warp frame must be 0, 1, 2 or 3");
+  }
+  if (options.imageFramePlacement < 0 || options.imageFramePlacement > 3)
+  {
+    return Status(ErrorCode::InvalidArgument, "image: frame placement must be 0, 1, 2 or 3");
+  }
   int active = 0;
   Status status = validateImage(grid, isLaplap(stencil.op), isHorizontal(stencil.op), active);
   if (!status)

@@ -202,20 +202,29 @@ struct ExecutionOptions
   /// strip shape options above left at 0 / false and no row tiles: warp rows (session 7). A
   /// warp owns 32 adjacent vectors of a row and walks down `imageWarpRows` output rows of one
   /// layer with one vector load per lane and input row (the neighbouring columns by warp
-  /// shuffles); the first and last lanes compute the frame columns from the same registers, so
-  /// that no pass over scattered frame points remains. 0: the measured default, 8 rows in float
-  /// and the strips in double (faster there); 4, 8 or 16 choose (both precisions); -1 runs the
-  /// strips. Same values as the strips to round-off.
+  /// shuffles); the frame as `imageWarpFrame` says. 0: the measured default, 8 rows in
+  /// float and the strips in double (faster there); 4, 8 or 16 choose (both precisions); -1 runs
+  /// the strips. Same values as the strips to round-off.
   int imageWarpRows = 0;
   /// Warp rows: input rows whose loads are in flight per warp, as compiled: 8 for 4 rows; 4 or
   /// 12 for 8 rows; 4 or 6 for 16 rows. 0 picks 12 for 8 rows of floats and the first of these
   /// otherwise; a value not compiled for the rows picks the first too (the report names what
   /// ran).
   int imageWarpPrefetch = 0;
-  /// Warp rows: the frame (2 rows and 2 columns at the sides of each layer) in blocks of one
-  /// point per thread at the start of the launch, as the strips do, instead of by frame-row warps
-  /// and the walks' edge warps from values in registers (measured slower, docs/stencil.md).
-  bool imageWarpFrameBlocks = false;
+  /// Warp rows: how the frame (2 rows and 2 columns at the sides of each layer) is computed,
+  /// in the same launch as the walks: 0 the measured default (3; session 8, docs/stencil.md);
+  /// 1 frame-row warps and, after each walk, its edge lanes from values in registers (session
+  /// 7); 2 blocks of one frame point per thread; 3 blocks whose threads compute two frame units
+  /// each: a point of a frame row, or the two frame values of an interior row at one side (the 4
+  /// columns at the side in 5 rows as vectors, then registers only). The frame's warps and blocks
+  /// go where `imageFramePlacement` says.
+  int imageWarpFrame = 0;
+  /// Where the frame's work goes in a strip or warp-row launch (the boundary blocks of the
+  /// strips, the frame blocks or frame-row warps of the warp rows: latency-bound work on few
+  /// values): 0 the measured default, spread (session 8, docs/stencil.md); 1 first (sessions
+  /// 4-7: a wave of frame blocks at the start, while the interior's loads wait), 2 spread evenly
+  /// among the interior's blocks or warps, 3 last. The same values in every placement.
+  int imageFramePlacement = 0;
   bool chasingTable = true;    ///< second neighbours by chasing the table twice (else stored)
   bool compressedTable = true; ///< per-cell pattern id + shared relative offsets (else plain)
   /// Auto picks CUDA only for problems of at least this many values.

@@ -492,6 +492,87 @@ int defaultImageRows(int columns, bool laplap, bool vertical, std::size_t valueB
   return laplap && vertical ? 2 : 4;
 }
 
+/// The frame points of the 2-D laplap (an image whose third axis is inactive): imageValue's
+/// nested form in 32-bit offsets, from memory (the warp rows' frame blocks, and the strips' with
+/// StripGrid::frame2D).
+template<typename T>
+__device__ __forceinline__ T frameLaplacian2D(const T* u, int nx, int ny, int i, int j, T wx, T wy)
+{
+  const T* c = u + i + nx * j;
+  const T u0 = c[0];
+  const int xp = i + 1 < nx ? 1 : 0;
+  const int xm = i > 0 ? -1 : 0;
+  const int yp = j + 1 < ny ? nx : 0;
+  const int ym = j > 0 ? -nx : 0;
+  T sum = 0;
+  sum += (c[xp] - T(2) * u0 + c[xm]) * wx;
+  sum += (c[yp] - T(2) * u0 + c[ym]) * wy;
+  return sum;
+}
+
+template<typename T>
+__device__ __noinline__ T frameLaplap2D(const ImageArgs<T>& a, int i, int j, int k)
+{
+  if (!a.zeroFlux)
+  {
+    return a.fill;
+  }
+  const int nx = static_cast<int>(a.dims[0]);
+  const int ny = static_cast<int>(a.dims[1]);
+  const T* u = a.u + static_cast<long long>(nx) * ny * k;
+  const T wx = a.weight[0];
+  const T wy = a.weight[1];
+  const T centre = frameLaplacian2D(u, nx, ny, i, j, wx, wy);
+  T sum = 0;
+  const T east = frameLaplacian2D(u, nx, ny, min(i + 1, nx - 1), j, wx, wy);
+  const T west = frameLaplacian2D(u, nx, ny, max(i - 1, 0), j, wx, wy);
+  sum += (east - T(2) * centre + west) * wx;
+  const T north = frameLaplacian2D(u, nx, ny, i, min(j + 1, ny - 1), wx, wy);
+  const T south = frameLaplacian2D(u, nx, ny, i, max(j - 1, 0), wx, wy);
+  sum += (north - T(2) * centre + south) * wy;
+  return sum;
+}
+
+/**
+ * Where the frame goes in a launch that mixes frame units (blocks or warps of boundary values,
+ * latency-bound: few values, many scattered loads) with `others` interior units (bandwidth
+ * bound): `every` 0 puts the frame first (sessions 4-7: one wave of frame blocks at the start,
+ * while the memory system idles), -1 last, > 0 one frame unit every `every` positions, so that
+ * frame and interior units are resident together. Returns whether position p is a frame unit;
+ * `index`: its index among the frame units or among the others. Counts below 2^31 (the host
+ * checks), so 32-bit division.
+ */
+__device__ __forceinline__ bool placeFrame(long long p,
+  long long frames,
+  long long others,
+  long long every,
+  long long& index)
+{
+  if (every == 0)
+  {
+    const bool frame = p < frames;
+    index = frame ? p : p - frames;
+    return frame;
+  }
+  if (every < 0)
+  {
+    const bool frame = p >= others;
+    index = frame ? p - others : p;
+    return frame;
+  }
+  const unsigned q = static_cast<unsigned>(p) / static_cast<unsigned>(every);
+  const bool frame = static_cast<unsigned>(p) - q * static_cast<unsigned>(every) == 0 && q < frames;
+  index = frame ? q : p - min(static_cast<long long>(q) + 1, frames);
+  return frame;
+}
+
+/// Spacing of the spread frame (placeFrame's `every` > 0): the frame units evenly among all
+/// positions, the last one before the end.
+inline long long spreadEvery(long long frames, long long others)
+{
+  return frames > 0 ? std::max(1LL, (frames + others) / frames) : 0;
+}
+
 /// The launch geometry shared by the host and the row-strip kernels. The boundary frame of a
 /// layer is frameY rows at the bottom and top and frameX columns at the left and right; the
 /// pair kernel widens frameX to an even count so that its pairs stay aligned.
@@ -510,6 +591,14 @@ struct StripGrid
   int blocksX = 0;
   int blocksY = 0;
   long long interiorBlocks = 0;
+  /// Where the boundary blocks go (placeFrame): 0 first, -1 last, > 0 one every `frameEvery`.
+  long long frameEvery = 0;
+  /// The boundary values of the 2-D laplap (frame 2 wide, third axis inactive) through
+  /// frameLaplap2D (32-bit offsets, no loop over axes) instead of the generic imageValue.
+  bool frame2D = false;
+  /// Boundary values per thread of a boundary block (fewer boundary blocks, each longer): a
+  /// boundary block holds a block slot of the interior's size (registers) for little traffic.
+  int framePerThread = 1;
 };
 
 constexpr int StripThreadsX = 32;
@@ -568,7 +657,7 @@ __device__ __forceinline__ void stripBoundary(const ImageArgs<T>& a,
     j = ij / nx;
   }
   a.out[i + static_cast<long long>(nx) * j + static_cast<long long>(nx) * ny * k] =
-    boundaryValue(a, i, j, k);
+    g.frame2D ? frameLaplap2D(a, i, j, k) : boundaryValue(a, i, j, k);
 }
 
 /// Tight: a register cap of 40 (6 blocks of 256 threads or 12 of 128 per SM) instead of 128:
@@ -584,12 +673,16 @@ __device__ __forceinline__ void rowStripBlock(const ImageArgs<T>& a,
   const int sz = nx * static_cast<int>(a.dims[1]);
   constexpr int reach = Laplap ? 2 : 1;
   const int thread = threadIdx.x + StripThreadsX * threadIdx.y;
-  if (block < g.boundaryBlocks)
+  long long b;
+  if (placeFrame(block, g.boundaryBlocks, g.interiorBlocks, g.frameEvery, b))
   {
-    stripBoundary(a, g, block, thread);
+    // framePerThread consecutive blocks' worth of boundary values, each pass coalesced.
+    for (int m = 0; m < g.framePerThread; ++m)
+    {
+      stripBoundary(a, g, b * g.framePerThread + m, thread);
+    }
     return;
   }
-  const long long b = block - g.boundaryBlocks;
   const int bx = static_cast<int>(b % g.blocksX);
   const int by = static_cast<int>((b / g.blocksX) % g.blocksY);
   const int k =
@@ -699,6 +792,16 @@ StripGrid stripGrid(const long long* dims,
   return g;
 }
 
+/// Boundary values per thread (StripGrid::framePerThread): fewer boundary blocks.
+void setFramePerThread(StripGrid& g, const long long* dims, int perThread)
+{
+  const long long threads = StripThreadsX * g.threadsY * static_cast<long long>(perThread);
+  const long long boundaryPoints =
+    g.framePoints * g.interiorLayers + dims[0] * dims[1] * g.boundaryLayers;
+  g.framePerThread = perThread;
+  g.boundaryBlocks = (boundaryPoints + threads - 1) / threads;
+}
+
 /// Launches one block per strip block, or (gridBlocks != 0) fewer blocks that loop over them.
 template<typename Kernel, typename T>
 void launchStripKernel(Kernel kernel, const StripGrid& g, const ImageArgs<T>& args, int gridBlocks)
@@ -728,7 +831,17 @@ struct StripVariant
   bool tight = false;
   int gridBlocks = 0;
   bool streaming = false;
+  /// Where the boundary blocks go: ExecutionOptions::imageFramePlacement, 1 first, 2 spread,
+  /// 3 last (0 resolved by the caller).
+  int framePlacement = 1;
 };
+
+/// placeFrame's `every` for a placement (1 first, 2 spread, 3 last) of `frames` frame units
+/// among `others`.
+long long frameEveryFor(int placement, long long frames, long long others)
+{
+  return placement == 2 ? spreadEvery(frames, others) : (placement == 3 ? -1 : 0);
+}
 
 template<typename T, bool Laplap, bool Vertical, int Columns, int Rows>
 void launchStripRows(const StripGrid& g, const ImageArgs<T>& args, const StripVariant& variant)
@@ -770,7 +883,10 @@ void launchRowStripsColumns(const ImageArgs<T>& args,
   int threadsY,
   const StripVariant& variant)
 {
-  const StripGrid g = stripGrid(args.dims, Laplap, Vertical, rows, Columns, threadsY);
+  StripGrid g = stripGrid(args.dims, Laplap, Vertical, rows, Columns, threadsY);
+  g.frameEvery = frameEveryFor(variant.framePlacement, g.boundaryBlocks, g.interiorBlocks);
+  // The 2-D laplap's frame (2 wide: 1 or 2 columns per thread) in the 2-D nested form.
+  g.frame2D = Laplap && !Vertical && !args.active[2] && g.frameX == 2 && g.frameY == 2;
   switch (rows)
   {
     case 1:
@@ -825,13 +941,17 @@ void launchRowStrips(const ImageArgs<T>& args,
  *
  * The frame (2 columns at the sides and 2 rows at the top and bottom of each layer) uses
  * imageValue's nested form (the Laplacian with clamped indices at the point and its four
- * neighbours, in its order of terms) on values in registers: the 2 x 2 rows of a layer by the
- * first warps of the launch (4 input rows per lane, the same loads and shuffles as the walk),
- * and the frame columns of a walk's rows, after the walk, by the lanes of the first and last warp
- * of the row (one lane per row and side, 5 rows of the 4 columns at the side). The strips (and
- * with `frameBlocks` the warp rows too) give every frame point a thread of its own in blocks at
- * the start of the launch, which reads its 13 neighbours from memory; at 512 x 512 x 64 those
- * 2 % of the values cost as much time as a fifth of the interior (measured, docs/stencil.md).
+ * neighbours, in its order of terms), in one of three ways (ExecutionOptions::imageWarpFrame):
+ * (1, session 7) the 2 x 2 rows of a layer by frame-row warps (4 input rows per lane, the same
+ * loads and shuffles as the walk) and the frame columns of a walk's rows, after the walk, by the
+ * lanes of the first and last warp of the row (one lane per row and side, 5 rows of the 4
+ * columns at the side); (2) blocks of one frame point per thread (frameLaplap2D, 13 loads from
+ * memory); (3, the default since session 8) blocks whose threads take two frame units each: a
+ * frame-row point (frameLaplap2D, coalesced along the row) or one side of an interior row
+ * (warpRowSideFrame: 5 vector loads, both frame values from registers). Frame units are
+ * latency-bound and few; where they go in the launch (first, spread among the walks, last)
+ * decides much of their cost: spread, they hide behind the walks' traffic (measured,
+ * docs/stencil.md).
  */
 template<typename T>
 struct WideOf;
@@ -857,14 +977,28 @@ struct WarpRowGrid
   int spans = 0;  ///< spans of `rows` output rows per layer, rows 2 .. ny - 3
   int rows = 0;   ///< output rows per warp
   int warpsPerBlock = 4;
-  /// The frame in blocks of one point per thread, first in the launch (else frame-row warps and
-  /// the walks' edge lanes).
+  /// The frame in blocks of one point per thread (else frame-row warps and the walks' edge
+  /// lanes, or side blocks).
   bool frameBlocks = false;
   long long framePoints = 0;     ///< frame points of a layer
   long long frameBlockCount = 0; ///< blocks of frame points (frameBlocks)
   long long frameWarps = 0;      ///< warps of the frame rows, 2 per layer and row of warps
-  long long warps = 0;           ///< warps after the frame blocks: frame rows, then walks
+  long long warps = 0;           ///< warps after the frame blocks: frame rows and walks
   long long blocks = 0;
+  /// Where the frame blocks go among the blocks of warps (placeFrame: 0 first, -1 last, > 0
+  /// one every `frameEvery`), and the frame-row warps among the walks (`frameWarpEvery`).
+  long long frameEvery = 0;
+  long long frameWarpEvery = 0;
+  /// Frame points per thread of a frame block (fewer frame blocks, each longer).
+  int framePerThread = 1;
+  /// Side blocks (session 8): blocks of one thread per interior row and side of a layer
+  /// (warpRowSideFrame: 5 vector loads, the two frame columns from registers) instead of the
+  /// walks' edge lanes after the walk; the frame rows by frame-row warps, or (rowPointBlocks) by
+  /// the side blocks too.
+  bool sideBlocks = false;
+  /// With sideBlocks: the frame rows' points in the side blocks too (one thread per point, the
+  /// 2-D nested form, coalesced along the row), no frame-row warps.
+  bool rowPointBlocks = false;
 };
 
 /// One input row as loaded: the lane's vector and, for the warp's first lane, the pair of
@@ -1024,46 +1158,6 @@ __device__ __forceinline__ void nestedLaplaps(const R* const (&rows)[9], T wx, T
   }
 }
 
-/// The frame points the strips' way: imageValue's nested form in 32-bit offsets for an image
-/// whose third axis is inactive, from memory.
-template<typename T>
-__device__ __forceinline__ T frameLaplacian2D(const T* u, int nx, int ny, int i, int j, T wx, T wy)
-{
-  const T* c = u + i + nx * j;
-  const T u0 = c[0];
-  const int xp = i + 1 < nx ? 1 : 0;
-  const int xm = i > 0 ? -1 : 0;
-  const int yp = j + 1 < ny ? nx : 0;
-  const int ym = j > 0 ? -nx : 0;
-  T sum = 0;
-  sum += (c[xp] - T(2) * u0 + c[xm]) * wx;
-  sum += (c[yp] - T(2) * u0 + c[ym]) * wy;
-  return sum;
-}
-
-template<typename T>
-__device__ __noinline__ T frameLaplap2D(const ImageArgs<T>& a, int i, int j, int k)
-{
-  if (!a.zeroFlux)
-  {
-    return a.fill;
-  }
-  const int nx = static_cast<int>(a.dims[0]);
-  const int ny = static_cast<int>(a.dims[1]);
-  const T* u = a.u + static_cast<long long>(nx) * ny * k;
-  const T wx = a.weight[0];
-  const T wy = a.weight[1];
-  const T centre = frameLaplacian2D(u, nx, ny, i, j, wx, wy);
-  T sum = 0;
-  const T east = frameLaplacian2D(u, nx, ny, min(i + 1, nx - 1), j, wx, wy);
-  const T west = frameLaplacian2D(u, nx, ny, max(i - 1, 0), j, wx, wy);
-  sum += (east - T(2) * centre + west) * wx;
-  const T north = frameLaplacian2D(u, nx, ny, i, min(j + 1, ny - 1), wx, wy);
-  const T south = frameLaplacian2D(u, nx, ny, i, max(j - 1, 0), wx, wy);
-  sum += (north - T(2) * centre + south) * wy;
-  return sum;
-}
-
 /// frameBlocks: frame point p of the launch (rows 0, 1, ny - 2, ny - 1, then columns 0, 1,
 /// nx - 2, nx - 1 of the other rows, layer by layer).
 template<typename T>
@@ -1210,6 +1304,37 @@ __device__ __noinline__ void warpRowSideFrame(const ImageArgs<T>& a,
   }
 }
 
+/// Side block thread s: row 2 + (s / 2) % (ny - 4) of layer s / (2 (ny - 4)), the left side
+/// for even s, the right for odd s (adjacent threads share the row's cache lines at both ends).
+/// With rowPoints, each layer's threads start with its 4 frame rows, one point per thread.
+template<typename T>
+__device__ __forceinline__ void warpRowSideThread(const ImageArgs<T>& a,
+  long long s,
+  bool rowPoints)
+{
+  const int nx = static_cast<int>(a.dims[0]);
+  const int ny = static_cast<int>(a.dims[1]);
+  const long long rowThreads = rowPoints ? 4LL * nx : 0;
+  const long long perLayer = rowThreads + 2LL * (ny - 4);
+  if (s >= perLayer * a.dims[2])
+  {
+    return;
+  }
+  const long long k = s / perLayer;
+  int r = static_cast<int>(s - k * perLayer);
+  if (r < rowThreads)
+  {
+    const int row = r / nx;
+    const int j = row < 2 ? row : ny - 4 + row;
+    const int i = r - row * nx;
+    a.out[i + static_cast<long long>(nx) * j + static_cast<long long>(nx) * ny * k] =
+      frameLaplap2D(a, i, j, static_cast<int>(k));
+    return;
+  }
+  r -= static_cast<int>(rowThreads);
+  warpRowSideFrame(a, static_cast<long long>(nx) * ny * k, 2 + r / 2, (r & 1) != 0);
+}
+
 /// Rows: output rows per warp; Prefetch: input rows in flight; Warps: warps per block;
 /// Streaming: evict-first stores.
 template<typename T, int Rows, int Prefetch, int Warps, int MinBlocks, bool Streaming>
@@ -1223,14 +1348,27 @@ __global__ void __launch_bounds__(32 * Warps, MinBlocks)
   using P = typename WideOf<T>::pair;
   const ImageArgs<T>& a = args;
   const int lane = threadIdx.x;
-  if (blockIdx.x < g.frameBlockCount)
+  long long unit;
+  if (placeFrame(blockIdx.x, g.frameBlockCount, g.blocks - g.frameBlockCount, g.frameEvery, unit))
   {
-    warpRowFramePoint(
-      a, g, blockIdx.x * static_cast<long long>(32 * Warps) + threadIdx.x + 32 * threadIdx.y);
+    for (int m = 0; m < g.framePerThread; ++m)
+    {
+      if (g.sideBlocks)
+      {
+        warpRowSideThread(a,
+          (unit * g.framePerThread + m) * static_cast<long long>(32 * Warps) + threadIdx.x +
+            32 * threadIdx.y,
+          g.rowPointBlocks);
+        continue;
+      }
+      warpRowFramePoint(a,
+        g,
+        (unit * g.framePerThread + m) * static_cast<long long>(32 * Warps) + threadIdx.x +
+          32 * threadIdx.y);
+    }
     return;
   }
-  const long long warp =
-    (blockIdx.x - g.frameBlockCount) * static_cast<long long>(Warps) + threadIdx.y;
+  const long long warp = unit * static_cast<long long>(Warps) + threadIdx.y;
   if (warp >= g.warps)
   {
     return;
@@ -1239,8 +1377,9 @@ __global__ void __launch_bounds__(32 * Warps, MinBlocks)
   const int ny = static_cast<int>(a.dims[1]);
   const T wx = a.weight[0];
   const T wy = a.weight[1];
-  const bool frameWarp = warp < g.frameWarps;
-  const long long index = frameWarp ? warp : warp - g.frameWarps;
+  long long index;
+  const bool frameWarp =
+    placeFrame(warp, g.frameWarps, g.warps - g.frameWarps, g.frameWarpEvery, index);
   const int wxIndex = static_cast<int>(index % g.warpsX);
   const int c = (wxIndex * 32 + lane) * W;
   // Lanes beyond the row load the last vector (their values are never stored); the first and
@@ -1416,7 +1555,7 @@ __global__ void __launch_bounds__(32 * Warps, MinBlocks)
       }
     }
   }
-  if (g.frameBlocks)
+  if (g.frameBlocks || g.sideBlocks)
   {
     return;
   }
@@ -1431,12 +1570,20 @@ __global__ void __launch_bounds__(32 * Warps, MinBlocks)
 }
 
 /// The geometry of a warp-row launch: `rows` output rows per warp, `warpsPerBlock` warps per
-/// block; the frame in blocks of one point per thread (frameBlocks) or by frame-row warps and
-/// the walks' edge warps. The rows must be a multiple of the vector (4 floats, 2 doubles) and at
-/// least 8 values long (the frame columns lie in the first and last vector), with at least 5
-/// rows.
+/// block; the frame in blocks of one point per thread (frameBlocks), by frame-row warps and the
+/// walks' edge warps (sideMode 0), by frame-row warps and side blocks (1) or by blocks of
+/// frame-row points and sides (2), `framePerThread` units per thread of a frame block, placed
+/// by `framePlacement` (1 first, 2 spread, 3 last). The rows must be a multiple of the vector (4
+/// floats, 2 doubles) and at least 8 values long (the frame columns lie in the first and last
+/// vector), with at least 5 rows.
 template<typename T>
-WarpRowGrid warpRowGrid(const long long* dims, int rows, int warpsPerBlock, bool frameBlocks)
+WarpRowGrid warpRowGrid(const long long* dims,
+  int rows,
+  int warpsPerBlock,
+  bool frameBlocks,
+  int framePlacement = 1,
+  int framePerThread = 1,
+  int sideMode = 0)
 {
   WarpRowGrid g;
   const long long nx = dims[0];
@@ -1449,10 +1596,21 @@ WarpRowGrid warpRowGrid(const long long* dims, int rows, int warpsPerBlock, bool
   g.warpsX = static_cast<int>((nx / WideOf<T>::width + 31) / 32);
   g.framePoints = nx * ny - (nx - 4) * (ny - 4);
   const long long threads = 32LL * warpsPerBlock;
-  g.frameBlockCount = frameBlocks ? (g.framePoints * nz + threads - 1) / threads : 0;
-  g.frameWarps = frameBlocks ? 0 : static_cast<long long>(g.warpsX) * 2 * nz;
+  g.framePerThread = framePerThread;
+  // sideMode 1: side blocks and frame-row warps; 2: side blocks with the frame rows' points.
+  g.sideBlocks = sideMode > 0 && !frameBlocks;
+  g.rowPointBlocks = g.sideBlocks && sideMode == 2;
+  // Frame blocks: one thread per frame point; side blocks: one per interior row and side (and
+  // with rowPointBlocks one per frame-row point).
+  const long long frameThreads = frameBlocks
+    ? g.framePoints * nz
+    : (g.sideBlocks ? (2 * (ny - 4) + (g.rowPointBlocks ? 4 * nx : 0)) * nz : 0);
+  g.frameBlockCount = (frameThreads + threads * framePerThread - 1) / (threads * framePerThread);
+  g.frameWarps = frameBlocks || g.rowPointBlocks ? 0 : static_cast<long long>(g.warpsX) * 2 * nz;
   g.warps = g.frameWarps + static_cast<long long>(g.warpsX) * g.spans * nz;
   g.blocks = g.frameBlockCount + (g.warps + warpsPerBlock - 1) / warpsPerBlock;
+  g.frameEvery = frameEveryFor(framePlacement, g.frameBlockCount, g.blocks - g.frameBlockCount);
+  g.frameWarpEvery = frameEveryFor(framePlacement, g.frameWarps, g.warps - g.frameWarps);
   return g;
 }
 
@@ -1465,6 +1623,30 @@ bool warpRowsApply(const ImageArgs<T>& a)
 
 /// Output rows per warp when the caller leaves the choice (measured, docs/stencil.md).
 constexpr int DefaultWarpRows = 8;
+
+/// The warp rows' frame when the caller leaves the choice (ExecutionOptions::imageWarpFrame 0):
+/// blocks of frame-row points and side rows, two per thread, spread among the walks (session 8,
+/// H200: float 46.1-46.9 us against 47.6-48.6 for the session-7 frame, docs/stencil.md).
+constexpr int DefaultWarpFrame = 3;
+
+/// Where the frame goes when the caller leaves the choice (imageFramePlacement 0): spread among
+/// the interior's blocks or warps (session 8, H200, 512 x 512 x 64: float strips 54.3 -> 51.0 us,
+/// double strips 89.5 -> 83.1 us with the generic frame; warp rows with frame blocks 51.8 -> 46.9
+/// us; docs/stencil.md).
+int stripFramePlacement(const ExecutionOptions& options)
+{
+  return options.imageFramePlacement > 0 ? options.imageFramePlacement : 2;
+}
+
+int warpFramePlacement(const ExecutionOptions& options)
+{
+  return options.imageFramePlacement > 0 ? options.imageFramePlacement : 2;
+}
+
+const char* framePlacementName(int placement)
+{
+  return placement == 2 ? "spread" : (placement == 3 ? "last" : "first");
+}
 
 /// Launches the compiled warp-row shapes (4 warps per block); returns the prefetch that ran:
 /// `prefetch` where it is compiled for the rows; else (0) 12 for 8 rows of floats, else the
@@ -1610,7 +1792,7 @@ Status cudaImage(const ImageArgs<T>& args,
   const bool defaultShape = columns == 2 && (rows == 2 || rows == 4);
   const int gridBlocks = defaultShape ? options.imageGridBlocks : 0;
   const bool streaming = defaultShape && !tight && gridBlocks == 0 && options.imageStreamingStores;
-  const StripVariant variant{ tight, gridBlocks, streaming };
+  const StripVariant variant{ tight, gridBlocks, streaming, stripFramePlacement(options) };
   // Row tiles: 2-D operators on rows of whole 16-byte vectors (the copies are 16-byte aligned);
   // other cases keep the strips.
   const bool tiles =
@@ -1626,12 +1808,16 @@ Status cudaImage(const ImageArgs<T>& args,
     warpRowsApply(device);
   WarpRowGrid warpGeometry;
   int warpPrefetch = 0;
+  const int warpFrame = options.imageWarpFrame > 0 ? options.imageWarpFrame : DefaultWarpFrame;
   if (warpRows)
   {
     warpGeometry = warpRowGrid<T>(args.dims,
       options.imageWarpRows > 0 ? options.imageWarpRows : DefaultWarpRows,
       4,
-      options.imageWarpFrameBlocks);
+      warpFrame == 2,
+      warpFramePlacement(options),
+      warpFrame == 3 ? 2 : 1,
+      warpFrame == 3 ? 2 : 0);
     if (warpGeometry.blocks >= (1LL << 31))
     {
       return Status(ErrorCode::BackendUnavailable, "image: too many blocks for the warp rows");
@@ -1718,14 +1904,17 @@ Status cudaImage(const ImageArgs<T>& args,
   {
     report.imageKernel = "warp rows, " + std::to_string(warpGeometry.rows) + " rows per warp, " +
       std::to_string(warpPrefetch) + " rows in flight, 4 x 32 threads per block" +
-      (warpGeometry.frameBlocks ? ", frame in blocks of points" : "");
+      (warpFrame == 2 ? ", frame in blocks of points"
+                      : (warpFrame == 3 ? ", frame rows and sides in blocks" : "")) +
+      ", frame " + framePlacementName(warpFramePlacement(options));
   }
   else if (strips)
   {
     report.imageKernel = "row strips, " + std::to_string(columns) +
       (columns > 1 ? " columns x " : " column x ") + std::to_string(rows) + " rows, " +
       std::to_string(blockRows) + " x 32 threads per block" + (tight ? ", 40 registers" : "") +
-      (gridBlocks != 0 ? ", looping blocks" : "") + (streaming ? ", streaming stores" : "");
+      (gridBlocks != 0 ? ", looping blocks" : "") + (streaming ? ", streaming stores" : "") +
+      ", frame " + framePlacementName(variant.framePlacement);
   }
   else
   {

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Session 8, stencil call 6: StencilCore with the final session-8 defaults (built on the
+# development machine, carried as build-carry8/bin.tar.xz) through
+# scripts/gpu/stencil-session8.sh (CTest, compute-sanitizer, the image benchmark with 8 rotating
+# repeats and the copies in every repeat), then the laboratory's fifth round once more
+# (build-lab8/stencil-session8-lab, as in call 5). Results in $OUT/s8 and $OUT/lab.
+set -u
+OUT=${OUT:-/tmp/stencil-session8-call6}
+mkdir -p "$OUT/s8" "$OUT/lab"
+SECONDS=0
+OUT="$OUT/s8" bash scripts/gpu/stencil-session8.sh > "$OUT/s8.out" 2>&1
+echo "[${SECONDS}s] session 8 script rc=$?" | tee "$OUT/lab/steps.txt"
+sed -n '/--- ctest/,$p' "$OUT/s8.out" | grep -v "regular-variant" | head -60
+grep -E "regular-variant" "$OUT/s8.out" | grep -E "frame|warp rows, 8 rows per warp, 12" | cut -c1-200
+export CUDA_MODULE_LOADING=EAGER
+nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.memory,driver_version \
+  --format=csv > "$OUT/lab/lab.txt" 2>&1
+timeout 100 build-lab8/stencil-session8-lab 8 >> "$OUT/lab/lab.txt" 2>&1
+echo "[${SECONDS}s] lab rc=$?" | tee -a "$OUT/lab/steps.txt"
+grep -E "FAIL" "$OUT/lab/lab.txt" | head -20
+sed -n '/rotating order/,$p' "$OUT/lab/lab.txt"
