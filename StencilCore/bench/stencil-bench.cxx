@@ -265,6 +265,15 @@ void runPrecision(const char* name,
               variants.push_back(v);
             }
         }
+        // Where the boundary blocks go (session 8), for every operator: the default strips with
+        // their boundary first, spread, last (the default is spread, first for the 3-D laplap).
+        for (int placement : { 1, 2, 3 })
+        {
+          Variant v{ stencil::ImageKernel::RowStrips, 0, 0, 0 };
+          v.warpRows = -1;
+          v.framePlacement = placement;
+          variants.push_back(v);
+        }
         variants.push_back(Variant{ stencil::ImageKernel::LayerSlices, 0, 0, 0 });
         for (const Variant& v : variants)
         {

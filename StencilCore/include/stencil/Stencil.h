@@ -221,7 +221,8 @@ struct ExecutionOptions
   int imageWarpFrame = 0;
   /// Where the frame's work goes in a strip or warp-row launch (the boundary blocks of the
   /// strips, the frame blocks or frame-row warps of the warp rows: latency-bound work on few
-  /// values): 0 the measured default, spread (session 8, docs/stencil.md); 1 first (sessions
+  /// values): 0 the measured default, spread (session 8, docs/stencil.md; first for the 3-D
+  /// laplap, whose boundary includes whole layers: measured faster there); 1 first (sessions
   /// 4-7: a wave of frame blocks at the start, while the interior's loads wait), 2 spread evenly
   /// among the interior's blocks or warps, 3 last. The same values in every placement.
   int imageFramePlacement = 0;

@@ -1629,13 +1629,20 @@ constexpr int DefaultWarpRows = 8;
 /// H200: float 46.1-46.9 us against 47.6-48.6 for the session-7 frame, docs/stencil.md).
 constexpr int DefaultWarpFrame = 3;
 
-/// Where the frame goes when the caller leaves the choice (imageFramePlacement 0): spread among
-/// the interior's blocks or warps (session 8, H200, 512 x 512 x 64: float strips 54.3 -> 51.0 us,
-/// double strips 89.5 -> 83.1 us with the generic frame; warp rows with frame blocks 51.8 -> 46.9
-/// us; docs/stencil.md).
-int stripFramePlacement(const ExecutionOptions& options)
+/// Where the frame goes when the caller leaves the choice (imageFramePlacement 0), measured
+/// (session 8, H200, 512 x 512 x 64, docs/stencil.md): spread among the interior's blocks or
+/// warps (float strips 54.3 -> 51.0 us, double strips 89.5 -> 83.1 us with the generic frame;
+/// the Laplacians 2-7 % faster), but first for the 3-D laplap, whose boundary blocks include
+/// the first and last two whole layers: spread, they read those layers' neighbourhoods while the
+/// interior is elsewhere, and the kernel took 7-9 % longer (float 150-153 -> 164 us, double
+/// 233-236 -> 250-252 us).
+int stripFramePlacement(const ExecutionOptions& options, bool laplap, bool vertical)
 {
-  return options.imageFramePlacement > 0 ? options.imageFramePlacement : 2;
+  if (options.imageFramePlacement > 0)
+  {
+    return options.imageFramePlacement;
+  }
+  return laplap && vertical ? 1 : 2;
 }
 
 int warpFramePlacement(const ExecutionOptions& options)
@@ -1792,7 +1799,9 @@ Status cudaImage(const ImageArgs<T>& args,
   const bool defaultShape = columns == 2 && (rows == 2 || rows == 4);
   const int gridBlocks = defaultShape ? options.imageGridBlocks : 0;
   const bool streaming = defaultShape && !tight && gridBlocks == 0 && options.imageStreamingStores;
-  const StripVariant variant{ tight, gridBlocks, streaming, stripFramePlacement(options) };
+  const StripVariant variant{
+    tight, gridBlocks, streaming, stripFramePlacement(options, args.laplap, vertical)
+  };
   // Row tiles: 2-D operators on rows of whole 16-byte vectors (the copies are 16-byte aligned);
   // other cases keep the strips.
   const bool tiles =
