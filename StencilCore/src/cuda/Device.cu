@@ -1632,10 +1632,10 @@ constexpr int DefaultWarpFrame = 3;
 /// Where the frame goes when the caller leaves the choice (imageFramePlacement 0), measured
 /// (session 8, H200, 512 x 512 x 64, docs/stencil.md): spread among the interior's blocks or
 /// warps (float strips 54.3 -> 51.0 us, double strips 89.5 -> 83.1 us with the generic frame;
-/// the Laplacians 2-7 % faster), but first for the 3-D laplap, whose boundary blocks include
+/// the Laplacians 3-11 % faster), but first for the 3-D laplap, whose boundary blocks include
 /// the first and last two whole layers: spread, they read those layers' neighbourhoods while the
-/// interior is elsewhere, and the kernel took 7-9 % longer (float 150-153 -> 164 us, double
-/// 233-236 -> 250-252 us).
+/// interior is elsewhere, and the kernel took 3.5-4.5 % longer in the same runs (float 159-160 ->
+/// 164-166 us, double 242-244 -> 251 us).
 int stripFramePlacement(const ExecutionOptions& options, bool laplap, bool vertical)
 {
   if (options.imageFramePlacement > 0)
