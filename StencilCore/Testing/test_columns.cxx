@@ -237,11 +237,17 @@ void multiTileVariants(Backend backend,
         for (AccessStrategy strategy : strategies)
           for (bool chasing : { true, false })
             for (bool compressed : { true, false })
-              for (int variant = 0; variant < 8; ++variant)
+              for (int variant = 0; variant < 12; ++variant)
               {
-                // Steps of 1, 2 or 4 layers (0: default), with and without prefetch.
+                // Steps of 1, 2 or 4 layers (0: default), with and without prefetch; variants
+                // 8-11 are the staged laplap's async copies (0-7 run it without).
+                const bool async = variant >= 8;
+                if (async && strategy != AccessStrategy::StagedZLoop)
+                {
+                  continue;
+                }
                 const int tileLayers = variant % 4 == 3 ? 4 : variant % 4;
-                const bool prefetch = variant >= 4;
+                const bool prefetch = variant >= 4 && !async;
                 auto options = optionsFor(backend);
                 options.strategy = strategy;
                 options.sliceSize = 3; // 7 layers: slices 0-2, 3-5 and a partial 6
@@ -254,6 +260,7 @@ void multiTileVariants(Backend backend,
                 // variants where the tiled laplap prefetches.
                 options.stagedSlice = variant % 2 == 1 ? 3 : 0;
                 options.stagedWideRegisters = prefetch;
+                options.stagedAsyncCopies = async ? 1 : 0;
                 const bool quads = mesh.maxNeighbours() == 4;
                 const bool staged =
                   strategy == AccessStrategy::StagedZLoop && op == Operator::HorizontalLaplap;
@@ -263,7 +270,8 @@ void multiTileVariants(Backend backend,
                 const std::string perStep = std::to_string(usedLayers) +
                   (usedLayers == 1 ? " layer" : " layers") + " per step";
                 const std::string tiled = (staged ? "staged laplap, " : "tiled laplap, ") +
-                  perStep + (quads && prefetch ? (staged ? ", wide registers" : ", prefetch") : "");
+                  perStep + (staged && async ? ", async copies" : "") +
+                  (quads && prefetch ? (staged ? ", wide registers" : ", prefetch") : "");
                 stencil::StencilOptions s;
                 s.op = op;
                 s.boundary = mode;
@@ -279,7 +287,7 @@ void multiTileVariants(Backend backend,
                   << stencil::toString(mode) << " " << stencil::toString(strategy)
                   << (chasing ? " chasing" : " non-chasing")
                   << (compressed ? " compressed" : " plain") << " tile layers " << tileLayers
-                  << (prefetch ? " prefetch" : "");
+                  << (prefetch ? " prefetch" : "") << (async ? " async copies" : "");
               }
       }
   }

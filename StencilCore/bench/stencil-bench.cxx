@@ -349,6 +349,7 @@ void runPrecision(const char* name,
         int tileLayers; // 0: the default
         bool prefetch;
         int stagedSlice = 0;
+        int async = -1; // staged async copies: -1 the default, 0 off, 1 on
       };
       std::vector<Choice> choices = { { stencil::AccessStrategy::Naive, 8, 0, false },
         { stencil::AccessStrategy::IdxVar, 8, 0, false },
@@ -358,11 +359,16 @@ void runPrecision(const char* name,
         { stencil::AccessStrategy::StagedZLoop, 8, 0, false } };
       // Staged laplap: layers per step x layers per block (GPU, z-curve, chasing tables only).
       // "prefetch" selects the staged kernel with the wider register cap.
-      for (bool wide : { false, true })
-        for (int stagedSlice : { 0, 32 })
-          for (int layers : { 1, 2, 4 })
-            choices.push_back(
-              { stencil::AccessStrategy::StagedZLoop, 8, layers, wide, stagedSlice });
+      // Then the same without and with the async copies of the next step (session 8).
+      for (int async : { 0, 1 })
+        for (bool wide : { false, true })
+          for (int stagedSlice : { 0, 32 })
+            for (int layers : { 1, 2, 4 })
+              if (!(async && wide))
+              {
+                choices.push_back(
+                  { stencil::AccessStrategy::StagedZLoop, 8, layers, wide, stagedSlice, async });
+              }
       // Slice sizes of the sliced z-loop (GPU, z-curve, chasing compressed table only).
       for (int slice : { 2, 4, 16, 32 })
         choices.push_back({ stencil::AccessStrategy::SlicedZLoop, slice, 0, false });
@@ -395,6 +401,7 @@ void runPrecision(const char* name,
           co.tilePrefetch = choice.prefetch;
           co.stagedSlice = choice.stagedSlice;
           co.stagedWideRegisters = choice.prefetch;
+          co.stagedAsyncCopies = choice.async;
           co.chasingTable = variant < 2;
           co.compressedTable = variant % 2 == 0;
           // The CPU has no shared memory (it maps Shared to z-loop); to keep the device run

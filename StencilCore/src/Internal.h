@@ -161,13 +161,27 @@ decltype(auto) withStagedLayers(const ExecutionOptions& options, F&& f)
     options.tileLayers, options.stagedWideRegisters, f);
 }
 
-/// "staged laplap, L layers per step[, wide registers]", with a note when a requested variant
-/// was not used.
+/// Whether the staged laplap runs with async copies (ExecutionOptions::stagedAsyncCopies; -1:
+/// the measured default). H200, 512 x 512 x 64 (docs/stencil.md, session 8, column meshes):
+/// double 126.6-128.3 us with them against 147.0-148.2 us without (2 layers per step); float
+/// 88.6-89.3 us against 82.2-82.5 us (4 layers; the async kernel spills 36 bytes under the
+/// 32-register cap of 8 blocks per SM), so float keeps the synchronous staging.
+template<typename T>
+constexpr bool DefaultStagedAsync = sizeof(T) == 8;
+template<typename T>
+bool stagedAsync(const ExecutionOptions& options)
+{
+  return options.stagedAsyncCopies < 0 ? DefaultStagedAsync<T> : options.stagedAsyncCopies > 0;
+}
+
+/// "staged laplap, L layers per step[, wide registers | , async copies]", with a note when a
+/// requested variant was not used (the async copies have one register cap: the narrow one).
 template<typename T, int K>
 std::string stagedKernelName(const ExecutionOptions& options, ExecutionReport& report)
 {
   int layers = 0;
   bool wide = false;
+  const bool async = stagedAsync<T>(options);
   withStagedLayers<T, K>(options,
     [&](auto l, auto w)
     {
@@ -181,8 +195,12 @@ std::string stagedKernelName(const ExecutionOptions& options, ExecutionReport& r
     report.note += "staged variants are offered for 4 neighbours per cell only: used " +
       std::to_string(layers) + " layers per step. ";
   }
+  if (async && wide)
+  {
+    report.note += "the staged async copies have the narrow register cap only. ";
+  }
   return "staged laplap, " + std::to_string(layers) + (layers == 1 ? " layer" : " layers") +
-    " per step" + (wide ? ", wide registers" : "");
+    " per step" + (async ? ", async copies" : (wide ? ", wide registers" : ""));
 }
 
 /// Why a StagedZLoop request ran as z-loop (the report's note).

@@ -96,11 +96,13 @@ struct StagedLayout
   int maxHalo;
   int maxOuter;
   bool weighted;
+  /// Sets of raw slots: 2 for the async copies (the next step's copies land in the other set).
+  int rawCopies = 1;
   static STENCIL_HD std::size_t alignUp(std::size_t n) { return (n + 15) / 16 * 16; }
   STENCIL_HD std::size_t rawOffset() const { return 0; }
   STENCIL_HD std::size_t laplacianOffset() const
   {
-    return alignUp(rawOffset() + sizeof(T) * L * (TileCells + maxHalo + maxOuter));
+    return alignUp(rawOffset() + sizeof(T) * L * rawCopies * (TileCells + maxHalo + maxOuter));
   }
   STENCIL_HD std::size_t ringSlotOffset() const
   {
@@ -142,10 +144,13 @@ struct StagedContext : TileProblem<T, Table>
   T* ownWeight = nullptr;           ///< K x TileCells, [j][t] (weighted tables)
   std::int32_t* stagedId = nullptr; ///< cell ids of the first, then the second ring
   unsigned char* valid = nullptr;   ///< the first Laplacian of the slot has all its neighbours
+  int rawCopies = 1;                ///< sets of raw slots (StagedLayout::rawCopies)
 
   STENCIL_HD void bind(unsigned char* scratch, int tile)
   {
-    const StagedLayout<T, K, L> layout{ this->lists.maxHalo, this->lists.maxOuter, this->weighted };
+    const StagedLayout<T, K, L> layout{
+      this->lists.maxHalo, this->lists.maxOuter, this->weighted, rawCopies
+    };
     raw = reinterpret_cast<T*>(scratch + layout.rawOffset());
     laplacian = reinterpret_cast<T*>(scratch + layout.laplacianOffset());
     ringSlot = reinterpret_cast<std::int32_t*>(scratch + layout.ringSlotOffset());
@@ -160,6 +165,8 @@ struct StagedContext : TileProblem<T, Table>
     outerCount = load(this->lists.outerStart + tile + 1) - outerBegin;
   }
   STENCIL_HD int ringTotal() const { return ringCount + outerCount; }
+  /// Raw slots of one set (the second set of the async copies follows the first).
+  STENCIL_HD int rawSlots() const { return TileCells + this->lists.maxHalo + this->lists.maxOuter; }
   /// Index of n in the sorted list [list, list + count), or -1.
   static STENCIL_HD int search(const std::int32_t* list, int count, int n)
   {
@@ -326,14 +333,12 @@ STENCIL_HD void stagedFetch(const StagedContext<T, Table, L>& x, int t, int k0, 
 /// Laplacians of L layers of slot `self` from the slots of its K neighbours (the order of
 /// columnLaplacian in Kernels.h).
 template<typename T, int K, int L, typename Slot, typename Weight>
-STENCIL_HD void stagedLaplacians(const T* values,
-  int self,
+STENCIL_HD void stagedLaplaciansOf(const T (&u)[L],
+  const T* values,
   Slot&& slot,
   Weight&& weight,
   T (&sum)[L])
 {
-  T u[L];
-  loadSlot<T, L>(values + self * L, u);
   STENCIL_UNROLL
   for (int d = 0; d < L; ++d)
   {
@@ -351,6 +356,19 @@ STENCIL_HD void stagedLaplacians(const T* values,
       sum[d] += w * (n[d] - u[d]);
     }
   }
+}
+
+/// stagedLaplaciansOf with the slot's own values from `values`.
+template<typename T, int K, int L, typename Slot, typename Weight>
+STENCIL_HD void stagedLaplacians(const T* values,
+  int self,
+  Slot&& slot,
+  Weight&& weight,
+  T (&sum)[L])
+{
+  T u[L];
+  loadSlot<T, L>(values + self * L, u);
+  stagedLaplaciansOf<T, K, L>(u, values, slot, weight, sum);
 }
 
 /// Phase 4 (after a barrier): the first Laplacians of the own cell and of the first-ring cells
@@ -437,6 +455,206 @@ STENCIL_HD void stagedSlice(const StagedContext<T, Table, L>& x,
     forEachThread([&](int t, State& s) { stagedFirst(x, t, s); });
     barrier();
     forEachThread([&](int t, State& s) { stagedSecond(x, s, t, k0, count); });
+  }
+}
+
+// ---- Async copies (ExecutionOptions::stagedAsyncCopies) ----
+//
+// The staged step above waits for its own global loads (issued at the start of the step) before
+// its first barrier, and no block of the SM has the next step's loads in flight while it computes.
+// Here the raw values of step s + 1 are copied into a second set of raw slots with cp.async
+// (global to shared memory, no registers) at the start of step s, before its first Laplacians
+// and laplaps, so that their latency overlaps the computation of step s. The own cell's first
+// Laplacians also stay in registers for its laplap (one shared vector load fewer per laplap).
+// Without cp.async (the CPU, devices before sm_80) the copies are plain loads and stores, which
+// keeps the same phases and the same buffers.
+
+/// A staged tile with two sets of raw slots.
+template<typename T, typename Table, int L>
+struct StagedAsyncContext : StagedContext<T, Table, L>
+{
+  STENCIL_HD StagedAsyncContext() { this->rawCopies = 2; }
+};
+
+/// StagedThread plus the own cell's first Laplacians of the current step.
+template<typename T, int K, int L>
+struct StagedAsyncThread : StagedThread<T, K>
+{
+  T lap[L];
+};
+
+/// Layers [k0, k0 + count) of cell `cell` into the L values at `slot` (the others: device, left
+/// as they are, never stored; CPU, 0 like fetchLayers).
+template<typename T, int L>
+STENCIL_HD void copyLayers(const ColumnArgs<T>& a, int cell, int k0, int count, T* slot)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned target = static_cast<unsigned>(__cvta_generic_to_shared(slot));
+  const T* source = a.u + static_cast<long long>(k0) * a.cells + cell;
+  STENCIL_UNROLL
+  for (int d = 0; d < L; ++d)
+  {
+    if (d < count)
+    {
+      asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(
+                     target + static_cast<unsigned>(d * sizeof(T))),
+                   "l"(source + static_cast<long long>(d) * a.cells),
+                   "n"(sizeof(T))
+                   : "memory");
+    }
+  }
+#else
+  T v[L];
+  fetchLayers<T, L>(a, cell, k0, count, v);
+  for (int d = 0; d < L; ++d)
+  {
+    slot[d] = v[d];
+  }
+#endif
+}
+
+/// Closes the calling thread's group of copies (one group per step, possibly empty).
+STENCIL_HD void commitCopies()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+/// Waits for all but the newest group of the calling thread's copies.
+STENCIL_HD void waitForOlderCopies()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+#endif
+}
+
+/// The copies of layers [k0, k0 + count) into the raw slots at `raw`: the own cell and ring
+/// cells t, t + TileCells, ...
+template<typename T, typename Table, int L>
+STENCIL_HD void stagedCopy(const StagedContext<T, Table, L>& x, int t, int k0, int count, T* raw)
+{
+  if (x.first + t < x.a.cells)
+  {
+    copyLayers<T, L>(x.a, x.first + t, k0, count, raw + t * L);
+  }
+  for (int h = t; h < x.ringTotal(); h += TileCells)
+  {
+    copyLayers<T, L>(x.a, x.stagedId[h], k0, count, raw + (TileCells + h) * L);
+  }
+}
+
+/// stagedFirst from the raw slots at `raw`, the own result also into s.lap.
+template<typename T, typename Table, int L>
+STENCIL_HD void stagedAsyncFirst(const StagedContext<T, Table, L>& x,
+  int t,
+  StagedAsyncThread<T, Table::K, L>& s,
+  const T* raw)
+{
+  constexpr int K = Table::K;
+  if (s.active)
+  {
+    stagedLaplacians<T, K, L>(
+      raw, t, [&](int q) { return s.slot[q]; }, [&](int q) { return x.weight(t, q); }, s.lap);
+    storeVector<T, L>(x.laplacian + t * L, s.lap);
+  }
+  const T uniform = x.table.p.uniformWeight;
+  for (int h = t; h < x.ringCount; h += TileCells)
+  {
+    const std::int32_t* slots = x.ringSlot + h * K;
+    const T* weights = x.ringWeight + h * K;
+    const bool weighted = x.weighted;
+    T result[L];
+    stagedLaplacians<T, K, L>(
+      raw,
+      TileCells + h,
+      [&](int q) { return slots[q]; },
+      [&](int q) { return weighted ? weights[q] : uniform; },
+      result);
+    storeVector<T, L>(x.laplacian + (TileCells + h) * L, result);
+  }
+}
+
+/// stagedSecond with the own first Laplacians from s.lap.
+template<typename T, typename Table, int L>
+STENCIL_HD void stagedAsyncSecond(const StagedContext<T, Table, L>& x,
+  const StagedAsyncThread<T, Table::K, L>& s,
+  int t,
+  int k0,
+  int count)
+{
+  if (!s.active)
+  {
+    return;
+  }
+  T result[L];
+  stagedLaplaciansOf<T, Table::K, L>(
+    s.lap,
+    x.laplacian,
+    [&](int q) { return s.slot[q]; },
+    [&](int q) { return x.weight(t, q); },
+    result);
+  STENCIL_UNROLL
+  for (int d = 0; d < L; ++d)
+  {
+    if (d < count)
+    {
+      x.a.out[static_cast<long long>(k0 + d) * x.a.cells + s.c] = s.complete ? result[d] : x.a.fill;
+    }
+  }
+}
+
+/**
+ * stagedSlice with async copies: step s copies step s + 1 into the other set of raw slots, waits
+ * for its own copies of step s (issued one step earlier), barrier, first Laplacians, barrier,
+ * laplaps. Hazards: the set written at step s was last read by the first Laplacians of step
+ * s - 1, which every thread finished before that step's second barrier; the Laplacian slots as in
+ * stagedSlice.
+ */
+template<typename T, typename Table, int L, typename ForEach, typename Barrier>
+STENCIL_HD void stagedAsyncSlice(const StagedContext<T, Table, L>& x,
+  int first,
+  int last,
+  ForEach&& forEachThread,
+  Barrier&& barrier)
+{
+  using State = StagedAsyncThread<T, Table::K, L>;
+  forEachThread([&](int t, State& s) { stagedSetup(x, t, s); });
+  barrier();
+  forEachThread([&](int t, State& s) { stagedComplete(x, t, s); });
+  // The set of raw slots of step `step` (arithmetic, not an array indexed at run time, which
+  // would go to local memory).
+  const int setSize = x.rawSlots() * L;
+  auto set = [&](int step) { return x.raw + (step & 1) * setSize; };
+  auto stepCount = [&](int k0) { return last - k0 < L ? last - k0 : L; };
+  if (first < last)
+  {
+    forEachThread(
+      [&](int t, State&)
+      {
+        stagedCopy(x, t, first, stepCount(first), set(0));
+        commitCopies();
+      });
+  }
+  int step = 0;
+  for (int k0 = first; k0 < last; k0 += L, ++step)
+  {
+    const int next = k0 + L;
+    const T* current = set(step);
+    forEachThread(
+      [&](int t, State&)
+      {
+        if (next < last)
+        {
+          stagedCopy(x, t, next, stepCount(next), set(step + 1));
+        }
+        commitCopies();
+        waitForOlderCopies();
+      });
+    barrier();
+    forEachThread([&](int t, State& s) { stagedAsyncFirst(x, t, s, current); });
+    barrier();
+    forEachThread([&](int t, State& s) { stagedAsyncSecond(x, s, t, k0, stepCount(k0)); });
   }
 }
 

@@ -851,6 +851,21 @@ bool cpuStagedColumns(const Table& table,
   std::size_t slice,
   const ExecutionOptions& options)
 {
+  if (detail::stagedAsync<T>(options))
+  {
+    const detail::StagedLayout<T, Table::K, L> layout{
+      tiles.maxHalo, tiles.maxOuter, table.p.weights != nullptr, 2
+    };
+    return cpuTileSlices<detail::StagedAsyncContext<T, Table, L>,
+      detail::StagedAsyncThread<T, Table::K, L>>(table,
+      tiles,
+      a,
+      slice,
+      layout.bytes(),
+      options,
+      [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
+      { detail::stagedAsyncSlice(x, first, last, forEach, barrier); });
+  }
   const detail::StagedLayout<T, Table::K, L> layout{
     tiles.maxHalo, tiles.maxOuter, table.p.weights != nullptr
   };
@@ -1000,6 +1015,11 @@ Status applyColumns(const ColumnMesh& mesh,
   {
     return Status(
       ErrorCode::InvalidArgument, "staged z-loop: slice must be 0 (whole column) or more");
+  }
+  if (options.stagedAsyncCopies < -1 || options.stagedAsyncCopies > 1)
+  {
+    return Status(
+      ErrorCode::InvalidArgument, "staged z-loop: async copies must be -1 (default), 0 or 1");
   }
   if (options.sliceSize < 1)
   {

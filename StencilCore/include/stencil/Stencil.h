@@ -159,6 +159,11 @@ struct ExecutionOptions
   /// (float, 40 registers) or 3 (double, 80) instead of 8 (32) or 4 (64): fewer spills, fewer
   /// warps (measured slower in float; not measured in double).
   bool stagedWideRegisters = false;
+  /// StagedZLoop: copy the next step's values into a second set of shared slots (cp.async)
+  /// while the current step computes; -1 the measured default (on for double: 14 % faster on
+  /// the H200; off for float: 8 % slower, docs/stencil.md), 0 off, 1 on. The async kernel has
+  /// the narrow register cap (stagedWideRegisters is ignored).
+  int stagedAsyncCopies = -1;
   /// Z-loops' tiled laplap: fetch the next step's values before the barrier (more registers;
   /// meshes with 4 neighbours per cell). Off by default (slower on the H100, docs/stencil.md).
   bool tilePrefetch = false;

@@ -177,6 +177,20 @@ __global__ void __launch_bounds__(TileCells, (StagedMinBlocks<T, Wide>))
     { stagedSlice(x, first, last, forEach, barrier); });
 }
 
+/// The staged horizontal laplap with async copies of the next step (StagedColumns.h); the
+/// register cap of the narrow staged kernel.
+template<typename T, typename Table, int L>
+__global__ void __launch_bounds__(TileCells, (StagedMinBlocks<T, false>))
+  stagedAsyncLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
+{
+  tileBlock<StagedAsyncContext<T, Table, L>, StagedAsyncThread<T, Table::K, L>>(args,
+    table,
+    lists,
+    slice,
+    [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
+    { stagedAsyncSlice(x, first, last, forEach, barrier); });
+}
+
 /// Sets the dynamic shared memory a kernel needs; false when the device cannot give it.
 template<typename Kernel>
 bool allowSharedBytes(Kernel kernel, std::size_t bytes)
@@ -247,6 +261,13 @@ Status launchColumns(const Table& table,
         [&](auto layers, auto wide)
         {
           constexpr int L = decltype(layers)::value;
+          if (stagedAsync<T>(options))
+          {
+            const StagedLayout<T, Table::K, L> layout{
+              tiles->maxHalo, tiles->maxOuter, table.p.weights != nullptr, 2
+            };
+            return launchTiles(stagedAsyncLaplapKernel<T, Table, L>, layout.bytes(), slice);
+          }
           const StagedLayout<T, Table::K, L> layout{
             tiles->maxHalo, tiles->maxOuter, table.p.weights != nullptr
           };
