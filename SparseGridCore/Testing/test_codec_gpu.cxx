@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <limits>
 #include <random>
 #include <string>
@@ -255,6 +256,9 @@ TEST(CodecGpu, SameStreamAsCpuOnTheRealVolumes)
       SCOPED_TRACE(name + " rel " + std::to_string(rel));
       compareBackends(values, d, rel * rangeOf(values));
     }
+    // The log names what was compared: the folder is carried to the GPU machine by hand.
+    std::cout << "[ volume   ] " << name << ": " << values.size() << " voxels, range "
+              << rangeOf(values) << ", 3 bounds compared\n";
     ++volumes;
   }
   EXPECT_GT(volumes, 0) << "no NAME.DXxDYxDZ.f32 file in " << folder;
