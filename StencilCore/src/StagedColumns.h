@@ -371,6 +371,48 @@ STENCIL_HD void stagedLaplacians(const T* values,
   stagedLaplaciansOf<T, K, L>(u, values, slot, weight, sum);
 }
 
+/// The first Laplacians of the first-ring cells t, t + TileCells, ... from the raw slots at
+/// `raw` into the Laplacian slots (phase 4 of both staged kernels).
+template<typename T, typename Table, int L>
+STENCIL_HD void stagedRingLaplacians(const StagedContext<T, Table, L>& x, int t, const T* raw)
+{
+  constexpr int K = Table::K;
+  const T uniform = x.table.p.uniformWeight;
+  for (int h = t; h < x.ringCount; h += TileCells)
+  {
+    const std::int32_t* slots = x.ringSlot + h * K;
+    const T* weights = x.ringWeight + h * K;
+    const bool weighted = x.weighted;
+    T result[L];
+    stagedLaplacians<T, K, L>(
+      raw,
+      TileCells + h,
+      [&](int q) { return slots[q]; },
+      [&](int q) { return weighted ? weights[q] : uniform; },
+      result);
+    storeVector<T, L>(x.laplacian + (TileCells + h) * L, result);
+  }
+}
+
+/// Stores the laplaps of layers [k0, k0 + count) of the calling thread's own cell (phase 5 of
+/// both staged kernels); cells whose neighbourhood is incomplete get the fill value.
+template<typename T, typename Table, int L, typename State>
+STENCIL_HD void stagedStore(const StagedContext<T, Table, L>& x,
+  const State& s,
+  int k0,
+  int count,
+  const T (&result)[L])
+{
+  STENCIL_UNROLL
+  for (int d = 0; d < L; ++d)
+  {
+    if (d < count)
+    {
+      x.a.out[static_cast<long long>(k0 + d) * x.a.cells + s.c] = s.complete ? result[d] : x.a.fill;
+    }
+  }
+}
+
 /// Phase 4 (after a barrier): the first Laplacians of the own cell and of the first-ring cells
 /// t, t + TileCells, ...
 template<typename T, typename Table, int L>
@@ -386,20 +428,7 @@ STENCIL_HD void stagedFirst(const StagedContext<T, Table, L>& x,
       x.raw, t, [&](int q) { return s.slot[q]; }, [&](int q) { return x.weight(t, q); }, result);
     storeVector<T, L>(x.laplacian + t * L, result);
   }
-  const T uniform = x.table.p.uniformWeight;
-  for (int h = t; h < x.ringCount; h += TileCells)
-  {
-    const std::int32_t* slots = x.ringSlot + h * K;
-    const T* weights = x.ringWeight + h * K;
-    const bool weighted = x.weighted;
-    stagedLaplacians<T, K, L>(
-      x.raw,
-      TileCells + h,
-      [&](int q) { return slots[q]; },
-      [&](int q) { return weighted ? weights[q] : uniform; },
-      result);
-    storeVector<T, L>(x.laplacian + (TileCells + h) * L, result);
-  }
+  stagedRingLaplacians(x, t, x.raw);
 }
 
 /// Phase 5 (after a barrier): the laplaps of the own cell and their stores.
@@ -421,14 +450,7 @@ STENCIL_HD void stagedSecond(const StagedContext<T, Table, L>& x,
     [&](int q) { return s.slot[q]; },
     [&](int q) { return x.weight(t, q); },
     result);
-  STENCIL_UNROLL
-  for (int d = 0; d < L; ++d)
-  {
-    if (d < count)
-    {
-      x.a.out[static_cast<long long>(k0 + d) * x.a.cells + s.c] = s.complete ? result[d] : x.a.fill;
-    }
-  }
+  stagedStore(x, s, k0, count, result);
 }
 
 /**
@@ -558,21 +580,7 @@ STENCIL_HD void stagedAsyncFirst(const StagedContext<T, Table, L>& x,
       raw, t, [&](int q) { return s.slot[q]; }, [&](int q) { return x.weight(t, q); }, s.lap);
     storeVector<T, L>(x.laplacian + t * L, s.lap);
   }
-  const T uniform = x.table.p.uniformWeight;
-  for (int h = t; h < x.ringCount; h += TileCells)
-  {
-    const std::int32_t* slots = x.ringSlot + h * K;
-    const T* weights = x.ringWeight + h * K;
-    const bool weighted = x.weighted;
-    T result[L];
-    stagedLaplacians<T, K, L>(
-      raw,
-      TileCells + h,
-      [&](int q) { return slots[q]; },
-      [&](int q) { return weighted ? weights[q] : uniform; },
-      result);
-    storeVector<T, L>(x.laplacian + (TileCells + h) * L, result);
-  }
+  stagedRingLaplacians(x, t, raw);
 }
 
 /// stagedSecond with the own first Laplacians from s.lap.
@@ -594,14 +602,7 @@ STENCIL_HD void stagedAsyncSecond(const StagedContext<T, Table, L>& x,
     [&](int q) { return s.slot[q]; },
     [&](int q) { return x.weight(t, q); },
     result);
-  STENCIL_UNROLL
-  for (int d = 0; d < L; ++d)
-  {
-    if (d < count)
-    {
-      x.a.out[static_cast<long long>(k0 + d) * x.a.cells + s.c] = s.complete ? result[d] : x.a.fill;
-    }
-  }
+  stagedStore(x, s, k0, count, result);
 }
 
 /**
