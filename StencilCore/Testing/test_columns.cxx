@@ -175,7 +175,9 @@ template<typename T>
 void multiTileVariants(Backend backend,
   HorizontalShape shape,
   double relTol,
-  std::vector<AccessStrategy> strategies = { AccessStrategy::ZLoop, AccessStrategy::SlicedZLoop })
+  std::vector<AccessStrategy> strategies = { AccessStrategy::ZLoop, AccessStrategy::SlicedZLoop },
+  int layers = 7,
+  bool lanesOnly = false)
 {
   for (int numbering = 0; numbering < 4; ++numbering)
   {
@@ -183,7 +185,7 @@ void multiTileVariants(Backend backend,
     ASSERT_TRUE(stencil::generateColumns(shape,
       37,
       29,
-      7,
+      layers,
       1.0,
       1.5,
       numbering == 1 ? stencil::Ordering::RowMajor : stencil::Ordering::ZCurve,
@@ -237,17 +239,23 @@ void multiTileVariants(Backend backend,
         for (AccessStrategy strategy : strategies)
           for (bool chasing : { true, false })
             for (bool compressed : { true, false })
-              for (int variant = 0; variant < 12; ++variant)
+              for (int variant = 0; variant < 14; ++variant)
               {
                 // Steps of 1, 2 or 4 layers (0: default), with and without prefetch; variants
-                // 8-11 are the staged laplap's async copies (0-7 run it without).
-                const bool async = variant >= 8;
-                if (async && strategy != AccessStrategy::StagedZLoop)
+                // 8-11 are the staged laplap's async copies (0-7 run it without); 12 and 13 its
+                // lanes over layers (whole columns and slices of 3).
+                const bool lanes = variant >= 12;
+                const bool async = variant >= 8 && !lanes;
+                if ((async || lanes) && strategy != AccessStrategy::StagedZLoop)
                 {
                   continue;
                 }
+                if ((lanesOnly && !lanes) || (lanes && op != Operator::HorizontalLaplap))
+                {
+                  continue; // the lanes apply to the horizontal laplap only
+                }
                 const int tileLayers = variant % 4 == 3 ? 4 : variant % 4;
-                const bool prefetch = variant >= 4 && !async;
+                const bool prefetch = variant >= 4 && !async && !lanes;
                 auto options = optionsFor(backend);
                 options.strategy = strategy;
                 options.sliceSize = 3; // 7 layers: slices 0-2, 3-5 and a partial 6
@@ -261,6 +269,7 @@ void multiTileVariants(Backend backend,
                 options.stagedSlice = variant % 2 == 1 ? 3 : 0;
                 options.stagedWideRegisters = prefetch;
                 options.stagedAsyncCopies = async ? 1 : 0;
+                options.stagedLayerLanes = lanes ? 1 : 0;
                 const bool quads = mesh.maxNeighbours() == 4;
                 const bool staged =
                   strategy == AccessStrategy::StagedZLoop && op == Operator::HorizontalLaplap;
@@ -269,9 +278,6 @@ void multiTileVariants(Backend backend,
                 const int usedLayers = quads && tileLayers > 0 ? tileLayers : defaultLayers;
                 const std::string perStep = std::to_string(usedLayers) +
                   (usedLayers == 1 ? " layer" : " layers") + " per step";
-                const std::string tiled = (staged ? "staged laplap, " : "tiled laplap, ") +
-                  perStep + (staged && async ? ", async copies" : "") +
-                  (quads && prefetch ? (staged ? ", wide registers" : ", prefetch") : "");
                 stencil::StencilOptions s;
                 s.op = op;
                 s.boundary = mode;
@@ -281,13 +287,26 @@ void multiTileVariants(Backend backend,
                   stencil::applyColumns(mesh, u.data(), out.data(), s, options, &report);
                 ASSERT_TRUE(status.ok()) << status.message();
                 ASSERT_EQ(report.backendUsed, backend);
+                // The lanes over layers fall back to the lanes over cells when their slots do
+                // not fit the device's shared memory (the shuffled numberings' large rings on
+                // the GPU); the z-curve and row-major tiles must fit.
+                const bool lanesRan = staged && lanes &&
+                  (backend == Backend::CPU || numbering < 2 ||
+                    report.note.find("do not fit shared memory") == std::string::npos);
+                const std::string tiled = lanesRan
+                  ? "staged laplap, lanes over " + std::to_string(sizeof(T) == 4 ? 32 : 16) +
+                    " layers"
+                  : (staged ? "staged laplap, " : "tiled laplap, ") + perStep +
+                    (staged && async ? ", async copies" : "") +
+                    (quads && prefetch ? (staged ? ", wide registers" : ", prefetch") : "");
                 EXPECT_EQ(report.columnKernel, isTwice(op) ? tiled : "per cell") << report.note;
                 EXPECT_TRUE(closeWithNaN(out, expected, tol))
                   << "numbering " << numbering << " " << stencil::toString(op) << " "
                   << stencil::toString(mode) << " " << stencil::toString(strategy)
                   << (chasing ? " chasing" : " non-chasing")
                   << (compressed ? " compressed" : " plain") << " tile layers " << tileLayers
-                  << (prefetch ? " prefetch" : "") << (async ? " async copies" : "");
+                  << (prefetch ? " prefetch" : "") << (async ? " async copies" : "")
+                  << (lanes ? " layer lanes" : "");
               }
       }
   }
@@ -319,6 +338,22 @@ TEST_P(ColumnTest, MultiTileStagedDoubleHexagon)
   STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
   multiTileVariants<double>(
     GetParam(), HorizontalShape::Hexagon, 1e-12, { AccessStrategy::StagedZLoop });
+}
+
+/// The staged laplap's lanes over layers on columns of 37 layers: two chunks in float (32 + 5
+/// layers), three in double (16 + 16 + 5), and slices of 3 layers (one partial chunk each).
+TEST_P(ColumnTest, MultiTileLayerLanesFloatQuad)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  multiTileVariants<float>(
+    GetParam(), HorizontalShape::Quad, 2e-5, { AccessStrategy::StagedZLoop }, 37, true);
+}
+
+TEST_P(ColumnTest, MultiTileLayerLanesDoubleTriangle)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  multiTileVariants<double>(
+    GetParam(), HorizontalShape::Triangle, 1e-12, { AccessStrategy::StagedZLoop }, 37, true);
 }
 
 TEST_P(ColumnTest, MultiTileStagedFloatTriangle)

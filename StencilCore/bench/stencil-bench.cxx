@@ -350,6 +350,7 @@ void runPrecision(const char* name,
         bool prefetch;
         int stagedSlice = 0;
         int async = -1; // staged async copies: -1 the default, 0 off, 1 on
+        int lanes = -1; // staged lanes over layers: -1 the default, 0 off, 1 on
       };
       std::vector<Choice> choices = { { stencil::AccessStrategy::Naive, 8, 0, false },
         { stencil::AccessStrategy::IdxVar, 8, 0, false },
@@ -367,8 +368,12 @@ void runPrecision(const char* name,
               if (!(async && wide))
               {
                 choices.push_back(
-                  { stencil::AccessStrategy::StagedZLoop, 8, layers, wide, stagedSlice, async });
+                  { stencil::AccessStrategy::StagedZLoop, 8, layers, wide, stagedSlice, async, 0 });
               }
+      // The staged laplap with lanes over layers (session 9), whole columns and slices of 32.
+      for (int stagedSlice : { 0, 32 })
+        choices.push_back(
+          { stencil::AccessStrategy::StagedZLoop, 8, 0, false, stagedSlice, -1, 1 });
       // Slice sizes of the sliced z-loop (GPU, z-curve, chasing compressed table only).
       for (int slice : { 2, 4, 16, 32 })
         choices.push_back({ stencil::AccessStrategy::SlicedZLoop, slice, 0, false });
@@ -402,6 +407,7 @@ void runPrecision(const char* name,
           co.stagedSlice = choice.stagedSlice;
           co.stagedWideRegisters = choice.prefetch;
           co.stagedAsyncCopies = choice.async;
+          co.stagedLayerLanes = choice.lanes;
           co.chasingTable = variant < 2;
           co.compressedTable = variant % 2 == 0;
           // The CPU has no shared memory (it maps Shared to z-loop); to keep the device run
@@ -483,6 +489,9 @@ void runPrecision(const char* name,
       std::vector<double> kindTimes[Kinds];
       std::vector<double> kindRatios[Kinds];
       std::vector<double> copyRates;
+      std::vector<double> stagedTimes;  // the default staged z-loop per repeat
+      std::vector<double> stagedRatios; // ... over the same repeat's regular default
+      std::string stagedKernel;
       for (int run = 0; run < stabilityRuns; ++run)
       {
         stencil::ExecutionReport reports[Kinds];
@@ -581,6 +590,9 @@ void runPrecision(const char* name,
         row.ratio = row.seconds / regularReport.kernelSeconds;
         row.maxDiff = maxDifference(out, referenceCurve);
         rows.push_back(row);
+        stagedTimes.push_back(row.seconds);
+        stagedRatios.push_back(row.ratio);
+        stagedKernel = columnReport.columnKernel;
       }
       // Medians over the repeats (the mean of the middle two for an even count).
       auto median = [](std::vector<double> t)
@@ -611,6 +623,21 @@ void runPrecision(const char* name,
           100 * *std::min_element(f.begin(), f.end()),
           100 * *std::max_element(f.begin(), f.end()),
           copyMedian * 1e-9);
+      }
+      if (!stagedTimes.empty())
+      {
+        std::fprintf(stderr,
+          "%s staged z-loop (%s, z-curve, chasing/plain) median of %zu repeats %.1f us "
+          "(%.1f-%.1f); x the same repeat's regular default: median %.2f (%.2f-%.2f)\n",
+          name,
+          stagedKernel.c_str(),
+          stagedTimes.size(),
+          median(stagedTimes) * 1e6,
+          *std::min_element(stagedTimes.begin(), stagedTimes.end()) * 1e6,
+          *std::max_element(stagedTimes.begin(), stagedTimes.end()) * 1e6,
+          median(stagedRatios),
+          *std::min_element(stagedRatios.begin(), stagedRatios.end()),
+          *std::max_element(stagedRatios.begin(), stagedRatios.end()));
       }
     }
   }

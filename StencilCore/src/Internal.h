@@ -6,6 +6,7 @@
 #define stencil_Internal_h
 
 #include "Kernels.h"
+#include "LaneColumns.h"
 #include "StagedColumns.h"
 #include "TiledColumns.h"
 #include "stencil/Stencil.h"
@@ -41,6 +42,8 @@ struct PreparedTable
   std::vector<std::int32_t> outerStart;
   std::vector<std::int32_t> outerCells;
   int maxOuter = 0;
+  /// The staged laplap's neighbour slots per tile (TileLists::stagedSlots).
+  std::vector<std::int32_t> stagedSlots;
   bool tiled() const { return !haloStart.empty(); }
   bool staged() const { return !outerStart.empty(); }
 
@@ -53,6 +56,7 @@ struct PreparedTable
     lists.outerStart = outerStart.data();
     lists.outerCells = outerCells.data();
     lists.maxOuter = maxOuter;
+    lists.stagedSlots = stagedSlots.empty() ? nullptr : stagedSlots.data();
     return lists;
   }
   std::size_t bytes() const
@@ -172,6 +176,22 @@ template<typename T>
 bool stagedAsync(const ExecutionOptions& options)
 {
   return options.stagedAsyncCopies < 0 ? DefaultStagedAsync<T> : options.stagedAsyncCopies > 0;
+}
+
+/// Whether the staged laplap runs with the lanes over layers (ExecutionOptions::stagedLayerLanes;
+/// -1: the measured default, off: on the H200 it took 119 us in float and 176 us in double
+/// against 82.5 and 125.6 us with the lanes over cells, docs/stencil.md, session 9).
+constexpr bool DefaultStagedLayerLanes = false;
+inline bool stagedLayerLanes(const ExecutionOptions& options)
+{
+  return options.stagedLayerLanes < 0 ? DefaultStagedLayerLanes : options.stagedLayerLanes > 0;
+}
+
+/// "staged laplap, lanes over L layers".
+template<typename T>
+std::string laneKernelName()
+{
+  return "staged laplap, lanes over " + std::to_string(LaneLayers<T>) + " layers";
 }
 
 /// "staged laplap, L layers per step[, wide registers | , async copies]", with a note when a

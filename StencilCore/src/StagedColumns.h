@@ -20,8 +20,10 @@
  *
  * Slots: 0 .. TileCells - 1 the tile's cells, then the first ring (sorted ids), then the second
  * ring (sorted ids); the Laplacian slots are the same for the tile and the first ring. The
- * neighbour indices are read from the chosen table layout once per column slice and turned
- * into slots by binary searches in the tile's sorted ring lists.
+ * neighbours' slots are resolved on the host when the table is prepared (TileLists::stagedSlots;
+ * until session 8 every block turned the table's neighbour ids into slots by binary searches in
+ * the sorted ring lists) and read once per column slice; the chosen table layout only gives the
+ * weights.
  *
  * Written as the phases of one thread between barriers, like TiledColumns.h, so that the CPU runs
  * the same expressions (its threads one after the other); the order of summation is that of
@@ -158,48 +160,52 @@ struct StagedContext : TileProblem<T, Table>
     ownWeight = reinterpret_cast<T*>(scratch + layout.ownWeightOffset());
     stagedId = reinterpret_cast<std::int32_t*>(scratch + layout.stagedIdOffset());
     valid = scratch + layout.validOffset();
+    bindTile(tile);
+  }
+  /// The tile's first cell and ring ranges (the scratch pointers are the caller's).
+  STENCIL_HD void bindTile(int tile)
+  {
     first = tile * TileCells;
     ringBegin = load(this->lists.haloStart + tile);
     ringCount = load(this->lists.haloStart + tile + 1) - ringBegin;
     outerBegin = load(this->lists.outerStart + tile);
     outerCount = load(this->lists.outerStart + tile + 1) - outerBegin;
   }
+  /// Cell id of ring item h (the first ring, then the second).
+  STENCIL_HD int ringId(int h) const
+  {
+    return h < ringCount ? load(this->lists.haloCells + ringBegin + h)
+                         : load(this->lists.outerCells + outerBegin + h - ringCount);
+  }
+  /**
+   * The raw slots of the K neighbours of `cell` through put(j, slot, weight), a missing one (or
+   * one outside the rings) as `self`; whether all were found. `item` is the cell's place in the
+   * tile's lists of resolved slots (TileLists::stagedSlots, built on the host): t for the tile's
+   * cell t, the tile's cell count + h for first-ring cell h.
+   */
+  template<typename Put>
+  STENCIL_HD bool resolveSlots(int cell, int item, int self, Put&& put) const
+  {
+    const std::int32_t* resolved =
+      this->lists.stagedSlots + static_cast<long long>(first + ringBegin + item) * K;
+    bool ok = true;
+    STENCIL_UNROLL
+    for (int j = 0; j < K; ++j)
+    {
+      const int slot = load(resolved + j);
+      ok = ok && slot >= 0;
+      put(
+        j, slot < 0 ? self : slot, this->weighted ? static_cast<T>(this->table.w(cell, j)) : T(0));
+    }
+    return ok;
+  }
   STENCIL_HD int ringTotal() const { return ringCount + outerCount; }
   /// Raw slots of one set (the second set of the async copies follows the first).
   STENCIL_HD int rawSlots() const { return TileCells + this->lists.maxHalo + this->lists.maxOuter; }
-  /// Index of n in the sorted list [list, list + count), or -1.
-  static STENCIL_HD int search(const std::int32_t* list, int count, int n)
+  /// Cells of the tile (the last tile may have fewer than TileCells).
+  STENCIL_HD int tileCount() const
   {
-    int lo = 0;
-    int hi = count;
-    while (lo < hi)
-    {
-      const int mid = (lo + hi) / 2;
-      if (load(list + mid) < n)
-      {
-        lo = mid + 1;
-      }
-      else
-      {
-        hi = mid;
-      }
-    }
-    return lo < count && load(list + lo) == n ? lo : -1;
-  }
-  /// Raw slot of cell n (the tile, the first ring, then the second ring; -1 if none).
-  STENCIL_HD int slotOf(int n, bool secondRing) const
-  {
-    if (n >= first && n < first + TileCells)
-    {
-      return n - first;
-    }
-    const int h = search(this->lists.haloCells + ringBegin, ringCount, n);
-    if (h >= 0)
-    {
-      return TileCells + h;
-    }
-    const int o = secondRing ? search(this->lists.outerCells + outerBegin, outerCount, n) : -1;
-    return o >= 0 ? TileCells + ringCount + o : -1;
+    return this->a.cells - first < TileCells ? this->a.cells - first : TileCells;
   }
   /// Weight j of the own cell t.
   STENCIL_HD T weight(int t, int j) const
@@ -230,43 +236,38 @@ STENCIL_HD void stagedSetup(const StagedContext<T, Table, L>& x,
   s.active = s.c < x.a.cells;
   if (s.active)
   {
-    bool ok = true;
-    STENCIL_UNROLL
-    for (int j = 0; j < K; ++j)
-    {
-      const int n = x.table.n(s.c, j);
-      const int slot = n < 0 ? -1 : x.slotOf(n, false);
-      ok = ok && slot >= 0;
-      s.slot[j] = slot < 0 ? t : slot;
-      if (x.weighted)
+    const bool ok = x.resolveSlots(s.c,
+      t,
+      t,
+      [&](int j, int slot, T w)
       {
-        x.ownWeight[j * TileCells + t] = static_cast<T>(x.table.w(s.c, j));
-      }
-    }
+        s.slot[j] = slot;
+        if (x.weighted)
+        {
+          x.ownWeight[j * TileCells + t] = w;
+        }
+      });
     x.valid[t] = ok ? 1 : 0;
   }
   for (int h = t; h < x.ringTotal(); h += TileCells)
   {
-    const bool firstRing = h < x.ringCount;
-    const int id = firstRing ? load(x.lists.haloCells + x.ringBegin + h)
-                             : load(x.lists.outerCells + x.outerBegin + h - x.ringCount);
+    const int id = x.ringId(h);
     x.stagedId[h] = id;
-    if (!firstRing)
+    if (h >= x.ringCount)
     {
       continue;
     }
-    bool ok = true;
-    for (int j = 0; j < K; ++j)
-    {
-      const int n = x.table.n(id, j);
-      const int slot = n < 0 ? -1 : x.slotOf(n, true);
-      ok = ok && slot >= 0;
-      x.ringSlot[h * K + j] = slot < 0 ? TileCells + h : slot;
-      if (x.weighted)
+    const bool ok = x.resolveSlots(id,
+      x.tileCount() + h,
+      TileCells + h,
+      [&](int j, int slot, T w)
       {
-        x.ringWeight[h * K + j] = static_cast<T>(x.table.w(id, j));
-      }
-    }
+        x.ringSlot[h * K + j] = slot;
+        if (x.weighted)
+        {
+          x.ringWeight[h * K + j] = w;
+        }
+      });
     x.valid[TileCells + h] = ok ? 1 : 0;
   }
 }

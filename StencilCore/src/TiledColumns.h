@@ -74,6 +74,10 @@ struct TileLists
   const std::int32_t* outerStart = nullptr;
   const std::int32_t* outerCells = nullptr;
   int maxOuter = 0;
+  /// The staged laplap's neighbour slots, resolved on the host (StagedContext::resolveSlots):
+  /// for tile b, K per cell of the tile, then K per first-ring cell, from entry
+  /// K x (b x TileCells + haloStart[b]); -1 for a neighbour that is missing or outside the rings.
+  const std::int32_t* stagedSlots = nullptr;
 };
 
 /// Byte layout of a tile's scratch memory (CUDA shared memory; a plain buffer on the CPU).

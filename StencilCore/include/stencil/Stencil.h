@@ -164,6 +164,12 @@ struct ExecutionOptions
   /// the H200; off for float: 8 % slower, docs/stencil.md), 0 off, 1 on. The async kernel has
   /// the narrow register cap (stagedWideRegisters is ignored).
   int stagedAsyncCopies = -1;
+  /// StagedZLoop: the staged laplap with a warp's lanes over layers (32 in float, 16 in double)
+  /// instead of over cells, so that shared-memory loads never conflict, whatever the mesh's
+  /// numbering (src/LaneColumns.h); -1 the measured default (off: slower on the H200, bound by
+  /// the barriers of two blocks per SM, docs/stencil.md), 0 off, 1 on. When on, tileLayers,
+  /// stagedWideRegisters and stagedAsyncCopies do not apply.
+  int stagedLayerLanes = -1;
   /// Z-loops' tiled laplap: fetch the next step's values before the barrier (more registers;
   /// meshes with 4 neighbours per cell). Off by default (slower on the H100, docs/stencil.md).
   bool tilePrefetch = false;

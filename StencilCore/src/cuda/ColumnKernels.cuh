@@ -191,6 +191,20 @@ __global__ void __launch_bounds__(TileCells, (StagedMinBlocks<T, false>))
     { stagedAsyncSlice(x, first, last, forEach, barrier); });
 }
 
+/// The staged horizontal laplap with the lanes over layers (LaneColumns.h): two blocks of
+/// about 100 KB of shared memory per SM (quads, z-curve tiles).
+template<typename T, typename Table>
+__global__ void __launch_bounds__(TileCells, 2)
+  laneLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
+{
+  tileBlock<LaneContext<T, Table>, LaneThread>(args,
+    table,
+    lists,
+    slice,
+    [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
+    { laneSlice(x, first, last, forEach, barrier); });
+}
+
 /// Sets the dynamic shared memory a kernel needs; false when the device cannot give it.
 template<typename Kernel>
 bool allowSharedBytes(Kernel kernel, std::size_t bytes)
@@ -256,6 +270,21 @@ Status launchColumns(const Table& table,
   if (tiles && runsStaged(options, a, staged))
   {
     const int slice = options.stagedSlice > 0 ? std::min(options.stagedSlice, a.layers) : a.layers;
+    const LaneLayout<T, Table::K> lanes{
+      tiles->maxHalo, tiles->maxOuter, table.p.weights != nullptr
+    };
+    if (stagedLayerLanes(options) && lanes.fits() && (a.layers + slice - 1) / slice <= 65535 &&
+      launchTiles(laneLaplapKernel<T, Table>, lanes.bytes(), slice))
+    {
+      report.columnKernel = laneKernelName<T>();
+      report.kernelSeconds = seconds;
+      return status;
+    }
+    if (stagedLayerLanes(options))
+    {
+      report.note += "staged lanes over layers do not fit shared memory: ran the staged laplap "
+                     "with lanes over cells. ";
+    }
     if ((a.layers + slice - 1) / slice <= 65535 &&
       withStagedLayers<T, Table::K>(options,
         [&](auto layers, auto wide)
@@ -383,6 +412,7 @@ Status runColumns(const PreparedTable<T>& table,
   DeviceBuffer haloCells;
   DeviceBuffer outerStart;
   DeviceBuffer outerCells;
+  DeviceBuffer stagedSlots;
   // Allocates a device copy of a host vector (1 byte when empty) and fills it.
   auto upload = [](DeviceBuffer& buffer, const auto& list, const char* what)
   {
@@ -397,6 +427,7 @@ Status runColumns(const PreparedTable<T>& table,
   };
   if (!status || !(status = upload(outerStart, table.outerStart, "ring lists")) ||
     !(status = upload(outerCells, table.outerCells, "ring lists")) ||
+    !(status = upload(stagedSlots, table.stagedSlots, "ring lists")) ||
     !(status = upload(haloStart, table.haloStart, "halo lists")) ||
     !(status = upload(haloCells, table.haloCells, "halo lists")) ||
     !(status = cudaStatus(in.allocate(bytes), "cudaMalloc input")) ||
@@ -414,6 +445,7 @@ Status runColumns(const PreparedTable<T>& table,
   lists.outerStart = outerStart.as<std::int32_t>();
   lists.outerCells = outerCells.as<std::int32_t>();
   lists.maxOuter = table.maxOuter;
+  lists.stagedSlots = table.stagedSlots.empty() ? nullptr : stagedSlots.as<std::int32_t>();
   const TileLists* tiles = table.tiled() ? &lists : nullptr;
   if (!(status =
           cudaStatus(cudaMemcpy(in.as<T>(), args.u, bytes, cudaMemcpyHostToDevice), "copy in")))
