@@ -179,8 +179,9 @@ bool stagedAsync(const ExecutionOptions& options)
 }
 
 /// Whether the staged laplap runs with the lanes over layers (ExecutionOptions::stagedLayerLanes;
-/// -1: the measured default, off: on the H200 it took 119 us in float and 176 us in double
-/// against 82.5 and 125.6 us with the lanes over cells, docs/stencil.md, session 9).
+/// -1: the measured default, off: on the H200 at 512 x 512 x 64 it took 94 us in float and
+/// 156 us in double against 76.4 and 114.5 us with the lanes over cells, docs/stencil.md,
+/// session 9).
 constexpr bool DefaultStagedLayerLanes = false;
 inline bool stagedLayerLanes(const ExecutionOptions& options)
 {
