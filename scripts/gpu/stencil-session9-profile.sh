@@ -32,7 +32,7 @@ if [ "${NCU_RUN:-1}" = 1 ] && [ -n "$NCU" ]; then
   for k in ${NCU_KERNELS:-"laneLaplapKernel<float" "laneLaplapKernel<double"}; do
     name=$(echo "$k" | tr -c 'A-Za-z0-9\n' '_')
     timeout 150 "$NCU" --kernel-name-base demangled --kernel-name "regex:$k" \
-      --launch-skip 0 --launch-count 1 --set full --print-details all \
+      --launch-skip ${NCU_SKIP:-0} --launch-count 1 --set full --print-details all \
       "$B/bin/stencil-bench" --size 512x512x64 --gpu-only --repeats 1 > "$OUT/ncu-$name.txt" 2>&1
     say "ncu $k: rc=$?"
   done
