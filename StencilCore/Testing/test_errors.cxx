@@ -131,6 +131,20 @@ TEST(StencilErrors, BadMeshesAndArguments)
   const auto staged = stencil::applyColumns(mesh, u.data(), out.data(), s, o);
   EXPECT_EQ(staged.code(), ErrorCode::InvalidArgument);
   EXPECT_NE(staged.message().find("staged"), std::string::npos) << staged.message();
+  o.stagedSlice = 0;
+  for (int value : { -2, 2 })
+  {
+    stencil::ExecutionOptions async = o;
+    async.stagedAsyncCopies = value;
+    const auto copies = stencil::applyColumns(mesh, u.data(), out.data(), s, async);
+    EXPECT_EQ(copies.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(copies.message().find("async copies"), std::string::npos) << copies.message();
+    stencil::ExecutionOptions lanes = o;
+    lanes.stagedLayerLanes = value;
+    const auto layerLanes = stencil::applyColumns(mesh, u.data(), out.data(), s, lanes);
+    EXPECT_EQ(layerLanes.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(layerLanes.message().find("layer lanes"), std::string::npos) << layerLanes.message();
+  }
   stencil::ColumnMesh empty;
   EXPECT_EQ(
     stencil::applyColumns(empty, u.data(), out.data(), s).code(), ErrorCode::InvalidArgument);

@@ -945,7 +945,7 @@ bool cpuColumns(const Table& table,
     }
     if (detail::stagedLayerLanes(options))
     {
-      report.note += "staged lanes over layers need fewer than 65536 slots: ran the staged "
+      report.note += "staged lanes over layers: slot offsets beyond 32 bits: ran the staged "
                      "laplap with lanes over cells. ";
     }
     report.columnKernel = detail::stagedKernelName<T, K>(options, report);
