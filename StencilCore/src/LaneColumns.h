@@ -229,30 +229,6 @@ STENCIL_HD void laneComplete(const LaneContext<T, Table>& x, int t, LaneThread& 
   s.complete = complete;
 }
 
-/// One value global -> shared (cp.async on sm_80 and later: no register, no wait until the end
-/// of the phase).
-template<typename T>
-STENCIL_HD void copyValue(T* target, const T* source)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(
-                 static_cast<unsigned>(__cvta_generic_to_shared(target))),
-               "l"(source),
-               "n"(sizeof(T))
-               : "memory");
-#else
-  *target = load(source);
-#endif
-}
-
-/// Waits for all of the calling thread's copies.
-STENCIL_HD void waitForCopies()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
-#endif
-}
-
 /// Phase 1: layers [k0, k0 + count) of slots t, t + TileCells, ... (the tile, then the rings)
 /// into the raw slots; consecutive threads take consecutive slots, so the tile's loads coalesce.
 template<typename T, typename Table>
@@ -283,7 +259,8 @@ STENCIL_HD void laneStage(const LaneContext<T, Table>& x, int t, int k0, int cou
       copyValue(target + d, source + static_cast<long long>(d) * x.a.cells);
     }
   }
-  waitForCopies();
+  commitCopies();
+  waitForAllCopies();
 }
 
 /// Slots per warp and round of the lanes-over-layers phases: their loads are issued together

@@ -506,24 +506,35 @@ struct StagedAsyncThread : StagedThread<T, K>
   T lap[L];
 };
 
+/// One value global -> shared: cp.async on sm_80 and later (no register; completes with the
+/// calling thread's next committed group), a plain copy elsewhere.
+template<typename T>
+STENCIL_HD void copyValue(T* target, const T* source)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(
+                 static_cast<unsigned>(__cvta_generic_to_shared(target))),
+               "l"(source),
+               "n"(sizeof(T))
+               : "memory");
+#else
+  *target = load(source);
+#endif
+}
+
 /// Layers [k0, k0 + count) of cell `cell` into the L values at `slot` (the others: device, left
 /// as they are, never stored; CPU, 0 like fetchLayers).
 template<typename T, int L>
 STENCIL_HD void copyLayers(const ColumnArgs<T>& a, int cell, int k0, int count, T* slot)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned target = static_cast<unsigned>(__cvta_generic_to_shared(slot));
   const T* source = a.u + static_cast<long long>(k0) * a.cells + cell;
   STENCIL_UNROLL
   for (int d = 0; d < L; ++d)
   {
     if (d < count)
     {
-      asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(
-                     target + static_cast<unsigned>(d * sizeof(T))),
-                   "l"(source + static_cast<long long>(d) * a.cells),
-                   "n"(sizeof(T))
-                   : "memory");
+      copyValue(slot + d, source + static_cast<long long>(d) * a.cells);
     }
   }
 #else
@@ -549,6 +560,14 @@ STENCIL_HD void waitForOlderCopies()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+#endif
+}
+
+/// Waits for all of the calling thread's committed copies.
+STENCIL_HD void waitForAllCopies()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 #endif
 }
 
