@@ -177,13 +177,14 @@ void multiTileVariants(Backend backend,
   double relTol,
   std::vector<AccessStrategy> strategies = { AccessStrategy::ZLoop, AccessStrategy::SlicedZLoop },
   int layers = 7,
-  bool lanesOnly = false)
+  bool lanesOnly = false,
+  int columnsX = 37)
 {
   for (int numbering = 0; numbering < 4; ++numbering)
   {
     stencil::GeneratedColumns gen;
     ASSERT_TRUE(stencil::generateColumns(shape,
-      37,
+      columnsX,
       29,
       layers,
       1.0,
@@ -293,12 +294,18 @@ void multiTileVariants(Backend backend,
                 const bool lanesRan = staged && lanes &&
                   (backend == Backend::CPU || numbering < 2 ||
                     report.note.find("do not fit shared memory") == std::string::npos);
+                // The ring groups (float, 4 layers per step, synchronous, narrow registers)
+                // where the cells per layer are a multiple of 4.
+                const bool groupsRan = staged && sizeof(T) == 4 && usedLayers == 4 && !async &&
+                  !lanes && !(quads && prefetch) && cells % 4 == 0 &&
+                  report.note.find("ring groups do not fit") == std::string::npos;
                 const std::string tiled = lanesRan
                   ? "staged laplap, lanes over " + std::to_string(sizeof(T) == 4 ? 32 : 16) +
                     " layers"
                   : (staged ? "staged laplap, " : "tiled laplap, ") + perStep +
                     (staged && async ? ", async copies" : "") +
-                    (quads && prefetch ? (staged ? ", wide registers" : ", prefetch") : "");
+                    (quads && prefetch ? (staged ? ", wide registers" : ", prefetch") : "") +
+                    (groupsRan ? ", ring groups" : "");
                 EXPECT_EQ(report.columnKernel, isTwice(op) ? tiled : "per cell") << report.note;
                 EXPECT_TRUE(closeWithNaN(out, expected, tol))
                   << "numbering " << numbering << " " << stencil::toString(op) << " "
@@ -361,6 +368,23 @@ TEST_P(ColumnTest, MultiTileStagedFloatTriangle)
   STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
   multiTileVariants<float>(
     GetParam(), HorizontalShape::Triangle, 2e-5, { AccessStrategy::StagedZLoop });
+}
+
+/// The ring groups (GroupedColumns.h) need cells per layer that are a multiple of 4: 36 x 29
+/// quads (1044 cells, 5 tiles, a partial last one) and twice as many triangles; columns of 7
+/// layers (a partial last step) and 37 (slices of 3 and whole columns of 9 full steps and 1).
+TEST_P(ColumnTest, MultiTileStagedGroupsFloatQuad)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  multiTileVariants<float>(
+    GetParam(), HorizontalShape::Quad, 2e-5, { AccessStrategy::StagedZLoop }, 37, false, 36);
+}
+
+TEST_P(ColumnTest, MultiTileStagedGroupsFloatTriangle)
+{
+  STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
+  multiTileVariants<float>(
+    GetParam(), HorizontalShape::Triangle, 2e-5, { AccessStrategy::StagedZLoop }, 7, false, 36);
 }
 
 TEST_P(ColumnTest, MultiTileStagedDoubleQuad)

@@ -144,6 +144,11 @@ TEST(StencilErrors, BadMeshesAndArguments)
     const auto layerLanes = stencil::applyColumns(mesh, u.data(), out.data(), s, lanes);
     EXPECT_EQ(layerLanes.code(), ErrorCode::InvalidArgument);
     EXPECT_NE(layerLanes.message().find("layer lanes"), std::string::npos) << layerLanes.message();
+    stencil::ExecutionOptions groups = o;
+    groups.stagedRingGroups = value;
+    const auto ringGroups = stencil::applyColumns(mesh, u.data(), out.data(), s, groups);
+    EXPECT_EQ(ringGroups.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(ringGroups.message().find("ring groups"), std::string::npos) << ringGroups.message();
   }
   stencil::ColumnMesh empty;
   EXPECT_EQ(

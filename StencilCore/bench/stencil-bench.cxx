@@ -351,13 +351,14 @@ void runPrecision(const char* name,
         int stagedSlice = 0;
         int async = -1; // staged async copies: -1 the default, 0 off, 1 on
         int lanes = -1; // staged lanes over layers: -1 the default, 0 off, 1 on
+        int groups = 0; // staged ring groups: -1 the default, 0 off, 1 on
       };
       std::vector<Choice> choices = { { stencil::AccessStrategy::Naive, 8, 0, false },
         { stencil::AccessStrategy::IdxVar, 8, 0, false },
         { stencil::AccessStrategy::Shared, 8, 0, false },
         { stencil::AccessStrategy::ZLoop, 8, 0, false },
         { stencil::AccessStrategy::SlicedZLoop, 8, 0, false },
-        { stencil::AccessStrategy::StagedZLoop, 8, 0, false } };
+        { stencil::AccessStrategy::StagedZLoop, 8, 0, false, 0, -1, -1, -1 } };
       // Staged laplap: layers per step x layers per block (GPU, z-curve, chasing tables only).
       // "prefetch" selects the staged kernel with the wider register cap.
       // Then the same without and with the async copies of the next step (session 8).
@@ -370,6 +371,11 @@ void runPrecision(const char* name,
                 choices.push_back(
                   { stencil::AccessStrategy::StagedZLoop, 8, layers, wide, stagedSlice, async, 0 });
               }
+      // The staged laplap with its rings as groups of 4 cells (session 10; float), whole
+      // columns and slices of 32.
+      for (int stagedSlice : { 0, 32 })
+        choices.push_back(
+          { stencil::AccessStrategy::StagedZLoop, 8, 4, false, stagedSlice, 0, 0, 1 });
       // The staged laplap with lanes over layers (session 9), whole columns and slices of 32.
       for (int stagedSlice : { 0, 32 })
         choices.push_back(
@@ -408,6 +414,7 @@ void runPrecision(const char* name,
           co.stagedWideRegisters = choice.prefetch;
           co.stagedAsyncCopies = choice.async;
           co.stagedLayerLanes = choice.lanes;
+          co.stagedRingGroups = choice.groups;
           co.chasingTable = variant < 2;
           co.compressedTable = variant % 2 == 0;
           // The CPU has no shared memory (it maps Shared to z-loop); to keep the device run

@@ -5,6 +5,7 @@
 #ifndef stencil_Internal_h
 #define stencil_Internal_h
 
+#include "GroupedColumns.h"
 #include "Kernels.h"
 #include "LaneColumns.h"
 #include "StagedColumns.h"
@@ -44,6 +45,12 @@ struct PreparedTable
   int maxOuter = 0;
   /// The staged laplap's neighbour slots per tile (TileLists::stagedSlots).
   std::vector<std::int32_t> stagedSlots;
+  /// The grouped staged laplap's ring groups and slots (TileLists::groupStart and after); empty
+  /// when not built (double, cells per layer not a multiple of 4, stagedRingGroups 0).
+  std::vector<std::int32_t> groupStart;
+  std::vector<std::int32_t> groupIds;
+  int maxGroups = 0;
+  std::vector<std::int32_t> groupSlots;
   bool tiled() const { return !haloStart.empty(); }
   bool staged() const { return !outerStart.empty(); }
 
@@ -57,6 +64,10 @@ struct PreparedTable
     lists.outerCells = outerCells.data();
     lists.maxOuter = maxOuter;
     lists.stagedSlots = stagedSlots.empty() ? nullptr : stagedSlots.data();
+    lists.groupStart = groupStart.empty() ? nullptr : groupStart.data();
+    lists.groupIds = groupIds.data();
+    lists.maxGroups = maxGroups;
+    lists.groupSlots = groupSlots.empty() ? nullptr : groupSlots.data();
     return lists;
   }
   std::size_t bytes() const
@@ -186,6 +197,31 @@ constexpr bool DefaultStagedLayerLanes = false;
 inline bool stagedLayerLanes(const ExecutionOptions& options)
 {
   return options.stagedLayerLanes < 0 ? DefaultStagedLayerLanes : options.stagedLayerLanes > 0;
+}
+
+/// Whether the staged laplap stages its rings as groups (GroupedColumns.h;
+/// ExecutionOptions::stagedRingGroups, -1 or 1: where it applies): float, 4 layers per step,
+/// without the async copies, the wide registers or the lanes over layers, and lists built for
+/// it (prepareTable: cells per layer a multiple of 4). H200, 512 x 512 x 64, z-curve quads
+/// (docs/stencil.md, session 10).
+template<typename T, int K>
+bool stagedRingGroups(const ExecutionOptions& options, const TileLists& lists)
+{
+  if (!std::is_same<T, float>::value || options.stagedRingGroups == 0 ||
+    lists.groupSlots == nullptr || stagedAsync<T>(options) || stagedLayerLanes(options))
+  {
+    return false;
+  }
+  int layers = 0;
+  bool wide = false;
+  withStagedLayers<T, K>(options,
+    [&](auto l, auto w)
+    {
+      layers = decltype(l)::value;
+      wide = decltype(w)::value;
+      return 0;
+    });
+  return layers == GroupLayers && !wide;
 }
 
 /// "staged laplap, lanes over L layers".

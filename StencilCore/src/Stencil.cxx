@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 
 namespace stencil
@@ -673,6 +674,15 @@ Status prepareTable(const ColumnMesh& mesh,
     {
       t.outerStart.assign(1, 0);
     }
+    // The grouped staged laplap (GroupedColumns.h): float, groups of 16 bytes that never
+    // straddle a layer's end.
+    const bool grouped = staged && std::is_same<T, float>::value && options.stagedRingGroups != 0 &&
+      cells % GroupCells == 0;
+    std::vector<std::int32_t> groups;
+    if (grouped)
+    {
+      t.groupStart.assign(1, 0);
+    }
     for (std::size_t b = 0; b < tiles; ++b)
     {
       const std::int64_t first = static_cast<std::int64_t>(b) * TileCells;
@@ -717,6 +727,61 @@ Status prepareTable(const ColumnMesh& mesh,
         for (const std::int32_t c : halo)
           for (int j = 0; j < K; ++j)
             t.stagedSlots.push_back(slotOf(ring[static_cast<std::size_t>(c) * K + j], true));
+        if (grouped)
+        {
+          // Both rings as aligned groups of GroupCells ids (the tile's bounds are multiples of
+          // GroupCells, so no group holds tile cells), and every slot in that numbering: cell i
+          // of group g at TileCells + GroupCells g + i.
+          groups.clear();
+          for (const std::int32_t c : halo)
+            groups.push_back(c / GroupCells);
+          for (const std::int32_t c : outer)
+            groups.push_back(c / GroupCells);
+          std::sort(groups.begin(), groups.end());
+          groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+          append(groups, t.groupStart, t.groupIds, t.maxGroups);
+          auto groupSlotOf = [&](std::int32_t n) -> std::int32_t
+          {
+            if (n < 0)
+            {
+              return -1;
+            }
+            if (n >= first && n < last)
+            {
+              return static_cast<std::int32_t>(n - first);
+            }
+            auto g = std::lower_bound(groups.begin(), groups.end(), n / GroupCells);
+            if (g == groups.end() || *g != n / GroupCells)
+            {
+              return -1;
+            }
+            return static_cast<std::int32_t>(
+              TileCells + GroupCells * (g - groups.begin()) + n % GroupCells);
+          };
+          // Per cell: its slot, then its neighbours' (-1: missing). A tile cell's own slot is
+          // -1 instead when its laplap lacks a value: a neighbour, or a neighbour's neighbour,
+          // is missing (the kernel then stores the fill value).
+          auto hasAll = [&](std::int32_t c)
+          {
+            for (int j = 0; j < K; ++j)
+              if (ring[static_cast<std::size_t>(c) * K + j] < 0)
+                return false;
+            return true;
+          };
+          auto record = [&](std::int32_t c, bool own)
+          {
+            bool complete = hasAll(c);
+            for (int j = 0; j < K && complete; ++j)
+              complete = hasAll(ring[static_cast<std::size_t>(c) * K + j]);
+            t.groupSlots.push_back(own && !complete ? -1 : groupSlotOf(c));
+            for (int j = 0; j < K; ++j)
+              t.groupSlots.push_back(groupSlotOf(ring[static_cast<std::size_t>(c) * K + j]));
+          };
+          for (const std::int32_t c : tileCells)
+            record(c, true);
+          for (const std::int32_t c : halo)
+            record(c, false);
+        }
       }
     }
   }
@@ -727,6 +792,10 @@ Status prepareTable(const ColumnMesh& mesh,
     t.outerCells.clear();
     t.stagedSlots.clear();
     t.maxOuter = 0;
+    t.groupStart.clear();
+    t.groupIds.clear();
+    t.groupSlots.clear();
+    t.maxGroups = 0;
   }
   if (!t.compressed)
   {
@@ -884,6 +953,27 @@ bool cpuStagedColumns(const Table& table,
   std::size_t slice,
   const ExecutionOptions& options)
 {
+  if constexpr (std::is_same<T, float>::value)
+  {
+    if (detail::stagedRingGroups<T, Table::K>(options, tiles))
+    {
+      const bool weighted = table.p.weights != nullptr;
+      const detail::GroupLayout<T, Table::K> layout{ tiles.maxHalo, tiles.maxGroups, weighted };
+      auto run = [&](auto perEntry)
+      {
+        return cpuTileSlices<detail::GroupContext<T, Table, decltype(perEntry)::value>,
+          detail::GroupThread<T, Table::K>>(table,
+          tiles,
+          a,
+          slice,
+          layout.bytes(),
+          options,
+          [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
+          { detail::groupSlice(x, first, last, forEach, barrier); });
+      };
+      return weighted ? run(std::true_type{}) : run(std::false_type{});
+    }
+  }
   if (detail::stagedAsync<T>(options))
   {
     const detail::StagedLayout<T, Table::K, L> layout{
@@ -948,7 +1038,8 @@ bool cpuColumns(const Table& table,
       report.note += "staged lanes over layers: slot offsets beyond 32 bits: ran the staged "
                      "laplap with lanes over cells. ";
     }
-    report.columnKernel = detail::stagedKernelName<T, K>(options, report);
+    report.columnKernel = detail::stagedKernelName<T, K>(options, report) +
+      (detail::stagedRingGroups<T, K>(options, *tiles) ? ", ring groups" : "");
     return detail::withStagedLayers<T, K>(options,
       [&](auto perStep, auto)
       { return cpuStagedColumns<T, decltype(perStep)::value>(table, *tiles, a, slice, options); });
@@ -1078,6 +1169,11 @@ Status applyColumns(const ColumnMesh& mesh,
   {
     return Status(
       ErrorCode::InvalidArgument, "staged z-loop: layer lanes must be -1 (default), 0 or 1");
+  }
+  if (options.stagedRingGroups < -1 || options.stagedRingGroups > 1)
+  {
+    return Status(
+      ErrorCode::InvalidArgument, "staged z-loop: ring groups must be -1 (default), 0 or 1");
   }
   if (options.sliceSize < 1)
   {

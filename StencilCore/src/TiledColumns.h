@@ -78,6 +78,14 @@ struct TileLists
   /// for tile b, K per cell of the tile, then K per first-ring cell, from entry
   /// K x (b x TileCells + haloStart[b]); -1 for a neighbour that is missing or outside the rings.
   const std::int32_t* stagedSlots = nullptr;
+  /// The grouped staged laplap (GroupedColumns.h): tile b's rings as aligned groups of 4 cells
+  /// (groupIds[groupStart[b] .. groupStart[b + 1]), group g holds cells 4 g .. 4 g + 3), and per
+  /// cell of the tile, then per first-ring cell, its slot and its K neighbours' slots in the
+  /// grouped numbering, from entry (K + 1) x (b x TileCells + haloStart[b]); null when not built.
+  const std::int32_t* groupStart = nullptr;
+  const std::int32_t* groupIds = nullptr;
+  int maxGroups = 0;
+  const std::int32_t* groupSlots = nullptr;
 };
 
 /// Byte layout of a tile's scratch memory (CUDA shared memory; a plain buffer on the CPU).

@@ -191,6 +191,20 @@ __global__ void __launch_bounds__(TileCells, (StagedMinBlocks<T, false>))
     { stagedAsyncSlice(x, first, last, forEach, barrier); });
 }
 
+/// The staged horizontal laplap with its rings staged as groups of 4 cells (GroupedColumns.h):
+/// float, 4 layers per step, 8 blocks per SM (32 registers).
+template<typename Table, bool Weighted>
+__global__ void __launch_bounds__(TileCells, 8)
+  stagedGroupLaplapKernel(ColumnArgs<float> args, Table table, TileLists lists, int slice)
+{
+  tileBlock<GroupContext<float, Table, Weighted>, GroupThread<float, Table::K>>(args,
+    table,
+    lists,
+    slice,
+    [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
+    { groupSlice(x, first, last, forEach, barrier); });
+}
+
 /// The staged horizontal laplap with the lanes over layers (LaneColumns.h): two blocks of
 /// about 100 KB of shared memory per SM (quads, z-curve tiles).
 template<typename T, typename Table>
@@ -284,6 +298,27 @@ Status launchColumns(const Table& table,
     {
       report.note += "staged lanes over layers do not fit shared memory: ran the staged laplap "
                      "with lanes over cells. ";
+    }
+    if constexpr (std::is_same<T, float>::value)
+    {
+      // Groups are 16-byte loads: the device copy of the values is cudaMalloc'd (aligned).
+      if (stagedRingGroups<T, Table::K>(options, *tiles) &&
+        reinterpret_cast<std::uintptr_t>(a.u) % 16 == 0 && (a.layers + slice - 1) / slice <= 65535)
+      {
+        const GroupLayout<T, Table::K> layout{
+          tiles->maxHalo, tiles->maxGroups, table.p.weights != nullptr
+        };
+        if (table.p.weights != nullptr
+            ? launchTiles(stagedGroupLaplapKernel<Table, true>, layout.bytes(), slice)
+            : launchTiles(stagedGroupLaplapKernel<Table, false>, layout.bytes(), slice))
+        {
+          report.columnKernel = stagedKernelName<T, Table::K>(options, report) + ", ring groups";
+          report.kernelSeconds = seconds;
+          return status;
+        }
+        report.note += "staged ring groups do not fit shared memory: ran the staged laplap "
+                       "with one load per ring cell. ";
+      }
     }
     if ((a.layers + slice - 1) / slice <= 65535 &&
       withStagedLayers<T, Table::K>(options,
@@ -413,6 +448,9 @@ Status runColumns(const PreparedTable<T>& table,
   DeviceBuffer outerStart;
   DeviceBuffer outerCells;
   DeviceBuffer stagedSlots;
+  DeviceBuffer groupStart;
+  DeviceBuffer groupIds;
+  DeviceBuffer groupSlots;
   // Allocates a device copy of a host vector (1 byte when empty) and fills it.
   auto upload = [](DeviceBuffer& buffer, const auto& list, const char* what)
   {
@@ -428,6 +466,9 @@ Status runColumns(const PreparedTable<T>& table,
   if (!status || !(status = upload(outerStart, table.outerStart, "ring lists")) ||
     !(status = upload(outerCells, table.outerCells, "ring lists")) ||
     !(status = upload(stagedSlots, table.stagedSlots, "ring lists")) ||
+    !(status = upload(groupStart, table.groupStart, "ring groups")) ||
+    !(status = upload(groupIds, table.groupIds, "ring groups")) ||
+    !(status = upload(groupSlots, table.groupSlots, "ring groups")) ||
     !(status = upload(haloStart, table.haloStart, "halo lists")) ||
     !(status = upload(haloCells, table.haloCells, "halo lists")) ||
     !(status = cudaStatus(in.allocate(bytes), "cudaMalloc input")) ||
@@ -446,6 +487,10 @@ Status runColumns(const PreparedTable<T>& table,
   lists.outerCells = outerCells.as<std::int32_t>();
   lists.maxOuter = table.maxOuter;
   lists.stagedSlots = table.stagedSlots.empty() ? nullptr : stagedSlots.as<std::int32_t>();
+  lists.groupStart = groupStart.as<std::int32_t>();
+  lists.groupIds = groupIds.as<std::int32_t>();
+  lists.maxGroups = table.maxGroups;
+  lists.groupSlots = table.groupSlots.empty() ? nullptr : groupSlots.as<std::int32_t>();
   const TileLists* tiles = table.tiled() ? &lists : nullptr;
   if (!(status =
           cudaStatus(cudaMemcpy(in.as<T>(), args.u, bytes, cudaMemcpyHostToDevice), "copy in")))
