@@ -22,10 +22,10 @@
  * the cell itself, still cancel). The same session's laboratory
  * (scripts/gpu/stencil-session10-lab.cu) measured these choices stand-alone.
  *
- * Slots: 0 .. TileCells - 1 the tile's cells, then TileCells + 4 g + i for cell i of the tile's
- * ring group g (TileLists::groupIds). The first Laplacians of the first ring are stored beside
- * the ring cell's raw values, so both share one numbering; the host resolves every neighbour's
- * slot (TileLists::groupSlots, prepareTable in Stencil.cxx).
+ * Slots: 0 .. GroupTileCells - 1 the tile's cells, then GroupTileCells + 4 g + i for cell i of the
+ * tile's ring group g (TileLists::groupIds). The first Laplacians of the first ring are stored
+ * beside the ring cell's raw values, so both share one numbering; the host resolves every
+ * neighbour's slot (TileLists::groupSlots, prepareTable in Stencil.cxx).
  *
  * Written as the phases of one thread between barriers, like StagedColumns.h, so that the CPU
  * runs the same code (its threads one after the other); only the group staging differs: the CPU
@@ -47,6 +47,12 @@ namespace detail
 constexpr int GroupCells = 4;
 /// Layers per step of the grouped staged laplap (the four lanes of a group's transpose).
 constexpr int GroupLayers = 4;
+/// Cells per tile (threads per block) of the grouped staged laplap: its own tiles, twice those
+/// of the other tile kernels (TileCells), so that the rings are a smaller share of the staged
+/// values (z-curve quads: 196 ring cells around 512 tile cells, 132 around 256). H200, 512 x 512
+/// x 64 (session 10, scripts/gpu/stencil-session10-variants.cu): 64.1-64.6 us against
+/// 65.0-66.2 us with tiles of 256 cells, in the same runs.
+constexpr int GroupTileCells = 512;
 
 /// Where slot s keeps its GroupLayers raw values in a tile's value array (in values); its first
 /// Laplacians follow GroupLapShift values later. Rows of 8 raw slots (128 bytes in float)
@@ -63,11 +69,11 @@ constexpr int GroupLapShift = 8 * GroupLayers;
 template<typename T, int K>
 struct GroupLayout
 {
-  int maxHalo;
+  int maxRing; ///< first-ring cells of a tile, at most
   int maxGroups;
   bool weighted;
   static STENCIL_HD std::size_t alignUp(std::size_t n) { return (n + 15) / 16 * 16; }
-  STENCIL_HD int slots() const { return TileCells + GroupCells * maxGroups; }
+  STENCIL_HD int slots() const { return GroupTileCells + GroupCells * maxGroups; }
   /// Raw and Laplacian values of every slot (groupOffset).
   STENCIL_HD std::size_t valuesBytes() const
   {
@@ -76,19 +82,19 @@ struct GroupLayout
   STENCIL_HD std::size_t ringSlotOffset() const { return alignUp(valuesBytes()); }
   STENCIL_HD std::size_t ringSelfOffset() const
   {
-    return alignUp(ringSlotOffset() + sizeof(std::int32_t) * K * maxHalo);
+    return alignUp(ringSlotOffset() + sizeof(std::int32_t) * K * maxRing);
   }
   STENCIL_HD std::size_t ringWeightOffset() const
   {
-    return alignUp(ringSelfOffset() + sizeof(std::int32_t) * maxHalo);
+    return alignUp(ringSelfOffset() + sizeof(std::int32_t) * maxRing);
   }
   STENCIL_HD std::size_t ownWeightOffset() const
   {
-    return alignUp(ringWeightOffset() + (weighted ? sizeof(T) * K * maxHalo : 0));
+    return alignUp(ringWeightOffset() + (weighted ? sizeof(T) * K * maxRing : 0));
   }
   STENCIL_HD std::size_t groupIdOffset() const
   {
-    return alignUp(ownWeightOffset() + (weighted ? sizeof(T) * K * TileCells : 0));
+    return alignUp(ownWeightOffset() + (weighted ? sizeof(T) * K * GroupTileCells : 0));
   }
   STENCIL_HD std::size_t bytes() const
   {
@@ -112,21 +118,21 @@ struct GroupContext : TileProblem<T, Table>
   std::int32_t* ringSlot = nullptr; ///< K neighbour offsets per first-ring cell (missing: itself)
   std::int32_t* ringSelf = nullptr; ///< the offset of each first-ring cell
   T* ringWeight = nullptr;          ///< K per first-ring cell (weighted tables)
-  T* ownWeight = nullptr;           ///< K x TileCells, [j][t] (weighted tables)
+  T* ownWeight = nullptr;           ///< K x GroupTileCells, [j][t] (weighted tables)
   std::int32_t* groupId = nullptr;  ///< the tile's ring groups (cells 4 g .. 4 g + 3)
 
   STENCIL_HD void bind(unsigned char* scratch, int tile)
   {
-    const GroupLayout<T, K> layout{ this->lists.maxHalo, this->lists.maxGroups, Weighted };
+    const GroupLayout<T, K> layout{ this->lists.maxGroupRing, this->lists.maxGroups, Weighted };
     values = reinterpret_cast<T*>(scratch);
     ringSlot = reinterpret_cast<std::int32_t*>(scratch + layout.ringSlotOffset());
     ringSelf = reinterpret_cast<std::int32_t*>(scratch + layout.ringSelfOffset());
     ringWeight = reinterpret_cast<T*>(scratch + layout.ringWeightOffset());
     ownWeight = reinterpret_cast<T*>(scratch + layout.ownWeightOffset());
     groupId = reinterpret_cast<std::int32_t*>(scratch + layout.groupIdOffset());
-    first = tile * TileCells;
-    ringBegin = load(this->lists.haloStart + tile);
-    ringCount = load(this->lists.haloStart + tile + 1) - ringBegin;
+    first = tile * GroupTileCells;
+    ringBegin = load(this->lists.groupRingStart + tile);
+    ringCount = load(this->lists.groupRingStart + tile + 1) - ringBegin;
     groupBegin = load(this->lists.groupStart + tile);
     groupCount = load(this->lists.groupStart + tile + 1) - groupBegin;
   }
@@ -135,7 +141,7 @@ struct GroupContext : TileProblem<T, Table>
   STENCIL_HD int cells() const { return static_cast<int>(this->a.cells); }
   STENCIL_HD int tileCount() const
   {
-    return cells() - first < TileCells ? cells() - first : TileCells;
+    return cells() - first < GroupTileCells ? cells() - first : GroupTileCells;
   }
   /// The host-resolved record of item `item` (t for the tile's cell t, the tile's cell count + h
   /// for first-ring cell h): its own slot (for a tile cell: -1 when its laplap lacks a value of
@@ -146,7 +152,7 @@ struct GroupContext : TileProblem<T, Table>
   }
   STENCIL_HD T weight(int t, int j) const
   {
-    return Weighted ? ownWeight[j * TileCells + t] : this->table.p.uniformWeight;
+    return Weighted ? ownWeight[j * GroupTileCells + t] : this->table.p.uniformWeight;
   }
 };
 
@@ -183,15 +189,15 @@ STENCIL_HD void groupSetup(const GroupContext<T, Table, W>& x, int t, GroupThrea
       s.offset[j] = groupOffset(slot < 0 ? t : slot);
       if (W)
       {
-        x.ownWeight[j * TileCells + t] = static_cast<T>(x.table.w(s.c, j));
+        x.ownWeight[j * GroupTileCells + t] = static_cast<T>(x.table.w(s.c, j));
       }
     }
   }
-  for (int h = t; h < x.ringCount; h += TileCells)
+  for (int h = t; h < x.ringCount; h += GroupTileCells)
   {
     const std::int32_t* rec = x.record(x.tileCount() + h);
     const int self = load(rec);
-    const int cell = load(x.lists.haloCells + x.ringBegin + h);
+    const int cell = load(x.lists.groupRingCells + x.ringBegin + h);
     x.ringSelf[h] = groupOffset(self);
     for (int j = 0; j < K; ++j)
     {
@@ -203,7 +209,7 @@ STENCIL_HD void groupSetup(const GroupContext<T, Table, W>& x, int t, GroupThrea
       }
     }
   }
-  for (int g = t; g < x.groupCount; g += TileCells)
+  for (int g = t; g < x.groupCount; g += GroupTileCells)
   {
     x.groupId[g] = load(x.lists.groupIds + x.groupBegin + g);
   }
@@ -321,7 +327,7 @@ STENCIL_HD void groupStage(const GroupContext<T, Table, W>& x,
   // run every pass (the shuffles need all lanes).
   const int lane = t & 31;
   const int tasks = GroupCells * x.groupCount;
-  for (int j = t - lane; j < tasks; j += TileCells)
+  for (int j = t - lane; j < tasks; j += GroupTileCells)
   {
     const int task = j + lane;
     const int d = lane & 3;
@@ -334,18 +340,18 @@ STENCIL_HD void groupStage(const GroupContext<T, Table, W>& x,
     v = transposeQuad(v, lane);
     if (task < tasks)
     {
-      *reinterpret_cast<float4*>(x.values + groupOffset(TileCells + task)) = v;
+      *reinterpret_cast<float4*>(x.values + groupOffset(GroupTileCells + task)) = v;
     }
   }
 #else
-  for (int g = t; g < x.groupCount; g += TileCells)
+  for (int g = t; g < x.groupCount; g += GroupTileCells)
   {
     const int cell = GroupCells * x.groupId[g];
     for (int i = 0; i < GroupCells; ++i)
     {
       for (int d = 0; d < GroupLayers; ++d)
       {
-        x.values[groupOffset(TileCells + GroupCells * g + i) + d] =
+        x.values[groupOffset(GroupTileCells + GroupCells * g + i) + d] =
           (Full || d < count) ? load(layer + (d * cells + cell + i)) : T(0);
       }
     }
@@ -353,8 +359,8 @@ STENCIL_HD void groupStage(const GroupContext<T, Table, W>& x,
 #endif
 }
 
-/// Phase 4 (after a barrier): the first Laplacians of the first-ring cells t, t + TileCells, ...
-/// and of the own cell (kept in s.lap for its laplap). The own raw values are read back from
+/// Phase 4 (after a barrier): the first Laplacians of the first-ring cells t, t + GroupTileCells,
+/// ... and of the own cell (kept in s.lap for its laplap). The own raw values are read back from
 /// shared memory: kept in registers across the barrier (and the ring's Laplacians) they cost 20
 /// bytes of spill stores and 72 of loads under the 32-register cap (ptxas, sm_90).
 template<typename T, typename Table, bool W>
@@ -362,7 +368,7 @@ STENCIL_HD void groupFirst(const GroupContext<T, Table, W>& x, int t, GroupThrea
 {
   constexpr int K = Table::K;
   const T uniform = x.table.p.uniformWeight;
-  for (int h = t; h < x.ringCount; h += TileCells)
+  for (int h = t; h < x.ringCount; h += GroupTileCells)
   {
     const std::int32_t* slots = x.ringSlot + h * K;
     const int self = x.ringSelf[h];

@@ -47,6 +47,9 @@ struct PreparedTable
   std::vector<std::int32_t> stagedSlots;
   /// The grouped staged laplap's ring groups and slots (TileLists::groupStart and after); empty
   /// when not built (double, cells per layer not a multiple of 4, stagedRingGroups 0).
+  std::vector<std::int32_t> groupRingStart;
+  std::vector<std::int32_t> groupRingCells;
+  int maxGroupRing = 0;
   std::vector<std::int32_t> groupStart;
   std::vector<std::int32_t> groupIds;
   int maxGroups = 0;
@@ -64,6 +67,9 @@ struct PreparedTable
     lists.outerCells = outerCells.data();
     lists.maxOuter = maxOuter;
     lists.stagedSlots = stagedSlots.empty() ? nullptr : stagedSlots.data();
+    lists.groupRingStart = groupRingStart.empty() ? nullptr : groupRingStart.data();
+    lists.groupRingCells = groupRingCells.data();
+    lists.maxGroupRing = maxGroupRing;
     lists.groupStart = groupStart.empty() ? nullptr : groupStart.data();
     lists.groupIds = groupIds.data();
     lists.maxGroups = maxGroups;

@@ -678,11 +678,6 @@ Status prepareTable(const ColumnMesh& mesh,
     // straddle a layer's end.
     const bool grouped = staged && std::is_same<T, float>::value && options.stagedRingGroups != 0 &&
       cells % GroupCells == 0;
-    std::vector<std::int32_t> groups;
-    if (grouped)
-    {
-      t.groupStart.assign(1, 0);
-    }
     for (std::size_t b = 0; b < tiles; ++b)
     {
       const std::int64_t first = static_cast<std::int64_t>(b) * TileCells;
@@ -727,61 +722,76 @@ Status prepareTable(const ColumnMesh& mesh,
         for (const std::int32_t c : halo)
           for (int j = 0; j < K; ++j)
             t.stagedSlots.push_back(slotOf(ring[static_cast<std::size_t>(c) * K + j], true));
-        if (grouped)
+      }
+    }
+    if (grouped)
+    {
+      // The grouped staged laplap's own tiles of GroupTileCells cells: their rings as above,
+      // both rings as aligned groups of GroupCells ids (the tile's bounds are multiples of
+      // GroupCells, so no group holds tile cells), and every slot in that numbering: cell i of
+      // group g at GroupTileCells + GroupCells g + i.
+      t.groupRingStart.assign(1, 0);
+      t.groupStart.assign(1, 0);
+      std::vector<std::int32_t> groups;
+      const std::size_t groupTiles = (cells + GroupTileCells - 1) / GroupTileCells;
+      for (std::size_t b = 0; b < groupTiles; ++b)
+      {
+        const std::int64_t first = static_cast<std::int64_t>(b) * GroupTileCells;
+        const std::int64_t last = std::min<std::int64_t>(first + GroupTileCells, cells);
+        tileCells.resize(static_cast<std::size_t>(last - first));
+        std::iota(tileCells.begin(), tileCells.end(), static_cast<std::int32_t>(first));
+        ringAround(tileCells, first, last, none, halo);
+        ringAround(halo, first, last, halo, outer);
+        append(halo, t.groupRingStart, t.groupRingCells, t.maxGroupRing);
+        groups.clear();
+        for (const std::int32_t c : halo)
+          groups.push_back(c / GroupCells);
+        for (const std::int32_t c : outer)
+          groups.push_back(c / GroupCells);
+        std::sort(groups.begin(), groups.end());
+        groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+        append(groups, t.groupStart, t.groupIds, t.maxGroups);
+        auto groupSlotOf = [&](std::int32_t n) -> std::int32_t
         {
-          // Both rings as aligned groups of GroupCells ids (the tile's bounds are multiples of
-          // GroupCells, so no group holds tile cells), and every slot in that numbering: cell i
-          // of group g at TileCells + GroupCells g + i.
-          groups.clear();
-          for (const std::int32_t c : halo)
-            groups.push_back(c / GroupCells);
-          for (const std::int32_t c : outer)
-            groups.push_back(c / GroupCells);
-          std::sort(groups.begin(), groups.end());
-          groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
-          append(groups, t.groupStart, t.groupIds, t.maxGroups);
-          auto groupSlotOf = [&](std::int32_t n) -> std::int32_t
+          if (n < 0)
           {
-            if (n < 0)
-            {
-              return -1;
-            }
-            if (n >= first && n < last)
-            {
-              return static_cast<std::int32_t>(n - first);
-            }
-            auto g = std::lower_bound(groups.begin(), groups.end(), n / GroupCells);
-            if (g == groups.end() || *g != n / GroupCells)
-            {
-              return -1;
-            }
-            return static_cast<std::int32_t>(
-              TileCells + GroupCells * (g - groups.begin()) + n % GroupCells);
-          };
-          // Per cell: its slot, then its neighbours' (-1: missing). A tile cell's own slot is
-          // -1 instead when its laplap lacks a value: a neighbour, or a neighbour's neighbour,
-          // is missing (the kernel then stores the fill value).
-          auto hasAll = [&](std::int32_t c)
+            return -1;
+          }
+          if (n >= first && n < last)
           {
-            for (int j = 0; j < K; ++j)
-              if (ring[static_cast<std::size_t>(c) * K + j] < 0)
-                return false;
-            return true;
-          };
-          auto record = [&](std::int32_t c, bool own)
+            return static_cast<std::int32_t>(n - first);
+          }
+          auto g = std::lower_bound(groups.begin(), groups.end(), n / GroupCells);
+          if (g == groups.end() || *g != n / GroupCells)
           {
-            bool complete = hasAll(c);
-            for (int j = 0; j < K && complete; ++j)
-              complete = hasAll(ring[static_cast<std::size_t>(c) * K + j]);
-            t.groupSlots.push_back(own && !complete ? -1 : groupSlotOf(c));
-            for (int j = 0; j < K; ++j)
-              t.groupSlots.push_back(groupSlotOf(ring[static_cast<std::size_t>(c) * K + j]));
-          };
-          for (const std::int32_t c : tileCells)
-            record(c, true);
-          for (const std::int32_t c : halo)
-            record(c, false);
-        }
+            return -1;
+          }
+          return static_cast<std::int32_t>(
+            GroupTileCells + GroupCells * (g - groups.begin()) + n % GroupCells);
+        };
+        // Per cell: its slot, then its neighbours' (-1: missing). A tile cell's own slot is -1
+        // instead when its laplap lacks a value: a neighbour, or a neighbour's neighbour, is
+        // missing (the kernel then stores the fill value).
+        auto hasAll = [&](std::int32_t c)
+        {
+          for (int j = 0; j < K; ++j)
+            if (ring[static_cast<std::size_t>(c) * K + j] < 0)
+              return false;
+          return true;
+        };
+        auto record = [&](std::int32_t c, bool own)
+        {
+          bool complete = hasAll(c);
+          for (int j = 0; j < K && complete; ++j)
+            complete = hasAll(ring[static_cast<std::size_t>(c) * K + j]);
+          t.groupSlots.push_back(own && !complete ? -1 : groupSlotOf(c));
+          for (int j = 0; j < K; ++j)
+            t.groupSlots.push_back(groupSlotOf(ring[static_cast<std::size_t>(c) * K + j]));
+        };
+        for (const std::int32_t c : tileCells)
+          record(c, true);
+        for (const std::int32_t c : halo)
+          record(c, false);
       }
     }
   }
@@ -792,6 +802,9 @@ Status prepareTable(const ColumnMesh& mesh,
     t.outerCells.clear();
     t.stagedSlots.clear();
     t.maxOuter = 0;
+    t.groupRingStart.clear();
+    t.groupRingCells.clear();
+    t.maxGroupRing = 0;
     t.groupStart.clear();
     t.groupIds.clear();
     t.groupSlots.clear();
@@ -874,12 +887,18 @@ template Status prepareTable<double>(const ColumnMesh&,
 namespace
 {
 /**
- * Runs the column slices of the tiles (tiled or staged laplap) on the CPU: the TileCells threads
- * of a tile one after the other per phase, over `scratchBytes` of 16-byte aligned scratch memory
- * (as CUDA gives shared memory). runSlice(context, first, last, forEachThread, barrier) runs
- * one slice of the Context (a TileContext or StagedContext) bound to one tile.
+ * Runs the column slices of the tiles (tiled or staged laplap) on the CPU: the Cells threads of
+ * a tile (TileCells; GroupTileCells for the grouped staged laplap) one after the other per phase,
+ * over `scratchBytes` of 16-byte aligned scratch memory (as CUDA gives shared memory).
+ * runSlice(context, first, last, forEachThread, barrier) runs one slice of the Context (a
+ * TileContext or StagedContext) bound to one tile.
  */
-template<typename Context, typename State, typename T, typename Table, typename RunSlice>
+template<typename Context,
+  typename State,
+  int Cells = detail::TileCells,
+  typename T,
+  typename Table,
+  typename RunSlice>
 bool cpuTileSlices(const Table& table,
   const detail::TileLists& tiles,
   const detail::ColumnArgs<T>& a,
@@ -888,8 +907,7 @@ bool cpuTileSlices(const Table& table,
   const ExecutionOptions& options,
   RunSlice&& runSlice)
 {
-  const std::size_t tileCount =
-    (static_cast<std::size_t>(a.cells) + detail::TileCells - 1) / detail::TileCells;
+  const std::size_t tileCount = (static_cast<std::size_t>(a.cells) + Cells - 1) / Cells;
   const std::size_t layers = static_cast<std::size_t>(a.layers);
   const std::size_t slices = (layers + slice - 1) / slice;
   return parallelFor(tileCount * slices,
@@ -899,7 +917,7 @@ bool cpuTileSlices(const Table& table,
       std::vector<unsigned char> scratch(scratchBytes + 16);
       unsigned char* base =
         scratch.data() + (16 - reinterpret_cast<std::uintptr_t>(scratch.data()) % 16) % 16;
-      std::vector<State> threads(detail::TileCells);
+      std::vector<State> threads(Cells);
       for (std::size_t item = begin; item < end; ++item)
       {
         Context x;
@@ -916,7 +934,7 @@ bool cpuTileSlices(const Table& table,
           last,
           [&](auto&& f)
           {
-            for (int t = 0; t < detail::TileCells; ++t)
+            for (int t = 0; t < Cells; ++t)
             {
               f(t, threads[t]);
             }
@@ -958,11 +976,14 @@ bool cpuStagedColumns(const Table& table,
     if (detail::stagedRingGroups<T, Table::K>(options, tiles))
     {
       const bool weighted = table.p.weights != nullptr;
-      const detail::GroupLayout<T, Table::K> layout{ tiles.maxHalo, tiles.maxGroups, weighted };
+      const detail::GroupLayout<T, Table::K> layout{
+        tiles.maxGroupRing, tiles.maxGroups, weighted
+      };
       auto run = [&](auto perEntry)
       {
         return cpuTileSlices<detail::GroupContext<T, Table, decltype(perEntry)::value>,
-          detail::GroupThread<T, Table::K>>(table,
+          detail::GroupThread<T, Table::K>,
+          detail::GroupTileCells>(table,
           tiles,
           a,
           slice,

@@ -78,10 +78,15 @@ struct TileLists
   /// for tile b, K per cell of the tile, then K per first-ring cell, from entry
   /// K x (b x TileCells + haloStart[b]); -1 for a neighbour that is missing or outside the rings.
   const std::int32_t* stagedSlots = nullptr;
-  /// The grouped staged laplap (GroupedColumns.h): tile b's rings as aligned groups of 4 cells
-  /// (groupIds[groupStart[b] .. groupStart[b + 1]), group g holds cells 4 g .. 4 g + 3), and per
-  /// cell of the tile, then per first-ring cell, its slot and its K neighbours' slots in the
-  /// grouped numbering, from entry (K + 1) x (b x TileCells + haloStart[b]); null when not built.
+  /// The grouped staged laplap (GroupedColumns.h), on its own tiles of GroupTileCells cells:
+  /// tile b's first ring (groupRingCells[groupRingStart[b] .. groupRingStart[b + 1]), sorted),
+  /// both its rings as aligned groups of 4 cells (groupIds[groupStart[b] .. groupStart[b + 1]),
+  /// group g holds cells 4 g .. 4 g + 3), and per cell of the tile, then per first-ring cell, its
+  /// slot and its K neighbours' slots in the grouped numbering, from entry
+  /// (K + 1) x (b x GroupTileCells + groupRingStart[b]); null when not built.
+  const std::int32_t* groupRingStart = nullptr;
+  const std::int32_t* groupRingCells = nullptr;
+  int maxGroupRing = 0;
   const std::int32_t* groupStart = nullptr;
   const std::int32_t* groupIds = nullptr;
   int maxGroups = 0;

@@ -466,12 +466,126 @@ __global__ void __launch_bounds__(TC, MinBlocks) stagedKernel(const float* __res
   }
 }
 
+/// Groups of 4, uniform weights, P planes of 4 layers per step (8 layers for P = 2: fewer
+/// barriers and set-up per value); plane p of the raw and Laplacian slots at p x maxSlots, so
+/// that every 16-byte load stays conflict-free as with one plane. Own: the own cell's raw values
+/// kept in registers across the first barrier (false: read back).
+template<int TC, int P, bool Own, int MinBlocks>
+__global__ void __launch_bounds__(TC, MinBlocks) planeKernel(const float* __restrict__ u,
+  float* __restrict__ out,
+  int cells,
+  int layers,
+  DeviceTiles d,
+  float w,
+  float fill)
+{
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int S = d.maxSlots;
+  float4* raw = reinterpret_cast<float4*>(smem);
+  float4* lap = raw + P * S;
+  int* items = reinterpret_cast<int*>(lap + P * S);
+  int4* ringNb = reinterpret_cast<int4*>(items + (d.maxItems + 3) / 4 * 4);
+  int* ringSelf = reinterpret_cast<int*>(ringNb + d.maxRing1);
+  const int b = blockIdx.x;
+  const int t = threadIdx.x;
+  const int first = b * TC;
+  const int itemBegin = d.itemStart[b];
+  const int itemCount = d.itemStart[b + 1] - itemBegin;
+  const int ringBegin = d.ring1Start[b];
+  const int ringCount = d.ring1Start[b + 1] - ringBegin;
+  for (int h = t; h < itemCount; h += TC)
+  {
+    items[h] = d.items[itemBegin + h];
+  }
+  for (int h = t; h < ringCount; h += TC)
+  {
+    ringNb[h] = d.ring1Nb[ringBegin + h];
+    ringSelf[h] = d.ring1Self[ringBegin + h];
+  }
+  const int4 my = d.ownNb[first + t];
+  const bool complete = d.complete[first + t] != 0;
+  __syncthreads();
+  const int stride = cells;
+  const int l = t & 31;
+  for (int k0 = 0; k0 < layers; k0 += 4 * P)
+  {
+    float4 v[P];
+#pragma unroll
+    for (int p = 0; p < P; ++p)
+    {
+      const float* src = u + (k0 + 4 * p) * stride + first + t;
+      v[p].x = src[0];
+      v[p].y = src[stride];
+      v[p].z = src[2 * stride];
+      v[p].w = src[3 * stride];
+    }
+#pragma unroll
+    for (int p = 0; p < P; ++p)
+    {
+      const float* src = u + (k0 + 4 * p) * stride;
+      for (int j = t - l; j < 4 * itemCount; j += TC)
+      {
+        const int h = (j + l) >> 2;
+        float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (j + l < 4 * itemCount)
+        {
+          a = reinterpret_cast<const float4*>(src + (l & 3) * stride)[items[h]];
+        }
+        a = transposeQuad(a, l);
+        if (j + l < 4 * itemCount)
+        {
+          raw[p * S + TC + 4 * h + (l & 3)] = a;
+        }
+      }
+      raw[p * S + t] = v[p];
+    }
+    __syncthreads();
+    float4 lv[P];
+#pragma unroll
+    for (int p = 0; p < P; ++p)
+    {
+      if constexpr (!Own)
+      {
+        v[p] = raw[p * S + t];
+      }
+      lv[p] = laplacianOf<true>(v[p], raw + p * S, my, w);
+      lap[p * S + t] = lv[p];
+    }
+    for (int h = t; h < ringCount; h += TC)
+    {
+      const int4 r = ringNb[h];
+      const int s = ringSelf[h];
+#pragma unroll
+      for (int p = 0; p < P; ++p)
+      {
+        lap[p * S + s] = laplacianOf<true>(raw[p * S + s], raw + p * S, r, w);
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < P; ++p)
+    {
+      float4 o = laplacianOf<true>(lv[p], lap + p * S, my, w);
+      if (!complete)
+      {
+        o = make_float4(fill, fill, fill, fill);
+      }
+      float* dst = out + (k0 + 4 * p) * stride + first + t;
+      dst[0] = o.x;
+      dst[stride] = o.y;
+      dst[2 * stride] = o.z;
+      dst[3 * stride] = o.w;
+    }
+  }
+}
+
 struct Variant
 {
   std::string name;
   void (*kernel)(const float*, float*, int, int, DeviceTiles, float, float);
   int tc;
   int gw;
+  int planes = 1;
 };
 
 template<int TC, int GW, bool Fast, bool Own, bool Spread, int MinBlocks>
@@ -480,9 +594,15 @@ Variant variant(const char* name)
   return Variant{ name, stagedKernel<TC, GW, Fast, Own, Spread, MinBlocks>, TC, GW };
 }
 
-static std::size_t sharedBytes(const DeviceTiles& d)
+template<int TC, int P, bool Own, int MinBlocks>
+Variant planes(const char* name)
 {
-  return 2 * sizeof(float4) * d.maxSlots + sizeof(int) * ((d.maxItems + 3) / 4 * 4) +
+  return Variant{ name, planeKernel<TC, P, Own, MinBlocks>, TC, 4, P };
+}
+
+static std::size_t sharedBytes(const DeviceTiles& d, int planes = 1)
+{
+  return 2 * planes * sizeof(float4) * d.maxSlots + sizeof(int) * ((d.maxItems + 3) / 4 * 4) +
     sizeof(int4) * d.maxRing1 + sizeof(int) * d.maxRing1;
 }
 
@@ -563,6 +683,12 @@ int main(int argc, char** argv)
     variant<512, 1, true, true, true, 4>("tc512 gw1 fast own-regs spread 4"),
     variant<512, 4, true, true, false, 4>("tc512 gw4 fast own-regs 4"),
     variant<512, 4, false, true, false, 3>("tc512 gw4 exact own-regs 3"),
+    planes<256, 2, true, 8>("tc256 gw4 fast own-regs 8 layers/step 8"),
+    planes<256, 2, true, 6>("tc256 gw4 fast own-regs 8 layers/step 6"),
+    planes<256, 2, false, 8>("tc256 gw4 fast raw-reread 8 layers/step 8"),
+    planes<512, 2, true, 4>("tc512 gw4 fast own-regs 8 layers/step 4"),
+    planes<512, 2, true, 3>("tc512 gw4 fast own-regs 8 layers/step 3"),
+    planes<256, 1, false, 8>("tc256 gw4 fast raw-reread 4 layers/step 8"),
   };
 
   std::vector<Tiles> hostTiles;
@@ -590,7 +716,8 @@ int main(int argc, char** argv)
   auto launch = [&](const Variant& v)
   {
     const DeviceTiles& d = tilesOf(v);
-    v.kernel<<<m.cells / v.tc, v.tc, sharedBytes(d)>>>(du, dout, m.cells, layers, d, w, fill);
+    v.kernel<<<m.cells / v.tc, v.tc, sharedBytes(d, v.planes)>>>(
+      du, dout, m.cells, layers, d, w, fill);
   };
   // Check every variant on every value.
   std::vector<float> got(values);

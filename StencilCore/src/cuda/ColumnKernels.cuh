@@ -192,9 +192,9 @@ __global__ void __launch_bounds__(TileCells, (StagedMinBlocks<T, false>))
 }
 
 /// The staged horizontal laplap with its rings staged as groups of 4 cells (GroupedColumns.h):
-/// float, 4 layers per step, 8 blocks per SM (32 registers).
+/// float, 4 layers per step, tiles of GroupTileCells cells, 2048 threads per SM (32 registers).
 template<typename Table, bool Weighted>
-__global__ void __launch_bounds__(TileCells, 8)
+__global__ void __launch_bounds__(GroupTileCells, 2048 / GroupTileCells)
   stagedGroupLaplapKernel(ColumnArgs<float> args, Table table, TileLists lists, int slice)
 {
   tileBlock<GroupContext<float, Table, Weighted>, GroupThread<float, Table::K>>(args,
@@ -252,17 +252,18 @@ bool launchTileKernel(Kernel kernel,
   int slice,
   const ExecutionOptions& options,
   double& seconds,
-  Status& status)
+  Status& status,
+  int cellsPerTile = TileCells)
 {
   if (!allowSharedBytes(kernel, bytes))
   {
     return false;
   }
-  const unsigned tiles = static_cast<unsigned>((a.cells + TileCells - 1) / TileCells);
+  const unsigned tiles = static_cast<unsigned>((a.cells + cellsPerTile - 1) / cellsPerTile);
   const unsigned slices = static_cast<unsigned>(std::min(65535, (a.layers + slice - 1) / slice));
   status = timeKernel(
     options.timingRepeats,
-    [&]() { kernel<<<dim3(tiles, slices), TileCells, bytes>>>(a, table, lists, slice); },
+    [&]() { kernel<<<dim3(tiles, slices), cellsPerTile, bytes>>>(a, table, lists, slice); },
     seconds);
   return true;
 }
@@ -306,11 +307,23 @@ Status launchColumns(const Table& table,
         reinterpret_cast<std::uintptr_t>(a.u) % 16 == 0 && (a.layers + slice - 1) / slice <= 65535)
       {
         const GroupLayout<T, Table::K> layout{
-          tiles->maxHalo, tiles->maxGroups, table.p.weights != nullptr
+          tiles->maxGroupRing, tiles->maxGroups, table.p.weights != nullptr
         };
-        if (table.p.weights != nullptr
-            ? launchTiles(stagedGroupLaplapKernel<Table, true>, layout.bytes(), slice)
-            : launchTiles(stagedGroupLaplapKernel<Table, false>, layout.bytes(), slice))
+        auto launchGroups = [&](auto kernel)
+        {
+          return launchTileKernel(kernel,
+            layout.bytes(),
+            table,
+            a,
+            *tiles,
+            slice,
+            options,
+            seconds,
+            status,
+            GroupTileCells);
+        };
+        if (table.p.weights != nullptr ? launchGroups(stagedGroupLaplapKernel<Table, true>)
+                                       : launchGroups(stagedGroupLaplapKernel<Table, false>))
         {
           report.columnKernel = stagedKernelName<T, Table::K>(options, report) + ", ring groups";
           report.kernelSeconds = seconds;
@@ -448,6 +461,8 @@ Status runColumns(const PreparedTable<T>& table,
   DeviceBuffer outerStart;
   DeviceBuffer outerCells;
   DeviceBuffer stagedSlots;
+  DeviceBuffer groupRingStart;
+  DeviceBuffer groupRingCells;
   DeviceBuffer groupStart;
   DeviceBuffer groupIds;
   DeviceBuffer groupSlots;
@@ -466,6 +481,8 @@ Status runColumns(const PreparedTable<T>& table,
   if (!status || !(status = upload(outerStart, table.outerStart, "ring lists")) ||
     !(status = upload(outerCells, table.outerCells, "ring lists")) ||
     !(status = upload(stagedSlots, table.stagedSlots, "ring lists")) ||
+    !(status = upload(groupRingStart, table.groupRingStart, "ring groups")) ||
+    !(status = upload(groupRingCells, table.groupRingCells, "ring groups")) ||
     !(status = upload(groupStart, table.groupStart, "ring groups")) ||
     !(status = upload(groupIds, table.groupIds, "ring groups")) ||
     !(status = upload(groupSlots, table.groupSlots, "ring groups")) ||
@@ -487,6 +504,9 @@ Status runColumns(const PreparedTable<T>& table,
   lists.outerCells = outerCells.as<std::int32_t>();
   lists.maxOuter = table.maxOuter;
   lists.stagedSlots = table.stagedSlots.empty() ? nullptr : stagedSlots.as<std::int32_t>();
+  lists.groupRingStart = groupRingStart.as<std::int32_t>();
+  lists.groupRingCells = groupRingCells.as<std::int32_t>();
+  lists.maxGroupRing = table.maxGroupRing;
   lists.groupStart = groupStart.as<std::int32_t>();
   lists.groupIds = groupIds.as<std::int32_t>();
   lists.maxGroups = table.maxGroups;
