@@ -13,7 +13,7 @@
  * stores of the staged layout (each slot: a cell's 4 layers). The extra cells of a group take
  * shared memory only.
  *
- * The rest keeps the kernel within the 32 registers of 8 blocks per SM (ptxas, sm_90: 4 bytes of
+ * The rest keeps the kernel within 32 registers (2048 threads per SM; ptxas, sm_90: 4 bytes of
  * spills, against 20 / 52 in its first version and 28 / 28 in the synchronous staged kernel):
  * offsets in 32 bits (ColumnArgs::cells is 64-bit), one register offset per neighbour for both
  * the raw values and the first Laplacians (groupOffset), the completeness of each laplap decided
