@@ -371,8 +371,9 @@ TEST_P(ColumnTest, MultiTileStagedFloatTriangle)
 }
 
 /// The ring groups (GroupedColumns.h) need cells per layer that are a multiple of 4: 36 x 29
-/// quads (1044 cells, 5 tiles, a partial last one) and twice as many triangles; columns of 7
-/// layers (a partial last step) and 37 (slices of 3 and whole columns of 9 full steps and 1).
+/// quads (1044 cells: two of the grouped kernel's tiles of 512 and a partial one of 20) and
+/// twice as many triangles (four tiles and one of 40); columns of 7 layers (a partial last step)
+/// and 37 (slices of 3, and whole columns of 9 full steps and a partial one).
 TEST_P(ColumnTest, MultiTileStagedGroupsFloatQuad)
 {
   STENCIL_SKIP_WITHOUT_DEVICE(GetParam());

@@ -8,7 +8,8 @@
 //     -DVARIANT_HEADER='"<copy>/src/cuda/ColumnKernels.cuh"' -IStencilCore/include
 //     scripts/gpu/stencil-session10-variants.cu
 //     build-stencil8-gpu/libStencilCore.a -o <binary>
-// It checks every value against StencilCore's CPU backend (the same staged laplap, itself tested
+// With "double" as second argument it times the double default instead (the async staged laplap,
+// 2 layers per step). It checks every value against StencilCore's CPU backend (the same staged laplap, itself tested
 // against the brute-force reference) and prints the median of 6 repeats of the median of 20
 // launches (CUDA events), as stencil-bench does.
 #ifndef VARIANT_HEADER
@@ -19,6 +20,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace stencil;
@@ -44,9 +47,11 @@ static V* upload(const std::vector<V>& v)
   return p;
 }
 
-int main(int argc, char** argv)
+/// Times the float grouped staged laplap (the float default) or the double async staged laplap
+/// (the double default, 2 layers per step) of the header copy this binary was built from.
+template<typename T>
+int run(const char* name)
 {
-  const char* name = argc > 1 ? argv[1] : "variant";
   GeneratedColumns gen;
   if (!generateColumns(HorizontalShape::Quad, 512, 512, 64, 1.0, 1.0, Ordering::ZCurve, gen))
   {
@@ -58,23 +63,23 @@ int main(int argc, char** argv)
   options.strategy = AccessStrategy::StagedZLoop;
   options.chasingTable = true;
   options.compressedTable = false;
-  PreparedTable<float> table;
-  if (!prepareTable<float>(mesh, false, true, options, table) || table.groupSlots.empty())
+  PreparedTable<T> table;
+  if (!prepareTable<T>(mesh, false, true, options, table) || table.stagedSlots.empty())
   {
-    std::printf("no grouped lists\n");
+    std::printf("no staged lists\n");
     return 1;
   }
   const std::size_t cells = mesh.cellsPerLayer();
   const std::size_t values = cells * mesh.layers();
-  std::vector<float> u(values);
+  std::vector<T> u(values);
   std::uint32_t seed = 7;
   for (auto& x : u)
   {
     seed = seed * 1664525u + 1013904223u;
-    x = static_cast<float>((seed >> 8) & 0xffff) / 65536.0f * 2.f - 1.f;
+    x = static_cast<T>((seed >> 8) & 0xffff) / T(65536) * T(2) - T(1);
   }
   // Reference: StencilCore's CPU backend, the horizontal laplap.
-  std::vector<float> expected(values);
+  std::vector<T> expected(values);
   StencilOptions s;
   s.op = Operator::HorizontalLaplap;
   s.fillValue = NAN;
@@ -85,10 +90,17 @@ int main(int argc, char** argv)
     std::printf("CPU reference failed\n");
     return 1;
   }
-  float* du = upload(u);
-  float* dout = nullptr;
-  CHECK(cudaMalloc(&dout, values * sizeof(float)));
+  T* du = upload(u);
+  T* dout = nullptr;
+  CHECK(cudaMalloc(&dout, values * sizeof(T)));
   TileLists lists;
+  lists.haloStart = upload(table.haloStart);
+  lists.haloCells = upload(table.haloCells);
+  lists.maxHalo = table.maxHalo;
+  lists.outerStart = upload(table.outerStart);
+  lists.outerCells = upload(table.outerCells);
+  lists.maxOuter = table.maxOuter;
+  lists.stagedSlots = upload(table.stagedSlots);
   lists.groupRingStart = upload(table.groupRingStart);
   lists.groupRingCells = upload(table.groupRingCells);
   lists.maxGroupRing = table.maxGroupRing;
@@ -96,36 +108,47 @@ int main(int argc, char** argv)
   lists.groupIds = upload(table.groupIds);
   lists.maxGroups = table.maxGroups;
   lists.groupSlots = upload(table.groupSlots);
-  TablePointers<float> pointers;
+  TablePointers<T> pointers;
   pointers.index = upload(table.index);
   pointers.uniformWeight = table.uniformWeight;
-  const PlainChasing<float, 4> view{ pointers };
-  ColumnArgs<float> a;
+  const PlainChasing<T, 4> view{ pointers };
+  ColumnArgs<T> a;
   a.u = du;
   a.out = dout;
   a.cells = static_cast<long long>(cells);
   a.layers = static_cast<int>(mesh.layers());
   a.laplap = true;
   a.fill = NAN;
-  const GroupLayout<float, 4> layout{ table.maxGroupRing, table.maxGroups, false };
-  const unsigned tiles = static_cast<unsigned>((cells + GroupTileCells - 1) / GroupTileCells);
   auto launch = [&]()
   {
-    stagedGroupLaplapKernel<PlainChasing<float, 4>, false>
-      <<<dim3(tiles, 1), GroupTileCells, layout.bytes()>>>(a, view, lists, a.layers);
+    if constexpr (std::is_same<T, float>::value)
+    {
+      const GroupLayout<float, 4> layout{ table.maxGroupRing, table.maxGroups, false };
+      const unsigned tiles = static_cast<unsigned>((cells + GroupTileCells - 1) / GroupTileCells);
+      stagedGroupLaplapKernel<PlainChasing<float, 4>, false>
+        <<<dim3(tiles, 1), GroupTileCells, layout.bytes()>>>(a, view, lists, a.layers);
+    }
+    else
+    {
+      const StagedLayout<double, 4, 2> layout{ table.maxHalo, table.maxOuter, false, 2 };
+      const unsigned tiles = static_cast<unsigned>((cells + TileCells - 1) / TileCells);
+      stagedAsyncLaplapKernel<double, PlainChasing<double, 4>, 2>
+        <<<dim3(tiles, 1), TileCells, layout.bytes()>>>(a, view, lists, a.layers);
+    }
   };
-  CHECK(cudaMemset(dout, 0xff, values * sizeof(float)));
+  CHECK(cudaMemset(dout, 0xff, values * sizeof(T)));
   launch();
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
-  std::vector<float> got(values);
-  CHECK(cudaMemcpy(got.data(), dout, values * sizeof(float), cudaMemcpyDeviceToHost));
+  std::vector<T> got(values);
+  CHECK(cudaMemcpy(got.data(), dout, values * sizeof(T), cudaMemcpyDeviceToHost));
   std::size_t wrong = 0;
+  const T tolerance = std::is_same<T, float>::value ? T(1e-5) : T(1e-12);
   for (std::size_t i = 0; i < values; ++i)
   {
     const bool nanE = std::isnan(expected[i]);
     if (nanE != std::isnan(got[i]) ||
-      (!nanE && std::fabs(got[i] - expected[i]) > 1e-5f * (1.f + std::fabs(expected[i]))))
+      (!nanE && std::fabs(got[i] - expected[i]) > tolerance * (1 + std::fabs(expected[i]))))
     {
       ++wrong;
     }
@@ -151,12 +174,14 @@ int main(int argc, char** argv)
     medians.push_back(times[times.size() / 2]);
   }
   std::sort(medians.begin(), medians.end());
-  std::printf("| %s | %.1f | %.1f-%.1f | %zu wrong of %zu |\n",
-    name,
-    medians[medians.size() / 2],
-    medians.front(),
-    medians.back(),
-    wrong,
-    values);
+  std::printf("| %s | %.1f | %.1f-%.1f | %zu wrong of %zu |\n", name, medians[medians.size() / 2],
+    medians.front(), medians.back(), wrong, values);
   return wrong == 0 ? 0 : 2;
+}
+
+int main(int argc, char** argv)
+{
+  const char* name = argc > 1 ? argv[1] : "variant";
+  const bool precisionDouble = argc > 2 && std::string(argv[2]) == "double";
+  return precisionDouble ? run<double>(name) : run<float>(name);
 }

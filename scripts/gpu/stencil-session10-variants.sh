@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session 10: times variants of the grouped staged laplap (scripts/gpu/stencil-session10-variants.cu,
 # one binary per variant of StencilCore/src, built on the development machine and carried as
-# build-carry10/var.tar.xz), in rotating order, twice. Results in $OUT.
+# build-carry10/var.tar.xz), in rotating order, twice; MODES="float double" times the float
+# default (grouped) and the double default (async staged) of each. Results in $OUT.
 set -u
 export CUDA_MODULE_LOADING=EAGER
 OUT=${OUT:-/tmp/session10-variants}
@@ -12,8 +13,11 @@ nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.memory,driver_version --for
 echo "| variant | median of 6 (us) | range | check |" >> "$OUT/summary.txt"
 echo "|---|---|---|---|" >> "$OUT/summary.txt"
 for round in 1 2; do
-  for v in $(ls "$B"/var | sort); do
-    timeout 60 "$B/var/$v" "$v (round $round)" >> "$OUT/summary.txt" 2>&1 || echo "| $v | failed rc=$? |" >> "$OUT/summary.txt"
+  for mode in ${MODES:-float}; do
+    for v in $(ls "$B"/var | sort); do
+      timeout 60 "$B/var/$v" "$v $mode (round $round)" $mode >> "$OUT/summary.txt" 2>&1 ||
+        echo "| $v $mode | failed rc=$? |" >> "$OUT/summary.txt"
+    done
   done
 done
 cat "$OUT/summary.txt"
