@@ -45,8 +45,8 @@ struct PreparedTable
   int maxOuter = 0;
   /// The staged laplap's neighbour slots per tile (TileLists::stagedSlots).
   std::vector<std::int32_t> stagedSlots;
-  /// The grouped staged laplap's ring groups and slots (TileLists::groupStart and after); empty
-  /// when not built (double, cells per layer not a multiple of 4, stagedRingGroups 0).
+  /// The grouped staged laplap's rings, groups and slots (TileLists::groupRingStart and after);
+  /// empty when not built (double, cells per layer not a multiple of 4, stagedRingGroups 0).
   std::vector<std::int32_t> groupRingStart;
   std::vector<std::int32_t> groupRingCells;
   int maxGroupRing = 0;
