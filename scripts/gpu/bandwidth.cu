@@ -1,4 +1,4 @@
-// Measures the GPU's attainable memory bandwidth (the yardstick for docs/benchmarks-gpu.md):
+// Measures the GPU's attainable memory bandwidth (the yardstick for docs/benchmarks.md):
 // cudaMemcpy device-to-device and a simple vectorised copy kernel over 2 GiB (bytes counted:
 // read + write), host<->device transfers over 1 GiB from pageable and pinned memory, and host
 // memcpy with 1 and all threads (what the end-to-end times pay). Prints one JSON line.

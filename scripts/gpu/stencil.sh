@@ -22,7 +22,7 @@ for step in $STEPS; do
     sanitize racecheck stencil_test_columns '*MultiTileZLoopsDoubleQuad/CUDA'
     ;;
   bench)
-    "$BUILD/bin/stencil-bench" --size 512x512x64 --repeats 20 --cpu-repeats 3 --threads "$(nproc)" \
+    "$BUILD/bin/stencil-bench" --size 512x512x64 --stability 8 --cpu-repeats 3 --threads "$(nproc)" \
       --json "$OUT/bench.json" > "$OUT/bench.md" 2> "$OUT/bench.err" || FAILED+=(bench)
     say "bench: $(head -1 "$OUT/bench.md")"
     grep -E "\| CUDA \| regular" "$OUT/bench.md" | tee -a "$OUT/summary.txt" || true
