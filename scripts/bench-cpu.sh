@@ -10,7 +10,7 @@ mkdir -p "$ROOT/out"
 : >"$OUT"
 run() { "$BENCH" --json --threads "$T" "$@" | tee -a "$OUT" >/dev/null; }
 
-# The goals (float, no boundary unless stated).
+# The goals of docs/benchmarks.md (float, no boundary unless stated).
 run --op evaluate --dims 3 --level 10 --points 1e6 --precision float --repeat 7
 run --op evaluate --dims 3 --level 10 --points 1e6 --precision double --repeat 7
 run --op hierarchize --dims 3 --level 12 --precision float --repeat 21

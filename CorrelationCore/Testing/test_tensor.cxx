@@ -505,7 +505,7 @@ TEST(TensorTf32Emulation, SeveralChunks)
   }
 }
 
-// The band row body (session 7) runs exactly where tcBandApplies: the bar's shape in full mode
+// The band row body runs exactly where tcBandApplies: the bar's shape in full mode
 // (any batch), not in same / valid mode, not for other sizes; its truncating split keeps x within
 // 2^-20 |x| with the low 13 bits of both parts zero; and the emulated band launch agrees with the
 // reference on the bar's shape with two groups and an empty M half (the other emulation tests
@@ -820,7 +820,7 @@ TEST(TensorKernels, SanitizerCase)
 }
 
 // DirectKernel::Auto on the bar's shape (float, one-to-many 32 x 32 x128 and x1024, full):
-// TensorTf32's band row body runs (session 7), and the maps match the reference within the
+// TensorTf32's band row body runs, and the maps match the reference within the
 // tensor bound; in same mode (no band) Auto keeps its FFMA kernels.
 TEST(TensorKernels, AutoRunsBandOnBarShape)
 {

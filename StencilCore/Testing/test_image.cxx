@@ -286,7 +286,7 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
               << " columns=" << choice.columns << " rows=" << choice.rows
               << " block rows=" << choice.blockRows << " nx=" << nx;
             // With every strip shape option at its default, the 2-D laplap on rows of whole
-            // float4 vectors runs the warp rows (session 7) instead of the strips.
+            // float4 vectors runs the warp rows instead of the strips.
             const bool defaultShape = choice.columns == 0 && choice.rows == 0 &&
               choice.blockRows == 0 && !choice.tight && choice.gridBlocks == 0 && !choice.streaming;
             const bool warpRows = choice.kernel == stencil::ImageKernel::RowStrips &&
@@ -489,7 +489,7 @@ int warpPrefetchFor(int rows, int prefetch, bool isFloat)
   return prefetch == 12 || (prefetch == 0 && isFloat) ? 12 : 4;
 }
 
-/// Warp rows (the 2-D laplap's default on rows of whole 16-byte vectors, session 7) against the
+/// Warp rows (the 2-D laplap's default on rows of whole 16-byte vectors) against the
 /// brute-force reference and against the strips (imageWarpRows -1: the same interior
 /// expressions, the frame columns in imageValue's nested order; equal to round-off), for every
 /// compiled shape, a prefetch that is not compiled and each form of the frame
@@ -633,7 +633,7 @@ TEST_P(ImageTest, WarpRowsSmallImages)
 {
   STENCIL_SKIP_WITHOUT_DEVICE(GetParam());
   const std::array<std::size_t, 3> sizes[] = { { 260, 9, 2 }, { 70, 6, 1 } };
-  // rows, prefetch, frame (imageWarpFrame: 0 the default, 1 session 7's, 2 points).
+  // rows, prefetch, frame (imageWarpFrame: 0 the default, 1 frame-row warps, 2 points).
   const int shapes[][3] = { { 4, 0, 0 },
     { 8, 4, 0 },
     { 8, 12, 0 },
@@ -679,7 +679,7 @@ TEST_P(ImageTest, WarpRowsSmallImages)
   }
 }
 
-/// Where the frame's blocks or warps go in the launch (imageFramePlacement, session 8: first,
+/// Where the frame's blocks or warps go in the launch (imageFramePlacement: first,
 /// spread among the interior, last; 0 the default: spread, first for the 3-D laplap) for the strips
 /// (2-D and 3-D laplap, the Laplacian, 1 and 2 columns per thread) and the warp rows (each form of
 /// their frame), against the brute-force reference, on images with few and many frame blocks,
@@ -693,7 +693,7 @@ TEST_P(ImageTest, FramePlacementsMatchTheReference)
     int frame; // imageWarpFrame
     int columns;
   };
-  // The strips (2 and 1 columns), the default warp rows and those with the frame of session 7
+  // The strips (2 and 1 columns), the default warp rows and those with the frame-row warps
   // and in point blocks, and 16-row walks with the default frame.
   const Kernel kernels[] = {
     { -1, 0, 0 }, { -1, 0, 1 }, { 0, 0, 0 }, { 0, 1, 0 }, { 0, 2, 0 }, { 16, 0, 0 }

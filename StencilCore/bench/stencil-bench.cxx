@@ -247,7 +247,7 @@ void runPrecision(const char* name,
             v.warpPrefetch = shape.second;
             variants.push_back(v);
           }
-          // The default shape with the other forms of the frame (session 7's, point blocks).
+          // The default shape with the other forms of the frame (frame-row warps, point blocks).
           v.warpRows = 0;
           v.warpPrefetch = 0;
           for (int frame : { 1, 2 })
@@ -255,7 +255,7 @@ void runPrecision(const char* name,
             v.warpFrame = frame;
             variants.push_back(v);
           }
-          // Where the frame goes (session 8): the strips and the default, first, spread, last.
+          // Where the frame goes: the strips and the default, first, spread, last.
           v.warpFrame = 0;
           for (int warpRows : { -1, 0 })
             for (int placement : { 1, 2, 3 })
@@ -265,7 +265,7 @@ void runPrecision(const char* name,
               variants.push_back(v);
             }
         }
-        // Where the boundary blocks go (session 8), for every operator: the default strips with
+        // Where the boundary blocks go, for every operator: the default strips with
         // their boundary first, spread, last (the default is spread, first for the 3-D laplap).
         for (int placement : { 1, 2, 3 })
         {
@@ -361,7 +361,7 @@ void runPrecision(const char* name,
         { stencil::AccessStrategy::StagedZLoop, 8, 0, false, 0, -1, -1, -1 } };
       // Staged laplap: layers per step x layers per block (GPU, z-curve, chasing tables only).
       // "prefetch" selects the staged kernel with the wider register cap.
-      // Then the same without and with the async copies of the next step (session 8).
+      // Then the same without and with the async copies of the next step.
       for (int async : { 0, 1 })
         for (bool wide : { false, true })
           for (int stagedSlice : { 0, 32 })
@@ -371,12 +371,12 @@ void runPrecision(const char* name,
                 choices.push_back(
                   { stencil::AccessStrategy::StagedZLoop, 8, layers, wide, stagedSlice, async, 0 });
               }
-      // The staged laplap with its rings as groups of 4 cells (session 10; float), whole
+      // The staged laplap with its rings as groups of 4 cells (float), whole
       // columns and slices of 32.
       for (int stagedSlice : { 0, 32 })
         choices.push_back(
           { stencil::AccessStrategy::StagedZLoop, 8, 4, false, stagedSlice, 0, 0, 1 });
-      // The staged laplap with lanes over layers (session 9), whole columns and slices of 32.
+      // The staged laplap with lanes over layers, whole columns and slices of 32.
       for (int stagedSlice : { 0, 32 })
         choices.push_back(
           { stencil::AccessStrategy::StagedZLoop, 8, 0, false, stagedSlice, -1, 1 });
@@ -472,8 +472,8 @@ void runPrecision(const char* name,
     }
     if (onGpu && stabilityRuns > 0)
     {
-      // Stability: the regular default, the strips with the frame first (sessions 4-7) and
-      // spread (session 8), the warp rows of 8 rows asked for (both precisions) and the copy
+      // Stability: the regular default, the strips with the frame first and
+      // spread, the warp rows of 8 rows asked for (both precisions) and the copy
       // references (the copy kernel and cudaMemcpy at this image's size), in turn, the one going
       // first rotating every repeat, so that none always follows the same one; each a median of
       // `repeats` runs. Per repeat, every kernel's bandwidth is also rated against the same
@@ -717,7 +717,7 @@ int main(int argc, char** argv)
   // Copy bandwidth (read + write), the yardstick of the image kernels: the grid-stride copy
   // kernel and cudaMemcpy device to device, each over buffers of the float image's size and of
   // the double image's size. Each precision's rows are measured against the faster copy at its
-  // own size (session 7; sessions 4-6 used the kernel at the double size for both).
+  // own size.
   double kernelFloat = 0, memcpyFloat = 0, kernelDouble = 0, memcpyDouble = 0;
   const std::string device = gpu ? stencil::cudaDeviceName() : std::string("none");
   if (gpu)
