@@ -566,9 +566,9 @@ TEST(CodecScheme, DamagedSchemeIsRefused)
   }
 }
 
-// Streams of version 1 (session-2 files: linear prediction, axes in index order, one quantiser)
-// still decode. The bytes below were written by the version-1 encoder (commit ef01979) for the
-// field computed here, 17x13x9 float, bound 0.02; the check is against the field, not the bytes.
+// Streams of version 1 (linear prediction, axes in index order, one quantiser) still decode. The
+// bytes below were written by the version-1 encoder (commit ef01979) for the field computed here,
+// 17x13x9 float, bound 0.02; the check is against the field, not the bytes.
 TEST(CodecScheme, Version1StreamsStillDecode)
 {
   // clang-format off

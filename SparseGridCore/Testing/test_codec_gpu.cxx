@@ -1,11 +1,10 @@
-// The CUDA codec (issue 13): the GPU stream equals the CPU stream byte for byte, the GPU decoder
+// The CUDA codec: the GPU stream equals the CPU stream byte for byte, the GPU decoder
 // equals the CPU decoder bit for bit, from host and from device pointers, on realistic synthetic
 // fields (the device machine has no copy of ../shared/data: a hydrogen-like orbital density, a
 // multi-scale 1/k^2 field and a vortex-like field with a sharp core stand in for the real volumes)
 // and random fields. The bound is checked on every voxel in long double. Skips without a device.
 #include "../src/codec/Huffman.h"
 #include "../src/cuda/codec/CodecCudaProfile.h"
-#include "../src/cuda/codec/CodecTile.h"
 
 #include <sparsegrid/codec.h>
 
@@ -438,217 +437,6 @@ TEST(CodecGpu, NonFiniteInputRefusedLikeTheCpu)
 
 namespace
 {
-namespace format = sparsegrid::codec::format;
-namespace tile = sparsegrid::codec::tile;
-
-/// The codes and reconstruction of the encoder's passes in stream order (the CPU encoder's order),
-/// with the symbol buffer laid out as on the GPU (each level 64-aligned).
-struct PassOrder
-{
-  format::Plan plan;
-  std::vector<format::Quantiser> quantisers;
-  std::vector<std::uint64_t> levelCodeBegin;
-  std::vector<float> rec;
-  std::vector<std::uint16_t> symbols;
-};
-
-PassOrder encodeInPassOrder(const std::vector<float>& x,
-  const Dims& d,
-  const format::Scheme& scheme)
-{
-  PassOrder r;
-  r.plan.build(d.data(), scheme);
-  const format::Plan& plan = r.plan;
-  r.levelCodeBegin.assign(plan.levels + 1, 0);
-  for (int k = 0; k < plan.levels; ++k)
-  {
-    r.levelCodeBegin[k + 1] = (r.levelCodeBegin[k] + plan.levelCodes[k] + 63) / 64 * 64;
-    r.quantisers.push_back(format::makeQuantiser(format::levelQuantBound(0.05, plan.levels, k)));
-  }
-  r.rec.assign(x.size(), 0.0f);
-  r.symbols.assign(r.levelCodeBegin[plan.levels], 0);
-  for (int pi = 0; pi < plan.passCount; ++pi)
-  {
-    const format::Pass& p = plan.passes[pi];
-    const std::uint64_t stride[3] = { 1, d[0], d[0] * d[1] };
-    for (std::uint64_t local = 0; local < p.size(); ++local)
-    {
-      const std::uint64_t idx = plan.voxelIndex(p, local);
-      const std::uint64_t i[3] = { idx % d[0], idx / d[0] % d[1], idx / (d[0] * d[1]) };
-      const float pred = p.axis < 0
-        ? 0.0f
-        : format::predictAlong(
-            r.rec.data(), idx, p.gap * stride[p.axis], i[p.axis], p.gap, d[p.axis], scheme.cubic);
-      float value;
-      r.symbols[r.levelCodeBegin[p.level] + p.codeBegin + local] =
-        format::quantise(x[idx], pred, r.quantisers[p.level], value);
-      r.rec[idx] = value;
-    }
-  }
-  return r;
-}
-
-/// Runs every tile of level k with one "thread", phase after phase, as a CTA does between its
-/// barriers: the encoder's quantisation (encode) or the decoder's dequantisation of ref's symbols,
-/// escapes taken from `rec` where the Huffman stage stores them.
-void runLevelTiles(const PassOrder& ref,
-  const std::vector<float>& x,
-  int k,
-  const int shape[3],
-  bool encode,
-  std::vector<float>& rec,
-  std::vector<std::uint16_t>& symbols)
-{
-  const tile::LevelTiling L = tile::levelTiling(ref.plan, k, ref.levelCodeBegin[k], shape);
-  std::vector<float> box(L.boxPoints());
-  for (std::uint64_t tz = 0; tz < L.tiles(2); ++tz)
-    for (std::uint64_t ty = 0; ty < L.tiles(1); ++ty)
-      for (std::uint64_t tx = 0; tx < L.tiles(0); ++tx)
-      {
-        const std::uint64_t o[3] = { tx * shape[0], ty * shape[1], tz * shape[2] };
-        std::fill(box.begin(), box.end(), std::numeric_limits<float>::quiet_NaN());
-        tile::forPhase(L, o, -1, 0, 1, [&](const tile::Point& p) { box[p.box] = rec[p.voxel]; });
-        for (int t = 0; t < 3; ++t)
-        {
-          tile::forPhase(L,
-            o,
-            t,
-            0,
-            1,
-            [&](const tile::Point& p)
-            {
-              const float pred = tile::predictInBox(L, box.data(), t, p);
-              float value;
-              if (encode)
-              {
-                const std::uint16_t sym =
-                  format::quantise(x[p.voxel], pred, ref.quantisers[k], value);
-                if (p.inside)
-                {
-                  symbols[p.code] = sym;
-                }
-              }
-              else
-              {
-                const std::uint16_t sym = ref.symbols[p.code];
-                value = sym == format::EscapeSymbol
-                  ? rec[p.voxel]
-                  : format::dequantise(sym, pred, ref.quantisers[k]);
-              }
-              box[p.box] = value;
-              if (p.inside)
-              {
-                rec[p.voxel] = value;
-              }
-            });
-        }
-      }
-}
-
-// The level kernels' tile order (CodecTile.h) against the passes in stream order, on the host (no
-// GPU needed): every axis order, both predictors, tiles smaller and larger than the lattice, sides
-// of 1, 2 and odd lengths, escapes (spikes of 10^6 times the bound). Codes and values
-// must be equal bit for bit, encoding and decoding.
-TEST(CodecGpu, LevelTilesEqualThePassOrder)
-{
-  const Dims shapes[] = {
-    { 37, 21, 18 }, { 2, 3, 17 }, { 33, 17, 1 }, { 9, 40, 5 }, { 65, 66, 2 }
-  };
-  const int tiles[][3] = { { 32, 16, 16 }, { 2, 2, 2 }, { 4, 6, 2 }, { 8, 2, 10 } };
-  const int orders[][3] = { { 0, 1, 2 }, { 2, 1, 0 }, { 1, 2, 0 } };
-  int escapes = 0, levelsChecked = 0;
-  for (const Dims& d : shapes)
-  {
-    auto x = field<float>(1, d);
-    std::mt19937 rng(5);
-    for (std::size_t i = 0; i < x.size(); i += 97)
-    {
-      x[i] += static_cast<float>((rng() % 2 ? 1 : -1) * 1e5);
-    }
-    for (const auto& order : orders)
-      for (bool cubic : { true, false })
-      {
-        format::Scheme scheme;
-        std::copy(order, order + 3, scheme.order);
-        scheme.cubic = cubic;
-        const PassOrder ref = encodeInPassOrder(x, d, scheme);
-        for (std::uint16_t sym : ref.symbols)
-        {
-          escapes += sym == format::EscapeSymbol ? 1 : 0;
-        }
-        for (const auto& shape : tiles)
-        {
-          SCOPED_TRACE("dims " + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" +
-            std::to_string(d[2]) + " order " + std::to_string(order[0]) + std::to_string(order[1]) +
-            std::to_string(order[2]) + (cubic ? " cubic" : " linear") + " tile " +
-            std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + "x" +
-            std::to_string(shape[2]));
-          // Level 0 (the anchors) is not tiled: taken from the reference.
-          std::vector<float> rec(x.size(), std::numeric_limits<float>::quiet_NaN());
-          std::vector<float> decoded = rec;
-          std::vector<std::uint16_t> symbols(ref.symbols.size(), 0);
-          const format::Pass& anchors = ref.plan.passes[0];
-          for (std::uint64_t local = 0; local < anchors.size(); ++local)
-          {
-            const std::uint64_t idx = ref.plan.voxelIndex(anchors, local);
-            rec[idx] = decoded[idx] = ref.rec[idx];
-            symbols[local] = ref.symbols[local];
-          }
-          // The decoder finds escaped values in its output (the Huffman stage puts them there).
-          for (int k = 1; k < ref.plan.levels; ++k)
-          {
-            for (std::uint64_t code = 0; code < ref.plan.levelCodes[k]; ++code)
-            {
-              if (ref.symbols[ref.levelCodeBegin[k] + code] == format::EscapeSymbol)
-              {
-                const std::uint64_t idx = ref.plan.voxelOfCode(k, code);
-                decoded[idx] = ref.rec[idx];
-              }
-            }
-          }
-          for (int k = 1; k < ref.plan.levels; ++k)
-          {
-            runLevelTiles(ref, x, k, shape, true, rec, symbols);
-            runLevelTiles(ref, x, k, shape, false, decoded, symbols);
-            ++levelsChecked;
-          }
-          ASSERT_EQ(0, std::memcmp(rec.data(), ref.rec.data(), rec.size() * sizeof(float)));
-          ASSERT_TRUE(symbols == ref.symbols);
-          ASSERT_EQ(0, std::memcmp(decoded.data(), ref.rec.data(), rec.size() * sizeof(float)));
-        }
-      }
-  }
-  EXPECT_GT(escapes, 100);
-  EXPECT_GT(levelsChecked, 500);
-}
-} // namespace
-
-namespace
-{
-// The level kernels (off by default, SPARSEGRID_CODEC_CUDA_TILE turns them on) write the CPU's
-// stream and decode to the CPU's output too: tiles larger and smaller than the lattice, escapes,
-// double values, flat images.
-TEST(CodecGpu, LevelKernelsGiveTheCpuStream)
-{
-  SKIP_WITHOUT_GPU();
-  for (const char* tileShape : { "32,16,16", "4,6,2" })
-  {
-    SCOPED_TRACE(std::string("tile ") + tileShape);
-    ASSERT_EQ(0, setenv("SPARSEGRID_CODEC_CUDA_TILE", tileShape, 1));
-    const Dims big{ 68, 68, 68 }, odd{ 40, 30, 20 }, flat{ 33, 17, 1 };
-    const auto f = field<float>(1, big);
-    compareBackends(f, big, 1e-3 * rangeOf(f));
-    const auto g = field<double>(4, odd, 12);
-    compareBackends(g, odd, 1e-5 * rangeOf(g));
-    const auto h = field<float>(3, flat, 11);
-    compareBackends(h, flat, 1e-2 * rangeOf(h));
-  }
-  unsetenv("SPARSEGRID_CODEC_CUDA_TILE");
-}
-} // namespace
-
-namespace
-{
 /// Decodes `stream` on the GPU into a device buffer and compares it with the CPU's decoding bit
 /// for bit.
 template<typename T>
@@ -672,18 +460,13 @@ void expectGpuDecodeLikeCpu(const std::vector<std::uint8_t>& stream,
   EXPECT_EQ(0, std::memcmp(cpu.data(), gpu.data(), n * sizeof(T)));
 }
 
-// The line kernels of the encoder write the CPU's stream (and so do session 4's pass kernels,
-// SPARSEGRID_CODEC_CUDA_ENCODE=pass). The decoder keeps its symbol buffer zero except in the
-// blocks the last decoding stored, so a stream with few non-zero blocks after one with many must
-// clear the stale ones; the walking pass kernels take segments of 8 or 16 points (several
-// segments per line, partial last segments, odd sizes); SPARSEGRID_CODEC_CUDA_DECODE=pass still
-// selects session 4's kernels, SPARSEGRID_CODEC_CUDA_HUFFMAN=whole whole-chunk staging, =rescan
-// session 5's synchronisation of the Huffman lanes (every moved start rescanned, one token per
-// step), =single session 6's synchronisation with one token per step (no groups), =groups
-// session 6's kernel as it was (the default is session 7's wide entries with a stage in coded
-// order). Streams
-// of a noisy and a smooth field of the same size, decoded alternately, in full and as a prefix,
-// each against the CPU decoder.
+// The line kernels of the encoder write the CPU's stream. The decoder keeps its symbol buffer
+// zero except in the blocks the last decoding stored, so a stream with few non-zero blocks after
+// one with many must clear the stale ones; the walking pass kernels take segments of 8 points
+// (several segments per line, partial last segments, odd sizes); both chunk decoders (the
+// wide-entry kernel, and the half-chunk kernel of devices with less shared memory) and the
+// change from one to the other. Streams of a noisy and a smooth field of the same size, decoded
+// alternately, in full and as a prefix, each against the CPU decoder.
 TEST(CodecGpu, LinePassesAndSparseStoresMatchTheCpu)
 {
   SKIP_WITHOUT_GPU();
@@ -701,20 +484,13 @@ TEST(CodecGpu, LinePassesAndSparseStoresMatchTheCpu)
       codec::encode(smooth.data(), layout, 1e-3 * rangeOf(smooth), ss, cpuOptions()).ok());
     ASSERT_TRUE(
       codec::encode(noisyD.data(), layout, 1e-5 * rangeOf(noisyD), sd, cpuOptions()).ok());
-    for (const char* encoder : { "", "pass" })
-    {
-      SCOPED_TRACE(std::string("encoder '") + encoder + "'");
-      setenv("SPARSEGRID_CODEC_CUDA_ENCODE", encoder, 1);
-      std::vector<std::uint8_t> gn, gs, gd;
-      ASSERT_TRUE(
-        codec::encode(noisy.data(), layout, 1e-3 * rangeOf(noisy), gn, gpuOptions()).ok());
-      ASSERT_TRUE(
-        codec::encode(smooth.data(), layout, 1e-3 * rangeOf(smooth), gs, gpuOptions()).ok());
-      ASSERT_TRUE(
-        codec::encode(noisyD.data(), layout, 1e-5 * rangeOf(noisyD), gd, gpuOptions()).ok());
-      EXPECT_TRUE(gn == sn && gs == ss && gd == sd) << "GPU stream differs from the CPU stream";
-    }
-    unsetenv("SPARSEGRID_CODEC_CUDA_ENCODE");
+    std::vector<std::uint8_t> gn, gs, gd;
+    ASSERT_TRUE(codec::encode(noisy.data(), layout, 1e-3 * rangeOf(noisy), gn, gpuOptions()).ok());
+    ASSERT_TRUE(
+      codec::encode(smooth.data(), layout, 1e-3 * rangeOf(smooth), gs, gpuOptions()).ok());
+    ASSERT_TRUE(
+      codec::encode(noisyD.data(), layout, 1e-5 * rangeOf(noisyD), gd, gpuOptions()).ok());
+    EXPECT_TRUE(gn == sn && gs == ss && gd == sd) << "GPU stream differs from the CPU stream";
     codec::StreamInfo info;
     ASSERT_TRUE(codec::inspect(ss.data(), ss.size(), info).ok());
     ASSERT_FALSE(info.raw);
@@ -723,17 +499,11 @@ TEST(CodecGpu, LinePassesAndSparseStoresMatchTheCpu)
     double* dOutD = nullptr;
     ASSERT_EQ(cudaMalloc(&dOut, n * sizeof(float)), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&dOutD, n * sizeof(double)), cudaSuccess);
-    for (const char* mode :
-      { "walk8", "walk16", "pass", "whole", "rescan", "single", "groups", "walk8" })
+    for (bool limited : { false, true, false })
     {
       SCOPED_TRACE("dims " + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" +
-        std::to_string(d[2]) + " decoder " + mode);
-      setenv("SPARSEGRID_CODEC_CUDA_WALK", std::strcmp(mode, "walk16") == 0 ? "16" : "8", 1);
-      setenv("SPARSEGRID_CODEC_CUDA_DECODE", std::strcmp(mode, "pass") == 0 ? "pass" : "", 1);
-      const bool huffmanMode = std::strcmp(mode, "whole") == 0 ||
-        std::strcmp(mode, "rescan") == 0 || std::strcmp(mode, "single") == 0 ||
-        std::strcmp(mode, "groups") == 0;
-      setenv("SPARSEGRID_CODEC_CUDA_HUFFMAN", huffmanMode ? mode : "", 1);
+        std::to_string(d[2]) + (limited ? " half-chunk decoder" : " default decoder"));
+      codec::cudaimpl::limitSharedMemory(limited);
       expectGpuDecodeLikeCpu(sn, layout, -1, dOut);
       expectGpuDecodeLikeCpu(ss, layout, -1, dOut);
       expectGpuDecodeLikeCpu(sd, layout, -1, dOutD);
@@ -741,9 +511,7 @@ TEST(CodecGpu, LinePassesAndSparseStoresMatchTheCpu)
       expectGpuDecodeLikeCpu(sn, layout, info.levels - 2, dOut);
       expectGpuDecodeLikeCpu(ss, layout, -1, dOut);
     }
-    unsetenv("SPARSEGRID_CODEC_CUDA_WALK");
-    unsetenv("SPARSEGRID_CODEC_CUDA_DECODE");
-    unsetenv("SPARSEGRID_CODEC_CUDA_HUFFMAN");
+    codec::cudaimpl::limitSharedMemory(false);
     cudaFree(dOut);
     cudaFree(dOutD);
   }
@@ -752,7 +520,7 @@ TEST(CodecGpu, LinePassesAndSparseStoresMatchTheCpu)
 
 namespace
 {
-// Session 6: the encoder builds its Huffman table on the device. The table must be the one
+// The encoder builds its Huffman table on the device. The table must be the one
 // huffman::buildLengths and canonicalCodes build on the host (the stream carries the lengths and
 // the CPU encoder writes the same stream), including ties, an empty or single-token histogram,
 // length limiting (frequencies growing like Fibonacci numbers make a tree deeper than 24) and
@@ -928,10 +696,9 @@ TEST(CodecGpu, DeviceHuffmanTableSanitizerCases)
   expectTableLikeHost(h, true);
 }
 
-// The encoder with the table built on the host (SPARSEGRID_CODEC_CUDA_TABLE=host, as where the
-// device cannot run the table kernel) and with session 5's sizing (SPARSEGRID_CODEC_CUDA_SIZING)
-// writes the same stream; so do odd sizes (partial blocks at the ends of levels), a constant
-// field (few tokens: long zero runs) and a field whose tokens exceed the device build.
+// The encoder with the table built on the host (as on a device without the table kernel's shared
+// memory) writes the same stream; so do odd sizes (partial blocks at the ends of levels), a
+// constant field (few tokens: long zero runs) and a field whose tokens exceed the device build.
 TEST(CodecGpu, HostAndDeviceTablesGiveTheCpuStream)
 {
   SKIP_WITHOUT_GPU();
@@ -942,19 +709,16 @@ TEST(CodecGpu, HostAndDeviceTablesGiveTheCpuStream)
     layout.dims = d;
     const auto noisy = field<float>(3, d, 31);
     const std::vector<float> constant(noisy.size(), 2.5f);
-    for (const char* table : { "", "host", "session5" })
+    for (bool hostTable : { false, true })
     {
       SCOPED_TRACE("dims " + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" +
-        std::to_string(d[2]) + " mode '" + table + "'");
-      const bool five = std::strcmp(table, "session5") == 0;
-      setenv("SPARSEGRID_CODEC_CUDA_TABLE", five ? "" : table, 1);
-      setenv("SPARSEGRID_CODEC_CUDA_SIZING", five ? table : "", 1);
+        std::to_string(d[2]) + (hostTable ? " host table" : " device table"));
+      codec::cudaimpl::limitSharedMemory(hostTable);
       compareBackends(noisy, d, 1e-3 * rangeOf(noisy));
       compareBackends(noisy, d, 1e-7 * rangeOf(noisy));
       compareBackends(constant, d, 1e-3);
     }
-    unsetenv("SPARSEGRID_CODEC_CUDA_TABLE");
-    unsetenv("SPARSEGRID_CODEC_CUDA_SIZING");
+    codec::cudaimpl::limitSharedMemory(false);
   }
   // Escaped values (3-5% of the voxels) from strided device values: the writer takes them from the
   // input (the last pass keeps no reconstruction), at the input's stride.

@@ -1,5 +1,6 @@
-// Host-side pieces of the codec shared by the CPU implementation (Codec.cxx) and the CUDA one
-// (src/cuda/codec/): header writing and parsing, level bounds, the CUDA entry points.
+// Host-side pieces of the codec shared by the CPU implementation (CodecCpu.h) and the CUDA one
+// (src/cuda/codec/): header writing and parsing (CodecStream.cxx), the coding plan, scheme and
+// level bounds (CodecScheme.cxx), the CUDA entry points.
 #ifndef SPARSEGRID_CODEC_INTERNAL_H
 #define SPARSEGRID_CODEC_INTERNAL_H
 
@@ -10,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace sparsegrid
@@ -18,6 +20,18 @@ namespace codec
 {
 namespace detail
 {
+
+/// The stream's value type of T (float or double).
+template<typename T>
+constexpr ValueType valueTypeOf()
+{
+  return std::is_same<T, float>::value ? ValueType::Float32 : ValueType::Float64;
+}
+/// Bytes of a value of type t.
+inline std::size_t valueSize(ValueType t)
+{
+  return t == ValueType::Float32 ? 4 : 8;
+}
 
 /// Everything the encoders produce besides the level sections.
 struct HeaderFields

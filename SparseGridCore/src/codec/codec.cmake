@@ -1,13 +1,27 @@
-# The error-bounded codec (issues 12 and 13): sources, benchmark and tests, included by
+# The error-bounded codec: sources, benchmark and tests, included by
 # SparseGridCore/CMakeLists.txt so that the codec's build lives with its sources.
 # Reproducible floating point: the decoder repeats the encoder's arithmetic and the CPU and CUDA
 # encoders must write the same bytes, so no contraction into FMAs on either side.
 set(_sg_codec_dir "${CMAKE_CURRENT_LIST_DIR}")
-set(_sg_codec_cpu "${_sg_codec_dir}/Codec.cxx" "${_sg_codec_dir}/Huffman.cxx")
+set(_sg_codec_cpu
+  "${_sg_codec_dir}/Codec.cxx"
+  "${_sg_codec_dir}/CodecCpuEncode.cxx"
+  "${_sg_codec_dir}/CodecCpuDecode.cxx"
+  "${_sg_codec_dir}/CodecScheme.cxx"
+  "${_sg_codec_dir}/CodecStream.cxx"
+  "${_sg_codec_dir}/Huffman.cxx")
 target_sources(SparseGridCore PRIVATE ${_sg_codec_cpu})
 set_source_files_properties(${_sg_codec_cpu} PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
 if (SPARSEGRID_CUDA_BUILT)
-  file(GLOB _sg_codec_cu "${CMAKE_CURRENT_SOURCE_DIR}/src/cuda/codec/*.cu")
+  set(_sg_codec_cu_dir "${CMAKE_CURRENT_SOURCE_DIR}/src/cuda/codec")
+  set(_sg_codec_cu
+    "${_sg_codec_cu_dir}/CodecCuda.cu"
+    "${_sg_codec_cu_dir}/CodecCudaEncode.cu"
+    "${_sg_codec_cu_dir}/CodecCudaChunks.cu"
+    "${_sg_codec_cu_dir}/CodecCudaHuffmanTable.cu"
+    "${_sg_codec_cu_dir}/CodecCudaHuffmanDecode.cu"
+    "${_sg_codec_cu_dir}/CodecCudaDecode.cu"
+    "${_sg_codec_cu_dir}/CodecSampleCuda.cu")
   target_sources(SparseGridCore PRIVATE ${_sg_codec_cu})
   set_source_files_properties(${_sg_codec_cu} PROPERTIES COMPILE_OPTIONS "--fmad=false")
 else ()

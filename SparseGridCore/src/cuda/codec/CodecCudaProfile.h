@@ -1,4 +1,4 @@
-// Per-kernel GPU times of the CUDA codec, for the benchmark (issue 13): CUDA events around every
+// Per-kernel GPU times of the CUDA codec, for the benchmark: CUDA events around every
 // launch of encode() and decode(), summed by kernel name. Off unless switched on, so that timed
 // runs carry no extra events. Not part of the public API (the benchmark includes this header;
 // the GPU tests reach the device Huffman table through it).
@@ -29,6 +29,10 @@ bool huffmanTableOnDevice(const std::uint32_t* histogram,
   std::uint64_t* symbols,
   bool* onDevice,
   std::string* why);
+/// For the tests: with `on`, the codec takes the paths of a device whose CTAs get less shared
+/// memory than the device Huffman table and the wide-entry chunk decoder need (the host builds
+/// the table, the decoder takes the half-chunk kernel), so that they are checked on any GPU.
+void limitSharedMemory(bool on);
 } // namespace cudaimpl
 } // namespace codec
 } // namespace sparsegrid

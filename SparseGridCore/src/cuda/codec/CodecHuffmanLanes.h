@@ -1,14 +1,12 @@
-// The lane-level steps of the GPU Huffman decoder (session 7): a bit cursor that loads its next
-// word one refill ahead, and a second lookup table whose entries hold up to five consecutive
-// short tokens, so that one shared-memory lookup counts or writes several tokens. Host and device
-// code (the warp around these steps is in CodecCuda.cu). Testing/test_codec_lanes.cxx runs them on
-// the host, without a GPU, with the warp emulated, against an independent chunk decoder (damaged
-// chunks included); on the GPU, test_codec_gpu compares the decoder with the CPU decoder.
+// The lane-level steps of the GPU Huffman decoder: a bit cursor that loads its next word one
+// refill ahead, and a second lookup table whose entries hold up to five consecutive short tokens,
+// so that one shared-memory lookup counts or writes several tokens. Host and device code (the
+// warp around these steps is in CodecCudaHuffmanDecode.cu). Testing/test_codec_lanes.cxx runs
+// them on the host, without a GPU, with the warp emulated, against an independent chunk decoder
+// (damaged chunks included); on the GPU, test_codec_gpu compares the decoder with the CPU decoder.
 //
-// Session 7's first version of these steps (32-bit multi-token entries, a block-indexed stage and
-// a 64-bit synchronisation walk; SPARSEGRID_CODEC_CUDA_HUFFMAN=lanes1) was removed in session 8:
-// on the H200 its Huffman stage took 0.76 ms on the noisy field, this version's 0.57 ms
-// (docs/benchmarks-gpu.md).
+// 32-bit multi-token entries with a block-indexed stage and a 64-bit synchronisation walk were
+// slower: on the H200 that Huffman stage took 0.76 ms on the noisy field, this one 0.57 ms.
 #ifndef SPARSEGRID_CODEC_HUFFMAN_LANES_H
 #define SPARSEGRID_CODEC_HUFFMAN_LANES_H
 

@@ -1,0 +1,306 @@
+// The coding plan of a stream: the checks of the layout, the scheme (axis order, cubic or linear
+// prediction) chosen from a fixed sample of the values, the quantiser of each level, and the
+// bounds a prefix of the stream guarantees for each level of detail.
+#include "CodecInternal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace sparsegrid
+{
+namespace codec
+{
+namespace detail
+{
+
+using format::Plan;
+
+namespace
+{
+/// Version 2 stores the anchors (level 0, predicted by 0) exactly: quantised, their large codes
+/// would stretch the stream's one Huffman table over thousands of symbols that occur once (most
+/// of a small stream's bytes). A NaN step fails quantise()'s range test, i.e. always escapes.
+format::Quantiser anchorQuantiser(double bound)
+{
+  format::Quantiser q = format::makeQuantiser(bound);
+  q.invStep = std::numeric_limits<double>::quiet_NaN();
+  return q;
+}
+} // namespace
+
+std::vector<format::Quantiser> levelQuantisers(double bound, int levels)
+{
+  std::vector<format::Quantiser> q(static_cast<std::size_t>(std::max(levels, 1)));
+  for (int k = 0; k < levels; ++k)
+  {
+    const double b = format::levelQuantBound(bound, levels, k);
+    q[static_cast<std::size_t>(k)] = k == 0 ? anchorQuantiser(b) : format::makeQuantiser(b);
+  }
+  return q;
+}
+
+std::vector<format::Quantiser> levelQuantisers(const StreamInfo& info)
+{
+  std::vector<format::Quantiser> q(static_cast<std::size_t>(std::max(info.levels, 1)));
+  for (int k = 0; k < info.levels; ++k)
+  {
+    const double b = info.levelQuantBound[k];
+    q[static_cast<std::size_t>(k)] =
+      k == 0 && info.version >= 2 ? anchorQuantiser(b) : format::makeQuantiser(b);
+  }
+  return q;
+}
+
+namespace
+{
+/// Sample positions along an axis: at most 16, spread evenly over [lo, hi].
+std::uint64_t samplePosition(std::uint64_t lo, std::uint64_t hi, std::uint64_t j, std::uint64_t m)
+{
+  return m <= 1 ? lo : lo + (hi - lo) * j / (m - 1);
+}
+
+/// Half-width of the sample windows along an axis of n voxels: 3 (room for the cubic
+/// predictor's neighbours), 1 (only a second difference), or 0 (axis not sampled).
+std::uint64_t sampleHalfWidth(std::uint64_t n)
+{
+  return n >= 7 ? 3 : (n >= 3 ? 1 : 0);
+}
+
+/// Visits the sample windows of axis a: f(centre index); the windows are the voxels
+/// centre + j * axisStride[a], |j| <= sampleHalfWidth(dims[a]).
+template<typename F>
+std::uint64_t forEachSampleWindow(const std::uint64_t dims[3], int a, F&& f)
+{
+  const std::uint64_t h = sampleHalfWidth(dims[a]);
+  if (h == 0)
+  {
+    return 0;
+  }
+  const std::uint64_t axisStride[3] = { 1, dims[0], dims[0] * dims[1] };
+  std::uint64_t lo[3], hi[3], m[3];
+  for (int b = 0; b < 3; ++b)
+  {
+    lo[b] = b == a ? h : 0;
+    hi[b] = b == a ? dims[b] - 1 - h : dims[b] - 1;
+    m[b] = std::min<std::uint64_t>(16, hi[b] - lo[b] + 1);
+  }
+  for (std::uint64_t j2 = 0; j2 < m[2]; ++j2)
+  {
+    for (std::uint64_t j1 = 0; j1 < m[1]; ++j1)
+    {
+      for (std::uint64_t j0 = 0; j0 < m[0]; ++j0)
+      {
+        f(samplePosition(lo[0], hi[0], j0, m[0]) +
+          axisStride[1] * samplePosition(lo[1], hi[1], j1, m[1]) +
+          axisStride[2] * samplePosition(lo[2], hi[2], j2, m[2]));
+      }
+    }
+  }
+  return m[0] * m[1] * m[2];
+}
+
+/// Order-0 entropy (bits per value) of quantised residuals.
+double entropyBits(std::vector<std::int64_t>& q)
+{
+  if (q.empty())
+  {
+    return 0;
+  }
+  // The terms are summed in increasing q. Residuals span a few thousand values at most where the
+  // scheme matters, so counting replaces the sort there (same terms, same order: the same bits;
+  // the sort took most of the 0.5-1 ms of a scheme choice at 512^3).
+  const auto range = std::minmax_element(q.begin(), q.end());
+  const std::int64_t lo = *range.first;
+  if (static_cast<std::uint64_t>(*range.second - lo) < (1u << 16))
+  {
+    std::vector<std::uint32_t> count(static_cast<std::size_t>(*range.second - lo) + 1, 0);
+    for (const std::int64_t v : q)
+    {
+      ++count[static_cast<std::size_t>(v - lo)];
+    }
+    double h = 0;
+    const double n = static_cast<double>(q.size());
+    for (const std::uint32_t c : count)
+    {
+      if (c > 0)
+      {
+        const double p = static_cast<double>(c) / n;
+        h -= p * std::log2(p);
+      }
+    }
+    return h;
+  }
+  std::sort(q.begin(), q.end());
+  double h = 0;
+  const double n = static_cast<double>(q.size());
+  for (std::size_t i = 0; i < q.size();)
+  {
+    std::size_t j = i;
+    while (j < q.size() && q[j] == q[i])
+    {
+      ++j;
+    }
+    const double p = static_cast<double>(j - i) / n;
+    h -= p * std::log2(p);
+    i = j;
+  }
+  return h;
+}
+} // namespace
+
+void sampleWindows(const std::uint64_t dims[3], std::vector<std::uint64_t>& indices)
+{
+  indices.clear();
+  const std::uint64_t axisStride[3] = { 1, dims[0], dims[0] * dims[1] };
+  for (int a = 0; a < 3; ++a)
+  {
+    const std::uint64_t h = sampleHalfWidth(dims[a]);
+    forEachSampleWindow(dims,
+      a,
+      [&](std::uint64_t centre)
+      {
+        for (std::uint64_t j = 0; j <= 2 * h; ++j)
+        {
+          indices.push_back(centre - h * axisStride[a] + j * axisStride[a]);
+        }
+      });
+  }
+}
+
+format::Scheme schemeFromSample(const std::uint64_t dims[3],
+  const std::vector<double>& sample,
+  double bound)
+{
+  // Per axis: the mean |second difference| orders the axes; over all windows wide enough, the
+  // entropy of the finest level's quantised residuals under either predictor picks the
+  // predictor (cubic wins on smooth data; linear on noise and on integer data at bounds below
+  // one, where cubic weights spread the residuals over sixteenths). NaN/Inf are left to the
+  // encoder to report; here they only must not change the choice.
+  double roughness[3] = { 0, 0, 0 };
+  std::vector<std::int64_t> qLinear, qCubic;
+  const double invStep = 1.0 / (2 * bound);
+  auto quantised = [&](double d)
+  {
+    const double t = d * invStep + 0.5;
+    return std::isfinite(t) && std::fabs(t) < 1e9 ? static_cast<std::int64_t>(std::floor(t))
+                                                  : std::int64_t(1) << 40;
+  };
+  std::size_t at = 0;
+  for (int a = 0; a < 3; ++a)
+  {
+    const std::uint64_t h = sampleHalfWidth(dims[a]);
+    const std::size_t width = static_cast<std::size_t>(2 * h + 1);
+    double sum = 0;
+    const std::uint64_t windows = forEachSampleWindow(dims,
+      a,
+      [&](std::uint64_t)
+      {
+        if (at + width > sample.size())
+        {
+          return;
+        }
+        const double* w = sample.data() + at + (width / 2 - 1);
+        const double d2 = (w[0] - 2.0 * w[1]) + w[2];
+        sum += std::isfinite(d2) ? std::fabs(d2) : 0.0;
+        if (h == 3)
+        {
+          const double* v = sample.data() + at;
+          qLinear.push_back(quantised(v[3] - (v[2] + v[4]) * 0.5));
+          qCubic.push_back(quantised(v[3] - (9.0 * (v[2] + v[4]) - (v[0] + v[6])) * 0.0625));
+        }
+        at += width;
+      });
+    roughness[a] = windows ? sum / static_cast<double>(windows) : 0.0;
+  }
+  format::Scheme scheme;
+  // Roughest first; equal roughness keeps the higher axis first (the slowest in memory).
+  std::sort(scheme.order,
+    scheme.order + 3,
+    [&](int x, int y)
+    { return roughness[x] > roughness[y] || (roughness[x] == roughness[y] && x > y); });
+  scheme.cubic = !(entropyBits(qLinear) < entropyBits(qCubic));
+  return scheme;
+}
+
+std::vector<double> levelBounds(const Plan& plan,
+  const std::vector<double>& passSurplus,
+  double bound,
+  double maxAbs,
+  double u)
+{
+  // Decoding levels 0..k replaces every finer voxel by its prediction. Let e bound the distance
+  // between such a voxel and its full reconstruction. A prediction's weights sum to one and their
+  // absolute values to at most W (1 linear, 1.25 cubic), so a skipped pass has
+  // e' <= W e + (its largest |reconstruction - prediction|) + the rounding of two predictions
+  // (each below 3.7 u of the largest magnitude involved, counted as 4 u). The reconstruction is
+  // within `bound` of the data, hence the level's bound is bound + e.
+  const double w = plan.scheme.cubic ? 1.25 : 1.0;
+  std::vector<double> out(static_cast<std::size_t>(plan.levels), bound);
+  for (int k = plan.levels - 2; k >= 0; --k)
+  {
+    double e = 0;
+    for (int pi = plan.levelPassBegin[k + 1]; pi < plan.passCount; ++pi)
+    {
+      e = w * e + passSurplus[pi] + 8 * u * (maxAbs + e);
+    }
+    out[k] = (bound + e) * (1 + std::ldexp(1.0, -40));
+  }
+  return out;
+}
+
+Status checkLayout(const Layout& layout, std::uint64_t& voxels, const char* what)
+{
+  voxels = 1;
+  for (int a = 0; a < 3; ++a)
+  {
+    if (layout.dims[a] < 1 || layout.dims[a] > format::MaxVoxels)
+    {
+      return Status(ErrorCode::InvalidArgument,
+        std::string(what) + ": dimension " + std::to_string(a) + " must be at least 1 (got " +
+          std::to_string(layout.dims[a]) + ")");
+    }
+    voxels *= layout.dims[a];
+    if (voxels > format::MaxVoxels)
+    {
+      return Status(
+        ErrorCode::TooLarge, std::string(what) + ": the image has more than 2^40 voxels");
+    }
+  }
+  if (layout.stride < 1)
+  {
+    return Status(ErrorCode::InvalidArgument, std::string(what) + ": stride must be at least 1");
+  }
+  return Status::Ok();
+}
+
+Status makeEncodePlan(const Layout& layout,
+  const format::Scheme& scheme,
+  double bound,
+  CodingPlan& out)
+{
+  Status st = checkLayout(layout, out.voxels, "encode");
+  if (st)
+  {
+    out.plan.build(layout.dims.data(), scheme);
+    out.quantisers = levelQuantisers(bound, out.plan.levels);
+  }
+  return st;
+}
+
+void makeDecodePlan(const StreamInfo& info, CodingPlan& out)
+{
+  format::Scheme scheme;
+  scheme.cubic = info.cubic;
+  for (int a = 0; a < 3; ++a)
+  {
+    scheme.order[a] = info.axisOrder[a];
+  }
+  out.voxels = info.dims[0] * info.dims[1] * info.dims[2];
+  out.plan.build(info.dims.data(), scheme);
+  out.quantisers = levelQuantisers(info);
+}
+
+} // namespace detail
+} // namespace codec
+} // namespace sparsegrid

@@ -1,0 +1,298 @@
+// The stream's bytes outside the chunks: the header (writing, and parsing with every check a
+// damaged or truncated stream needs), the raw stream, and the Huffman table the header carries.
+// Shared by the CPU and the CUDA encoders and decoders.
+#include "CodecInternal.h"
+
+#include <cstring>
+
+namespace sparsegrid
+{
+namespace codec
+{
+namespace detail
+{
+
+using format::Plan;
+
+std::size_t headerBytes(int levels, std::size_t tableCount, int version)
+{
+  if (version != 1)
+  {
+    return static_cast<std::size_t>(format::headerBytesV2(levels, tableCount));
+  }
+  std::size_t n = format::FixedHeaderBytesV1 +
+    format::LevelEntryBytesV1 * static_cast<std::size_t>(levels) + 4 + tableCount;
+  n = (n + 3) / 4 * 4;
+  return n + 4;
+}
+
+void writeHeader(const HeaderFields& h, std::uint8_t* out)
+{
+  const std::size_t total = headerBytes(h.levels, h.lengths.size());
+  std::memset(out, 0, total);
+  std::memcpy(out, format::Magic, 4);
+  format::store<std::uint16_t>(out + 4, static_cast<std::uint16_t>(codecVersion));
+  out[6] = static_cast<std::uint8_t>(h.type);
+  out[7] = h.raw ? 1 : 0;
+  for (int a = 0; a < 3; ++a)
+  {
+    format::store<std::uint64_t>(out + 8 + 8 * a, h.dims[a]);
+  }
+  format::store<double>(out + 32, h.bound);
+  format::store<std::uint32_t>(out + 40, static_cast<std::uint32_t>(format::MaxQuant));
+  format::store<std::uint32_t>(out + 44, format::ChunkCodes);
+  format::store<std::uint32_t>(out + 48, format::BlockCodes);
+  format::store<std::uint32_t>(out + 52, static_cast<std::uint32_t>(h.levels));
+  for (int a = 0; a < 3; ++a)
+  {
+    out[56 + a] = static_cast<std::uint8_t>(h.scheme.order[a]);
+  }
+  out[59] = h.scheme.cubic ? 1 : 0; // bytes 60..63 stay zero (reserved)
+  std::uint8_t* p = out + format::FixedHeaderBytes;
+  for (int k = 0; k < h.levels; ++k)
+  {
+    format::store<std::uint64_t>(p, h.levelEnd[k]);
+    format::store<double>(p + 8, h.levelBound[k]);
+    format::store<double>(p + 16, format::levelQuantBound(h.bound, h.levels, k));
+    p += format::LevelEntryBytes;
+  }
+  format::store<std::uint32_t>(p, static_cast<std::uint32_t>(h.lengths.size()));
+  p += 4;
+  if (!h.lengths.empty())
+  {
+    std::memcpy(p, h.lengths.data(), h.lengths.size());
+  }
+  format::store<std::uint32_t>(out + total - 4, format::fnv1a(out, total - 4));
+}
+
+HeaderFields codedHeader(ValueType type,
+  const format::Plan& plan,
+  double bound,
+  const HuffmanTable& table)
+{
+  HeaderFields h;
+  h.type = type;
+  for (int a = 0; a < 3; ++a)
+  {
+    h.dims[a] = plan.dims[a];
+  }
+  h.bound = bound;
+  h.levels = plan.levels;
+  h.scheme = plan.scheme;
+  h.lengths.assign(
+    table.lengths.begin(), table.lengths.begin() + static_cast<std::ptrdiff_t>(table.count));
+  return h;
+}
+
+HuffmanTable huffmanTable(const std::vector<std::uint64_t>& histogram)
+{
+  HuffmanTable t;
+  huffman::buildLengths(histogram, t.lengths);
+  huffman::canonicalCodes(t.lengths, t.codes);
+  t.count = t.lengths.size();
+  while (t.count > 0 && t.lengths[t.count - 1] == 0)
+  {
+    --t.count;
+  }
+  for (std::size_t s = 0; s < t.count; ++s)
+  {
+    t.symbols += t.lengths[s] ? 1 : 0;
+  }
+  return t;
+}
+
+template<typename T>
+void writeRaw(const T* contiguous,
+  const std::uint64_t dims[3],
+  double bound,
+  std::vector<std::uint8_t>& stream)
+{
+  HeaderFields h;
+  h.type = valueTypeOf<T>();
+  for (int a = 0; a < 3; ++a)
+  {
+    h.dims[a] = dims[a];
+  }
+  h.bound = bound;
+  h.raw = true;
+  h.levels = 1;
+  const std::size_t header = headerBytes(1, 0);
+  const std::uint64_t voxels = dims[0] * dims[1] * dims[2];
+  h.levelEnd = { header + voxels * sizeof(T) };
+  h.levelBound = { bound };
+  stream.assign(static_cast<std::size_t>(h.levelEnd[0]), 0);
+  writeHeader(h, stream.data());
+  std::memcpy(stream.data() + header, contiguous, static_cast<std::size_t>(voxels * sizeof(T)));
+}
+template void writeRaw<float>(const float*,
+  const std::uint64_t*,
+  double,
+  std::vector<std::uint8_t>&);
+template void writeRaw<double>(const double*,
+  const std::uint64_t*,
+  double,
+  std::vector<std::uint8_t>&);
+
+Status parseHeader(const std::uint8_t* s,
+  std::size_t bytes,
+  StreamInfo& info,
+  const std::uint8_t** lengths,
+  std::size_t* tableCount)
+{
+  auto need = [](std::size_t n, const char* what)
+  {
+    return Status(ErrorCode::InvalidArgument,
+      std::string("inspect: the stream is too short: ") + what + " needs at least " +
+        std::to_string(n) + " bytes");
+  };
+  if (s == nullptr)
+  {
+    return Status(ErrorCode::InvalidArgument, "inspect: the stream pointer is null");
+  }
+  if (bytes < format::FixedHeaderBytesV1)
+  {
+    return need(format::FixedHeaderBytesV1, "the header");
+  }
+  if (std::memcmp(s, format::Magic, 4) != 0)
+  {
+    return Status(
+      ErrorCode::InvalidArgument, "inspect: not a sparse-grid codec stream (magic 'SGCZ' missing)");
+  }
+  info.version = format::load<std::uint16_t>(s + 4);
+  if (info.version != 1 && info.version != codecVersion)
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "inspect: unsupported codec stream version " + std::to_string(info.version) +
+        " (this library reads versions 1 to " + std::to_string(codecVersion) + ")");
+  }
+  const int version = static_cast<int>(info.version);
+  const std::size_t fixedBytes =
+    version == 1 ? format::FixedHeaderBytesV1 : format::FixedHeaderBytes;
+  const std::size_t entryBytes = version == 1 ? format::LevelEntryBytesV1 : format::LevelEntryBytes;
+  if (bytes < fixedBytes)
+  {
+    return need(fixedBytes, "the header");
+  }
+  format::Scheme scheme = format::Scheme::linearV1();
+  if (version >= 2)
+  {
+    for (int a = 0; a < 3; ++a)
+    {
+      scheme.order[a] = s[56 + a];
+    }
+    scheme.cubic = s[59] == 1;
+    if (!scheme.valid() || s[59] > 1 || format::load<std::uint32_t>(s + 60) != 0)
+    {
+      return Status(
+        ErrorCode::InvalidArgument, "inspect: damaged header: invalid axis order or predictor");
+    }
+  }
+  for (int a = 0; a < 3; ++a)
+  {
+    info.axisOrder[a] = scheme.order[a];
+  }
+  info.cubic = scheme.cubic;
+  if (s[6] != 1 && s[6] != 2)
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "inspect: damaged header: unknown value type " + std::to_string(s[6]));
+  }
+  info.type = static_cast<ValueType>(s[6]);
+  if (s[7] > 1)
+  {
+    return Status(ErrorCode::InvalidArgument, "inspect: damaged header: unknown flags");
+  }
+  info.raw = s[7] == 1;
+  std::uint64_t voxels = 1;
+  for (int a = 0; a < 3; ++a)
+  {
+    info.dims[a] = format::load<std::uint64_t>(s + 8 + 8 * a);
+    if (info.dims[a] < 1 || info.dims[a] > format::MaxVoxels ||
+      (voxels *= info.dims[a]) > format::MaxVoxels)
+    {
+      return Status(ErrorCode::InvalidArgument, "inspect: damaged header: invalid dimensions");
+    }
+  }
+  info.absoluteBound = format::load<double>(s + 32);
+  if (!(info.absoluteBound > 0) || !std::isfinite(info.absoluteBound))
+  {
+    return Status(ErrorCode::InvalidArgument, "inspect: damaged header: invalid error bound");
+  }
+  if (format::load<std::uint32_t>(s + 40) != static_cast<std::uint32_t>(format::MaxQuant) ||
+    format::load<std::uint32_t>(s + 44) != format::ChunkCodes ||
+    format::load<std::uint32_t>(s + 48) != format::BlockCodes)
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "inspect: damaged header: unsupported quantiser or chunk parameters");
+  }
+  const std::uint32_t levels = format::load<std::uint32_t>(s + 52);
+  Plan plan;
+  plan.build(info.dims.data(), scheme);
+  if ((info.raw && levels != 1) || (!info.raw && levels != static_cast<std::uint32_t>(plan.levels)))
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "inspect: damaged header: " + std::to_string(levels) + " levels do not match the dimensions");
+  }
+  info.levels = static_cast<int>(levels);
+  const std::size_t tablePos = fixedBytes + entryBytes * levels;
+  if (bytes < tablePos + 4)
+  {
+    return need(tablePos + 4, "the level table");
+  }
+  const std::uint32_t count = format::load<std::uint32_t>(s + tablePos);
+  if (count > format::Tokens || (info.raw && count != 0))
+  {
+    return Status(
+      ErrorCode::InvalidArgument, "inspect: damaged header: invalid Huffman table size");
+  }
+  const std::size_t total = headerBytes(static_cast<int>(levels), count, version);
+  if (bytes < total)
+  {
+    return need(total, "the header with its Huffman table");
+  }
+  if (format::load<std::uint32_t>(s + total - 4) != format::fnv1a(s, total - 4))
+  {
+    return Status(ErrorCode::InvalidArgument, "inspect: damaged header: checksum mismatch");
+  }
+  info.headerBytes = total;
+  info.levelEnd.resize(levels);
+  info.levelBound.resize(levels);
+  info.levelQuantBound.resize(levels);
+  std::uint64_t previous = total;
+  for (std::uint32_t k = 0; k < levels; ++k)
+  {
+    const std::uint8_t* e = s + fixedBytes + entryBytes * k;
+    info.levelEnd[k] = format::load<std::uint64_t>(e);
+    info.levelBound[k] = format::load<double>(e + 8);
+    info.levelQuantBound[k] = version == 1 ? info.absoluteBound : format::load<double>(e + 16);
+    const std::uint64_t minimum = info.raw ? 0 : 4 * plan.levelChunks[k];
+    // A level's quantiser bound above the stream's bound would break the promise.
+    const bool quantOk = info.levelQuantBound[k] > 0 &&
+      info.levelQuantBound[k] <= info.absoluteBound && std::isfinite(info.levelQuantBound[k]);
+    if (info.levelEnd[k] < previous || info.levelEnd[k] - previous < minimum ||
+      info.levelEnd[k] - previous > (std::uint64_t(1) << 50) || !(info.levelBound[k] >= 0) ||
+      !quantOk)
+    {
+      return Status(ErrorCode::InvalidArgument, "inspect: damaged header: invalid level table");
+    }
+    previous = info.levelEnd[k];
+  }
+  if (info.raw && info.levelEnd[0] != total + voxels * valueSize(info.type))
+  {
+    return Status(ErrorCode::InvalidArgument, "inspect: damaged header: raw size mismatch");
+  }
+  info.chunks = info.raw ? 0 : plan.chunkBegin[plan.levels];
+  if (lengths)
+  {
+    *lengths = s + tablePos + 4;
+  }
+  if (tableCount)
+  {
+    *tableCount = count;
+  }
+  return Status::Ok();
+}
+
+} // namespace detail
+} // namespace codec
+} // namespace sparsegrid

@@ -1,0 +1,725 @@
+// What the files of the CUDA codec share: the namespace's types, the device buffers kept between
+// calls, the kernel timers and the per-kernel profile, the passes and chunk geometry in device
+// form, the predictor on lines, the layout of the encoder's summary, and the launch functions
+// that one file offers the others. Compiled with --fmad=false (codec.cmake) so that predictions
+// and reconstructions round exactly like the CPU code (-ffp-contract=off).
+//
+// Encoder (CodecCudaEncode.cu): one kernel per axis-pass on lines along the pass axis (reads the
+// input where it lives, predicts from the reconstruction, quantises, writes symbol and
+// reconstruction; counts NaN/Inf) -> block masks and token histogram (a thread per 64-code block,
+// CodecCudaChunks.cu) -> Huffman table (CodecCudaHuffmanTable.cu; above TableLeaves coded tokens
+// the host builds it with huffman::buildLengths and canonicalCodes, from a histogram counted on
+// the device) -> block bit counts -> chunk sizes, a scan, chunk offsets -> host: one read-back of
+// a summary (size, counts, level ends, code lengths) for the raw decision, the capacity check and
+// the header -> one CTA of 64 threads per chunk writes the chunk (a thread per 64-code block,
+// block offsets by a CTA scan, shared words merged with atomicOr) while the host writes the
+// header.
+//
+// Decoder (CodecCudaDecode.cu): host (or device, for device streams) validates the header and
+// chunk tables -> a warp per chunk decodes its tokens (CodecCudaHuffmanDecode.cu: lanes
+// resynchronise on 32 windows of the bit stream, up to five short tokens per shared-LUT step,
+// CodecHuffmanLanes.h), stores only its non-zero blocks into a symbol buffer kept zero elsewhere
+// and puts escaped values straight into the output -> the coarse levels in one CTA, then one
+// kernel per axis-pass on lines (a thread walks 8 points along the pass axis with its neighbours
+// in registers; escapes left alone). Per-kernel times: CodecCudaProfile.h.
+#ifndef SPARSEGRID_CODEC_CUDA_SHARED_CUH
+#define SPARSEGRID_CODEC_CUDA_SHARED_CUH
+
+#include "../../codec/CodecInternal.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace sparsegrid
+{
+namespace codec
+{
+namespace cudaimpl
+{
+
+using format::Pass;
+using format::Plan;
+using format::Quantiser;
+using u16 = std::uint16_t;
+using u32 = std::uint32_t;
+using u64 = unsigned long long;
+
+/// A CUDA error as the codec's Status (out of device memory, backend unavailable or internal).
+Status fromCuda(cudaError_t e, const char* what);
+
+#define SGC_TRY(call, what)                                                                        \
+  do                                                                                               \
+  {                                                                                                \
+    const cudaError_t e_ = (call);                                                                 \
+    if (e_ != cudaSuccess)                                                                         \
+    {                                                                                              \
+      return fromCuda(e_, what);                                                                   \
+    }                                                                                              \
+  } while (0)
+
+#define SGC_LAUNCHED(what) SGC_TRY(cudaGetLastError(), what)
+
+/// Device buffers kept between calls (cudaMalloc of large buffers costs milliseconds).
+struct DeviceBuffer
+{
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  Status reserve(std::size_t n, const char* what)
+  {
+    if (n <= bytes && ptr)
+    {
+      return Status::Ok();
+    }
+    if (ptr)
+    {
+      cudaFree(ptr);
+      ptr = nullptr;
+      bytes = 0;
+    }
+    SGC_TRY(cudaMalloc(&ptr, std::max<std::size_t>(n, 256)), what);
+    bytes = std::max<std::size_t>(n, 256);
+    return Status::Ok();
+  }
+  template<typename X>
+  X* as() const
+  {
+    return static_cast<X*>(ptr);
+  }
+};
+
+/// Page-locked host memory kept between calls (the encoder's summary read-back).
+struct PinnedBuffer
+{
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  Status reserve(std::size_t n, const char* what)
+  {
+    if (n <= bytes && ptr)
+    {
+      return Status::Ok();
+    }
+    if (ptr)
+    {
+      cudaFreeHost(ptr);
+      ptr = nullptr;
+      bytes = 0;
+    }
+    SGC_TRY(cudaMallocHost(&ptr, n), what);
+    bytes = n;
+    return Status::Ok();
+  }
+  template<typename X>
+  X* as() const
+  {
+    return static_cast<X*>(ptr);
+  }
+};
+
+struct Workspace
+{
+  std::mutex mutex; // one codec call on the GPU at a time
+  DeviceBuffer values, rec, symbols, plan, masks, histogram, stats, blockBits, blockEsc, chunkMeta,
+    codes, out, lut, sorted, stream, error, scratch;
+  PinnedBuffer readBack;
+  /// The decoder's symbols: zeros except in the blocks that decodedBlocks names per chunk (the
+  /// sparse stores of the Huffman stage keep it so), for the chunk layout decodedLayout.
+  DeviceBuffer decodedSymbols, decodedBlocks;
+  std::vector<u64> decodedLayout;
+  cudaStream_t stream0 = nullptr;
+};
+/// The one workspace of the process.
+Workspace& workspace();
+
+constexpr int Threads = 256;
+
+inline unsigned blocksFor(u64 n, int threads = Threads)
+{
+  const u64 b = (n + threads - 1) / threads;
+  return static_cast<unsigned>(std::min<u64>(std::max<u64>(b, 1), 65535ull * 16));
+}
+
+/// Multiprocessors of the current device (for persistent grids).
+int multiprocessors();
+
+/// For the tests (CodecCudaProfile.h): the paths of a device whose CTAs get less shared memory
+/// than the device Huffman table and the wide-entry chunk decoder need.
+bool sharedMemoryLimited();
+
+/// Events around kernel work only (not transfers, not host work).
+struct KernelTimer
+{
+  cudaEvent_t a = nullptr, b = nullptr;
+  double total = 0;
+  KernelTimer()
+  {
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+  }
+  ~KernelTimer()
+  {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
+  void start(cudaStream_t s) { cudaEventRecord(a, s); }
+  void stop(cudaStream_t s)
+  {
+    record(s);
+    collect();
+  }
+  /// stop() in two halves: the end event, then (after other work) the wait and the sum.
+  void record(cudaStream_t s) { cudaEventRecord(b, s); }
+  void collect()
+  {
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    total += ms * 1e-3;
+  }
+};
+
+/// Events around each launch while profiling is on (see CodecCudaProfile.h).
+class KernelProfile
+{
+public:
+  static KernelProfile& get()
+  {
+    static KernelProfile* p = new KernelProfile(); // never destroyed, like the workspace
+    return *p;
+  }
+  void enable(bool on)
+  {
+    std::lock_guard<std::mutex> lock(this->Mutex);
+    this->Enabled = on;
+    this->Names.clear();
+    this->Launches.clear();
+    this->Ms.clear();
+  }
+  void begin(const std::string& name, cudaStream_t s)
+  {
+    if (!this->Enabled)
+    {
+      return;
+    }
+    Open o;
+    o.name = name;
+    o.a = this->take();
+    o.b = this->take();
+    cudaEventRecord(o.a, s);
+    this->Pending.push_back(o);
+  }
+  void end(cudaStream_t s)
+  {
+    if (!this->Enabled || this->Pending.empty())
+    {
+      return;
+    }
+    cudaEventRecord(this->Pending.back().b, s);
+  }
+  /// Host work between kernels (wall time since the last mark), listed with the kernels.
+  void hostMark()
+  {
+    if (this->Enabled)
+    {
+      this->Mark = std::chrono::steady_clock::now();
+    }
+  }
+  void hostLap(const char* name)
+  {
+    if (!this->Enabled)
+    {
+      return;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    this->add(name, std::chrono::duration<double, std::milli>(now - this->Mark).count());
+    this->Mark = now;
+  }
+  /// Waits for the recorded events and sums them (at the end of each codec call).
+  void collect()
+  {
+    if (this->Pending.empty())
+    {
+      return;
+    }
+    std::lock_guard<std::mutex> lock(this->Mutex);
+    for (const Open& o : this->Pending)
+    {
+      float ms = 0;
+      if (cudaEventSynchronize(o.b) == cudaSuccess &&
+        cudaEventElapsedTime(&ms, o.a, o.b) == cudaSuccess)
+      {
+        this->addLocked(o.name, ms);
+      }
+      this->Pool.push_back(o.a);
+      this->Pool.push_back(o.b);
+    }
+    this->Pending.clear();
+    cudaGetLastError();
+  }
+  std::string report()
+  {
+    std::lock_guard<std::mutex> lock(this->Mutex);
+    std::string r;
+    for (std::size_t i = 0; i < this->Names.size(); ++i)
+    {
+      r += this->Names[i] + "\t" + std::to_string(this->Launches[i]) + "\t" +
+        std::to_string(this->Ms[i]) + "\n";
+    }
+    return r;
+  }
+
+private:
+  void add(const std::string& name, double ms)
+  {
+    std::lock_guard<std::mutex> lock(this->Mutex);
+    this->addLocked(name, ms);
+  }
+  void addLocked(const std::string& name, double ms)
+  {
+    std::size_t i = 0;
+    while (i < this->Names.size() && this->Names[i] != name)
+    {
+      ++i;
+    }
+    if (i == this->Names.size())
+    {
+      this->Names.push_back(name);
+      this->Launches.push_back(0);
+      this->Ms.push_back(0);
+    }
+    ++this->Launches[i];
+    this->Ms[i] += ms;
+  }
+  std::chrono::steady_clock::time_point Mark;
+  struct Open
+  {
+    std::string name;
+    cudaEvent_t a, b;
+  };
+  cudaEvent_t take()
+  {
+    cudaEvent_t e = nullptr;
+    if (!this->Pool.empty())
+    {
+      e = this->Pool.back();
+      this->Pool.pop_back();
+    }
+    else
+    {
+      cudaEventCreate(&e);
+    }
+    return e;
+  }
+  std::mutex Mutex;
+  bool Enabled = false;
+  std::vector<Open> Pending;
+  std::vector<cudaEvent_t> Pool;
+  std::vector<std::string> Names;
+  std::vector<long> Launches;
+  std::vector<double> Ms;
+};
+
+/// Sums the profile at the end of a codec call, whichever way it returns.
+struct ProfileScope
+{
+  ~ProfileScope() { KernelProfile::get().collect(); }
+};
+
+#define SGC_PROFILE_BEGIN(name) KernelProfile::get().begin(name, s)
+#define SGC_PROFILE_END() KernelProfile::get().end(s)
+#define SGC_HOST_MARK() KernelProfile::get().hostMark()
+#define SGC_HOST_LAP(name) KernelProfile::get().hostLap(name)
+/// End of a stage of kernels before host work: the profile's last event, the launch check, the
+/// kernel timer and the start of the next host lap.
+#define SGC_STAGE_DONE(what)                                                                       \
+  SGC_PROFILE_END();                                                                               \
+  SGC_LAUNCHED(what);                                                                              \
+  timer.stop(s);                                                                                   \
+  SGC_HOST_MARK()
+
+//------------------------------------------------------------------------------------------------
+// Device helpers
+//------------------------------------------------------------------------------------------------
+struct DevPass
+{
+  int level, axis;
+  int small; ///< the pass's index arithmetic fits 32 bits (fast division)
+  int cubic; ///< the stream's predictor (format::Scheme::cubic)
+  u64 gap, start[3], step[3], count[3], codeBegin, levelCodeBegin;
+};
+
+__device__ __forceinline__ u64 minU64(u64 a, u64 b)
+{
+  return a < b ? a : b;
+}
+
+__device__ __forceinline__ u64 voxelOf(const DevPass& p, u64 local, const u64* dims)
+{
+  const u64 j0 = local % p.count[0];
+  const u64 r = local / p.count[0];
+  const u64 j1 = r % p.count[1];
+  const u64 j2 = r / p.count[1];
+  return (p.start[0] + j0 * p.step[0]) +
+    dims[0] * ((p.start[1] + j1 * p.step[1]) + dims[1] * (p.start[2] + j2 * p.step[2]));
+}
+
+/// The voxel of the code at `code` (counted from the first code of level k).
+__device__ __forceinline__ u64
+voxelOfCode(const DevPass* passes, const int* levelPassBegin, int k, u64 code, const u64* dims)
+{
+  int pi = levelPassBegin[k];
+  while (pi + 1 < levelPassBegin[k + 1] && passes[pi + 1].codeBegin <= code)
+  {
+    ++pi;
+  }
+  return voxelOf(passes[pi], code - passes[pi].codeBegin, dims);
+}
+
+/// The prediction of voxel idx (index i along each axis) of pass p from the reconstructed values:
+/// the one place where the GPU calls the shared predictor of CodecFormat.h.
+template<typename T>
+__device__ __forceinline__ T
+predictVoxel(const DevPass& p, const T* rec, u64 idx, const u64 i[3], const u64* dims)
+{
+  if (p.axis < 0)
+  {
+    return T(0);
+  }
+  const u64 stride = p.axis == 0 ? 1 : (p.axis == 1 ? dims[0] : dims[0] * dims[1]);
+  const u64 off = p.gap * stride;
+  return format::predictAlong(rec, idx, off, i[p.axis], p.gap, dims[p.axis], p.cubic != 0);
+}
+
+template<typename T>
+__device__ __forceinline__ T
+predictAt(const DevPass& p, const T* rec, u64 local, const u64* dims, u64& idx)
+{
+  u64 j0, j1, j2;
+  if (p.small)
+  {
+    // 64-bit division costs ten times more than 32-bit division on the GPU.
+    const u32 l = static_cast<u32>(local), c0 = static_cast<u32>(p.count[0]),
+              c1 = static_cast<u32>(p.count[1]);
+    const u32 r = l / c0;
+    j0 = l - r * c0;
+    j1 = r % c1;
+    j2 = r / c1;
+  }
+  else
+  {
+    j0 = local % p.count[0];
+    const u64 r = local / p.count[0];
+    j1 = r % p.count[1];
+    j2 = r / p.count[1];
+  }
+  const u64 i[3] = {
+    p.start[0] + j0 * p.step[0], p.start[1] + j1 * p.step[1], p.start[2] + j2 * p.step[2]
+  };
+  idx = i[0] + dims[0] * (i[1] + dims[1] * i[2]);
+  return predictVoxel(p, rec, idx, i, dims);
+}
+
+/// Threads of a CTA of the pass kernels.
+constexpr int PassThreads = 256;
+
+/// Chunk c of the stream covers codes [chunkCode(c), ...) of its level; a 64-code block b of the
+/// whole code array belongs to chunk blockChunk.
+struct ChunkGeometry
+{
+  int levels;
+  u64 chunkBegin[66];
+  u64 levelCodeBegin[66]; ///< first symbol of each level in the device symbol buffer (64-aligned)
+  u64 levelCodes[66];     ///< codes of each level
+};
+
+__device__ __forceinline__ int levelOfChunk(const ChunkGeometry& g, u64 c)
+{
+  int k = 0;
+  while (g.chunkBegin[k + 1] <= c)
+  {
+    ++k;
+  }
+  return k;
+}
+
+//------------------------------------------------------------------------------------------------
+// The encoder's summary
+//------------------------------------------------------------------------------------------------
+/// Words of the encoder's summary in device memory, read back once per call (followed by the
+/// Huffman code lengths, for the header).
+enum SummaryWord : int
+{
+  SumTotal = 0,    ///< stream bytes
+  SumTableCount,   ///< Huffman lengths in the header (the last coded token + 1)
+  SumSymbols,      ///< tokens with a code
+  SumHostTable,    ///< 1: the device did not build the table (too many tokens): the host must
+  SumEscapes,      ///< escaped values
+  SumZeroChunks,   ///< chunks whose codes are all 0
+  SumNonFinite,    ///< NaN/Inf inputs
+  SumMaxAbs,       ///< bits of the largest |value|
+  SumLevelEnd = 8, ///< the end of each level's section (levels entries)
+  SumSurplus = 80, ///< bits of each pass's largest surplus (passCount entries)
+  SummaryWords = 512
+};
+
+/// The device Huffman table's build (CodecCudaHuffmanTable.cu): the rounds of flattened counts,
+/// and the most coded tokens it takes (beyond: the host builds the table).
+constexpr int TableRounds = 17;
+constexpr u32 TableLeaves = 4096;
+/// The summary and the code lengths behind it: what the host reads back.
+constexpr std::size_t LengthBytes = (format::Tokens + 15) / 16 * 16;
+constexpr std::size_t ReadBackBytes = SummaryWords * 8 + LengthBytes;
+/// The round scratch of the table kernels behind the codes (in words from the codes).
+constexpr std::size_t RoundScratchOffset = (format::Tokens + 3) / 4 * 4;
+/// Per round: the leaves in sorted order as (token << 8) | length, and the longest length.
+constexpr std::size_t RoundScratchBytes = (TableRounds * TableLeaves + 32) * 4;
+/// The summary, the code lengths, the codes and the round scratch behind them, in one buffer.
+constexpr std::size_t SummaryBufferBytes =
+  ReadBackBytes + (RoundScratchOffset * 4 + RoundScratchBytes) + 64;
+
+//------------------------------------------------------------------------------------------------
+// The Huffman decoder's tables and arguments
+//------------------------------------------------------------------------------------------------
+struct DecodeTables
+{
+  const u32* lut; // (token << 8) | length
+  const u32* sorted;
+  u32 firstCode[format::MaxCodeLength + 2];
+  u32 countOf[format::MaxCodeLength + 2];
+  u32 firstIndex[format::MaxCodeLength + 2];
+  int maxLength;
+};
+
+/// The Huffman kernel's arguments.
+template<typename S>
+struct HuffmanArgs
+{
+  const unsigned char* stream;
+  const u64* chunkOffset;
+  const u32* chunkSize;
+  ChunkGeometry geometry;
+  u64 chunks;
+  DecodeTables tab;
+  u16* symbols;
+  S* rec;
+  const DevPass* passes;
+  const int* levelPassBegin;
+  const u64* dims;
+  int* error;
+  u64* storedMask;
+  unsigned long long* nextChunk; ///< zero before the launch
+};
+
+//------------------------------------------------------------------------------------------------
+// Passes as lines (the encoder's and the decoder's line kernels)
+//------------------------------------------------------------------------------------------------
+/// format::predictAlong from the neighbours E[j - 1], E[j], E[j + 1], E[j + 2] of point j
+/// (right: E[j + 1] exists; before: j >= 1; after: E[j + 2] exists): the same operations on the
+/// same values, hence the same bits.
+template<typename S>
+__device__ __forceinline__ S
+predictFromNeighbours(S em1, S e0, S e1, S e2, bool right, bool before, bool after, bool cubic)
+{
+  if (!right)
+  {
+    return e0;
+  }
+  if (cubic)
+  {
+    if (before && after)
+    {
+      return format::predictCubic(em1, e0, e1, e2);
+    }
+    if (after)
+    {
+      return format::predictQuadratic(e0, e1, e2);
+    }
+    if (before)
+    {
+      return format::predictQuadratic(e1, e0, em1);
+    }
+  }
+  return format::predictPair(e0, e1);
+}
+
+/// A pass as lines along its axis a: the other two axes (o0 < o1) index the lines, E[m] is the
+/// m-th even neighbour along a, point j lies `half` voxels after E[j].
+template<typename I>
+struct LinePass
+{
+  I e0;            ///< voxel of E[0] of the line (0, 0)
+  I stride[2];     ///< voxels between lines along o0 and o1
+  I step, half;    ///< voxels from E[m] to E[m + 1], and from E[j] to point j
+  I codeStride[2]; ///< codes between lines along o0 and o1
+  I codeStep;      ///< codes between points j and j + 1
+  u32 count[2], countA, lastEven;
+  int cubic, coded;
+  Quantiser qz;
+};
+
+/// E[jBegin - 1 + t] of a line (0 where it does not exist).
+template<int Segment, typename S, typename I>
+__device__ __forceinline__ void loadWindow(const LinePass<I>& L,
+  const S* in,
+  u32 jBegin,
+  S (&e)[Segment + 3])
+{
+#pragma unroll
+  for (int t = 0; t < Segment + 3; ++t)
+  {
+    const u32 m = jBegin + t - 1; // wraps to 2^32 - 1 (no neighbour) before the first point
+    e[t] = m <= L.lastEven ? in[I(m) * L.step] : S(0);
+  }
+}
+
+/// The prediction of point jBegin + t from a window loaded by loadWindow.
+template<int Segment, typename S, typename I>
+__device__ __forceinline__ S
+predictInWindow(const LinePass<I>& L, const S (&e)[Segment + 3], u32 jBegin, int t)
+{
+  const u32 j = jBegin + t;
+  return predictFromNeighbours(e[t],
+    e[t + 1],
+    e[t + 2],
+    e[t + 3],
+    j + 1 <= L.lastEven,
+    j >= 1,
+    j + 2 <= L.lastEven,
+    L.cubic != 0);
+}
+
+/// Pass p as lines (see LinePass); false where the line kernels do not apply (level 0's
+/// anchors, counts beyond 32 bits).
+template<typename I>
+bool linePassOf(const Plan& plan, const Pass& p, const Quantiser& qz, bool coded, LinePass<I>& L)
+{
+  const int a = p.axis;
+  if (a < 0 || p.count[0] >= (1ull << 32) || p.count[1] >= (1ull << 32) ||
+    p.count[2] >= (1ull << 32))
+  {
+    return false;
+  }
+  const u64 voxelStride[3] = { 1, plan.dims[0], plan.dims[0] * plan.dims[1] };
+  const u64 codeStride[3] = { 1, p.count[0], p.count[0] * p.count[1] };
+  const int o[2] = { a == 0 ? 1 : 0, a == 2 ? 1 : 2 };
+  L.e0 = static_cast<I>(p.start[o[0]] * voxelStride[o[0]] + p.start[o[1]] * voxelStride[o[1]]);
+  for (int i = 0; i < 2; ++i)
+  {
+    L.stride[i] = static_cast<I>(p.step[o[i]] * voxelStride[o[i]]);
+    L.codeStride[i] = static_cast<I>(codeStride[o[i]]);
+    L.count[i] = static_cast<u32>(p.count[o[i]]);
+  }
+  L.step = static_cast<I>(2 * p.gap * voxelStride[a]);
+  L.half = static_cast<I>(p.gap * voxelStride[a]);
+  L.codeStep = static_cast<I>(codeStride[a]);
+  L.countA = static_cast<u32>(p.count[a]);
+  L.lastEven = static_cast<u32>((plan.dims[a] - 1) / (2 * p.gap));
+  L.cubic = plan.scheme.cubic ? 1 : 0;
+  L.coded = coded ? 1 : 0;
+  L.qz = qz;
+  return true;
+}
+
+//------------------------------------------------------------------------------------------------
+// The plan on the device (CodecCuda.cu)
+//------------------------------------------------------------------------------------------------
+void toDevPasses(const Plan& plan,
+  const std::vector<u64>& levelCodeBegin,
+  std::vector<DevPass>& out);
+ChunkGeometry geometryOf(const Plan& plan, const std::vector<u64>& levelCodeBegin);
+/// Each level's symbols start 64-aligned in the device buffer (vector loads of whole blocks).
+std::vector<u64> levelCodeBegins(const Plan& plan);
+/// The plan's passes, dimensions and level pass ranges in device memory (ws.plan).
+struct DevicePlan
+{
+  DevPass* passes = nullptr;
+  u64* dims = nullptr;
+  int* levelPassBegin = nullptr;
+};
+Status uploadPlan(Workspace& ws,
+  const Plan& plan,
+  const std::vector<DevPass>& passes,
+  DevicePlan& d);
+
+//------------------------------------------------------------------------------------------------
+// What one file launches for the others
+//------------------------------------------------------------------------------------------------
+/// CodecCudaEncode.cu and CodecCudaDecode.cu: an encoding, and a decoding of a stream of S
+/// values into T values, with the workspace locked.
+template<typename T>
+Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kernelSeconds);
+template<typename S, typename T>
+Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kernelSeconds);
+
+/// CodecCudaChunks.cu: the block masks and the token histogram of the symbols.
+void launchAnalyse(const u16* symbols,
+  const ChunkGeometry& geometry,
+  u64 totalBlocks,
+  u64* masks,
+  u32* histogram,
+  cudaStream_t s);
+/// CodecCudaChunks.cu: block bits and escapes, chunk bytes, their scan and the chunk offsets,
+/// and the summary's words (the table's lengths are behind the summary).
+struct SizingArgs
+{
+  const u16* symbols;
+  ChunkGeometry geometry;
+  u64 totalBlocks, chunks;
+  const u64* masks;
+  const unsigned char* lengths;
+  u32 *blockBits, *blockEsc;
+  u32 valueBytes;
+  u64 *chunkBytes, *scanned;
+  void* scanTemp;
+  std::size_t scanBytes;
+  u64 *chunkOffset, *tableOffset, *summary;
+  const u64 *stats, *surplus;
+  int passCount;
+};
+Status launchSizing(const SizingArgs& a, cudaStream_t s);
+/// CodecCudaChunks.cu: bytes of cub's scan of n + 1 chunk sizes.
+Status chunkScanBytes(u64 chunks, cudaStream_t s, std::size_t& bytes);
+/// CodecCudaChunks.cu: writes every chunk and the level tables into out (cleared).
+struct WriteArgs
+{
+  const u16* symbols;
+  ChunkGeometry geometry;
+  const u64* masks;
+  const u32 *blockBits, *blockEsc, *codes;
+  const u64 *chunkOffset, *tableOffset;
+  unsigned char* out;
+  const DevPass* passes;
+  const int* levelPassBegin;
+  const u64* dims;
+};
+template<typename T>
+void launchWriter(const WriteArgs& a, const T* input, u64 inputStride, u64 chunks, cudaStream_t s);
+
+/// CodecCudaHuffmanTable.cu: whether the host must build the table (the device lacks the table
+/// kernel's shared memory).
+bool hostHuffmanTable();
+/// CodecCudaHuffmanTable.cu: the table of `histogram` into the summary buffer (SumHostTable where
+/// the host must build it).
+Status launchHuffmanTable(const u32* histogram, u64* summary, cudaStream_t s);
+/// CodecCudaHuffmanTable.cu: the host's table of the device histogram, uploaded behind the
+/// summary as the device build leaves it.
+Status uploadHostTable(const u32* histogram, u64* summary);
+
+/// CodecCudaHuffmanDecode.cu: whether the device runs the wide-entry chunk decoder.
+bool wideDecoderFits();
+/// CodecCudaHuffmanDecode.cu: a warp per chunk decodes the chunks' tokens into symbols (escapes
+/// into rec): the wide-entry kernel, or the half-chunk kernel where it does not fit.
+template<typename S>
+void launchChunkDecode(const HuffmanArgs<S>& a, bool wide, cudaStream_t s);
+
+} // namespace cudaimpl
+} // namespace codec
+} // namespace sparsegrid
+
+#endif
