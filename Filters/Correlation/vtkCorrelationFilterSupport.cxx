@@ -172,6 +172,48 @@ bool vtkCorrelationFilterSupport::ExtractPair(vtkImageData* input,
 }
 
 //------------------------------------------------------------------------------------------------
+template<typename T>
+void vtkCorrelationFilterSupport::Rescale(vtkCorrelationPair<T>& pair)
+{
+  double largest = 0;
+  auto constant = [&largest](const std::vector<T>& values)
+  {
+    bool same = true;
+    for (const T v : values)
+    {
+      if (std::isfinite(v))
+      {
+        largest = std::max(largest, std::abs(static_cast<double>(v)));
+      }
+      same = same && v == values.front();
+    }
+    return same;
+  };
+  const bool inputConstant = constant(pair.InputValues);
+  const bool referenceConstant = constant(pair.ReferenceValues);
+  pair.Featureless = inputConstant || referenceConstant;
+  pair.ScaleExponent = 0;
+  if (!(largest > 0))
+  {
+    return;
+  }
+  int exponent = 0;
+  std::frexp(largest, &exponent); // largest = m 2^exponent, m in [0.5, 1)
+  pair.ScaleExponent = -exponent;
+  if (exponent == 0)
+  {
+    return;
+  }
+  for (auto* values : { &pair.InputValues, &pair.ReferenceValues })
+  {
+    for (T& v : *values)
+    {
+      v = std::ldexp(v, -exponent);
+    }
+  }
+}
+
+//------------------------------------------------------------------------------------------------
 correlation::ExecutionOptions vtkCorrelationFilterSupport::Options(
   vtkImageCorrelationAlgorithm* filter)
 {
@@ -280,6 +322,8 @@ void vtkCorrelationFilterSupport::AddVector(vtkFieldData* fd, const char* name, 
   fd->AddArray(a);
 }
 
+template void vtkCorrelationFilterSupport::Rescale<float>(vtkCorrelationPair<float>&);
+template void vtkCorrelationFilterSupport::Rescale<double>(vtkCorrelationPair<double>&);
 template void vtkCorrelationFilterSupport::Copy<float>(vtkDataArray*, std::vector<float>&);
 template void vtkCorrelationFilterSupport::Copy<double>(vtkDataArray*, std::vector<double>&);
 template bool vtkCorrelationFilterSupport::ExtractPair<float>(vtkImageData*,

@@ -26,6 +26,8 @@ class vtkImageCorrelationAlgorithm;
 class vtkImageData;
 class vtkInformation;
 class vtkInformationVector;
+template<typename T>
+struct vtkCorrelationPair;
 
 class vtkCorrelationFilterSupport
 {
@@ -56,6 +58,17 @@ public:
     std::vector<T>& inputValues,
     std::vector<T>& referenceValues,
     std::string& error);
+
+  /**
+   * Scales both images of `pair` by one power of two (exact in floating point) so that the
+   * largest finite magnitude of the two lies in [0.5, 1): products and sums of squares then
+   * stay far from the ends of the value type's range whatever the data's unit (float data of
+   * magnitude 1e17 would overflow them, 1e-25 underflow them). Sets the pair's ScaleExponent
+   * (values were multiplied by 2^ScaleExponent) and Featureless (either image is constant: no
+   * lag can be told from another).
+   */
+  template<typename T>
+  static void Rescale(vtkCorrelationPair<T>& pair);
 
   /// Copies a one-component array (any value type) into `values`.
   template<typename T>
@@ -106,6 +119,10 @@ struct vtkCorrelationPair
   vtkImageData* Output = nullptr;
   vtkCorrelationFilterSupport::Plane Plane;
   std::vector<T> InputValues, ReferenceValues;
+  /// The values above are the arrays' times 2^ScaleExponent (see Rescale).
+  int ScaleExponent = 0;
+  /// Input or Reference is constant: there is no distinct peak to find.
+  bool Featureless = false;
 };
 
 /// The pair in the value type of the selected array (float arrays in float, others in double).

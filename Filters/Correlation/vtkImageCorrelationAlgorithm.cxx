@@ -64,6 +64,7 @@ int vtkImageCorrelationAlgorithm::Extract(vtkImageData* input,
     vtkErrorMacro(<< this->GetLabel() << ": " << error);
     return 0;
   }
+  vtkCorrelationFilterSupport::Rescale(pair);
   return this->Compute(pairs);
 }
 

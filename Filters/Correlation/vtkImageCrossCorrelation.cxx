@@ -11,13 +11,16 @@
 #include "vtkNew.h"
 #include "vtkObjectFactory.h"
 #include "vtkPointData.h"
+#include "vtkSmartPointer.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 vtkStandardNewMacro(vtkImageCrossCorrelation);
 
@@ -118,18 +121,20 @@ int vtkImageCrossCorrelation::Correlate(const vtkCorrelationPair<T>& pair)
     vtkErrorMacro(<< Support::Describe("Image Correlation", status));
     return 0;
   }
+  if (!(this->MinimumOverlap >= 0 && this->MinimumOverlap <= 1))
+  {
+    vtkErrorMacro("Image Correlation: Minimum Overlap must be 0 to 1 (a fraction of the smaller "
+                  "image; got "
+      << this->MinimumOverlap << ").");
+    return 0;
+  }
   correlation::ExecutionOptions options = Support::Options(this);
   options.minOverlapFraction = this->MinimumOverlap;
   options.direct.rowsPerWorker = this->RowsPerWorker;
   options.direct.warpsPerBlock = this->WarpsPerBlock;
   this->UpdateProgress(0.1);
 
-  using ArrayT =
-    typename std::conditional<std::is_same<T, float>::value, vtkFloatArray, vtkDoubleArray>::type;
-  vtkNew<ArrayT> map;
-  map->SetName("Correlation");
-  map->SetNumberOfTuples(static_cast<vtkIdType>(window.size()));
-  T* out = map->GetPointer(0);
+  std::vector<T> values(window.size());
   correlation::ExecutionReport report;
   const correlation::Normalization normalization =
     static_cast<correlation::Normalization>(this->Normalization);
@@ -138,13 +143,50 @@ int vtkImageCrossCorrelation::Correlate(const vtkCorrelationPair<T>& pair)
     pair.InputValues.data(),
     mode,
     normalization,
-    out,
+    values.data(),
     options,
     &report);
   int result = 0;
   if (Support::Stopped(this, this->GetLabel(), status, report, result))
   {
     return result;
+  }
+  if (!std::all_of(values.begin(), values.end(), [](T v) { return std::isfinite(v); }))
+  {
+    vtkErrorMacro("Image Correlation: the correlation map has non-finite values.");
+    return 0;
+  }
+  // The images were scaled by 2^e (Support::Rescale); raw sums of products by 2^2e. The map
+  // is stored in the arrays' type where every value fits (normal or zero), else in double.
+  const int unscale =
+    normalization == correlation::Normalization::None ? -2 * pair.ScaleExponent : 0;
+  bool fits = true;
+  if (std::is_same<T, float>::value && unscale != 0)
+  {
+    for (const T v : values)
+    {
+      const double a = std::abs(std::ldexp(static_cast<double>(v), unscale));
+      fits = fits &&
+        (a == 0 ||
+          (a >= std::numeric_limits<float>::min() && a <= std::numeric_limits<float>::max()));
+    }
+  }
+  vtkSmartPointer<vtkDataArray> map;
+  if (fits)
+  {
+    using ArrayT =
+      typename std::conditional<std::is_same<T, float>::value, vtkFloatArray, vtkDoubleArray>::type;
+    map = vtkSmartPointer<ArrayT>::New();
+  }
+  else
+  {
+    map = vtkSmartPointer<vtkDoubleArray>::New();
+  }
+  map->SetName("Correlation");
+  map->SetNumberOfTuples(static_cast<vtkIdType>(values.size()));
+  for (std::size_t k = 0; k < values.size(); ++k)
+  {
+    map->SetTuple1(static_cast<vtkIdType>(k), std::ldexp(static_cast<double>(values[k]), unscale));
   }
 
   int ext[6] = { 0, 0, 0, 0, 0, 0 };
@@ -158,21 +200,34 @@ int vtkImageCrossCorrelation::Correlate(const vtkCorrelationPair<T>& pair)
   pair.Output->GetPointData()->SetScalars(map);
 
   const correlation::Peak peak =
-    correlation::findPeak(out, window, static_cast<correlation::PeakFit>(this->PeakFit));
+    correlation::findPeak(values.data(), window, static_cast<correlation::PeakFit>(this->PeakFit));
+  const auto lowest = *std::min_element(values.begin(), values.end());
+  // A constant image matches itself equally at every lag, and a flat map has no maximum: no
+  // peak is reported rather than the first sample of a plateau.
+  const bool found = !pair.Featureless && peak.value > lowest;
   const double* spacing = pair.Input->GetSpacing();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
   double lag[3] = { 0, 0, 0 }, displacement[3] = { 0, 0, 0 };
-  lag[plane.axes[0]] = peak.subX;
-  lag[plane.axes[1]] = peak.subY;
+  lag[plane.axes[0]] = found ? peak.subX : nan;
+  lag[plane.axes[1]] = found ? peak.subY : nan;
   for (int a = 0; a < 3; ++a)
   {
     displacement[a] = lag[a] * spacing[a];
   }
+  if (!found)
+  {
+    vtkWarningMacro("Image Correlation: no distinct peak: "
+      << (pair.Featureless ? "Input or Reference is constant" : "the correlation map is flat")
+      << "; Correlation.PeakFound is 0 and the peak lag is NaN.");
+  }
   vtkFieldData* fd = pair.Output->GetFieldData();
-  Support::AddValue(fd, "Correlation.PeakValue", peak.value);
+  Support::AddValue(fd, "Correlation.PeakFound", found ? 1 : 0);
+  Support::AddValue(fd, "Correlation.PeakValue", std::ldexp(peak.value, unscale));
   Support::AddVector(fd, "Correlation.PeakLag", lag);
   Support::AddVector(fd, "Correlation.PeakDisplacement", displacement);
-  Support::AddValue(fd, "Correlation.PeakRatio", std::min(peak.ratio, 1e6));
-  Support::AddValue(fd, "Correlation.ZeroLag", peak.zeroLag);
+  // A lone peak has an infinite ratio: capped so that it stays a number; 1 without a peak.
+  Support::AddValue(fd, "Correlation.PeakRatio", found ? std::min(peak.ratio, 1e6) : 1.0);
+  Support::AddValue(fd, "Correlation.ZeroLag", std::ldexp(peak.zeroLag, unscale));
   Support::AddReport(fd, report);
   this->UpdateProgress(1.0);
   return 1;

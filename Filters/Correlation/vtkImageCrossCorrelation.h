@@ -62,8 +62,9 @@ public:
   /**
    * Normalised values are 0 where the overlap is below this fraction of the smaller image
    * (default 0.25), so that tiny overlaps at the map's edges cannot make a spurious peak.
+   * Values outside [0, 1] are refused when the filter runs.
    */
-  vtkSetClampMacro(MinimumOverlap, double, 0.0, 1.0);
+  vtkSetMacro(MinimumOverlap, double);
   vtkGetMacro(MinimumOverlap, double);
   ///@}
 

@@ -9,6 +9,7 @@
 #include "vtkNew.h"
 #include "vtkObjectFactory.h"
 #include "vtkPointData.h"
+#include "vtkSparseGridExecution.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkUnsignedCharArray.h"
 
@@ -44,7 +45,9 @@ int vtkImageWindowDisplacement::RequestInformation(vtkInformation*,
   double outSpacing[3] = { spacing[0], spacing[1], spacing[2] };
   double outOrigin[3] = { origin[0], origin[1], origin[2] };
   const int region = this->WindowSize + 2 * this->SearchRadius;
-  if (Support::PlaneOf(inExt, plane, error) && region <= plane.size[0] && region <= plane.size[1])
+  // Settings out of range leave the output empty; RequestData refuses them.
+  if (this->InvalidSettings().empty() && Support::PlaneOf(inExt, plane, error) &&
+    region <= plane.size[0] && region <= plane.size[1])
   {
     // The lattice of window centres (DisplacementField's geometry), in world coordinates.
     const int centre = this->WindowSize / 2 + this->SearchRadius;
@@ -82,6 +85,12 @@ int vtkImageWindowDisplacement::Displace(const vtkCorrelationPair<T>& pair)
   {
     vtkErrorMacro("Image Displacement: Input and Reference must have the same extent (windows "
                   "are compared at the same sample positions).");
+    return 0;
+  }
+  const std::string invalid = this->InvalidSettings();
+  if (!invalid.empty())
+  {
+    vtkErrorMacro("Image Displacement: " << invalid);
     return 0;
   }
   correlation::WindowSpec spec;
@@ -159,6 +168,21 @@ int vtkImageWindowDisplacement::Displace(const vtkCorrelationPair<T>& pair)
   Support::AddReport(pair.Output->GetFieldData(), report);
   this->UpdateProgress(1.0);
   return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+std::string vtkImageWindowDisplacement::InvalidSettings() const
+{
+  std::string m = vtkSparseGridExecution::OutOfRange("Window Size", this->WindowSize, 2, 256, "");
+  if (m.empty())
+  {
+    m = vtkSparseGridExecution::OutOfRange("Step", this->Step, 1, 256, "");
+  }
+  if (m.empty())
+  {
+    m = vtkSparseGridExecution::OutOfRange("Search Radius", this->SearchRadius, 1, 128, "");
+  }
+  return m;
 }
 
 //------------------------------------------------------------------------------------------------

@@ -26,6 +26,8 @@
 #include "SparseGridCorrelationModule.h" // for the export macro
 #include "vtkImageCorrelationAlgorithm.h"
 
+#include <string> // for std::string
+
 class SPARSEGRIDCORRELATION_EXPORT vtkImageWindowDisplacement : public vtkImageCorrelationAlgorithm
 {
 public:
@@ -35,14 +37,15 @@ public:
 
   ///@{
   /**
-   * Interrogation window edge in samples (default 32), distance between window centres
-   * (default 16, i.e. 50% overlap) and the largest displacement searched per axis (default 8).
+   * Interrogation window edge in samples (default 32, 2 to 256), distance between window
+   * centres (default 16, i.e. 50% overlap; 1 to 256) and the largest displacement searched per
+   * axis (default 8, 1 to 128). Values outside these ranges are refused when the filter runs.
    */
-  vtkSetClampMacro(WindowSize, int, 2, 1 << 14);
+  vtkSetMacro(WindowSize, int);
   vtkGetMacro(WindowSize, int);
-  vtkSetClampMacro(Step, int, 1, 1 << 14);
+  vtkSetMacro(Step, int);
   vtkGetMacro(Step, int);
-  vtkSetClampMacro(SearchRadius, int, 1, 1 << 14);
+  vtkSetMacro(SearchRadius, int);
   vtkGetMacro(SearchRadius, int);
   ///@}
 
@@ -75,6 +78,8 @@ private:
   void operator=(const vtkImageWindowDisplacement&) = delete;
   template<typename T>
   int Displace(const vtkCorrelationPair<T>& pair);
+  /// The message for the first window setting out of range; empty when all are in range.
+  std::string InvalidSettings() const;
 };
 
 #endif

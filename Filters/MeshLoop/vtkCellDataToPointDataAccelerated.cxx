@@ -1,6 +1,7 @@
 #include "vtkCellDataToPointDataAccelerated.h"
 
 #include "vtkMeshLoopSupport.h"
+#include "vtkMeshValidation.h"
 
 #include "vtkArrayDispatch.h"
 #include "vtkCellData.h"
@@ -131,6 +132,14 @@ int vtkCellDataToPointDataAccelerated::RequestData(vtkInformation*,
   if (!input || !output)
   {
     vtkErrorMacro("Cell Data To Point Data (Accelerated) needs a dataset input.");
+    return 0;
+  }
+  // Packing copies every tuple of every cell array: a cell array longer or shorter than the
+  // number of cells is refused (one value per cell is what the average is defined for).
+  std::string invalid;
+  if (!vtkMeshValidation::CheckArrayLengths(input, invalid))
+  {
+    vtkErrorMacro("Cell Data To Point Data (Accelerated): " << invalid);
     return 0;
   }
   output->CopyStructure(input);

@@ -1,5 +1,7 @@
 #include "vtkMeshLoopSupport.h"
 
+#include "vtkMeshValidation.h"
+
 #include "vtkCellArray.h"
 #include "vtkDataArray.h"
 #include "vtkDataArrayRange.h"
@@ -50,6 +52,12 @@ bool ExtractCells(vtkDataSet* input, meshloop::Mapping& mapping, std::string& er
     cells > std::numeric_limits<std::int32_t>::max())
   {
     error = "meshes with 2^31 or more points or cells are not supported";
+    return false;
+  }
+  // The copies below narrow ids to 32 bits and index points with them: validate them first.
+  if (!vtkMeshValidation::CheckConnectivity(input, error))
+  {
+    error = "invalid mesh: " + error;
     return false;
   }
   mapping.toCount = points;

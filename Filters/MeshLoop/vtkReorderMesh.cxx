@@ -1,6 +1,7 @@
 #include "vtkReorderMesh.h"
 
 #include "vtkMeshLoopSupport.h"
+#include "vtkMeshValidation.h"
 
 #include "vtkAbstractArray.h"
 #include "vtkCellArray.h"
@@ -84,7 +85,9 @@ int vtkReorderMesh::RequestData(vtkInformation*,
   }
   meshloop::Mapping mapping;
   std::string error;
-  if (!vtkMeshLoopSupport::ExtractCells(input, mapping, error))
+  // The attributes are permuted tuple by tuple: their lengths must match the mesh.
+  if (!vtkMeshValidation::CheckArrayLengths(input, error) ||
+    !vtkMeshLoopSupport::ExtractCells(input, mapping, error))
   {
     vtkErrorMacro("Reorder Mesh: " << error);
     return 0;

@@ -1,5 +1,7 @@
 #include "vtkStencilColumnMeshSource.h"
 
+#include "vtkSparseGridExecution.h"
+
 #include "vtkCellArray.h"
 #include "vtkCellData.h"
 #include "vtkCellType.h"
@@ -32,14 +34,34 @@ int vtkStencilColumnMeshSource::RequestData(vtkInformation*,
   vtkInformationVector* outputVector)
 {
   vtkUnstructuredGrid* output = vtkUnstructuredGrid::GetData(outputVector);
+  std::string error =
+    vtkSparseGridExecution::OutOfRange("Resolution", this->Resolution[0], 2, 8192, "");
+  if (error.empty())
+  {
+    error = vtkSparseGridExecution::OutOfRange("Resolution", this->Resolution[1], 2, 8192, "");
+  }
+  if (error.empty())
+  {
+    error = vtkSparseGridExecution::OutOfRange("Layers", this->Layers, 1, 4096, "");
+  }
+  if (error.empty())
+  {
+    vtkSparseGridExecution::CheckMemory(
+      this->EstimatedPeakBytes(), "a column mesh of these Resolution and Layers", &error);
+  }
+  if (!error.empty())
+  {
+    vtkErrorMacro("Column Mesh: " << error);
+    return 0;
+  }
   const stencil::HorizontalShape shape = this->Shape == QUAD
     ? stencil::HorizontalShape::Quad
     : (this->Shape == HEXAGON ? stencil::HorizontalShape::Hexagon
                               : stencil::HorizontalShape::Triangle);
   stencil::GeneratedColumns gen;
   const stencil::Status status = stencil::generateColumns(shape,
-    static_cast<std::size_t>(std::max(0, this->Resolution[0])),
-    static_cast<std::size_t>(std::max(0, this->Resolution[1])),
+    static_cast<std::size_t>(this->Resolution[0]),
+    static_cast<std::size_t>(this->Resolution[1]),
     static_cast<std::size_t>(this->Layers),
     this->Spacing,
     this->LayerSpacing,
@@ -128,6 +150,23 @@ int vtkStencilColumnMeshSource::RequestData(vtkInformation*,
   output->GetCellData()->AddArray(cellField);
   output->GetCellData()->SetActiveScalars("Field");
   return 1;
+}
+
+double vtkStencilColumnMeshSource::EstimatedPeakBytes() const
+{
+  // K: corners of a horizontal polygon = its horizontal neighbours.
+  const double K = this->Shape == QUAD ? 4 : (this->Shape == HEXAGON ? 6 : 3);
+  const double cells = double(this->Resolution[0]) * this->Resolution[1];
+  // Horizontal corners: at most two per cell and row (hexagons), a few more on the border.
+  const double corners = 2.0 * (this->Resolution[0] + 1.0) * (this->Resolution[1] + 1.0);
+  const double layers = this->Layers;
+  // The generator: neighbour table, weights, polygon lists and centres (bytes per cell), and
+  // its corner pool (points with their hash entries).
+  const double generator = cells * (K * 16 + 40) + corners * 80;
+  // The output: double points and the point field per level; per 3-D cell 2K 64-bit ids, its
+  // offset, its type and the cell field.
+  const double output = (layers + 1) * corners * 32 + cells * layers * (16 * K + 8 + 1 + 8);
+  return generator + output;
 }
 
 void vtkStencilColumnMeshSource::PrintSelf(ostream& os, vtkIndent indent)

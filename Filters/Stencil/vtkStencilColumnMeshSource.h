@@ -35,10 +35,12 @@ public:
   ///@}
 
   ///@{
-  /// Horizontal cells along x and y (at least 2 each) and the number of layers (at least 1).
+  /// Horizontal cells along x and y (2 to 8192 each) and the number of layers (1 to 4096).
+  /// Values outside these ranges, and sizes whose EstimatedPeakBytes exceed what this process
+  /// may still allocate, are refused with an error when the source executes.
   vtkSetVector2Macro(Resolution, int);
   vtkGetVector2Macro(Resolution, int);
-  vtkSetClampMacro(Layers, int, 1, 100000);
+  vtkSetMacro(Layers, int);
   vtkGetMacro(Layers, int);
   ///@}
 
@@ -55,6 +57,10 @@ public:
   vtkSetClampMacro(Ordering, int, 0, 1);
   vtkGetMacro(Ordering, int);
   ///@}
+
+  /// The peak memory generating the mesh of the current settings needs, in bytes (an upper
+  /// estimate: the generator's tables and the output's points, cells and fields).
+  double EstimatedPeakBytes() const;
 
 protected:
   vtkStencilColumnMeshSource();

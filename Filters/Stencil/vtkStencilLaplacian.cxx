@@ -1,5 +1,6 @@
 #include "vtkStencilLaplacian.h"
 
+#include "vtkSparseGridExecution.h"
 #include "vtkStencilSupport.h"
 
 #include "vtkArrayDispatch.h"
@@ -232,6 +233,14 @@ int vtkStencilLaplacian::RequestData(vtkInformation*,
     return 1;
   }
 
+  const std::string invalid = vtkSparseGridExecution::OutOfRange(
+    "Hyperdiffusion Iterations", this->HyperdiffusionIterations, 0, 1000, " (0: none)");
+  if (!invalid.empty())
+  {
+    vtkErrorMacro("Laplacian: " << invalid);
+    return 0;
+  }
+
   stencil::StencilOptions s;
   s.op = static_cast<stencil::Operator>(this->Operator);
   s.boundary = this->Boundary == BOUNDARY_ZERO_FLUX ? stencil::BoundaryMode::ZeroFlux
@@ -257,9 +266,17 @@ int vtkStencilLaplacian::RequestData(vtkInformation*,
     {
       grid.dims[a] = static_cast<std::size_t>(cells ? std::max(1, dims[a] - 1) : dims[a]);
       grid.spacing[a] = unitWeights ? 1.0 : std::fabs(spacing[a]);
-      if (!(grid.spacing[a] > 0))
+      if (grid.dims[a] < 2)
       {
-        grid.spacing[a] = 1.0;
+        grid.spacing[a] = 1.0; // a flat axis has no neighbours: its spacing is never used
+      }
+      else if (!(grid.spacing[a] > 0) || !std::isfinite(grid.spacing[a]))
+      {
+        vtkErrorMacro("Laplacian: the image spacing along axis "
+          << a << " is " << spacing[a]
+          << ": geometric weights need a positive, finite spacing (set the image's spacing, "
+             "or choose unit weights).");
+        return 0;
       }
     }
   }

@@ -77,9 +77,10 @@ public:
   ///@}
 
   ///@{
-  /// Hyperdiffusion smoothing of the input array (0: off), with a step equal to
-  /// HyperdiffusionCoefficient times the largest stable step (in (0, 1]).
-  vtkSetClampMacro(HyperdiffusionIterations, int, 0, 100000);
+  /// Hyperdiffusion smoothing of the input array (0: off; at most 1000 iterations, more is
+  /// refused), with a step equal to HyperdiffusionCoefficient times the largest stable step
+  /// (in (0, 1]).
+  vtkSetMacro(HyperdiffusionIterations, int);
   vtkGetMacro(HyperdiffusionIterations, int);
   vtkSetClampMacro(HyperdiffusionCoefficient, double, 1e-6, 1.0);
   vtkGetMacro(HyperdiffusionCoefficient, double);

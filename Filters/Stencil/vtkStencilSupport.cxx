@@ -1,5 +1,7 @@
 #include "vtkStencilSupport.h"
 
+#include "vtkMeshValidation.h"
+
 #include "vtkAlgorithm.h"
 #include "vtkCell.h"
 #include "vtkDataSet.h"
@@ -21,6 +23,12 @@ bool vtkStencilSupport::BuildColumnMesh(vtkDataSet* input,
   std::string& error,
   std::string& warning)
 {
+  // Every step below reads points through the cells' ids: refuse ids outside the mesh first.
+  if (!vtkMeshValidation::CheckConnectivity(input, error))
+  {
+    error = "invalid mesh: " + error;
+    return false;
+  }
   const vtkIdType n = cells ? input->GetNumberOfCells() : input->GetNumberOfPoints();
   std::vector<double> xyz(static_cast<std::size_t>(n) * 3);
   if (cells)

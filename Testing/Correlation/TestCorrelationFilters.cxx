@@ -1,7 +1,7 @@
 // C++ tests of Image Correlation (vtkImageCrossCorrelation) and Image Displacement
 // (vtkImageWindowDisplacement) on analytic images the tests build themselves: known shifts found
 // exactly / within 0.1 px, windows recovering a known translation, the output geometry, and
-// clear errors on bad input. Run one test by name (CTest runs each as its own test) or all.
+// clear errors on bad input.
 #include "vtkCommand.h"
 #include "vtkDoubleArray.h"
 #include "vtkFieldData.h"
@@ -19,30 +19,30 @@
 #include "vtkStringArray.h"
 #include "vtkUnsignedCharArray.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <limits>
-#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 namespace
 {
-int failures = 0;
-#define CHECK(cond, ...)                                                                           \
-  do                                                                                               \
-  {                                                                                                \
-    if (!(cond))                                                                                   \
-    {                                                                                              \
-      std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                  \
-      std::printf(__VA_ARGS__);                                                                    \
-      std::printf("\n");                                                                           \
-      ++failures;                                                                                  \
-    }                                                                                              \
-  } while (0)
+/// printf-style text for a failed expectation.
+__attribute__((format(printf, 1, 2))) std::string Message(const char* format, ...)
+{
+  char buffer[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buffer, sizeof(buffer), format, args);
+  va_end(args);
+  return buffer;
+}
 
 // A smooth field of Gaussian blobs, evaluated anywhere so that shifts are exact.
 struct Blobs
@@ -141,7 +141,7 @@ std::string FieldString(vtkDataObject* o, const char* name)
   return a ? a->GetValue(0) : std::string("<missing>");
 }
 
-void IntegerShift()
+TEST(CorrelationFilters, IntegerShift)
 {
   const Blobs f(64, 48, 5, 60, 2.0, 4.0);
   const int dims[3] = { 64, 48, 1 };
@@ -161,57 +161,48 @@ void IntegerShift()
       vtkImageData* out = filter->GetOutput();
       const double lx = Field(out, "Correlation.PeakLag", 0);
       const double ly = Field(out, "Correlation.PeakLag", 1);
-      CHECK(std::lround(lx) == shift.first && std::lround(ly) == shift.second,
-        "algorithm %d: peak lag (%g, %g), expected (%d, %d)",
-        algorithm,
-        lx,
-        ly,
-        shift.first,
-        shift.second);
-      CHECK(std::abs(lx - shift.first) < 0.05 && std::abs(ly - shift.second) < 0.05,
-        "sub-pixel fit of an integer shift strays: (%g, %g)",
-        lx,
-        ly);
-      CHECK(std::abs(Field(out, "Correlation.PeakDisplacement", 0) - 0.5 * lx) < 1e-12,
-        "displacement is lag times spacing");
-      CHECK(Field(out, "Correlation.PeakValue") > 0.99,
-        "ZNCC of a translation: %g",
-        Field(out, "Correlation.PeakValue"));
+      EXPECT_TRUE(std::lround(lx) == shift.first && std::lround(ly) == shift.second)
+        << Message("algorithm %d: peak lag (%g, %g), expected (%d, %d)",
+             algorithm,
+             lx,
+             ly,
+             shift.first,
+             shift.second);
+      EXPECT_TRUE(std::abs(lx - shift.first) < 0.05 && std::abs(ly - shift.second) < 0.05)
+        << Message("sub-pixel fit of an integer shift strays: (%g, %g)", lx, ly);
+      EXPECT_TRUE(std::abs(Field(out, "Correlation.PeakDisplacement", 0) - 0.5 * lx) < 1e-12)
+        << Message("displacement is lag times spacing");
+      EXPECT_TRUE(Field(out, "Correlation.PeakValue") > 0.99)
+        << Message("ZNCC of a translation: %g", Field(out, "Correlation.PeakValue"));
       // Full mode of two 64 x 48 images: lags -63..63 x -47..47, zero lag at the origin.
       int ext[6];
       out->GetExtent(ext);
-      CHECK(ext[0] == -63 && ext[1] == 63 && ext[2] == -47 && ext[3] == 47 && ext[4] == 0,
-        "extent %d %d %d %d",
-        ext[0],
-        ext[1],
-        ext[2],
-        ext[3]);
+      EXPECT_TRUE(ext[0] == -63 && ext[1] == 63 && ext[2] == -47 && ext[3] == 47 && ext[4] == 0)
+        << Message("extent %d %d %d %d", ext[0], ext[1], ext[2], ext[3]);
       const double* o = out->GetOrigin();
-      CHECK(o[0] == 0 && o[1] == 0, "origin (%g, %g)", o[0], o[1]);
+      EXPECT_TRUE(o[0] == 0 && o[1] == 0) << Message("origin (%g, %g)", o[0], o[1]);
       vtkDataArray* map = out->GetPointData()->GetArray("Correlation");
-      CHECK(map != nullptr, "no Correlation array");
+      EXPECT_TRUE(map != nullptr) << Message("no Correlation array");
       if (map)
       {
         const int peakIjk[3] = { shift.first, shift.second, 0 };
         const vtkIdType peakId = out->ComputePointId(const_cast<int*>(peakIjk));
-        CHECK(std::abs(map->GetTuple1(peakId) - Field(out, "Correlation.PeakValue")) < 1e-6,
-          "the map's value at the peak lag is the peak value");
+        EXPECT_TRUE(std::abs(map->GetTuple1(peakId) - Field(out, "Correlation.PeakValue")) < 1e-6)
+          << Message("the map's value at the peak lag is the peak value");
         const int zero[3] = { 0, 0, 0 };
-        CHECK(std::abs(map->GetTuple1(out->ComputePointId(const_cast<int*>(zero))) -
-                Field(out, "Correlation.ZeroLag")) < 1e-12,
-          "ZeroLag is the map at lag 0");
+        EXPECT_TRUE(std::abs(map->GetTuple1(out->ComputePointId(const_cast<int*>(zero))) -
+                      Field(out, "Correlation.ZeroLag")) < 1e-12)
+          << Message("ZeroLag is the map at lag 0");
       }
-      CHECK(FieldString(out, "Correlation.Backend") == "CPU",
-        "backend %s",
-        FieldString(out, "Correlation.Backend").c_str());
-      CHECK(FieldString(out, "Correlation.Algorithm") == (algorithm == 1 ? "Direct" : "FFT"),
-        "algorithm %s",
-        FieldString(out, "Correlation.Algorithm").c_str());
+      EXPECT_TRUE(FieldString(out, "Correlation.Backend") == "CPU")
+        << Message("backend %s", FieldString(out, "Correlation.Backend").c_str());
+      EXPECT_TRUE(FieldString(out, "Correlation.Algorithm") == (algorithm == 1 ? "Direct" : "FFT"))
+        << Message("algorithm %s", FieldString(out, "Correlation.Algorithm").c_str());
     }
   }
 }
 
-void SubPixelShift()
+TEST(CorrelationFilters, SubPixelShift)
 {
   const Blobs f(64, 64, 9, 60, 2.0, 4.0);
   const int dims[3] = { 64, 64, 1 };
@@ -225,16 +216,12 @@ void SubPixelShift()
     filter->Update();
     const double lx = Field(filter->GetOutput(), "Correlation.PeakLag", 0);
     const double ly = Field(filter->GetOutput(), "Correlation.PeakLag", 1);
-    CHECK(std::abs(lx - shift.first) < 0.1 && std::abs(ly - shift.second) < 0.1,
-      "sub-pixel lag (%g, %g), expected (%g, %g)",
-      lx,
-      ly,
-      shift.first,
-      shift.second);
+    EXPECT_TRUE(std::abs(lx - shift.first) < 0.1 && std::abs(ly - shift.second) < 0.1)
+      << Message("sub-pixel lag (%g, %g), expected (%g, %g)", lx, ly, shift.first, shift.second);
   }
 }
 
-void OtherPlane()
+TEST(CorrelationFilters, OtherPlane)
 {
   // An XZ image: the lag map lies in XZ, the peak lag's y component is 0.
   const Blobs f(40, 36, 11, 40, 2.0, 4.0);
@@ -246,26 +233,26 @@ void OtherPlane()
   filter->SetInputData(1, reference);
   filter->Update();
   vtkImageData* out = filter->GetOutput();
-  CHECK(std::lround(Field(out, "Correlation.PeakLag", 0)) == -4 &&
-      Field(out, "Correlation.PeakLag", 1) == 0 &&
-      std::lround(Field(out, "Correlation.PeakLag", 2)) == 6,
-    "XZ peak lag (%g, %g, %g)",
-    Field(out, "Correlation.PeakLag", 0),
-    Field(out, "Correlation.PeakLag", 1),
-    Field(out, "Correlation.PeakLag", 2));
+  EXPECT_TRUE(std::lround(Field(out, "Correlation.PeakLag", 0)) == -4 &&
+    Field(out, "Correlation.PeakLag", 1) == 0 &&
+    std::lround(Field(out, "Correlation.PeakLag", 2)) == 6)
+    << Message("XZ peak lag (%g, %g, %g)",
+         Field(out, "Correlation.PeakLag", 0),
+         Field(out, "Correlation.PeakLag", 1),
+         Field(out, "Correlation.PeakLag", 2));
   int ext[6];
   out->GetExtent(ext);
-  CHECK(ext[2] == 0 && ext[3] == 0 && ext[1] - ext[0] + 1 == 40 && ext[5] - ext[4] + 1 == 36,
-    "same-mode extent in XZ: %d %d %d %d %d %d",
-    ext[0],
-    ext[1],
-    ext[2],
-    ext[3],
-    ext[4],
-    ext[5]);
+  EXPECT_TRUE(ext[2] == 0 && ext[3] == 0 && ext[1] - ext[0] + 1 == 40 && ext[5] - ext[4] + 1 == 36)
+    << Message("same-mode extent in XZ: %d %d %d %d %d %d",
+         ext[0],
+         ext[1],
+         ext[2],
+         ext[3],
+         ext[4],
+         ext[5]);
 }
 
-void DisplacementWindows()
+TEST(CorrelationFilters, DisplacementWindows)
 {
   const int w = 128, h = 96;
   const Blobs f(w, h, 21, w * h / 16, 1.0, 1.5);
@@ -283,25 +270,19 @@ void DisplacementWindows()
   vtkImageData* out = filter->GetOutput();
   int d[3];
   out->GetDimensions(d);
-  CHECK(d[0] == (w - 34) / 12 + 1 && d[1] == (h - 34) / 12 + 1 && d[2] == 1,
-    "lattice %d %d %d",
-    d[0],
-    d[1],
-    d[2]);
+  EXPECT_TRUE(d[0] == (w - 34) / 12 + 1 && d[1] == (h - 34) / 12 + 1 && d[2] == 1)
+    << Message("lattice %d %d %d", d[0], d[1], d[2]);
   // First window centre: sample 12 + 5 = 17 from the image's first sample.
-  CHECK(std::abs(out->GetOrigin()[0] - (1.0 + 17 * spacing)) < 1e-12 &&
-      std::abs(out->GetOrigin()[1] - (-2.0 + 17 * spacing)) < 1e-12,
-    "lattice origin (%g, %g)",
-    out->GetOrigin()[0],
-    out->GetOrigin()[1]);
-  CHECK(std::abs(out->GetSpacing()[0] - 12 * spacing) < 1e-12,
-    "lattice spacing %g",
-    out->GetSpacing()[0]);
+  EXPECT_TRUE(std::abs(out->GetOrigin()[0] - (1.0 + 17 * spacing)) < 1e-12 &&
+    std::abs(out->GetOrigin()[1] - (-2.0 + 17 * spacing)) < 1e-12)
+    << Message("lattice origin (%g, %g)", out->GetOrigin()[0], out->GetOrigin()[1]);
+  EXPECT_TRUE(std::abs(out->GetSpacing()[0] - 12 * spacing) < 1e-12)
+    << Message("lattice spacing %g", out->GetSpacing()[0]);
   vtkDataArray* disp = out->GetPointData()->GetVectors();
   vtkDataArray* valid = out->GetPointData()->GetArray("Valid");
-  CHECK(disp && valid && out->GetPointData()->GetArray("PeakRatio") &&
-      out->GetPointData()->GetArray("PeakHeight"),
-    "output arrays");
+  EXPECT_TRUE(disp && valid && out->GetPointData()->GetArray("PeakRatio") &&
+    out->GetPointData()->GetArray("PeakHeight"))
+    << Message("output arrays");
   if (!disp || !valid)
   {
     return;
@@ -314,20 +295,18 @@ void DisplacementWindows()
       continue;
     }
     ++good;
-    CHECK(std::abs(disp->GetComponent(k, 0) - sx * spacing) < 0.1 * spacing &&
-        std::abs(disp->GetComponent(k, 1) - sy * spacing) < 0.1 * spacing &&
-        disp->GetComponent(k, 2) == 0,
-      "window %lld: (%g, %g) world, expected (%g, %g)",
-      static_cast<long long>(k),
-      disp->GetComponent(k, 0),
-      disp->GetComponent(k, 1),
-      sx * spacing,
-      sy * spacing);
+    EXPECT_TRUE(std::abs(disp->GetComponent(k, 0) - sx * spacing) < 0.1 * spacing &&
+      std::abs(disp->GetComponent(k, 1) - sy * spacing) < 0.1 * spacing &&
+      disp->GetComponent(k, 2) == 0)
+      << Message("window %lld: (%g, %g) world, expected (%g, %g)",
+           static_cast<long long>(k),
+           disp->GetComponent(k, 0),
+           disp->GetComponent(k, 1),
+           sx * spacing,
+           sy * spacing);
   }
-  CHECK(good > disp->GetNumberOfTuples() * 9 / 10,
-    "%d of %lld windows valid",
-    good,
-    static_cast<long long>(disp->GetNumberOfTuples()));
+  EXPECT_TRUE(good > disp->GetNumberOfTuples() * 9 / 10)
+    << Message("%d of %lld windows valid", good, static_cast<long long>(disp->GetNumberOfTuples()));
 }
 
 // Runs a filter on bad input; expects exactly a vtkErrorMacro containing `needle`.
@@ -348,15 +327,15 @@ void ExpectError(vtkImageData* input,
   }
   // The observer takes the filter's messages; the executive still prints its own line.
   filter->Update();
-  CHECK(catcher.errors >= 1 && catcher.last.find(needle) != std::string::npos,
-    "%s: expected an error containing '%s', got %d errors, last '%s'",
-    filter->GetClassName(),
-    needle,
-    catcher.errors,
-    catcher.last.c_str());
+  EXPECT_TRUE(catcher.errors >= 1 && catcher.last.find(needle) != std::string::npos)
+    << Message("%s: expected an error containing '%s', got %d errors, last '%s'",
+         filter->GetClassName(),
+         needle,
+         catcher.errors,
+         catcher.last.c_str());
 }
 
-void Errors()
+TEST(CorrelationFilters, Errors)
 {
   const Blobs f(40, 30, 3, 30, 2.0, 4.0);
   const int dims[3] = { 40, 30, 1 };
@@ -406,7 +385,7 @@ void Errors()
     a, w, "valid mode", [](vtkImageCrossCorrelation* c) { c->SetMode(2); });
 }
 
-void BackendFallback()
+TEST(CorrelationFilters, BackendFallback)
 {
   // On a machine without a usable GPU, CUDA falls back to the CPU with a warning and says so.
   const Blobs f(32, 32, 4, 30, 2.0, 4.0);
@@ -425,18 +404,17 @@ void BackendFallback()
   const std::string note = FieldString(out, "Correlation.BackendNote");
   if (backend == "CPU")
   {
-    CHECK(catcher.warnings == 1 && !note.empty(),
-      "fall-back must warn and leave a note ('%s')",
-      note.c_str());
+    EXPECT_TRUE(catcher.warnings == 1 && !note.empty())
+      << Message("fall-back must warn and leave a note ('%s')", note.c_str());
   }
   else
   {
-    CHECK(backend == "CUDA" && note.empty(), "backend %s note '%s'", backend.c_str(), note.c_str());
+    EXPECT_TRUE(backend == "CUDA" && note.empty())
+      << Message("backend %s note '%s'", backend.c_str(), note.c_str());
   }
-  CHECK(std::lround(Field(out, "Correlation.PeakLag", 0)) == 2 &&
-      std::lround(Field(out, "Correlation.PeakLag", 1)) == 3,
-    "peak lag on %s",
-    backend.c_str());
+  EXPECT_TRUE(std::lround(Field(out, "Correlation.PeakLag", 0)) == 2 &&
+    std::lround(Field(out, "Correlation.PeakLag", 1)) == 3)
+    << Message("peak lag on %s", backend.c_str());
 }
 
 // A temporal source: at time step k (times 0, 0.5, 1, 1.5) the blobs moved by k * (3, -2)
@@ -485,7 +463,7 @@ protected:
 };
 vtkStandardNewMacro(MovingBlobsSource);
 
-void TimeShift()
+TEST(CorrelationFilters, TimeShift)
 {
   vtkNew<MovingBlobsSource> source;
   vtkNew<vtkImageCrossCorrelation> filter;
@@ -498,59 +476,62 @@ void TimeShift()
   filter->SetTimeShift(1);
   filter->UpdateTimeStep(0.5);
   vtkImageData* out = filter->GetOutput();
-  CHECK(catcher.errors == 0, "errors: %s", catcher.last.c_str());
-  CHECK(std::abs(Field(out, "Correlation.PeakLag", 0) - 3) < 0.05 &&
-      std::abs(Field(out, "Correlation.PeakLag", 1) + 2) < 0.05,
-    "shift +1: peak lag (%g, %g), expected (3, -2)",
-    Field(out, "Correlation.PeakLag", 0),
-    Field(out, "Correlation.PeakLag", 1));
-  CHECK(
-    Field(out, "Correlation.ReferenceTime") == 0.5 && Field(out, "Correlation.InputTime") == 1.0,
-    "times %g -> %g",
-    Field(out, "Correlation.ReferenceTime"),
-    Field(out, "Correlation.InputTime"));
-  CHECK(source->Asked.size() == 2 && source->Asked[0] == 0.5 && source->Asked[1] == 1.0,
-    "the source was asked for %zu steps (expected 0.5 then 1)",
-    source->Asked.size());
-  CHECK(out->GetInformation()->Get(vtkDataObject::DATA_TIME_STEP()) == 0.5,
-    "the output carries the requested time");
+  EXPECT_TRUE(catcher.errors == 0) << Message("errors: %s", catcher.last.c_str());
+  EXPECT_TRUE(std::abs(Field(out, "Correlation.PeakLag", 0) - 3) < 0.05 &&
+    std::abs(Field(out, "Correlation.PeakLag", 1) + 2) < 0.05)
+    << Message("shift +1: peak lag (%g, %g), expected (3, -2)",
+         Field(out, "Correlation.PeakLag", 0),
+         Field(out, "Correlation.PeakLag", 1));
+  EXPECT_TRUE(
+    Field(out, "Correlation.ReferenceTime") == 0.5 && Field(out, "Correlation.InputTime") == 1.0)
+    << Message("times %g -> %g",
+         Field(out, "Correlation.ReferenceTime"),
+         Field(out, "Correlation.InputTime"));
+  EXPECT_TRUE(source->Asked.size() == 2 && source->Asked[0] == 0.5 && source->Asked[1] == 1.0)
+    << Message("the source was asked for %zu steps (expected 0.5 then 1)", source->Asked.size());
+  EXPECT_TRUE(out->GetInformation()->Get(vtkDataObject::DATA_TIME_STEP()) == 0.5)
+    << Message("the output carries the requested time");
   // The same request again: up to date, upstream is not run again.
   filter->UpdateTimeStep(0.5);
-  CHECK(source->Asked.size() == 2, "re-executed for the same time (%zu)", source->Asked.size());
+  EXPECT_TRUE(source->Asked.size() == 2)
+    << Message("re-executed for the same time (%zu)", source->Asked.size());
 
   // A time between steps snaps to the step before it; a negative shift looks back.
   filter->SetTimeShift(-2);
   filter->UpdateTimeStep(1.2);
   out = filter->GetOutput();
-  CHECK(std::abs(Field(out, "Correlation.PeakLag", 0) + 6) < 0.05 &&
-      std::abs(Field(out, "Correlation.PeakLag", 1) - 4) < 0.05,
-    "shift -2 at t 1.2: peak lag (%g, %g), expected (-6, 4)",
-    Field(out, "Correlation.PeakLag", 0),
-    Field(out, "Correlation.PeakLag", 1));
-  CHECK(
-    Field(out, "Correlation.ReferenceTime") == 1.0 && Field(out, "Correlation.InputTime") == 0.0,
-    "times %g -> %g",
-    Field(out, "Correlation.ReferenceTime"),
-    Field(out, "Correlation.InputTime"));
-  CHECK(Field(out, "Correlation.PeakValue") > 0.99, "ZNCC %g", Field(out, "Correlation.PeakValue"));
+  EXPECT_TRUE(std::abs(Field(out, "Correlation.PeakLag", 0) + 6) < 0.05 &&
+    std::abs(Field(out, "Correlation.PeakLag", 1) - 4) < 0.05)
+    << Message("shift -2 at t 1.2: peak lag (%g, %g), expected (-6, 4)",
+         Field(out, "Correlation.PeakLag", 0),
+         Field(out, "Correlation.PeakLag", 1));
+  EXPECT_TRUE(
+    Field(out, "Correlation.ReferenceTime") == 1.0 && Field(out, "Correlation.InputTime") == 0.0)
+    << Message("times %g -> %g",
+         Field(out, "Correlation.ReferenceTime"),
+         Field(out, "Correlation.InputTime"));
+  EXPECT_TRUE(Field(out, "Correlation.PeakValue") > 0.99)
+    << Message("ZNCC %g", Field(out, "Correlation.PeakValue"));
 
   // Past the last step: a clear error, then the filter works again.
   filter->SetTimeShift(2);
   filter->UpdateTimeStep(1.0);
-  CHECK(catcher.errors >= 1 && catcher.last.find("outside the input's steps") != std::string::npos,
-    "expected an out-of-range error, got %d errors, last '%s'",
-    catcher.errors,
-    catcher.last.c_str());
+  EXPECT_TRUE(
+    catcher.errors >= 1 && catcher.last.find("outside the input's steps") != std::string::npos)
+    << Message("expected an out-of-range error, got %d errors, last '%s'",
+         catcher.errors,
+         catcher.last.c_str());
   const int errorsBefore = catcher.errors;
   filter->SetTimeShift(3);
   filter->UpdateTimeStep(0.0);
   out = filter->GetOutput();
-  CHECK(catcher.errors == errorsBefore, "error after recovery: %s", catcher.last.c_str());
-  CHECK(std::abs(Field(out, "Correlation.PeakLag", 0) - 9) < 0.05 &&
-      std::abs(Field(out, "Correlation.PeakLag", 1) + 6) < 0.05,
-    "shift +3 at t 0: peak lag (%g, %g), expected (9, -6)",
-    Field(out, "Correlation.PeakLag", 0),
-    Field(out, "Correlation.PeakLag", 1));
+  EXPECT_TRUE(catcher.errors == errorsBefore)
+    << Message("error after recovery: %s", catcher.last.c_str());
+  EXPECT_TRUE(std::abs(Field(out, "Correlation.PeakLag", 0) - 9) < 0.05 &&
+    std::abs(Field(out, "Correlation.PeakLag", 1) + 6) < 0.05)
+    << Message("shift +3 at t 0: peak lag (%g, %g), expected (9, -6)",
+         Field(out, "Correlation.PeakLag", 0),
+         Field(out, "Correlation.PeakLag", 1));
 
   // No Reference and no time steps: an error that says what to connect.
   const Blobs f(40, 30, 3, 30, 2.0, 4.0);
@@ -560,12 +541,12 @@ void TimeShift()
   stillCatcher.Watch(still);
   still->SetInputData(0, MakeImage(f, dims, 1.0, 0, 0));
   still->Update();
-  CHECK(stillCatcher.errors >= 1 && stillCatcher.last.find("no time steps") != std::string::npos,
-    "expected a no-time-steps error, got '%s'",
-    stillCatcher.last.c_str());
+  EXPECT_TRUE(
+    stillCatcher.errors >= 1 && stillCatcher.last.find("no time steps") != std::string::npos)
+    << Message("expected a no-time-steps error, got '%s'", stillCatcher.last.c_str());
 }
 
-void DisplacementTimeShift()
+TEST(CorrelationFilters, DisplacementTimeShift)
 {
   vtkNew<MovingBlobsSource> source;
   vtkNew<vtkImageWindowDisplacement> filter;
@@ -579,18 +560,17 @@ void DisplacementTimeShift()
   filter->SetTimeShift(1);
   filter->UpdateTimeStep(1.0);
   vtkImageData* out = filter->GetOutput();
-  CHECK(catcher.errors == 0, "errors: %s", catcher.last.c_str());
-  CHECK(
-    Field(out, "Correlation.ReferenceTime") == 1.0 && Field(out, "Correlation.InputTime") == 1.5,
-    "times %g -> %g",
-    Field(out, "Correlation.ReferenceTime"),
-    Field(out, "Correlation.InputTime"));
-  CHECK(source->Asked.size() == 2 && source->Asked[0] == 1.0 && source->Asked[1] == 1.5,
-    "the source was asked for %zu steps",
-    source->Asked.size());
+  EXPECT_TRUE(catcher.errors == 0) << Message("errors: %s", catcher.last.c_str());
+  EXPECT_TRUE(
+    Field(out, "Correlation.ReferenceTime") == 1.0 && Field(out, "Correlation.InputTime") == 1.5)
+    << Message("times %g -> %g",
+         Field(out, "Correlation.ReferenceTime"),
+         Field(out, "Correlation.InputTime"));
+  EXPECT_TRUE(source->Asked.size() == 2 && source->Asked[0] == 1.0 && source->Asked[1] == 1.5)
+    << Message("the source was asked for %zu steps", source->Asked.size());
   vtkDataArray* disp = out->GetPointData()->GetVectors();
   vtkDataArray* valid = out->GetPointData()->GetArray("Valid");
-  CHECK(disp && valid, "output arrays");
+  EXPECT_TRUE(disp && valid) << Message("output arrays");
   if (!disp || !valid)
   {
     return;
@@ -604,54 +584,20 @@ void DisplacementTimeShift()
       continue;
     }
     ++good;
-    CHECK(std::abs(disp->GetComponent(k, 0) - 1.5) < 0.05 &&
-        std::abs(disp->GetComponent(k, 1) + 1.0) < 0.05,
-      "window %lld: (%g, %g) world, expected (1.5, -1)",
-      static_cast<long long>(k),
-      disp->GetComponent(k, 0),
-      disp->GetComponent(k, 1));
+    EXPECT_TRUE(std::abs(disp->GetComponent(k, 0) - 1.5) < 0.05 &&
+      std::abs(disp->GetComponent(k, 1) + 1.0) < 0.05)
+      << Message("window %lld: (%g, %g) world, expected (1.5, -1)",
+           static_cast<long long>(k),
+           disp->GetComponent(k, 0),
+           disp->GetComponent(k, 1));
   }
-  CHECK(good * 2 > disp->GetNumberOfTuples(),
-    "%d of %lld windows valid",
-    good,
-    static_cast<long long>(disp->GetNumberOfTuples()));
+  EXPECT_TRUE(good * 2 > disp->GetNumberOfTuples())
+    << Message("%d of %lld windows valid", good, static_cast<long long>(disp->GetNumberOfTuples()));
   // The last step has no next one.
   filter->UpdateTimeStep(1.5);
-  CHECK(catcher.errors >= 1 && catcher.last.find("outside the input's steps") != std::string::npos,
-    "expected an out-of-range error, got '%s'",
-    catcher.last.c_str());
+  EXPECT_TRUE(
+    catcher.errors >= 1 && catcher.last.find("outside the input's steps") != std::string::npos)
+    << Message("expected an out-of-range error, got '%s'", catcher.last.c_str());
 }
 
-const std::map<std::string, std::function<void()>> tests = { { "IntegerShift", IntegerShift },
-  { "SubPixelShift", SubPixelShift },
-  { "OtherPlane", OtherPlane },
-  { "DisplacementWindows", DisplacementWindows },
-  { "Errors", Errors },
-  { "BackendFallback", BackendFallback },
-  { "TimeShift", TimeShift },
-  { "DisplacementTimeShift", DisplacementTimeShift } };
-}
-
-int main(int argc, char* argv[])
-{
-  if (argc > 1)
-  {
-    auto it = tests.find(argv[1]);
-    if (it == tests.end())
-    {
-      std::printf("unknown test %s\n", argv[1]);
-      return EXIT_FAILURE;
-    }
-    it->second();
-  }
-  else
-  {
-    for (const auto& t : tests)
-    {
-      std::printf("-- %s\n", t.first.c_str());
-      t.second();
-    }
-  }
-  std::printf("%d failure(s)\n", failures);
-  return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -1,7 +1,7 @@
 // C++ tests of Cell Data To Point Data (Accelerated) and Reorder Mesh against VTK's own
 // vtkCellDataToPointData on tetrahedra, hexahedra, wedges, a mixed grid and polygonal data, every
 // strategy x layout x reordering; the mesh cache; Reorder Mesh keeping every value; empty meshes,
-// cells without points, NaN; the CUDA fall-back. Run one test by name or all.
+// cells without points, NaN; the CUDA fall-back.
 #include "vtkCellData.h"
 #include "vtkCellDataToPointData.h"
 #include "vtkCellDataToPointDataAccelerated.h"
@@ -21,32 +21,32 @@
 #include "vtkStringArray.h"
 #include "vtkUnstructuredGrid.h"
 
+#include <gtest/gtest.h>
+
+#include <cstdarg>
+#include <cstdio>
 #include <meshloop/meshloop.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
-#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 namespace
 {
-int failures = 0;
-#define CHECK(cond, ...)                                                                           \
-  do                                                                                               \
-  {                                                                                                \
-    if (!(cond))                                                                                   \
-    {                                                                                              \
-      std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                  \
-      std::printf(__VA_ARGS__);                                                                    \
-      std::printf("\n");                                                                           \
-      ++failures;                                                                                  \
-    }                                                                                              \
-  } while (0)
+/// printf-style text for a failed expectation.
+__attribute__((format(printf, 1, 2))) std::string Message(const char* format, ...)
+{
+  char buffer[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buffer, sizeof(buffer), format, args);
+  va_end(args);
+  return buffer;
+}
 
 /// Lattice points of an (n+1)^3 grid, shuffled so that the mesh has poor locality.
 vtkSmartPointer<vtkPoints> LatticePoints(int n, std::vector<vtkIdType>& id, unsigned seed)
@@ -280,22 +280,16 @@ int CompareArrays(vtkDataSet* expected, vtkDataSet* got, const char* what, bool 
       continue;
     }
     vtkDataArray* ga = g->GetArray(ea->GetName());
-    CHECK(ga != nullptr, "%s: array %s missing", what, ea->GetName());
+    EXPECT_TRUE(ga != nullptr) << Message("%s: array %s missing", what, ea->GetName());
     if (!ga)
     {
       continue;
     }
-    CHECK(ga->GetDataType() == ea->GetDataType(),
-      "%s: %s type %d vs %d",
-      what,
-      ea->GetName(),
-      ga->GetDataType(),
-      ea->GetDataType());
-    CHECK(ga->GetNumberOfTuples() == ea->GetNumberOfTuples() &&
-        ga->GetNumberOfComponents() == ea->GetNumberOfComponents(),
-      "%s: %s shape",
-      what,
-      ea->GetName());
+    EXPECT_TRUE(ga->GetDataType() == ea->GetDataType())
+      << Message("%s: %s type %d vs %d", what, ea->GetName(), ga->GetDataType(), ea->GetDataType());
+    EXPECT_TRUE(ga->GetNumberOfTuples() == ea->GetNumberOfTuples() &&
+      ga->GetNumberOfComponents() == ea->GetNumberOfComponents())
+      << Message("%s: %s shape", what, ea->GetName());
     const bool isFloat = ea->GetDataType() == VTK_FLOAT;
     int bad = 0;
     for (vtkIdType t = 0; t < ea->GetNumberOfTuples() && bad < 3; ++t)
@@ -317,8 +311,7 @@ int CompareArrays(vtkDataSet* expected, vtkDataSet* got, const char* what, bool 
         if (!ok)
         {
           ++bad;
-          CHECK(ok,
-            "%s: %s point %lld component %d: VTK %.17g, ours %.17g",
+          EXPECT_TRUE(ok) << Message("%s: %s point %lld component %d: VTK %.17g, ours %.17g",
             what,
             ea->GetName(),
             static_cast<long long>(t),
@@ -375,29 +368,28 @@ void MatchesVTK(bool nan, int backend)
           filter->Update();
           const std::string what = mesh.first + " s" + std::to_string(strategy) + " l" +
             std::to_string(layout) + " r" + std::to_string(reordering);
-          CHECK(filter->GetOutput()->GetNumberOfPoints() == mesh.second->GetNumberOfPoints(),
-            "%s",
-            what.c_str());
+          EXPECT_TRUE(filter->GetOutput()->GetNumberOfPoints() == mesh.second->GetNumberOfPoints())
+            << Message("%s", what.c_str());
           const bool poly = vtkPolyData::SafeDownCast(mesh.second) != nullptr;
           const int compared = CompareArrays(expected, filter->GetOutput(), what.c_str(), poly);
-          CHECK(compared == 3, "%s: %d arrays compared", what.c_str(), compared);
+          EXPECT_TRUE(compared == 3) << Message("%s: %d arrays compared", what.c_str(), compared);
         }
       }
     }
   }
 }
 
-void MatchesVTKOnAllMeshes()
+TEST(MeshLoopFilters, MatchesVTK)
 {
   MatchesVTK(false, 1);
 }
 
-void NaNLikeVTK()
+TEST(MeshLoopFilters, NaN)
 {
   MatchesVTK(true, 1);
 }
 
-void CudaMatchesVTKOrFallsBack()
+TEST(MeshLoopFilters, CudaOrFallback)
 {
   std::string why;
   if (!meshloop::cudaAvailable(&why))
@@ -409,19 +401,21 @@ void CudaMatchesVTKOrFallsBack()
     filter->SetInputData(grid);
     filter->SetBackend(2);
     filter->Update();
-    CHECK(CompareArrays(RunVTK(grid), filter->GetOutput(), "fallback") == 3, "fallback");
+    EXPECT_TRUE(CompareArrays(RunVTK(grid), filter->GetOutput(), "fallback") == 3)
+      << Message("fallback");
     auto* backend = vtkStringArray::SafeDownCast(
       filter->GetOutput()->GetFieldData()->GetAbstractArray("MeshLoop.Backend"));
     auto* note = vtkStringArray::SafeDownCast(
       filter->GetOutput()->GetFieldData()->GetAbstractArray("MeshLoop.BackendNote"));
-    CHECK(backend && backend->GetValue(0) == "CPU", "backend");
-    CHECK(note && note->GetValue(0).find("ran on the CPU") != std::string::npos, "note");
+    EXPECT_TRUE(backend && backend->GetValue(0) == "CPU") << Message("backend");
+    EXPECT_TRUE(note && note->GetValue(0).find("ran on the CPU") != std::string::npos)
+      << Message("note");
     return;
   }
   MatchesVTK(true, 2);
 }
 
-void MeshCacheFollowsMTime()
+TEST(MeshLoopFilters, MeshCache)
 {
   auto grid = MakeGrid("hex", 4);
   AddCellArrays(grid, false);
@@ -430,7 +424,7 @@ void MeshCacheFollowsMTime()
   filter->SetReordering(1);
   filter->SetStrategy(2);
   filter->Update();
-  CHECK(filter->GetMeshBuilds() == 1, "first build: %d", filter->GetMeshBuilds());
+  EXPECT_TRUE(filter->GetMeshBuilds() == 1) << Message("first build: %d", filter->GetMeshBuilds());
   // New values, same mesh: no rebuild, and the result follows the new values.
   auto* pressure = vtkDoubleArray::SafeDownCast(grid->GetCellData()->GetArray("pressure"));
   for (vtkIdType c = 0; c < pressure->GetNumberOfTuples(); ++c)
@@ -440,8 +434,9 @@ void MeshCacheFollowsMTime()
   pressure->Modified();
   filter->Modified();
   filter->Update();
-  CHECK(filter->GetMeshBuilds() == 1, "values changed: %d builds", filter->GetMeshBuilds());
-  CHECK(CompareArrays(RunVTK(grid), filter->GetOutput(), "cached") == 3, "cached");
+  EXPECT_TRUE(filter->GetMeshBuilds() == 1)
+    << Message("values changed: %d builds", filter->GetMeshBuilds());
+  EXPECT_TRUE(CompareArrays(RunVTK(grid), filter->GetOutput(), "cached") == 3) << Message("cached");
   // Other cells: rebuilt.
   const vtkIdType quad[4] = { 0, 1, 2, 3 };
   grid->InsertNextCell(VTK_QUAD, 4, quad);
@@ -450,15 +445,18 @@ void MeshCacheFollowsMTime()
   grid->GetCellData()->GetArray("material")->InsertNextTuple1(4);
   filter->Modified();
   filter->Update();
-  CHECK(filter->GetMeshBuilds() == 2, "cells changed: %d builds", filter->GetMeshBuilds());
-  CHECK(CompareArrays(RunVTK(grid), filter->GetOutput(), "rebuilt") == 3, "rebuilt");
+  EXPECT_TRUE(filter->GetMeshBuilds() == 2)
+    << Message("cells changed: %d builds", filter->GetMeshBuilds());
+  EXPECT_TRUE(CompareArrays(RunVTK(grid), filter->GetOutput(), "rebuilt") == 3)
+    << Message("rebuilt");
   // Other reordering: rebuilt.
   filter->SetReordering(0);
   filter->Update();
-  CHECK(filter->GetMeshBuilds() == 3, "reordering changed: %d builds", filter->GetMeshBuilds());
+  EXPECT_TRUE(filter->GetMeshBuilds() == 3)
+    << Message("reordering changed: %d builds", filter->GetMeshBuilds());
 }
 
-void EmptyMeshesAndCellsWithoutPoints()
+TEST(MeshLoopFilters, EmptyMeshes)
 {
   // Points but no cells, and no points at all: the same arrays as VTK (if any), no crash.
   for (int points : { 0, 5 })
@@ -476,18 +474,16 @@ void EmptyMeshesAndCellsWithoutPoints()
     filter->SetInputData(grid);
     filter->Update();
     auto expected = RunVTK(grid);
-    CHECK(filter->GetOutput()->GetNumberOfPoints() == points, "points");
+    EXPECT_TRUE(filter->GetOutput()->GetNumberOfPoints() == points) << Message("points");
     for (int a = 0; a < expected->GetPointData()->GetNumberOfArrays(); ++a)
     {
       vtkDataArray* ea = expected->GetPointData()->GetArray(a);
       vtkDataArray* ga = filter->GetOutput()->GetPointData()->GetArray(ea->GetName());
-      CHECK(ga && ga->GetNumberOfTuples() == ea->GetNumberOfTuples(),
-        "empty %d: %s",
-        points,
-        ea->GetName());
+      EXPECT_TRUE(ga && ga->GetNumberOfTuples() == ea->GetNumberOfTuples())
+        << Message("empty %d: %s", points, ea->GetName());
       for (vtkIdType t = 0; ga && t < ga->GetNumberOfTuples(); ++t)
       {
-        CHECK(ga->GetComponent(t, 0) == ea->GetComponent(t, 0), "empty value");
+        EXPECT_TRUE(ga->GetComponent(t, 0) == ea->GetComponent(t, 0)) << Message("empty value");
       }
     }
   }
@@ -500,10 +496,12 @@ void EmptyMeshesAndCellsWithoutPoints()
   filter->SetInputData(grid);
   filter->SetStrategy(2);
   filter->Update();
-  CHECK(CompareArrays(RunVTK(grid), filter->GetOutput(), "empty cell") == 3, "empty cell");
+  EXPECT_TRUE(CompareArrays(RunVTK(grid), filter->GetOutput(), "empty cell") == 3)
+    << Message("empty cell");
   const vtkIdType unused = grid->GetNumberOfPoints() - 1;
-  CHECK(filter->GetOutput()->GetPointData()->GetArray("pressure")->GetComponent(unused, 0) == 0.0,
-    "unused point");
+  EXPECT_TRUE(
+    filter->GetOutput()->GetPointData()->GetArray("pressure")->GetComponent(unused, 0) == 0.0)
+    << Message("unused point");
 }
 
 /// Reorder Mesh output: a permutation of points and cells keeping coordinates, connectivity and
@@ -513,13 +511,15 @@ void CheckReordered(vtkPointSet* input,
   const std::string& what,
   bool compareWithVTK)
 {
-  CHECK(output->GetNumberOfPoints() == input->GetNumberOfPoints(), "%s points", what.c_str());
-  CHECK(output->GetNumberOfCells() == input->GetNumberOfCells(), "%s cells", what.c_str());
+  EXPECT_TRUE(output->GetNumberOfPoints() == input->GetNumberOfPoints())
+    << Message("%s points", what.c_str());
+  EXPECT_TRUE(output->GetNumberOfCells() == input->GetNumberOfCells())
+    << Message("%s cells", what.c_str());
   auto* pointIds =
     vtkIdTypeArray::SafeDownCast(output->GetPointData()->GetArray("vtkOriginalPointIds"));
   auto* cellIds =
     vtkIdTypeArray::SafeDownCast(output->GetCellData()->GetArray("vtkOriginalCellIds"));
-  CHECK(pointIds && cellIds, "%s ids", what.c_str());
+  EXPECT_TRUE(pointIds && cellIds) << Message("%s ids", what.c_str());
   if (!pointIds || !cellIds)
   {
     return;
@@ -529,27 +529,29 @@ void CheckReordered(vtkPointSet* input,
   for (vtkIdType i = 0; i < output->GetNumberOfPoints(); ++i)
   {
     const vtkIdType old = pointIds->GetValue(i);
-    CHECK(old >= 0 && old < input->GetNumberOfPoints() && !seen[static_cast<std::size_t>(old)],
-      "%s point permutation",
-      what.c_str());
+    EXPECT_TRUE(
+      old >= 0 && old < input->GetNumberOfPoints() && !seen[static_cast<std::size_t>(old)])
+      << Message("%s point permutation", what.c_str());
     seen[static_cast<std::size_t>(old)] = 1;
     moved += old != i;
     double a[3], b[3];
     input->GetPoint(old, a);
     output->GetPoint(i, b);
-    CHECK(a[0] == b[0] && a[1] == b[1] && a[2] == b[2], "%s coordinates", what.c_str());
+    EXPECT_TRUE(a[0] == b[0] && a[1] == b[1] && a[2] == b[2])
+      << Message("%s coordinates", what.c_str());
   }
-  CHECK(moved > 0, "%s: nothing moved", what.c_str());
+  EXPECT_TRUE(moved > 0) << Message("%s: nothing moved", what.c_str());
   std::vector<int> seenCells(static_cast<std::size_t>(input->GetNumberOfCells()), 0);
   vtkNew<vtkIdList> a, b;
   for (vtkIdType k = 0; k < output->GetNumberOfCells(); ++k)
   {
     const vtkIdType old = cellIds->GetValue(k);
-    CHECK(old >= 0 && old < input->GetNumberOfCells() && !seenCells[static_cast<std::size_t>(old)],
-      "%s cell permutation",
-      what.c_str());
+    EXPECT_TRUE(
+      old >= 0 && old < input->GetNumberOfCells() && !seenCells[static_cast<std::size_t>(old)])
+      << Message("%s cell permutation", what.c_str());
     seenCells[static_cast<std::size_t>(old)] = 1;
-    CHECK(input->GetCellType(old) == output->GetCellType(k), "%s cell type", what.c_str());
+    EXPECT_TRUE(input->GetCellType(old) == output->GetCellType(k))
+      << Message("%s cell type", what.c_str());
     input->GetCellPoints(old, a);
     output->GetCellPoints(k, b);
     bool same = a->GetNumberOfIds() == b->GetNumberOfIds();
@@ -557,14 +559,13 @@ void CheckReordered(vtkPointSet* input,
     {
       same = a->GetId(j) == pointIds->GetValue(b->GetId(j));
     }
-    CHECK(same, "%s cell %lld connectivity", what.c_str(), static_cast<long long>(k));
+    EXPECT_TRUE(same) << Message(
+      "%s cell %lld connectivity", what.c_str(), static_cast<long long>(k));
     for (const char* name : { "pressure", "material" })
     {
-      CHECK(input->GetCellData()->GetArray(name)->GetComponent(old, 0) ==
-          output->GetCellData()->GetArray(name)->GetComponent(k, 0),
-        "%s cell value %s",
-        what.c_str(),
-        name);
+      EXPECT_TRUE(input->GetCellData()->GetArray(name)->GetComponent(old, 0) ==
+        output->GetCellData()->GetArray(name)->GetComponent(k, 0))
+        << Message("%s cell value %s", what.c_str(), name);
     }
   }
   if (!compareWithVTK)
@@ -584,11 +585,12 @@ void CheckReordered(vtkPointSet* input,
     const vtkIdType old = pointIds->GetValue(i);
     const double x = used[static_cast<std::size_t>(old)] ? e->GetComponent(old, 0) : 0.0;
     const double y = g->GetComponent(i, 0);
-    CHECK(std::abs(x - y) <= 1e-12 * std::max(1.0, std::abs(x)), "%s average", what.c_str());
+    EXPECT_TRUE(std::abs(x - y) <= 1e-12 * std::max(1.0, std::abs(x)))
+      << Message("%s average", what.c_str());
   }
 }
 
-void ReorderMeshKeepsEverything()
+TEST(MeshLoopFilters, ReorderMesh)
 {
   const bool metis = meshloop::metisAvailable();
   for (int reordering = 1; reordering <= (metis ? 2 : 1); ++reordering)
@@ -614,7 +616,7 @@ void ReorderMeshKeepsEverything()
 
 /// Mixed verts, lines, polygons and strips against a brute-force mean in double (each cell's
 /// points from GetCellPoints; unused points 0), every strategy, layout and reordering.
-void MixedPolyData()
+TEST(MeshLoopFilters, MixedPolyData)
 {
   auto poly = MakePoly(8, "vlps");
   AddCellArrays(poly, true);
@@ -646,7 +648,8 @@ void MixedPolyData()
         filter->SetBlockSize(32);
         filter->Update();
         vtkDataArray* got = filter->GetOutput()->GetPointData()->GetArray("pressure");
-        CHECK(got && got->GetNumberOfTuples() == poly->GetNumberOfPoints(), "mixed poly shape");
+        EXPECT_TRUE(got && got->GetNumberOfTuples() == poly->GetNumberOfPoints())
+          << Message("mixed poly shape");
         for (vtkIdType p = 0; got && p < got->GetNumberOfTuples(); ++p)
         {
           const int n = count[static_cast<std::size_t>(p)];
@@ -654,57 +657,24 @@ void MixedPolyData()
           const double value = got->GetComponent(p, 0);
           if (std::isnan(expected))
           {
-            CHECK(std::isnan(value), "mixed poly NaN at %lld", static_cast<long long>(p));
+            EXPECT_TRUE(std::isnan(value))
+              << Message("mixed poly NaN at %lld", static_cast<long long>(p));
             nanPoints += (strategy == 0 && layout == 0 && reordering == 0);
             continue;
           }
-          CHECK(std::abs(value - expected) <= 1e-12 * std::max(1.0, std::abs(expected)),
-            "mixed poly s%d l%d r%d point %lld: %.17g vs %.17g",
-            strategy,
-            layout,
-            reordering,
-            static_cast<long long>(p),
-            value,
-            expected);
+          EXPECT_TRUE(std::abs(value - expected) <= 1e-12 * std::max(1.0, std::abs(expected)))
+            << Message("mixed poly s%d l%d r%d point %lld: %.17g vs %.17g",
+                 strategy,
+                 layout,
+                 reordering,
+                 static_cast<long long>(p),
+                 value,
+                 expected);
         }
       }
     }
   }
-  CHECK(nanPoints > 0, "the NaN cell reached no point");
+  EXPECT_TRUE(nanPoints > 0) << Message("the NaN cell reached no point");
 }
-
-const std::map<std::string, std::function<void()>> tests = {
-  { "MixedPolyData", MixedPolyData },
-  { "MatchesVTK", MatchesVTKOnAllMeshes },
-  { "NaN", NaNLikeVTK },
-  { "CudaOrFallback", CudaMatchesVTKOrFallsBack },
-  { "MeshCache", MeshCacheFollowsMTime },
-  { "EmptyMeshes", EmptyMeshesAndCellsWithoutPoints },
-  { "ReorderMesh", ReorderMeshKeepsEverything },
-};
 
 } // namespace
-
-int main(int argc, char* argv[])
-{
-  if (argc > 1)
-  {
-    auto it = tests.find(argv[1]);
-    if (it == tests.end())
-    {
-      std::printf("unknown test %s\n", argv[1]);
-      return EXIT_FAILURE;
-    }
-    it->second();
-  }
-  else
-  {
-    for (const auto& t : tests)
-    {
-      std::printf("-- %s\n", t.first.c_str());
-      t.second();
-    }
-  }
-  std::printf("%d failure(s)\n", failures);
-  return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}

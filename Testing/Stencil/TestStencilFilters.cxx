@@ -19,43 +19,17 @@
 #include "vtkStringArray.h"
 #include "vtkUnstructuredGrid.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
 namespace
 {
-int failures = 0;
-#define CHECK(cond)                                                                                \
-  do                                                                                               \
-  {                                                                                                \
-    if (!(cond))                                                                                   \
-    {                                                                                              \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                \
-      ++failures;                                                                                  \
-    }                                                                                              \
-  } while (0)
-#define CHECK_NEAR(a, b, tol)                                                                      \
-  do                                                                                               \
-  {                                                                                                \
-    const double _a = (a), _b = (b);                                                               \
-    if (!(std::fabs(_a - _b) <= (tol)))                                                            \
-    {                                                                                              \
-      std::fprintf(stderr,                                                                         \
-        "%s:%d: %s = %.17g, expected %.17g (tol %g)\n",                                            \
-        __FILE__,                                                                                  \
-        __LINE__,                                                                                  \
-        #a,                                                                                        \
-        _a,                                                                                        \
-        _b,                                                                                        \
-        double(tol));                                                                              \
-      ++failures;                                                                                  \
-    }                                                                                              \
-  } while (0)
 
 /// Records vtkErrorMacro messages of one algorithm instead of printing them.
 struct ErrorCatcher
@@ -140,16 +114,16 @@ vtkDataArray* run(vtkStencilLaplacian* filter, vtkDataObject* input, bool cells,
   return cells ? out->GetCellData()->GetArray(name) : out->GetPointData()->GetArray(name);
 }
 
-void ImagePointQuadratic()
+TEST(StencilFilters, ImagePointQuadratic)
 {
   const double spacing[3] = { 0.5, 0.25, 0.4 };
   auto image = makeImage(11, 9, 8, spacing, false, VTK_DOUBLE, quadratic);
   vtkNew<vtkStencilLaplacian> filter;
   vtkDataArray* lap = run(filter, image, false, "f_laplacian");
-  CHECK(lap != nullptr);
+  EXPECT_TRUE(lap != nullptr);
   if (!lap)
     return;
-  CHECK(lap->GetDataType() == VTK_DOUBLE);
+  EXPECT_TRUE(lap->GetDataType() == VTK_DOUBLE);
   int interior = 0;
   for (int k = 0; k < 8; ++k)
     for (int j = 0; j < 9; ++j)
@@ -159,26 +133,26 @@ void ImagePointQuadratic()
         const bool inside = i > 0 && i < 10 && j > 0 && j < 8 && k > 0 && k < 7;
         if (inside)
         {
-          CHECK_NEAR(v, 6.0, 1e-10);
+          EXPECT_NEAR(v, 6.0, 1e-10);
           ++interior;
         }
         else
-          CHECK(std::isnan(v));
+          EXPECT_TRUE(std::isnan(v));
       }
-  CHECK(interior == 9 * 7 * 6);
+  EXPECT_TRUE(interior == 9 * 7 * 6);
   // Horizontal, unit weights, zero flux, a named result.
   filter->SetOperator(vtkStencilLaplacian::HORIZONTAL_LAPLACIAN);
   filter->SetWeights(vtkStencilLaplacian::WEIGHTS_UNIT);
   filter->SetBoundary(vtkStencilLaplacian::BOUNDARY_ZERO_FLUX);
   filter->SetResultArrayName("lapH");
   lap = run(filter, image, false, "lapH");
-  CHECK(lap != nullptr);
+  EXPECT_TRUE(lap != nullptr);
   if (lap)
   {
     // Unit weights: the Laplacian in grid units = 3 * 0.25 - 0.5 * 0.0625 * 2 / 2 ...
     // d2/di2 of 1.5 x^2 with x = 0.5 i is 1.5 * 2 * 0.25; of -0.5 y^2 with y = 0.25 j: -0.0625.
-    CHECK_NEAR(lap->GetTuple1(5 + 11 * (4 + 9 * 3)), 0.75 - 0.0625, 1e-12);
-    CHECK(!std::isnan(lap->GetTuple1(0)));
+    EXPECT_NEAR(lap->GetTuple1(5 + 11 * (4 + 9 * 3)), 0.75 - 0.0625, 1e-12);
+    EXPECT_TRUE(!std::isnan(lap->GetTuple1(0)));
   }
 }
 
@@ -187,19 +161,19 @@ double quartic(double x, double y, double z)
   return x * x * x * x + 0.5 * y * y * y * y + 0.25 * z * z * z * z + x * x * y * y + y * y * z * z;
 }
 
-void ImageCellQuadraticAndFloatQuartic()
+TEST(StencilFilters, ImageCellQuadraticAndFloatQuartic)
 {
   const double spacing[3] = { 0.3, 0.2, 0.25 };
   auto cellImage = makeImage(12, 10, 9, spacing, true, VTK_DOUBLE, quadratic);
   vtkNew<vtkStencilLaplacian> filter;
   vtkDataArray* lap = run(filter, cellImage, true, "f_laplacian");
-  CHECK(lap != nullptr && lap->GetNumberOfTuples() == 11 * 9 * 8);
+  EXPECT_TRUE(lap != nullptr && lap->GetNumberOfTuples() == 11 * 9 * 8);
   if (lap)
-    CHECK_NEAR(lap->GetTuple1(5 + 11 * (4 + 9 * 3)), 6.0, 1e-10);
+    EXPECT_NEAR(lap->GetTuple1(5 + 11 * (4 + 9 * 3)), 6.0, 1e-10);
   auto image = makeImage(12, 10, 9, spacing, false, VTK_FLOAT, quartic);
   filter->SetOperator(vtkStencilLaplacian::LAPLAP);
   lap = run(filter, image, false, "f_laplap");
-  CHECK(lap != nullptr && lap->GetDataType() == VTK_FLOAT);
+  EXPECT_TRUE(lap != nullptr && lap->GetDataType() == VTK_FLOAT);
   if (lap)
   {
     // laplap of the quartic: 24 + 12 + 6 + 2 * (4 + 4) = 58, exact in the interior; float
@@ -207,12 +181,12 @@ void ImageCellQuadraticAndFloatQuartic()
     for (int k = 2; k < 7; ++k)
       for (int j = 2; j < 8; ++j)
         for (int i = 2; i < 10; ++i)
-          CHECK_NEAR(lap->GetTuple1(i + 12 * (j + 10 * k)), 58.0, 0.6);
+          EXPECT_NEAR(lap->GetTuple1(i + 12 * (j + 10 * k)), 58.0, 0.6);
   }
 }
 
 /// A quad column mesh and an image with the same values give the same result.
-void QuadColumnsEqualImage()
+TEST(StencilFilters, QuadColumnsEqualImage)
 {
   vtkNew<vtkStencilColumnMeshSource> source;
   source->SetShape(vtkStencilColumnMeshSource::QUAD);
@@ -222,8 +196,8 @@ void QuadColumnsEqualImage()
   source->SetLayerSpacing(0.8);
   source->Update();
   vtkUnstructuredGrid* mesh = source->GetOutput();
-  CHECK(mesh->GetNumberOfCells() == 10 * 8 * 6);
-  CHECK(mesh->GetNumberOfPoints() == 11 * 9 * 7);
+  EXPECT_TRUE(mesh->GetNumberOfCells() == 10 * 8 * 6);
+  EXPECT_TRUE(mesh->GetNumberOfPoints() == 11 * 9 * 7);
   const double spacing[3] = { 0.5, 0.5, 0.8 };
   for (int op : { 0, 1, 2, 3 })
     for (bool cells : { true, false })
@@ -285,7 +259,7 @@ void QuadColumnsEqualImage()
       onMesh->SetResultArrayName("r");
       vtkDataArray* expected = run(onImage, image, false, "r");
       vtkDataArray* actual = run(onMesh, copy, cells, "r");
-      CHECK(expected && actual);
+      EXPECT_TRUE(expected && actual);
       if (!expected || !actual)
         continue;
       int mismatches = 0;
@@ -298,11 +272,11 @@ void QuadColumnsEqualImage()
       }
       if (mismatches)
         std::fprintf(stderr, "operator %d cells %d: %d mismatches\n", op, cells, mismatches);
-      CHECK(mismatches == 0);
+      EXPECT_TRUE(mismatches == 0);
     }
 }
 
-void TrianglesAndHexagonsQuadratic()
+TEST(StencilFilters, TrianglesAndHexagonsQuadratic)
 {
   for (int shape : { vtkStencilColumnMeshSource::TRIANGLE, vtkStencilColumnMeshSource::HEXAGON })
     for (bool cells : { true, false })
@@ -347,7 +321,7 @@ void TrianglesAndHexagonsQuadratic()
       vtkNew<vtkStencilLaplacian> filter;
       ErrorCatcher catcher(filter);
       vtkDataArray* lap = run(filter, mesh, cells, "f_laplacian");
-      CHECK(lap != nullptr);
+      EXPECT_TRUE(lap != nullptr);
       if (!lap)
       {
         std::fprintf(stderr, "shape %d cells %d: %s\n", shape, cells, catcher.messages.c_str());
@@ -360,14 +334,14 @@ void TrianglesAndHexagonsQuadratic()
         if (!std::isnan(v))
         {
           ++finite;
-          CHECK_NEAR(v, 4 + 1 + 6, 1e-8);
+          EXPECT_NEAR(v, 4 + 1 + 6, 1e-8);
         }
       }
-      CHECK(finite > n / 10);
+      EXPECT_TRUE(finite > n / 10);
     }
 }
 
-void StrategiesTablesAndHyperdiffusion()
+TEST(StencilFilters, StrategiesTablesAndHyperdiffusion)
 {
   vtkNew<vtkStencilColumnMeshSource> source;
   source->SetShape(vtkStencilColumnMeshSource::HEXAGON);
@@ -384,7 +358,7 @@ void StrategiesTablesAndHyperdiffusion()
   vtkNew<vtkDoubleArray> first;
   first->DeepCopy(
     vtkDataSet::SafeDownCast(filter->GetOutput())->GetCellData()->GetArray("Field_laplap"));
-  CHECK(first->GetNumberOfTuples() == 16 * 12 * 7);
+  EXPECT_TRUE(first->GetNumberOfTuples() == 16 * 12 * 7);
   for (int strategy = 0; strategy < 6; ++strategy) // every AccessStrategy entry of the XML
     for (bool chasing : { true, false })
       for (bool compressed : { true, false })
@@ -399,7 +373,7 @@ void StrategiesTablesAndHyperdiffusion()
         double worst = 0;
         for (vtkIdType i = 0; i < first->GetNumberOfTuples(); ++i)
           worst = std::max(worst, std::fabs(r->GetTuple1(i) - first->GetValue(i)));
-        CHECK(worst <= 1e-12);
+        EXPECT_TRUE(worst <= 1e-12);
       }
   // Hyperdiffusion: a smoothed copy whose laplap is much smaller, with the same mean.
   filter->SetHyperdiffusionIterations(20);
@@ -408,7 +382,7 @@ void StrategiesTablesAndHyperdiffusion()
   vtkDataSet* out = vtkDataSet::SafeDownCast(filter->GetOutput());
   vtkDataArray* smooth = out->GetCellData()->GetArray("Field_hyperdiffused");
   vtkDataArray* original = out->GetCellData()->GetArray("Field");
-  CHECK(smooth != nullptr);
+  EXPECT_TRUE(smooth != nullptr);
   if (!smooth)
     return;
   double meanA = 0, meanB = 0, change = 0;
@@ -418,11 +392,11 @@ void StrategiesTablesAndHyperdiffusion()
     meanB += smooth->GetTuple1(i);
     change = std::max(change, std::fabs(smooth->GetTuple1(i) - original->GetTuple1(i)));
   }
-  CHECK_NEAR(meanA, meanB, 1e-9 * smooth->GetNumberOfTuples());
-  CHECK(change > 0);
+  EXPECT_NEAR(meanA, meanB, 1e-9 * smooth->GetNumberOfTuples());
+  EXPECT_TRUE(change > 0);
 }
 
-void ErrorNotColumnar()
+TEST(StencilFilters, ErrorNotColumnar)
 {
   vtkNew<vtkStencilColumnMeshSource> source;
   source->SetResolution(6, 5);
@@ -450,12 +424,13 @@ void ErrorNotColumnar()
   filter->SetInputData(shuffled);
   filter->SetInputArrayToProcess(0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_CELLS, "f");
   filter->Update();
-  CHECK(catcher.messages.find("not a column mesh") != std::string::npos);
-  CHECK(vtkDataSet::SafeDownCast(filter->GetOutput())->GetCellData()->GetArray("f_laplacian") ==
+  EXPECT_TRUE(catcher.messages.find("not a column mesh") != std::string::npos);
+  EXPECT_TRUE(
+    vtkDataSet::SafeDownCast(filter->GetOutput())->GetCellData()->GetArray("f_laplacian") ==
     nullptr);
 }
 
-void ErrorMissingArrayAndTooSmall()
+TEST(StencilFilters, ErrorMissingArrayAndTooSmall)
 {
   const double spacing[3] = { 1, 1, 1 };
   auto image = makeImage(4, 9, 9, spacing, false, VTK_DOUBLE, quadratic);
@@ -464,19 +439,19 @@ void ErrorMissingArrayAndTooSmall()
   filter->SetInputData(image);
   filter->SetInputArrayToProcess(0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, "nope");
   filter->Update();
-  CHECK(catcher.messages.find("no input array") != std::string::npos);
+  EXPECT_TRUE(catcher.messages.find("no input array") != std::string::npos);
   catcher.messages.clear();
   filter->SetOperator(vtkStencilLaplacian::LAPLAP);
   run(filter, image, false, "f_laplap");
-  CHECK(catcher.messages.find("TooSmall") != std::string::npos);
+  EXPECT_TRUE(catcher.messages.find("TooSmall") != std::string::npos);
   catcher.messages.clear();
   auto nanImage = makeImage(9, 9, 9, spacing, false, VTK_DOUBLE, quadratic);
   nanImage->GetPointData()->GetArray("f")->SetTuple1(17, std::nan(""));
   run(filter, nanImage, false, "f_laplap");
-  CHECK(catcher.messages.find("NonFinite") != std::string::npos);
+  EXPECT_TRUE(catcher.messages.find("NonFinite") != std::string::npos);
 }
 
-void BackendFallbackRecorded()
+TEST(StencilFilters, BackendFallbackRecorded)
 {
   const double spacing[3] = { 1, 1, 1 };
   auto image = makeImage(9, 9, 9, spacing, false, VTK_FLOAT, quadratic);
@@ -484,49 +459,22 @@ void BackendFallbackRecorded()
   ErrorCatcher catcher(filter);
   filter->SetBackend(2);
   vtkDataArray* lap = run(filter, image, false, "f_laplacian");
-  CHECK(lap != nullptr);
+  EXPECT_TRUE(lap != nullptr);
   vtkDataSet* out = vtkDataSet::SafeDownCast(filter->GetOutput());
   auto* backend =
     vtkStringArray::SafeDownCast(out->GetFieldData()->GetAbstractArray("Stencil.Backend"));
-  CHECK(backend != nullptr);
+  EXPECT_TRUE(backend != nullptr);
   if (!backend || !lap)
     return;
-  CHECK_NEAR(lap->GetTuple1(4 + 9 * (4 + 9 * 4)), 6.0, 1e-4);
+  EXPECT_NEAR(lap->GetTuple1(4 + 9 * (4 + 9 * 4)), 6.0, 1e-4);
   if (backend->GetValue(0) == "CPU")
   {
     // No usable GPU here: the CUDA request ran on the CPU and said so.
-    CHECK(catcher.messages.find("ran on the CPU") != std::string::npos);
+    EXPECT_TRUE(catcher.messages.find("ran on the CPU") != std::string::npos);
   }
   else
   {
-    CHECK(backend->GetValue(0) == "CUDA");
+    EXPECT_TRUE(backend->GetValue(0) == "CUDA");
   }
 }
 } // namespace
-
-int main(int argc, char* argv[])
-{
-  const std::map<std::string, void (*)()> tests = {
-    { "ImagePointQuadratic", ImagePointQuadratic },
-    { "ImageCellQuadraticAndFloatQuartic", ImageCellQuadraticAndFloatQuartic },
-    { "QuadColumnsEqualImage", QuadColumnsEqualImage },
-    { "TrianglesAndHexagonsQuadratic", TrianglesAndHexagonsQuadratic },
-    { "StrategiesTablesAndHyperdiffusion", StrategiesTablesAndHyperdiffusion },
-    { "ErrorNotColumnar", ErrorNotColumnar },
-    { "ErrorMissingArrayAndTooSmall", ErrorMissingArrayAndTooSmall },
-    { "BackendFallbackRecorded", BackendFallbackRecorded },
-  };
-  if (argc < 2 || !tests.count(argv[1]))
-  {
-    std::fprintf(stderr, "usage: StencilFilterTests TEST\n");
-    return 2;
-  }
-  tests.at(argv[1])();
-  if (failures)
-  {
-    std::fprintf(stderr, "%s: %d failures\n", argv[1], failures);
-    return 1;
-  }
-  std::printf("%s: passed\n", argv[1]);
-  return 0;
-}
