@@ -227,6 +227,19 @@ Outcome AppendMetrics(AnyJob& job, sparsegrid::ErrorSums sums)
     return Outcome::Failed;
   }
   const sparsegrid::ErrorMetrics metrics = sums.metrics();
+  if (!std::isfinite(metrics.maxAbsError) || !std::isfinite(metrics.rmse) ||
+    std::isnan(metrics.psnr))
+  {
+    // The same sums, hence the same verdict, on every process.
+    std::ostringstream os;
+    os << "Array '" << job.Names[job.MaxAbsError.size()]
+       << "': its error cannot be measured in double (max error " << metrics.maxAbsError
+       << ", RMSE " << metrics.rmse << "): its values (up to "
+       << std::max(sums.maximum, sums.negatedMinimum)
+       << " in magnitude) are too large. Rescale the array (Calculator) before compressing it.";
+    job.Error = os.str();
+    return Outcome::Failed;
+  }
   job.MaxAbsError.push_back(metrics.maxAbsError);
   job.RMSE.push_back(metrics.rmse);
   job.PSNR.push_back(metrics.psnr);
@@ -396,11 +409,57 @@ struct CodedJob
 
   // results
   std::vector<double> AbsoluteBound, MaxAbsError, RMSE, PSNR;
+  /// Per array, the max error of a decode of levels 1..k for every k (Description's
+  /// LevelMaxAbsError, one row per array, each as long as its streams' levels).
+  std::vector<std::vector<double>> LevelMaxAbsError;
   /// This piece's streams, array by array, component by component.
   vtkSparseGridParallel::CodedPiece Piece;
   double Seconds = 0;
   std::string Error;
 };
+
+/// One component's layout, contiguous.
+sparsegrid::codec::Layout plain(sparsegrid::codec::Layout layout)
+{
+  layout.stride = 1;
+  return layout;
+}
+
+/**
+ * Collective: the per-level errors of one array's components on every process, merged into
+ * one row (as many levels as the most any stream has; a stream with fewer shows its full
+ * decode at the levels beyond its own) and appended to job.LevelMaxAbsError.
+ */
+Outcome ReduceLevelErrors(CodedJob& job, const std::vector<std::vector<long double>>& components)
+{
+  double levels = 0, all = 0;
+  for (const auto& errors : components)
+  {
+    levels = std::max(levels, static_cast<double>(errors.size()));
+  }
+  if (!vtkSparseGridParallel::MaxAll(job.Controller, &levels, &all, 1))
+  {
+    job.Error = "reducing the level errors over the processes failed";
+    return Outcome::Failed;
+  }
+  std::vector<double> row(static_cast<std::size_t>(all), 0.0), merged(row.size(), 0.0);
+  for (const auto& errors : components)
+  {
+    for (std::size_t k = 0; k < row.size() && !errors.empty(); ++k)
+    {
+      row[k] =
+        std::max(row[k], vtkSparseGridArrays::RoundUp(errors[std::min(k, errors.size() - 1)]));
+    }
+  }
+  if (!row.empty() &&
+    !vtkSparseGridParallel::MaxAll(job.Controller, row.data(), merged.data(), row.size()))
+  {
+    job.Error = "reducing the level errors over the processes failed";
+    return Outcome::Failed;
+  }
+  job.LevelMaxAbsError.push_back(merged);
+  return Outcome::Done;
+}
 
 template<typename T>
 Outcome RunCoded(CodedJob& job)
@@ -492,12 +551,18 @@ Outcome RunCoded(CodedJob& job)
     }
     // Overflow is found before anything is emitted: the quantiser works on (value / bound),
     // which must stay finite, and so must the range itself.
-    if (!std::isfinite(width) || !std::isfinite(bound) || !std::isfinite(global[0] / bound))
+    if (!std::isfinite(width) || !std::isfinite(bound) || !std::isfinite(global[0] / bound) ||
+      !std::isfinite(global[1] / bound))
     {
-      job.Error = "Array '" + name + "': its value range (" + std::to_string(-global[1]) + " to " +
-        std::to_string(global[0]) +
-        ") overflows the codec's arithmetic for this bound. Use a larger bound, or rescale the "
-        "array (Calculator) before compressing it.";
+      std::ostringstream os;
+      os << "Array '" << name << "': its value range (" << -global[1] << " to " << global[0]
+         << ") with the bound " << bound << " overflows the codec's arithmetic: "
+         << (!std::isfinite(width) || !std::isfinite(bound)
+                ? "the range or the bound is too large for double. Use a smaller bound, or "
+                  "rescale"
+                : "the bound is too small for values this large. Use a larger bound, or rescale")
+         << " the array (Calculator) before compressing it.";
+      job.Error = os.str();
       return vtkSparseGridParallel::Agree(job.Controller, Outcome::Failed, job.Error);
     }
     job.AbsoluteBound.push_back(bound);
@@ -506,6 +571,8 @@ Outcome RunCoded(CodedJob& job)
     // coded and compare every voxel of the piece with the input, in double. (A layer that two
     // pieces share counts twice in the RMSE; the maximum error is exact either way.)
     sparsegrid::ErrorSums partials;
+    long double largest = 0; // against the original values, in their own type
+    std::vector<std::vector<long double>> levelErrors(static_cast<std::size_t>(nc));
     for (int c = 0; c < nc; ++c)
     {
       nextStage();
@@ -524,10 +591,8 @@ Outcome RunCoded(CodedJob& job)
       if (hasPiece)
       {
         job.Exec->Record(report);
-        sparsegrid::codec::Layout plain = layout;
-        plain.stride = 1;
         status = sparsegrid::codec::decode(
-          stream.data(), stream.size(), -1, decoded.data(), plain, job.Exec->Options());
+          stream.data(), stream.size(), -1, decoded.data(), plain(layout), job.Exec->Options());
       }
       if ((outcome = check("checking the bound of '" + name + "'", status)) != Outcome::Done)
       {
@@ -535,15 +600,30 @@ Outcome RunCoded(CodedJob& job)
       }
       if (hasPiece)
       {
-        for (std::size_t v = 0; v < voxels; ++v)
-        {
-          partials.add(static_cast<double>(values[v * nc + c]), static_cast<double>(decoded[v]));
-        }
+        // Against the input array itself, not the copy converted to the codec's type.
+        long double full = 0;
+        vtkSparseGridArrays::MeasureError(
+          job.Arrays[i], c, decoded.data(), voxels, &partials, full);
+        largest = std::max(largest, full);
+        status = vtkSparseGridArrays::MeasureLevels(job.Arrays[i],
+          c,
+          stream,
+          decoded,
+          plain(layout),
+          job.Exec->Options(),
+          levelErrors[static_cast<std::size_t>(c)]);
+        levelErrors[static_cast<std::size_t>(c)].push_back(full);
         job.Piece.Bytes.insert(job.Piece.Bytes.end(), stream.begin(), stream.end());
         job.Piece.Lengths.push_back(stream.size());
       }
+      if ((outcome = check("measuring the levels of '" + name + "'", status)) != Outcome::Done)
+      {
+        return outcome;
+      }
     }
-    if ((outcome = AppendMetrics(job, partials)) != Outcome::Done)
+    partials.maxAbsError = vtkSparseGridArrays::RoundUp(largest);
+    if ((outcome = AppendMetrics(job, partials)) != Outcome::Done ||
+      (outcome = ReduceLevelErrors(job, levelErrors)) != Outcome::Done)
     {
       return outcome;
     }
@@ -568,28 +648,6 @@ void AddLocalInputPoints(vtkPolyData* output, vtkIdType points)
   received->SetName("SparseGridLocal.InputPoints");
   received->InsertNextValue(static_cast<vtkTypeInt64>(points));
   output->GetFieldData()->AddArray(received);
-}
-
-/// Float decoding keeps the bound only for data that float holds exactly or nearly (float and
-/// small integers); anything wider is coded and decoded in double.
-bool NeedsDouble(const std::vector<int>& dataTypes)
-{
-  for (int type : dataTypes)
-  {
-    switch (type)
-    {
-      case VTK_FLOAT:
-      case VTK_CHAR:
-      case VTK_SIGNED_CHAR:
-      case VTK_UNSIGNED_CHAR:
-      case VTK_SHORT:
-      case VTK_UNSIGNED_SHORT:
-        break;
-      default:
-        return true;
-    }
-  }
-  return false;
 }
 
 /// Bytes of the compressed arrays in the input: the whole image, whichever piece this process
@@ -673,6 +731,21 @@ Outcome CompressErrorBounded(CodedJob& job,
   info.MaxAbsError = job.MaxAbsError;
   info.RMSE = job.RMSE;
   info.PSNR = job.PSNR;
+  // One row per array, all as long as the longest (an array whose streams have fewer levels
+  // decodes in full beyond them).
+  std::size_t levels = 0;
+  for (const auto& row : job.LevelMaxAbsError)
+  {
+    levels = std::max(levels, row.size());
+  }
+  info.LevelMaxAbsError.clear();
+  for (const auto& row : job.LevelMaxAbsError)
+  {
+    for (std::size_t k = 0; k < levels; ++k)
+    {
+      info.LevelMaxAbsError.push_back(row.empty() ? 0.0 : row[std::min(k, row.size() - 1)]);
+    }
+  }
   info.StoredBytes = offsets.back();
   info.CompressionRatio =
     info.StoredBytes > 0 ? InputBytes(header, info) / static_cast<double>(info.StoredBytes) : 0.0;
@@ -696,6 +769,59 @@ Outcome CompressErrorBounded(CodedJob& job,
     vtkSparseGridRepresentation::WriteFieldData(info, output->GetFieldData());
   }
   return Outcome::Done;
+}
+
+/**
+ * Collective: what the error-bounded encoding accepts, checked on every process's arrays in
+ * their own type before anything is coded. 64-bit integers a double cannot hold are refused;
+ * the processes agree on one precision that holds every piece's values (`useDouble` in: the
+ * requested Double; out: the agreed one); the pieces must tile the image (a gap would come
+ * back as zeros, and of two pieces that disagree on shared points one would silently win).
+ */
+Outcome AcceptCodedInput(vtkMultiProcessController* controller,
+  Outcome local,
+  const vtkSparseGridParallel::ImagePartition& partition,
+  vtkImageData* image,
+  const ImageHeader& header,
+  const std::vector<vtkDataArray*>& arrays,
+  bool& useDouble,
+  std::string& error)
+{
+  double needsDouble = useDouble ? 1 : 0;
+  for (std::size_t i = 0; local == Outcome::Done && partition.HasPiece() && i < arrays.size(); ++i)
+  {
+    std::uint64_t largest = 0;
+    if (!vtkSparseGridArrays::ExactInDouble(arrays[i], largest))
+    {
+      error = "Array '" + header.Names[i] + "' holds 64-bit integers up to " +
+        std::to_string(largest) +
+        " in magnitude, beyond 2^53: no decoded value (double) can keep a bound on them. "
+        "Subtract an offset (its minimum, say) in integer arithmetic before compressing it.";
+      local = Outcome::Failed;
+    }
+    needsDouble = vtkSparseGridArrays::NeedsDouble(arrays[i]->GetDataType()) ? 1 : needsDouble;
+  }
+  if (local != Outcome::Failed)
+  {
+    error.clear();
+  }
+  if (const Outcome agreed = vtkSparseGridParallel::Agree(controller, local, error);
+      agreed != Outcome::Done)
+  {
+    return agreed;
+  }
+  double agreed = needsDouble;
+  if (!vtkSparseGridParallel::MaxAll(controller, &needsDouble, &agreed, 1))
+  {
+    error = "agreeing on the precision over the processes failed";
+    return Outcome::Failed;
+  }
+  useDouble = agreed > 0;
+  return vtkSparseGridParallel::CheckTiling(controller,
+    partition,
+    image,
+    partition.HasPiece() ? arrays : std::vector<vtkDataArray*>(),
+    error);
 }
 
 /**
@@ -1226,7 +1352,10 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
         std::to_string(this->ErrorBound) + ").";
       local = Outcome::Failed;
     }
-    if (const Outcome agreed = agree(local); agreed != Outcome::Done)
+    bool useDouble = this->Precision == DOUBLE;
+    if (const Outcome agreed =
+          AcceptCodedInput(controller, local, partition, image, header, arrays, useDouble, error);
+        agreed != Outcome::Done)
     {
       return stop(agreed);
     }
@@ -1238,15 +1367,8 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     coded.Bound = this->ErrorBound;
     coded.Exec = &exec;
     coded.Controller = controller;
-    const Outcome outcome = CompressErrorBounded(coded,
-      piece,
-      partition,
-      image,
-      header,
-      arrays,
-      this->Precision == DOUBLE || NeedsDouble(header.DataTypes),
-      info,
-      output);
+    const Outcome outcome = CompressErrorBounded(
+      coded, piece, partition, image, header, arrays, useDouble > 0, info, output);
     if (outcome != Outcome::Done)
     {
       // Aborted or failed: an empty output, never a half-made representation.

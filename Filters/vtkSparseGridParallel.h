@@ -117,6 +117,20 @@ struct ImageHeader
   std::vector<int> DataTypes;
 };
 
+/**
+ * Collective: whether the pieces of all processes tile the whole image exactly. Together they
+ * must cover every point; two pieces may overlap only in a layer one point thick (the boundary
+ * points that VTK's pieces share), and there both must hold the same values of every array in
+ * `arrays` (compared bit for bit as double). Only the pieces' extents and one hash per shared
+ * layer travel. Failed with the same message on every process otherwise (naming the processes
+ * and points); nothing to do without a controller.
+ */
+Outcome CheckTiling(vtkMultiProcessController* controller,
+  const ImagePartition& partition,
+  vtkImageData* image,
+  const std::vector<vtkDataArray*>& arrays,
+  std::string& error);
+
 /// Collective: the leader's header to every process (nothing to do without a controller).
 void BroadcastHeader(vtkMultiProcessController* controller, int leader, ImageHeader& header);
 

@@ -12,6 +12,7 @@
 #include "vtkIntArray.h"
 #include "vtkPointData.h"
 #include "vtkSmartPointer.h"
+#include "vtkStringArray.h"
 
 #include <sparsegrid/codec.h>
 
@@ -653,18 +654,38 @@ bool vtkSparseGridProbe::AnnotateBounds(const Contents& contents,
   {
     return false;
   }
+  // The level actually decoded: a request beyond the streams' levels decodes them all.
+  vtkSparseGridRepresentation::Description shown = contents.Info;
+  const int requested = contents.Info.LevelOfDetail;
+  const int measuredLevels = shown.MeasuredLevels();
+  shown.LevelOfDetail =
+    requested > 0 && requested < (measuredLevels > 0 ? measuredLevels : levels) ? requested : 0;
+  vtkNew<vtkStringArray> summary;
+  summary->SetName("SparseGrid.Summary");
+  summary->InsertNextValue(vtkSparseGridRepresentation::MakeSummary(shown));
+  fieldData->AddArray(summary);
   vtkNew<vtkDoubleArray> bound;
-  bound->SetName("SparseGrid.ErrorBound");
+  bound->SetName("SparseGrid.AbsoluteErrorBound");
   for (double b : bounds)
   {
     bound->InsertNextValue(b);
   }
   fieldData->AddArray(bound);
+  const std::vector<double> measured =
+    vtkSparseGridRepresentation::MeasuredErrors(shown, shown.LevelOfDetail);
+  if (measured.size() == bounds.size())
+  {
+    vtkNew<vtkDoubleArray> error;
+    error->SetName("SparseGrid.MaxAbsError");
+    for (double e : measured)
+    {
+      error->InsertNextValue(e);
+    }
+    fieldData->AddArray(error);
+  }
   vtkNew<vtkIntArray> lod;
   lod->SetName("SparseGrid.LevelOfDetail");
-  lod->InsertNextValue(contents.Info.LevelOfDetail > 0 && contents.Info.LevelOfDetail < levels
-      ? contents.Info.LevelOfDetail
-      : levels);
+  lod->InsertNextValue(shown.LevelOfDetail > 0 ? shown.LevelOfDetail : levels);
   fieldData->AddArray(lod);
   vtkNew<vtkIntArray> available;
   available->SetName("SparseGrid.LevelsAvailable");

@@ -49,9 +49,11 @@ Result ProbeImage(const vtkSparseGridRepresentation::Contents& contents,
   bool* usedFastPath = nullptr);
 
 /**
- * Error-bounded representations: records in `fieldData` the levels decoded
- * (SparseGrid.LevelOfDetail, SparseGrid.LevelsAvailable) and the bound that holds at every
- * voxel of the original image, per array (SparseGrid.ErrorBound). No-op for the fixed level.
+ * Error-bounded representations: records in `fieldData` what holds for the level decoded:
+ * SparseGrid.LevelOfDetail and SparseGrid.LevelsAvailable, per array the bound that holds at
+ * every voxel of the original image (SparseGrid.AbsoluteErrorBound) and the max error measured
+ * there when compressed (SparseGrid.MaxAbsError, when known), and SparseGrid.Summary for that
+ * level. No-op for the fixed level.
  */
 bool AnnotateBounds(const vtkSparseGridRepresentation::Contents& contents,
   vtkFieldData* fieldData,

@@ -79,7 +79,7 @@ public:
   /**
    * Error-bounded representations: decode only the first LevelOfDetail levels (coarsest
    * first; 0, the default, decodes all). Fewer levels are faster and looser; the output's
-   * field data SparseGrid.ErrorBound says which bound then holds, per array. Ignored for the
+   * field data SparseGrid.AbsoluteErrorBound says which bound then holds, per array. Ignored for the
    * fixed-level sparse grid.
    */
   vtkSetMacro(LevelOfDetail, int);

@@ -61,6 +61,7 @@ const char* const AbsoluteErrorBoundName = "SparseGrid.AbsoluteErrorBound";
 const char* const PieceExtentsName = "SparseGrid.PieceExtents";
 const char* const LevelOfDetailName = "SparseGrid.LevelOfDetail";
 const char* const LevelOfDetailBoundName = "SparseGrid.LevelOfDetailBound";
+const char* const LevelMaxAbsErrorName = "SparseGrid.LevelMaxAbsError";
 const char* const StoredBytesName = "SparseGrid.StoredBytes";
 const char* const StreamsName = vtkSparseGridRepresentation::StreamsArrayName;
 const char* const StreamOffsetsName = "SparseGrid.StreamOffsets";
@@ -257,21 +258,43 @@ std::string vtkSparseGridRepresentation::MakeSummary(const Description& info)
 {
   std::ostringstream os;
   os.precision(3);
-  os << info.CompressionRatio << ":1";
-  if (info.Kind == Encoding::ErrorBounded)
+  auto largest = [](const std::vector<double>& values)
   {
-    double worst = 0, bound = 0;
-    for (std::size_t i = 0; i < info.AbsoluteBound.size(); ++i)
+    double worst = 0;
+    for (double v : values)
     {
-      bound = std::max(bound, info.AbsoluteBound[i]);
-      if (i < info.MaxAbsError.size())
-      {
-        worst = std::max(worst, info.MaxAbsError[i]);
-      }
+      worst = std::max(worst, v);
     }
+    return worst;
+  };
+  const bool coded = info.Kind == Encoding::ErrorBounded;
+  const int measured = info.MeasuredLevels();
+  if (coded && IsPartialLevel(info, info.LevelOfDetail))
+  {
+    // What is shown is a coarser level: its own error first, the full decode's after it.
+    os << "level " << info.LevelOfDetail;
+    if (measured > 0)
+    {
+      os << " of " << measured << ": max error "
+         << largest(MeasuredErrors(info, info.LevelOfDetail)) << " (measured when compressed)";
+    }
+    else if (info.LevelBound.size() == info.ArrayNames.size() && !info.LevelBound.empty())
+    {
+      os << ": error at most " << largest(info.LevelBound);
+    }
+    else
+    {
+      os << " (its error was not measured)";
+    }
+    os << "; all levels: ";
+  }
+  os << info.CompressionRatio << ":1";
+  if (coded)
+  {
+    const double bound = largest(info.AbsoluteBound);
     if (!info.MaxAbsError.empty())
     {
-      os << ", max error " << worst << " <= bound " << bound;
+      os << ", max error " << largest(info.MaxAbsError) << " <= bound " << bound;
     }
     else
     {
@@ -293,12 +316,46 @@ std::string vtkSparseGridRepresentation::MakeSummary(const Description& info)
     }
     os << ", PSNR " << psnr << " dB";
   }
-  if (info.Kind == Encoding::ErrorBounded && info.StoredBytes > 0)
+  if (coded && info.StoredBytes > 0)
   {
     os.precision(4);
     os << ", " << static_cast<double>(info.StoredBytes) / 1024.0 << " KiB";
   }
   return os.str();
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridRepresentation::IsPartialLevel(const Description& info, int levelOfDetail)
+{
+  const int measured = info.MeasuredLevels();
+  return info.Kind == Encoding::ErrorBounded && levelOfDetail > 0 &&
+    (measured == 0 || levelOfDetail < measured);
+}
+
+//------------------------------------------------------------------------------------------------
+std::vector<double> vtkSparseGridRepresentation::MeasuredErrors(const Description& info,
+  int levelOfDetail)
+{
+  const int levels = info.MeasuredLevels();
+  if (!IsPartialLevel(info, levelOfDetail))
+  {
+    if (levels == 0)
+    {
+      return info.MaxAbsError;
+    }
+    levelOfDetail = levels;
+  }
+  else if (levels == 0)
+  {
+    return {};
+  }
+  std::vector<double> errors;
+  for (std::size_t i = 0; i < info.ArrayNames.size(); ++i)
+  {
+    errors.push_back(info.LevelMaxAbsError[i * static_cast<std::size_t>(levels) +
+      static_cast<std::size_t>(levelOfDetail - 1)]);
+  }
+  return errors;
 }
 
 //------------------------------------------------------------------------------------------------
@@ -364,6 +421,13 @@ void vtkSparseGridRepresentation::WriteFieldData(const Description& info, vtkFie
     if (info.LevelBound.size() == info.ArrayNames.size() && !info.LevelBound.empty())
     {
       AddField<vtkDoubleArray>(fd, LevelOfDetailBoundName, info.LevelBound.data(), arrays);
+    }
+    if (info.MeasuredLevels() > 0)
+    {
+      AddField<vtkDoubleArray>(fd,
+        LevelMaxAbsErrorName,
+        info.LevelMaxAbsError.data(),
+        static_cast<vtkIdType>(info.LevelMaxAbsError.size()));
     }
     const vtkTypeInt64 stored = static_cast<vtkTypeInt64>(info.StoredBytes);
     AddField<vtkTypeInt64Array>(fd, StoredBytesName, &stored, 1);
@@ -565,6 +629,22 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
           info.LevelBound,
           present,
           error))
+    {
+      return false;
+    }
+    vtkAbstractArray* measured = fd->GetAbstractArray(LevelMaxAbsErrorName);
+    const vtkIdType measuredValues = measured ? measured->GetNumberOfValues() : 0;
+    if (measured &&
+      (measuredValues < 1 || measuredValues % static_cast<vtkIdType>(arrays) != 0 ||
+        measuredValues / static_cast<vtkIdType>(arrays) > sparsegrid::MaxLevelOfDetail))
+    {
+      return Fail(error,
+        "SparseGrid.LevelMaxAbsError must hold the same number of levels (1 to 1024) for each "
+        "array");
+    }
+    if (measured &&
+      !ReadFinite(
+        fd, LevelMaxAbsErrorName, measuredValues, false, info.LevelMaxAbsError, present, error))
     {
       return false;
     }
@@ -1036,6 +1116,17 @@ bool vtkSparseGridRepresentation::LevelOfDetailBounds(const Contents& contents,
         bounds[i] =
           std::max(bounds[i], header.levelBound[static_cast<std::size_t>(std::max(0, index))]);
       }
+    }
+  }
+  // At a coarser level the codec's guarantee is loose (it assumes every finer residual at its
+  // extreme); the error measured on every voxel when the data were compressed holds exactly for
+  // this decode and is what is reported. At full detail the requested bound stays the bound.
+  if (IsPartialLevel(info, levelOfDetail) && info.MeasuredLevels() > 0)
+  {
+    const std::vector<double> measured = MeasuredErrors(info, levelOfDetail);
+    for (std::size_t i = 0; i < bounds.size(); ++i)
+    {
+      bounds[i] = std::min(bounds[i], measured[i]);
     }
   }
   return true;

@@ -107,8 +107,22 @@ public:
     vtkPolyData* output,
     std::string* error);
 
-  /// Builds Summary from the metrics (called by the writers of a Description).
+  /**
+   * The one place that words SparseGrid.Summary (Hierarchize, the consumers, the .sgrid reader):
+   * ratio, max error against the bound, PSNR, size; at a coarser level of detail
+   * (info.LevelOfDetail, IsPartialLevel) that level and its own error come first.
+   */
   static std::string MakeSummary(const Description& info);
+
+  /// True when decoding `levelOfDetail` levels leaves out levels the streams hold (0: all).
+  static bool IsPartialLevel(const Description& info, int levelOfDetail);
+
+  /**
+   * The max error, per array, measured on every voxel of the input when compressed, for a decode
+   * of `levelOfDetail` levels (0: all, where MaxAbsError is the answer); empty when unknown
+   * (no SparseGrid.LevelMaxAbsError at a coarser level).
+   */
+  static std::vector<double> MeasuredErrors(const Description& info, int levelOfDetail);
 
   /**
    * Fills `output` (cleared first) with the field data and the coefficient arrays as field
@@ -171,6 +185,8 @@ public:
   /**
    * Error-bounded: the bound that holds, per array, when consumers decode `levelOfDetail`
    * levels (0: all) and the number of levels the streams have (the smallest over streams).
+   * At a coarser level that is the error measured when compressing (LevelMaxAbsError) where the
+   * representation carries it, else the codec's guarantee for that level.
    */
   static bool LevelOfDetailBounds(const Contents& contents,
     int levelOfDetail,

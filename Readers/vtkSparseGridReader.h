@@ -96,7 +96,7 @@ public:
   /**
    * Error-bounded files: read and decode only the first LevelOfDetail levels of each stream
    * (coarsest first; 0, the default, reads all). Only those bytes are read from the file. The
-   * output's field data SparseGrid.ErrorBound says which bound holds, per array.
+   * output's field data SparseGrid.AbsoluteErrorBound says which bound holds, per array.
    */
   vtkSetMacro(LevelOfDetail, int); // out of 0..64: refused on update
   vtkGetMacro(LevelOfDetail, int);

@@ -42,22 +42,52 @@ from paraview import servermanager
 from paraview.simple import *  # noqa: F401,F403 (the ParaView scripting API)
 
 
-def _setting(name, default):
-    return os.environ.get("SPARSEGRID_CATALYST_" + name, default)
+def _fail(message):
+    """A wrong setting, channel or array: one clear line, then the whole run stops with a
+    non-zero exit status. Catalyst would otherwise report the script's exception and carry on
+    without it (exit status 0, no files), or raise it again at every step. Every rank finds
+    the same mistake, so every rank stops here."""
+    if _rank() == 0:
+        print("[SparseGrid] error: " + message, file=sys.__stderr__, flush=True)
+    sys.__stdout__.flush()
+    os._exit(2)
+
+
+def _rank():
+    return servermanager.vtkProcessModule.GetProcessModule().GetPartitionId()
+
+
+def _setting(name, default, convert=str, allowed=None):
+    key = "SPARSEGRID_CATALYST_" + name
+    text = os.environ.get(key, default)
+    try:
+        value = convert(text)
+    except ValueError:
+        _fail("%s=%r is not a valid %s." % (key, text, "number" if convert is not str else "value"))
+    if allowed is not None and value not in allowed:
+        _fail("%s=%r: expected one of %s." % (key, text, ", ".join(str(a) for a in allowed)))
+    return value
 
 
 OUTPUT = _setting("OUTPUT", "sgrid")
 PATTERN = _setting("PATTERN", "field_%06d.sgrid")
-EVERY = max(1, int(_setting("EVERY", "1")))
+EVERY = max(1, _setting("EVERY", "1", int))
 CHANNEL = _setting("CHANNEL", "")
 ARRAYS = [a for a in _setting("ARRAYS", "").split(",") if a]
-ERROR_BOUND_MODE = _setting("ERROR_BOUND_MODE", "Relative")
-ERROR_BOUND = float(_setting("ERROR_BOUND", "1e-3"))
-LEVEL = int(_setting("LEVEL", "0"))
-PRECISION = _setting("PRECISION", "Float")
-BOUNDARY = int(_setting("BOUNDARY", "1"))
-BACKEND = _setting("BACKEND", "Auto")
-COMPUTE_ERROR = int(_setting("ERROR", "0"))
+ERROR_BOUND_MODE = _setting("ERROR_BOUND_MODE", "Relative", str, ("Relative", "Absolute", "Off"))
+ERROR_BOUND = _setting("ERROR_BOUND", "1e-3", float)
+if not (0 < ERROR_BOUND < float("inf")):
+    _fail("SPARSEGRID_CATALYST_ERROR_BOUND=%r: the bound must be a positive, finite number."
+          % os.environ.get("SPARSEGRID_CATALYST_ERROR_BOUND"))
+LEVEL = _setting("LEVEL", "0", int)
+PRECISION = _setting("PRECISION", "Float", str, ("Float", "Double"))
+BOUNDARY = _setting("BOUNDARY", "1", int, (0, 1))
+BACKEND = _setting("BACKEND", "Auto", str, ("Auto", "CPU", "CUDA"))
+COMPUTE_ERROR = _setting("ERROR", "0", int, (0, 1))
+try:
+    PATTERN % 0
+except (TypeError, ValueError):
+    _fail("SPARSEGRID_CATALYST_PATTERN=%r must hold one %%d (the step)." % PATTERN)
 
 # Every rank runs this script (Catalyst is symmetric), so every rank loads the plugin.
 try:
@@ -104,6 +134,9 @@ def _channel_names():
 def _pick_channel():
     names = _channel_names()
     if CHANNEL:
+        if names and CHANNEL not in names:
+            _fail("SPARSEGRID_CATALYST_CHANNEL=%r names no channel of this simulation; it offers "
+                  "%s." % (CHANNEL, ", ".join(repr(n) for n in names)))
         return CHANNEL
     # The C++ example's name first, then the mini-app's, then whatever the adaptor offers.
     for name in ("grid", "input"):
@@ -114,7 +147,8 @@ def _pick_channel():
 
 # registrationName = the channel name: this is what makes Catalyst feed the simulation's data
 # into this producer.
-producer = TrivialProducer(registrationName=_pick_channel())
+CHANNEL_NAME = _pick_channel()
+producer = TrivialProducer(registrationName=CHANNEL_NAME)
 
 # Built at the first step, once the producer has data: the array selection needs the arrays,
 # and a filter created on an empty producer only produces pipeline errors.
@@ -129,13 +163,25 @@ if RANK == 0:
 
 def _build():
     global compressed, snapshot, writer
-    names = ARRAYS
-    if not names:
-        data = producer.GetClientSideObject().GetOutputDataObject(0)
-        pd = data.GetPointData()
-        skip = ("vtkGhostType", "vtkValidPointMask")
-        names = [pd.GetArrayName(i) for i in range(pd.GetNumberOfArrays())
-                 if pd.GetArrayName(i) not in skip]
+    data = producer.GetClientSideObject().GetOutputDataObject(0)
+    if data is None or not data.IsA("vtkImageData"):
+        _fail("channel %r delivers %s, not an image: set SPARSEGRID_CATALYST_CHANNEL to the "
+              "channel of the simulation's image." % (
+                  CHANNEL_NAME,
+                  "no data" if data is None else data.GetClassName()))
+    pd = data.GetPointData()
+    skip = ("vtkGhostType", "vtkValidPointMask")
+    present = [pd.GetArrayName(i) for i in range(pd.GetNumberOfArrays())
+               if pd.GetArrayName(i) not in skip]
+    names = ARRAYS or present
+    # A rank with an empty piece may lack the arrays; the filter takes them from another.
+    missing = [n for n in names if n not in present] if data.GetNumberOfPoints() > 0 else []
+    if missing:
+        _fail("SPARSEGRID_CATALYST_ARRAYS names %s, which the point data of channel %r lack; "
+              "they hold %s." % (", ".join(repr(n) for n in missing), CHANNEL_NAME,
+                                 ", ".join(repr(n) for n in present) or "no array"))
+    if not names and data.GetNumberOfPoints() > 0:
+        _fail("the point data of channel %r hold no array to compress." % CHANNEL_NAME)
     compressed = SparseGridHierarchize(registrationName="SparseGridHierarchize", Input=producer)
     compressed.Scalars = names
     compressed.ErrorBoundMode = ERROR_BOUND_MODE

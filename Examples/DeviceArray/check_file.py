@@ -7,7 +7,7 @@ compress_device_field (this folder) compresses a field in GPU memory with encode
 writes the field itself as raw little-endian float32. This opens the .sgrid with OpenDataFile (the
 plugin's Sparse Grid Reader, which decodes on whatever backend it picks here: the CPU on a machine
 without a GPU), compares every voxel with the raw field in float64, and checks the error against
-the bound the file states (field data SparseGrid.ErrorBound) and that bound against the requested
+the bound the file states (field data SparseGrid.AbsoluteErrorBound) and that bound against the requested
 relative bound times the raw field's range, computed here. Exit 0: all hold; 1: a check failed;
 77: the files are absent.
 """
@@ -48,7 +48,7 @@ def main():
     if original.size != decoded.size or original.size != dims[0] * dims[1] * dims[2]:
         print("FAIL: %d raw values, %d decoded, image %s" % (original.size, decoded.size, dims))
         return 1
-    bound = image.GetFieldData().GetArray("SparseGrid.ErrorBound").GetValue(0)
+    bound = image.GetFieldData().GetArray("SparseGrid.AbsoluteErrorBound").GetValue(0)
     value_range = float(original.max() - original.min())
     requested = args.relative_bound * value_range
     error = np.abs(decoded - original)

@@ -60,6 +60,13 @@ int Description::TotalComponents() const
   return total;
 }
 
+int Description::MeasuredLevels() const
+{
+  return this->ArrayNames.empty()
+    ? 0
+    : static_cast<int>(this->LevelMaxAbsError.size() / this->ArrayNames.size());
+}
+
 //------------------------------------------------------------------------------------------------
 bool Description::PhysicalToUnit(const double point[3], double* unit, double tolerance) const
 {
@@ -283,6 +290,18 @@ Status validate(const Description& d)
     if (!(status = checkPerArray(d.LevelBound, arrays, "LevelOfDetailBound", false)))
     {
       return status;
+    }
+    const std::size_t measured = d.LevelMaxAbsError.size();
+    if (measured % arrays != 0 || measured / arrays > static_cast<std::size_t>(MaxLevelOfDetail))
+    {
+      return invalid("LevelMaxAbsError needs the same number of levels (at most 1024) per array");
+    }
+    for (double v : d.LevelMaxAbsError)
+    {
+      if (!std::isfinite(v) || !(v >= 0))
+      {
+        return invalid("LevelMaxAbsError holds a negative or non-finite value");
+      }
     }
   }
   if (!(status = checkPerArray(d.MaxAbsError, arrays, "MaxAbsError", false)) ||

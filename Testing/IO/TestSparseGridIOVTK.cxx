@@ -825,7 +825,7 @@ TEST(SparseGridIOBounded, LevelOfDetailReadsAPrefixAndKeepsItsBound)
     vtkImageData* decoded = vtkImageData::SafeDownCast(reader->GetOutputDataObject(0));
     ASSERT_NE(decoded, nullptr);
     auto* bounds = vtkDataArray::SafeDownCast(
-      decoded->GetFieldData()->GetAbstractArray("SparseGrid.ErrorBound"));
+      decoded->GetFieldData()->GetAbstractArray("SparseGrid.AbsoluteErrorBound"));
     ASSERT_NE(bounds, nullptr);
     const char* names[] = { "density", "velocity" };
     for (int i = 0; i < 2; ++i)

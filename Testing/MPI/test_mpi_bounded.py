@@ -97,7 +97,7 @@ def main():
     checker.check(error <= bound, "max error %g exceeds the bound %g" % (error, bound))
     s.LevelOfDetail = 2
     coarse_error, coarse = max_error(s, original)
-    coarse_bound = field_values(coarse, "SparseGrid.ErrorBound")
+    coarse_bound = field_values(coarse, "SparseGrid.AbsoluteErrorBound")
     checker.check(coarse_bound is not None and coarse_error <= coarse_bound[0],
                   "level of detail 2: error %g, announced bound %s" % (coarse_error, coarse_bound))
 

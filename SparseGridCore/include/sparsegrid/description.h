@@ -88,6 +88,12 @@ struct Description
   /// (LevelOfDetailBound; empty: the full bound).
   int LevelOfDetail = 0;
   std::vector<double> LevelBound;
+  /// LevelMaxAbsError: the max error measured on every voxel of the input when decoding levels
+  /// 1..k, for k = 1..L (array-major: L values per array, the last the full decode); empty
+  /// when not measured.
+  std::vector<double> LevelMaxAbsError;
+  /// L of LevelMaxAbsError (0 when empty).
+  int MeasuredLevels() const;
   /// Bytes of the coded streams (what a file stores for the arrays).
   std::uint64_t StoredBytes = 0;
   ///@}
