@@ -1,11 +1,11 @@
 // The lane steps of the GPU Huffman decoder (src/cuda/codec/CodecHuffmanLanes.h, host and device
 // code) on the host, without a GPU: the wide (multi-token) LUT entries against a bit-by-bit
-// decoding of their index, and the lane steps, with the warp around them emulated as the
-// kernel in CodecCuda.cu (decodeChunksSpanKernel) runs it (32 windows, a count, starts moved until
-// they agree, an exclusive scan, the final decoding in two phases), on every chunk of CPU-encoded
-// streams and on damaged chunks, against an independent decoder of the chunk (canonical codes
-// rebuilt from the stream's code lengths and read one bit at a time, with the CPU decoder's
-// checks).
+// decoding of their index, and the lane steps, with the warp around them emulated as
+// decodeChunksSpanKernel (CodecCudaHuffmanDecode.cu) runs it (32 windows, a count, starts moved
+// until they agree, an exclusive scan, the final decoding in two phases), on every chunk of
+// CPU-encoded streams and on damaged chunks, against an independent decoder of the chunk
+// (canonical codes rebuilt from the stream's code lengths and read one bit at a time, with the
+// CPU decoder's checks).
 #include "../src/codec/CodecInternal.h"
 #include "../src/codec/Huffman.h"
 #include "../src/cuda/codec/CodecHuffmanLanes.h"
