@@ -136,13 +136,14 @@ void MeasureError(vtkDataArray* original,
 }
 
 /**
- * The max error against the original of a decode of levels 1..k of `stream`, for each k short
- * of the stream's levels (the full decode is measured by the caller): what a consumer's Level
- * Of Detail then shows, measured once here so that it can report it.
+ * The max error of a decode of levels 1..k of `stream` against `values` (the component the
+ * stream codes, `stride` apart: a copy the codec's type holds exactly), for each k short of the
+ * stream's levels (the full decode is measured by the caller against the original): what a
+ * consumer's Level Of Detail then shows, measured once so that it can report it.
  */
 template<typename T>
-sparsegrid::Status MeasureLevels(vtkDataArray* original,
-  int component,
+sparsegrid::Status MeasureLevels(const T* values,
+  std::size_t stride,
   const std::vector<std::uint8_t>& stream,
   std::vector<T>& decoded,
   const sparsegrid::codec::Layout& layout,
@@ -155,10 +156,12 @@ sparsegrid::Status MeasureLevels(vtkDataArray* original,
   {
     status = sparsegrid::codec::decode(
       stream.data(), stream.size(), level, decoded.data(), layout, options);
-    long double largest = 0;
-    if (status.ok())
+    double largest = 0;
+    for (std::size_t v = 0; status.ok() && v < decoded.size(); ++v)
     {
-      MeasureError(original, component, decoded.data(), decoded.size(), nullptr, largest);
+      const double e =
+        std::fabs(static_cast<double>(values[v * stride]) - static_cast<double>(decoded[v]));
+      largest = e > largest ? e : largest;
     }
     errors.push_back(largest);
   }

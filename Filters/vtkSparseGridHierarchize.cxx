@@ -605,8 +605,8 @@ Outcome RunCoded(CodedJob& job)
         vtkSparseGridArrays::MeasureError(
           job.Arrays[i], c, decoded.data(), voxels, &partials, full);
         largest = std::max(largest, full);
-        status = vtkSparseGridArrays::MeasureLevels(job.Arrays[i],
-          c,
+        status = vtkSparseGridArrays::MeasureLevels(values + c,
+          static_cast<std::size_t>(nc),
           stream,
           decoded,
           plain(layout),
