@@ -1,24 +1,38 @@
 /**
  * @file vtkCoreExecution.h
- * @brief The VTK side of every core's execution options, shared by all filter families
- * (sparse grid, stencil, correlation): vtkSMPTools as the core's parallel loop and a core's
- * progress fractions mapped onto a part of the filter's progress bar.
+ * @brief The one VTK bridge of every core (sparse grid, stencil, correlation, mesh loops): the
+ * filter settings Backend and Number Of Threads checked and mapped onto a core's
+ * ExecutionOptions, vtkSMPTools as the core's parallel loop, a core's progress fractions mapped
+ * onto a part of the filter's progress bar, cancellation through vtkAlgorithm::CheckAbort, array
+ * dispatch into the core's value type, and the field data <Family>.Backend and
+ * <Family>.BackendNote that say what ran.
  *
- * Each core (SparseGridCore, StencilCore, CorrelationCore) takes the same kind of callbacks
- * (`parallelFor(count, body(begin, end))`, `progress(fraction)`, `abort()`); the families'
- * execution helpers fill them from here (vtkCoreExecution::Execution) so that backends,
- * threading, progress, cancellation and fall-back notes behave alike in every filter.
+ * Each core takes the same kind of options (`backend`, `threads`, `parallelFor(count,
+ * body(begin, end))`, `progress(fraction)`, `abort()`); a filter fills them from here
+ * (vtkCoreExecution::Execution) so that backends, threading, progress, cancellation, fall-back
+ * notes and their field data behave alike in every filter. The server-manager side is
+ * Filters/ExecutionProperties.xml: the Backend and Number Of Threads properties every proxy
+ * inherits.
  */
 #ifndef vtkCoreExecution_h
 #define vtkCoreExecution_h
 
 #include "vtkAlgorithm.h"
+#include "vtkArrayDispatch.h"
+#include "vtkDataArray.h"
+#include "vtkDataArrayRange.h"
+#include "vtkFieldData.h"
+#include "vtkNew.h"
 #include "vtkSMPTools.h"
+#include "vtkStringArray.h"
 
 #include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace vtkCoreExecution
@@ -46,6 +60,96 @@ inline ParallelFor SMPFor(int threads)
           { body(static_cast<std::size_t>(begin), static_cast<std::size_t>(end)); });
       });
   };
+}
+
+/**
+ * The message for a setting outside [low, high]: "<label> must be <low> to <high><meaning> (got
+ * <value>)."; empty inside. Settings are refused with it, never clamped into something the user
+ * did not ask for.
+ */
+inline std::string OutOfRange(const std::string& label,
+  long long value,
+  long long low,
+  long long high,
+  const std::string& meaning = std::string())
+{
+  return value < low || value > high ? label + " must be " + std::to_string(low) + " to " +
+      std::to_string(high) + meaning + " (got " + std::to_string(value) + ")."
+                                     : std::string();
+}
+
+/// The message for the first of the shared execution settings out of range; empty when both are
+/// in range.
+inline std::string InvalidSettings(int backend, int threads)
+{
+  const std::string m = OutOfRange("Backend", backend, 0, 2, " (0 Auto, 1 CPU, 2 CUDA)");
+  return m.empty() ? OutOfRange("Number Of Threads", threads, 0, 4096, " (0: all hardware threads)")
+                   : m;
+}
+
+/// Writes what ran as the field data `<family>.Backend` ("CPU" or "CUDA") and
+/// `<family>.BackendNote` (why it differs from the request; empty otherwise).
+inline void WriteBackend(vtkFieldData* fd,
+  const std::string& family,
+  const std::string& backend,
+  const std::string& note)
+{
+  for (const auto& field :
+    { std::make_pair(family + ".Backend", backend), std::make_pair(family + ".BackendNote", note) })
+  {
+    vtkNew<vtkStringArray> array;
+    array->SetName(field.first.c_str());
+    array->InsertNextValue(field.second);
+    fd->AddArray(array);
+  }
+}
+
+namespace detail
+{
+template<typename T>
+struct ComponentCopy
+{
+  template<typename ArrayT>
+  void operator()(ArrayT* array, int component, std::vector<T>& out) const
+  {
+    const auto tuples = vtk::DataArrayTupleRange(array);
+    out.resize(static_cast<std::size_t>(tuples.size()));
+    std::size_t i = 0;
+    for (const auto tuple : tuples)
+    {
+      out[i++] = static_cast<T>(tuple[component]);
+    }
+  }
+};
+
+template<typename T, typename = void>
+struct HasParallelFor : std::false_type
+{
+};
+template<typename T>
+struct HasParallelFor<T, std::void_t<decltype(std::declval<T&>().parallelFor)>> : std::true_type
+{
+};
+template<typename T, typename = void>
+struct HasProgress : std::false_type
+{
+};
+template<typename T>
+struct HasProgress<T, std::void_t<decltype(std::declval<T&>().progress)>> : std::true_type
+{
+};
+}
+
+/// Copies one component of any data array (every value type, through vtkArrayDispatch) into a
+/// contiguous vector of the core's value type.
+template<typename T>
+void CopyComponent(vtkDataArray* array, int component, std::vector<T>& out)
+{
+  detail::ComponentCopy<T> worker;
+  if (!vtkArrayDispatch::Dispatch::Execute(array, worker, component, out))
+  {
+    worker(array, component, out); // vtkDataArray fallback: slower, any type
+  }
 }
 
 /// The part [First, Last] of an algorithm's progress bar that a core's fractions (0..1) fill.
@@ -77,10 +181,13 @@ struct ProgressRange
 /**
  * A filter's side of one core: the core's ExecutionOptions filled from the filter's settings
  * (Backend 0 Auto, 1 CPU, 2 CUDA; threads, 0 for all; vtkSMPTools; progress into a range of the
- * filter's bar; cancellation through vtkAlgorithm::CheckAbort), and the log of what the core's
- * calls reported (the backend that ran, each distinct fall-back note once). `CoreOptions` is a
- * core's ExecutionOptions (members backend, threads, parallelFor, progress, abort); the family
- * helpers (vtkSparseGridExecution, vtkStencilExecution) add what only their family needs.
+ * filter's bar; cancellation through vtkAlgorithm::CheckAbort on the filter's thread and its
+ * AbortExecute flag on worker threads), and the log of what the core's calls reported (the
+ * backend that ran, each distinct fall-back note once), written as field data by WriteReport.
+ * `CoreOptions` is a core's ExecutionOptions (members backend, threads, abort; parallelFor and
+ * progress where the core has them); the family helpers (vtkSparseGridExecution,
+ * vtkStencilExecution) add what only their family needs. Check the settings with
+ * InvalidSettings first: out-of-range values are refused, not mapped.
  */
 template<typename CoreOptions>
 class Execution
@@ -93,16 +200,30 @@ public:
     this->Opts.backend =
       backend == 1 ? CoreBackend::CPU : (backend == 2 ? CoreBackend::CUDA : CoreBackend::Auto);
     this->Opts.threads = std::max(0, threads);
-    this->Opts.parallelFor = SMPFor(threads);
+    if constexpr (detail::HasParallelFor<CoreOptions>::value)
+    {
+      this->Opts.parallelFor = SMPFor(threads);
+    }
     this->Progress.Algorithm = algorithm;
-    this->Opts.progress = this->Progress.Callback();
-    this->Opts.abort = [this]() { return this->Algorithm->CheckAbort(); };
+    if constexpr (detail::HasProgress<CoreOptions>::value)
+    {
+      this->Opts.progress = this->Progress.Callback();
+    }
+    // CheckAbort also walks the pipeline and fires events: only on the filter's own thread.
+    const std::thread::id caller = std::this_thread::get_id();
+    this->Opts.abort = [this, caller]()
+    {
+      return std::this_thread::get_id() == caller ? this->Algorithm->CheckAbort()
+                                                  : this->Algorithm->GetAbortExecute() != 0;
+    };
   }
   // The callbacks in Options() point back at this object.
   Execution(const Execution&) = delete;
   Execution& operator=(const Execution&) = delete;
 
   const CoreOptions& Options() const { return this->Opts; }
+  /// For the options only a family has (strategies, kernels, tables).
+  CoreOptions& MutableOptions() { return this->Opts; }
 
   /// Progress of the following core calls maps onto [first, last] of the filter's progress.
   void SetProgressRange(double first, double last) { this->Progress.Set(first, last); }
@@ -129,6 +250,11 @@ public:
       joined += (joined.empty() ? "" : "; ") + note;
     }
     return joined;
+  }
+  /// The recorded backend and notes as `<family>.Backend` / `<family>.BackendNote` of `fd`.
+  void WriteReport(vtkFieldData* fd, const std::string& family) const
+  {
+    WriteBackend(fd, family, this->Backend, this->Note());
   }
 
   /// Formats a failed core status for vtkErrorMacro: "what: Code: message".

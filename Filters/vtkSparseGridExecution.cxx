@@ -77,9 +77,7 @@ std::string vtkSparseGridExecution::OutOfRange(const std::string& label,
   int high,
   const std::string& meaning)
 {
-  return value < low || value > high ? label + " must be " + std::to_string(low) + " to " +
-      std::to_string(high) + meaning + " (got " + std::to_string(value) + ")."
-                                     : std::string();
+  return vtkCoreExecution::OutOfRange(label, value, low, high, meaning);
 }
 
 //------------------------------------------------------------------------------------------------
@@ -88,7 +86,7 @@ std::string vtkSparseGridExecution::InvalidSettings(int backend,
   std::optional<int> chunkSize,
   int numberOfThreads)
 {
-  std::string m = OutOfRange("Backend", backend, 0, 2, " (0 Auto, 1 CPU, 2 CUDA)");
+  std::string m = vtkCoreExecution::InvalidSettings(backend, numberOfThreads);
   if (m.empty() && levelOfDetail)
   {
     m = OutOfRange("Level Of Detail", *levelOfDetail, 0, 64, " (0: every level)");
@@ -96,10 +94,6 @@ std::string vtkSparseGridExecution::InvalidSettings(int backend,
   if (m.empty() && chunkSize)
   {
     m = OutOfRange("Evaluation Chunk Size", *chunkSize, 1, 1 << 20, "");
-  }
-  if (m.empty())
-  {
-    m = OutOfRange("Number Of Threads", numberOfThreads, 0, 4096, " (0: all hardware threads)");
   }
   return m;
 }

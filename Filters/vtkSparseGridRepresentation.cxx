@@ -1,6 +1,7 @@
 #include "vtkSparseGridRepresentation.h"
 
 #include "vtkSparseGridArrays.h"
+#include "vtkCoreExecution.h"
 
 #include "vtkAOSDataArrayTemplate.h"
 #include "vtkArrayDispatch.h"
@@ -438,8 +439,7 @@ void vtkSparseGridRepresentation::WriteFieldData(const Description& info, vtkFie
     AddField<vtkTypeInt64Array>(fd, NumberOfCoefficientsName, &count, 1);
   }
   AddField<vtkDoubleArray>(fd, CompressionRatioName, &info.CompressionRatio, 1);
-  AddString(fd, BackendName, info.Backend);
-  AddString(fd, BackendNoteName, info.BackendNote);
+  vtkCoreExecution::WriteBackend(fd, "SparseGrid", info.Backend, info.BackendNote);
   AddField<vtkDoubleArray>(fd, TimeSecondsName, &info.TimeSeconds, 1);
   if (info.MaxAbsError.size() == info.ArrayNames.size() && !info.ArrayNames.empty() &&
     info.RMSE.size() == info.ArrayNames.size() && info.PSNR.size() == info.ArrayNames.size())

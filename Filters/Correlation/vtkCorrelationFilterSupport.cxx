@@ -66,31 +66,11 @@ bool vtkCorrelationFilterSupport::PlaneOf(const int extent[6], Plane& plane, std
   return true;
 }
 
-namespace
-{
-template<typename T>
-struct CopyWorker
-{
-  template<typename ArrayT>
-  void operator()(ArrayT* array, std::vector<T>& values) const
-  {
-    const auto range = vtk::DataArrayValueRange<1>(array);
-    values.resize(range.size());
-    std::transform(
-      range.cbegin(), range.cend(), values.begin(), [](const auto v) { return static_cast<T>(v); });
-  }
-};
-}
-
 //------------------------------------------------------------------------------------------------
 template<typename T>
 void vtkCorrelationFilterSupport::Copy(vtkDataArray* array, std::vector<T>& values)
 {
-  CopyWorker<T> worker;
-  if (!vtkArrayDispatch::Dispatch::Execute(array, worker, values))
-  {
-    worker(array, values); // generic vtkDataArray API for unusual array types
-  }
+  vtkCoreExecution::CopyComponent(array, 0, values);
 }
 
 //------------------------------------------------------------------------------------------------
@@ -214,26 +194,19 @@ void vtkCorrelationFilterSupport::Rescale(vtkCorrelationPair<T>& pair)
 }
 
 //------------------------------------------------------------------------------------------------
-correlation::ExecutionOptions vtkCorrelationFilterSupport::Options(
-  vtkImageCorrelationAlgorithm* filter)
+vtkCorrelationExecution::vtkCorrelationExecution(vtkImageCorrelationAlgorithm* filter)
+  : vtkCoreExecution::Execution<correlation::ExecutionOptions>(filter,
+      filter->GetBackend(),
+      filter->GetNumberOfThreads())
 {
-  correlation::ExecutionOptions o;
-  const int backend = filter->GetBackend(), algorithm = filter->GetAlgorithm();
-  o.backend = backend == 1
-    ? correlation::Backend::CPU
-    : (backend == 2 ? correlation::Backend::CUDA : correlation::Backend::Auto);
-  o.algorithm = algorithm == 1
+  const int algorithm = filter->GetAlgorithm();
+  this->Opts.algorithm = algorithm == 1
     ? correlation::Algorithm::Direct
     : (algorithm == 2 ? correlation::Algorithm::FFT : correlation::Algorithm::Auto);
-  const int nthreads = std::max(0, filter->GetNumberOfThreads());
-  o.threads = nthreads;
-  o.parallelFor = vtkCoreExecution::SMPFor(nthreads);
-  // Polled from worker threads: read the flag only (CheckAbort also walks the pipeline).
-  o.abort = [filter]() { return filter->GetAbortExecute() != 0; };
-  o.direct.kernel = static_cast<correlation::DirectKernel>(filter->GetKernel());
-  o.direct.distribution = static_cast<correlation::WorkDistribution>(filter->GetWorkDistribution());
-  o.direct.shiftsPerThread = filter->GetShiftsPerThread();
-  return o;
+  this->Opts.direct.kernel = static_cast<correlation::DirectKernel>(filter->GetKernel());
+  this->Opts.direct.distribution =
+    static_cast<correlation::WorkDistribution>(filter->GetWorkDistribution());
+  this->Opts.direct.shiftsPerThread = filter->GetShiftsPerThread();
 }
 
 //------------------------------------------------------------------------------------------------
@@ -248,7 +221,7 @@ bool vtkCorrelationFilterSupport::Stopped(vtkAlgorithm* filter,
     result = status.code() == correlation::ErrorCode::Aborted ? 1 : 0;
     if (!result)
     {
-      vtkErrorWithObjectMacro(filter, << Describe(what, status));
+      vtkErrorWithObjectMacro(filter, << vtkCorrelationExecution::Describe(what, status));
     }
     return true;
   }
@@ -283,26 +256,16 @@ void vtkCorrelationFilterSupport::SetOutputImage(vtkInformation* outInfo,
 }
 
 //------------------------------------------------------------------------------------------------
-std::string vtkCorrelationFilterSupport::Describe(const char* what,
-  const correlation::Status& status)
-{
-  return std::string(what) + ": " + correlation::toString(status.code()) + ": " + status.message();
-}
-
-//------------------------------------------------------------------------------------------------
 void vtkCorrelationFilterSupport::AddReport(vtkFieldData* fd,
+  vtkCoreExecution::Execution<correlation::ExecutionOptions>& execution,
   const correlation::ExecutionReport& report)
 {
-  auto add = [fd](const char* name, const std::string& value)
-  {
-    vtkNew<vtkStringArray> a;
-    a->SetName(name);
-    a->InsertNextValue(value);
-    fd->AddArray(a);
-  };
-  add("Correlation.Backend", correlation::toString(report.backendUsed));
-  add("Correlation.Algorithm", correlation::toString(report.algorithmUsed));
-  add("Correlation.BackendNote", report.note);
+  execution.Record(report);
+  execution.WriteReport(fd, "Correlation");
+  vtkNew<vtkStringArray> algorithm;
+  algorithm->SetName("Correlation.Algorithm");
+  algorithm->InsertNextValue(correlation::toString(report.algorithmUsed));
+  fd->AddArray(algorithm);
 }
 
 void vtkCorrelationFilterSupport::AddValue(vtkFieldData* fd, const char* name, double value)

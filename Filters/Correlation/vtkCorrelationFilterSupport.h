@@ -1,13 +1,15 @@
 /**
  * @class vtkCorrelationFilterSupport
  * @brief Private helpers of the correlation filters: the image plane of a 2-D vtkImageData,
- * array extraction through vtkArrayDispatch, input checks, and the core's execution options
- * (vtkSMPTools threads, abort through the AbortExecute flag).
+ * array extraction, input checks, and the core's execution options through the one VTK bridge
+ * (vtkCoreExecution).
  */
 #ifndef vtkCorrelationFilterSupport_h
 #define vtkCorrelationFilterSupport_h
 
 #include <correlation/correlation.h>
+
+#include "vtkCoreExecution.h" // for vtkCoreExecution::Execution
 
 #include "vtkIndent.h"
 #include "vtkSmartPointer.h"
@@ -74,10 +76,6 @@ public:
   template<typename T>
   static void Copy(vtkDataArray* array, std::vector<T>& values);
 
-  /// Execution options from the filter's common settings (backend, algorithm, GPU direct
-  /// kernel choices, CPU threads through vtkSMPTools, abort through AbortExecute).
-  static correlation::ExecutionOptions Options(vtkImageCorrelationAlgorithm* filter);
-
   /**
    * After a core call: false when the filter goes on (the report's note, if any, as a warning;
    * progress 0.9), true when it must return `result`: 1 when the user aborted, 0 after
@@ -100,13 +98,23 @@ public:
     const double spacing[3],
     const double origin[3]);
 
-  /// "what: Code: message" for vtkErrorMacro.
-  static std::string Describe(const char* what, const correlation::Status& status);
-
-  /// Adds Correlation.Backend / Correlation.Algorithm / Correlation.BackendNote string arrays.
-  static void AddReport(vtkFieldData* fd, const correlation::ExecutionReport& report);
+  /// Records `report` in `execution` and adds what ran to `fd`: Correlation.Backend and
+  /// Correlation.BackendNote (through the bridge), Correlation.Algorithm.
+  static void AddReport(vtkFieldData* fd,
+    vtkCoreExecution::Execution<correlation::ExecutionOptions>& execution,
+    const correlation::ExecutionReport& report);
   static void AddValue(vtkFieldData* fd, const char* name, double value);
   static void AddVector(vtkFieldData* fd, const char* name, const double v[3]);
+};
+
+/**
+ * The correlation filters' side of the bridge: backend, threads and abort from the bridge, and
+ * the settings both filters share (algorithm, GPU direct kernel choices).
+ */
+class vtkCorrelationExecution : public vtkCoreExecution::Execution<correlation::ExecutionOptions>
+{
+public:
+  explicit vtkCorrelationExecution(vtkImageCorrelationAlgorithm* filter);
 };
 
 /// One Input / Reference pair as a filter computes it: the images, the output, the plane and

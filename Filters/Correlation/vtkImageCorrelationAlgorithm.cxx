@@ -1,5 +1,6 @@
 #include "vtkImageCorrelationAlgorithm.h"
 
+#include "vtkCoreExecution.h"
 #include "vtkCorrelationFilterSupport.h"
 #include "vtkDataArray.h"
 #include "vtkDataSetAttributes.h"
@@ -38,6 +39,13 @@ int vtkImageCorrelationAlgorithm::RequestData(vtkInformation* request,
 {
   auto compute = [&](vtkImageData* input, vtkImageData* reference, vtkImageData* output)
   {
+    const std::string invalid =
+      vtkCoreExecution::InvalidSettings(this->Backend, this->NumberOfThreads);
+    if (!invalid.empty())
+    {
+      vtkErrorMacro(<< this->GetLabel() << ": " << invalid);
+      return 0;
+    }
     vtkDataArray* array = this->GetInputArrayToProcess(0, inputVector);
     return array && array->GetDataType() == VTK_FLOAT
       ? this->Extract<float>(input, reference, array, output)

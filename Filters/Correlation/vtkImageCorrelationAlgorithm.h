@@ -54,11 +54,12 @@ public:
   ///@{
   /**
    * Algorithm 0 Auto (default: direct or FFT by the measured crossover), 1 Direct, 2 FFT;
-   * Backend 0 Auto (default), 1 CPU, 2 CUDA (falls back to the CPU with a warning).
+   * Backend 0 Auto (default), 1 CPU, 2 CUDA (falls back to the CPU with a warning); other
+   * values are refused when the filter runs (vtkCoreExecution.h).
    */
   vtkSetClampMacro(Algorithm, int, 0, 2);
   vtkGetMacro(Algorithm, int);
-  vtkSetClampMacro(Backend, int, 0, 2);
+  vtkSetMacro(Backend, int);
   vtkGetMacro(Backend, int);
   ///@}
 
@@ -83,7 +84,7 @@ public:
   /**
    * Threads used on the CPU; 0 (default) means all hardware threads.
    */
-  vtkSetClampMacro(NumberOfThreads, int, 0, 4096);
+  vtkSetMacro(NumberOfThreads, int);
   vtkGetMacro(NumberOfThreads, int);
   ///@}
 

@@ -118,7 +118,7 @@ int vtkImageCrossCorrelation::Correlate(const vtkCorrelationPair<T>& pair)
   correlation::Status status = correlation::lagWindow(batch, mode, window);
   if (!status)
   {
-    vtkErrorMacro(<< Support::Describe("Image Correlation", status));
+    vtkErrorMacro(<< vtkCorrelationExecution::Describe("Image Correlation", status));
     return 0;
   }
   if (!(this->MinimumOverlap >= 0 && this->MinimumOverlap <= 1))
@@ -128,7 +128,8 @@ int vtkImageCrossCorrelation::Correlate(const vtkCorrelationPair<T>& pair)
       << this->MinimumOverlap << ").");
     return 0;
   }
-  correlation::ExecutionOptions options = Support::Options(this);
+  vtkCorrelationExecution execution(this);
+  correlation::ExecutionOptions& options = execution.MutableOptions();
   options.minOverlapFraction = this->MinimumOverlap;
   options.direct.rowsPerWorker = this->RowsPerWorker;
   options.direct.warpsPerBlock = this->WarpsPerBlock;
@@ -228,7 +229,7 @@ int vtkImageCrossCorrelation::Correlate(const vtkCorrelationPair<T>& pair)
   // A lone peak has an infinite ratio: capped so that it stays a number; 1 without a peak.
   Support::AddValue(fd, "Correlation.PeakRatio", found ? std::min(peak.ratio, 1e6) : 1.0);
   Support::AddValue(fd, "Correlation.ZeroLag", std::ldexp(peak.zeroLag, unscale));
-  Support::AddReport(fd, report);
+  Support::AddReport(fd, execution, report);
   this->UpdateProgress(1.0);
   return 1;
 }

@@ -100,7 +100,8 @@ int vtkImageWindowDisplacement::Displace(const vtkCorrelationPair<T>& pair)
   spec.fit = static_cast<correlation::PeakFit>(this->PeakFit);
   spec.minPeak = this->MinimumPeakHeight;
   spec.minRatio = this->MinimumPeakRatio;
-  const correlation::ExecutionOptions options = Support::Options(this);
+  vtkCorrelationExecution execution(this);
+  const correlation::ExecutionOptions& options = execution.Options();
   this->UpdateProgress(0.1);
   correlation::DisplacementField field;
   correlation::ExecutionReport report;
@@ -165,7 +166,7 @@ int vtkImageWindowDisplacement::Displace(const vtkCorrelationPair<T>& pair)
   pair.Output->GetPointData()->SetScalars(height);
   pair.Output->GetPointData()->AddArray(ratio);
   pair.Output->GetPointData()->AddArray(valid);
-  Support::AddReport(pair.Output->GetFieldData(), report);
+  Support::AddReport(pair.Output->GetFieldData(), execution, report);
   this->UpdateProgress(1.0);
   return 1;
 }

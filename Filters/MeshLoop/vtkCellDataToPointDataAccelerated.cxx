@@ -1,5 +1,6 @@
 #include "vtkCellDataToPointDataAccelerated.h"
 
+#include "vtkCoreExecution.h"
 #include "vtkMeshLoopSupport.h"
 #include "vtkMeshValidation.h"
 
@@ -34,15 +35,6 @@ struct vtkCellDataToPointDataAccelerated::Internals
 namespace
 {
 
-/// Runs body over [0, n) with vtkSMPTools on `threads` STDThread threads (Debian's VTK would
-/// otherwise run it sequentially).
-template<typename Body>
-void SMPFor(int threads, vtkIdType n, Body&& body)
-{
-  const vtkSMPTools::Config config(threads, threads == 1 ? "Sequential" : "STDThread", false);
-  vtkSMPTools::LocalScope(config, [&]() { vtkSMPTools::For(0, n, body); });
-}
-
 /// Copies `array`'s tuples into columns [offset, offset + components) of a packed buffer.
 template<typename T>
 struct Pack
@@ -53,11 +45,10 @@ struct Pack
     const auto tuples = vtk::DataArrayTupleRange(array);
     const vtkIdType n = tuples.size();
     const int components = tuples.GetTupleSize();
-    SMPFor(threads,
-      n,
-      [&](vtkIdType begin, vtkIdType end)
+    vtkCoreExecution::SMPFor(threads)(static_cast<std::size_t>(n),
+      [&](std::size_t begin, std::size_t end)
       {
-        for (vtkIdType t = begin; t < end; ++t)
+        for (vtkIdType t = static_cast<vtkIdType>(begin); t < static_cast<vtkIdType>(end); ++t)
         {
           const auto tuple = tuples[t];
           for (int c = 0; c < components; ++c)
@@ -87,11 +78,10 @@ struct Unpack
     auto tuples = vtk::DataArrayTupleRange(array);
     const int components = tuples.GetTupleSize();
     using Value = vtk::GetAPIType<ArrayT>;
-    SMPFor(threads,
-      n,
-      [&](vtkIdType begin, vtkIdType end)
+    vtkCoreExecution::SMPFor(threads)(static_cast<std::size_t>(n),
+      [&](std::size_t begin, std::size_t end)
       {
-        for (vtkIdType t = begin; t < end; ++t)
+        for (vtkIdType t = static_cast<vtkIdType>(begin); t < static_cast<vtkIdType>(end); ++t)
         {
           auto tuple = tuples[t];
           for (int c = 0; c < components; ++c)
@@ -136,8 +126,8 @@ int vtkCellDataToPointDataAccelerated::RequestData(vtkInformation*,
   }
   // Packing copies every tuple of every cell array: a cell array longer or shorter than the
   // number of cells is refused (one value per cell is what the average is defined for).
-  std::string invalid;
-  if (!vtkMeshValidation::CheckArrayLengths(input, invalid))
+  std::string invalid = vtkCoreExecution::InvalidSettings(this->Backend, this->NumberOfThreads);
+  if (!invalid.empty() || !vtkMeshValidation::CheckArrayLengths(input, invalid))
   {
     vtkErrorMacro("Cell Data To Point Data (Accelerated): " << invalid);
     return 0;
@@ -200,16 +190,12 @@ int vtkCellDataToPointDataAccelerated::RequestData(vtkInformation*,
     return 1;
   }
 
-  meshloop::ExecutionOptions options;
-  options.backend = vtkMeshLoopSupport::ToBackend(this->Backend);
+  vtkCoreExecution::Execution<meshloop::ExecutionOptions> execution(
+    this, this->Backend, this->NumberOfThreads);
+  meshloop::ExecutionOptions& options = execution.MutableOptions();
   options.strategy = static_cast<meshloop::Strategy>(this->Strategy);
   options.layout = this->Layout == 1 ? meshloop::Layout::SoA : meshloop::Layout::AoS;
-  options.threads = threads;
-  options.abort = [this]() { return this->CheckAbort(); };
   const bool soa = options.layout == meshloop::Layout::SoA;
-
-  std::string backendUsed = "CPU";
-  std::string note;
   auto runGroup = [&](auto tag, Group& group, double progressEnd) -> bool
   {
     using T = decltype(tag);
@@ -241,10 +227,9 @@ int vtkCellDataToPointDataAccelerated::RequestData(vtkInformation*,
                                                               << ": " << status.message());
       return false;
     }
-    backendUsed = meshloop::toString(report.backendUsed);
+    execution.Record(report);
     if (!report.note.empty())
     {
-      note = report.note;
       vtkWarningMacro(<< report.note);
     }
     for (std::size_t a = 0; a < group.inputs.size(); ++a)
@@ -290,14 +275,7 @@ int vtkCellDataToPointDataAccelerated::RequestData(vtkInformation*,
     }
   }
 
-  vtkNew<vtkStringArray> backendArray;
-  backendArray->SetName("MeshLoop.Backend");
-  backendArray->InsertNextValue(backendUsed);
-  output->GetFieldData()->AddArray(backendArray);
-  vtkNew<vtkStringArray> noteArray;
-  noteArray->SetName("MeshLoop.BackendNote");
-  noteArray->InsertNextValue(note);
-  output->GetFieldData()->AddArray(noteArray);
+  execution.WriteReport(output->GetFieldData(), "MeshLoop");
   this->UpdateProgress(1.0);
   return 1;
 }

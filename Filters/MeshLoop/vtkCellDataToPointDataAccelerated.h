@@ -60,14 +60,15 @@ public:
   ///@}
 
   ///@{
-  /// 0 Auto (default), 1 CPU, 2 CUDA (falls back to the CPU with a warning).
-  vtkSetClampMacro(Backend, int, 0, 2);
+  /// 0 Auto (default), 1 CPU, 2 CUDA (falls back to the CPU with a warning); other values are
+  /// refused when the filter runs (vtkCoreExecution.h).
+  vtkSetMacro(Backend, int);
   vtkGetMacro(Backend, int);
   ///@}
 
   ///@{
-  /// CPU threads; 0 (default) for all hardware threads.
-  vtkSetClampMacro(NumberOfThreads, int, 0, 1024);
+  /// CPU threads, 0 to 4096; 0 (default) for all hardware threads.
+  vtkSetMacro(NumberOfThreads, int);
   vtkGetMacro(NumberOfThreads, int);
   ///@}
 

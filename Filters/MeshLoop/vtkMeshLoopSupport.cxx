@@ -178,11 +178,4 @@ void MeshCache::Clear()
   this->Time = 0;
 }
 
-meshloop::Backend ToBackend(int backend)
-{
-  return backend == 1 ? meshloop::Backend::CPU
-    : backend == 2    ? meshloop::Backend::CUDA
-                      : meshloop::Backend::Auto;
-}
-
 }

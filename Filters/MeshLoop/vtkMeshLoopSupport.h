@@ -51,9 +51,6 @@ private:
   int BlockSize = 0;
 };
 
-/// 0 Auto, 1 CPU, 2 CUDA.
-meshloop::Backend ToBackend(int backend);
-
 }
 
 #endif

@@ -1,5 +1,6 @@
 #include "vtkReorderMesh.h"
 
+#include "vtkCoreExecution.h"
 #include "vtkMeshLoopSupport.h"
 #include "vtkMeshValidation.h"
 
@@ -85,8 +86,10 @@ int vtkReorderMesh::RequestData(vtkInformation*,
   }
   meshloop::Mapping mapping;
   std::string error;
+  error = vtkCoreExecution::OutOfRange(
+    "Number Of Threads", this->NumberOfThreads, 0, 4096, " (0: all hardware threads)");
   // The attributes are permuted tuple by tuple: their lengths must match the mesh.
-  if (!vtkMeshValidation::CheckArrayLengths(input, error) ||
+  if (!error.empty() || !vtkMeshValidation::CheckArrayLengths(input, error) ||
     !vtkMeshLoopSupport::ExtractCells(input, mapping, error))
   {
     vtkErrorMacro("Reorder Mesh: " << error);

@@ -43,7 +43,7 @@ public:
 
   ///@{
   /// CPU threads for the reordering; 0 (default) for all hardware threads.
-  vtkSetClampMacro(NumberOfThreads, int, 0, 1024);
+  vtkSetMacro(NumberOfThreads, int);
   vtkGetMacro(NumberOfThreads, int);
   ///@}
 

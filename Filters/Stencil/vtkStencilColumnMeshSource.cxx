@@ -1,5 +1,6 @@
 #include "vtkStencilColumnMeshSource.h"
 
+#include "vtkCoreExecution.h"
 #include "vtkSparseGridExecution.h"
 
 #include "vtkCellArray.h"
@@ -34,15 +35,14 @@ int vtkStencilColumnMeshSource::RequestData(vtkInformation*,
   vtkInformationVector* outputVector)
 {
   vtkUnstructuredGrid* output = vtkUnstructuredGrid::GetData(outputVector);
-  std::string error =
-    vtkSparseGridExecution::OutOfRange("Resolution", this->Resolution[0], 2, 8192, "");
+  std::string error = vtkCoreExecution::OutOfRange("Resolution", this->Resolution[0], 2, 8192, "");
   if (error.empty())
   {
-    error = vtkSparseGridExecution::OutOfRange("Resolution", this->Resolution[1], 2, 8192, "");
+    error = vtkCoreExecution::OutOfRange("Resolution", this->Resolution[1], 2, 8192, "");
   }
   if (error.empty())
   {
-    error = vtkSparseGridExecution::OutOfRange("Layers", this->Layers, 1, 4096, "");
+    error = vtkCoreExecution::OutOfRange("Layers", this->Layers, 1, 4096, "");
   }
   if (error.empty())
   {

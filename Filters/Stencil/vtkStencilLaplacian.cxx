@@ -1,13 +1,10 @@
 #include "vtkStencilLaplacian.h"
 
-#include "vtkSparseGridExecution.h"
 #include "vtkStencilSupport.h"
 
-#include "vtkArrayDispatch.h"
 #include "vtkCell.h"
 #include "vtkCellData.h"
 #include "vtkDataArray.h"
-#include "vtkDataArrayRange.h"
 #include "vtkDataSet.h"
 #include "vtkDoubleArray.h"
 #include "vtkFieldData.h"
@@ -22,7 +19,6 @@
 #include "vtkSMPThreadLocalObject.h"
 #include "vtkSMPTools.h"
 #include "vtkSmartPointer.h"
-#include "vtkStringArray.h"
 
 #include <stencil/Stencil.h>
 
@@ -38,32 +34,6 @@ vtkStandardNewMacro(vtkStencilLaplacian);
 
 namespace
 {
-/// Copies one component of any data array into a contiguous vector.
-struct ComponentCopy
-{
-  template<typename ArrayT, typename T>
-  void operator()(ArrayT* array, int component, std::vector<T>& out) const
-  {
-    const auto tuples = vtk::DataArrayTupleRange(array);
-    out.resize(static_cast<std::size_t>(tuples.size()));
-    std::size_t i = 0;
-    for (const auto tuple : tuples)
-    {
-      out[i++] = static_cast<T>(tuple[component]);
-    }
-  }
-};
-
-template<typename T>
-void copyComponent(vtkDataArray* array, int component, std::vector<T>& out)
-{
-  ComponentCopy worker;
-  if (!vtkArrayDispatch::Dispatch::Execute(array, worker, component, out))
-  {
-    worker(array, component, out); // vtkDataArray fallback: slower, any type
-  }
-}
-
 const char* operatorSuffix(int op)
 {
   switch (op)
@@ -152,7 +122,7 @@ int runStencil(vtkStencilLaplacian* self,
   };
   for (int c = 0; c < components; ++c)
   {
-    copyComponent(input, c, values);
+    vtkCoreExecution::CopyComponent(input, c, values);
     execution.SetProgressRange(double(stage) / stages, double(stage + 1) / stages);
     ++stage;
     const stencil::Status status = image
@@ -233,8 +203,12 @@ int vtkStencilLaplacian::RequestData(vtkInformation*,
     return 1;
   }
 
-  const std::string invalid = vtkSparseGridExecution::OutOfRange(
-    "Hyperdiffusion Iterations", this->HyperdiffusionIterations, 0, 1000, " (0: none)");
+  std::string invalid = vtkCoreExecution::InvalidSettings(this->Backend, this->NumberOfThreads);
+  if (invalid.empty())
+  {
+    invalid = vtkCoreExecution::OutOfRange(
+      "Hyperdiffusion Iterations", this->HyperdiffusionIterations, 0, 1000, " (0: none)");
+  }
   if (!invalid.empty())
   {
     vtkErrorMacro("Laplacian: " << invalid);
@@ -352,14 +326,7 @@ int vtkStencilLaplacian::RequestData(vtkInformation*,
     attributes->AddArray(smoothed);
     smoothed->Delete();
   }
-  vtkNew<vtkStringArray> backend;
-  backend->SetName("Stencil.Backend");
-  backend->InsertNextValue(execution.BackendUsed());
-  output->GetFieldData()->AddArray(backend);
-  vtkNew<vtkStringArray> note;
-  note->SetName("Stencil.BackendNote");
-  note->InsertNextValue(execution.Note());
-  output->GetFieldData()->AddArray(note);
+  execution.WriteReport(output->GetFieldData(), "Stencil");
   if (this->Backend == 2 && execution.BackendUsed() != "CUDA")
   {
     vtkWarningMacro("Laplacian ran on the CPU: " << execution.Note());

@@ -87,12 +87,13 @@ public:
   ///@}
 
   ///@{
-  /// Execution: Backend 0 Auto, 1 CPU, 2 CUDA; threads (0: all); the column-mesh access
+  /// Execution: Backend 0 Auto, 1 CPU, 2 CUDA; threads (0 to 4096, 0: all; values out of range
+  /// are refused when the filter runs, see vtkCoreExecution.h); the column-mesh access
   /// strategy (0 naive, 1 idxvar, 2 shared, 3 z-loop, 4 sliced z-loop, 5 staged z-loop) and its
   /// slice size; the neighbour-table layout.
-  vtkSetClampMacro(Backend, int, 0, 2);
+  vtkSetMacro(Backend, int);
   vtkGetMacro(Backend, int);
-  vtkSetClampMacro(NumberOfThreads, int, 0, 1024);
+  vtkSetMacro(NumberOfThreads, int);
   vtkGetMacro(NumberOfThreads, int);
   vtkSetClampMacro(AccessStrategy, int, 0, 5);
   vtkGetMacro(AccessStrategy, int);

@@ -28,8 +28,6 @@ public:
   {
   }
 
-  /// The Laplacian filter sets the access strategy and table options per execution.
-  stencil::ExecutionOptions& MutableOptions() { return this->Opts; }
   /// Progress of the following core calls maps onto [first, last] of the part of the bar after
   /// the filter's own set-up (its first tenth).
   void SetProgressRange(double first, double last)

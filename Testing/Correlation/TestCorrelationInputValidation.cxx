@@ -14,6 +14,7 @@
 #include "vtkNew.h"
 #include "vtkPointData.h"
 #include "vtkSmartPointer.h"
+#include "vtkStringArray.h"
 
 #include <gtest/gtest.h>
 
@@ -286,4 +287,66 @@ TEST(CorrelationFilters, RandomizedInputValidation)
       EXPECT_NEAR(outcome.Field("Correlation.PeakLag", 1), sy, 0.25) << "trial " << trial;
     }
   }
+}
+
+TEST(CorrelationFilters, BackendFieldDataAndAbort)
+{
+  auto input = BlobImage(64, 48, 2, 1, 1.0);
+  auto reference = BlobImage(64, 48, 0, 0, 1.0);
+  const Outcome outcome = RunFilter<vtkImageCrossCorrelation>(input, reference);
+  ASSERT_TRUE(outcome.succeeded) << outcome.errors;
+  vtkFieldData* fd = outcome.output->GetFieldData();
+  auto* backend = vtkStringArray::SafeDownCast(fd->GetAbstractArray("Correlation.Backend"));
+  auto* note = vtkStringArray::SafeDownCast(fd->GetAbstractArray("Correlation.BackendNote"));
+  auto* algorithm = vtkStringArray::SafeDownCast(fd->GetAbstractArray("Correlation.Algorithm"));
+  ASSERT_TRUE(backend && note && algorithm);
+  EXPECT_EQ(backend->GetValue(0), "CPU");
+  EXPECT_EQ(note->GetValue(0), "");
+
+  // Out-of-range execution settings are refused, not clamped, by both filters.
+  for (const auto& setting :
+    { std::make_pair(3, 0), std::make_pair(-1, 0), std::make_pair(0, -2), std::make_pair(0, 5000) })
+  {
+    const char* expected =
+      setting.first != 0 ? "Backend must be 0 to 2" : "Number Of Threads must be 0 to 4096";
+    const Outcome correlation = RunFilter<vtkImageCrossCorrelation>(input,
+      reference,
+      [&setting](vtkImageCrossCorrelation* c)
+      {
+        c->SetBackend(setting.first);
+        c->SetNumberOfThreads(setting.second);
+      });
+    EXPECT_FALSE(correlation.succeeded);
+    EXPECT_NE(correlation.errors.find(expected), std::string::npos) << correlation.errors;
+    const Outcome displacement = RunFilter<vtkImageWindowDisplacement>(input,
+      reference,
+      [&setting](vtkImageWindowDisplacement* d)
+      {
+        d->SetBackend(setting.first);
+        d->SetNumberOfThreads(setting.second);
+      });
+    EXPECT_FALSE(displacement.succeeded);
+    EXPECT_NE(displacement.errors.find(expected), std::string::npos) << displacement.errors;
+  }
+
+  // Abort from the first progress report: the filter stops without its map.
+  int reports = 0;
+  const Outcome stopped = RunFilter<vtkImageCrossCorrelation>(input,
+    reference,
+    [&reports](vtkImageCrossCorrelation* c)
+    {
+      c->SetAlgorithm(1);
+      vtkNew<vtkCallbackCommand> abort;
+      abort->SetClientData(&reports);
+      abort->SetCallback(
+        [](vtkObject* caller, unsigned long, void* client, void*)
+        {
+          ++*static_cast<int*>(client);
+          static_cast<vtkAlgorithm*>(caller)->SetAbortExecute(1);
+        });
+      c->AddObserver(vtkCommand::ProgressEvent, abort);
+    });
+  EXPECT_GE(reports, 1);
+  EXPECT_EQ(stopped.output->GetPointData()->GetArray("Correlation"), nullptr);
+  EXPECT_TRUE(std::isnan(stopped.Field("Correlation.PeakValue")));
 }

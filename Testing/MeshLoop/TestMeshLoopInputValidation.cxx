@@ -11,6 +11,7 @@
 #include "vtkCommand.h"
 #include "vtkDoubleArray.h"
 #include "vtkExecutive.h"
+#include "vtkFieldData.h"
 #include "vtkIdList.h"
 #include "vtkNew.h"
 #include "vtkPointData.h"
@@ -18,6 +19,7 @@
 #include "vtkPolyData.h"
 #include "vtkReorderMesh.h"
 #include "vtkSmartPointer.h"
+#include "vtkStringArray.h"
 #include "vtkUnstructuredGrid.h"
 
 #include <gtest/gtest.h>
@@ -272,4 +274,52 @@ TEST(MeshLoopFilters, RandomizedInputValidation)
   }
   EXPECT_GT(refused, 20);
   EXPECT_GT(accepted, 20);
+}
+
+TEST(MeshLoopFilters, BackendFieldDataAndAbort)
+{
+  vtkNew<vtkCellDataToPointDataAccelerated> filter;
+  filter->SetBackend(1);
+  const Outcome outcome = RunFilter(filter, Polyline(10, 10));
+  ASSERT_TRUE(outcome.succeeded) << outcome.messages;
+  auto* backend = vtkStringArray::SafeDownCast(
+    outcome.output->GetFieldData()->GetAbstractArray("MeshLoop.Backend"));
+  auto* note = vtkStringArray::SafeDownCast(
+    outcome.output->GetFieldData()->GetAbstractArray("MeshLoop.BackendNote"));
+  ASSERT_TRUE(backend && note);
+  EXPECT_EQ(backend->GetValue(0), "CPU");
+  EXPECT_EQ(note->GetValue(0), "");
+
+  // Out-of-range execution settings are refused, not clamped.
+  for (const auto& setting :
+    { std::make_pair(3, 0), std::make_pair(-1, 0), std::make_pair(0, -2), std::make_pair(0, 5000) })
+  {
+    vtkNew<vtkCellDataToPointDataAccelerated> refused;
+    refused->SetBackend(setting.first);
+    refused->SetNumberOfThreads(setting.second);
+    const Outcome result = RunFilter(refused, Polyline(10, 10));
+    EXPECT_FALSE(result.succeeded);
+    EXPECT_TRUE(result.Has(
+      setting.first != 0 ? "Backend must be 0 to 2" : "Number Of Threads must be 0 to 4096"))
+      << result.messages;
+  }
+  vtkNew<vtkReorderMesh> reorder;
+  reorder->SetNumberOfThreads(-1);
+  EXPECT_TRUE(RunFilter(reorder, Polyline(10, 10)).Has("Number Of Threads must be 0 to 4096"));
+
+  // Abort from the first progress report: the filter stops without its result.
+  vtkNew<vtkCellDataToPointDataAccelerated> aborted;
+  int reports = 0;
+  vtkNew<vtkCallbackCommand> abort;
+  abort->SetClientData(&reports);
+  abort->SetCallback(
+    [](vtkObject* caller, unsigned long, void* client, void*)
+    {
+      ++*static_cast<int*>(client);
+      static_cast<vtkAlgorithm*>(caller)->SetAbortExecute(1);
+    });
+  aborted->AddObserver(vtkCommand::ProgressEvent, abort);
+  const Outcome stopped = RunFilter(aborted, Polyline(10, 10));
+  EXPECT_GE(reports, 1);
+  EXPECT_EQ(stopped.output->GetPointData()->GetArray("v"), nullptr);
 }

@@ -9,11 +9,13 @@
 #include "vtkCellData.h"
 #include "vtkCommand.h"
 #include "vtkDoubleArray.h"
+#include "vtkFieldData.h"
 #include "vtkIdList.h"
 #include "vtkImageData.h"
 #include "vtkNew.h"
 #include "vtkPointData.h"
 #include "vtkSmartPointer.h"
+#include "vtkStringArray.h"
 #include "vtkUnstructuredGrid.h"
 
 #include <gtest/gtest.h>
@@ -292,4 +294,64 @@ TEST(StencilFilters, RandomizedInputValidation)
   }
   EXPECT_GT(refused, 10);
   EXPECT_GT(accepted, 10);
+}
+
+TEST(StencilFilters, BackendFieldDataAndAbort)
+{
+  auto mesh = ColumnMesh(8, 6, 4);
+  vtkNew<vtkStencilLaplacian> filter;
+  Messages messages(filter);
+  filter->SetInputData(mesh);
+  filter->SetInputArrayToProcess(0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_CELLS, "f");
+  filter->SetBackend(1);
+  filter->Update();
+  vtkDataSet* out = vtkDataSet::SafeDownCast(filter->GetOutput());
+  ASSERT_NE(out->GetCellData()->GetArray("f_laplacian"), nullptr) << messages.text;
+  auto* backend =
+    vtkStringArray::SafeDownCast(out->GetFieldData()->GetAbstractArray("Stencil.Backend"));
+  auto* note =
+    vtkStringArray::SafeDownCast(out->GetFieldData()->GetAbstractArray("Stencil.BackendNote"));
+  ASSERT_TRUE(backend && note);
+  EXPECT_EQ(backend->GetValue(0), "CPU");
+  EXPECT_EQ(note->GetValue(0), "");
+
+  // Out-of-range execution settings are refused, not clamped.
+  for (const auto& setting :
+    { std::make_pair(3, 0), std::make_pair(-1, 0), std::make_pair(0, -2), std::make_pair(0, 5000) })
+  {
+    vtkNew<vtkStencilLaplacian> refused;
+    Messages refusedMessages(refused);
+    refused->SetInputData(mesh);
+    refused->SetInputArrayToProcess(0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_CELLS, "f");
+    refused->SetBackend(setting.first);
+    refused->SetNumberOfThreads(setting.second);
+    refused->Update();
+    EXPECT_EQ(
+      vtkDataSet::SafeDownCast(refused->GetOutput())->GetCellData()->GetArray("f_laplacian"),
+      nullptr);
+    EXPECT_TRUE(refusedMessages.Has(
+      setting.first != 0 ? "Backend must be 0 to 2" : "Number Of Threads must be 0 to 4096"))
+      << refusedMessages.text;
+  }
+
+  // Abort from the first progress report: the filter stops without its result.
+  vtkNew<vtkStencilLaplacian> aborted;
+  aborted->SetInputData(mesh);
+  aborted->SetInputArrayToProcess(0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_CELLS, "f");
+  aborted->SetHyperdiffusionIterations(50);
+  int reports = 0;
+  vtkNew<vtkCallbackCommand> abort;
+  abort->SetClientData(&reports);
+  abort->SetCallback(
+    [](vtkObject* caller, unsigned long, void* client, void*)
+    {
+      ++*static_cast<int*>(client);
+      static_cast<vtkAlgorithm*>(caller)->SetAbortExecute(1);
+    });
+  aborted->AddObserver(vtkCommand::ProgressEvent, abort);
+  aborted->Update();
+  EXPECT_GE(reports, 1);
+  vtkDataSet* stopped = vtkDataSet::SafeDownCast(aborted->GetOutput());
+  EXPECT_EQ(stopped->GetCellData()->GetArray("f_laplacian"), nullptr);
+  EXPECT_EQ(stopped->GetCellData()->GetArray("f_hyperdiffused"), nullptr);
 }
