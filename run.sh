@@ -104,8 +104,17 @@ case "$cmd" in
     install_packages
     build
     mkdir -p "$ROOT/out"
-    exec xvfb-run -a -s "-screen 0 1920x1080x24" pvpython --force-offscreen-rendering \
-      "$ROOT/scripts/demo.py" --plugin "$(plugin_path)" --out "$ROOT/out" "$@"
+    plugin="$(plugin_path)"
+    # The X set-up of `test` (Testing/with-display.sh): the display that is set, or one Xvfb
+    # started with -noreset (see below). The demo checks that it can connect before it renders
+    # and says so in one line when it cannot; nothing is retried.
+    if [ -z "${DISPLAY:-}" ] && ! command -v xvfb-run >/dev/null 2>&1; then
+      say "no X display and no xvfb-run: cannot render (apt-get install xvfb xauth)"
+      exit 1
+    fi
+    exec "$ROOT/Testing/with-display.sh" -a -s "-screen 0 1920x1080x24 -noreset" \
+      pvpython --force-offscreen-rendering "$ROOT/scripts/demo.py" --plugin "$plugin" \
+      --out "$ROOT/out" "$@"
     ;;
   test)
     install_packages

@@ -4,8 +4,10 @@
         [--array NAME] [--level L] [--precision Float|Double]
 
 Without FILE the volume is ParaView's Wavelet source at 65^3; FILE may be any image data
-ParaView reads (.vti, legacy .vtk structured points, ...). Rendering needs an X display: run it
-under xvfb-run (./run.sh demo does).
+ParaView reads (.vti, legacy .vtk structured points, ...). The picture needs an X display (Debian's
+ParaView renders through GLX): ./run.sh demo runs it under Xvfb; --no-picture prints the numbers
+only. When no display can be opened the demo says so in one line and exits with status 1 (the
+numbers are printed first) instead of letting VTK abort with a stack trace.
 
 Steps: Sparse Grid Hierarchize; SaveData('DIR/<name>.sgrid') when the plugin has the .sgrid
 writer, then the file is read back; Sparse Grid Reconstruct onto the original points; the error
@@ -13,6 +15,8 @@ measured in numpy. Prints a table and writes DIR/demo.png: the original, the rec
 (same colour map and range) and the absolute error, each as a middle slice.
 """
 import argparse
+import ctypes
+import ctypes.util
 import math
 import os
 import sys
@@ -34,6 +38,26 @@ def field(data, name, default=None):
         v = array.GetVariantValue(i)
         values.append(v.ToString() if v.IsString() else v.ToDouble())
     return values[0] if len(values) == 1 else values
+
+
+def display_problem():
+    """None when an X display can be opened, else one line saying why not. VTK's X render window
+    aborts the process (SIGABRT and a stack trace) when it cannot connect; this asks first."""
+    name = os.environ.get("DISPLAY")
+    if not name:
+        return "no X display (DISPLAY is not set); run it under xvfb-run, or pass --no-picture"
+    library = ctypes.util.find_library("X11")
+    if not library:
+        return "libX11 not found"
+    x11 = ctypes.CDLL(library)
+    x11.XOpenDisplay.restype = ctypes.c_void_p
+    x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    display = x11.XOpenDisplay(name.encode())
+    if not display:
+        return "cannot connect to the X display %s" % name
+    x11.XCloseDisplay(display)
+    return None
 
 
 def human_bytes(n):
@@ -102,6 +126,7 @@ def main():
     parser.add_argument("--level", type=int, default=0,
                         help="with --fixed-level: sparse-grid level (default 0: automatic)")
     parser.add_argument("--precision", choices=("Float", "Double"), default="Float")
+    parser.add_argument("--no-picture", action="store_true", help="print the numbers only (no X display needed)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     LoadPlugin(args.plugin, remote=False, ns=globals())
@@ -241,6 +266,31 @@ def main():
 
     # --- picture: original | reconstruction | absolute error ----------------------------------
     picture = os.path.join(args.out, "demo.png")
+    render_error = None if args.no_picture else display_problem()
+    if args.no_picture:
+        rows.append(("picture", "not drawn (--no-picture)"))
+    elif render_error:
+        rows.append(("picture", "not drawn: cannot render"))
+    else:
+        render_error = draw_picture(picture, source, reconstruction, original, array, dims, label,
+                                    error, max_abs, rmse, psnr, value_range, rep)
+        rows.append(("picture", picture if not render_error else "not written"))
+
+    width = max(len(k) for k, _ in rows)
+    print()
+    print("SparseGrid demo")
+    for key, value in rows:
+        print("  %-*s  %s" % (width, key, value))
+    if render_error:
+        print("demo: cannot render the picture: %s" % render_error)
+        return 1
+    return 0
+
+
+def draw_picture(picture, source, reconstruction, original, array, dims, label, error, max_abs,
+                 rmse, psnr, value_range, rep):
+    """Original | reconstruction | absolute error as middle slices in DIR/demo.png; None, or
+    one line saying why the picture could not be drawn."""
     try:
         errors = vtkImageData()
         errors.CopyStructure(original)
@@ -269,20 +319,15 @@ def main():
         show_slice(views[2], error_source, "AbsoluteError", dims, "Inferno (matplotlib)",
                    (0.0, max(max_abs, 1e-30)), "Absolute error\nmax %.3g, RMSE %.3g" % (max_abs, rmse))
         SaveScreenshot(picture, layout, SaveAllViews=1, ImageResolution=[1800, 600])
-        rows.append(("picture", picture))
         # Views left alive until interpreter exit make GLX fail during teardown (exit status 1).
         for view in views:
             Delete(view)
         RemoveLayout(layout)
-    except Exception as failure:  # the numbers above stand without the picture
-        rows.append(("picture", "not written: %s" % failure))
-
-    width = max(len(k) for k, _ in rows)
-    print()
-    print("SparseGrid demo")
-    for key, value in rows:
-        print("  %-*s  %s" % (width, key, value))
-    return 0
+    except Exception as failure:  # the numbers stand without the picture
+        return str(failure).splitlines()[0] if str(failure) else type(failure).__name__
+    if not os.path.exists(picture):
+        return "ParaView wrote no %s" % picture
+    return None
 
 
 if __name__ == "__main__":
