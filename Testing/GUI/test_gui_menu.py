@@ -33,8 +33,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 WAVELET_POINTS = 21 ** 3  # ParaView's default Wavelet: extent -10..10 on each axis
 RELATIVE_BOUND = 1e-3  # Sparse Grid Hierarchize's default: Relative, 1e-3
-# Each case: the recorded events it plays.
-CASES = {"reconstruct": "ReconstructFromMenu.xml", "resample-error": "ResampleErrorOnce.xml"}
+# Each case: the recorded events it plays, the start-up script, the Python Shell check.
+CASES = {
+    "reconstruct": ("ReconstructFromMenu.xml", "gui_menu_setup.py", "gui_menu_check.py"),
+    "resample-error": ("ResampleErrorOnce.xml", "gui_menu_setup.py", "gui_menu_check.py"),
+    "inspector": ("InspectorPanel.xml", "gui_inspector_setup.py", "gui_inspector_check.py"),
+}
 # Small EWMH window managers from Debian, tried in this order when none is named.
 WINDOW_MANAGERS = ("openbox", "icewm", "fluxbox", "xfwm4", "metacity")
 
@@ -67,12 +71,15 @@ def inner(args):
             time.sleep(1)
         if not state["wm_ready"]:
             return state
+        _, setup, check = CASES[args.case]
         env = dict(os.environ,
                    SPARSEGRID_PLUGIN_FILE=args.plugin,
                    SPARSEGRID_GUI_OUT=args.out,
-                   SPARSEGRID_GUI_CHECK=os.path.join(HERE, "gui_menu_check.py"))
+                   SPARSEGRID_GUI_DATA=args.data,
+                   SPARSEGRID_INSPECTOR_SNAPSHOT=os.path.join(args.out, "panel"),
+                   SPARSEGRID_GUI_CHECK=os.path.join(HERE, check))
         command = [args.paraview, "--dr",
-                   "--script=" + os.path.join(HERE, "gui_menu_setup.py"),
+                   "--script=" + os.path.join(HERE, setup),
                    "--test-script=" + args.events,
                    "--test-directory=" + args.out, "--exit"]
         state["command"] = " ".join(command)
@@ -111,9 +118,10 @@ def main():
                         help="which recorded session to play and check")
     parser.add_argument("--events", default="",
                         help="other recorded events to play (default: the case's own file)")
+    parser.add_argument("--data", default="", help="the volume the inspector case opens")
     parser.add_argument("--inner", action="store_true")
     args = parser.parse_args()
-    args.events = args.events or os.path.join(HERE, CASES[args.case])
+    args.events = args.events or os.path.join(HERE, CASES[args.case][0])
     os.makedirs(args.out, exist_ok=True)
     if args.inner:
         with open(os.path.join(args.out, "inner.json"), "w") as f:
@@ -128,6 +136,10 @@ def main():
               "does not install): the menu test runs ParaView as on a user's desktop"
               % ", ".join(WINDOW_MANAGERS))
         return 77
+    if args.case == "inspector" and not os.path.exists(args.data):
+        print("SKIPPED: the volume %s is absent (../shared/data or $SPARSEGRID_DATA_DIR)"
+              % (args.data or "(none given)"))
+        return 77
     for name in ("inner.json", "menu_summary.json", "paraview.log", "window-manager.log"):
         if os.path.exists(os.path.join(args.out, name)):
             os.remove(os.path.join(args.out, name))
@@ -137,7 +149,7 @@ def main():
                os.path.abspath(__file__), "--inner", "--paraview", args.paraview,
                "--plugin", args.plugin, "--out", args.out,
                "--window-manager", args.window_manager, "--case", args.case,
-               "--events", os.path.abspath(args.events)]
+               "--data", args.data, "--events", os.path.abspath(args.events)]
     print(" ".join(command))
     subprocess.run(command, timeout=420)
 
@@ -179,6 +191,10 @@ def main():
         return 1
     if args.case == "resample-error":
         check_resample_error(summary, log, check)
+    elif args.case == "inspector":
+        import gui_inspector_check
+
+        gui_inspector_check.check_summary(summary, log, check)
     else:
         check_reconstruct(summary, log, check)
     if failures:

@@ -1,0 +1,180 @@
+"""The Compression Inspector test's checks.
+
+Executed in ParaView's Python Shell (by InspectorPanel.xml, three times): each run records one
+step in $SPARSEGRID_GUI_OUT/menu_summary.json: what the panel showed (the inspector.json it
+writes when SPARSEGRID_INSPECTOR_SNAPSHOT is set), a copy of its picture
+(inspector-<step>.png), and the SparseGrid.* field data of the active source read with
+paraview.simple, independently of the panel. Imported by test_gui_menu.py, check_summary()
+compares them.
+"""
+import json
+import os
+import shutil
+import traceback
+
+STEPS = ("table", "level", "bound")
+RTOL = 2e-5  # the panel writes 6 significant digits
+
+
+def _field(data, name):
+    array = data.GetFieldData().GetAbstractArray(name)
+    if array is None:
+        return None
+    values = []
+    for i in range(array.GetNumberOfValues()):
+        v = array.GetVariantValue(i)
+        values.append(v.ToString() if v.IsString() else v.ToDouble())
+    return values
+
+
+def _step():
+    import paraview
+    from paraview import servermanager
+    from paraview.simple import GetActiveSource, OpenDataFile, SaveData
+
+    out = os.environ["SPARSEGRID_GUI_OUT"]
+    path = os.path.join(out, "menu_summary.json")
+    summary = {"ok": False, "steps": []}
+    if os.path.exists(path):
+        with open(path) as f:
+            summary = json.load(f)
+    name = STEPS[min(len(summary["steps"]), len(STEPS) - 1)]
+    step = {"name": name}
+    try:
+        panel = os.environ["SPARSEGRID_INSPECTOR_SNAPSHOT"]
+        with open(os.path.join(panel, "inspector.json")) as f:
+            step["panel"] = json.load(f)
+        shutil.copy(os.path.join(panel, "inspector.png"), os.path.join(out, "inspector-%s.png" % name))
+        active = GetActiveSource()
+        step["active"] = active.GetXMLName()
+        step["property_bound"] = active.ErrorBound[0] if hasattr(active.ErrorBound, "__len__") else active.ErrorBound
+        step["property_mode"] = active.SMProxy.GetProperty("ErrorBoundMode").GetElement(0)
+        data = servermanager.Fetch(active)
+        step["field"] = {key: _field(data, "SparseGrid." + key) for key in (
+            "ArrayNames", "CompressionRatio", "StoredBytes", "AbsoluteErrorBound", "MaxAbsError",
+            "RMSE", "PSNR", "Backend", "TimeSeconds", "ErrorBound", "ErrorBoundMode")}
+        if name == "level":
+            # The bound at that level as the .sgrid reader reports it (SparseGrid.LevelOfDetailBound).
+            level = step["panel"]["level"]
+            file = os.path.join(out, "inspector.sgrid")
+            SaveData(file, proxy=active)
+            reader = OpenDataFile(file)
+            reader.OutputReconstructedImage = 0
+            reader.LevelOfDetail = level
+            step["reader_level_bound"] = _field(servermanager.Fetch(reader), "SparseGrid.LevelOfDetailBound")
+            from paraview.simple import Delete, SetActiveSource
+            Delete(reader)
+            SetActiveSource(active)
+        step["messages"] = [m for m in getattr(paraview, "sparsegrid_gui_messages", []) if m[0] == "error"]
+        step["ok"] = True
+    except Exception:
+        step["ok"] = False
+        step["error"] = traceback.format_exc()
+    summary["steps"].append(step)
+    summary["ok"] = all(s.get("ok") for s in summary["steps"])
+    summary["error"] = next((s.get("error") for s in summary["steps"] if not s.get("ok")), None)
+    with open(path, "w") as f:
+        json.dump(summary, f, indent=1, default=str)
+
+
+def _close(text, value):
+    try:
+        shown = float(text)
+    except (TypeError, ValueError):
+        return False
+    return abs(shown - value) <= RTOL * max(abs(value), 1e-300)
+
+
+def format_bytes(n):
+    """As the panel writes sizes."""
+    if n < 1024:
+        return "%d B" % n
+    if n < 1024 * 1024:
+        return "%.1f KiB" % (n / 1024.0)
+    return "%.2f MiB" % (n / (1024.0 * 1024.0))
+
+
+def check_summary(summary, log, check):
+    steps = {s["name"]: s for s in summary.get("steps", [])}
+    check(sorted(steps) == sorted(STEPS), "the three checks ran in the Python Shell: %s" % sorted(steps))
+    if sorted(steps) != sorted(STEPS):
+        return
+    table, level, bound = steps["table"], steps["level"], steps["bound"]
+    panel, field = table["panel"], table["field"]
+    names = field["ArrayNames"] or []
+    rows = panel.get("arrays", [])
+    check(all(s["panel"].get("shown") for s in (table, level, bound)),
+          "the panel was shown at every step (%s)" % [s["panel"].get("shown") for s in (table, level, bound)])
+    check(len(rows) == len(names) + 1 and names, "the table has one row per compressed array %s and "
+          "a total row (%d rows)" % (names, len(rows)))
+    for i, array in enumerate(names[: len(rows) - 1]):
+        row = rows[i]
+        check(row["Array"] == array, "row %d is array %s (%s)" % (i, array, row["Array"]))
+        for column, key in (("Bound", "AbsoluteErrorBound"), ("Max error", "MaxAbsError"),
+                            ("RMSE", "RMSE"), ("PSNR (dB)", "PSNR")):
+            value = field[key][i]
+            check(_close(row[column], value), "%s of %s: the panel shows %s, the field data "
+                  "SparseGrid.%s holds %r" % (column, array, row[column], key, value))
+        check(float(row["Max error"]) <= float(row["Bound"]), "max error <= bound in the table")
+    total = rows[-1]
+    check(_close(total["Ratio"], field["CompressionRatio"][0]), "total ratio %s = "
+          "SparseGrid.CompressionRatio %r" % (total["Ratio"], field["CompressionRatio"][0]))
+    stored = format_bytes(int(field["StoredBytes"][0]))
+    check(total["Stored"] == stored, "total stored %s = SparseGrid.StoredBytes %s"
+          % (total["Stored"], stored))
+    if len(names) == 1:
+        check(rows[0]["Stored"] == stored, "the one array's streams are all the stored bytes (%s)"
+              % rows[0]["Stored"])
+    check(field["Backend"][0] in panel["provenance"] and "%g" % field["TimeSeconds"][0] in panel["provenance"],
+          "backend and time as in the field data: %r" % panel["provenance"])
+    check(panel["levels"] > 1 and panel["level"] == panel["levels"],
+          "the slider starts at all %s levels (%s)" % (panel["levels"], panel["level"]))
+    check(panel["level_bytes"] == panel["level_total_bytes"] > 0,
+          "all levels read all the stream bytes (%s)" % panel["level_bytes"])
+    rates = panel.get("rates", [])
+    check(not panel["running"] and len(rates) >= 5,
+          "the rate-distortion sweep finished in the background (%d points, %s)"
+          % (len(rates), panel["rate_text"]))
+    if len(rates) >= 2:
+        ratios = [r[1] for r in rates]
+        psnrs = [r[2] for r in rates]
+        check(all(b <= a * 1.02 for a, b in zip(ratios, ratios[1:])),
+              "the ratio falls as the bound tightens: %s" % ["%.3g" % r for r in ratios])
+        check(all(b >= a - 0.5 for a, b in zip(psnrs, psnrs[1:])),
+              "the PSNR rises as the bound tightens: %s" % ["%.3g" % p for p in psnrs])
+        check(all(r[3] <= r[4] for r in rates), "the sample's max error keeps each bound")
+    check(sum(panel.get("histogram", [])) > 0, "the error histogram holds the sample")
+
+    lpanel = level["panel"]
+    check(lpanel["level"] == 2, "the recorded slider event set level 2 (%s)" % lpanel["level"])
+    check(0 < lpanel["level_bytes"] < lpanel["level_total_bytes"],
+          "level 2 reads part of the streams: %s of %s bytes"
+          % (lpanel["level_bytes"], lpanel["level_total_bytes"]))
+    reader_bound = (level.get("reader_level_bound") or [None])[0]
+    shown = lpanel["level_text"].rsplit(" ", 1)[-1]
+    check(reader_bound is not None and _close(shown, reader_bound),
+          "the bound shown at level 2 (%s) is the .sgrid reader's SparseGrid.LevelOfDetailBound "
+          "at level 2 (%r)" % (shown, reader_bound))
+
+    loosest = max(r[0] for r in rates) if rates else None
+    bpanel, bfield = bound["panel"], bound["field"]
+    check(loosest is not None and abs(bound["property_bound"] - loosest) <= 1e-12
+          and bound["property_mode"] == 2,
+          "the click on the chart set ErrorBound %s (mode %s, 2 = Relative) on the filter (wanted %s)"
+          % (bound["property_bound"], bound["property_mode"], loosest))
+    check(bfield["ErrorBound"] and abs(bfield["ErrorBound"][0] - bound["property_bound"]) <= 1e-12,
+          "the filter re-ran: SparseGrid.ErrorBound is now %s" % bfield["ErrorBound"])
+    check(bfield["CompressionRatio"][0] > field["CompressionRatio"][0],
+          "the looser bound compresses more (%.4g > %.4g)"
+          % (bfield["CompressionRatio"][0], field["CompressionRatio"][0]))
+    check(bpanel.get("applied") == "0.1", "the panel applied 0.1 (%r)" % bpanel.get("applied"))
+    brow = bpanel["arrays"][0] if bpanel.get("arrays") else {}
+    check(_close(brow.get("Bound"), bfield["AbsoluteErrorBound"][0]),
+          "the panel followed: bound %s = SparseGrid.AbsoluteErrorBound %r"
+          % (brow.get("Bound"), bfield["AbsoluteErrorBound"][0]))
+    errors = bound.get("messages", [])
+    check(not errors, "no error reached the Output Messages window: %s" % errors[:3])
+
+
+if __name__ != "gui_inspector_check":
+    _step()
