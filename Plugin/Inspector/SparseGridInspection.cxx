@@ -216,6 +216,7 @@ LevelCost InspectLevel(vtkDataObject* data, int level)
     return out;
   }
   out.Level = level <= 0 || level > out.Levels ? 0 : level;
+  out.Measured = out.Level > 0 && contents.Info.MeasuredLevels() > 0;
   const std::uint8_t* all = contents.Streams->GetPointer(0);
   for (std::size_t k = 0; k + 1 < contents.StreamOffsets.size(); ++k)
   {

@@ -66,6 +66,9 @@ struct LevelCost
   std::uint64_t Bytes = 0;      ///< stream bytes read for that level
   std::uint64_t TotalBytes = 0; ///< all stream bytes
   std::vector<double> Bounds;   ///< per array: the bound that holds at that level
+  /// Bounds are the max errors measured when compressing (SparseGrid.LevelMaxAbsError), not
+  /// the codec's guarantee for the level.
+  bool Measured = false;
 };
 LevelCost InspectLevel(vtkDataObject* data, int level);
 

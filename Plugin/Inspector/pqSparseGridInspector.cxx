@@ -413,12 +413,13 @@ void pqSparseGridInspector::showLevel(int level)
                 .arg(Number(cost.Bounds[i]));
   }
   this->LevelText->setText(
-    tr("Level %1 of %2: reads %3 of %4 (%5 %); bound that holds: %6")
+    tr("Level %1 of %2: reads %3 of %4 (%5 %); %6: %7")
       .arg(level)
       .arg(cost.Levels)
       .arg(QString::fromStdString(sgi::FormatBytes(cost.Bytes)))
       .arg(QString::fromStdString(sgi::FormatBytes(cost.TotalBytes)))
       .arg(cost.TotalBytes ? 100.0 * cost.Bytes / cost.TotalBytes : 0.0, 0, 'f', 1)
+      .arg(cost.Measured ? tr("max error measured there") : tr("bound that holds"))
       .arg(bounds.join(", ")));
 }
 
