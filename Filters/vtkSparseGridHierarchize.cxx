@@ -1391,6 +1391,17 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
   {
     return stop(agreed);
   }
+  // Of two pieces that disagree on shared points one would silently win (the other checks of
+  // the tiling follow from the grid points each piece owns).
+  if (const Outcome agreed = vtkSparseGridParallel::CheckTiling(controller,
+        partition,
+        image,
+        partition.HasPiece() ? arrays : std::vector<vtkDataArray*>(),
+        error);
+      agreed != Outcome::Done)
+  {
+    return stop(agreed);
+  }
   vtkNew<vtkImageData> cropped;
   job.Arrays = partition.HasPiece()
     ? vtkSparseGridParallel::CropToPiece(image, partition.Extent, header.Names, arrays, cropped)

@@ -10,7 +10,8 @@ piece). Checks, on every rank:
   original values (float64 here), and the reported MaxAbsError is at least the error measured;
 - slabs that share a boundary plane with the same values are accepted and keep the bound;
 - a plane in no piece, two slabs that overlap by more than one plane, and shared planes with
-  different values are refused on every rank with a message saying so, and nothing is emitted.
+  different values (in both encodings) are refused on every rank with a message saying so, and
+  nothing is emitted.
 """
 import argparse
 import os
@@ -71,11 +72,10 @@ def slab_layout(shared=0, gap=False, overlap=0, differ=False, mixed=False):
     return layout
 
 
-def build_pipeline(layout):
+def build_pipeline(layout, mode="Absolute"):
     w = Wavelet(WholeExtent=WHOLE)
     p = ProgrammableFilter(Input=w, Script=SCRIPT % (layout,))
-    h = SparseGridHierarchize(Input=p, Scalars=["f"], ErrorBoundMode="Absolute",
-                              ErrorBound=BOUND)
+    h = SparseGridHierarchize(Input=p, Scalars=["f"], ErrorBoundMode=mode, ErrorBound=BOUND)
     return w, p, h
 
 
@@ -114,8 +114,8 @@ def check_accepted(checker, label, layout):
         Delete(proxy)
 
 
-def check_refused(checker, label, layout, expected):
-    w, p, h = build_pipeline(layout)
+def check_refused(checker, label, layout, expected, mode="Absolute"):
+    w, p, h = build_pipeline(layout, mode)
     log = ErrorLog(h)
     out = local(h)
     log.close()
@@ -145,6 +145,8 @@ def main():
                       "more than the one layer")
         check_refused(checker, "shared planes that differ", slab_layout(shared=1, differ=True),
                       "hold different values")
+        check_refused(checker, "the same, fixed level", slab_layout(shared=1, differ=True),
+                      "hold different values", mode="Off")
     return checker.finish()
 
 
