@@ -1052,7 +1052,7 @@ Outcome MakeGrid(vtkSparseGridHierarchize* self,
   outputBytes = sparsegrid::compressedBytes(info.Grid, info.Precision, components);
   // The peak, not the payload: the coefficients, one grid-sized buffer of sampled values, and
   // with Output Grid Points the points (3 floats) and their vertex cells (an offset and a
-  // connectivity entry, 8 bytes each): 28 bytes per point, as measured in issue 17 (about 30).
+  // connectivity entry, 8 bytes each): 28 bytes per point (about 30 measured).
   const double points = static_cast<double>(info.Grid.size());
   const double valueBytes = info.Precision == sparsegrid::Precision::Double ? 8 : 4;
   const double peak = static_cast<double>(outputBytes) + points * valueBytes +

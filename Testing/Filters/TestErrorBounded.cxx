@@ -284,7 +284,7 @@ TEST(SparseGridFilters, ErrorBoundLevelsOfDetail)
 
 TEST(SparseGridFilters, ErrorBoundLightRepresentation)
 {
-  // In memory the representation is the coded bytes plus a little metadata (issue: at most
+  // In memory the representation is the coded bytes plus a little metadata (at most
   // 1.2x the payload for a 257^3 float volume at the default setting).
   const int dims[3] = { 257, 257, 257 };
   const double origin[3] = { 0, 0, 0 };
@@ -396,7 +396,7 @@ TEST(SparseGridFilters, ResampleHugeIsAnError)
 TEST(SparseGridFilters, OverflowIsATrueError)
 {
   // Float data near FLT_MAX, and doubles beyond it compressed as Float: a clear error naming the
-  // cause, before anything is emitted (issue: non-finite coefficients and "NaN or Inf").
+  // cause, before anything is emitted (not non-finite coefficients and "NaN or Inf").
   const int dims[3] = { 9, 9, 9 };
   const double origin[3] = { 0, 0, 0 };
   const double spacing[3] = { 1, 1, 1 };

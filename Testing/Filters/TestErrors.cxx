@@ -100,7 +100,7 @@ TEST(SparseGridFilters, ErrorNonFinite)
   }
 }
 
-// Issue 17, item 5: a NaN image origin is refused by Hierarchize itself, not downstream.
+// A NaN image origin is refused by Hierarchize itself, not downstream.
 TEST(SparseGridFilters, ErrorNonFiniteGeometry)
 {
   for (int mode : { vtkSparseGridHierarchize::BOUND_OFF, vtkSparseGridHierarchize::BOUND_RELATIVE })
@@ -215,7 +215,7 @@ TEST(SparseGridFilters, ErrorAbort)
   SG_CHECK(sgtest::IsEmptyOutput(hierarchize->GetOutput()), "aborted output is empty");
 }
 
-// Issue 17, item 7: an output larger than its input is a warning that names the cause, in both
+// An output larger than its input is a warning that names the cause, in both
 // encodings; the defaults on an image the size of ParaView's default Wavelet (21^3) compress
 // without one.
 TEST(SparseGridFilters, WarningWhenOutputIsLargerThanInput)
@@ -313,7 +313,7 @@ int InChildWithAddressSpaceHeadroom(double headroom, const std::function<int()>&
 }
 } // namespace
 
-// Issue 17, item 2: the memory check counted the coefficients only; with Output Grid Points a
+// The memory check once counted the coefficients only; with Output Grid Points a
 // grid that passed it aborted in the points' allocation (about 30 bytes per point). The check
 // now counts the peak: refused with a message naming the limit, never a SIGABRT.
 TEST(SparseGridFilters, GridPointsCountInTheMemoryCheck)

@@ -37,7 +37,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-# Where the client is, for the watchdog's report (CI saw this test hang once, session 7, with no
+# Where the client is, for the watchdog's report (CI saw this test hang once, with no
 # output: it was buffered and lost when CTest killed the process at 180 s).
 STAGE = ["reference (builtin session)"]
 

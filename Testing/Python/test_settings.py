@@ -1,4 +1,4 @@
-"""Property names, refusals and "each error once" (issue 17, item 10), in pvpython.
+"""Property names, refusals and "each error once", in pvpython.
 
     pvpython test_settings.py --plugin SparseGrid.so --pvpython pvpython
 
