@@ -44,7 +44,7 @@ out = self.GetOutputDataObject(0)
 out.Initialize()
 out.SetExtent(0, 8, 0, 6, lo, hi)
 z, y, x = np.meshgrid(np.arange(lo, hi + 1), np.arange(7), np.arange(9), indexing="ij")
-v = np.sin(0.3 * x) + np.cos(0.2 * y) + 0.1 * z + 1e-4 * ((7 * x + 13 * y + 17 * z) %% 10) + shift
+v = 100 + np.sin(0.3 * x) + np.cos(0.2 * y) + 0.1 * z + 1e-4 * ((7 * x + 13 * y + 17 * z) %% 10) + shift
 a = numpy_to_vtk(v.ravel().astype(np.float64 if double else np.float32), deep=1)
 a.SetName("f")
 out.GetPointData().AddArray(a)
@@ -54,8 +54,9 @@ out.GetPointData().AddArray(a)
 def original_planes(z, owner_double, shift=0.0):
     """The original values of the planes z (float64), as the owning piece holds them."""
     zz, y, x = np.meshgrid(z, np.arange(7), np.arange(9), indexing="ij")
-    v = (np.sin(0.3 * x) + np.cos(0.2 * y) + 0.1 * zz + 1e-4 * ((7 * x + 13 * y + 17 * zz) % 10)
-         + shift)
+    # Near 100 float rounds by up to 3.8e-6: coded in float, the double piece would miss 1e-6.
+    v = (100 + np.sin(0.3 * x) + np.cos(0.2 * y) + 0.1 * zz
+         + 1e-4 * ((7 * x + 13 * y + 17 * zz) % 10) + shift)
     return v if owner_double else v.astype(np.float32).astype(np.float64)
 
 
