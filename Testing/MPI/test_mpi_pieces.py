@@ -44,7 +44,8 @@ out = self.GetOutputDataObject(0)
 out.Initialize()
 out.SetExtent(0, 8, 0, 6, lo, hi)
 z, y, x = np.meshgrid(np.arange(lo, hi + 1), np.arange(7), np.arange(9), indexing="ij")
-v = 100 + np.sin(0.3 * x) + np.cos(0.2 * y) + 0.1 * z + 1e-4 * ((7 * x + 13 * y + 17 * z) %% 10) + shift
+v = 100 + np.sin(0.3 * x) + np.cos(0.2 * y) + 0.1 * z + shift
+v += 1e-4 * ((7 * x + 13 * y + 17 * z) %% 10)
 a = numpy_to_vtk(v.ravel().astype(np.float64 if double else np.float32), deep=1)
 a.SetName("f")
 out.GetPointData().AddArray(a)
@@ -141,7 +142,8 @@ def main():
     check_accepted(checker, "disjoint slabs, mixed types", slab_layout(mixed=True))
     if SIZE > 1:
         check_accepted(checker, "slabs sharing a plane", slab_layout(shared=1))
-        check_refused(checker, "a plane in no piece", slab_layout(gap=True), "no piece holds the point")
+        check_refused(checker, "a plane in no piece", slab_layout(gap=True),
+                      "no piece holds the point")
         check_refused(checker, "slabs overlapping by 2 planes", slab_layout(overlap=2),
                       "more than the one layer")
         check_refused(checker, "shared planes that differ", slab_layout(shared=1, differ=True),
