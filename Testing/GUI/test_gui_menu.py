@@ -149,7 +149,9 @@ def main():
                os.path.abspath(__file__), "--inner", "--paraview", args.paraview,
                "--plugin", args.plugin, "--out", args.out,
                "--window-manager", args.window_manager, "--case", args.case,
-               "--data", args.data, "--events", os.path.abspath(args.events)]
+               "--events", os.path.abspath(args.events)]
+    if args.data:  # pvpython aborts on an empty argument
+        command += ["--data", args.data]
     print(" ".join(command))
     subprocess.run(command, timeout=420)
 
