@@ -2,7 +2,7 @@
 
     pvpython test_gui.py --paraview paraview --xvfb-run xvfb-run --plugin SparseGrid.so --out DIR
 
-Checks: the script ran and found the filters under the "Sparse Grid" menu category; both
+Checks: the script ran and found the compression filters under the "Compression" menu category; both
 screenshots show the slice (enough non-background pixels); the pixels are colours of the
 "Cool to Warm" map over [37, 277] (the reconstruction is drawn with the expected colours); and
 the two pictures differ by what the reported RMSE predicts (level 4: visibly, so a filter that
@@ -80,7 +80,7 @@ def main():
         return 1
     print("summary:", summary)
     for name, category in summary["categories"].items():
-        check(category == "Sparse Grid", "%s is in menu category %r" % (name, category))
+        check(category == "Compression", "%s is in menu category %r" % (name, category))
 
     original = read_png(os.path.join(args.out, "original.png"))
     reconstruction = read_png(os.path.join(args.out, "reconstruction.png"))
