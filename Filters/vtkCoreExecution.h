@@ -29,6 +29,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -76,6 +78,35 @@ inline std::string OutOfRange(const std::string& label,
   return value < low || value > high ? label + " must be " + std::to_string(low) + " to " +
       std::to_string(high) + meaning + " (got " + std::to_string(value) + ")."
                                      : std::string();
+}
+
+/// OutOfRange for a real-valued setting (NaN is out of every range).
+inline std::string OutOfRangeReal(const std::string& label,
+  double value,
+  double low,
+  double high,
+  const std::string& meaning = std::string())
+{
+  if (value >= low && value <= high)
+  {
+    return std::string();
+  }
+  std::ostringstream message;
+  message << label << " must be " << low << " to " << high << meaning << " (got " << value << ").";
+  return message.str();
+}
+
+/// The first non-empty message of `messages` (e.g. OutOfRange results); empty when all are.
+inline std::string FirstOf(std::initializer_list<std::string> messages)
+{
+  for (const std::string& message : messages)
+  {
+    if (!message.empty())
+    {
+      return message;
+    }
+  }
+  return std::string();
 }
 
 /// The message for the first of the shared execution settings out of range; empty when both are

@@ -39,8 +39,7 @@ int vtkImageCorrelationAlgorithm::RequestData(vtkInformation* request,
 {
   auto compute = [&](vtkImageData* input, vtkImageData* reference, vtkImageData* output)
   {
-    const std::string invalid =
-      vtkCoreExecution::InvalidSettings(this->Backend, this->NumberOfThreads);
+    const std::string invalid = this->InvalidSettings();
     if (!invalid.empty())
     {
       vtkErrorMacro(<< this->GetLabel() << ": " << invalid);
@@ -53,6 +52,17 @@ int vtkImageCorrelationAlgorithm::RequestData(vtkInformation* request,
   };
   return this->TimeShifter->Execute(
     this, this->GetLabel(), request, inputVector, outputVector, compute);
+}
+
+//------------------------------------------------------------------------------------------------
+std::string vtkImageCorrelationAlgorithm::InvalidSettings() const
+{
+  using namespace vtkCoreExecution;
+  return FirstOf({ vtkCoreExecution::InvalidSettings(this->Backend, this->NumberOfThreads),
+    OutOfRange("Peak Fit", this->PeakFit, 0, 2, " (0 none, 1 parabolic, 2 Gaussian)"),
+    OutOfRange("Algorithm", this->Algorithm, 0, 2, " (0 Auto, 1 Direct, 2 FFT)"),
+    OutOfRange("Kernel", this->Kernel, 0, 5),
+    OutOfRange("Work Distribution", this->WorkDistribution, 0, 2) });
 }
 
 //------------------------------------------------------------------------------------------------

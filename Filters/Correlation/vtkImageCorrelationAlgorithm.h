@@ -17,6 +17,7 @@
 #include "vtkImageAlgorithm.h"
 
 #include <memory> // for the time-shift helper
+#include <string> // for std::string
 
 class vtkCorrelationTimeShift;
 class vtkDataArray;
@@ -47,7 +48,7 @@ public:
   /**
    * Sub-pixel peak fit: 0 none, 1 parabolic, 2 Gaussian (default).
    */
-  vtkSetClampMacro(PeakFit, int, 0, 2);
+  vtkSetMacro(PeakFit, int);
   vtkGetMacro(PeakFit, int);
   ///@}
 
@@ -57,7 +58,7 @@ public:
    * Backend 0 Auto (default), 1 CPU, 2 CUDA (falls back to the CPU with a warning); other
    * values are refused when the filter runs (vtkCoreExecution.h).
    */
-  vtkSetClampMacro(Algorithm, int, 0, 2);
+  vtkSetMacro(Algorithm, int);
   vtkGetMacro(Algorithm, int);
   vtkSetMacro(Backend, int);
   vtkGetMacro(Backend, int);
@@ -72,9 +73,9 @@ public:
    * one pair, 8 lags in a sliding register window; beyond the study, for many windows);
    * WorkDistribution 0 none, 1 rectangle, 2 triangle; ShiftsPerThread 1, 2, 4, 8.
    */
-  vtkSetClampMacro(Kernel, int, 0, 5);
+  vtkSetMacro(Kernel, int);
   vtkGetMacro(Kernel, int);
-  vtkSetClampMacro(WorkDistribution, int, 0, 2);
+  vtkSetMacro(WorkDistribution, int);
   vtkGetMacro(WorkDistribution, int);
   vtkSetMacro(ShiftsPerThread, int);
   vtkGetMacro(ShiftsPerThread, int);
@@ -102,6 +103,9 @@ protected:
   virtual int Compute(const vtkCorrelationPairs& pairs) = 0;
   /// The filter's name in messages, e.g. "Image Correlation".
   virtual const char* GetLabel() const = 0;
+  /// The message for the first setting out of its range (refused, never clamped); empty when
+  /// all are in range. Filters add their own settings to the shared ones.
+  virtual std::string InvalidSettings() const;
 
   int TimeShift = 1;
   int PeakFit = 2;

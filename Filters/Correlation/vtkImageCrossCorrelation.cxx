@@ -1,5 +1,6 @@
 #include "vtkImageCrossCorrelation.h"
 
+#include "vtkCoreExecution.h"
 #include "vtkCorrelationFilterSupport.h"
 #include "vtkDataArray.h"
 #include "vtkDoubleArray.h"
@@ -121,13 +122,6 @@ int vtkImageCrossCorrelation::Correlate(const vtkCorrelationPair<T>& pair)
     vtkErrorMacro(<< vtkCorrelationExecution::Describe("Image Correlation", status));
     return 0;
   }
-  if (!(this->MinimumOverlap >= 0 && this->MinimumOverlap <= 1))
-  {
-    vtkErrorMacro("Image Correlation: Minimum Overlap must be 0 to 1 (a fraction of the smaller "
-                  "image; got "
-      << this->MinimumOverlap << ").");
-    return 0;
-  }
   vtkCorrelationExecution execution(this);
   correlation::ExecutionOptions& options = execution.MutableOptions();
   options.minOverlapFraction = this->MinimumOverlap;
@@ -232,6 +226,19 @@ int vtkImageCrossCorrelation::Correlate(const vtkCorrelationPair<T>& pair)
   Support::AddReport(fd, execution, report);
   this->UpdateProgress(1.0);
   return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+std::string vtkImageCrossCorrelation::InvalidSettings() const
+{
+  using namespace vtkCoreExecution;
+  return FirstOf({ this->Superclass::InvalidSettings(),
+    OutOfRange("Mode", this->Mode, 0, 2, " (0 full, 1 same, 2 valid)"),
+    OutOfRange("Normalization", this->Normalization, 0, 2, " (0 none, 1 NCC, 2 ZNCC)"),
+    OutOfRangeReal(
+      "Minimum Overlap", this->MinimumOverlap, 0, 1, " (a fraction of the smaller image)"),
+    OutOfRange("Rows Per Worker", this->RowsPerWorker, 1, 1 << 20),
+    OutOfRange("Warps Per Block", this->WarpsPerBlock, 1, 32) });
 }
 
 //------------------------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ public:
   /**
    * Lags computed: 0 Full, 1 Same (default), 2 Valid.
    */
-  vtkSetClampMacro(Mode, int, 0, 2);
+  vtkSetMacro(Mode, int);
   vtkGetMacro(Mode, int);
   ///@}
 
@@ -54,7 +54,7 @@ public:
    * 0 None (raw sum of products), 1 NCC, 2 ZNCC (default: local means removed, values in
    * [-1, 1], 1 for a perfect match whatever the brightness and contrast).
    */
-  vtkSetClampMacro(Normalization, int, 0, 2);
+  vtkSetMacro(Normalization, int);
   vtkGetMacro(Normalization, int);
   ///@}
 
@@ -73,9 +73,9 @@ public:
    * GPU direct kernel settings beyond the common ones (see vtkImageCorrelationAlgorithm):
    * RowsPerWorker (work distributions) and WarpsPerBlock 1..32.
    */
-  vtkSetClampMacro(RowsPerWorker, int, 1, 1 << 20);
+  vtkSetMacro(RowsPerWorker, int);
   vtkGetMacro(RowsPerWorker, int);
-  vtkSetClampMacro(WarpsPerBlock, int, 1, 32);
+  vtkSetMacro(WarpsPerBlock, int);
   vtkGetMacro(WarpsPerBlock, int);
   ///@}
 
@@ -86,6 +86,7 @@ protected:
   int RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int Compute(const vtkCorrelationPairs& pairs) override;
   const char* GetLabel() const override { return "Image Correlation"; }
+  std::string InvalidSettings() const override;
 
   int Mode = 1;
   int Normalization = 2;

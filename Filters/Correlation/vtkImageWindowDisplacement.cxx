@@ -1,5 +1,6 @@
 #include "vtkImageWindowDisplacement.h"
 
+#include "vtkCoreExecution.h"
 #include "vtkCorrelationFilterSupport.h"
 #include "vtkDataArray.h"
 #include "vtkDoubleArray.h"
@@ -9,7 +10,6 @@
 #include "vtkNew.h"
 #include "vtkObjectFactory.h"
 #include "vtkPointData.h"
-#include "vtkSparseGridExecution.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkUnsignedCharArray.h"
 
@@ -85,12 +85,6 @@ int vtkImageWindowDisplacement::Displace(const vtkCorrelationPair<T>& pair)
   {
     vtkErrorMacro("Image Displacement: Input and Reference must have the same extent (windows "
                   "are compared at the same sample positions).");
-    return 0;
-  }
-  const std::string invalid = this->InvalidSettings();
-  if (!invalid.empty())
-  {
-    vtkErrorMacro("Image Displacement: " << invalid);
     return 0;
   }
   correlation::WindowSpec spec;
@@ -174,16 +168,11 @@ int vtkImageWindowDisplacement::Displace(const vtkCorrelationPair<T>& pair)
 //------------------------------------------------------------------------------------------------
 std::string vtkImageWindowDisplacement::InvalidSettings() const
 {
-  std::string m = vtkSparseGridExecution::OutOfRange("Window Size", this->WindowSize, 2, 256, "");
-  if (m.empty())
-  {
-    m = vtkSparseGridExecution::OutOfRange("Step", this->Step, 1, 256, "");
-  }
-  if (m.empty())
-  {
-    m = vtkSparseGridExecution::OutOfRange("Search Radius", this->SearchRadius, 1, 128, "");
-  }
-  return m;
+  using namespace vtkCoreExecution;
+  return FirstOf({ this->Superclass::InvalidSettings(),
+    OutOfRange("Window Size", this->WindowSize, 2, 256),
+    OutOfRange("Step", this->Step, 1, 256),
+    OutOfRange("Search Radius", this->SearchRadius, 1, 128) });
 }
 
 //------------------------------------------------------------------------------------------------

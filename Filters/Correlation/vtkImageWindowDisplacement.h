@@ -26,8 +26,6 @@
 #include "SparseGridCorrelationModule.h" // for the export macro
 #include "vtkImageCorrelationAlgorithm.h"
 
-#include <string> // for std::string
-
 class SPARSEGRIDCORRELATION_EXPORT vtkImageWindowDisplacement : public vtkImageCorrelationAlgorithm
 {
 public:
@@ -66,6 +64,7 @@ protected:
   int RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int Compute(const vtkCorrelationPairs& pairs) override;
   const char* GetLabel() const override { return "Image Displacement"; }
+  std::string InvalidSettings() const override;
 
   int WindowSize = 32;
   int Step = 16;
@@ -78,8 +77,6 @@ private:
   void operator=(const vtkImageWindowDisplacement&) = delete;
   template<typename T>
   int Displace(const vtkCorrelationPair<T>& pair);
-  /// The message for the first window setting out of range; empty when all are in range.
-  std::string InvalidSettings() const;
 };
 
 #endif

@@ -126,7 +126,13 @@ int vtkCellDataToPointDataAccelerated::RequestData(vtkInformation*,
   }
   // Packing copies every tuple of every cell array: a cell array longer or shorter than the
   // number of cells is refused (one value per cell is what the average is defined for).
-  std::string invalid = vtkCoreExecution::InvalidSettings(this->Backend, this->NumberOfThreads);
+  using vtkCoreExecution::OutOfRange;
+  std::string invalid = vtkCoreExecution::FirstOf(
+    { vtkCoreExecution::InvalidSettings(this->Backend, this->NumberOfThreads),
+      OutOfRange("Strategy", this->Strategy, 0, 2),
+      OutOfRange("Layout", this->Layout, 0, 1, " (0 AoS, 1 SoA)"),
+      OutOfRange("Reordering", this->Reordering, 0, 2),
+      OutOfRange("Block Size", this->BlockSize, 32, 1024) });
   if (!invalid.empty() || !vtkMeshValidation::CheckArrayLengths(input, invalid))
   {
     vtkErrorMacro("Cell Data To Point Data (Accelerated): " << invalid);

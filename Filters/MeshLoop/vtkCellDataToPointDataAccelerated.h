@@ -37,25 +37,25 @@ public:
    * Race resolution: 0 global atomics (default: no plan, fastest on an unordered mesh),
    * 1 global colouring, 2 hierarchical colouring (fastest with a reordering).
    */
-  vtkSetClampMacro(Strategy, int, 0, 2);
+  vtkSetMacro(Strategy, int);
   vtkGetMacro(Strategy, int);
   ///@}
 
   ///@{
   /// Data layout of the packed arrays: 0 AoS (default, VTK's own), 1 SoA.
-  vtkSetClampMacro(Layout, int, 0, 1);
+  vtkSetMacro(Layout, int);
   vtkGetMacro(Layout, int);
   ///@}
 
   ///@{
   /// 0 None (default), 1 GPS, 2 Partition (METIS; an error where it is not built in).
-  vtkSetClampMacro(Reordering, int, 0, 2);
+  vtkSetMacro(Reordering, int);
   vtkGetMacro(Reordering, int);
   ///@}
 
   ///@{
   /// Cells per GPU block for hierarchical colouring and partitions (default 128).
-  vtkSetClampMacro(BlockSize, int, 32, 1024);
+  vtkSetMacro(BlockSize, int);
   vtkGetMacro(BlockSize, int);
   ///@}
 

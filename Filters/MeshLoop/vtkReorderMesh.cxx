@@ -86,8 +86,11 @@ int vtkReorderMesh::RequestData(vtkInformation*,
   }
   meshloop::Mapping mapping;
   std::string error;
-  error = vtkCoreExecution::OutOfRange(
-    "Number Of Threads", this->NumberOfThreads, 0, 4096, " (0: all hardware threads)");
+  using vtkCoreExecution::OutOfRange;
+  error = vtkCoreExecution::FirstOf(
+    { OutOfRange("Number Of Threads", this->NumberOfThreads, 0, 4096, " (0: all hardware threads)"),
+      OutOfRange("Reordering", this->Reordering, 0, 2),
+      OutOfRange("Block Size", this->BlockSize, 32, 1024) });
   // The attributes are permuted tuple by tuple: their lengths must match the mesh.
   if (!error.empty() || !vtkMeshValidation::CheckArrayLengths(input, error) ||
     !vtkMeshLoopSupport::ExtractCells(input, mapping, error))

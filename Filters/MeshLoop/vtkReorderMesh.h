@@ -24,13 +24,13 @@ public:
 
   ///@{
   /// 1 GPS (default), 2 Partition (METIS; an error where it is not built in). 0 keeps the order.
-  vtkSetClampMacro(Reordering, int, 0, 2);
+  vtkSetMacro(Reordering, int);
   vtkGetMacro(Reordering, int);
   ///@}
 
   ///@{
   /// Cells per part for Partition (default 128, a GPU block).
-  vtkSetClampMacro(BlockSize, int, 32, 1024);
+  vtkSetMacro(BlockSize, int);
   vtkGetMacro(BlockSize, int);
   ///@}
 

@@ -35,15 +35,12 @@ int vtkStencilColumnMeshSource::RequestData(vtkInformation*,
   vtkInformationVector* outputVector)
 {
   vtkUnstructuredGrid* output = vtkUnstructuredGrid::GetData(outputVector);
-  std::string error = vtkCoreExecution::OutOfRange("Resolution", this->Resolution[0], 2, 8192, "");
-  if (error.empty())
-  {
-    error = vtkCoreExecution::OutOfRange("Resolution", this->Resolution[1], 2, 8192, "");
-  }
-  if (error.empty())
-  {
-    error = vtkCoreExecution::OutOfRange("Layers", this->Layers, 1, 4096, "");
-  }
+  using vtkCoreExecution::OutOfRange;
+  std::string error = vtkCoreExecution::FirstOf({ OutOfRange("Shape", this->Shape, QUAD, HEXAGON),
+    OutOfRange("Resolution", this->Resolution[0], 2, 8192),
+    OutOfRange("Resolution", this->Resolution[1], 2, 8192),
+    OutOfRange("Layers", this->Layers, 1, 4096),
+    OutOfRange("Ordering", this->Ordering, 0, 1, " (0 row-major, 1 z-curve)") });
   if (error.empty())
   {
     vtkSparseGridExecution::CheckMemory(

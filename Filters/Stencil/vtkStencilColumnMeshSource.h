@@ -30,7 +30,7 @@ public:
 
   ///@{
   /// Horizontal cell shape (ShapeType). Default TRIANGLE.
-  vtkSetClampMacro(Shape, int, QUAD, HEXAGON);
+  vtkSetMacro(Shape, int);
   vtkGetMacro(Shape, int);
   ///@}
 
@@ -54,7 +54,7 @@ public:
 
   ///@{
   /// Horizontal numbering: 0 row-major, 1 z-curve.
-  vtkSetClampMacro(Ordering, int, 0, 1);
+  vtkSetMacro(Ordering, int);
   vtkGetMacro(Ordering, int);
   ///@}
 

@@ -203,12 +203,17 @@ int vtkStencilLaplacian::RequestData(vtkInformation*,
     return 1;
   }
 
-  std::string invalid = vtkCoreExecution::InvalidSettings(this->Backend, this->NumberOfThreads);
-  if (invalid.empty())
-  {
-    invalid = vtkCoreExecution::OutOfRange(
-      "Hyperdiffusion Iterations", this->HyperdiffusionIterations, 0, 1000, " (0: none)");
-  }
+  using vtkCoreExecution::OutOfRange;
+  const std::string invalid = vtkCoreExecution::FirstOf({ vtkCoreExecution::InvalidSettings(
+                                                            this->Backend, this->NumberOfThreads),
+    OutOfRange("Operator", this->Operator, LAPLACIAN, HORIZONTAL_LAPLAP),
+    OutOfRange("Boundary", this->Boundary, BOUNDARY_NAN, BOUNDARY_FILL_VALUE),
+    OutOfRange("Weights", this->Weights, WEIGHTS_GEOMETRY, WEIGHTS_UNIT),
+    OutOfRange("Hyperdiffusion Iterations", this->HyperdiffusionIterations, 0, 1000, " (0: none)"),
+    vtkCoreExecution::OutOfRangeReal(
+      "Hyperdiffusion Coefficient", this->HyperdiffusionCoefficient, 1e-6, 1.0),
+    OutOfRange("Access Strategy", this->AccessStrategy, 0, 5),
+    OutOfRange("Slice Size", this->SliceSize, 1, 1024) });
   if (!invalid.empty())
   {
     vtkErrorMacro("Laplacian: " << invalid);

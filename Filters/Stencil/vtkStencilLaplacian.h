@@ -51,14 +51,14 @@ public:
 
   ///@{
   /// Which operator (OperatorType). Default LAPLACIAN.
-  vtkSetClampMacro(Operator, int, LAPLACIAN, HORIZONTAL_LAPLAP);
+  vtkSetMacro(Operator, int);
   vtkGetMacro(Operator, int);
   ///@}
 
   ///@{
   /// Where the stencil leaves the data (BoundaryType). Default BOUNDARY_NAN; FillValue (default
   /// 0) is used by BOUNDARY_FILL_VALUE.
-  vtkSetClampMacro(Boundary, int, BOUNDARY_NAN, BOUNDARY_FILL_VALUE);
+  vtkSetMacro(Boundary, int);
   vtkGetMacro(Boundary, int);
   vtkSetMacro(FillValue, double);
   vtkGetMacro(FillValue, double);
@@ -66,7 +66,7 @@ public:
 
   ///@{
   /// Geometry-based (default) or unit weights (WeightType).
-  vtkSetClampMacro(Weights, int, WEIGHTS_GEOMETRY, WEIGHTS_UNIT);
+  vtkSetMacro(Weights, int);
   vtkGetMacro(Weights, int);
   ///@}
 
@@ -82,7 +82,7 @@ public:
   /// (in (0, 1]).
   vtkSetMacro(HyperdiffusionIterations, int);
   vtkGetMacro(HyperdiffusionIterations, int);
-  vtkSetClampMacro(HyperdiffusionCoefficient, double, 1e-6, 1.0);
+  vtkSetMacro(HyperdiffusionCoefficient, double);
   vtkGetMacro(HyperdiffusionCoefficient, double);
   ///@}
 
@@ -95,9 +95,9 @@ public:
   vtkGetMacro(Backend, int);
   vtkSetMacro(NumberOfThreads, int);
   vtkGetMacro(NumberOfThreads, int);
-  vtkSetClampMacro(AccessStrategy, int, 0, 5);
+  vtkSetMacro(AccessStrategy, int);
   vtkGetMacro(AccessStrategy, int);
-  vtkSetClampMacro(SliceSize, int, 1, 1024);
+  vtkSetMacro(SliceSize, int);
   vtkGetMacro(SliceSize, int);
   vtkSetMacro(ChasingTable, bool);
   vtkGetMacro(ChasingTable, bool);

@@ -237,6 +237,14 @@ TEST(CorrelationFilters, RefusesSettingsOutsideTheirDomain)
     EXPECT_FALSE(outcome.succeeded) << c.message;
     EXPECT_NE(outcome.errors.find(c.message), std::string::npos) << outcome.errors;
   }
+  const Outcome mode = RunFilter<vtkImageCrossCorrelation>(
+    input, reference, [](vtkImageCrossCorrelation* c) { c->SetMode(5); });
+  EXPECT_NE(
+    mode.errors.find("Mode must be 0 to 2 (0 full, 1 same, 2 valid) (got 5)"), std::string::npos)
+    << mode.errors;
+  const Outcome fit = RunFilter<vtkImageWindowDisplacement>(
+    input, reference, [](vtkImageWindowDisplacement* d) { d->SetPeakFit(-1); });
+  EXPECT_NE(fit.errors.find("Peak Fit must be 0 to 2"), std::string::npos) << fit.errors;
   for (const double overlap : { 2.0, -0.5, std::numeric_limits<double>::quiet_NaN() })
   {
     const Outcome outcome = RunFilter<vtkImageCrossCorrelation>(

@@ -306,6 +306,13 @@ TEST(MeshLoopFilters, BackendFieldDataAndAbort)
   vtkNew<vtkReorderMesh> reorder;
   reorder->SetNumberOfThreads(-1);
   EXPECT_TRUE(RunFilter(reorder, Polyline(10, 10)).Has("Number Of Threads must be 0 to 4096"));
+  vtkNew<vtkReorderMesh> reorderBlocks;
+  reorderBlocks->SetBlockSize(16);
+  EXPECT_TRUE(
+    RunFilter(reorderBlocks, Polyline(10, 10)).Has("Block Size must be 32 to 1024 (got 16)"));
+  vtkNew<vtkCellDataToPointDataAccelerated> strategy;
+  strategy->SetStrategy(3);
+  EXPECT_TRUE(RunFilter(strategy, Polyline(10, 10)).Has("Strategy must be 0 to 2 (got 3)"));
 
   // Abort from the first progress report: the filter stops without its result.
   vtkNew<vtkCellDataToPointDataAccelerated> aborted;

@@ -167,6 +167,17 @@ TEST(StencilFilters, RefusesSettingsOutsideTheirDomain)
   filter->Update();
   EXPECT_EQ(filter->GetHyperdiffusionIterations(), 1001); // stored, not clamped
   EXPECT_TRUE(messages.Has("Hyperdiffusion Iterations must be 0 to 1000")) << messages.text;
+  filter->SetHyperdiffusionIterations(0);
+  filter->SetOperator(7);
+  filter->Update();
+  EXPECT_EQ(filter->GetOperator(), 7);
+  EXPECT_TRUE(messages.Has("Operator must be 0 to 3 (got 7)")) << messages.text;
+  filter->SetOperator(0);
+  filter->SetHyperdiffusionCoefficient(2.5);
+  filter->Update();
+  EXPECT_TRUE(messages.Has("Hyperdiffusion Coefficient must be 1e-06 to 1 (got 2.5)"))
+    << messages.text;
+  filter->SetHyperdiffusionCoefficient(0.5);
   EXPECT_EQ(
     vtkDataSet::SafeDownCast(filter->GetOutput())->GetCellData()->GetArray("f_laplacian"), nullptr);
 
