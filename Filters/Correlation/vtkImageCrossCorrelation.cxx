@@ -127,7 +127,7 @@ int vtkImageCrossCorrelation::Correlate(const vtkCorrelationPair<T>& pair)
   options.minOverlapFraction = this->MinimumOverlap;
   options.direct.rowsPerWorker = this->RowsPerWorker;
   options.direct.warpsPerBlock = this->WarpsPerBlock;
-  this->UpdateProgress(0.1);
+  execution.SetProgressRange(0.1, 0.9); // the core's part of the bar
 
   std::vector<T> values(window.size());
   correlation::ExecutionReport report;

@@ -96,7 +96,7 @@ int vtkImageWindowDisplacement::Displace(const vtkCorrelationPair<T>& pair)
   spec.minRatio = this->MinimumPeakRatio;
   vtkCorrelationExecution execution(this);
   const correlation::ExecutionOptions& options = execution.Options();
-  this->UpdateProgress(0.1);
+  execution.SetProgressRange(0.1, 0.9); // the core's part of the bar
   correlation::DisplacementField field;
   correlation::ExecutionReport report;
   const correlation::Status status = correlation::windowDisplacements(pair.ReferenceValues.data(),

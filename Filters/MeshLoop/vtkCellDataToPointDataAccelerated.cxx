@@ -202,13 +202,14 @@ int vtkCellDataToPointDataAccelerated::RequestData(vtkInformation*,
   options.strategy = static_cast<meshloop::Strategy>(this->Strategy);
   options.layout = this->Layout == 1 ? meshloop::Layout::SoA : meshloop::Layout::AoS;
   const bool soa = options.layout == meshloop::Layout::SoA;
-  auto runGroup = [&](auto tag, Group& group, double progressEnd) -> bool
+  auto runGroup = [&](auto tag, Group& group, double progressStart, double progressEnd) -> bool
   {
     using T = decltype(tag);
     if (group.inputs.empty())
     {
       return true;
     }
+    execution.SetProgressRange(progressStart, progressEnd);
     std::vector<T> in(static_cast<std::size_t>(cells) * group.width);
     for (std::size_t a = 0; a < group.inputs.size(); ++a)
     {
@@ -265,7 +266,7 @@ int vtkCellDataToPointDataAccelerated::RequestData(vtkInformation*,
     this->UpdateProgress(progressEnd);
     return true;
   };
-  if (!runGroup(float(), floats, 0.6) || !runGroup(double(), doubles, 0.95))
+  if (!runGroup(float(), floats, 0.3, 0.6) || !runGroup(double(), doubles, 0.6, 0.95))
   {
     return this->CheckAbort() ? 1 : 0;
   }
