@@ -543,8 +543,8 @@ void pqSparseGridInspector::pollRates()
   {
     bins.push_back(static_cast<double>(b));
   }
-  this->Errors->setHistogram(bins,
-    tr("|error| / bound at the filter's bound %1 (0 .. 1)").arg(Number(rates.HistogramBound)));
+  this->Errors->setHistogram(
+    bins, tr("|error| / bound at the bound %1 (0 .. 1)").arg(Number(rates.HistogramBound)));
   if (rates.Cancelled)
   {
     this->RateText->setText(tr("cancelled"));

@@ -12,7 +12,9 @@ import os
 import shutil
 import traceback
 
-STEPS = ("table", "level", "bound")
+STEPS = ("table", "level", "bound", "open-reader", "reader", "reader-level")
+FIELDS = ("ArrayNames", "CompressionRatio", "StoredBytes", "AbsoluteErrorBound", "MaxAbsError", "RMSE",
+          "PSNR", "Backend", "TimeSeconds", "ErrorBound", "ErrorBoundMode", "LevelMaxAbsError")
 RTOL = 2e-5  # the panel writes 6 significant digits
 
 
@@ -30,7 +32,8 @@ def _field(data, name):
 def _step():
     import paraview
     from paraview import servermanager
-    from paraview.simple import GetActiveSource, OpenDataFile, SaveData
+    from paraview.simple import (Delete, GetActiveSource, OpenDataFile, Render, SaveData,
+                                 SetActiveSource, Show)
 
     out = os.environ["SPARSEGRID_GUI_OUT"]
     path = os.path.join(out, "menu_summary.json")
@@ -47,23 +50,32 @@ def _step():
         shutil.copy(os.path.join(panel, "inspector.png"), os.path.join(out, "inspector-%s.png" % name))
         active = GetActiveSource()
         step["active"] = active.GetXMLName()
-        step["property_bound"] = active.ErrorBound[0] if hasattr(active.ErrorBound, "__len__") else active.ErrorBound
-        step["property_mode"] = active.SMProxy.GetProperty("ErrorBoundMode").GetElement(0)
-        data = servermanager.Fetch(active)
-        step["field"] = {key: _field(data, "SparseGrid." + key) for key in (
-            "ArrayNames", "CompressionRatio", "StoredBytes", "AbsoluteErrorBound", "MaxAbsError",
-            "RMSE", "PSNR", "Backend", "TimeSeconds", "ErrorBound", "ErrorBoundMode",
-            "LevelMaxAbsError")}
+        file = os.path.join(out, "inspector.sgrid")
+        if name == "open-reader":
+            # The file saved at the level step, opened as a user opens it (its image shown).
+            reader = OpenDataFile(file)
+            Show(reader)
+            Render()
+            SetActiveSource(reader)
+        elif name in ("reader", "reader-level"):
+            step["reader_level_of_detail"] = active.SMProxy.GetProperty("LevelOfDetail").GetElement(0)
+            probe = OpenDataFile(file)  # the file's representation, read here on its own
+            probe.OutputReconstructedImage = 0
+            step["field"] = {key: _field(servermanager.Fetch(probe), "SparseGrid." + key) for key in FIELDS}
+            Delete(probe)
+            SetActiveSource(active)
+        else:
+            step["property_bound"] = active.ErrorBound[0] if hasattr(active.ErrorBound, "__len__") else active.ErrorBound
+            step["property_mode"] = active.SMProxy.GetProperty("ErrorBoundMode").GetElement(0)
+            step["field"] = {key: _field(servermanager.Fetch(active), "SparseGrid." + key) for key in FIELDS}
         if name == "level":
             # The bound at that level as the .sgrid reader reports it (SparseGrid.LevelOfDetailBound).
             level = step["panel"]["level"]
-            file = os.path.join(out, "inspector.sgrid")
             SaveData(file, proxy=active)
             reader = OpenDataFile(file)
             reader.OutputReconstructedImage = 0
             reader.LevelOfDetail = level
             step["reader_level_bound"] = _field(servermanager.Fetch(reader), "SparseGrid.LevelOfDetailBound")
-            from paraview.simple import Delete, SetActiveSource
             Delete(reader)
             SetActiveSource(active)
         step["messages"] = [m for m in getattr(paraview, "sparsegrid_gui_messages", []) if m[0] == "error"]
@@ -101,11 +113,12 @@ def check_summary(summary, log, check):
     if sorted(steps) != sorted(STEPS):
         return
     table, level, bound = steps["table"], steps["level"], steps["bound"]
+    reader, reader_level = steps["reader"], steps["reader-level"]
     panel, field = table["panel"], table["field"]
     names = field["ArrayNames"] or []
     rows = panel.get("arrays", [])
-    check(all(s["panel"].get("shown") for s in (table, level, bound)),
-          "the panel was shown at every step (%s)" % [s["panel"].get("shown") for s in (table, level, bound)])
+    check(all(s["panel"].get("shown") for s in steps.values()),
+          "the panel was shown at every step (%s)" % [s["panel"].get("shown") for s in steps.values()])
     check(len(rows) == len(names) + 1 and names, "the table has one row per compressed array %s and "
           "a total row (%d rows)" % (names, len(rows)))
     for i, array in enumerate(names[: len(rows) - 1]):
@@ -181,8 +194,46 @@ def check_summary(summary, log, check):
     check(_close(brow.get("Bound"), bfield["AbsoluteErrorBound"][0]),
           "the panel followed: bound %s = SparseGrid.AbsoluteErrorBound %r"
           % (brow.get("Bound"), bfield["AbsoluteErrorBound"][0]))
-    errors = bound.get("messages", [])
+    check_reader(reader, reader_level, check)
+    errors = reader_level.get("messages", [])
     check(not errors, "no error reached the Output Messages window: %s" % errors[:3])
+
+
+def check_table(panel, field, what, check):
+    """Each row of the panel's table against the field data."""
+    names = field["ArrayNames"] or []
+    rows = panel.get("arrays", [])
+    check(len(rows) == len(names) + 1 and names, "%s: one row per array %s and a total row (%d rows)"
+          % (what, names, len(rows)))
+    for i, array in enumerate(names[: len(rows) - 1]):
+        for column, key in (("Bound", "AbsoluteErrorBound"), ("Max error", "MaxAbsError"),
+                            ("RMSE", "RMSE"), ("PSNR (dB)", "PSNR")):
+            value = (field[key] or [None])[i]
+            check(value is not None and _close(rows[i][column], value),
+                  "%s: %s of %s shows %s, SparseGrid.%s holds %r"
+                  % (what, column, array, rows[i][column], key, value))
+    if rows:
+        check(_close(rows[-1]["Ratio"], field["CompressionRatio"][0]), "%s: total ratio %s = "
+              "SparseGrid.CompressionRatio %r" % (what, rows[-1]["Ratio"], field["CompressionRatio"][0]))
+
+
+def check_reader(reader, reader_level, check):
+    """The .sgrid file opened with the reader (its reconstructed image shown): the panel reads the
+    file's representation itself, and its slider sets the reader's Level Of Detail."""
+    panel = reader["panel"]
+    check(reader["active"] == "SparseGridReader" and panel["source"].startswith("SparseGridReader"),
+          "the panel follows the reader of the file (%s, %s)" % (reader["active"], panel["source"]))
+    check_table(panel, reader["field"], "the file", check)
+    check(panel["levels"] > 1 and panel["level"] == panel["levels"] and reader["reader_level_of_detail"] == 0,
+          "the slider starts at all %s levels, the reader reads all (Level Of Detail %s)"
+          % (panel["levels"], reader["reader_level_of_detail"]))
+    lpanel = reader_level["panel"]
+    check(lpanel["level"] == 3 and reader_level["reader_level_of_detail"] == 3,
+          "the recorded slider event chose level 3 and set the reader's Level Of Detail to it (%s, %s)"
+          % (lpanel["level"], reader_level["reader_level_of_detail"]))
+    check(0 < lpanel["level_bytes"] < lpanel["level_total_bytes"],
+          "level 3 of the file reads part of its streams: %s of %s bytes"
+          % (lpanel["level_bytes"], lpanel["level_total_bytes"]))
 
 
 if __name__ != "gui_inspector_check":
