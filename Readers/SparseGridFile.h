@@ -25,6 +25,10 @@ namespace sparsegrid
 {
 namespace file
 {
+namespace checksums
+{
+struct ArrayRecord;
+}
 
 /// Value of the root attribute `format`: what makes an HDF5 file one of ours.
 constexpr const char* FormatName = "SparseGrid";
@@ -113,6 +117,10 @@ struct Header
 {
   int formatVersion = FormatVersion;
   std::string writer; ///< free text naming the program that wrote the file
+  /// The file stores checksums of its metadata and, for coded streams, of each level
+  /// (docs/file-format.md); files written before those existed have none and are checked by
+  /// their data checksums alone.
+  bool metadataChecksums = false;
   GridDescription grid;
   std::vector<ArrayDescription> arrays;
   std::vector<StepInfo> steps; ///< at least one
@@ -141,6 +149,12 @@ struct ArrayValues
   double absoluteBound = 0;
   int levelsRead = 0;
   ///@}
+  ///@{
+  /// Coded datasets of files with level checksums: the levels of each stream and the CRC-32 of
+  /// each stream's first k levels (stream by stream), as stored and verified.
+  std::vector<int> streamLevels;
+  std::vector<std::uint32_t> levelCrc32;
+  ///@}
   const void* data() const
   {
     return this->floats.empty() ? static_cast<const void*>(this->doubles.data())
@@ -159,7 +173,7 @@ struct StepData
 //------------------------------------------------------------------------------------------------
 
 /**
- * CRC-32 as in zlib, PNG and Ethernet (reflected polynomial 0xEDB88320, initial value and final
+ * zlib's CRC-32 (as PNG and Ethernet: reflected polynomial 0xEDB88320, initial value and final
  * XOR 0xFFFFFFFF): `crc32(bytes) == zlib.crc32(bytes)` in Python. Pass a previous result as
  * `crc` to continue over more bytes.
  */
@@ -208,6 +222,22 @@ ArrayMetrics arrayMetricsOf(const Description& description, std::size_t array);
 /// range).
 std::string validateArrays(const std::vector<ArrayDescription>& arrays);
 
+/**
+ * Checks that coded pieces (6 extent values each, 0-based in `dimensions`) tile the image: every
+ * piece inside it, and every sample in exactly one piece, or (VTK's pieces) pieces that share
+ * only boundary layers, i.e. whose cells tile it. A gap would come back as zeros and an overlap
+ * would let one piece silently win, so either is refused with the pieces or samples involved.
+ * validateGrid applies it to coded grids.
+ */
+std::string validatePieceTiling(const std::array<int, 3>& dimensions,
+  const std::vector<int>& extents);
+
+/**
+ * Checks the stored metrics of a step against themselves: non-negative numbers, an RMSE not
+ * above the max error, and for coded arrays a max error not above the bound the file claims.
+ */
+std::string validateStepMetrics(const Header& header, const StepData& step);
+
 /// Bytes per coefficient of a precision.
 inline std::size_t bytesPerValue(Precision p)
 {
@@ -223,8 +253,9 @@ struct ReadOptions
   /// Upper bound for the coefficients of one step (0: the machine's available memory). The
   /// fuzzer sets a small one.
   std::uint64_t memoryLimitBytes = 0;
-  /// Compare each dataset's CRC-32 with its stored attribute (whole reads only: a partial read
-  /// of coded streams relies on the codec's own validation).
+  /// Compare the bytes read with their stored checksums: each dataset's CRC-32 on whole reads,
+  /// each stream's level checksum on partial reads of coded streams (files without level
+  /// checksums: the whole dataset is read and checked, then cut), and the metadata checksums.
   bool verifyChecksums = true;
   /// Error-bounded files: read only the first `levelOfDetail` levels of each stream (0: all).
   int levelOfDetail = 0;
@@ -260,6 +291,7 @@ private:
   std::string openWith(long long fapl, const std::string& name);
   std::string readHeader();
   std::string readStepInto(std::size_t index, StepData& step);
+  std::string readFixedStepInto(std::size_t index, StepData& step);
   std::string readCodedStepInto(std::size_t index, StepData& step);
 
   long long File = -1; // hid_t, kept out of the header so that users need no HDF5 includes
@@ -344,6 +376,16 @@ public:
 private:
   /// Abandons the file being written; returns "cannot write <path>: <why>".
   std::string fail(const std::string& why);
+  /// Why `step` cannot be the next step (empty when it can).
+  std::string checkStep(const StepInput& step) const;
+  /// Writes array `k` of a step into the step group `group` (an hid_t) and fills the record its
+  /// metadata checksum covers.
+  std::string writeArray(long long group,
+    std::size_t k,
+    const ArrayInput& array,
+    checksums::ArrayRecord& record);
+  /// The header written so far (grid, arrays, times), as the reader will read it.
+  Header headerOf() const;
 
   long long File = -1;
   std::string Path;
@@ -353,6 +395,7 @@ private:
   std::size_t Steps = 0;
   bool StepsHaveTime = false;
   double LastTime = 0;
+  std::vector<std::optional<double>> Times;
 };
 
 /// Convenience: writes a whole file in one call.

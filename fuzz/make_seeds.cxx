@@ -4,6 +4,8 @@
 // them to read.
 #include "SparseGridFile.h"
 
+#include "../Testing/IO/SparseGridFileTestUtilities.h"
+
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -125,5 +127,20 @@ int main(int argc, char* argv[])
     { { "v", 3 } },
     1,
     true);
+  // Error-bounded files: two pieces of float streams, one of double.
+  for (const auto& [name, error] :
+    { std::make_pair("valid-coded-2d-float-2pieces.sgrid",
+        sgtest::WriteCodedSample(folder + "/valid-coded-2d-float-2pieces.sgrid")),
+      std::make_pair("valid-coded-3d-double.sgrid",
+        sgtest::WriteCodedFile<double>(folder + "/valid-coded-3d-double.sgrid",
+          { { 9, 9, 9 } },
+          { 0, 8, 0, 8, 0, 8 },
+          { { "d", 1 } },
+          1,
+          1e-2)) })
+  {
+    std::printf("%s %s\n", name, error.empty() ? "written" : error.c_str());
+    failures += error.empty() ? 0 : 1;
+  }
   return failures == 0 ? 0 : 1;
 }

@@ -8,6 +8,12 @@
 // return an error or a header and steps that satisfy the invariants checked below; anything
 // else (a crash, a sanitizer report, a violated invariant) is a finding.
 //
+// An input whose first byte is 0xEB starts from a valid error-bounded file written by the writer
+// and edits it as the rest says (attribute values, stream bytes exchanged or flipped, checksums
+// removed as in files written before they existed). Every accepted file is read at every level
+// of detail, 0 (whole) to one more than its streams have, and what is accepted must be covered by
+// the checksums.
+//
 // An input whose first byte is 0xFD goes to the representation's validator instead (when built
 // with SPARSEGRID_FUZZ_FIELD_DATA, which needs VTK): the rest drives the corruption of a valid
 // representation's SparseGrid.* field data and coefficient arrays (arrays removed, retyped,
@@ -18,12 +24,16 @@
 // Build and run: fuzz/run.sh (scripts/fuzz-run.sh for a timed run that reports executions per
 // second). The same function runs the regression corpus (fuzz/corpus) in CTest, compiled
 // without the fuzzer.
+#include "../Testing/IO/SparseGridFileTestUtilities.h"
 #include "SparseGridFile.h"
+
+#include "sparsegrid/codec.h"
 
 #include <hdf5.h>
 
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -65,15 +75,85 @@ void Check(bool condition, const char* what)
   }
 }
 
-/// Reads an image with the reader and checks what it accepted.
-void ExerciseReader(const void* data, std::size_t size)
+/// Levels of the streams of an accepted coded step (the most of any stream; 0 if none parse).
+int MostLevels(const sgf::StepData& step)
+{
+  int most = 0;
+  for (const sgf::ArrayValues& a : step.arrays)
+  {
+    for (std::size_t k = 0; k + 1 < a.streamOffsets.size(); ++k)
+    {
+      sparsegrid::codec::StreamInfo info;
+      if (sparsegrid::codec::inspect(a.bytes.data() + a.streamOffsets[k],
+            static_cast<std::size_t>(a.streamOffsets[k + 1] - a.streamOffsets[k]),
+            info)
+            .ok())
+      {
+        most = std::max(most, info.levels);
+      }
+    }
+  }
+  return most;
+}
+
+/// Checks what the reader accepted for step `s` read at level of detail `lod`.
+void CheckStep(const sgf::Header& h, std::uint64_t points, int lod, const sgf::StepData& step)
+{
+  Check(step.arrays.size() == h.arrays.size(), "one array per announced array");
+  Check(sgf::validateStepMetrics(h, step).empty(), "accepted metrics are consistent");
+  const bool coded = h.grid.encoding == sgf::Encoding::ErrorBounded;
+  for (std::size_t k = 0; k < step.arrays.size(); ++k)
+  {
+    const sgf::ArrayValues& a = step.arrays[k];
+    if (coded)
+    {
+      const std::size_t streams =
+        h.grid.pieceExtents.size() / 6 * static_cast<std::size_t>(h.arrays[k].components);
+      Check(a.streamOffsets.size() == streams + 1 && a.streamOffsets.front() == 0 &&
+          a.streamOffsets.back() == a.bytes.size(),
+        "stream table matches the bytes");
+      Check(std::is_sorted(a.streamOffsets.begin(), a.streamOffsets.end()), "streams in order");
+      if (lod == 0)
+      {
+        Check(sgf::crc32(a.bytes.data(), a.bytes.size()) == a.crc32, "checksum verified");
+      }
+      else if (!a.streamLevels.empty())
+      {
+        // Each stream read is a prefix whose checksum is in the level table.
+        std::size_t base = 0;
+        for (std::size_t i = 0; i < streams; ++i)
+        {
+          const std::uint32_t crc = sgf::crc32(a.bytes.data() + a.streamOffsets[i],
+            static_cast<std::size_t>(a.streamOffsets[i + 1] - a.streamOffsets[i]));
+          const auto first = a.levelCrc32.begin() + static_cast<std::ptrdiff_t>(base);
+          Check(std::find(first, first + a.streamLevels[i], crc) != first + a.streamLevels[i],
+            "every prefix read matches its level checksum");
+          base += static_cast<std::size_t>(a.streamLevels[i]);
+        }
+      }
+      continue;
+    }
+    const std::size_t n =
+      static_cast<std::size_t>(points) * static_cast<std::size_t>(h.arrays[k].components);
+    const bool isFloat = h.grid.precision == sparsegrid::Precision::Float;
+    Check((isFloat ? a.floats.size() : a.doubles.size()) == n, "array size");
+    const std::uint32_t crc =
+      isFloat ? sgf::crc32OfValues(a.floats.data(), n) : sgf::crc32OfValues(a.doubles.data(), n);
+    Check(crc == a.crc32, "checksum verified");
+  }
+}
+
+/// Reads an image with the reader at level of detail `lod` and checks what it accepted;
+/// returns the most levels of the first step's streams (coded files read whole), else 0.
+int ExerciseReaderAt(const void* data, std::size_t size, int lod)
 {
   sgf::ReadOptions options;
   options.memoryLimitBytes = FuzzMemoryLimit;
+  options.levelOfDetail = lod;
   sgf::Reader reader;
   if (!reader.openMemory(data, size, options).empty())
   {
-    return;
+    return 0;
   }
   const sgf::Header& h = reader.header();
   std::uint64_t points = 0;
@@ -86,6 +166,7 @@ void ExerciseReader(const void* data, std::size_t size)
   {
     Check(times[s] > times[s - 1], "times increase");
   }
+  int levels = 0;
   const std::size_t steps = h.steps.size() < 4 ? h.steps.size() : 4;
   for (std::size_t s = 0; s < steps; ++s)
   {
@@ -95,22 +176,27 @@ void ExerciseReader(const void* data, std::size_t size)
       Check(step.arrays.empty(), "a failed step returns no arrays");
       continue;
     }
-    Check(step.arrays.size() == h.arrays.size(), "one array per announced array");
-    for (std::size_t k = 0; k < step.arrays.size(); ++k)
+    CheckStep(h, points, lod, step);
+    if (s == 0 && lod == 0 && h.grid.encoding == sgf::Encoding::ErrorBounded)
     {
-      const sgf::ArrayValues& a = step.arrays[k];
-      const std::size_t n =
-        static_cast<std::size_t>(points) * static_cast<std::size_t>(h.arrays[k].components);
-      const bool isFloat = h.grid.precision == sparsegrid::Precision::Float;
-      Check((isFloat ? a.floats.size() : a.doubles.size()) == n, "array size");
-      const std::uint32_t crc =
-        isFloat ? sgf::crc32OfValues(a.floats.data(), n) : sgf::crc32OfValues(a.doubles.data(), n);
-      Check(crc == a.crc32, "checksum verified");
+      levels = MostLevels(step);
     }
   }
   // What the VTK reader does next with an accepted header.
   sparsegrid::Grid grid;
-  sparsegrid::Grid::create(h.grid.spec(), grid, FuzzMemoryLimit);
+  (void)sparsegrid::Grid::create(h.grid.spec(), grid, FuzzMemoryLimit);
+  return levels;
+}
+
+/// Reads an image at every level of detail: 0 (whole), then 1 to one more than its streams
+/// have (coded files; a prefix of each stream, then whole streams).
+void ExerciseReader(const void* data, std::size_t size)
+{
+  const int levels = ExerciseReaderAt(data, size, 0);
+  for (int lod = 1; lod <= levels + 1 && levels > 0; ++lod)
+  {
+    ExerciseReaderAt(data, size, lod);
+  }
 }
 
 /// A few bytes of awkward strings.
@@ -371,6 +457,201 @@ std::vector<unsigned char> BuildImage(const std::uint8_t* data, std::size_t size
   return image;
 }
 
+//------------------------------------------------------------------------------------------------
+// Coded recipes (first byte 0xEB): a valid error-bounded file, then fuzzed edits
+//------------------------------------------------------------------------------------------------
+
+/// Valid coded files written once by the writer: two float pieces over two steps (5 levels per
+/// stream), and one double piece of a 3-D image.
+const std::vector<std::vector<char>>& CodedBases()
+{
+  static const std::vector<std::vector<char>> bases = []()
+  {
+    std::vector<std::vector<char>> images;
+    const std::string path = "/tmp/sgrid-fuzz-base-" + std::to_string(::getpid()) + ".sgrid";
+    if (sgtest::WriteCodedSample(path).empty())
+    {
+      images.push_back(sgtest::ReadBytes(path));
+    }
+    if (sgtest::WriteCodedFile<double>(
+          path, { { 9, 9, 9 } }, { 0, 8, 0, 8, 0, 8 }, { { "d", 1 } }, 1, 1e-2)
+          .empty())
+    {
+      images.push_back(sgtest::ReadBytes(path));
+    }
+    std::remove(path.c_str());
+    return images;
+  }();
+  return bases;
+}
+
+/// Attributes a coded edit may change: (object, name, is a double).
+struct Target
+{
+  const char* Object;
+  const char* Name;
+  bool Real;
+};
+constexpr Target CodedTargets[] = {
+  { "/grid", "piece_extents", false },
+  { "/grid", "number_of_pieces", false },
+  { "/grid", "image_dimensions", false },
+  { "/grid", "image_spacing", true },
+  { "/grid", "bounds", true },
+  { "/grid", "error_bound", true },
+  { "/steps", "number_of_arrays", false },
+  { "/steps/000000/array_0000", "stream_offsets", false },
+  { "/steps/000000/array_0000", "stream_levels", false },
+  { "/steps/000000/array_0000", "level_crc32", false },
+  { "/steps/000000/array_0000", "absolute_bound", true },
+  { "/steps/000000/array_0000", "max_abs_error", true },
+  { "/steps/000000/array_0000", "rmse", true },
+  { "/steps/000000/array_0000", "crc32", false },
+  { "/steps/000000/array_0000", "components", false },
+  { "/steps/000000", "metadata_crc32", false },
+  { "/", "metadata_crc32", false },
+};
+
+/// One value of a numeric attribute replaced (or the attribute resized or deleted).
+void EditAttribute(FuzzedDataProvider& fdp, hid_t file, const Target& t)
+{
+  const hid_t object = H5Oopen(file, t.Object, H5P_DEFAULT);
+  if (object < 0)
+  {
+    return;
+  }
+  std::vector<double> reals;
+  std::vector<long long> ints;
+  const hid_t attr = H5Aopen(object, t.Name, H5P_DEFAULT);
+  if (attr >= 0)
+  {
+    const hid_t space = H5Aget_space(attr);
+    const hssize_t n = H5Sget_simple_extent_npoints(space);
+    H5Sclose(space);
+    if (n > 0 && n < 4096)
+    {
+      reals.resize(static_cast<std::size_t>(n));
+      ints.resize(static_cast<std::size_t>(n));
+      t.Real ? H5Aread(attr, H5T_NATIVE_DOUBLE, reals.data())
+             : H5Aread(attr, H5T_NATIVE_LLONG, ints.data());
+    }
+    H5Aclose(attr);
+  }
+  H5Adelete(object, t.Name);
+  const int how = fdp.ConsumeIntegralInRange<int>(0, 7);
+  if (how > 0)
+  {
+    const std::size_t n = t.Real ? reals.size() : ints.size();
+    if (how == 1)
+    {
+      // Resized by one value either way.
+      const std::size_t m = fdp.ConsumeBool() ? n + 1 : (n > 0 ? n - 1 : 0);
+      reals.resize(m, 1.0);
+      ints.resize(m, 1);
+    }
+    else if (n > 0)
+    {
+      const std::size_t at = fdp.ConsumeIntegralInRange<std::size_t>(0, n - 1);
+      if (t.Real)
+      {
+        reals[at] = PickDouble(fdp, reals[at] * 2);
+      }
+      else
+      {
+        ints[at] = PickInt(fdp, ints[at]);
+      }
+    }
+    t.Real ? DoubleAttribute(object, t.Name, reals, reals.size() == 1)
+           : IntAttribute(object, t.Name, ints, ints.size() == 1);
+  }
+  H5Oclose(object);
+}
+
+/// Bytes of a coded dataset damaged: one flipped, or two ranges exchanged.
+void EditStreams(FuzzedDataProvider& fdp, hid_t file)
+{
+  const char* path = fdp.ConsumeBool() ? "/steps/000000/array_0000" : "/steps/000000/array_0001";
+  const hid_t ds = H5Dopen2(file, path, H5P_DEFAULT);
+  const hid_t space = ds >= 0 ? H5Dget_space(ds) : -1;
+  const hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : 0;
+  if (n > 1)
+  {
+    std::vector<unsigned char> bytes(static_cast<std::size_t>(n));
+    H5Dread(ds, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data());
+    const std::size_t a = fdp.ConsumeIntegralInRange<std::size_t>(0, bytes.size() - 1);
+    if (fdp.ConsumeBool())
+    {
+      bytes[a] ^= static_cast<unsigned char>(1u << fdp.ConsumeIntegralInRange<int>(0, 7));
+    }
+    else
+    {
+      const std::size_t b = fdp.ConsumeIntegralInRange<std::size_t>(0, bytes.size() - 1);
+      const std::size_t count =
+        fdp.ConsumeIntegralInRange<std::size_t>(0, bytes.size() - std::max(a, b));
+      std::swap_ranges(bytes.begin() + static_cast<std::ptrdiff_t>(a),
+        bytes.begin() + static_cast<std::ptrdiff_t>(a + count),
+        bytes.begin() + static_cast<std::ptrdiff_t>(b));
+    }
+    H5Dwrite(ds, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data());
+  }
+  H5Sclose(space);
+  H5Dclose(ds);
+}
+
+/// A valid coded file with a few fuzzed edits (attributes, stream bytes, checksums removed as
+/// in files written before they existed), as an HDF5 file image.
+std::vector<unsigned char> BuildCodedImage(const std::uint8_t* data, std::size_t size)
+{
+  FuzzedDataProvider fdp(data, size);
+  std::vector<unsigned char> image;
+  const std::vector<std::vector<char>>& bases = CodedBases();
+  if (bases.empty())
+  {
+    return image;
+  }
+  std::vector<char> base = bases[fdp.ConsumeIntegralInRange<std::size_t>(0, bases.size() - 1)];
+  const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_fapl_core(fapl, 1 << 16, 0);
+  H5Pset_file_image(fapl, base.data(), base.size());
+  const hid_t file = H5Fopen("sgrid-fuzz-coded", H5F_ACC_RDWR, fapl);
+  H5Pclose(fapl);
+  if (file < 0)
+  {
+    return image;
+  }
+  const int edits = fdp.ConsumeIntegralInRange<int>(0, 4);
+  for (int e = 0; e < edits && fdp.remaining_bytes() > 0; ++e)
+  {
+    switch (fdp.ConsumeIntegralInRange<int>(0, 3))
+    {
+      case 0:
+        EditStreams(fdp, file);
+        break;
+      case 1:
+        sgtest::StripMetadataChecksums(file);
+        break;
+      default:
+        EditAttribute(fdp,
+          file,
+          CodedTargets[fdp.ConsumeIntegralInRange<std::size_t>(
+            0, sizeof(CodedTargets) / sizeof(CodedTargets[0]) - 1)]);
+        break;
+    }
+  }
+  H5Fflush(file, H5F_SCOPE_GLOBAL);
+  const ssize_t bytes = H5Fget_file_image(file, nullptr, 0);
+  if (bytes > 0)
+  {
+    image.resize(static_cast<std::size_t>(bytes));
+    if (H5Fget_file_image(file, image.data(), image.size()) != bytes)
+    {
+      image.clear();
+    }
+  }
+  H5Fclose(file);
+  return image;
+}
+
 #ifdef SPARSEGRID_FUZZ_FIELD_DATA
 /// A fuzzed replacement for one field or point array: another type, another length, values
 /// that are out of range, non-finite or extreme.
@@ -604,7 +885,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
 #endif
-  if (size >= 8 && std::memcmp(data, signature, 8) == 0)
+  if (size >= 1 && data[0] == 0xEB)
+  {
+    const std::vector<unsigned char> image = BuildCodedImage(data + 1, size - 1);
+    if (!image.empty())
+    {
+      ExerciseReader(image.data(), image.size());
+    }
+  }
+  else if (size >= 8 && std::memcmp(data, signature, 8) == 0)
   {
     ExerciseReader(data, size);
   }

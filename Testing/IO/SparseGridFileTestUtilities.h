@@ -8,9 +8,13 @@
 
 #include "SparseGridFile.h"
 
+#include "sparsegrid/codec.h"
+
 #include <hdf5.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -185,6 +189,105 @@ inline std::string WriteSample(const std::string& path,
   return sgf::writeFile(path, g, { { "density", 1 }, { "velocity", 3 } }, input);
 }
 
+/**
+ * Writes an error-bounded file: a smooth field of `dims` samples coded in the given pieces (6
+ * extent values each), one stream per piece and component, `steps` steps with times, an
+ * absolute bound. Returns the writer's error.
+ */
+template<typename T>
+std::string WriteCodedFile(const std::string& path,
+  std::array<int, 3> dims,
+  const std::vector<int>& extents,
+  const std::vector<sgf::ArrayDescription>& arrays,
+  int steps,
+  double bound)
+{
+  sgf::GridDescription g;
+  g.encoding = sgf::Encoding::ErrorBounded;
+  g.precision = sizeof(T) == 4 ? sparsegrid::Precision::Float : sparsegrid::Precision::Double;
+  g.imageDimensions = dims;
+  for (int a = 0; a < 3; ++a)
+  {
+    if (dims[a] > 1)
+    {
+      g.axisMap.push_back(a);
+    }
+    g.imageSpacing[a] = 0.25;
+    g.bounds[2 * a + 1] = (dims[a] - 1) * 0.25;
+  }
+  g.dimensions = static_cast<int>(g.axisMap.size());
+  g.boundMode = sparsegrid::BoundAbsolute;
+  g.requestedBound = bound;
+  g.pieceExtents = extents;
+  std::vector<std::vector<std::uint8_t>> bytes;
+  bytes.reserve(static_cast<std::size_t>(steps) * arrays.size());
+  std::vector<sgf::StepInput> input(static_cast<std::size_t>(steps));
+  for (int s = 0; s < steps; ++s)
+  {
+    input[s].time = 0.25 * s;
+    input[s].metrics.compressionRatio = 3.0;
+    input[s].metrics.backend = "CPU";
+    for (std::size_t k = 0; k < arrays.size(); ++k)
+    {
+      const sgf::ArrayDescription& a = arrays[k];
+      sgf::ArrayInput in;
+      in.name = a.name;
+      in.components = a.components;
+      in.absoluteBound = bound;
+      in.metrics = { 0.5 * bound, 0.25 * bound, 60.0 };
+      in.streamOffsets.push_back(0);
+      bytes.emplace_back();
+      for (std::size_t p = 0; p < extents.size(); p += 6)
+      {
+        sparsegrid::codec::Layout layout;
+        for (int ax = 0; ax < 3; ++ax)
+        {
+          layout.dims[ax] =
+            static_cast<std::uint64_t>(extents[p + 2 * ax + 1] - extents[p + 2 * ax] + 1);
+        }
+        for (int c = 0; c < a.components; ++c)
+        {
+          std::vector<T> values;
+          for (int z = extents[p + 4]; z <= extents[p + 5]; ++z)
+          {
+            for (int y = extents[p + 2]; y <= extents[p + 3]; ++y)
+            {
+              for (int x = extents[p]; x <= extents[p + 1]; ++x)
+              {
+                values.push_back(static_cast<T>(
+                  std::sin(0.3 * x + 0.2 * y - 0.1 * z + c + s + 0.5 * static_cast<double>(k)) *
+                  (1 + 0.01 * x)));
+              }
+            }
+          }
+          std::vector<std::uint8_t> stream;
+          if (!sparsegrid::codec::encode(values.data(), layout, bound, stream).ok())
+          {
+            return "encoding failed";
+          }
+          bytes.back().insert(bytes.back().end(), stream.begin(), stream.end());
+          in.streamOffsets.push_back(bytes.back().size());
+        }
+      }
+      in.bytes = bytes.back().data();
+      input[s].arrays.push_back(in);
+    }
+  }
+  return sgf::writeFile(path, g, arrays, input);
+}
+
+/// The coded sample: 33 x 17 float samples in two pieces (x 0..15 and 16..32), arrays "f" (1
+/// component) and "uv" (2), coded in 5 levels per stream; `steps` steps.
+inline std::string WriteCodedSample(const std::string& path, int steps = 2)
+{
+  return WriteCodedFile<float>(path,
+    { { 33, 17, 1 } },
+    { 0, 15, 0, 16, 0, 0, 16, 32, 0, 16, 0, 0 },
+    { { "f", 1 }, { "uv", 2 } },
+    steps,
+    5e-2);
+}
+
 //------------------------------------------------------------------------------------------------
 // Tampering: each helper opens a valid file read-write and damages one thing.
 //------------------------------------------------------------------------------------------------
@@ -254,6 +357,31 @@ inline bool SetDoubleAttribute(hid_t file, const char* object, const char* name,
   return ok;
 }
 
+/// Replaces attribute `name` of `object` (a path) by a double array.
+inline bool SetDoubleArrayAttribute(hid_t file,
+  const char* object,
+  const char* name,
+  const std::vector<double>& values)
+{
+  const hid_t obj = H5Oopen(file, object, H5P_DEFAULT);
+  if (obj < 0)
+  {
+    return false;
+  }
+  if (H5Aexists(obj, name) > 0)
+  {
+    H5Adelete(obj, name);
+  }
+  const hsize_t dims[1] = { values.size() };
+  const hid_t space = H5Screate_simple(1, dims, nullptr);
+  const hid_t attr = H5Acreate2(obj, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+  const bool ok = attr >= 0 && H5Awrite(attr, H5T_NATIVE_DOUBLE, values.data()) >= 0;
+  H5Aclose(attr);
+  H5Sclose(space);
+  H5Oclose(obj);
+  return ok;
+}
+
 inline bool DeleteAttribute(hid_t file, const char* object, const char* name)
 {
   const hid_t obj = H5Oopen(file, object, H5P_DEFAULT);
@@ -264,6 +392,23 @@ inline bool DeleteAttribute(hid_t file, const char* object, const char* name)
 
 /// Replaces the dataset at `path` by one of `rows` x `cols` of `type` (no data written when
 /// `write` is false, so the rows can be absurd without taking disk space).
+/// Removes the metadata checksums of the root and of every step: a file as written before
+/// they existed (its level checksums stay, and are used when present).
+inline bool StripMetadataChecksums(hid_t file)
+{
+  bool ok = H5Adelete_by_name(file, "/", "metadata_crc32", H5P_DEFAULT) >= 0;
+  for (int s = 0;; ++s)
+  {
+    char step[32];
+    std::snprintf(step, sizeof(step), "/steps/%06d", s);
+    if (H5Lexists(file, step, H5P_DEFAULT) <= 0)
+    {
+      return ok && s > 0;
+    }
+    ok = H5Adelete_by_name(file, step, "metadata_crc32", H5P_DEFAULT) >= 0 && ok;
+  }
+}
+
 inline bool ReplaceDataset(hid_t file,
   const char* path,
   hsize_t rows,

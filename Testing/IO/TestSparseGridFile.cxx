@@ -128,7 +128,7 @@ void RoundTrip(sparsegrid::Precision precision)
   step.metrics.backendNote = "a note with UTF-8: \xc3\xa9";
   step.arrays = { { "scalar", 1, a.data(), { 0.5, 0.25, 42.0 } },
     { "vector", 3, b.data(), {} },
-    { "tensor with spaces/and slash", 9, c.data(), { 1.0, 2.0, INFINITY } } };
+    { "tensor with spaces/and slash", 9, c.data(), { 2.0, 1.0, INFINITY } } };
   ASSERT_EQ(sgf::writeFile(path,
               g,
               { { "scalar", 1 }, { "vector", 3 }, { "tensor with spaces/and slash", 9 } },
@@ -279,7 +279,7 @@ TEST(SparseGridFile, SizeIsCoefficientsPlusSmallHeader)
       steps[s].metrics.backend = "CPU";
       steps[s].metrics.backendNote = "";
       steps[s].metrics.hierarchizeSeconds = 1;
-      steps[s].arrays = { { "a", 1, data, { 1, 2, 3 } }, { "b", 3, data, { 1, 2, 3 } } };
+      steps[s].arrays = { { "a", 1, data, { 2, 1, 3 } }, { "b", 3, data, { 2, 1, 3 } } };
     }
     const std::string path = folder + "/s.sgrid";
     ASSERT_EQ(sgf::writeFile(path, g, { { "a", 1 }, { "b", 3 } }, steps), "");
@@ -462,8 +462,29 @@ TEST(SparseGridFile, BadFilesGiveClearErrorsAndNoOutput)
   for (const BadFileCase& c : BadFileCases())
   {
     SCOPED_TRACE(c.Name);
+    // As written, every damage is refused: by the check the case names, or by the metadata
+    // checksum where the damage is to the metadata and the checksum is verified first.
+    const std::string checked = folder + "/" + c.Name + "-checked.sgrid";
+    ASSERT_EQ(WriteSample(checked, 3), "");
+    ASSERT_TRUE(c.Make(checked)) << "could not prepare the bad file";
+    {
+      sgf::Reader reader;
+      std::string error = reader.open(checked);
+      if (error.empty() && c.Step >= 0)
+      {
+        sgf::StepData d;
+        error = reader.readStep(static_cast<std::size_t>(c.Step), d);
+        EXPECT_TRUE(d.arrays.empty());
+      }
+      EXPECT_TRUE(error.find(c.Expect) != std::string::npos ||
+        error.find("metadata checksum mismatch") != std::string::npos)
+        << "expected '" << c.Expect << "' or a metadata checksum mismatch in: " << error;
+    }
+    // Without metadata checksums (files written before they existed) each case reaches the
+    // check it names.
     const std::string path = folder + "/" + c.Name + ".sgrid";
     ASSERT_EQ(WriteSample(path, 3), "");
+    ASSERT_TRUE(Tamper(path, StripMetadataChecksums));
     ASSERT_TRUE(c.Make(path)) << "could not prepare the bad file";
     sgf::Reader reader;
     std::string error = reader.open(path);

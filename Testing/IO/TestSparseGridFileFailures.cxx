@@ -268,31 +268,6 @@ TEST(SparseGridFileFailures, FileSizeLimitLeavesHdf5CleanAndExitNormal)
 // Headers that claim more than the file holds
 //------------------------------------------------------------------------------------------------
 
-/// Replaces attribute `name` of `object` (a path) by a double array.
-bool SetDoubleArrayAttribute(hid_t file,
-  const char* object,
-  const char* name,
-  const std::vector<double>& values)
-{
-  const hid_t obj = H5Oopen(file, object, H5P_DEFAULT);
-  if (obj < 0)
-  {
-    return false;
-  }
-  if (H5Aexists(obj, name) > 0)
-  {
-    H5Adelete(obj, name);
-  }
-  const hsize_t dims[1] = { values.size() };
-  const hid_t space = H5Screate_simple(1, dims, nullptr);
-  const hid_t attr = H5Acreate2(obj, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT);
-  const bool ok = attr >= 0 && H5Awrite(attr, H5T_NATIVE_DOUBLE, values.data()) >= 0;
-  H5Aclose(attr);
-  H5Sclose(space);
-  H5Oclose(obj);
-  return ok;
-}
-
 /// Opens `path` and returns the error with the time it took.
 std::string OpenTimed(const std::string& path, double& seconds, std::uint64_t memoryLimit = 0)
 {
@@ -327,9 +302,11 @@ TEST(SparseGridFileFailures, HugeImageClaimIsRefusedAtOpen)
 
 TEST(SparseGridFileFailures, ConsistentHugeImageStillOpens)
 {
-  // The same claim made consistently (bounds and spacing edited too) is a legitimate file with
-  // a huge compression ratio: the file layer opens it; the image is the reader's to check
-  // against memory when it allocates it. This guards against the check above being a size cap.
+  // The same claim made consistently (bounds and spacing edited too) is a legitimate header
+  // with a huge compression ratio: the file layer opens it when no metadata checksum stands
+  // against it; the image is the reader's to check against memory when it allocates it. This
+  // guards against the check above being a size cap. With the metadata checksum the writer
+  // stores, the edit itself is refused.
   const std::string folder = ScratchFolder("hugeconsistent");
   const std::string path = folder + "/x.sgrid";
   ASSERT_EQ(WriteSample(path, 1), "");
@@ -342,7 +319,10 @@ TEST(SparseGridFileFailures, ConsistentHugeImageStillOpens)
         SetDoubleArrayAttribute(file, "/grid", "bounds", { 0.0, 1.998, 0.0, 1.998, 0.0, 2.997 });
     }));
   double seconds = 0;
-  const std::string error = OpenTimed(path, seconds);
+  std::string error = OpenTimed(path, seconds);
+  EXPECT_NE(error.find("metadata checksum mismatch"), std::string::npos) << error;
+  ASSERT_TRUE(Tamper(path, StripMetadataChecksums));
+  error = OpenTimed(path, seconds);
   EXPECT_EQ(error, "");
 }
 
@@ -363,7 +343,8 @@ TEST(SparseGridFileFailures, CoefficientsBeyondTheFileAreRefusedAtOpen)
         SetIntAttribute(f, "/grid", "level_caps", { cap, cap, cap }) &&
         SetIntAttribute(f, "/grid", "number_of_points", { static_cast<long long>(n) }) &&
         ReplaceDataset(f, "/steps/000000/array_0000", n, 1, H5T_IEEE_F64LE, false, "density") &&
-        ReplaceDataset(f, "/steps/000000/array_0001", n, 3, H5T_IEEE_F64LE, false, "velocity");
+        ReplaceDataset(f, "/steps/000000/array_0001", n, 3, H5T_IEEE_F64LE, false, "velocity") &&
+        StripMetadataChecksums(f); // the size check, not the checksum, is under test
     }));
   double seconds = 0;
   const std::string error = OpenTimed(path, seconds);

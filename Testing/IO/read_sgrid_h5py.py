@@ -1,10 +1,12 @@
-"""Reads an .sgrid file with h5py and numpy only, verifying every checksum.
+"""Reads an .sgrid file with h5py and numpy only, verifying every checksum (data, level and
+metadata checksums, docs/file-format.md section Checksums).
 
 This is the example of docs/file-format.md; CTest runs it on files the plugin wrote.
 Usage: python3 read_sgrid_h5py.py FILE.sgrid [...]
 Exit status: 0 when every file is valid, 1 otherwise, 125 when h5py is not installed.
 """
 import os
+import struct
 import sys
 import zlib
 
@@ -21,12 +23,133 @@ def text(value):
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
+def _reference_decoder():
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Codec"))
+    import reference_decoder
+    return reference_decoder
+
+
+class MetadataText:
+    """The canonical metadata text: key=value lines; doubles as the hex digits of their bits."""
+
+    def __init__(self):
+        self.data = b""
+
+    def add(self, key, value):
+        self.data += key.encode("utf-8") + b"=" + value + b"\n"
+
+    def integer(self, key, value):
+        self.add(key, b"%d" % int(value))
+
+    def integers(self, key, values):
+        self.add(key, ",".join("%d" % int(v) for v in np.atleast_1d(values)).encode())
+
+    def reals(self, key, values):
+        self.add(key, ",".join("%016x" % struct.unpack("<Q", struct.pack("<d", float(v)))[0]
+                               for v in np.atleast_1d(values)).encode())
+
+    def string(self, key, value):
+        data = value if isinstance(value, bytes) else str(value).encode("utf-8")
+        data = data.split(b"\0")[0]
+        self.add(key, b"%d:" % len(data) + data)
+
+    def optional(self, attrs, key, kind, name=None):
+        if key in attrs:
+            getattr(self, kind)(name or key, attrs[key])
+
+
+def layout_text(f, coded):
+    grid, steps = f["grid"].attrs, f["steps"]
+    t = MetadataText()
+    t.integer("format_version", f.attrs["format_version"])
+    t.string("encoding", "error_bounded" if coded else "sparse_grid")
+    t.integer("dimensions", grid["dimensions"])
+    if coded:
+        for key, kind in (("bound_mode", "string"), ("error_bound", "reals"),
+                          ("number_of_pieces", "integer"), ("piece_extents", "integers")):
+            getattr(t, kind)(key, grid[key])
+    else:
+        for key, kind in (("level", "integer"), ("level_caps", "integers"),
+                          ("boundary", "integer"), ("number_of_points", "integer")):
+            getattr(t, kind)(key, grid[key])
+    for key, kind in (("axis_map", "integers"), ("bounds", "reals"),
+                      ("image_dimensions", "integers"), ("image_origin", "reals"),
+                      ("image_spacing", "reals"), ("precision", "string")):
+        getattr(t, kind)(key, grid[key])
+    arrays = int(steps.attrs["number_of_arrays"])
+    t.integer("number_of_arrays", arrays)
+    for k in range(arrays):
+        dataset = steps["000000"]["array_%04d" % k]
+        t.string("array_%04d.name" % k, dataset.attrs["name"])
+        t.integer("array_%04d.components" % k,
+                  dataset.attrs["components"] if coded else dataset.shape[1])
+    return t.data
+
+
+def check_metadata(f, coded):
+    """The root's and every step's metadata_crc32 (files written before they existed have
+    none), and every level checksum of coded streams."""
+    if "metadata_crc32" not in f.attrs:
+        return
+    layout = layout_text(f, coded)
+    steps = f["steps"]
+    count = int(steps.attrs["number_of_steps"])
+    header = MetadataText()
+    header.integer("number_of_steps", count)
+    for s in range(count):
+        header.optional(steps["%06d" % s].attrs, "time", "reals", "step_%06d.time" % s)
+    if zlib.crc32(layout + header.data) != int(f.attrs["metadata_crc32"]):
+        raise ValueError("metadata checksum mismatch in the header")
+    for s in range(count):
+        group = steps["%06d" % s]
+        t = MetadataText()
+        t.integer("layout_crc32", zlib.crc32(layout))
+        t.integer("step", s)
+        for key, kind in (("time", "reals"), ("compression_ratio", "reals"),
+                          ("hierarchize_seconds", "reals"), ("backend", "string"),
+                          ("backend_note", "string")):
+            t.optional(group.attrs, key, kind)
+        for k in range(int(steps.attrs["number_of_arrays"])):
+            dataset = group["array_%04d" % k]
+            a, key = dataset.attrs, "array_%04d" % k
+            t.string(key + ".name", a["name"])
+            t.integer(key + ".components", a["components"] if coded else dataset.shape[1])
+            t.integer(key + ".crc32", a["crc32"])
+            if coded:
+                t.integers(key + ".stream_offsets", a["stream_offsets"])
+                t.reals(key + ".absolute_bound", a["absolute_bound"])
+                t.integers(key + ".stream_levels", a["stream_levels"])
+                t.integers(key + ".level_crc32", a["level_crc32"])
+                check_levels(dataset)
+            for metric in ("max_abs_error", "rmse", "psnr"):
+                t.optional(a, metric, "reals", key + "." + metric)
+        if zlib.crc32(t.data) != int(group.attrs["metadata_crc32"]):
+            raise ValueError("metadata checksum mismatch in step %d" % s)
+
+
+def check_levels(dataset):
+    """Each stream's first k levels against its level_crc32 entries."""
+    decoder = _reference_decoder()
+    data = dataset[...].tobytes()
+    offsets = [int(o) for o in dataset.attrs["stream_offsets"]]
+    levels = [int(n) for n in np.atleast_1d(dataset.attrs["stream_levels"])]
+    crcs = [int(c) for c in np.atleast_1d(dataset.attrs["level_crc32"])]
+    at = 0
+    for k, count in enumerate(levels):
+        stream = data[offsets[k]:offsets[k + 1]]
+        ends = decoder.inspect(stream)["level_end"]
+        if len(ends) != count:
+            raise ValueError("level table mismatch in %s" % dataset.name)
+        for j, end in enumerate(ends):
+            if zlib.crc32(stream[:end]) != crcs[at + j]:
+                raise ValueError("level checksum mismatch in %s" % dataset.name)
+        at += count
+
+
 def decode_array(dataset, grid):
     """Version 2 (error-bounded): the coded streams of one array, decoded with the numpy
     reference decoder (Testing/Codec/reference_decoder.py) into (nz, ny, nx, components)."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Codec"))
-    import reference_decoder
-
+    reference_decoder = _reference_decoder()
     data = dataset[...].tobytes()
     if zlib.crc32(data) != int(dataset.attrs["crc32"]):
         raise ValueError("checksum mismatch in %s" % dataset.name)
@@ -51,6 +174,7 @@ def read_sgrid(path):
         assert version <= 2, "written by a newer version"
         grid = {key: f["grid"].attrs[key] for key in f["grid"].attrs}
         coded = version == 2 and text(grid.get("encoding", b"")) == "error_bounded"
+        check_metadata(f, coded)
         steps = f["steps"]
         result = {"grid": grid, "steps": [], "coded": coded}
         for s in range(int(steps.attrs["number_of_steps"])):

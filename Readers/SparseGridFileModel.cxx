@@ -1,0 +1,451 @@
+// The .sgrid records as the plugin's model (sparsegrid::Description) and their validation.
+// See SparseGridFile.h.
+#include "SparseGridFile.h"
+#include "SparseGridFileHdf5.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+
+namespace sparsegrid
+{
+namespace file
+{
+using h5::quoted;
+
+namespace
+{
+
+/// A box of samples, half-open on every axis: [lo, hi).
+struct Box
+{
+  long long Lo[3];
+  long long Hi[3];
+};
+
+std::string axisRange(const Box& b, int a)
+{
+  return std::string(1, static_cast<char>('x' + a)) + " " + std::to_string(b.Lo[a]) + ".." +
+    std::to_string(b.Hi[a] - 1);
+}
+
+/**
+ * Whether `boxes`, all inside [0, total), cover every cell of it exactly once. Empty when they
+ * do, otherwise the first overlap or the number of cells no box covers. Overlaps are searched
+ * along the axis with the most distinct lower ends (boxes sorted by it; a box is compared only
+ * with those that start before it ends), so a regular split costs about P^1.5 comparisons.
+ */
+std::string tilingProblem(const std::vector<Box>& boxes, const long long total[3], bool sampleSpace)
+{
+  const char* unit = sampleSpace ? "sample" : "cell";
+  int axis = 0;
+  std::size_t most = 0;
+  for (int a = 0; a < 3; ++a)
+  {
+    std::vector<long long> lows;
+    for (const Box& b : boxes)
+    {
+      lows.push_back(b.Lo[a]);
+    }
+    std::sort(lows.begin(), lows.end());
+    const std::size_t distinct =
+      static_cast<std::size_t>(std::unique(lows.begin(), lows.end()) - lows.begin());
+    if (distinct > most)
+    {
+      most = distinct;
+      axis = a;
+    }
+  }
+  std::vector<std::size_t> order(boxes.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+  {
+    order[i] = i;
+  }
+  std::sort(order.begin(),
+    order.end(),
+    [&](std::size_t i, std::size_t j) { return boxes[i].Lo[axis] < boxes[j].Lo[axis]; });
+  unsigned __int128 covered = 0;
+  for (std::size_t n = 0; n < order.size(); ++n)
+  {
+    const Box& b = boxes[order[n]];
+    unsigned __int128 volume = 1;
+    for (int a = 0; a < 3; ++a)
+    {
+      volume *= static_cast<unsigned __int128>(b.Hi[a] - b.Lo[a]);
+    }
+    covered += volume;
+    for (std::size_t m = n + 1; m < order.size() && boxes[order[m]].Lo[axis] < b.Hi[axis]; ++m)
+    {
+      const Box& o = boxes[order[m]];
+      bool overlap = true;
+      Box common{};
+      for (int a = 0; a < 3; ++a)
+      {
+        common.Lo[a] = std::max(b.Lo[a], o.Lo[a]);
+        common.Hi[a] = std::min(b.Hi[a], o.Hi[a]);
+        overlap = overlap && common.Lo[a] < common.Hi[a];
+      }
+      if (overlap)
+      {
+        const std::size_t p = std::min(order[n], order[m]), q = std::max(order[n], order[m]);
+        return "pieces " + std::to_string(p) + " and " + std::to_string(q) + " overlap (" + unit +
+          "s " + axisRange(common, 0) + ", " + axisRange(common, 1) + ", " + axisRange(common, 2) +
+          ")";
+      }
+    }
+  }
+  const unsigned __int128 all = static_cast<unsigned __int128>(total[0]) *
+    static_cast<unsigned __int128>(total[1]) * static_cast<unsigned __int128>(total[2]);
+  if (covered != all)
+  {
+    // No overlap and every box inside: fewer cells covered than exist means a gap.
+    const unsigned __int128 missing = all - covered;
+    const bool small = missing <= std::numeric_limits<std::uint64_t>::max();
+    return (small ? std::to_string(static_cast<std::uint64_t>(missing))
+                  : std::string("more than 2^64")) +
+      " " + unit + "s of the image lie in no piece";
+  }
+  return std::string();
+}
+
+} // namespace
+
+std::string validatePieceTiling(const std::array<int, 3>& dimensions,
+  const std::vector<int>& extents)
+{
+  const std::size_t pieces = extents.size() / 6;
+  if (pieces < 1 || pieces > MaxPieces || extents.size() % 6 != 0)
+  {
+    return "the piece extents must hold 6 values for each of 1 to " + std::to_string(MaxPieces) +
+      " pieces";
+  }
+  // Every sample in exactly one piece (what the writer of coded pieces produces).
+  std::vector<Box> samples(pieces), cells(pieces);
+  long long total[3], cellTotal[3];
+  bool sharedLayers = true; // the pieces can be VTK's pieces sharing boundary layers
+  for (int a = 0; a < 3; ++a)
+  {
+    total[a] = dimensions[static_cast<std::size_t>(a)];
+    cellTotal[a] = total[a] > 1 ? total[a] - 1 : 1;
+  }
+  for (std::size_t p = 0; p < pieces; ++p)
+  {
+    for (int a = 0; a < 3; ++a)
+    {
+      const long long lo = extents[6 * p + 2 * static_cast<std::size_t>(a)];
+      const long long hi = extents[6 * p + 2 * static_cast<std::size_t>(a) + 1];
+      if (lo < 0 || lo > hi || hi >= total[a])
+      {
+        return "coded piece " + std::to_string(p) + " is empty or lies outside the image on axis " +
+          std::string(1, static_cast<char>('x' + a)) + " (extent " + std::to_string(lo) + ".." +
+          std::to_string(hi) + " of 0.." + std::to_string(total[a] - 1) + ")";
+      }
+      samples[p].Lo[a] = lo;
+      samples[p].Hi[a] = hi + 1;
+      // Shared boundary layers: the pieces' cells, not their samples, tile the image.
+      cells[p].Lo[a] = total[a] > 1 ? lo : 0;
+      cells[p].Hi[a] = total[a] > 1 ? hi : 1;
+      sharedLayers = sharedLayers && cells[p].Lo[a] < cells[p].Hi[a];
+    }
+  }
+  const std::string exact = tilingProblem(samples, total, true);
+  if (exact.empty() || (sharedLayers && tilingProblem(cells, cellTotal, false).empty()))
+  {
+    return std::string();
+  }
+  return "the coded pieces do not tile the image (each sample must lie in exactly one piece, or "
+         "pieces may share only boundary layers): " +
+    exact;
+}
+
+GridSpec GridDescription::spec() const
+{
+  GridSpec spec;
+  spec.dimensions = this->dimensions;
+  spec.level = this->level;
+  spec.caps = this->levelCaps;
+  spec.boundary = this->boundary;
+  return spec;
+}
+
+bool GridDescription::operator==(const GridDescription& o) const
+{
+  return this->dimensions == o.dimensions && this->level == o.level &&
+    this->levelCaps == o.levelCaps && this->boundary == o.boundary && this->axisMap == o.axisMap &&
+    this->bounds == o.bounds && this->imageDimensions == o.imageDimensions &&
+    this->imageOrigin == o.imageOrigin && this->imageSpacing == o.imageSpacing &&
+    this->precision == o.precision && this->numberOfPoints == o.numberOfPoints &&
+    this->encoding == o.encoding && this->boundMode == o.boundMode &&
+    this->requestedBound == o.requestedBound && this->pieceExtents == o.pieceExtents;
+}
+
+std::vector<double> Header::timeValues() const
+{
+  std::vector<double> times;
+  times.reserve(this->steps.size());
+  for (std::size_t i = 0; i < this->steps.size(); ++i)
+  {
+    times.push_back(this->steps[i].time ? *this->steps[i].time : static_cast<double>(i));
+  }
+  return times;
+}
+
+std::string validateGrid(const GridDescription& grid, std::uint64_t& points)
+{
+  points = 0;
+  const int d = grid.dimensions;
+  if (d < 1 || d > 3)
+  {
+    return "the grid has " + std::to_string(d) + " dimensions; a SparseGrid file holds 1 to 3";
+  }
+  const bool coded = grid.encoding == Encoding::ErrorBounded;
+  if (grid.axisMap.size() != static_cast<std::size_t>(d))
+  {
+    return "the axis map must have one entry per grid axis (" + std::to_string(d) + ")";
+  }
+  if (!coded && grid.level < 1)
+  {
+    return "the grid level must be at least 1 (got " + std::to_string(grid.level) + ")";
+  }
+  if (!coded && grid.levelCaps.size() != static_cast<std::size_t>(d))
+  {
+    return "the level caps must have one entry per grid axis (" + std::to_string(d) + ")";
+  }
+  // The rules of the model, the same as for the representation's field data: a file the
+  // reader accepts is one the filters accept.
+  const Status layout = validateLayout(layoutOf(grid));
+  if (!layout)
+  {
+    return layout.message();
+  }
+  if (coded)
+  {
+    return validatePieceTiling(grid.imageDimensions, grid.pieceExtents);
+  }
+  std::uint64_t blocks = 0;
+  Status status = Grid::count(grid.spec(), points, blocks);
+  if (!status)
+  {
+    points = 0;
+    return "invalid grid: " + status.message();
+  }
+  // Rows of a dataset are an hsize_t and sizes are computed in 64 bits: keep a margin.
+  if (points == 0 || points > (std::uint64_t(1) << 56))
+  {
+    const std::uint64_t p = points;
+    points = 0;
+    return "a grid of dimension " + std::to_string(d) + " and level " + std::to_string(grid.level) +
+      " has " +
+      (p == std::numeric_limits<std::uint64_t>::max() ? std::string("more than 2^64")
+                                                      : std::to_string(p)) +
+      " points, more than a file can hold";
+  }
+  return std::string();
+}
+
+std::string validateArrays(const std::vector<ArrayDescription>& arrays)
+{
+  if (arrays.empty())
+  {
+    return "there is no array: a SparseGrid file holds at least one";
+  }
+  if (arrays.size() > MaxArrays)
+  {
+    return "too many arrays (" + std::to_string(arrays.size()) + ", at most " +
+      std::to_string(MaxArrays) + ")";
+  }
+  std::set<std::string> names;
+  for (const ArrayDescription& a : arrays)
+  {
+    if (a.name.empty() || a.name.size() > MaxStringBytes)
+    {
+      return "array names must be non-empty and shorter than " + std::to_string(MaxStringBytes) +
+        " bytes";
+    }
+    if (!names.insert(a.name).second)
+    {
+      return "two arrays are named " + quoted(a.name);
+    }
+    if (a.components < 1 || a.components > MaxComponents)
+    {
+      return "array " + quoted(a.name) + " has " + std::to_string(a.components) +
+        " components (1 to " + std::to_string(MaxComponents) + " supported)";
+    }
+  }
+  return std::string();
+}
+
+//------------------------------------------------------------------------------------------------
+// The model
+//------------------------------------------------------------------------------------------------
+
+Description layoutOf(const GridDescription& grid)
+{
+  Description d;
+  d.Kind = grid.encoding;
+  d.AxisMap = grid.axisMap;
+  std::copy(grid.bounds.begin(), grid.bounds.end(), d.Bounds);
+  std::copy(grid.imageDimensions.begin(), grid.imageDimensions.end(), d.ImageDimensions);
+  std::copy(grid.imageOrigin.begin(), grid.imageOrigin.end(), d.ImageOrigin);
+  std::copy(grid.imageSpacing.begin(), grid.imageSpacing.end(), d.ImageSpacing);
+  d.Precision = grid.precision;
+  if (grid.encoding == Encoding::ErrorBounded)
+  {
+    d.BoundMode = grid.boundMode;
+    d.RequestedBound = grid.requestedBound;
+    d.PieceExtents = grid.pieceExtents;
+  }
+  return d;
+}
+
+std::string describeStep(const Header& header,
+  const StepData& step,
+  Description& d,
+  std::uint64_t memoryLimitBytes)
+{
+  const GridDescription& g = header.grid;
+  d = layoutOf(g);
+  const bool coded = g.encoding == Encoding::ErrorBounded;
+  if (!coded)
+  {
+    const Status status = Grid::create(g.spec(), d.Grid, memoryLimitBytes);
+    if (!status)
+    {
+      return "invalid grid: " + status.message();
+    }
+  }
+  const StepMetrics& m = step.info.metrics;
+  d.CompressionRatio = m.compressionRatio.value_or(0.0);
+  d.Backend = m.backend.value_or(std::string("CPU"));
+  d.BackendNote = m.backendNote.value_or(std::string());
+  d.TimeSeconds = m.hierarchizeSeconds.value_or(0.0);
+  // Error metrics only when every array has all three (the model holds none or one per array).
+  bool allErrors = !step.arrays.empty();
+  for (const ArrayValues& a : step.arrays)
+  {
+    allErrors = allErrors && a.metrics.maxAbsError && a.metrics.rmse && a.metrics.psnr;
+  }
+  int levelsRead = 0;
+  for (const ArrayValues& a : step.arrays)
+  {
+    d.ArrayNames.push_back(a.description.name);
+    if (allErrors)
+    {
+      d.MaxAbsError.push_back(*a.metrics.maxAbsError);
+      d.RMSE.push_back(*a.metrics.rmse);
+      d.PSNR.push_back(*a.metrics.psnr);
+    }
+    if (coded)
+    {
+      d.Components.push_back(a.description.components);
+      d.AbsoluteBound.push_back(a.absoluteBound);
+      d.StoredBytes += a.bytes.size();
+      if (a.levelsRead > 0)
+      {
+        levelsRead = levelsRead == 0 ? a.levelsRead : std::min(levelsRead, a.levelsRead);
+      }
+    }
+  }
+  d.LevelOfDetail = levelsRead;
+  const Status status = validate(d);
+  return status ? std::string() : status.message();
+}
+
+GridDescription recordOf(const Description& d)
+{
+  GridDescription g;
+  g.dimensions = d.Dimensions();
+  g.axisMap = d.AxisMap;
+  std::copy(d.Bounds, d.Bounds + 6, g.bounds.begin());
+  std::copy(d.ImageDimensions, d.ImageDimensions + 3, g.imageDimensions.begin());
+  std::copy(d.ImageOrigin, d.ImageOrigin + 3, g.imageOrigin.begin());
+  std::copy(d.ImageSpacing, d.ImageSpacing + 3, g.imageSpacing.begin());
+  g.precision = d.Precision;
+  g.encoding = d.Kind;
+  if (d.Kind == Encoding::ErrorBounded)
+  {
+    g.boundMode = d.BoundMode;
+    g.requestedBound = d.RequestedBound;
+    g.pieceExtents = d.PieceExtents;
+  }
+  else
+  {
+    g.level = d.Grid.level();
+    g.levelCaps = d.Grid.caps();
+    g.boundary = d.Grid.boundary();
+    g.numberOfPoints = d.Grid.size();
+  }
+  return g;
+}
+
+StepMetrics stepMetricsOf(const Description& d)
+{
+  StepMetrics m;
+  m.compressionRatio = d.CompressionRatio;
+  m.hierarchizeSeconds = d.TimeSeconds;
+  m.backend = d.Backend;
+  m.backendNote = d.BackendNote;
+  return m;
+}
+
+ArrayMetrics arrayMetricsOf(const Description& d, std::size_t array)
+{
+  ArrayMetrics m;
+  const std::size_t n = d.ArrayNames.size();
+  if (array < n && d.MaxAbsError.size() == n && d.RMSE.size() == n && d.PSNR.size() == n)
+  {
+    m.maxAbsError = d.MaxAbsError[array];
+    m.rmse = d.RMSE[array];
+    m.psnr = d.PSNR[array];
+  }
+  return m;
+}
+
+std::string validateStepMetrics(const Header& header, const StepData& step)
+{
+  const StepMetrics& m = step.info.metrics;
+  for (const auto& [value, name] : { std::make_pair(m.compressionRatio, "compression ratio"),
+         std::make_pair(m.hierarchizeSeconds, "compression time") })
+  {
+    if (value && !(std::isfinite(*value) && *value >= 0))
+    {
+      return std::string("the stored ") + name + " is negative or not finite";
+    }
+  }
+  const bool coded = header.grid.encoding == Encoding::ErrorBounded;
+  for (const ArrayValues& a : step.arrays)
+  {
+    const ArrayMetrics& am = a.metrics;
+    const std::string which = "array " + quoted(a.description.name);
+    if ((am.maxAbsError && !(std::isfinite(*am.maxAbsError) && *am.maxAbsError >= 0)) ||
+      (am.rmse && !(std::isfinite(*am.rmse) && *am.rmse >= 0)) || (am.psnr && std::isnan(*am.psnr)))
+    {
+      return "the stored error metrics of " + which + " are negative or not numbers";
+    }
+    // The root mean square of the errors cannot exceed their maximum.
+    if (am.maxAbsError && am.rmse && *am.rmse > *am.maxAbsError * (1 + 1e-9))
+    {
+      return "the stored metrics of " + which + " contradict themselves (RMSE " +
+        std::to_string(*am.rmse) + " above the max error " + std::to_string(*am.maxAbsError) +
+        "): the file is damaged or was edited";
+    }
+    // A coded array claims its bound: a max error above it is a broken claim.
+    if (coded && am.maxAbsError && *am.maxAbsError > a.absoluteBound * (1 + 1e-12))
+    {
+      char text[160];
+      std::snprintf(text,
+        sizeof(text),
+        "(max error %.9g above the bound %.9g the file claims)",
+        *am.maxAbsError,
+        a.absoluteBound);
+      return "the stored metrics of " + which + " contradict themselves " + text +
+        ": the file is damaged or was edited";
+    }
+  }
+  return std::string();
+}
+
+} // namespace file
+} // namespace sparsegrid

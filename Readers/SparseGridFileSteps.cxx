@@ -1,0 +1,698 @@
+// Reading the steps of an .sgrid file: coefficients of the fixed-level grid, coded streams
+// whole or level by level, each byte used checked against its checksum. See SparseGridFile.h.
+#include "SparseGridFile.h"
+#include "SparseGridFileChecksums.h"
+#include "SparseGridFileHdf5.h"
+
+#include "sparsegrid/codec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace sparsegrid
+{
+namespace file
+{
+using namespace h5;
+
+namespace
+{
+
+/// The optional error metrics of an array dataset.
+std::string readArrayMetrics(hid_t ds, const std::string& path, ArrayMetrics& metrics)
+{
+  std::string error;
+  if (!(error = readOptionalDouble(ds, path, "max_abs_error", metrics.maxAbsError)).empty() ||
+    !(error = readOptionalDouble(ds, path, "rmse", metrics.rmse)).empty())
+  {
+    return error;
+  }
+  return readOptionalDouble(ds, path, "psnr", metrics.psnr);
+}
+
+/// Opens the group of step `index` (`stepPath`) and starts `out` with the header's step info.
+std::string openStep(hid_t file,
+  const Header& h,
+  std::size_t index,
+  const std::string& stepPath,
+  StepData& out,
+  Id& step)
+{
+  step = group(H5Gopen2(file, stepPath.c_str(), H5P_DEFAULT));
+  if (!step.valid())
+  {
+    return "cannot open " + stepPath + ": " + hdf5Message();
+  }
+  out.info = h.steps[index];
+  out.arrays.reserve(h.arrays.size());
+  return std::string();
+}
+
+/**
+ * Opens array dataset `index` of a step group (`path` names it) and checks that it holds the
+ * array the header describes there; `values` receives its name.
+ */
+std::string openStepArray(hid_t step,
+  const std::string& path,
+  std::size_t index,
+  const ArrayDescription& expected,
+  Id& ds,
+  ArrayValues& values)
+{
+  std::string error = openChild(step, arrayDatasetName(index), path, false, "", ds);
+  if (!error.empty())
+  {
+    return error;
+  }
+  error = readString(ds.get(), path, "name", values.description.name);
+  if (error.empty() && values.description.name != expected.name)
+  {
+    error = "the dataset " + path + " is named " + quoted(values.description.name) +
+      " but the first step has " + quoted(expected.name) + " there";
+  }
+  return error;
+}
+
+std::string hex8(std::uint32_t value)
+{
+  char text[16];
+  std::snprintf(text, sizeof(text), "%08x", value);
+  return text;
+}
+
+std::string checksumMismatch(const std::string& array,
+  std::size_t step,
+  std::uint32_t stored,
+  std::uint32_t computed,
+  const std::string& what = std::string())
+{
+  return "checksum mismatch in array " + quoted(array) + " of step " + std::to_string(step) + what +
+    " (stored CRC-32 " + hex8(stored) + ", computed " + hex8(computed) + "): the file is corrupted";
+}
+
+/**
+ * Where the values of a dataset lie, checked before anything is read: contiguous in this file
+ * and inside it (ours), chunked with filters HDF5 has (other tools), or compact; never in other
+ * files. `bytes` is the size the values must have.
+ */
+std::string checkStorage(hid_t ds,
+  const std::string& path,
+  std::uint64_t bytes,
+  std::uint64_t fileSize)
+{
+  Id dcpl = plist(H5Dget_create_plist(ds));
+  if (!dcpl.valid())
+  {
+    return "cannot inspect " + path + ": " + hdf5Message();
+  }
+  // External raw files and virtual datasets would make HDF5 read other files named by this
+  // one: refused.
+  const H5D_layout_t layout = H5Pget_layout(dcpl.get());
+  if (layout == H5D_VIRTUAL || H5Pget_external_count(dcpl.get()) != 0)
+  {
+    return "the dataset " + path + " refers to other files, which is not supported";
+  }
+  if (layout == H5D_CONTIGUOUS)
+  {
+    // Ours: the values must lie inside the file. A truncated or damaged file is caught here
+    // instead of in the middle of the read.
+    const haddr_t offset = H5Dget_offset(ds);
+    if (offset == HADDR_UNDEF)
+    {
+      return "the dataset " + path + " has no data stored";
+    }
+    if (H5Dget_storage_size(ds) != bytes || offset > fileSize || bytes > fileSize - offset)
+    {
+      return "the data of " + path + " extends past the end of the file (truncated?)";
+    }
+    return std::string();
+  }
+  if (layout == H5D_CHUNKED)
+  {
+    // Written by another tool (h5py with compression): acceptable when HDF5 can decode it.
+    const int filters = H5Pget_nfilters(dcpl.get());
+    for (int f = 0; f < filters; ++f)
+    {
+      unsigned flags = 0;
+      size_t nelmts = 0;
+      const H5Z_filter_t filter = H5Pget_filter2(
+        dcpl.get(), static_cast<unsigned>(f), &flags, &nelmts, nullptr, 0, nullptr, nullptr);
+      if (filter < 0 || H5Zfilter_avail(filter) <= 0)
+      {
+        return "the dataset " + path + " uses HDF5 filter " + std::to_string(filter) +
+          ", which is not available here";
+      }
+    }
+    return std::string();
+  }
+  return layout == H5D_COMPACT ? std::string()
+                               : "the dataset " + path + " has an unsupported storage layout";
+}
+
+/// Reads bytes [begin, begin + count) of a 1-D byte dataset into `into`.
+bool readByteRange(hid_t ds, std::uint64_t begin, std::uint64_t count, std::uint8_t* into)
+{
+  if (count == 0)
+  {
+    return true;
+  }
+  Id file = dataspace(H5Dget_space(ds));
+  const hsize_t start = begin, n = count;
+  Id memory = dataspace(H5Screate_simple(1, &n, nullptr));
+  return file.valid() && memory.valid() &&
+    H5Sselect_hyperslab(file.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr) >= 0 &&
+    H5Dread(ds, H5T_NATIVE_UCHAR, memory.get(), file.get(), H5P_DEFAULT, into) >= 0;
+}
+
+/**
+ * The stream table of a coded dataset: pieces x components + 1 increasing offsets from 0 to the
+ * dataset's length.
+ */
+std::string readStreamTable(hid_t ds,
+  const std::string& path,
+  std::size_t streams,
+  hsize_t length,
+  std::vector<std::uint64_t>& offsets)
+{
+  if (attributeCount(ds, "stream_offsets") != static_cast<long long>(streams + 1))
+  {
+    return "the stream table of " + path + " should hold " + std::to_string(streams + 1) +
+      " offsets (one more than the pieces x components)";
+  }
+  std::vector<unsigned long long> table(streams + 1, 0);
+  std::string error = readNumbers(
+    ds, path, "stream_offsets", H5T_INTEGER, table.size(), H5T_NATIVE_ULLONG, table.data());
+  if (!error.empty())
+  {
+    return error;
+  }
+  offsets.assign(streams + 1, 0);
+  for (std::size_t i = 0; i <= streams; ++i)
+  {
+    if ((i == 0 && table[i] != 0) || (i > 0 && table[i] < table[i - 1]) ||
+      (i == streams && table[i] != length))
+    {
+      return "the stream table of " + path + " does not split the dataset into streams";
+    }
+    offsets[i] = table[i];
+  }
+  return std::string();
+}
+
+/**
+ * The level table of a coded dataset (files with level checksums): the levels of each stream
+ * (1 to MaxLevelOfDetail) and one CRC-32 per level of each stream.
+ */
+std::string readLevelTable(hid_t ds,
+  const std::string& path,
+  std::size_t streams,
+  ArrayValues& values)
+{
+  const char* levelsName = checksums::StreamLevelsAttribute;
+  const char* crcName = checksums::LevelChecksumsAttribute;
+  if (attributeCount(ds, levelsName) != static_cast<long long>(streams))
+  {
+    return "the level table of " + path + " (" + levelsName +
+      ") should hold one value per stream (" + std::to_string(streams) + ")";
+  }
+  std::vector<long long> levels(streams, 0);
+  std::string error = readInts(ds, path, levelsName, streams, levels.data());
+  if (!error.empty())
+  {
+    return error;
+  }
+  std::uint64_t total = 0;
+  for (long long l : levels)
+  {
+    if (l < 1 || l > MaxLevelOfDetail)
+    {
+      return "the level table of " + path + " gives a stream " + std::to_string(l) + " levels";
+    }
+    values.streamLevels.push_back(static_cast<int>(l));
+    total += static_cast<std::uint64_t>(l);
+  }
+  if (attributeCount(ds, crcName) != static_cast<long long>(total))
+  {
+    return "the level checksums of " + path + " (" + crcName + ") should hold " +
+      std::to_string(total) + " values, one per level of each stream";
+  }
+  std::vector<unsigned long long> crcs(static_cast<std::size_t>(total), 0);
+  if (!(error =
+          readNumbers(ds, path, crcName, H5T_INTEGER, crcs.size(), H5T_NATIVE_ULLONG, crcs.data()))
+         .empty())
+  {
+    return error;
+  }
+  for (unsigned long long crc : crcs)
+  {
+    if (crc > 0xFFFFFFFFull)
+    {
+      return "the level checksums of " + path + " are not 32-bit values";
+    }
+    values.levelCrc32.push_back(static_cast<std::uint32_t>(crc));
+  }
+  return std::string();
+}
+
+/// What the reader needs to cut and check the first levels of one coded dataset.
+struct PrefixJob
+{
+  hid_t Dataset = -1;
+  std::string Path;
+  std::string Array;
+  std::size_t Step = 0;
+  int LevelOfDetail = 0;
+  bool Verify = true;
+  /// The whole dataset, already read and checked (files without level checksums); empty: read
+  /// each stream's prefix from the file and check it against its level checksum.
+  const std::vector<std::uint8_t>* Whole = nullptr;
+};
+
+/**
+ * The first `LevelOfDetail` levels of every stream of `values` (whose streamOffsets is the
+ * stored table): each stream's header says how many bytes those levels need; only those are
+ * kept (and, from the file, read). `values` receives the prefixes, their table and the levels
+ * read (0 when every stream was kept whole).
+ */
+std::string cutLevels(const PrefixJob& job, ArrayValues& values)
+{
+  const std::size_t streams = values.streamOffsets.size() - 1;
+  const bool levelTable = !values.streamLevels.empty();
+  std::vector<std::uint8_t> kept;
+  std::vector<std::uint64_t> keptOffsets(1, 0);
+  int levelsRead = std::numeric_limits<int>::max();
+  bool partial = false; // a stream with fewer levels than asked for is kept whole
+  std::size_t crcIndex = 0;
+  auto fetch = [&](std::uint64_t begin, std::uint64_t count, std::uint8_t* into)
+  {
+    if (job.Whole)
+    {
+      std::copy(job.Whole->begin() + static_cast<std::ptrdiff_t>(begin),
+        job.Whole->begin() + static_cast<std::ptrdiff_t>(begin + count),
+        into);
+      return true;
+    }
+    return readByteRange(job.Dataset, begin, count, into);
+  };
+  for (std::size_t i = 0; i < streams; ++i)
+  {
+    const std::uint64_t begin = values.streamOffsets[i];
+    const std::uint64_t size = values.streamOffsets[i + 1] - begin;
+    std::vector<std::uint8_t> head(static_cast<std::size_t>(std::min<std::uint64_t>(size, 4096)));
+    if (!fetch(begin, head.size(), head.data()))
+    {
+      return "cannot read " + job.Path + ": " + hdf5Message();
+    }
+    codec::StreamInfo info;
+    Status parsed = codec::inspect(head.data(), head.size(), info);
+    if (!parsed && head.size() < size)
+    {
+      head.resize(static_cast<std::size_t>(size));
+      if (!fetch(begin, size, head.data()))
+      {
+        return "cannot read " + job.Path + ": " + hdf5Message();
+      }
+      parsed = codec::inspect(head.data(), head.size(), info);
+    }
+    if (!parsed || info.levelEnd.empty() ||
+      info.levelEnd.size() != static_cast<std::size_t>(info.levels))
+    {
+      return "a coded stream of " + job.Path + " is damaged: " + parsed.message();
+    }
+    if (levelTable && info.levels != values.streamLevels[i])
+    {
+      return "stream " + std::to_string(i) + " of " + job.Path + " has " +
+        std::to_string(info.levels) + " levels, the file's level table " +
+        std::to_string(values.streamLevels[i]) + ": the file is corrupted";
+    }
+    const int level = std::min(job.LevelOfDetail, info.levels) - 1;
+    const std::uint64_t needed = info.levelEnd[static_cast<std::size_t>(level)];
+    if (needed > size)
+    {
+      return "a coded stream of " + job.Path + " is damaged: its level table reaches past its end";
+    }
+    levelsRead = std::min(levelsRead, level + 1);
+    partial = partial || needed < size;
+    const std::size_t at = kept.size();
+    kept.resize(at + static_cast<std::size_t>(needed));
+    if (!fetch(begin, needed, kept.data() + at))
+    {
+      return "cannot read " + job.Path + ": " + hdf5Message();
+    }
+    if (levelTable && job.Verify)
+    {
+      // The prefix holds the stream's header too: a damaged level table changes `needed`, and
+      // then this checksum, as much as damaged values do.
+      const std::uint32_t stored = values.levelCrc32[crcIndex + static_cast<std::size_t>(level)];
+      const std::uint32_t computed = crc32(kept.data() + at, static_cast<std::size_t>(needed));
+      if (computed != stored)
+      {
+        return checksumMismatch(job.Array,
+          job.Step,
+          stored,
+          computed,
+          ", stream " + std::to_string(i) + ", levels 1 to " + std::to_string(level + 1));
+      }
+    }
+    if (levelTable)
+    {
+      crcIndex += static_cast<std::size_t>(values.streamLevels[i]);
+    }
+    keptOffsets.push_back(kept.size());
+  }
+  values.bytes.swap(kept);
+  values.streamOffsets.swap(keptOffsets);
+  values.levelsRead = partial ? levelsRead : 0;
+  return std::string();
+}
+
+/// The record of an array that the step's metadata checksum covers, from what was read.
+checksums::ArrayRecord recordOf(const ArrayValues& values, std::vector<std::uint64_t> storedOffsets)
+{
+  checksums::ArrayRecord r;
+  r.name = values.description.name;
+  r.components = values.description.components;
+  r.crc32 = values.crc32;
+  r.streamOffsets = std::move(storedOffsets);
+  r.absoluteBound = values.absoluteBound;
+  r.streamLevels = values.streamLevels;
+  r.levelCrc32 = values.levelCrc32;
+  r.metrics = values.metrics;
+  return r;
+}
+
+/**
+ * The step group's metadata checksum: present in every step of a file whose header has one,
+ * compared with the text of what was read (checksums::stepText).
+ */
+std::string verifyStepChecksum(hid_t step,
+  const std::string& stepPath,
+  const Header& h,
+  std::size_t index,
+  const StepInfo& info,
+  const std::vector<checksums::ArrayRecord>& records,
+  bool verify)
+{
+  if (!h.metadataChecksums)
+  {
+    return std::string();
+  }
+  std::uint32_t stored = 0;
+  std::string error = readChecksum(step, stepPath, checksums::MetadataAttribute, stored);
+  if (!error.empty() || !verify)
+  {
+    return error;
+  }
+  const std::uint32_t computed =
+    checksums::checksumOf(checksums::stepText(h, index, info, records));
+  if (computed != stored)
+  {
+    return "metadata checksum mismatch in step " + std::to_string(index) + " (stored " +
+      hex8(stored) + ", computed " + hex8(computed) +
+      "): the description of its arrays (names, checksums, stream tables, bounds, metrics) was "
+      "damaged or edited";
+  }
+  return std::string();
+}
+
+} // namespace
+
+std::string Reader::readStep(std::size_t index, StepData& out)
+{
+  // A failed read hands back nothing, not a partly filled step.
+  std::string error = this->readStepInto(index, out);
+  if (!error.empty())
+  {
+    out = StepData();
+  }
+  return error;
+}
+
+std::string Reader::readStepInto(std::size_t index, StepData& out)
+{
+  out = StepData();
+  if (this->File < 0)
+  {
+    return "no file is open";
+  }
+  const Header& h = this->FileHeader;
+  if (index >= h.steps.size())
+  {
+    return "step " + std::to_string(index) + " does not exist (the file has " +
+      std::to_string(h.steps.size()) + ")";
+  }
+  ErrorSilencer silence;
+  std::string error = h.grid.encoding == Encoding::ErrorBounded
+    ? this->readCodedStepInto(index, out)
+    : this->readFixedStepInto(index, out);
+  if (error.empty())
+  {
+    error = validateStepMetrics(h, out);
+  }
+  return error;
+}
+
+std::string Reader::readFixedStepInto(std::size_t index, StepData& out)
+{
+  const Header& h = this->FileHeader;
+  const std::uint64_t points = h.grid.numberOfPoints;
+  const std::size_t bpv = bytesPerValue(h.grid.precision);
+  // Everything one step needs, checked against available memory before any allocation.
+  std::uint64_t total = 0;
+  for (const ArrayDescription& a : h.arrays)
+  {
+    std::uint64_t bytes = 0;
+    if (!mulOk(points, static_cast<std::uint64_t>(a.components) * bpv, bytes) ||
+      total + bytes < total)
+    {
+      return "the coefficients of one step would need more than 2^64 bytes";
+    }
+    total += bytes;
+  }
+  Status status = checkAllocation(total,
+    ("reading step " + std::to_string(index) + " of " + this->Name).c_str(),
+    this->Options.memoryLimitBytes);
+  if (!status)
+  {
+    return status.message();
+  }
+  const std::string stepPath = "/steps/" + stepGroupName(index);
+  Id step;
+  std::string error = openStep(static_cast<hid_t>(this->File), h, index, stepPath, out, step);
+  std::vector<checksums::ArrayRecord> records;
+  for (std::size_t k = 0; error.empty() && k < h.arrays.size(); ++k)
+  {
+    const ArrayDescription& expected = h.arrays[k];
+    const std::string path = stepPath + "/" + arrayDatasetName(k);
+    Id ds;
+    ArrayValues values;
+    if (!(error = openStepArray(step.get(), path, k, expected, ds, values)).empty())
+    {
+      return error;
+    }
+    Id space = dataspace(H5Dget_space(ds.get()));
+    const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
+    hsize_t dims[2] = { 0, 0 };
+    if (rank == 2)
+    {
+      H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+    }
+    if (rank != 2 || dims[0] != points || dims[1] != static_cast<hsize_t>(expected.components))
+    {
+      return "the dataset " + path + " should have shape [" + std::to_string(points) + ", " +
+        std::to_string(expected.components) + "]";
+    }
+    values.description.components = expected.components;
+    Id type = datatype(H5Dget_type(ds.get()));
+    if (!type.valid() || H5Tget_class(type.get()) != H5T_FLOAT || H5Tget_size(type.get()) != bpv)
+    {
+      return "the dataset " + path + " should hold " + precisionName(h.grid.precision) +
+        " values (" + std::to_string(bpv * 8) + "-bit IEEE floating point)";
+    }
+    const std::uint64_t count = points * static_cast<std::uint64_t>(expected.components);
+    if (!(error = checkStorage(ds.get(), path, count * bpv, this->FileSize)).empty() ||
+      !(error = readChecksum(ds.get(), path, "crc32", values.crc32)).empty())
+    {
+      return error;
+    }
+    std::uint32_t computed = 0;
+    const bool isFloat = h.grid.precision == Precision::Float;
+    isFloat ? values.floats.resize(static_cast<std::size_t>(count))
+            : values.doubles.resize(static_cast<std::size_t>(count));
+    if (H5Dread(ds.get(),
+          isFloat ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE,
+          H5S_ALL,
+          H5S_ALL,
+          H5P_DEFAULT,
+          isFloat ? static_cast<void*>(values.floats.data())
+                  : static_cast<void*>(values.doubles.data())) < 0)
+    {
+      return "cannot read " + path + ": " + hdf5Message();
+    }
+    computed = isFloat ? crc32OfValues(values.floats.data(), values.floats.size())
+                       : crc32OfValues(values.doubles.data(), values.doubles.size());
+    if (this->Options.verifyChecksums && computed != values.crc32)
+    {
+      return checksumMismatch(expected.name, index, values.crc32, computed);
+    }
+    if (!(error = readArrayMetrics(ds.get(), path, values.metrics)).empty())
+    {
+      return error;
+    }
+    records.push_back(recordOf(values, {}));
+    out.arrays.push_back(std::move(values));
+  }
+  if (error.empty())
+  {
+    error = verifyStepChecksum(
+      step.get(), stepPath, h, index, out.info, records, this->Options.verifyChecksums);
+  }
+  return error;
+}
+
+std::string Reader::readCodedStepInto(std::size_t index, StepData& out)
+{
+  const Header& h = this->FileHeader;
+  const std::string stepPath = "/steps/" + stepGroupName(index);
+  Id step;
+  std::string error = openStep(static_cast<hid_t>(this->File), h, index, stepPath, out, step);
+  const std::size_t pieces = h.grid.pieceExtents.size() / 6;
+  std::vector<checksums::ArrayRecord> records;
+  for (std::size_t k = 0; error.empty() && k < h.arrays.size(); ++k)
+  {
+    const ArrayDescription& expected = h.arrays[k];
+    const std::string path = stepPath + "/" + arrayDatasetName(k);
+    Id ds;
+    ArrayValues values;
+    if (!(error = openStepArray(step.get(), path, k, expected, ds, values)).empty())
+    {
+      return error;
+    }
+    values.description.components = expected.components;
+    Id space = dataspace(H5Dget_space(ds.get()));
+    hsize_t length = 0;
+    if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) != 1)
+    {
+      return "the dataset " + path + " must be a 1-D byte array of coded streams";
+    }
+    H5Sget_simple_extent_dims(space.get(), &length, nullptr);
+    Id type = datatype(H5Dget_type(ds.get()));
+    if (!type.valid() || H5Tget_class(type.get()) != H5T_INTEGER || H5Tget_size(type.get()) != 1)
+    {
+      return "the dataset " + path + " should hold bytes (uint8)";
+    }
+    Id dcpl = plist(H5Dget_create_plist(ds.get()));
+    if (!dcpl.valid() || H5Pget_layout(dcpl.get()) != H5D_CONTIGUOUS ||
+      H5Pget_external_count(dcpl.get()) != 0)
+    {
+      return "the dataset " + path + " must be stored contiguously in this file";
+    }
+    if (length > 0 && !(error = checkStorage(ds.get(), path, length, this->FileSize)).empty())
+    {
+      return error;
+    }
+    const std::size_t streams = pieces * static_cast<std::size_t>(expected.components);
+    if (!(error = readStreamTable(ds.get(), path, streams, length, values.streamOffsets)).empty() ||
+      !(error = readDoubles(ds.get(), path, "absolute_bound", 1, &values.absoluteBound)).empty())
+    {
+      return error;
+    }
+    if (!(values.absoluteBound > 0) || !std::isfinite(values.absoluteBound))
+    {
+      return "the absolute bound of " + path + " must be a positive number";
+    }
+    // Files with metadata checksums have level checksums too (the writer stores both).
+    const bool levelTable = h.metadataChecksums ||
+      hasAttribute(ds.get(), checksums::StreamLevelsAttribute) ||
+      hasAttribute(ds.get(), checksums::LevelChecksumsAttribute);
+    if ((levelTable && !(error = readLevelTable(ds.get(), path, streams, values)).empty()) ||
+      !(error = readChecksum(ds.get(), path, "crc32", values.crc32)).empty() ||
+      !(error = readArrayMetrics(ds.get(), path, values.metrics)).empty())
+    {
+      return error;
+    }
+    const Status status = checkAllocation(static_cast<std::uint64_t>(length),
+      ("reading step " + std::to_string(index) + " of " + this->Name).c_str(),
+      this->Options.memoryLimitBytes);
+    if (!status)
+    {
+      return status.message();
+    }
+    const std::vector<std::uint64_t> storedOffsets = values.streamOffsets;
+    const int lod = this->Options.levelOfDetail;
+    // The whole dataset is read and checked for a whole read, and for a partial read of a file
+    // without level checksums (its one checksum covers the whole dataset only).
+    std::vector<std::uint8_t> whole;
+    if (lod <= 0 || !levelTable)
+    {
+      whole.resize(static_cast<std::size_t>(length));
+      if (length > 0 &&
+        H5Dread(ds.get(), H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, whole.data()) < 0)
+      {
+        return "cannot read " + path + ": " + hdf5Message();
+      }
+      const std::uint32_t computed = crc32(whole.data(), whole.size());
+      if (this->Options.verifyChecksums && computed != values.crc32)
+      {
+        return checksumMismatch(expected.name, index, values.crc32, computed);
+      }
+    }
+    if (lod <= 0)
+    {
+      values.bytes.swap(whole);
+    }
+    else
+    {
+      PrefixJob job;
+      job.Dataset = ds.get();
+      job.Path = path;
+      job.Array = expected.name;
+      job.Step = index;
+      job.LevelOfDetail = lod;
+      job.Verify = this->Options.verifyChecksums;
+      job.Whole = levelTable ? nullptr : &whole;
+      if (!(error = cutLevels(job, values)).empty())
+      {
+        return error;
+      }
+    }
+    records.push_back(recordOf(values, storedOffsets));
+    out.arrays.push_back(std::move(values));
+  }
+  if (error.empty())
+  {
+    error = verifyStepChecksum(
+      step.get(), stepPath, h, index, out.info, records, this->Options.verifyChecksums);
+  }
+  return error;
+}
+
+std::string readFile(const std::string& path,
+  Header& header,
+  std::vector<StepData>& steps,
+  const ReadOptions& options)
+{
+  steps.clear();
+  Reader reader;
+  std::string error = reader.open(path, options);
+  if (!error.empty())
+  {
+    return error;
+  }
+  header = reader.header();
+  steps.resize(header.steps.size());
+  for (std::size_t s = 0; s < steps.size(); ++s)
+  {
+    if (!(error = reader.readStep(s, steps[s])).empty())
+    {
+      steps.clear();
+      return path + ": " + error;
+    }
+  }
+  return std::string();
+}
+
+} // namespace file
+} // namespace sparsegrid
