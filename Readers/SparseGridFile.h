@@ -104,6 +104,9 @@ struct ArrayMetrics
   std::optional<double> maxAbsError;
   std::optional<double> rmse;
   std::optional<double> psnr;
+  /// Error-bounded arrays: the max error measured when compressing for a decode of levels
+  /// 1..k, k = 1..L (empty when not measured; the model's LevelMaxAbsError row of the array).
+  std::vector<double> levelMaxAbsError;
 };
 
 struct StepInfo

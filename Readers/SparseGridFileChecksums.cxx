@@ -219,6 +219,12 @@ std::string stepText(const Header& header,
     t.optionalReal(key + ".max_abs_error", a.metrics.maxAbsError);
     t.optionalReal(key + ".rmse", a.metrics.rmse);
     t.optionalReal(key + ".psnr", a.metrics.psnr);
+    if (!a.metrics.levelMaxAbsError.empty())
+    {
+      t.reals(key + ".level_max_abs_error",
+        a.metrics.levelMaxAbsError.data(),
+        a.metrics.levelMaxAbsError.size());
+    }
   }
   return t.str();
 }

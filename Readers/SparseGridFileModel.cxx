@@ -348,6 +348,23 @@ std::string describeStep(const Header& header,
       }
     }
   }
+  // Per-level errors only when every array has them, for as many levels (array-major).
+  const std::size_t measured =
+    step.arrays.empty() ? 0 : step.arrays.front().metrics.levelMaxAbsError.size();
+  bool allLevels = coded && measured > 0;
+  for (const ArrayValues& a : step.arrays)
+  {
+    allLevels = allLevels && a.metrics.levelMaxAbsError.size() == measured;
+  }
+  for (const ArrayValues& a : step.arrays)
+  {
+    if (allLevels)
+    {
+      d.LevelMaxAbsError.insert(d.LevelMaxAbsError.end(),
+        a.metrics.levelMaxAbsError.begin(),
+        a.metrics.levelMaxAbsError.end());
+    }
+  }
   d.LevelOfDetail = levelsRead;
   const Status status = validate(d);
   return status ? std::string() : status.message();
@@ -400,6 +417,12 @@ ArrayMetrics arrayMetricsOf(const Description& d, std::size_t array)
     m.rmse = d.RMSE[array];
     m.psnr = d.PSNR[array];
   }
+  const std::size_t levels = static_cast<std::size_t>(d.MeasuredLevels());
+  if (array < n && levels > 0 && d.LevelMaxAbsError.size() == levels * n)
+  {
+    const auto row = d.LevelMaxAbsError.begin() + static_cast<std::ptrdiff_t>(array * levels);
+    m.levelMaxAbsError.assign(row, row + static_cast<std::ptrdiff_t>(levels));
+  }
   return m;
 }
 
@@ -430,6 +453,21 @@ std::string validateStepMetrics(const Header& header, const StepData& step)
       return "the stored metrics of " + which + " contradict themselves (RMSE " +
         std::to_string(*am.rmse) + " above the max error " + std::to_string(*am.maxAbsError) +
         "): the file is damaged or was edited";
+    }
+    for (double v : am.levelMaxAbsError)
+    {
+      if (!(std::isfinite(v) && v >= 0))
+      {
+        return "the stored per-level errors of " + which + " are negative or not finite";
+      }
+    }
+    // The full decode's measured error is the last level's: both may not exceed the bound.
+    if (coded && !am.levelMaxAbsError.empty() &&
+      am.levelMaxAbsError.back() > a.absoluteBound * (1 + 1e-12))
+    {
+      return "the stored per-level errors of " + which +
+        " contradict themselves (all levels decoded, the error is above the bound the file "
+        "claims): the file is damaged or was edited";
     }
     // A coded array claims its bound: a max error above it is a broken claim.
     if (coded && am.maxAbsError && *am.maxAbsError > a.absoluteBound * (1 + 1e-12))

@@ -29,7 +29,23 @@ std::string readArrayMetrics(hid_t ds, const std::string& path, ArrayMetrics& me
   {
     return error;
   }
-  return readOptionalDouble(ds, path, "psnr", metrics.psnr);
+  if (!(error = readOptionalDouble(ds, path, "psnr", metrics.psnr)).empty() ||
+    !hasAttribute(ds, "level_max_abs_error"))
+  {
+    return error;
+  }
+  const long long levels = attributeCount(ds, "level_max_abs_error");
+  if (levels < 1 || levels > MaxLevelOfDetail)
+  {
+    return "the attribute level_max_abs_error of " + path + " should hold 1 to " +
+      std::to_string(MaxLevelOfDetail) + " values";
+  }
+  metrics.levelMaxAbsError.resize(static_cast<std::size_t>(levels));
+  return readDoubles(ds,
+    path,
+    "level_max_abs_error",
+    metrics.levelMaxAbsError.size(),
+    metrics.levelMaxAbsError.data());
 }
 
 /// Opens the group of step `index` (`stepPath`) and starts `out` with the header's step info.

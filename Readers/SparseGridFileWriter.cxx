@@ -424,7 +424,11 @@ std::string Writer::writeArray(long long groupId,
     !(error = writeUInt32(ds.get(), "crc32", record.crc32)).empty() ||
     (m.maxAbsError && !(error = writeDouble(ds.get(), "max_abs_error", *m.maxAbsError)).empty()) ||
     (m.rmse && !(error = writeDouble(ds.get(), "rmse", *m.rmse)).empty()) ||
-    (m.psnr && !(error = writeDouble(ds.get(), "psnr", *m.psnr)).empty()))
+    (m.psnr && !(error = writeDouble(ds.get(), "psnr", *m.psnr)).empty()) ||
+    (!m.levelMaxAbsError.empty() &&
+      !(error = writeDoubles(
+          ds.get(), "level_max_abs_error", m.levelMaxAbsError.data(), m.levelMaxAbsError.size()))
+         .empty()))
   {
     return error;
   }

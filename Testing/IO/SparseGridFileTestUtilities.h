@@ -234,7 +234,7 @@ std::string WriteCodedFile(const std::string& path,
       in.name = a.name;
       in.components = a.components;
       in.absoluteBound = bound;
-      in.metrics = { 0.5 * bound, 0.25 * bound, 60.0 };
+      in.metrics = { 0.5 * bound, 0.25 * bound, 60.0, { 8 * bound, 4 * bound, 0.5 * bound } };
       in.streamOffsets.push_back(0);
       bytes.emplace_back();
       for (std::size_t p = 0; p < extents.size(); p += 6)

@@ -348,6 +348,13 @@ TEST(SparseGridFileIntegrity, ConsistentMetadataEditsAreRefused)
       true,
       [](hid_t f)
       { return SetDoubleAttribute(f, "/steps/000001/array_0000", "absolute_bound", 0.025); } },
+    { "per-level errors lowered",
+      true,
+      [](hid_t f)
+      {
+        return SetDoubleArrayAttribute(
+          f, "/steps/000001/array_0001", "level_max_abs_error", { 0.1, 0.05, 0.025 });
+      } },
     { "max error lowered",
       true,
       [](hid_t f)
@@ -418,6 +425,22 @@ TEST(SparseGridFileIntegrity, ContradictoryMetricsAreRefused)
   EXPECT_NE(error.find("above the bound"), std::string::npos) << error;
   EXPECT_TRUE(step.arrays.empty());
 
+  // The per-level errors: the full decode's above the bound.
+  reader.close();
+  ASSERT_TRUE(Tamper(coded,
+    [](hid_t f)
+    {
+      return SetDoubleAttribute(f, "/steps/000001/array_0000", "max_abs_error", 0.02) &&
+        SetDoubleArrayAttribute(
+          f, "/steps/000001/array_0000", "level_max_abs_error", { 0.4, 0.2, 0.5 });
+    }));
+  {
+    sgf::Reader levels;
+    ASSERT_EQ(levels.open(coded), "");
+    const std::string why = levels.readStep(1, step);
+    EXPECT_NE(why.find("per-level errors"), std::string::npos) << why;
+  }
+
   const std::string fixed = folder + "/fixed.sgrid";
   ASSERT_EQ(WriteSample(fixed, 1), "");
   ASSERT_TRUE(Tamper(fixed,
@@ -439,6 +462,25 @@ TEST(SparseGridFileIntegrity, ContradictoryMetricsAreRefused)
   EXPECT_NE(
     sgf::writeFile(path, g, { { "a", 1 } }, { input }).find("contradict"), std::string::npos);
   EXPECT_FALSE(Exists(path));
+}
+
+TEST(SparseGridFileIntegrity, PerLevelErrorsRoundTripIntoTheModel)
+{
+  // The writer stores each array's measured error per level of detail; the reader gives it
+  // back, and the model (sparsegrid::Description) gets it array-major.
+  const std::string path = ScratchFolder("levelerrors") + "/coded.sgrid";
+  ASSERT_EQ(WriteCodedSample(path), "");
+  sgf::Header header;
+  std::vector<sgf::StepData> steps;
+  ASSERT_EQ(sgf::readFile(path, header, steps), "");
+  const std::vector<double> expected = { 8 * 5e-2, 4 * 5e-2, 0.5 * 5e-2 };
+  EXPECT_EQ(steps[1].arrays[1].metrics.levelMaxAbsError, expected);
+  sparsegrid::Description d;
+  ASSERT_EQ(sgf::describeStep(header, steps[1], d), "");
+  EXPECT_EQ(d.MeasuredLevels(), 3);
+  ASSERT_EQ(d.LevelMaxAbsError.size(), 6u);
+  EXPECT_EQ(d.LevelMaxAbsError[4], 4 * 5e-2);
+  EXPECT_EQ(sgf::arrayMetricsOf(d, 1).levelMaxAbsError, expected);
 }
 
 //------------------------------------------------------------------------------------------------

@@ -121,7 +121,7 @@ def check_metadata(f, coded):
                 t.integers(key + ".stream_levels", a["stream_levels"])
                 t.integers(key + ".level_crc32", a["level_crc32"])
                 check_levels(dataset)
-            for metric in ("max_abs_error", "rmse", "psnr"):
+            for metric in ("max_abs_error", "rmse", "psnr", "level_max_abs_error"):
                 t.optional(a, metric, "reals", key + "." + metric)
         if zlib.crc32(t.data) != int(group.attrs["metadata_crc32"]):
             raise ValueError("metadata checksum mismatch in step %d" % s)
