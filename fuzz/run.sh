@@ -43,7 +43,10 @@ sanitize="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 
 # Objects: the core and the file layer instrumented for coverage (fuzzer-no-link), built in
 # parallel; only what changed is rebuilt.
-sources="$root/Readers/SparseGridFile.cxx"
+sources=""
+for f in "$root"/Readers/SparseGridFile*.cxx; do
+  sources="$sources $f"
+done
 for f in "$root"/SparseGridCore/src/*.cxx "$root"/SparseGridCore/src/codec/*.cxx; do
   sources="$sources $f"
 done
@@ -56,7 +59,7 @@ n=0
 for src in $sources; do
   obj="$build/obj/$(basename "$src" .cxx).o"
   objects="$objects $obj"
-  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$root/SparseGridCore/include/sparsegrid/sparsegrid.h" -nt "$obj" ] || [ "$root/SparseGridCore/include/sparsegrid/codec.h" -nt "$obj" ] || [ "$root/Readers/SparseGridFile.h" -nt "$obj" ] || [ "$root/Filters/vtkSparseGridRepresentation.h" -nt "$obj" ]; then
+  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$root/SparseGridCore/include/sparsegrid/sparsegrid.h" -nt "$obj" ] || [ "$root/SparseGridCore/include/sparsegrid/codec.h" -nt "$obj" ] || [ "$root/Readers/SparseGridFile.h" -nt "$obj" ] || [ "$root/Readers/SparseGridFileHdf5.h" -nt "$obj" ] || [ "$root/Readers/SparseGridFileChecksums.h" -nt "$obj" ] || [ "$root/Filters/vtkSparseGridRepresentation.h" -nt "$obj" ]; then
     # shellcheck disable=SC2086
     $cxx $common $sanitize -fsanitize=fuzzer-no-link -I"$root/SparseGridCore/src" -c "$src" -o "$obj" &
     pids="$pids $!"
@@ -72,13 +75,13 @@ for p in $pids; do wait "$p"; done
 
 # shellcheck disable=SC2086
 $cxx $common $sanitize -fsanitize=fuzzer "$here/sgrid_fuzz.cxx" $objects \
-  -L"$hdf5_lib" -Wl,-rpath,"$hdf5_lib" -lhdf5 $vtk_libs -lpthread -o "$build/sgrid_fuzz"
+  -L"$hdf5_lib" -Wl,-rpath,"$hdf5_lib" -lhdf5 -lz $vtk_libs -lpthread -o "$build/sgrid_fuzz"
 
 case "${1:-}" in
   --seeds)
     # shellcheck disable=SC2086
     $cxx $common $sanitize "$here/make_seeds.cxx" $objects -L"$hdf5_lib" -Wl,-rpath,"$hdf5_lib" \
-      -lhdf5 $vtk_libs -lpthread -o "$build/make_seeds"
+      -lhdf5 -lz $vtk_libs -lpthread -o "$build/make_seeds"
     "$build/make_seeds" "$here/corpus"
     exit 0
     ;;

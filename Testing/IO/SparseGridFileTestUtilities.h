@@ -889,7 +889,7 @@ inline std::vector<BadFileCase> BadFileCases()
         });
     },
     "bounds" });
-  // Issue 17, item 5: a spacing of 0 on a grid axis once gave an image with spacing 0.
+  // A spacing of 0 on a grid axis must not give an image with spacing 0.
   c.push_back({ "zero-spacing",
     [](S p)
     {
@@ -906,7 +906,7 @@ inline std::vector<BadFileCase> BadFileCases()
         });
     },
     "non-positive spacing" });
-  // One model (issue 11): the file once accepted image dimensions the representation refused.
+  // The file accepts no image dimensions the representation refuses (one model).
   c.push_back({ "image-larger-than-the-model-allows",
     [](S p)
     {

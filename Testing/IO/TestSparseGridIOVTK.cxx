@@ -745,7 +745,7 @@ TEST(SparseGridIOReader, ReaderRefusesAnImageBeyondTheMemoryLimit)
   }
 }
 
-// Issue 17, item 5: a file with a valid checksum whose coefficients are damaged (one NaN;
+// A file with a valid checksum whose coefficients are damaged (one NaN;
 // values whose sums overflow float) is refused by the reader with a clear error and an empty
 // output, as Reconstruct refuses such a representation, instead of an image of NaN or Inf.
 TEST(SparseGridIOReader, DamagedCoefficientsAreAnErrorNotAnImageOfNaN)

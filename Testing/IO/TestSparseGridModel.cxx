@@ -1,4 +1,4 @@
-// One model of a compressed dataset (issue 11): sparsegrid::Description is what the SparseGrid.*
+// One model of a compressed dataset: sparsegrid::Description is what the SparseGrid.*
 // field data (vtkSparseGridRepresentation::WriteFieldData/ReadFieldData) and the .sgrid file
 // (sparsegrid::file::recordOf/describeStep through the HDF5 writer and reader) store. A
 // description of each encoding goes field data -> file -> field data and must come back equal,
