@@ -1,7 +1,8 @@
 // The promise of the error-bounded encoding, checked against the original values in their own
 // type (64-bit integers compared exactly, in long double): integers a double cannot hold,
-// values whose error cannot be measured, bounds out of range, and the error reported for each
-// level of detail against the error measured here on every voxel.
+// values whose error cannot be measured, bounds out of range, the error reported for each
+// level of detail against the error measured here on every voxel, and images of every numeric
+// type at random magnitudes.
 #include "SparseGridTestUtilities.h"
 
 #include <gtest/gtest.h>
