@@ -240,6 +240,85 @@ LevelCost InspectLevel(vtkDataObject* data, int level)
 }
 
 //------------------------------------------------------------------------------------------------
+std::vector<std::uint8_t> FirstStream(vtkDataObject* data, std::string& message)
+{
+  Representation::Contents contents;
+  if (!ReadContents(data, contents, message))
+  {
+    return {};
+  }
+  if (!contents.Streams || contents.StreamOffsets.size() < 2)
+  {
+    message = "no coded streams (fixed-level sparse grid)";
+    return {};
+  }
+  const std::uint8_t* first = contents.Streams->GetPointer(0) + contents.StreamOffsets[0];
+  return std::vector<std::uint8_t>(
+    first, first + (contents.StreamOffsets[1] - contents.StreamOffsets[0]));
+}
+
+//------------------------------------------------------------------------------------------------
+template<typename T>
+Preview DecodeTyped(const std::vector<std::uint8_t>& stream,
+  const sparsegrid::codec::StreamInfo& info,
+  int level)
+{
+  Preview preview;
+  preview.Level = level;
+  sparsegrid::codec::Layout layout;
+  layout.dims = info.dims;
+  std::vector<T> values(info.dims[0] * info.dims[1] * info.dims[2]);
+  sparsegrid::ExecutionOptions options;
+  options.backend = sparsegrid::Backend::CPU;
+  const int index = level <= 0 || level > info.levels ? -1 : level - 1;
+  const sparsegrid::Status status =
+    sparsegrid::codec::decode(stream.data(), stream.size(), index, values.data(), layout, options);
+  if (!status.ok())
+  {
+    preview.Message = status.message();
+    return preview;
+  }
+  // The slice across the last axis with more than one voxel, in its middle.
+  const std::uint64_t nx = info.dims[0];
+  const std::uint64_t ny = info.dims[2] > 1 ? info.dims[1] : 1;
+  const std::uint64_t offset = info.dims[2] > 1 ? nx * ny * (info.dims[2] / 2) : 0;
+  const std::uint64_t rows = info.dims[2] > 1 ? ny : info.dims[1];
+  preview.Width = static_cast<int>(nx);
+  preview.Height = static_cast<int>(rows);
+  preview.Values.resize(nx * rows);
+  for (std::uint64_t i = 0; i < nx * rows; ++i)
+  {
+    preview.Values[i] = static_cast<float>(values[offset + i]);
+  }
+  const auto range = std::minmax_element(preview.Values.begin(), preview.Values.end());
+  preview.Min = preview.Values.empty() ? 0.0 : *range.first;
+  preview.Max = preview.Values.empty() ? 0.0 : *range.second;
+  return preview;
+}
+
+//------------------------------------------------------------------------------------------------
+Preview DecodePreview(const std::vector<std::uint8_t>& stream, int level)
+{
+  sparsegrid::codec::StreamInfo info;
+  const sparsegrid::Status status = sparsegrid::codec::inspect(stream.data(), stream.size(), info);
+  if (!status.ok())
+  {
+    Preview preview;
+    preview.Message = status.message();
+    return preview;
+  }
+  if (info.dims[0] * info.dims[1] * info.dims[2] > (1ull << 27))
+  {
+    Preview preview;
+    preview.Message = "the image is too large to preview here";
+    return preview;
+  }
+  return info.type == sparsegrid::codec::ValueType::Float32
+    ? DecodeTyped<float>(stream, info, level)
+    : DecodeTyped<double>(stream, info, level);
+}
+
+//------------------------------------------------------------------------------------------------
 Sample MakeSample(vtkImageData* image, const std::string& name, int component, int edge)
 {
   Sample sample;

@@ -72,6 +72,22 @@ struct LevelCost
 };
 LevelCost InspectLevel(vtkDataObject* data, int level);
 
+/// The middle slice (across the last axis with more than one voxel) of the first coded stream
+/// (first piece, first array, first component) decoded at a level of detail.
+struct Preview
+{
+  std::vector<float> Values; ///< Width x Height, row-major, first axis fastest
+  int Width = 0, Height = 0;
+  int Level = 0; ///< 1-based, 0: all levels
+  double Min = 0, Max = 0;
+  std::string Message; ///< why empty
+};
+/// A copy of the first coded stream of `data` (empty, with a message, when there is none).
+std::vector<std::uint8_t> FirstStream(vtkDataObject* data, std::string& message);
+/// Decodes `stream` at `level` (1-based, 0: all) and cuts its middle slice; SparseGridCore only
+/// (safe on a worker thread). Images above 2^27 voxels are not previewed.
+Preview DecodePreview(const std::vector<std::uint8_t>& stream, int level);
+
 /// A centred block of one component of an image array, copied for a worker thread.
 struct Sample
 {

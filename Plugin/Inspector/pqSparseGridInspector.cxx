@@ -18,8 +18,10 @@
 #include <QDir>
 #include <QFile>
 #include <QFuture>
+#include <QFutureWatcher>
 #include <QGroupBox>
 #include <QHeaderView>
+#include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -27,6 +29,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QPixmap>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
@@ -79,6 +82,11 @@ struct pqSparseGridInspector::Internals
   double CurrentRelative = 0;
   QString Applied;                        ///< the last bound set from the chart
   QPointer<pqPipelineSource> LevelSource; ///< the source the slider's level was chosen for
+  // The level preview: decoded on a worker thread; a request while one runs waits for it.
+  QFutureWatcher<sgi::Preview> PreviewJob;
+  int WantedPreview = -1; ///< the level the slider shows (1-based, 0: all)
+  std::vector<std::uint8_t> PreviewStream;
+  sgi::Preview ShownPreview;
 };
 
 //------------------------------------------------------------------------------------------------
@@ -133,6 +141,7 @@ pqSparseGridInspector::pqSparseGridInspector(QWidget* parent)
 //------------------------------------------------------------------------------------------------
 pqSparseGridInspector::~pqSparseGridInspector()
 {
+  this->In->PreviewJob.waitForFinished();
   if (this->In->Running)
   {
     this->In->Cancel->store(true);
@@ -190,6 +199,15 @@ QWidget* pqSparseGridInspector::buildLevels()
   this->LevelText->setObjectName("LevelText");
   this->LevelText->setWordWrap(true);
   layout->addWidget(this->LevelText);
+  this->Preview = new QLabel(box);
+  this->Preview->setObjectName("LevelPreview");
+  this->Preview->setToolTip(tr("The middle slice of the first array (first piece, first "
+                               "component) decoded at this level, grey from its min to its max."));
+  layout->addWidget(this->Preview);
+  QObject::connect(&this->In->PreviewJob,
+    &QFutureWatcher<sgi::Preview>::finished,
+    this,
+    &pqSparseGridInspector::showPreview);
   return box;
 }
 
@@ -307,6 +325,7 @@ void pqSparseGridInspector::refresh()
     this->Provenance->clear();
     this->Level->setEnabled(false);
     this->LevelText->clear();
+    this->Preview->clear();
     this->snapshot();
     return;
   }
@@ -405,6 +424,7 @@ void pqSparseGridInspector::showLevel(int level)
     this->LevelText->setText(QString::fromStdString(cost.Message));
     return;
   }
+  this->startPreview(level >= shown.Levels ? 0 : level);
   QStringList bounds;
   for (std::size_t i = 0; i < cost.Bounds.size() && i < shown.Arrays.size(); ++i)
   {
@@ -421,6 +441,60 @@ void pqSparseGridInspector::showLevel(int level)
       .arg(cost.TotalBytes ? 100.0 * cost.Bytes / cost.TotalBytes : 0.0, 0, 'f', 1)
       .arg(cost.Measured ? tr("max error measured there") : tr("bound that holds"))
       .arg(bounds.join(", ")));
+}
+
+//------------------------------------------------------------------------------------------------
+void pqSparseGridInspector::startPreview(int level)
+{
+  this->In->WantedPreview = level;
+  if (this->In->PreviewJob.isRunning())
+  {
+    return; // showPreview starts the level wanted then
+  }
+  std::string message;
+  this->In->PreviewStream = sgi::FirstStream(this->representation(), message);
+  if (this->In->PreviewStream.empty())
+  {
+    this->In->ShownPreview = sgi::Preview();
+    this->Preview->setText(QString::fromStdString(message));
+    return;
+  }
+  const std::vector<std::uint8_t>* stream = &this->In->PreviewStream;
+  this->In->PreviewJob.setFuture(
+    QtConcurrent::run([stream, level]() { return sgi::DecodePreview(*stream, level); }));
+}
+
+//------------------------------------------------------------------------------------------------
+void pqSparseGridInspector::showPreview()
+{
+  const sgi::Preview preview = this->In->PreviewJob.result();
+  if (preview.Level != this->In->WantedPreview)
+  {
+    this->startPreview(this->In->WantedPreview);
+    return;
+  }
+  this->In->ShownPreview = preview;
+  if (preview.Values.empty())
+  {
+    this->Preview->setText(QString::fromStdString(preview.Message));
+    this->snapshot();
+    return;
+  }
+  QImage image(preview.Width, preview.Height, QImage::Format_Grayscale8);
+  const double span = preview.Max > preview.Min ? preview.Max - preview.Min : 1.0;
+  for (int y = 0; y < preview.Height; ++y)
+  {
+    uchar* line = image.scanLine(preview.Height - 1 - y); // the second axis upwards
+    for (int x = 0; x < preview.Width; ++x)
+    {
+      const double v = preview.Values[static_cast<std::size_t>(y) * preview.Width + x];
+      line[x] =
+        static_cast<uchar>(std::max(0.0, std::min(255.0, 255.0 * (v - preview.Min) / span)));
+    }
+  }
+  this->Preview->setPixmap(
+    QPixmap::fromImage(image.scaled(256, 256, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
+  this->snapshot();
 }
 
 //------------------------------------------------------------------------------------------------
@@ -637,6 +711,9 @@ void pqSparseGridInspector::snapshot()
   }
   state["histogram"] = histogram;
   state["rate_text"] = this->RateText->text();
+  const sgi::Preview& preview = this->In->ShownPreview;
+  state["preview"] =
+    QJsonArray{ preview.Level, preview.Width, preview.Height, preview.Min, preview.Max };
   state["running"] = this->In->Running;
   state["applied"] = this->In->Applied;
   state["shown"] = !this->isHidden();

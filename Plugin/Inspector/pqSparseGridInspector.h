@@ -86,6 +86,8 @@ private:
   vtkDataObject* representation();
   void stopRates();
   void showLevel(int level);
+  void startPreview(int level);
+  void showPreview();
   void snapshot();
   QWidget* buildTable();
   QWidget* buildLevels();
@@ -100,6 +102,7 @@ private:
   QLabel* Provenance;
   QSlider* Level;
   QLabel* LevelText;
+  QLabel* Preview;
   pqSparseGridInspectorPlot* Rates;
   pqSparseGridInspectorPlot* Errors;
   QProgressBar* Progress;

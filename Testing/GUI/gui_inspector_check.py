@@ -164,6 +164,10 @@ def check_summary(summary, log, check):
     check(0 < lpanel["level_bytes"] < lpanel["level_total_bytes"],
           "level 2 reads part of the streams: %s of %s bytes"
           % (lpanel["level_bytes"], lpanel["level_total_bytes"]))
+    preview = lpanel.get("preview") or [None, 0, 0, 0, 0]
+    check(preview[0] == 2 and preview[1] > 1 and preview[2] > 1 and preview[4] > preview[3],
+          "the panel previews a slice decoded at level 2 (level, width, height, min, max: %s)"
+          % preview)
     reader_bound = (level.get("reader_level_bound") or [None])[0]
     measured = level["field"].get("LevelMaxAbsError") or []
     shown = lpanel["level_text"].rsplit(" ", 1)[-1]
