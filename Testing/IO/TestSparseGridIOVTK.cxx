@@ -683,6 +683,9 @@ TEST(SparseGridIOBounded, RoundTripKeepsStreamsAndBound)
     vtkPolyData::SafeDownCast(reader->GetOutputDataObject(0)), read, &error))
     << error;
   ASSERT_EQ(read.Streams->GetNumberOfValues(), memory.Streams->GetNumberOfValues());
+  // The error measured for every level of detail travels through the file.
+  EXPECT_FALSE(memory.Info.LevelMaxAbsError.empty());
+  EXPECT_EQ(read.Info.LevelMaxAbsError, memory.Info.LevelMaxAbsError);
   EXPECT_EQ(std::memcmp(read.Streams->GetPointer(0),
               memory.Streams->GetPointer(0),
               static_cast<std::size_t>(memory.Streams->GetNumberOfValues())),
