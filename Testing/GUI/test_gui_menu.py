@@ -1,8 +1,10 @@
-"""The real ParaView GUI under Xvfb with a window manager, driven as a user drives it (issue 17).
+"""The real ParaView GUI under Xvfb with a window manager, driven as a user drives it.
 
-Case reconstruct (default): Sparse Grid Reconstruct applied from the Filters menu (item 8).
+Case reconstruct (default): Sparse Grid Reconstruct applied from the Filters menu.
 Case resample-error: mistakes typed in Resample To Image's Properties panel and corrected; each
-mistake must show one error in Output Messages, each correction none (item 10).
+mistake must show one error in Output Messages, each correction none.
+Case inspector: the Compression Inspector on a compressed volume (--data), played from
+InspectorPanel.xml with gui_inspector_setup.py and checked by gui_inspector_check.py.
 
     pvpython test_gui_menu.py --paraview paraview --plugin SparseGrid.so --out DIR \
         [--window-manager auto|PROGRAM] --xvfb-run xvfb-run --interpreter pvpython
