@@ -21,6 +21,10 @@ namespace codec
 namespace detail
 {
 
+using format::Pass;
+using format::Plan;
+using format::Quantiser;
+
 /// Work buffers kept per calling thread between calls: first-touch page faults of freshly
 /// allocated buffers cost more than the coding itself on virtual machines. Not zero-filled.
 struct CpuWorkspace

@@ -15,10 +15,6 @@ namespace codec
 namespace detail
 {
 
-using format::Pass;
-using format::Plan;
-using format::Quantiser;
-
 namespace
 {
 

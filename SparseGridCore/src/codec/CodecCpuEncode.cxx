@@ -17,10 +17,6 @@ namespace codec
 namespace detail
 {
 
-using format::Pass;
-using format::Plan;
-using format::Quantiser;
-
 namespace
 {
 

@@ -22,6 +22,60 @@ namespace
 
 constexpr int SharedBins = 4096;
 
+/// The first code of block b of chunk c in the symbol buffer; levelEnd is the end of its level.
+__device__ __forceinline__ u64 blockBegin(const ChunkGeometry& g, u64 c, u32 b, u64& levelEnd)
+{
+  const int k = levelOfChunk(g, c);
+  levelEnd = g.levelCodeBegin[k] + g.levelCodes[k];
+  return g.levelCodeBegin[k] + (c - g.chunkBegin[k]) * format::ChunkCodes +
+    u64(b) * format::BlockCodes;
+}
+
+/// Calls token(t) for each non-zero code of the 64-code block at `block`, of which the first n are
+/// codes and the rest padding (eight 16-byte loads: levels start 64-aligned); returns the block's
+/// mask of non-zero codes.
+template<typename Token>
+__device__ __forceinline__ u64 nonZeroTokens(const u16* block, u32 n, Token&& token)
+{
+  const uint4* src = reinterpret_cast<const uint4*>(block);
+  u64 nonZero = 0;
+#pragma unroll
+  for (int v = 0; v < 8; ++v)
+  {
+    const uint4 q = src[v];
+    const u32 w[4] = { q.x, q.y, q.z, q.w };
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+    {
+      const u32 at = static_cast<u32>(v * 8 + i);
+      const u32 code = (w[i / 2] >> (16 * (i % 2))) & 0xffffu;
+      if (code != 0 && at < n)
+      {
+        nonZero |= 1ull << at;
+        token(code < 2 ? code : code + format::TokenShift);
+      }
+    }
+  }
+  return nonZero;
+}
+
+/// Calls token(t) for each run of zeros between the non-zero codes of a block of n codes (the rest
+/// of format::tokenize), found in the block's mask of non-zero codes.
+template<typename Token>
+__device__ __forceinline__ void zeroRunTokens(u64 nonZero, u32 n, Token&& token)
+{
+  const u64 valid = n >= 64 ? ~0ull : (1ull << n) - 1;
+  for (u64 zeros = ~nonZero & valid; zeros != 0;)
+  {
+    const u32 start = static_cast<u32>(__ffsll(static_cast<long long>(zeros)) - 1);
+    const u64 after = nonZero >> start;
+    u32 run = after ? static_cast<u32>(__ffsll(static_cast<long long>(after)) - 1) : n - start;
+    run = run < n - start ? run : n - start;
+    token(run == 1 ? 0u : run);
+    zeros &= ~((run >= 64 ? ~0ull : (1ull << run) - 1) << start);
+  }
+}
+
 /// Entropy-stage analysis (block masks and the token histogram) with a thread per 64-code block
 /// (it replaced a warp per chunk with __match_any_sync aggregation: 0.24 against 0.46 ms on the
 /// noisy 512^3 field, H100): eight 16-byte loads per block, one shared-memory atomic per
@@ -58,46 +112,17 @@ __global__ void __launch_bounds__(256) analyseThreadKernel(const u16* symbols,
     const u64 t = t0 + (threadIdx.x & 31);
     const u64 c = t / format::BlocksPerChunk;
     const u32 b = static_cast<u32>(t % format::BlocksPerChunk);
-    const int k = levelOfChunk(g, c);
-    const u64 levelEnd = g.levelCodeBegin[k] + g.levelCodes[k];
-    const u64 begin = g.levelCodeBegin[k] + (c - g.chunkBegin[k]) * format::ChunkCodes +
-      u64(b) * format::BlockCodes;
+    u64 levelEnd = 0;
+    const u64 begin = blockBegin(g, c, b, levelEnd);
     const u32 n =
       begin < levelEnd ? static_cast<u32>(minU64(format::BlockCodes, levelEnd - begin)) : 0;
     u64 nonZero = 0;
     if (n > 0)
     {
-      const uint4* src = reinterpret_cast<const uint4*>(symbols + begin);
-#pragma unroll
-      for (int v = 0; v < 8; ++v)
-      {
-        const uint4 q = src[v];
-        const u32 w[4] = { q.x, q.y, q.z, q.w };
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-        {
-          const u32 at = static_cast<u32>(v * 8 + i);
-          const u32 code = (w[i / 2] >> (16 * (i % 2))) & 0xffffu;
-          if (code != 0 && at < n)
-          {
-            nonZero |= 1ull << at;
-            count(code < 2 ? code : code + format::TokenShift);
-          }
-        }
-      }
+      nonZero = nonZeroTokens(symbols + begin, n, count);
       if (nonZero != 0)
       {
-        const u64 valid = n >= 64 ? ~0ull : (1ull << n) - 1;
-        for (u64 zeros = ~nonZero & valid; zeros != 0;)
-        {
-          const u32 start = static_cast<u32>(__ffsll(static_cast<long long>(zeros)) - 1);
-          const u64 after = nonZero >> start;
-          u32 run =
-            after ? static_cast<u32>(__ffsll(static_cast<long long>(after)) - 1) : n - start;
-          run = run < n - start ? run : n - start;
-          count(run == 1 ? 0u : run);
-          zeros &= ~((run >= 64 ? ~0ull : (1ull << run) - 1) << start);
-        }
+        zeroRunTokens(nonZero, n, count);
       }
     }
     const unsigned half = __ballot_sync(0xffffffffu, nonZero != 0);
@@ -137,42 +162,17 @@ __global__ void blockBitsKernel(const u16* symbols,
     u32 bits = 0, esc = 0;
     if ((masks[c] >> b) & 1)
     {
-      const int k = levelOfChunk(g, c);
-      const u64 levelEnd = g.levelCodeBegin[k] + g.levelCodes[k];
-      const u64 begin = g.levelCodeBegin[k] + (c - g.chunkBegin[k]) * format::ChunkCodes +
-        u64(b) * format::BlockCodes;
+      u64 levelEnd = 0;
+      const u64 begin = blockBegin(g, c, b, levelEnd);
       const u32 n = static_cast<u32>(minU64(format::BlockCodes, levelEnd - begin));
-      const uint4* src = reinterpret_cast<const uint4*>(symbols + begin);
-      u64 nonZero = 0;
-#pragma unroll
-      for (int v = 0; v < 8; ++v)
-      {
-        const uint4 q = src[v];
-        const u32 w[4] = { q.x, q.y, q.z, q.w };
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
+      const u64 nonZero = nonZeroTokens(symbols + begin,
+        n,
+        [&](u32 token)
         {
-          const u32 at = static_cast<u32>(v * 8 + i);
-          const u32 code = (w[i / 2] >> (16 * (i % 2))) & 0xffffu;
-          if (code != 0 && at < n)
-          {
-            nonZero |= 1ull << at;
-            const u32 token = code < 2 ? code : code + format::TokenShift;
-            bits += lengths[token];
-            esc += token == format::EscapeSymbol ? 1u : 0u;
-          }
-        }
-      }
-      const u64 valid = n >= 64 ? ~0ull : (1ull << n) - 1;
-      for (u64 zeros = ~nonZero & valid; zeros != 0;)
-      {
-        const u32 start = static_cast<u32>(__ffsll(static_cast<long long>(zeros)) - 1);
-        const u64 after = nonZero >> start;
-        u32 run = after ? static_cast<u32>(__ffsll(static_cast<long long>(after)) - 1) : n - start;
-        run = run < n - start ? run : n - start;
-        bits += lengths[run == 1 ? 0u : run];
-        zeros &= ~((run >= 64 ? ~0ull : (1ull << run) - 1) << start);
-      }
+          bits += lengths[token];
+          esc += token == format::EscapeSymbol ? 1u : 0u;
+        });
+      zeroRunTokens(nonZero, n, [&](u32 token) { bits += lengths[token]; });
     }
     blockBits[t] = bits;
     blockEsc[t] = esc;

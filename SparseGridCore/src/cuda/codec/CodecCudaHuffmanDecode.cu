@@ -94,11 +94,6 @@ constexpr u32 LutTokenMask = (1u << 17) - 1;
 constexpr int GroupShift = 25;
 static_assert(format::Tokens <= LutTokenMask + 1 && format::LutBits < 16, "LUT entry layout");
 
-__device__ __forceinline__ u32 codesOfToken(u32 token)
-{
-  return token >= 2 && token <= format::MaxRun ? token : 1u;
-}
-
 /// The group bits of LUT index i, from the host's entries.
 __device__ u32 lutGroup(const u32* lut, u32 i)
 {
@@ -107,7 +102,7 @@ __device__ u32 lutGroup(const u32* lut, u32 i)
   {
     const u32 e = lut[(i << bits) & ((1u << format::LutBits) - 1)];
     const u32 len = e & 0xff, token = (e >> 8) & LutTokenMask;
-    if (e == 0 || bits + len > static_cast<u32>(format::LutBits) || codesOfToken(token) != 1 ||
+    if (e == 0 || bits + len > static_cast<u32>(format::LutBits) || lanes::codesOf(token) != 1 ||
       token == format::EscapeSymbol)
     {
       break;
@@ -138,16 +133,7 @@ __device__ __forceinline__ bool tokenAt(const BitCursor& b,
     len = static_cast<int>(e & 0xff);
     return true;
   }
-  for (len = format::LutBits + 1; len <= tab.maxLength; ++len)
-  {
-    const u32 code = static_cast<u32>(b.acc >> (64 - len));
-    if (code - tab.firstCode[len] < tab.countOf[len])
-    {
-      token = tab.sorted[tab.firstIndex[len] + (code - tab.firstCode[len])];
-      return true;
-    }
-  }
-  return false;
+  return lanes::longTokenAt(b.acc, tab, token, len);
 }
 
 /// The token at the cursor and its length; false for a bit pattern that is no code.
@@ -207,7 +193,7 @@ __device__ __forceinline__ void scanWindow(BitCursor& b,
     }
     b.consume(len);
     pos += static_cast<u64>(len);
-    codes += codesOfToken(token);
+    codes += lanes::codesOf(token);
     escapes += token == format::EscapeSymbol ? 1u : 0u;
     if (Track && pos - start < 64)
     {
@@ -236,7 +222,7 @@ __device__ __forceinline__ void countPrefix(BitCursor& b,
     peekToken(b, lut, tab, token, len);
     b.consume(len);
     pos += static_cast<u64>(len);
-    codes += codesOfToken(token);
+    codes += lanes::codesOf(token);
     escapes += token == format::EscapeSymbol ? 1u : 0u;
   }
 }
@@ -295,7 +281,7 @@ __device__ __forceinline__ void syncLaneStarts(BitCursor& bits,
           }
           bits.consume(len);
           p += static_cast<u64>(len);
-          walkCodes += codesOfToken(token);
+          walkCodes += lanes::codesOf(token);
           walkEscapes += token == format::EscapeSymbol ? 1u : 0u;
         }
       }
@@ -312,6 +298,100 @@ __device__ __forceinline__ void syncLaneStarts(BitCursor& bits,
       }
       start = next;
     }
+  }
+}
+
+/// The chunk a warp decodes next, the same in all its lanes. Chunks are taken from a counter, not
+/// dealt out in turn, since their cost varies from a few tokens to 4,096. Measured on an H100
+/// (smooth field, Nsight Compute): achieved occupancy 28.1% against 28.6% when dealt out in turn,
+/// of a theoretical 50%: the low occupancy is not the uneven chunks; kept, as it costs one atomic
+/// per chunk.
+__device__ __forceinline__ u64 nextWarpChunk(unsigned long long* nextChunk, int lane)
+{
+  u64 c = 0;
+  if (lane == 0)
+  {
+    c = atomicAdd(nextChunk, 1ull);
+  }
+  return __shfl_sync(0xffffffffu, c, 0);
+}
+
+/// A chunk's header: its block mask, escapes and words of bits (all 0 for a zero chunk).
+struct ChunkHeader
+{
+  u64 mask;
+  u32 esc, words;
+};
+__device__ __forceinline__ ChunkHeader chunkHeader(const unsigned char* in, u32 size)
+{
+  const u32* h = reinterpret_cast<const u32*>(in);
+  ChunkHeader r;
+  r.mask = size == 0 ? 0 : u64(h[0]) | (u64(h[1]) << 32);
+  r.esc = size == 0 ? 0 : h[2];
+  r.words = size == 0 ? 0 : h[3];
+  return r;
+}
+
+/// A lane before its chunk: nothing decoded, no error.
+template<typename Lane>
+__device__ __forceinline__ void resetLane(Lane& L)
+{
+  L.pos = 0;
+  L.windowEnd = 0;
+  L.j = 0;
+  L.e = 0;
+  L.active = false;
+  L.reached = false;
+  L.bad = 0;
+}
+
+/// The block of each coded rank (rankBlock[r]: the chunk block of the r-th set bit of mask) and
+/// the codes of the coded blocks (a level's last block holds n % 64 codes).
+__device__ __forceinline__ u32
+rankCodedBlocks(u64 mask, u32 blocks, u32 n, int lane, unsigned char* rankBlock)
+{
+  for (int b = lane; b < 64; b += 32)
+  {
+    if ((mask >> b) & 1)
+    {
+      rankBlock[__popcll(mask & ((1ull << b) - 1))] = static_cast<unsigned char>(b);
+    }
+  }
+  u32 totalCodes = static_cast<u32>(__popcll(mask)) * format::BlockCodes;
+  if (((mask >> (blocks - 1)) & 1) && n % format::BlockCodes != 0)
+  {
+    totalCodes -= format::BlockCodes - n % format::BlockCodes;
+  }
+  return totalCodes;
+}
+
+/// A chunk's end: error 6 where no lane reached the last code or the escapes emitted are not the
+/// header's count; a lane's error is reported.
+template<typename Lane>
+__device__ __forceinline__ void reportChunkEnd(const Lane& L,
+  bool decoded,
+  u32 escAt,
+  u32 esc,
+  int lane,
+  int* error)
+{
+  int bad = L.bad;
+  if (decoded)
+  {
+    u32 emitted = L.e - escAt;
+    for (int o = 16; o > 0; o /= 2)
+    {
+      emitted += __shfl_down_sync(0xffffffffu, emitted, o);
+    }
+    const bool anyReached = __any_sync(0xffffffffu, L.reached);
+    if (lane == 0 && bad == 0 && (!anyReached || emitted != esc))
+    {
+      bad = 6;
+    }
+  }
+  if (bad)
+  {
+    atomicExch(error, bad);
   }
 }
 
@@ -487,22 +567,8 @@ __global__ void __launch_bounds__(WarpShape::Warps * 32)
     lut[i] = tab.lut[i] | lutGroup(tab.lut, static_cast<u32>(i));
   }
   __syncthreads();
-  // Chunks are taken from a counter, not dealt out in turn, since their cost varies from a few
-  // tokens to 4,096. Measured on an H100 (smooth field, Nsight Compute): achieved occupancy 28.1%
-  // against 28.6% when dealt out in turn, of a theoretical 50%: the low occupancy is not the
-  // uneven chunks; kept, as it costs one atomic per chunk.
-  for (;;)
+  for (u64 c; (c = nextWarpChunk(nextChunk, lane)) < chunks;)
   {
-    u64 c = 0;
-    if (lane == 0)
-    {
-      c = atomicAdd(nextChunk, 1ull);
-    }
-    c = __shfl_sync(0xffffffffu, c, 0);
-    if (c >= chunks)
-    {
-      break;
-    }
     const int k = levelOfChunk(g, c);
     const u64 levelBegin = g.levelCodeBegin[k];
     const u64 local = (c - g.chunkBegin[k]) * format::ChunkCodes;
@@ -518,20 +584,14 @@ __global__ void __launch_bounds__(WarpShape::Warps * 32)
     const u64 before = storedMask[c] & valid;
     const u32 size = chunkSize[c];
     const unsigned char* in = stream + chunkOffset[c];
-    const u32* h = reinterpret_cast<const u32*>(in);
-    const u64 mask = size == 0 ? 0 : u64(h[0]) | (u64(h[1]) << 32);
-    const u32 esc = size == 0 ? 0 : h[2];
-    const u32 words = size == 0 ? 0 : h[3];
+    const ChunkHeader head = chunkHeader(in, size);
+    const u64 mask = head.mask;
+    const u32 esc = head.esc;
+    const u32 words = head.words;
     const u64 kept = mask & valid;
     uint4* stage4 = reinterpret_cast<uint4*>(stage);
     WarpLane L;
-    L.pos = 0;
-    L.windowEnd = 0;
-    L.j = 0;
-    L.e = 0;
-    L.active = false;
-    L.reached = false;
-    L.bad = 0;
+    resetLane(L);
     const unsigned char* escIn = in + format::ChunkHeaderBytes;
     u32 escAt = 0, totalCodes = 0;
     const bool decoded = size != 0 && mask != 0 && (blocks >= 64 || (mask >> blocks) == 0);
@@ -541,18 +601,7 @@ __global__ void __launch_bounds__(WarpShape::Warps * 32)
     }
     else if (decoded)
     {
-      for (int b = lane; b < 64; b += 32)
-      {
-        if ((mask >> b) & 1)
-        {
-          rankBlock[__popcll(mask & ((1ull << b) - 1))] = static_cast<unsigned char>(b);
-        }
-      }
-      totalCodes = static_cast<u32>(__popcll(mask)) * format::BlockCodes;
-      if (((mask >> (blocks - 1)) & 1) && n % format::BlockCodes != 0)
-      {
-        totalCodes -= format::BlockCodes - n % format::BlockCodes;
-      }
+      totalCodes = rankCodedBlocks(mask, blocks, n, lane, rankBlock);
       L.bits.w = reinterpret_cast<const u32*>(escIn + u64(esc) * sizeof(S));
       L.bits.words = words;
       const u64 totalBits = 32ull * words;
@@ -601,24 +650,7 @@ __global__ void __launch_bounds__(WarpShape::Warps * 32)
       }
       __syncwarp(); // before the next phase or chunk reuses the stage
     }
-    int bad = L.bad;
-    if (decoded)
-    {
-      u32 emitted = L.e - escAt;
-      for (int o = 16; o > 0; o /= 2)
-      {
-        emitted += __shfl_down_sync(0xffffffffu, emitted, o);
-      }
-      const bool anyReached = __any_sync(0xffffffffu, L.reached);
-      if (lane == 0 && bad == 0 && (!anyReached || emitted != esc))
-      {
-        bad = 6;
-      }
-    }
-    if (bad)
-    {
-      atomicExch(error, bad);
-    }
+    reportChunkEnd(L, decoded, escAt, esc, lane, error);
     if (lane == 0)
     {
       storedMask[c] = kept;
@@ -721,18 +753,8 @@ __global__ void __launch_bounds__(SpanShape::Warps * 32, 1)
     wide[i] = lanes::wideEntry(lut, static_cast<u32>(i));
   }
   __syncthreads();
-  for (;;)
+  for (u64 c; (c = nextWarpChunk(nextChunk, lane)) < chunks;)
   {
-    u64 c = 0;
-    if (lane == 0)
-    {
-      c = atomicAdd(nextChunk, 1ull);
-    }
-    c = __shfl_sync(0xffffffffu, c, 0);
-    if (c >= chunks)
-    {
-      break;
-    }
     const int k = levelOfChunk(g, c);
     const u64 levelBegin = g.levelCodeBegin[k];
     const u64 local = (c - g.chunkBegin[k]) * format::ChunkCodes;
@@ -745,22 +767,16 @@ __global__ void __launch_bounds__(SpanShape::Warps * 32, 1)
     const u64 before = storedMask[c] & valid;
     const u32 size = chunkSize[c];
     const unsigned char* in = stream + chunkOffset[c];
-    const u32* h = reinterpret_cast<const u32*>(in);
-    const u64 mask = size == 0 ? 0 : u64(h[0]) | (u64(h[1]) << 32);
-    const u32 esc = size == 0 ? 0 : h[2];
-    const u32 words = size == 0 ? 0 : h[3];
+    const ChunkHeader head = chunkHeader(in, size);
+    const u64 mask = head.mask;
+    const u32 esc = head.esc;
+    const u32 words = head.words;
     const u64 kept = mask & valid;
     const u32 coded = static_cast<u32>(__popcll(kept));
     uint4* stage4 = reinterpret_cast<uint4*>(stage);
     const unsigned char* escIn = in + format::ChunkHeaderBytes;
     lanes::Lane L;
-    L.pos = 0;
-    L.windowEnd = 0;
-    L.j = 0;
-    L.e = 0;
-    L.active = false;
-    L.reached = false;
-    L.bad = 0;
+    resetLane(L);
     u32 escAt = 0, totalCodes = 0;
     const bool decoded = size != 0 && mask != 0 && (blocks >= 64 || (mask >> blocks) == 0);
     if (size != 0 && !decoded)
@@ -769,18 +785,7 @@ __global__ void __launch_bounds__(SpanShape::Warps * 32, 1)
     }
     else if (decoded)
     {
-      for (int b = lane; b < 64; b += 32)
-      {
-        if ((mask >> b) & 1)
-        {
-          rankBlock[__popcll(mask & ((1ull << b) - 1))] = static_cast<unsigned char>(b);
-        }
-      }
-      totalCodes = coded * format::BlockCodes;
-      if (((mask >> (blocks - 1)) & 1) && n % format::BlockCodes != 0)
-      {
-        totalCodes -= format::BlockCodes - n % format::BlockCodes;
-      }
+      totalCodes = rankCodedBlocks(mask, blocks, n, lane, rankBlock);
       u64 start;
       u32 codes, escapes;
       startSpanLane(L,
@@ -871,24 +876,7 @@ __global__ void __launch_bounds__(SpanShape::Warps * 32, 1)
       }
       __syncwarp(); // before the next phase or chunk reuses the stage
     }
-    int bad = L.bad;
-    if (decoded)
-    {
-      u32 emitted = L.e - escAt;
-      for (int o = 16; o > 0; o /= 2)
-      {
-        emitted += __shfl_down_sync(0xffffffffu, emitted, o);
-      }
-      const bool anyReached = __any_sync(0xffffffffu, L.reached);
-      if (lane == 0 && bad == 0 && (!anyReached || emitted != esc))
-      {
-        bad = 6;
-      }
-    }
-    if (bad)
-    {
-      atomicExch(error, bad);
-    }
+    reportChunkEnd(L, decoded, escAt, esc, lane, error);
     if (lane == 0 && !skip)
     {
       storedMask[c] = kept;

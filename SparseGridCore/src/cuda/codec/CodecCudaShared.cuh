@@ -66,36 +66,26 @@ Status fromCuda(cudaError_t e, const char* what);
 
 #define SGC_LAUNCHED(what) SGC_TRY(cudaGetLastError(), what)
 
-/// Device buffers kept between calls (cudaMalloc of large buffers costs milliseconds).
-struct DeviceBuffer
+/// Device memory for the buffers kept between calls (at least 256 bytes each).
+struct DeviceMemory
 {
-  void* ptr = nullptr;
-  std::size_t bytes = 0;
-  Status reserve(std::size_t n, const char* what)
-  {
-    if (n <= bytes && ptr)
-    {
-      return Status::Ok();
-    }
-    if (ptr)
-    {
-      cudaFree(ptr);
-      ptr = nullptr;
-      bytes = 0;
-    }
-    SGC_TRY(cudaMalloc(&ptr, std::max<std::size_t>(n, 256)), what);
-    bytes = std::max<std::size_t>(n, 256);
-    return Status::Ok();
-  }
-  template<typename X>
-  X* as() const
-  {
-    return static_cast<X*>(ptr);
-  }
+  static cudaError_t allocate(void** p, std::size_t n) { return cudaMalloc(p, n); }
+  static void release(void* p) { cudaFree(p); }
+  static constexpr std::size_t MinBytes = 256;
 };
 
-/// Page-locked host memory kept between calls (the encoder's summary read-back).
-struct PinnedBuffer
+/// Page-locked host memory for the buffers kept between calls (the encoder's summary read-back).
+struct PinnedMemory
+{
+  static cudaError_t allocate(void** p, std::size_t n) { return cudaMallocHost(p, n); }
+  static void release(void* p) { cudaFreeHost(p); }
+  static constexpr std::size_t MinBytes = 0;
+};
+
+/// A buffer kept between calls (cudaMalloc of large buffers costs milliseconds): it grows, never
+/// shrinks.
+template<typename Memory>
+struct KeptBuffer
 {
   void* ptr = nullptr;
   std::size_t bytes = 0;
@@ -107,12 +97,13 @@ struct PinnedBuffer
     }
     if (ptr)
     {
-      cudaFreeHost(ptr);
+      Memory::release(ptr);
       ptr = nullptr;
       bytes = 0;
     }
-    SGC_TRY(cudaMallocHost(&ptr, n), what);
-    bytes = n;
+    const std::size_t size = std::max<std::size_t>(n, Memory::MinBytes);
+    SGC_TRY(Memory::allocate(&ptr, size), what);
+    bytes = size;
     return Status::Ok();
   }
   template<typename X>
@@ -121,6 +112,8 @@ struct PinnedBuffer
     return static_cast<X*>(ptr);
   }
 };
+using DeviceBuffer = KeptBuffer<DeviceMemory>;
+using PinnedBuffer = KeptBuffer<PinnedMemory>;
 
 struct Workspace
 {

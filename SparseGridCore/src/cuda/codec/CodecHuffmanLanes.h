@@ -80,6 +80,24 @@ struct Cursor
   }
 };
 
+/// The token whose code, longer than the LUT's bits, starts the 64 bits `acc`, and its length;
+/// false for a bit pattern that is no code. Tab: firstCode, countOf, firstIndex, sorted,
+/// maxLength as in huffman::Decoder.
+template<typename Tab>
+SGC_LANE bool longTokenAt(u64 acc, const Tab& tab, u32& token, int& len)
+{
+  for (len = format::LutBits + 1; len <= tab.maxLength; ++len)
+  {
+    const u32 code = static_cast<u32>(acc >> (64 - len));
+    if (code - tab.firstCode[len] < tab.countOf[len])
+    {
+      token = tab.sorted[tab.firstIndex[len] + (code - tab.firstCode[len])];
+      return true;
+    }
+  }
+  return false;
+}
+
 /// The token at the cursor and its length from its single-token entry e; false for a bit
 /// pattern that is no code. Tab: firstCode, countOf, firstIndex, sorted, maxLength as in
 /// huffman::Decoder.
@@ -92,16 +110,7 @@ SGC_LANE bool tokenAt(const Cursor& b, u32 e, const Tab& tab, u32& token, int& l
     len = static_cast<int>(e & 0xff);
     return true;
   }
-  for (len = format::LutBits + 1; len <= tab.maxLength; ++len)
-  {
-    const u32 code = static_cast<u32>(b.acc >> (64 - len));
-    if (code - tab.firstCode[len] < tab.countOf[len])
-    {
-      token = tab.sorted[tab.firstIndex[len] + (code - tab.firstCode[len])];
-      return true;
-    }
-  }
-  return false;
+  return longTokenAt(b.acc, tab, token, len);
 }
 
 /// A lane of the final decoding: its cursor and place in the chunk's bits and codes.
