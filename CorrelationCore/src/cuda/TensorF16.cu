@@ -162,8 +162,6 @@ __global__ void __launch_bounds__(512, 1) tensorF16Kernel(TcGeometry g,
   }
   __syncthreads();
   const int eL = maxBits[kTcPairs]; // exponents since the staging
-  const long long mapSize = static_cast<long long>(g.ww) * g.wh;
-  float* groupOut = out + (li * g.m + j0) * mapSize;
   for (long long q; (q = blockNextTask(nextTask, lane)) < s.tasks;)
   {
     const TcTask t = tcTask(g, s, taskOrder[q]);
@@ -172,36 +170,20 @@ __global__ void __launch_bounds__(512, 1) tensorF16Kernel(TcGeometry g,
       continue;
     }
     TcMmaF16Device mma;
-#pragma unroll
-    for (int j = 0; j < kTcTilesN; ++j)
-    {
-#pragma unroll
-      for (int c = 0; c < 4; ++c)
-      {
-        mma.acc[j][c] = 0.0f;
-      }
-    }
+    tcClearAcc(mma);
     tcTaskProductsF16(g, s, sImage, sLeft, t, lane, mma);
     // The lane's two pairs (rows g and g + 8 of the M tile) and their scales.
     const int p0 = kTcHalf * t.h + (lane >> 2);
     const int e0 = -(eL + maxBits[p0]), e1 = -(eL + maxBits[p0 + 8]);
     const float f0 = tcPowerOfTwo(e0), f1 = tcPowerOfTwo(e1);
-    float* row = groupOut + static_cast<long long>(t.dy - g.y0) * g.ww - g.x0;
-#pragma unroll
-    for (int j = 0; j < kTcTilesN; ++j)
-    {
-#pragma unroll
-      for (int c = 0; c < 4; ++c)
-      {
-        int pair, dx;
-        tcAccTarget(t, lane, j, c, pair, dx);
-        if (j0 + pair < g.m && dx < g.x0 + g.ww)
-        {
-          row[pair * mapSize + dx] =
-            c < 2 ? tcScaled(mma.acc[j][c], f0, e0) : tcScaled(mma.acc[j][c], f1, e1);
-        }
-      }
-    }
+    tcStoreAcc(g,
+      t,
+      lane,
+      li,
+      j0,
+      out,
+      [&](int j, int c)
+      { return c < 2 ? tcScaled(mma.acc[j][c], f0, e0) : tcScaled(mma.acc[j][c], f1, e1); });
   }
 }
 

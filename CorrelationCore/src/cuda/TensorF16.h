@@ -152,9 +152,7 @@ CORRELATION_TC_HD void tcTaskProductsF16(const TcGeometry& g,
     for (int uc = 0; uc < s.uChunks; ++uc)
     {
       std::uint32_t ah[kTcTilesK][2], al[kTcTilesK][2];
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+      CORRELATION_UNROLL
       for (int k = 0; k < kTcTilesK; ++k)
       {
         const int u0 = uc * kTcCols + 8 * k;
@@ -169,9 +167,7 @@ CORRELATION_TC_HD void tcTaskProductsF16(const TcGeometry& g,
           al[k][1] = w1.lo;
         }
       }
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+      CORRELATION_UNROLL
       for (int d = -(kTcTilesN - 1); d < kTcTilesK; ++d)
       {
         const int diag = uc * kTcCols + 8 * d - t.dxc;
@@ -180,24 +176,12 @@ CORRELATION_TC_HD void tcTaskProductsF16(const TcGeometry& g,
           continue;
         }
         const TcHalfWord q = sLeft[tcLeftIndex(s, ty, diag + 2 * tig - gid)];
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-        for (int pass = 0; pass < 3; ++pass)
-        {
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-          for (int j = 0; j < kTcTilesN; ++j)
-          {
-            const int k = j + d;
-            if (k < 0 || k >= kTcTilesK || !tcTileUsed(g, t, uc, j, k))
-            {
-              continue;
-            }
-            mma(j, pass == 1 ? al[k] : ah[k], pass == 0 ? q.lo : q.hi);
-          }
-        }
+        tcDiagonalPasses(g,
+          t,
+          uc,
+          d,
+          [&](int pass, int j, int k)
+          { mma(j, pass == 1 ? al[k] : ah[k], pass == 0 ? q.lo : q.hi); });
       }
     }
   }

@@ -57,6 +57,50 @@ inline bool tcPlanLaunch(TcPlan& plan,
   return true;
 }
 
+/// Zeroes a task's accumulators.
+template<typename Mma>
+__device__ __forceinline__ void tcClearAcc(Mma& mma)
+{
+#pragma unroll
+  for (int j = 0; j < kTcTilesN; ++j)
+  {
+#pragma unroll
+    for (int c = 0; c < 4; ++c)
+    {
+      mma.acc[j][c] = 0.0f;
+    }
+  }
+}
+
+/// Stores the lane's accumulators of task t, value(j, c) each, into the lag maps of the group's
+/// pairs (from j0 on) of left image li; pairs past the batch and lags past the window are left out.
+template<typename Value>
+__device__ __forceinline__ void tcStoreAcc(const TcGeometry& g,
+  const TcTask& t,
+  int lane,
+  long long li,
+  int j0,
+  float* out,
+  Value&& value)
+{
+  const long long mapSize = static_cast<long long>(g.ww) * g.wh;
+  float* row = out + (li * g.m + j0) * mapSize + static_cast<long long>(t.dy - g.y0) * g.ww - g.x0;
+#pragma unroll
+  for (int j = 0; j < kTcTilesN; ++j)
+  {
+#pragma unroll
+    for (int c = 0; c < 4; ++c)
+    {
+      int pair, dx;
+      tcAccTarget(t, lane, j, c, pair, dx);
+      if (j0 + pair < g.m && dx < g.x0 + g.ww)
+      {
+        row[pair * mapSize + dx] = value(j, c);
+      }
+    }
+  }
+}
+
 /// Launches a planned kernel (device pointers; `order` holds plan.order on the device).
 inline void tcLaunch(const TcPlan& plan,
   TcKernel kernel,

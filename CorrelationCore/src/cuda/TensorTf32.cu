@@ -134,8 +134,6 @@ __global__ void __launch_bounds__(512, 1) tensorTf32Kernel(TcGeometry g,
     nextTask = 0;
   }
   __syncthreads();
-  const long long mapSize = static_cast<long long>(g.ww) * g.wh;
-  float* groupOut = out + (li * g.m + j0) * mapSize;
   for (long long q; (q = blockNextTask(nextTask, lane)) < s.tasks;)
   {
     const TcTask t = tcTask(g, s, taskOrder[q]);
@@ -144,15 +142,7 @@ __global__ void __launch_bounds__(512, 1) tensorTf32Kernel(TcGeometry g,
       continue; // no pair in this half
     }
     TcMmaDevice mma;
-#pragma unroll
-    for (int j = 0; j < kTcTilesN; ++j)
-    {
-#pragma unroll
-      for (int c = 0; c < 4; ++c)
-      {
-        mma.acc[j][c] = 0.0f;
-      }
-    }
+    tcClearAcc(mma);
     if constexpr (Band)
     {
       tcTaskProductsBand(s, sImage, sLeft, t, lane, mma);
@@ -161,21 +151,7 @@ __global__ void __launch_bounds__(512, 1) tensorTf32Kernel(TcGeometry g,
     {
       tcTaskProducts(g, s, sImage, sLeft, t, lane, mma);
     }
-    float* row = groupOut + static_cast<long long>(t.dy - g.y0) * g.ww - g.x0;
-#pragma unroll
-    for (int j = 0; j < kTcTilesN; ++j)
-    {
-#pragma unroll
-      for (int c = 0; c < 4; ++c)
-      {
-        int pair, dx;
-        tcAccTarget(t, lane, j, c, pair, dx);
-        if (j0 + pair < g.m && dx < g.x0 + g.ww)
-        {
-          row[pair * mapSize + dx] = mma.acc[j][c];
-        }
-      }
-    }
+    tcStoreAcc(g, t, lane, li, j0, out, [&](int j, int c) { return mma.acc[j][c]; });
   }
 }
 

@@ -3,7 +3,7 @@
  * @brief The 3xTF32 tensor-core direct kernel (DirectKernel::TensorTf32): the definition of the
  * correlation computed as small matrix products on the tensor cores, float only.
  *
- * Formulation (docs/correlation.md, "Session 6"): for one lag row dy and one template row ty the
+ * Formulation (docs/correlation.md): for one lag row dy and one template row ty the
  * lags dx of a block of pairs p are
  *   C_p(dx, dy) += sum over image columns u of R_p(u, ty + dy) * L(u - dx, ty),
  * a product of the image rows (M = 16 pairs x K = 8 columns, "A") with a Toeplitz block of the
@@ -41,6 +41,11 @@
 #define CORRELATION_TC_HD __host__ __device__ __forceinline__
 #else
 #define CORRELATION_TC_HD inline
+#endif
+#ifdef __CUDA_ARCH__
+#define CORRELATION_UNROLL _Pragma("unroll")
+#else
+#define CORRELATION_UNROLL
 #endif
 
 namespace correlation
@@ -219,6 +224,34 @@ CORRELATION_TC_HD void tcAccTarget(const TcTask& t, int lane, int j, int c, int&
 }
 
 /**
+ * The three products of the used tiles j of diagonal d (column tile k = j + d), as
+ * product(pass, j, k): they accumulate into the same registers, so they are issued as three
+ * passes over the diagonal's tiles, and neighbouring mma instructions are independent.
+ */
+template<typename Product>
+CORRELATION_TC_HD void tcDiagonalPasses(const TcGeometry& g,
+  const TcTask& t,
+  int uc,
+  int d,
+  Product&& product)
+{
+  CORRELATION_UNROLL
+  for (int pass = 0; pass < 3; ++pass)
+  {
+    CORRELATION_UNROLL
+    for (int j = 0; j < kTcTilesN; ++j)
+    {
+      const int k = j + d;
+      if (k < 0 || k >= kTcTilesK || !tcTileUsed(g, t, uc, j, k))
+      {
+        continue;
+      }
+      product(pass, j, k);
+    }
+  }
+}
+
+/**
  * The tensor products of one task for one lane: for every template row and column chunk, the
  * lane's A fragments of the 4 column tiles (image values, split), then per used diagonal its B
  * fragment (Toeplitz, pre-split) and the three products big*small, small*big, big*big of every
@@ -243,9 +276,7 @@ CORRELATION_TC_HD void tcTaskProducts(const TcGeometry& g,
     for (int uc = 0; uc < s.uChunks; ++uc)
     {
       std::uint32_t ab[kTcTilesK][4], as[kTcTilesK][4];
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+      CORRELATION_UNROLL
       for (int k = 0; k < kTcTilesK; ++k)
       {
         const int u0 = uc * kTcCols + 8 * k;
@@ -262,9 +293,7 @@ CORRELATION_TC_HD void tcTaskProducts(const TcGeometry& g,
           tcSplit(hi.y, ab[k][3], as[k][3]);
         }
       }
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+      CORRELATION_UNROLL
       for (int d = -(kTcTilesN - 1); d < kTcTilesK; ++d)
       {
         const int diag = uc * kTcCols + 8 * d - t.dxc;
@@ -277,33 +306,18 @@ CORRELATION_TC_HD void tcTaskProducts(const TcGeometry& g,
         const TcSplitWord q1 = sLeft[tcLeftIndex(s, ty, diag + tig + 4 - gid)];
         const std::uint32_t bb[2] = { q0.big, q1.big };
         const std::uint32_t bs[2] = { q0.small, q1.small };
-        // The three products of a tile accumulate into the same registers: issued as three
-        // passes over the diagonal's tiles, so that neighbouring mma instructions are independent.
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-        for (int pass = 0; pass < 3; ++pass)
-        {
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-          for (int j = 0; j < kTcTilesN; ++j)
-          {
-            const int k = j + d;
-            if (k < 0 || k >= kTcTilesK || !tcTileUsed(g, t, uc, j, k))
-            {
-              continue;
-            }
-            mma(j, pass == 1 ? as[k] : ab[k], pass == 0 ? bs : bb);
-          }
-        }
+        tcDiagonalPasses(g,
+          t,
+          uc,
+          d,
+          [&](int pass, int j, int k) { mma(j, pass == 1 ? as[k] : ab[k], pass == 0 ? bs : bb); });
       }
     }
   }
 }
 
 /**
- * The cheap split of an image value for the band row body (session 7): big = x with its low 13
+ * The cheap split of an image value for the band row body: big = x with its low 13
  * bits cleared (truncation to TF32: one AND), small = x - big (exact in float) with its low 13
  * bits cleared too. |x - big - small| < 2^-20 |x| (the TF32 split by cvt.rna: 2^-22), which with
  * the template's rna split keeps a product within about 2^-19.5 of |x y| (the tests' bound: 1e-5
@@ -406,14 +420,10 @@ CORRELATION_TC_HD void tcTaskProductsBand(const TcLayout& s,
   const int gid = lane >> 2, tig = lane & 3;
   // Column tiles k and k + 2 differ by 16 columns: the same swizzle slot, 512 floats further.
   int off[2][2];
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+  CORRELATION_UNROLL
   for (int k = 0; k < 2; ++k)
   {
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+    CORRELATION_UNROLL
     for (int hi = 0; hi < 2; ++hi)
     {
       off[k][hi] = tcImageIndex(s, 0, 8 * k + tig + 4 * hi, gid, t.h);
@@ -425,9 +435,7 @@ CORRELATION_TC_HD void tcTaskProductsBand(const TcLayout& s,
   for (int ty = t.ylo; ty < t.yhi; ++ty, image += kRow, left += s.leftPitch)
   {
     std::uint32_t ab[kTcTilesK][4], as[kTcTilesK][4];
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+    CORRELATION_UNROLL
     for (int k = 0; k < kTcTilesK; ++k)
     {
       const TcFloat2 lo =
@@ -440,9 +448,7 @@ CORRELATION_TC_HD void tcTaskProductsBand(const TcLayout& s,
       tcSplitTrunc(hi.y, ab[k][3], as[k][3]);
     }
     std::uint32_t bb[kDiags][2], bs[kDiags][2];
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+    CORRELATION_UNROLL
     for (int i = 0; i < kDiags; ++i)
     {
       const TcBandWord q = left[8 * (kTcBandLo + i)];
@@ -451,19 +457,13 @@ CORRELATION_TC_HD void tcTaskProductsBand(const TcLayout& s,
       bs[i][0] = q.small0;
       bs[i][1] = q.small4;
     }
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+    CORRELATION_UNROLL
     for (int pass = 0; pass < 3; ++pass)
     {
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+      CORRELATION_UNROLL
       for (int k = 0; k < kTcTilesK; ++k)
       {
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+        CORRELATION_UNROLL
         for (int i = 0; i < kDiags; ++i)
         {
           const int j = k - (kTcBandLo + i);
