@@ -47,6 +47,21 @@ struct TablePointers
   T uniformWeight = 1;
 };
 
+/// The second ring of a table that stores the first only: entry q of neighbour j of cell c
+/// (-1, weight 0 where neighbour j is missing).
+template<typename Table>
+STENCIL_HD int chasedNeighbour(const Table& table, int c, int j, int q)
+{
+  const int m = table.n(c, j);
+  return m < 0 ? -1 : table.n(m, q);
+}
+template<typename T, typename Table>
+STENCIL_HD T chasedWeight(const Table& table, int c, int j, int q)
+{
+  const int m = table.n(c, j);
+  return m < 0 ? T(0) : table.w(m, q);
+}
+
 template<typename T, int KK>
 struct PlainChasing
 {
@@ -58,16 +73,8 @@ struct PlainChasing
   {
     return p.weights ? load(p.weights + static_cast<long long>(c) * K + j) : p.uniformWeight;
   }
-  STENCIL_HD int n2(int c, int j, int q) const
-  {
-    const int m = n(c, j);
-    return m < 0 ? -1 : n(m, q);
-  }
-  STENCIL_HD T w2(int c, int j, int q) const
-  {
-    const int m = n(c, j);
-    return m < 0 ? T(0) : w(m, q);
-  }
+  STENCIL_HD int n2(int c, int j, int q) const { return chasedNeighbour(*this, c, j, q); }
+  STENCIL_HD T w2(int c, int j, int q) const { return chasedWeight<T>(*this, c, j, q); }
 };
 
 template<typename T, int KK>
@@ -107,16 +114,8 @@ struct CompressedChasing
   {
     return p.weights ? load(p.weights + load(p.index + c) * E + j) : p.uniformWeight;
   }
-  STENCIL_HD int n2(int c, int j, int q) const
-  {
-    const int m = n(c, j);
-    return m < 0 ? -1 : n(m, q);
-  }
-  STENCIL_HD T w2(int c, int j, int q) const
-  {
-    const int m = n(c, j);
-    return m < 0 ? T(0) : w(m, q);
-  }
+  STENCIL_HD int n2(int c, int j, int q) const { return chasedNeighbour(*this, c, j, q); }
+  STENCIL_HD T w2(int c, int j, int q) const { return chasedWeight<T>(*this, c, j, q); }
 };
 
 template<typename T, int KK>

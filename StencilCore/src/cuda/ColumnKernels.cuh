@@ -28,9 +28,11 @@ __host__ __device__ constexpr int paddedEntries(int e)
   return (e % 2 == 0) ? e + 1 : e;
 }
 
-template<typename T, typename Table>
+/// A thread per cell, grid rows over the layers: the table read for each entry (Resolve false,
+/// the naive kernel), or the cell's entries resolved into registers for each layer first (idxvar).
+template<typename T, typename Table, bool Resolve>
 __global__ void __launch_bounds__(LinearBlock, Table::K <= 4 ? 6 : 1)
-  naiveKernel(ColumnArgs<T> args, Table table)
+  linearKernel(ColumnArgs<T> args, Table table)
 {
   // Local copies: binding references to kernel parameters would force them into local memory.
   const ColumnArgs<T> a = args;
@@ -42,30 +44,19 @@ __global__ void __launch_bounds__(LinearBlock, Table::K <= 4 ? 6 : 1)
   }
   for (int k = blockIdx.y; k < a.layers; k += gridDim.y)
   {
-    a.out[static_cast<long long>(k) * a.cells + c] =
-      columnValue<T, Table::K>(a, c, k, NaiveSource<Table>{ t, c });
-  }
-}
-
-template<typename T, typename Table>
-__global__ void __launch_bounds__(LinearBlock, Table::K <= 4 ? 6 : 1)
-  idxvarKernel(ColumnArgs<T> args, Table table)
-{
-  // Local copies: binding references to kernel parameters would force them into local memory.
-  const ColumnArgs<T> a = args;
-  const Table t = table;
-  const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= a.cells)
-  {
-    return;
-  }
-  for (int k = blockIdx.y; k < a.layers; k += gridDim.y)
-  {
-    int nb[Table::K + Table::K * Table::K];
-    T wt[Table::K + Table::K * Table::K];
-    resolve(t, c, a.laplap, nb, wt);
-    a.out[static_cast<long long>(k) * a.cells + c] =
-      columnValue<T, Table::K>(a, c, k, ArraySource<T, Table::K>{ nb, wt });
+    if constexpr (Resolve)
+    {
+      int nb[Table::K + Table::K * Table::K];
+      T wt[Table::K + Table::K * Table::K];
+      resolve(t, c, a.laplap, nb, wt);
+      a.out[static_cast<long long>(k) * a.cells + c] =
+        columnValue<T, Table::K>(a, c, k, ArraySource<T, Table::K>{ nb, wt });
+    }
+    else
+    {
+      a.out[static_cast<long long>(k) * a.cells + c] =
+        columnValue<T, Table::K>(a, c, k, NaiveSource<Table>{ t, c });
+    }
   }
 }
 
@@ -369,13 +360,16 @@ Status launchColumns(const Table& table,
     case AccessStrategy::Naive:
       status = timeKernel(
         options.timingRepeats,
-        [&]() { naiveKernel<T, Table><<<dim3(cellBlocks, layerBlocks), LinearBlock>>>(a, table); },
+        [&]() {
+          linearKernel<T, Table, false><<<dim3(cellBlocks, layerBlocks), LinearBlock>>>(a, table);
+        },
         seconds);
       break;
     case AccessStrategy::IdxVar:
       status = timeKernel(
         options.timingRepeats,
-        [&]() { idxvarKernel<T, Table><<<dim3(cellBlocks, layerBlocks), LinearBlock>>>(a, table); },
+        [&]()
+        { linearKernel<T, Table, true><<<dim3(cellBlocks, layerBlocks), LinearBlock>>>(a, table); },
         seconds);
       break;
     case AccessStrategy::Shared:
