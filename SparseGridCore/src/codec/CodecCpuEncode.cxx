@@ -536,20 +536,17 @@ Status encodeCPU(const T* values,
   return Status::Ok();
 }
 
-template Status encodeCPU<float>(const float*,
-  const Layout&,
-  const format::Scheme&,
-  double,
-  std::vector<std::uint8_t>&,
-  EncodeStatistics&,
-  const ExecutionOptions&);
-template Status encodeCPU<double>(const double*,
-  const Layout&,
-  const format::Scheme&,
-  double,
-  std::vector<std::uint8_t>&,
-  EncodeStatistics&,
-  const ExecutionOptions&);
+#define SPARSEGRID_ENCODE_CPU_INSTANTIATE(T)                                                       \
+  template Status encodeCPU<T>(const T*,                                                           \
+    const Layout&,                                                                                 \
+    const format::Scheme&,                                                                         \
+    double,                                                                                        \
+    std::vector<std::uint8_t>&,                                                                    \
+    EncodeStatistics&,                                                                             \
+    const ExecutionOptions&);
+SPARSEGRID_ENCODE_CPU_INSTANTIATE(float)
+SPARSEGRID_ENCODE_CPU_INSTANTIATE(double)
+#undef SPARSEGRID_ENCODE_CPU_INSTANTIATE
 
 } // namespace detail
 } // namespace codec
