@@ -214,10 +214,10 @@ void check(const Variant& v, const Case& c, Mode mode, Normalization norm, unsig
   ExecutionOptions options;
   options.backend = v.backend;
   options.algorithm = v.algorithm;
-  options.direct = v.direct;
-  options.cacheFftPlans = v.cachePlans;
-  options.deviceOnlyKernelTiming = v.deviceOnlyTiming;
-  options.fftPowerOfTwo = v.fftPowerOfTwo;
+  options.tuning.direct = v.direct;
+  options.tuning.cacheFftPlans = v.cachePlans;
+  options.tuning.deviceOnlyKernelTiming = v.deviceOnlyTiming;
+  options.tuning.fftPowerOfTwo = v.fftPowerOfTwo;
   options.strictBackend = true;
   options.threads = 2;
   ExecutionReport report;
@@ -433,7 +433,7 @@ TEST(SplitTiled, TooLargeForSharedMemoryFallsBack)
   ExecutionOptions options;
   options.backend = Backend::CUDA;
   options.algorithm = Algorithm::Direct;
-  options.direct.kernel = DirectKernel::SplitTiled;
+  options.tuning.direct.kernel = DirectKernel::SplitTiled;
   options.strictBackend = true;
   ExecutionReport report;
   const Status s = correlate(

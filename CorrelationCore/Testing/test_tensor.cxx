@@ -726,9 +726,9 @@ TEST(TensorKernels, MatchesReferenceOnAllShapesAndModes)
           ExecutionOptions options;
           options.backend = Backend::CUDA;
           options.algorithm = Algorithm::Direct;
-          options.direct = tensorOptions(kernel, warps);
+          options.tuning.direct = tensorOptions(kernel, warps);
           options.strictBackend = true;
-          options.deviceOnlyKernelTiming = warps == 5;
+          options.tuning.deviceOnlyKernelTiming = warps == 5;
           ExecutionReport report;
           const Status st = correlate(
             batch, l.data(), r.data(), mode, Normalization::None, out.data(), options, &report);
@@ -749,7 +749,7 @@ TEST(TensorKernels, MatchesReferenceOnAllShapesAndModes)
           ExecutionOptions options;
           options.backend = Backend::CUDA;
           options.algorithm = Algorithm::Direct;
-          options.direct = tensorOptions(kernel);
+          options.tuning.direct = tensorOptions(kernel);
           options.strictBackend = true;
           ASSERT_TRUE(correlate(batch, l.data(), r.data(), mode, norm, out.data(), options).ok());
           for (std::size_t p = 0; p < batch.pairs(); ++p)
@@ -808,7 +808,7 @@ TEST(TensorKernels, SanitizerCase)
         ExecutionOptions options;
         options.backend = Backend::CUDA;
         options.algorithm = Algorithm::Direct;
-        options.direct = tensorOptions(kernel, 4);
+        options.tuning.direct = tensorOptions(kernel, 4);
         options.strictBackend = true;
         ExecutionReport report;
         const Status st = correlate(
@@ -885,7 +885,7 @@ TEST(TensorKernels, FallBackForDoubleAndLargeSizes)
     ExecutionOptions options;
     options.backend = Backend::CUDA;
     options.algorithm = Algorithm::Direct;
-    options.direct = tensorOptions(kernel);
+    options.tuning.direct = tensorOptions(kernel);
     options.strictBackend = true;
     {
       const Case c{ Shape::OneToMany, 1, 7, { 9, 8 }, { 11, 10 } };

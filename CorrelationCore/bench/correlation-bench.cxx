@@ -63,14 +63,19 @@ Result measure(const std::string& group,
 {
   Result res{ group, caseName, c.name };
   LagWindow w;
-  lagWindow(batch, mode, w);
+  if (!lagWindow(batch, mode, w).ok())
+  {
+    res.ok = false;
+    res.error = "invalid batch";
+    return res;
+  }
   std::vector<float> out(batch.pairs() * w.size());
   ExecutionOptions o;
   o.backend = c.backend;
   o.algorithm = c.algorithm;
-  o.direct = c.direct;
-  o.cacheFftPlans = c.cachePlans;
-  o.fftPowerOfTwo = c.powerOfTwo;
+  o.tuning.direct = c.direct;
+  o.tuning.cacheFftPlans = c.cachePlans;
+  o.tuning.fftPowerOfTwo = c.powerOfTwo;
   o.strictBackend = true;
   std::vector<double> k, e;
   for (int i = 0; i <= reps; ++i)
@@ -101,7 +106,7 @@ Result measure(const std::string& group,
   {
     // The same calls again, timed on the GPU only (deviceOnlyKernelTiming: the launches are
     // queued behind a wait kernel, so the host's launch latency leaves the event window).
-    o.deviceOnlyKernelTiming = true;
+    o.tuning.deviceOnlyKernelTiming = true;
     std::vector<double> g;
     for (int i = 0; i < reps; ++i)
     {
@@ -400,7 +405,10 @@ int main(int argc, char** argv)
       x = dist(rng);
     }
     LagWindow w;
-    lagWindow(c.batch, c.mode, w);
+    if (!lagWindow(c.batch, c.mode, w).ok())
+    {
+      continue;
+    }
     const double ops = static_cast<double>(directOperations(c.batch, w));
     const int reps = ops > 5e9 ? 3 : (ops > 2e9 ? 5 : 11);
     std::vector<Config> configs;

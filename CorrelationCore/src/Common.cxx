@@ -1,39 +1,13 @@
-// Names, validation, lag windows, operation counts, the Auto choice and the CPU thread loop.
+// Names, validation, lag windows, operation counts and the Auto choice.
 #include "Internal.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
-#include <thread>
 #include <vector>
 
 namespace correlation
 {
-
-const char* toString(ErrorCode code)
-{
-  switch (code)
-  {
-    case ErrorCode::None:
-      return "None";
-    case ErrorCode::InvalidArgument:
-      return "InvalidArgument";
-    case ErrorCode::TooLarge:
-      return "TooLarge";
-    case ErrorCode::NonFinite:
-      return "NonFinite";
-    case ErrorCode::Aborted:
-      return "Aborted";
-    case ErrorCode::BackendUnavailable:
-      return "BackendUnavailable";
-    case ErrorCode::OutOfDeviceMemory:
-      return "OutOfDeviceMemory";
-    case ErrorCode::Internal:
-      return "Internal";
-  }
-  return "Unknown";
-}
 
 const char* toString(Shape shape)
 {
@@ -89,20 +63,6 @@ const char* toString(Algorithm algorithm)
       return "Direct";
     case Algorithm::FFT:
       return "FFT";
-  }
-  return "unknown";
-}
-
-const char* toString(Backend backend)
-{
-  switch (backend)
-  {
-    case Backend::Auto:
-      return "Auto";
-    case Backend::CPU:
-      return "CPU";
-    case Backend::CUDA:
-      return "CUDA";
   }
   return "unknown";
 }
@@ -289,48 +249,6 @@ int fftFriendlySize(int minimum, bool powerOfTwo)
     {
       return n;
     }
-  }
-}
-
-void parallelFor(const ExecutionOptions& options,
-  std::size_t count,
-  const std::function<void(std::size_t, std::size_t)>& body)
-{
-  if (count == 0)
-  {
-    return;
-  }
-  if (options.parallelFor)
-  {
-    options.parallelFor(count, body);
-    return;
-  }
-  std::size_t threads = options.threads > 0 ? static_cast<std::size_t>(options.threads)
-                                            : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min(threads, count);
-  if (threads <= 1)
-  {
-    body(0, count);
-    return;
-  }
-  // Several chunks per thread so that uneven pieces (overlaps shrink towards the edges) balance.
-  const std::size_t chunks = std::min(count, threads * 8);
-  std::vector<std::thread> pool;
-  std::atomic_size_t next{ 0 };
-  for (std::size_t t = 0; t < threads; ++t)
-  {
-    pool.emplace_back(
-      [&]()
-      {
-        for (std::size_t c = next++; c < chunks; c = next++)
-        {
-          body(c * count / chunks, (c + 1) * count / chunks);
-        }
-      });
-  }
-  for (auto& thread : pool)
-  {
-    thread.join();
   }
 }
 

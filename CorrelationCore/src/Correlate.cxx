@@ -1,7 +1,6 @@
 // correlate(): validation, backend and algorithm choice, CPU fall-back, normalisation.
 #include "Internal.h"
 
-#include <chrono>
 
 namespace correlation
 {
@@ -59,7 +58,7 @@ Status correlate(const Batch& batch,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
-  const auto start = std::chrono::steady_clock::now();
+  const execution::Stopwatch clock;
   LagWindow window;
   Status status = lagWindow(batch, mode, window);
   if (!status)
@@ -74,7 +73,7 @@ Status correlate(const Batch& batch,
   {
     return { ErrorCode::InvalidArgument, "minOverlapFraction must be in [0, 1]" };
   }
-  if (!(status = checkDirect(options.direct)))
+  if (!(status = checkDirect(options.tuning.direct)))
   {
     return status;
   }
@@ -84,97 +83,78 @@ Status correlate(const Batch& batch,
     return status;
   }
 
-  std::string note;
-  bool useCuda = false;
-  const std::uint64_t operations = directOperations(batch, window);
-  if (options.backend == Backend::CUDA ||
-    (options.backend == Backend::Auto && operations >= options.autoGpuThreshold))
+  if (execution::aborted(options))
   {
-    std::string why;
-    if (cudaAvailable(&why))
-    {
-      useCuda = true;
-    }
-    else if (options.backend == Backend::CUDA)
-    {
-      if (options.strictBackend)
-      {
-        return { ErrorCode::BackendUnavailable, "CUDA requested but unavailable: " + why };
-      }
-      note = "CUDA unavailable (" + why + "); ran on the CPU";
-    }
-  }
-  Algorithm algorithm = options.algorithm;
-  if (algorithm == Algorithm::Auto)
-  {
-    algorithm = autoAlgorithm(batch, window, useCuda ? Backend::CUDA : Backend::CPU);
-    if (!useCuda && algorithm == Algorithm::FFT && !fftwCompiled())
-    {
-      algorithm = Algorithm::Direct;
-    }
+    return execution::abortedStatus();
   }
 
-  double kernelSeconds = 0;
-  DirectKernel kernelUsed = DirectKernel::Auto;
-  if (useCuda)
+  ExecutionReport local;
+  ExecutionReport& r = report ? *report : local;
+  // The algorithm depends on where it runs: FFT pays off later on the GPU, and the CPU FFT
+  // needs FFTW.
+  auto algorithmFor = [&](Backend backend)
   {
-    status = algorithm == Algorithm::FFT ? detail::cudaFft(batch,
-                                             window,
-                                             lefts,
-                                             rights,
-                                             out,
-                                             options.cacheFftPlans,
-                                             options.fftPowerOfTwo,
-                                             &kernelSeconds,
-                                             options.deviceOnlyKernelTiming)
-                                         : detail::cudaDirect(batch,
-                                             window,
-                                             lefts,
-                                             rights,
-                                             out,
-                                             options.direct,
-                                             &kernelSeconds,
-                                             options.deviceOnlyKernelTiming,
-                                             &kernelUsed);
-    if (!status)
+    Algorithm algorithm = options.algorithm;
+    if (algorithm == Algorithm::Auto)
     {
-      const bool recoverable = status.code() == ErrorCode::BackendUnavailable ||
-        status.code() == ErrorCode::OutOfDeviceMemory;
-      if (options.strictBackend || !recoverable)
+      algorithm = autoAlgorithm(batch, window, backend);
+      if (backend == Backend::CPU && algorithm == Algorithm::FFT && !fftwCompiled())
       {
-        return status;
+        algorithm = Algorithm::Direct;
       }
-      note = std::string("CUDA failed (") + toString(status.code()) + ": " + status.message() +
-        "); ran on the CPU";
-      useCuda = false;
-      kernelSeconds = 0;
-      kernelUsed = DirectKernel::Auto;
     }
-  }
-  if (!useCuda)
-  {
-    status = algorithm == Algorithm::FFT
-      ? detail::cpuFft(batch, window, lefts, rights, out, options)
-      : detail::cpuDirect(batch, window, lefts, rights, out, options);
-    if (!status)
+    return algorithm;
+  };
+  status = execution::runWithFallback(
+    options,
+    directOperations(batch, window),
+    cudaCompiled(),
+    r,
+    [&](double* kernelSeconds)
     {
-      return status;
-    }
+      r.algorithmUsed = algorithmFor(Backend::CUDA);
+      r.kernelUsed = DirectKernel::Auto;
+      return r.algorithmUsed == Algorithm::FFT ? detail::cudaFft(batch,
+                                                   window,
+                                                   lefts,
+                                                   rights,
+                                                   out,
+                                                   options.tuning.cacheFftPlans,
+                                                   options.tuning.fftPowerOfTwo,
+                                                   kernelSeconds,
+                                                   options.tuning.deviceOnlyKernelTiming)
+                                               : detail::cudaDirect(batch,
+                                                   window,
+                                                   lefts,
+                                                   rights,
+                                                   out,
+                                                   options.tuning.direct,
+                                                   kernelSeconds,
+                                                   options.tuning.deviceOnlyKernelTiming,
+                                                   &r.kernelUsed);
+    },
+    [&]
+    {
+      r.algorithmUsed = algorithmFor(Backend::CPU);
+      r.kernelUsed = DirectKernel::Auto;
+      return r.algorithmUsed == Algorithm::FFT
+        ? detail::cpuFft(batch, window, lefts, rights, out, options)
+        : detail::cpuDirect(batch, window, lefts, rights, out, options);
+    });
+  if (!status)
+  {
+    return status;
+  }
+  if (execution::aborted(options))
+  {
+    return execution::abortedStatus();
   }
   if (!(status = detail::normalize(batch, window, lefts, rights, normalization, out, options)))
   {
     return status;
   }
-  if (report)
-  {
-    report->backendUsed = useCuda ? Backend::CUDA : Backend::CPU;
-    report->algorithmUsed = algorithm;
-    report->note = note;
-    report->kernelSeconds = kernelSeconds;
-    report->kernelUsed = kernelUsed;
-    report->seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
+  execution::reportProgress(options, 1.0);
+  r.seconds = clock.seconds();
   return Status::Ok();
 }
 

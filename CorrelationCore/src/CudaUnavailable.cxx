@@ -9,15 +9,6 @@ bool cudaCompiled()
   return false;
 }
 
-bool cudaAvailable(std::string* why)
-{
-  if (why)
-  {
-    *why = "CorrelationCore was built without CUDA";
-  }
-  return false;
-}
-
 namespace detail
 {
 

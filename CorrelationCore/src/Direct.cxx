@@ -2,7 +2,6 @@
 #include "Internal.h"
 
 #include <algorithm>
-#include <atomic>
 
 namespace correlation
 {
@@ -20,16 +19,12 @@ Status cpuDirect(const Batch& batch,
   const int lw = batch.left.width, lh = batch.left.height;
   const int rw = batch.right.width, rh = batch.right.height;
   const std::size_t rows = batch.pairs() * static_cast<std::size_t>(window.height);
-  std::atomic_bool aborted{ false };
-  parallelFor(options,
+  return execution::checkedParallelFor(
+    options,
     rows,
+    0,
     [&](std::size_t begin, std::size_t end)
     {
-      if (aborted || (options.abort && options.abort()))
-      {
-        aborted = true;
-        return;
-      }
       for (std::size_t row = begin; row < end; ++row)
       {
         const std::size_t pair = row / window.height;
@@ -63,12 +58,9 @@ Status cpuDirect(const Batch& batch,
           line[i] = static_cast<T>(sum);
         }
       }
-    });
-  if (aborted)
-  {
-    return { ErrorCode::Aborted, "correlation aborted" };
-  }
-  return Status::Ok();
+    },
+    0,
+    ComputeProgress);
 }
 
 template Status cpuDirect<float>(const Batch&,

@@ -103,8 +103,8 @@ Status cpuFft(const Batch& batch,
   using F = Fftw<T>;
   using C = typename F::Complex;
   // Padding to at least lw + rw - 1 keeps every lag with overlap free of wrap-around.
-  const int px = fftFriendlySize(batch.left.width + batch.right.width - 1, options.fftPowerOfTwo);
-  const int py = fftFriendlySize(batch.left.height + batch.right.height - 1, options.fftPowerOfTwo);
+  const int px = fftFriendlySize(batch.left.width + batch.right.width - 1, options.tuning.fftPowerOfTwo);
+  const int py = fftFriendlySize(batch.left.height + batch.right.height - 1, options.tuning.fftPowerOfTwo);
   const std::size_t real = static_cast<std::size_t>(px) * py;
   const std::size_t spectrum = static_cast<std::size_t>(px / 2 + 1) * py;
   const std::size_t nl = batch.leftCount(), nr = batch.rightCount();
@@ -133,14 +133,15 @@ Status cpuFft(const Batch& batch,
   {
     return { ErrorCode::Internal, "FFTW could not create a plan" };
   }
-  std::atomic_bool aborted{ false };
   // Forward transforms of all inputs (each zero-padded in a scratch buffer).
-  parallelFor(options,
+  Status status = execution::checkedParallelFor(
+    options,
     nl + nr,
+    0,
     [&](std::size_t begin, std::size_t end)
     {
       Buffer<T> padded(real);
-      for (std::size_t k = begin; k < end && !aborted; ++k)
+      for (std::size_t k = begin; k < end; ++k)
       {
         const bool isLeft = k < nl;
         const Size2 s = isLeft ? batch.left : batch.right;
@@ -154,21 +155,21 @@ Status cpuFft(const Batch& batch,
         }
         F::execR2c(forward, padded.Data, spectra.Data + k * spectrum);
       }
-      if (options.abort && options.abort())
-      {
-        aborted = true;
-      }
-    });
+    },
+    0,
+    ComputeProgress / 3);
   const T scale = T(1) / static_cast<T>(real);
-  if (!aborted)
+  if (status)
   {
-    parallelFor(options,
+    status = execution::checkedParallelFor(
+      options,
       batch.pairs(),
+      0,
       [&](std::size_t begin, std::size_t end)
       {
         Buffer<C> product(spectrum);
         Buffer<T> map(real);
-        for (std::size_t pair = begin; pair < end && !aborted; ++pair)
+        for (std::size_t pair = begin; pair < end; ++pair)
         {
           const std::size_t i = pair / batch.m, j = pair % batch.m;
           const C* fl = spectra.Data + i * spectrum;
@@ -198,22 +199,16 @@ Status cpuFft(const Batch& batch,
             }
           }
         }
-        if (options.abort && options.abort())
-        {
-          aborted = true;
-        }
-      });
+      },
+      ComputeProgress / 3,
+      ComputeProgress);
   }
   {
     std::lock_guard<std::mutex> lock(plannerMutex());
     F::destroy(forward);
     F::destroy(inverse);
   }
-  if (aborted)
-  {
-    return { ErrorCode::Aborted, "correlation aborted" };
-  }
-  return Status::Ok();
+  return status;
 }
 
 #else

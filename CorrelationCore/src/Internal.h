@@ -19,10 +19,9 @@ namespace correlation
 namespace detail
 {
 
-/// Runs body(begin, end) over [0, count) with the caller's parallelFor or a few std::threads.
-void parallelFor(const ExecutionOptions& options,
-  std::size_t count,
-  const std::function<void(std::size_t, std::size_t)>& body);
+/// The share of a CPU call's progress that the correlation itself takes (normalisation the
+/// rest).
+constexpr double ComputeProgress = 0.9;
 
 template<typename T>
 Status cpuDirect(const Batch& batch,
@@ -51,7 +50,7 @@ Status normalize(const Batch& batch,
   const ExecutionOptions& options);
 
 /// Smallest n >= minimum whose only prime factors are 2, 3, 5 and 7 (fast for FFTW and cuFFT),
-/// or with powerOfTwo the smallest power of two (ExecutionOptions::fftPowerOfTwo).
+/// or with powerOfTwo the smallest power of two (Tuning::fftPowerOfTwo).
 int fftFriendlySize(int minimum, bool powerOfTwo = false);
 
 // CUDA (CudaUnavailable.cxx answers BackendUnavailable when the core was built without it).

@@ -71,8 +71,9 @@ Status normalize(const Batch& batch,
   }
   const std::size_t nl = batch.leftCount(), nr = batch.rightCount();
   std::vector<Integral> tables(nl + nr);
-  parallelFor(options,
+  execution::parallelFor(options,
     nl + nr,
+    0,
     [&](std::size_t begin, std::size_t end)
     {
       for (std::size_t k = begin; k < end; ++k)
@@ -94,8 +95,9 @@ Status normalize(const Batch& batch,
   // Below this relative size an energy or variance is rounding noise, not signal.
   const double eps = sizeof(T) == 4 ? 1e-5 : 1e-11;
   const bool zero = normalization == Normalization::ZNCC;
-  parallelFor(options,
+  execution::parallelFor(options,
     batch.pairs() * window.height,
+    0,
     [&](std::size_t begin, std::size_t end)
     {
       for (std::size_t row = begin; row < end; ++row)

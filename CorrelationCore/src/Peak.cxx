@@ -188,7 +188,11 @@ Status windowDisplacements(const T* reference,
     }
   }
   LagWindow window;
-  lagWindow(batch, Mode::Valid, window);
+  status = lagWindow(batch, Mode::Valid, window);
+  if (!status)
+  {
+    return status;
+  }
   std::vector<T> maps(n * window.size());
   ExecutionReport inner;
   status = correlate(batch,
@@ -208,8 +212,9 @@ Status windowDisplacements(const T* reference,
   field.peak.resize(n);
   field.ratio.resize(n);
   field.valid.resize(n);
-  detail::parallelFor(options,
+  execution::parallelFor(options,
     n,
+    0,
     [&](std::size_t begin, std::size_t end)
     {
       for (std::size_t k = begin; k < end; ++k)

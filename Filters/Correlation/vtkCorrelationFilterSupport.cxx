@@ -203,10 +203,10 @@ vtkCorrelationExecution::vtkCorrelationExecution(vtkImageCorrelationAlgorithm* f
   this->Opts.algorithm = algorithm == 1
     ? correlation::Algorithm::Direct
     : (algorithm == 2 ? correlation::Algorithm::FFT : correlation::Algorithm::Auto);
-  this->Opts.direct.kernel = static_cast<correlation::DirectKernel>(filter->GetKernel());
-  this->Opts.direct.distribution =
+  this->Opts.tuning.direct.kernel = static_cast<correlation::DirectKernel>(filter->GetKernel());
+  this->Opts.tuning.direct.distribution =
     static_cast<correlation::WorkDistribution>(filter->GetWorkDistribution());
-  this->Opts.direct.shiftsPerThread = filter->GetShiftsPerThread();
+  this->Opts.tuning.direct.shiftsPerThread = filter->GetShiftsPerThread();
 }
 
 //------------------------------------------------------------------------------------------------

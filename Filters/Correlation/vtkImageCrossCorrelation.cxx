@@ -125,8 +125,8 @@ int vtkImageCrossCorrelation::Correlate(const vtkCorrelationPair<T>& pair)
   vtkCorrelationExecution execution(this);
   correlation::ExecutionOptions& options = execution.MutableOptions();
   options.minOverlapFraction = this->MinimumOverlap;
-  options.direct.rowsPerWorker = this->RowsPerWorker;
-  options.direct.warpsPerBlock = this->WarpsPerBlock;
+  options.tuning.direct.rowsPerWorker = this->RowsPerWorker;
+  options.tuning.direct.warpsPerBlock = this->WarpsPerBlock;
   execution.SetProgressRange(0.1, 0.9); // the core's part of the bar
 
   std::vector<T> values(window.size());

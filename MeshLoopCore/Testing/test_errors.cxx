@@ -146,7 +146,7 @@ TEST(Errors, CudaRequestWithoutDevice)
   EXPECT_NE(report.note.find("ran on the CPU"), std::string::npos) << report.note;
   EXPECT_DOUBLE_EQ(out[0], 1.0);
   o.strictBackend = true;
-  EXPECT_EQ(loop.average(in.data(), 1, out.data(), o).code(), ErrorCode::Unavailable);
+  EXPECT_EQ(loop.average(in.data(), 1, out.data(), o).code(), ErrorCode::BackendUnavailable);
 }
 
 TEST(Errors, AbortStopsColouredLoops)
@@ -170,8 +170,42 @@ TEST(Errors, PartitionWithoutMetisSaysSo)
   }
   MeshLoop loop;
   const Status s = loop.setMapping(generate::hexahedra(2, 2, 2), Reordering::Partition);
-  EXPECT_EQ(s.code(), ErrorCode::Unavailable);
+  EXPECT_EQ(s.code(), ErrorCode::BackendUnavailable);
   EXPECT_NE(s.message().find("METIS"), std::string::npos);
+}
+
+TEST(Execution, ProgressRisesToOneAndAbortStopsEveryStrategy)
+{
+  MeshLoop loop;
+  ASSERT_TRUE(loop.setMapping(generate::hexahedra(12, 12, 12)));
+  std::vector<double> in(static_cast<std::size_t>(loop.fromCount()), 1.0);
+  std::vector<double> out(static_cast<std::size_t>(loop.toCount()));
+  for (Strategy strategy :
+    { Strategy::GlobalAtomics, Strategy::GlobalColouring, Strategy::HierarchicalColouring })
+  {
+    ExecutionOptions o;
+    o.backend = Backend::CPU;
+    o.strategy = strategy;
+    o.threads = 2;
+    std::vector<double> seen;
+    o.progress = [&](double f) { seen.push_back(f); };
+    ASSERT_TRUE(loop.average(in.data(), 1, out.data(), o)) << toString(strategy);
+    ASSERT_GE(seen.size(), 2u) << toString(strategy);
+    EXPECT_DOUBLE_EQ(seen.back(), 1.0);
+    for (std::size_t i = 1; i < seen.size(); ++i)
+    {
+      EXPECT_GE(seen[i], seen[i - 1]) << toString(strategy);
+    }
+
+    ExecutionOptions stop;
+    stop.backend = Backend::CPU;
+    stop.strategy = strategy;
+    stop.threads = 1;
+    int polls = 0;
+    stop.abort = [&] { return ++polls > 1; };
+    EXPECT_EQ(loop.average(in.data(), 1, out.data(), stop).code(), ErrorCode::Aborted)
+      << toString(strategy);
+  }
 }
 
 } // namespace

@@ -100,7 +100,7 @@ TEST(Reordering, PartitionBlocksFitTheBlockSize)
   const Status status = computeReordering(m, Reordering::Partition, 64, &p);
   if (!metisAvailable())
   {
-    EXPECT_EQ(status.code(), ErrorCode::Unavailable);
+    EXPECT_EQ(status.code(), ErrorCode::BackendUnavailable);
     EXPECT_NE(status.message().find("METIS"), std::string::npos);
     return;
   }

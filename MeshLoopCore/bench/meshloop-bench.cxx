@@ -448,7 +448,11 @@ int runAll(const Args& args)
         { Strategy::GlobalAtomics, Strategy::GlobalColouring, Strategy::HierarchicalColouring })
       {
         const auto p0 = Clock::now();
-        meshLoop.preparePlan(strategy, threads);
+        if (!meshLoop.preparePlan(strategy, threads))
+        {
+          std::printf("# %s: the plan could not be built\n", toString(strategy));
+          continue;
+        }
         const double planSeconds = reorderSeconds + seconds(p0);
         for (const Layout layout : { Layout::AoS, Layout::SoA })
         {
@@ -476,11 +480,11 @@ int runAll(const Args& args)
             double cold = 0;
             if (backend == Backend::CUDA)
             {
-              options.cacheOnDevice = false;
+              options.tuning.cacheOnDevice = false;
               Status s = call(report); // warm-up: module loading, first allocation
               s = call(report);
-              cold = report.totalSeconds;
-              options.cacheOnDevice = true;
+              cold = report.seconds;
+              options.tuning.cacheOnDevice = true;
               s = call(report); // leaves the mapping and plan resident
               if (!s)
               {
@@ -494,7 +498,7 @@ int runAll(const Args& args)
             {
               s = call(report);
               kernel.push_back(report.kernelSeconds);
-              total.push_back(report.totalSeconds);
+              total.push_back(report.seconds);
             }
             if (!s)
             {

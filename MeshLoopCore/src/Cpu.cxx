@@ -103,11 +103,16 @@ Status runCPU(Operation operation,
   const Indexer from{ soa, mapping.fromCount(), components };
   const Indexer to{ soa, mapping.toCount, components };
   const std::int64_t outSize = mapping.toCount * components;
-  parallelFor(options.threads,
+  parallelFor(options,
     outSize,
     std::int64_t(1) << 16,
     [&](std::int64_t i0, std::int64_t i1) { std::fill(out + i0, out + i1, T(0)); });
-  auto aborted = [&] { return options.abort && options.abort(); };
+  // Abort and progress between colours (a colour's elements run in one parallel loop).
+  auto stop = [&](std::size_t colour, std::size_t colours)
+  {
+    execution::reportProgress(options, static_cast<double>(colour) / static_cast<double>(colours));
+    return execution::aborted(options);
+  };
   const std::int64_t grain = 1024;
 
   switch (options.strategy)
@@ -115,16 +120,20 @@ Status runCPU(Operation operation,
     case Strategy::GlobalAtomics:
     {
       const Element<T, true> element{ operation, mapping, in, weights, components, out, from, to };
-      parallelFor(options.threads,
-        mapping.fromCount(),
+      const Status status = execution::checkedParallelFor(options,
+        static_cast<std::size_t>(mapping.fromCount()),
         grain,
-        [&](std::int64_t e0, std::int64_t e1)
+        [&](std::size_t e0, std::size_t e1)
         {
-          for (std::int64_t e = e0; e < e1; ++e)
+          for (std::size_t e = e0; e < e1; ++e)
           {
-            element(e);
+            element(static_cast<std::int64_t>(e));
           }
         });
+      if (!status)
+      {
+        return status;
+      }
       break;
     }
     case Strategy::GlobalColouring:
@@ -132,12 +141,12 @@ Status runCPU(Operation operation,
       const Element<T, false> element{ operation, mapping, in, weights, components, out, from, to };
       for (std::size_t k = 0; k + 1 < plan.colourOffsets.size(); ++k)
       {
-        if (aborted())
+        if (stop(k, plan.colourOffsets.size() - 1))
         {
-          return Status(ErrorCode::Aborted, "aborted");
+          return execution::abortedStatus();
         }
         const std::int64_t first = plan.colourOffsets[k];
-        parallelFor(options.threads,
+        parallelFor(options,
           plan.colourOffsets[k + 1] - first,
           grain,
           [&](std::int64_t i0, std::int64_t i1)
@@ -155,12 +164,12 @@ Status runCPU(Operation operation,
       const Element<T, false> element{ operation, mapping, in, weights, components, out, from, to };
       for (std::size_t k = 0; k + 1 < plan.blockColourOffsets.size(); ++k)
       {
-        if (aborted())
+        if (stop(k, plan.blockColourOffsets.size() - 1))
         {
-          return Status(ErrorCode::Aborted, "aborted");
+          return execution::abortedStatus();
         }
         const std::int64_t first = plan.blockColourOffsets[k];
-        parallelFor(options.threads,
+        parallelFor(options,
           plan.blockColourOffsets[k + 1] - first,
           8,
           [&](std::int64_t i0, std::int64_t i1)

@@ -1,5 +1,5 @@
 // Built when no CUDA compiler was found: the backend reports itself unusable, so every call runs
-// on the CPU (and strict calls fail with Unavailable).
+// on the CPU (and strict calls fail with BackendUnavailable).
 #include "Internal.h"
 
 namespace meshloop
@@ -8,15 +8,6 @@ namespace detail
 {
 namespace cuda
 {
-
-bool available(std::string* why)
-{
-  if (why)
-  {
-    *why = "MeshLoopCore was built without CUDA";
-  }
-  return false;
-}
 
 void release(void*) {}
 
@@ -34,7 +25,7 @@ Status run(Operation,
   DeviceCache&,
   double*)
 {
-  return Status(ErrorCode::Unavailable, "MeshLoopCore was built without CUDA");
+  return Status(ErrorCode::BackendUnavailable, "MeshLoopCore was built without CUDA");
 }
 
 template Status run<float>(Operation,

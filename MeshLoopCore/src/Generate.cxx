@@ -24,8 +24,8 @@ Mapping shuffled(const Mapping& m, unsigned seed)
   std::iota(p.toOrder.begin(), p.toOrder.end(), 0);
   std::shuffle(p.toOrder.begin(), p.toOrder.end(), random);
   Mapping out;
-  applyPermutation(m, p, &out);
-  return out;
+  // A permutation of both sets always fits the mapping it was made for.
+  return applyPermutation(m, p, &out) ? out : m;
 }
 
 std::int32_t pointId(int i, int j, int k, int nx, int ny)

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <thread>
 #include <vector>
 
 namespace meshloop
@@ -56,37 +55,40 @@ struct DeviceCache
   ~DeviceCache();
 };
 
-int threadCount(int requested);
+/// Threads of the built-in pool for a request (0: all hardware threads).
+inline int threadCount(int requested)
+{
+  execution::ExecutionOptions options;
+  options.threads = requested;
+  return execution::threadCount(options);
+}
 
-/// Calls body(begin, end) on chunks of [0, n) from `threads` threads; the caller's thread works.
+/// Calls body(begin, end) on ranges of about `grain` items covering [0, n), through the caller's
+/// parallelFor when `options` has one, else the execution layer's pool.
 template<typename Body>
-void parallelFor(int threads, std::int64_t n, std::int64_t grain, Body body)
+void parallelFor(const execution::ExecutionOptions& options,
+  std::int64_t n,
+  std::int64_t grain,
+  Body body)
 {
   if (n <= 0)
   {
     return;
   }
-  const int workers = static_cast<int>(std::max<std::int64_t>(
-    1, std::min<std::int64_t>(threadCount(threads), (n + grain - 1) / grain)));
-  if (workers == 1)
-  {
-    body(std::int64_t(0), n);
-    return;
-  }
-  const std::int64_t chunk = (n + workers - 1) / workers;
-  std::vector<std::thread> pool;
-  pool.reserve(workers - 1);
-  for (int w = 1; w < workers; ++w)
-  {
-    const std::int64_t begin = std::min(n, w * chunk);
-    const std::int64_t end = std::min(n, begin + chunk);
-    pool.emplace_back([=] { body(begin, end); });
-  }
-  body(0, std::min(n, chunk));
-  for (auto& thread : pool)
-  {
-    thread.join();
-  }
+  execution::parallelFor(options,
+    static_cast<std::size_t>(n),
+    static_cast<std::size_t>(std::max<std::int64_t>(grain, 1)),
+    [&](std::size_t begin, std::size_t end)
+    { body(static_cast<std::int64_t>(begin), static_cast<std::int64_t>(end)); });
+}
+
+/// parallelFor with `threads` threads of the built-in pool.
+template<typename Body>
+void parallelFor(int threads, std::int64_t n, std::int64_t grain, Body body)
+{
+  execution::ExecutionOptions options;
+  options.threads = threads;
+  parallelFor(options, n, grain, body);
 }
 
 /// Builds the global colouring (colours from-elements so no two of a colour share a target).
@@ -112,7 +114,6 @@ Status runCPU(Operation operation,
 
 namespace cuda
 {
-bool available(std::string* why);
 void release(void* impl);
 /// Runs on the device in caller numbering: permutes on the device when `permutation` is not
 /// the identity. `counts` are incidence counts in the internal numbering (for OpAverage).

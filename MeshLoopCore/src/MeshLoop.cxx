@@ -2,26 +2,11 @@
 // CPU fallback, and permutation of user data into the internal numbering on the CPU path.
 #include "Internal.h"
 
-#include <chrono>
 #include <cmath>
 #include <limits>
 
 namespace meshloop
 {
-
-const char* toString(Backend backend)
-{
-  switch (backend)
-  {
-    case Backend::Auto:
-      return "Auto";
-    case Backend::CPU:
-      return "CPU";
-    case Backend::CUDA:
-      return "CUDA";
-  }
-  return "unknown";
-}
 
 const char* toString(Strategy strategy)
 {
@@ -56,26 +41,6 @@ const char* toString(Reordering reordering)
   return "unknown";
 }
 
-const char* toString(ErrorCode code)
-{
-  switch (code)
-  {
-    case ErrorCode::Ok:
-      return "Ok";
-    case ErrorCode::InvalidArgument:
-      return "InvalidArgument";
-    case ErrorCode::Unavailable:
-      return "Unavailable";
-    case ErrorCode::OutOfMemory:
-      return "OutOfMemory";
-    case ErrorCode::DeviceError:
-      return "DeviceError";
-    case ErrorCode::Aborted:
-      return "Aborted";
-  }
-  return "unknown";
-}
-
 bool cudaCompiled()
 {
 #ifdef MESHLOOP_HAVE_CUDA
@@ -83,11 +48,6 @@ bool cudaCompiled()
 #else
   return false;
 #endif
-}
-
-bool cudaAvailable(std::string* why)
-{
-  return detail::cuda::available(why);
 }
 
 Status validate(const Mapping& mapping)
@@ -313,7 +273,6 @@ Status MeshLoop::run(int operationCode,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
-  const auto start = std::chrono::steady_clock::now();
   const auto operation = static_cast<detail::Operation>(operationCode);
   ExecutionReport local;
   ExecutionReport& rep = report ? *report : local;
@@ -344,35 +303,9 @@ Status MeshLoop::run(int operationCode,
     plan.hasHierarchical ? static_cast<int>(plan.blockColourOffsets.size()) - 1 : 0;
   rep.maxThreadColours = plan.hasHierarchical ? plan.maxThreadColours : 0;
 
-  // Backend choice: CUDA when asked (falling back unless strict), Auto from a size on.
-  bool useCuda = false;
-  std::string why;
-  if (options.backend != Backend::CPU)
+  auto onGpu = [&](double* kernel)
   {
-    const bool usable = detail::cuda::available(&why);
-    if (options.backend == Backend::CUDA)
-    {
-      if (!usable)
-      {
-        if (options.strictBackend)
-        {
-          return Status(
-            ErrorCode::Unavailable, "CUDA was requested but is not usable (" + why + ")");
-        }
-        rep.note = "CUDA was requested but is not usable (" + why + "); ran on the CPU";
-      }
-      useCuda = usable;
-    }
-    else
-    {
-      useCuda = usable &&
-        static_cast<std::int64_t>(this->Internal.targets.size()) >= options.autoGpuThreshold;
-    }
-  }
-  if (useCuda)
-  {
-    double kernel = 0;
-    status = detail::cuda::run<T>(operation,
+    return detail::cuda::run<T>(operation,
       this->Internal,
       this->Identity ? nullptr : &this->Perm,
       plan,
@@ -383,97 +316,89 @@ Status MeshLoop::run(int operationCode,
       out,
       options,
       *this->Device,
-      &kernel);
-    if (status)
-    {
-      rep.backendUsed = Backend::CUDA;
-      rep.kernelSeconds = kernel;
-      rep.totalSeconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      return status;
-    }
-    const bool recoverable =
-      status.code() == ErrorCode::OutOfMemory || status.code() == ErrorCode::Unavailable;
-    if (options.strictBackend || !recoverable)
-    {
-      return status;
-    }
-    rep.note = "the CUDA backend could not run (" + status.message() + "); ran on the CPU";
-  }
-
-  // CPU: bring the data into the internal numbering, run, bring the result back.
-  const T* internalIn = in;
-  const T* internalWeights = weights;
-  T* internalOut = out;
-  std::vector<T> inBuffer, weightBuffer, outBuffer;
-  if (!this->Identity)
+      kernel);
+  };
+  auto onCpu = [&]() -> Status
   {
-    const bool edgeInput = operation == detail::OpEdgeFlux;
-    if (edgeInput)
+    // CPU: bring the data into the internal numbering, run, bring the result back.
+    const T* internalIn = in;
+    const T* internalWeights = weights;
+    T* internalOut = out;
+    std::vector<T> inBuffer, weightBuffer, outBuffer;
+    if (!this->Identity)
     {
-      inBuffer.resize(static_cast<std::size_t>(toSize));
-      permuteData(
-        in, inBuffer.data(), this->Perm.toOrder, true, components, options.layout, options.threads);
-      weightBuffer.resize(static_cast<std::size_t>(this->fromCount()));
-      permuteData(weights,
-        weightBuffer.data(),
-        this->Perm.fromOrder,
-        true,
-        1,
-        options.layout,
-        options.threads);
-      internalWeights = weightBuffer.data();
-    }
-    else
-    {
-      inBuffer.resize(static_cast<std::size_t>(fromSize));
-      permuteData(in,
-        inBuffer.data(),
-        this->Perm.fromOrder,
-        true,
-        components,
-        options.layout,
-        options.threads);
-    }
-    internalIn = inBuffer.data();
-    outBuffer.resize(static_cast<std::size_t>(toSize));
-    internalOut = outBuffer.data();
-  }
-  status = detail::runCPU<T>(
-    operation, this->Internal, plan, internalIn, internalWeights, components, internalOut, options);
-  if (!status)
-  {
-    return status;
-  }
-  if (!this->Identity)
-  {
-    permuteData(
-      internalOut, out, this->Perm.toOrder, false, components, options.layout, options.threads);
-  }
-  if (operation == detail::OpAverage)
-  {
-    const std::int64_t n = this->toCount();
-    const bool soa = options.layout == Layout::SoA;
-    detail::parallelFor(options.threads,
-      n,
-      std::int64_t(1) << 14,
-      [&](std::int64_t i0, std::int64_t i1)
+      const bool edgeInput = operation == detail::OpEdgeFlux;
+      if (edgeInput)
       {
-        for (std::int64_t i = i0; i < i1; ++i)
+        inBuffer.resize(static_cast<std::size_t>(toSize));
+        permuteData(
+          in, inBuffer.data(), this->Perm.toOrder, true, components, options.layout, options.threads);
+        weightBuffer.resize(static_cast<std::size_t>(this->fromCount()));
+        permuteData(weights,
+          weightBuffer.data(),
+          this->Perm.fromOrder,
+          true,
+          1,
+          options.layout,
+          options.threads);
+        internalWeights = weightBuffer.data();
+      }
+      else
+      {
+        inBuffer.resize(static_cast<std::size_t>(fromSize));
+        permuteData(in,
+          inBuffer.data(),
+          this->Perm.fromOrder,
+          true,
+          components,
+          options.layout,
+          options.threads);
+      }
+      internalIn = inBuffer.data();
+      outBuffer.resize(static_cast<std::size_t>(toSize));
+      internalOut = outBuffer.data();
+    }
+    const Status ran = detail::runCPU<T>(
+      operation, this->Internal, plan, internalIn, internalWeights, components, internalOut, options);
+    if (!ran)
+    {
+      return ran;
+    }
+    if (!this->Identity)
+    {
+      permuteData(
+        internalOut, out, this->Perm.toOrder, false, components, options.layout, options.threads);
+    }
+    if (operation == detail::OpAverage)
+    {
+      const std::int64_t n = this->toCount();
+      const bool soa = options.layout == Layout::SoA;
+      detail::parallelFor(options.threads,
+        n,
+        std::int64_t(1) << 14,
+        [&](std::int64_t i0, std::int64_t i1)
         {
-          const std::int32_t count = this->Counts[static_cast<std::size_t>(i)];
-          for (int c = 0; c < components; ++c)
+          for (std::int64_t i = i0; i < i1; ++i)
           {
-            T& value = out[soa ? c * n + i : i * components + c];
-            value = count > 0 ? value / T(count) : T(0);
+            const std::int32_t count = this->Counts[static_cast<std::size_t>(i)];
+            for (int c = 0; c < components; ++c)
+            {
+              T& value = out[soa ? c * n + i : i * components + c];
+              value = count > 0 ? value / T(count) : T(0);
+            }
           }
-        }
-      });
+        });
+    }
+    return Status::Ok();
+  };
+  // Auto: the GPU pays off from autoGpuThreshold mapping entries on (transfers must amortise).
+  status = execution::runWithFallback(
+    options, this->Internal.targets.size(), cudaCompiled(), rep, onGpu, onCpu);
+  if (status)
+  {
+    execution::reportProgress(options, 1.0);
   }
-  rep.backendUsed = Backend::CPU;
-  rep.totalSeconds =
-    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return Status::Ok();
+  return status;
 }
 
 #define MESHLOOP_INSTANTIATE(T)                                                                    \

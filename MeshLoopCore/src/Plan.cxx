@@ -201,15 +201,5 @@ void buildHierarchical(const Mapping& mapping,
   plan.hasHierarchical = true;
 }
 
-int threadCount(int requested)
-{
-  if (requested > 0)
-  {
-    return requested;
-  }
-  const unsigned hardware = std::thread::hardware_concurrency();
-  return hardware == 0 ? 1 : static_cast<int>(hardware);
-}
-
 } // namespace detail
 } // namespace meshloop

@@ -168,23 +168,16 @@ void rootedLevels(const PointGraph& graph,
           });
       }
     };
-    if (used <= 1)
-    {
-      expand(0);
-    }
-    else
-    {
-      std::vector<std::thread> pool;
-      for (int w = 1; w < used; ++w)
+    detail::parallelFor(threads,
+      used,
+      1,
+      [&](std::int64_t w0, std::int64_t w1)
       {
-        pool.emplace_back(expand, w);
-      }
-      expand(0);
-      for (auto& t : pool)
-      {
-        t.join();
-      }
-    }
+        for (std::int64_t w = w0; w < w1; ++w)
+        {
+          expand(static_cast<int>(w));
+        }
+      });
     for (int w = 0; w < std::max(used, 1); ++w)
     {
       result.order.insert(result.order.end(),
@@ -559,7 +552,7 @@ Status computeReordering(const Mapping& mapping,
       }
       break;
 #else
-      return Status(ErrorCode::Unavailable,
+      return Status(ErrorCode::BackendUnavailable,
         "partition reordering needs METIS, which this build of MeshLoopCore does not have "
         "(install libmetis-dev and reconfigure)");
 #endif

@@ -9,28 +9,9 @@
 namespace sparsegrid
 {
 
-const char* toString(Backend backend)
-{
-  switch (backend)
-  {
-    case Backend::Auto:
-      return "Auto";
-    case Backend::CPU:
-      return "CPU";
-    case Backend::CUDA:
-      return "CUDA";
-  }
-  return "unknown";
-}
-
 const char* toString(Precision precision)
 {
   return precision == Precision::Float ? "Float" : "Double";
-}
-
-bool cudaAvailable(std::string* why)
-{
-  return cuda::available(why);
 }
 
 bool cudaCompiled()
@@ -40,41 +21,6 @@ bool cudaCompiled()
 #else
   return false;
 #endif
-}
-
-Status detail::strictFailure(const Status& cause)
-{
-  return Status(cause.code(),
-    "CUDA was requested with strictBackend, so the CPU fall-back is off: " + cause.message());
-}
-
-Backend detail::chooseBackend(const ExecutionOptions& options,
-  std::uint64_t size,
-  ExecutionReport& report,
-  std::string* unusable)
-{
-  report.note.clear();
-  if (options.backend == Backend::CPU)
-  {
-    return Backend::CPU;
-  }
-  std::string why;
-  const bool usable = cuda::available(&why);
-  if (options.backend == Backend::CUDA)
-  {
-    if (!usable)
-    {
-      report.note = "CUDA was requested but is not usable (" + why + "); ran on the CPU";
-      if (unusable)
-      {
-        *unusable = why;
-      }
-      return Backend::CPU;
-    }
-    return Backend::CUDA;
-  }
-  // Auto: the GPU only pays off once transfers are amortised.
-  return (usable && size >= options.autoGpuThreshold) ? Backend::CUDA : Backend::CPU;
 }
 
 namespace

@@ -15,15 +15,6 @@ Status notBuilt()
 }
 } // namespace
 
-bool available(std::string* why)
-{
-  if (why)
-  {
-    *why = "this build has no CUDA backend (built without nvcc)";
-  }
-  return false;
-}
-
 template<typename T>
 Status hierarchize(const Grid&, T*, const ExecutionOptions&, bool, double*)
 {

@@ -116,30 +116,6 @@ void suffixTables(int dims,
 
 } // namespace
 
-const char* toString(ErrorCode code)
-{
-  switch (code)
-  {
-    case ErrorCode::None:
-      return "ok";
-    case ErrorCode::InvalidArgument:
-      return "invalid argument";
-    case ErrorCode::TooLarge:
-      return "too large";
-    case ErrorCode::NonFinite:
-      return "non-finite values";
-    case ErrorCode::Aborted:
-      return "aborted";
-    case ErrorCode::BackendUnavailable:
-      return "backend unavailable";
-    case ErrorCode::OutOfDeviceMemory:
-      return "out of device memory";
-    case ErrorCode::Internal:
-      return "internal error";
-  }
-  return "unknown error";
-}
-
 std::string detail::formatBytes(double bytes)
 {
   const char* units[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
@@ -540,7 +516,11 @@ Status Grid::create(const GridSpec& spec, Grid& grid, std::uint64_t memoryLimitB
   }
 
   Grid g;
-  validate(spec, g.Caps);
+  status = validate(spec, g.Caps);
+  if (!status)
+  {
+    return status;
+  }
   g.Dims = spec.dimensions;
   g.Level = spec.level;
   g.Boundary = spec.boundary;

@@ -18,48 +18,16 @@ struct Resident;
 namespace detail
 {
 
-/// Runs body over [0, count) in ranges, with the caller's ParallelFor or the built-in pool.
-/// `grain` is the smallest range worth a task.
-void parallelFor(const ExecutionOptions& options,
-  std::size_t count,
-  std::size_t grain,
-  const std::function<void(std::size_t, std::size_t)>& body);
-
-/// Number of threads the built-in pool would use for these options.
-int threadCount(const ExecutionOptions& options);
-
-/// True when the caller asked to stop (checked on the calling thread between stages).
-inline bool aborted(const ExecutionOptions& options)
-{
-  return options.abort && options.abort();
-}
+// The execution layer's pool, progress, abort and timing (Common/).
+using execution::abortedStatus;
+using execution::aborted;
+using execution::parallelFor;
+using execution::Stopwatch;
+using execution::threadCount;
 inline void progress(const ExecutionOptions& options, double fraction)
 {
-  if (options.progress)
-  {
-    options.progress(fraction < 0 ? 0 : (fraction > 1 ? 1 : fraction));
-  }
+  execution::reportProgress(options, fraction);
 }
-inline Status abortedStatus()
-{
-  return Status(ErrorCode::Aborted, "the operation was aborted by the caller");
-}
-
-class Stopwatch
-{
-public:
-  Stopwatch()
-    : Start(std::chrono::steady_clock::now())
-  {
-  }
-  double seconds() const
-  {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - this->Start).count();
-  }
-
-private:
-  std::chrono::steady_clock::time_point Start;
-};
 
 /// Effective level used by the selection rule: level 0 (boundary) counts as 1.
 inline int effectiveLevel(int level)
@@ -70,19 +38,8 @@ inline int effectiveLevel(int level)
 /// Bytes as a readable string ("12.3 GiB").
 std::string formatBytes(double bytes);
 
-/// Decides which backend runs a problem of `size` items; fills the report's note when a CUDA
-/// request cannot be honoured (and `unusable`, when given, with the bare reason).
-Backend chooseBackend(const ExecutionOptions& options,
-  std::uint64_t size,
-  ExecutionReport& report,
-  std::string* unusable = nullptr);
-
-/// The error a strict CUDA request returns instead of running on the CPU.
-Status strictFailure(const Status& cause);
-
-// Runs `gpu` when the chosen backend is CUDA; on BackendUnavailable or OutOfDeviceMemory runs
-// `cpu` instead and records why (with strictBackend and Backend::CUDA it returns that error
-// instead). Any other GPU error is returned as is.
+/// execution::runWithFallback for this core (its CUDA backend built or not); the report's
+/// coefficientUploads start at 0.
 template<typename Gpu, typename Cpu>
 Status runWithFallback(const ExecutionOptions& options,
   std::uint64_t size,
@@ -92,43 +49,8 @@ Status runWithFallback(const ExecutionOptions& options,
 {
   ExecutionReport local;
   ExecutionReport& r = report ? *report : local;
-  Stopwatch clock;
-  r.kernelSeconds = 0;
   r.coefficientUploads = 0;
-  std::string unusable;
-  Backend backend = chooseBackend(options, size, r, &unusable);
-  const bool strict = options.strictBackend && options.backend == Backend::CUDA;
-  Status status;
-  if (strict && backend != Backend::CUDA)
-  {
-    r.backendUsed = Backend::CPU;
-    r.seconds = clock.seconds();
-    return strictFailure(Status(ErrorCode::BackendUnavailable, unusable));
-  }
-  if (backend == Backend::CUDA)
-  {
-    status = gpu(&r.kernelSeconds);
-    if (status.code() == ErrorCode::BackendUnavailable ||
-      status.code() == ErrorCode::OutOfDeviceMemory)
-    {
-      if (strict)
-      {
-        r.backendUsed = Backend::CUDA;
-        r.seconds = clock.seconds();
-        return strictFailure(status);
-      }
-      r.note = "the CUDA backend could not run (" + status.message() + "); ran on the CPU";
-      backend = Backend::CPU;
-      r.kernelSeconds = 0;
-    }
-  }
-  if (backend == Backend::CPU)
-  {
-    status = cpu();
-  }
-  r.backendUsed = backend;
-  r.seconds = clock.seconds();
-  return status;
+  return execution::runWithFallback(options, size, cudaCompiled(), r, gpu, cpu);
 }
 
 /// Checks a layout of `components` values per item: count >= 1, stride 0 or >= count.
@@ -226,7 +148,10 @@ Status checkTarget(const Grid& grid, const RegularGrid& target);
 /// can fall back to the CPU; kernelSeconds receives the kernel-only time.
 namespace cuda
 {
-bool available(std::string* why);
+inline bool available(std::string* why)
+{
+  return execution::cudaAvailable(why);
+}
 template<typename T>
 Status hierarchize(const Grid& grid,
   T* values,

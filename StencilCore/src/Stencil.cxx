@@ -10,7 +10,6 @@
 #include <numeric>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <unordered_map>
 
@@ -26,26 +25,6 @@ const char* nameOf(Enum value, const char* const (&names)[N])
   return index < N ? names[index] : "?";
 }
 } // namespace
-
-const char* toString(ErrorCode code)
-{
-  static const char* const names[] = { "None",
-    "InvalidArgument",
-    "NonFinite",
-    "TooSmall",
-    "NotColumnar",
-    "BackendUnavailable",
-    "OutOfDeviceMemory",
-    "Aborted",
-    "Internal" };
-  return nameOf(code, names);
-}
-
-const char* toString(Backend backend)
-{
-  static const char* const names[] = { "Auto", "CPU", "CUDA" };
-  return nameOf(backend, names);
-}
 
 const char* toString(Operator op)
 {
@@ -87,11 +66,6 @@ bool cudaCompiled()
 #endif
 }
 
-bool cudaAvailable(std::string* why)
-{
-  return detail::cudaAvailableImpl(why);
-}
-
 std::string cudaDeviceName()
 {
   return detail::cudaDeviceNameImpl();
@@ -129,73 +103,11 @@ bool isHorizontal(Operator op)
   return op == Operator::HorizontalLaplacian || op == Operator::HorizontalLaplap;
 }
 
-int threadCount(const ExecutionOptions& options)
-{
-  if (options.threads > 0)
-  {
-    return options.threads;
-  }
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : static_cast<int>(hw);
-}
-
-/// Runs body(begin, end) over [0, n) in chunks on `threads` threads; false when aborted.
+/// Runs body(begin, end) over [0, n) with the execution layer's pool; false when aborted.
 template<typename Body>
 bool parallelFor(std::size_t n, const ExecutionOptions& options, Body&& body)
 {
-  std::atomic<bool> aborted(false);
-  if (options.parallelFor)
-  {
-    // The caller's pool decides the chunks; abort is still checked once per chunk.
-    options.parallelFor(n,
-      [&](std::size_t begin, std::size_t end)
-      {
-        if (aborted.load() || (options.abort && options.abort()))
-        {
-          aborted = true;
-          return;
-        }
-        body(begin, end);
-      });
-    return !aborted.load();
-  }
-  const int threads = std::max(1, std::min<int>(threadCount(options), static_cast<int>(n)));
-  const std::size_t chunks = std::min<std::size_t>(n, static_cast<std::size_t>(threads) * 8);
-  std::atomic<std::size_t> next(0);
-  auto worker = [&]()
-  {
-    for (;;)
-    {
-      const std::size_t chunk = next.fetch_add(1);
-      if (chunk >= chunks || aborted.load())
-      {
-        return;
-      }
-      if (options.abort && options.abort())
-      {
-        aborted = true;
-        return;
-      }
-      body(chunk * n / chunks, (chunk + 1) * n / chunks);
-    }
-  };
-  if (threads == 1)
-  {
-    worker();
-  }
-  else
-  {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t)
-    {
-      pool.emplace_back(worker);
-    }
-    for (auto& thread : pool)
-    {
-      thread.join();
-    }
-  }
-  return !aborted.load();
+  return execution::checkedParallelFor(options, n, 0, body).ok();
 }
 
 template<typename T>
@@ -214,21 +126,8 @@ Status checkFinite(const T* values, std::size_t n, const char* what)
   return Status::Ok();
 }
 
-/// Decides the backend; returns false when CUDA cannot run (with `why`).
-bool wantCuda(const ExecutionOptions& options, std::size_t size)
-{
-  if (options.backend == Backend::CPU)
-  {
-    return false;
-  }
-  if (options.backend == Backend::Auto && size < options.autoGpuThreshold)
-  {
-    return false;
-  }
-  return true;
-}
-
-/// Runs `cuda` when wanted and possible; otherwise or on a recoverable failure runs `cpu`.
+/// execution::runWithFallback for this core: `cuda()` writes the kernel time into the report
+/// itself; both calls may add to the report's note.
 template<typename CudaCall, typename CpuCall>
 Status runWithFallback(const ExecutionOptions& options,
   std::size_t size,
@@ -236,52 +135,8 @@ Status runWithFallback(const ExecutionOptions& options,
   CudaCall&& cuda,
   CpuCall&& cpu)
 {
-  const auto start = std::chrono::steady_clock::now();
-  Status status;
-  bool done = false;
-  if (wantCuda(options, size))
-  {
-    std::string unavailable;
-    if (!detail::cudaAvailableImpl(&unavailable))
-    {
-      status = Status(ErrorCode::BackendUnavailable, "CUDA unavailable: " + unavailable);
-    }
-    else
-    {
-      status = cuda();
-    }
-    if (status.ok())
-    {
-      report.backendUsed = Backend::CUDA;
-      done = true;
-    }
-    else if ((status.code() == ErrorCode::BackendUnavailable ||
-               status.code() == ErrorCode::OutOfDeviceMemory) &&
-      !(options.strictBackend && options.backend == Backend::CUDA))
-    {
-      // Auto never fails for want of a GPU; an explicit CUDA request says why it ran on the CPU.
-      if (options.backend == Backend::CUDA)
-      {
-        report.note += "CUDA requested but ran on the CPU: " + status.message();
-      }
-    }
-    else
-    {
-      return status;
-    }
-  }
-  if (!done)
-  {
-    report.backendUsed = Backend::CPU;
-    report.kernelSeconds = 0;
-    status = cpu();
-    if (!status.ok())
-    {
-      return status;
-    }
-  }
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return Status::Ok();
+  return execution::runWithFallback(
+    options, size, cudaCompiled(), report, [&](double*) { return cuda(); }, cpu);
 }
 
 Status validateImage(const ImageGrid& grid, bool laplap, bool horizontal, int& activeAxes)
@@ -1304,9 +1159,16 @@ Status hyperdiffuse(std::size_t size,
   std::vector<T> laplap(size);
   ExecutionReport step;
   double seconds = 0;
+  ExecutionOptions inner = options;
   for (int it = 0; it < iterations; ++it)
   {
-    Status status = apply(values, laplap.data(), step);
+    if (options.progress)
+    {
+      // The iteration's own progress as its share of the whole.
+      inner.progress = [&options, it, iterations](double f)
+      { options.progress((static_cast<double>(it) + f) / iterations); };
+    }
+    Status status = apply(values, laplap.data(), step, inner);
     if (!status)
     {
       return status;
@@ -1361,8 +1223,8 @@ Status hyperdiffuseImage(const ImageGrid& grid,
     bound,
     options,
     report,
-    [&](const T* in, T* out, ExecutionReport& rep)
-    { return applyImage(grid, in, out, s, options, &rep); });
+    [&](const T* in, T* out, ExecutionReport& rep, const ExecutionOptions& o)
+    { return applyImage(grid, in, out, s, o, &rep); });
 }
 
 template<typename T>
@@ -1403,8 +1265,8 @@ Status hyperdiffuseColumns(const ColumnMesh& mesh,
     bound,
     options,
     report,
-    [&](const T* in, T* out, ExecutionReport& rep)
-    { return applyColumns(mesh, in, out, s, options, &rep); });
+    [&](const T* in, T* out, ExecutionReport& rep, const ExecutionOptions& o)
+    { return applyColumns(mesh, in, out, s, o, &rep); });
 }
 
 #define STENCIL_INSTANTIATE(T)                                                                     \

@@ -26,51 +26,26 @@
 #include <string>
 #include <vector>
 
+#include "execution/Execution.h"
+
 namespace correlation
 {
 
-//------------------------------------------------------------------------------------------------
-// Errors
-//------------------------------------------------------------------------------------------------
-enum class ErrorCode
-{
-  None = 0,
-  InvalidArgument,    ///< a parameter is out of range or inconsistent
-  TooLarge,           ///< the request would need more memory than allowed
-  NonFinite,          ///< NaN or Inf in the input
-  Aborted,            ///< the caller's abort callback asked to stop
-  BackendUnavailable, ///< the requested backend or algorithm cannot run here
-  OutOfDeviceMemory,  ///< the GPU ran out of memory
-  Internal            ///< a bug or an unexpected failure of a library call
-};
-const char* toString(ErrorCode code);
-
-/// Result of every fallible call. Cheap when ok.
-class Status
-{
-public:
-  Status() = default;
-  Status(ErrorCode code, std::string message)
-    : Code(code)
-    , Message(std::move(message))
-  {
-  }
-  static Status Ok() { return Status(); }
-  bool ok() const { return this->Code == ErrorCode::None; }
-  explicit operator bool() const { return this->ok(); }
-  ErrorCode code() const { return this->Code; }
-  const std::string& message() const { return this->Message; }
-
-private:
-  ErrorCode Code = ErrorCode::None;
-  std::string Message;
-};
+// Errors and execution come from the execution layer shared by the cores (Common/).
+using ErrorCode = execution::ErrorCode;
+using Status = execution::Status;
+using Backend = execution::Backend;
+using ParallelFor = execution::ParallelFor;
+using ProgressCallback = execution::ProgressCallback;
+using AbortCallback = execution::AbortCallback;
+using execution::cudaAvailable;
+using execution::toString;
 
 //------------------------------------------------------------------------------------------------
 // Problem description
 //------------------------------------------------------------------------------------------------
 /**
- * The four input shapes of the study. All left matrices have one size and all right matrices
+ * The four input shapes. All left matrices have one size and all right matrices
  * another. Pair p = i * m + j (i < n, j < m) correlates left i with
  * - OneToOne: right 0 (n = m = 1),
  * - OneToMany: right j (n = 1),
@@ -109,17 +84,10 @@ enum class Algorithm
   Direct, ///< the definition: sum over the overlap of every lag
   FFT     ///< padded FFTs (FFTW on the CPU, cuFFT on the GPU)
 };
-enum class Backend
-{
-  Auto,
-  CPU,
-  CUDA
-};
 const char* toString(Shape shape);
 const char* toString(Mode mode);
 const char* toString(Normalization normalization);
 const char* toString(Algorithm algorithm);
-const char* toString(Backend backend);
 
 struct Size2
 {
@@ -166,47 +134,44 @@ Status lagWindow(const Batch& batch, Mode mode, LagWindow& window);
 //------------------------------------------------------------------------------------------------
 // Execution
 //------------------------------------------------------------------------------------------------
-/// The GPU direct kernels of the study (the CPU direct path is one loop nest for all of them).
+/// The GPU direct kernels (the CPU direct path is one loop nest for all of them).
 enum class DirectKernel
 {
-  /// The fastest measured (docs/correlation.md, H100): PairPerLane (24 warps per block) for
-  /// 1024 or more pairs per left matrix when its staging fits; RegisterTiled with 2 rights per
-  /// thread when both matrices are at most 16 x 16 and there are 8 or more pairs; otherwise
-  /// SplitTiled (one pair per warp below 128 pairs, 8 pairs per warp with 4-row sliding tiles
-  /// from 128 on) when its staging fits in shared memory; beyond that RegisterTiled (2 rights
-  /// per thread) for 8 or more pairs and WarpShuffle with Rectangle distribution (4 rows per
-  /// worker) for fewer. The other DirectOptions fields are then ignored.
+  /// The fastest measured (docs/correlation.md): PairPerLane (24 warps per block) for 1024 or
+  /// more pairs per left matrix when its staging fits; RegisterTiled with 2 rights per thread
+  /// when both matrices are at most 16 x 16 and there are 8 or more pairs; otherwise SplitTiled
+  /// (one pair per warp below 128 pairs, 8 pairs per warp with 4-row sliding tiles from 128 on)
+  /// when its staging fits in shared memory; beyond that RegisterTiled (2 rights per thread) for
+  /// 8 or more pairs and WarpShuffle with Rectangle distribution (4 rows per worker) for fewer.
+  /// The other DirectOptions fields are then ignored.
   Auto,
   Baseline,    ///< one thread per lag (and pair), sums its overlap alone
   WarpShuffle, ///< a warp computes 32 consecutive x lags; data moves by warp shuffles
-               /// Beyond the study: matrices in shared memory, 8 y lags per thread in a sliding
-               /// register ring (one shared load per 8 multiply-adds). Needs the left matrix and
-               /// rightsPerThread (1, 2 or 4) right matrices to fit in a block's shared memory;
-               /// otherwise the warp-shuffle kernel runs.
+  /// Matrices in shared memory, 8 y lags per thread in a sliding register ring (one shared load
+  /// per 8 multiply-adds). Needs the left matrix and rightsPerThread (1, 2 or 4) right matrices
+  /// to fit in a block's shared memory; otherwise the warp-shuffle kernel runs.
   RegisterTiled,
-  /// Beyond the study: the block stages one left matrix and P right matrices in shared memory;
-  /// every lane owns a 4 x 8 tile of lags; the 32 lanes of a warp are P pairs times 32 / P
-  /// lanes splitting the tile's sum (combined by warp shuffles at the end). P is pairsPerWarp
-  /// (0: the pairs per left rounded up to a power of two, at most 32), halved until the
-  /// staging fits; when one pair does not fit, RegisterTiled runs. warpsPerBlock: at most 16.
+  /// The block stages one left matrix and P right matrices in shared memory; every lane owns a
+  /// 4 x 8 tile of lags; the 32 lanes of a warp are P pairs times 32 / P lanes splitting the
+  /// tile's sum (combined by warp shuffles at the end). P is pairsPerWarp (0: the pairs per left
+  /// rounded up to a power of two, at most 32), halved until the staging fits; when one pair
+  /// does not fit, RegisterTiled runs. warpsPerBlock: at most 16.
   SplitTiled,
-  /// Beyond the study, for many pairs per left matrix: a block stages one left matrix and 32
-  /// right matrices in shared memory; lane l of every warp sums pair l, all lanes of a warp the
-  /// same 8 x lags of one y lag, with the right values in a sliding window of 8 registers (one
-  /// shared load per 8 multiply-adds) and the padding products of the window's first or last
-  /// steps skipped (peelEdges). warpsPerBlock: at most 32 (16 in double). When the 32 rights do
-  /// not fit in shared memory, SplitTiled runs (which may itself give way, see there).
+  /// For many pairs per left matrix: a block stages one left matrix and 32 right matrices in
+  /// shared memory; lane l of every warp sums pair l, all lanes of a warp the same 8 x lags of
+  /// one y lag, with the right values in a sliding window of 8 registers (one shared load per 8
+  /// multiply-adds) and the padding products of the window's first or last steps skipped
+  /// (peelEdges). warpsPerBlock: at most 32 (16 in double). When the 32 rights do not fit in
+  /// shared memory, SplitTiled runs (which may itself give way, see there).
   PairPerLane,
-  /// Beyond the study (session 6), float only: the definition computed on the tensor cores in
-  /// 3xTF32 (each float split into two TF32 parts, three products per term, float accumulation:
-  /// about 1e-6 of the sum of |products|, like FP32 FMA). Per lag row and template row, image
-  /// rows of 16 pairs times Toeplitz blocks of the template row (mma.sync m16n8k8), all-zero
-  /// blocks skipped. A block stages the template and 32 right matrices; warpsPerBlock: at most
-  /// 16. Falls back to Auto's choice (kernelUsed says which) in double, on GPUs without TF32
-  /// tensor cores (below compute capability 8.0) and when the 32 rights do not fit in shared
-  /// memory (float beyond about 40 x 40). Auto does not pick it: on an H100 (session 6) it was
-  /// as fast as PairPerLane on 1024 pairs of 32 x 32, slower than Auto's choice on 128 pairs and
-  /// on 16 x 16 (docs/correlation.md).
+  /// Float only: the definition computed on the tensor cores in 3xTF32 (each float split into
+  /// two TF32 parts, three products per term, float accumulation: about 1e-6 of the sum of
+  /// |products|, like FP32 FMA). Per lag row and template row, image rows of 16 pairs times
+  /// Toeplitz blocks of the template row (mma.sync m16n8k8), all-zero blocks skipped. A block
+  /// stages the template and 32 right matrices; warpsPerBlock: at most 16. Falls back to Auto's
+  /// choice (kernelUsed says which) in double, on GPUs without TF32 tensor cores (below compute
+  /// capability 8.0) and when the 32 rights do not fit in shared memory (float beyond about
+  /// 40 x 40). Auto does not pick it (not faster than Auto's choice, docs/correlation.md).
   TensorTf32,
   /// TensorTf32's tiles and work split with FP16 operands (twice the tensor rate of TF32 on the
   /// H100), float only: each matrix scaled by a power of two so that its largest |value| is in
@@ -255,7 +220,7 @@ struct DirectOptions
   /// for twice the shared loads per multiply-add and more tiles.
   int tileRows = 8;
 
-  /// The study's warp-shuffle kernel with a work distribution, y lags and rights per thread.
+  /// The warp-shuffle kernel with a work distribution, y lags and rights per thread.
   static DirectOptions warpShuffle(WorkDistribution distribution,
     int rowsPerWorker,
     int shiftsPerThread,
@@ -318,56 +283,49 @@ struct DirectOptions
   }
 };
 
-using ParallelFor =
-  std::function<void(std::size_t count, const std::function<void(std::size_t, std::size_t)>& body)>;
-using AbortCallback = std::function<bool()>;
-
-struct ExecutionOptions
+/// Kernel variants and FFT settings, for benchmarks: every setting gives the same result (to
+/// rounding); the defaults are the fastest measured.
+struct Tuning
 {
-  Backend backend = Backend::Auto;
-  Algorithm algorithm = Algorithm::Auto;
-  DirectOptions direct;
-  /// Threads of the built-in CPU loop (0: all hardware threads). Ignored when parallelFor is set.
-  int threads = 0;
-  ParallelFor parallelFor; ///< optional: the caller's threading (e.g. vtkSMPTools)
-  AbortCallback abort;     ///< optional, polled between pieces of CPU work
-  /// Auto picks CUDA only for problems of at least this many multiply-adds (direct count).
-  std::uint64_t autoGpuThreshold = 1u << 22;
-  /// Fail with BackendUnavailable / OutOfDeviceMemory instead of falling back to the CPU.
-  bool strictBackend = false;
-  /// Keep cuFFT plans between calls (the study's "cached plans"); false creates them per call.
+  DirectOptions direct; ///< the GPU direct kernel and its shape
+  /// Keep cuFFT plans between calls; false creates them per call.
   bool cacheFftPlans = true;
   /// FFT sizes: false the smallest 2^a 3^b 5^c 7^d >= lw + rw - 1 per axis (63 for 32 + 32);
-  /// true the smallest power of two (64). Which is faster depends on the library and size; the
-  /// benchmark measures both so that the direct kernels are compared with the better one.
+  /// true the smallest power of two (64). Which is faster depends on the library and size.
   bool fftPowerOfTwo = false;
-  /// See Normalization.
-  double minOverlapFraction = 0.25;
   /**
    * ExecutionReport::kernelSeconds is timed with CUDA events around the launches; the host's
-   * launch latency (several microseconds per launch) then falls inside that window because
-   * the GPU waits for each launch. true queues a wait kernel (0.5 ms) ahead of the timed
-   * launches so that they are all queued before the first event: the window then holds GPU
-   * execution only. For benchmarks: it adds the wait to the call.
+   * launch latency then falls inside that window because the GPU waits for each launch. true
+   * queues a wait kernel (0.5 ms) ahead of the timed launches so that they are all queued
+   * before the first event: the window then holds GPU execution only. It adds the wait to the
+   * call.
    */
   bool deviceOnlyKernelTiming = false;
 };
 
-struct ExecutionReport
+/// The common execution options (backend, strictBackend, threads, parallelFor, progress, abort,
+/// autoGpuThreshold in multiply-adds of the direct method) plus the core's own. Progress and
+/// abort are honoured between pieces of CPU work and between the stages of a call.
+struct ExecutionOptions : execution::ExecutionOptions
 {
-  Backend backendUsed = Backend::CPU;
+  ExecutionOptions() { this->autoGpuThreshold = std::uint64_t(1) << 22; }
+  Algorithm algorithm = Algorithm::Auto;
+  /// See Normalization.
+  double minOverlapFraction = 0.25;
+  Tuning tuning;
+};
+
+struct ExecutionReport : execution::ExecutionReport
+{
   Algorithm algorithmUsed = Algorithm::Direct;
-  std::string note;         ///< e.g. why CUDA fell back to the CPU; empty otherwise
-  double seconds = 0;       ///< wall time of the call
-  double kernelSeconds = 0; ///< CUDA: time of the correlation kernels / FFTs only
   /// CUDA direct: the kernel that ran (Auto resolved; a kernel whose matrices do not fit
   /// shared memory gives way to another, see DirectKernel). Auto for the CPU and FFT paths.
   DirectKernel kernelUsed = DirectKernel::Auto;
 };
 
+/// True when the library was built with the CUDA backend (cudaAvailable() says whether a device
+/// is usable).
 bool cudaCompiled();
-/// True when a CUDA device is usable; otherwise `why` says what is missing.
-bool cudaAvailable(std::string* why = nullptr);
 /// True when the library was built with FFTW (the CPU FFT path).
 bool fftwCompiled();
 

@@ -9,6 +9,8 @@
 
 #include <cuda_runtime.h>
 
+#include "execution/CudaStatus.h"
+
 #include <string>
 
 namespace correlation
@@ -16,17 +18,10 @@ namespace correlation
 namespace detail
 {
 
+/// The execution layer's mapping of CUDA errors (Common/include/execution/CudaStatus.h).
 inline Status cudaStatus(cudaError_t error, const char* what)
 {
-  if (error == cudaSuccess)
-  {
-    return Status::Ok();
-  }
-  // Clear a sticky-free error so that the next call (or the CPU fall-back's caller) starts clean.
-  cudaGetLastError();
-  const ErrorCode code =
-    error == cudaErrorMemoryAllocation ? ErrorCode::OutOfDeviceMemory : ErrorCode::Internal;
-  return { code, std::string(what) + ": " + cudaGetErrorString(error) };
+  return execution::cuda::fromCuda(error, what);
 }
 
 template<typename T>

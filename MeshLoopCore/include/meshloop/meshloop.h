@@ -27,15 +27,20 @@
 #include <string>
 #include <vector>
 
+#include "execution/Execution.h"
+
 namespace meshloop
 {
 
-enum class Backend
-{
-  Auto,
-  CPU,
-  CUDA
-};
+// Errors and execution come from the execution layer shared by the cores (Common/).
+using ErrorCode = execution::ErrorCode;
+using Status = execution::Status;
+using Backend = execution::Backend;
+using ParallelFor = execution::ParallelFor;
+using ProgressCallback = execution::ProgressCallback;
+using AbortCallback = execution::AbortCallback;
+using execution::cudaAvailable;
+using execution::toString;
 
 enum class Strategy
 {
@@ -57,44 +62,9 @@ enum class Reordering
   Partition
 };
 
-enum class ErrorCode
-{
-  Ok,
-  InvalidArgument,
-  Unavailable,
-  OutOfMemory,
-  DeviceError,
-  Aborted
-};
-
-const char* toString(Backend backend);
 const char* toString(Strategy strategy);
 const char* toString(Layout layout);
 const char* toString(Reordering reordering);
-const char* toString(ErrorCode code);
-
-/**
- * @class Status
- * @brief Result of a call: Ok, or an error code with a message meant for users.
- */
-class Status
-{
-public:
-  Status() = default;
-  Status(ErrorCode code, std::string message)
-    : Code(code)
-    , Message(std::move(message))
-  {
-  }
-  static Status Ok() { return Status(); }
-  explicit operator bool() const { return this->Code == ErrorCode::Ok; }
-  ErrorCode code() const { return this->Code; }
-  const std::string& message() const { return this->Message; }
-
-private:
-  ErrorCode Code = ErrorCode::Ok;
-  std::string Message;
-};
 
 /**
  * @class Mapping
@@ -134,9 +104,9 @@ struct Permutation
 
 /// Whether partition reordering can run (METIS found at build time).
 bool metisAvailable();
-/// Whether the CUDA backend was compiled, and whether a device can be used now.
+/// True when the library was built with the CUDA backend (cudaAvailable() says whether a device
+/// is usable).
 bool cudaCompiled();
-bool cudaAvailable(std::string* why = nullptr);
 
 /**
  * @brief Computes a reordering of the mapping.
@@ -145,7 +115,7 @@ bool cudaAvailable(std::string* why = nullptr);
  * number the to-set level by level; from-elements are then sorted lexicographically by their
  * renumbered targets. Partition: METIS k-way partitions of the from-element graph (elements
  * adjacent when they share a target) into parts of at most blockSize; to-elements are grouped by
- * the parts that use them. Partition returns Unavailable when METIS was not built in.
+ * the parts that use them. Partition returns BackendUnavailable when METIS was not built in.
  * None gives the identity.
  */
 Status computeReordering(const Mapping& mapping,
@@ -160,32 +130,27 @@ Status applyPermutation(const Mapping& mapping, const Permutation& permutation, 
 /// Checks that `order` is a permutation of [0, n).
 bool isPermutation(const std::vector<std::int32_t>& order, std::int64_t n);
 
-struct ExecutionOptions
+/// Variants for benchmarks: every setting gives the same result.
+struct Tuning
 {
-  Backend backend = Backend::Auto;
-  /// With strictBackend, a CUDA request that cannot run fails instead of falling back.
-  bool strictBackend = false;
-  Strategy strategy = Strategy::HierarchicalColouring;
-  Layout layout = Layout::SoA;
-  /// CPU threads; 0 means all hardware threads.
-  int threads = 0;
-  /// Auto picks CUDA from this many mapping entries on (transfers must amortise).
-  std::int64_t autoGpuThreshold = std::int64_t(1) << 18;
-  /// Returns true to stop; checked between colours and chunks.
-  std::function<bool()> abort;
   /// Keep the mapping and plan on the device between calls of one MeshLoop.
   bool cacheOnDevice = true;
 };
 
-struct ExecutionReport
+/// The common execution options (backend, strictBackend, threads, parallelFor, progress, abort,
+/// autoGpuThreshold in mapping entries) plus the core's own. Progress and abort are honoured
+/// between colours and chunks of work.
+struct ExecutionOptions : execution::ExecutionOptions
 {
-  Backend backendUsed = Backend::CPU;
-  /// Set when the backend differs from the request (fallback) and why.
-  std::string note;
-  /// Device kernels only (CUDA events); 0 on the CPU.
-  double kernelSeconds = 0;
-  /// Whole call as seen by the caller.
-  double totalSeconds = 0;
+  ExecutionOptions() { this->autoGpuThreshold = std::uint64_t(1) << 18; }
+  Strategy strategy = Strategy::HierarchicalColouring;
+  Layout layout = Layout::SoA; ///< how the caller's arrays hold their components
+  Tuning tuning;
+};
+
+/// The common report plus the colouring that ran.
+struct ExecutionReport : execution::ExecutionReport
+{
   int colours = 0;
   int blockColours = 0;
   int maxThreadColours = 0;

@@ -3,6 +3,8 @@
 // inside the block). The mapping and plans stay on the device while the MeshLoop is unchanged.
 #include "../Internal.h"
 
+#include "execution/CudaStatus.h"
+
 #include <cuda_runtime.h>
 
 #include <string>
@@ -17,17 +19,7 @@ namespace cuda
 namespace
 {
 
-Status fromCuda(cudaError_t error, const char* what)
-{
-  if (error == cudaSuccess)
-  {
-    return Status::Ok();
-  }
-  cudaGetLastError(); // clear a non-sticky error so later calls are not blamed for it
-  const ErrorCode code =
-    error == cudaErrorMemoryAllocation ? ErrorCode::OutOfMemory : ErrorCode::DeviceError;
-  return Status(code, std::string(what) + ": " + cudaGetErrorString(error));
-}
+using execution::cuda::fromCuda;
 
 #define MESHLOOP_CHECK(call, what)                                                                 \
   do                                                                                               \
@@ -490,7 +482,7 @@ Status launch(Operation operation,
         std::min<std::size_t>(components, static_cast<std::size_t>(s.sharedOptIn) / perComponent));
       if (chunk < 1)
       {
-        return Status(ErrorCode::Unavailable,
+        return Status(ErrorCode::BackendUnavailable,
           "a block stages " + std::to_string(plan.maxBlockTargets) +
             " targets, more than shared memory holds; use a smaller block size");
       }
@@ -737,37 +729,6 @@ Status runTyped(Operation operation,
 
 } // namespace
 
-bool available(std::string* why)
-{
-  static int cached = -1;
-  static std::string reason;
-  if (cached < 0)
-  {
-    int count = 0;
-    const cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess)
-    {
-      cudaGetLastError();
-      reason = std::string("no usable CUDA device: ") + cudaGetErrorString(error);
-      cached = 0;
-    }
-    else if (count == 0)
-    {
-      reason = "no CUDA device present";
-      cached = 0;
-    }
-    else
-    {
-      cached = 1;
-    }
-  }
-  if (why)
-  {
-    *why = reason;
-  }
-  return cached == 1;
-}
-
 void release(void* impl)
 {
   delete static_cast<State*>(impl);
@@ -791,7 +752,7 @@ Status run(Operation operation,
     mapping.toCount * components >= (1LL << 31) || mapping.fromCount() * components >= (1LL << 31))
   {
     return Status(
-      ErrorCode::Unavailable, "the mesh is too large for the CUDA backend's 32-bit indices");
+      ErrorCode::BackendUnavailable, "the mesh is too large for the CUDA backend's 32-bit indices");
   }
   if (!cache.impl)
   {
@@ -822,7 +783,7 @@ Status run(Operation operation,
                                                     options,
                                                     state,
                                                     kernelSeconds);
-  if (!status || !options.cacheOnDevice)
+  if (!status || !options.tuning.cacheOnDevice)
   {
     // After a failure (out of memory) nothing half-built stays on the device.
     release(cache.impl);

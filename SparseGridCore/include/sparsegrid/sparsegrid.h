@@ -35,6 +35,8 @@
 #include <string>
 #include <vector>
 
+#include "execution/Execution.h"
+
 namespace sparsegrid
 {
 
@@ -43,43 +45,15 @@ constexpr int MaxDimensions = 32;
 /// Largest supported level on one axis (2^30 cells per axis).
 constexpr int MaxAxisLevel = 30;
 
-//------------------------------------------------------------------------------------------------
-// Errors
-//------------------------------------------------------------------------------------------------
-enum class ErrorCode
-{
-  None = 0,
-  InvalidArgument,    ///< a parameter is out of range or inconsistent
-  TooLarge,           ///< the request would need more memory than allowed or available
-  NonFinite,          ///< NaN or Inf found in input data
-  Aborted,            ///< the caller's abort callback asked to stop
-  BackendUnavailable, ///< the requested backend cannot run here (callers usually fall back)
-  OutOfDeviceMemory,  ///< the GPU ran out of memory
-  Internal            ///< a bug or an unexpected failure of a system call
-};
-
-/// Result of every fallible core call. Cheap when ok.
-class Status
-{
-public:
-  Status() = default;
-  Status(ErrorCode code, std::string message)
-    : Code(code)
-    , Message(std::move(message))
-  {
-  }
-  static Status Ok() { return Status(); }
-  bool ok() const { return this->Code == ErrorCode::None; }
-  explicit operator bool() const { return this->ok(); }
-  ErrorCode code() const { return this->Code; }
-  const std::string& message() const { return this->Message; }
-
-private:
-  ErrorCode Code = ErrorCode::None;
-  std::string Message;
-};
-
-const char* toString(ErrorCode code);
+// Errors and execution come from the execution layer shared by the cores (Common/).
+using ErrorCode = execution::ErrorCode;
+using Status = execution::Status;
+using Backend = execution::Backend;
+using ParallelFor = execution::ParallelFor;
+using ProgressCallback = execution::ProgressCallback;
+using AbortCallback = execution::AbortCallback;
+using execution::cudaAvailable;
+using execution::toString;
 
 //------------------------------------------------------------------------------------------------
 // Grid description and the bijection
@@ -173,18 +147,11 @@ private:
 //------------------------------------------------------------------------------------------------
 // Execution: backends, optimisation switches, threading, progress, cancellation
 //------------------------------------------------------------------------------------------------
-enum class Backend
-{
-  Auto,
-  CPU,
-  CUDA
-};
 enum class Precision
 {
   Float,
   Double
 };
-const char* toString(Backend backend);
 const char* toString(Precision precision);
 
 /**
@@ -212,47 +179,40 @@ struct Optimizations
   }
 };
 
-/// Runs body(begin, end) over [0, count) split into ranges, possibly concurrently; returns when
-/// every range is done.
-using ParallelFor =
-  std::function<void(std::size_t count, const std::function<void(std::size_t, std::size_t)>& body)>;
-/// Receives a fraction in [0, 1] of the current operation. Called from the calling thread only.
-using ProgressCallback = std::function<void(double)>;
-/// Returns true to stop the current operation (it then returns ErrorCode::Aborted).
-using AbortCallback = std::function<bool()>;
-
-struct ExecutionOptions
+/// Variants of the CUDA kernels and transfers, for benchmarks: the defaults are the fastest
+/// measured and every setting gives the same result (to rounding).
+struct Tuning
 {
-  Backend backend = Backend::Auto;
-  /// Threads of the built-in pool (0: all hardware threads). Ignored when parallelFor is set.
-  int threads = 0;
+  /// Pinned host staging buffers of the GPU transfers, MiB each (0: transfers from pageable
+  /// memory). Read when the process first creates its GPU resources.
+  int pinnedStagingMiB = 32;
+  /// GPU evaluation in chunks of points even when all points fit on the device at once.
+  bool chunkedEvaluation = false;
+  /// Points per thread of the fast GPU evaluation kernel: 1, 2 or 4 (4 only up to D = 8); 0 the
+  /// measured default for D and the precision.
+  int pointsPerThread = 0;
+  /// GPU evaluation may keep small grids' coefficients in shared memory.
+  bool sharedCoefficients = true;
+};
+
+/// The common execution options (backend, strictBackend, threads, parallelFor, progress, abort,
+/// autoGpuThreshold in grid points or evaluations) plus the core's own.
+struct ExecutionOptions : execution::ExecutionOptions
+{
   Optimizations optimizations;
-  ParallelFor parallelFor;   ///< optional: the caller's threading (e.g. vtkSMPTools)
-  ProgressCallback progress; ///< optional
-  AbortCallback abort;       ///< optional
-  /// Auto picks CUDA only for problems at least this large (grid points or evaluations).
-  std::uint64_t autoGpuThreshold = 1u << 20;
   /**
    * Auto picks CUDA for an evaluation through a PreparedGrid (coefficients uploaded once and
    * kept on the device) from this many points per call. Lower than autoGpuThreshold because
-   * such a call moves only the points and results. The default comes from the measured
-   * crossover of prepared GPU evaluation against the CPU backend (docs/benchmarks-gpu.md,
-   * "Prepared probes").
+   * such a call moves only the points and results (the measured crossover of prepared GPU
+   * evaluation against the CPU backend, docs/benchmarks-gpu.md).
    */
   std::uint64_t autoGpuPreparedThreshold = 1u << 14;
-  /// Fail with BackendUnavailable / OutOfDeviceMemory instead of falling back to the CPU when the
-  /// requested backend (CUDA) cannot run: for benchmarks and HPC jobs that must not slow down
-  /// silently.
-  bool strictBackend = false;
+  Tuning tuning;
 };
 
 /// What actually ran: filled by every operation that takes a report.
-struct ExecutionReport
+struct ExecutionReport : execution::ExecutionReport
 {
-  Backend backendUsed = Backend::CPU;
-  std::string note;         ///< e.g. why a CUDA request fell back to the CPU; empty otherwise
-  double seconds = 0;       ///< wall time of the operation
-  double kernelSeconds = 0; ///< CUDA: kernel time only (0 on the CPU)
   /// Grid-sized arrays (coefficients or values, all components of one array counted once)
   /// copied to the GPU by this call: 0 on the CPU and for a PreparedGrid whose coefficients
   /// are already resident.
@@ -292,9 +252,8 @@ struct ComponentLayout
   }
 };
 
-/// True when a CUDA device is usable; otherwise `why` says what is missing.
-bool cudaAvailable(std::string* why = nullptr);
-/// True when the library was built with the CUDA backend.
+/// True when the library was built with the CUDA backend (cudaAvailable() says whether a device
+/// is usable).
 bool cudaCompiled();
 
 //------------------------------------------------------------------------------------------------

@@ -10,6 +10,8 @@
 #include "Emulation.h"
 #else
 #include <cuda_runtime.h>
+
+#include "execution/CudaStatus.h"
 #define SG_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
 
@@ -45,13 +47,9 @@ constexpr int WarpSize = 32;
 // Errors
 //------------------------------------------------------------------------------------------------
 
-/// Maps a CUDA error to a Status: allocation failures are OutOfDeviceMemory, a missing or
-/// unsuitable device or launch resources are BackendUnavailable (the caller runs the CPU), the
-/// rest (illegal address, ...) is Internal and marks the device as unusable for this process.
-Status fromCuda(cudaError_t error, const char* what);
-
-/// Marks the backend as unusable (after a sticky error); available() then says why.
-void markBroken(const std::string& why);
+// The execution layer's mapping of CUDA errors (Common/include/execution/CudaStatus.h).
+using execution::cuda::fromCuda;
+using execution::cuda::markBroken;
 
 #define SG_CUDA_TRY(call, what)                                                                    \
   do                                                                                               \

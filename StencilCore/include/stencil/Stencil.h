@@ -29,48 +29,19 @@
 #include <string>
 #include <vector>
 
+#include "execution/Execution.h"
+
 namespace stencil
 {
-enum class ErrorCode
-{
-  None,
-  InvalidArgument,
-  NonFinite,
-  TooSmall,
-  NotColumnar,
-  BackendUnavailable,
-  OutOfDeviceMemory,
-  Aborted,
-  Internal
-};
-const char* toString(ErrorCode code);
-
-class Status
-{
-public:
-  Status() = default;
-  Status(ErrorCode code, std::string message)
-    : Code(code)
-    , Message(std::move(message))
-  {
-  }
-  static Status Ok() { return Status(); }
-  bool ok() const { return this->Code == ErrorCode::None; }
-  explicit operator bool() const { return this->ok(); }
-  ErrorCode code() const { return this->Code; }
-  const std::string& message() const { return this->Message; }
-
-private:
-  ErrorCode Code = ErrorCode::None;
-  std::string Message;
-};
-
-enum class Backend
-{
-  Auto,
-  CPU,
-  CUDA
-};
+// Errors and execution come from the execution layer shared by the cores (Common/).
+using ErrorCode = execution::ErrorCode;
+using Status = execution::Status;
+using Backend = execution::Backend;
+using ParallelFor = execution::ParallelFor;
+using ProgressCallback = execution::ProgressCallback;
+using AbortCallback = execution::AbortCallback;
+using execution::cudaAvailable;
+using execution::toString;
 
 enum class Operator
 {
@@ -118,18 +89,11 @@ enum class Ordering
   ZCurve
 };
 
-const char* toString(Backend backend);
 const char* toString(Operator op);
 const char* toString(BoundaryMode mode);
 const char* toString(AccessStrategy strategy);
 const char* toString(Ordering ordering);
 const char* toString(ImageKernel kernel);
-
-using ProgressCallback = std::function<void(double)>;
-using AbortCallback = std::function<bool()>;
-/// The caller's threading (e.g. vtkSMPTools): run body(begin, end) over chunks covering [0, count).
-using ParallelFor =
-  std::function<void(std::size_t count, const std::function<void(std::size_t, std::size_t)>& body)>;
 
 struct StencilOptions
 {
@@ -140,11 +104,11 @@ struct StencilOptions
   bool rejectNonFinite = true;
 };
 
-struct ExecutionOptions
+/// The common execution options (backend, strictBackend, threads, parallelFor, progress, abort,
+/// autoGpuThreshold in values) plus the core's own.
+struct ExecutionOptions : execution::ExecutionOptions
 {
-  Backend backend = Backend::Auto;
-  /// CPU threads (0: all hardware threads).
-  int threads = 0;
+  ExecutionOptions() { this->autoGpuThreshold = std::uint64_t(1) << 18; }
   /// Column meshes only (images use the direct regular-grid kernel).
   AccessStrategy strategy = AccessStrategy::IdxVar;
   int sliceSize = 8; ///< layers per thread of SlicedZLoop
@@ -246,24 +210,14 @@ struct ExecutionOptions
   int imageFramePlacement = 0;
   bool chasingTable = true;    ///< second neighbours by chasing the table twice (else stored)
   bool compressedTable = true; ///< per-cell pattern id + shared relative offsets (else plain)
-  /// Auto picks CUDA only for problems of at least this many values.
-  std::uint64_t autoGpuThreshold = 1u << 18;
-  /// Fail with BackendUnavailable / OutOfDeviceMemory instead of falling back to the CPU.
-  bool strictBackend = false;
   /// CUDA: run the kernel this many times and report the median kernel time (benchmarks).
   int timingRepeats = 1;
-  ProgressCallback progress;
-  AbortCallback abort;
-  /// Optional: CPU loops run through the caller's threading instead of the built-in pool.
-  ParallelFor parallelFor;
 };
 
-struct ExecutionReport
+/// The common report (kernelSeconds: the median kernel time on CUDA; note: also when a strategy
+/// was mapped to another) plus the core's own.
+struct ExecutionReport : execution::ExecutionReport
 {
-  Backend backendUsed = Backend::CPU;
-  std::string note;              ///< why a CUDA request ran on the CPU, or a strategy was mapped
-  double seconds = 0;            ///< wall time of the whole call
-  double kernelSeconds = 0;      ///< CUDA: median kernel time (0 on the CPU)
   std::size_t tablePatterns = 0; ///< compressed table: distinct neighbour patterns
   std::size_t tableBytes = 0;    ///< bytes of the neighbour table used
   double tableSeconds = 0;       ///< host time spent building the table layout (in `seconds`)
@@ -274,9 +228,9 @@ struct ExecutionReport
   std::string imageKernel;
 };
 
+/// True when the library was built with the CUDA backend (cudaAvailable() says whether a device
+/// is usable).
 bool cudaCompiled();
-/// True when a CUDA device is usable; otherwise `why` says what is missing.
-bool cudaAvailable(std::string* why = nullptr);
 /// Name of device 0 ("" without one).
 std::string cudaDeviceName();
 

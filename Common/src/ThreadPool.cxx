@@ -1,17 +1,16 @@
 // The built-in thread pool, used when the caller does not bring its own ParallelFor.
 // One job runs at a time; the calling thread takes part; ranges are handed out dynamically
-// because block sizes of a sparse grid vary by orders of magnitude.
-#include "Internal.h"
+// because the cost of a range varies by orders of magnitude in some loops (sparse-grid blocks).
+#include "execution/Execution.h"
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <vector>
 
-namespace sparsegrid
-{
-namespace detail
+namespace execution
 {
 namespace
 {
@@ -27,10 +26,7 @@ public:
     return pool;
   }
 
-  void run(int threads,
-    std::size_t count,
-    std::size_t grain,
-    const std::function<void(std::size_t, std::size_t)>& body)
+  void run(int threads, std::size_t count, std::size_t grain, const RangeBody& body)
   {
     std::lock_guard<std::mutex> jobLock(this->JobMutex);
     this->ensureWorkers(threads - 1);
@@ -121,7 +117,7 @@ private:
   std::mutex Mutex;
   std::condition_variable Wake, Done;
   std::vector<std::thread> Workers;
-  const std::function<void(std::size_t, std::size_t)>* Body = nullptr;
+  const RangeBody* Body = nullptr;
   std::size_t Count = 0, Grain = 1;
   std::atomic<std::size_t> Next{ 0 };
   int Participants = 0, Pending = 0;
@@ -144,16 +140,20 @@ int threadCount(const ExecutionOptions& options)
 void parallelFor(const ExecutionOptions& options,
   std::size_t count,
   std::size_t grain,
-  const std::function<void(std::size_t, std::size_t)>& body)
+  const RangeBody& body)
 {
   if (count == 0)
   {
     return;
   }
-  grain = std::max<std::size_t>(grain, 1);
+  const int threads = threadCount(options);
+  if (grain == 0)
+  {
+    grain = std::max<std::size_t>(1, count / (static_cast<std::size_t>(threads) * 8));
+  }
   if (options.parallelFor)
   {
-    // Hand the caller ranges of about `grain` items: its scheduler sees count / grain tasks.
+    // The caller's scheduler sees count / grain tasks of about `grain` items each.
     const std::size_t tasks = (count + grain - 1) / grain;
     options.parallelFor(tasks,
       [&](std::size_t first, std::size_t last)
@@ -165,14 +165,78 @@ void parallelFor(const ExecutionOptions& options,
       });
     return;
   }
-  const int threads = threadCount(options);
   if (threads <= 1 || count <= grain || InsideWorker)
   {
-    body(0, count);
+    // Serially, still range by range (so that abort and progress are seen between them).
+    for (std::size_t begin = 0; begin < count; begin += grain)
+    {
+      body(begin, std::min(count, begin + grain));
+    }
     return;
   }
-  ThreadPool::instance().run(threads, count, grain, body);
+  ThreadPool::instance().run(std::min<int>(threads, static_cast<int>((count + grain - 1) / grain)),
+    count,
+    grain,
+    body);
 }
 
-} // namespace detail
-} // namespace sparsegrid
+Status checkedParallelFor(const ExecutionOptions& options,
+  std::size_t count,
+  std::size_t grain,
+  const RangeBody& body,
+  double progressFrom,
+  double progressTo)
+{
+  if (!options.abort && !options.progress)
+  {
+    parallelFor(options, count, grain, body);
+    return Status::Ok();
+  }
+  if (aborted(options))
+  {
+    return abortedStatus();
+  }
+  std::atomic<bool> stop{ false };
+  std::atomic<std::size_t> done{ 0 };
+  const std::thread::id caller = std::this_thread::get_id();
+  double reported = progressFrom;
+  reportProgress(options, progressFrom);
+  parallelFor(options,
+    count,
+    grain,
+    [&](std::size_t begin, std::size_t end)
+    {
+      if (stop.load(std::memory_order_relaxed))
+      {
+        return;
+      }
+      if (options.abort && options.abort())
+      {
+        stop.store(true);
+        return;
+      }
+      body(begin, end);
+      const std::size_t total = done.fetch_add(end - begin) + (end - begin);
+      if (options.progress && std::this_thread::get_id() == caller)
+      {
+        const double fraction = progressFrom +
+          (progressTo - progressFrom) * static_cast<double>(total) / static_cast<double>(count);
+        if (fraction > reported)
+        {
+          reported = fraction;
+          reportProgress(options, fraction);
+        }
+      }
+    });
+  if (stop.load())
+  {
+    return abortedStatus();
+  }
+  if (reported < progressTo)
+  {
+    reportProgress(options, progressTo);
+  }
+  return Status::Ok();
+}
+
+} // namespace execution

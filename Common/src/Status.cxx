@@ -1,0 +1,110 @@
+// Names of the codes and backends, and the backend choice.
+#include "execution/Execution.h"
+
+namespace execution
+{
+
+const char* toString(ErrorCode code)
+{
+  switch (code)
+  {
+    case ErrorCode::None:
+      return "None";
+    case ErrorCode::InvalidArgument:
+      return "InvalidArgument";
+    case ErrorCode::TooLarge:
+      return "TooLarge";
+    case ErrorCode::TooSmall:
+      return "TooSmall";
+    case ErrorCode::NonFinite:
+      return "NonFinite";
+    case ErrorCode::NotColumnar:
+      return "NotColumnar";
+    case ErrorCode::Aborted:
+      return "Aborted";
+    case ErrorCode::BackendUnavailable:
+      return "BackendUnavailable";
+    case ErrorCode::OutOfDeviceMemory:
+      return "OutOfDeviceMemory";
+    case ErrorCode::Internal:
+      return "Internal";
+  }
+  return "Unknown";
+}
+
+std::string Status::toString() const
+{
+  std::string text = execution::toString(this->Code);
+  if (!this->Message.empty())
+  {
+    text += ": " + this->Message;
+  }
+  return text;
+}
+
+const char* toString(Backend backend)
+{
+  switch (backend)
+  {
+    case Backend::Auto:
+      return "Auto";
+    case Backend::CPU:
+      return "CPU";
+    case Backend::CUDA:
+      return "CUDA";
+  }
+  return "Unknown";
+}
+
+Status abortedStatus()
+{
+  return Status(ErrorCode::Aborted, "the operation was aborted by the caller");
+}
+
+Status strictFailure(const Status& cause)
+{
+  return Status(cause.code(),
+    "CUDA was requested with strictBackend, so the CPU fall-back is off: " + cause.message());
+}
+
+Backend chooseBackend(const ExecutionOptions& options,
+  std::uint64_t size,
+  bool cudaBuilt,
+  ExecutionReport& report,
+  std::string* unusable)
+{
+  report.note.clear();
+  if (options.backend == Backend::CPU)
+  {
+    return Backend::CPU;
+  }
+  if (options.backend == Backend::Auto && size < options.autoGpuThreshold)
+  {
+    return Backend::CPU;
+  }
+  std::string why;
+  bool usable = false;
+  if (!cudaBuilt)
+  {
+    why = "this build has no CUDA backend (built without nvcc)";
+  }
+  else
+  {
+    usable = cudaAvailable(&why);
+  }
+  if (usable)
+  {
+    return Backend::CUDA;
+  }
+  if (options.backend == Backend::CUDA)
+  {
+    report.note = "CUDA was requested but is not usable (" + why + "); ran on the CPU";
+    if (unusable)
+    {
+      *unusable = why;
+    }
+  }
+  return Backend::CPU;
+}
+
+} // namespace execution
