@@ -117,6 +117,8 @@ struct DeviceInfo
   int device = 0;
   int multiprocessors = 1;
   int sharedPerBlockOptin = 48 * 1024;
+  /// Tuning::pinnedStagingMiB of the call, for the device's resources when first created.
+  int pinnedStagingMiB = 32;
 };
 Status deviceInfo(DeviceInfo& info);
 
@@ -461,7 +463,7 @@ private:
   }
 };
 /// The device's resources, timers reset.
-Status resources(int device, Resources*& out);
+Status resources(const DeviceInfo& info, Resources*& out);
 
 /// Host -> device copy of `bytes` through the pinned staging buffers (the host threads copy
 /// into one buffer while the other is transferred); plain cudaMemcpy without them. Returns when
@@ -506,7 +508,7 @@ struct KernelStream
   StreamDrain drain;
   Status open(const DeviceInfo& info)
   {
-    SG_STATUS_TRY(resources(info.device, this->res));
+    SG_STATUS_TRY(resources(info, this->res));
     this->drain.streams.push_back(this->get());
     return Status::Ok();
   }

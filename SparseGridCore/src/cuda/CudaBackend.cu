@@ -71,8 +71,9 @@ std::mutex& deviceMutex()
   return m;
 }
 
-Status resources(int device, Resources*& out)
+Status resources(const DeviceInfo& info, Resources*& out)
 {
+  const int device = info.device;
   static std::vector<std::unique_ptr<Resources>> all;
   for (auto& r : all)
   {
@@ -104,10 +105,9 @@ Status resources(int device, Resources*& out)
   }
   SG_CUDA_TRY(cudaMalloc(&r->counters, Resources::Parts * sizeof(unsigned long long)),
     "allocating work counters");
-  // Pinned staging buffers (2 x in, 2 x out; SPARSEGRID_CUDA_PINNED_MB each, default 32).
-  // Optional: without them the transfers run from pageable memory.
-  const char* env = std::getenv("SPARSEGRID_CUDA_PINNED_MB");
-  const u64 mb = env ? std::strtoull(env, nullptr, 10) : 32;
+  // Pinned staging buffers (2 x in, 2 x out; Tuning::pinnedStagingMiB each). Optional: without
+  // them the transfers run from pageable memory.
+  const u64 mb = static_cast<u64>(std::max(info.pinnedStagingMiB, 0));
   if (mb > 0)
   {
     r->pinnedBytes = mb << 20;
@@ -256,6 +256,7 @@ Status begin(const ExecutionOptions& options, DeviceInfo& info)
   {
     return Status(ErrorCode::BackendUnavailable, why);
   }
+  info.pinnedStagingMiB = options.tuning.pinnedStagingMiB;
   return deviceInfo(info);
 }
 
@@ -298,7 +299,7 @@ Status evaluateDevice(const Grid& grid,
   whole.add(tables);
   whole.add(n * pointBytes);
   whole.add(n * resultBytes);
-  const bool wholeMode = whole.fits() && std::getenv("SPARSEGRID_CUDA_CHUNKED") == nullptr;
+  const bool wholeMode = whole.fits() && !options.tuning.chunkedEvaluation;
   const u64 perChunk = wholeMode ? n : std::min<u64>(n, EvaluationChunk);
   const u64 chunks = (n + perChunk - 1) / perChunk;
   const int buffers = chunks > 1 ? 2 : 1;
@@ -327,7 +328,8 @@ Status evaluateDevice(const Grid& grid,
     SG_STATUS_TRY(dOut[b].allocate(perChunk * nc, "the evaluation results"));
   }
   DeviceEvaluator<T> evaluator;
-  SG_STATUS_TRY(evaluator.prepare(grid, options.optimizations, info, dCoefficients));
+  SG_STATUS_TRY(
+    evaluator.prepare(grid, options.optimizations, options.tuning, info, dCoefficients));
   cudaStream_t compute = res->streams[0].get();
   cudaStream_t transfer = res->streams[1].get();
   StreamDrain drain;
@@ -558,7 +560,7 @@ Status makeResident(const Grid& grid,
   impl::DeviceInfo info;
   SG_STATUS_TRY(impl::begin(options, info));
   impl::Resources* res = nullptr;
-  SG_STATUS_TRY(impl::resources(info.device, res));
+  SG_STATUS_TRY(impl::resources(info, res));
   const impl::u64 count = grid.size() * static_cast<impl::u64>(components);
   // Room for the evaluation tables too: coefficients that fit but leave nothing for the first
   // evaluation would only move the failure there.
@@ -618,7 +620,7 @@ Status evaluateResident(const Resident& resident,
   impl::DeviceInfo info;
   SG_STATUS_TRY(beginResident(resident, options, info));
   impl::Resources* res = nullptr;
-  SG_STATUS_TRY(impl::resources(info.device, res));
+  SG_STATUS_TRY(impl::resources(info, res));
   return impl::evaluateDevice(grid,
     static_cast<const T*>(resident.data),
     components,

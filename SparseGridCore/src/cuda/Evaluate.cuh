@@ -639,20 +639,16 @@ __global__ void __launch_bounds__(GenericWarps* WarpSize) evaluateGeneric(Generi
 template<typename T>
 using FastKernel = void (*)(FastParams);
 
-/// Points per thread for the fast kernel with ichg2 (SPARSEGRID_CUDA_PPL overrides: 1, 2, 4).
+/// Points per thread for the fast kernel with ichg2 (Tuning::pointsPerThread overrides: 1, 2, 4).
 /// Measured on an H200 (docs/benchmarks-gpu.md): 4 is fastest up to D = 6 in float (up to 128
 /// registers, no spills), 2 beyond (D = 10: 1.23x faster than 1). Double needs twice the
 /// registers for coordinates and weights: 4 up to D = 5; 2 beyond (D = 6: 1.19x faster than 4;
 /// D = 10: 1.24x faster than 1 despite some register spills).
-inline int defaultPointsPerThread(int D, bool doublePrecision)
+inline int defaultPointsPerThread(int D, bool doublePrecision, int requested)
 {
-  if (const char* env = std::getenv("SPARSEGRID_CUDA_PPL"))
+  if (requested == 1 || requested == 2 || (requested == 4 && D >= 1 && D <= 8))
   {
-    const int v = std::atoi(env);
-    if (v == 1 || v == 2 || (v == 4 && D >= 1 && D <= 8))
-    {
-      return v;
-    }
+    return requested;
   }
   if (D < 1 || D > FastMaxCompiledD)
   {
@@ -829,6 +825,7 @@ PreparedCache<Tables>& cache()
 template<typename T>
 Status DeviceEvaluator<T>::prepare(const Grid& grid,
   const Optimizations& opt,
+  const Tuning& tuning,
   const DeviceInfo& info,
   const T* coefficients)
 {
@@ -893,11 +890,11 @@ Status DeviceEvaluator<T>::prepare(const Grid& grid,
   }
   if (this->Fast)
   {
-    this->PointsPerThread = opt.ichg2 ? eval::defaultPointsPerThread(D, sizeof(T) == 8) : 1;
+    this->PointsPerThread =
+      opt.ichg2 ? eval::defaultPointsPerThread(D, sizeof(T) == 8, tuning.pointsPerThread) : 1;
     // Coefficients in shared memory when they (and the staging area) fit.
     const u64 coefBytes = grid.size() * sizeof(T);
-    const char* env = std::getenv("SPARSEGRID_CUDA_SHARED_COEFFICIENTS");
-    const bool allowed = !(env && env[0] == '0');
+    const bool allowed = tuning.sharedCoefficients;
     const u64 stageBytes = opt.vec1
       ? u64(eval::SharedCtaThreads / WarpSize) * WarpSize * this->PointsPerThread * D * sizeof(T)
       : 0;

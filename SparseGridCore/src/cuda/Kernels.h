@@ -27,6 +27,7 @@ public:
   /// valid while run() is used.
   Status prepare(const Grid& grid,
     const Optimizations& opt,
+    const Tuning& tuning,
     const DeviceInfo& info,
     const T* coefficients);
   /// Device bytes prepare() will allocate (for the memory plan).

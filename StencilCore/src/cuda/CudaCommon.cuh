@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cuda_runtime.h>
+
+#include "execution/CudaStatus.h"
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -46,21 +48,10 @@ private:
   void* Pointer = nullptr;
 };
 
-/// A failed allocation becomes OutOfDeviceMemory (the caller falls back); other errors Internal.
+/// The execution layer's mapping of CUDA errors (Common/include/execution/CudaStatus.h).
 inline Status cudaStatus(cudaError_t error, const char* what)
 {
-  if (error == cudaSuccess)
-  {
-    return Status::Ok();
-  }
-  cudaGetLastError(); // clear the sticky-free error state of recoverable failures
-  std::ostringstream message;
-  message << what << ": " << cudaGetErrorString(error);
-  if (error == cudaErrorMemoryAllocation)
-  {
-    return Status(ErrorCode::OutOfDeviceMemory, message.str());
-  }
-  return Status(ErrorCode::BackendUnavailable, message.str());
+  return execution::cuda::fromCuda(error, what);
 }
 
 inline Status checkDeviceMemory(std::size_t bytes)

@@ -7,6 +7,8 @@
 
 #include "../../Internal.h"
 
+#include "execution/CudaStatus.h"
+
 #include <atomic>
 #include <cstring>
 
@@ -19,19 +21,7 @@ namespace cudaimpl
 
 Status fromCuda(cudaError_t e, const char* what)
 {
-  const std::string message = std::string("CUDA codec: ") + what + ": " + cudaGetErrorString(e);
-  cudaGetLastError(); // clear non-sticky errors
-  if (e == cudaErrorMemoryAllocation)
-  {
-    return Status(ErrorCode::OutOfDeviceMemory, message);
-  }
-  if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
-    e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDevice ||
-    e == cudaErrorDevicesUnavailable || e == cudaErrorLaunchOutOfResources)
-  {
-    return Status(ErrorCode::BackendUnavailable, message);
-  }
-  return Status(ErrorCode::Internal, message);
+  return execution::cuda::fromCuda(e, (std::string("CUDA codec: ") + what).c_str());
 }
 
 Workspace& workspace()

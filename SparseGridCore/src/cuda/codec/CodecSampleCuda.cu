@@ -3,6 +3,7 @@
 // as for a host array (the stream must not depend on where the values lived).
 #include "../../codec/CodecInternal.h"
 
+#include "execution/CudaStatus.h"
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -52,10 +53,7 @@ SampleBuffers& sampleBuffers()
 
 Status cudaStatus(cudaError_t e, const char* what)
 {
-  const ErrorCode code =
-    e == cudaErrorMemoryAllocation ? ErrorCode::OutOfDeviceMemory : ErrorCode::BackendUnavailable;
-  cudaGetLastError();
-  return Status(code, std::string("codec sample: ") + what + ": " + cudaGetErrorString(e));
+  return execution::cuda::fromCuda(e, (std::string("codec sample: ") + what).c_str());
 }
 
 } // namespace
