@@ -234,8 +234,7 @@ TEST(ParallelFor, UsesTheCallersParallelFor)
     body(0, count);
   };
   std::size_t covered = 0;
-  execution::parallelFor(
-    options, 100, 10, [&](std::size_t b, std::size_t e) { covered += e - b; });
+  execution::parallelFor(options, 100, 10, [&](std::size_t b, std::size_t e) { covered += e - b; });
   EXPECT_EQ(tasksSeen, 10u);
   EXPECT_EQ(covered, 100u);
 }

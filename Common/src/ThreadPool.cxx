@@ -174,10 +174,8 @@ void parallelFor(const ExecutionOptions& options,
     }
     return;
   }
-  ThreadPool::instance().run(std::min<int>(threads, static_cast<int>((count + grain - 1) / grain)),
-    count,
-    grain,
-    body);
+  ThreadPool::instance().run(
+    std::min<int>(threads, static_cast<int>((count + grain - 1) / grain)), count, grain, body);
 }
 
 Status checkedParallelFor(const ExecutionOptions& options,

@@ -1,7 +1,6 @@
 // correlate(): validation, backend and algorithm choice, CPU fall-back, normalisation.
 #include "Internal.h"
 
-
 namespace correlation
 {
 namespace

@@ -103,8 +103,10 @@ Status cpuFft(const Batch& batch,
   using F = Fftw<T>;
   using C = typename F::Complex;
   // Padding to at least lw + rw - 1 keeps every lag with overlap free of wrap-around.
-  const int px = fftFriendlySize(batch.left.width + batch.right.width - 1, options.tuning.fftPowerOfTwo);
-  const int py = fftFriendlySize(batch.left.height + batch.right.height - 1, options.tuning.fftPowerOfTwo);
+  const int px =
+    fftFriendlySize(batch.left.width + batch.right.width - 1, options.tuning.fftPowerOfTwo);
+  const int py =
+    fftFriendlySize(batch.left.height + batch.right.height - 1, options.tuning.fftPowerOfTwo);
   const std::size_t real = static_cast<std::size_t>(px) * py;
   const std::size_t spectrum = static_cast<std::size_t>(px / 2 + 1) * py;
   const std::size_t nl = batch.leftCount(), nr = batch.rightCount();

@@ -282,8 +282,8 @@ int vtkStencilLaplacian::RequestData(vtkInformation*,
   stencil::ExecutionOptions& options = execution.MutableOptions();
   options.strategy = static_cast<stencil::AccessStrategy>(this->AccessStrategy);
   options.sliceSize = this->SliceSize;
-  options.chasingTable = this->ChasingTable;
-  options.compressedTable = this->CompressedTable;
+  options.tuning.chasingTable = this->ChasingTable;
+  options.tuning.compressedTable = this->CompressedTable;
 
   vtkDataArray* result = nullptr;
   vtkDataArray* smoothed = nullptr;

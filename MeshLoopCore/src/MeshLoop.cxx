@@ -331,8 +331,13 @@ Status MeshLoop::run(int operationCode,
       if (edgeInput)
       {
         inBuffer.resize(static_cast<std::size_t>(toSize));
-        permuteData(
-          in, inBuffer.data(), this->Perm.toOrder, true, components, options.layout, options.threads);
+        permuteData(in,
+          inBuffer.data(),
+          this->Perm.toOrder,
+          true,
+          components,
+          options.layout,
+          options.threads);
         weightBuffer.resize(static_cast<std::size_t>(this->fromCount()));
         permuteData(weights,
           weightBuffer.data(),
@@ -358,8 +363,14 @@ Status MeshLoop::run(int operationCode,
       outBuffer.resize(static_cast<std::size_t>(toSize));
       internalOut = outBuffer.data();
     }
-    const Status ran = detail::runCPU<T>(
-      operation, this->Internal, plan, internalIn, internalWeights, components, internalOut, options);
+    const Status ran = detail::runCPU<T>(operation,
+      this->Internal,
+      plan,
+      internalIn,
+      internalWeights,
+      components,
+      internalOut,
+      options);
     if (!ran)
     {
       return ran;

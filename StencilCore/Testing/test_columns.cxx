@@ -122,8 +122,8 @@ void everyVariant(Backend backend, HorizontalShape shape, double relTol)
             auto options = optionsFor(backend);
             options.strategy = strategy;
             options.sliceSize = 4; // 9 layers: a partial last slice
-            options.chasingTable = chasing;
-            options.compressedTable = compressed;
+            options.tuning.chasingTable = chasing;
+            options.tuning.compressedTable = compressed;
             stencil::StencilOptions s;
             s.op = op;
             s.boundary = mode;
@@ -260,17 +260,17 @@ void multiTileVariants(Backend backend,
                 auto options = optionsFor(backend);
                 options.strategy = strategy;
                 options.sliceSize = 3; // 7 layers: slices 0-2, 3-5 and a partial 6
-                options.chasingTable = chasing;
-                options.compressedTable = compressed;
+                options.tuning.chasingTable = chasing;
+                options.tuning.compressedTable = compressed;
                 // Steps of 1, 2 or 4 layers: partial last steps in slices of 3 and columns of 7.
-                options.tileLayers = tileLayers;
-                options.tilePrefetch = prefetch;
+                options.tuning.tileLayers = tileLayers;
+                options.tuning.tilePrefetch = prefetch;
                 // Staged: whole columns, or slices of 3 (a partial last one); the register
                 // variants where the tiled laplap prefetches.
-                options.stagedSlice = variant % 2 == 1 ? 3 : 0;
-                options.stagedWideRegisters = prefetch;
-                options.stagedAsyncCopies = async ? 1 : 0;
-                options.stagedLayerLanes = lanes ? 1 : 0;
+                options.tuning.stagedSlice = variant % 2 == 1 ? 3 : 0;
+                options.tuning.stagedWideRegisters = prefetch;
+                options.tuning.stagedAsyncCopies = async ? 1 : 0;
+                options.tuning.stagedLayerLanes = lanes ? 1 : 0;
                 const bool quads = mesh.maxNeighbours() == 4;
                 const bool staged =
                   strategy == AccessStrategy::StagedZLoop && op == Operator::HorizontalLaplap;

@@ -120,32 +120,32 @@ TEST(StencilErrors, BadMeshesAndArguments)
   o.sliceSize = 8;
   for (int layers : { -1, 3, 8 })
   {
-    o.tileLayers = layers;
+    o.tuning.tileLayers = layers;
     const auto st = stencil::applyColumns(mesh, u.data(), out.data(), s, o);
     EXPECT_EQ(st.code(), ErrorCode::InvalidArgument);
     EXPECT_NE(st.message().find("tile layers"), std::string::npos) << st.message();
   }
-  o.tileLayers = 0;
+  o.tuning.tileLayers = 0;
   o.strategy = stencil::AccessStrategy::StagedZLoop;
-  o.stagedSlice = -1;
+  o.tuning.stagedSlice = -1;
   const auto staged = stencil::applyColumns(mesh, u.data(), out.data(), s, o);
   EXPECT_EQ(staged.code(), ErrorCode::InvalidArgument);
   EXPECT_NE(staged.message().find("staged"), std::string::npos) << staged.message();
-  o.stagedSlice = 0;
+  o.tuning.stagedSlice = 0;
   for (int value : { -2, 2 })
   {
     stencil::ExecutionOptions async = o;
-    async.stagedAsyncCopies = value;
+    async.tuning.stagedAsyncCopies = value;
     const auto copies = stencil::applyColumns(mesh, u.data(), out.data(), s, async);
     EXPECT_EQ(copies.code(), ErrorCode::InvalidArgument);
     EXPECT_NE(copies.message().find("async copies"), std::string::npos) << copies.message();
     stencil::ExecutionOptions lanes = o;
-    lanes.stagedLayerLanes = value;
+    lanes.tuning.stagedLayerLanes = value;
     const auto layerLanes = stencil::applyColumns(mesh, u.data(), out.data(), s, lanes);
     EXPECT_EQ(layerLanes.code(), ErrorCode::InvalidArgument);
     EXPECT_NE(layerLanes.message().find("layer lanes"), std::string::npos) << layerLanes.message();
     stencil::ExecutionOptions groups = o;
-    groups.stagedRingGroups = value;
+    groups.tuning.stagedRingGroups = value;
     const auto ringGroups = stencil::applyColumns(mesh, u.data(), out.data(), s, groups);
     EXPECT_EQ(ringGroups.code(), ErrorCode::InvalidArgument);
     EXPECT_NE(ringGroups.message().find("ring groups"), std::string::npos) << ringGroups.message();
@@ -176,8 +176,7 @@ TEST(StencilErrors, CudaWithoutDeviceFallsBackOrFailsWhenStrict)
   stencil::ExecutionReport report;
   ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, o, &report).ok());
   EXPECT_EQ(report.backendUsed, Backend::CPU);
-  EXPECT_NE(report.note.find("ran on the CPU"), std::string::npos)
-    << report.note;
+  EXPECT_NE(report.note.find("ran on the CPU"), std::string::npos) << report.note;
   EXPECT_DOUBLE_EQ(out[9], 2.0);
   o.strictBackend = true;
   EXPECT_EQ(

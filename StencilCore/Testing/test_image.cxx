@@ -259,13 +259,13 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
             s.op = op;
             s.boundary = mode;
             auto options = optionsFor(GetParam());
-            options.imageKernel = choice.kernel;
-            options.imageRowsPerThread = choice.rows;
-            options.imageColumnsPerThread = choice.columns;
-            options.imageBlockRows = choice.blockRows;
-            options.imageTightRegisters = choice.tight;
-            options.imageGridBlocks = choice.gridBlocks;
-            options.imageStreamingStores = choice.streaming;
+            options.tuning.imageKernel = choice.kernel;
+            options.tuning.imageRowsPerThread = choice.rows;
+            options.tuning.imageColumnsPerThread = choice.columns;
+            options.tuning.imageBlockRows = choice.blockRows;
+            options.tuning.imageTightRegisters = choice.tight;
+            options.tuning.imageGridBlocks = choice.gridBlocks;
+            options.tuning.imageStreamingStores = choice.streaming;
             std::vector<double> out(u.size(), -1.0);
             ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
             EXPECT_TRUE(closeWithNaN(out, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
@@ -353,12 +353,12 @@ TEST_P(ImageTest, StreamingStoresGiveTheDefaultValues)
     auto options = optionsFor(GetParam());
     // The default strips (the 2-D laplap's default is the warp rows, which have no streaming
     // variant).
-    options.imageWarpRows = -1;
+    options.tuning.imageWarpRows = -1;
     std::vector<double> plain(u.size(), -1.0);
     std::vector<float> plainFloat(u.size(), -1.0f);
     ASSERT_TRUE(stencil::applyImage(g, u.data(), plain.data(), s, options).ok());
     ASSERT_TRUE(stencil::applyImage(g, uFloat.data(), plainFloat.data(), s, options).ok());
-    options.imageStreamingStores = true;
+    options.tuning.imageStreamingStores = true;
     std::vector<double> streamed(u.size(), -2.0);
     std::vector<float> streamedFloat(u.size(), -2.0f);
     stencil::ExecutionReport report;
@@ -436,9 +436,9 @@ TEST_P(ImageTest, RowTilesMatchTheStripsAndTheReference)
         const bool planar = horizontal || dims[2] == 1;
         for (const Shape& shape : shapes)
         {
-          options.imageRowTiles = true;
-          options.imageTileThreads = shape.threads;
-          options.imageTileRows = shape.rows;
+          options.tuning.imageRowTiles = true;
+          options.tuning.imageTileThreads = shape.threads;
+          options.tuning.imageTileRows = shape.rows;
           std::vector<double> out(u.size(), -12345.0);
           std::vector<float> outFloat(u.size(), -12345.0f);
           stencil::ExecutionReport report;
@@ -551,7 +551,7 @@ TEST_P(ImageTest, WarpRowsMatchTheStripsAndTheReference)
         s.op = op;
         s.boundary = mode;
         auto options = optionsFor(GetParam());
-        options.imageWarpRows = -1;
+        options.tuning.imageWarpRows = -1;
         std::vector<double> strips(u.size());
         std::vector<float> stripsFloat(u.size());
         stencil::ExecutionReport stripReport;
@@ -574,9 +574,9 @@ TEST_P(ImageTest, WarpRowsMatchTheStripsAndTheReference)
         }
         for (const Shape& shape : shapes)
         {
-          options.imageWarpRows = shape.rows;
-          options.imageWarpPrefetch = shape.prefetch;
-          options.imageWarpFrame = shape.frame;
+          options.tuning.imageWarpRows = shape.rows;
+          options.tuning.imageWarpPrefetch = shape.prefetch;
+          options.tuning.imageWarpFrame = shape.frame;
           std::vector<double> out(u.size(), -12345.0);
           std::vector<float> outFloat(u.size(), -12345.0f);
           stencil::ExecutionReport report;
@@ -663,9 +663,9 @@ TEST_P(ImageTest, WarpRowsSmallImages)
       for (const auto& shape : shapes)
       {
         auto options = optionsFor(GetParam());
-        options.imageWarpRows = shape[0];
-        options.imageWarpPrefetch = shape[1];
-        options.imageWarpFrame = shape[2];
+        options.tuning.imageWarpRows = shape[0];
+        options.tuning.imageWarpPrefetch = shape[1];
+        options.tuning.imageWarpFrame = shape[2];
         std::vector<double> out(u.size(), -12345.0);
         std::vector<float> outFloat(u.size(), -12345.0f);
         ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
@@ -730,10 +730,10 @@ TEST_P(ImageTest, FramePlacementsMatchTheReference)
           for (int placement : { 0, 1, 2, 3 })
           {
             auto options = optionsFor(GetParam());
-            options.imageWarpRows = kernel.warpRows;
-            options.imageWarpFrame = kernel.frame;
-            options.imageColumnsPerThread = kernel.columns;
-            options.imageFramePlacement = placement;
+            options.tuning.imageWarpRows = kernel.warpRows;
+            options.tuning.imageWarpFrame = kernel.frame;
+            options.tuning.imageColumnsPerThread = kernel.columns;
+            options.tuning.imageFramePlacement = placement;
             std::vector<double> out(u.size(), -12345.0);
             std::vector<float> outFloat(u.size(), -12345.0f);
             stencil::ExecutionReport report;
@@ -781,29 +781,29 @@ TEST(ImageOptions, StripShapeOptionsAreValidated)
   // Each shape option: values that are rejected, then one that is accepted (and kept).
   struct Case
   {
-    int stencil::ExecutionOptions::*field;
+    int stencil::Tuning::*field;
     std::vector<int> rejected;
     int accepted;
   };
-  const Case cases[] = { { &stencil::ExecutionOptions::imageRowsPerThread, { -1, 3, 16 }, 4 },
-    { &stencil::ExecutionOptions::imageColumnsPerThread, { -1, 3, 8 }, 1 },
-    { &stencil::ExecutionOptions::imageBlockRows, { -1, 3, 16 }, 8 },
-    { &stencil::ExecutionOptions::imageGridBlocks, { -2, -100 }, -1 },
-    { &stencil::ExecutionOptions::imageTileThreads, { -1, 48, 512 }, 128 },
-    { &stencil::ExecutionOptions::imageTileRows, { -1, -64 }, 3 },
-    { &stencil::ExecutionOptions::imageWarpRows, { -2, 2, 32 }, 16 },
-    { &stencil::ExecutionOptions::imageWarpPrefetch, { -1, -12 }, 5 },
-    { &stencil::ExecutionOptions::imageFramePlacement, { -1, 4 }, 3 },
-    { &stencil::ExecutionOptions::imageWarpFrame, { -1, 4 }, 2 } };
+  const Case cases[] = { { &stencil::Tuning::imageRowsPerThread, { -1, 3, 16 }, 4 },
+    { &stencil::Tuning::imageColumnsPerThread, { -1, 3, 8 }, 1 },
+    { &stencil::Tuning::imageBlockRows, { -1, 3, 16 }, 8 },
+    { &stencil::Tuning::imageGridBlocks, { -2, -100 }, -1 },
+    { &stencil::Tuning::imageTileThreads, { -1, 48, 512 }, 128 },
+    { &stencil::Tuning::imageTileRows, { -1, -64 }, 3 },
+    { &stencil::Tuning::imageWarpRows, { -2, 2, 32 }, 16 },
+    { &stencil::Tuning::imageWarpPrefetch, { -1, -12 }, 5 },
+    { &stencil::Tuning::imageFramePlacement, { -1, 4 }, 3 },
+    { &stencil::Tuning::imageWarpFrame, { -1, 4 }, 2 } };
   for (const Case& c : cases)
   {
     for (int value : c.rejected)
     {
-      options.*c.field = value;
+      options.tuning.*c.field = value;
       const auto status = stencil::applyImage(g, u.data(), out.data(), {}, options);
       EXPECT_EQ(status.code(), stencil::ErrorCode::InvalidArgument) << value;
     }
-    options.*c.field = c.accepted;
+    options.tuning.*c.field = c.accepted;
     EXPECT_TRUE(stencil::applyImage(g, u.data(), out.data(), {}, options).ok()) << c.accepted;
   }
 }

@@ -125,7 +125,7 @@ void runPrecision(const char* name,
     o.backend = backend;
     o.strictBackend = true;
     o.threads = threads;
-    o.timingRepeats = onGpu ? repeats : 1;
+    o.tuning.timingRepeats = onGpu ? repeats : 1;
     auto timeIt = [&](auto&& call, stencil::ExecutionReport& report)
     {
       if (onGpu)
@@ -278,20 +278,20 @@ void runPrecision(const char* name,
         for (const Variant& v : variants)
         {
           stencil::ExecutionOptions ov = o;
-          ov.imageKernel = v.kernel;
-          ov.imageColumnsPerThread = v.columns;
-          ov.imageRowsPerThread = v.rows;
-          ov.imageBlockRows = v.blockRows;
-          ov.imageTightRegisters = v.tight;
-          ov.imageGridBlocks = v.gridBlocks;
-          ov.imageStreamingStores = v.streaming;
-          ov.imageRowTiles = v.tiles;
-          ov.imageTileThreads = v.tileThreads;
-          ov.imageTileRows = v.tileRows;
-          ov.imageWarpRows = v.warpRows;
-          ov.imageWarpPrefetch = v.warpPrefetch;
-          ov.imageWarpFrame = v.warpFrame;
-          ov.imageFramePlacement = v.framePlacement;
+          ov.tuning.imageKernel = v.kernel;
+          ov.tuning.imageColumnsPerThread = v.columns;
+          ov.tuning.imageRowsPerThread = v.rows;
+          ov.tuning.imageBlockRows = v.blockRows;
+          ov.tuning.imageTightRegisters = v.tight;
+          ov.tuning.imageGridBlocks = v.gridBlocks;
+          ov.tuning.imageStreamingStores = v.streaming;
+          ov.tuning.imageRowTiles = v.tiles;
+          ov.tuning.imageTileThreads = v.tileThreads;
+          ov.tuning.imageTileRows = v.tileRows;
+          ov.tuning.imageWarpRows = v.warpRows;
+          ov.tuning.imageWarpPrefetch = v.warpPrefetch;
+          ov.tuning.imageWarpFrame = v.warpFrame;
+          ov.tuning.imageFramePlacement = v.framePlacement;
           stencil::ExecutionReport rep;
           const auto st = stencil::applyImage(g, u.data(), out.data(), so, ov, &rep);
           if (!st)
@@ -408,15 +408,15 @@ void runPrecision(const char* name,
           stencil::ExecutionOptions co = o;
           co.strategy = strategy;
           co.sliceSize = choice.slice;
-          co.tileLayers = choice.tileLayers;
-          co.tilePrefetch = choice.prefetch;
-          co.stagedSlice = choice.stagedSlice;
-          co.stagedWideRegisters = choice.prefetch;
-          co.stagedAsyncCopies = choice.async;
-          co.stagedLayerLanes = choice.lanes;
-          co.stagedRingGroups = choice.groups;
-          co.chasingTable = variant < 2;
-          co.compressedTable = variant % 2 == 0;
+          co.tuning.tileLayers = choice.tileLayers;
+          co.tuning.tilePrefetch = choice.prefetch;
+          co.tuning.stagedSlice = choice.stagedSlice;
+          co.tuning.stagedWideRegisters = choice.prefetch;
+          co.tuning.stagedAsyncCopies = choice.async;
+          co.tuning.stagedLayerLanes = choice.lanes;
+          co.tuning.stagedRingGroups = choice.groups;
+          co.tuning.chasingTable = variant < 2;
+          co.tuning.compressedTable = variant % 2 == 0;
           // The CPU has no shared memory (it maps Shared to z-loop); to keep the device run
           // short it runs the z-curve numbering, every strategy with the chasing compressed
           // table and every table with the z-loop.
@@ -451,8 +451,8 @@ void runPrecision(const char* name,
             (choice.stagedSlice > 0 ? " slice=" + std::to_string(choice.stagedSlice)
                                     : std::string()) +
             " (" + report.columnKernel + ")";
-          row.table = std::string(co.chasingTable ? "chasing" : "non-chasing") +
-            (co.compressedTable ? "/compressed" : "/plain");
+          row.table = std::string(co.tuning.chasingTable ? "chasing" : "non-chasing") +
+            (co.tuning.compressedTable ? "/compressed" : "/plain");
           row.seconds = t;
           row.ratio = regular > 0 ? t / regular : 0;
           row.patterns = report.tablePatterns;
@@ -480,12 +480,12 @@ void runPrecision(const char* name,
       // repeat's faster copy (the reference drifts by a few percent between runs); then the
       // default z-loop and staged z-loop (z-curve, chasing/plain) again, alternating.
       stencil::ExecutionOptions firstOptions = o;
-      firstOptions.imageWarpRows = -1;
-      firstOptions.imageFramePlacement = 1;
+      firstOptions.tuning.imageWarpRows = -1;
+      firstOptions.tuning.imageFramePlacement = 1;
       stencil::ExecutionOptions spreadOptions = firstOptions;
-      spreadOptions.imageFramePlacement = 2;
+      spreadOptions.tuning.imageFramePlacement = 2;
       stencil::ExecutionOptions warpOptions = o;
-      warpOptions.imageWarpRows = 8;
+      warpOptions.tuning.imageWarpRows = 8;
       constexpr int Kinds = 4;
       const stencil::ExecutionOptions* kinds[Kinds] = {
         &o, &firstOptions, &spreadOptions, &warpOptions
@@ -575,7 +575,7 @@ void runPrecision(const char* name,
         row.op = "HorizontalLaplap";
         stencil::ExecutionOptions co = o;
         co.strategy = stencil::AccessStrategy::ZLoop;
-        co.compressedTable = false;
+        co.tuning.compressedTable = false;
         stencil::ExecutionReport columnReport;
         if (!stencil::applyColumns(zCurve.mesh, uCurve.data(), out.data(), s, co, &columnReport))
         {

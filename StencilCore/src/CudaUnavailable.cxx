@@ -10,15 +10,6 @@ namespace
 const char* const NotBuilt = "the library was built without the CUDA backend";
 }
 
-bool cudaAvailableImpl(std::string* why)
-{
-  if (why)
-  {
-    *why = NotBuilt;
-  }
-  return false;
-}
-
 std::string cudaDeviceNameImpl()
 {
   return std::string();

@@ -170,7 +170,8 @@ decltype(auto) withLayerVariant(int layers, bool flag, F&& f)
 template<typename T, int K, typename F>
 decltype(auto) withTileVariant(const ExecutionOptions& options, F&& f)
 {
-  return withLayerVariant<DefaultTileLayers<T>, K>(options.tileLayers, options.tilePrefetch, f);
+  return withLayerVariant<DefaultTileLayers<T>, K>(
+    options.tuning.tileLayers, options.tuning.tilePrefetch, f);
 }
 
 /// The staged laplap's variant: f(L, Wide) from ExecutionOptions::tileLayers and
@@ -179,7 +180,7 @@ template<typename T, int K, typename F>
 decltype(auto) withStagedLayers(const ExecutionOptions& options, F&& f)
 {
   return withLayerVariant<DefaultStagedLayers<T>, K>(
-    options.tileLayers, options.stagedWideRegisters, f);
+    options.tuning.tileLayers, options.tuning.stagedWideRegisters, f);
 }
 
 /// Whether the staged laplap runs with async copies (ExecutionOptions::stagedAsyncCopies; -1:
@@ -192,7 +193,8 @@ constexpr bool DefaultStagedAsync = sizeof(T) == 8;
 template<typename T>
 bool stagedAsync(const ExecutionOptions& options)
 {
-  return options.stagedAsyncCopies < 0 ? DefaultStagedAsync<T> : options.stagedAsyncCopies > 0;
+  return options.tuning.stagedAsyncCopies < 0 ? DefaultStagedAsync<T>
+                                              : options.tuning.stagedAsyncCopies > 0;
 }
 
 /// Whether the staged laplap runs with the lanes over layers (ExecutionOptions::stagedLayerLanes;
@@ -202,7 +204,8 @@ bool stagedAsync(const ExecutionOptions& options)
 constexpr bool DefaultStagedLayerLanes = false;
 inline bool stagedLayerLanes(const ExecutionOptions& options)
 {
-  return options.stagedLayerLanes < 0 ? DefaultStagedLayerLanes : options.stagedLayerLanes > 0;
+  return options.tuning.stagedLayerLanes < 0 ? DefaultStagedLayerLanes
+                                             : options.tuning.stagedLayerLanes > 0;
 }
 
 /// Whether the staged laplap stages its rings as groups (GroupedColumns.h;
@@ -213,7 +216,7 @@ inline bool stagedLayerLanes(const ExecutionOptions& options)
 template<typename T, int K>
 bool stagedRingGroups(const ExecutionOptions& options, const TileLists& lists)
 {
-  if (!std::is_same<T, float>::value || options.stagedRingGroups == 0 ||
+  if (!std::is_same<T, float>::value || options.tuning.stagedRingGroups == 0 ||
     lists.groupSlots == nullptr || stagedAsync<T>(options) || stagedLayerLanes(options))
   {
     return false;
@@ -252,8 +255,8 @@ std::string stagedKernelName(const ExecutionOptions& options, ExecutionReport& r
       wide = decltype(w)::value;
       return 0;
     });
-  if ((options.tileLayers > 0 && options.tileLayers != layers) ||
-    options.stagedWideRegisters != wide)
+  if ((options.tuning.tileLayers > 0 && options.tuning.tileLayers != layers) ||
+    options.tuning.stagedWideRegisters != wide)
   {
     report.note += "staged variants are offered for 4 neighbours per cell only: used " +
       std::to_string(layers) + " layers per step. ";
@@ -293,7 +296,8 @@ std::string tiledKernelName(const ExecutionOptions& options, ExecutionReport& re
       prefetch = decltype(p)::value;
       return 0;
     });
-  if ((options.tileLayers > 0 && options.tileLayers != layers) || options.tilePrefetch != prefetch)
+  if ((options.tuning.tileLayers > 0 && options.tuning.tileLayers != layers) ||
+    options.tuning.tilePrefetch != prefetch)
   {
     report.note += "tile variants (layers per step, prefetch) are offered for 4 neighbours per "
                    "cell only: used " +
@@ -304,7 +308,6 @@ std::string tiledKernelName(const ExecutionOptions& options, ExecutionReport& re
 }
 
 // CUDA backend (src/cuda); CudaUnavailable.cxx answers BackendUnavailable when not compiled.
-bool cudaAvailableImpl(std::string* why);
 std::string cudaDeviceNameImpl();
 template<typename T>
 Status cudaImage(const ImageArgs<T>& args,

@@ -221,49 +221,49 @@ Status applyImage(const ImageGrid& grid,
   {
     return Status(ErrorCode::InvalidArgument, "image: output must not alias the input");
   }
-  const int rows = options.imageRowsPerThread;
+  const int rows = options.tuning.imageRowsPerThread;
   if (rows != 0 && rows != 1 && rows != 2 && rows != 4 && rows != 8)
   {
     return Status(ErrorCode::InvalidArgument, "image: rows per thread must be 0, 1, 2, 4 or 8");
   }
-  const int columns = options.imageColumnsPerThread;
+  const int columns = options.tuning.imageColumnsPerThread;
   if (columns != 0 && columns != 1 && columns != 2 && columns != 4)
   {
     return Status(ErrorCode::InvalidArgument, "image: columns per thread must be 0, 1, 2 or 4");
   }
-  const int blockRows = options.imageBlockRows;
+  const int blockRows = options.tuning.imageBlockRows;
   if (blockRows != 0 && blockRows != 1 && blockRows != 2 && blockRows != 4 && blockRows != 8)
   {
     return Status(ErrorCode::InvalidArgument, "image: block rows must be 0, 1, 2, 4 or 8");
   }
-  if (options.imageGridBlocks < -1)
+  if (options.tuning.imageGridBlocks < -1)
   {
     return Status(ErrorCode::InvalidArgument, "image: grid blocks must be -1, 0 or positive");
   }
-  const int tileThreads = options.imageTileThreads;
+  const int tileThreads = options.tuning.imageTileThreads;
   if (tileThreads != 0 && tileThreads != 32 && tileThreads != 64 && tileThreads != 128 &&
     tileThreads != 256)
   {
     return Status(ErrorCode::InvalidArgument, "image: tile threads must be 0, 32, 64, 128 or 256");
   }
-  if (options.imageTileRows < 0)
+  if (options.tuning.imageTileRows < 0)
   {
     return Status(ErrorCode::InvalidArgument, "image: tile rows must be 0 or positive");
   }
-  const int warpRows = options.imageWarpRows;
+  const int warpRows = options.tuning.imageWarpRows;
   if (warpRows != -1 && warpRows != 0 && warpRows != 4 && warpRows != 8 && warpRows != 16)
   {
     return Status(ErrorCode::InvalidArgument, "image: warp rows must be -1, 0, 4, 8 or 16");
   }
-  if (options.imageWarpPrefetch < 0)
+  if (options.tuning.imageWarpPrefetch < 0)
   {
     return Status(ErrorCode::InvalidArgument, "image: warp prefetch must be 0 or positive");
   }
-  if (options.imageWarpFrame < 0 || options.imageWarpFrame > 3)
+  if (options.tuning.imageWarpFrame < 0 || options.tuning.imageWarpFrame > 3)
   {
     return Status(ErrorCode::InvalidArgument, "image: warp frame must be 0, 1, 2 or 3");
   }
-  if (options.imageFramePlacement < 0 || options.imageFramePlacement > 3)
+  if (options.tuning.imageFramePlacement < 0 || options.tuning.imageFramePlacement > 3)
   {
     return Status(ErrorCode::InvalidArgument, "image: frame placement must be 0, 1, 2 or 3");
   }
@@ -434,8 +434,8 @@ Status prepareTable(const ColumnMesh& mesh,
   const std::size_t cells = mesh.cellsPerLayer();
   t = PreparedTable<T>();
   t.K = K;
-  t.chasing = options.chasingTable;
-  t.compressed = options.compressedTable;
+  t.chasing = options.tuning.chasingTable;
+  t.compressed = options.tuning.compressedTable;
   t.E = t.chasing ? K : K + K * K;
   t.uniformWeight = static_cast<T>(mesh.uniformWeight());
   const bool weighted = mesh.hasWeights();
@@ -531,8 +531,8 @@ Status prepareTable(const ColumnMesh& mesh,
     }
     // The grouped staged laplap (GroupedColumns.h): float, groups of 16 bytes that never
     // straddle a layer's end.
-    const bool grouped = staged && std::is_same<T, float>::value && options.stagedRingGroups != 0 &&
-      cells % GroupCells == 0;
+    const bool grouped = staged && std::is_same<T, float>::value &&
+      options.tuning.stagedRingGroups != 0 && cells % GroupCells == 0;
     for (std::size_t b = 0; b < tiles; ++b)
     {
       const std::int64_t first = static_cast<std::int64_t>(b) * TileCells;
@@ -892,8 +892,9 @@ bool cpuColumns(const Table& table,
   const std::size_t layers = static_cast<std::size_t>(a.layers);
   if (tiles && detail::runsStaged(options, a, staged))
   {
-    const std::size_t slice =
-      options.stagedSlice > 0 ? static_cast<std::size_t>(options.stagedSlice) : layers;
+    const std::size_t slice = options.tuning.stagedSlice > 0
+      ? static_cast<std::size_t>(options.tuning.stagedSlice)
+      : layers;
     const detail::LaneLayout<T, K> lanes{
       tiles->maxHalo, tiles->maxOuter, table.p.weights != nullptr
     };
@@ -1031,22 +1032,22 @@ Status applyColumns(const ColumnMesh& mesh,
   {
     return Status(ErrorCode::InvalidArgument, "columns: output must not alias the input");
   }
-  if (options.stagedSlice < 0)
+  if (options.tuning.stagedSlice < 0)
   {
     return Status(
       ErrorCode::InvalidArgument, "staged z-loop: slice must be 0 (whole column) or more");
   }
-  if (options.stagedAsyncCopies < -1 || options.stagedAsyncCopies > 1)
+  if (options.tuning.stagedAsyncCopies < -1 || options.tuning.stagedAsyncCopies > 1)
   {
     return Status(
       ErrorCode::InvalidArgument, "staged z-loop: async copies must be -1 (default), 0 or 1");
   }
-  if (options.stagedLayerLanes < -1 || options.stagedLayerLanes > 1)
+  if (options.tuning.stagedLayerLanes < -1 || options.tuning.stagedLayerLanes > 1)
   {
     return Status(
       ErrorCode::InvalidArgument, "staged z-loop: layer lanes must be -1 (default), 0 or 1");
   }
-  if (options.stagedRingGroups < -1 || options.stagedRingGroups > 1)
+  if (options.tuning.stagedRingGroups < -1 || options.tuning.stagedRingGroups > 1)
   {
     return Status(
       ErrorCode::InvalidArgument, "staged z-loop: ring groups must be -1 (default), 0 or 1");
@@ -1055,12 +1056,12 @@ Status applyColumns(const ColumnMesh& mesh,
   {
     return Status(ErrorCode::InvalidArgument, "sliced z-loop: slice size must be at least 1");
   }
-  if (options.tileLayers != 0 && options.tileLayers != 1 && options.tileLayers != 2 &&
-    options.tileLayers != 4)
+  if (options.tuning.tileLayers != 0 && options.tuning.tileLayers != 1 &&
+    options.tuning.tileLayers != 2 && options.tuning.tileLayers != 4)
   {
     return Status(ErrorCode::InvalidArgument,
       "tile layers per step must be 0 (default), 1, 2 or 4, not " +
-        std::to_string(options.tileLayers));
+        std::to_string(options.tuning.tileLayers));
   }
   const bool laplap = isLaplap(stencil.op);
   const bool vertical = !isHorizontal(stencil.op) && mesh.layers() > 1;

@@ -104,6 +104,101 @@ struct StencilOptions
   bool rejectNonFinite = true;
 };
 
+/// Variants of the kernels and table layouts, for benchmarks: every setting gives the same values
+/// (to round-off); the defaults (0 or -1: the measured default) are the fastest measured
+/// (docs/stencil.md). The report names the kernel that ran.
+struct Tuning
+{
+  /// Z-loops' tiled laplap: layers whose loads are in flight together between two barriers, 1,
+  /// 2 or 4 (meshes with 4 neighbours per cell; others use the default); 0 the default (4). The
+  /// same counts for the staged laplap of StagedZLoop (defaults 4 in float, 2 in double).
+  int tileLayers = 0;
+  /// StagedZLoop: layers per block (0: the whole column); fewer layers, more blocks.
+  int stagedSlice = 0;
+  /// StagedZLoop (4 neighbours per cell): the kernel compiled for 6 resident blocks per SM
+  /// (float, 40 registers) or 3 (double, 80) instead of 8 (32) or 4 (64): fewer spills, fewer
+  /// warps.
+  bool stagedWideRegisters = false;
+  /// StagedZLoop: copy the next step's values into a second set of shared slots (cp.async)
+  /// while the current step computes; -1 the default (on for double, off for float), 0 off,
+  /// 1 on. The async kernel has the narrow register cap (stagedWideRegisters is ignored).
+  int stagedAsyncCopies = -1;
+  /// StagedZLoop: the staged laplap with a warp's lanes over layers (32 in float, 16 in double)
+  /// instead of over cells, so that shared-memory loads never conflict, whatever the mesh's
+  /// numbering (src/LaneColumns.h); -1 the default (off), 0 off, 1 on. When on, tileLayers,
+  /// stagedWideRegisters and stagedAsyncCopies do not apply.
+  int stagedLayerLanes = -1;
+  /// StagedZLoop, float: stage the rings as aligned groups of 4 consecutive cells (one 16-byte
+  /// load per group and layer) with the leaner staged kernel of src/GroupedColumns.h, on tiles
+  /// of 512 cells; -1 the default (on), 0 off, 1 on. Applies where the cells per layer are a
+  /// multiple of 4, with 4 layers per step (tileLayers 0 or 4) and without stagedWideRegisters,
+  /// stagedAsyncCopies or stagedLayerLanes; double ignores it.
+  int stagedRingGroups = -1;
+  /// Z-loops' tiled laplap: fetch the next step's values before the barrier (more registers;
+  /// meshes with 4 neighbours per cell).
+  bool tilePrefetch = false;
+  /// Images on the GPU (the CPU path ignores all image fields).
+  ImageKernel imageKernel = ImageKernel::RowStrips;
+  /// RowStrips: 1, 2, 4 or 8 rows per thread; 0 the default for the columns per thread
+  /// (1 column: 8, 4 for the 3-D laplap; 2 columns: 4 and 2; 4 columns: 2 and 1).
+  int imageRowsPerThread = 0;
+  /// RowStrips: 1, 2 or 4 columns per thread, loaded as aligned vectors; a count that does not
+  /// divide dims[0] is halved until it does. 0 picks 2.
+  int imageColumnsPerThread = 0;
+  /// RowStrips: threads per block along y (1, 2, 4 or 8; 32 along x); 0 picks 4.
+  int imageBlockRows = 0;
+  /// RowStrips with 2 columns and 2 or 4 rows: the kernel compiled with a cap of 40 registers
+  /// (more warps per SM); ignored for other shapes.
+  bool imageTightRegisters = false;
+  /// RowStrips with 2 columns and 2 or 4 rows: 0 launches one block per strip block; N > 0 at
+  /// most N blocks that loop over the strip blocks (grid-stride); -1 as many such blocks as are
+  /// resident on the device at once. Ignored for other shapes.
+  int imageGridBlocks = 0;
+  /// RowStrips with 2 columns and 2 or 4 rows, neither capped nor looping: the interior values
+  /// are written with evict-first (streaming) stores, so that the output does not push out of
+  /// L2 the input rows that neighbouring blocks read again.
+  bool imageStreamingStores = false;
+  /// RowStrips, 2-D operators (horizontal ones, or images with one layer) on rows whose length
+  /// is a multiple of 4 floats or 2 doubles: row tiles instead of strips. A block of
+  /// `imageTileThreads` threads (one 16-byte vector each) owns a band of columns and walks down
+  /// `imageTileRows` rows, prefetching rows into a shared-memory ring with asynchronous copies.
+  /// Other cases run the strips.
+  bool imageRowTiles = false;
+  /// Row tiles: threads per block, 32, 64, 128 or 256 (0: 64).
+  int imageTileThreads = 0;
+  /// Row tiles: output rows per block (0: about one wave of resident blocks, at least 32 rows).
+  int imageTileRows = 0;
+  /// RowStrips, the 2-D laplap (horizontal, or an image of one layer) on rows of whole 16-byte
+  /// vectors (a multiple of 4 floats or 2 doubles, at least 8 values; at least 5 rows), with the
+  /// strip shape fields above left at 0 / false and no row tiles: warp rows. A warp owns 32
+  /// adjacent vectors of a row and walks down `imageWarpRows` output rows of one layer with one
+  /// vector load per lane and input row (the neighbouring columns by warp shuffles); the frame
+  /// as `imageWarpFrame` says. 0: the default, 8 rows in float and the strips in double; 4, 8 or
+  /// 16 choose (both precisions); -1 runs the strips.
+  int imageWarpRows = 0;
+  /// Warp rows: input rows whose loads are in flight per warp, as compiled: 8 for 4 rows; 4 or
+  /// 12 for 8 rows; 4 or 6 for 16 rows. 0 picks 12 for 8 rows of floats and the first of these
+  /// otherwise; a value not compiled for the rows picks the first too.
+  int imageWarpPrefetch = 0;
+  /// Warp rows: how the frame (2 rows and 2 columns at the sides of each layer) is computed, in
+  /// the same launch as the walks: 0 the default (3); 1 frame-row warps and, after each walk,
+  /// its edge lanes from values in registers; 2 blocks of one frame point per thread; 3 blocks
+  /// whose threads compute two frame units each: a point of a frame row, or the two frame
+  /// values of an interior row at one side (the 4 columns at the side in 5 rows as vectors,
+  /// then registers only). The frame's warps and blocks go where `imageFramePlacement` says.
+  int imageWarpFrame = 0;
+  /// Where the frame's work goes in a strip or warp-row launch (the boundary blocks of the
+  /// strips, the frame blocks or frame-row warps of the warp rows: latency-bound work on few
+  /// values): 0 the default (spread; first for the 3-D laplap, whose boundary includes whole
+  /// layers); 1 first (a wave of frame blocks at the start, while the interior's loads wait),
+  /// 2 spread evenly among the interior's blocks or warps, 3 last.
+  int imageFramePlacement = 0;
+  bool chasingTable = true;    ///< second neighbours by chasing the table twice (else stored)
+  bool compressedTable = true; ///< per-cell pattern id + shared relative offsets (else plain)
+  /// CUDA: run the kernel this many times and report the median kernel time.
+  int timingRepeats = 1;
+};
+
 /// The common execution options (backend, strictBackend, threads, parallelFor, progress, abort,
 /// autoGpuThreshold in values) plus the core's own.
 struct ExecutionOptions : execution::ExecutionOptions
@@ -112,106 +207,7 @@ struct ExecutionOptions : execution::ExecutionOptions
   /// Column meshes only (images use the direct regular-grid kernel).
   AccessStrategy strategy = AccessStrategy::IdxVar;
   int sliceSize = 8; ///< layers per thread of SlicedZLoop
-  /// Z-loops' tiled laplap: layers whose loads are in flight together between two barriers, 1,
-  /// 2 or 4 (meshes with 4 neighbours per cell; others use the default); 0 picks the measured
-  /// default (4). The same counts for the staged laplap of StagedZLoop, whose measured defaults
-  /// are 4 (float) and 2 (double).
-  int tileLayers = 0;
-  /// StagedZLoop: layers per block (0: the whole column); fewer layers, more blocks.
-  int stagedSlice = 0;
-  /// StagedZLoop (4 neighbours per cell): the kernel compiled for 6 resident blocks per SM
-  /// (float, 40 registers) or 3 (double, 80) instead of 8 (32) or 4 (64): fewer spills, fewer
-  /// warps (measured slower in float; not measured in double).
-  bool stagedWideRegisters = false;
-  /// StagedZLoop: copy the next step's values into a second set of shared slots (cp.async)
-  /// while the current step computes; -1 the measured default (on for double: 14 % faster on
-  /// the H200; off for float: 8 % slower, docs/stencil.md), 0 off, 1 on. The async kernel has
-  /// the narrow register cap (stagedWideRegisters is ignored).
-  int stagedAsyncCopies = -1;
-  /// StagedZLoop: the staged laplap with a warp's lanes over layers (32 in float, 16 in double)
-  /// instead of over cells, so that shared-memory loads never conflict, whatever the mesh's
-  /// numbering (src/LaneColumns.h); -1 the measured default (off: slower on the H200, bound by
-  /// the barriers of two blocks per SM, docs/stencil.md), 0 off, 1 on. When on, tileLayers,
-  /// stagedWideRegisters and stagedAsyncCopies do not apply.
-  int stagedLayerLanes = -1;
-  /// StagedZLoop, float: stage the rings as aligned groups of 4 consecutive cells (one 16-byte
-  /// load per group and layer) with the leaner staged kernel of src/GroupedColumns.h, on tiles
-  /// of 512 cells; -1 the measured default (on: 76.4 -> 65.0 us, 1.40x the regular laplap, on
-  /// the H200 at 512 x 512 x 64, docs/stencil.md, session 10), 0 off, 1 on. Applies where the cells
-  /// per layer are a multiple of 4, with 4 layers per step (tileLayers 0 or 4) and without
-  /// stagedWideRegisters, stagedAsyncCopies or stagedLayerLanes; double ignores it.
-  int stagedRingGroups = -1;
-  /// Z-loops' tiled laplap: fetch the next step's values before the barrier (more registers;
-  /// meshes with 4 neighbours per cell). Off by default (slower on the H100, docs/stencil.md).
-  bool tilePrefetch = false;
-  /// Images on the GPU (the CPU path ignores both).
-  ImageKernel imageKernel = ImageKernel::RowStrips;
-  /// RowStrips: 1, 2, 4 or 8 rows per thread; 0 picks the measured default for the columns per
-  /// thread (1 column: 8, 4 for the 3-D laplap; 2 columns: 4 and 2; 4 columns: 2 and 1).
-  int imageRowsPerThread = 0;
-  /// RowStrips: 1, 2 or 4 columns per thread, loaded as aligned vectors; a count that does not
-  /// divide dims[0] is halved until it does. 0 picks 2 (the measured best).
-  int imageColumnsPerThread = 0;
-  /// RowStrips: threads per block along y (1, 2, 4 or 8; 32 along x); 0 picks 4.
-  int imageBlockRows = 0;
-  /// RowStrips with 2 columns and 2 or 4 rows: the kernel compiled with a cap of 40 registers
-  /// (more warps per SM); ignored for other shapes.
-  bool imageTightRegisters = false;
-  /// RowStrips with 2 columns and 2 or 4 rows: 0 launches one block per strip block; N > 0 at
-  /// most N blocks that loop over the strip blocks (grid-stride, like the copy-bandwidth
-  /// kernel); -1 as many such blocks as are resident on the device at once. Ignored for other
-  /// shapes.
-  int imageGridBlocks = 0;
-  /// RowStrips with 2 columns and 2 or 4 rows, neither capped nor looping: the interior values
-  /// are written with evict-first (streaming) stores, so that the output does not push out of
-  /// L2 the input rows that neighbouring blocks read again. Same values; only caching changes.
-  bool imageStreamingStores = false;
-  /// RowStrips, 2-D operators (horizontal ones, or images with one layer) on rows whose length
-  /// is a multiple of 4 floats or 2 doubles: row tiles instead of strips. A block of
-  /// `imageTileThreads` threads (one 16-byte vector each) owns a band of columns and walks down
-  /// `imageTileRows` rows, prefetching rows into a shared-memory ring with asynchronous copies.
-  /// Same expressions as the strips; other cases run the strips (the report names the kernel).
-  /// Off: slower than the strips on the H100 (float 1.17x, double 1.24x the time of the
-  /// 512 x 512 x 64 horizontal laplap; docs/stencil.md, session 6).
-  bool imageRowTiles = false;
-  /// Row tiles: threads per block, 32, 64, 128 or 256 (0: 64).
-  int imageTileThreads = 0;
-  /// Row tiles: output rows per block (0: about one wave of resident blocks, at least 32 rows;
-  /// 16 rows measured faster, see docs/stencil.md).
-  int imageTileRows = 0;
-  /// RowStrips, the 2-D laplap (horizontal, or an image of one layer) on rows of whole 16-byte
-  /// vectors (a multiple of 4 floats or 2 doubles, at least 8 values; at least 5 rows), with the
-  /// strip shape options above left at 0 / false and no row tiles: warp rows (session 7). A
-  /// warp owns 32 adjacent vectors of a row and walks down `imageWarpRows` output rows of one
-  /// layer with one vector load per lane and input row (the neighbouring columns by warp
-  /// shuffles); the frame as `imageWarpFrame` says. 0: the measured default, 8 rows in
-  /// float and the strips in double (faster there); 4, 8 or 16 choose (both precisions); -1 runs
-  /// the strips. Same values as the strips to round-off.
-  int imageWarpRows = 0;
-  /// Warp rows: input rows whose loads are in flight per warp, as compiled: 8 for 4 rows; 4 or
-  /// 12 for 8 rows; 4 or 6 for 16 rows. 0 picks 12 for 8 rows of floats and the first of these
-  /// otherwise; a value not compiled for the rows picks the first too (the report names what
-  /// ran).
-  int imageWarpPrefetch = 0;
-  /// Warp rows: how the frame (2 rows and 2 columns at the sides of each layer) is computed,
-  /// in the same launch as the walks: 0 the measured default (3; session 8, docs/stencil.md);
-  /// 1 frame-row warps and, after each walk, its edge lanes from values in registers (session
-  /// 7); 2 blocks of one frame point per thread; 3 blocks whose threads compute two frame units
-  /// each: a point of a frame row, or the two frame values of an interior row at one side (the 4
-  /// columns at the side in 5 rows as vectors, then registers only). The frame's warps and blocks
-  /// go where `imageFramePlacement` says.
-  int imageWarpFrame = 0;
-  /// Where the frame's work goes in a strip or warp-row launch (the boundary blocks of the
-  /// strips, the frame blocks or frame-row warps of the warp rows: latency-bound work on few
-  /// values): 0 the measured default, spread (session 8, docs/stencil.md; first for the 3-D
-  /// laplap, whose boundary includes whole layers: measured faster there); 1 first (sessions
-  /// 4-7: a wave of frame blocks at the start, while the interior's loads wait), 2 spread evenly
-  /// among the interior's blocks or warps, 3 last. The same values in every placement.
-  int imageFramePlacement = 0;
-  bool chasingTable = true;    ///< second neighbours by chasing the table twice (else stored)
-  bool compressedTable = true; ///< per-cell pattern id + shared relative offsets (else plain)
-  /// CUDA: run the kernel this many times and report the median kernel time (benchmarks).
-  int timingRepeats = 1;
+  Tuning tuning;
 };
 
 /// The common report (kernelSeconds: the median kernel time on CUDA; note: also when a strategy

@@ -253,7 +253,7 @@ bool launchTileKernel(Kernel kernel,
   const unsigned tiles = static_cast<unsigned>((a.cells + cellsPerTile - 1) / cellsPerTile);
   const unsigned slices = static_cast<unsigned>(std::min(65535, (a.layers + slice - 1) / slice));
   status = timeKernel(
-    options.timingRepeats,
+    options.tuning.timingRepeats,
     [&]() { kernel<<<dim3(tiles, slices), cellsPerTile, bytes>>>(a, table, lists, slice); },
     seconds);
   return true;
@@ -275,7 +275,8 @@ Status launchColumns(const Table& table,
   { return launchTileKernel(kernel, bytes, table, a, *tiles, slice, options, seconds, status); };
   if (tiles && runsStaged(options, a, staged))
   {
-    const int slice = options.stagedSlice > 0 ? std::min(options.stagedSlice, a.layers) : a.layers;
+    const int slice =
+      options.tuning.stagedSlice > 0 ? std::min(options.tuning.stagedSlice, a.layers) : a.layers;
     const LaneLayout<T, Table::K> lanes{
       tiles->maxHalo, tiles->maxOuter, table.p.weights != nullptr
     };
@@ -359,7 +360,7 @@ Status launchColumns(const Table& table,
   {
     case AccessStrategy::Naive:
       status = timeKernel(
-        options.timingRepeats,
+        options.tuning.timingRepeats,
         [&]() {
           linearKernel<T, Table, false><<<dim3(cellBlocks, layerBlocks), LinearBlock>>>(a, table);
         },
@@ -367,7 +368,7 @@ Status launchColumns(const Table& table,
       break;
     case AccessStrategy::IdxVar:
       status = timeKernel(
-        options.timingRepeats,
+        options.tuning.timingRepeats,
         [&]()
         { linearKernel<T, Table, true><<<dim3(cellBlocks, layerBlocks), LinearBlock>>>(a, table); },
         seconds);
@@ -380,7 +381,7 @@ Status launchColumns(const Table& table,
         static_cast<unsigned>(
           std::min(65535, (a.layers + SharedBlockLayers - 1) / SharedBlockLayers)));
       status = timeKernel(
-        options.timingRepeats,
+        options.tuning.timingRepeats,
         [&]() { sharedKernel<T, Table><<<grid, block>>>(a, table); },
         seconds);
       break;
@@ -411,7 +412,7 @@ Status launchColumns(const Table& table,
       const unsigned slices =
         static_cast<unsigned>(std::min(65535, (a.layers + slice - 1) / slice));
       status = timeKernel(
-        options.timingRepeats,
+        options.tuning.timingRepeats,
         [&]()
         { zloopKernel<T, Table><<<dim3(cellBlocks, slices), LinearBlock>>>(a, table, slice); },
         seconds);

@@ -10,33 +10,9 @@ namespace stencil
 {
 namespace detail
 {
-bool cudaAvailableImpl(std::string* why)
-{
-  int count = 0;
-  const cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess)
-  {
-    cudaGetLastError();
-    if (why)
-    {
-      *why = cudaGetErrorString(error);
-    }
-    return false;
-  }
-  if (count == 0)
-  {
-    if (why)
-    {
-      *why = "no CUDA device";
-    }
-    return false;
-  }
-  return true;
-}
-
 std::string cudaDeviceNameImpl()
 {
-  if (!cudaAvailableImpl(nullptr))
+  if (!execution::cudaAvailable(nullptr))
   {
     return std::string();
   }
@@ -837,16 +813,16 @@ constexpr int DefaultWarpFrame = 3;
 /// 164-166 us, double 242-244 -> 251 us).
 int stripFramePlacement(const ExecutionOptions& options, bool laplap, bool vertical)
 {
-  if (options.imageFramePlacement > 0)
+  if (options.tuning.imageFramePlacement > 0)
   {
-    return options.imageFramePlacement;
+    return options.tuning.imageFramePlacement;
   }
   return laplap && vertical ? 1 : 2;
 }
 
 int warpFramePlacement(const ExecutionOptions& options)
 {
-  return options.imageFramePlacement > 0 ? options.imageFramePlacement : 2;
+  return options.tuning.imageFramePlacement > 0 ? options.tuning.imageFramePlacement : 2;
 }
 
 const char* framePlacementName(int placement)
@@ -862,7 +838,7 @@ Status cudaBandwidth(std::size_t bytes,
   double* memcpyBytesPerSecond)
 {
   std::string why;
-  if (!cudaAvailableImpl(&why))
+  if (!execution::cudaAvailable(&why))
   {
     return Status(ErrorCode::BackendUnavailable, "CUDA unavailable: " + why);
   }
@@ -947,45 +923,48 @@ Status cudaImage(const ImageArgs<T>& args,
   const dim3 slicedGrid(grid.x,
     grid.y,
     static_cast<unsigned>(std::min<long long>(65535, (args.dims[2] + slice - 1) / slice)));
-  const bool strips = options.imageKernel == ImageKernel::RowStrips;
+  const bool strips = options.tuning.imageKernel == ImageKernel::RowStrips;
   // Vectors of columns need rows whose length they divide (alignment). Two columns is the
   // measured best for both precisions (float 4 x 2 was 6 % slower than 2 x 4 on the H100).
-  int columns = options.imageColumnsPerThread > 0 ? options.imageColumnsPerThread : 2;
+  int columns = options.tuning.imageColumnsPerThread > 0 ? options.tuning.imageColumnsPerThread : 2;
   while (columns > 1 && args.dims[0] % columns != 0)
   {
     columns /= 2;
   }
-  const int rows = options.imageRowsPerThread > 0
-    ? options.imageRowsPerThread
+  const int rows = options.tuning.imageRowsPerThread > 0
+    ? options.tuning.imageRowsPerThread
     : defaultImageRows(columns, args.laplap, vertical, sizeof(T));
-  const int blockRows = options.imageBlockRows > 0 ? options.imageBlockRows : 4;
-  const bool tight = options.imageTightRegisters && columns == 2 && (rows == 2 || rows == 4);
+  const int blockRows = options.tuning.imageBlockRows > 0 ? options.tuning.imageBlockRows : 4;
+  const bool tight = options.tuning.imageTightRegisters && columns == 2 && (rows == 2 || rows == 4);
   const bool defaultShape = columns == 2 && (rows == 2 || rows == 4);
-  const int gridBlocks = defaultShape ? options.imageGridBlocks : 0;
-  const bool streaming = defaultShape && !tight && gridBlocks == 0 && options.imageStreamingStores;
+  const int gridBlocks = defaultShape ? options.tuning.imageGridBlocks : 0;
+  const bool streaming =
+    defaultShape && !tight && gridBlocks == 0 && options.tuning.imageStreamingStores;
   const StripVariant variant{
     tight, gridBlocks, streaming, stripFramePlacement(options, args.laplap, vertical)
   };
   // Row tiles: 2-D operators on rows of whole 16-byte vectors (the copies are 16-byte aligned);
   // other cases keep the strips.
-  const bool tiles =
-    fast && strips && !vertical && options.imageRowTiles && args.dims[0] % tileVector<T>() == 0;
+  const bool tiles = fast && strips && !vertical && options.tuning.imageRowTiles &&
+    args.dims[0] % tileVector<T>() == 0;
   // Warp rows: the 2-D laplap with the strip shape left to the default and no row tiles.
-  const bool shapeDefaults = options.imageColumnsPerThread == 0 &&
-    options.imageRowsPerThread == 0 && options.imageBlockRows == 0 &&
-    !options.imageTightRegisters && options.imageGridBlocks == 0 && !options.imageStreamingStores;
+  const bool shapeDefaults = options.tuning.imageColumnsPerThread == 0 &&
+    options.tuning.imageRowsPerThread == 0 && options.tuning.imageBlockRows == 0 &&
+    !options.tuning.imageTightRegisters && options.tuning.imageGridBlocks == 0 &&
+    !options.tuning.imageStreamingStores;
   // By default in float only: in double the strips measured faster (H200: 89.6 us
   // against 94.0 us at 512 x 512 x 64); asked for by rows, in both precisions.
   const bool warpRows = fast && strips && !tiles && shapeDefaults &&
-    (options.imageWarpRows > 0 || (options.imageWarpRows == 0 && sizeof(T) == 4)) &&
+    (options.tuning.imageWarpRows > 0 || (options.tuning.imageWarpRows == 0 && sizeof(T) == 4)) &&
     warpRowsApply(device);
   WarpRowGrid warpGeometry;
   int warpPrefetch = 0;
-  const int warpFrame = options.imageWarpFrame > 0 ? options.imageWarpFrame : DefaultWarpFrame;
+  const int warpFrame =
+    options.tuning.imageWarpFrame > 0 ? options.tuning.imageWarpFrame : DefaultWarpFrame;
   if (warpRows)
   {
     warpGeometry = warpRowGrid<T>(args.dims,
-      options.imageWarpRows > 0 ? options.imageWarpRows : DefaultWarpRows,
+      options.tuning.imageWarpRows > 0 ? options.tuning.imageWarpRows : DefaultWarpRows,
       4,
       warpFrame == 2,
       warpFramePlacement(options),
@@ -1000,8 +979,8 @@ Status cudaImage(const ImageArgs<T>& args,
   if (tiles)
   {
     tileGeometry = rowTileGrid(device,
-      options.imageTileThreads > 0 ? options.imageTileThreads : DefaultTileThreads,
-      options.imageTileRows);
+      options.tuning.imageTileThreads > 0 ? options.tuning.imageTileThreads : DefaultTileThreads,
+      options.tuning.imageTileRows);
     if (tileGeometry.blocks >= (1LL << 31))
     {
       return Status(ErrorCode::BackendUnavailable, "image: too many blocks for the row tiles");
@@ -1027,7 +1006,7 @@ Status cudaImage(const ImageArgs<T>& args,
     }
     else if (warpRows)
     {
-      warpPrefetch = launchWarpRows(device, warpGeometry, options.imageWarpPrefetch);
+      warpPrefetch = launchWarpRows(device, warpGeometry, options.tuning.imageWarpPrefetch);
     }
     else if (strips)
     {
@@ -1057,7 +1036,7 @@ Status cudaImage(const ImageArgs<T>& args,
   {
     return Status(ErrorCode::BackendUnavailable, "image: too many layers for the CUDA kernel");
   }
-  status = timeKernel(options.timingRepeats, launch, seconds);
+  status = timeKernel(options.tuning.timingRepeats, launch, seconds);
   if (!status)
   {
     return status;
