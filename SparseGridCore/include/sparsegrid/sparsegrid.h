@@ -204,7 +204,7 @@ struct ExecutionOptions : execution::ExecutionOptions
    * Auto picks CUDA for an evaluation through a PreparedGrid (coefficients uploaded once and
    * kept on the device) from this many points per call. Lower than autoGpuThreshold because
    * such a call moves only the points and results (the measured crossover of prepared GPU
-   * evaluation against the CPU backend, docs/benchmarks-gpu.md).
+   * evaluation against the CPU backend, docs/benchmarks.md).
    */
   std::uint64_t autoGpuPreparedThreshold = 1u << 14;
   Tuning tuning;

@@ -640,7 +640,7 @@ template<typename T>
 using FastKernel = void (*)(FastParams);
 
 /// Points per thread for the fast kernel with ichg2 (Tuning::pointsPerThread overrides: 1, 2, 4).
-/// Measured on an H200 (docs/benchmarks-gpu.md): 4 is fastest up to D = 6 in float (up to 128
+/// Measured on an H200 (docs/benchmarks.md): 4 is fastest up to D = 6 in float (up to 128
 /// registers, no spills), 2 beyond (D = 10: 1.23x faster than 1). Double needs twice the
 /// registers for coordinates and weights: 4 up to D = 5; 2 beyond (D = 6: 1.19x faster than 4;
 /// D = 10: 1.24x faster than 1 despite some register spills).
