@@ -19,8 +19,8 @@ namespace detail
 {
 
 // The execution layer's pool, progress, abort and timing (Common/).
-using execution::abortedStatus;
 using execution::aborted;
+using execution::abortedStatus;
 using execution::parallelFor;
 using execution::Stopwatch;
 using execution::threadCount;

@@ -1,7 +1,7 @@
 /**
  * @file GroupedColumns.h
  * @brief The staged laplap (StagedColumns.h) with its rings staged as aligned groups of four
- * consecutive cells (ExecutionOptions::stagedRingGroups; float, 4 layers per step): the float
+ * consecutive cells (Tuning::stagedRingGroups; float, 4 layers per step): the float
  * default of StagedZLoop where the cells per layer are a multiple of 4.
  *
  * Why: Nsight Compute put the float staged kernel on the L1/shared-memory pipe (session 9,

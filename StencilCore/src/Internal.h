@@ -166,7 +166,7 @@ decltype(auto) withLayerVariant(int layers, bool flag, F&& f)
   return f(std::integral_constant<int, DefaultLayers>{}, std::false_type{});
 }
 
-/// The tiled laplap's variant: f(L, Prefetch) from ExecutionOptions::tileLayers and tilePrefetch.
+/// The tiled laplap's variant: f(L, Prefetch) from Tuning::tileLayers and tilePrefetch.
 template<typename T, int K, typename F>
 decltype(auto) withTileVariant(const ExecutionOptions& options, F&& f)
 {
@@ -174,7 +174,7 @@ decltype(auto) withTileVariant(const ExecutionOptions& options, F&& f)
     options.tuning.tileLayers, options.tuning.tilePrefetch, f);
 }
 
-/// The staged laplap's variant: f(L, Wide) from ExecutionOptions::tileLayers and
+/// The staged laplap's variant: f(L, Wide) from Tuning::tileLayers and
 /// stagedWideRegisters (DefaultStagedLayers by default).
 template<typename T, int K, typename F>
 decltype(auto) withStagedLayers(const ExecutionOptions& options, F&& f)
@@ -183,7 +183,7 @@ decltype(auto) withStagedLayers(const ExecutionOptions& options, F&& f)
     options.tuning.tileLayers, options.tuning.stagedWideRegisters, f);
 }
 
-/// Whether the staged laplap runs with async copies (ExecutionOptions::stagedAsyncCopies; -1:
+/// Whether the staged laplap runs with async copies (Tuning::stagedAsyncCopies; -1:
 /// the measured default). H200, 512 x 512 x 64 (docs/stencil.md, session 8, column meshes):
 /// double 126.6-128.3 us with them against 147.0-148.2 us without (2 layers per step); float
 /// 88.6-89.3 us against 82.2-82.5 us (4 layers; the async kernel spills 36 bytes under the
@@ -197,7 +197,7 @@ bool stagedAsync(const ExecutionOptions& options)
                                               : options.tuning.stagedAsyncCopies > 0;
 }
 
-/// Whether the staged laplap runs with the lanes over layers (ExecutionOptions::stagedLayerLanes;
+/// Whether the staged laplap runs with the lanes over layers (Tuning::stagedLayerLanes;
 /// -1: the measured default, off: on the H200 at 512 x 512 x 64 it took 94 us in float and
 /// 156 us in double against 76.4 and 114.5 us with the lanes over cells, docs/stencil.md,
 /// session 9).
@@ -209,7 +209,7 @@ inline bool stagedLayerLanes(const ExecutionOptions& options)
 }
 
 /// Whether the staged laplap stages its rings as groups (GroupedColumns.h;
-/// ExecutionOptions::stagedRingGroups, -1 or 1: where it applies): float, 4 layers per step,
+/// Tuning::stagedRingGroups, -1 or 1: where it applies): float, 4 layers per step,
 /// without the async copies, the wide registers or the lanes over layers, and lists built for
 /// it (prepareTable: cells per layer a multiple of 4). H200, 512 x 512 x 64, z-curve quads
 /// (docs/stencil.md, session 10).

@@ -1,7 +1,7 @@
 /**
  * @file LaneColumns.h
  * @brief The staged horizontal laplap with the warp's lanes over layers
- * (ExecutionOptions::stagedLayerLanes): the tile and its two rings are staged in shared memory as
+ * (Tuning::stagedLayerLanes): the tile and its two rings are staged in shared memory as
  * in StagedColumns.h, but in the Laplacian phases a warp instruction covers a few cells and many
  * layers (2 consecutive layers per lane: float two cells of 32 layers, double four of 16)
  * instead of 32 cells.

@@ -76,7 +76,7 @@ STENCIL_HD void loadSlot(const T* p, T (&v)[L])
   }
 }
 
-/// Layers per step when ExecutionOptions::tileLayers is 0: measured on the H100
+/// Layers per step when Tuning::tileLayers is 0: measured on the H100
 /// (docs/stencil.md, run B) float 86-89 us with 4 layers (2 layers 119-131, 1 layer 142-158);
 /// double 155-159 us with 2 layers and 64 registers (4 layers 183, 1 layer 196).
 template<typename T>
@@ -481,7 +481,7 @@ STENCIL_HD void stagedSlice(const StagedContext<T, Table, L>& x,
   }
 }
 
-// ---- Async copies (ExecutionOptions::stagedAsyncCopies) ----
+// ---- Async copies (Tuning::stagedAsyncCopies) ----
 //
 // The staged step above waits for its own global loads (issued at the start of the step) before
 // its first barrier, and no block of the SM has the next step's loads in flight while it computes.

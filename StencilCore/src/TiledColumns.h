@@ -43,7 +43,7 @@ namespace detail
 {
 /// Cells per tile = threads per CUDA block: a 16 x 16 square of a z-curve-numbered quad mesh.
 constexpr int TileCells = 256;
-/// Layers per step when ExecutionOptions::tileLayers is 0: measured on the H100 (docs/stencil.md)
+/// Layers per step when Tuning::tileLayers is 0: measured on the H100 (docs/stencil.md)
 /// without prefetch, 4 layers took float 124 us (2 layers 122-124, 1 layer 145) and double
 /// 177 us (2 layers 210, 1 layer 233).
 template<typename T>

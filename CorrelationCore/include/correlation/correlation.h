@@ -145,8 +145,10 @@ enum class DirectKernel
   /// 8 or more pairs and WarpShuffle with Rectangle distribution (4 rows per worker) for fewer.
   /// The other DirectOptions fields are then ignored.
   Auto,
-  Baseline,    ///< one thread per lag (and pair), sums its overlap alone
-  WarpShuffle, ///< a warp computes 32 consecutive x lags; data moves by warp shuffles
+  /// One thread per lag (and pair), sums its overlap alone.
+  Baseline,
+  /// A warp computes 32 consecutive x lags; data moves by warp shuffles.
+  WarpShuffle,
   /// Matrices in shared memory, 8 y lags per thread in a sliding register ring (one shared load
   /// per 8 multiply-adds). Needs the left matrix and rightsPerThread (1, 2 or 4) right matrices
   /// to fit in a block's shared memory; otherwise the warp-shuffle kernel runs.

@@ -285,8 +285,8 @@ Status byEvaluation(const Reconstruction<T>& job, double* kernelSeconds)
   SG_STATUS_TRY(dPoints.allocate(batch * static_cast<u64>(D), "the target points"));
   SG_STATUS_TRY(dOut.allocate(batch, "the reconstructed values"));
   DeviceEvaluator<T> evaluator;
-  SG_STATUS_TRY(evaluator.prepare(
-    grid, options.optimizations, options.tuning, job.info, job.coefficients));
+  SG_STATUS_TRY(
+    evaluator.prepare(grid, options.optimizations, options.tuning, job.info, job.coefficients));
   KernelStream stream;
   SG_STATUS_TRY(stream.open(job.info));
   KernelTimer& timer = stream.timer();

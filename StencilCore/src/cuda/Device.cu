@@ -709,7 +709,7 @@ struct StripVariant
   bool tight = false;
   int gridBlocks = 0;
   bool streaming = false;
-  /// Where the boundary blocks go: ExecutionOptions::imageFramePlacement, 1 first, 2 spread,
+  /// Where the boundary blocks go: Tuning::imageFramePlacement, 1 first, 2 spread,
   /// 3 last (0 resolved by the caller).
   int framePlacement = 1;
 };
@@ -799,7 +799,7 @@ void launchRowStrips(const ImageArgs<T>& args,
 /// Output rows per warp when the caller leaves the choice (measured, docs/stencil.md).
 constexpr int DefaultWarpRows = 8;
 
-/// The warp rows' frame when the caller leaves the choice (ExecutionOptions::imageWarpFrame 0):
+/// The warp rows' frame when the caller leaves the choice (Tuning::imageWarpFrame 0):
 /// blocks of frame-row points and side rows, two per thread, spread among the walks (H200: float
 /// 46.1-46.9 us against 47.6-48.6 for frame-row warps and the walks' edge lanes, docs/stencil.md).
 constexpr int DefaultWarpFrame = 3;

@@ -26,7 +26,7 @@ namespace
  *
  * The frame (2 columns at the sides and 2 rows at the top and bottom of each layer) uses
  * imageValue's nested form (the Laplacian with clamped indices at the point and its four
- * neighbours, in its order of terms), in one of three ways (ExecutionOptions::imageWarpFrame):
+ * neighbours, in its order of terms), in one of three ways (Tuning::imageWarpFrame):
  * (1) the 2 x 2 rows of a layer by frame-row warps (4 input rows per lane, the same
  * loads and shuffles as the walk) and the frame columns of a walk's rows, after the walk, by the
  * lanes of the first and last warp of the row (one lane per row and side, 5 rows of the 4
