@@ -825,8 +825,9 @@ Outcome AcceptCodedInput(vtkMultiProcessController* controller,
 }
 
 /**
- * The leader's choice of what is compressed: the requested point arrays (or the active
- * scalars), with a message that says what is wrong when one cannot be compressed.
+ * The choice of what is compressed, made by the first process with a piece: the requested point
+ * arrays (or the active scalars), with a message that says what is wrong when one cannot be
+ * compressed.
  */
 Outcome SelectArrays(vtkImageData* image,
   const int whole[6],
@@ -915,7 +916,7 @@ Outcome SelectArrays(vtkImageData* image,
   return Outcome::Done;
 }
 
-/// Every other process with a piece finds the leader's arrays in its own piece.
+/// Every other process with a piece finds the first piece's arrays in its own piece.
 Outcome FindArrays(vtkImageData* image,
   const ImageHeader& header,
   int leader,
@@ -1322,7 +1323,8 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
   {
     return fail("The input image is empty.");
   }
-  // What is compressed: the leader decides, every process with a piece finds the same arrays.
+  // What is compressed: the first process with a piece decides, every other process with a piece
+  // finds the same arrays.
   ImageHeader header;
   std::vector<vtkDataArray*> arrays;
   local = rank == partition.Leader

@@ -104,7 +104,7 @@ ImagePartition PartitionImage(vtkMultiProcessController* controller,
 
 /**
  * What every process must know about the whole image before it can take part: its extent,
- * geometry and the arrays to compress, as the leader of the partition decided them.
+ * geometry and the arrays to compress, as the first process with a piece decided them.
  */
 struct ImageHeader
 {
@@ -131,7 +131,8 @@ Outcome CheckTiling(vtkMultiProcessController* controller,
   const std::vector<vtkDataArray*>& arrays,
   std::string& error);
 
-/// Collective: the leader's header to every process (nothing to do without a controller).
+/// Collective: the header of process `leader` (the first with a piece) to every process (nothing
+/// to do without a controller).
 void BroadcastHeader(vtkMultiProcessController* controller, int leader, ImageHeader& header);
 
 /**

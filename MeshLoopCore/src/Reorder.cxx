@@ -328,7 +328,7 @@ std::vector<std::int32_t> gpsNumbering(const Mapping& m, const Transpose& tr, in
   return toOrder;
 }
 
-/// From-elements sorted by their two lowest renumbered targets (the leading keys of the
+/// From-elements sorted by their two lowest renumbered targets (the first keys of the
 /// lexicographic order of the study; further ties keep the old order). Elements without targets
 /// go last.
 std::vector<std::int32_t> sortFromByTargets(const Mapping& m,

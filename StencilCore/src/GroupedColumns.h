@@ -4,23 +4,21 @@
  * consecutive cells (Tuning::stagedRingGroups; float, 4 layers per step): the float
  * default of StagedZLoop where the cells per layer are a multiple of 4.
  *
- * Why: Nsight Compute put the float staged kernel on the L1/shared-memory pipe (session 9,
- * docs/stencil.md). Its ring gathers, one value per ring cell and layer, used 17 of every 32
- * bytes they fetched and a third of its load instructions. A z-curve tile's two rings (132 cells
- * around 16 x 16 quads) lie in about 36 aligned groups of 4 cell ids, so here a warp stages a
- * group's layer with one 16-byte load per lane, four lanes per group (one per layer), and a 4 x 4
- * transpose among the four lanes (shuffles) turns the layer-major loads into the slot-major
- * stores of the staged layout (each slot: a cell's 4 layers). The extra cells of a group take
- * shared memory only.
+ * Why: Nsight Compute put the float staged kernel on the L1/shared-memory pipe (docs/stencil.md).
+ * Its ring gathers, one value per ring cell and layer, used 17 of every 32 bytes they fetched and a
+ * third of its load instructions. A z-curve tile's two rings (132 cells around 16 x 16 quads) lie
+ * in about 36 aligned groups of 4 cell ids, so here a warp stages a group's layer with one 16-byte
+ * load per lane, four lanes per group (one per layer), and a 4 x 4 transpose among the four lanes
+ * (shuffles) turns the layer-major loads into the slot-major stores of the staged layout (each
+ * slot: a cell's 4 layers). The extra cells of a group take shared memory only.
  *
  * The rest keeps the kernel within 32 registers (2048 threads per SM; ptxas, sm_90: 4 bytes of
- * spills, against 20 / 52 in its first version and 28 / 28 in the synchronous staged kernel):
+ * spills, against 20 / 52 without the choices below and 28 / 28 in the synchronous staged kernel):
  * offsets in 32 bits (ColumnArgs::cells is 64-bit), one register offset per neighbour for both
  * the raw values and the first Laplacians (groupOffset), the completeness of each laplap decided
  * on the host, the own first Laplacians kept in registers for the laplap, and uniform weights
  * applied once to the sum of the neighbours (w (sum n - K u); the padded entries, which point at
- * the cell itself, still cancel). The same session's laboratory
- * (scripts/gpu/stencil-session10-lab.cu) measured these choices stand-alone.
+ * the cell itself, still cancel). Each of these choices was measured stand-alone.
  *
  * Slots: 0 .. GroupTileCells - 1 the tile's cells, then GroupTileCells + 4 g + i for cell i of the
  * tile's ring group g (TileLists::groupIds). The first Laplacians of the first ring are stored
@@ -50,7 +48,7 @@ constexpr int GroupLayers = 4;
 /// Cells per tile (threads per block) of the grouped staged laplap: its own tiles, twice those
 /// of the other tile kernels (TileCells), so that the rings are a smaller share of the staged
 /// values (z-curve quads: 196 ring cells around 512 tile cells, 132 around 256). H200, 512 x 512
-/// x 64 (session 10, scripts/gpu/stencil-session10-variants.cu): 64.1-64.6 us against
+/// x 64: 64.1-64.6 us against
 /// 65.0-66.2 us with tiles of 256 cells, in the same runs.
 constexpr int GroupTileCells = 512;
 

@@ -184,7 +184,7 @@ decltype(auto) withStagedLayers(const ExecutionOptions& options, F&& f)
 }
 
 /// Whether the staged laplap runs with async copies (Tuning::stagedAsyncCopies; -1:
-/// the measured default). H200, 512 x 512 x 64 (docs/stencil.md, session 8, column meshes):
+/// the measured default). H200, 512 x 512 x 64 (docs/stencil.md, column meshes):
 /// double 126.6-128.3 us with them against 147.0-148.2 us without (2 layers per step); float
 /// 88.6-89.3 us against 82.2-82.5 us (4 layers; the async kernel spills 36 bytes under the
 /// 32-register cap of 8 blocks per SM), so float keeps the synchronous staging.
@@ -199,8 +199,7 @@ bool stagedAsync(const ExecutionOptions& options)
 
 /// Whether the staged laplap runs with the lanes over layers (Tuning::stagedLayerLanes;
 /// -1: the measured default, off: on the H200 at 512 x 512 x 64 it took 94 us in float and
-/// 156 us in double against 76.4 and 114.5 us with the lanes over cells, docs/stencil.md,
-/// session 9).
+/// 156 us in double against 76.4 and 114.5 us with the lanes over cells, docs/stencil.md).
 constexpr bool DefaultStagedLayerLanes = false;
 inline bool stagedLayerLanes(const ExecutionOptions& options)
 {
@@ -212,7 +211,7 @@ inline bool stagedLayerLanes(const ExecutionOptions& options)
 /// Tuning::stagedRingGroups, -1 or 1: where it applies): float, 4 layers per step,
 /// without the async copies, the wide registers or the lanes over layers, and lists built for
 /// it (prepareTable: cells per layer a multiple of 4). H200, 512 x 512 x 64, z-curve quads
-/// (docs/stencil.md, session 10).
+/// (docs/stencil.md).
 template<typename T, int K>
 bool stagedRingGroups(const ExecutionOptions& options, const TileLists& lists)
 {

@@ -9,7 +9,7 @@
  * Why: in StagedColumns.h a warp's 32 lanes are 32 cells, so a neighbour's slot differs from
  * lane to lane and the shared-memory gathers conflict in ways that depend on the mesh's
  * numbering; the kernel was bound by the shared-memory pipe at 1.8x the regular grid's time
- * (docs/stencil.md, session 8). Here a neighbour's slot is the same for all the lanes of a cell:
+ * (docs/stencil.md). Here a neighbour's slot is the same for all the lanes of a cell:
  * it comes from a broadcast load of the slot's record, and each 128-byte wavefront reads one
  * contiguous piece of one slot, which no numbering can make conflict. Slots are padded (L + 2
  * values), so that the transposes at both ends (global values come and go with lanes over cells,

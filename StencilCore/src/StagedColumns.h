@@ -21,9 +21,8 @@
  * Slots: 0 .. TileCells - 1 the tile's cells, then the first ring (sorted ids), then the second
  * ring (sorted ids); the Laplacian slots are the same for the tile and the first ring. The
  * neighbours' slots are resolved on the host when the table is prepared (TileLists::stagedSlots;
- * until session 8 every block turned the table's neighbour ids into slots by binary searches in
- * the sorted ring lists) and read once per column slice; the chosen table layout only gives the
- * weights.
+ * rather than by binary searches in the sorted ring lists in every block) and read once per column
+ * slice; the chosen table layout only gives the weights.
  *
  * Written as the phases of one thread between barriers, like TiledColumns.h, so that the CPU runs
  * the same expressions (its threads one after the other); the order of summation is that of

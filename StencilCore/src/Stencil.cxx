@@ -546,7 +546,7 @@ Status prepareTable(const ColumnMesh& mesh,
         ringAround(halo, first, last, halo, outer);
         append(outer, t.outerStart, t.outerCells, t.maxOuter);
         // The staged kernels' neighbour slots (TileLists::stagedSlots), resolved here once
-        // instead of by binary searches in the rings in every block (session 9, H200: the
+        // instead of by binary searches in the rings in every block (H200: the
         // searches cost the staged kernels 7 us in float, 11 us in double and the lane kernel
         // 25 us at 512 x 512 x 64): the tile's cells, then the first ring's.
         auto slotOf = [&](std::int32_t n, bool secondRing) -> std::int32_t

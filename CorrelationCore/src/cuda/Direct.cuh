@@ -458,7 +458,7 @@ Status launchWarpShuffleVariant(int s,
 constexpr int kAutoPairPerLaneFrom = 1024;
 
 /// Pairs per left matrix from which DirectKernel::Auto runs TensorTf32 where its band row body
-/// applies (float, 32 x 32-like full maps; measured on an H200 in session 7: 0.0270 ms at 128
+/// applies (float, 32 x 32-like full maps; measured on an H200: 0.0270 ms at 128
 /// pairs against 0.0371 for the split-tiled kernel and 0.0320 for cached cuFFT, 0.0278 at 512
 /// against 0.0706 and 0.0651; its time is about that of one task per warp up to 512 pairs).
 constexpr int kAutoTensorBandFrom = 128;
@@ -566,7 +566,7 @@ Status cudaDirect(const Batch& batch,
   {
     // Auto on the bar's shape (float, at least kAutoTensorBandFrom pairs per left, the 3xTF32
     // kernel's band row body applies): TensorTf32 (measured faster than PairPerLane and
-    // SplitTiled there, docs/correlation.md, "Session 7").
+    // SplitTiled there, docs/correlation.md).
     if (requested.kernel == DirectKernel::Auto && batch.m >= kAutoTensorBandFrom &&
       planTensorTf32(tensor, batch, window, 16) && tensor.band)
     {

@@ -11,7 +11,7 @@
  *   runs the same steps over the same template pixels (no divergence, no idle lanes, no
  *   cross-lane reduction) and every left value is a warp-uniform (broadcast) load;
  * - per template pixel a lane loads one right value (the column entering its window of 8) and
- *   issues 8 multiply-adds; the left values come 4 at a time (vector broadcast loads from one
+ *   performs 8 multiply-adds; the left values come 4 at a time (vector broadcast loads from one
  *   of four copies of the left shifted by 0..3 columns, so that the loads are aligned);
  * - the staged rights are interleaved (the 32 pairs' values of one column side by side, 33
  *   apart, so that both the warp's loads of one column of 32 pairs and the staging's stores of

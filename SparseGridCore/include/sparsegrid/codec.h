@@ -1,12 +1,12 @@
 /**
  * @file codec.h
- * @brief Error-bounded compression of one scalar image component (issues 12 and 13).
+ * @brief Error-bounded compression of one scalar image component.
  *
- * Implements the API agreed in briefs/codec-api.md. Additions to that API (nothing was removed or
- * changed): `codecVersion`, `StreamInfo::chunks`, `EncodeStatistics` through
- * `encodeWithStatistics`, and for CUDA device memory `encodeDevice` (stream to host memory),
- * `encodeDeviceToDevice` (stream stays on the device), `decodeDevice` (stream in host or device
- * memory), `maxStreamBytes` (the size a device stream buffer needs) and `releaseWorkBuffers`.
+ * The API: encode/decode in host memory, `codecVersion`, `StreamInfo::chunks`, `EncodeStatistics`
+ * through `encodeWithStatistics`, and for CUDA device memory `encodeDevice` (stream to host
+ * memory), `encodeDeviceToDevice` (stream stays on the device), `decodeDevice` (stream in host or
+ * device memory), `maxStreamBytes` (the size a device stream buffer needs) and
+ * `releaseWorkBuffers`.
  *
  * Design (docs/compression.md has the full description and the byte-by-byte stream format):
  * - Level by level, coarsest first, every voxel is predicted by interpolation along one axis at a
@@ -93,7 +93,7 @@ struct StreamInfo
   std::vector<double> levelBound;      ///< max abs error guaranteed when decoding 0..k
                                        ///< (last entry == absoluteBound)
   std::uint64_t headerBytes = 0;       ///< bytes of the header (inspect needs only these)
-  /// Addition: number of coded chunks (4096 codes each) over all levels.
+  /// Number of coded chunks (4096 codes each) over all levels.
   std::uint64_t chunks = 0;
   /// Version 2: the order in which each level refines the axes, and the predictor.
   std::array<int, 3> axisOrder{ { 0, 1, 2 } };
@@ -118,7 +118,7 @@ Status decode(const std::uint8_t* stream,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
-/// Addition: what the encoder saw (for benchmarks and tests).
+/// What the encoder saw (for benchmarks and tests).
 struct EncodeStatistics
 {
   std::uint64_t escapes = 0;        ///< voxels stored exactly
@@ -128,7 +128,7 @@ struct EncodeStatistics
   bool raw = false;                 ///< the stream holds raw values
 };
 
-/// Addition: encode() that also returns statistics.
+/// encode() that also returns statistics.
 template<typename T>
 Status encodeWithStatistics(const T* values,
   const Layout& layout,
@@ -139,7 +139,7 @@ Status encodeWithStatistics(const T* values,
   ExecutionReport* report = nullptr);
 
 /**
- * Addition (issue 13): encode from CUDA device memory. `deviceValues` is a device pointer; the
+ * Encodes from CUDA device memory. `deviceValues` is a device pointer; the
  * stream is returned in host memory and is byte for byte the stream encode() writes. Runs on the
  * GPU; with options.backend == CPU (or when the GPU cannot run and strictBackend is off) the
  * values are copied to the host and encoded there (the report says so). Needs the CUDA backend
@@ -153,17 +153,17 @@ Status encodeDevice(const T* deviceValues,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
-/// Addition: the codec keeps its work buffers between calls (per calling thread on the CPU: about
+/// The codec keeps its work buffers between calls (per calling thread on the CPU: about
 /// 6 bytes per voxel for float; one set per process on the GPU: about 12 bytes per voxel), because
 /// allocating and first-touching them costs as much as the coding. This frees the calling thread's
 /// CPU buffers and the GPU buffers (e.g. after compressing a large volume in a GUI session).
 void releaseWorkBuffers();
 
-/// Addition (issue 13): largest stream encode() can write for this layout and type (raw storage
+/// Largest stream encode() can write for this layout and type (raw storage
 /// plus its header): the capacity a device stream buffer needs.
 std::size_t maxStreamBytes(const Layout& layout, ValueType type);
 
-/// Addition (issue 13): encode device values into a device stream buffer of `capacity` bytes
+/// Encodes device values into a device stream buffer of `capacity` bytes
 /// (maxStreamBytes() is always enough); `streamBytes` receives the stream's size. Same bytes as
 /// encode(). GPU only: BackendUnavailable (or OutOfDeviceMemory) when the GPU cannot run, as no
 /// CPU fall-back can write device memory without the CUDA runtime.
@@ -177,7 +177,7 @@ Status encodeDeviceToDevice(const T* deviceValues,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
-/// Addition (issue 13): decode into CUDA device memory `deviceOut`; the stream may be in host
+/// Decodes into CUDA device memory `deviceOut`; the stream may be in host
 /// memory (copied once) or already on the device (`streamOnDevice`: only its header is read by
 /// the host; the chunk tables are checked on the device).
 template<typename T>
