@@ -10,10 +10,10 @@
 #include "Emulation.h"
 #else
 #include <cuda_runtime.h>
-
-#include "execution/CudaStatus.h"
 #define SG_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
+
+#include "execution/CudaStatus.h"
 
 #include <cstdint>
 #include <cstring>
