@@ -26,7 +26,7 @@ for step in $STEPS; do
   tests) tests ;;
   sanitize)
     sanitize memcheck sgcore_test_errors '*CUDA*'
-    sanitize memcheck sgcore_test_prepared '*CUDA*Reconstruct*:*CUDA*BatchesUploadOnce*'
+    sanitize memcheck sgcore_test_prepared '*Reconstruct*/CUDA:*BatchesUploadOnce/CUDA'
     sanitize racecheck sgcore_test_options '*CUDA*:-*AllOptimizationCombinations*'
     sanitize memcheck sgcore_test_codec_gpu 'CodecGpu.StridedAndDamagedStreams:CodecGpu.SanitizerSizedFields'
     sanitize racecheck sgcore_test_codec_gpu 'CodecGpu.SanitizerSizedFields'
