@@ -25,14 +25,14 @@ TEST(Status, OkAndErrorReadBack)
   EXPECT_TRUE(ok.ok());
   EXPECT_TRUE(static_cast<bool>(ok));
   EXPECT_EQ(ok.code(), ErrorCode::None);
-  EXPECT_EQ(ok.toString(), "None");
+  EXPECT_EQ(ok.toString(), "ok");
 
   const Status bad(ErrorCode::NonFinite, "value 3 is NaN");
   EXPECT_FALSE(bad.ok());
   EXPECT_FALSE(static_cast<bool>(bad));
   EXPECT_EQ(bad.code(), ErrorCode::NonFinite);
   EXPECT_EQ(bad.message(), "value 3 is NaN");
-  EXPECT_EQ(bad.toString(), "NonFinite: value 3 is NaN");
+  EXPECT_EQ(bad.toString(), "non-finite values: value 3 is NaN");
 }
 
 TEST(Status, EveryCodeHasItsOwnName)
@@ -55,8 +55,8 @@ TEST(Status, EveryCodeHasItsOwnName)
     names.insert(name);
   }
   EXPECT_EQ(names.size(), sizeof(codes) / sizeof(codes[0]));
-  EXPECT_STREQ(execution::toString(ErrorCode::OutOfDeviceMemory), "OutOfDeviceMemory");
-  EXPECT_STREQ(execution::toString(static_cast<ErrorCode>(99)), "Unknown");
+  EXPECT_STREQ(execution::toString(ErrorCode::OutOfDeviceMemory), "out of device memory");
+  EXPECT_STREQ(execution::toString(static_cast<ErrorCode>(99)), "unknown error");
 }
 
 TEST(Backend, Names)

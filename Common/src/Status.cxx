@@ -9,27 +9,27 @@ const char* toString(ErrorCode code)
   switch (code)
   {
     case ErrorCode::None:
-      return "None";
+      return "ok";
     case ErrorCode::InvalidArgument:
-      return "InvalidArgument";
+      return "invalid argument";
     case ErrorCode::TooLarge:
-      return "TooLarge";
+      return "too large";
     case ErrorCode::TooSmall:
-      return "TooSmall";
+      return "too small";
     case ErrorCode::NonFinite:
-      return "NonFinite";
+      return "non-finite values";
     case ErrorCode::NotColumnar:
-      return "NotColumnar";
+      return "not a column mesh";
     case ErrorCode::Aborted:
-      return "Aborted";
+      return "aborted";
     case ErrorCode::BackendUnavailable:
-      return "BackendUnavailable";
+      return "backend unavailable";
     case ErrorCode::OutOfDeviceMemory:
-      return "OutOfDeviceMemory";
+      return "out of device memory";
     case ErrorCode::Internal:
-      return "Internal";
+      return "internal error";
   }
-  return "Unknown";
+  return "unknown error";
 }
 
 std::string Status::toString() const

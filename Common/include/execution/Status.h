@@ -29,7 +29,7 @@ enum class ErrorCode
   Internal            ///< a bug, or an unexpected failure of a system, library or CUDA call
 };
 
-/// The code's name, e.g. "InvalidArgument".
+/// The code in words, e.g. "invalid argument" (what users read in error messages).
 const char* toString(ErrorCode code);
 
 /// Result of every fallible call: ok(), or a code with a message. Cheap when ok.
@@ -47,7 +47,7 @@ public:
   explicit operator bool() const { return this->ok(); }
   ErrorCode code() const { return this->Code; }
   const std::string& message() const { return this->Message; }
-  /// "Code: message" (or "None" when ok), for logs and exceptions.
+  /// "code in words: message" (or "ok"), for logs, exceptions and error messages.
   std::string toString() const;
 
 private:
