@@ -443,12 +443,12 @@ TEST(StencilFilters, ErrorMissingArrayAndTooSmall)
   catcher.messages.clear();
   filter->SetOperator(vtkStencilLaplacian::LAPLAP);
   run(filter, image, false, "f_laplap");
-  EXPECT_TRUE(catcher.messages.find("TooSmall") != std::string::npos);
+  EXPECT_TRUE(catcher.messages.find("too small") != std::string::npos);
   catcher.messages.clear();
   auto nanImage = makeImage(9, 9, 9, spacing, false, VTK_DOUBLE, quadratic);
   nanImage->GetPointData()->GetArray("f")->SetTuple1(17, std::nan(""));
   run(filter, nanImage, false, "f_laplap");
-  EXPECT_TRUE(catcher.messages.find("NonFinite") != std::string::npos);
+  EXPECT_TRUE(catcher.messages.find("non-finite values") != std::string::npos);
 }
 
 TEST(StencilFilters, BackendFallbackRecorded)
