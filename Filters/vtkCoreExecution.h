@@ -152,23 +152,6 @@ struct ComponentCopy
     }
   }
 };
-
-template<typename T, typename = void>
-struct HasParallelFor : std::false_type
-{
-};
-template<typename T>
-struct HasParallelFor<T, std::void_t<decltype(std::declval<T&>().parallelFor)>> : std::true_type
-{
-};
-template<typename T, typename = void>
-struct HasProgress : std::false_type
-{
-};
-template<typename T>
-struct HasProgress<T, std::void_t<decltype(std::declval<T&>().progress)>> : std::true_type
-{
-};
 }
 
 /// Copies one component of any data array (every value type, through vtkArrayDispatch) into a
@@ -215,8 +198,8 @@ struct ProgressRange
  * filter's bar; cancellation through vtkAlgorithm::CheckAbort on the filter's thread and its
  * AbortExecute flag on worker threads), and the log of what the core's calls reported (the
  * backend that ran, each distinct fall-back note once), written as field data by WriteReport.
- * `CoreOptions` is a core's ExecutionOptions (members backend, threads, abort; parallelFor and
- * progress where the core has them); the family helpers (vtkSparseGridExecution,
+ * `CoreOptions` is a core's ExecutionOptions (derived from the execution layer's: backend,
+ * threads, parallelFor, progress, abort); the family helpers (vtkSparseGridExecution,
  * vtkStencilExecution) add what only their family needs. Check the settings with
  * InvalidSettings first: out-of-range values are refused, not mapped.
  */
@@ -231,15 +214,9 @@ public:
     this->Opts.backend =
       backend == 1 ? CoreBackend::CPU : (backend == 2 ? CoreBackend::CUDA : CoreBackend::Auto);
     this->Opts.threads = std::max(0, threads);
-    if constexpr (detail::HasParallelFor<CoreOptions>::value)
-    {
-      this->Opts.parallelFor = SMPFor(threads);
-    }
+    this->Opts.parallelFor = SMPFor(threads);
     this->Progress.Algorithm = algorithm;
-    if constexpr (detail::HasProgress<CoreOptions>::value)
-    {
-      this->Opts.progress = this->Progress.Callback();
-    }
+    this->Opts.progress = this->Progress.Callback();
     // CheckAbort also walks the pipeline and fires events: only on the filter's own thread.
     const std::thread::id caller = std::this_thread::get_id();
     this->Opts.abort = [this, caller]()
