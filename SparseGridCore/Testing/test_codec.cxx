@@ -362,10 +362,9 @@ TEST(Codec, BadInputGivesClearErrors)
   codec::Layout zero = layout;
   zero.dims[1] = 0;
   EXPECT_EQ(codec::encode(v.data(), zero, 1.0, stream).code(), ErrorCode::InvalidArgument);
+  // NaN is no error: it is kept bit for bit (test_codec_specials.cxx).
   v[100] = std::nanf("");
-  const auto st = codec::encode(v.data(), layout, 1.0, stream);
-  EXPECT_EQ(st.code(), ErrorCode::NonFinite);
-  EXPECT_NE(st.message().find("100"), std::string::npos) << st.message();
+  ASSERT_TRUE(codec::encode(v.data(), layout, 1.0, stream).ok());
   v[100] = 1.0f;
   ASSERT_TRUE(codec::encode(v.data(), layout, 1e-2, stream).ok());
   std::vector<float> out(v.size());

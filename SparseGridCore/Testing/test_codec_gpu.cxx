@@ -390,29 +390,41 @@ TEST(CodecGpu, SanitizerSizedFields)
 
 namespace
 {
-// The GPU encoder finds NaN/Inf inside its passes (no copy pass): the same error and first voxel
-// as the CPU encoder, from host values and from strided device values.
-TEST(CodecGpu, NonFiniteInputRefusedLikeTheCpu)
+// Special voxels (NaN with payloads, Inf, a fill value): the GPU finds them (NaN/Inf inside its
+// passes, the fill value with a kernel) and writes the CPU's stream, from host values, strided
+// device values and into a device buffer; the GPU decoders restore them bit for bit at every
+// level of detail.
+TEST(CodecGpu, SpecialVoxelsGiveTheCpuStreamAndComeBack)
 {
   SKIP_WITHOUT_GPU();
   const Dims d{ 37, 21, 9 };
   const std::size_t n = d[0] * d[1] * d[2];
   auto f = field<float>(1, d);
-  const std::size_t firstBad = 1234;
-  f[firstBad] = std::numeric_limits<float>::quiet_NaN();
+  const std::uint32_t payload = 0x7fc00042u;
+  float nanPayload;
+  std::memcpy(&nanPayload, &payload, 4);
+  f[1234] = nanPayload;
   f[5000] = std::numeric_limits<float>::infinity();
+  f[5001] = -std::numeric_limits<float>::infinity();
+  for (std::size_t i = 0; i < d[0] * d[1]; ++i)
+  {
+    f[i] = -999.0f; // the first plane holds the fill value
+  }
   codec::Layout layout;
   layout.dims = d;
+  codec::SpecialValues specials;
+  specials.useFillValue = true;
+  specials.fillValue = -999.0;
   const sparsegrid::ExecutionOptions cpu = cpuOptions(), gpu = gpuOptions();
-  std::vector<std::uint8_t> s;
-  const auto sc = codec::encode(f.data(), layout, 1e-3, s, cpu);
-  const auto sg = codec::encode(f.data(), layout, 1e-3, s, gpu);
-  EXPECT_EQ(sc.code(), sparsegrid::ErrorCode::NonFinite);
-  EXPECT_EQ(sg.code(), sparsegrid::ErrorCode::NonFinite) << sg.message();
-  EXPECT_NE(sg.message().find("2 NaN/Inf"), std::string::npos) << sg.message();
-  EXPECT_NE(sg.message().find("voxel " + std::to_string(firstBad)), std::string::npos)
-    << sg.message();
-  // Strided device values (two components, the second one finite everywhere).
+  std::vector<std::uint8_t> sc, sg, sd;
+  ASSERT_TRUE(codec::encode(f.data(), layout, 1e-3, specials, sc, cpu).ok());
+  ASSERT_TRUE(codec::encode(f.data(), layout, 1e-3, specials, sg, gpu).ok());
+  EXPECT_EQ(sc, sg);
+  codec::StreamInfo info;
+  ASSERT_TRUE(codec::inspect(sc.data(), sc.size(), info).ok());
+  EXPECT_EQ(info.version, codec::maskedCodecVersion);
+  EXPECT_EQ(info.specialVoxels, d[0] * d[1] + 3);
+  // Strided device values (two components).
   std::vector<float> aos(2 * n);
   for (std::size_t i = 0; i < n; ++i)
   {
@@ -425,12 +437,50 @@ TEST(CodecGpu, NonFiniteInputRefusedLikeTheCpu)
     cudaMemcpy(dAos, aos.data(), aos.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
   codec::Layout strided = layout;
   strided.stride = 2;
-  const auto sd = codec::encodeDevice(dAos, strided, 1e-3, s, gpu);
-  EXPECT_EQ(sd.code(), sparsegrid::ErrorCode::NonFinite) << sd.message();
-  EXPECT_NE(sd.message().find("voxel " + std::to_string(firstBad)), std::string::npos)
-    << sd.message();
-  // The second component alone is finite and encodes.
-  EXPECT_TRUE(codec::encodeDevice(dAos + 1, strided, 1e-3, s, gpu).ok());
+  ASSERT_TRUE(codec::encodeDevice(dAos, strided, 1e-3, specials, sd, gpu).ok());
+  EXPECT_EQ(sc, sd);
+  // NaN/Inf only (no fill value): the device encoder's own count finds them.
+  std::vector<std::uint8_t> nc, nd;
+  ASSERT_TRUE(codec::encode(f.data(), layout, 1e-3, nc, cpu).ok());
+  ASSERT_TRUE(codec::encodeDevice(dAos, strided, 1e-3, nd, gpu).ok());
+  EXPECT_EQ(nc, nd);
+  // Into a device buffer.
+  const std::size_t capacity = codec::maxStreamBytes(layout, codec::ValueType::Float32);
+  std::uint8_t* dStream = nullptr;
+  ASSERT_EQ(cudaMalloc(&dStream, capacity), cudaSuccess);
+  std::size_t bytes = 0;
+  ASSERT_TRUE(
+    codec::encodeDeviceToDevice(dAos, strided, 1e-3, specials, dStream, capacity, bytes, gpu).ok());
+  std::vector<std::uint8_t> back(bytes);
+  ASSERT_EQ(cudaMemcpy(back.data(), dStream, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(sc, back);
+  // Decoding on the GPU, every level, into host memory and into device memory from a host and a
+  // device stream: the CPU's decoding bit for bit, special voxels included.
+  float* dOut = nullptr;
+  ASSERT_EQ(cudaMalloc(&dOut, n * sizeof(float)), cudaSuccess);
+  for (int level = 0; level < info.levels; ++level)
+  {
+    std::vector<float> ref(n), host(n), fromDevice(n);
+    ASSERT_TRUE(codec::decode(sc.data(), sc.size(), level, ref.data(), layout, cpu).ok());
+    ASSERT_TRUE(codec::decode(sc.data(), sc.size(), level, host.data(), layout, gpu).ok());
+    EXPECT_EQ(std::memcmp(ref.data(), host.data(), n * sizeof(float)), 0) << level;
+    for (bool onDevice : { false, true })
+    {
+      ASSERT_EQ(cudaMemset(dOut, 0, n * sizeof(float)), cudaSuccess);
+      ASSERT_TRUE(codec::decodeDevice(
+        onDevice ? dStream : sc.data(), sc.size(), level, dOut, layout, onDevice, gpu)
+                    .ok());
+      ASSERT_EQ(cudaMemcpy(fromDevice.data(), dOut, n * sizeof(float), cudaMemcpyDeviceToHost),
+        cudaSuccess);
+      EXPECT_EQ(std::memcmp(ref.data(), fromDevice.data(), n * sizeof(float)), 0)
+        << level << (onDevice ? " device stream" : " host stream");
+    }
+    EXPECT_EQ(std::memcmp(&ref[1234], &nanPayload, 4), 0);
+    EXPECT_EQ(ref[5001], -std::numeric_limits<float>::infinity());
+    EXPECT_EQ(ref[7], -999.0f);
+  }
+  cudaFree(dOut);
+  cudaFree(dStream);
   cudaFree(dAos);
 }
 } // namespace

@@ -22,6 +22,10 @@
  * - Lossless stage: canonical Huffman codes (one table per stream) in independent chunks of 4096
  *   codes, with a 64-bit mask of non-zero 64-code blocks per chunk; all-zero chunks cost 4 bytes.
  *   CPU threads and GPU blocks code chunks independently, and both encoders produce the same bytes.
+ * - Special voxels (NaN, +Inf, -Inf and, when asked, a fill value) are kept bit for bit: the
+ *   encoder replaces them by values that predict well, codes that field, and stores their
+ *   positions and bit patterns in a mask section of the header (version 3); decoders put them back
+ *   at every level of detail. Streams without special voxels are written as before (version 2).
  */
 #ifndef SPARSEGRID_CODEC_H
 #define SPARSEGRID_CODEC_H
@@ -29,6 +33,7 @@
 #include <sparsegrid/sparsegrid.h>
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -44,9 +49,12 @@ enum class ValueType : std::uint8_t
   Float64 = 2
 };
 
-/// Version written into every stream. Decoders read versions 1 (linear prediction, axes in index
-/// order, one quantiser: session-2 files) and 2, and reject others.
+/// Version written into every stream without special voxels. Decoders read versions 1 (linear
+/// prediction, axes in index order, one quantiser) to maskedCodecVersion, and reject others.
 constexpr std::uint32_t codecVersion = 2;
+/// Version of streams that hold special voxels (NaN, Inf, the fill value): a mask section in the
+/// header, or raw values that may be special.
+constexpr std::uint32_t maskedCodecVersion = 3;
 
 /// One scalar component of an image in memory: dims (axis 0 fastest, unused axes = 1; 1-D, 2-D,
 /// 3-D), `stride` = elements between consecutive voxels (number of components for VTK's AoS
@@ -65,18 +73,54 @@ Status valueRange(const T* values,
   double& max,
   const ExecutionOptions& options = {});
 
+/// The voxels the codec keeps bit for bit instead of within the bound: NaN (with its payload),
+/// +Inf and -Inf always, and the voxels equal to `fillValue` (compared in the value type) when
+/// `useFillValue` is set. Every other voxel keeps the bound.
+struct SpecialValues
+{
+  bool useFillValue = false;
+  double fillValue = 0;
+
+  template<typename T>
+  bool contains(T v) const
+  {
+    return !std::isfinite(v) || (this->useFillValue && v == static_cast<T>(this->fillValue));
+  }
+};
+
+/// Min/max of the voxels that are not special (the reference of a relative bound) and the
+/// number of special voxels. Where every voxel is special, min = +inf and max = -inf.
+template<typename T>
+Status valueRange(const T* values,
+  const Layout& layout,
+  const SpecialValues& specials,
+  double& min,
+  double& max,
+  std::uint64_t& specialVoxels,
+  const ExecutionOptions& options = {});
+
 /**
  * Encodes one component so that every decoded voxel is within `absoluteBound` of the input
  * (absoluteBound > 0 and finite; the relative mode is the caller's job: bound = rel * (max-min),
  * with a constant image -> any positive bound works). Writes a self-describing stream (header with
  * magic, version, value type, dims, bound, quantiser, coder, level table) into `stream`.
  * If coding would not beat raw storage the stream stores raw values (info.raw = true) - still a
- * valid stream. Rejects NaN/Inf (NonFinite) and values whose quantisation would overflow.
+ * valid stream. NaN and Inf voxels are kept bit for bit (see SpecialValues).
  */
 template<typename T>
 Status encode(const T* values,
   const Layout& layout,
   double absoluteBound,
+  std::vector<std::uint8_t>& stream,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/// encode() that also keeps the voxels equal to a fill value bit for bit.
+template<typename T>
+Status encode(const T* values,
+  const Layout& layout,
+  double absoluteBound,
+  const SpecialValues& specials,
   std::vector<std::uint8_t>& stream,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
@@ -99,6 +143,10 @@ struct StreamInfo
   std::array<int, 3> axisOrder{ { 0, 1, 2 } };
   bool cubic = false;
   std::vector<double> levelQuantBound; ///< quantiser bound of each level (<= absoluteBound)
+  /// Version 3: voxels kept bit for bit by the mask section (0 for raw streams, whose values are
+  /// all exact), and the section's bytes (part of headerBytes).
+  std::uint64_t specialVoxels = 0;
+  std::uint64_t maskBytes = 0;
 };
 
 /// Parses and validates the header (needs at least the header bytes; a shorter buffer gives
@@ -108,6 +156,7 @@ Status inspect(const std::uint8_t* stream, std::size_t bytes, StreamInfo& info);
 
 /// Decodes levels 0..levelOfDetail (-1 = all) into `out` (layout dims must match the stream's;
 /// stride as in encode). `bytes` may be only info.levelEnd[levelOfDetail] (progressive read).
+/// Special voxels come back bit for bit at every level of detail.
 /// Damaged/truncated streams -> InvalidArgument with a clear message (fuzzed), never a crash.
 template<typename T>
 Status decode(const std::uint8_t* stream,
@@ -126,6 +175,8 @@ struct EncodeStatistics
   std::uint64_t chunks = 0;         ///< all chunks
   std::uint64_t huffmanSymbols = 0; ///< symbols with a code in the stream's table
   bool raw = false;                 ///< the stream holds raw values
+  std::uint64_t specialVoxels = 0;  ///< voxels kept bit for bit (NaN, Inf, fill value)
+  std::uint64_t maskBytes = 0;      ///< bytes of the mask section that locates them
 };
 
 /// encode() that also returns statistics.
@@ -133,6 +184,17 @@ template<typename T>
 Status encodeWithStatistics(const T* values,
   const Layout& layout,
   double absoluteBound,
+  std::vector<std::uint8_t>& stream,
+  EncodeStatistics& statistics,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/// encodeWithStatistics() with a fill value.
+template<typename T>
+Status encodeWithStatistics(const T* values,
+  const Layout& layout,
+  double absoluteBound,
+  const SpecialValues& specials,
   std::vector<std::uint8_t>& stream,
   EncodeStatistics& statistics,
   const ExecutionOptions& options = {},
@@ -153,6 +215,19 @@ Status encodeDevice(const T* deviceValues,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
+/// encodeDevice() with a fill value. Special voxels are found on the device (the encoder's
+/// NaN/Inf count; a small kernel for the fill value); where there are any, the values are copied
+/// to the host, which builds the mask and the filled field, and the filled field is coded as
+/// encode() codes it.
+template<typename T>
+Status encodeDevice(const T* deviceValues,
+  const Layout& layout,
+  double absoluteBound,
+  const SpecialValues& specials,
+  std::vector<std::uint8_t>& stream,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
 /// The codec keeps its work buffers between calls (per calling thread on the CPU: about
 /// 6 bytes per voxel for float; one set per process on the GPU: about 12 bytes per voxel), because
 /// allocating and first-touching them costs as much as the coding. This frees the calling thread's
@@ -160,7 +235,8 @@ Status encodeDevice(const T* deviceValues,
 void releaseWorkBuffers();
 
 /// Largest stream encode() can write for this layout and type (raw storage
-/// plus its header): the capacity a device stream buffer needs.
+/// plus its header; streams with special voxels fall back to raw storage too): the capacity a
+/// device stream buffer needs.
 std::size_t maxStreamBytes(const Layout& layout, ValueType type);
 
 /// Encodes device values into a device stream buffer of `capacity` bytes
@@ -171,6 +247,19 @@ template<typename T>
 Status encodeDeviceToDevice(const T* deviceValues,
   const Layout& layout,
   double absoluteBound,
+  std::uint8_t* deviceStream,
+  std::size_t capacity,
+  std::size_t& streamBytes,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/// encodeDeviceToDevice() with a fill value (special voxels as in encodeDevice; the stream is
+/// then built on the host and copied into deviceStream).
+template<typename T>
+Status encodeDeviceToDevice(const T* deviceValues,
+  const Layout& layout,
+  double absoluteBound,
+  const SpecialValues& specials,
   std::uint8_t* deviceStream,
   std::size_t capacity,
   std::size_t& streamBytes,

@@ -2,6 +2,7 @@
 // choice between the CPU (CodecCpuEncode.cxx, CodecCpuDecode.cxx) and the CUDA implementation
 // (src/cuda/codec/), with the CPU fall-back where the GPU cannot run.
 #include "CodecCpu.h"
+#include "CodecMask.h"
 
 #include "../Internal.h"
 
@@ -97,6 +98,57 @@ Status valueRange(const T* values,
   }
   min = lo;
   max = hi;
+  return Status::Ok();
+}
+
+template<typename T>
+Status valueRange(const T* values,
+  const Layout& layout,
+  const SpecialValues& specials,
+  double& min,
+  double& max,
+  std::uint64_t& specialVoxels,
+  const ExecutionOptions& options)
+{
+  std::uint64_t voxels = 0;
+  Status st = detail::checkLayout(layout, voxels, "valueRange");
+  if (!st)
+  {
+    return st;
+  }
+  if (!values)
+  {
+    return Status(ErrorCode::InvalidArgument, "valueRange: the values pointer is null");
+  }
+  std::mutex m;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  std::uint64_t count = 0;
+  sparsegrid::detail::parallelFor(options,
+    static_cast<std::size_t>(voxels),
+    1 << 16,
+    [&](std::size_t first, std::size_t last)
+    {
+      T l = std::numeric_limits<T>::infinity(), h = -l;
+      std::uint64_t c = 0;
+      for (std::size_t i = first; i < last; ++i)
+      {
+        const T v = values[i * layout.stride];
+        if (specials.contains(v))
+        {
+          ++c;
+          continue;
+        }
+        l = v < l ? v : l;
+        h = v > h ? v : h;
+      }
+      std::lock_guard<std::mutex> lock(m);
+      lo = std::min(lo, static_cast<double>(l));
+      hi = std::max(hi, static_cast<double>(h));
+      count += c;
+    });
+  min = lo;
+  max = hi;
+  specialVoxels = count;
   return Status::Ok();
 }
 
@@ -211,17 +263,71 @@ bool deviceResultIsFinal(const Status& st, const ExecutionOptions& options)
 }
 } // namespace
 
+namespace
+{
+/// Values with special voxels: the filled field coded as any other (on the GPU or the CPU), then
+/// the mask section added (or the raw values stored where that is smaller).
+template<typename T>
+Status encodeMasked(const T* values,
+  const Layout& layout,
+  double absoluteBound,
+  const SpecialValues& specials,
+  std::vector<std::uint8_t>& stream,
+  EncodeStatistics& statistics,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  detail::MaskedInput<T> masked;
+  Status st = detail::maskSpecials(values, layout, specials, masked, options);
+  if (!st)
+  {
+    return st;
+  }
+  Layout contiguous = layout;
+  contiguous.stride = 1;
+  const T* filled = masked.filled.data();
+  const format::Scheme scheme = hostScheme(filled, contiguous, absoluteBound);
+  statistics = EncodeStatistics();
+  st = sparsegrid::detail::runWithFallback(
+    options,
+    masked.filled.size(),
+    report,
+    [&](double* kernelSeconds)
+    {
+      const cudaimpl::EncodeRequest<T> request{
+        filled, nullptr, contiguous, scheme, absoluteBound, &stream, &statistics
+      };
+      return cudaimpl::encode<T>(request, options, kernelSeconds);
+    },
+    [&]()
+    {
+      return detail::encodeCPU<T>(
+        filled, contiguous, scheme, absoluteBound, stream, statistics, options);
+    });
+  bool raw = false;
+  if (st)
+  {
+    st = detail::addMask(stream, masked, values, layout, raw);
+  }
+  statistics.raw = raw;
+  statistics.specialVoxels = masked.specialVoxels;
+  statistics.maskBytes = raw ? 0 : masked.section.size();
+  return st;
+}
+} // namespace
+
 template<typename T>
 Status encodeWithStatistics(const T* values,
   const Layout& layout,
   double absoluteBound,
+  const SpecialValues& specials,
   std::vector<std::uint8_t>& stream,
   EncodeStatistics& statistics,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
   std::uint64_t voxels = 0;
-  const Status st = checkEncodeArguments<T>(values != nullptr,
+  Status st = checkEncodeArguments<T>(values != nullptr,
     "encode: the values pointer is null",
     absoluteBound,
     layout,
@@ -232,8 +338,15 @@ Status encodeWithStatistics(const T* values,
     return st;
   }
   statistics = EncodeStatistics();
+  // NaN and Inf are found by the encoders themselves (no extra pass over the values); a fill
+  // value needs one.
+  if (specials.useFillValue && detail::countSpecials(values, layout, specials, options) > 0)
+  {
+    return encodeMasked(
+      values, layout, absoluteBound, specials, stream, statistics, options, report);
+  }
   const format::Scheme scheme = hostScheme(values, layout, absoluteBound);
-  return sparsegrid::detail::runWithFallback(
+  st = sparsegrid::detail::runWithFallback(
     options,
     voxels,
     report,
@@ -249,6 +362,39 @@ Status encodeWithStatistics(const T* values,
       return detail::encodeCPU<T>(
         values, layout, scheme, absoluteBound, stream, statistics, options);
     });
+  if (st.code() == ErrorCode::NonFinite)
+  {
+    return encodeMasked(
+      values, layout, absoluteBound, specials, stream, statistics, options, report);
+  }
+  return st;
+}
+
+template<typename T>
+Status encodeWithStatistics(const T* values,
+  const Layout& layout,
+  double absoluteBound,
+  std::vector<std::uint8_t>& stream,
+  EncodeStatistics& statistics,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  return encodeWithStatistics(
+    values, layout, absoluteBound, SpecialValues(), stream, statistics, options, report);
+}
+
+template<typename T>
+Status encode(const T* values,
+  const Layout& layout,
+  double absoluteBound,
+  const SpecialValues& specials,
+  std::vector<std::uint8_t>& stream,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  EncodeStatistics statistics;
+  return encodeWithStatistics(
+    values, layout, absoluteBound, specials, stream, statistics, options, report);
 }
 
 template<typename T>
@@ -310,7 +456,7 @@ Status decodeAs(const std::uint8_t* stream,
     for (std::uint64_t i = 0; i < voxels; ++i)
     {
       rec[i] = format::load<S>(stream + info.headerBytes + i * sizeof(S));
-      if (!std::isfinite(rec[i]))
+      if (info.version < maskedCodecVersion && !std::isfinite(rec[i]))
       {
         return Status(
           ErrorCode::InvalidArgument, "decode: damaged stream: a raw value is NaN or Inf");
@@ -339,6 +485,7 @@ Status decodeAs(const std::uint8_t* stream,
         }
       });
   }
+  detail::restoreSpecials(stream, info, out, layout.stride, options);
   return Status::Ok();
 }
 
@@ -411,10 +558,68 @@ Status decode(const std::uint8_t* stream,
     });
 }
 
+namespace
+{
+/// Whether device values hold special voxels the device encoder does not see by itself: the
+/// voxels equal to a fill value (NaN and Inf make it fail with NonFinite).
+template<typename T>
+Status deviceFillValues(const T* deviceValues,
+  const Layout& layout,
+  std::uint64_t voxels,
+  const SpecialValues& specials,
+  bool& found)
+{
+  found = false;
+  if (!specials.useFillValue)
+  {
+    return Status::Ok();
+  }
+  std::uint64_t count = 0;
+  Status st = cudaimpl::countSpecials<T>(deviceValues, layout.stride, voxels, specials, count);
+  found = count > 0;
+  return st;
+}
+
+/// Device values with special voxels, or a device that cannot run: the values come to the host
+/// and are coded there as encode() codes them (the filled field still on the GPU where it can
+/// run, unless onlyCpu).
+template<typename T>
+Status encodeFromHostCopy(const T* deviceValues,
+  const Layout& layout,
+  std::uint64_t voxels,
+  double absoluteBound,
+  const SpecialValues& specials,
+  std::vector<std::uint8_t>& stream,
+  const ExecutionOptions& options,
+  bool onlyCpu)
+{
+  std::vector<T> host(static_cast<std::size_t>(voxels));
+  Status st = cudaimpl::copyToHost<T>(deviceValues,
+    static_cast<std::size_t>(voxels),
+    static_cast<std::size_t>(layout.stride),
+    host.data());
+  if (!st)
+  {
+    return st;
+  }
+  Layout contiguous = layout;
+  contiguous.stride = 1;
+  ExecutionOptions hostOptions = options;
+  if (onlyCpu)
+  {
+    hostOptions.backend = Backend::CPU;
+  }
+  EncodeStatistics stats;
+  return encodeWithStatistics(
+    host.data(), contiguous, absoluteBound, specials, stream, stats, hostOptions);
+}
+} // namespace
+
 template<typename T>
 Status encodeDevice(const T* deviceValues,
   const Layout& layout,
   double absoluteBound,
+  const SpecialValues& specials,
   std::vector<std::uint8_t>& stream,
   const ExecutionOptions& options,
   ExecutionReport* report)
@@ -434,15 +639,28 @@ Status encodeDevice(const T* deviceValues,
   ExecutionReport& r = call.report();
   if (options.backend != Backend::CPU)
   {
-    EncodeStatistics stats;
-    format::Scheme scheme;
-    st = deviceScheme(deviceValues, layout, absoluteBound, scheme);
-    if (st)
+    bool found = false;
+    st = deviceFillValues(deviceValues, layout, voxels, specials, found);
+    if (st && !found)
     {
-      const cudaimpl::EncodeRequest<T> request{
-        nullptr, deviceValues, layout, scheme, absoluteBound, &stream, &stats
-      };
-      st = cudaimpl::encode<T>(request, options, &r.kernelSeconds);
+      EncodeStatistics stats;
+      format::Scheme scheme;
+      st = deviceScheme(deviceValues, layout, absoluteBound, scheme);
+      if (st)
+      {
+        const cudaimpl::EncodeRequest<T> request{
+          nullptr, deviceValues, layout, scheme, absoluteBound, &stream, &stats
+        };
+        st = cudaimpl::encode<T>(request, options, &r.kernelSeconds);
+      }
+      found = st.code() == ErrorCode::NonFinite;
+    }
+    if (found)
+    {
+      // Special voxels: the mask is built on the host copy; the filled field is coded on the GPU.
+      st = encodeFromHostCopy(
+        deviceValues, layout, voxels, absoluteBound, specials, stream, options, false);
+      return call.finish(Backend::CUDA, st);
     }
     if (deviceResultIsFinal(st, options))
     {
@@ -451,26 +669,21 @@ Status encodeDevice(const T* deviceValues,
     r.note = "the CUDA encoder could not run (" + st.message() + "); encoded on the CPU";
   }
   // CPU path: the values still live on the device; copy them over first.
-  std::vector<T> host(static_cast<std::size_t>(voxels));
-  st = cudaimpl::copyToHost<T>(deviceValues,
-    static_cast<std::size_t>(voxels),
-    static_cast<std::size_t>(layout.stride),
-    host.data());
-  if (!st)
-  {
-    return st;
-  }
-  Layout contiguous = layout;
-  contiguous.stride = 1;
-  EncodeStatistics stats;
-  st = detail::encodeCPU<T>(host.data(),
-    contiguous,
-    hostScheme(host.data(), contiguous, absoluteBound),
-    absoluteBound,
-    stream,
-    stats,
-    options);
+  st = encodeFromHostCopy(
+    deviceValues, layout, voxels, absoluteBound, specials, stream, options, true);
   return call.finish(Backend::CPU, st);
+}
+
+template<typename T>
+Status encodeDevice(const T* deviceValues,
+  const Layout& layout,
+  double absoluteBound,
+  std::vector<std::uint8_t>& stream,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  return encodeDevice(
+    deviceValues, layout, absoluteBound, SpecialValues(), stream, options, report);
 }
 
 template<typename T>
@@ -592,6 +805,7 @@ template<typename T>
 Status encodeDeviceToDevice(const T* deviceValues,
   const Layout& layout,
   double absoluteBound,
+  const SpecialValues& specials,
   std::uint8_t* deviceStream,
   std::size_t capacity,
   std::size_t& streamBytes,
@@ -599,6 +813,7 @@ Status encodeDeviceToDevice(const T* deviceValues,
   ExecutionReport* report)
 {
   std::uint64_t voxels = 0;
+  streamBytes = 0;
   Status st = checkEncodeArguments<T>(deviceValues && deviceStream,
     "encodeDeviceToDevice: a pointer is null",
     absoluteBound,
@@ -612,26 +827,112 @@ Status encodeDeviceToDevice(const T* deviceValues,
   DeviceCallReport call(report);
   ExecutionReport& r = call.report();
   r.backendUsed = Backend::CUDA;
-  cudaimpl::DeviceStreamTarget target;
-  target.data = deviceStream;
-  target.capacity = capacity;
-  format::Scheme scheme;
-  st = deviceScheme(deviceValues, layout, absoluteBound, scheme);
-  if (!st)
+  bool found = false;
+  if (!(st = deviceFillValues(deviceValues, layout, voxels, specials, found)))
   {
     return call.finish(Backend::CUDA, st);
   }
-  const cudaimpl::EncodeRequest<T> request{
-    nullptr, deviceValues, layout, scheme, absoluteBound, nullptr, nullptr, &target
-  };
-  st = cudaimpl::encode<T>(request, options, &r.kernelSeconds);
-  streamBytes = st ? target.bytes : 0;
+  if (!found)
+  {
+    cudaimpl::DeviceStreamTarget target;
+    target.data = deviceStream;
+    target.capacity = capacity;
+    format::Scheme scheme;
+    st = deviceScheme(deviceValues, layout, absoluteBound, scheme);
+    if (!st)
+    {
+      return call.finish(Backend::CUDA, st);
+    }
+    const cudaimpl::EncodeRequest<T> request{
+      nullptr, deviceValues, layout, scheme, absoluteBound, nullptr, nullptr, &target
+    };
+    st = cudaimpl::encode<T>(request, options, &r.kernelSeconds);
+    streamBytes = st ? target.bytes : 0;
+    if (st.code() != ErrorCode::NonFinite)
+    {
+      return call.finish(Backend::CUDA, st);
+    }
+  }
+  // Special voxels: the stream is built from the host copy, then copied into the device buffer.
+  std::vector<std::uint8_t> stream;
+  st = encodeFromHostCopy(
+    deviceValues, layout, voxels, absoluteBound, specials, stream, options, false);
+  if (st && stream.size() > capacity)
+  {
+    st = Status(ErrorCode::InvalidArgument,
+      "encode: the device stream buffer holds " + std::to_string(capacity) +
+        " bytes, the stream needs " + std::to_string(stream.size()) + " (maxStreamBytes)");
+  }
+  if (st)
+  {
+    st = cudaimpl::uploadStream(stream, deviceStream);
+  }
+  streamBytes = st ? stream.size() : 0;
   return call.finish(Backend::CUDA, st);
+}
+
+template<typename T>
+Status encodeDeviceToDevice(const T* deviceValues,
+  const Layout& layout,
+  double absoluteBound,
+  std::uint8_t* deviceStream,
+  std::size_t capacity,
+  std::size_t& streamBytes,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  return encodeDeviceToDevice(deviceValues,
+    layout,
+    absoluteBound,
+    SpecialValues(),
+    deviceStream,
+    capacity,
+    streamBytes,
+    options,
+    report);
 }
 
 #define SPARSEGRID_CODEC_INSTANTIATE(T)                                                            \
   template Status valueRange<T>(                                                                   \
     const T*, const Layout&, double&, double&, const ExecutionOptions&);                           \
+  template Status valueRange<T>(const T*,                                                          \
+    const Layout&,                                                                                 \
+    const SpecialValues&,                                                                          \
+    double&,                                                                                       \
+    double&,                                                                                       \
+    std::uint64_t&,                                                                                \
+    const ExecutionOptions&);                                                                      \
+  template Status encode<T>(const T*,                                                              \
+    const Layout&,                                                                                 \
+    double,                                                                                        \
+    const SpecialValues&,                                                                          \
+    std::vector<std::uint8_t>&,                                                                    \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
+  template Status encodeWithStatistics<T>(const T*,                                                \
+    const Layout&,                                                                                 \
+    double,                                                                                        \
+    const SpecialValues&,                                                                          \
+    std::vector<std::uint8_t>&,                                                                    \
+    EncodeStatistics&,                                                                             \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
+  template Status encodeDevice<T>(const T*,                                                        \
+    const Layout&,                                                                                 \
+    double,                                                                                        \
+    const SpecialValues&,                                                                          \
+    std::vector<std::uint8_t>&,                                                                    \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
+  template Status encodeDeviceToDevice<T>(const T*,                                                \
+    const Layout&,                                                                                 \
+    double,                                                                                        \
+    const SpecialValues&,                                                                          \
+    std::uint8_t*,                                                                                 \
+    std::size_t,                                                                                   \
+    std::size_t&,                                                                                  \
+    const ExecutionOptions&,                                                                       \
+    ExecutionReport*);                                                                             \
   template Status encode<T>(const T*,                                                              \
     const Layout&,                                                                                 \
     double,                                                                                        \

@@ -1,7 +1,7 @@
 // Stand-in for the CUDA codec when the library is built without nvcc: every call reports
 // BackendUnavailable, with the reason the CUDA backend's stand-in gives, so that callers fall back
 // to the CPU and can say why.
-#include "CodecInternal.h"
+#include "CodecMask.h"
 
 #include "../Internal.h"
 
@@ -53,6 +53,39 @@ Status copyToDevice(const T*, std::size_t, T*, std::size_t)
 {
   return notBuilt();
 }
+
+template<typename T>
+Status countSpecials(const T*, std::uint64_t, std::uint64_t, const SpecialValues&, std::uint64_t&)
+{
+  return notBuilt();
+}
+template<typename T>
+Status restoreSpecials(const std::uint8_t*, const StreamInfo&, T*, std::uint64_t)
+{
+  return notBuilt();
+}
+Status uploadStream(const std::vector<std::uint8_t>&, std::uint8_t*)
+{
+  return notBuilt();
+}
+template Status countSpecials<float>(const float*,
+  std::uint64_t,
+  std::uint64_t,
+  const SpecialValues&,
+  std::uint64_t&);
+template Status countSpecials<double>(const double*,
+  std::uint64_t,
+  std::uint64_t,
+  const SpecialValues&,
+  std::uint64_t&);
+template Status restoreSpecials<float>(const std::uint8_t*,
+  const StreamInfo&,
+  float*,
+  std::uint64_t);
+template Status restoreSpecials<double>(const std::uint8_t*,
+  const StreamInfo&,
+  double*,
+  std::uint64_t);
 
 SPARSEGRID_CODEC_CUDA_INSTANTIATE()
 SPARSEGRID_CODEC_CUDA_GATHER(float)

@@ -42,6 +42,11 @@ constexpr std::size_t FixedHeaderBytes = 64;
 constexpr std::size_t LevelEntryBytesV1 = 16;
 constexpr std::size_t LevelEntryBytes = 24;
 constexpr std::size_t ChunkHeaderBytes = 16; ///< u64 block mask, u32 escapes, u32 words
+/// Header flags (byte 7): raw values; a mask section before the header's checksum (version 3).
+constexpr std::uint8_t FlagRaw = 1;
+constexpr std::uint8_t FlagMask = 2;
+/// The mask section's fixed part: u64 special voxels, u32 palette entries, u32 program bytes.
+constexpr std::size_t MaskFixedBytes = 16;
 constexpr std::uint64_t MaxVoxels = std::uint64_t(1) << 40;
 
 /// How a stream predicts: the order in which each level refines the axes, and the interpolant.

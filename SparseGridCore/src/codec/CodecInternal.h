@@ -45,10 +45,17 @@ struct HeaderFields
   std::vector<double> levelBound;
   std::vector<std::uint8_t> lengths; ///< Huffman code lengths, trailing zeros trimmed
   format::Scheme scheme;             ///< the plan's scheme (the quantiser bounds follow from it)
+  /// Version 3: the mask section (CodecMask.h), or raw values that may be special.
+  std::vector<std::uint8_t> mask;
+  bool specialValues = false;
 };
 
-/// Bytes of the header for these fields (version 1 only when parsing old streams).
-std::size_t headerBytes(int levels, std::size_t tableCount, int version = 2);
+/// Bytes of the header for these fields (version 1 only when parsing old streams; maskBytes: the
+/// mask section of a version-3 header).
+std::size_t headerBytes(int levels,
+  std::size_t tableCount,
+  int version = 2,
+  std::size_t maskBytes = 0);
 /// Writes the header into `out` (headerBytes() bytes); the level quantiser bounds are
 /// format::levelQuantBound() of h.bound.
 void writeHeader(const HeaderFields& h, std::uint8_t* out);
@@ -97,12 +104,14 @@ Status parseHeader(const std::uint8_t* stream,
   const std::uint8_t** lengths,
   std::size_t* tableCount);
 
-/// Raw stream of values (header + values in the stream's type).
+/// Raw stream of values (header + values in the stream's type); with specialValues, a version-3
+/// raw stream whose values may be NaN or Inf.
 template<typename T>
 void writeRaw(const T* contiguous,
   const std::uint64_t dims[3],
   double bound,
-  std::vector<std::uint8_t>& stream);
+  std::vector<std::uint8_t>& stream,
+  bool specialValues = false);
 
 /// Checks the layout and bound; fills dims/voxels.
 Status checkLayout(const Layout& layout, std::uint64_t& voxels, const char* what);

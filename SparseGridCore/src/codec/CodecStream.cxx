@@ -1,7 +1,7 @@
 // The stream's bytes outside the chunks: the header (writing, and parsing with every check a
 // damaged or truncated stream needs), the raw stream, and the Huffman table the header carries.
 // Shared by the CPU and the CUDA encoders and decoders.
-#include "CodecInternal.h"
+#include "CodecMask.h"
 
 #include <cstring>
 
@@ -14,11 +14,11 @@ namespace detail
 
 using format::Plan;
 
-std::size_t headerBytes(int levels, std::size_t tableCount, int version)
+std::size_t headerBytes(int levels, std::size_t tableCount, int version, std::size_t maskBytes)
 {
   if (version != 1)
   {
-    return static_cast<std::size_t>(format::headerBytesV2(levels, tableCount));
+    return static_cast<std::size_t>(format::headerBytesV2(levels, tableCount)) + maskBytes;
   }
   std::size_t n = format::FixedHeaderBytesV1 +
     format::LevelEntryBytesV1 * static_cast<std::size_t>(levels) + 4 + tableCount;
@@ -28,12 +28,15 @@ std::size_t headerBytes(int levels, std::size_t tableCount, int version)
 
 void writeHeader(const HeaderFields& h, std::uint8_t* out)
 {
-  const std::size_t total = headerBytes(h.levels, h.lengths.size());
+  const bool masked = !h.mask.empty();
+  const std::size_t total = headerBytes(h.levels, h.lengths.size(), 2, h.mask.size());
   std::memset(out, 0, total);
   std::memcpy(out, format::Magic, 4);
-  format::store<std::uint16_t>(out + 4, static_cast<std::uint16_t>(codecVersion));
+  format::store<std::uint16_t>(out + 4,
+    static_cast<std::uint16_t>(masked || h.specialValues ? maskedCodecVersion : codecVersion));
   out[6] = static_cast<std::uint8_t>(h.type);
-  out[7] = h.raw ? 1 : 0;
+  out[7] =
+    static_cast<std::uint8_t>((h.raw ? format::FlagRaw : 0) | (masked ? format::FlagMask : 0));
   for (int a = 0; a < 3; ++a)
   {
     format::store<std::uint64_t>(out + 8 + 8 * a, h.dims[a]);
@@ -47,7 +50,9 @@ void writeHeader(const HeaderFields& h, std::uint8_t* out)
   {
     out[56 + a] = static_cast<std::uint8_t>(h.scheme.order[a]);
   }
-  out[59] = h.scheme.cubic ? 1 : 0; // bytes 60..63 stay zero (reserved)
+  out[59] = h.scheme.cubic ? 1 : 0;
+  // Bytes 60..63: the mask section's size (version 3), else zero (reserved).
+  format::store<std::uint32_t>(out + 60, static_cast<std::uint32_t>(h.mask.size()));
   std::uint8_t* p = out + format::FixedHeaderBytes;
   for (int k = 0; k < h.levels; ++k)
   {
@@ -61,6 +66,10 @@ void writeHeader(const HeaderFields& h, std::uint8_t* out)
   if (!h.lengths.empty())
   {
     std::memcpy(p, h.lengths.data(), h.lengths.size());
+  }
+  if (masked)
+  {
+    std::memcpy(out + total - 4 - h.mask.size(), h.mask.data(), h.mask.size());
   }
   format::store<std::uint32_t>(out + total - 4, format::fnv1a(out, total - 4));
 }
@@ -105,9 +114,11 @@ template<typename T>
 void writeRaw(const T* contiguous,
   const std::uint64_t dims[3],
   double bound,
-  std::vector<std::uint8_t>& stream)
+  std::vector<std::uint8_t>& stream,
+  bool specialValues)
 {
   HeaderFields h;
+  h.specialValues = specialValues;
   h.type = valueTypeOf<T>();
   for (int a = 0; a < 3; ++a)
   {
@@ -127,11 +138,13 @@ void writeRaw(const T* contiguous,
 template void writeRaw<float>(const float*,
   const std::uint64_t*,
   double,
-  std::vector<std::uint8_t>&);
+  std::vector<std::uint8_t>&,
+  bool);
 template void writeRaw<double>(const double*,
   const std::uint64_t*,
   double,
-  std::vector<std::uint8_t>&);
+  std::vector<std::uint8_t>&,
+  bool);
 
 Status parseHeader(const std::uint8_t* s,
   std::size_t bytes,
@@ -159,11 +172,11 @@ Status parseHeader(const std::uint8_t* s,
       ErrorCode::InvalidArgument, "inspect: not a sparse-grid codec stream (magic 'SGCZ' missing)");
   }
   info.version = format::load<std::uint16_t>(s + 4);
-  if (info.version != 1 && info.version != codecVersion)
+  if (info.version < 1 || info.version > maskedCodecVersion)
   {
     return Status(ErrorCode::InvalidArgument,
       "inspect: unsupported codec stream version " + std::to_string(info.version) +
-        " (this library reads versions 1 to " + std::to_string(codecVersion) + ")");
+        " (this library reads versions 1 to " + std::to_string(maskedCodecVersion) + ")");
   }
   const int version = static_cast<int>(info.version);
   const std::size_t fixedBytes =
@@ -181,7 +194,7 @@ Status parseHeader(const std::uint8_t* s,
       scheme.order[a] = s[56 + a];
     }
     scheme.cubic = s[59] == 1;
-    if (!scheme.valid() || s[59] > 1 || format::load<std::uint32_t>(s + 60) != 0)
+    if (!scheme.valid() || s[59] > 1 || (version < 3 && format::load<std::uint32_t>(s + 60) != 0))
     {
       return Status(
         ErrorCode::InvalidArgument, "inspect: damaged header: invalid axis order or predictor");
@@ -198,11 +211,18 @@ Status parseHeader(const std::uint8_t* s,
       "inspect: damaged header: unknown value type " + std::to_string(s[6]));
   }
   info.type = static_cast<ValueType>(s[6]);
-  if (s[7] > 1)
+  // Version 3: raw values (which may be special), or a coded stream with a mask section.
+  const std::uint32_t maskBytes = version >= 3 ? format::load<std::uint32_t>(s + 60) : 0;
+  const bool flagsOk = version < 3 ? s[7] <= format::FlagRaw
+                                   : (s[7] == format::FlagRaw && maskBytes == 0) ||
+      (s[7] == format::FlagMask && maskBytes >= format::MaskFixedBytes && maskBytes % 4 == 0);
+  if (!flagsOk)
   {
-    return Status(ErrorCode::InvalidArgument, "inspect: damaged header: unknown flags");
+    return Status(ErrorCode::InvalidArgument,
+      "inspect: damaged header: unknown flags or an invalid mask section size");
   }
-  info.raw = s[7] == 1;
+  info.raw = (s[7] & format::FlagRaw) != 0;
+  info.maskBytes = maskBytes;
   std::uint64_t voxels = 1;
   for (int a = 0; a < 3; ++a)
   {
@@ -245,14 +265,24 @@ Status parseHeader(const std::uint8_t* s,
     return Status(
       ErrorCode::InvalidArgument, "inspect: damaged header: invalid Huffman table size");
   }
-  const std::size_t total = headerBytes(static_cast<int>(levels), count, version);
+  const std::size_t total = headerBytes(static_cast<int>(levels), count, version, maskBytes);
   if (bytes < total)
   {
-    return need(total, "the header with its Huffman table");
+    return need(total,
+      maskBytes ? "the header with its Huffman table and mask section"
+                : "the header with its Huffman table");
   }
   if (format::load<std::uint32_t>(s + total - 4) != format::fnv1a(s, total - 4))
   {
     return Status(ErrorCode::InvalidArgument, "inspect: damaged header: checksum mismatch");
+  }
+  if (maskBytes)
+  {
+    Status ms = checkMask(s + total - 4 - maskBytes, maskBytes, info, info.specialVoxels);
+    if (!ms)
+    {
+      return ms;
+    }
   }
   info.headerBytes = total;
   info.levelEnd.resize(levels);

@@ -7,6 +7,7 @@ set(_sg_codec_cpu
   "${_sg_codec_dir}/Codec.cxx"
   "${_sg_codec_dir}/CodecCpuEncode.cxx"
   "${_sg_codec_dir}/CodecCpuDecode.cxx"
+  "${_sg_codec_dir}/CodecMask.cxx"
   "${_sg_codec_dir}/CodecScheme.cxx"
   "${_sg_codec_dir}/CodecStream.cxx"
   "${_sg_codec_dir}/Huffman.cxx")
@@ -21,7 +22,8 @@ if (SPARSEGRID_CUDA_BUILT)
     "${_sg_codec_cu_dir}/CodecCudaHuffmanTable.cu"
     "${_sg_codec_cu_dir}/CodecCudaHuffmanDecode.cu"
     "${_sg_codec_cu_dir}/CodecCudaDecode.cu"
-    "${_sg_codec_cu_dir}/CodecSampleCuda.cu")
+    "${_sg_codec_cu_dir}/CodecSampleCuda.cu"
+    "${_sg_codec_cu_dir}/CodecMaskCuda.cu")
   target_sources(SparseGridCore PRIVATE ${_sg_codec_cu})
   set_source_files_properties(${_sg_codec_cu} PROPERTIES COMPILE_OPTIONS "--fmad=false")
 else ()
@@ -49,7 +51,7 @@ endif ()
 if (BUILD_TESTING)
   find_package(GTest REQUIRED)
   include(GoogleTest)
-  set(_sg_codec_tests test_codec test_codec_robustness test_codec_lanes)
+  set(_sg_codec_tests test_codec test_codec_robustness test_codec_lanes test_codec_specials)
   if (SPARSEGRID_CUDA_BUILT)
     list(APPEND _sg_codec_tests test_codec_gpu)
   endif ()
