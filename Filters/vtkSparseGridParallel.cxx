@@ -19,6 +19,8 @@
 #include "vtkStringArray.h"
 #include "vtkUnsignedCharArray.h"
 
+#include <sparsegrid/description.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -595,73 +597,6 @@ std::string ExtentText(const int* e)
   return os.str();
 }
 
-/// The first point of `whole` that no piece covers (false: none). Pieces are cut into the cells
-/// between their boundaries, which stay few for any decomposition a simulation uses.
-bool FindGap(const int whole[6], const std::vector<int>& extents, int point[3], bool& tooMany)
-{
-  const std::size_t pieces = extents.size() / 6;
-  std::vector<int> cuts[3];
-  for (int a = 0; a < 3; ++a)
-  {
-    cuts[a] = { whole[2 * a], whole[2 * a + 1] + 1 };
-    for (std::size_t p = 0; p < pieces; ++p)
-    {
-      const int* e = extents.data() + 6 * p;
-      if (!vtkSparseGridParallel::IsEmptyExtent(e))
-      {
-        cuts[a].push_back(std::max(whole[2 * a], std::min(e[2 * a], whole[2 * a + 1] + 1)));
-        cuts[a].push_back(std::max(whole[2 * a], std::min(e[2 * a + 1] + 1, whole[2 * a + 1] + 1)));
-      }
-    }
-    std::sort(cuts[a].begin(), cuts[a].end());
-    cuts[a].erase(std::unique(cuts[a].begin(), cuts[a].end()), cuts[a].end());
-  }
-  const std::size_t n[3] = { cuts[0].size() - 1, cuts[1].size() - 1, cuts[2].size() - 1 };
-  tooMany = static_cast<double>(n[0]) * n[1] * n[2] > 64.0 * 1024 * 1024;
-  if (tooMany)
-  {
-    return false;
-  }
-  std::vector<unsigned char> covered(n[0] * n[1] * n[2], 0);
-  for (std::size_t p = 0; p < pieces; ++p)
-  {
-    const int* e = extents.data() + 6 * p;
-    if (vtkSparseGridParallel::IsEmptyExtent(e))
-    {
-      continue;
-    }
-    std::size_t lo[3], hi[3];
-    for (int a = 0; a < 3; ++a)
-    {
-      lo[a] = static_cast<std::size_t>(
-        std::lower_bound(cuts[a].begin(), cuts[a].end(), e[2 * a]) - cuts[a].begin());
-      hi[a] = static_cast<std::size_t>(
-        std::lower_bound(cuts[a].begin(), cuts[a].end(), e[2 * a + 1] + 1) - cuts[a].begin());
-      hi[a] = std::min(hi[a], n[a]);
-    }
-    for (std::size_t k = lo[2]; k < hi[2]; ++k)
-    {
-      for (std::size_t j = lo[1]; j < hi[1]; ++j)
-      {
-        std::fill(covered.begin() + static_cast<std::ptrdiff_t>((k * n[1] + j) * n[0] + lo[0]),
-          covered.begin() + static_cast<std::ptrdiff_t>((k * n[1] + j) * n[0] + hi[0]),
-          1);
-      }
-    }
-  }
-  for (std::size_t c = 0; c < covered.size(); ++c)
-  {
-    if (!covered[c])
-    {
-      point[0] = cuts[0][c % n[0]];
-      point[1] = cuts[1][(c / n[0]) % n[1]];
-      point[2] = cuts[2][c / (n[0] * n[1])];
-      return true;
-    }
-  }
-  return false;
-}
-
 /// FNV-1a over the values of `arrays` on the points of `box` (inside `image`), as doubles.
 long long HashValues(vtkImageData* image,
   const std::vector<vtkDataArray*>& arrays,
@@ -722,67 +657,12 @@ vtkSparseGridParallel::Outcome vtkSparseGridParallel::CheckTiling(
     return Outcome::Failed;
   }
   // 1. Geometry, decided identically on every process from the same extents.
-  const int* whole = partition.WholeExtent;
-  std::string verdict;
-  for (int p = 0; p < processes && verdict.empty(); ++p)
-  {
-    const int* e = extents.data() + 6 * p;
-    for (int a = 0; a < 3 && verdict.empty() && !IsEmptyExtent(e); ++a)
-    {
-      if (e[2 * a] < whole[2 * a] || e[2 * a + 1] > whole[2 * a + 1])
-      {
-        verdict = "the piece of process " + std::to_string(p) + " (" + ExtentText(e) +
-          ") lies outside the whole extent (" + ExtentText(whole) + ")";
-      }
-    }
-  }
   std::vector<int> shared; // p, q and the box, per pair of pieces sharing points
-  for (int p = 0; p < processes && verdict.empty(); ++p)
-  {
-    for (int q = p + 1; q < processes && verdict.empty(); ++q)
-    {
-      const int* e = extents.data() + 6 * p;
-      const int* f = extents.data() + 6 * q;
-      int box[6];
-      bool thin = false;
-      for (int a = 0; a < 3; ++a)
-      {
-        box[2 * a] = std::max(e[2 * a], f[2 * a]);
-        box[2 * a + 1] = std::min(e[2 * a + 1], f[2 * a + 1]);
-        thin = thin || (box[2 * a] == box[2 * a + 1] && whole[2 * a] < whole[2 * a + 1]);
-      }
-      if (IsEmptyExtent(e) || IsEmptyExtent(f) || IsEmptyExtent(box))
-      {
-        continue;
-      }
-      if (!thin)
-      {
-        verdict = "the pieces of processes " + std::to_string(p) + " (" + ExtentText(e) + ") and " +
-          std::to_string(q) + " (" + ExtentText(f) + ") overlap in " + ExtentText(box) +
-          ", more than the one layer of boundary points neighbouring pieces may share";
-      }
-      shared.insert(shared.end(), { p, q });
-      shared.insert(shared.end(), box, box + 6);
-    }
-  }
-  if (verdict.empty())
-  {
-    int point[3];
-    bool tooMany = false;
-    if (FindGap(whole, extents, point, tooMany))
-    {
-      verdict = "no piece holds the point (" + std::to_string(point[0]) + ", " +
-        std::to_string(point[1]) + ", " + std::to_string(point[2]) + ") of the whole extent (" +
-        ExtentText(whole) + ")";
-    }
-    else if (tooMany)
-    {
-      verdict = "the pieces are too irregular to check that they cover the image";
-    }
-  }
+  const std::string verdict =
+    sparsegrid::pieceTilingProblem(partition.WholeExtent, extents, &shared);
   if (!verdict.empty())
   {
-    error = "The pieces of the image do not tile it: " + verdict +
+    error = "The pieces of the image (numbered by process) do not tile it: " + verdict +
       ". Every point must be in exactly one piece, or on the shared boundary of neighbouring "
       "pieces (redistribute the image, or read it with a reader that reads pieces).";
     return Outcome::Failed; // the same extents, hence the same verdict, everywhere

@@ -227,10 +227,10 @@ std::string validateArrays(const std::vector<ArrayDescription>& arrays);
 
 /**
  * Checks that coded pieces (6 extent values each, 0-based in `dimensions`) tile the image: every
- * piece inside it, and every sample in exactly one piece, or (VTK's pieces) pieces that share
- * only boundary layers, i.e. whose cells tile it. A gap would come back as zeros and an overlap
- * would let one piece silently win, so either is refused with the pieces or samples involved.
- * validateGrid applies it to coded grids.
+ * piece non-empty and inside it, then sparsegrid::pieceTilingProblem (every sample in a piece,
+ * neighbouring pieces sharing at most one boundary layer). A gap would come back as zeros and an
+ * overlap would let one piece silently win, so either is refused with the pieces or samples
+ * involved. validateGrid applies it to coded grids.
  */
 std::string validatePieceTiling(const std::array<int, 3>& dimensions,
   const std::vector<int>& extents);

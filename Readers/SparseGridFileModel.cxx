@@ -15,103 +15,6 @@ namespace file
 {
 using h5::quoted;
 
-namespace
-{
-
-/// A box of samples, half-open on every axis: [lo, hi).
-struct Box
-{
-  long long Lo[3];
-  long long Hi[3];
-};
-
-std::string axisRange(const Box& b, int a)
-{
-  return std::string(1, static_cast<char>('x' + a)) + " " + std::to_string(b.Lo[a]) + ".." +
-    std::to_string(b.Hi[a] - 1);
-}
-
-/**
- * Whether `boxes`, all inside [0, total), cover every cell of it exactly once. Empty when they
- * do, otherwise the first overlap or the number of cells no box covers. Overlaps are searched
- * along the axis with the most distinct lower ends (boxes sorted by it; a box is compared only
- * with those that start before it ends), so a regular split costs about P^1.5 comparisons.
- */
-std::string tilingProblem(const std::vector<Box>& boxes, const long long total[3], bool sampleSpace)
-{
-  const char* unit = sampleSpace ? "sample" : "cell";
-  int axis = 0;
-  std::size_t most = 0;
-  for (int a = 0; a < 3; ++a)
-  {
-    std::vector<long long> lows;
-    for (const Box& b : boxes)
-    {
-      lows.push_back(b.Lo[a]);
-    }
-    std::sort(lows.begin(), lows.end());
-    const std::size_t distinct =
-      static_cast<std::size_t>(std::unique(lows.begin(), lows.end()) - lows.begin());
-    if (distinct > most)
-    {
-      most = distinct;
-      axis = a;
-    }
-  }
-  std::vector<std::size_t> order(boxes.size());
-  for (std::size_t i = 0; i < order.size(); ++i)
-  {
-    order[i] = i;
-  }
-  std::sort(order.begin(),
-    order.end(),
-    [&](std::size_t i, std::size_t j) { return boxes[i].Lo[axis] < boxes[j].Lo[axis]; });
-  unsigned __int128 covered = 0;
-  for (std::size_t n = 0; n < order.size(); ++n)
-  {
-    const Box& b = boxes[order[n]];
-    unsigned __int128 volume = 1;
-    for (int a = 0; a < 3; ++a)
-    {
-      volume *= static_cast<unsigned __int128>(b.Hi[a] - b.Lo[a]);
-    }
-    covered += volume;
-    for (std::size_t m = n + 1; m < order.size() && boxes[order[m]].Lo[axis] < b.Hi[axis]; ++m)
-    {
-      const Box& o = boxes[order[m]];
-      bool overlap = true;
-      Box common{};
-      for (int a = 0; a < 3; ++a)
-      {
-        common.Lo[a] = std::max(b.Lo[a], o.Lo[a]);
-        common.Hi[a] = std::min(b.Hi[a], o.Hi[a]);
-        overlap = overlap && common.Lo[a] < common.Hi[a];
-      }
-      if (overlap)
-      {
-        const std::size_t p = std::min(order[n], order[m]), q = std::max(order[n], order[m]);
-        return "pieces " + std::to_string(p) + " and " + std::to_string(q) + " overlap (" + unit +
-          "s " + axisRange(common, 0) + ", " + axisRange(common, 1) + ", " + axisRange(common, 2) +
-          ")";
-      }
-    }
-  }
-  const unsigned __int128 all = static_cast<unsigned __int128>(total[0]) *
-    static_cast<unsigned __int128>(total[1]) * static_cast<unsigned __int128>(total[2]);
-  if (covered != all)
-  {
-    // No overlap and every box inside: fewer cells covered than exist means a gap.
-    const unsigned __int128 missing = all - covered;
-    const bool small = missing <= std::numeric_limits<std::uint64_t>::max();
-    return (small ? std::to_string(static_cast<std::uint64_t>(missing))
-                  : std::string("more than 2^64")) +
-      " " + unit + "s of the image lie in no piece";
-  }
-  return std::string();
-}
-
-} // namespace
-
 std::string validatePieceTiling(const std::array<int, 3>& dimensions,
   const std::vector<int>& extents)
 {
@@ -121,14 +24,10 @@ std::string validatePieceTiling(const std::array<int, 3>& dimensions,
     return "the piece extents must hold 6 values for each of 1 to " + std::to_string(MaxPieces) +
       " pieces";
   }
-  // Every sample in exactly one piece (what the writer of coded pieces produces).
-  std::vector<Box> samples(pieces), cells(pieces);
-  long long total[3], cellTotal[3];
-  bool sharedLayers = true; // the pieces can be VTK's pieces sharing boundary layers
+  long long total[3];
   for (int a = 0; a < 3; ++a)
   {
     total[a] = dimensions[static_cast<std::size_t>(a)];
-    cellTotal[a] = total[a] > 1 ? total[a] - 1 : 1;
   }
   for (std::size_t p = 0; p < pieces; ++p)
   {
@@ -142,22 +41,17 @@ std::string validatePieceTiling(const std::array<int, 3>& dimensions,
           std::string(1, static_cast<char>('x' + a)) + " (extent " + std::to_string(lo) + ".." +
           std::to_string(hi) + " of 0.." + std::to_string(total[a] - 1) + ")";
       }
-      samples[p].Lo[a] = lo;
-      samples[p].Hi[a] = hi + 1;
-      // Shared boundary layers: the pieces' cells, not their samples, tile the image.
-      cells[p].Lo[a] = total[a] > 1 ? lo : 0;
-      cells[p].Hi[a] = total[a] > 1 ? hi : 1;
-      sharedLayers = sharedLayers && cells[p].Lo[a] < cells[p].Hi[a];
     }
   }
-  const std::string exact = tilingProblem(samples, total, true);
-  if (exact.empty() || (sharedLayers && tilingProblem(cells, cellTotal, false).empty()))
+  const int whole[6] = { 0, dimensions[0] - 1, 0, dimensions[1] - 1, 0, dimensions[2] - 1 };
+  const std::string problem = pieceTilingProblem(whole, extents);
+  if (problem.empty())
   {
     return std::string();
   }
-  return "the coded pieces do not tile the image (each sample must lie in exactly one piece, or "
-         "pieces may share only boundary layers): " +
-    exact;
+  return "the coded pieces do not tile the image (each sample must lie in a piece, and "
+         "neighbouring pieces may share only one boundary layer): " +
+    problem;
 }
 
 GridSpec GridDescription::spec() const

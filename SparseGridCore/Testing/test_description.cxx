@@ -223,4 +223,31 @@ TEST(Description, UnitCoordinatesMapOntoTheBox)
   EXPECT_FALSE(d.PhysicalToUnit(off, back, d.Tolerance()));
   EXPECT_EQ(back[1], 1.0);
 }
+
+TEST(Description, PiecesTileTheWholeExtent)
+{
+  const int whole[6] = { 2, 10, 0, 4, 5, 5 }; // 9 x 5 x 1 points, not starting at 0
+  std::vector<int> shared;
+  // Two slabs sharing the plane x = 6, and an empty piece (a process without data).
+  EXPECT_EQ(sparsegrid::pieceTilingProblem(
+              whole, { 2, 6, 0, 4, 5, 5, 0, -1, 0, -1, 0, -1, 6, 10, 0, 4, 5, 5 }, &shared),
+    "");
+  EXPECT_EQ(shared, (std::vector<int>{ 0, 2, 6, 6, 0, 4, 5, 5 }));
+  // Disjoint slabs: nothing shared.
+  shared.clear();
+  EXPECT_EQ(
+    sparsegrid::pieceTilingProblem(whole, { 7, 10, 0, 4, 5, 5, 2, 6, 0, 4, 5, 5 }, &shared), "");
+  EXPECT_TRUE(shared.empty());
+  // Two planes in common, a gap, a piece outside: refused, naming the pieces or the point.
+  EXPECT_NE(sparsegrid::pieceTilingProblem(whole, { 2, 7, 0, 4, 5, 5, 6, 10, 0, 4, 5, 5 })
+              .find("pieces 0 (x 2..7, y 0..4, z 5..5) and 1 (x 6..10, y 0..4, z 5..5) overlap in "
+                    "x 6..7, y 0..4, z 5..5"),
+    std::string::npos);
+  EXPECT_NE(sparsegrid::pieceTilingProblem(whole, { 2, 5, 0, 4, 5, 5, 7, 10, 0, 4, 5, 5 })
+              .find("no piece holds the point (6, 0, 5)"),
+    std::string::npos);
+  EXPECT_NE(sparsegrid::pieceTilingProblem(whole, { 2, 10, 0, 4, 5, 5, 1, 3, 0, 4, 5, 5 })
+              .find("piece 1 (x 1..3, y 0..4, z 5..5) lies outside"),
+    std::string::npos);
+}
 }

@@ -313,4 +313,176 @@ Status validate(const Description& d)
   return Status::Ok();
 }
 
+namespace
+{
+bool emptyExtent(const int* e)
+{
+  return e[1] < e[0] || e[3] < e[2] || e[5] < e[4];
+}
+
+std::string extentText(const int* e)
+{
+  return "x " + std::to_string(e[0]) + ".." + std::to_string(e[1]) + ", y " + std::to_string(e[2]) +
+    ".." + std::to_string(e[3]) + ", z " + std::to_string(e[4]) + ".." + std::to_string(e[5]);
+}
+
+/// The first point of `whole` that no piece covers (false: none). Pieces are cut into the cells
+/// between their boundaries, which stay few for any decomposition a simulation uses.
+bool findGap(const int whole[6], const std::vector<int>& extents, int point[3], bool& tooMany)
+{
+  const std::size_t pieces = extents.size() / 6;
+  std::vector<int> cuts[3];
+  for (int a = 0; a < 3; ++a)
+  {
+    cuts[a] = { whole[2 * a], whole[2 * a + 1] + 1 };
+    for (std::size_t p = 0; p < pieces; ++p)
+    {
+      const int* e = extents.data() + 6 * p;
+      if (!emptyExtent(e))
+      {
+        cuts[a].push_back(std::max(whole[2 * a], std::min(e[2 * a], whole[2 * a + 1] + 1)));
+        cuts[a].push_back(std::max(whole[2 * a], std::min(e[2 * a + 1] + 1, whole[2 * a + 1] + 1)));
+      }
+    }
+    std::sort(cuts[a].begin(), cuts[a].end());
+    cuts[a].erase(std::unique(cuts[a].begin(), cuts[a].end()), cuts[a].end());
+  }
+  const std::size_t n[3] = { cuts[0].size() - 1, cuts[1].size() - 1, cuts[2].size() - 1 };
+  tooMany = static_cast<double>(n[0]) * n[1] * n[2] > 64.0 * 1024 * 1024;
+  if (tooMany)
+  {
+    return false;
+  }
+  std::vector<unsigned char> covered(n[0] * n[1] * n[2], 0);
+  for (std::size_t p = 0; p < pieces; ++p)
+  {
+    const int* e = extents.data() + 6 * p;
+    if (emptyExtent(e))
+    {
+      continue;
+    }
+    std::size_t lo[3], hi[3];
+    for (int a = 0; a < 3; ++a)
+    {
+      lo[a] = static_cast<std::size_t>(
+        std::lower_bound(cuts[a].begin(), cuts[a].end(), e[2 * a]) - cuts[a].begin());
+      hi[a] = static_cast<std::size_t>(
+        std::lower_bound(cuts[a].begin(), cuts[a].end(), e[2 * a + 1] + 1) - cuts[a].begin());
+      hi[a] = std::min(hi[a], n[a]);
+    }
+    for (std::size_t k = lo[2]; k < hi[2]; ++k)
+    {
+      for (std::size_t j = lo[1]; j < hi[1]; ++j)
+      {
+        std::fill(covered.begin() + static_cast<std::ptrdiff_t>((k * n[1] + j) * n[0] + lo[0]),
+          covered.begin() + static_cast<std::ptrdiff_t>((k * n[1] + j) * n[0] + hi[0]),
+          1);
+      }
+    }
+  }
+  for (std::size_t c = 0; c < covered.size(); ++c)
+  {
+    if (!covered[c])
+    {
+      point[0] = cuts[0][c % n[0]];
+      point[1] = cuts[1][(c / n[0]) % n[1]];
+      point[2] = cuts[2][c / (n[0] * n[1])];
+      return true;
+    }
+  }
+  return false;
+}
+} // namespace
+
+std::string pieceTilingProblem(const int whole[6],
+  const std::vector<int>& extents,
+  std::vector<int>* shared)
+{
+  const std::size_t pieces = extents.size() / 6;
+  std::vector<std::size_t> order;
+  for (std::size_t p = 0; p < pieces; ++p)
+  {
+    const int* e = extents.data() + 6 * p;
+    if (emptyExtent(e))
+    {
+      continue;
+    }
+    for (int a = 0; a < 3; ++a)
+    {
+      if (e[2 * a] < whole[2 * a] || e[2 * a + 1] > whole[2 * a + 1])
+      {
+        return "piece " + std::to_string(p) + " (" + extentText(e) +
+          ") lies outside the whole extent (" + extentText(whole) + ")";
+      }
+    }
+    order.push_back(p);
+  }
+  int axis = 0;
+  std::size_t most = 0;
+  for (int a = 0; a < 3; ++a)
+  {
+    std::set<int> lows;
+    for (std::size_t p : order)
+    {
+      lows.insert(extents[6 * p + 2 * static_cast<std::size_t>(a)]);
+    }
+    if (lows.size() > most)
+    {
+      most = lows.size();
+      axis = a;
+    }
+  }
+  const auto low = [&](std::size_t p)
+  { return extents[6 * p + 2 * static_cast<std::size_t>(axis)]; };
+  std::stable_sort(
+    order.begin(), order.end(), [&](std::size_t i, std::size_t j) { return low(i) < low(j); });
+  for (std::size_t n = 0; n < order.size(); ++n)
+  {
+    for (std::size_t m = n + 1;
+         m < order.size() && low(order[m]) <= extents[6 * order[n] + 2 * axis + 1];
+         ++m)
+    {
+      const std::size_t p = std::min(order[n], order[m]), q = std::max(order[n], order[m]);
+      const int* e = extents.data() + 6 * p;
+      const int* f = extents.data() + 6 * q;
+      int box[6];
+      bool thin = false;
+      for (int a = 0; a < 3; ++a)
+      {
+        box[2 * a] = std::max(e[2 * a], f[2 * a]);
+        box[2 * a + 1] = std::min(e[2 * a + 1], f[2 * a + 1]);
+        thin = thin || (box[2 * a] == box[2 * a + 1] && whole[2 * a] < whole[2 * a + 1]);
+      }
+      if (emptyExtent(box))
+      {
+        continue;
+      }
+      if (!thin)
+      {
+        return "pieces " + std::to_string(p) + " (" + extentText(e) + ") and " + std::to_string(q) +
+          " (" + extentText(f) + ") overlap in " + extentText(box) +
+          ", more than the one layer of boundary points neighbouring pieces may share";
+      }
+      if (shared)
+      {
+        shared->insert(shared->end(), { static_cast<int>(p), static_cast<int>(q) });
+        shared->insert(shared->end(), box, box + 6);
+      }
+    }
+  }
+  int point[3];
+  bool tooMany = false;
+  if (findGap(whole, extents, point, tooMany))
+  {
+    return "no piece holds the point (" + std::to_string(point[0]) + ", " +
+      std::to_string(point[1]) + ", " + std::to_string(point[2]) + ") of the whole extent (" +
+      extentText(whole) + ")";
+  }
+  if (tooMany)
+  {
+    return "the pieces are too irregular to check that they cover the image";
+  }
+  return std::string();
+}
+
 } // namespace sparsegrid

@@ -511,10 +511,10 @@ TEST(SparseGridFileIntegrity, PiecesMustTileTheImage)
   EXPECT_EQ(sgf::validatePieceTiling({ { 9, 9, 9 } }, cube), "");
   // A gap, an overlap, a duplicate, a piece outside: refused, naming what is wrong.
   EXPECT_NE(sgf::validatePieceTiling(square, { 0, 7, 0, 16, 0, 0, 9, 16, 0, 16, 0, 0 })
-              .find("17 samples of the image lie in no piece"),
+              .find("no piece holds the point (8, 0, 0)"),
     std::string::npos);
   EXPECT_NE(sgf::validatePieceTiling(square, { 0, 9, 0, 16, 0, 0, 8, 16, 0, 16, 0, 0 })
-              .find("pieces 0 and 1 overlap (samples x 8..9, y 0..16, z 0..0)"),
+              .find("overlap in x 8..9, y 0..16, z 0..0"),
     std::string::npos);
   EXPECT_NE(
     sgf::validatePieceTiling(square, { 0, 16, 0, 16, 0, 0, 0, 16, 0, 16, 0, 0 }).find("overlap"),

@@ -130,6 +130,20 @@ struct Description
  */
 [[nodiscard]] Status validate(const Description& description);
 
+/**
+ * Whether image pieces tile the whole extent `whole` (x0, x1, y0, y1, z0, z1, inclusive) as VTK's
+ * pieces do: each inside `whole`, together covering every point, two of them sharing at most one
+ * layer of points (the boundary points that neighbouring pieces share). `extents` holds 6 values
+ * per piece; an empty piece (an upper end below its lower end) is passed over. Empty when they
+ * tile, otherwise what is wrong, naming the pieces by their index. `shared`, when given, receives
+ * for each pair of pieces that share points their indices p < q and the shared box (8 values).
+ * Pairs are found along the axis with the most distinct lower ends, so a regular split of P
+ * pieces costs about P^1.5 comparisons.
+ */
+std::string pieceTilingProblem(const int whole[6],
+  const std::vector<int>& extents,
+  std::vector<int>* shared = nullptr);
+
 } // namespace sparsegrid
 
 #endif
