@@ -75,12 +75,18 @@ def inspect(stream):
     if stream[:4] != MAGIC:
         raise StreamError("magic SGCZ missing")
     version, vtype, flags = struct.unpack_from("<HBB", stream, 4)
-    if version not in (1, 2):
+    if version not in (1, 2, 3):
         raise StreamError("unsupported version %d" % version)
     # Version 1: linear prediction, axes in index order, one quantiser for all levels.
     fixed, entry = (56, 16) if version == 1 else (64, 24)
     order, cubic = (0, 1, 2), False
-    if version == 2:
+    # Version 3: raw values that may be special (flags 1), or a mask section of M bytes before
+    # the header's checksum (flags 2).
+    (mask_bytes,) = struct.unpack_from("<I", stream, 60) if version == 3 else (0,)
+    if version == 3 and not ((flags == 1 and mask_bytes == 0) or
+                             (flags == 2 and mask_bytes >= 16 and mask_bytes % 4 == 0)):
+        raise StreamError("invalid flags or mask section size")
+    if version >= 2:
         order = tuple(stream[56:59])
         cubic = stream[59] == 1
         if sorted(order) != [0, 1, 2] or stream[59] > 1:
@@ -93,7 +99,7 @@ def inspect(stream):
     level_end, level_bound, level_quant = [], [], []
     for k in range(levels):
         e, b = struct.unpack_from("<Qd", stream, fixed + entry * k)
-        (qb,) = struct.unpack_from("<d", stream, fixed + entry * k + 16) if version == 2 else (bound,)
+        (qb,) = struct.unpack_from("<d", stream, fixed + entry * k + 16) if version >= 2 else (bound,)
         if not 0 < qb <= bound:
             raise StreamError("level %d: quantiser bound %r outside (0, bound]" % (k, qb))
         level_end.append(e)
@@ -102,14 +108,70 @@ def inspect(stream):
     table_pos = fixed + entry * levels
     (count,) = struct.unpack_from("<I", stream, table_pos)
     lengths = np.frombuffer(stream, np.uint8, count, table_pos + 4)
-    header = (table_pos + 4 + count + 3) // 4 * 4 + 4
+    header = (table_pos + 4 + count + 3) // 4 * 4 + mask_bytes + 4
     (checksum,) = struct.unpack_from("<I", stream, header - 4)
     if checksum != _fnv1a(stream[: header - 4]):
         raise StreamError("header checksum mismatch")
-    return dict(version=version, dtype=np.float32 if vtype == 1 else np.float64, raw=bool(flags & 1),
+    dtype = np.float32 if vtype == 1 else np.float64
+    runs = _mask_runs(stream[header - 4 - mask_bytes:header - 4], dims, dtype) if mask_bytes else []
+    return dict(version=version, dtype=dtype, raw=bool(flags & 1),
                 dims=dims, bound=bound, levels=levels, level_end=level_end,
                 level_bound=level_bound, level_quant=level_quant, order=order, cubic=cubic,
-                lengths=lengths, header_bytes=header)
+                lengths=lengths, header_bytes=header, special_runs=runs)
+
+
+def _varints(data, at):
+    """The unsigned LEB128 varint at data[at]: (value, next position)."""
+    value, shift = 0, 0
+    while True:
+        if at >= len(data) or shift > 63:
+            raise StreamError("mask section: truncated or overlong varint")
+        b = data[at]
+        at += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, at
+
+
+def _mask_runs(section, dims, dtype):
+    """[(first voxel, count, value)] of the mask section: S, P, R, P values, R program bytes; the
+    program is (repeat, plane)... over z, plane = (repeat, row)... over y, row = m runs of
+    (gap, length[, palette entry where P > 1])."""
+    specials, palette_size, program_bytes = struct.unpack_from("<QII", section, 0)
+    vsize = np.dtype(dtype).itemsize
+    palette = np.frombuffer(section, dtype, palette_size, 16)
+    program = section[16 + vsize * palette_size:16 + vsize * palette_size + program_bytes]
+    nx, ny, nz = dims
+    runs, at, z = [], 0, 0
+    while z < nz:
+        plane_repeat, at = _varints(program, at)
+        plane_at = at
+        for pz in range(plane_repeat):
+            at, y = plane_at, 0
+            while y < ny:
+                row_repeat, at = _varints(program, at)
+                row_at = at
+                for py in range(row_repeat):
+                    at = row_at
+                    m, at = _varints(program, at)
+                    x = 0
+                    for _ in range(m):
+                        gap, at = _varints(program, at)
+                        length, at = _varints(program, at)
+                        entry = 0
+                        if palette_size > 1:
+                            entry, at = _varints(program, at)
+                        x += gap
+                        if length < 1 or x + length > nx or entry >= palette_size:
+                            raise StreamError("mask section: a run outside its row or palette")
+                        runs.append((x + nx * ((y + py) + ny * (z + pz)), length, palette[entry]))
+                        x += length
+                y += row_repeat
+        z += plane_repeat
+    if at != len(program) or sum(r[1] for r in runs) != specials or z != nz:
+        raise StreamError("mask section: inconsistent program")
+    return runs
 
 
 def _canonical(lengths):
@@ -259,4 +321,8 @@ def decode(stream, level_of_detail=-1):
                 if code_begin <= i < code_begin + size:
                     flat[i - code_begin] = v
             rec[target] = values
+    # Special voxels (version 3) replace whatever the levels reconstructed there.
+    flat = rec.reshape(-1)
+    for first, count, value in info["special_runs"]:
+        flat[first:first + count] = value
     return rec
