@@ -93,7 +93,8 @@ struct ErrorWorker
     const T* decoded,
     std::size_t n,
     sparsegrid::ErrorSums* sums,
-    long double* largest) const
+    long double* largest,
+    const sparsegrid::codec::SpecialValues* specials) const
   {
     const auto values = vtk::DataArrayValueRange(array);
     const std::size_t nc = static_cast<std::size_t>(array->GetNumberOfComponents());
@@ -101,6 +102,10 @@ struct ErrorWorker
     for (std::size_t v = 0; v < n; ++v)
     {
       const auto original = values[v * nc + static_cast<std::size_t>(component)];
+      if (specials && specials->contains(static_cast<T>(original)))
+      {
+        continue; // kept bit for bit by the codec, outside the metrics
+      }
       const long double e =
         std::fabs(static_cast<long double>(original) - static_cast<long double>(decoded[v]));
       worst = e > worst ? e : worst;
@@ -118,7 +123,8 @@ struct ErrorWorker
  * of `original`, read in the original's own type: the difference is taken in long double, which
  * holds every value of every VTK numeric type (64-bit integers included), so no conversion to
  * the codec's type hides part of the error. `largest` is raised to the largest difference;
- * `sums` (optional) receives the pairs for RMSE and PSNR.
+ * `sums` (optional) receives the pairs for RMSE and PSNR. Voxels whose original is one of
+ * `specials` (optional) are left out: the codec keeps them bit for bit.
  */
 template<typename T>
 void MeasureError(vtkDataArray* original,
@@ -126,12 +132,14 @@ void MeasureError(vtkDataArray* original,
   const T* decoded,
   std::size_t n,
   sparsegrid::ErrorSums* sums,
-  long double& largest)
+  long double& largest,
+  const sparsegrid::codec::SpecialValues* specials = nullptr)
 {
   ErrorWorker<T> worker;
-  if (!vtkArrayDispatch::Dispatch::Execute(original, worker, component, decoded, n, sums, &largest))
+  if (!vtkArrayDispatch::Dispatch::Execute(
+        original, worker, component, decoded, n, sums, &largest, specials))
   {
-    worker(original, component, decoded, n, sums, &largest);
+    worker(original, component, decoded, n, sums, &largest, specials);
   }
 }
 

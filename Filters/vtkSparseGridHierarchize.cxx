@@ -404,11 +404,13 @@ struct CodedJob
   int PieceDims[3] = { 0, 0, 0 }; ///< samples of this piece per image axis (0: no piece)
   int Mode = vtkSparseGridHierarchize::BOUND_RELATIVE;
   double Bound = 1e-3;
+  sparsegrid::codec::SpecialValues Specials; ///< kept bit for bit, outside the bound and metrics
   vtkSparseGridExecution* Exec = nullptr;
   vtkMultiProcessController* Controller = nullptr;
 
   // results
   std::vector<double> AbsoluteBound, MaxAbsError, RMSE, PSNR;
+  double SpecialVoxels = 0; ///< over every array and process
   /// Per array, the max error of a decode of levels 1..k for every k (Description's
   /// LevelMaxAbsError, one row per array, each as long as its streams' levels).
   std::vector<std::vector<double>> LevelMaxAbsError;
@@ -518,28 +520,39 @@ Outcome RunCoded(CodedJob& job)
       hasPiece ? vtkSparseGridArrays::ContiguousValues<T>(job.Arrays[i], storage) : nullptr;
     layout.stride = static_cast<std::uint64_t>(nc);
 
-    // 1. The value range of the whole array (all components, all processes): the relative
-    // bound's reference, and the NaN/Inf check.
+    // 1. The value range of the whole array (all components, all processes) over its voxels
+    // that are not special (NaN, Inf, the fill value): the relative bound's reference.
     double range[2] = { -std::numeric_limits<double>::infinity(),
       -std::numeric_limits<double>::infinity() }; // max, -min
     sparsegrid::Status status;
+    double specials = 0;
     for (int c = 0; c < nc && hasPiece && status.ok(); ++c)
     {
       double lo = 0, hi = 0;
-      status = sparsegrid::codec::valueRange(values + c, layout, lo, hi, job.Exec->Options());
+      std::uint64_t count = 0;
+      status = sparsegrid::codec::valueRange(
+        values + c, layout, job.Specials, lo, hi, count, job.Exec->Options());
       range[0] = std::max(range[0], hi);
       range[1] = std::max(range[1], -lo);
+      specials += static_cast<double>(count);
     }
     Outcome outcome = check("array '" + name + "'", status);
     if (outcome != Outcome::Done)
     {
       return outcome;
     }
-    double global[2];
-    if (!vtkSparseGridParallel::MaxAll(job.Controller, range, global, 2))
+    double global[2], allSpecials = specials;
+    if (!vtkSparseGridParallel::MaxAll(job.Controller, range, global, 2) ||
+      (job.Controller &&
+        !vtkSparseGridParallel::SumAll(job.Controller, &specials, &allSpecials, 1)))
     {
       job.Error = "reducing the value range over the processes failed";
       return Outcome::Failed;
+    }
+    job.SpecialVoxels += allSpecials;
+    if (!(global[0] >= -global[1]))
+    {
+      global[0] = global[1] = 0; // every voxel is special: any bound keeps the (no) others
     }
     const double width = global[0] + global[1];
     double bound =
@@ -580,7 +593,8 @@ Outcome RunCoded(CodedJob& job)
       sparsegrid::ExecutionReport report;
       const auto start = Clock::now();
       status = hasPiece
-        ? sparsegrid::codec::encode(values + c, layout, bound, stream, job.Exec->Options(), &report)
+        ? sparsegrid::codec::encode(
+            values + c, layout, bound, job.Specials, stream, job.Exec->Options(), &report)
         : sparsegrid::Status();
       job.Seconds += std::chrono::duration<double>(Clock::now() - start).count();
       if ((outcome = check("coding '" + name + "'", status)) != Outcome::Done)
@@ -603,7 +617,7 @@ Outcome RunCoded(CodedJob& job)
         // Against the input array itself, not the copy converted to the codec's type.
         long double full = 0;
         vtkSparseGridArrays::MeasureError(
-          job.Arrays[i], c, decoded.data(), voxels, &partials, full);
+          job.Arrays[i], c, decoded.data(), voxels, &partials, full, &job.Specials);
         largest = std::max(largest, full);
         status = vtkSparseGridArrays::MeasureLevels(values + c,
           static_cast<std::size_t>(nc),
@@ -753,6 +767,14 @@ Outcome CompressErrorBounded(CodedJob& job,
   info.Backend = job.Exec->BackendUsed();
   info.BackendNote = job.Exec->Note();
   info.Summary = vtkSparseGridRepresentation::MakeSummary(info);
+  if (job.SpecialVoxels > 0)
+  {
+    std::ostringstream os;
+    os << "; " << static_cast<std::uint64_t>(job.SpecialVoxels)
+       << " special voxel values (NaN, Inf, fill value) kept exactly, outside the bound and the "
+          "metrics";
+    info.Summary += os.str();
+  }
   const int rank = job.Controller ? job.Controller->GetLocalProcessId() : 0;
   if (piece == 0 && rank == 0)
   {
@@ -1367,6 +1389,8 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     CodedJob coded;
     coded.Mode = this->ErrorBoundMode;
     coded.Bound = this->ErrorBound;
+    coded.Specials.useFillValue = this->UseFillValue;
+    coded.Specials.fillValue = this->FillValue;
     coded.Exec = &exec;
     coded.Controller = controller;
     const Outcome outcome = CompressErrorBounded(
@@ -1467,6 +1491,8 @@ void vtkSparseGridHierarchize::PrintSelf(ostream& os, vtkIndent indent)
     os << " " << name;
   }
   os << "\n";
+  os << indent << "UseFillValue: " << this->UseFillValue << "\n";
+  os << indent << "FillValue: " << this->FillValue << "\n";
   os << indent << "Level: " << this->Level << "\n";
   os << indent << "LevelLimits: " << this->LevelLimits[0] << " " << this->LevelLimits[1] << " "
      << this->LevelLimits[2] << "\n";

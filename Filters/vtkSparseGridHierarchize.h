@@ -88,6 +88,20 @@ public:
 
   ///@{
   /**
+   * Error-bounded compression keeps NaN, +Inf and -Inf bit for bit and, with UseFillValue, the
+   * voxels equal to FillValue (in the precision's type); the bound, the value range of a
+   * relative bound and the metrics (max error, RMSE, PSNR) cover the other voxels, and the
+   * summary says how many were kept. Off (the fixed-level sparse grid) refuses NaN and Inf.
+   */
+  vtkSetMacro(UseFillValue, bool);
+  vtkGetMacro(UseFillValue, bool);
+  vtkBooleanMacro(UseFillValue, bool);
+  vtkSetMacro(FillValue, double);
+  vtkGetMacro(FillValue, double);
+  ///@}
+
+  ///@{
+  /**
    * Names of the point arrays to compress. When none is given, the active point scalars are
    * compressed.
    */
@@ -216,6 +230,8 @@ protected:
 
   int ErrorBoundMode = BOUND_RELATIVE;
   double ErrorBound = 1e-3;
+  bool UseFillValue = false;
+  double FillValue = 0;
   int Level = 0;
   int LevelLimits[3] = { 0, 0, 0 };
   bool Boundary = true;

@@ -613,8 +613,11 @@ vtkSparseGridProbe::Result vtkSparseGridProbe::Conclude(Result probed,
     probed = Result::Failed;
   }
   // Finite coefficients can still sum past the precision's range (a damaged file, or data at
-  // the float limit): a clear error, never an image of Inf.
-  for (std::size_t i = 0; probed == Result::Done && i < contents.Info.ArrayNames.size(); ++i)
+  // the float limit): a clear error, never an image of Inf. (Error-bounded streams keep the
+  // NaN/Inf voxels of their input, and the codec checks its own values.)
+  const bool coded = contents.Info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded;
+  for (std::size_t i = 0; probed == Result::Done && !coded && i < contents.Info.ArrayNames.size();
+       ++i)
   {
     const std::string& name = contents.Info.ArrayNames[i];
     const sparsegrid::Status status =

@@ -354,9 +354,8 @@ TEST(SparseGridFilters, ErrorBoundAbortAndBadSettings)
     vtkNew<sgtest::Catcher> catcher;
     catcher->Watch(hierarchize);
     hierarchize->Update();
-    SG_CHECK(catcher->Errors > 0 && catcher->ErrorText.find("NaN") != std::string::npos,
-      "NaN refused: %s",
-      catcher->ErrorText.c_str());
+    // NaN is kept exactly by the error-bounded modes (ErrorBoundKeepsSpecialVoxels).
+    SG_CHECK(catcher->Errors == 0, "NaN kept, not refused: %s", catcher->ErrorText.c_str());
   }
 }
 
@@ -482,5 +481,96 @@ TEST(SparseGridFilters, ResampleGeometryInTheInformationPass)
     }
     resample->Update();
     SG_CHECK(resample->GetOutput()->GetNumberOfPoints() == 13 * 7 * 5, "the image follows");
+  }
+}
+
+// NaN, Inf and a fill value are kept exactly by the error-bounded modes; the bound, the relative
+// bound's range and the metrics cover the other voxels; the summary counts the kept ones; the
+// fixed-level mode still refuses NaN (TestErrors.cxx).
+TEST(SparseGridFilters, ErrorBoundKeepsSpecialVoxels)
+{
+  const int dims[3] = { 19, 13, 7 };
+  const double origin[3] = { 0, 0, 0 };
+  const double spacing[3] = { 1, 1, 1 };
+  for (int type : { VTK_FLOAT, VTK_DOUBLE })
+  {
+    auto image = sgtest::MakeImage(dims, origin, spacing, "v", 2, Rough, type);
+    vtkDataArray* original = image->GetPointData()->GetArray("v");
+    const vtkIdType n = original->GetNumberOfTuples();
+    for (vtkIdType t = 0; t < n; t += 37)
+    {
+      original->SetComponent(t, 0, std::numeric_limits<double>::quiet_NaN());
+    }
+    original->SetComponent(5, 1, std::numeric_limits<double>::infinity());
+    original->SetComponent(6, 1, -std::numeric_limits<double>::infinity());
+    for (vtkIdType t = 0; t < dims[0]; ++t)
+    {
+      original->SetComponent(t, 1, -9999.0); // the first row: fill value
+    }
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (vtkIdType t = 0; t < n; ++t)
+    {
+      for (int c = 0; c < 2; ++c)
+      {
+        const double a = original->GetComponent(t, c);
+        if (std::isfinite(a) && a != -9999.0)
+        {
+          lo = std::min(lo, a);
+          hi = std::max(hi, a);
+        }
+      }
+    }
+    const double range = hi - lo;
+    vtkNew<vtkSparseGridHierarchize> hierarchize;
+    hierarchize->SetInputData(image);
+    hierarchize->SetErrorBound(1e-3);
+    hierarchize->SetUseFillValue(true);
+    hierarchize->SetFillValue(-9999.0);
+    vtkNew<sgtest::Catcher> catcher;
+    catcher->Watch(hierarchize);
+    hierarchize->Update();
+    SG_CHECK(catcher->Errors == 0, "%s", catcher->ErrorText.c_str());
+    vtkPolyData* out = hierarchize->GetOutput();
+    const double bound = sgtest::FieldValue(out, "SparseGrid.AbsoluteErrorBound");
+    SG_CHECK(std::abs(bound - 1e-3 * range) <= 1e-9 * bound,
+      "the relative bound uses the range of the ordinary voxels (%g vs %g)",
+      bound,
+      1e-3 * range);
+    auto decoded = Decompress(hierarchize);
+    vtkDataArray* result = decoded->GetPointData()->GetArray("v");
+    std::size_t specials = 0;
+    double worst = 0;
+    for (vtkIdType t = 0; t < n; ++t)
+    {
+      for (int c = 0; c < 2; ++c)
+      {
+        const double a = original->GetComponent(t, c), b = result->GetComponent(t, c);
+        if (std::isnan(a) || std::isinf(a) || a == -9999.0)
+        {
+          ++specials;
+          SG_CHECK((std::isnan(a) && std::isnan(b)) || a == b,
+            "special voxel %lld/%d: %g decoded as %g",
+            static_cast<long long>(t),
+            c,
+            a,
+            b);
+          continue;
+        }
+        worst = std::max(worst, std::abs(a - b));
+      }
+    }
+    SG_CHECK(worst <= bound, "max error %g > bound %g", worst, bound);
+    const double reported = sgtest::FieldValue(out, "SparseGrid.MaxAbsError");
+    SG_CHECK(std::isfinite(reported) && std::abs(reported - worst) <= 1e-12 * std::max(1.0, worst),
+      "reported max error %g, measured %g",
+      reported,
+      worst);
+    SG_CHECK(std::isfinite(sgtest::FieldValue(out, "SparseGrid.RMSE")), "finite RMSE");
+    auto* summary = vtkStringArray::SafeDownCast(out->GetFieldData()->GetAbstractArray(0));
+    SG_CHECK(summary &&
+        summary->GetValue(0).find(std::to_string(specials) + " special") != std::string::npos,
+      "the summary counts %zu special voxels: %s",
+      specials,
+      summary ? summary->GetValue(0).c_str() : "none");
   }
 }
