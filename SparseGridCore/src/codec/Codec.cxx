@@ -287,6 +287,7 @@ Status encodeMasked(const T* values,
   contiguous.stride = 1;
   const T* filled = masked.filled.data();
   const format::Scheme scheme = hostScheme(filled, contiguous, absoluteBound);
+  detail::predictSpecials(masked, contiguous.dims.data(), scheme, options);
   statistics = EncodeStatistics();
   st = sparsegrid::detail::runWithFallback(
     options,

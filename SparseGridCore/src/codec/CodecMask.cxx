@@ -2,6 +2,8 @@
 // (building, checking, walking) and the version-3 stream around it (see CodecMask.h).
 #include "CodecMask.h"
 
+#include "CodecCpu.h"
+
 #include "../Internal.h"
 
 #include <algorithm>
@@ -175,13 +177,13 @@ const std::uint8_t* maskOf(const std::uint8_t* stream, const StreamInfo& info)
 }
 
 /// Linear interpolation over the voxels of one line (n voxels, `step` apart) whose state is 1,
-/// between the nearest voxels of state 0 (copies of the nearest one at the line's ends); lines
-/// without a voxel of state 0 stay as they are. Filled voxels get state 0.
+/// between the nearest voxels of another state (copies of the nearest one at the line's ends);
+/// lines without such a voxel stay as they are. Filled voxels get state 2.
 template<typename T>
 void fillLine(T* v, std::uint8_t* state, std::uint64_t n, std::uint64_t step)
 {
   std::uint64_t first = 0;
-  while (first < n && state[first * step])
+  while (first < n && state[first * step] == 1)
   {
     ++first;
   }
@@ -192,12 +194,12 @@ void fillLine(T* v, std::uint8_t* state, std::uint64_t n, std::uint64_t step)
   for (std::uint64_t i = 0; i < first; ++i)
   {
     v[i * step] = v[first * step];
-    state[i * step] = 0;
+    state[i * step] = 2;
   }
   std::uint64_t last = first;
   for (std::uint64_t i = first + 1; i < n; ++i)
   {
-    if (state[i * step])
+    if (state[i * step] == 1)
     {
       continue;
     }
@@ -211,7 +213,7 @@ void fillLine(T* v, std::uint8_t* state, std::uint64_t n, std::uint64_t step)
         const double t = static_cast<double>(j - last) / span;
         const T value = static_cast<T>(a * (1.0 - t) + b * t);
         v[j * step] = std::isfinite(value) ? value : v[last * step];
-        state[j * step] = 0;
+        state[j * step] = 2;
       }
     }
     last = i;
@@ -219,7 +221,7 @@ void fillLine(T* v, std::uint8_t* state, std::uint64_t n, std::uint64_t step)
   for (std::uint64_t i = last + 1; i < n; ++i)
   {
     v[i * step] = v[last * step];
-    state[i * step] = 0;
+    state[i * step] = 2;
   }
 }
 
@@ -254,9 +256,10 @@ void fillSpecials(T* v,
   const std::uint64_t voxels = n0 * n1 * n2;
   for (std::uint64_t i = 0; i < voxels; ++i)
   {
-    if (state[i])
+    if (state[i] == 1)
     {
       v[i] = T(0);
+      state[i] = 2;
     }
   }
 }
@@ -579,11 +582,12 @@ Status maskSpecials(const T* values,
         v[i] = values[i * layout.stride];
       }
     });
-  std::vector<std::uint8_t> state(static_cast<std::size_t>(voxels), 0);
+  out.special.assign(static_cast<std::size_t>(voxels), 0);
+  std::uint8_t* state = out.special.data();
   std::vector<std::uint8_t> program;
   std::vector<BitsOf<T>> palette;
-  buildProgram(v, layout.dims.data(), specials, state.data(), program, palette, out.specialVoxels);
-  fillSpecials(v, state.data(), layout.dims.data(), options);
+  buildProgram(v, layout.dims.data(), specials, state, program, palette, out.specialVoxels);
+  fillSpecials(v, state, layout.dims.data(), options);
   const std::uint64_t used = format::MaskFixedBytes + palette.size() * sizeof(T) + program.size();
   if (program.size() >= (std::uint64_t(1) << 32) || palette.size() >= (std::uint64_t(1) << 32) ||
     used >= (std::uint64_t(1) << 31))
@@ -606,6 +610,47 @@ Status maskSpecials(const T* values,
       s + format::MaskFixedBytes + palette.size() * sizeof(T), program.data(), program.size());
   }
   return Status::Ok();
+}
+
+template<typename T>
+void predictSpecials(MaskedInput<T>& masked,
+  const std::uint64_t dims[3],
+  const format::Scheme& scheme,
+  const ExecutionOptions& options)
+{
+  format::Plan plan;
+  plan.build(dims, scheme);
+  T* r = masked.filled.data();
+  const std::uint8_t* special = masked.special.data();
+  const std::uint64_t n0 = plan.dims[0];
+  const std::uint64_t axisStride[3] = { 1, n0, n0 * plan.dims[1] };
+  for (int pi = 1; pi < plan.passCount; ++pi) // the anchors (pass 0) keep their linear fill
+  {
+    const format::Pass& p = plan.passes[pi];
+    const std::uint64_t off = p.gap * axisStride[p.axis];
+    const std::uint64_t na = plan.dims[p.axis];
+    forEachRow(options,
+      plan,
+      p,
+      [&](std::uint64_t, std::uint64_t i1, std::uint64_t i2, std::uint64_t base)
+      {
+        for (std::uint64_t j0 = 0; j0 < p.count[0]; ++j0)
+        {
+          const std::uint64_t i0 = p.start[0] + j0 * p.step[0];
+          const std::uint64_t idx = base + i0;
+          if (!special[idx])
+          {
+            continue;
+          }
+          const std::uint64_t ia = p.axis == 0 ? i0 : (p.axis == 1 ? i1 : i2);
+          const T pred = format::predictAlong<T>(r, idx, off, ia, p.gap, na, scheme.cubic);
+          if (std::isfinite(pred))
+          {
+            r[idx] = pred;
+          }
+        }
+      });
+  }
 }
 
 template<typename T>
@@ -677,6 +722,8 @@ Status addMask(std::vector<std::uint8_t>& stream,
     const T*, const Layout&, const SpecialValues&, const ExecutionOptions&);                       \
   template Status maskSpecials<T>(                                                                 \
     const T*, const Layout&, const SpecialValues&, MaskedInput<T>&, const ExecutionOptions&);      \
+  template void predictSpecials<T>(                                                                \
+    MaskedInput<T>&, const std::uint64_t*, const format::Scheme&, const ExecutionOptions&);        \
   template Status addMask<T>(                                                                      \
     std::vector<std::uint8_t>&, const MaskedInput<T>&, const T*, const Layout&, bool&);
 SPARSEGRID_CODEC_MASK_INSTANTIATE(float)

@@ -67,11 +67,12 @@ std::uint64_t countSpecials(const T* values,
 
 /// What the encoder codes instead of values with special voxels: the field with each special
 /// voxel replaced (linear interpolation between the nearest ordinary voxels along x, else along
-/// y, else along z, else 0), and the mask section that puts them back.
+/// y, else along z, else 0), and the mask section that puts them back; `special` flags them.
 template<typename T>
 struct MaskedInput
 {
   std::vector<T> filled;
+  std::vector<std::uint8_t> special;
   std::vector<std::uint8_t> section;
   std::uint64_t specialVoxels = 0;
 };
@@ -80,6 +81,16 @@ Status maskSpecials(const T* values,
   const Layout& layout,
   const SpecialValues& specials,
   MaskedInput<T>& out,
+  const ExecutionOptions& options);
+
+/// Once the scheme is chosen (from the linearly filled field): each special voxel, pass by pass
+/// in coding order, becomes the scheme's prediction from the voxels before it, so that its
+/// residual is about the difference between predicting from the input and from the
+/// reconstruction (mostly a zero code) instead of the linear fill's.
+template<typename T>
+void predictSpecials(MaskedInput<T>& masked,
+  const std::uint64_t dims[3],
+  const format::Scheme& scheme,
   const ExecutionOptions& options);
 
 /// Turns `stream`, the coded (version 2) stream of masked.filled, into the version-3 stream with
