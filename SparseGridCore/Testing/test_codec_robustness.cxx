@@ -1,12 +1,14 @@
 // Fuzz-style robustness of the codec's decoder: random byte corruptions, truncations and garbage
 // must give an error status (or, where a corruption only changes coded values, a successful
 // decode), never a crash, a hang or an out-of-bounds access (run it under ASan to see the latter).
-// Header corruptions are always detected (the header carries a checksum).
+// Header corruptions are always detected (the header carries a checksum). Streams with NaN/Inf
+// voxels (a mask section in the header) are among the sources.
 #include <sparsegrid/codec.h>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -16,7 +18,10 @@ namespace codec = sparsegrid::codec;
 using sparsegrid::ErrorCode;
 
 template<typename T>
-std::vector<std::uint8_t> validStream(const codec::Layout& layout, double bound, bool noisy)
+std::vector<std::uint8_t> validStream(const codec::Layout& layout,
+  double bound,
+  bool noisy,
+  bool special = false)
 {
   std::mt19937 rng(5);
   std::normal_distribution<double> noise(0.0, 1.0);
@@ -26,6 +31,10 @@ std::vector<std::uint8_t> validStream(const codec::Layout& layout, double bound,
   {
     v[i] = static_cast<T>(
       std::sin(0.05 * double(i)) * 10 + (noisy ? noise(rng) : 0.0) + (i % 97 == 0 ? 1e12 : 0.0));
+    if (special && (i % 53 == 0 || i < layout.dims[0]))
+    {
+      v[i] = i % 2 ? std::numeric_limits<T>::quiet_NaN() : -std::numeric_limits<T>::infinity();
+    }
   }
   std::vector<std::uint8_t> stream;
   EXPECT_TRUE(codec::encode(v.data(), layout, bound, stream).ok());
@@ -58,6 +67,7 @@ struct Source
   double bound;
   bool noisy;
   bool isDouble;
+  bool special = false;
 };
 
 std::vector<Source> sources()
@@ -73,6 +83,8 @@ std::vector<Source> sources()
   codec::Layout c;
   c.dims = { 17, 17, 17 };
   s.push_back({ c, 1e-1, false, false });
+  s.push_back({ a, 1e-2, true, false, true });
+  s.push_back({ c, 1e-1, false, true, true });
   return s;
 }
 
@@ -82,8 +94,12 @@ TEST(CodecRobustness, RandomCorruptionsNeverCrash)
   int trials = 0, errors = 0;
   for (const Source& src : sources())
   {
-    const auto stream = src.isDouble ? validStream<double>(src.layout, src.bound, src.noisy)
-                                     : validStream<float>(src.layout, src.bound, src.noisy);
+    const auto stream = src.isDouble
+      ? validStream<double>(src.layout, src.bound, src.noisy, src.special)
+      : validStream<float>(src.layout, src.bound, src.noisy, src.special);
+    codec::StreamInfo info;
+    ASSERT_TRUE(codec::inspect(stream.data(), stream.size(), info).ok());
+    EXPECT_EQ(info.maskBytes > 0, src.special); // the coded streams with NaN carry a mask
     for (int t = 0; t < 400; ++t)
     {
       auto bad = stream;
@@ -111,19 +127,23 @@ TEST(CodecRobustness, HeaderCorruptionsAreAlwaysDetected)
 {
   codec::Layout layout;
   layout.dims = { 33, 17, 5 };
-  const auto stream = validStream<float>(layout, 1e-3, true);
-  codec::StreamInfo info;
-  ASSERT_TRUE(codec::inspect(stream.data(), stream.size(), info).ok());
-  for (std::size_t byte = 0; byte < info.headerBytes; ++byte)
+  for (bool special : { false, true })
   {
-    for (int bit = 0; bit < 8; ++bit)
+    const auto stream = validStream<float>(layout, special ? 0.5 : 1e-3, true, special);
+    codec::StreamInfo info;
+    ASSERT_TRUE(codec::inspect(stream.data(), stream.size(), info).ok());
+    EXPECT_EQ(info.maskBytes > 0, special);
+    for (std::size_t byte = 0; byte < info.headerBytes; ++byte)
     {
-      auto bad = stream;
-      bad[byte] ^= static_cast<std::uint8_t>(1u << bit);
-      codec::StreamInfo i2;
-      const auto st = codec::inspect(bad.data(), bad.size(), i2);
-      ASSERT_FALSE(st.ok()) << "byte " << byte << " bit " << bit;
-      EXPECT_EQ(st.code(), ErrorCode::InvalidArgument);
+      for (int bit = 0; bit < 8; ++bit)
+      {
+        auto bad = stream;
+        bad[byte] ^= static_cast<std::uint8_t>(1u << bit);
+        codec::StreamInfo i2;
+        const auto st = codec::inspect(bad.data(), bad.size(), i2);
+        ASSERT_FALSE(st.ok()) << "byte " << byte << " bit " << bit;
+        EXPECT_EQ(st.code(), ErrorCode::InvalidArgument);
+      }
     }
   }
 }
@@ -132,8 +152,9 @@ TEST(CodecRobustness, EveryTruncationIsRefused)
 {
   for (const Source& src : sources())
   {
-    const auto stream = src.isDouble ? validStream<double>(src.layout, src.bound, src.noisy)
-                                     : validStream<float>(src.layout, src.bound, src.noisy);
+    const auto stream = src.isDouble
+      ? validStream<double>(src.layout, src.bound, src.noisy, src.special)
+      : validStream<float>(src.layout, src.bound, src.noisy, src.special);
     const std::size_t n = src.layout.dims[0] * src.layout.dims[1] * src.layout.dims[2];
     std::vector<double> out(n);
     for (std::size_t len = 0; len < stream.size(); len += 1 + len / 50)
