@@ -225,8 +225,96 @@ void fillLine(T* v, std::uint8_t* state, std::uint64_t n, std::uint64_t step)
   }
 }
 
-/// Fills the voxels of state 1 along x, then (lines without any other voxel) along y, then z;
-/// what is left (every voxel special) becomes 0.
+/// Adds to v and count, for each special voxel (state 1) of one line (n voxels, `step` apart), the
+/// line's estimate of it: the linear interpolation between the nearest ordinary voxels (state 0)
+/// on both sides; beyond the line's first (last) ordinary voxel, the linear extrapolation of the
+/// two nearest ordinary voxels, at most two voxels out, where that predicts the nearest one from
+/// the next two with less than half a copy's error (smooth data), else a copy of the nearest
+/// (noisy data, whose extrapolation amplifies the noise). v holds 0 at the special voxels before the first line.
+template<typename T>
+void estimateLine(T* v,
+  const std::uint8_t* state,
+  std::uint8_t* count,
+  std::uint64_t n,
+  std::uint64_t step)
+{
+  const std::uint64_t none = n;
+  auto at = [&](std::uint64_t i) { return static_cast<double>(v[i * step]); };
+  auto add = [&](std::uint64_t j, double value)
+  {
+    const T t = static_cast<T>(value);
+    if (std::isfinite(t))
+    {
+      v[j * step] = static_cast<T>(static_cast<double>(v[j * step]) + value);
+      ++count[j * step];
+    }
+  };
+  // Ordinary voxels: the first three and the last three (nearest the end first).
+  std::uint64_t head[3] = { none, none, none }, tail[3] = { none, none, none };
+  int heads = 0;
+  for (std::uint64_t i = 0; i < n; ++i)
+  {
+    if (state[i * step] != 0)
+    {
+      continue;
+    }
+    if (heads < 3)
+    {
+      head[heads++] = i;
+    }
+    const std::uint64_t previous = tail[0];
+    if (previous != none && i > previous + 1)
+    {
+      const double a = at(previous), b = at(i);
+      const double span = static_cast<double>(i - previous);
+      for (std::uint64_t j = previous + 1; j < i; ++j)
+      {
+        const double t = static_cast<double>(j - previous) / span;
+        add(j, a * (1.0 - t) + b * t);
+      }
+    }
+    tail[2] = tail[1];
+    tail[1] = tail[0];
+    tail[0] = i;
+  }
+  if (heads == 0)
+  {
+    return;
+  }
+  // The line through p[0] and p[1] evaluated at x (positions as doubles).
+  auto line = [&](std::uint64_t p0, std::uint64_t p1, double x)
+  {
+    const double x0 = static_cast<double>(p0), x1 = static_cast<double>(p1);
+    return at(p0) + (at(p0) - at(p1)) / (x0 - x1) * (x - x0);
+  };
+  // Whether extrapolating from p[1], p[2] predicts p[0] better than copying p[1].
+  auto extrapolates = [&](const std::uint64_t p[3])
+  {
+    if (p[2] == none)
+    {
+      return false;
+    }
+    const double byLine = std::fabs(at(p[0]) - line(p[1], p[2], static_cast<double>(p[0])));
+    return 2 * byLine < std::fabs(at(p[0]) - at(p[1]));
+  };
+  const bool headLine = extrapolates(head), tailLine = extrapolates(tail);
+  for (std::uint64_t j = 0; j < head[0]; ++j)
+  {
+    const double d = std::max(static_cast<double>(j), static_cast<double>(head[0]) - 2.0);
+    add(j, headLine ? line(head[0], head[1], d) : at(head[0]));
+  }
+  for (std::uint64_t j = tail[0] + 1; j < n; ++j)
+  {
+    const double d = std::min(static_cast<double>(j), static_cast<double>(tail[0]) + 2.0);
+    add(j, tailLine ? line(tail[0], tail[1], d) : at(tail[0]));
+  }
+}
+
+/// Fills the special voxels (state 1): the mean of the estimates of the lines through it along x,
+/// y and z that hold ordinary voxels (estimateLine); then the voxels whose three lines hold none
+/// are interpolated along x from the filled ones, else along y, else z; what is left (every voxel
+/// special) becomes 0. Filled voxels get state 2, or 3 where none of their six neighbours is
+/// ordinary (inside a hole: predictSpecials refills those).
 template<typename T>
 void fillSpecials(T* v,
   std::uint8_t* state,
@@ -234,10 +322,34 @@ void fillSpecials(T* v,
   const ExecutionOptions& options)
 {
   const std::uint64_t n0 = dims[0], n1 = dims[1], n2 = dims[2];
+  const std::uint64_t voxels = n0 * n1 * n2;
   const std::uint64_t axisStride[3] = { 1, n0, n0 * n1 };
-  for (int a = 0; a < 3; ++a)
+  std::vector<std::uint8_t> count(static_cast<std::size_t>(voxels), 0);
+  std::vector<std::uint8_t> inside(static_cast<std::size_t>(voxels), 0);
+  sparsegrid::detail::parallelFor(options,
+    static_cast<std::size_t>(voxels),
+    1 << 16,
+    [&](std::size_t first, std::size_t last)
+    {
+      for (std::size_t i = first; i < last; ++i)
+      {
+        if (state[i] != 1)
+        {
+          continue;
+        }
+        v[i] = T(0);
+        const std::uint64_t c[3] = { i % n0, (i / n0) % n1, i / (n0 * n1) };
+        bool hole = true;
+        for (int a = 0; a < 3 && hole; ++a)
+        {
+          hole = (c[a] == 0 || state[i - axisStride[a]] != 0) &&
+            (c[a] + 1 == dims[a] || state[i + axisStride[a]] != 0);
+        }
+        inside[i] = hole ? 1 : 0;
+      }
+    });
+  auto forEachLine = [&](int a, auto&& body)
   {
-    // Lines along axis a, indexed by the other two coordinates.
     const int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;
     const std::uint64_t lines = dims[b] * dims[c];
     sparsegrid::detail::parallelFor(options,
@@ -248,12 +360,32 @@ void fillSpecials(T* v,
         for (std::size_t l = firstLine; l < lastLine; ++l)
         {
           const std::uint64_t ib = l % dims[b], ic = l / dims[b];
-          const std::uint64_t start = ib * axisStride[b] + ic * axisStride[c];
-          fillLine(v + start, state + start, dims[a], axisStride[a]);
+          body(ib * axisStride[b] + ic * axisStride[c]);
         }
       });
+  };
+  for (int a = 0; a < 3; ++a)
+  {
+    if (dims[a] > 1)
+    {
+      forEachLine(a,
+        [&](std::uint64_t start)
+        { estimateLine(v + start, state + start, count.data() + start, dims[a], axisStride[a]); });
+    }
   }
-  const std::uint64_t voxels = n0 * n1 * n2;
+  for (std::uint64_t i = 0; i < voxels; ++i)
+  {
+    if (state[i] == 1 && count[i] > 0)
+    {
+      v[i] = static_cast<T>(static_cast<double>(v[i]) / count[i]);
+      state[i] = 2;
+    }
+  }
+  for (int a = 0; a < 3; ++a)
+  {
+    forEachLine(
+      a, [&](std::uint64_t start) { fillLine(v + start, state + start, dims[a], axisStride[a]); });
+  }
   for (std::uint64_t i = 0; i < voxels; ++i)
   {
     if (state[i] == 1)
@@ -261,6 +393,7 @@ void fillSpecials(T* v,
       v[i] = T(0);
       state[i] = 2;
     }
+    state[i] = state[i] == 2 && inside[i] ? 3 : state[i];
   }
 }
 
@@ -638,9 +771,9 @@ void predictSpecials(MaskedInput<T>& masked,
         {
           const std::uint64_t i0 = p.start[0] + j0 * p.step[0];
           const std::uint64_t idx = base + i0;
-          if (!special[idx])
+          if (special[idx] != 3)
           {
-            continue;
+            continue; // ordinary, or special next to an ordinary voxel (keeps its line estimate)
           }
           const std::uint64_t ia = p.axis == 0 ? i0 : (p.axis == 1 ? i1 : i2);
           const T pred = format::predictAlong<T>(r, idx, off, ia, p.gap, na, scheme.cubic);

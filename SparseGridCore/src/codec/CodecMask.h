@@ -66,8 +66,9 @@ std::uint64_t countSpecials(const T* values,
   const ExecutionOptions& options);
 
 /// What the encoder codes instead of values with special voxels: the field with each special
-/// voxel replaced (linear interpolation between the nearest ordinary voxels along x, else along
-/// y, else along z, else 0), and the mask section that puts them back; `special` flags them.
+/// voxel replaced (the mean of the linear interpolations, or short extrapolations, of the
+/// ordinary voxels on its lines along x, y and z; else interpolated from filled voxels; else 0),
+/// and the mask section that puts them back; `special` flags them (2, or 3 inside a hole).
 template<typename T>
 struct MaskedInput
 {
@@ -83,8 +84,9 @@ Status maskSpecials(const T* values,
   MaskedInput<T>& out,
   const ExecutionOptions& options);
 
-/// Once the scheme is chosen (from the linearly filled field): each special voxel, pass by pass
-/// in coding order, becomes the scheme's prediction from the voxels before it, so that its
+/// Once the scheme is chosen (from the filled field): each special voxel inside a hole (no
+/// ordinary voxel among its six neighbours), pass by pass in coding order, becomes the scheme's
+/// prediction from the voxels before it, so that its
 /// residual is about the difference between predicting from the input and from the
 /// reconstruction (mostly a zero code) instead of the linear fill's.
 template<typename T>
