@@ -14,7 +14,9 @@ Checks, against values this script computes itself (numpy, float64):
   ranks write reads back with the same bound;
 - a lossless representation (PSNR +inf) of a small image, some of whose ranks hold no voxel,
   arrives whole when fetched: VTK's legacy ASCII transport once lost every field array after
-  the PSNR ("Unrecognized keyword: sparsegridlocal.inputpoints").
+  the PSNR ("Unrecognized keyword: sparsegridlocal.inputpoints");
+- a NaN in one rank's piece is kept, not refused: every rank succeeds with the same summary,
+  which counts it, and the NaN comes back.
 """
 import argparse
 import os
@@ -153,6 +155,36 @@ def main():
     psnr = field_values(fetched, "SparseGrid.PSNR")
     checker.check(psnr is not None and psnr[0] == 1e308,
                   "lossless PSNR travels as 1e308 (read back as +inf): %s" % psnr)
+
+    # A NaN in the last voxel: only the piece holding it sees it; the ranks agree anyway.
+    corner = "ext[1] == %d and ext[3] == %d and ext[5] == %d" % (WHOLE[1], WHOLE[3], WHOLE[5])
+    nan = ProgrammableFilter(Input=w, Script=(
+        "import numpy as np\n"
+        "from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy\n"
+        "inp = self.GetInputDataObject(0, 0)\n"
+        "out = self.GetOutputDataObject(0)\n"
+        "out.ShallowCopy(inp)\n"
+        "ext = inp.GetExtent()\n"
+        "if inp.GetNumberOfPoints() > 0 and %s:\n"
+        "    a = vtk_to_numpy(inp.GetPointData().GetArray('RTData')).copy()\n"
+        "    a[-1] = np.nan\n"
+        "    v = numpy_to_vtk(a, deep=1)\n"
+        "    v.SetName('RTData')\n"
+        "    out.GetPointData().AddArray(v)\n" % corner))
+    kept = SparseGridHierarchize(Input=nan, Scalars=["RTData"])
+    kept.UpdatePipeline()
+    summaries = [field_values(servermanager.Fetch(kept, k), "SparseGrid.Summary")
+                 for k in range(SIZE)]
+    counted = [x is not None and "; 1 special voxel" in x[0] for x in summaries]
+    checker.check(counted.count(True) == SIZE,
+                  "NaN in one piece: every rank's summary counts it: %s" % summaries)
+    decoded = SparseGridResampleToImage(Input=kept, UseOriginalGeometry=1)
+    nans = 0
+    for k in range(SIZE):
+        image = servermanager.Fetch(decoded, k)
+        if image.GetNumberOfPoints() > 0:
+            nans += int(np.count_nonzero(np.isnan(array_of(image, "RTData"))))
+    checker.check(nans >= 1, "NaN in one piece: it comes back (%d NaN decoded)" % nans)
     return checker.finish()
 
 
