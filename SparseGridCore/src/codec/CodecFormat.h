@@ -56,6 +56,10 @@ struct Scheme
 {
   int order[3] = { 0, 1, 2 };
   bool cubic = true; ///< cubic (-1, 9, 9, -1) / 16 where four neighbours exist; else linear
+  /// Level-wise quantisation (see levelQuantBound): each level above the finest divides the
+  /// bound by `coarseRatio` more, up to `coarseMax`; the stream stores the resulting bounds.
+  double coarseRatio = 1.25;
+  double coarseMax = 2.0;
 
   static Scheme linearV1()
   {
@@ -289,17 +293,22 @@ SGC_HD T predictAlong(const T* rec,
 }
 
 /// The quantiser bound of level k of a stream with `levels` levels and bound `bound`: coarse
-/// levels are quantised finer (their values predict everything after them): bound / 1.25^j for
-/// the level j steps above the finest, at most a factor 2 (SZ3's default level-wise schedule).
-/// The finest level, which holds most voxels, keeps the full bound.
-inline double levelQuantBound(double bound, int levels, int k)
+/// levels are quantised finer (their values predict everything after them): bound / ratio^j for
+/// the level j steps above the finest, at most a factor `cap` (1.25 and 2: SZ3's default
+/// level-wise schedule; the encoder tunes both, see Scheme). The finest level, which holds most
+/// voxels, keeps the full bound.
+inline double levelQuantBound(double bound,
+  int levels,
+  int k,
+  double ratio = 1.25,
+  double cap = 2.0)
 {
   double divisor = 1.0;
-  for (int j = k; j < levels - 1 && divisor < 2.0; ++j)
+  for (int j = k; j < levels - 1 && divisor < cap; ++j)
   {
-    divisor *= 1.25;
+    divisor *= ratio;
   }
-  return bound / (divisor < 2.0 ? divisor : 2.0);
+  return bound / (divisor < cap ? divisor : cap);
 }
 
 /// Symbol of a quantised residual: 0 for q = 0, zigzag(q) + 1 otherwise (q > 0 -> 2q, q < 0 ->

@@ -57,17 +57,20 @@ std::size_t headerBytes(int levels,
   int version = 2,
   std::size_t maskBytes = 0);
 /// Writes the header into `out` (headerBytes() bytes); the level quantiser bounds are
-/// format::levelQuantBound() of h.bound.
+/// format::levelQuantBound() of h.bound and h.scheme.
 void writeHeader(const HeaderFields& h, std::uint8_t* out);
 
 /// The quantiser of each level: from the bound when encoding, from the header when decoding.
-std::vector<format::Quantiser> levelQuantisers(double bound, int levels);
+std::vector<format::Quantiser> levelQuantisers(double bound,
+  int levels,
+  const format::Scheme& scheme);
 std::vector<format::Quantiser> levelQuantisers(const StreamInfo& info);
 
 /// The scheme the encoder uses for these values (axis order roughest first, cubic or linear
-/// prediction), measured on a fixed sample of short voxel windows along each axis: the CPU and
-/// the GPU (which gathers the same voxels) choose the same scheme. sampleWindows lists the voxel
-/// indices; schemeFromSample reads the values at those indices, in that order.
+/// prediction, level-wise quantisation), measured on a fixed sample: short voxel windows along
+/// each axis, then up to four 17^3 blocks coded on trial. The CPU and the GPU (which gathers the
+/// same voxels) choose the same scheme. sampleWindows lists the voxel indices; schemeFromSample
+/// reads the values at those indices, in that order.
 void sampleWindows(const std::uint64_t dims[3], std::vector<std::uint64_t>& indices);
 format::Scheme schemeFromSample(const std::uint64_t dims[3],
   const std::vector<double>& sample,

@@ -33,14 +33,14 @@ __global__ void gatherKernel(const T* values,
   }
 }
 
-/// Device buffers of the last sample, kept: the sample is at most 86,016 voxels (1.4 MB) and a
+/// Device buffers of the last sample, kept: the sample is at most 105,668 voxels (1.7 MB) and a
 /// cudaMalloc per encode would cost more than the gather.
 struct SampleBuffers
 {
   std::mutex mutex;
   std::uint64_t* indices = nullptr;
   double* values = nullptr;
-  double* staged = nullptr; ///< page-locked: the download at full speed (0.7 MB at 512^3)
+  double* staged = nullptr; ///< page-locked: the download at full speed (0.85 MB at 512^3)
   std::size_t capacity = 0;
   std::vector<std::uint64_t> uploaded; ///< the indices on the device (they depend on dims only)
 };
