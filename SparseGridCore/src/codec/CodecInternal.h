@@ -43,6 +43,8 @@ struct HeaderFields
   int levels = 1;
   std::vector<std::uint64_t> levelEnd;
   std::vector<double> levelBound;
+  /// The levels' quantiser bounds; empty: format::levelQuantBound() of bound and scheme.
+  std::vector<double> levelQuantBound;
   std::vector<std::uint8_t> lengths; ///< Huffman code lengths, trailing zeros trimmed
   format::Scheme scheme;             ///< the plan's scheme (the quantiser bounds follow from it)
   /// Version 3: the mask section (CodecMask.h), or raw values that may be special.
@@ -57,7 +59,7 @@ std::size_t headerBytes(int levels,
   int version = 2,
   std::size_t maskBytes = 0);
 /// Writes the header into `out` (headerBytes() bytes); the level quantiser bounds are
-/// format::levelQuantBound() of h.bound and h.scheme.
+/// h.levelQuantBound, or format::levelQuantBound() of h.bound and h.scheme.
 void writeHeader(const HeaderFields& h, std::uint8_t* out);
 
 /// The quantiser of each level: from the bound when encoding, from the header when decoding.

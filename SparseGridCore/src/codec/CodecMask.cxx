@@ -826,6 +826,7 @@ Status addMask(std::vector<std::uint8_t>& stream,
   h.bound = info.absoluteBound;
   h.levels = info.levels;
   h.levelBound = info.levelBound;
+  h.levelQuantBound = info.levelQuantBound;
   h.lengths.assign(lengths, lengths + tableCount);
   h.mask = masked.section;
   h.levelEnd = info.levelEnd;

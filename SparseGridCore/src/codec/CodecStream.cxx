@@ -59,7 +59,9 @@ void writeHeader(const HeaderFields& h, std::uint8_t* out)
     format::store<std::uint64_t>(p, h.levelEnd[k]);
     format::store<double>(p + 8, h.levelBound[k]);
     format::store<double>(p + 16,
-      format::levelQuantBound(h.bound, h.levels, k, h.scheme.coarseRatio, h.scheme.coarseMax));
+      static_cast<std::size_t>(k) < h.levelQuantBound.size()
+        ? h.levelQuantBound[static_cast<std::size_t>(k)]
+        : format::levelQuantBound(h.bound, h.levels, k, h.scheme.coarseRatio, h.scheme.coarseMax));
     p += format::LevelEntryBytes;
   }
   format::store<std::uint32_t>(p, static_cast<std::uint32_t>(h.lengths.size()));
