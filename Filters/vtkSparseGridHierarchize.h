@@ -19,9 +19,9 @@
  * With ComputeError on, the compressed arrays are reconstructed on the input's own points and
  * compared with the input (SparseGrid.MaxAbsError, RMSE, PSNR).
  *
- * Errors (no image input, missing array, NaN or Inf values, a grid too large for memory) are
- * reported with vtkErrorMacro and RequestData returns 0. A requested CUDA backend that cannot
- * run falls back to the CPU with a warning, recorded in SparseGrid.BackendNote.
+ * Errors (no image input, missing array, NaN or Inf values with ErrorBoundMode Off, a grid too
+ * large for memory) are reported with vtkErrorMacro and RequestData returns 0. A requested CUDA
+ * backend that cannot run falls back to the CPU with a warning, recorded in SparseGrid.BackendNote.
  *
  * Distributed runs (pvbatch, pvserver: the request asks for piece p of N on each of the N
  * processes of the global controller): each process reads only its piece of the image and
