@@ -2,13 +2,17 @@
 
 #include "vtkAlgorithm.h"
 #include "vtkCommand.h"
+#include "vtkDataObject.h"
+#include "vtkDemandDrivenPipeline.h"
 #include "vtkExecutive.h"
 #include "vtkInformation.h"
+#include "vtkNew.h"
 #include "vtkOutputWindow.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 //------------------------------------------------------------------------------------------------
 vtkSparseGridExecution::vtkSparseGridExecution(vtkAlgorithm* algorithm,
@@ -157,10 +161,9 @@ int vtkSparseGridErrorOnce::Succeed(vtkAlgorithm* algorithm, const std::string& 
 }
 
 //------------------------------------------------------------------------------------------------
-int vtkSparseGridErrorOnce::Report(vtkAlgorithm* algorithm,
+bool vtkSparseGridErrorOnce::IsNewFailure(vtkAlgorithm* algorithm,
   vtkInformation* outInfo,
-  vtkMTimeType inputTime,
-  const std::string& message)
+  vtkMTimeType inputTime)
 {
   // A failed request leaves its combined extent behind, and the next request (e.g. after the
   // user corrected Sampling Dimensions) would be refused for it.
@@ -173,12 +176,17 @@ int vtkSparseGridErrorOnce::Report(vtkAlgorithm* algorithm,
   // available), the failure does not.
   if (this->Failed && algorithm->GetMTime() == this->AlgorithmTime && inputTime == this->InputTime)
   {
-    return 1;
+    return false;
   }
   this->Failed = true;
   this->AlgorithmTime = algorithm->GetMTime();
   this->InputTime = inputTime;
-  vtkErrorWithObjectMacro(algorithm, << message);
+  return true;
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkSparseGridErrorOnce::WatchExecutive(vtkAlgorithm* algorithm)
+{
   vtkExecutive* executive = algorithm->GetExecutive();
   if (executive != this->Watched)
   {
@@ -193,5 +201,86 @@ int vtkSparseGridErrorOnce::Report(vtkAlgorithm* algorithm,
     executive->AddObserver(vtkCommand::ErrorEvent, observer);
   }
   this->SwallowExecutiveLine = true;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridErrorOnce::Report(vtkAlgorithm* algorithm,
+  vtkInformation* outInfo,
+  vtkMTimeType inputTime,
+  const std::string& message)
+{
+  if (!this->IsNewFailure(algorithm, outInfo, inputTime))
+  {
+    return 1;
+  }
+  vtkErrorWithObjectMacro(algorithm, << message);
+  this->WatchExecutive(algorithm);
   return 0;
+}
+
+//------------------------------------------------------------------------------------------------
+namespace
+{
+// Holds the errors a filter reports while it runs (vtkErrorMacro invokes an ErrorEvent instead
+// of printing when the object has an observer for it).
+class vtkSparseGridHeldErrors : public vtkCommand
+{
+public:
+  static vtkSparseGridHeldErrors* New() { return new vtkSparseGridHeldErrors; }
+  void Execute(vtkObject*, unsigned long, void* data) override
+  {
+    this->Texts.emplace_back(data ? static_cast<const char*>(data) : "");
+  }
+  std::vector<std::string> Texts;
+};
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridErrorOnce::Run(vtkAlgorithm* algorithm,
+  vtkInformation* outInfo,
+  vtkMTimeType inputTime,
+  const std::function<int()>& requestData)
+{
+  vtkNew<vtkSparseGridHeldErrors> held;
+  const unsigned long tag = algorithm->AddObserver(vtkCommand::ErrorEvent, held);
+  const int result = requestData();
+  algorithm->RemoveObserver(tag);
+  if (result)
+  {
+    for (const std::string& text : held->Texts)
+    {
+      vtkOutputWindowDisplayErrorText(text.c_str());
+    }
+    this->Clear();
+    return result;
+  }
+  for (int port = 0; port < algorithm->GetNumberOfOutputPorts(); ++port)
+  {
+    if (vtkDataObject* output = algorithm->GetOutputDataObject(port))
+    {
+      output->Initialize();
+    }
+  }
+  if (!this->IsNewFailure(algorithm, outInfo, inputTime))
+  {
+    return 1;
+  }
+  if (held->Texts.empty())
+  {
+    vtkErrorWithObjectMacro(algorithm, << "failed (no reason given).");
+  }
+  for (const std::string& text : held->Texts)
+  {
+    vtkOutputWindowDisplayErrorText(text.c_str());
+  }
+  this->WatchExecutive(algorithm);
+  return 0;
+}
+
+//------------------------------------------------------------------------------------------------
+vtkMTimeType vtkSparseGridErrorOnce::PipelineTime(vtkAlgorithm* algorithm)
+{
+  auto* executive = vtkDemandDrivenPipeline::SafeDownCast(algorithm->GetExecutive());
+  return executive ? std::max(executive->GetPipelineMTime(), algorithm->GetMTime())
+                   : algorithm->GetMTime();
 }

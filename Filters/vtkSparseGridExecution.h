@@ -18,6 +18,7 @@
 
 #include <sparsegrid/sparsegrid.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -112,6 +113,23 @@ public:
     vtkInformation* outInfo,
     vtkMTimeType inputTime,
     const std::string& message);
+  /**
+   * The same for a filter that reports its failures itself (vtkErrorMacro, then return 0):
+   * runs `requestData` with the filter's errors held back; on failure shows them once (as
+   * Report does, including the executive's generic line kept back and the stale extent
+   * cleared) and empties the outputs; a repeat of the same failure shows nothing and returns 1.
+   * Errors of a run that succeeds are shown as they are.
+   */
+  int Run(vtkAlgorithm* algorithm,
+    vtkInformation* outInfo,
+    vtkMTimeType inputTime,
+    const std::function<int()>& requestData);
+  /**
+   * The input time for Run: the pipeline modification time of `algorithm` (its own and every
+   * upstream filter's settings), which, unlike the input data's time, stays the same when a
+   * view asks for another time step of an input that has none and the source runs again.
+   */
+  static vtkMTimeType PipelineTime(vtkAlgorithm* algorithm);
   /// Forgets the last failure (call after a success, so that the same failure shows again).
   void Clear() { this->Failed = false; }
   /**
@@ -122,6 +140,10 @@ public:
 
 private:
   friend class vtkSparseGridErrorOnceObserver;
+  /// Shows a failure that is new (true), or recognises a repeat (false); clears the extent.
+  bool IsNewFailure(vtkAlgorithm* algorithm, vtkInformation* outInfo, vtkMTimeType inputTime);
+  /// Keeps the executive's generic line that follows a reported failure back.
+  void WatchExecutive(vtkAlgorithm* algorithm);
   bool Failed = false;
   vtkMTimeType AlgorithmTime = 0;
   vtkMTimeType InputTime = 0;

@@ -2,6 +2,7 @@
 
 #include "vtkSparseGridArrays.h"
 #include "vtkSparseGridExecution.h"
+#include "vtkSparseGridParallel.h"
 
 #include "vtkAOSDataArrayTemplate.h"
 #include "vtkCharArray.h"
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace
@@ -695,4 +697,119 @@ bool vtkSparseGridProbe::AnnotateBounds(const Contents& contents,
   available->InsertNextValue(levels);
   fieldData->AddArray(available);
   return true;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridProbe::CompareWithOriginal(const Contents& contents,
+  vtkDataSetAttributes* original,
+  vtkDataSetAttributes* out,
+  bool clamp,
+  bool errors,
+  vtkMultiProcessController* controller)
+{
+  // The pairs compared, in the representation's order (the same on every process).
+  struct Pair
+  {
+    vtkDataArray* Original = nullptr;
+    vtkDataArray* Reconstructed = nullptr;
+  };
+  const auto& names = contents.Info.ArrayNames;
+  std::vector<Pair> pairs(names.size());
+  std::size_t components = 0;
+  for (std::size_t i = 0; i < names.size(); ++i)
+  {
+    vtkDataArray* o = original ? original->GetArray(names[i].c_str()) : nullptr;
+    vtkDataArray* r = out->GetArray(names[i].c_str());
+    const int nc = i < contents.Info.Components.size() ? contents.Info.Components[i] : 1;
+    if (o && r && o != r && o->GetNumberOfComponents() == nc && r->GetNumberOfComponents() == nc &&
+      o->GetNumberOfTuples() == r->GetNumberOfTuples())
+    {
+      pairs[i] = { o, r };
+    }
+    components += static_cast<std::size_t>(nc);
+  }
+  if (clamp)
+  {
+    // Per component: (max, -min) of the original, -inf where this process has no such array.
+    std::vector<double> local(2 * components, -std::numeric_limits<double>::infinity());
+    std::vector<double> global(local.size());
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < names.size(); ++i)
+    {
+      const int nc = i < contents.Info.Components.size() ? contents.Info.Components[i] : 1;
+      for (int c = 0; c < nc; ++c, ++k)
+      {
+        if (pairs[i].Original && pairs[i].Original->GetNumberOfTuples() > 0)
+        {
+          double range[2];
+          pairs[i].Original->GetRange(range, c);
+          local[2 * k] = range[1];
+          local[2 * k + 1] = -range[0];
+        }
+      }
+    }
+    if (!vtkSparseGridParallel::MaxAll(controller, local.data(), global.data(), local.size()))
+    {
+      global = local;
+    }
+    k = 0;
+    for (std::size_t i = 0; i < names.size(); ++i)
+    {
+      const int nc = i < contents.Info.Components.size() ? contents.Info.Components[i] : 1;
+      vtkDataArray* r = pairs[i].Reconstructed;
+      for (int c = 0; c < nc; ++c, ++k)
+      {
+        const double high = global[2 * k], low = -global[2 * k + 1];
+        if (!r || !(low <= high))
+        {
+          continue;
+        }
+        for (vtkIdType t = 0, n = r->GetNumberOfTuples(); t < n; ++t)
+        {
+          const double v = r->GetComponent(t, c);
+          r->SetComponent(t, c, std::min(high, std::max(low, v)));
+        }
+      }
+      if (r)
+      {
+        r->Modified();
+      }
+    }
+  }
+  vtkDataArray* mask = out->GetArray(MaskName);
+  int compared = 0;
+  for (std::size_t i = 0; i < names.size(); ++i)
+  {
+    const Pair& p = pairs[i];
+    if (!p.Original)
+    {
+      continue;
+    }
+    ++compared;
+    if (!errors)
+    {
+      continue;
+    }
+    vtkSmartPointer<vtkDataArray> difference =
+      vtkSmartPointer<vtkDataArray>::Take(p.Reconstructed->NewInstance());
+    difference->SetName((names[i] + "_error").c_str());
+    difference->SetNumberOfComponents(p.Reconstructed->GetNumberOfComponents());
+    difference->SetNumberOfTuples(p.Reconstructed->GetNumberOfTuples());
+    for (vtkIdType t = 0, n = p.Reconstructed->GetNumberOfTuples(); t < n; ++t)
+    {
+      const bool inside = !mask || mask->GetComponent(t, 0) != 0;
+      for (int c = 0; c < p.Reconstructed->GetNumberOfComponents(); ++c)
+      {
+        difference->SetComponent(t,
+          c,
+          inside ? p.Reconstructed->GetComponent(t, c) - p.Original->GetComponent(t, c) : 0.0);
+      }
+    }
+    out->AddArray(difference);
+    if (compared == 1)
+    {
+      out->SetActiveScalars(difference->GetName());
+    }
+  }
+  return compared;
 }

@@ -14,6 +14,7 @@
 class vtkDataSet;
 class vtkDataSetAttributes;
 class vtkFieldData;
+class vtkMultiProcessController;
 class vtkSparseGridExecution;
 
 namespace vtkSparseGridProbe
@@ -68,6 +69,25 @@ Result Conclude(Result probed,
   const vtkSparseGridRepresentation::Contents& contents,
   vtkDataSet* output,
   std::string* error);
+
+/**
+ * The compare step of Sparse Grid Reconstruct, after a successful probe. `original` holds the
+ * probed dataset's own point arrays (e.g. the image that was compressed), `out` the
+ * reconstruction. For every compressed array that `original` has under the same name with the
+ * same number of components and tuples:
+ * - `clamp`: each component of the reconstruction is clamped to that component's range in
+ *   `original` (over all processes of `controller`, collective; nullptr: this process). Where
+ *   `original` is what was compressed, this never increases the error.
+ * - `errors`: adds `<name>_error` = reconstructed - original (after clamping), 0 where the
+ *   mask is 0 (outside the compressed bounds); the first such array becomes the active scalars.
+ * Returns the number of arrays compared.
+ */
+int CompareWithOriginal(const vtkSparseGridRepresentation::Contents& contents,
+  vtkDataSetAttributes* original,
+  vtkDataSetAttributes* out,
+  bool clamp,
+  bool errors,
+  vtkMultiProcessController* controller);
 
 /// Adds the reconstructed arrays and the mask to `out` for the points of any dataset.
 Result ProbePoints(const vtkSparseGridRepresentation::Contents& contents,

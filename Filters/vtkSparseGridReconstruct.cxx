@@ -53,6 +53,27 @@ int vtkSparseGridReconstruct::FillInputPortInformation(int port, vtkInformation*
     return 1;
   }
   info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkDataSet");
+  // Optional for the pipeline, so that a missing Input reaches RequestData, which says so once
+  // (a required port makes every update fail silently or with the executive's generic lines).
+  info->Set(vtkAlgorithm::INPUT_IS_OPTIONAL(), 1);
+  return 1;
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridReconstruct::RequestDataObject(vtkInformation* request,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector)
+{
+  if (inputVector[0]->GetNumberOfInformationObjects() > 0)
+  {
+    return this->Superclass::RequestDataObject(request, inputVector, outputVector);
+  }
+  // No Input: an (empty) output all the same, so that the views and RequestData run.
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  if (!vtkDataSet::SafeDownCast(outInfo->Get(vtkDataObject::DATA_OBJECT())))
+  {
+    outInfo->Set(vtkDataObject::DATA_OBJECT(), vtkSmartPointer<vtkPolyData>::New());
+  }
   return 1;
 }
 
@@ -210,6 +231,15 @@ int vtkSparseGridReconstruct::RequestData(vtkInformation*,
   {
     return result == vtkSparseGridProbe::Result::Failed ? fail(error) : 1;
   }
+  if (this->ClampToInputRange || this->AddErrorArrays)
+  {
+    vtkSparseGridProbe::CompareWithOriginal(contents,
+      input->GetPointData(),
+      output->GetPointData(),
+      this->ClampToInputRange,
+      this->AddErrorArrays,
+      vtkSparseGridParallel::DistributedController(outInfo));
+  }
   return this->Errors->Succeed(this, exec.Note());
 }
 
@@ -221,4 +251,6 @@ void vtkSparseGridReconstruct::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "ChunkSize: " << this->ChunkSize << "\n";
   os << indent << "NumberOfThreads: " << this->NumberOfThreads << "\n";
   os << indent << "UsedImagePath: " << this->UsedImagePath << "\n";
+  os << indent << "ClampToInputRange: " << this->ClampToInputRange << "\n";
+  os << indent << "AddErrorArrays: " << this->AddErrorArrays << "\n";
 }

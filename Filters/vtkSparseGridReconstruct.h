@@ -86,11 +86,27 @@ public:
   vtkGetMacro(LevelOfDetail, int);
   ///@}
 
+  ///@{
+  /**
+   * Compare with the Input's own arrays (e.g. when the Input is the image that was compressed;
+   * vtkSparseGridProbe::CompareWithOriginal). ClampToInputRange clamps each reconstructed
+   * component to the range of the Input's array of the same name; AddErrorArrays adds
+   * `<name>_error` = reconstructed - Input, as the active scalars. Both off by default.
+   */
+  vtkSetMacro(ClampToInputRange, bool);
+  vtkGetMacro(ClampToInputRange, bool);
+  vtkBooleanMacro(ClampToInputRange, bool);
+  vtkSetMacro(AddErrorArrays, bool);
+  vtkGetMacro(AddErrorArrays, bool);
+  vtkBooleanMacro(AddErrorArrays, bool);
+  ///@}
+
 protected:
   vtkSparseGridReconstruct();
   ~vtkSparseGridReconstruct() override;
 
   int FillInputPortInformation(int port, vtkInformation* info) override;
+  int RequestDataObject(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   /// Empty when every setting is in range, else the message that says which is not.
@@ -101,6 +117,8 @@ protected:
   int LevelOfDetail = 0;
   int NumberOfThreads = 0;
   bool UsedImagePath = false;
+  bool ClampToInputRange = false;
+  bool AddErrorArrays = false;
   /// Each failure is shown once, however often ParaView updates the filter.
   std::unique_ptr<vtkSparseGridErrorOnce> Errors;
 

@@ -22,6 +22,8 @@
 #include "vtkStringArray.h"
 #include "vtkUnsignedCharArray.h"
 
+#include <sparsegrid/codec.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -278,6 +280,44 @@ vtkSparseGridProbe::Result ProbeStep(const vtkSparseGridRepresentation::Contents
   image->GetFieldData()->AddArray(summary);
   return Result::Done;
 }
+
+/**
+ * The levels of detail the coded streams of a file hold (the most of any stream): the range of
+ * the Level Of Detail property. Read from the stream headers, which lie in the first level, so
+ * only the first level of each stream is read. 0 for fixed-level files or when unknown.
+ */
+int StoredLevels(const char* fileName, const sgf::Header& h)
+{
+  if (h.grid.encoding != sgf::Encoding::ErrorBounded || h.steps.empty())
+  {
+    return 0;
+  }
+  sgf::ReadOptions options;
+  options.levelOfDetail = 1;
+  sgf::Reader reader;
+  sgf::StepData step;
+  if (!reader.open(fileName, options).empty() || !reader.readStep(0, step).empty())
+  {
+    return 0;
+  }
+  int levels = 0;
+  for (const sgf::ArrayValues& a : step.arrays)
+  {
+    for (std::size_t k = 0; k + 1 < a.streamOffsets.size(); ++k)
+    {
+      sparsegrid::codec::StreamInfo info;
+      if (a.streamOffsets[k + 1] <= a.bytes.size() &&
+        sparsegrid::codec::inspect(a.bytes.data() + a.streamOffsets[k],
+          static_cast<std::size_t>(a.streamOffsets[k + 1] - a.streamOffsets[k]),
+          info)
+          .ok())
+      {
+        levels = std::max(levels, info.levels);
+      }
+    }
+  }
+  return levels;
+}
 } // namespace
 
 //------------------------------------------------------------------------------------------------
@@ -388,6 +428,8 @@ int vtkSparseGridReader::RequestInformation(vtkInformation*,
   internals.Header = reader.header();
   internals.HaveHeader = true;
   const sgf::Header& h = internals.Header;
+  const int levels = StoredLevels(this->FileName, h);
+  this->LevelOfDetailRange[1] = levels > 0 ? levels : 64;
   if (h.hasTimes() || h.steps.size() > 1)
   {
     const std::vector<double> times = h.timeValues();

@@ -102,6 +102,12 @@ public:
   vtkGetMacro(LevelOfDetail, int);
   ///@}
 
+  /**
+   * 0 and the number of levels the file's coded streams hold, after the pipeline's information
+   * pass (0 to 64 before it, or when the file has none): the Level Of Detail slider's range.
+   */
+  vtkGetVector2Macro(LevelOfDetailRange, int);
+
   ///@{
   /// Where decoding runs: 0 Auto, 1 CPU, 2 CUDA (falls back to the CPU with a warning).
   vtkSetMacro(Backend, int); // out of 0..2: refused on update
@@ -123,6 +129,7 @@ protected:
   int SamplingDimensions[3] = { 0, 0, 0 };
   int NumberOfThreads = 0;
   int LevelOfDetail = 0;
+  int LevelOfDetailRange[2] = { 0, 64 };
   int Backend = 0;
 
 private:

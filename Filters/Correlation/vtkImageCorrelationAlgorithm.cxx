@@ -1,14 +1,18 @@
 #include "vtkImageCorrelationAlgorithm.h"
 
+#include "vtkSparseGridExecution.h"
+
 #include "vtkCoreExecution.h"
 #include "vtkCorrelationFilterSupport.h"
 #include "vtkDataArray.h"
 #include "vtkDataSetAttributes.h"
 #include "vtkImageData.h"
+#include "vtkInformationVector.h"
 
 //------------------------------------------------------------------------------------------------
 vtkImageCorrelationAlgorithm::vtkImageCorrelationAlgorithm()
   : TimeShifter(new vtkCorrelationTimeShift)
+  , Errors(new vtkSparseGridErrorOnce)
 {
   this->SetNumberOfInputPorts(2);
   this->SetInputArrayToProcess(
@@ -34,6 +38,19 @@ int vtkImageCorrelationAlgorithm::RequestUpdateExtent(vtkInformation*,
 
 //------------------------------------------------------------------------------------------------
 int vtkImageCorrelationAlgorithm::RequestData(vtkInformation* request,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector)
+{
+  // ParaView updates a filter for Apply, each view and the Information panel: each failure
+  // is shown once, not once per update.
+  return this->Errors->Run(this,
+    outputVector->GetInformationObject(0),
+    vtkSparseGridErrorOnce::PipelineTime(this),
+    [&] { return this->ProduceData(request, inputVector, outputVector); });
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkImageCorrelationAlgorithm::ProduceData(vtkInformation* request,
   vtkInformationVector** inputVector,
   vtkInformationVector* outputVector)
 {

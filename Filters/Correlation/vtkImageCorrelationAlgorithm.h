@@ -25,6 +25,8 @@ template<typename T>
 struct vtkCorrelationPair;
 struct vtkCorrelationPairs;
 
+class vtkSparseGridErrorOnce;
+
 class SPARSEGRIDCORRELATION_EXPORT vtkImageCorrelationAlgorithm : public vtkImageAlgorithm
 {
 public:
@@ -96,6 +98,9 @@ protected:
   int FillInputPortInformation(int port, vtkInformation* info) override;
   int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  /// What RequestData does, its failures shown once (vtkSparseGridErrorOnce::Run).
+  int ProduceData(vtkInformation*, vtkInformationVector**, vtkInformationVector*);
+  std::unique_ptr<vtkSparseGridErrorOnce> Errors;
 
   /// One Input / Reference pair (or the two time steps), checked and extracted (float arrays
   /// in float, others in double; see vtkCorrelationFilterSupport.h), into its output. 1 on

@@ -1,5 +1,7 @@
 #include "vtkCellDataToPointDataAccelerated.h"
 
+#include "vtkSparseGridExecution.h"
+
 #include "vtkCoreExecution.h"
 #include "vtkMeshLoopSupport.h"
 #include "vtkMeshValidation.h"
@@ -107,13 +109,27 @@ struct Group
 //------------------------------------------------------------------------------------------------
 vtkCellDataToPointDataAccelerated::vtkCellDataToPointDataAccelerated()
   : Internal(new Internals)
+  , Errors(new vtkSparseGridErrorOnce)
 {
 }
 
 vtkCellDataToPointDataAccelerated::~vtkCellDataToPointDataAccelerated() = default;
 
 //------------------------------------------------------------------------------------------------
-int vtkCellDataToPointDataAccelerated::RequestData(vtkInformation*,
+int vtkCellDataToPointDataAccelerated::RequestData(vtkInformation* request,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector)
+{
+  // ParaView updates a filter for Apply, each view and the Information panel: each failure
+  // is shown once, not once per update.
+  return this->Errors->Run(this,
+    outputVector->GetInformationObject(0),
+    vtkSparseGridErrorOnce::PipelineTime(this),
+    [&] { return this->ProduceData(request, inputVector, outputVector); });
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkCellDataToPointDataAccelerated::ProduceData(vtkInformation*,
   vtkInformationVector** inputVector,
   vtkInformationVector* outputVector)
 {

@@ -25,6 +25,8 @@
 
 #include <memory>
 
+class vtkSparseGridErrorOnce;
+
 class SPARSEGRIDMESHLOOP_EXPORT vtkCellDataToPointDataAccelerated : public vtkDataSetAlgorithm
 {
 public:
@@ -87,6 +89,9 @@ protected:
   ~vtkCellDataToPointDataAccelerated() override;
 
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  /// What RequestData does, its failures shown once (vtkSparseGridErrorOnce::Run).
+  int ProduceData(vtkInformation*, vtkInformationVector**, vtkInformationVector*);
+  std::unique_ptr<vtkSparseGridErrorOnce> Errors;
 
   int Strategy = 0;
   int Layout = 0;

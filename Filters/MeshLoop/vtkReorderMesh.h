@@ -15,6 +15,10 @@
 #include "SparseGridMeshLoopModule.h" // for the export macro
 #include "vtkPointSetAlgorithm.h"
 
+#include <memory> // for std::unique_ptr
+
+class vtkSparseGridErrorOnce;
+
 class SPARSEGRIDMESHLOOP_EXPORT vtkReorderMesh : public vtkPointSetAlgorithm
 {
 public:
@@ -48,11 +52,14 @@ public:
   ///@}
 
 protected:
-  vtkReorderMesh() = default;
-  ~vtkReorderMesh() override = default;
+  vtkReorderMesh();
+  ~vtkReorderMesh() override;
 
   int FillInputPortInformation(int port, vtkInformation* info) override;
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  /// What RequestData does, its failures shown once (vtkSparseGridErrorOnce::Run).
+  int ProduceData(vtkInformation*, vtkInformationVector**, vtkInformationVector*);
+  std::unique_ptr<vtkSparseGridErrorOnce> Errors;
 
   int Reordering = 1;
   int BlockSize = 128;

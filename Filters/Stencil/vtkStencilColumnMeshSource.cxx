@@ -1,5 +1,7 @@
 #include "vtkStencilColumnMeshSource.h"
 
+#include "vtkSparseGridExecution.h"
+
 #include "vtkCoreExecution.h"
 #include "vtkSparseGridExecution.h"
 
@@ -24,13 +26,27 @@
 vtkStandardNewMacro(vtkStencilColumnMeshSource);
 
 vtkStencilColumnMeshSource::vtkStencilColumnMeshSource()
+  : Errors(new vtkSparseGridErrorOnce)
 {
   this->SetNumberOfInputPorts(0);
 }
 
 vtkStencilColumnMeshSource::~vtkStencilColumnMeshSource() = default;
 
-int vtkStencilColumnMeshSource::RequestData(vtkInformation*,
+//------------------------------------------------------------------------------------------------
+int vtkStencilColumnMeshSource::RequestData(vtkInformation* request,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector)
+{
+  // ParaView updates a filter for Apply, each view and the Information panel: each failure
+  // is shown once, not once per update.
+  return this->Errors->Run(this,
+    outputVector->GetInformationObject(0),
+    vtkSparseGridErrorOnce::PipelineTime(this),
+    [&] { return this->ProduceData(request, inputVector, outputVector); });
+}
+
+int vtkStencilColumnMeshSource::ProduceData(vtkInformation*,
   vtkInformationVector**,
   vtkInformationVector* outputVector)
 {

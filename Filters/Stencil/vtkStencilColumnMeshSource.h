@@ -14,6 +14,10 @@
 #include "SparseGridStencilModule.h" // for export macro
 #include "vtkUnstructuredGridAlgorithm.h"
 
+#include <memory> // for std::unique_ptr
+
+class vtkSparseGridErrorOnce;
+
 class SPARSEGRIDSTENCIL_EXPORT vtkStencilColumnMeshSource : public vtkUnstructuredGridAlgorithm
 {
 public:
@@ -66,6 +70,9 @@ protected:
   vtkStencilColumnMeshSource();
   ~vtkStencilColumnMeshSource() override;
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  /// What RequestData does, its failures shown once (vtkSparseGridErrorOnce::Run).
+  int ProduceData(vtkInformation*, vtkInformationVector**, vtkInformationVector*);
+  std::unique_ptr<vtkSparseGridErrorOnce> Errors;
 
   int Shape = TRIANGLE;
   int Resolution[2] = { 32, 32 };

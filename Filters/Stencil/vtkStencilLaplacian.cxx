@@ -1,5 +1,7 @@
 #include "vtkStencilLaplacian.h"
 
+#include "vtkSparseGridExecution.h"
+
 #include "vtkStencilSupport.h"
 
 #include "vtkCell.h"
@@ -52,6 +54,7 @@ const char* operatorSuffix(int op)
 
 //------------------------------------------------------------------------------------------------
 vtkStencilLaplacian::vtkStencilLaplacian()
+  : Errors(new vtkSparseGridErrorOnce)
 {
   this->SetInputArrayToProcess(
     0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS_THEN_CELLS, vtkDataSetAttributes::SCALARS);
@@ -171,7 +174,20 @@ int runStencil(vtkStencilLaplacian* self,
 }
 } // namespace
 
-int vtkStencilLaplacian::RequestData(vtkInformation*,
+//------------------------------------------------------------------------------------------------
+int vtkStencilLaplacian::RequestData(vtkInformation* request,
+  vtkInformationVector** inputVector,
+  vtkInformationVector* outputVector)
+{
+  // ParaView updates a filter for Apply, each view and the Information panel: each failure
+  // is shown once, not once per update.
+  return this->Errors->Run(this,
+    outputVector->GetInformationObject(0),
+    vtkSparseGridErrorOnce::PipelineTime(this),
+    [&] { return this->ProduceData(request, inputVector, outputVector); });
+}
+
+int vtkStencilLaplacian::ProduceData(vtkInformation*,
   vtkInformationVector** inputVector,
   vtkInformationVector* outputVector)
 {
@@ -324,6 +340,8 @@ int vtkStencilLaplacian::RequestData(vtkInformation*,
   vtkDataSetAttributes* attributes =
     cells ? static_cast<vtkDataSetAttributes*>(output->GetCellData()) : output->GetPointData();
   attributes->AddArray(result);
+  // The result is what the user asked to see: the view colors by it on Apply.
+  attributes->SetActiveScalars(name.c_str());
   result->Delete();
   if (smoothed)
   {

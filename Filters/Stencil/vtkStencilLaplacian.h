@@ -21,7 +21,11 @@
 #include "SparseGridStencilModule.h" // for export macro
 #include "vtkDataSetAlgorithm.h"
 
+#include <memory> // for std::unique_ptr
+
 #include <string>
+
+class vtkSparseGridErrorOnce;
 
 class SPARSEGRIDSTENCIL_EXPORT vtkStencilLaplacian : public vtkDataSetAlgorithm
 {
@@ -113,6 +117,9 @@ protected:
 
   int FillInputPortInformation(int port, vtkInformation* info) override;
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  /// What RequestData does, its failures shown once (vtkSparseGridErrorOnce::Run).
+  int ProduceData(vtkInformation*, vtkInformationVector**, vtkInformationVector*);
+  std::unique_ptr<vtkSparseGridErrorOnce> Errors;
 
   int Operator = LAPLACIAN;
   int Boundary = BOUNDARY_NAN;

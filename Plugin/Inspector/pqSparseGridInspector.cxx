@@ -317,11 +317,17 @@ void pqSparseGridInspector::refresh()
   sgi::Inspection& shown = this->In->Shown;
   shown = sgi::Inspect(this->representation());
   this->Table->setRowCount(0);
+  // Connected to a separate pvserver the data lives there, not in this process.
+  const bool remote = this->Source && !this->Source->getProxy()->GetClientSideObject();
   if (!shown.Valid)
   {
-    this->Summary->setText(tr("Select a compressed dataset (Sparse Grid Hierarchize's output or "
-                              "a .sgrid file): %1.")
-                             .arg(QString::fromStdString(shown.Message)));
+    this->Summary->setText(remote
+        ? tr("The data is on the server: the inspector reads it in the client process, so it "
+             "works in ParaView's built-in session. The numbers are in the Information panel "
+             "(SparseGrid.* field data).")
+        : tr("Select a compressed dataset (Sparse Grid Hierarchize's output or "
+             "a .sgrid file): %1.")
+            .arg(QString::fromStdString(shown.Message)));
     this->Provenance->clear();
     this->Level->setEnabled(false);
     this->LevelText->clear();
