@@ -374,6 +374,9 @@ def case_levels(simple, out):
     low, high = domain.GetMinimum(0), domain.GetMaximum(0)
     check(levels is not None and levels > 1 and (low, high) == (0, int(levels)),
           "Level Of Detail range %s..%s = 0..the file's %s levels" % (low, high, levels))
+    check(reader.LevelOfDetail == 0,
+          "a new reader reads every level (Level Of Detail %s, the domain's minimum)"
+          % reader.LevelOfDetail)
     for level in range(1, int(levels or 1) + 1):
         reader.LevelOfDetail = level
         data = simple.servermanager.Fetch(reader)
