@@ -26,6 +26,16 @@ enum class Result
   Aborted
 };
 
+/**
+ * The levels a probing filter decodes: `requested` (its Level Of Detail; 0: all) out of those
+ * the representation holds (`held`, its SparseGrid.LevelOfDetail; 0: all, a reader at a
+ * coarser level holds fewer). 0 decodes what is held; never more levels than are held.
+ */
+inline int LevelToDecode(int held, int requested)
+{
+  return requested <= 0 ? held : (held <= 0 ? requested : (requested < held ? requested : held));
+}
+
 /// Name of the mask array, as ParaView's probe filters call it.
 constexpr const char* MaskName = "vtkValidPointMask";
 

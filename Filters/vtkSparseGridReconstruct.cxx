@@ -198,7 +198,8 @@ int vtkSparseGridReconstruct::RequestData(vtkInformation*,
       output->Crop(piece);
     }
   }
-  contents.Info.LevelOfDetail = this->LevelOfDetail;
+  contents.Info.LevelOfDetail =
+    vtkSparseGridProbe::LevelToDecode(contents.Info.LevelOfDetail, this->LevelOfDetail);
   sparsegrid::Optimizations optimizations;
   optimizations.chunkSize = this->ChunkSize;
   vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, optimizations);

@@ -349,7 +349,8 @@ int vtkSparseGridResampleToImage::RequestData(vtkInformation*,
     geometry.Dimensions[a] = extent[2 * a + 1] - extent[2 * a] + 1;
   }
 
-  contents.Info.LevelOfDetail = this->LevelOfDetail;
+  contents.Info.LevelOfDetail =
+    vtkSparseGridProbe::LevelToDecode(contents.Info.LevelOfDetail, this->LevelOfDetail);
   sparsegrid::Optimizations optimizations;
   optimizations.chunkSize = this->ChunkSize;
   vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, optimizations);

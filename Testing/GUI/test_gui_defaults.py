@@ -377,6 +377,19 @@ def case_levels(simple, out):
     check(reader.LevelOfDetail == 0,
           "a new reader reads every level (Level Of Detail %s, the domain's minimum)"
           % reader.LevelOfDetail)
+    # A representation read at a coarser level feeds Reconstruct, whose Level Of Detail 0 then
+    # decodes what the reader read: the reader's own image at that level, within its bound.
+    coarse = simple.SparseGridReader(FileName=[path], OutputReconstructedImage=0, LevelOfDetail=3)
+    rec = simple.SparseGridReconstruct(Source=coarse, Input=wavelet)
+    reader.LevelOfDetail = 3
+    expected = point_array(simple.servermanager.Fetch(reader), "RTData")
+    data = simple.servermanager.Fetch(rec)
+    values = point_array(data, "RTData")
+    bound = field_value(data, "SparseGrid.AbsoluteErrorBound")
+    check(values is not None and np.allclose(values, expected, rtol=0, atol=1e-4)
+          and np.abs(values - original).max() <= bound * (1 + 1e-6),
+          "Reconstruct of a representation read at level 3 equals the reader's level-3 image "
+          "and keeps its bound %s" % bound)
     for level in range(1, int(levels or 1) + 1):
         reader.LevelOfDetail = level
         data = simple.servermanager.Fetch(reader)
