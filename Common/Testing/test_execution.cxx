@@ -56,7 +56,7 @@ TEST(Status, EveryCodeHasItsOwnName)
   }
   EXPECT_EQ(names.size(), sizeof(codes) / sizeof(codes[0]));
   EXPECT_STREQ(execution::toString(ErrorCode::OutOfDeviceMemory), "out of device memory");
-  EXPECT_STREQ(execution::toString(static_cast<ErrorCode>(99)), "unknown error");
+  EXPECT_STREQ(execution::toString(static_cast<ErrorCode>(99)), "unknown");
 }
 
 TEST(Backend, Names)

@@ -6,30 +6,17 @@ namespace execution
 
 const char* toString(ErrorCode code)
 {
-  switch (code)
-  {
-    case ErrorCode::None:
-      return "ok";
-    case ErrorCode::InvalidArgument:
-      return "invalid argument";
-    case ErrorCode::TooLarge:
-      return "too large";
-    case ErrorCode::TooSmall:
-      return "too small";
-    case ErrorCode::NonFinite:
-      return "non-finite values";
-    case ErrorCode::NotColumnar:
-      return "not a column mesh";
-    case ErrorCode::Aborted:
-      return "aborted";
-    case ErrorCode::BackendUnavailable:
-      return "backend unavailable";
-    case ErrorCode::OutOfDeviceMemory:
-      return "out of device memory";
-    case ErrorCode::Internal:
-      return "internal error";
-  }
-  return "unknown error";
+  static const char* const names[] = { "ok",
+    "invalid argument",
+    "too large",
+    "too small",
+    "non-finite values",
+    "not a column mesh",
+    "aborted",
+    "backend unavailable",
+    "out of device memory",
+    "internal error" };
+  return nameOf(code, names);
 }
 
 std::string Status::toString() const
@@ -44,16 +31,8 @@ std::string Status::toString() const
 
 const char* toString(Backend backend)
 {
-  switch (backend)
-  {
-    case Backend::Auto:
-      return "Auto";
-    case Backend::CPU:
-      return "CPU";
-    case Backend::CUDA:
-      return "CUDA";
-  }
-  return "Unknown";
+  static const char* const names[] = { "Auto", "CPU", "CUDA" };
+  return nameOf(backend, names);
 }
 
 Status abortedStatus()

@@ -11,98 +11,45 @@ namespace correlation
 
 const char* toString(Shape shape)
 {
-  switch (shape)
-  {
-    case Shape::OneToOne:
-      return "one-to-one";
-    case Shape::OneToMany:
-      return "one-to-many";
-    case Shape::NToMN:
-      return "n-to-mn";
-    case Shape::NToM:
-      return "n-to-m";
-  }
-  return "unknown";
+  static const char* const names[] = { "one-to-one", "one-to-many", "n-to-mn", "n-to-m" };
+  return execution::nameOf(shape, names);
 }
 
 const char* toString(Mode mode)
 {
-  switch (mode)
-  {
-    case Mode::Full:
-      return "full";
-    case Mode::Same:
-      return "same";
-    case Mode::Valid:
-      return "valid";
-  }
-  return "unknown";
+  static const char* const names[] = { "full", "same", "valid" };
+  return execution::nameOf(mode, names);
 }
 
 const char* toString(Normalization normalization)
 {
-  switch (normalization)
-  {
-    case Normalization::None:
-      return "none";
-    case Normalization::NCC:
-      return "NCC";
-    case Normalization::ZNCC:
-      return "ZNCC";
-  }
-  return "unknown";
+  static const char* const names[] = { "none", "NCC", "ZNCC" };
+  return execution::nameOf(normalization, names);
 }
 
 const char* toString(Algorithm algorithm)
 {
-  switch (algorithm)
-  {
-    case Algorithm::Auto:
-      return "Auto";
-    case Algorithm::Direct:
-      return "Direct";
-    case Algorithm::FFT:
-      return "FFT";
-  }
-  return "unknown";
+  static const char* const names[] = { "Auto", "Direct", "FFT" };
+  return execution::nameOf(algorithm, names);
 }
 
 const char* toString(DirectKernel kernel)
 {
-  switch (kernel)
-  {
-    case DirectKernel::Auto:
-      return "auto";
-    case DirectKernel::Baseline:
-      return "baseline";
-    case DirectKernel::WarpShuffle:
-      return "warp-shuffle";
-    case DirectKernel::RegisterTiled:
-      return "register-tiled";
-    case DirectKernel::SplitTiled:
-      return "split-tiled";
-    case DirectKernel::PairPerLane:
-      return "pair-per-lane";
-    case DirectKernel::TensorTf32:
-      return "tensor-3xtf32";
-    case DirectKernel::TensorF16:
-      return "tensor-2xf16";
-  }
-  return "unknown";
+  static const char* const names[] = { "auto",
+    "baseline",
+    "warp-shuffle",
+    "register-tiled",
+    "split-tiled",
+    "pair-per-lane",
+    "tensor-3xtf32",
+    "tensor-2xf16" };
+  return execution::nameOf(kernel, names);
 }
 
 const char* toString(WorkDistribution distribution)
 {
-  switch (distribution)
-  {
-    case WorkDistribution::None:
-      return "none";
-    case WorkDistribution::Rectangle:
-      return "rectangle";
-    case WorkDistribution::Triangle:
-      return "triangle";
-  }
-  return "unknown";
+  static const char* const names[] = { "none", "rectangle", "triangle" };
+  return execution::nameOf(distribution, names);
 }
 
 Status lagWindow(const Batch& batch, Mode mode, LagWindow& window)

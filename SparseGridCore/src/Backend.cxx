@@ -144,7 +144,7 @@ ExecutionOptions detail::componentOptions(const ExecutionOptions& options, int c
   ExecutionOptions o = options;
   if (options.progress && components > 1)
   {
-    const ProgressCallback outer = options.progress;
+    const execution::ProgressCallback outer = options.progress;
     o.progress = [outer, c, components](double f)
     { outer((static_cast<double>(c) + f) / static_cast<double>(components)); };
   }

@@ -13,16 +13,8 @@ namespace stencil
 {
 const char* toString(HorizontalShape shape)
 {
-  switch (shape)
-  {
-    case HorizontalShape::Quad:
-      return "quad";
-    case HorizontalShape::Triangle:
-      return "triangle";
-    case HorizontalShape::Hexagon:
-      return "hexagon";
-  }
-  return "?";
+  static const char* const names[] = { "quad", "triangle", "hexagon" };
+  return execution::nameOf(shape, names);
 }
 
 namespace

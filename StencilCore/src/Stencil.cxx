@@ -15,23 +15,13 @@
 
 namespace stencil
 {
-namespace
-{
-/// names[value] for an enumeration numbered 0, 1, ... in the order of `names`; "?" otherwise.
-template<typename Enum, std::size_t N>
-const char* nameOf(Enum value, const char* const (&names)[N])
-{
-  const auto index = static_cast<std::size_t>(value);
-  return index < N ? names[index] : "?";
-}
-} // namespace
 
 const char* toString(Operator op)
 {
   static const char* const names[] = {
     "Laplacian", "Laplap", "HorizontalLaplacian", "HorizontalLaplap"
   };
-  return nameOf(op, names);
+  return execution::nameOf(op, names);
 }
 
 const char* toString(BoundaryMode mode)
@@ -44,7 +34,7 @@ const char* toString(AccessStrategy strategy)
   static const char* const names[] = {
     "naive", "idxvar", "shared", "z-loop", "sliced-z-loop", "staged-z-loop"
   };
-  return nameOf(strategy, names);
+  return execution::nameOf(strategy, names);
 }
 
 const char* toString(Ordering ordering)

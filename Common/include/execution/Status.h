@@ -9,6 +9,7 @@
 #ifndef EXECUTION_STATUS_H
 #define EXECUTION_STATUS_H
 
+#include <cstddef>
 #include <string>
 #include <utility>
 
@@ -31,6 +32,14 @@ enum class ErrorCode
 
 /// The code in words, e.g. "invalid argument" (what users read in error messages).
 const char* toString(ErrorCode code);
+
+/// names[value] for an enumeration numbered 0, 1, ... in the order of `names`; "unknown" otherwise.
+template<typename Enum, std::size_t N>
+const char* nameOf(Enum value, const char* const (&names)[N])
+{
+  const auto index = static_cast<std::size_t>(value);
+  return index < N ? names[index] : "unknown";
+}
 
 /// Result of every fallible call: ok(), or a code with a message. Cheap when ok.
 class [[nodiscard]] Status

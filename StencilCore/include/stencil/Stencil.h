@@ -33,15 +33,9 @@
 
 namespace stencil
 {
-// Errors and execution come from the execution layer shared by the cores (Common/).
-using ErrorCode = execution::ErrorCode;
-using Status = execution::Status;
-using Backend = execution::Backend;
-using ParallelFor = execution::ParallelFor;
-using ProgressCallback = execution::ProgressCallback;
-using AbortCallback = execution::AbortCallback;
-using execution::cudaAvailable;
-using execution::toString;
+// Errors, backends and the CUDA check come from the execution layer shared by the cores (Common/).
+using execution::Backend, execution::ErrorCode, execution::Status;
+using execution::cudaAvailable, execution::toString;
 
 enum class Operator
 {
