@@ -90,19 +90,16 @@ struct Element
 } // namespace
 
 template<typename T>
-Status runCPU(Operation operation,
-  const Mapping& mapping,
-  const Plan& plan,
-  const T* in,
-  const T* weights,
-  int components,
-  T* out,
-  const ExecutionOptions& options)
+Status runCPU(const Loop<T>& loop)
 {
+  const Mapping& mapping = loop.mapping;
+  const Plan& plan = loop.plan;
+  const ExecutionOptions& options = loop.options;
+  T* out = loop.out;
   const bool soa = options.layout == Layout::SoA;
-  const Indexer from{ soa, mapping.fromCount(), components };
-  const Indexer to{ soa, mapping.toCount, components };
-  const std::int64_t outSize = mapping.toCount * components;
+  const Indexer from{ soa, mapping.fromCount(), loop.components };
+  const Indexer to{ soa, mapping.toCount, loop.components };
+  const std::int64_t outSize = mapping.toCount * loop.components;
   parallelFor(options,
     outSize,
     std::int64_t(1) << 16,
@@ -119,7 +116,9 @@ Status runCPU(Operation operation,
   {
     case Strategy::GlobalAtomics:
     {
-      const Element<T, true> element{ operation, mapping, in, weights, components, out, from, to };
+      const Element<T, true> element{
+        loop.operation, mapping, loop.in, loop.weights, loop.components, out, from, to
+      };
       const Status status = execution::checkedParallelFor(options,
         static_cast<std::size_t>(mapping.fromCount()),
         grain,
@@ -138,7 +137,9 @@ Status runCPU(Operation operation,
     }
     case Strategy::GlobalColouring:
     {
-      const Element<T, false> element{ operation, mapping, in, weights, components, out, from, to };
+      const Element<T, false> element{
+        loop.operation, mapping, loop.in, loop.weights, loop.components, out, from, to
+      };
       for (std::size_t k = 0; k + 1 < plan.colourOffsets.size(); ++k)
       {
         if (stop(k, plan.colourOffsets.size() - 1))
@@ -161,7 +162,9 @@ Status runCPU(Operation operation,
     }
     case Strategy::HierarchicalColouring:
     {
-      const Element<T, false> element{ operation, mapping, in, weights, components, out, from, to };
+      const Element<T, false> element{
+        loop.operation, mapping, loop.in, loop.weights, loop.components, out, from, to
+      };
       for (std::size_t k = 0; k + 1 < plan.blockColourOffsets.size(); ++k)
       {
         if (stop(k, plan.blockColourOffsets.size() - 1))
@@ -190,22 +193,8 @@ Status runCPU(Operation operation,
   return Status::Ok();
 }
 
-template Status runCPU<float>(Operation,
-  const Mapping&,
-  const Plan&,
-  const float*,
-  const float*,
-  int,
-  float*,
-  const ExecutionOptions&);
-template Status runCPU<double>(Operation,
-  const Mapping&,
-  const Plan&,
-  const double*,
-  const double*,
-  int,
-  double*,
-  const ExecutionOptions&);
+template Status runCPU(const Loop<float>&);
+template Status runCPU(const Loop<double>&);
 
 } // namespace detail
 } // namespace meshloop

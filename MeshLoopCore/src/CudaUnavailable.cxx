@@ -12,46 +12,17 @@ namespace cuda
 void release(void*) {}
 
 template<typename T>
-Status run(Operation,
-  const Mapping&,
+Status run(const Loop<T>&,
   const Permutation*,
-  const Plan&,
   const std::vector<std::int32_t>&,
-  const T*,
-  const T*,
-  int,
-  T*,
-  const ExecutionOptions&,
   DeviceCache&,
   double*)
 {
   return Status(ErrorCode::BackendUnavailable, "MeshLoopCore was built without CUDA");
 }
 
-template Status run<float>(Operation,
-  const Mapping&,
-  const Permutation*,
-  const Plan&,
-  const std::vector<std::int32_t>&,
-  const float*,
-  const float*,
-  int,
-  float*,
-  const ExecutionOptions&,
-  DeviceCache&,
-  double*);
-template Status run<double>(Operation,
-  const Mapping&,
-  const Permutation*,
-  const Plan&,
-  const std::vector<std::int32_t>&,
-  const double*,
-  const double*,
-  int,
-  double*,
-  const ExecutionOptions&,
-  DeviceCache&,
-  double*);
+MESHLOOP_CUDA_RUN(float);
+MESHLOOP_CUDA_RUN(double);
 
 } // namespace cuda
 } // namespace detail

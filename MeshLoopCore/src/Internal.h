@@ -101,35 +101,42 @@ void buildHierarchical(const Mapping& mapping,
   int threads,
   Plan& plan);
 
-/// Runs a loop on the CPU in the internal numbering (inputs and outputs already permuted).
+/// One loop: the operation on the mapping and its plan, its arrays and how to run it.
 template<typename T>
-Status runCPU(Operation operation,
-  const Mapping& mapping,
-  const Plan& plan,
-  const T* in,
-  const T* weights,
-  int components,
-  T* out,
-  const ExecutionOptions& options);
+struct Loop
+{
+  Operation operation;
+  const Mapping& mapping;
+  const Plan& plan;
+  const T* in;
+  const T* weights;
+  int components;
+  T* out;
+  const ExecutionOptions& options;
+};
+
+/// Runs a loop on the CPU, its arrays in the internal numbering (already permuted).
+template<typename T>
+Status runCPU(const Loop<T>& loop);
 
 namespace cuda
 {
 void release(void* impl);
-/// Runs on the device in caller numbering: permutes on the device when `permutation` is not
-/// the identity. `counts` are incidence counts in the internal numbering (for OpAverage).
+/// Runs on the device, the loop's arrays in caller numbering: permutes on the device when
+/// `permutation` is not the identity. `internalCounts` are incidence counts in the internal
+/// numbering (for OpAverage).
 template<typename T>
-Status run(Operation operation,
-  const Mapping& mapping,
+Status run(const Loop<T>& loop,
   const Permutation* permutation,
-  const Plan& plan,
   const std::vector<std::int32_t>& internalCounts,
-  const T* in,
-  const T* weights,
-  int components,
-  T* out,
-  const ExecutionOptions& options,
   DeviceCache& cache,
   double* kernelSeconds);
+
+/// The instances of run for value type T, in the translation unit that defines it
+/// (src/cuda/CudaLoops.cu, or CudaUnavailable.cxx).
+#define MESHLOOP_CUDA_RUN(T)                                                                       \
+  template Status run(                                                                             \
+    const Loop<T>&, const Permutation*, const std::vector<std::int32_t>&, DeviceCache&, double*)
 } // namespace cuda
 
 } // namespace detail

@@ -10,16 +10,10 @@ namespace meshloop
 
 const char* toString(Strategy strategy)
 {
-  switch (strategy)
-  {
-    case Strategy::GlobalAtomics:
-      return "GlobalAtomics";
-    case Strategy::GlobalColouring:
-      return "GlobalColouring";
-    case Strategy::HierarchicalColouring:
-      return "HierarchicalColouring";
-  }
-  return "unknown";
+  static const char* const names[] = {
+    "GlobalAtomics", "GlobalColouring", "HierarchicalColouring"
+  };
+  return execution::nameOf(strategy, names);
 }
 
 const char* toString(Layout layout)
@@ -29,16 +23,8 @@ const char* toString(Layout layout)
 
 const char* toString(Reordering reordering)
 {
-  switch (reordering)
-  {
-    case Reordering::None:
-      return "None";
-    case Reordering::GPS:
-      return "GPS";
-    case Reordering::Partition:
-      return "Partition";
-  }
-  return "unknown";
+  static const char* const names[] = { "None", "GPS", "Partition" };
+  return execution::nameOf(reordering, names);
 }
 
 bool cudaCompiled()
@@ -305,18 +291,11 @@ Status MeshLoop::run(int operationCode,
 
   auto onGpu = [&](double* kernel)
   {
-    return detail::cuda::run<T>(operation,
-      this->Internal,
-      this->Identity ? nullptr : &this->Perm,
-      plan,
-      this->InternalCounts,
-      in,
-      weights,
-      components,
-      out,
-      options,
-      *this->Device,
-      kernel);
+    const detail::Loop<T> loop{
+      operation, this->Internal, plan, in, weights, components, out, options
+    };
+    return detail::cuda::run(
+      loop, this->Identity ? nullptr : &this->Perm, this->InternalCounts, *this->Device, kernel);
   };
   auto onCpu = [&]() -> Status
   {
@@ -363,14 +342,14 @@ Status MeshLoop::run(int operationCode,
       outBuffer.resize(static_cast<std::size_t>(toSize));
       internalOut = outBuffer.data();
     }
-    const Status ran = detail::runCPU<T>(operation,
+    const Status ran = detail::runCPU(detail::Loop<T>{ operation,
       this->Internal,
       plan,
       internalIn,
       internalWeights,
       components,
       internalOut,
-      options);
+      options });
     if (!ran)
     {
       return ran;

@@ -614,19 +614,13 @@ Status prepare(State& s,
 }
 
 template<typename T, bool SoA>
-Status runTyped(Operation operation,
-  const Mapping& mapping,
+Status runTyped(const Loop<T>& loop,
   const Permutation* permutation,
-  const Plan& plan,
   const std::vector<std::int32_t>& counts,
-  const T* in,
-  const T* weights,
-  int components,
-  T* out,
-  const ExecutionOptions& options,
   State& s,
   double* kernelSeconds)
 {
+  const auto [operation, mapping, plan, in, weights, components, out, options] = loop;
   const bool edges = operation == OpEdgeFlux;
   const long long fromCount = mapping.fromCount();
   const long long toCount = mapping.toCount;
@@ -735,21 +729,16 @@ void release(void* impl)
 }
 
 template<typename T>
-Status run(Operation operation,
-  const Mapping& mapping,
+Status run(const Loop<T>& loop,
   const Permutation* permutation,
-  const Plan& plan,
   const std::vector<std::int32_t>& internalCounts,
-  const T* in,
-  const T* weights,
-  int components,
-  T* out,
-  const ExecutionOptions& options,
   DeviceCache& cache,
   double* kernelSeconds)
 {
+  const Mapping& mapping = loop.mapping;
   if (static_cast<long long>(mapping.targets.size()) >= (1LL << 31) ||
-    mapping.toCount * components >= (1LL << 31) || mapping.fromCount() * components >= (1LL << 31))
+    mapping.toCount * loop.components >= (1LL << 31) ||
+    mapping.fromCount() * loop.components >= (1LL << 31))
   {
     return Status(
       ErrorCode::BackendUnavailable, "the mesh is too large for the CUDA backend's 32-bit indices");
@@ -758,32 +747,10 @@ Status run(Operation operation,
   {
     cache.impl = new State;
   }
-  State& state = *static_cast<State*>(cache.impl);
-  Status status = options.layout == Layout::SoA ? runTyped<T, true>(operation,
-                                                    mapping,
-                                                    permutation,
-                                                    plan,
-                                                    internalCounts,
-                                                    in,
-                                                    weights,
-                                                    components,
-                                                    out,
-                                                    options,
-                                                    state,
-                                                    kernelSeconds)
-                                                : runTyped<T, false>(operation,
-                                                    mapping,
-                                                    permutation,
-                                                    plan,
-                                                    internalCounts,
-                                                    in,
-                                                    weights,
-                                                    components,
-                                                    out,
-                                                    options,
-                                                    state,
-                                                    kernelSeconds);
-  if (!status || !options.tuning.cacheOnDevice)
+  const auto typed = loop.options.layout == Layout::SoA ? runTyped<T, true> : runTyped<T, false>;
+  const Status status =
+    typed(loop, permutation, internalCounts, *static_cast<State*>(cache.impl), kernelSeconds);
+  if (!status || !loop.options.tuning.cacheOnDevice)
   {
     // After a failure (out of memory) nothing half-built stays on the device.
     release(cache.impl);
@@ -792,30 +759,8 @@ Status run(Operation operation,
   return status;
 }
 
-template Status run<float>(Operation,
-  const Mapping&,
-  const Permutation*,
-  const Plan&,
-  const std::vector<std::int32_t>&,
-  const float*,
-  const float*,
-  int,
-  float*,
-  const ExecutionOptions&,
-  DeviceCache&,
-  double*);
-template Status run<double>(Operation,
-  const Mapping&,
-  const Permutation*,
-  const Plan&,
-  const std::vector<std::int32_t>&,
-  const double*,
-  const double*,
-  int,
-  double*,
-  const ExecutionOptions&,
-  DeviceCache&,
-  double*);
+MESHLOOP_CUDA_RUN(float);
+MESHLOOP_CUDA_RUN(double);
 
 } // namespace cuda
 } // namespace detail
