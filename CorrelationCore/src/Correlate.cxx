@@ -89,6 +89,7 @@ Status correlate(const Batch& batch,
 
   ExecutionReport local;
   ExecutionReport& r = report ? *report : local;
+  const detail::Maps<T> maps{ batch, window, lefts, rights, out };
   // The algorithm depends on where it runs: FFT pays off later on the GPU, and the CPU FFT
   // needs FFTW.
   auto algorithmFor = [&](Backend backend)
@@ -113,20 +114,12 @@ Status correlate(const Batch& batch,
     {
       r.algorithmUsed = algorithmFor(Backend::CUDA);
       r.kernelUsed = DirectKernel::Auto;
-      return r.algorithmUsed == Algorithm::FFT ? detail::cudaFft(batch,
-                                                   window,
-                                                   lefts,
-                                                   rights,
-                                                   out,
+      return r.algorithmUsed == Algorithm::FFT ? detail::cudaFft(maps,
                                                    options.tuning.cacheFftPlans,
                                                    options.tuning.fftPowerOfTwo,
                                                    kernelSeconds,
                                                    options.tuning.deviceOnlyKernelTiming)
-                                               : detail::cudaDirect(batch,
-                                                   window,
-                                                   lefts,
-                                                   rights,
-                                                   out,
+                                               : detail::cudaDirect(maps,
                                                    options.tuning.direct,
                                                    kernelSeconds,
                                                    options.tuning.deviceOnlyKernelTiming,
@@ -136,9 +129,8 @@ Status correlate(const Batch& batch,
     {
       r.algorithmUsed = algorithmFor(Backend::CPU);
       r.kernelUsed = DirectKernel::Auto;
-      return r.algorithmUsed == Algorithm::FFT
-        ? detail::cpuFft(batch, window, lefts, rights, out, options)
-        : detail::cpuDirect(batch, window, lefts, rights, out, options);
+      return r.algorithmUsed == Algorithm::FFT ? detail::cpuFft(maps, options)
+                                               : detail::cpuDirect(maps, options);
     });
   if (!status)
   {
@@ -148,7 +140,7 @@ Status correlate(const Batch& batch,
   {
     return execution::abortedStatus();
   }
-  if (!(status = detail::normalize(batch, window, lefts, rights, normalization, out, options)))
+  if (!(status = detail::normalize(maps, normalization, options)))
   {
     return status;
   }

@@ -93,13 +93,10 @@ struct Buffer
 }
 
 template<typename T>
-Status cpuFft(const Batch& batch,
-  const LagWindow& window,
-  const T* lefts,
-  const T* rights,
-  T* out,
-  const ExecutionOptions& options)
+Status cpuFft(const Maps<T>& maps, const ExecutionOptions& options)
 {
+  const Batch& batch = maps.batch;
+  const LagWindow& window = maps.window;
   using F = Fftw<T>;
   using C = typename F::Complex;
   // Padding to at least lw + rw - 1 keeps every lag with overlap free of wrap-around.
@@ -147,7 +144,7 @@ Status cpuFft(const Batch& batch,
       {
         const bool isLeft = k < nl;
         const Size2 s = isLeft ? batch.left : batch.right;
-        const T* src = isLeft ? lefts + k * s.count() : rights + (k - nl) * s.count();
+        const T* src = isLeft ? maps.lefts + k * s.count() : maps.rights + (k - nl) * s.count();
         std::memset(padded.Data, 0, real * sizeof(T));
         for (int y = 0; y < s.height; ++y)
         {
@@ -183,7 +180,7 @@ Status cpuFft(const Batch& batch,
             product.Data[k][1] = fl[k][0] * fr[k][1] - fl[k][1] * fr[k][0];
           }
           F::execC2r(inverse, product.Data, map.Data);
-          T* dst = out + pair * window.size();
+          T* dst = maps.out + pair * window.size();
           for (int jy = 0; jy < window.height; ++jy)
           {
             const int dy = window.y0 + jy;
@@ -216,7 +213,7 @@ Status cpuFft(const Batch& batch,
 #else
 
 template<typename T>
-Status cpuFft(const Batch&, const LagWindow&, const T*, const T*, T*, const ExecutionOptions&)
+Status cpuFft(const Maps<T>&, const ExecutionOptions&)
 {
   return { ErrorCode::BackendUnavailable,
     "the CPU FFT path is unavailable: CorrelationCore was built without FFTW3 (install "
@@ -225,18 +222,8 @@ Status cpuFft(const Batch&, const LagWindow&, const T*, const T*, T*, const Exec
 
 #endif
 
-template Status cpuFft<float>(const Batch&,
-  const LagWindow&,
-  const float*,
-  const float*,
-  float*,
-  const ExecutionOptions&);
-template Status cpuFft<double>(const Batch&,
-  const LagWindow&,
-  const double*,
-  const double*,
-  double*,
-  const ExecutionOptions&);
+template Status cpuFft(const Maps<float>&, const ExecutionOptions&);
+template Status cpuFft(const Maps<double>&, const ExecutionOptions&);
 
 } // namespace detail
 } // namespace correlation

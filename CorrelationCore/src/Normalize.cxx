@@ -57,14 +57,10 @@ struct Integral
 }
 
 template<typename T>
-Status normalize(const Batch& batch,
-  const LagWindow& window,
-  const T* lefts,
-  const T* rights,
-  Normalization normalization,
-  T* out,
-  const ExecutionOptions& options)
+Status normalize(const Maps<T>& maps, Normalization normalization, const ExecutionOptions& options)
 {
+  const Batch& batch = maps.batch;
+  const LagWindow& window = maps.window;
   if (normalization == Normalization::None)
   {
     return Status::Ok();
@@ -80,16 +76,14 @@ Status normalize(const Batch& batch,
       {
         if (k < nl)
         {
-          tables[k].build(lefts + k * batch.left.count(), batch.left);
+          tables[k].build(maps.lefts + k * batch.left.count(), batch.left);
         }
         else
         {
-          tables[k].build(rights + (k - nl) * batch.right.count(), batch.right);
+          tables[k].build(maps.rights + (k - nl) * batch.right.count(), batch.right);
         }
       }
     });
-  const int lw = batch.left.width, lh = batch.left.height;
-  const int rw = batch.right.width, rh = batch.right.height;
   const double minArea = options.minOverlapFraction *
     static_cast<double>(std::min(batch.left.count(), batch.right.count()));
   // Below this relative size an energy or variance is rounding noise, not signal.
@@ -100,28 +94,23 @@ Status normalize(const Batch& batch,
     0,
     [&](std::size_t begin, std::size_t end)
     {
-      for (std::size_t row = begin; row < end; ++row)
-      {
-        const std::size_t pair = row / window.height;
-        const int j = static_cast<int>(row % window.height);
-        const Integral& tl = tables[pair / batch.m];
-        const Integral& tr = tables[nl + batch.rightOf(pair / batch.m, pair % batch.m)];
-        const int dy = window.y0 + j;
-        const int y0 = std::max(0, -dy), y1 = std::min(lh, rh - dy);
-        T* line = out + pair * window.size() + static_cast<std::size_t>(j) * window.width;
-        for (int i = 0; i < window.width; ++i)
+      forEachLag(maps,
+        begin,
+        end,
+        [&](std::size_t pair, const Overlap& o, T& value)
         {
-          const int dx = window.x0 + i;
-          const int x0 = std::max(0, -dx), x1 = std::min(lw, rw - dx);
+          const int x0 = o.x0, x1 = o.x1, y0 = o.y0, y1 = o.y1, dx = o.dx, dy = o.dy;
+          const Integral& tl = tables[pair / batch.m];
+          const Integral& tr = tables[nl + batch.rightOf(pair / batch.m, pair % batch.m)];
           const double area = static_cast<double>(std::max(0, x1 - x0)) * std::max(0, y1 - y0);
           if (area <= 0 || area < minArea)
           {
-            line[i] = T(0);
-            continue;
+            value = T(0);
+            return;
           }
           double ll = tl.sqOf(x0, x1, y0, y1);
           double rr = tr.sqOf(x0 + dx, x1 + dx, y0 + dy, y1 + dy);
-          double c = line[i];
+          double c = value;
           if (zero)
           {
             const double sl = tl.sumOf(x0, x1, y0, y1);
@@ -129,8 +118,8 @@ Status normalize(const Batch& batch,
             const double vl = ll - sl * sl / area, vr = rr - sr * sr / area;
             if (vl <= eps * ll || vr <= eps * rr)
             {
-              line[i] = T(0);
-              continue;
+              value = T(0);
+              return;
             }
             c -= sl * sr / area;
             ll = vl;
@@ -138,30 +127,17 @@ Status normalize(const Batch& batch,
           }
           if (ll <= 0 || rr <= 0)
           {
-            line[i] = T(0);
-            continue;
+            value = T(0);
+            return;
           }
-          line[i] = static_cast<T>(std::clamp(c / std::sqrt(ll * rr), -1.0, 1.0));
-        }
-      }
+          value = static_cast<T>(std::clamp(c / std::sqrt(ll * rr), -1.0, 1.0));
+        });
     });
   return Status::Ok();
 }
 
-template Status normalize<float>(const Batch&,
-  const LagWindow&,
-  const float*,
-  const float*,
-  Normalization,
-  float*,
-  const ExecutionOptions&);
-template Status normalize<double>(const Batch&,
-  const LagWindow&,
-  const double*,
-  const double*,
-  Normalization,
-  double*,
-  const ExecutionOptions&);
+template Status normalize(const Maps<float>&, Normalization, const ExecutionOptions&);
+template Status normalize(const Maps<double>&, Normalization, const ExecutionOptions&);
 
 } // namespace detail
 } // namespace correlation

@@ -527,16 +527,14 @@ inline DirectOptions autoWithoutSplit(const Batch& batch)
 }
 
 template<typename T>
-Status cudaDirect(const Batch& batch,
-  const LagWindow& window,
-  const T* lefts,
-  const T* rights,
-  T* out,
+Status cudaDirect(const Maps<T>& maps,
   const DirectOptions& requested,
   double* kernelSeconds,
   bool deviceOnlyTiming,
   DirectKernel* kernelUsed)
 {
+  const Batch& batch = maps.batch;
+  const LagWindow& window = maps.window;
   // The split-tiled launch is planned (device queries, kernel attributes) before the timed
   // region, so that the kernel time is the kernel's alone.
   SplitPlan<T> split;
@@ -557,8 +555,8 @@ Status cudaDirect(const Batch& batch,
     }
     if (!planned)
     {
-      // Double, no TF32 tensor cores or the 32 rights do not fit: Auto's choice (which may give
-      // way itself below); kernelUsed names what ran.
+      // Double, no TF32 tensor cores or the 32 rights do not fit: Auto's choice (which may
+      // give way itself below); kernelUsed names what ran.
       direct = autoDirectOptions(batch);
     }
   }
@@ -627,10 +625,11 @@ Status cudaDirect(const Batch& batch,
   {
     return status;
   }
-  if (!(status = cudaStatus(
-          cudaMemcpy(dl.get(), lefts, nl * sizeof(T), cudaMemcpyHostToDevice), "copy to device")) ||
-    !(status = cudaStatus(
-        cudaMemcpy(dr.get(), rights, nr * sizeof(T), cudaMemcpyHostToDevice), "copy to device")))
+  if (!(status =
+          cudaStatus(cudaMemcpy(dl.get(), maps.lefts, nl * sizeof(T), cudaMemcpyHostToDevice),
+            "copy to device")) ||
+    !(status = cudaStatus(cudaMemcpy(dr.get(), maps.rights, nr * sizeof(T), cudaMemcpyHostToDevice),
+        "copy to device")))
   {
     return status;
   }
@@ -775,7 +774,7 @@ Status cudaDirect(const Batch& batch,
                                                 : DirectKernel::WarpShuffle;
   }
   return cudaStatus(
-    cudaMemcpy(out, dout.get(), no * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
+    cudaMemcpy(maps.out, dout.get(), no * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
 }
 
 } // namespace detail
@@ -784,11 +783,8 @@ Status cudaDirect(const Batch& batch,
 /// The explicit instantiation of one value type (DirectFloat.cu, DirectDouble.cu: one translation
 /// unit per type, so that they compile in parallel).
 #define CORRELATION_CUDA_DIRECT_INSTANCE(T)                                                        \
-  template correlation::Status correlation::detail::cudaDirect<T>(const correlation::Batch&,       \
-    const correlation::LagWindow&,                                                                 \
-    const T*,                                                                                      \
-    const T*,                                                                                      \
-    T*,                                                                                            \
+  template correlation::Status correlation::detail::cudaDirect(                                    \
+    const correlation::detail::Maps<T>&,                                                           \
     const correlation::DirectOptions&,                                                             \
     double*,                                                                                       \
     bool,                                                                                          \

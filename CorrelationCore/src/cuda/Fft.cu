@@ -205,16 +205,14 @@ dim3 gridFor(long long elements, long long matrices)
 }
 
 template<typename T>
-Status cudaFft(const Batch& batch,
-  const LagWindow& window,
-  const T* lefts,
-  const T* rights,
-  T* out,
+Status cudaFft(const Maps<T>& maps,
   bool cachePlans,
   bool powerOfTwo,
   double* kernelSeconds,
   bool deviceOnlyTiming)
 {
+  const Batch& batch = maps.batch;
+  const LagWindow& window = maps.window;
   using Types = CufftTypes<T>;
   using C = typename Types::Complex;
   const Geometry g = Geometry::of(batch, window);
@@ -236,7 +234,7 @@ Status cudaFft(const Batch& batch,
   {
     return { ErrorCode::TooLarge, "padded matrices too large for one cuFFT plan" };
   }
-  DeviceBuffer<T> dl, dr, padded, maps, dout;
+  DeviceBuffer<T> dl, dr, padded, transformed, dout;
   DeviceBuffer<C> spectra, products;
   Status status;
   if (!(status = dl.allocate(nli, "left matrices")) ||
@@ -244,7 +242,7 @@ Status cudaFft(const Batch& batch,
     !(status = padded.allocate((nl + nr) * real, "padded inputs")) ||
     !(status = spectra.allocate((nl + nr) * spectrum, "spectra")) ||
     !(status = products.allocate(pairs * spectrum, "products")) ||
-    !(status = maps.allocate(pairs * real, "inverse transforms")) ||
+    !(status = transformed.allocate(pairs * real, "inverse transforms")) ||
     !(status = dout.allocate(no, "correlation maps")))
   {
     return status;
@@ -255,10 +253,12 @@ Status cudaFft(const Batch& batch,
   {
     return status;
   }
-  if (!(status = cudaStatus(cudaMemcpy(dl.get(), lefts, nli * sizeof(T), cudaMemcpyHostToDevice),
-          "copy to device")) ||
-    !(status = cudaStatus(
-        cudaMemcpy(dr.get(), rights, nri * sizeof(T), cudaMemcpyHostToDevice), "copy to device")))
+  if (!(status =
+          cudaStatus(cudaMemcpy(dl.get(), maps.lefts, nli * sizeof(T), cudaMemcpyHostToDevice),
+            "copy to device")) ||
+    !(status =
+        cudaStatus(cudaMemcpy(dr.get(), maps.rights, nri * sizeof(T), cudaMemcpyHostToDevice),
+          "copy to device")))
   {
     return status;
   }
@@ -276,12 +276,12 @@ Status cudaFft(const Batch& batch,
   productKernel<C><<<gridFor(spectrum, pairs), 256>>>(
     spectra.get(), g, static_cast<int>(spectrum), products.get());
   if (!(status = cufftStatus(
-          Types::execInverse(inverse.get(), products.get(), maps.get()), "cuFFT inverse")))
+          Types::execInverse(inverse.get(), products.get(), transformed.get()), "cuFFT inverse")))
   {
     return status;
   }
   extractKernel<T><<<gridFor(static_cast<long long>(window.size()), pairs), 256>>>(
-    maps.get(), g, px, py, T(1) / static_cast<T>(real), dout.get());
+    transformed.get(), g, px, py, T(1) / static_cast<T>(real), dout.get());
   timer.stop();
   if (!(status = cudaStatus(cudaGetLastError(), "FFT kernels")) ||
     !(status = cudaStatus(cudaDeviceSynchronize(), "FFT kernels")))
@@ -293,27 +293,11 @@ Status cudaFft(const Batch& batch,
     *kernelSeconds = timer.seconds();
   }
   return cudaStatus(
-    cudaMemcpy(out, dout.get(), no * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
+    cudaMemcpy(maps.out, dout.get(), no * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
 }
 
-template Status cudaFft<float>(const Batch&,
-  const LagWindow&,
-  const float*,
-  const float*,
-  float*,
-  bool,
-  bool,
-  double*,
-  bool);
-template Status cudaFft<double>(const Batch&,
-  const LagWindow&,
-  const double*,
-  const double*,
-  double*,
-  bool,
-  bool,
-  double*,
-  bool);
+template Status cudaFft(const Maps<float>&, bool, bool, double*, bool);
+template Status cudaFft(const Maps<double>&, bool, bool, double*, bool);
 
 } // namespace detail
 } // namespace correlation
