@@ -35,21 +35,7 @@ Status cudaBandwidth(std::size_t, int, double&, double*)
   return Status(ErrorCode::BackendUnavailable, NotBuilt);
 }
 
-template Status cudaImage<float>(const ImageArgs<float>&,
-  std::size_t,
-  const ExecutionOptions&,
-  ExecutionReport&);
-template Status cudaImage<double>(const ImageArgs<double>&,
-  std::size_t,
-  const ExecutionOptions&,
-  ExecutionReport&);
-template Status cudaColumns<float>(const PreparedTable<float>&,
-  const ColumnArgs<float>&,
-  const ExecutionOptions&,
-  ExecutionReport&);
-template Status cudaColumns<double>(const PreparedTable<double>&,
-  const ColumnArgs<double>&,
-  const ExecutionOptions&,
-  ExecutionReport&);
+STENCIL_CUDA_ENTRY_POINTS(float);
+STENCIL_CUDA_ENTRY_POINTS(double);
 } // namespace detail
 } // namespace stencil

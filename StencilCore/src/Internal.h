@@ -324,6 +324,14 @@ Status cudaBandwidth(std::size_t bytes,
   double& bytesPerSecond,
   double* memcpyBytesPerSecond);
 
+/// The instances of the CUDA entry points for value type T, in the translation unit that
+/// defines them (src/cuda/Device.cu, or CudaUnavailable.cxx).
+#define STENCIL_CUDA_ENTRY_POINTS(T)                                                               \
+  template Status cudaImage<T>(                                                                    \
+    const ImageArgs<T>&, std::size_t, const ExecutionOptions&, ExecutionReport&);                  \
+  template Status cudaColumns<T>(                                                                  \
+    const PreparedTable<T>&, const ColumnArgs<T>&, const ExecutionOptions&, ExecutionReport&)
+
 } // namespace detail
 } // namespace stencil
 

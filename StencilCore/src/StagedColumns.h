@@ -431,6 +431,24 @@ STENCIL_HD void stagedFirst(const StagedContext<T, Table, L>& x,
   stagedRingLaplacians(x, t, x.raw);
 }
 
+/// Phase 5 of an active thread: laplaps(result) computes the laplaps of the own cell, which
+/// are then stored.
+template<typename T, typename Table, int L, typename State, typename Laplaps>
+STENCIL_HD void stagedStoreLaplaps(const StagedContext<T, Table, L>& x,
+  const State& s,
+  int k0,
+  int count,
+  Laplaps&& laplaps)
+{
+  if (!s.active)
+  {
+    return;
+  }
+  T result[L];
+  laplaps(result);
+  stagedStore(x, s, k0, count, result);
+}
+
 /// Phase 5 (after a barrier): the laplaps of the own cell and their stores.
 template<typename T, typename Table, int L>
 STENCIL_HD void stagedSecond(const StagedContext<T, Table, L>& x,
@@ -439,18 +457,19 @@ STENCIL_HD void stagedSecond(const StagedContext<T, Table, L>& x,
   int k0,
   int count)
 {
-  if (!s.active)
-  {
-    return;
-  }
-  T result[L];
-  stagedLaplacians<T, Table::K, L>(
-    x.laplacian,
-    t,
-    [&](int q) { return s.slot[q]; },
-    [&](int q) { return x.weight(t, q); },
-    result);
-  stagedStore(x, s, k0, count, result);
+  stagedStoreLaplaps(x,
+    s,
+    k0,
+    count,
+    [&](T(&result)[L])
+    {
+      stagedLaplacians<T, Table::K, L>(
+        x.laplacian,
+        t,
+        [&](int q) { return s.slot[q]; },
+        [&](int q) { return x.weight(t, q); },
+        result);
+    });
 }
 
 /**
@@ -610,18 +629,19 @@ STENCIL_HD void stagedAsyncSecond(const StagedContext<T, Table, L>& x,
   int k0,
   int count)
 {
-  if (!s.active)
-  {
-    return;
-  }
-  T result[L];
-  stagedLaplaciansOf<T, Table::K, L>(
-    s.lap,
-    x.laplacian,
-    [&](int q) { return s.slot[q]; },
-    [&](int q) { return x.weight(t, q); },
-    result);
-  stagedStore(x, s, k0, count, result);
+  stagedStoreLaplaps(x,
+    s,
+    k0,
+    count,
+    [&](T(&result)[L])
+    {
+      stagedLaplaciansOf<T, Table::K, L>(
+        s.lap,
+        x.laplacian,
+        [&](int q) { return s.slot[q]; },
+        [&](int q) { return x.weight(t, q); },
+        result);
+    });
 }
 
 /**
