@@ -97,11 +97,18 @@ Status run(const ExecutionOptions& options,
     });
 }
 
-TEST(Fallback, StrictCudaRefusesAnUnbuiltBackend)
+/// Options that ask for `backend`, strictly or not.
+ExecutionOptions asking(Backend backend, bool strict = false)
 {
   ExecutionOptions options;
-  options.backend = Backend::CUDA;
-  options.strictBackend = true;
+  options.backend = backend;
+  options.strictBackend = strict;
+  return options;
+}
+
+TEST(Fallback, StrictCudaRefusesAnUnbuiltBackend)
+{
+  const ExecutionOptions options = asking(Backend::CUDA, true);
   ExecutionReport report;
   Calls calls;
   const Status status = run(options, 1000, false, report, calls);
@@ -113,8 +120,7 @@ TEST(Fallback, StrictCudaRefusesAnUnbuiltBackend)
 
 TEST(Fallback, CudaRequestWithoutBackendRunsOnTheCpuAndSaysWhy)
 {
-  ExecutionOptions options;
-  options.backend = Backend::CUDA;
+  const ExecutionOptions options = asking(Backend::CUDA);
   ExecutionReport report;
   Calls calls;
   ASSERT_TRUE(run(options, 1000, false, report, calls).ok());
@@ -141,9 +147,7 @@ TEST(Fallback, AutoBelowTheThresholdRunsOnTheCpuWithoutNote)
 
 TEST(Fallback, CpuRequestNeverTouchesTheGpu)
 {
-  ExecutionOptions options;
-  options.backend = Backend::CPU;
-  options.strictBackend = true;
+  const ExecutionOptions options = asking(Backend::CPU, true);
   ExecutionReport report;
   Calls calls;
   ASSERT_TRUE(run(options, 1u << 30, true, report, calls).ok());
@@ -158,8 +162,7 @@ TEST(Fallback, RecoverableGpuFailureFallsBackOrFailsWhenStrict)
   {
     GTEST_SKIP() << "no usable CUDA device: " << why;
   }
-  ExecutionOptions options;
-  options.backend = Backend::CUDA;
+  ExecutionOptions options = asking(Backend::CUDA);
   const Status full(ErrorCode::OutOfDeviceMemory, "needs 9 GiB");
   ExecutionReport report;
   Calls calls;
