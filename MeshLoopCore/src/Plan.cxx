@@ -75,23 +75,43 @@ void groupByColour(const std::vector<std::int32_t>& colour,
   }
 }
 
+/**
+ * Colours the rows of a CSR structure (row r touches targets[offsets[r] .. offsets[r + 1])) so
+ * that no two rows of a colour share a target, and lists them grouped by colour.
+ */
+template<typename Offsets, typename Targets>
+void colourRows(std::int64_t rows,
+  std::int64_t targetCount,
+  const Offsets& offsets,
+  const Targets& targets,
+  std::vector<std::int32_t>& order,
+  std::vector<std::int64_t>& colourOffsets)
+{
+  std::vector<std::int32_t> colour;
+  const int colours = greedyColour(
+    rows,
+    targetCount,
+    [&](std::int64_t r, auto&& f)
+    {
+      for (std::int64_t j = offsets[r]; j < offsets[r + 1]; ++j)
+      {
+        f(targets[j]);
+      }
+    },
+    colour);
+  groupByColour(colour, colours, order, colourOffsets);
+}
+
 } // namespace
 
 void buildGlobalColouring(const Mapping& mapping, Plan& plan)
 {
-  std::vector<std::int32_t> colour;
-  const int colours = greedyColour(
-    mapping.fromCount(),
+  colourRows(mapping.fromCount(),
     mapping.toCount,
-    [&](std::int64_t e, auto&& f)
-    {
-      for (std::int64_t j = mapping.offsets[e]; j < mapping.offsets[e + 1]; ++j)
-      {
-        f(mapping.targets[j]);
-      }
-    },
-    colour);
-  groupByColour(colour, colours, plan.colourElements, plan.colourOffsets);
+    mapping.offsets,
+    mapping.targets,
+    plan.colourElements,
+    plan.colourOffsets);
   plan.hasGlobal = true;
 }
 
@@ -185,19 +205,12 @@ void buildHierarchical(const Mapping& mapping,
       plan.blockTargets.begin() + plan.blockTargetOffsets[b]);
   }
 
-  std::vector<std::int32_t> blockColour;
-  const int colours = greedyColour(
-    blocks,
+  colourRows(blocks,
     mapping.toCount,
-    [&](std::int64_t b, auto&& f)
-    {
-      for (std::int64_t k = plan.blockTargetOffsets[b]; k < plan.blockTargetOffsets[b + 1]; ++k)
-      {
-        f(plan.blockTargets[k]);
-      }
-    },
-    blockColour);
-  groupByColour(blockColour, colours, plan.blockOrder, plan.blockColourOffsets);
+    plan.blockTargetOffsets,
+    plan.blockTargets,
+    plan.blockOrder,
+    plan.blockColourOffsets);
   plan.hasHierarchical = true;
 }
 
