@@ -92,7 +92,7 @@ std::vector<float> emulate(const Batch& batch,
   const std::vector<float>& rights,
   std::string& problem)
 {
-  const TcGeometry g = TcGeometry::of(batch, window);
+  const Geometry g = Geometry::of(batch, window);
   const TcLayout s = tcLayout(g);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::uint32_t nanBits;
@@ -261,7 +261,7 @@ std::vector<float> emulateF16(const Batch& batch,
   const std::vector<float>& rights,
   std::string& problem)
 {
-  const TcGeometry g = TcGeometry::of(batch, window);
+  const Geometry g = Geometry::of(batch, window);
   const TcLayout s = tcLayout(g);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const TcHalfWord poison{ 0x7e007e00u, 0x7e007e00u }; // FP16 NaNs
@@ -517,7 +517,7 @@ TEST(TensorTf32Emulation, BandRowBody)
     const Batch batch{ Shape::OneToMany, 1, 40, left, right };
     LagWindow window;
     EXPECT_TRUE(lagWindow(batch, mode, window).ok());
-    const TcGeometry g = TcGeometry::of(batch, window);
+    const Geometry g = Geometry::of(batch, window);
     return tcBandApplies(g, tcLayout(g));
   };
   EXPECT_TRUE(applies({ 32, 32 }, { 32, 32 }, Mode::Full));
@@ -541,8 +541,7 @@ TEST(TensorTf32Emulation, BandRowBody)
   const Batch batch{ c.shape, c.n, c.m, c.left, c.right };
   LagWindow window;
   ASSERT_TRUE(lagWindow(batch, Mode::Full, window).ok());
-  ASSERT_TRUE(
-    tcBandApplies(TcGeometry::of(batch, window), tcLayout(TcGeometry::of(batch, window))));
+  ASSERT_TRUE(tcBandApplies(Geometry::of(batch, window), tcLayout(Geometry::of(batch, window))));
   const auto ld = reference::randomMatrices(batch.leftCount() * c.left.count(), seed++);
   const auto rd = reference::randomMatrices(batch.rightCount() * c.right.count(), seed++);
   const std::vector<float> l(ld.begin(), ld.end()), r(rd.begin(), rd.end());
@@ -561,7 +560,7 @@ TEST(TensorTf32Emulation, ConflictFreeLayoutAndSplit)
   Batch batch{ Shape::OneToMany, 1, 64, { 32, 32 }, { 32, 32 } };
   LagWindow window;
   ASSERT_TRUE(lagWindow(batch, Mode::Full, window).ok());
-  const TcLayout s = tcLayout(TcGeometry::of(batch, window));
+  const TcLayout s = tcLayout(Geometry::of(batch, window));
   for (int iy = 0; iy < 3; ++iy)
   {
     for (int u0 = 0; u0 < 32; u0 += 4)
@@ -651,7 +650,7 @@ TEST(TensorF16Emulation, HalvesScalingAndLayout)
   Batch batch{ Shape::OneToMany, 1, 64, { 32, 32 }, { 32, 32 } };
   LagWindow window;
   ASSERT_TRUE(lagWindow(batch, Mode::Full, window).ok());
-  const TcLayout s = tcLayout(TcGeometry::of(batch, window));
+  const TcLayout s = tcLayout(Geometry::of(batch, window));
   for (int iy = 0; iy < 3; ++iy)
   {
     for (int c0 = 0; c0 < 16; c0 += 4)
@@ -919,7 +918,7 @@ TEST(TensorKernels, FallBackForDoubleAndLargeSizes)
       const Batch batch{ c.shape, c.n, c.m, c.left, c.right };
       LagWindow window;
       ASSERT_TRUE(lagWindow(batch, Mode::Valid, window).ok());
-      const TcLayout layout = tcLayout(TcGeometry::of(batch, window));
+      const TcLayout layout = tcLayout(Geometry::of(batch, window));
       ASSERT_GT(layout.sharedBytes, 227u * 1024u) << "larger than any GPU's shared memory";
       const auto ld = reference::randomMatrices(batch.leftCount() * c.left.count(), 43);
       const auto rd = reference::randomMatrices(batch.rightCount() * c.right.count(), 44);

@@ -6,6 +6,7 @@
 #define CORRELATION_CUDA_COMMON_CUH
 
 #include "../Internal.h"
+#include "Geometry.h"
 
 #include <cuda_runtime.h>
 
@@ -87,36 +88,6 @@ public:
 
 private:
   cudaEvent_t Begin, End;
-};
-
-/// The batch and lag window as plain values for kernels.
-struct Geometry
-{
-  int lw, lh, rw, rh;
-  int x0, y0, ww, wh;
-  int n, m;
-  int ownRights; ///< 1 for n-to-mn (each left has its own m rights)
-  long long pairs;
-
-  static Geometry of(const Batch& b, const LagWindow& w)
-  {
-    return { b.left.width,
-      b.left.height,
-      b.right.width,
-      b.right.height,
-      w.x0,
-      w.y0,
-      w.width,
-      w.height,
-      b.n,
-      b.m,
-      b.shape == Shape::NToMN ? 1 : 0,
-      static_cast<long long>(b.pairs()) };
-  }
-  __host__ __device__ long long rightOf(long long i, long long j) const
-  {
-    return ownRights ? i * m + j : j;
-  }
 };
 
 } // namespace detail

@@ -62,7 +62,7 @@ __device__ inline int tcHalfWordPair(const TcLayout& s, int i, int& iy, int& c)
 /// Stages the 32 rights (raw, then scaled and split in place) and the template words; maxBits
 /// receives the largest |value| of each right (0..31) and of the template (32) as float bits,
 /// then (after the reduction) the scaling exponents.
-__device__ inline void tcStageF16(const TcGeometry& g,
+__device__ inline void tcStageF16(const Geometry& g,
   const TcLayout& s,
   const float* __restrict__ lefts,
   const float* __restrict__ rights,
@@ -138,7 +138,7 @@ __device__ inline void tcStageF16(const TcGeometry& g,
   }
 }
 
-__global__ void __launch_bounds__(512, 1) tensorF16Kernel(TcGeometry g,
+__global__ void __launch_bounds__(512, 1) tensorF16Kernel(Geometry g,
   TcLayout s,
   const int* __restrict__ taskOrder,
   const float* __restrict__ lefts,
@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(512, 1) tensorF16Kernel(TcGeometry g,
 
 bool planTensorF16(TcPlan& plan, const Batch& batch, const LagWindow& window, int warpsPerBlock)
 {
-  const TcGeometry g = TcGeometry::of(batch, window);
+  const Geometry g = Geometry::of(batch, window);
   plan.band = false;
   return tcPlanLaunch(plan, batch, g, tcLayout(g), tensorF16Kernel, warpsPerBlock);
 }

@@ -137,7 +137,7 @@ CORRELATION_TC_HD int tcHalfImageStageIndex(const TcLayout& s, int iy, int c, in
  * products hi*lo, lo*hi, hi*hi of the diagonal's tiles through mma(j, a[2], b).
  */
 template<typename Mma>
-CORRELATION_TC_HD void tcTaskProductsF16(const TcGeometry& g,
+CORRELATION_TC_HD void tcTaskProductsF16(const Geometry& g,
   const TcLayout& s,
   const TcHalfWord* sImage,
   const TcHalfWord* sLeft,

@@ -13,7 +13,7 @@ namespace detail
 {
 
 /// The tensor kernels' signature.
-using TcKernel = void (*)(TcGeometry, TcLayout, const int*, const float*, const float*, float*);
+using TcKernel = void (*)(Geometry, TcLayout, const int*, const float*, const float*, float*);
 
 /**
  * Plans a launch of `kernel` with `layout` (its sharedBytes as the kernel stages): false when
@@ -22,7 +22,7 @@ using TcKernel = void (*)(TcGeometry, TcLayout, const int*, const float*, const 
  */
 inline bool tcPlanLaunch(TcPlan& plan,
   const Batch& batch,
-  const TcGeometry& g,
+  const Geometry& g,
   const TcLayout& layout,
   TcKernel kernel,
   int warpsPerBlock)
@@ -75,7 +75,7 @@ __device__ __forceinline__ void tcClearAcc(Mma& mma)
 /// Stores the lane's accumulators of task t, value(j, c) each, into the lag maps of the group's
 /// pairs (from j0 on) of left image li; pairs past the batch and lags past the window are left out.
 template<typename Value>
-__device__ __forceinline__ void tcStoreAcc(const TcGeometry& g,
+__device__ __forceinline__ void tcStoreAcc(const Geometry& g,
   const TcTask& t,
   int lane,
   long long li,

@@ -35,7 +35,7 @@ struct TcMmaDevice
 /// up to the pitch): pairs over the block's warps, lanes along a row (coalesced global loads;
 /// the shared stores fall in 16 banks twice each at most, tcImageIndex), rows by constant strides
 /// (no divisions).
-__device__ inline void tcStageImages(const TcGeometry& g,
+__device__ inline void tcStageImages(const Geometry& g,
   const TcLayout& s,
   const float* __restrict__ rights,
   long long li,
@@ -76,7 +76,7 @@ __device__ inline void tcStageImages(const TcGeometry& g,
 /// Stages the template of left li: split into big and small with kTcPad zero columns either side
 /// (TcSplitWord, or for the band row body TcBandWord), rows over warps, columns over lanes.
 template<typename Word>
-__device__ inline void tcStageLeft(const TcGeometry& g,
+__device__ inline void tcStageLeft(const Geometry& g,
   const TcLayout& s,
   const float* __restrict__ lefts,
   long long li,
@@ -110,7 +110,7 @@ __device__ inline void tcStageLeft(const TcGeometry& g,
 /// image values and the Toeplitz fragments stay in registers). Band: the launch is one that
 /// tcBandApplies to, and the specialised row body (tcTaskProductsBand) runs.
 template<bool Band>
-__global__ void __launch_bounds__(512, 1) tensorTf32Kernel(TcGeometry g,
+__global__ void __launch_bounds__(512, 1) tensorTf32Kernel(Geometry g,
   TcLayout s,
   const int* __restrict__ taskOrder,
   const float* __restrict__ lefts,
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(512, 1) tensorTf32Kernel(TcGeometry g,
 
 bool planTensorTf32(TcPlan& plan, const Batch& batch, const LagWindow& window, int warpsPerBlock)
 {
-  const TcGeometry g = TcGeometry::of(batch, window);
+  const Geometry g = Geometry::of(batch, window);
   TcLayout layout = tcLayout(g);
   // The band row body where it applies and its 16-byte template words fit.
   plan.band = tcBandApplies(g, layout) &&

@@ -30,18 +30,13 @@
 #ifndef CORRELATION_CUDA_TENSOR_TF32_H
 #define CORRELATION_CUDA_TENSOR_TF32_H
 
-#include <correlation/correlation.h>
+#include "Geometry.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
-#ifdef __CUDACC__
-#define CORRELATION_TC_HD __host__ __device__ __forceinline__
-#else
-#define CORRELATION_TC_HD inline
-#endif
 #ifdef __CUDA_ARCH__
 #define CORRELATION_UNROLL _Pragma("unroll")
 #else
@@ -61,34 +56,6 @@ constexpr int kTcTilesK = 4; ///< K tiles (8 image columns each) per column chun
 constexpr int kTcCols = 32;  ///< image columns per chunk
 constexpr int kTcPad = 14;   ///< zero template columns staged before column 0 (and after lw)
 constexpr int kTcCounterBytes = 160; ///< task counter, and 33 maxima for TensorF16
-
-/// The batch and lag window as plain values (the kernel's and the emulation's).
-struct TcGeometry
-{
-  int lw, lh, rw, rh;
-  int x0, y0, ww, wh;
-  int n, m;
-  int ownRights;
-
-  static TcGeometry of(const Batch& b, const LagWindow& w)
-  {
-    return { b.left.width,
-      b.left.height,
-      b.right.width,
-      b.right.height,
-      w.x0,
-      w.y0,
-      w.width,
-      w.height,
-      b.n,
-      b.m,
-      b.shape == Shape::NToMN ? 1 : 0 };
-  }
-  CORRELATION_TC_HD long long rightOf(long long i, long long j) const
-  {
-    return ownRights ? i * m + j : j;
-  }
-};
 
 /// Shared-memory layout and task counts of one launch.
 struct TcLayout
@@ -114,7 +81,7 @@ struct alignas(8) TcFloat2
   float x, y;
 };
 
-inline TcLayout tcLayout(const TcGeometry& g)
+inline TcLayout tcLayout(const Geometry& g)
 {
   TcLayout s{};
   s.imagePitch = (g.rw + 7) / 8 * 8;
@@ -197,7 +164,7 @@ struct TcTask
   int dy, dxc, h, ylo, yhi;
 };
 
-CORRELATION_TC_HD TcTask tcTask(const TcGeometry& g, const TcLayout& s, int task)
+CORRELATION_TC_HD TcTask tcTask(const Geometry& g, const TcLayout& s, int task)
 {
   TcTask t;
   t.h = task & 1;
@@ -210,7 +177,7 @@ CORRELATION_TC_HD TcTask tcTask(const TcGeometry& g, const TcLayout& s, int task
 }
 
 /// Whether tile (j, k) of column chunk uc is multiplied (inside the image, inside the window).
-CORRELATION_TC_HD bool tcTileUsed(const TcGeometry& g, const TcTask& t, int uc, int j, int k)
+CORRELATION_TC_HD bool tcTileUsed(const Geometry& g, const TcTask& t, int uc, int j, int k)
 {
   return uc * kTcCols + 8 * k < g.rw && t.dxc + 8 * j < g.x0 + g.ww;
 }
@@ -229,7 +196,7 @@ CORRELATION_TC_HD void tcAccTarget(const TcTask& t, int lane, int j, int c, int&
  * passes over the diagonal's tiles, and neighbouring mma instructions are independent.
  */
 template<typename Product>
-CORRELATION_TC_HD void tcDiagonalPasses(const TcGeometry& g,
+CORRELATION_TC_HD void tcDiagonalPasses(const Geometry& g,
   const TcTask& t,
   int uc,
   int d,
@@ -261,7 +228,7 @@ CORRELATION_TC_HD void tcDiagonalPasses(const TcGeometry& g,
  * is what the warp-wide mma needs and what the host emulation relies on.
  */
 template<typename Mma>
-CORRELATION_TC_HD void tcTaskProducts(const TcGeometry& g,
+CORRELATION_TC_HD void tcTaskProducts(const Geometry& g,
   const TcLayout& s,
   const float* sImage,
   const TcSplitWord* sLeft,
@@ -381,7 +348,7 @@ inline std::size_t tcBandSharedBytes(const TcLayout& s)
     static_cast<std::size_t>(s.leftWords) * sizeof(TcBandWord);
 }
 
-inline bool tcBandApplies(const TcGeometry& g, const TcLayout& s)
+inline bool tcBandApplies(const Geometry& g, const TcLayout& s)
 {
   if (s.uChunks != 1 || s.chunks != 1 || s.imagePitch != kTcCols)
   {
@@ -478,7 +445,7 @@ CORRELATION_TC_HD void tcTaskProductsBand(const TcLayout& s,
 }
 
 /// Multiply-adds (tensor tiles x 3 x 1024) of a task: the host's longest-first order.
-inline long long tcTaskWork(const TcGeometry& g, const TcLayout& s, int task)
+inline long long tcTaskWork(const Geometry& g, const TcLayout& s, int task)
 {
   const TcTask t = tcTask(g, s, task);
   if (t.yhi <= t.ylo)
@@ -507,7 +474,7 @@ inline long long tcTaskWork(const TcGeometry& g, const TcLayout& s, int task)
 /// Everything of a launch decided before the timed region.
 struct TcPlan
 {
-  TcGeometry geometry{};
+  Geometry geometry{};
   TcLayout layout{};
   std::vector<int> order; ///< tasks, heaviest first
   unsigned gridX = 0, gridY = 0, warps = 0;
