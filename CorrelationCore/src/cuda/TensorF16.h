@@ -146,45 +146,34 @@ CORRELATION_TC_HD void tcTaskProductsF16(const Geometry& g,
   Mma& mma)
 {
   const int gid = lane >> 2, tig = lane & 3;
-  for (int ty = t.ylo; ty < t.yhi; ++ty)
+  struct Halves
   {
-    const int iy = ty + t.dy;
-    for (int uc = 0; uc < s.uChunks; ++uc)
+    std::uint32_t hi[kTcTilesK][2], lo[kTcTilesK][2];
+  };
+  tcTaskLoop<Halves>(
+    g,
+    s,
+    t,
+    [&](Halves& a, int k, int iy, int u0)
     {
-      std::uint32_t ah[kTcTilesK][2], al[kTcTilesK][2];
-      CORRELATION_UNROLL
-      for (int k = 0; k < kTcTilesK; ++k)
-      {
-        const int u0 = uc * kTcCols + 8 * k;
-        if (u0 < g.rw)
-        {
-          const int c = u0 / 2 + tig;
-          const TcHalfWord w0 = sImage[tcHalfImageIndex(s, iy, c, gid, t.h, 0)];
-          const TcHalfWord w1 = sImage[tcHalfImageIndex(s, iy, c, gid, t.h, 1)];
-          ah[k][0] = w0.hi;
-          al[k][0] = w0.lo;
-          ah[k][1] = w1.hi;
-          al[k][1] = w1.lo;
-        }
-      }
-      CORRELATION_UNROLL
-      for (int d = -(kTcTilesN - 1); d < kTcTilesK; ++d)
-      {
-        const int diag = uc * kTcCols + 8 * d - t.dxc;
-        if (!tcDiagonalUsed(diag, g.lw))
-        {
-          continue;
-        }
-        const TcHalfWord q = sLeft[tcLeftIndex(s, ty, diag + 2 * tig - gid)];
-        tcDiagonalPasses(g,
-          t,
-          uc,
-          d,
-          [&](int pass, int j, int k)
-          { mma(j, pass == 1 ? al[k] : ah[k], pass == 0 ? q.lo : q.hi); });
-      }
-    }
-  }
+      const int c = u0 / 2 + tig;
+      const TcHalfWord w0 = sImage[tcHalfImageIndex(s, iy, c, gid, t.h, 0)];
+      const TcHalfWord w1 = sImage[tcHalfImageIndex(s, iy, c, gid, t.h, 1)];
+      a.hi[k][0] = w0.hi;
+      a.lo[k][0] = w0.lo;
+      a.hi[k][1] = w1.hi;
+      a.lo[k][1] = w1.lo;
+    },
+    [&](Halves& a, int ty, int uc, int d, int diag)
+    {
+      const TcHalfWord q = sLeft[tcLeftIndex(s, ty, diag + 2 * tig - gid)];
+      tcDiagonalPasses(g,
+        t,
+        uc,
+        d,
+        [&](int pass, int j, int k)
+        { mma(j, pass == 1 ? a.lo[k] : a.hi[k], pass == 0 ? q.lo : q.hi); });
+    });
 }
 
 /// Plans and launches the FP16 kernel (TensorF16.cu); as planTensorTf32 / launchTensorTf32.

@@ -219,6 +219,47 @@ CORRELATION_TC_HD void tcDiagonalPasses(const Geometry& g,
 }
 
 /**
+ * The loop nest of a task body: for every template row ty and image column chunk uc, fresh
+ * Fragments `a`, loadA(a, k, iy, u0) for every column tile k inside the image (first column u0,
+ * image row iy), then products(a, uc, d, diag) for every used diagonal d (template column diag).
+ * Inlined with its callbacks, so that the fragments stay in registers.
+ */
+template<typename Fragments, typename LoadA, typename Products>
+CORRELATION_TC_HD void tcTaskLoop(const Geometry& g,
+  const TcLayout& s,
+  const TcTask& t,
+  LoadA&& loadA,
+  Products&& products)
+{
+  for (int ty = t.ylo; ty < t.yhi; ++ty)
+  {
+    const int iy = ty + t.dy;
+    for (int uc = 0; uc < s.uChunks; ++uc)
+    {
+      Fragments a;
+      CORRELATION_UNROLL
+      for (int k = 0; k < kTcTilesK; ++k)
+      {
+        const int u0 = uc * kTcCols + 8 * k;
+        if (u0 < g.rw)
+        {
+          loadA(a, k, iy, u0);
+        }
+      }
+      CORRELATION_UNROLL
+      for (int d = -(kTcTilesN - 1); d < kTcTilesK; ++d)
+      {
+        const int diag = uc * kTcCols + 8 * d - t.dxc;
+        if (tcDiagonalUsed(diag, g.lw))
+        {
+          products(a, ty, uc, d, diag);
+        }
+      }
+    }
+  }
+}
+
+/**
  * The tensor products of one task for one lane: for every template row and column chunk, the
  * lane's A fragments of the 4 column tiles (image values, split), then per used diagonal its B
  * fragment (Toeplitz, pre-split) and the three products big*small, small*big, big*big of every
@@ -237,50 +278,40 @@ CORRELATION_TC_HD void tcTaskProducts(const Geometry& g,
   Mma& mma)
 {
   const int gid = lane >> 2, tig = lane & 3;
-  for (int ty = t.ylo; ty < t.yhi; ++ty)
+  struct Split
   {
-    const int iy = ty + t.dy;
-    for (int uc = 0; uc < s.uChunks; ++uc)
+    std::uint32_t big[kTcTilesK][4], small[kTcTilesK][4];
+  };
+  tcTaskLoop<Split>(
+    g,
+    s,
+    t,
+    [&](Split& a, int k, int iy, int u0)
     {
-      std::uint32_t ab[kTcTilesK][4], as[kTcTilesK][4];
-      CORRELATION_UNROLL
-      for (int k = 0; k < kTcTilesK; ++k)
-      {
-        const int u0 = uc * kTcCols + 8 * k;
-        if (u0 < g.rw)
-        {
-          // a0 = A[g][t], a1 = A[g + 8][t], a2 = A[g][t + 4], a3 = A[g + 8][t + 4].
-          const TcFloat2 lo =
-            *reinterpret_cast<const TcFloat2*>(sImage + tcImageIndex(s, iy, u0 + tig, gid, t.h));
-          const TcFloat2 hi = *reinterpret_cast<const TcFloat2*>(
-            sImage + tcImageIndex(s, iy, u0 + tig + 4, gid, t.h));
-          tcSplit(lo.x, ab[k][0], as[k][0]);
-          tcSplit(lo.y, ab[k][1], as[k][1]);
-          tcSplit(hi.x, ab[k][2], as[k][2]);
-          tcSplit(hi.y, ab[k][3], as[k][3]);
-        }
-      }
-      CORRELATION_UNROLL
-      for (int d = -(kTcTilesN - 1); d < kTcTilesK; ++d)
-      {
-        const int diag = uc * kTcCols + 8 * d - t.dxc;
-        if (!tcDiagonalUsed(diag, g.lw))
-        {
-          continue;
-        }
-        // b0 = B[t][g] = L(diag + t - g), b1 = B[t + 4][g] = L(diag + t + 4 - g).
-        const TcSplitWord q0 = sLeft[tcLeftIndex(s, ty, diag + tig - gid)];
-        const TcSplitWord q1 = sLeft[tcLeftIndex(s, ty, diag + tig + 4 - gid)];
-        const std::uint32_t bb[2] = { q0.big, q1.big };
-        const std::uint32_t bs[2] = { q0.small, q1.small };
-        tcDiagonalPasses(g,
-          t,
-          uc,
-          d,
-          [&](int pass, int j, int k) { mma(j, pass == 1 ? as[k] : ab[k], pass == 0 ? bs : bb); });
-      }
-    }
-  }
+      // a0 = A[g][t], a1 = A[g + 8][t], a2 = A[g][t + 4], a3 = A[g + 8][t + 4].
+      const TcFloat2 lo =
+        *reinterpret_cast<const TcFloat2*>(sImage + tcImageIndex(s, iy, u0 + tig, gid, t.h));
+      const TcFloat2 hi =
+        *reinterpret_cast<const TcFloat2*>(sImage + tcImageIndex(s, iy, u0 + tig + 4, gid, t.h));
+      tcSplit(lo.x, a.big[k][0], a.small[k][0]);
+      tcSplit(lo.y, a.big[k][1], a.small[k][1]);
+      tcSplit(hi.x, a.big[k][2], a.small[k][2]);
+      tcSplit(hi.y, a.big[k][3], a.small[k][3]);
+    },
+    [&](Split& a, int ty, int uc, int d, int diag)
+    {
+      // b0 = B[t][g] = L(diag + t - g), b1 = B[t + 4][g] = L(diag + t + 4 - g).
+      const TcSplitWord q0 = sLeft[tcLeftIndex(s, ty, diag + tig - gid)];
+      const TcSplitWord q1 = sLeft[tcLeftIndex(s, ty, diag + tig + 4 - gid)];
+      const std::uint32_t bb[2] = { q0.big, q1.big };
+      const std::uint32_t bs[2] = { q0.small, q1.small };
+      tcDiagonalPasses(g,
+        t,
+        uc,
+        d,
+        [&](int pass, int j, int k)
+        { mma(j, pass == 1 ? a.small[k] : a.big[k], pass == 0 ? bs : bb); });
+    });
 }
 
 /**
