@@ -405,18 +405,6 @@ bool launchRegisterTiled(const Batch& batch,
   return true;
 }
 
-template<typename T, int S, int R>
-void launchWarpShuffle(dim3 grid,
-  dim3 block,
-  const Geometry& g,
-  const Distribution& d,
-  const T* lefts,
-  const T* rights,
-  T* out)
-{
-  warpShuffleKernel<T, S, R><<<grid, block>>>(g, d, lefts, rights, out);
-}
-
 template<typename T>
 Status launchWarpShuffleVariant(int s,
   int r,
@@ -431,7 +419,7 @@ Status launchWarpShuffleVariant(int s,
 #define CORRELATION_VARIANT(S_, R_)                                                                \
   if (s == S_ && r == R_)                                                                          \
   {                                                                                                \
-    launchWarpShuffle<T, S_, R_>(grid, block, g, d, lefts, rights, out);                           \
+    warpShuffleKernel<T, S_, R_><<<grid, block>>>(g, d, lefts, rights, out);                       \
     return Status::Ok();                                                                           \
   }
   CORRELATION_VARIANT(1, 1)
