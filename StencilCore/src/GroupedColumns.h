@@ -234,7 +234,7 @@ STENCIL_HD void groupLaplacians(T uniform,
     for (int q = 0; q < K; ++q)
     {
       T n[GroupLayers];
-      loadSlot<T, GroupLayers>(values + slot(q), n);
+      loadShared<T, GroupLayers>(values + slot(q), n);
       STENCIL_UNROLL
       for (int d = 0; d < GroupLayers; ++d)
       {
@@ -253,7 +253,7 @@ STENCIL_HD void groupLaplacians(T uniform,
     for (int q = 0; q < K; ++q)
     {
       T n[GroupLayers];
-      loadSlot<T, GroupLayers>(values + slot(q), n);
+      loadShared<T, GroupLayers>(values + slot(q), n);
       const T w = weight(q);
       STENCIL_UNROLL
       for (int d = 0; d < GroupLayers; ++d)
@@ -372,7 +372,7 @@ STENCIL_HD void groupFirst(const GroupContext<T, Table, W>& x, int t, GroupThrea
     const int self = x.ringSelf[h];
     T u[GroupLayers];
     T result[GroupLayers];
-    loadSlot<T, GroupLayers>(x.values + self, u);
+    loadShared<T, GroupLayers>(x.values + self, u);
     groupLaplacians<W, T, K>(
       uniform,
       u,
@@ -384,7 +384,7 @@ STENCIL_HD void groupFirst(const GroupContext<T, Table, W>& x, int t, GroupThrea
   }
   if (s.active)
   {
-    loadSlot<T, GroupLayers>(x.values + groupOffset(t), s.u);
+    loadShared<T, GroupLayers>(x.values + groupOffset(t), s.u);
     groupLaplacians<W, T, K>(
       uniform,
       s.u,

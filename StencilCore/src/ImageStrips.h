@@ -12,6 +12,7 @@
 #define stencil_ImageStrips_h
 
 #include "Kernels.h"
+#include "Vectors.h"
 
 #ifdef __CUDACC__
 #include <cuda_runtime.h>
@@ -21,81 +22,6 @@ namespace stencil
 {
 namespace detail
 {
-/// W values at p (p aligned to W values): one vector load on the device.
-template<typename T, int W>
-STENCIL_HD void loadVector(const T* p, T (&v)[W])
-{
-#ifdef __CUDA_ARCH__
-  if constexpr (sizeof(T) == 8 && W == 4)
-  {
-    const double2 x = __ldg(reinterpret_cast<const double2*>(p));
-    const double2 y = __ldg(reinterpret_cast<const double2*>(p) + 1);
-    v[0] = x.x;
-    v[1] = x.y;
-    v[2] = y.x;
-    v[3] = y.y;
-  }
-  else if constexpr (sizeof(T) == 8 && W == 2)
-  {
-    const double2 x = __ldg(reinterpret_cast<const double2*>(p));
-    v[0] = x.x;
-    v[1] = x.y;
-  }
-  else if constexpr (sizeof(T) == 4 && W == 4)
-  {
-    const float4 x = __ldg(reinterpret_cast<const float4*>(p));
-    v[0] = x.x;
-    v[1] = x.y;
-    v[2] = x.z;
-    v[3] = x.w;
-  }
-  else if constexpr (sizeof(T) == 4 && W == 2)
-  {
-    const float2 x = __ldg(reinterpret_cast<const float2*>(p));
-    v[0] = x.x;
-    v[1] = x.y;
-  }
-  else
-#endif
-  {
-    for (int w = 0; w < W; ++w)
-    {
-      v[w] = p[w];
-    }
-  }
-}
-
-template<typename T, int W>
-STENCIL_HD void storeVector(T* p, const T (&v)[W])
-{
-#ifdef __CUDA_ARCH__
-  if constexpr (sizeof(T) == 8 && W == 4)
-  {
-    reinterpret_cast<double2*>(p)[0] = make_double2(v[0], v[1]);
-    reinterpret_cast<double2*>(p)[1] = make_double2(v[2], v[3]);
-  }
-  else if constexpr (sizeof(T) == 8 && W == 2)
-  {
-    *reinterpret_cast<double2*>(p) = make_double2(v[0], v[1]);
-  }
-  else if constexpr (sizeof(T) == 4 && W == 4)
-  {
-    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
-  }
-  else if constexpr (sizeof(T) == 4 && W == 2)
-  {
-    *reinterpret_cast<float2*>(p) = make_float2(v[0], v[1]);
-  }
-  else
-#endif
-  {
-    for (int w = 0; w < W; ++w)
-    {
-      p[w] = v[w];
-    }
-  }
-}
-
 /// One row of a strip: the owned vector and its left and right neighbours.
 template<typename T, int W>
 struct StripRow

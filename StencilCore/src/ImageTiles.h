@@ -18,6 +18,7 @@
 #define stencil_ImageTiles_h
 
 #include "Kernels.h"
+#include "Vectors.h"
 
 #ifdef __CUDACC__
 #include <cuda_runtime.h>
@@ -205,69 +206,12 @@ struct TileRow
   T v[VW + 4];
 };
 
-/// n values at p from shared memory (8- or 16-byte aligned) into v.
-template<typename T, int N>
-STENCIL_HD void tileSharedLoad(const T* p, T* v)
-{
-#ifdef __CUDA_ARCH__
-  if constexpr (sizeof(T) == 4 && N == 4)
-  {
-    const float4 x = *reinterpret_cast<const float4*>(p);
-    v[0] = x.x;
-    v[1] = x.y;
-    v[2] = x.z;
-    v[3] = x.w;
-  }
-  else if constexpr (sizeof(T) == 4 && N == 2)
-  {
-    const float2 x = *reinterpret_cast<const float2*>(p);
-    v[0] = x.x;
-    v[1] = x.y;
-  }
-  else if constexpr (sizeof(T) == 8 && N == 2)
-  {
-    const double2 x = *reinterpret_cast<const double2*>(p);
-    v[0] = x.x;
-    v[1] = x.y;
-  }
-  else
-#endif
-  {
-    for (int n = 0; n < N; ++n)
-    {
-      v[n] = p[n];
-    }
-  }
-}
-
 template<typename T, int VW>
 STENCIL_HD void tileLoadRow(const T* p, TileRow<T, VW>& row)
 {
-  tileSharedLoad<T, 2>(p - 2, row.v);
-  tileSharedLoad<T, VW>(p, row.v + 2);
-  tileSharedLoad<T, 2>(p + VW, row.v + 2 + VW);
-}
-
-template<typename T, int VW>
-STENCIL_HD void tileStore(T* p, const T (&v)[VW])
-{
-#ifdef __CUDA_ARCH__
-  if constexpr (sizeof(T) == 4 && VW == 4)
-  {
-    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
-  }
-  else if constexpr (sizeof(T) == 8 && VW == 2)
-  {
-    *reinterpret_cast<double2*>(p) = make_double2(v[0], v[1]);
-  }
-  else
-#endif
-  {
-    for (int n = 0; n < VW; ++n)
-    {
-      p[n] = v[n];
-    }
-  }
+  loadShared<T, 2>(p - 2, row.v);
+  loadShared<T, VW>(p, row.v + 2);
+  loadShared<T, 2>(p + VW, row.v + 2 + VW);
 }
 
 /// Interior value of lane l from the window rows w0 .. w4, which end with row j + reach (the
@@ -342,7 +286,7 @@ STENCIL_HD void tileStep(const ImageArgs<T>& a,
   T* out = th.outLayer + j * th.nx + th.x;
   if (!th.edge)
   {
-    tileStore<T, VW>(out, result);
+    storeVector<T, VW>(out, result);
     return;
   }
   for (int l = 0; l < VW; ++l)

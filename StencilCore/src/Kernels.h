@@ -16,8 +16,10 @@
 
 #ifdef __CUDACC__
 #define STENCIL_HD __host__ __device__ __forceinline__
+#define STENCIL_UNROLL _Pragma("unroll")
 #else
 #define STENCIL_HD inline
+#define STENCIL_UNROLL
 #endif
 
 namespace stencil

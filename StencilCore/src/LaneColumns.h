@@ -302,11 +302,11 @@ STENCIL_HD void laneLaplacians(const LaneContext<T, Table>& x,
     {
       const int s = s0 + i * Step < count ? s0 + i * Step : s0;
       x.neighbours(s, offset[i]);
-      loadSlot<T, V>(reinterpret_cast<const T*>(base + Context::offsetOf(s)), u[i]);
+      loadShared<T, V>(reinterpret_cast<const T*>(base + Context::offsetOf(s)), u[i]);
       STENCIL_UNROLL
       for (int j = 0; j < K; ++j)
       {
-        loadSlot<T, V>(reinterpret_cast<const T*>(base + offset[i][j]), n[i][j]);
+        loadShared<T, V>(reinterpret_cast<const T*>(base + offset[i][j]), n[i][j]);
       }
     }
     STENCIL_UNROLL

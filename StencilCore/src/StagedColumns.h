@@ -41,40 +41,6 @@ namespace stencil
 {
 namespace detail
 {
-/// The L values of one slot (a step's layers) from shared memory: vector loads on the device
-/// (float4, float2, double2; slots are aligned to L values). Stores use storeVector.
-template<typename T, int L>
-STENCIL_HD void loadSlot(const T* p, T (&v)[L])
-{
-#ifdef __CUDA_ARCH__
-  if constexpr (sizeof(T) == 4 && L == 4)
-  {
-    const float4 x = *reinterpret_cast<const float4*>(p);
-    v[0] = x.x;
-    v[1] = x.y;
-    v[2] = x.z;
-    v[3] = x.w;
-    return;
-  }
-  else if constexpr ((sizeof(T) == 4 && L == 2) || (sizeof(T) == 8 && L % 2 == 0))
-  {
-    using Pair = std::conditional_t<sizeof(T) == 4, float2, double2>;
-    STENCIL_UNROLL
-    for (int h = 0; h < L / 2; ++h)
-    {
-      const Pair x = reinterpret_cast<const Pair*>(p)[h];
-      v[2 * h] = x.x;
-      v[2 * h + 1] = x.y;
-    }
-    return;
-  }
-#endif
-  for (int d = 0; d < L; ++d)
-  {
-    v[d] = p[d];
-  }
-}
-
 /// Layers per step when Tuning::tileLayers is 0: measured on the H100
 /// (docs/stencil.md, run B) float 86-89 us with 4 layers (2 layers 119-131, 1 layer 142-158);
 /// double 155-159 us with 2 layers and 64 registers (4 layers 183, 1 layer 196).
@@ -348,7 +314,7 @@ STENCIL_HD void stagedLaplaciansOf(const T (&u)[L],
   for (int q = 0; q < K; ++q)
   {
     T n[L];
-    loadSlot<T, L>(values + slot(q) * L, n);
+    loadShared<T, L>(values + slot(q) * L, n);
     const T w = static_cast<T>(weight(q));
     STENCIL_UNROLL
     for (int d = 0; d < L; ++d)
@@ -367,7 +333,7 @@ STENCIL_HD void stagedLaplacians(const T* values,
   T (&sum)[L])
 {
   T u[L];
-  loadSlot<T, L>(values + self * L, u);
+  loadShared<T, L>(values + self * L, u);
   stagedLaplaciansOf<T, K, L>(u, values, slot, weight, sum);
 }
 

@@ -31,12 +31,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define STENCIL_UNROLL _Pragma("unroll")
-#else
-#define STENCIL_UNROLL
-#endif
-
 namespace stencil
 {
 namespace detail
