@@ -533,9 +533,9 @@ TEST(SparseGridFileIntegrity, PiecesMustTileTheImage)
   };
   for (const Case& c :
     { Case{ "duplicated", { 0, 15, 0, 16, 0, 0, 0, 15, 0, 16, 0, 0 }, "overlap" },
-      Case{ "shifted", { 0, 15, 0, 16, 0, 0, 17, 32, 0, 16, 0, 0 }, "lie in no piece" },
+      Case{ "shifted", { 0, 15, 0, 16, 0, 0, 17, 32, 0, 16, 0, 0 }, "no piece holds the point" },
       Case{ "overlapping", { 0, 15, 0, 16, 0, 0, 14, 32, 0, 16, 0, 0 }, "overlap" },
-      Case{ "dropped", { 0, 15, 0, 16, 0, 0 }, "lie in no piece" } })
+      Case{ "dropped", { 0, 15, 0, 16, 0, 0 }, "no piece holds the point" } })
   {
     SCOPED_TRACE(c.Name);
     const std::string path = folder + "/" + c.Name + ".sgrid";
