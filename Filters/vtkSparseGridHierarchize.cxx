@@ -2,6 +2,7 @@
 
 #include "vtkSparseGridArrays.h"
 #include "vtkSparseGridExecution.h"
+#include "vtkSparseGridHierarchizeBricks.h"
 #include "vtkSparseGridParallel.h"
 #include "vtkSparseGridRepresentation.h"
 
@@ -44,6 +45,11 @@ struct vtkSparseGridHierarchize::vtkInternals
 
 namespace
 {
+using vtkSparseGridHierarchizeBricks::AcceptCodedInput;
+using vtkSparseGridHierarchizeBricks::AppendMetrics;
+using vtkSparseGridHierarchizeBricks::CodedJob;
+using vtkSparseGridHierarchizeBricks::CompressErrorBounded;
+using vtkSparseGridHierarchizeBricks::InputBytes;
 using vtkSparseGridParallel::ImageHeader;
 using vtkSparseGridParallel::Outcome;
 
@@ -216,36 +222,6 @@ Outcome HierarchizeValues(Job& job, const std::string& name, std::vector<T>& val
   return outcome;
 }
 
-/// Collective: the metrics of one array from every process's partial sums, appended to the
-/// job's (fixed-level or coded).
-template<typename AnyJob>
-Outcome AppendMetrics(AnyJob& job, sparsegrid::ErrorSums sums)
-{
-  if (!vtkSparseGridParallel::ReduceErrorSums(job.Controller, sums))
-  {
-    job.Error = "reducing the error metrics over the processes failed";
-    return Outcome::Failed;
-  }
-  const sparsegrid::ErrorMetrics metrics = sums.metrics();
-  if (!std::isfinite(metrics.maxAbsError) || !std::isfinite(metrics.rmse) ||
-    std::isnan(metrics.psnr))
-  {
-    // The same sums, hence the same verdict, on every process.
-    std::ostringstream os;
-    os << "Array '" << job.Names[job.MaxAbsError.size()]
-       << "': its error cannot be measured in double (max error " << metrics.maxAbsError
-       << ", RMSE " << metrics.rmse << "): its values (up to "
-       << std::max(sums.maximum, sums.negatedMinimum)
-       << " in magnitude) are too large. Rescale the array (Calculator) before compressing it.";
-    job.Error = os.str();
-    return Outcome::Failed;
-  }
-  job.MaxAbsError.push_back(metrics.maxAbsError);
-  job.RMSE.push_back(metrics.rmse);
-  job.PSNR.push_back(metrics.psnr);
-  return Outcome::Done;
-}
-
 /**
  * Measure: reconstruct the array on this piece's own points and compare with the original
  * values, read as double so that a float precision does not hide part of its own error. Each
@@ -396,263 +372,6 @@ Outcome CompressFixedLevel(Job& job)
   return Outcome::Done;
 }
 
-struct CodedJob
-{
-  std::vector<vtkDataArray*> Arrays; ///< this piece's arrays (empty for an empty piece)
-  std::vector<std::string> Names;
-  std::vector<int> Components;
-  int PieceDims[3] = { 0, 0, 0 }; ///< samples of this piece per image axis (0: no piece)
-  int Mode = vtkSparseGridHierarchize::BOUND_RELATIVE;
-  double Bound = 1e-3;
-  sparsegrid::codec::SpecialValues Specials; ///< kept bit for bit, outside the bound and metrics
-  vtkSparseGridExecution* Exec = nullptr;
-  vtkMultiProcessController* Controller = nullptr;
-
-  // results
-  std::vector<double> AbsoluteBound, MaxAbsError, RMSE, PSNR;
-  double SpecialVoxels = 0; ///< over every array and process
-  /// Per array, the max error of a decode of levels 1..k for every k (Description's
-  /// LevelMaxAbsError, one row per array, each as long as its streams' levels).
-  std::vector<std::vector<double>> LevelMaxAbsError;
-  /// This piece's streams, array by array, component by component.
-  vtkSparseGridParallel::CodedPiece Piece;
-  double Seconds = 0;
-  std::string Error;
-};
-
-/// One component's layout, contiguous.
-sparsegrid::codec::Layout plain(sparsegrid::codec::Layout layout)
-{
-  layout.stride = 1;
-  return layout;
-}
-
-/**
- * Collective: the per-level errors of one array's components on every process, merged into
- * one row (as many levels as the most any stream has; a stream with fewer shows its full
- * decode at the levels beyond its own) and appended to job.LevelMaxAbsError.
- */
-Outcome ReduceLevelErrors(CodedJob& job, const std::vector<std::vector<long double>>& components)
-{
-  double levels = 0, all = 0;
-  for (const auto& errors : components)
-  {
-    levels = std::max(levels, static_cast<double>(errors.size()));
-  }
-  if (!vtkSparseGridParallel::MaxAll(job.Controller, &levels, &all, 1))
-  {
-    job.Error = "reducing the level errors over the processes failed";
-    return Outcome::Failed;
-  }
-  std::vector<double> row(static_cast<std::size_t>(all), 0.0), merged(row.size(), 0.0);
-  for (const auto& errors : components)
-  {
-    for (std::size_t k = 0; k < row.size() && !errors.empty(); ++k)
-    {
-      row[k] =
-        std::max(row[k], vtkSparseGridArrays::RoundUp(errors[std::min(k, errors.size() - 1)]));
-    }
-  }
-  if (!row.empty() &&
-    !vtkSparseGridParallel::MaxAll(job.Controller, row.data(), merged.data(), row.size()))
-  {
-    job.Error = "reducing the level errors over the processes failed";
-    return Outcome::Failed;
-  }
-  job.LevelMaxAbsError.push_back(merged);
-  return Outcome::Done;
-}
-
-template<typename T>
-Outcome RunCoded(CodedJob& job)
-{
-  using Clock = std::chrono::steady_clock;
-  const bool hasPiece = !job.Arrays.empty();
-  sparsegrid::codec::Layout layout;
-  std::size_t voxels = 1;
-  for (int a = 0; a < 3; ++a)
-  {
-    layout.dims[a] = static_cast<std::uint64_t>(std::max(1, job.PieceDims[a]));
-    voxels *= static_cast<std::size_t>(layout.dims[a]);
-  }
-  int stages = 0;
-  for (int nc : job.Components)
-  {
-    stages += 2 * nc;
-  }
-  int stage = 0;
-  auto nextStage = [&]()
-  {
-    job.Exec->SetProgressRange(
-      static_cast<double>(stage) / stages, static_cast<double>(stage + 1) / stages);
-    ++stage;
-  };
-  auto check = [&](const std::string& what, const sparsegrid::Status& status)
-  {
-    Outcome local = Outcome::Done;
-    if (status.code() == sparsegrid::ErrorCode::Aborted)
-    {
-      local = Outcome::Aborted;
-    }
-    else if (!status.ok())
-    {
-      job.Error = vtkSparseGridExecution::Describe(what.c_str(), status);
-      if (status.code() == sparsegrid::ErrorCode::NonFinite)
-      {
-        job.Error += " Replace or remove the NaN/Inf values first (e.g. with the Calculator).";
-      }
-      local = Outcome::Failed;
-    }
-    if (local != Outcome::Failed)
-    {
-      job.Error.clear();
-    }
-    return vtkSparseGridParallel::Agree(job.Controller, local, job.Error);
-  };
-
-  std::vector<T> decoded(hasPiece ? voxels : 0);
-  for (std::size_t i = 0; i < job.Components.size(); ++i)
-  {
-    const std::string& name = job.Names[i];
-    const int nc = job.Components[i];
-    std::vector<T> storage;
-    const T* values =
-      hasPiece ? vtkSparseGridArrays::ContiguousValues<T>(job.Arrays[i], storage) : nullptr;
-    layout.stride = static_cast<std::uint64_t>(nc);
-
-    // 1. The value range of the whole array (all components, all processes) over its voxels
-    // that are not special (NaN, Inf, the fill value): the relative bound's reference.
-    double range[2] = { -std::numeric_limits<double>::infinity(),
-      -std::numeric_limits<double>::infinity() }; // max, -min
-    sparsegrid::Status status;
-    double specials = 0;
-    for (int c = 0; c < nc && hasPiece && status.ok(); ++c)
-    {
-      double lo = 0, hi = 0;
-      std::uint64_t count = 0;
-      status = sparsegrid::codec::valueRange(
-        values + c, layout, job.Specials, lo, hi, count, job.Exec->Options());
-      range[0] = std::max(range[0], hi);
-      range[1] = std::max(range[1], -lo);
-      specials += static_cast<double>(count);
-    }
-    Outcome outcome = check("array '" + name + "'", status);
-    if (outcome != Outcome::Done)
-    {
-      return outcome;
-    }
-    double global[2], allSpecials = specials;
-    if (!vtkSparseGridParallel::MaxAll(job.Controller, range, global, 2) ||
-      (job.Controller &&
-        !vtkSparseGridParallel::SumAll(job.Controller, &specials, &allSpecials, 1)))
-    {
-      job.Error = "reducing the value range over the processes failed";
-      return Outcome::Failed;
-    }
-    job.SpecialVoxels += allSpecials;
-    if (!(global[0] >= -global[1]))
-    {
-      global[0] = global[1] = 0; // every voxel is special: any bound keeps the (no) others
-    }
-    const double width = global[0] + global[1];
-    double bound =
-      job.Mode == vtkSparseGridHierarchize::BOUND_ABSOLUTE ? job.Bound : job.Bound * width;
-    if (!(bound > 0))
-    {
-      // A constant array: any positive bound keeps it; scale the relative one to its value.
-      bound = job.Bound * std::max(1.0, std::abs(global[0]));
-    }
-    // Overflow is found before anything is emitted: the quantiser works on (value / bound),
-    // which must stay finite, and so must the range itself.
-    if (!std::isfinite(width) || !std::isfinite(bound) || !std::isfinite(global[0] / bound) ||
-      !std::isfinite(global[1] / bound))
-    {
-      std::ostringstream os;
-      os << "Array '" << name << "': its value range (" << -global[1] << " to " << global[0]
-         << ") with the bound " << bound << " overflows the codec's arithmetic: "
-         << (!std::isfinite(width) || !std::isfinite(bound)
-                ? "the range or the bound is too large for double. Use a smaller bound, or "
-                  "rescale"
-                : "the bound is too small for values this large. Use a larger bound, or rescale")
-         << " the array (Calculator) before compressing it.";
-      job.Error = os.str();
-      return vtkSparseGridParallel::Agree(job.Controller, Outcome::Failed, job.Error);
-    }
-    job.AbsoluteBound.push_back(bound);
-
-    // 2. Code each component of this piece, then keep the promise in check: decode what was
-    // coded and compare every voxel of the piece with the input, in double. (A layer that two
-    // pieces share counts twice in the RMSE; the maximum error is exact either way.)
-    sparsegrid::ErrorSums partials;
-    long double largest = 0; // against the original values, in their own type
-    std::vector<std::vector<long double>> levelErrors(static_cast<std::size_t>(nc));
-    for (int c = 0; c < nc; ++c)
-    {
-      nextStage();
-      std::vector<std::uint8_t> stream;
-      sparsegrid::ExecutionReport report;
-      const auto start = Clock::now();
-      status = hasPiece
-        ? sparsegrid::codec::encode(
-            values + c, layout, bound, job.Specials, stream, job.Exec->Options(), &report)
-        : sparsegrid::Status();
-      job.Seconds += std::chrono::duration<double>(Clock::now() - start).count();
-      if ((outcome = check("coding '" + name + "'", status)) != Outcome::Done)
-      {
-        return outcome;
-      }
-      nextStage();
-      if (hasPiece)
-      {
-        job.Exec->Record(report);
-        status = sparsegrid::codec::decode(
-          stream.data(), stream.size(), -1, decoded.data(), plain(layout), job.Exec->Options());
-      }
-      if ((outcome = check("checking the bound of '" + name + "'", status)) != Outcome::Done)
-      {
-        return outcome;
-      }
-      if (hasPiece)
-      {
-        // Against the input array itself, not the copy converted to the codec's type.
-        long double full = 0;
-        vtkSparseGridArrays::MeasureError(
-          job.Arrays[i], c, decoded.data(), voxels, &partials, full, &job.Specials);
-        largest = std::max(largest, full);
-        status = vtkSparseGridArrays::MeasureLevels(values + c,
-          static_cast<std::size_t>(nc),
-          stream,
-          decoded,
-          plain(layout),
-          job.Exec->Options(),
-          levelErrors[static_cast<std::size_t>(c)]);
-        levelErrors[static_cast<std::size_t>(c)].push_back(full);
-        job.Piece.Bytes.insert(job.Piece.Bytes.end(), stream.begin(), stream.end());
-        job.Piece.Lengths.push_back(stream.size());
-      }
-      if ((outcome = check("measuring the levels of '" + name + "'", status)) != Outcome::Done)
-      {
-        return outcome;
-      }
-    }
-    partials.maxAbsError = vtkSparseGridArrays::RoundUp(largest);
-    if ((outcome = AppendMetrics(job, partials)) != Outcome::Done ||
-      (outcome = ReduceLevelErrors(job, levelErrors)) != Outcome::Done)
-    {
-      return outcome;
-    }
-    if (!(job.MaxAbsError.back() <= bound))
-    {
-      // Never expected (the encoder verifies every voxel); refusing beats a broken promise.
-      job.Error = "Array '" + name + "': the coded data miss the error bound (" +
-        std::to_string(job.MaxAbsError.back()) + " > " + std::to_string(bound) +
-        "); this is a bug, please report it with the data.";
-      return Outcome::Failed;
-    }
-  }
-  return Outcome::Done;
-}
-
 /// Per process, how much of the image it received (distributed runs: its piece). Outside the
 /// SparseGrid.* names on purpose: those are the representation, identical on every process
 /// and kept by .sgrid files; this value is neither.
@@ -662,188 +381,6 @@ void AddLocalInputPoints(vtkPolyData* output, vtkIdType points)
   received->SetName("SparseGridLocal.InputPoints");
   received->InsertNextValue(static_cast<vtkTypeInt64>(points));
   output->GetFieldData()->AddArray(received);
-}
-
-/// Bytes of the compressed arrays in the input: the whole image, whichever piece this process
-/// holds.
-double InputBytes(const ImageHeader& header, const vtkSparseGridRepresentation::Description& info)
-{
-  const double voxels = static_cast<double>(info.ImageDimensions[0]) * info.ImageDimensions[1] *
-    info.ImageDimensions[2];
-  double bytes = 0;
-  for (std::size_t i = 0; i < header.Names.size(); ++i)
-  {
-    bytes += voxels * header.Components[i] * header.TypeSizes[i];
-  }
-  return bytes;
-}
-
-/**
- * Error-bounded compression of this process's piece, then the representation: the coded
- * streams of every piece are gathered on piece 0's process (compressed bytes only), which
- * emits them; the other pieces emit the metadata. Collective in a distributed run.
- */
-Outcome CompressErrorBounded(CodedJob& job,
-  int piece,
-  const vtkSparseGridParallel::ImagePartition& partition,
-  vtkImageData* image,
-  const ImageHeader& header,
-  const std::vector<vtkDataArray*>& arrays,
-  bool useDouble,
-  vtkSparseGridRepresentation::Description& info,
-  vtkPolyData* output)
-{
-  vtkNew<vtkImageData> cropped;
-  job.Names = header.Names;
-  job.Components = header.Components;
-  job.Piece.HasPiece = partition.HasPiece();
-  if (job.Piece.HasPiece)
-  {
-    // Each voxel is coded once: a piece leaves a boundary plane it shares with the next piece
-    // to that piece (coding it twice cost 3 % of the ratio on three ranks).
-    int extent[6];
-    std::copy(partition.Extent, partition.Extent + 6, extent);
-    for (int a = 0; a < 3 && partition.SharedFaces; ++a)
-    {
-      if (extent[2 * a + 1] < header.WholeExtent[2 * a + 1] && extent[2 * a + 1] > extent[2 * a])
-      {
-        --extent[2 * a + 1];
-      }
-    }
-    job.Arrays = vtkSparseGridParallel::CropToPiece(image, extent, header.Names, arrays, cropped);
-    for (int a = 0; a < 3; ++a)
-    {
-      job.Piece.Extent[2 * a] = extent[2 * a] - header.WholeExtent[2 * a];
-      job.Piece.Extent[2 * a + 1] = extent[2 * a + 1] - header.WholeExtent[2 * a];
-      job.PieceDims[a] = extent[2 * a + 1] - extent[2 * a] + 1;
-    }
-  }
-  for (int nc : header.Components)
-  {
-    job.Piece.Streams += nc;
-  }
-  const Outcome outcome = useDouble ? RunCoded<double>(job) : RunCoded<float>(job);
-  if (outcome != Outcome::Done)
-  {
-    return outcome;
-  }
-  vtkNew<vtkUnsignedCharArray> streams;
-  vtkSparseGridParallel::CodedPieces pieces;
-  pieces.Bytes = streams;
-  if (!vtkSparseGridParallel::GatherCodedPieces(job.Controller, job.Piece, pieces, job.Error))
-  {
-    return Outcome::Failed;
-  }
-  const std::vector<std::uint64_t>& offsets = pieces.Offsets;
-  info.PieceExtents = pieces.Extents;
-  info.Kind = vtkSparseGridRepresentation::Encoding::ErrorBounded;
-  info.Components = header.Components;
-  info.Precision = useDouble ? sparsegrid::Precision::Double : sparsegrid::Precision::Float;
-  info.BoundMode = job.Mode;
-  info.RequestedBound = job.Bound;
-  info.AbsoluteBound = job.AbsoluteBound;
-  info.MaxAbsError = job.MaxAbsError;
-  info.RMSE = job.RMSE;
-  info.PSNR = job.PSNR;
-  // One row per array, all as long as the longest (an array whose streams have fewer levels
-  // decodes in full beyond them).
-  std::size_t levels = 0;
-  for (const auto& row : job.LevelMaxAbsError)
-  {
-    levels = std::max(levels, row.size());
-  }
-  info.LevelMaxAbsError.clear();
-  for (const auto& row : job.LevelMaxAbsError)
-  {
-    for (std::size_t k = 0; k < levels; ++k)
-    {
-      info.LevelMaxAbsError.push_back(row.empty() ? 0.0 : row[std::min(k, row.size() - 1)]);
-    }
-  }
-  info.StoredBytes = offsets.back();
-  info.CompressionRatio =
-    info.StoredBytes > 0 ? InputBytes(header, info) / static_cast<double>(info.StoredBytes) : 0.0;
-  vtkSparseGridParallel::MaxAll(job.Controller, &job.Seconds, &info.TimeSeconds, 1);
-  info.Backend = job.Exec->BackendUsed();
-  info.BackendNote = job.Exec->Note();
-  info.Summary = vtkSparseGridRepresentation::MakeSummary(info);
-  if (job.SpecialVoxels > 0)
-  {
-    std::ostringstream os;
-    os << "; " << static_cast<std::uint64_t>(job.SpecialVoxels)
-       << " special voxel values (NaN, Inf, fill value) kept exactly, outside the bound and the "
-          "metrics";
-    info.Summary += os.str();
-  }
-  const int rank = job.Controller ? job.Controller->GetLocalProcessId() : 0;
-  if (piece == 0 && rank == 0)
-  {
-    std::string error;
-    if (!vtkSparseGridRepresentation::ToCodedPolyData(info, streams, offsets, output, &error))
-    {
-      job.Error = "Cannot build the output: " + error;
-      return Outcome::Failed;
-    }
-  }
-  else
-  {
-    output->Initialize();
-    vtkSparseGridRepresentation::WriteFieldData(info, output->GetFieldData());
-  }
-  return Outcome::Done;
-}
-
-/**
- * Collective: what the error-bounded encoding accepts, checked on every process's arrays in
- * their own type before anything is coded. 64-bit integers a double cannot hold are refused;
- * the processes agree on one precision that holds every piece's values (`useDouble` in: the
- * requested Double; out: the agreed one); the pieces must tile the image (a gap would come
- * back as zeros, and of two pieces that disagree on shared points one would silently win).
- */
-Outcome AcceptCodedInput(vtkMultiProcessController* controller,
-  Outcome local,
-  const vtkSparseGridParallel::ImagePartition& partition,
-  vtkImageData* image,
-  const ImageHeader& header,
-  const std::vector<vtkDataArray*>& arrays,
-  bool& useDouble,
-  std::string& error)
-{
-  double needsDouble = useDouble ? 1 : 0;
-  for (std::size_t i = 0; local == Outcome::Done && partition.HasPiece() && i < arrays.size(); ++i)
-  {
-    std::uint64_t largest = 0;
-    if (!vtkSparseGridArrays::ExactInDouble(arrays[i], largest))
-    {
-      error = "Array '" + header.Names[i] + "' holds 64-bit integers up to " +
-        std::to_string(largest) +
-        " in magnitude, beyond 2^53: no decoded value (double) can keep a bound on them. "
-        "Subtract an offset (its minimum, say) in integer arithmetic before compressing it.";
-      local = Outcome::Failed;
-    }
-    needsDouble = vtkSparseGridArrays::NeedsDouble(arrays[i]->GetDataType()) ? 1 : needsDouble;
-  }
-  if (local != Outcome::Failed)
-  {
-    error.clear();
-  }
-  if (const Outcome agreed = vtkSparseGridParallel::Agree(controller, local, error);
-      agreed != Outcome::Done)
-  {
-    return agreed;
-  }
-  double agreed = needsDouble;
-  if (!vtkSparseGridParallel::MaxAll(controller, &needsDouble, &agreed, 1))
-  {
-    error = "agreeing on the precision over the processes failed";
-    return Outcome::Failed;
-  }
-  useDouble = agreed > 0;
-  return vtkSparseGridParallel::CheckTiling(controller,
-    partition,
-    image,
-    partition.HasPiece() ? arrays : std::vector<vtkDataArray*>(),
-    error);
 }
 
 /**
@@ -1228,7 +765,9 @@ std::string vtkSparseGridHierarchize::InvalidSettings() const
     vtkSparseGridExecution::OutOfRange(
       "Precision", this->Precision, FLOAT, DOUBLE, " (0 Float, 1 Double)"),
     vtkSparseGridExecution::InvalidSettings(
-      this->Backend, std::nullopt, this->ChunkSize, this->NumberOfThreads) };
+      this->Backend, std::nullopt, this->ChunkSize, this->NumberOfThreads),
+    vtkSparseGridExecution::OutOfRange(
+      "Brick Size", this->BrickSize, 8, 65536, " (samples per axis of each coded brick)") };
   const char* axes[3] = { "Level Limits (x)", "Level Limits (y)", "Level Limits (z)" };
   for (int a = 0; a < 3; ++a)
   {
@@ -1394,7 +933,7 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
     coded.Exec = &exec;
     coded.Controller = controller;
     const Outcome outcome = CompressErrorBounded(
-      coded, piece, partition, image, header, arrays, useDouble > 0, info, output);
+      coded, this->BrickSize, partition, image, header, arrays, useDouble > 0, info, output);
     if (outcome != Outcome::Done)
     {
       // Aborted or failed: an empty output, never a half-made representation.

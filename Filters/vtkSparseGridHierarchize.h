@@ -102,6 +102,17 @@ public:
 
   ///@{
   /**
+   * Error-bounded compression: each process's piece is coded as independent bricks of at most
+   * BrickSize samples per axis (the whole piece when it is smaller), each brick its own codec
+   * stream within the bound. Consumers decode only the bricks their output touches. 8 to
+   * 65536; default 128.
+   */
+  vtkSetMacro(BrickSize, int); // checked in RequestData: out of range is refused
+  vtkGetMacro(BrickSize, int);
+  ///@}
+
+  ///@{
+  /**
    * Names of the point arrays to compress. When none is given, the active point scalars are
    * compressed.
    */
@@ -232,6 +243,7 @@ protected:
   double ErrorBound = 1e-3;
   bool UseFillValue = false;
   double FillValue = 0;
+  int BrickSize = 128;
   int Level = 0;
   int LevelLimits[3] = { 0, 0, 0 };
   bool Boundary = true;

@@ -314,13 +314,52 @@ vtkSparseGridParallel::Outcome vtkSparseGridParallel::ShareRepresentation(
   // fails for everybody. The others keep their own reason in case nobody holds anything.
   const bool holder = vtkSparseGridRepresentation::HoldsPayload(local);
   std::string localError;
-  const bool valid =
-    holder && vtkSparseGridRepresentation::FromPolyData(local, contents, &localError);
+  const bool described =
+    local && vtkSparseGridRepresentation::HasRepresentation(local->GetFieldData());
+  bool valid = described && vtkSparseGridRepresentation::FromPolyData(local, contents, &localError);
   error = localError;
   Outcome outcome = Agree(controller, holder && !valid ? Outcome::Failed : Outcome::Done, error);
   if (outcome != Outcome::Done)
   {
     return outcome;
+  }
+  // Error-bounded: the streams stay where they are; only the index goes where it is missing.
+  const bool indexed =
+    valid && contents.Info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded;
+  const int indexFlags[2] = { indexed ? processes - rank : 0, indexed ? 0 : 1 };
+  int index[2] = { 0, 0 };
+  if (!controller->AllReduce(indexFlags, index, 2, vtkCommunicator::MAX_OP))
+  {
+    error = "the processes could not exchange the compressed representation";
+    return Outcome::Failed;
+  }
+  if (index[0] > 0)
+  {
+    if (index[1] == 0)
+    {
+      return Outcome::Done;
+    }
+    const int source = processes - index[0];
+    vtkMultiProcessStream stream;
+    if (rank == source)
+    {
+      PushFieldData(local->GetFieldData(), stream);
+    }
+    controller->Broadcast(stream, source);
+    bool ok = true;
+    if (!indexed)
+    {
+      vtkNew<vtkPolyData> received; // metadata and index, no stream
+      ok = PopFieldData(stream, received->GetFieldData()) &&
+        vtkSparseGridRepresentation::FromPolyData(received, contents, &error);
+    }
+    return Agree(controller, ok ? Outcome::Done : Outcome::Failed, error);
+  }
+  // Fixed level: only the holders' representations count.
+  if (!holder)
+  {
+    contents = vtkSparseGridRepresentation::Contents();
+    error.clear();
   }
   // Lowest holder (max of processes - rank) and whether some process holds nothing.
   const int mine[2] = { holder ? processes - rank : 0, holder ? 0 : 1 };
@@ -802,69 +841,222 @@ bool vtkSparseGridParallel::ReduceErrorSums(vtkMultiProcessController* controlle
 }
 
 //------------------------------------------------------------------------------------------------
-bool vtkSparseGridParallel::GatherCodedPieces(vtkMultiProcessController* controller,
-  const CodedPiece& mine,
-  CodedPieces& all,
-  std::string& error)
+namespace
 {
-  // Who holds what: a fixed-size record per process (has a piece, its extent, its lengths).
-  const int processes = controller ? controller->GetNumberOfProcesses() : 1;
-  const int rank = controller ? controller->GetLocalProcessId() : 0;
-  const std::size_t record = 7 + static_cast<std::size_t>(mine.Streams);
-  std::vector<long long> local(record, 0), records(record * static_cast<std::size_t>(processes));
-  local[0] = mine.HasPiece ? 1 : 0;
-  std::copy(mine.Extent, mine.Extent + 6, local.begin() + 1);
-  for (std::size_t k = 0; k < mine.Lengths.size() && k + 7 < record; ++k)
-  {
-    local[7 + k] = static_cast<long long>(mine.Lengths[k]);
-  }
+/// Collective: every process's `mine` back to back in process order, on every process, and
+/// (optional) how many values each process sent.
+template<typename T>
+bool GatherAll(vtkMultiProcessController* controller,
+  const std::vector<T>& mine,
+  std::vector<T>& all,
+  std::vector<vtkIdType>* counts = nullptr)
+{
   if (!controller)
   {
-    records = local;
+    all = mine;
+    if (counts)
+    {
+      counts->assign(1, static_cast<vtkIdType>(mine.size()));
+    }
+    return true;
   }
-  else if (!controller->AllGather(local.data(), records.data(), static_cast<vtkIdType>(record)))
+  const int processes = controller->GetNumberOfProcesses();
+  const vtkIdType n = static_cast<vtkIdType>(mine.size());
+  std::vector<vtkIdType> lengths(static_cast<std::size_t>(processes), 0);
+  std::vector<vtkIdType> offsets(static_cast<std::size_t>(processes), 0);
+  if (!controller->AllGather(&n, lengths.data(), 1))
   {
-    error = "the processes could not exchange the sizes of their coded pieces";
     return false;
   }
-  all.Extents.clear();
-  all.Offsets.assign(1, 0);
-  std::vector<vtkIdType> byteCounts(static_cast<std::size_t>(processes), 0);
-  std::vector<vtkIdType> byteOffsets(static_cast<std::size_t>(processes), 0);
+  vtkIdType total = 0;
   for (int p = 0; p < processes; ++p)
   {
-    const long long* r = records.data() + record * static_cast<std::size_t>(p);
-    byteOffsets[static_cast<std::size_t>(p)] = static_cast<vtkIdType>(all.Offsets.back());
-    if (!r[0])
-    {
-      continue;
-    }
-    all.Extents.insert(all.Extents.end(), r + 1, r + 7);
-    for (int k = 0; k < mine.Streams; ++k)
-    {
-      all.Offsets.push_back(all.Offsets.back() + static_cast<std::uint64_t>(r[7 + k]));
-      byteCounts[static_cast<std::size_t>(p)] += static_cast<vtkIdType>(r[7 + k]);
-    }
+    offsets[static_cast<std::size_t>(p)] = total;
+    total += lengths[static_cast<std::size_t>(p)];
   }
-  // The coded bytes travel to process 0: compressed data only, never the image.
-  const int holder = 0;
-  if (rank == holder)
+  all.resize(static_cast<std::size_t>(total));
+  if (counts)
   {
-    all.Bytes->SetNumberOfValues(static_cast<vtkIdType>(all.Offsets.back()));
+    *counts = lengths;
   }
-  if (!controller || processes == 1)
+  T dummy{};
+  return total == 0 ||
+    controller->AllGatherV(
+      mine.empty() ? &dummy : mine.data(), all.data(), n, lengths.data(), offsets.data());
+}
+
+constexpr int PieceTag = 0x5347;
+// Bytes per point-to-point message: MPI counts are ints.
+constexpr vtkIdType MessageBytes = vtkIdType(1) << 30;
+} // namespace
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridParallel::ExchangeIndex(vtkMultiProcessController* controller,
+  const CodedPiece& mine,
+  vtkSparseGridRepresentation::Contents& index,
+  std::string& error)
+{
+  std::vector<long long> lengths(mine.Lengths.begin(), mine.Lengths.end()), allLengths;
+  std::vector<int> extents, levels;
+  std::vector<double> bounds;
+  std::vector<vtkIdType> counts;
+  if (!GatherAll(controller, mine.Extents, extents, &counts) ||
+    !GatherAll(controller, lengths, allLengths) || !GatherAll(controller, mine.Levels, levels) ||
+    !GatherAll(controller, mine.LevelBounds, bounds))
   {
-    std::copy(mine.Bytes.begin(), mine.Bytes.end(), all.Bytes->GetPointer(0));
+    error = "the processes could not exchange the index of their coded bricks";
+    return false;
   }
-  else if (!controller->GatherV(mine.Bytes.data(),
-             rank == holder ? all.Bytes->GetPointer(0) : nullptr,
-             static_cast<vtkIdType>(mine.Bytes.size()),
-             byteCounts.data(),
-             byteOffsets.data(),
-             holder))
+  index.Info.PieceExtents = extents;
+  index.PieceOwners.clear();
+  for (std::size_t p = 0; p < counts.size(); ++p)
   {
-    error = "gathering the coded pieces failed";
+    index.PieceOwners.insert(index.PieceOwners.end(), counts[p] / 6, static_cast<int>(p));
+  }
+  index.StreamOffsets.assign(1, 0);
+  for (long long length : allLengths)
+  {
+    index.StreamOffsets.push_back(index.StreamOffsets.back() + static_cast<std::uint64_t>(length));
+  }
+  index.StreamLevels = levels;
+  index.StreamLevelBounds = bounds;
+  if (index.StreamOffsets.size() != index.PieceOwners.size() * std::size_t(mine.Streams) + 1 ||
+    index.StreamLevels.size() + 1 != index.StreamOffsets.size())
+  {
+    error = "the processes coded different numbers of streams per brick";
     return false;
   }
   return true;
+}
+
+//------------------------------------------------------------------------------------------------
+vtkSparseGridParallel::Outcome vtkSparseGridParallel::FetchPieces(
+  vtkMultiProcessController* controller,
+  const std::vector<char>& needed,
+  vtkSparseGridRepresentation::Contents& contents,
+  std::string& error)
+{
+  const int pieces = contents.Info.NumberOfPieces();
+  contents.BytesReceived = 0;
+  std::vector<int> want;
+  for (int p = 0; p < pieces && p < static_cast<int>(needed.size()); ++p)
+  {
+    if (needed[static_cast<std::size_t>(p)] && !contents.Holds(p))
+    {
+      want.push_back(p);
+    }
+  }
+  if (!controller)
+  {
+    if (!want.empty())
+    {
+      error = "the coded streams of piece " + std::to_string(want[0]) + " are not in the input";
+      return Outcome::Failed;
+    }
+    return Outcome::Done;
+  }
+  const int processes = controller->GetNumberOfProcesses();
+  const int rank = controller->GetLocalProcessId();
+  // The holder of each piece: the lowest process that has its streams.
+  std::vector<int> mine(static_cast<std::size_t>(pieces)), holder(mine.size(), processes);
+  for (int p = 0; p < pieces; ++p)
+  {
+    mine[static_cast<std::size_t>(p)] = contents.Holds(p) ? rank : processes;
+  }
+  bool ok = pieces == 0 ||
+    ReduceAll(controller, mine.data(), holder.data(), mine.size(), vtkCommunicator::MIN_OP);
+  for (int p : want)
+  {
+    if (ok && holder[static_cast<std::size_t>(p)] >= processes)
+    {
+      ok = false;
+      error = "no process holds the coded streams of piece " + std::to_string(p);
+    }
+  }
+  if (Outcome agreed = Agree(controller, ok ? Outcome::Done : Outcome::Failed, error);
+      agreed != Outcome::Done)
+  {
+    return agreed;
+  }
+  std::vector<int> requests;
+  std::vector<vtkIdType> counts;
+  if (!GatherAll(controller, want, requests, &counts))
+  {
+    error = "the processes could not exchange which coded bricks they need";
+    return Agree(controller, Outcome::Failed, error);
+  }
+  std::vector<std::size_t> first(static_cast<std::size_t>(processes) + 1, 0);
+  for (int q = 0; q < processes; ++q)
+  {
+    first[static_cast<std::size_t>(q) + 1] = first[static_cast<std::size_t>(q)] +
+      static_cast<std::size_t>(counts[static_cast<std::size_t>(q)]);
+  }
+  // The pieces process `to` asked for that `from` holds, in piece order.
+  auto between = [&](int from, int to)
+  {
+    std::vector<int> list;
+    for (std::size_t k = first[static_cast<std::size_t>(to)];
+         k < first[static_cast<std::size_t>(to) + 1];
+         ++k)
+    {
+      if (holder[static_cast<std::size_t>(requests[k])] == from &&
+        contents.PieceBytes(requests[k]) > 0)
+      {
+        list.push_back(requests[k]);
+      }
+    }
+    return list;
+  };
+  auto send = [&](int to)
+  {
+    for (int p : between(rank, to))
+    {
+      const std::uint8_t* at = contents.PieceData[static_cast<std::size_t>(p)];
+      const vtkIdType bytes = static_cast<vtkIdType>(contents.PieceBytes(p));
+      for (vtkIdType begin = 0; begin < bytes; begin += MessageBytes)
+      {
+        controller->Send(at + begin, std::min(MessageBytes, bytes - begin), to, PieceTag);
+      }
+    }
+  };
+  auto receive = [&](int from)
+  {
+    for (int p : between(from, rank))
+    {
+      const vtkIdType bytes = static_cast<vtkIdType>(contents.PieceBytes(p));
+      vtkNew<vtkUnsignedCharArray> streams;
+      streams->SetNumberOfValues(bytes);
+      for (vtkIdType begin = 0; begin < bytes; begin += MessageBytes)
+      {
+        ok = controller->Receive(streams->GetPointer(0) + begin,
+               std::min(MessageBytes, bytes - begin),
+               from,
+               PieceTag) != 0 &&
+          ok;
+      }
+      contents.Received.emplace_back(streams);
+      contents.PieceData[static_cast<std::size_t>(p)] = streams->GetPointer(0);
+      contents.BytesReceived += static_cast<std::uint64_t>(bytes);
+    }
+  };
+  // Pairs in one fixed order (i < j, lexicographic): with blocking messages, the first pair not
+  // done always has both of its processes at it, so the exchange cannot deadlock.
+  for (int other = 0; other < processes; ++other)
+  {
+    if (other < rank)
+    {
+      receive(other);
+      send(other);
+    }
+    else if (other > rank)
+    {
+      send(other);
+      receive(other);
+    }
+  }
+  if (!ok)
+  {
+    error = "receiving coded bricks from another process failed";
+  }
+  return Agree(controller, ok ? Outcome::Done : Outcome::Failed, error);
 }

@@ -153,44 +153,58 @@ std::vector<vtkDataArray*> CropToPiece(vtkImageData* image,
  */
 bool ReduceErrorSums(vtkMultiProcessController* controller, sparsegrid::ErrorSums& sums);
 
-/// One process's coded piece of an image (error-bounded encoding).
+/// One process's coded bricks (error-bounded encoding): the index entries and the streams.
 struct CodedPiece
 {
-  bool HasPiece = false;
-  int Extent[6] = { 0, -1, 0, -1, 0, -1 }; ///< 0-based in the whole image
-  int Streams = 0;                         ///< streams per piece (all components of all arrays)
-  std::vector<std::uint64_t> Lengths;      ///< of this piece's streams (none without a piece)
-  std::vector<std::uint8_t> Bytes;         ///< this piece's streams back to back
-};
-
-/// The coded pieces of all processes.
-struct CodedPieces
-{
-  std::vector<int> Extents;              ///< 6 values per process with a piece, in process order
-  std::vector<std::uint64_t> Offsets;    ///< stream k is bytes [Offsets[k], Offsets[k + 1])
-  vtkUnsignedCharArray* Bytes = nullptr; ///< filled on process 0 only
+  int Streams = 0;                    ///< streams per brick (all components of all arrays)
+  std::vector<int> Extents;           ///< 6 values per brick, 0-based in the whole image
+  std::vector<std::uint64_t> Lengths; ///< bytes of each stream, brick by brick
+  std::vector<int> Levels;            ///< levels of detail of each stream
+  std::vector<double> LevelBounds;    ///< the bound of each level of each stream
+  std::vector<std::uint8_t> Bytes;    ///< this process's streams back to back
 };
 
 /**
- * Collective: the coded streams of every process's piece, gathered on process 0 (compressed
- * bytes only, never the image). Every process receives the extents and the stream offsets.
+ * Collective: the global index of every process's bricks, in process order, on every process
+ * (`index`: Info.PieceExtents, StreamOffsets, PieceOwners, StreamLevels, StreamLevelBounds).
+ * Only the index travels (a few numbers per brick), never a stream.
  */
-bool GatherCodedPieces(vtkMultiProcessController* controller,
+bool ExchangeIndex(vtkMultiProcessController* controller,
   const CodedPiece& mine,
-  CodedPieces& all,
+  vtkSparseGridRepresentation::Contents& index,
   std::string& error);
 
 /**
- * Collective: makes the whole compressed representation available on every process.
+ * Collective: brings to each process the streams of the pieces in `needed` (one flag per
+ * piece) that it does not hold, point to point from the lowest process that holds each, and
+ * counts the bytes received (contents.BytesReceived). Every process takes part in the same
+ * sequence: the requests are gathered on every process (a list of piece numbers each), then
+ * each pair of processes exchanges, in one fixed order of pairs, one message per direction
+ * where one is due. Failed on every process when a needed piece is held nowhere. Without a
+ * controller, Failed when a needed piece is not held.
+ */
+Outcome FetchPieces(vtkMultiProcessController* controller,
+  const std::vector<char>& needed,
+  vtkSparseGridRepresentation::Contents& contents,
+  std::string& error);
+
+/**
+ * Collective: makes the compressed representation known on every process.
  *
- * The representation is small (sparse-grid sized) but lives on one piece only: the Hierarchize
- * filter and the .sgrid reader put it whole on piece 0 and give the other pieces its metadata
- * only. The process whose `local` polydata holds the payload validates it (FromPolyData) and,
- * unless every
- * process already holds it, broadcasts its field data and coefficient arrays; the others
- * rebuild `contents` from them. Without a controller this is FromPolyData on `local`.
- * Returns the agreed outcome (Failed with `error` on every process when no process holds a
- * valid representation).
+ * Fixed level: the representation is small (sparse-grid sized) and lives whole on piece 0
+ * (Hierarchize and the .sgrid reader give the other pieces its metadata, or nothing). The
+ * process whose `local` polydata holds the payload validates it (FromPolyData) and, unless
+ * every process already holds it, broadcasts its field data and coefficient arrays; the others
+ * rebuild `contents` from them.
+ *
+ * Error-bounded: only the index travels. Each process keeps the streams it holds (its own
+ * bricks from a distributed Hierarchize, all of them on the .sgrid reader's piece 0, none
+ * elsewhere); a process whose piece carries no index (the reader's other pieces) receives the
+ * field data (metadata and index, no stream) from the lowest one that does. FetchPieces then
+ * brings the streams a consumer needs.
+ *
+ * Without a controller this is FromPolyData on `local`. Returns the agreed outcome (Failed
+ * with `error` on every process when no process holds a valid representation).
  */
 Outcome ShareRepresentation(vtkMultiProcessController* controller,
   vtkPolyData* local,

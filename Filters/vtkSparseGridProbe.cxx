@@ -14,6 +14,7 @@
 #include "vtkPointData.h"
 #include "vtkSmartPointer.h"
 #include "vtkStringArray.h"
+#include "vtkTypeInt64Array.h"
 
 #include <sparsegrid/codec.h>
 
@@ -241,18 +242,29 @@ Result ReconstructImage(const Contents& contents,
 // hat-function interpolant of the finest level), so every probe geometry works as before.
 //------------------------------------------------------------------------------------------------
 
-/// Decodes every array into whole-image buffers (components interleaved, as VTK stores them).
-/// Pieces are decoded one by one into their box; boxes that share a layer agree within the bound.
+/// The voxel box the probe reads (inclusive), as VoxelBox gives it, with its sizes.
+struct Box
+{
+  int Lo[3] = { 0, 0, 0 };
+  int Hi[3] = { -1, -1, -1 };
+  std::size_t Size(int a) const { return static_cast<std::size_t>(std::max(0, Hi[a] - Lo[a] + 1)); }
+  std::size_t Voxels() const { return Size(0) * Size(1) * Size(2); }
+};
+
+/// Decodes every array on the voxels of `box` (components interleaved, as VTK stores them),
+/// from the pieces that hold a voxel of it only, one by one; boxes that share a layer agree
+/// within the bound. Counts the pieces decoded in contents.BricksDecoded.
 template<typename T>
 Result DecodeImages(const Contents& contents,
+  const Box& box,
   vtkSparseGridExecution& exec,
   std::vector<std::vector<T>>& images,
   std::string* error)
 {
   const auto& info = contents.Info;
-  const std::size_t nx = static_cast<std::size_t>(info.ImageDimensions[0]);
-  const std::size_t nxy = nx * static_cast<std::size_t>(info.ImageDimensions[1]);
-  const std::size_t voxels = nxy * static_cast<std::size_t>(info.ImageDimensions[2]);
+  const std::size_t nx = box.Size(0);
+  const std::size_t nxy = nx * box.Size(1);
+  const std::size_t voxels = box.Voxels();
   std::uint64_t bytes = 0;
   for (int nc : info.Components)
   {
@@ -268,14 +280,33 @@ Result DecodeImages(const Contents& contents,
   {
     images[i].resize(voxels * static_cast<std::size_t>(info.Components[i]));
   }
-  const int pieces = info.NumberOfPieces();
-  const int stages = pieces * info.TotalComponents();
+  const int lo[6] = { box.Lo[0], box.Hi[0], box.Lo[1], box.Hi[1], box.Lo[2], box.Hi[2] };
+  const std::vector<char> wanted = vtkSparseGridProbe::PiecesIn(info, lo);
+  int count = 0;
+  for (char w : wanted)
+  {
+    count += w ? 1 : 0;
+  }
+  const int stages = std::max(1, count * info.TotalComponents());
   int stage = 0;
   const int levelIndex = info.LevelOfDetail > 0 ? info.LevelOfDetail - 1 : -1;
   std::vector<T> piece;
-  const std::uint8_t* all = contents.Streams->GetPointer(0);
-  for (int p = 0; p < pieces; ++p)
+  contents.BricksDecoded = 0;
+  for (int p = 0; p < info.NumberOfPieces(); ++p)
   {
+    if (!wanted[static_cast<std::size_t>(p)])
+    {
+      continue;
+    }
+    if (!contents.Holds(p))
+    {
+      if (error)
+      {
+        *error = "the coded streams of piece " + std::to_string(p) + " are not on this process";
+      }
+      return Result::Failed;
+    }
+    ++contents.BricksDecoded;
     const int* extent = info.PieceExtents.data() + 6 * p;
     sparsegrid::codec::Layout layout;
     for (int a = 0; a < 3; ++a)
@@ -284,10 +315,14 @@ Result DecodeImages(const Contents& contents,
     }
     const std::size_t pieceVoxels =
       static_cast<std::size_t>(layout.dims[0] * layout.dims[1] * layout.dims[2]);
-    // A piece that is the whole image (every serial file) is decoded straight into the
-    // interleaved image with the codec's stride; only true pieces go through a buffer and are
-    // placed row by row (codec::Layout has no row strides).
-    const bool whole = pieceVoxels == voxels;
+    // A piece that is the box (every serial file probed whole) is decoded straight into the
+    // interleaved image with the codec's stride; others go through a buffer and are placed
+    // row by row, clipped to the box (codec::Layout has no row strides).
+    bool whole = pieceVoxels == voxels;
+    for (int a = 0; a < 3; ++a)
+    {
+      whole = whole && extent[2 * a] == box.Lo[a];
+    }
     piece.resize(whole ? 0 : pieceVoxels);
     for (std::size_t i = 0; i < images.size(); ++i)
     {
@@ -297,9 +332,7 @@ Result DecodeImages(const Contents& contents,
         exec.SetProgressRange(0.8 * stage / stages, 0.8 * (stage + 1) / stages);
         const std::size_t k = contents.StreamIndex(p, i, c);
         sparsegrid::codec::StreamInfo header;
-        status = sparsegrid::codec::inspect(all + contents.StreamOffsets[k],
-          static_cast<std::size_t>(contents.StreamOffsets[k + 1] - contents.StreamOffsets[k]),
-          header);
+        status = sparsegrid::codec::inspect(contents.StreamData(k), contents.StreamSize(k), header);
         const int level = levelIndex < 0 || levelIndex >= header.levels ? -1 : levelIndex;
         sparsegrid::ExecutionReport report;
         T* image = images[i].data();
@@ -307,8 +340,8 @@ Result DecodeImages(const Contents& contents,
         target.stride = whole ? static_cast<std::uint64_t>(nc) : 1;
         if (status.ok())
         {
-          status = sparsegrid::codec::decode(all + contents.StreamOffsets[k],
-            static_cast<std::size_t>(contents.StreamOffsets[k + 1] - contents.StreamOffsets[k]),
+          status = sparsegrid::codec::decode(contents.StreamData(k),
+            contents.StreamSize(k),
             level,
             whole ? image + c : piece.data(),
             target,
@@ -324,19 +357,28 @@ Result DecodeImages(const Contents& contents,
         {
           continue;
         }
-        std::size_t from = 0;
-        for (std::uint64_t z = 0; z < layout.dims[2]; ++z)
+        const int from[3] = { std::max(extent[0], box.Lo[0]),
+          std::max(extent[2], box.Lo[1]),
+          std::max(extent[4], box.Lo[2]) };
+        const int to[3] = { std::min(extent[1], box.Hi[0]),
+          std::min(extent[3], box.Hi[1]),
+          std::min(extent[5], box.Hi[2]) };
+        for (int z = from[2]; z <= to[2]; ++z)
         {
-          for (std::uint64_t y = 0; y < layout.dims[1]; ++y)
+          for (int y = from[1]; y <= to[1]; ++y)
           {
-            std::size_t to = (static_cast<std::size_t>(extent[4] + z) * nxy +
-                               static_cast<std::size_t>(extent[2] + y) * nx +
-                               static_cast<std::size_t>(extent[0])) *
+            std::size_t at = (static_cast<std::size_t>(z - extent[4]) * layout.dims[1] +
+                               static_cast<std::size_t>(y - extent[2])) *
+                layout.dims[0] +
+              static_cast<std::size_t>(from[0] - extent[0]);
+            std::size_t out = (static_cast<std::size_t>(z - box.Lo[2]) * nxy +
+                                static_cast<std::size_t>(y - box.Lo[1]) * nx +
+                                static_cast<std::size_t>(from[0] - box.Lo[0])) *
                 static_cast<std::size_t>(nc) +
               static_cast<std::size_t>(c);
-            for (std::uint64_t x = 0; x < layout.dims[0]; ++x, ++from, to += nc)
+            for (int x = from[0]; x <= to[0]; ++x, ++at, out += static_cast<std::size_t>(nc))
             {
-              image[to] = piece[from];
+              image[out] = piece[at];
             }
           }
         }
@@ -346,23 +388,52 @@ Result DecodeImages(const Contents& contents,
   return Result::Done;
 }
 
-/// Multilinear interpolation of the decoded voxels at the points given by `pointAt`; points
-/// outside the image box (beyond a tiny tolerance) are masked and set to 0.
+/// The continuous voxel coordinate of x on axis a (as the interpolation computes it), clamped
+/// to the image.
+double VoxelCoordinate(const vtkSparseGridRepresentation::Description& info, int a, double x)
+{
+  const double dims = info.ImageDimensions[a];
+  if (dims <= 1)
+  {
+    return 0;
+  }
+  return std::min(dims - 1, std::max(0.0, (x - info.Bounds[2 * a]) / info.ImageSpacing[a]));
+}
+
+/// A probe on a voxel (the original geometry, up to rounding of origin + i * spacing) takes
+/// that voxel's value exactly, so the bound holds there to the last bit.
+double SnapToVoxel(double u)
+{
+  const double nearest = std::round(u);
+  return std::abs(u - nearest) < 1e-9 ? nearest : u;
+}
+
+/// Multilinear interpolation of the decoded voxels at the points given by `pointAt` (all inside
+/// `bounds`); points outside the image box (beyond a tiny tolerance) are masked and set to 0.
 template<typename T, typename PointAt>
 Result InterpolateDecoded(const Contents& contents,
   vtkIdType n,
+  const double bounds[6],
   PointAt&& pointAt,
   vtkSparseGridExecution& exec,
   vtkDataSetAttributes* out,
   std::string* error)
 {
+  const auto& info = contents.Info;
+  int range[6];
+  vtkSparseGridProbe::VoxelBox(info, bounds, range);
+  Box box;
+  for (int a = 0; a < 3; ++a)
+  {
+    box.Lo[a] = range[2 * a];
+    box.Hi[a] = range[2 * a + 1];
+  }
   std::vector<std::vector<T>> images;
-  const Result decoded = DecodeImages<T>(contents, exec, images, error);
+  const Result decoded = DecodeImages<T>(contents, box, exec, images, error);
   if (decoded != Result::Done)
   {
     return decoded;
   }
-  const auto& info = contents.Info;
   auto arrays = MakeOutputs<T>(contents, n);
   vtkNew<vtkCharArray> mask;
   mask->SetName(vtkSparseGridProbe::MaskName);
@@ -373,7 +444,9 @@ Result InterpolateDecoded(const Contents& contents,
   const vtkIdType dims[3] = {
     info.ImageDimensions[0], info.ImageDimensions[1], info.ImageDimensions[2]
   };
-  const vtkIdType strides[3] = { 1, dims[0], dims[0] * dims[1] };
+  const vtkIdType strides[3] = {
+    1, static_cast<vtkIdType>(box.Size(0)), static_cast<vtkIdType>(box.Size(0) * box.Size(1))
+  };
   std::size_t offset = 0; // first point of the current block
   auto body = [&](std::size_t begin, std::size_t end)
   {
@@ -395,15 +468,7 @@ Result InterpolateDecoded(const Contents& contents,
         }
         if (dims[a] > 1)
         {
-          double u = std::min(
-            static_cast<double>(dims[a] - 1), std::max(0.0, (x[a] - lo) / info.ImageSpacing[a]));
-          // A probe on a voxel (the original geometry, up to rounding of origin + i * spacing)
-          // takes that voxel's value exactly, so the bound holds there to the last bit.
-          const double nearest = std::round(u);
-          if (std::abs(u - nearest) < 1e-9)
-          {
-            u = nearest;
-          }
+          const double u = SnapToVoxel(VoxelCoordinate(info, a, x[a]));
           base[a] = std::min(dims[a] - 2, static_cast<vtkIdType>(u));
           t[a] = u - static_cast<double>(base[a]);
         }
@@ -422,7 +487,8 @@ Result InterpolateDecoded(const Contents& contents,
         {
           double sum = 0;
           // The 2^3 corners; a weight of exactly 0 skips the corner, so a probe point on a voxel
-          // returns that voxel's decoded value exactly.
+          // returns that voxel's decoded value exactly (and a corner outside the box is never
+          // read).
           for (int corner = 0; corner < 8; ++corner)
           {
             double w = 1;
@@ -431,7 +497,7 @@ Result InterpolateDecoded(const Contents& contents,
             {
               const int bit = (corner >> a) & 1;
               w *= bit ? t[a] : 1 - t[a];
-              at += (base[a] + bit) * strides[a];
+              at += (base[a] + bit - box.Lo[a]) * strides[a];
             }
             if (w != 0)
             {
@@ -498,6 +564,79 @@ bool CheckOutputSize(const Contents& contents, vtkIdType n, std::string* error)
 } // namespace
 
 //------------------------------------------------------------------------------------------------
+void vtkSparseGridProbe::ImageBounds(const ImageGeometry& image, double bounds[6])
+{
+  for (int a = 0; a < 3; ++a)
+  {
+    const double first = image.Origin[a];
+    const double last = image.Origin[a] + (image.Dimensions[a] - 1) * image.Spacing[a];
+    bounds[2 * a] = std::min(first, last);
+    bounds[2 * a + 1] = std::max(first, last);
+  }
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkSparseGridProbe::VoxelBox(const vtkSparseGridRepresentation::Description& info,
+  const double bounds[6],
+  int box[6])
+{
+  const double tolerance = info.Tolerance();
+  for (int a = 0; a < 3; ++a)
+  {
+    const int last = info.ImageDimensions[a] - 1;
+    const double lo = info.Bounds[2 * a];
+    const double hi = info.Bounds[2 * a + 1];
+    if (!(bounds[2 * a] <= bounds[2 * a + 1]) || bounds[2 * a + 1] < lo - tolerance ||
+      bounds[2 * a] > hi + tolerance)
+    {
+      std::fill(box, box + 6, 0);
+      box[1] = box[3] = box[5] = -1; // no point inside the image
+      return;
+    }
+    // The voxels around each end, snapped to a voxel as the interpolation snaps (so a probe
+    // on the voxels reads no neighbour).
+    const double u0 = SnapToVoxel(VoxelCoordinate(info, a, bounds[2 * a]));
+    const double u1 = SnapToVoxel(VoxelCoordinate(info, a, bounds[2 * a + 1]));
+    box[2 * a] = std::max(0, static_cast<int>(std::floor(u0)));
+    box[2 * a + 1] = std::min(last, static_cast<int>(std::ceil(u1)));
+  }
+}
+
+//------------------------------------------------------------------------------------------------
+std::vector<char> vtkSparseGridProbe::PiecesIn(const vtkSparseGridRepresentation::Description& info,
+  const int box[6])
+{
+  std::vector<char> in(static_cast<std::size_t>(info.NumberOfPieces()), 0);
+  for (int p = 0; p < info.NumberOfPieces(); ++p)
+  {
+    const int* e = info.PieceExtents.data() + 6 * p;
+    bool meets = true;
+    for (int a = 0; a < 3; ++a)
+    {
+      meets = meets && e[2 * a] <= box[2 * a + 1] && box[2 * a] <= e[2 * a + 1];
+    }
+    in[static_cast<std::size_t>(p)] = meets ? 1 : 0;
+  }
+  return in;
+}
+
+//------------------------------------------------------------------------------------------------
+void vtkSparseGridProbe::AddCounts(const vtkSparseGridRepresentation::Contents& contents,
+  vtkFieldData* fieldData)
+{
+  const std::pair<const char*, std::uint64_t> counts[2] = { { "SparseGridLocal.BricksDecoded",
+                                                              contents.BricksDecoded },
+    { "SparseGridLocal.BytesReceived", contents.BytesReceived } };
+  for (const auto& count : counts)
+  {
+    vtkNew<vtkTypeInt64Array> array;
+    array->SetName(count.first);
+    array->InsertNextValue(static_cast<vtkTypeInt64>(count.second));
+    fieldData->AddArray(array);
+  }
+}
+
+//------------------------------------------------------------------------------------------------
 vtkSparseGridProbe::Result vtkSparseGridProbe::ProbeImage(const Contents& contents,
   const ImageGeometry& image,
   vtkSparseGridExecution& exec,
@@ -529,8 +668,10 @@ vtkSparseGridProbe::Result vtkSparseGridProbe::ProbeImage(const Contents& conten
     {
       *usedFastPath = false;
     }
-    return isDouble ? InterpolateDecoded<double>(contents, n, pointAt, exec, out, error)
-                    : InterpolateDecoded<float>(contents, n, pointAt, exec, out, error);
+    double bounds[6];
+    vtkSparseGridProbe::ImageBounds(image, bounds);
+    return isDouble ? InterpolateDecoded<double>(contents, n, bounds, pointAt, exec, out, error)
+                    : InterpolateDecoded<float>(contents, n, bounds, pointAt, exec, out, error);
   }
   bool isGridAxis[3] = { false, false, false };
   for (int a : info.AxisMap)
@@ -595,9 +736,11 @@ vtkSparseGridProbe::Result vtkSparseGridProbe::ProbePoints(const Contents& conte
       double x[3];
       points->GetPoint(0, x);
     }
+    double bounds[6];
+    points->GetBounds(bounds);
     return contents.Info.Precision == sparsegrid::Precision::Double
-      ? InterpolateDecoded<double>(contents, n, pointAt, exec, out, error)
-      : InterpolateDecoded<float>(contents, n, pointAt, exec, out, error);
+      ? InterpolateDecoded<double>(contents, n, bounds, pointAt, exec, out, error)
+      : InterpolateDecoded<float>(contents, n, bounds, pointAt, exec, out, error);
   }
   return contents.Info.Precision == sparsegrid::Precision::Double
     ? EvaluatePoints<double>(contents, n, pointAt, exec, out, error)

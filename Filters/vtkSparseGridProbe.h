@@ -10,6 +10,7 @@
 #include "vtkSparseGridRepresentation.h"
 
 #include <string>
+#include <vector>
 
 class vtkDataSet;
 class vtkDataSetAttributes;
@@ -46,6 +47,27 @@ struct ImageGeometry
   double Origin[3] = { 0, 0, 0 };
   double Spacing[3] = { 1, 1, 1 };
 };
+
+/// The box (xmin, xmax, ..., zmax) of an image's points.
+void ImageBounds(const ImageGeometry& image, double bounds[6]);
+
+/**
+ * Error-bounded: the voxels of the compressed image (0-based, inclusive, per axis) that probing
+ * points inside `bounds` (physical) may read; empty (lo > hi) when the box misses the image.
+ */
+void VoxelBox(const vtkSparseGridRepresentation::Description& info,
+  const double bounds[6],
+  int box[6]);
+
+/// One flag per coded piece (brick): whether it holds a voxel of `box`.
+std::vector<char> PiecesIn(const vtkSparseGridRepresentation::Description& info, const int box[6]);
+
+/**
+ * Adds SparseGridLocal.BricksDecoded and SparseGridLocal.BytesReceived (int64) to `fieldData`:
+ * what this process decoded and received for its output (outside the SparseGrid.* names: they
+ * differ between processes).
+ */
+void AddCounts(const vtkSparseGridRepresentation::Contents& contents, vtkFieldData* fieldData);
 
 /**
  * Adds the reconstructed arrays and the mask to `out` for the points of an axis-aligned image.

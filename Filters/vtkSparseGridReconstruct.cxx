@@ -12,6 +12,7 @@
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
 #include "vtkMatrix3x3.h"
+#include "vtkMultiProcessController.h"
 #include "vtkObjectFactory.h"
 #include "vtkPointData.h"
 #include "vtkPolyData.h"
@@ -152,10 +153,10 @@ int vtkSparseGridReconstruct::RequestData(vtkInformation*,
   // Collective in a distributed run: every process gets the whole (small) representation,
   // whether its own pieces are empty or not.
   vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
+  vtkMultiProcessController* controller = vtkSparseGridParallel::DistributedController(outInfo);
   vtkSparseGridRepresentation::Contents contents;
   std::string error;
-  if (vtkSparseGridParallel::ShareRepresentation(
-        vtkSparseGridParallel::DistributedController(outInfo), source, contents, error) !=
+  if (vtkSparseGridParallel::ShareRepresentation(controller, source, contents, error) !=
     vtkSparseGridParallel::Outcome::Done)
   {
     return fail("Invalid compressed representation: " + error);
@@ -164,11 +165,17 @@ int vtkSparseGridReconstruct::RequestData(vtkInformation*,
   // allocated.
   const double peak = vtkSparseGridExecution::ReconstructionPeakBytes(
     contents, static_cast<double>(input->GetNumberOfPoints()));
-  if (input->GetNumberOfPoints() > 0 &&
-    !vtkSparseGridExecution::CheckMemory(
-      peak, "reconstructing " + std::to_string(input->GetNumberOfPoints()) + " points", &error))
+  const bool fits = input->GetNumberOfPoints() == 0 ||
+    vtkSparseGridExecution::CheckMemory(
+      peak, "reconstructing " + std::to_string(input->GetNumberOfPoints()) + " points", &error);
+  if (!fits)
   {
-    return fail("The output is too large for this process: " + error + ".");
+    error = "The output is too large for this process: " + error + ".";
+  }
+  const bool coded = contents.Info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded;
+  if (!fits && !coded)
+  {
+    return fail(error);
   }
 
   output->ShallowCopy(input);
@@ -196,6 +203,27 @@ int vtkSparseGridReconstruct::RequestData(vtkInformation*,
         vtkExtentTranslator::BLOCK_MODE,
         0);
       output->Crop(piece);
+    }
+  }
+  if (coded)
+  {
+    // Collective: the bricks under this process's points, from the processes that hold them.
+    double bounds[6];
+    output->GetBounds(bounds);
+    int box[6];
+    vtkSparseGridProbe::VoxelBox(contents.Info, bounds, box);
+    std::vector<char> needed = vtkSparseGridProbe::PiecesIn(contents.Info, box);
+    if (!fits || output->GetNumberOfPoints() == 0)
+    {
+      needed.assign(needed.size(), 0);
+    }
+    if (vtkSparseGridParallel::Agree(controller,
+          fits ? vtkSparseGridParallel::Outcome::Done : vtkSparseGridParallel::Outcome::Failed,
+          error) != vtkSparseGridParallel::Outcome::Done ||
+      vtkSparseGridParallel::FetchPieces(controller, needed, contents, error) !=
+        vtkSparseGridParallel::Outcome::Done)
+    {
+      return fail(error);
     }
   }
   contents.Info.LevelOfDetail =
@@ -239,7 +267,11 @@ int vtkSparseGridReconstruct::RequestData(vtkInformation*,
       output->GetPointData(),
       this->ClampToInputRange,
       this->AddErrorArrays,
-      vtkSparseGridParallel::DistributedController(outInfo));
+      controller);
+  }
+  if (coded)
+  {
+    vtkSparseGridProbe::AddCounts(contents, output->GetFieldData());
   }
   return this->Errors->Succeed(this, exec.Note());
 }

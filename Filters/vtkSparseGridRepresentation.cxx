@@ -1,7 +1,7 @@
 #include "vtkSparseGridRepresentation.h"
 
-#include "vtkSparseGridArrays.h"
 #include "vtkCoreExecution.h"
+#include "vtkSparseGridArrays.h"
 
 #include "vtkAOSDataArrayTemplate.h"
 #include "vtkArrayDispatch.h"
@@ -66,6 +66,11 @@ const char* const LevelMaxAbsErrorName = "SparseGrid.LevelMaxAbsError";
 const char* const StoredBytesName = "SparseGrid.StoredBytes";
 const char* const StreamsName = vtkSparseGridRepresentation::StreamsArrayName;
 const char* const StreamOffsetsName = "SparseGrid.StreamOffsets";
+const char* const StreamChunksName = vtkSparseGridRepresentation::StreamChunksArrayName;
+const char* const StreamChunksFirstName = "SparseGrid.StreamChunksFirst";
+const char* const PieceOwnersName = "SparseGrid.PieceOwners";
+const char* const StreamLevelsName = "SparseGrid.StreamLevels";
+const char* const StreamLevelBoundsName = "SparseGrid.StreamLevelBounds";
 const char* const MemoryBytesName = "SparseGrid.MemoryBytes";
 constexpr int MaxPieces = static_cast<int>(sparsegrid::MaxPieces);
 constexpr int MaxArrays = static_cast<int>(sparsegrid::MaxArrays);
@@ -252,6 +257,27 @@ std::size_t vtkSparseGridRepresentation::Contents::StreamIndex(int piece,
     index += static_cast<std::size_t>(this->Info.Components[i]);
   }
   return index + static_cast<std::size_t>(component);
+}
+
+//------------------------------------------------------------------------------------------------
+const std::uint8_t* vtkSparseGridRepresentation::Contents::StreamData(std::size_t k) const
+{
+  const std::size_t streams = static_cast<std::size_t>(this->Info.TotalComponents());
+  const std::size_t piece = streams > 0 ? k / streams : 0;
+  if (piece >= this->PieceData.size() || !this->PieceData[piece] ||
+    k + 1 >= this->StreamOffsets.size())
+  {
+    return nullptr;
+  }
+  return this->PieceData[piece] + (this->StreamOffsets[k] - this->StreamOffsets[piece * streams]);
+}
+
+//------------------------------------------------------------------------------------------------
+std::uint64_t vtkSparseGridRepresentation::Contents::PieceBytes(int piece) const
+{
+  const std::size_t streams = static_cast<std::size_t>(this->Info.TotalComponents());
+  const std::size_t first = static_cast<std::size_t>(piece) * streams;
+  return this->StreamOffsets[first + streams] - this->StreamOffsets[first];
 }
 
 //------------------------------------------------------------------------------------------------
@@ -728,20 +754,94 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
 //------------------------------------------------------------------------------------------------
 namespace
 {
-/// Error-bounded contents: the streams and their offsets, each stream's header checked against
-/// its piece (the codec validates the rest when decoding).
-bool ReadStreams(vtkFieldData* fd,
+/// Chunk of the distributed form at which the streams of each owner start (owners in
+/// increasing order over the pieces, each owner's bytes padded to whole chunks); the last entry
+/// is the number of chunks.
+std::vector<std::uint64_t> OwnerChunks(const vtkSparseGridRepresentation::Contents& contents,
+  int owners)
+{
+  std::vector<std::uint64_t> bytes(static_cast<std::size_t>(owners), 0);
+  for (std::size_t p = 0; p < contents.PieceOwners.size(); ++p)
+  {
+    bytes[static_cast<std::size_t>(contents.PieceOwners[p])] +=
+      contents.PieceBytes(static_cast<int>(p));
+  }
+  std::vector<std::uint64_t> start(1, 0);
+  const std::uint64_t chunk = vtkSparseGridRepresentation::ChunkBytes;
+  for (std::uint64_t b : bytes)
+  {
+    start.push_back(start.back() + (b + chunk - 1) / chunk);
+  }
+  return start;
+}
+
+/// The global index of a distributed representation (owners, levels): optional arrays, each
+/// checked against the pieces and streams.
+bool ReadIndex(vtkFieldData* fd,
   vtkSparseGridRepresentation::Contents& contents,
   std::string* error)
 {
   const auto& info = contents.Info;
-  auto* streams = vtkUnsignedCharArray::SafeDownCast(fd->GetAbstractArray(StreamsName));
-  if (!streams || streams->GetNumberOfComponents() != 1)
+  const std::size_t pieces = static_cast<std::size_t>(info.NumberOfPieces());
+  const std::size_t count = pieces * static_cast<std::size_t>(info.TotalComponents());
+  contents.PieceOwners.clear();
+  contents.StreamLevels.clear();
+  contents.StreamLevelBounds.clear();
+  if (fd->GetAbstractArray(PieceOwnersName) &&
+    !ReadIntegers(
+      fd, PieceOwnersName, static_cast<int>(pieces), 0, 1 << 30, contents.PieceOwners, error))
   {
-    return Fail(error, std::string(StreamsName) + " is missing or not a byte array");
+    return false;
   }
-  const std::size_t count = static_cast<std::size_t>(info.NumberOfPieces()) *
-    static_cast<std::size_t>(info.TotalComponents());
+  for (std::size_t p = 1; p < contents.PieceOwners.size(); ++p)
+  {
+    if (contents.PieceOwners[p] < contents.PieceOwners[p - 1])
+    {
+      return Fail(error, std::string(PieceOwnersName) + " must not decrease over the pieces");
+    }
+  }
+  if (!fd->GetAbstractArray(StreamLevelsName))
+  {
+    return true;
+  }
+  if (!ReadIntegers(
+        fd, StreamLevelsName, static_cast<int>(count), 1, 1024, contents.StreamLevels, error))
+  {
+    return false;
+  }
+  std::size_t total = 0;
+  for (int l : contents.StreamLevels)
+  {
+    total += static_cast<std::size_t>(l);
+  }
+  auto* bounds = vtkDoubleArray::SafeDownCast(fd->GetAbstractArray(StreamLevelBoundsName));
+  if (!bounds || bounds->GetNumberOfValues() != static_cast<vtkIdType>(total))
+  {
+    return Fail(error,
+      std::string(StreamLevelBoundsName) + " must hold one double per level of every stream");
+  }
+  contents.StreamLevelBounds.assign(bounds->GetPointer(0), bounds->GetPointer(0) + total);
+  return true;
+}
+
+/// Error-bounded contents: the global stream table, the bytes this process holds (all streams
+/// in SparseGrid.Streams, or its own pieces' in SparseGrid.StreamChunks), each held stream's
+/// header checked against its piece (the codec validates the rest when decoding).
+bool ReadStreams(vtkPolyData* input,
+  vtkSparseGridRepresentation::Contents& contents,
+  std::string* error)
+{
+  vtkFieldData* fd = input->GetFieldData();
+  const auto& info = contents.Info;
+  auto* streams = vtkUnsignedCharArray::SafeDownCast(fd->GetAbstractArray(StreamsName));
+  auto* chunks =
+    vtkUnsignedCharArray::SafeDownCast(input->GetPointData()->GetAbstractArray(StreamChunksName));
+  if (fd->GetAbstractArray(StreamsName) && (!streams || streams->GetNumberOfComponents() != 1))
+  {
+    return Fail(error, std::string(StreamsName) + " is not a byte array");
+  }
+  const std::size_t pieces = static_cast<std::size_t>(info.NumberOfPieces());
+  const std::size_t count = pieces * static_cast<std::size_t>(info.TotalComponents());
   auto* offsets = vtkTypeInt64Array::SafeDownCast(fd->GetAbstractArray(StreamOffsetsName));
   if (!offsets || offsets->GetNumberOfValues() != static_cast<vtkIdType>(count + 1))
   {
@@ -749,23 +849,81 @@ bool ReadStreams(vtkFieldData* fd,
       std::string(StreamOffsetsName) + " must be a 64-bit integer array of " +
         std::to_string(count + 1) + " values (pieces x components + 1)");
   }
-  const std::uint64_t total = static_cast<std::uint64_t>(streams->GetNumberOfValues());
   contents.StreamOffsets.resize(count + 1);
   for (std::size_t k = 0; k <= count; ++k)
   {
     const vtkTypeInt64 v = offsets->GetValue(static_cast<vtkIdType>(k));
-    if (v < 0 || static_cast<std::uint64_t>(v) > total ||
-      (k > 0 && static_cast<std::uint64_t>(v) < contents.StreamOffsets[k - 1]) ||
-      (k == 0 && v != 0) || (k == count && static_cast<std::uint64_t>(v) != total))
+    if (v < 0 || (k > 0 && static_cast<std::uint64_t>(v) < contents.StreamOffsets[k - 1]) ||
+      (k == 0 && v != 0) ||
+      (k == count && streams &&
+        static_cast<std::uint64_t>(v) != static_cast<std::uint64_t>(streams->GetNumberOfValues())))
     {
       return Fail(
-        error, std::string(StreamOffsetsName) + " is not an increasing split of " + StreamsName);
+        error, std::string(StreamOffsetsName) + " is not an increasing split of the coded streams");
     }
     contents.StreamOffsets[k] = static_cast<std::uint64_t>(v);
   }
-  const std::uint8_t* bytes = streams->GetPointer(0);
+  if (!ReadIndex(fd, contents, error))
+  {
+    return false;
+  }
+  contents.PieceData.assign(pieces, nullptr);
+  if (streams)
+  {
+    contents.Streams = streams;
+    for (std::size_t p = 0; p < pieces; ++p)
+    {
+      contents.PieceData[p] = streams->GetPointer(0) +
+        contents.StreamOffsets[p * (count / std::max<std::size_t>(1, pieces))];
+    }
+  }
+  else if (chunks && chunks->GetNumberOfTuples() > 0)
+  {
+    // The distributed form: the chunks [first, first + points) of the owners' padded sequence.
+    auto* firstArray = vtkDataArray::SafeDownCast(fd->GetAbstractArray(StreamChunksFirstName));
+    if (contents.PieceOwners.size() != pieces || !firstArray ||
+      firstArray->GetNumberOfValues() != 1 ||
+      chunks->GetNumberOfComponents() != vtkSparseGridRepresentation::ChunkBytes)
+    {
+      return Fail(error,
+        std::string(StreamChunksName) + " needs " + PieceOwnersName + " and " +
+          StreamChunksFirstName + ", and " +
+          std::to_string(vtkSparseGridRepresentation::ChunkBytes) + " bytes per point");
+    }
+    const std::vector<std::uint64_t> start = OwnerChunks(contents, contents.PieceOwners.back() + 1);
+    const double firstValue = firstArray->GetTuple1(0);
+    const std::uint64_t held = static_cast<std::uint64_t>(chunks->GetNumberOfTuples());
+    if (!(firstValue >= 0) || firstValue + static_cast<double>(held) > start.back())
+    {
+      return Fail(error, std::string(StreamChunksName) + " lies outside the streams' chunks");
+    }
+    const std::uint64_t first = static_cast<std::uint64_t>(firstValue);
+    const std::uint64_t chunk = vtkSparseGridRepresentation::ChunkBytes;
+    const std::size_t perPiece = count / std::max<std::size_t>(1, pieces);
+    std::size_t ownerFirstStream = 0;
+    for (std::size_t p = 0; p < pieces; ++p)
+    {
+      const int owner = contents.PieceOwners[p];
+      if (p == 0 || owner != contents.PieceOwners[p - 1])
+      {
+        ownerFirstStream = p * perPiece;
+      }
+      const std::uint64_t from = start[static_cast<std::size_t>(owner)] * chunk +
+        (contents.StreamOffsets[p * perPiece] - contents.StreamOffsets[ownerFirstStream]);
+      const std::uint64_t to = from + contents.PieceBytes(static_cast<int>(p));
+      if (from >= first * chunk && to <= (first + held) * chunk)
+      {
+        contents.PieceData[p] = chunks->GetPointer(0) + (from - first * chunk);
+      }
+    }
+    contents.Streams = chunks;
+  }
   for (int p = 0; p < info.NumberOfPieces(); ++p)
   {
+    if (!contents.Holds(p))
+    {
+      continue;
+    }
     const int* extent = info.PieceExtents.data() + 6 * p;
     for (std::size_t i = 0; i < info.ArrayNames.size(); ++i)
     {
@@ -774,9 +932,7 @@ bool ReadStreams(vtkFieldData* fd,
         const std::size_t k = contents.StreamIndex(p, i, c);
         sparsegrid::codec::StreamInfo header;
         const sparsegrid::Status status =
-          sparsegrid::codec::inspect(bytes + contents.StreamOffsets[k],
-            static_cast<std::size_t>(contents.StreamOffsets[k + 1] - contents.StreamOffsets[k]),
-            header);
+          sparsegrid::codec::inspect(contents.StreamData(k), contents.StreamSize(k), header);
         if (!status.ok())
         {
           return Fail(error,
@@ -801,7 +957,6 @@ bool ReadStreams(vtkFieldData* fd,
       }
     }
   }
-  contents.Streams = streams;
   return true;
 }
 } // namespace
@@ -830,7 +985,7 @@ bool vtkSparseGridRepresentation::FromPolyData(vtkPolyData* input,
   const Description& info = contents.Info;
   if (info.Kind == Encoding::ErrorBounded)
   {
-    return ReadStreams(input->GetFieldData(), contents, error);
+    return ReadStreams(input, contents, error);
   }
   const vtkIdType size = static_cast<vtkIdType>(info.Grid.size());
   // The first form kept the surpluses as point data under the arrays' own names.
@@ -1005,6 +1160,86 @@ bool vtkSparseGridRepresentation::ToCodedPolyData(const Description& info,
 }
 
 //------------------------------------------------------------------------------------------------
+bool vtkSparseGridRepresentation::ToDistributedPolyData(const Contents& index,
+  const std::vector<std::uint8_t>& mine,
+  int owner,
+  vtkPolyData* output,
+  std::string* error)
+{
+  if (!output)
+  {
+    return Fail(error, "no output polydata");
+  }
+  output->Initialize();
+  const Description& info = index.Info;
+  const std::size_t pieces = static_cast<std::size_t>(info.NumberOfPieces());
+  const std::size_t count = pieces * static_cast<std::size_t>(info.TotalComponents());
+  if (info.Kind != Encoding::ErrorBounded || count == 0 ||
+    index.StreamOffsets.size() != count + 1 || index.PieceOwners.size() != pieces || owner < 0)
+  {
+    return Fail(error, "invalid description: the stream index does not match the pieces");
+  }
+  // An owner beyond the last one with pieces (an empty piece) holds no chunk.
+  const std::vector<std::uint64_t> start =
+    OwnerChunks(index, std::max(owner, index.PieceOwners.back()) + 1);
+  const std::uint64_t chunks =
+    start[static_cast<std::size_t>(owner) + 1] - start[static_cast<std::size_t>(owner)];
+  if (mine.size() > chunks * ChunkBytes)
+  {
+    return Fail(error, "invalid description: more streams than this process's pieces hold");
+  }
+  WriteFieldData(info, output->GetFieldData());
+  vtkNew<vtkTypeInt64Array> table;
+  table->SetName(StreamOffsetsName);
+  table->SetNumberOfValues(static_cast<vtkIdType>(count + 1));
+  for (std::size_t k = 0; k <= count; ++k)
+  {
+    table->SetValue(static_cast<vtkIdType>(k), static_cast<vtkTypeInt64>(index.StreamOffsets[k]));
+  }
+  output->GetFieldData()->AddArray(table);
+  AddField<vtkIntArray>(output->GetFieldData(),
+    PieceOwnersName,
+    index.PieceOwners.data(),
+    static_cast<vtkIdType>(pieces));
+  if (index.StreamLevels.size() == count)
+  {
+    AddField<vtkIntArray>(output->GetFieldData(),
+      StreamLevelsName,
+      index.StreamLevels.data(),
+      static_cast<vtkIdType>(count));
+    AddField<vtkDoubleArray>(output->GetFieldData(),
+      StreamLevelBoundsName,
+      index.StreamLevelBounds.data(),
+      static_cast<vtkIdType>(index.StreamLevelBounds.size()));
+  }
+  const vtkTypeInt64 first = static_cast<vtkTypeInt64>(start[static_cast<std::size_t>(owner)]);
+  AddField<vtkTypeInt64Array>(output->GetFieldData(), StreamChunksFirstName, &first, 1);
+  vtkNew<vtkUnsignedCharArray> bytes;
+  bytes->SetName(StreamChunksName);
+  bytes->SetNumberOfComponents(ChunkBytes);
+  bytes->SetNumberOfTuples(static_cast<vtkIdType>(chunks));
+  std::copy(mine.begin(), mine.end(), bytes->GetPointer(0));
+  std::fill(bytes->GetPointer(0) + mine.size(), bytes->GetPointer(0) + chunks * ChunkBytes, 0);
+  vtkNew<vtkPoints> points;
+  points->SetDataTypeToFloat();
+  points->SetNumberOfPoints(static_cast<vtkIdType>(chunks));
+  for (vtkIdType p = 0; p < static_cast<vtkIdType>(chunks); ++p)
+  {
+    points->SetPoint(p, info.ImageOrigin);
+  }
+  output->SetPoints(points);
+  output->GetPointData()->AddArray(bytes);
+  AddMemoryBytes(output);
+  return true;
+}
+
+//------------------------------------------------------------------------------------------------
+bool vtkSparseGridRepresentation::IsDistributed(vtkPolyData* data)
+{
+  return data && data->GetFieldData()->GetAbstractArray(PieceOwnersName) != nullptr;
+}
+
+//------------------------------------------------------------------------------------------------
 bool vtkSparseGridRepresentation::HoldsPayload(vtkPolyData* data)
 {
   if (!data)
@@ -1088,11 +1323,18 @@ bool vtkSparseGridRepresentation::LevelOfDetailBounds(const Contents& contents,
   const Description& info = contents.Info;
   bounds.assign(info.ArrayNames.size(), 0.0);
   levels = 0;
-  if (info.Kind != Encoding::ErrorBounded || !contents.Streams)
+  if (info.Kind != Encoding::ErrorBounded ||
+    contents.StreamOffsets.size() !=
+      static_cast<std::size_t>(info.NumberOfPieces()) *
+          static_cast<std::size_t>(info.TotalComponents()) +
+        1)
   {
     return Fail(error, "levels of detail exist for the error-bounded encoding only");
   }
-  const std::uint8_t* all = contents.Streams->GetPointer(0);
+  // From the index where the representation carries it (a distributed one, whose streams are
+  // spread over the processes), else from the streams' headers.
+  const bool indexed = !contents.StreamLevels.empty();
+  std::size_t levelAt = 0;
   levels = std::numeric_limits<int>::max();
   for (int p = 0; p < info.NumberOfPieces(); ++p)
   {
@@ -1102,13 +1344,25 @@ bool vtkSparseGridRepresentation::LevelOfDetailBounds(const Contents& contents,
       {
         const std::size_t k = contents.StreamIndex(p, i, c);
         sparsegrid::codec::StreamInfo header;
-        const sparsegrid::Status status =
-          sparsegrid::codec::inspect(all + contents.StreamOffsets[k],
-            static_cast<std::size_t>(contents.StreamOffsets[k + 1] - contents.StreamOffsets[k]),
-            header);
-        if (!status.ok() || header.levelBound.empty())
+        if (indexed)
         {
-          return Fail(error, "a coded stream is damaged: " + status.message());
+          header.levels = contents.StreamLevels[k];
+          header.levelBound.assign(
+            contents.StreamLevelBounds.begin() + static_cast<std::ptrdiff_t>(levelAt),
+            contents.StreamLevelBounds.begin() +
+              static_cast<std::ptrdiff_t>(levelAt + static_cast<std::size_t>(header.levels)));
+          levelAt += static_cast<std::size_t>(header.levels);
+        }
+        else
+        {
+          const std::uint8_t* stream = contents.StreamData(k);
+          const sparsegrid::Status status = stream
+            ? sparsegrid::codec::inspect(stream, contents.StreamSize(k), header)
+            : sparsegrid::Status(sparsegrid::ErrorCode::InvalidArgument, "not held here");
+          if (!status.ok() || header.levelBound.empty())
+          {
+            return Fail(error, "a coded stream is damaged: " + status.message());
+          }
         }
         levels = std::min(levels, header.levels);
         const int index = levelOfDetail <= 0 || levelOfDetail > header.levels ? header.levels - 1

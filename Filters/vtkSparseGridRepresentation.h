@@ -89,13 +89,46 @@ public:
   {
     Description Info;
     std::vector<vtkSmartPointer<vtkDataArray>> Coefficients; ///< same order as Info.ArrayNames
-    /// Error-bounded: all streams, piece-major, then array, then component; stream k is
-    /// bytes [StreamOffsets[k], StreamOffsets[k + 1]).
-    vtkSmartPointer<vtkUnsignedCharArray> Streams;
+    /// Error-bounded, the global stream table: all streams back to back, piece-major, then
+    /// array, then component; stream k is bytes [StreamOffsets[k], StreamOffsets[k + 1]) of
+    /// that sequence, whichever process holds them.
     std::vector<std::uint64_t> StreamOffsets;
+    /// Per piece, the process that coded it (distributed Hierarchize); empty otherwise.
+    std::vector<int> PieceOwners;
+    /// Per stream, its levels of detail, and the bound of each level (all streams' levels back
+    /// to back); empty where the representation does not carry them (its streams' headers say).
+    std::vector<int> StreamLevels;
+    std::vector<double> StreamLevelBounds;
+    /// The bytes this process holds: every stream (SparseGrid.Streams), or the streams of the
+    /// pieces it coded (SparseGrid.StreamChunks, distributed).
+    vtkSmartPointer<vtkUnsignedCharArray> Streams;
+    /// Per piece, where its streams start in memory; nullptr where this process does not hold
+    /// them (vtkSparseGridParallel::FetchPieces brings them).
+    std::vector<const std::uint8_t*> PieceData;
+    /// Streams received from other processes, kept alive here.
+    std::vector<vtkSmartPointer<vtkUnsignedCharArray>> Received;
+    /// Counts of the last decode and exchange: pieces decoded, bytes received.
+    mutable std::uint64_t BricksDecoded = 0;
+    std::uint64_t BytesReceived = 0;
     /// Stream index of (piece, array, component).
     std::size_t StreamIndex(int piece, std::size_t array, int component) const;
+    /// Stream k's bytes, nullptr where this process does not hold them.
+    const std::uint8_t* StreamData(std::size_t k) const;
+    std::size_t StreamSize(std::size_t k) const
+    {
+      return static_cast<std::size_t>(this->StreamOffsets[k + 1] - this->StreamOffsets[k]);
+    }
+    /// Bytes of piece p's streams (all arrays and components).
+    std::uint64_t PieceBytes(int piece) const;
+    bool Holds(int piece) const
+    {
+      return piece >= 0 && static_cast<std::size_t>(piece) < this->PieceData.size() &&
+        this->PieceData[static_cast<std::size_t>(piece)] != nullptr;
+    }
   };
+
+  /// Bytes per point of SparseGrid.StreamChunks (the distributed form of the streams).
+  static constexpr int ChunkBytes = 4096;
 
   /**
    * Error-bounded encoding: an output with no points whose field data holds the metadata and
@@ -104,6 +137,21 @@ public:
   static bool ToCodedPolyData(const Description& info,
     vtkUnsignedCharArray* streams,
     const std::vector<std::uint64_t>& offsets,
+    vtkPolyData* output,
+    std::string* error);
+
+  /**
+   * Error-bounded, distributed: the output of one process that holds the streams of the pieces
+   * it coded only, with the global index (`index`: Info, StreamOffsets, PieceOwners,
+   * StreamLevels, StreamLevelBounds). `mine` holds the streams of the pieces owned by `owner`,
+   * back to back in piece order. They go into the point data (`SparseGrid.StreamChunks`,
+   * ChunkBytes per point, one point per chunk at the image origin, no cells), so that
+   * appending the processes' outputs (ParaView's Fetch, the GUI's delivery) appends the streams
+   * in process order and gives back the whole representation.
+   */
+  static bool ToDistributedPolyData(const Contents& index,
+    const std::vector<std::uint8_t>& mine,
+    int owner,
     vtkPolyData* output,
     std::string* error);
 
@@ -177,6 +225,13 @@ public:
 
   /// Name of the field array that holds the coded streams (error-bounded encoding).
   static constexpr const char* StreamsArrayName = "SparseGrid.Streams";
+  /// Name of the point array that holds one process's streams in a distributed run.
+  static constexpr const char* StreamChunksArrayName = "SparseGrid.StreamChunks";
+
+  /// True when `data` is one process's part of a distributed error-bounded representation
+  /// (it carries SparseGrid.PieceOwners, as every process's output of a distributed
+  /// Hierarchize does).
+  static bool IsDistributed(vtkPolyData* data);
 
   /// True when `data` holds the payload (coefficients or coded streams), not only metadata: in a
   /// distributed run only piece 0 does.

@@ -259,10 +259,10 @@ int vtkSparseGridResampleToImage::RequestData(vtkInformation*,
   }
   // Collective in a distributed run: every process gets the whole (small) representation,
   // including those whose piece of the output image is empty.
+  vtkMultiProcessController* controller = vtkSparseGridParallel::DistributedController(outInfo);
   vtkSparseGridRepresentation::Contents contents;
   std::string error;
-  if (vtkSparseGridParallel::ShareRepresentation(
-        vtkSparseGridParallel::DistributedController(outInfo), input, contents, error) !=
+  if (vtkSparseGridParallel::ShareRepresentation(controller, input, contents, error) !=
     vtkSparseGridParallel::Outcome::Done)
   {
     return fail("Invalid compressed representation: " + error);
@@ -325,6 +325,31 @@ int vtkSparseGridResampleToImage::RequestData(vtkInformation*,
   {
     points *= std::max(0, extent[2 * a + 1] - extent[2 * a] + 1);
   }
+  const bool coded = info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded;
+  if (coded)
+  {
+    // Collective: the bricks under this process's extent, from the processes that hold them.
+    vtkSparseGridProbe::ImageGeometry piece = geometry;
+    for (int a = 0; a < 3; ++a)
+    {
+      piece.Origin[a] += extent[2 * a] * geometry.Spacing[a];
+      piece.Dimensions[a] = extent[2 * a + 1] - extent[2 * a] + 1;
+    }
+    double bounds[6];
+    vtkSparseGridProbe::ImageBounds(piece, bounds);
+    int box[6];
+    vtkSparseGridProbe::VoxelBox(info, bounds, box);
+    std::vector<char> needed = vtkSparseGridProbe::PiecesIn(info, box);
+    if (!(points > 0))
+    {
+      needed.assign(needed.size(), 0);
+    }
+    if (vtkSparseGridParallel::FetchPieces(controller, needed, contents, error) !=
+      vtkSparseGridParallel::Outcome::Done)
+    {
+      return fail(error);
+    }
+  }
   // The whole peak of this execution, checked before anything is allocated: a huge Sampling
   // Dimensions is a clear error, not an abort of the process.
   this->EstimatedPeakBytes = vtkSparseGridExecution::ReconstructionPeakBytes(contents, points);
@@ -360,6 +385,10 @@ int vtkSparseGridResampleToImage::RequestData(vtkInformation*,
   if (result != vtkSparseGridProbe::Result::Done)
   {
     return result == vtkSparseGridProbe::Result::Failed ? fail(error) : 1;
+  }
+  if (coded)
+  {
+    vtkSparseGridProbe::AddCounts(contents, output->GetFieldData());
   }
   return this->Errors->Succeed(this, exec.Note());
 }

@@ -274,6 +274,10 @@ vtkSparseGridProbe::Result ProbeStep(const vtkSparseGridRepresentation::Contents
   }
   // The mask is all ones on the file's own geometry: drop it, the image is the data.
   image->GetPointData()->RemoveArray(vtkSparseGridProbe::MaskName);
+  if (contents.Info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded)
+  {
+    vtkSparseGridProbe::AddCounts(contents, image->GetFieldData());
+  }
   vtkNew<vtkStringArray> summary;
   summary->SetName("SparseGrid.Summary");
   summary->InsertNextValue(contents.Info.Summary);

@@ -2,6 +2,7 @@
 
 #include "SparseGridFile.h"
 #include "vtkSparseGridArrays.h"
+#include "vtkSparseGridParallel.h"
 #include "vtkSparseGridRepresentation.h"
 
 #include "vtkAOSDataArrayTemplate.h"
@@ -10,6 +11,7 @@
 #include "vtkErrorCode.h"
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
+#include "vtkNew.h"
 #include "vtkObjectFactory.h"
 #include "vtkPolyData.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
@@ -163,10 +165,11 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
     internals.File.abort();
     internals.Failed = false;
   }
-  // In a parallel run the representation lives whole on piece 0 and the other pieces have no
-  // points: only piece 0 writes. Every process still runs every time step, even after a
-  // failure, because the upstream filters of each step are collective: a process that stopped
-  // early would leave the others waiting in them.
+  // In a parallel run only piece 0 writes, after receiving the coded bricks that other
+  // processes hold (the fixed-level representation lives whole on piece 0 already). Every
+  // process still runs every time step, even after a failure, because the upstream filters of
+  // each step and the exchange are collective: a process that stopped early would leave the
+  // others waiting in them.
   const bool parallel = this->NumberOfPieces > 1;
   auto nextStep = [&]()
   {
@@ -198,23 +201,54 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
     request->Remove(vtkStreamingDemandDrivenPipeline::CONTINUE_EXECUTING());
     return 1; // the error code, not the pipeline, reports it (as vtkWriter does)
   };
+  vtkPolyData* input = vtkPolyData::GetData(inputVector[0], 0);
+  vtkSparseGridRepresentation::Contents contents;
+  std::string error;
+  bool valid = false;
+  // A distributed error-bounded representation (every process's piece carries the index) is
+  // spread over the processes; the others (fixed level, the .sgrid reader's) are whole on
+  // piece 0, whose process writes alone, as Catalyst scripts that write from rank 0 only do.
+  const bool exchange = parallel && vtkSparseGridRepresentation::IsDistributed(input);
+  if (exchange)
+  {
+    // Collective, on every process at every step: the writing process (piece 0) obtains the
+    // coded bricks it does not hold from the processes that do.
+    vtkNew<vtkInformation> request;
+    request->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), this->Piece);
+    request->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(), this->NumberOfPieces);
+    vtkMultiProcessController* controller = vtkSparseGridParallel::DistributedController(request);
+    using Outcome = vtkSparseGridParallel::Outcome;
+    Outcome shared = vtkSparseGridParallel::ShareRepresentation(controller, input, contents, error);
+    if (shared == Outcome::Done &&
+      contents.Info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded)
+    {
+      const std::vector<char> needed(static_cast<std::size_t>(contents.Info.NumberOfPieces()),
+        this->Piece == 0 && !internals.Failed ? 1 : 0);
+      shared = vtkSparseGridParallel::FetchPieces(controller, needed, contents, error);
+    }
+    valid = shared == Outcome::Done;
+  }
   if (parallel && (this->Piece != 0 || internals.Failed))
   {
     return nextStep();
   }
-
   if (!this->FileName || !*this->FileName)
   {
     return fail(vtkErrorCode::NoFileNameError, "no file name was set");
   }
-  vtkPolyData* input = vtkPolyData::GetData(inputVector[0], 0);
   if (!input)
   {
     return fail(vtkErrorCode::UnknownError, "the input is not a vtkPolyData");
   }
-  vtkSparseGridRepresentation::Contents contents;
-  std::string error;
-  if (!vtkSparseGridRepresentation::FromPolyData(input, contents, &error))
+  if (!exchange)
+  {
+    valid = vtkSparseGridRepresentation::FromPolyData(input, contents, &error) &&
+      vtkSparseGridParallel::FetchPieces(nullptr,
+        std::vector<char>(static_cast<std::size_t>(contents.Info.NumberOfPieces()), 1),
+        contents,
+        error) == vtkSparseGridParallel::Outcome::Done;
+  }
+  if (!valid)
   {
     return fail(vtkErrorCode::FileFormatError,
       "the input is not a compressed sparse-grid representation (the output of Sparse Grid "
@@ -258,15 +292,13 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
       in.components = info.Components[k];
       in.absoluteBound = info.AbsoluteBound[k];
       in.streamOffsets.push_back(0);
-      const std::uint8_t* all = contents.Streams->GetPointer(0);
       for (int p = 0; p < info.NumberOfPieces(); ++p)
       {
         for (int c = 0; c < info.Components[k]; ++c)
         {
           const std::size_t s = contents.StreamIndex(p, k, c);
-          byteStorage[k].insert(byteStorage[k].end(),
-            all + contents.StreamOffsets[s],
-            all + contents.StreamOffsets[s + 1]);
+          const std::uint8_t* stream = contents.StreamData(s);
+          byteStorage[k].insert(byteStorage[k].end(), stream, stream + contents.StreamSize(s));
           in.streamOffsets.push_back(byteStorage[k].size());
         }
       }

@@ -222,18 +222,14 @@ def catalyst_execute(info):
     update_s = time.perf_counter() - start
 
     output = compressed.GetClientSideObject().GetOutputDataObject(0)
-    if RANK != 0:
-        return
-    # The payload is field data in both encodings: the fixed level's surpluses ("<array>
-    # Surpluses") or the error-bounded coded streams; other ranks hold the metadata only.
+    # Every rank's output carries the representation's field data when the step succeeded (the
+    # ranks agree on failures). The payload is the fixed level's surpluses, whole on rank 0, or
+    # the error-bounded bricks, each rank holding its own: every rank takes part in writing
+    # (the writer collects the bricks on rank 0, which writes the file).
     fd = output.GetFieldData() if output is not None else None
-    names = fd.GetAbstractArray("SparseGrid.ArrayNames") if fd is not None else None
-    has_payload = fd is not None and (
-        fd.GetAbstractArray("SparseGrid.Streams") is not None or
-        (names is not None and names.GetNumberOfValues() > 0 and
-         fd.GetAbstractArray(names.GetValue(0) + " Surpluses") is not None))
-    if not has_payload:
-        _log("[SparseGrid] step=%d: no compressed data on rank 0; nothing written" % info.timestep)
+    if fd is None or fd.GetAbstractArray("SparseGrid.FormatVersion") is None:
+        if RANK == 0:
+            _log("[SparseGrid] step=%d: no compressed data; nothing written" % info.timestep)
         return
 
     path = os.path.join(OUTPUT, PATTERN % info.timestep)
@@ -245,6 +241,8 @@ def catalyst_execute(info):
     writer.FileName = path
     writer.UpdatePipeline(info.time)
     write_s = time.perf_counter() - start
+    if RANK != 0:
+        return
     # The plugin's classes have no Python wrapping: vtkWriter's error code is what is visible.
     error = writer.GetClientSideObject().GetErrorCode()
     if error or not os.path.exists(path):
