@@ -4,10 +4,15 @@
 //   sparsegrid-codec-bench [--op compress|decompress|both] [--input FILE --dims NX NY NZ]
 //       [--synthetic N] [--type float|double] [--rel R | --abs A] [--threads T] [--repeats K]
 //       [--backend auto|cpu|cuda] [--no-zfp] [--json FILE] [--level K] [--noise A]
+//       [--write-raw FILE] [--bricks B]
 //
 // Input: a raw little-endian float32 (or float64 with --type double) file, x fastest; or a
 // synthetic multi-scale field of N^3 voxels (--synthetic, default 256). Speeds are MB/s of the
 // uncompressed input (voxels * sizeof(value)), median of --repeats runs after one warm-up.
+// --write-raw writes the input as raw values (x fastest), so that another codec's own tool can be
+// run on exactly the same field. --bricks B (with --backend cuda) adds device-to-device rows for
+// the field cut into bricks of B^3 (edges smaller), each brick its own stream, coded one after
+// another as a bricked piece is: total throughput and time per brick.
 #include <sparsegrid/codec.h>
 
 #ifdef SPARSEGRID_HAVE_ZFP
@@ -53,6 +58,8 @@ struct Options
   std::string json;
   int level = -1;
   double noise = 0; ///< uniform noise of this amplitude added to the synthetic field
+  std::string writeRaw;
+  std::uint64_t bricks = 0;
 };
 
 double median(std::vector<double> v)
@@ -172,6 +179,119 @@ void errorOf(const A* a, const B* b, std::size_t n, double& maxErr, double& psnr
   psnr = rmse > 0 ? 20 * std::log10((hi - lo) / rmse) : INFINITY;
 }
 
+#ifdef SPARSEGRID_CODEC_BENCH_CUDA
+/// The field cut into bricks of b^3 (edges smaller), each coded device to device as its own
+/// stream, one brick after another; median wall seconds of the whole set, both directions.
+/// Every brick is checked against the bound after decoding.
+template<typename T>
+std::vector<Row> bricksOnDevice(const std::vector<T>& values,
+  const codec::Layout& layout,
+  std::uint64_t b,
+  double bound,
+  const sparsegrid::ExecutionOptions& g,
+  int repeats)
+{
+  const std::uint64_t* d = layout.dims.data();
+  struct Brick
+  {
+    codec::Layout layout;
+    std::size_t first = 0, count = 0, streamAt = 0, capacity = 0, bytes = 0;
+  };
+  std::vector<Brick> bricks;
+  std::vector<T> packed;
+  packed.reserve(values.size());
+  std::size_t streamTotal = 0;
+  for (std::uint64_t z0 = 0; z0 < d[2]; z0 += b)
+    for (std::uint64_t y0 = 0; y0 < d[1]; y0 += b)
+      for (std::uint64_t x0 = 0; x0 < d[0]; x0 += b)
+      {
+        Brick k;
+        k.layout.dims = { std::min(b, d[0] - x0), std::min(b, d[1] - y0), std::min(b, d[2] - z0) };
+        k.first = packed.size();
+        for (std::uint64_t z = z0; z < z0 + k.layout.dims[2]; ++z)
+          for (std::uint64_t y = y0; y < y0 + k.layout.dims[1]; ++y)
+          {
+            const T* row = values.data() + x0 + d[0] * (y + d[1] * z);
+            packed.insert(packed.end(), row, row + k.layout.dims[0]);
+          }
+        k.count = packed.size() - k.first;
+        k.capacity = codec::maxStreamBytes(
+          k.layout, sizeof(T) == 4 ? codec::ValueType::Float32 : codec::ValueType::Float64);
+        k.streamAt = streamTotal;
+        streamTotal += k.capacity;
+        bricks.push_back(k);
+      }
+  T* dIn = nullptr;
+  T* dOut = nullptr;
+  std::uint8_t* dStream = nullptr;
+  if (cudaMalloc(&dIn, packed.size() * sizeof(T)) != cudaSuccess ||
+    cudaMalloc(&dOut, packed.size() * sizeof(T)) != cudaSuccess ||
+    cudaMalloc(&dStream, streamTotal) != cudaSuccess)
+  {
+    std::cerr << "cudaMalloc failed for the bricks\n";
+    std::exit(1);
+  }
+  cudaMemcpy(dIn, packed.data(), packed.size() * sizeof(T), cudaMemcpyHostToDevice);
+  auto encodeAll = [&]
+  {
+    for (Brick& k : bricks)
+    {
+      auto s = codec::encodeDeviceToDevice(
+        dIn + k.first, k.layout, bound, dStream + k.streamAt, k.capacity, k.bytes, g);
+      if (!s)
+      {
+        std::cerr << "brick encodeDeviceToDevice: " << s.message() << "\n";
+        std::exit(1);
+      }
+    }
+    cudaDeviceSynchronize();
+  };
+  auto decodeAll = [&]
+  {
+    for (const Brick& k : bricks)
+    {
+      auto s =
+        codec::decodeDevice(dStream + k.streamAt, k.bytes, -1, dOut + k.first, k.layout, true, g);
+      if (!s)
+      {
+        std::cerr << "brick decodeDevice: " << s.message() << "\n";
+        std::exit(1);
+      }
+    }
+    cudaDeviceSynchronize();
+  };
+  const double encSeconds = timeIt(repeats, encodeAll);
+  const double decSeconds = timeIt(repeats, decodeAll);
+  std::vector<T> back(packed.size());
+  cudaMemcpy(back.data(), dOut, back.size() * sizeof(T), cudaMemcpyDeviceToHost);
+  cudaFree(dIn);
+  cudaFree(dOut);
+  cudaFree(dStream);
+  std::size_t bytes = 0;
+  for (const Brick& k : bricks)
+  {
+    bytes += k.bytes;
+  }
+  Row r;
+  r.codec = "sparsegrid-gpu";
+  r.ratio = double(packed.size() * sizeof(T)) / double(bytes);
+  errorOf(packed.data(), back.data(), packed.size(), r.maxError, r.psnr);
+  const double mb = double(packed.size() * sizeof(T)) / 1e6;
+  const std::string what = std::to_string(bricks.size()) + " bricks of " + std::to_string(b) +
+    "^3, one after another; per brick ";
+  Row c = r, x = r;
+  c.op = "compress bricks (device to device)";
+  c.seconds = encSeconds;
+  c.mbps = mb / encSeconds;
+  c.note = what + std::to_string(encSeconds / double(bricks.size()) * 1e6) + " us";
+  x.op = "decompress bricks (device to device)";
+  x.seconds = decSeconds;
+  x.mbps = mb / decSeconds;
+  x.note = what + std::to_string(decSeconds / double(bricks.size()) * 1e6) + " us";
+  return { c, x };
+}
+#endif
+
 template<typename T>
 int run(const Options& o)
 {
@@ -200,6 +320,16 @@ int run(const Options& o)
       (o.noise > 0 ? " + noise " + std::to_string(o.noise) : "");
   }
   const std::size_t n = values.size();
+  if (!o.writeRaw.empty())
+  {
+    std::ofstream raw(o.writeRaw, std::ios::binary);
+    if (!raw.write(reinterpret_cast<const char*>(values.data()),
+          static_cast<std::streamsize>(n * sizeof(T))))
+    {
+      std::cerr << "cannot write " << o.writeRaw << "\n";
+      return 2;
+    }
+  }
   double lo = 0, hi = 0;
   auto st = codec::valueRange(values.data(), layout, lo, hi);
   if (!st)
@@ -522,6 +652,13 @@ int run(const Options& o)
     rows.push_back(dc);
     rows.push_back(dd);
     rows.push_back(bw);
+    if (o.bricks > 0)
+    {
+      for (const Row& r : bricksOnDevice(values, layout, o.bricks, bound, g, o.repeats))
+      {
+        rows.push_back(r);
+      }
+    }
     cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, 0);
     std::printf("device: %s; kernel compress %.1f GB/s (%.0f%% of copy bandwidth %.0f GB/s), "
@@ -707,6 +844,10 @@ int main(int argc, char** argv)
       o.noise = std::stod(next());
     else if (a == "--level")
       o.level = std::stoi(next());
+    else if (a == "--write-raw")
+      o.writeRaw = next();
+    else if (a == "--bricks")
+      o.bricks = std::stoull(next());
     else
     {
       std::cerr << "unknown option " << a << " (see the comment at the top of codec-bench.cxx)\n";
