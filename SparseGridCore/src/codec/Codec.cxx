@@ -174,7 +174,10 @@ std::shared_ptr<const std::vector<std::uint64_t>> sampleIndices(const std::uint6
 
 /// The scheme for values in host memory (see detail::schemeFromSample).
 template<typename T>
-format::Scheme hostScheme(const T* values, const Layout& layout, double bound)
+format::Scheme hostScheme(const T* values,
+  const Layout& layout,
+  double bound,
+  const ExecutionOptions& options)
 {
   const auto kept = sampleIndices(layout.dims.data());
   const std::vector<std::uint64_t>& indices = *kept;
@@ -183,7 +186,7 @@ format::Scheme hostScheme(const T* values, const Layout& layout, double bound)
   {
     sample[i] = static_cast<double>(values[indices[i] * layout.stride]);
   }
-  return detail::schemeFromSample(layout.dims.data(), sample, bound);
+  return detail::schemeFromSample(layout.dims.data(), sample, bound, options);
 }
 
 /// The same scheme for values in device memory: the GPU gathers the same voxels.
@@ -191,6 +194,7 @@ template<typename T>
 Status deviceScheme(const T* deviceValues,
   const Layout& layout,
   double bound,
+  const ExecutionOptions& options,
   format::Scheme& scheme)
 {
   const auto indices = sampleIndices(layout.dims.data());
@@ -198,7 +202,7 @@ Status deviceScheme(const T* deviceValues,
   Status st = cudaimpl::gather<T>(deviceValues, layout.stride, *indices, sample);
   if (st)
   {
-    scheme = detail::schemeFromSample(layout.dims.data(), sample, bound);
+    scheme = detail::schemeFromSample(layout.dims.data(), sample, bound, options);
   }
   return st;
 }
@@ -286,7 +290,7 @@ Status encodeMasked(const T* values,
   Layout contiguous = layout;
   contiguous.stride = 1;
   const T* filled = masked.filled.data();
-  const format::Scheme scheme = hostScheme(filled, contiguous, absoluteBound);
+  const format::Scheme scheme = hostScheme(filled, contiguous, absoluteBound, options);
   detail::predictSpecials(masked, contiguous.dims.data(), scheme, options);
   statistics = EncodeStatistics();
   st = sparsegrid::detail::runWithFallback(
@@ -346,7 +350,7 @@ Status encodeWithStatistics(const T* values,
     return encodeMasked(
       values, layout, absoluteBound, specials, stream, statistics, options, report);
   }
-  const format::Scheme scheme = hostScheme(values, layout, absoluteBound);
+  const format::Scheme scheme = hostScheme(values, layout, absoluteBound, options);
   st = sparsegrid::detail::runWithFallback(
     options,
     voxels,
@@ -646,7 +650,7 @@ Status encodeDevice(const T* deviceValues,
     {
       EncodeStatistics stats;
       format::Scheme scheme;
-      st = deviceScheme(deviceValues, layout, absoluteBound, scheme);
+      st = deviceScheme(deviceValues, layout, absoluteBound, options, scheme);
       if (st)
       {
         const cudaimpl::EncodeRequest<T> request{
@@ -839,7 +843,7 @@ Status encodeDeviceToDevice(const T* deviceValues,
     target.data = deviceStream;
     target.capacity = capacity;
     format::Scheme scheme;
-    st = deviceScheme(deviceValues, layout, absoluteBound, scheme);
+    st = deviceScheme(deviceValues, layout, absoluteBound, options, scheme);
     if (!st)
     {
       return call.finish(Backend::CUDA, st);

@@ -72,11 +72,13 @@ std::vector<format::Quantiser> levelQuantisers(const StreamInfo& info);
 /// prediction, level-wise quantisation), measured on a fixed sample: short voxel windows along
 /// each axis, then up to four 17^3 blocks coded on trial. The CPU and the GPU (which gathers the
 /// same voxels) choose the same scheme. sampleWindows lists the voxel indices; schemeFromSample
-/// reads the values at those indices, in that order.
+/// reads the values at those indices, in that order, and codes the trial blocks on the threads of
+/// `options` (the choice does not depend on them).
 void sampleWindows(const std::uint64_t dims[3], std::vector<std::uint64_t>& indices);
 format::Scheme schemeFromSample(const std::uint64_t dims[3],
   const std::vector<double>& sample,
-  double bound);
+  double bound,
+  const ExecutionOptions& options);
 
 /// The Huffman code of a token histogram (both encoders): lengths and canonical codes of every
 /// token, the table's size without trailing unused tokens, and how many tokens have a code.

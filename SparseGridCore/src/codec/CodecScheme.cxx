@@ -210,78 +210,97 @@ struct TrialBuffers
   std::vector<std::uint32_t> histogram; ///< per token
 };
 
-/// Estimated coded bits of the trial blocks (`values`, block after block, x fastest) under a
-/// scheme: the encoder's prediction and quantisation (in double), the codes of each level cut
-/// into blocks of format::BlockCodes and tokenised as the stream does; the order-0 entropy of
-/// the tokens, one mask bit per block and 32 bits per escape.
-double trialBits(const TrialBlocks& t,
-  const double* values,
-  const format::Scheme& scheme,
-  double bound,
-  TrialBuffers& w)
+/// What one trial block contributes to a schedule's estimate: its token counts and one mask bit
+/// per block of format::BlockCodes codes.
+struct TrialCounts
 {
-  format::Plan plan;
-  plan.build(t.edge, scheme);
-  const std::uint64_t n = t.voxels();
-  const std::vector<format::Quantiser> qz = levelQuantisers(bound, plan.levels, scheme);
+  std::vector<std::uint32_t> histogram; ///< per token
+  double maskBits = 0;
+};
+
+/// Codes trial block `block` (t.voxels() values, x fastest) under a scheme: the encoder's
+/// prediction and quantisation (in double), the codes of each level cut into blocks of
+/// format::BlockCodes and tokenised as the stream does.
+void trialBlock(const TrialBlocks& t,
+  const double* block,
+  const format::Plan& plan,
+  const std::vector<format::Quantiser>& qz,
+  const format::Scheme& scheme,
+  TrialBuffers& w,
+  TrialCounts& out)
+{
   const std::uint64_t stride[3] = { 1, t.edge[0], t.edge[0] * t.edge[1] };
-  w.histogram.assign(format::Tokens, 0);
-  double bits = 0;
-  for (std::uint64_t b = 0; b < t.blocks(); ++b)
+  out.histogram.assign(format::Tokens, 0);
+  out.maskBits = 0;
+  w.rec.assign(block, block + t.voxels());
+  double* rec = w.rec.data();
+  for (int k = 1; k < plan.levels; ++k)
   {
-    w.rec.assign(values + b * n, values + (b + 1) * n);
-    double* rec = w.rec.data();
-    for (int k = 1; k < plan.levels; ++k)
+    w.codes.clear();
+    for (int pi = plan.levelPassBegin[k]; pi < plan.levelPassBegin[k + 1]; ++pi)
     {
-      w.codes.clear();
-      for (int pi = plan.levelPassBegin[k]; pi < plan.levelPassBegin[k + 1]; ++pi)
+      const format::Pass& p = plan.passes[pi];
+      const int a = p.axis;
+      const std::uint64_t off = p.gap * stride[a];
+      std::uint64_t j[3];
+      for (j[2] = 0; j[2] < p.count[2]; ++j[2])
       {
-        const format::Pass& p = plan.passes[pi];
-        const int a = p.axis;
-        const std::uint64_t off = p.gap * stride[a];
-        std::uint64_t j[3];
-        for (j[2] = 0; j[2] < p.count[2]; ++j[2])
+        for (j[1] = 0; j[1] < p.count[1]; ++j[1])
         {
-          for (j[1] = 0; j[1] < p.count[1]; ++j[1])
+          const std::uint64_t row = stride[1] * (p.start[1] + j[1] * p.step[1]) +
+            stride[2] * (p.start[2] + j[2] * p.step[2]);
+          for (j[0] = 0; j[0] < p.count[0]; ++j[0])
           {
-            const std::uint64_t row = stride[1] * (p.start[1] + j[1] * p.step[1]) +
-              stride[2] * (p.start[2] + j[2] * p.step[2]);
-            for (j[0] = 0; j[0] < p.count[0]; ++j[0])
-            {
-              const std::uint64_t idx = row + p.start[0] + j[0] * p.step[0];
-              const std::uint64_t i = p.start[a] + j[a] * p.step[a];
-              const double pred =
-                format::predictAlong(rec, idx, off, i, p.gap, t.edge[a], scheme.cubic);
-              double r;
-              w.codes.push_back(format::quantise(rec[idx], pred, qz[k], r));
-              rec[idx] = r;
-            }
+            const std::uint64_t idx = row + p.start[0] + j[0] * p.step[0];
+            const std::uint64_t i = p.start[a] + j[a] * p.step[a];
+            const double pred =
+              format::predictAlong(rec, idx, off, i, p.gap, t.edge[a], scheme.cubic);
+            double r;
+            w.codes.push_back(format::quantise(rec[idx], pred, qz[k], r));
+            rec[idx] = r;
           }
         }
       }
-      for (std::size_t c = 0; c < w.codes.size(); c += format::BlockCodes)
-      {
-        const std::uint32_t m =
-          static_cast<std::uint32_t>(std::min<std::size_t>(format::BlockCodes, w.codes.size() - c));
-        bits += 1;
-        format::tokenize(
-          w.codes.data() + c, m, [&](std::uint32_t token, std::uint32_t) { ++w.histogram[token]; });
-      }
+    }
+    for (std::size_t c = 0; c < w.codes.size(); c += format::BlockCodes)
+    {
+      const std::uint32_t m =
+        static_cast<std::uint32_t>(std::min<std::size_t>(format::BlockCodes, w.codes.size() - c));
+      out.maskBits += 1;
+      format::tokenize(
+        w.codes.data() + c, m, [&](std::uint32_t token, std::uint32_t) { ++out.histogram[token]; });
+    }
+  }
+}
+
+/// Estimated coded bits of the trial blocks under one schedule, from the blocks' counts: the
+/// order-0 entropy of their tokens together, one mask bit per block of codes and 32 bits per
+/// escape. Integer counts: the estimate does not depend on the order the blocks were coded in.
+double trialBits(const TrialCounts* blocks, std::size_t count)
+{
+  std::vector<std::uint32_t> histogram(format::Tokens, 0);
+  double bits = 0;
+  for (std::size_t b = 0; b < count; ++b)
+  {
+    bits += blocks[b].maskBits;
+    for (std::size_t k = 0; k < histogram.size(); ++k)
+    {
+      histogram[k] += blocks[b].histogram[k];
     }
   }
   double tokens = 0;
-  for (const std::uint32_t c : w.histogram)
+  for (const std::uint32_t c : histogram)
   {
     tokens += c;
   }
-  for (const std::uint32_t c : w.histogram)
+  for (const std::uint32_t c : histogram)
   {
     if (c > 0)
     {
       bits += static_cast<double>(c) * std::log2(tokens / static_cast<double>(c));
     }
   }
-  return bits + 32.0 * w.histogram[format::EscapeSymbol];
+  return bits + 32.0 * histogram[format::EscapeSymbol];
 }
 
 /// The level-wise schedules tried (coarseRatio, coarseMax): the default (SZ3's) and one
@@ -323,11 +342,14 @@ void sampleWindows(const std::uint64_t dims[3], std::vector<std::uint64_t>& indi
 namespace
 {
 /// Tunes the scheme's level-wise quantisation on the trial blocks (the sample's values from
-/// `at` on): the schedule of TrialSchedules whose estimated size is the smallest.
+/// `at` on): the schedule of TrialSchedules whose estimated size is the smallest. Every
+/// (schedule, block) pair is coded at once on the threads of `options` (about 0.1 ms each; one
+/// after another they were most of the time of encoding a small volume on a GPU).
 void chooseSchedule(const std::uint64_t dims[3],
   const std::vector<double>& sample,
   std::size_t at,
   double bound,
+  const ExecutionOptions& options,
   format::Scheme& scheme)
 {
   const TrialBlocks t = trialBlocks(dims);
@@ -342,16 +364,43 @@ void chooseSchedule(const std::uint64_t dims[3],
       return; // the encoder reports NaN/Inf; the choice must not depend on them
     }
   }
-  TrialBuffers buffers;
+  constexpr std::size_t Schedules = sizeof(TrialSchedules) / sizeof(TrialSchedules[0]);
+  const std::size_t blocks = static_cast<std::size_t>(t.blocks());
+  std::vector<format::Scheme> candidates(Schedules, scheme);
+  std::vector<format::Plan> plans(Schedules);
+  std::vector<std::vector<format::Quantiser>> quantisers(Schedules);
+  for (std::size_t c = 0; c < Schedules; ++c)
+  {
+    candidates[c].coarseRatio = TrialSchedules[c][0];
+    candidates[c].coarseMax = TrialSchedules[c][1];
+    plans[c].build(t.edge, candidates[c]);
+    quantisers[c] = levelQuantisers(bound, plans[c].levels, candidates[c]);
+  }
+  std::vector<TrialCounts> counts(Schedules * blocks);
+  execution::parallelFor(options,
+    counts.size(),
+    1,
+    [&](std::size_t lo, std::size_t hi)
+    {
+      TrialBuffers buffers;
+      for (std::size_t i = lo; i < hi; ++i)
+      {
+        const std::size_t c = i / blocks, b = i % blocks;
+        trialBlock(t,
+          sample.data() + at + b * t.voxels(),
+          plans[c],
+          quantisers[c],
+          candidates[c],
+          buffers,
+          counts[i]);
+      }
+    });
   double best = std::numeric_limits<double>::infinity();
   double first = best;
   format::Scheme chosen = scheme;
-  for (const auto& candidate : TrialSchedules)
+  for (std::size_t c = 0; c < Schedules; ++c)
   {
-    format::Scheme s = scheme;
-    s.coarseRatio = candidate[0];
-    s.coarseMax = candidate[1];
-    const double bits = trialBits(t, sample.data() + at, s, bound, buffers);
+    const double bits = trialBits(counts.data() + c * blocks, blocks);
     if (std::isinf(first))
     {
       first = bits;
@@ -363,7 +412,7 @@ void chooseSchedule(const std::uint64_t dims[3],
     if (bits < best && (bits == first || bits < first * (1 - TrialMargin)))
     {
       best = bits;
-      chosen = s;
+      chosen = candidates[c];
     }
   }
   scheme = chosen;
@@ -372,7 +421,8 @@ void chooseSchedule(const std::uint64_t dims[3],
 
 format::Scheme schemeFromSample(const std::uint64_t dims[3],
   const std::vector<double>& sample,
-  double bound)
+  double bound,
+  const ExecutionOptions& options)
 {
   // Per axis: the mean |second difference| orders the axes; over all windows wide enough, the
   // entropy of the finest level's quantised residuals under either predictor picks the
@@ -422,7 +472,7 @@ format::Scheme schemeFromSample(const std::uint64_t dims[3],
     [&](int x, int y)
     { return roughness[x] > roughness[y] || (roughness[x] == roughness[y] && x > y); });
   scheme.cubic = !(entropyBits(qLinear) < entropyBits(qCubic));
-  chooseSchedule(dims, sample, at, bound, scheme);
+  chooseSchedule(dims, sample, at, bound, options, scheme);
   return scheme;
 }
 
