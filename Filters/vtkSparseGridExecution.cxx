@@ -6,6 +6,7 @@
 #include "vtkDemandDrivenPipeline.h"
 #include "vtkExecutive.h"
 #include "vtkInformation.h"
+#include "vtkInformationVector.h"
 #include "vtkNew.h"
 #include "vtkOutputWindow.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
@@ -283,4 +284,20 @@ vtkMTimeType vtkSparseGridErrorOnce::PipelineTime(vtkAlgorithm* algorithm)
   auto* executive = vtkDemandDrivenPipeline::SafeDownCast(algorithm->GetExecutive());
   return executive ? std::max(executive->GetPipelineMTime(), algorithm->GetMTime())
                    : algorithm->GetMTime();
+}
+
+//------------------------------------------------------------------------------------------------
+int vtkSparseGridErrorOnce::Request(vtkAlgorithm* algorithm,
+  std::unique_ptr<vtkSparseGridErrorOnce>& errors,
+  vtkInformationVector* outputVector,
+  const std::function<int()>& produce)
+{
+  // ParaView updates a filter for Apply, each view and the Information panel: each failure
+  // is shown once, not once per update.
+  if (!errors)
+  {
+    errors.reset(new vtkSparseGridErrorOnce);
+  }
+  return errors->Run(
+    algorithm, outputVector->GetInformationObject(0), PipelineTime(algorithm), produce);
 }

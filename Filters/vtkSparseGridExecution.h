@@ -11,6 +11,7 @@
 #define vtkSparseGridExecution_h
 
 #include "vtkCoreExecution.h"            // for Execution
+#include "vtkCoreExecutionMacros.h"      // for vtkCoreErrorOnceMacro
 #include "vtkSmartPointer.h"             // for vtkSparseGridErrorOnce::Observer
 #include "vtkSparseGridRepresentation.h" // for Contents
 #include "vtkType.h"                     // for vtkMTimeType
@@ -19,6 +20,7 @@
 #include <sparsegrid/sparsegrid.h>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +29,7 @@ class vtkAlgorithm;
 class vtkCommand;
 class vtkExecutive;
 class vtkInformation;
+class vtkInformationVector;
 
 class vtkSparseGridExecution : public vtkCoreExecution::Execution<sparsegrid::ExecutionOptions>
 {
@@ -130,6 +133,15 @@ public:
    * view asks for another time step of an input that has none and the source runs again.
    */
   static vtkMTimeType PipelineTime(vtkAlgorithm* algorithm);
+  /**
+   * The RequestData of vtkCoreErrorOnceMacro (vtkCoreExecutionMacros.h): `produce` run by
+   * `errors` (created on first use) for the first output's information and the pipeline time
+   * of `algorithm`.
+   */
+  static int Request(vtkAlgorithm* algorithm,
+    std::unique_ptr<vtkSparseGridErrorOnce>& errors,
+    vtkInformationVector* outputVector,
+    const std::function<int()>& produce);
   /// Forgets the last failure (call after a success, so that the same failure shows again).
   void Clear() { this->Failed = false; }
   /**
@@ -152,6 +164,18 @@ private:
   vtkWeakPointer<vtkExecutive> Watched;
   vtkSmartPointer<vtkCommand> Observer;
 };
+
+/// In a filter's .cxx: the RequestData that vtkCoreErrorOnceMacro declares.
+#define vtkSparseGridErrorOnceRequestDataMacro(thisClass)                                          \
+  int thisClass::RequestData(vtkInformation* request,                                              \
+    vtkInformationVector** inputVector,                                                            \
+    vtkInformationVector* outputVector)                                                            \
+  {                                                                                                \
+    return vtkSparseGridErrorOnce::Request(this,                                                   \
+      this->Errors,                                                                                \
+      outputVector,                                                                                \
+      [&] { return this->ProduceData(request, inputVector, outputVector); });                      \
+  }
 
 #endif
 // VTK-HeaderTest-Exclude: vtkSparseGridExecution.h

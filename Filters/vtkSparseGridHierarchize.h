@@ -38,6 +38,7 @@
 #define vtkSparseGridHierarchize_h
 
 #include "SparseGridFiltersModule.h" // for the export macro
+#include "vtkCoreExecutionMacros.h"  // for vtkCoreExecutionMacro
 #include "vtkPolyDataAlgorithm.h"
 
 #include <string> // for InvalidSettings
@@ -159,14 +160,8 @@ public:
   vtkGetMacro(Precision, int);
   ///@}
 
-  ///@{
-  /**
-   * Backend: AUTO (default), CPU or CUDA. CUDA falls back to the CPU with a warning when no
-   * usable GPU is present.
-   */
-  vtkSetMacro(Backend, int);
-  vtkGetMacro(Backend, int);
-  ///@}
+  /// Backend (BackendType) and NumberOfThreads (vtkCoreExecutionMacros.h).
+  vtkCoreExecutionMacro();
 
   ///@{
   /**
@@ -220,14 +215,6 @@ public:
   vtkGetMacro(ChunkSize, int);
   ///@}
 
-  ///@{
-  /**
-   * Threads used by the CPU backend; 0 (default) means all hardware threads.
-   */
-  vtkSetMacro(NumberOfThreads, int);
-  vtkGetMacro(NumberOfThreads, int);
-  ///@}
-
 protected:
   vtkSparseGridHierarchize();
   ~vtkSparseGridHierarchize() override;
@@ -248,7 +235,6 @@ protected:
   int LevelLimits[3] = { 0, 0, 0 };
   bool Boundary = true;
   int Precision = FLOAT;
-  int Backend = AUTO;
   bool ComputeError = true;
   bool OutputGridPoints = false;
   bool Inv1 = true;
@@ -260,7 +246,6 @@ protected:
   bool Vec1 = true;
   bool Sred1 = true;
   int ChunkSize = 256;
-  int NumberOfThreads = 0;
 
 private:
   vtkSparseGridHierarchize(const vtkSparseGridHierarchize&) = delete;

@@ -22,6 +22,7 @@
 #define vtkSparseGridReconstruct_h
 
 #include "SparseGridFiltersModule.h" // for the export macro
+#include "vtkCoreExecutionMacros.h"  // for vtkCoreExecutionMacro
 #include "vtkDataSetAlgorithm.h"
 
 #include <memory> // for std::unique_ptr
@@ -45,14 +46,8 @@ public:
    */
   void SetSourceData(vtkDataObject* source);
 
-  ///@{
-  /**
-   * Backend: 0 Auto (default), 1 CPU, 2 CUDA (falls back to the CPU with a warning). Values
-   * outside a setting's range are refused by RequestData with an error, not clamped.
-   */
-  vtkSetMacro(Backend, int);
-  vtkGetMacro(Backend, int);
-  ///@}
+  /// Backend and NumberOfThreads (vtkCoreExecutionMacros.h).
+  vtkCoreExecutionMacro();
 
   ///@{
   /**
@@ -60,14 +55,6 @@ public:
    */
   vtkSetMacro(ChunkSize, int);
   vtkGetMacro(ChunkSize, int);
-  ///@}
-
-  ///@{
-  /**
-   * Threads used by the CPU backend; 0 (default) means all hardware threads.
-   */
-  vtkSetMacro(NumberOfThreads, int);
-  vtkGetMacro(NumberOfThreads, int);
   ///@}
 
   /**
@@ -112,10 +99,8 @@ protected:
   /// Empty when every setting is in range, else the message that says which is not.
   std::string InvalidSettings() const;
 
-  int Backend = 0;
   int ChunkSize = 256;
   int LevelOfDetail = 0;
-  int NumberOfThreads = 0;
   bool UsedImagePath = false;
   bool ClampToInputRange = false;
   bool AddErrorArrays = false;

@@ -22,6 +22,7 @@
 #define vtkSparseGridResampleToImage_h
 
 #include "SparseGridFiltersModule.h" // for the export macro
+#include "vtkCoreExecutionMacros.h"  // for vtkCoreExecutionMacro
 #include "vtkImageAlgorithm.h"
 
 #include <memory> // for std::unique_ptr
@@ -74,13 +75,8 @@ public:
   // Out-of-range values of the settings below are kept as given and refused with an error when
   // the filter runs, never clamped into something the user did not ask for.
 
-  ///@{
-  /**
-   * Backend: 0 Auto (default), 1 CPU, 2 CUDA (falls back to the CPU with a warning).
-   */
-  vtkSetMacro(Backend, int);
-  vtkGetMacro(Backend, int);
-  ///@}
+  /// Backend and NumberOfThreads (vtkCoreExecutionMacros.h).
+  vtkCoreExecutionMacro();
 
   ///@{
   /**
@@ -88,14 +84,6 @@ public:
    */
   vtkSetMacro(ChunkSize, int);
   vtkGetMacro(ChunkSize, int);
-  ///@}
-
-  ///@{
-  /**
-   * Threads used by the CPU backend; 0 (default) means all hardware threads.
-   */
-  vtkSetMacro(NumberOfThreads, int);
-  vtkGetMacro(NumberOfThreads, int);
   ///@}
 
   ///@{
@@ -130,10 +118,8 @@ protected:
   double SamplingBounds[6] = { 0, 1, 0, 1, 0, 1 };
   int SamplingDimensions[3] = { 100, 100, 100 };
   bool UseOriginalGeometry = false;
-  int Backend = 0;
   int ChunkSize = 256;
   int LevelOfDetail = 0;
-  int NumberOfThreads = 0;
   double EstimatedPeakBytes = 0;
 
 private:

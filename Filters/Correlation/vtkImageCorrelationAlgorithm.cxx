@@ -12,7 +12,6 @@
 //------------------------------------------------------------------------------------------------
 vtkImageCorrelationAlgorithm::vtkImageCorrelationAlgorithm()
   : TimeShifter(new vtkCorrelationTimeShift)
-  , Errors(new vtkSparseGridErrorOnce)
 {
   this->SetNumberOfInputPorts(2);
   this->SetInputArrayToProcess(
@@ -37,17 +36,7 @@ int vtkImageCorrelationAlgorithm::RequestUpdateExtent(vtkInformation*,
 }
 
 //------------------------------------------------------------------------------------------------
-int vtkImageCorrelationAlgorithm::RequestData(vtkInformation* request,
-  vtkInformationVector** inputVector,
-  vtkInformationVector* outputVector)
-{
-  // ParaView updates a filter for Apply, each view and the Information panel: each failure
-  // is shown once, not once per update.
-  return this->Errors->Run(this,
-    outputVector->GetInformationObject(0),
-    vtkSparseGridErrorOnce::PipelineTime(this),
-    [&] { return this->ProduceData(request, inputVector, outputVector); });
-}
+vtkSparseGridErrorOnceRequestDataMacro(vtkImageCorrelationAlgorithm);
 
 //------------------------------------------------------------------------------------------------
 int vtkImageCorrelationAlgorithm::ProduceData(vtkInformation* request,

@@ -14,6 +14,7 @@
 #define vtkImageCorrelationAlgorithm_h
 
 #include "SparseGridCorrelationModule.h" // for the export macro
+#include "vtkCoreExecutionMacros.h"      // for vtkCoreExecutionMacro
 #include "vtkImageAlgorithm.h"
 
 #include <memory> // for the time-shift helper
@@ -24,8 +25,6 @@ class vtkDataArray;
 template<typename T>
 struct vtkCorrelationPair;
 struct vtkCorrelationPairs;
-
-class vtkSparseGridErrorOnce;
 
 class SPARSEGRIDCORRELATION_EXPORT vtkImageCorrelationAlgorithm : public vtkImageAlgorithm
 {
@@ -56,15 +55,14 @@ public:
 
   ///@{
   /**
-   * Algorithm 0 Auto (default: direct or FFT by the measured crossover), 1 Direct, 2 FFT;
-   * Backend 0 Auto (default), 1 CPU, 2 CUDA (falls back to the CPU with a warning); other
-   * values are refused when the filter runs (vtkCoreExecution.h).
+   * Algorithm 0 Auto (default: direct or FFT by the measured crossover), 1 Direct, 2 FFT.
    */
   vtkSetMacro(Algorithm, int);
   vtkGetMacro(Algorithm, int);
-  vtkSetMacro(Backend, int);
-  vtkGetMacro(Backend, int);
   ///@}
+
+  /// Backend and NumberOfThreads (vtkCoreExecutionMacros.h).
+  vtkCoreExecutionMacro();
 
   ///@{
   /**
@@ -83,24 +81,13 @@ public:
   vtkGetMacro(ShiftsPerThread, int);
   ///@}
 
-  ///@{
-  /**
-   * Threads used on the CPU; 0 (default) means all hardware threads.
-   */
-  vtkSetMacro(NumberOfThreads, int);
-  vtkGetMacro(NumberOfThreads, int);
-  ///@}
-
 protected:
   vtkImageCorrelationAlgorithm();
   ~vtkImageCorrelationAlgorithm() override;
 
   int FillInputPortInformation(int port, vtkInformation* info) override;
   int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  /// What RequestData does, its failures shown once (vtkSparseGridErrorOnce::Run).
-  int ProduceData(vtkInformation*, vtkInformationVector**, vtkInformationVector*);
-  std::unique_ptr<vtkSparseGridErrorOnce> Errors;
+  vtkCoreErrorOnceMacro();
 
   /// One Input / Reference pair (or the two time steps), checked and extracted (float arrays
   /// in float, others in double; see vtkCorrelationFilterSupport.h), into its output. 1 on
@@ -115,11 +102,9 @@ protected:
   int TimeShift = 1;
   int PeakFit = 2;
   int Algorithm = 0;
-  int Backend = 0;
   int Kernel = 0;
   int WorkDistribution = 0;
   int ShiftsPerThread = 1;
-  int NumberOfThreads = 0;
 
   // The time-shift mode's state between its two passes (see vtkCorrelationFilterSupport.h).
   std::unique_ptr<vtkCorrelationTimeShift> TimeShifter;

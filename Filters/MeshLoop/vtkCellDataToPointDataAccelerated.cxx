@@ -109,24 +109,13 @@ struct Group
 //------------------------------------------------------------------------------------------------
 vtkCellDataToPointDataAccelerated::vtkCellDataToPointDataAccelerated()
   : Internal(new Internals)
-  , Errors(new vtkSparseGridErrorOnce)
 {
 }
 
 vtkCellDataToPointDataAccelerated::~vtkCellDataToPointDataAccelerated() = default;
 
 //------------------------------------------------------------------------------------------------
-int vtkCellDataToPointDataAccelerated::RequestData(vtkInformation* request,
-  vtkInformationVector** inputVector,
-  vtkInformationVector* outputVector)
-{
-  // ParaView updates a filter for Apply, each view and the Information panel: each failure
-  // is shown once, not once per update.
-  return this->Errors->Run(this,
-    outputVector->GetInformationObject(0),
-    vtkSparseGridErrorOnce::PipelineTime(this),
-    [&] { return this->ProduceData(request, inputVector, outputVector); });
-}
+vtkSparseGridErrorOnceRequestDataMacro(vtkCellDataToPointDataAccelerated);
 
 //------------------------------------------------------------------------------------------------
 int vtkCellDataToPointDataAccelerated::ProduceData(vtkInformation*,

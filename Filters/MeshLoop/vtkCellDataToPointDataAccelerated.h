@@ -21,11 +21,10 @@
 #define vtkCellDataToPointDataAccelerated_h
 
 #include "SparseGridMeshLoopModule.h" // for the export macro
+#include "vtkCoreExecutionMacros.h"   // for vtkCoreExecutionMacro
 #include "vtkDataSetAlgorithm.h"
 
-#include <memory>
-
-class vtkSparseGridErrorOnce;
+#include <memory> // for std::unique_ptr
 
 class SPARSEGRIDMESHLOOP_EXPORT vtkCellDataToPointDataAccelerated : public vtkDataSetAlgorithm
 {
@@ -61,18 +60,8 @@ public:
   vtkGetMacro(BlockSize, int);
   ///@}
 
-  ///@{
-  /// 0 Auto (default), 1 CPU, 2 CUDA (falls back to the CPU with a warning); other values are
-  /// refused when the filter runs (vtkCoreExecution.h).
-  vtkSetMacro(Backend, int);
-  vtkGetMacro(Backend, int);
-  ///@}
-
-  ///@{
-  /// CPU threads, 0 to 4096; 0 (default) for all hardware threads.
-  vtkSetMacro(NumberOfThreads, int);
-  vtkGetMacro(NumberOfThreads, int);
-  ///@}
+  /// Backend and NumberOfThreads (vtkCoreExecutionMacros.h).
+  vtkCoreExecutionMacro();
 
   ///@{
   /// Also pass the input's cell data to the output (default off, like vtkCellDataToPointData).
@@ -88,17 +77,12 @@ protected:
   vtkCellDataToPointDataAccelerated();
   ~vtkCellDataToPointDataAccelerated() override;
 
-  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  /// What RequestData does, its failures shown once (vtkSparseGridErrorOnce::Run).
-  int ProduceData(vtkInformation*, vtkInformationVector**, vtkInformationVector*);
-  std::unique_ptr<vtkSparseGridErrorOnce> Errors;
+  vtkCoreErrorOnceMacro();
 
   int Strategy = 0;
   int Layout = 0;
   int Reordering = 0;
   int BlockSize = 128;
-  int Backend = 0;
-  int NumberOfThreads = 0;
   bool PassCellData = false;
   int MeshBuilds = 0;
 

@@ -29,10 +29,7 @@
 
 vtkStandardNewMacro(vtkReorderMesh);
 
-vtkReorderMesh::vtkReorderMesh()
-  : Errors(new vtkSparseGridErrorOnce)
-{
-}
+vtkReorderMesh::vtkReorderMesh() = default;
 
 vtkReorderMesh::~vtkReorderMesh() = default;
 
@@ -107,17 +104,7 @@ int vtkReorderMesh::FillInputPortInformation(int, vtkInformation* info)
 }
 
 //------------------------------------------------------------------------------------------------
-int vtkReorderMesh::RequestData(vtkInformation* request,
-  vtkInformationVector** inputVector,
-  vtkInformationVector* outputVector)
-{
-  // ParaView updates a filter for Apply, each view and the Information panel: each failure
-  // is shown once, not once per update.
-  return this->Errors->Run(this,
-    outputVector->GetInformationObject(0),
-    vtkSparseGridErrorOnce::PipelineTime(this),
-    [&] { return this->ProduceData(request, inputVector, outputVector); });
-}
+vtkSparseGridErrorOnceRequestDataMacro(vtkReorderMesh);
 
 //------------------------------------------------------------------------------------------------
 int vtkReorderMesh::ProduceData(vtkInformation*,

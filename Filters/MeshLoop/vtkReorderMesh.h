@@ -13,11 +13,8 @@
 #define vtkReorderMesh_h
 
 #include "SparseGridMeshLoopModule.h" // for the export macro
+#include "vtkCoreExecutionMacros.h"   // for vtkCoreThreadsMacro
 #include "vtkPointSetAlgorithm.h"
-
-#include <memory> // for std::unique_ptr
-
-class vtkSparseGridErrorOnce;
 
 class SPARSEGRIDMESHLOOP_EXPORT vtkReorderMesh : public vtkPointSetAlgorithm
 {
@@ -45,26 +42,19 @@ public:
   vtkBooleanMacro(GenerateOriginalIds, bool);
   ///@}
 
-  ///@{
-  /// CPU threads for the reordering; 0 (default) for all hardware threads.
-  vtkSetMacro(NumberOfThreads, int);
-  vtkGetMacro(NumberOfThreads, int);
-  ///@}
+  /// CPU threads for the reordering (vtkCoreExecutionMacros.h).
+  vtkCoreThreadsMacro();
 
 protected:
   vtkReorderMesh();
   ~vtkReorderMesh() override;
 
   int FillInputPortInformation(int port, vtkInformation* info) override;
-  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  /// What RequestData does, its failures shown once (vtkSparseGridErrorOnce::Run).
-  int ProduceData(vtkInformation*, vtkInformationVector**, vtkInformationVector*);
-  std::unique_ptr<vtkSparseGridErrorOnce> Errors;
+  vtkCoreErrorOnceMacro();
 
   int Reordering = 1;
   int BlockSize = 128;
   bool GenerateOriginalIds = true;
-  int NumberOfThreads = 0;
 
 private:
   vtkReorderMesh(const vtkReorderMesh&) = delete;

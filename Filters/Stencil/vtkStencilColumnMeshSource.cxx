@@ -26,7 +26,6 @@
 vtkStandardNewMacro(vtkStencilColumnMeshSource);
 
 vtkStencilColumnMeshSource::vtkStencilColumnMeshSource()
-  : Errors(new vtkSparseGridErrorOnce)
 {
   this->SetNumberOfInputPorts(0);
 }
@@ -34,17 +33,7 @@ vtkStencilColumnMeshSource::vtkStencilColumnMeshSource()
 vtkStencilColumnMeshSource::~vtkStencilColumnMeshSource() = default;
 
 //------------------------------------------------------------------------------------------------
-int vtkStencilColumnMeshSource::RequestData(vtkInformation* request,
-  vtkInformationVector** inputVector,
-  vtkInformationVector* outputVector)
-{
-  // ParaView updates a filter for Apply, each view and the Information panel: each failure
-  // is shown once, not once per update.
-  return this->Errors->Run(this,
-    outputVector->GetInformationObject(0),
-    vtkSparseGridErrorOnce::PipelineTime(this),
-    [&] { return this->ProduceData(request, inputVector, outputVector); });
-}
+vtkSparseGridErrorOnceRequestDataMacro(vtkStencilColumnMeshSource);
 
 int vtkStencilColumnMeshSource::ProduceData(vtkInformation*,
   vtkInformationVector**,

@@ -12,11 +12,8 @@
 #define vtkStencilColumnMeshSource_h
 
 #include "SparseGridStencilModule.h" // for export macro
+#include "vtkCoreExecutionMacros.h"  // for vtkCoreErrorOnceMacro
 #include "vtkUnstructuredGridAlgorithm.h"
-
-#include <memory> // for std::unique_ptr
-
-class vtkSparseGridErrorOnce;
 
 class SPARSEGRIDSTENCIL_EXPORT vtkStencilColumnMeshSource : public vtkUnstructuredGridAlgorithm
 {
@@ -69,10 +66,7 @@ public:
 protected:
   vtkStencilColumnMeshSource();
   ~vtkStencilColumnMeshSource() override;
-  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  /// What RequestData does, its failures shown once (vtkSparseGridErrorOnce::Run).
-  int ProduceData(vtkInformation*, vtkInformationVector**, vtkInformationVector*);
-  std::unique_ptr<vtkSparseGridErrorOnce> Errors;
+  vtkCoreErrorOnceMacro();
 
   int Shape = TRIANGLE;
   int Resolution[2] = { 32, 32 };

@@ -54,7 +54,6 @@ const char* operatorSuffix(int op)
 
 //------------------------------------------------------------------------------------------------
 vtkStencilLaplacian::vtkStencilLaplacian()
-  : Errors(new vtkSparseGridErrorOnce)
 {
   this->SetInputArrayToProcess(
     0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS_THEN_CELLS, vtkDataSetAttributes::SCALARS);
@@ -175,17 +174,7 @@ int runStencil(vtkStencilLaplacian* self,
 } // namespace
 
 //------------------------------------------------------------------------------------------------
-int vtkStencilLaplacian::RequestData(vtkInformation* request,
-  vtkInformationVector** inputVector,
-  vtkInformationVector* outputVector)
-{
-  // ParaView updates a filter for Apply, each view and the Information panel: each failure
-  // is shown once, not once per update.
-  return this->Errors->Run(this,
-    outputVector->GetInformationObject(0),
-    vtkSparseGridErrorOnce::PipelineTime(this),
-    [&] { return this->ProduceData(request, inputVector, outputVector); });
-}
+vtkSparseGridErrorOnceRequestDataMacro(vtkStencilLaplacian);
 
 int vtkStencilLaplacian::ProduceData(vtkInformation*,
   vtkInformationVector** inputVector,

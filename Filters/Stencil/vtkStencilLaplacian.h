@@ -19,13 +19,10 @@
 #define vtkStencilLaplacian_h
 
 #include "SparseGridStencilModule.h" // for export macro
+#include "vtkCoreExecutionMacros.h"  // for vtkCoreExecutionMacro
 #include "vtkDataSetAlgorithm.h"
 
-#include <memory> // for std::unique_ptr
-
 #include <string>
-
-class vtkSparseGridErrorOnce;
 
 class SPARSEGRIDSTENCIL_EXPORT vtkStencilLaplacian : public vtkDataSetAlgorithm
 {
@@ -90,15 +87,12 @@ public:
   vtkGetMacro(HyperdiffusionCoefficient, double);
   ///@}
 
+  /// Backend and NumberOfThreads (vtkCoreExecutionMacros.h).
+  vtkCoreExecutionMacro();
+
   ///@{
-  /// Execution: Backend 0 Auto, 1 CPU, 2 CUDA; threads (0 to 4096, 0: all; values out of range
-  /// are refused when the filter runs, see vtkCoreExecution.h); the column-mesh access
-  /// strategy (0 naive, 1 idxvar, 2 shared, 3 z-loop, 4 sliced z-loop, 5 staged z-loop) and its
-  /// slice size; the neighbour-table layout.
-  vtkSetMacro(Backend, int);
-  vtkGetMacro(Backend, int);
-  vtkSetMacro(NumberOfThreads, int);
-  vtkGetMacro(NumberOfThreads, int);
+  /// The column-mesh access strategy (0 naive, 1 idxvar, 2 shared, 3 z-loop, 4 sliced z-loop,
+  /// 5 staged z-loop) and its slice size; the neighbour-table layout.
   vtkSetMacro(AccessStrategy, int);
   vtkGetMacro(AccessStrategy, int);
   vtkSetMacro(SliceSize, int);
@@ -116,10 +110,7 @@ protected:
   ~vtkStencilLaplacian() override;
 
   int FillInputPortInformation(int port, vtkInformation* info) override;
-  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  /// What RequestData does, its failures shown once (vtkSparseGridErrorOnce::Run).
-  int ProduceData(vtkInformation*, vtkInformationVector**, vtkInformationVector*);
-  std::unique_ptr<vtkSparseGridErrorOnce> Errors;
+  vtkCoreErrorOnceMacro();
 
   int Operator = LAPLACIAN;
   int Boundary = BOUNDARY_NAN;
@@ -128,8 +119,6 @@ protected:
   std::string ResultArrayName;
   int HyperdiffusionIterations = 0;
   double HyperdiffusionCoefficient = 0.5;
-  int Backend = 0;
-  int NumberOfThreads = 0;
   int AccessStrategy = 3; // z-loop: the fastest measured on the GPU and the CPU
   int SliceSize = 8;
   bool ChasingTable = true;
