@@ -117,7 +117,9 @@ double entropyBits(std::vector<std::int64_t>& q)
   const std::int64_t lo = *range.first;
   if (static_cast<std::uint64_t>(*range.second - lo) < (1u << 16))
   {
-    std::vector<std::uint32_t> count(static_cast<std::size_t>(*range.second - lo) + 1, 0);
+    // Kept per thread: up to 256 KB, whose fresh pages on every call cost more than counting.
+    static thread_local std::vector<std::uint32_t> count;
+    count.assign(static_cast<std::size_t>(*range.second - lo) + 1, 0);
     for (const std::int64_t v : q)
     {
       ++count[static_cast<std::size_t>(v - lo)];
@@ -207,14 +209,16 @@ struct TrialBuffers
 {
   std::vector<double> rec;
   std::vector<std::uint16_t> codes;
-  std::vector<std::uint32_t> histogram; ///< per token
 };
 
 /// What one trial block contributes to a schedule's estimate: its token counts and one mask bit
 /// per block of format::BlockCodes codes.
 struct TrialCounts
 {
-  std::vector<std::uint32_t> histogram; ///< per token
+  /// Per token, up to the largest token seen: the tokens of a trial are mostly small, and a
+  /// table of all format::Tokens per block (256 KB, fresh pages on every call) cost more than
+  /// the coding.
+  std::vector<std::uint32_t> histogram;
   double maskBits = 0;
 };
 
@@ -230,7 +234,7 @@ void trialBlock(const TrialBlocks& t,
   TrialCounts& out)
 {
   const std::uint64_t stride[3] = { 1, t.edge[0], t.edge[0] * t.edge[1] };
-  out.histogram.assign(format::Tokens, 0);
+  out.histogram.clear();
   out.maskBits = 0;
   w.rec.assign(block, block + t.voxels());
   double* rec = w.rec.data();
@@ -267,8 +271,16 @@ void trialBlock(const TrialBlocks& t,
       const std::uint32_t m =
         static_cast<std::uint32_t>(std::min<std::size_t>(format::BlockCodes, w.codes.size() - c));
       out.maskBits += 1;
-      format::tokenize(
-        w.codes.data() + c, m, [&](std::uint32_t token, std::uint32_t) { ++out.histogram[token]; });
+      format::tokenize(w.codes.data() + c,
+        m,
+        [&](std::uint32_t token, std::uint32_t)
+        {
+          if (token >= out.histogram.size())
+          {
+            out.histogram.resize(token + 1, 0);
+          }
+          ++out.histogram[token];
+        });
     }
   }
 }
@@ -278,14 +290,19 @@ void trialBlock(const TrialBlocks& t,
 /// escape. Integer counts: the estimate does not depend on the order the blocks were coded in.
 double trialBits(const TrialCounts* blocks, std::size_t count)
 {
-  std::vector<std::uint32_t> histogram(format::Tokens, 0);
+  std::vector<std::uint32_t> histogram(format::EscapeSymbol + 1, 0);
   double bits = 0;
   for (std::size_t b = 0; b < count; ++b)
   {
     bits += blocks[b].maskBits;
-    for (std::size_t k = 0; k < histogram.size(); ++k)
+    const std::vector<std::uint32_t>& h = blocks[b].histogram;
+    if (h.size() > histogram.size())
     {
-      histogram[k] += blocks[b].histogram[k];
+      histogram.resize(h.size(), 0);
+    }
+    for (std::size_t k = 0; k < h.size(); ++k)
+    {
+      histogram[k] += h[k];
     }
   }
   double tokens = 0;
