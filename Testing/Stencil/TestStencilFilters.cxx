@@ -14,6 +14,8 @@
 #include "vtkIdList.h"
 #include "vtkImageData.h"
 #include "vtkNew.h"
+#include "vtkObjectFactory.h"
+#include "vtkOutputWindow.h"
 #include "vtkPointData.h"
 #include "vtkSmartPointer.h"
 #include "vtkStringArray.h"
@@ -476,5 +478,60 @@ TEST(StencilFilters, BackendFallbackRecorded)
   {
     EXPECT_TRUE(backend->GetValue(0) == "CUDA");
   }
+}
+
+/// Records what reaches the output window instead of printing it.
+class RecordingOutputWindow : public vtkOutputWindow
+{
+public:
+  static RecordingOutputWindow* New();
+  vtkTypeMacro(RecordingOutputWindow, vtkOutputWindow);
+  void DisplayText(const char* text) override { this->Texts += std::string(text) + "\n"; }
+  /// How often `part` was shown.
+  int Count(const std::string& part) const
+  {
+    int n = 0;
+    for (auto at = this->Texts.find(part); at != std::string::npos;
+         at = this->Texts.find(part, at + part.size()))
+    {
+      ++n;
+    }
+    return n;
+  }
+  std::string Texts;
+};
+vtkStandardNewMacro(RecordingOutputWindow);
+
+// The RequestData every family's filter shares (vtkCoreErrorOnceMacro): a failure is shown once
+// per change of the filter or its input, without the executive's generic line, with an empty
+// output; a change shows it again; a success after it runs normally.
+TEST(StencilFilters, EachFailureShownOnce)
+{
+  vtkSmartPointer<vtkOutputWindow> previous = vtkOutputWindow::GetInstance();
+  vtkNew<RecordingOutputWindow> window;
+  vtkOutputWindow::SetInstance(window);
+  const double spacing[3] = { 1, 1, 1 };
+  auto image = makeImage(9, 9, 9, spacing, false, VTK_DOUBLE, quadratic);
+  vtkNew<vtkStencilLaplacian> filter;
+  filter->SetInputData(image);
+  filter->SetInputArrayToProcess(0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, "nope");
+  filter->Update();
+  EXPECT_EQ(window->Count("no input array"), 1);
+  EXPECT_EQ(window->Count("returned failure"), 0);
+  EXPECT_EQ(vtkDataSet::SafeDownCast(filter->GetOutput())->GetNumberOfPoints(), 0);
+  filter->Update();
+  filter->Update();
+  EXPECT_EQ(window->Count("no input array"), 1);
+  filter->SetFillValue(2.0);
+  filter->Update();
+  EXPECT_EQ(window->Count("no input array"), 2);
+  filter->SetInputArrayToProcess(0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, "f");
+  filter->Update();
+  EXPECT_EQ(window->Count("no input array"), 2);
+  auto* out = vtkDataSet::SafeDownCast(filter->GetOutput());
+  vtkDataArray* lap = out->GetPointData()->GetArray("f_laplacian");
+  ASSERT_TRUE(lap != nullptr);
+  EXPECT_NEAR(lap->GetTuple1(4 + 9 * (4 + 9 * 4)), 6.0, 1e-9);
+  vtkOutputWindow::SetInstance(previous);
 }
 } // namespace
