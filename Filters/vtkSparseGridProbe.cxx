@@ -19,9 +19,12 @@
 #include <sparsegrid/codec.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <thread>
+#include <utility>
 #include <vector>
 
 namespace
@@ -251,138 +254,388 @@ struct Box
   std::size_t Voxels() const { return Size(0) * Size(1) * Size(2); }
 };
 
-/// Decodes every array on the voxels of `box` (components interleaved, as VTK stores them),
-/// from the pieces that hold a voxel of it only, one by one; boxes that share a layer agree
-/// within the bound. Counts the pieces decoded in contents.BricksDecoded.
-template<typename T>
-Result DecodeImages(const Contents& contents,
-  const Box& box,
-  vtkSparseGridExecution& exec,
-  std::vector<std::vector<T>>& images,
-  std::string* error)
+/// A box of voxels, inclusive per axis, in VTK's extent order (x0, x1, y0, y1, z0, z1).
+using VoxelExtent = std::array<int, 6>;
+
+/// The common voxels of two extents into `out`; false when they share none.
+bool Clip(const int* a, const int* b, VoxelExtent& out)
 {
-  const auto& info = contents.Info;
-  const std::size_t nx = box.Size(0);
-  const std::size_t nxy = nx * box.Size(1);
-  const std::size_t voxels = box.Voxels();
-  std::uint64_t bytes = 0;
-  for (int nc : info.Components)
+  for (int k = 0; k < 3; ++k)
   {
-    bytes += voxels * static_cast<std::uint64_t>(nc) * sizeof(T);
+    out[2 * k] = std::max(a[2 * k], b[2 * k]);
+    out[2 * k + 1] = std::min(a[2 * k + 1], b[2 * k + 1]);
+    if (out[2 * k] > out[2 * k + 1])
+    {
+      return false;
+    }
   }
-  sparsegrid::Status status = sparsegrid::checkAllocation(bytes, "the decoded image");
-  if (!status.ok())
+  return true;
+}
+
+/// The voxels of `region` that none of `covers` (each inside `region`) holds, as disjoint boxes:
+/// the region is cut along y and z at the covers' faces, and each cell's x row keeps the spans
+/// between the covers that hold the whole cell.
+std::vector<VoxelExtent> Uncovered(const VoxelExtent& region,
+  const std::vector<VoxelExtent>& covers)
+{
+  if (covers.empty())
   {
-    return Fail(error, "decoding", status);
+    return { region };
   }
-  images.assign(info.ArrayNames.size(), std::vector<T>());
-  for (std::size_t i = 0; i < images.size(); ++i)
+  std::vector<int> cuts[2]; // first voxel of each cell along y, then z (and one past the last)
+  for (int k = 0; k < 2; ++k)
   {
-    images[i].resize(voxels * static_cast<std::size_t>(info.Components[i]));
+    const int a = k + 1;
+    cuts[k] = { region[2 * a], region[2 * a + 1] + 1 };
+    for (const VoxelExtent& c : covers)
+    {
+      cuts[k].push_back(c[2 * a]);
+      cuts[k].push_back(c[2 * a + 1] + 1);
+    }
+    std::sort(cuts[k].begin(), cuts[k].end());
+    cuts[k].erase(std::unique(cuts[k].begin(), cuts[k].end()), cuts[k].end());
   }
-  const int lo[6] = { box.Lo[0], box.Hi[0], box.Lo[1], box.Hi[1], box.Lo[2], box.Hi[2] };
-  const std::vector<char> wanted = vtkSparseGridProbe::PiecesIn(info, lo);
-  int count = 0;
-  for (char w : wanted)
+  std::vector<VoxelExtent> parts;
+  std::vector<std::pair<int, int>> spans;
+  for (std::size_t zi = 0; zi + 1 < cuts[1].size(); ++zi)
   {
-    count += w ? 1 : 0;
+    const int z0 = cuts[1][zi], z1 = cuts[1][zi + 1] - 1;
+    for (std::size_t yi = 0; yi + 1 < cuts[0].size(); ++yi)
+    {
+      const int y0 = cuts[0][yi], y1 = cuts[0][yi + 1] - 1;
+      spans.clear();
+      for (const VoxelExtent& c : covers)
+      {
+        if (c[2] <= y0 && y1 <= c[3] && c[4] <= z0 && z1 <= c[5])
+        {
+          spans.emplace_back(c[0], c[1]);
+        }
+      }
+      std::sort(spans.begin(), spans.end());
+      int x = region[0];
+      for (const auto& span : spans)
+      {
+        if (span.first > x)
+        {
+          parts.push_back({ x, span.first - 1, y0, y1, z0, z1 });
+        }
+        x = std::max(x, span.second + 1);
+      }
+      if (x <= region[1])
+      {
+        parts.push_back({ x, region[1], y0, y1, z0, z1 });
+      }
+    }
   }
-  const int stages = std::max(1, count * info.TotalComponents());
-  int stage = 0;
-  const int levelIndex = info.LevelOfDetail > 0 ? info.LevelOfDetail - 1 : -1;
-  std::vector<T> piece;
-  contents.BricksDecoded = 0;
-  for (int p = 0; p < info.NumberOfPieces(); ++p)
+  return parts;
+}
+
+/// One brick to decode and the parts of the box whose voxels it gives.
+struct BrickPlan
+{
+  int Piece = 0;
+  std::vector<VoxelExtent> Parts;
+};
+
+/**
+ * The bricks that fill the voxels `box` (VTK extent order): every voxel takes its value from the
+ * first brick holding it, in the order of the bricks flagged in `local` first, then the others,
+ * each group by index. Bricks that give no voxel are left out (a layer that two neighbouring
+ * pieces share comes from the local one).
+ */
+std::vector<BrickPlan> PlanBricks(const vtkSparseGridRepresentation::Description& info,
+  const int box[6],
+  const std::vector<char>& local)
+{
+  std::vector<BrickPlan> plan;
+  const int pieces = info.NumberOfPieces();
+  std::vector<int> order;
+  for (int pass = 1; pass >= 0; --pass)
   {
-    if (!wanted[static_cast<std::size_t>(p)])
+    for (int p = 0; p < pieces; ++p)
+    {
+      const bool isLocal = static_cast<std::size_t>(p) < local.size() && local[p] != 0;
+      if (isLocal == (pass == 1))
+      {
+        order.push_back(p);
+      }
+    }
+  }
+  std::vector<VoxelExtent> taken; // the parts of the box held by the bricks before, in order
+  std::vector<VoxelExtent> covers;
+  for (int p : order)
+  {
+    VoxelExtent region;
+    if (!Clip(info.PieceExtents.data() + 6 * p, box, region))
     {
       continue;
     }
-    if (!contents.Holds(p))
+    covers.clear();
+    for (const VoxelExtent& t : taken)
     {
-      if (error)
+      VoxelExtent c;
+      if (Clip(t.data(), region.data(), c))
       {
-        *error = "the coded streams of piece " + std::to_string(p) + " are not on this process";
+        covers.push_back(c);
       }
-      return Result::Failed;
     }
-    ++contents.BricksDecoded;
-    const int* extent = info.PieceExtents.data() + 6 * p;
-    sparsegrid::codec::Layout layout;
-    for (int a = 0; a < 3; ++a)
+    std::vector<VoxelExtent> parts = Uncovered(region, covers);
+    taken.push_back(region);
+    if (!parts.empty())
     {
-      layout.dims[a] = static_cast<std::uint64_t>(extent[2 * a + 1] - extent[2 * a] + 1);
+      plan.push_back({ p, std::move(parts) });
     }
-    const std::size_t pieceVoxels =
-      static_cast<std::size_t>(layout.dims[0] * layout.dims[1] * layout.dims[2]);
-    // A piece that is the box (every serial file probed whole) is decoded straight into the
-    // interleaved image with the codec's stride; others go through a buffer and are placed
-    // row by row, clipped to the box (codec::Layout has no row strides).
-    bool whole = pieceVoxels == voxels;
-    for (int a = 0; a < 3; ++a)
+  }
+  return plan;
+}
+
+/// The bricks whose voxels a probe prefers: those this process held before fetching the others
+/// (vtkSparseGridProbe::SelectBricks), or those it holds when nothing was selected.
+std::vector<char> LocalBricks(const Contents& contents)
+{
+  if (!contents.LocalPieces.empty())
+  {
+    return contents.LocalPieces;
+  }
+  std::vector<char> local(static_cast<std::size_t>(contents.Info.NumberOfPieces()), 0);
+  for (std::size_t p = 0; p < local.size(); ++p)
+  {
+    local[p] = contents.Holds(static_cast<int>(p)) ? 1 : 0;
+  }
+  return local;
+}
+
+/// What decoding one brick gave: its status, the array it failed on, the codec's reports.
+struct BrickOutcome
+{
+  sparsegrid::Status Status;
+  std::size_t Array = 0;
+  std::vector<sparsegrid::ExecutionReport> Reports;
+};
+
+/**
+ * Decodes one brick, every array and component, into the images on the voxels `box` (components
+ * interleaved): straight into the images with the codec's stride when the brick is the box,
+ * otherwise into `buffer` (one brick, one component) and placed part by part (codec::Layout has
+ * no row strides). Only the brick's own parts are written, so bricks may run concurrently.
+ */
+template<typename T>
+void DecodeBrick(const Contents& contents,
+  const Box& box,
+  const BrickPlan& brick,
+  const std::vector<T*>& images,
+  const sparsegrid::ExecutionOptions& options,
+  std::vector<T>& buffer,
+  BrickOutcome& outcome)
+{
+  const auto& info = contents.Info;
+  const int* extent = info.PieceExtents.data() + 6 * brick.Piece;
+  sparsegrid::codec::Layout layout;
+  for (int a = 0; a < 3; ++a)
+  {
+    layout.dims[a] = static_cast<std::uint64_t>(extent[2 * a + 1] - extent[2 * a] + 1);
+  }
+  const std::size_t nx = box.Size(0);
+  const std::size_t nxy = nx * box.Size(1);
+  bool whole = brick.Parts.size() == 1;
+  for (int a = 0; a < 3; ++a)
+  {
+    whole = whole && extent[2 * a] == box.Lo[a] && extent[2 * a + 1] == box.Hi[a] &&
+      brick.Parts[0][2 * a] == box.Lo[a] && brick.Parts[0][2 * a + 1] == box.Hi[a];
+  }
+  buffer.resize(
+    whole ? 0 : static_cast<std::size_t>(layout.dims[0] * layout.dims[1] * layout.dims[2]));
+  const int levelIndex = info.LevelOfDetail > 0 ? info.LevelOfDetail - 1 : -1;
+  for (std::size_t i = 0; i < images.size(); ++i)
+  {
+    const int nc = info.Components[i];
+    for (int c = 0; c < nc; ++c)
     {
-      whole = whole && extent[2 * a] == box.Lo[a];
-    }
-    piece.resize(whole ? 0 : pieceVoxels);
-    for (std::size_t i = 0; i < images.size(); ++i)
-    {
-      const int nc = info.Components[i];
-      for (int c = 0; c < nc; ++c, ++stage)
+      const std::size_t k = contents.StreamIndex(brick.Piece, i, c);
+      sparsegrid::codec::StreamInfo header;
+      sparsegrid::Status status =
+        sparsegrid::codec::inspect(contents.StreamData(k), contents.StreamSize(k), header);
+      const int level = levelIndex < 0 || levelIndex >= header.levels ? -1 : levelIndex;
+      sparsegrid::ExecutionReport report;
+      sparsegrid::codec::Layout target = layout;
+      target.stride = whole ? static_cast<std::uint64_t>(nc) : 1;
+      if (status.ok())
       {
-        exec.SetProgressRange(0.8 * stage / stages, 0.8 * (stage + 1) / stages);
-        const std::size_t k = contents.StreamIndex(p, i, c);
-        sparsegrid::codec::StreamInfo header;
-        status = sparsegrid::codec::inspect(contents.StreamData(k), contents.StreamSize(k), header);
-        const int level = levelIndex < 0 || levelIndex >= header.levels ? -1 : levelIndex;
-        sparsegrid::ExecutionReport report;
-        T* image = images[i].data();
-        sparsegrid::codec::Layout target = layout;
-        target.stride = whole ? static_cast<std::uint64_t>(nc) : 1;
-        if (status.ok())
+        status = sparsegrid::codec::decode(contents.StreamData(k),
+          contents.StreamSize(k),
+          level,
+          whole ? images[i] + c : buffer.data(),
+          target,
+          options,
+          &report);
+      }
+      if (!status.ok())
+      {
+        outcome.Status = status;
+        outcome.Array = i;
+        return;
+      }
+      outcome.Reports.push_back(report);
+      if (whole)
+      {
+        continue;
+      }
+      T* image = images[i];
+      for (const VoxelExtent& part : brick.Parts)
+      {
+        for (int z = part[4]; z <= part[5]; ++z)
         {
-          status = sparsegrid::codec::decode(contents.StreamData(k),
-            contents.StreamSize(k),
-            level,
-            whole ? image + c : piece.data(),
-            target,
-            exec.Options(),
-            &report);
-        }
-        if (!status.ok())
-        {
-          return Fail(error, ("decoding '" + info.ArrayNames[i] + "'").c_str(), status);
-        }
-        exec.Record(report);
-        if (whole)
-        {
-          continue;
-        }
-        const int from[3] = { std::max(extent[0], box.Lo[0]),
-          std::max(extent[2], box.Lo[1]),
-          std::max(extent[4], box.Lo[2]) };
-        const int to[3] = { std::min(extent[1], box.Hi[0]),
-          std::min(extent[3], box.Hi[1]),
-          std::min(extent[5], box.Hi[2]) };
-        for (int z = from[2]; z <= to[2]; ++z)
-        {
-          for (int y = from[1]; y <= to[1]; ++y)
+          for (int y = part[2]; y <= part[3]; ++y)
           {
             std::size_t at = (static_cast<std::size_t>(z - extent[4]) * layout.dims[1] +
                                static_cast<std::size_t>(y - extent[2])) *
                 layout.dims[0] +
-              static_cast<std::size_t>(from[0] - extent[0]);
+              static_cast<std::size_t>(part[0] - extent[0]);
             std::size_t out = (static_cast<std::size_t>(z - box.Lo[2]) * nxy +
                                 static_cast<std::size_t>(y - box.Lo[1]) * nx +
-                                static_cast<std::size_t>(from[0] - box.Lo[0])) *
+                                static_cast<std::size_t>(part[0] - box.Lo[0])) *
                 static_cast<std::size_t>(nc) +
               static_cast<std::size_t>(c);
-            for (int x = from[0]; x <= to[0]; ++x, ++at, out += static_cast<std::size_t>(nc))
+            for (int x = part[0]; x <= part[1]; ++x, ++at, out += static_cast<std::size_t>(nc))
             {
-              image[out] = piece[at];
+              image[out] = buffer[at];
             }
           }
         }
       }
+    }
+  }
+}
+
+/**
+ * Decodes every array on the voxels of `box` into `images` (one pointer per array, box-sized,
+ * components interleaved as VTK stores them), from the bricks PlanBricks picks only. The bricks
+ * decode concurrently on the filter's threads (its parallel loop), each worker with one
+ * brick-sized buffer; as many at once as the box holds bricks' worth of voxels (at least one),
+ * so the buffers never outgrow the decoded box. Bricks that may decode on the GPU go one after
+ * the other (the codec's device buffers are one set per process). The result does not depend on
+ * the number of threads: every voxel is written by the one brick the plan gives it to. Counts
+ * the bricks and their voxels in contents.BricksDecoded and VoxelsDecoded.
+ */
+template<typename T>
+Result DecodeImages(const Contents& contents,
+  const Box& box,
+  const std::vector<T*>& images,
+  vtkSparseGridExecution& exec,
+  std::string* error)
+{
+  const auto& info = contents.Info;
+  const int range[6] = { box.Lo[0], box.Hi[0], box.Lo[1], box.Hi[1], box.Lo[2], box.Hi[2] };
+  const std::vector<BrickPlan> plan =
+    box.Voxels() > 0 ? PlanBricks(info, range, LocalBricks(contents)) : std::vector<BrickPlan>();
+  contents.BricksDecoded = plan.size();
+  contents.VoxelsDecoded = 0;
+  std::uint64_t largest = 0;
+  for (const BrickPlan& brick : plan)
+  {
+    if (!contents.Holds(brick.Piece))
+    {
+      if (error)
+      {
+        *error =
+          "the coded streams of piece " + std::to_string(brick.Piece) + " are not on this process";
+      }
+      return Result::Failed;
+    }
+    const int* e = info.PieceExtents.data() + 6 * brick.Piece;
+    const std::uint64_t voxels = static_cast<std::uint64_t>(e[1] - e[0] + 1) *
+      static_cast<std::uint64_t>(e[3] - e[2] + 1) * static_cast<std::uint64_t>(e[5] - e[4] + 1);
+    contents.VoxelsDecoded += voxels;
+    largest = std::max(largest, voxels);
+  }
+  if (plan.empty())
+  {
+    return Result::Done;
+  }
+  const sparsegrid::ExecutionOptions& options = exec.Options();
+  const bool gpu = options.backend != sparsegrid::Backend::CPU && sparsegrid::cudaCompiled() &&
+    (options.backend == sparsegrid::Backend::CUDA || largest >= options.autoGpuThreshold) &&
+    sparsegrid::cudaAvailable();
+  std::size_t slots = std::min<std::size_t>(
+    plan.size(), static_cast<std::size_t>(std::max(1, execution::threadCount(options))));
+  slots = std::min<std::size_t>(slots, std::max<std::uint64_t>(1, box.Voxels() / largest));
+  if (gpu || !options.parallelFor)
+  {
+    slots = 1;
+  }
+  sparsegrid::Status status =
+    sparsegrid::checkAllocation(slots * largest * sizeof(T), "the brick decode buffers");
+  if (!status.ok())
+  {
+    return Fail(error, "decoding", status);
+  }
+  // Concurrent bricks decode each on one thread; one brick at a time keeps the codec's own
+  // threads. Progress is reported here, from the calling thread, as bricks complete.
+  sparsegrid::ExecutionOptions inner = options;
+  inner.progress = nullptr;
+  if (slots > 1)
+  {
+    inner.parallelFor = nullptr;
+    inner.threads = 1;
+  }
+  std::vector<BrickOutcome> outcomes(plan.size());
+  std::atomic<std::size_t> next{ 0 };
+  std::atomic<std::size_t> done{ 0 };
+  std::atomic<bool> stop{ false };
+  const std::thread::id caller = std::this_thread::get_id();
+  exec.SetProgressRange(0, 0.8);
+  auto worker = [&](std::size_t, std::size_t)
+  {
+    std::vector<T> buffer;
+    while (!stop.load())
+    {
+      const std::size_t t = next.fetch_add(1);
+      if (t >= plan.size())
+      {
+        return;
+      }
+      if (inner.abort && inner.abort())
+      {
+        outcomes[t].Status = sparsegrid::Status(sparsegrid::ErrorCode::Aborted, "aborted");
+      }
+      else
+      {
+        DecodeBrick<T>(contents, box, plan[t], images, inner, buffer, outcomes[t]);
+      }
+      if (!outcomes[t].Status.ok())
+      {
+        stop.store(true);
+        return;
+      }
+      const std::size_t finished = done.fetch_add(1) + 1;
+      if (options.progress && std::this_thread::get_id() == caller)
+      {
+        options.progress(static_cast<double>(finished) / plan.size());
+      }
+    }
+  };
+  if (slots > 1)
+  {
+    options.parallelFor(slots, worker);
+  }
+  else
+  {
+    worker(0, 1);
+  }
+  for (std::size_t t = 0; t < plan.size(); ++t)
+  {
+    for (const auto& report : outcomes[t].Reports)
+    {
+      exec.Record(report);
+    }
+  }
+  for (std::size_t t = 0; t < plan.size(); ++t)
+  {
+    if (!outcomes[t].Status.ok())
+    {
+      return Fail(error,
+        ("decoding '" + info.ArrayNames[outcomes[t].Array] + "'").c_str(),
+        outcomes[t].Status);
     }
   }
   return Result::Done;
@@ -408,13 +661,54 @@ double SnapToVoxel(double u)
   return std::abs(u - nearest) < 1e-9 ? nearest : u;
 }
 
+/// Whether the points of `image` are exactly the voxels of `box` (the original geometry or a
+/// part of it, up to the rounding that SnapToVoxel forgives): then every point takes its voxel's
+/// decoded value, which is what the interpolation gives there.
+bool OnVoxels(const vtkSparseGridRepresentation::Description& info,
+  const vtkSparseGridProbe::ImageGeometry& image,
+  const Box& box)
+{
+  const double tolerance = info.Tolerance();
+  for (int a = 0; a < 3; ++a)
+  {
+    if (static_cast<std::size_t>(image.Dimensions[a]) != box.Size(a))
+    {
+      return false;
+    }
+    const double first = image.Origin[a];
+    const double last = image.Origin[a] + (image.Dimensions[a] - 1) * image.Spacing[a];
+    if (info.ImageDimensions[a] <= 1)
+    {
+      if (!(first >= info.Bounds[2 * a] - tolerance && first <= info.Bounds[2 * a + 1] + tolerance))
+      {
+        return false;
+      }
+      continue;
+    }
+    if (image.Dimensions[a] > 1 && !(image.Spacing[a] > 0))
+    {
+      return false;
+    }
+    const double u0 = (first - info.Bounds[2 * a]) / info.ImageSpacing[a];
+    const double u1 = (last - info.Bounds[2 * a]) / info.ImageSpacing[a];
+    if (SnapToVoxel(u0) != box.Lo[a] || SnapToVoxel(u1) != box.Hi[a])
+    {
+      return false;
+    }
+  }
+  return true;
+}
+
 /// Multilinear interpolation of the decoded voxels at the points given by `pointAt` (all inside
 /// `bounds`); points outside the image box (beyond a tiny tolerance) are masked and set to 0.
+/// When `image` (optional) says the points are the voxels themselves (OnVoxels), the voxels are
+/// decoded straight into the output arrays: no image-sized buffer besides the output.
 template<typename T, typename PointAt>
 Result InterpolateDecoded(const Contents& contents,
   vtkIdType n,
   const double bounds[6],
   PointAt&& pointAt,
+  const vtkSparseGridProbe::ImageGeometry* image,
   vtkSparseGridExecution& exec,
   vtkDataSetAttributes* out,
   std::string* error)
@@ -428,17 +722,50 @@ Result InterpolateDecoded(const Contents& contents,
     box.Lo[a] = range[2 * a];
     box.Hi[a] = range[2 * a + 1];
   }
-  std::vector<std::vector<T>> images;
-  const Result decoded = DecodeImages<T>(contents, box, exec, images, error);
-  if (decoded != Result::Done)
-  {
-    return decoded;
-  }
+  const std::size_t voxels = box.Voxels();
   auto arrays = MakeOutputs<T>(contents, n);
   vtkNew<vtkCharArray> mask;
   mask->SetName(vtkSparseGridProbe::MaskName);
   mask->SetNumberOfTuples(n);
+  if (image && n > 0 && static_cast<std::size_t>(n) == voxels && OnVoxels(info, *image, box))
+  {
+    std::vector<T*> targets;
+    for (const auto& array : arrays)
+    {
+      targets.push_back(array->GetPointer(0));
+    }
+    const Result decoded = DecodeImages<T>(contents, box, targets, exec, error);
+    if (decoded != Result::Done)
+    {
+      return decoded;
+    }
+    mask->FillValue(1);
+    Attach<T>(arrays, mask, out);
+    return Result::Done;
+  }
   mask->FillValue(0);
+  std::uint64_t bytes = 0;
+  for (int nc : info.Components)
+  {
+    bytes += voxels * static_cast<std::uint64_t>(nc) * sizeof(T);
+  }
+  const sparsegrid::Status status = sparsegrid::checkAllocation(bytes, "the decoded image");
+  if (!status.ok())
+  {
+    return Fail(error, "decoding", status);
+  }
+  std::vector<std::vector<T>> images(info.ArrayNames.size());
+  std::vector<T*> targets;
+  for (std::size_t i = 0; i < images.size(); ++i)
+  {
+    images[i].resize(voxels * static_cast<std::size_t>(info.Components[i]));
+    targets.push_back(images[i].data());
+  }
+  const Result decoded = DecodeImages<T>(contents, box, targets, exec, error);
+  if (decoded != Result::Done)
+  {
+    return decoded;
+  }
   char* valid = mask->GetPointer(0);
   const double tolerance = info.Tolerance();
   const vtkIdType dims[3] = {
@@ -481,7 +808,7 @@ Result InterpolateDecoded(const Contents& contents,
       for (std::size_t i = 0; i < arrays.size(); ++i)
       {
         const int nc = info.Components[i];
-        const T* image = images[i].data();
+        const T* decodedVoxels = targets[i];
         T* values = arrays[i]->GetPointer(0);
         for (int c = 0; c < nc; ++c)
         {
@@ -501,7 +828,7 @@ Result InterpolateDecoded(const Contents& contents,
             }
             if (w != 0)
             {
-              sum += w * static_cast<double>(image[at * nc + c]);
+              sum += w * static_cast<double>(decodedVoxels[at * nc + c]);
             }
           }
           values[static_cast<vtkIdType>(id) * nc + c] = static_cast<T>(sum);
@@ -603,29 +930,34 @@ void vtkSparseGridProbe::VoxelBox(const vtkSparseGridRepresentation::Description
 }
 
 //------------------------------------------------------------------------------------------------
-std::vector<char> vtkSparseGridProbe::PiecesIn(const vtkSparseGridRepresentation::Description& info,
+std::vector<char> vtkSparseGridProbe::SelectBricks(vtkSparseGridRepresentation::Contents& contents,
   const int box[6])
 {
-  std::vector<char> in(static_cast<std::size_t>(info.NumberOfPieces()), 0);
-  for (int p = 0; p < info.NumberOfPieces(); ++p)
+  contents.LocalPieces = LocalBricks(contents);
+  std::vector<char> selected(static_cast<std::size_t>(contents.Info.NumberOfPieces()), 0);
+  bool empty = false;
+  for (int a = 0; a < 3; ++a)
   {
-    const int* e = info.PieceExtents.data() + 6 * p;
-    bool meets = true;
-    for (int a = 0; a < 3; ++a)
-    {
-      meets = meets && e[2 * a] <= box[2 * a + 1] && box[2 * a] <= e[2 * a + 1];
-    }
-    in[static_cast<std::size_t>(p)] = meets ? 1 : 0;
+    empty = empty || box[2 * a] > box[2 * a + 1];
   }
-  return in;
+  if (empty)
+  {
+    return selected;
+  }
+  for (const BrickPlan& brick : PlanBricks(contents.Info, box, contents.LocalPieces))
+  {
+    selected[static_cast<std::size_t>(brick.Piece)] = 1;
+  }
+  return selected;
 }
 
 //------------------------------------------------------------------------------------------------
 void vtkSparseGridProbe::AddCounts(const vtkSparseGridRepresentation::Contents& contents,
   vtkFieldData* fieldData)
 {
-  const std::pair<const char*, std::uint64_t> counts[2] = { { "SparseGridLocal.BricksDecoded",
+  const std::pair<const char*, std::uint64_t> counts[3] = { { "SparseGridLocal.BricksDecoded",
                                                               contents.BricksDecoded },
+    { "SparseGridLocal.VoxelsDecoded", contents.VoxelsDecoded },
     { "SparseGridLocal.BytesReceived", contents.BytesReceived } };
   for (const auto& count : counts)
   {
@@ -670,8 +1002,9 @@ vtkSparseGridProbe::Result vtkSparseGridProbe::ProbeImage(const Contents& conten
     }
     double bounds[6];
     vtkSparseGridProbe::ImageBounds(image, bounds);
-    return isDouble ? InterpolateDecoded<double>(contents, n, bounds, pointAt, exec, out, error)
-                    : InterpolateDecoded<float>(contents, n, bounds, pointAt, exec, out, error);
+    return isDouble
+      ? InterpolateDecoded<double>(contents, n, bounds, pointAt, &image, exec, out, error)
+      : InterpolateDecoded<float>(contents, n, bounds, pointAt, &image, exec, out, error);
   }
   bool isGridAxis[3] = { false, false, false };
   for (int a : info.AxisMap)
@@ -739,8 +1072,8 @@ vtkSparseGridProbe::Result vtkSparseGridProbe::ProbePoints(const Contents& conte
     double bounds[6];
     points->GetBounds(bounds);
     return contents.Info.Precision == sparsegrid::Precision::Double
-      ? InterpolateDecoded<double>(contents, n, bounds, pointAt, exec, out, error)
-      : InterpolateDecoded<float>(contents, n, bounds, pointAt, exec, out, error);
+      ? InterpolateDecoded<double>(contents, n, bounds, pointAt, nullptr, exec, out, error)
+      : InterpolateDecoded<float>(contents, n, bounds, pointAt, nullptr, exec, out, error);
   }
   return contents.Info.Precision == sparsegrid::Precision::Double
     ? EvaluatePoints<double>(contents, n, pointAt, exec, out, error)

@@ -59,13 +59,21 @@ void VoxelBox(const vtkSparseGridRepresentation::Description& info,
   const double bounds[6],
   int box[6]);
 
-/// One flag per coded piece (brick): whether it holds a voxel of `box`.
-std::vector<char> PiecesIn(const vtkSparseGridRepresentation::Description& info, const int box[6]);
+/**
+ * Error-bounded: one flag per coded piece (brick), whether a probe reading the voxels `box`
+ * decodes it. Every voxel takes its value from the first brick holding it, the bricks this
+ * process holds now first, then the others, each group by index; so a process whose output lies
+ * on its own bricks decodes only those, and a layer that two neighbouring pieces share comes from
+ * the local brick. Remembers the bricks held now (contents.LocalPieces), so that the decode after
+ * fetching the others (vtkSparseGridParallel::FetchPieces) keeps the same choice. The probes
+ * decode the bricks this would select for their voxels, concurrently on the filter's threads.
+ */
+std::vector<char> SelectBricks(vtkSparseGridRepresentation::Contents& contents, const int box[6]);
 
 /**
- * Adds SparseGridLocal.BricksDecoded and SparseGridLocal.BytesReceived (int64) to `fieldData`:
- * what this process decoded and received for its output (outside the SparseGrid.* names: they
- * differ between processes).
+ * Adds SparseGridLocal.BricksDecoded, SparseGridLocal.VoxelsDecoded (the voxels of those bricks)
+ * and SparseGridLocal.BytesReceived (int64) to `fieldData`: what this process decoded and
+ * received for its output (outside the SparseGrid.* names: they differ between processes).
  */
 void AddCounts(const vtkSparseGridRepresentation::Contents& contents, vtkFieldData* fieldData);
 

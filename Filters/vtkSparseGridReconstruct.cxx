@@ -212,7 +212,7 @@ int vtkSparseGridReconstruct::RequestData(vtkInformation*,
     output->GetBounds(bounds);
     int box[6];
     vtkSparseGridProbe::VoxelBox(contents.Info, bounds, box);
-    std::vector<char> needed = vtkSparseGridProbe::PiecesIn(contents.Info, box);
+    std::vector<char> needed = vtkSparseGridProbe::SelectBricks(contents, box);
     if (!fits || output->GetNumberOfPoints() == 0)
     {
       needed.assign(needed.size(), 0);

@@ -107,9 +107,13 @@ public:
     std::vector<const std::uint8_t*> PieceData;
     /// Streams received from other processes, kept alive here.
     std::vector<vtkSmartPointer<vtkUnsignedCharArray>> Received;
-    /// Counts of the last decode and exchange: pieces decoded, bytes received.
+    /// Counts of the last decode and exchange: pieces decoded, their voxels, bytes received.
     mutable std::uint64_t BricksDecoded = 0;
+    mutable std::uint64_t VoxelsDecoded = 0;
     std::uint64_t BytesReceived = 0;
+    /// Per piece, whether this process held it before fetching others (set when the probe's
+    /// bricks are selected, vtkSparseGridProbe::SelectBricks); empty: the pieces it holds.
+    std::vector<char> LocalPieces;
     /// Stream index of (piece, array, component).
     std::size_t StreamIndex(int piece, std::size_t array, int component) const;
     /// Stream k's bytes, nullptr where this process does not hold them.

@@ -339,7 +339,7 @@ int vtkSparseGridResampleToImage::RequestData(vtkInformation*,
     vtkSparseGridProbe::ImageBounds(piece, bounds);
     int box[6];
     vtkSparseGridProbe::VoxelBox(info, bounds, box);
-    std::vector<char> needed = vtkSparseGridProbe::PiecesIn(info, box);
+    std::vector<char> needed = vtkSparseGridProbe::SelectBricks(contents, box);
     if (!(points > 0))
     {
       needed.assign(needed.size(), 0);
