@@ -577,28 +577,13 @@ namespace
 // the hand-over to the host above the kernel's token limit. Independently of the host code, the
 // lengths must satisfy Kraft's equality (a full tree) and the codes must be prefix-free in
 // canonical order.
-struct DeviceTable
-{
-  std::vector<std::uint8_t> lengths;
-  std::vector<std::uint32_t> codes;
-  std::uint64_t tableCount = 0, symbols = 0;
-  bool onDevice = false;
-};
+using DeviceTable = codec::cudaimpl::DeviceHuffmanTable;
 
 DeviceTable deviceTable(const std::vector<std::uint32_t>& histogram)
 {
   DeviceTable t;
-  t.lengths.assign(cf::Tokens, 0xff);
-  t.codes.assign(cf::Tokens, 0);
   std::string why;
-  EXPECT_TRUE(codec::cudaimpl::huffmanTableOnDevice(histogram.data(),
-    t.lengths.data(),
-    t.codes.data(),
-    &t.tableCount,
-    &t.symbols,
-    &t.onDevice,
-    &why))
-    << why;
+  EXPECT_TRUE(codec::cudaimpl::huffmanTableOnDevice(histogram.data(), t, &why)) << why;
   return t;
 }
 

@@ -88,7 +88,10 @@ std::size_t bytesWithSchedule(const std::vector<float>& v,
   layout.dims = dims;
   std::vector<std::uint8_t> stream;
   codec::EncodeStatistics stats;
-  EXPECT_TRUE(codec::detail::encodeCPU(v.data(), layout, scheme, bound, stream, stats, {}).ok());
+  const codec::detail::EncodeRequest<float> request{
+    v.data(), nullptr, layout, scheme, bound, &stream, &stats
+  };
+  EXPECT_TRUE(codec::detail::encodeCPU(request, {}).ok());
   return stream.size();
 }
 

@@ -278,6 +278,21 @@ bool deviceResultIsFinal(const Status& st, const ExecutionOptions& options)
 
 namespace
 {
+/// A host-memory encoding on the GPU, or on the CPU where the GPU cannot run or is not asked for.
+template<typename T>
+Status runEncode(const detail::EncodeRequest<T>& request,
+  std::uint64_t voxels,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  return sparsegrid::detail::runWithFallback(
+    options,
+    voxels,
+    report,
+    [&](double* kernelSeconds) { return cudaimpl::encode<T>(request, options, kernelSeconds); },
+    [&]() { return detail::encodeCPU<T>(request, options); });
+}
+
 /// Values with special voxels: the filled field coded as any other (on the GPU or the CPU), then
 /// the mask section added (or the raw values stored where that is smaller).
 template<typename T>
@@ -302,22 +317,10 @@ Status encodeMasked(const T* values,
   const format::Scheme scheme = hostScheme(filled, contiguous, absoluteBound, options);
   detail::predictSpecials(masked, contiguous.dims.data(), scheme, options);
   statistics = EncodeStatistics();
-  st = sparsegrid::detail::runWithFallback(
-    options,
-    masked.filled.size(),
-    report,
-    [&](double* kernelSeconds)
-    {
-      const cudaimpl::EncodeRequest<T> request{
-        filled, nullptr, contiguous, scheme, absoluteBound, &stream, &statistics
-      };
-      return cudaimpl::encode<T>(request, options, kernelSeconds);
-    },
-    [&]()
-    {
-      return detail::encodeCPU<T>(
-        filled, contiguous, scheme, absoluteBound, stream, statistics, options);
-    });
+  const detail::EncodeRequest<T> request{
+    filled, nullptr, contiguous, scheme, absoluteBound, &stream, &statistics
+  };
+  st = runEncode(request, masked.filled.size(), options, report);
   bool raw = false;
   if (st)
   {
@@ -360,22 +363,10 @@ Status encodeWithStatistics(const T* values,
       values, layout, absoluteBound, specials, stream, statistics, options, report);
   }
   const format::Scheme scheme = hostScheme(values, layout, absoluteBound, options);
-  st = sparsegrid::detail::runWithFallback(
-    options,
-    voxels,
-    report,
-    [&](double* kernelSeconds)
-    {
-      const cudaimpl::EncodeRequest<T> request{
-        values, nullptr, layout, scheme, absoluteBound, &stream, &statistics
-      };
-      return cudaimpl::encode<T>(request, options, kernelSeconds);
-    },
-    [&]()
-    {
-      return detail::encodeCPU<T>(
-        values, layout, scheme, absoluteBound, stream, statistics, options);
-    });
+  const detail::EncodeRequest<T> request{
+    values, nullptr, layout, scheme, absoluteBound, &stream, &statistics
+  };
+  st = runEncode(request, voxels, options, report);
   if (st.code() == ErrorCode::NonFinite)
   {
     return encodeMasked(
@@ -438,16 +429,13 @@ namespace
 {
 
 template<typename S, typename T>
-Status decodeAs(const std::uint8_t* stream,
-  std::size_t bytes,
+Status decodeAs(const detail::ParsedStream& in,
   int lod,
-  const StreamInfo& info,
-  const std::uint8_t* lengths,
-  std::size_t tableCount,
   T* out,
   const Layout& layout,
   const ExecutionOptions& options)
 {
+  const StreamInfo& info = in.info;
   const std::uint64_t voxels = info.dims[0] * info.dims[1] * info.dims[2];
   const bool direct = std::is_same<S, T>::value && layout.stride == 1;
   S* rec = nullptr;
@@ -469,7 +457,7 @@ Status decodeAs(const std::uint8_t* stream,
   {
     for (std::uint64_t i = 0; i < voxels; ++i)
     {
-      rec[i] = format::load<S>(stream + info.headerBytes + i * sizeof(S));
+      rec[i] = format::load<S>(in.data + info.headerBytes + i * sizeof(S));
       if (info.version < maskedCodecVersion && !std::isfinite(rec[i]))
       {
         return Status(
@@ -479,7 +467,7 @@ Status decodeAs(const std::uint8_t* stream,
   }
   else
   {
-    Status st = detail::decodeCPU<S>(stream, bytes, lod, info, lengths, tableCount, rec, options);
+    Status st = detail::decodeCPU<S>(in, lod, rec, options);
     if (!st)
     {
       return st;
@@ -499,8 +487,20 @@ Status decodeAs(const std::uint8_t* stream,
         }
       });
   }
-  detail::restoreSpecials(stream, info, out, layout.stride, options);
+  detail::restoreSpecials(in.data, info, out, layout.stride, options);
   return Status::Ok();
+}
+
+/// Decodes levels 0..lod on the CPU, in the stream's value type.
+template<typename T>
+Status decodeOnHost(const detail::ParsedStream& in,
+  int lod,
+  T* out,
+  const Layout& layout,
+  const ExecutionOptions& options)
+{
+  return in.info.type == ValueType::Float32 ? decodeAs<float, T>(in, lod, out, layout, options)
+                                            : decodeAs<double, T>(in, lod, out, layout, options);
 }
 
 } // namespace
@@ -514,10 +514,11 @@ Status decode(const std::uint8_t* stream,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
-  StreamInfo info;
-  const std::uint8_t* lengths = nullptr;
-  std::size_t tableCount = 0;
-  Status st = detail::parseHeader(stream, bytes, info, &lengths, &tableCount);
+  detail::ParsedStream parsed;
+  parsed.data = stream;
+  parsed.bytes = bytes;
+  const StreamInfo& info = parsed.info;
+  Status st = detail::parseHeader(stream, bytes, parsed.info, &parsed.lengths, &parsed.tableCount);
   if (!st)
   {
     return Status(st.code(), "decode: " + st.message());
@@ -560,16 +561,7 @@ Status decode(const std::uint8_t* stream,
       };
       return cudaimpl::decode<T>(request, options, kernelSeconds);
     },
-    [&]()
-    {
-      if (info.type == ValueType::Float32)
-      {
-        return decodeAs<float, T>(
-          stream, bytes, lod, info, lengths, tableCount, out, layout, options);
-      }
-      return decodeAs<double, T>(
-        stream, bytes, lod, info, lengths, tableCount, out, layout, options);
-    });
+    [&]() { return decodeOnHost(parsed, lod, out, layout, options); });
 }
 
 namespace
@@ -743,10 +735,11 @@ Status decodeDevice(const std::uint8_t* stream,
     st = cudaimpl::decode<T>(request, options, &r.kernelSeconds);
     return call.finish(Backend::CUDA, st);
   }
-  StreamInfo info;
-  const std::uint8_t* lengths = nullptr;
-  std::size_t tableCount = 0;
-  Status st = detail::parseHeader(stream, bytes, info, &lengths, &tableCount);
+  detail::ParsedStream parsed;
+  parsed.data = stream;
+  parsed.bytes = bytes;
+  const StreamInfo& info = parsed.info;
+  Status st = detail::parseHeader(stream, bytes, parsed.info, &parsed.lengths, &parsed.tableCount);
   if (!st)
   {
     return Status(st.code(), "decodeDevice: " + st.message());
@@ -783,11 +776,7 @@ Status decodeDevice(const std::uint8_t* stream,
   std::vector<T> host(static_cast<std::size_t>(voxels));
   Layout contiguous = layout;
   contiguous.stride = 1;
-  st = info.type == ValueType::Float32
-    ? decodeAs<float, T>(
-        stream, bytes, lod, info, lengths, tableCount, host.data(), contiguous, options)
-    : decodeAs<double, T>(
-        stream, bytes, lod, info, lengths, tableCount, host.data(), contiguous, options);
+  st = decodeOnHost(parsed, lod, host.data(), contiguous, options);
   if (st)
   {
     st = cudaimpl::copyToDevice<T>(host.data(),

@@ -75,27 +75,14 @@ void forEachRow(const ExecutionOptions& options,
     });
 }
 
-/// Encodes values (layout.stride apart) with this scheme into `stream` on the CPU.
+/// Encodes request.hostValues (layout.stride apart) with the request's scheme and bound into
+/// *request.stream and *request.statistics on the CPU.
 template<typename T>
-Status encodeCPU(const T* values,
-  const Layout& layout,
-  const format::Scheme& scheme,
-  double bound,
-  std::vector<std::uint8_t>& stream,
-  EncodeStatistics& stats,
-  const ExecutionOptions& options);
+Status encodeCPU(const EncodeRequest<T>& request, const ExecutionOptions& options);
 
-/// Decodes levels 0..lod of a coded stream (parsed into info; its Huffman lengths) into rec, in
-/// the stream's value type S, on the CPU.
+/// Decodes levels 0..lod of a coded stream into rec, in the stream's value type S, on the CPU.
 template<typename S>
-Status decodeCPU(const std::uint8_t* stream,
-  std::size_t bytes,
-  int lod,
-  const StreamInfo& info,
-  const std::uint8_t* lengths,
-  std::size_t tableCount,
-  S* rec,
-  const ExecutionOptions& options);
+Status decodeCPU(const ParsedStream& in, int lod, S* rec, const ExecutionOptions& options);
 
 } // namespace detail
 } // namespace codec

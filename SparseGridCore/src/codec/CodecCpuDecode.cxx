@@ -403,22 +403,16 @@ void reconstructLevel(const Plan& plan,
 } // namespace
 
 template<typename S>
-Status decodeCPU(const std::uint8_t* stream,
-  std::size_t bytes,
-  int lod,
-  const StreamInfo& info,
-  const std::uint8_t* lengths,
-  std::size_t tableCount,
-  S* rec,
-  const ExecutionOptions& options)
+Status decodeCPU(const ParsedStream& in, int lod, S* rec, const ExecutionOptions& options)
 {
+  const StreamInfo& info = in.info;
   CodingPlan setup;
   makeDecodePlan(info, setup);
   const Plan& plan = setup.plan;
   const std::vector<Quantiser>& quantisers = setup.quantisers;
   huffman::Decoder dec;
   std::string why;
-  if (!dec.build(lengths, tableCount, why))
+  if (!dec.build(in.lengths, in.tableCount, why))
   {
     return Status(ErrorCode::InvalidArgument, "decode: damaged stream: " + why);
   }
@@ -440,7 +434,7 @@ Status decodeCPU(const std::uint8_t* stream,
     if (coded)
     {
       Status st = decodeLevelChunks<S>(
-        stream, bytes, info, plan, k, dec, symbols, escCode, escValue, options);
+        in.data, in.bytes, info, plan, k, dec, symbols, escCode, escValue, options);
       if (!st)
       {
         return st;
@@ -464,22 +458,8 @@ Status decodeCPU(const std::uint8_t* stream,
   return Status::Ok();
 }
 
-template Status decodeCPU<float>(const std::uint8_t*,
-  std::size_t,
-  int,
-  const StreamInfo&,
-  const std::uint8_t*,
-  std::size_t,
-  float*,
-  const ExecutionOptions&);
-template Status decodeCPU<double>(const std::uint8_t*,
-  std::size_t,
-  int,
-  const StreamInfo&,
-  const std::uint8_t*,
-  std::size_t,
-  double*,
-  const ExecutionOptions&);
+template Status decodeCPU<float>(const ParsedStream&, int, float*, const ExecutionOptions&);
+template Status decodeCPU<double>(const ParsedStream&, int, double*, const ExecutionOptions&);
 
 } // namespace detail
 } // namespace codec

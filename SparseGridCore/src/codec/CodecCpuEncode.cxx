@@ -409,14 +409,14 @@ void writeChunks(const Plan& plan,
 } // namespace
 
 template<typename T>
-Status encodeCPU(const T* values,
-  const Layout& layout,
-  const format::Scheme& scheme,
-  double bound,
-  std::vector<std::uint8_t>& stream,
-  EncodeStatistics& stats,
-  const ExecutionOptions& options)
+Status encodeCPU(const EncodeRequest<T>& request, const ExecutionOptions& options)
 {
+  const T* values = request.hostValues;
+  const Layout& layout = request.layout;
+  const format::Scheme& scheme = request.scheme;
+  const double bound = request.bound;
+  std::vector<std::uint8_t>& stream = *request.stream;
+  EncodeStatistics& stats = *request.statistics;
   CodingPlan setup;
   Status st = makeEncodePlan(layout, scheme, bound, setup);
   if (!st)
@@ -536,17 +536,8 @@ Status encodeCPU(const T* values,
   return Status::Ok();
 }
 
-#define SPARSEGRID_ENCODE_CPU_INSTANTIATE(T)                                                       \
-  template Status encodeCPU<T>(const T*,                                                           \
-    const Layout&,                                                                                 \
-    const format::Scheme&,                                                                         \
-    double,                                                                                        \
-    std::vector<std::uint8_t>&,                                                                    \
-    EncodeStatistics&,                                                                             \
-    const ExecutionOptions&);
-SPARSEGRID_ENCODE_CPU_INSTANTIATE(float)
-SPARSEGRID_ENCODE_CPU_INSTANTIATE(double)
-#undef SPARSEGRID_ENCODE_CPU_INSTANTIATE
+template Status encodeCPU<float>(const EncodeRequest<float>&, const ExecutionOptions&);
+template Status encodeCPU<double>(const EncodeRequest<double>&, const ExecutionOptions&);
 
 } // namespace detail
 } // namespace codec

@@ -110,6 +110,15 @@ Status parseHeader(const std::uint8_t* stream,
   StreamInfo& info,
   const std::uint8_t** lengths,
   std::size_t* tableCount);
+/// A stream in host memory and what parseHeader read from it.
+struct ParsedStream
+{
+  const std::uint8_t* data = nullptr;
+  std::size_t bytes = 0;
+  StreamInfo info;
+  const std::uint8_t* lengths = nullptr; ///< the Huffman code lengths, tableCount of them
+  std::size_t tableCount = 0;
+};
 
 /// Raw stream of values (header + values in the stream's type); with specialValues, a version-3
 /// raw stream whose values may be NaN or Inf.
@@ -139,12 +148,6 @@ Status makeEncodePlan(const Layout& layout,
 /// For a decoding: the stream's scheme and quantisers, from its (parsed) header.
 void makeDecodePlan(const StreamInfo& info, CodingPlan& out);
 
-} // namespace detail
-
-/// The CUDA implementation (src/cuda/codec/, or CodecCudaUnavailable.cxx when not built).
-/// Every function returns BackendUnavailable or OutOfDeviceMemory when it cannot run.
-namespace cudaimpl
-{
 /// Where encode() puts the stream when it should stay on the device.
 struct DeviceStreamTarget
 {
@@ -152,12 +155,10 @@ struct DeviceStreamTarget
   std::size_t capacity = 0;
   std::size_t bytes = 0;
 };
-bool available(std::string* why);
-/// Frees the device buffers kept between calls.
-void releaseBuffers();
-/// An encoding on the GPU: contiguous values that live on the host (hostValues) or on the device
-/// (deviceValues, exactly one of the two non-null), into `stream` or, with `target`, into device
-/// memory. Fields in this order for aggregate initialisation.
+/// An encoding (CPU or GPU): values that live on the host (hostValues) or on the device
+/// (deviceValues, GPU only; exactly one of the two non-null), with this scheme and bound, into
+/// `stream` (and `statistics`) or, with `target` (GPU only), into device memory. Fields in this
+/// order for aggregate initialisation.
 template<typename T>
 struct EncodeRequest
 {
@@ -170,6 +171,17 @@ struct EncodeRequest
   EncodeStatistics* statistics = nullptr;
   DeviceStreamTarget* target = nullptr;
 };
+} // namespace detail
+
+/// The CUDA implementation (src/cuda/codec/, or CodecCudaUnavailable.cxx when not built).
+/// Every function returns BackendUnavailable or OutOfDeviceMemory when it cannot run.
+namespace cudaimpl
+{
+bool available(std::string* why);
+/// Frees the device buffers kept between calls.
+void releaseBuffers();
+using detail::DeviceStreamTarget;
+using detail::EncodeRequest;
 template<typename T>
 Status encode(const EncodeRequest<T>& request,
   const ExecutionOptions& options,

@@ -129,6 +129,12 @@ Status restoreSpecials(const std::uint8_t* stream,
 Status uploadStream(const std::vector<std::uint8_t>& stream, std::uint8_t* device);
 } // namespace cudaimpl
 
+/// Explicit instantiations of the device side, one list for the CUDA build and its stand-in.
+#define SPARSEGRID_CODEC_MASK_CUDA_INSTANTIATE(T)                                                  \
+  template Status countSpecials<T>(                                                                \
+    const T*, std::uint64_t, std::uint64_t, const SpecialValues&, std::uint64_t&);                 \
+  template Status restoreSpecials<T>(const std::uint8_t*, const StreamInfo&, T*, std::uint64_t);
+
 } // namespace codec
 } // namespace sparsegrid
 

@@ -390,14 +390,14 @@ Status uploadHostTable(const u32* histogram, u64* summary)
 }
 
 bool huffmanTableOnDevice(const std::uint32_t* histogram,
-  std::uint8_t* lengths,
-  std::uint32_t* codes,
-  std::uint64_t* tableCount,
-  std::uint64_t* symbols,
-  bool* onDevice,
+  DeviceHuffmanTable& table,
   std::string* why)
 {
-  *onDevice = false;
+  table.lengths.assign(format::Tokens, 0);
+  table.codes.assign(format::Tokens, 0);
+  table.onDevice = false;
+  std::uint8_t* lengths = table.lengths.data();
+  std::uint32_t* codes = table.codes.data();
   if (hostHuffmanTable())
   {
     return true;
@@ -441,11 +441,11 @@ bool huffmanTableOnDevice(const std::uint32_t* histogram,
   {
     return fail("table kernel");
   }
-  *onDevice = summary[SumHostTable] == 0;
-  *tableCount = summary[SumTableCount];
-  *symbols = summary[SumSymbols];
+  table.onDevice = summary[SumHostTable] == 0;
+  table.tableCount = summary[SumTableCount];
+  table.symbols = summary[SumSymbols];
   // The device holds (code << 5) | length for the writer.
-  for (u32 t = 0; t < format::Tokens && *onDevice; ++t)
+  for (u32 t = 0; t < format::Tokens && table.onDevice; ++t)
   {
     if (lengths[t] != 0 && (codes[t] & 31) != lengths[t])
     {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace sparsegrid
 {
@@ -21,13 +22,18 @@ std::string profileReport();
 /// For the tests: the Huffman table of a histogram of format::Tokens counts as the encoder's
 /// device kernel builds it (lengths: Tokens bytes, codes: Tokens words, tableCount: the last coded
 /// token + 1, symbols: the coded tokens). onDevice is false where the kernel leaves the table to
-/// the host (more tokens than it takes); false return: a CUDA error (why).
+/// the host (more tokens than it takes).
+struct DeviceHuffmanTable
+{
+  std::vector<std::uint8_t> lengths;
+  std::vector<std::uint32_t> codes;
+  std::uint64_t tableCount = 0;
+  std::uint64_t symbols = 0;
+  bool onDevice = false;
+};
+/// false: a CUDA error (why).
 bool huffmanTableOnDevice(const std::uint32_t* histogram,
-  std::uint8_t* lengths,
-  std::uint32_t* codes,
-  std::uint64_t* tableCount,
-  std::uint64_t* symbols,
-  bool* onDevice,
+  DeviceHuffmanTable& table,
   std::string* why);
 /// For the tests: with `on`, the codec takes the paths of a device whose CTAs get less shared
 /// memory than the device Huffman table and the wide-entry chunk decoder need (the host builds

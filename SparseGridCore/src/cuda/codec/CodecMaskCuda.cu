@@ -176,24 +176,8 @@ Status uploadStream(const std::vector<std::uint8_t>& stream, std::uint8_t* devic
   return e == cudaSuccess ? Status::Ok() : maskStatus(e, "upload the stream");
 }
 
-template Status countSpecials<float>(const float*,
-  std::uint64_t,
-  std::uint64_t,
-  const SpecialValues&,
-  std::uint64_t&);
-template Status countSpecials<double>(const double*,
-  std::uint64_t,
-  std::uint64_t,
-  const SpecialValues&,
-  std::uint64_t&);
-template Status restoreSpecials<float>(const std::uint8_t*,
-  const StreamInfo&,
-  float*,
-  std::uint64_t);
-template Status restoreSpecials<double>(const std::uint8_t*,
-  const StreamInfo&,
-  double*,
-  std::uint64_t);
+SPARSEGRID_CODEC_MASK_CUDA_INSTANTIATE(float)
+SPARSEGRID_CODEC_MASK_CUDA_INSTANTIATE(double)
 
 } // namespace cudaimpl
 } // namespace codec
