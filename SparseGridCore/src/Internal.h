@@ -4,6 +4,7 @@
 
 #include "sparsegrid/sparsegrid.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -27,6 +28,33 @@ using execution::threadCount;
 inline void progress(const ExecutionOptions& options, double fraction)
 {
   execution::reportProgress(options, fraction);
+}
+
+/// The number of indices i in [0, n) for which counted(i) is true, in parallel ranges of `grain`
+/// (counted may also write element i).
+template<typename Counted>
+std::uint64_t parallelCount(const ExecutionOptions& options,
+  std::uint64_t n,
+  std::size_t grain,
+  Counted counted)
+{
+  std::atomic<std::uint64_t> total{ 0 };
+  parallelFor(options,
+    static_cast<std::size_t>(n),
+    grain,
+    [&](std::size_t first, std::size_t last)
+    {
+      std::uint64_t c = 0;
+      for (std::size_t i = first; i < last; ++i)
+      {
+        c += counted(i) ? 1 : 0;
+      }
+      if (c)
+      {
+        total += c;
+      }
+    });
+  return total.load();
 }
 
 /// Effective level used by the selection rule: level 0 (boundary) counts as 1.

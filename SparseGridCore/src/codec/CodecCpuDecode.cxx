@@ -106,69 +106,6 @@ private:
   std::uint64_t Consumed = 0;
 };
 
-std::string describeChunk(int level, std::uint64_t chunk)
-{
-  return "level " + std::to_string(level) + ", chunk " + std::to_string(chunk);
-}
-
-/// Level k's chunk offsets (entry nChunks: the section's end) and the first escape of each chunk
-/// (escBase), from its chunk size table, checked against the section and each chunk's header.
-template<typename S>
-Status readChunkTable(const std::uint8_t* stream,
-  std::size_t bytes,
-  const StreamInfo& info,
-  const Plan& plan,
-  int k,
-  std::vector<std::uint64_t>& chunkOffset,
-  std::vector<std::uint64_t>& escBase)
-{
-  const std::uint64_t sectionBegin = k == 0 ? info.headerBytes : info.levelEnd[k - 1];
-  const std::uint64_t sectionEnd = info.levelEnd[k];
-  const std::uint64_t nChunks = plan.levelChunks[k];
-  if (sectionEnd > bytes || sectionEnd < sectionBegin || sectionEnd - sectionBegin < 4 * nChunks)
-  {
-    return Status(ErrorCode::InvalidArgument,
-      "decode: damaged stream: level " + std::to_string(k) + " section is too short");
-  }
-  chunkOffset.assign(static_cast<std::size_t>(nChunks) + 1, 0);
-  escBase.assign(static_cast<std::size_t>(nChunks) + 1, 0);
-  std::uint64_t at = sectionBegin + 4 * nChunks;
-  for (std::uint64_t c = 0; c < nChunks; ++c)
-  {
-    const std::uint32_t size = format::load<std::uint32_t>(stream + sectionBegin + 4 * c);
-    chunkOffset[c] = at;
-    std::uint32_t esc = 0;
-    if (size != 0)
-    {
-      if (size < format::ChunkHeaderBytes || size % 4 != 0 || at + size > sectionEnd)
-      {
-        return Status(ErrorCode::InvalidArgument,
-          "decode: damaged stream: bad size " + std::to_string(size) + " of " +
-            describeChunk(k, c));
-      }
-      esc = format::load<std::uint32_t>(stream + at + 8);
-      const std::uint32_t words = format::load<std::uint32_t>(stream + at + 12);
-      if (esc > format::ChunkCodes ||
-        format::ChunkHeaderBytes + std::uint64_t(esc) * sizeof(S) + 4 * std::uint64_t(words) !=
-          size)
-      {
-        return Status(ErrorCode::InvalidArgument,
-          "decode: damaged stream: inconsistent header of " + describeChunk(k, c));
-      }
-    }
-    at += size;
-    escBase[c + 1] = escBase[c] + esc;
-  }
-  chunkOffset[nChunks] = at;
-  if (at != sectionEnd)
-  {
-    return Status(ErrorCode::InvalidArgument,
-      "decode: damaged stream: the chunks of level " + std::to_string(k) +
-        " do not fill its section");
-  }
-  return Status::Ok();
-}
-
 /// Decodes chunk c (codes [begin, end) of its level, `size` bytes at `in`) into symbols; its
 /// escapes into escCode and escValue from slot escBase on. Returns what is wrong with the chunk,
 /// or nullptr.

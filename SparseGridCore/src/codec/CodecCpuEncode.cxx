@@ -133,25 +133,16 @@ Status copyInput(const T* values,
   T* rec,
   const ExecutionOptions& options)
 {
-  std::atomic<std::uint64_t> nonFinite{ 0 };
-  sparsegrid::detail::parallelFor(options,
-    static_cast<std::size_t>(voxels),
+  const std::uint64_t nonFinite = sparsegrid::detail::parallelCount(options,
+    voxels,
     1 << 16,
-    [&](std::size_t first, std::size_t last)
+    [&](std::size_t i)
     {
-      std::uint64_t bad = 0;
-      for (std::size_t i = first; i < last; ++i)
-      {
-        const T v = values[i * stride];
-        rec[i] = v;
-        bad += std::isfinite(v) ? 0 : 1;
-      }
-      if (bad)
-      {
-        nonFinite += bad;
-      }
+      const T v = values[i * stride];
+      rec[i] = v;
+      return !std::isfinite(v);
     });
-  if (nonFinite.load() > 0)
+  if (nonFinite > 0)
   {
     std::size_t first = 0;
     while (first < voxels && std::isfinite(rec[first]))
@@ -159,7 +150,7 @@ Status copyInput(const T* values,
       ++first;
     }
     return Status(ErrorCode::NonFinite,
-      "encode: the values hold " + std::to_string(nonFinite.load()) +
+      "encode: the values hold " + std::to_string(nonFinite) +
         " NaN/Inf value(s), the first at voxel " + std::to_string(first));
   }
   return Status::Ok();

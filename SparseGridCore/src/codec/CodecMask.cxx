@@ -7,7 +7,6 @@
 #include "../Internal.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -230,7 +229,8 @@ void fillLine(T* v, std::uint8_t* state, std::uint64_t n, std::uint64_t step)
 /// on both sides; beyond the line's first (last) ordinary voxel, the linear extrapolation of the
 /// two nearest ordinary voxels, at most two voxels out, where that predicts the nearest one from
 /// the next two with less than half a copy's error (smooth data), else a copy of the nearest
-/// (noisy data, whose extrapolation amplifies the noise). v holds 0 at the special voxels before the first line.
+/// (noisy data, whose extrapolation amplifies the noise). v holds 0 at the special voxels before
+/// the first line.
 template<typename T>
 void estimateLine(T* v,
   const std::uint8_t* state,
@@ -674,20 +674,10 @@ std::uint64_t countSpecials(const T* values,
   const ExecutionOptions& options)
 {
   const std::uint64_t voxels = layout.dims[0] * layout.dims[1] * layout.dims[2];
-  std::atomic<std::uint64_t> count{ 0 };
-  sparsegrid::detail::parallelFor(options,
-    static_cast<std::size_t>(voxels),
+  return sparsegrid::detail::parallelCount(options,
+    voxels,
     1 << 16,
-    [&](std::size_t first, std::size_t last)
-    {
-      std::uint64_t c = 0;
-      for (std::size_t i = first; i < last; ++i)
-      {
-        c += specials.contains(values[i * layout.stride]) ? 1 : 0;
-      }
-      count += c;
-    });
-  return count.load();
+    [&](std::size_t i) { return specials.contains(values[i * layout.stride]); });
 }
 
 template<typename T>

@@ -36,10 +36,16 @@ using u64 = std::uint64_t;
 //------------------------------------------------------------------------------------------------
 // Launch geometry. Emulation runs every thread of a CTA as an OS thread: keep CTAs small there.
 //------------------------------------------------------------------------------------------------
+// SharedCtaThreads: CTAs of the evaluation kernels that stage coefficients in shared memory;
+// TileTarget: values per tile of the hierarchization's line kernels.
 #ifdef SG_CUDA_EMULATION
 constexpr int CtaThreads = 64;
+constexpr int SharedCtaThreads = 128;
+constexpr std::uint64_t TileTarget = 512;
 #else
 constexpr int CtaThreads = 256;
+constexpr int SharedCtaThreads = 512;
+constexpr std::uint64_t TileTarget = 8192;
 #endif
 constexpr int WarpSize = 32;
 

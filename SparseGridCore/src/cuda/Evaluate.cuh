@@ -46,11 +46,6 @@ constexpr int SlotBits = 6;
 constexpr int SlotsPerWord = 10;
 constexpr u64 OffsetMask = (u64(1) << 56) - 1;
 constexpr int FastMaxCompiledD = 10;
-#ifdef SG_CUDA_EMULATION
-constexpr int SharedCtaThreads = 128;
-#else
-constexpr int SharedCtaThreads = 512;
-#endif
 
 /// 2^l as T, exactly, from the exponent bits (|l| <= 126).
 template<typename T>
@@ -896,7 +891,7 @@ Status DeviceEvaluator<T>::prepare(const Grid& grid,
     const u64 coefBytes = grid.size() * sizeof(T);
     const bool allowed = tuning.sharedCoefficients;
     const u64 stageBytes = opt.vec1
-      ? u64(eval::SharedCtaThreads / WarpSize) * WarpSize * this->PointsPerThread * D * sizeof(T)
+      ? u64(SharedCtaThreads / WarpSize) * WarpSize * this->PointsPerThread * D * sizeof(T)
       : 0;
     this->SharedCoefficients = allowed && D <= 6 &&
       coefBytes + 16 + stageBytes + 1024 <= static_cast<u64>(info.sharedPerBlockOptin) &&
@@ -946,7 +941,7 @@ Status DeviceEvaluator<T>::run(const T* points,
     p.vec1 = this->Opt.vec1 ? 1 : 0;
     p.counter = counter;
     const int ppl = this->PointsPerThread;
-    const int threads = this->SharedCoefficients ? eval::SharedCtaThreads : CtaThreads;
+    const int threads = this->SharedCoefficients ? SharedCtaThreads : CtaThreads;
     const u64 stage = this->Opt.vec1 ? u64(threads / WarpSize) * WarpSize * ppl * D * sizeof(T) : 0;
     u64 smem = stage;
     if (this->SharedCoefficients)

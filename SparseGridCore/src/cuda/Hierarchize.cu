@@ -32,11 +32,6 @@ namespace hier
 
 constexpr int MaxLevelSlots = MaxAxisLevel + 1;
 constexpr u32 SegmentSize = 256;
-#ifdef SG_CUDA_EMULATION
-constexpr u64 TileTarget = 512;
-#else
-constexpr u64 TileTarget = 8192;
-#endif
 
 struct Tile
 {

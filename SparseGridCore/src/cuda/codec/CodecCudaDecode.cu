@@ -443,63 +443,8 @@ Status readDeviceHeader(const std::uint8_t* deviceStream,
   return Status::Ok();
 }
 
-/// The chunk tables of the decoded levels of a host stream, validated on the host (as the CPU
-/// decoder does): each chunk's offset and size.
-template<typename S>
-Status hostChunkTables(const std::uint8_t* stream,
-  std::size_t bytes,
-  const StreamInfo& info,
-  const Plan& plan,
-  int lod,
-  std::vector<u64>& chunkOffset,
-  std::vector<u32>& chunkSize)
-{
-  for (int k = 0; k <= lod; ++k)
-  {
-    const u64 sectionBegin = k == 0 ? info.headerBytes : info.levelEnd[k - 1];
-    const u64 sectionEnd = info.levelEnd[k];
-    const u64 nChunks = plan.levelChunks[k];
-    if (sectionEnd > bytes || sectionEnd - sectionBegin < 4 * nChunks)
-    {
-      return Status(ErrorCode::InvalidArgument,
-        "decode: damaged stream: level " + std::to_string(k) + " section is too short");
-    }
-    u64 at = sectionBegin + 4 * nChunks;
-    for (u64 j = 0; j < nChunks; ++j)
-    {
-      const u64 c = plan.chunkBegin[k] + j;
-      const u32 size = format::load<u32>(stream + sectionBegin + 4 * j);
-      if (size != 0)
-      {
-        if (size < format::ChunkHeaderBytes || size % 4 != 0 || at + size > sectionEnd)
-        {
-          return Status(ErrorCode::InvalidArgument,
-            "decode: damaged stream: bad chunk size in level " + std::to_string(k));
-        }
-        const u32 esc = format::load<u32>(stream + at + 8);
-        const u32 words = format::load<u32>(stream + at + 12);
-        if (esc > format::ChunkCodes ||
-          format::ChunkHeaderBytes + u64(esc) * sizeof(S) + 4 * u64(words) != size)
-        {
-          return Status(ErrorCode::InvalidArgument,
-            "decode: damaged stream: inconsistent chunk header in level " + std::to_string(k));
-        }
-      }
-      chunkOffset[c] = at;
-      chunkSize[c] = size;
-      at += size;
-    }
-    if (at != sectionEnd)
-    {
-      return Status(ErrorCode::InvalidArgument,
-        "decode: damaged stream: the chunks of level " + std::to_string(k) +
-          " do not fill its section");
-    }
-  }
-  return Status::Ok();
-}
-
-/// The chunk tables of a device stream: the same checks as hostChunkTables, on the device (sizes
+/// The chunk tables of a device stream: the same checks as detail::readChunkTable, on the device
+/// (sizes
 /// -> scan -> offsets and checks).
 template<typename S>
 Status deviceChunkTables(Workspace& ws,
@@ -668,10 +613,18 @@ Status decodeCoded(Workspace& ws,
   const u64 chunks = plan.chunkBegin[lod + 1];
   std::vector<u64> chunkOffset(static_cast<std::size_t>(chunks) + 1);
   std::vector<u32> chunkSize(static_cast<std::size_t>(chunks) + 1, 0);
-  if (!streamOnDevice &&
-    !(st = hostChunkTables<S>(stream, streamBytes, info, plan, lod, chunkOffset, chunkSize)))
+  for (int k = 0; k <= lod && !streamOnDevice; ++k)
   {
-    return st;
+    std::vector<std::uint64_t> offset, escBase;
+    if (!(st = detail::readChunkTable<S>(stream, streamBytes, info, plan, k, offset, escBase)))
+    {
+      return st;
+    }
+    for (u64 j = 0; j < plan.levelChunks[k]; ++j)
+    {
+      chunkOffset[plan.chunkBegin[k] + j] = offset[j];
+      chunkSize[plan.chunkBegin[k] + j] = static_cast<u32>(offset[j + 1] - offset[j]);
+    }
   }
   const ChunkGeometry geometry = geometryOf(plan, levelCodeBegin);
   std::vector<DevPass> passes;
