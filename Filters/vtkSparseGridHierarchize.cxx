@@ -46,12 +46,20 @@ struct vtkSparseGridHierarchize::vtkInternals
 namespace
 {
 using vtkSparseGridHierarchizeBricks::AcceptCodedInput;
-using vtkSparseGridHierarchizeBricks::AppendMetrics;
-using vtkSparseGridHierarchizeBricks::CodedJob;
 using vtkSparseGridHierarchizeBricks::CompressErrorBounded;
 using vtkSparseGridHierarchizeBricks::InputBytes;
 using vtkSparseGridParallel::ImageHeader;
 using vtkSparseGridParallel::Outcome;
+
+/// Every process learns whether all went well; `error` is the agreed message. Collective.
+Outcome AgreeOn(vtkMultiProcessController* controller, Outcome local, std::string& error)
+{
+  if (local != Outcome::Failed)
+  {
+    error.clear();
+  }
+  return vtkSparseGridParallel::Agree(controller, local, error);
+}
 
 /// Everything the fixed-level compression needs, and what it produces.
 struct Job
@@ -106,11 +114,36 @@ Outcome Check(Job& job, const std::string& what, const sparsegrid::Status& statu
 /// Every process learns whether all went well (collective in a distributed run).
 Outcome Agree(Job& job, Outcome local)
 {
-  if (local != Outcome::Failed)
+  return AgreeOn(job.Controller, local, job.Error);
+}
+
+/// Collective: the metrics of one array from every process's partial sums, appended to the
+/// job's.
+Outcome AppendMetrics(Job& job, sparsegrid::ErrorSums sums)
+{
+  if (!vtkSparseGridParallel::ReduceErrorSums(job.Controller, sums))
   {
-    job.Error.clear();
+    job.Error = "reducing the error metrics over the processes failed";
+    return Outcome::Failed;
   }
-  return vtkSparseGridParallel::Agree(job.Controller, local, job.Error);
+  const sparsegrid::ErrorMetrics metrics = sums.metrics();
+  if (!std::isfinite(metrics.maxAbsError) || !std::isfinite(metrics.rmse) ||
+    std::isnan(metrics.psnr))
+  {
+    // The same sums, hence the same verdict, on every process.
+    std::ostringstream os;
+    os << "Array '" << job.Names[job.MaxAbsError.size()]
+       << "': its error cannot be measured in double (max error " << metrics.maxAbsError
+       << ", RMSE " << metrics.rmse << "): its values (up to "
+       << std::max(sums.maximum, sums.negatedMinimum)
+       << " in magnitude) are too large. Rescale the array (Calculator) before compressing it.";
+    job.Error = os.str();
+    return Outcome::Failed;
+  }
+  job.MaxAbsError.push_back(metrics.maxAbsError);
+  job.RMSE.push_back(metrics.rmse);
+  job.PSNR.push_back(metrics.psnr);
+  return Outcome::Done;
 }
 
 /// Finite values beyond float's range would become Inf in the conversion and then be reported
@@ -627,6 +660,195 @@ Outcome MakeGrid(vtkSparseGridHierarchize* self,
   }
   return Outcome::Done;
 }
+
+/// What both encodings start from: this process's piece of the image and what is compressed.
+struct Input
+{
+  vtkMultiProcessController* Controller = nullptr; ///< nullptr: serial
+  vtkImageData* Image = nullptr;
+  vtkSparseGridParallel::ImagePartition Partition;
+  ImageHeader Header;
+  std::vector<vtkDataArray*> Arrays; ///< this piece's (empty without a piece)
+  vtkSparseGridRepresentation::Description Info;
+  Job Fixed; ///< the piece along each grid axis (what the fixed-level encoding needs)
+};
+
+/**
+ * Collective: each process keeps its own piece of the image (vtkSparseGridParallel), the first
+ * process with a piece chooses the arrays, every other one finds them in its piece, and the
+ * image's geometry is described.
+ */
+Outcome ReadInput(vtkDataObject* input,
+  vtkInformation* inInfo,
+  int piece,
+  const std::vector<std::string>& names,
+  Input& in,
+  std::string& error)
+{
+  in.Image = vtkImageData::SafeDownCast(input);
+  Outcome local = Outcome::Done;
+  if (!in.Image)
+  {
+    error =
+      std::string("Sparse Grid Hierarchize needs image data (vtkImageData) but the input is ") +
+      (input ? input->GetClassName() : "missing") +
+      ". Resample it to an image first (Resample To Image).";
+    local = Outcome::Failed;
+  }
+  else if (in.Image->GetNumberOfPoints() > 0 && !in.Image->GetDirectionMatrix()->IsIdentity())
+  {
+    error = "Oriented images (a direction matrix other than the identity) are not supported.";
+    local = Outcome::Failed;
+  }
+  if ((local = AgreeOn(in.Controller, local, error)) != Outcome::Done)
+  {
+    return local;
+  }
+  in.Partition = vtkSparseGridParallel::PartitionImage(in.Controller, inInfo, piece, in.Image);
+  if (in.Partition.Leader < 0)
+  {
+    error = "The input image is empty."; // the same partition, hence verdict, everywhere
+    return Outcome::Failed;
+  }
+  const int rank = in.Controller ? in.Controller->GetLocalProcessId() : 0;
+  local = rank == in.Partition.Leader
+    ? SelectArrays(in.Image, in.Partition.WholeExtent, names, in.Header, in.Arrays, error)
+    : Outcome::Done;
+  if ((local = AgreeOn(in.Controller, local, error)) != Outcome::Done)
+  {
+    return local;
+  }
+  vtkSparseGridParallel::BroadcastHeader(in.Controller, in.Partition.Leader, in.Header);
+  if (in.Partition.HasPiece() && rank != in.Partition.Leader)
+  {
+    local = FindArrays(in.Image, in.Header, in.Partition.Leader, in.Arrays, error);
+  }
+  if (local == Outcome::Done)
+  {
+    local = DescribeImage(in.Header, in.Partition, in.Info, in.Fixed, error);
+  }
+  return AgreeOn(in.Controller, local, error);
+}
+
+/// Error-bounded compression: the input checked, then sparsegrid::compressPiece and the
+/// representation (vtkSparseGridHierarchizeBricks). Collective.
+Outcome CompressCoded(vtkSparseGridHierarchize* self,
+  Input& in,
+  vtkPolyData* output,
+  std::string& error)
+{
+  bool useDouble = self->GetPrecision() == vtkSparseGridHierarchize::DOUBLE;
+  if (const Outcome agreed = AcceptCodedInput(in.Controller,
+        Outcome::Done,
+        in.Partition,
+        in.Image,
+        in.Header,
+        in.Arrays,
+        useDouble,
+        error);
+      agreed != Outcome::Done)
+  {
+    return agreed;
+  }
+  vtkSparseGridExecution exec(
+    self, self->GetBackend(), self->GetNumberOfThreads(), sparsegrid::Optimizations());
+  sparsegrid::PieceSettings settings;
+  settings.brickSize = self->GetBrickSize();
+  settings.boundMode = self->GetErrorBoundMode();
+  settings.bound = self->GetErrorBound();
+  settings.specials.useFillValue = self->GetUseFillValue();
+  settings.specials.fillValue = self->GetFillValue();
+  settings.execution = exec.Options();
+  return CompressErrorBounded(in.Controller,
+    settings,
+    exec,
+    in.Partition,
+    in.Image,
+    in.Header,
+    in.Arrays,
+    useDouble,
+    in.Info,
+    output,
+    error);
+}
+
+/**
+ * The fixed-level sparse grid: the grid, the same on every process; then sample, reduce,
+ * hierarchize and measure, array by array; the representation on piece 0, its metadata on the
+ * other pieces. Collective.
+ */
+Outcome CompressFixed(vtkSparseGridHierarchize* self,
+  Input& in,
+  int piece,
+  vtkPolyData* output,
+  std::string& error)
+{
+  std::uint64_t outputBytes = 0;
+  Outcome local = MakeGrid(self, in.Header, in.Info, outputBytes, error);
+  if ((local = AgreeOn(in.Controller, local, error)) != Outcome::Done)
+  {
+    return local;
+  }
+  // Of two pieces that disagree on shared points one would silently win (the other checks of
+  // the tiling follow from the grid points each piece owns).
+  if (const Outcome agreed = vtkSparseGridParallel::CheckTiling(in.Controller,
+        in.Partition,
+        in.Image,
+        in.Partition.HasPiece() ? in.Arrays : std::vector<vtkDataArray*>(),
+        error);
+      agreed != Outcome::Done)
+  {
+    return agreed;
+  }
+  Job& job = in.Fixed;
+  vtkNew<vtkImageData> cropped;
+  job.Arrays = in.Partition.HasPiece()
+    ? vtkSparseGridParallel::CropToPiece(
+        in.Image, in.Partition.Extent, in.Header.Names, in.Arrays, cropped)
+    : std::vector<vtkDataArray*>();
+  vtkSparseGridRepresentation::Description& info = in.Info;
+  job.Grid = &info.Grid;
+  job.Names = in.Header.Names;
+  job.Components = in.Header.Components;
+  job.ComputeError = self->GetComputeError();
+  job.Controller = in.Controller;
+  vtkSparseGridExecution exec(
+    self, self->GetBackend(), self->GetNumberOfThreads(), Optimizations(self));
+  job.Exec = &exec;
+  const Outcome outcome = info.Precision == sparsegrid::Precision::Double
+    ? CompressFixedLevel<double>(job)
+    : CompressFixedLevel<float>(job);
+  if (outcome != Outcome::Done)
+  {
+    error = job.Error;
+    return outcome;
+  }
+  // The slowest process sets the pace; all report the same time.
+  vtkSparseGridParallel::MaxAll(in.Controller, &job.Seconds, &info.TimeSeconds, 1);
+  info.CompressionRatio =
+    outputBytes > 0 ? InputBytes(in.Header, info) / static_cast<double>(outputBytes) : 0.0;
+  info.MaxAbsError = job.MaxAbsError;
+  info.RMSE = job.RMSE;
+  info.PSNR = job.PSNR;
+  info.Backend = exec.BackendUsed();
+  info.BackendNote = exec.Note();
+  if (piece != 0)
+  {
+    // The other pieces carry the metadata but no payload: ParaView's data information then
+    // counts the representation once, and every process still sees what it describes.
+    output->Initialize();
+    vtkSparseGridRepresentation::WriteFieldData(info, output->GetFieldData());
+    return Outcome::Done;
+  }
+  std::vector<vtkDataArray*> coefficients(job.Coefficients.begin(), job.Coefficients.end());
+  if (!vtkSparseGridRepresentation::ToPolyData(
+        info, coefficients, output, &error, self->GetOutputGridPoints()))
+  {
+    error = "Cannot build the output: " + error;
+    return Outcome::Failed;
+  }
+  return Outcome::Done;
+}
 } // namespace
 
 //------------------------------------------------------------------------------------------------
@@ -768,6 +990,12 @@ std::string vtkSparseGridHierarchize::InvalidSettings() const
       this->Backend, std::nullopt, this->ChunkSize, this->NumberOfThreads),
     vtkSparseGridExecution::OutOfRange(
       "Brick Size", this->BrickSize, 8, 65536, " (samples per axis of each coded brick)") };
+  if (this->ErrorBoundMode != BOUND_OFF &&
+    !(this->ErrorBound > 0 && std::isfinite(this->ErrorBound)))
+  {
+    problems.push_back("ErrorBound must be a positive, finite number (got " +
+      std::to_string(this->ErrorBound) + ").");
+  }
   const char* axes[3] = { "Level Limits (x)", "Level Limits (y)", "Level Limits (z)" };
   for (int a = 0; a < 3; ++a)
   {
@@ -796,228 +1024,65 @@ int vtkSparseGridHierarchize::RequestData(vtkInformation*,
 {
   vtkDataObject* input = vtkDataObject::GetData(inputVector[0], 0);
   vtkPolyData* output = vtkPolyData::GetData(outputVector, 0);
-  vtkImageData* image = vtkImageData::SafeDownCast(input);
-  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
   // Distributed runs: every step below that involves the controller is collective, and every
   // process runs every step, whatever happened to it (see vtkSparseGridParallel.h).
-  vtkMultiProcessController* controller = vtkSparseGridParallel::DistributedController(outInfo);
+  Input in;
+  in.Controller = vtkSparseGridParallel::DistributedController(outInfo);
   const int piece = outInfo->Has(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER())
     ? outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER())
     : 0;
-  if (!controller && piece > 0)
+  if (!in.Controller && piece > 0)
   {
     // One process streaming pieces: each request saw the whole image and only piece 0 carries
     // the result, so that the pieces do not duplicate it.
     return 1;
   }
-  // Every failure goes through Errors: shown once, however often ParaView updates the filter,
-  // with an empty output (never a half-made representation).
-  const vtkMTimeType inputTime = input ? input->GetMTime() : 0;
-  auto fail = [&](const std::string& message)
-  {
-    if (output)
-    {
-      output->Initialize();
-    }
-    return this->Errors->Report(this, outInfo, inputTime, message);
-  };
   // Settings are the same on every process, so all of them leave here together, before any
   // collective call.
-  const std::string invalid = this->InvalidSettings();
-  if (!invalid.empty())
+  std::string error = this->InvalidSettings();
+  Outcome outcome = error.empty() ? ReadInput(input,
+                                      inputVector[0]->GetInformationObject(0),
+                                      piece,
+                                      this->Internals->ArrayNames,
+                                      in,
+                                      error)
+                                  : Outcome::Failed;
+  const bool coded = this->ErrorBoundMode != BOUND_OFF;
+  if (outcome == Outcome::Done)
   {
-    return fail(invalid);
+    outcome = coded ? CompressCoded(this, in, output, error)
+                    : CompressFixed(this, in, piece, output, error);
   }
-  const int rank = controller ? controller->GetLocalProcessId() : 0;
-  std::string error;
-  auto agree = [&](Outcome local)
-  {
-    if (local != Outcome::Failed)
-    {
-      error.clear();
-    }
-    return vtkSparseGridParallel::Agree(controller, local, error);
-  };
-  // What RequestData returns when the processes agreed on not going on.
-  auto stop = [&](Outcome agreed) { return agreed == Outcome::Failed ? fail(error) : 0; };
-  // The last step of both encodings, once the output is made.
-  auto finish = [&](const vtkSparseGridRepresentation::Description& info, const char* advice)
-  {
-    if (!info.BackendNote.empty())
-    {
-      vtkWarningMacro(<< info.BackendNote);
-    }
-    if (info.CompressionRatio < 1 && rank == 0)
-    {
-      vtkWarningMacro("The compressed data are larger than the input (ratio "
-        << info.CompressionRatio << ":1): " << advice);
-    }
-    AddLocalInputPoints(output, image->GetNumberOfPoints());
-    this->Errors->Clear();
-    this->UpdateProgress(1.0);
-    return 1;
-  };
-
-  // 1. Read pieces: each process keeps its own piece of the image (vtkSparseGridParallel).
-  Outcome local = Outcome::Done;
-  if (!image)
-  {
-    error =
-      std::string("Sparse Grid Hierarchize needs image data (vtkImageData) but the input is ") +
-      (input ? input->GetClassName() : "missing") +
-      ". Resample it to an image first (Resample To Image).";
-    local = Outcome::Failed;
-  }
-  else if (image->GetNumberOfPoints() > 0 && !image->GetDirectionMatrix()->IsIdentity())
-  {
-    error = "Oriented images (a direction matrix other than the identity) are not supported.";
-    local = Outcome::Failed;
-  }
-  if (const Outcome agreed = agree(local); agreed != Outcome::Done)
-  {
-    return stop(agreed);
-  }
-  const vtkSparseGridParallel::ImagePartition partition =
-    vtkSparseGridParallel::PartitionImage(controller, inInfo, piece, image);
-  if (partition.Leader < 0)
-  {
-    return fail("The input image is empty.");
-  }
-  // What is compressed: the first process with a piece decides, every other process with a piece
-  // finds the same arrays.
-  ImageHeader header;
-  std::vector<vtkDataArray*> arrays;
-  local = rank == partition.Leader
-    ? SelectArrays(image, partition.WholeExtent, this->Internals->ArrayNames, header, arrays, error)
-    : Outcome::Done;
-  if (const Outcome agreed = agree(local); agreed != Outcome::Done)
-  {
-    return stop(agreed);
-  }
-  vtkSparseGridParallel::BroadcastHeader(controller, partition.Leader, header);
-  if (partition.HasPiece() && rank != partition.Leader)
-  {
-    local = FindArrays(image, header, partition.Leader, arrays, error);
-  }
-  vtkSparseGridRepresentation::Description info;
-  Job job;
-  if (local == Outcome::Done)
-  {
-    local = DescribeImage(header, partition, info, job, error);
-  }
-
-  if (this->ErrorBoundMode != BOUND_OFF)
-  {
-    if (local == Outcome::Done && !(this->ErrorBound > 0 && std::isfinite(this->ErrorBound)))
-    {
-      error = "ErrorBound must be a positive, finite number (got " +
-        std::to_string(this->ErrorBound) + ").";
-      local = Outcome::Failed;
-    }
-    bool useDouble = this->Precision == DOUBLE;
-    if (const Outcome agreed =
-          AcceptCodedInput(controller, local, partition, image, header, arrays, useDouble, error);
-        agreed != Outcome::Done)
-    {
-      return stop(agreed);
-    }
-    // 2-4. Code each piece within the bound, check it, and emit the coded streams.
-    vtkSparseGridExecution exec(
-      this, this->Backend, this->NumberOfThreads, sparsegrid::Optimizations());
-    CodedJob coded;
-    coded.Mode = this->ErrorBoundMode;
-    coded.Bound = this->ErrorBound;
-    coded.Specials.useFillValue = this->UseFillValue;
-    coded.Specials.fillValue = this->FillValue;
-    coded.Exec = &exec;
-    coded.Controller = controller;
-    const Outcome outcome = CompressErrorBounded(
-      coded, this->BrickSize, partition, image, header, arrays, useDouble > 0, info, output);
-    if (outcome != Outcome::Done)
-    {
-      // Aborted or failed: an empty output, never a half-made representation.
-      output->Initialize();
-      return outcome == Outcome::Aborted ? 1 : fail(coded.Error);
-    }
-    return finish(info,
-      "most values could not be predicted within the bound and are stored exactly (a bound "
-      "close to the resolution of the data, or noise-like or extreme values). A larger Error "
-      "Bound compresses.");
-  }
-
-  // 2. The fixed-level grid, the same on every process.
-  std::uint64_t outputBytes = 0;
-  if (local == Outcome::Done)
-  {
-    local = MakeGrid(this, header, info, outputBytes, error);
-  }
-  if (const Outcome agreed = agree(local); agreed != Outcome::Done)
-  {
-    return stop(agreed);
-  }
-  // Of two pieces that disagree on shared points one would silently win (the other checks of
-  // the tiling follow from the grid points each piece owns).
-  if (const Outcome agreed = vtkSparseGridParallel::CheckTiling(controller,
-        partition,
-        image,
-        partition.HasPiece() ? arrays : std::vector<vtkDataArray*>(),
-        error);
-      agreed != Outcome::Done)
-  {
-    return stop(agreed);
-  }
-  vtkNew<vtkImageData> cropped;
-  job.Arrays = partition.HasPiece()
-    ? vtkSparseGridParallel::CropToPiece(image, partition.Extent, header.Names, arrays, cropped)
-    : std::vector<vtkDataArray*>();
-  job.Grid = &info.Grid;
-  job.Names = header.Names;
-  job.Components = header.Components;
-  job.ComputeError = this->ComputeError;
-  job.Controller = controller;
-  vtkSparseGridExecution exec(this, this->Backend, this->NumberOfThreads, Optimizations(this));
-  job.Exec = &exec;
-
-  // 3-6. Sample, reduce, hierarchize and measure, array by array.
-  const Outcome outcome = info.Precision == sparsegrid::Precision::Double
-    ? CompressFixedLevel<double>(job)
-    : CompressFixedLevel<float>(job);
   if (outcome != Outcome::Done)
   {
-    output->Initialize(); // an aborted or failed filter leaves an empty output
-    return outcome == Outcome::Aborted ? 1 : fail(job.Error);
-  }
-
-  // 7. Emit: the representation on piece 0, its metadata on the other pieces.
-  // The slowest process sets the pace; all report the same time.
-  vtkSparseGridParallel::MaxAll(controller, &job.Seconds, &info.TimeSeconds, 1);
-  info.CompressionRatio =
-    outputBytes > 0 ? InputBytes(header, info) / static_cast<double>(outputBytes) : 0.0;
-  info.MaxAbsError = job.MaxAbsError;
-  info.RMSE = job.RMSE;
-  info.PSNR = job.PSNR;
-  info.Backend = exec.BackendUsed();
-  info.BackendNote = exec.Note();
-  if (piece == 0)
-  {
-    std::vector<vtkDataArray*> coefficients(job.Coefficients.begin(), job.Coefficients.end());
-    if (!vtkSparseGridRepresentation::ToPolyData(
-          info, coefficients, output, &error, this->OutputGridPoints))
-    {
-      return fail("Cannot build the output: " + error);
-    }
-  }
-  else
-  {
-    // The other pieces carry the metadata but no payload: ParaView's data information then
-    // counts the representation once, and every process still sees what it describes.
+    // Aborted or failed: an empty output, never a half-made representation; each failure is
+    // shown once, however often ParaView updates the filter.
     output->Initialize();
-    vtkSparseGridRepresentation::WriteFieldData(info, output->GetFieldData());
+    return outcome == Outcome::Aborted
+      ? 1
+      : this->Errors->Report(this, outInfo, input ? input->GetMTime() : 0, error);
   }
-  return finish(info,
-    "the level is high for this image, or its sizes are far from 2^n + 1 samples (the grid "
-    "resolves each axis at the next 2^n + 1). Use the error-bounded mode, or a lower Level.");
+  const vtkSparseGridRepresentation::Description& info = in.Info;
+  if (!info.BackendNote.empty())
+  {
+    vtkWarningMacro(<< info.BackendNote);
+  }
+  if (info.CompressionRatio < 1 && (!in.Controller || in.Controller->GetLocalProcessId() == 0))
+  {
+    vtkWarningMacro("The compressed data are larger than the input (ratio "
+      << info.CompressionRatio << ":1): "
+      << (coded ? "most values could not be predicted within the bound and are stored exactly (a "
+                  "bound close to the resolution of the data, or noise-like or extreme values). "
+                  "A larger Error Bound compresses."
+                : "the level is high for this image, or its sizes are far from 2^n + 1 samples "
+                  "(the grid resolves each axis at the next 2^n + 1). Use the error-bounded "
+                  "mode, or a lower Level."));
+  }
+  AddLocalInputPoints(output, in.Image->GetNumberOfPoints());
+  this->Errors->Clear();
+  this->UpdateProgress(1.0);
+  return 1;
 }
 
 //------------------------------------------------------------------------------------------------

@@ -891,41 +891,63 @@ constexpr vtkIdType MessageBytes = vtkIdType(1) << 30;
 } // namespace
 
 //------------------------------------------------------------------------------------------------
-bool vtkSparseGridParallel::ExchangeIndex(vtkMultiProcessController* controller,
-  const CodedPiece& mine,
-  vtkSparseGridRepresentation::Contents& index,
-  std::string& error)
+int vtkSparseGridParallel::Communicator::rank() const
 {
-  std::vector<long long> lengths(mine.Lengths.begin(), mine.Lengths.end()), allLengths;
-  std::vector<int> extents, levels;
-  std::vector<double> bounds;
-  std::vector<vtkIdType> counts;
-  if (!GatherAll(controller, mine.Extents, extents, &counts) ||
-    !GatherAll(controller, lengths, allLengths) || !GatherAll(controller, mine.Levels, levels) ||
-    !GatherAll(controller, mine.LevelBounds, bounds))
+  return this->Controller ? this->Controller->GetLocalProcessId() : 0;
+}
+
+int vtkSparseGridParallel::Communicator::size() const
+{
+  return this->Controller ? this->Controller->GetNumberOfProcesses() : 1;
+}
+
+namespace
+{
+int ReduceOperation(sparsegrid::Communicator::Operation operation)
+{
+  switch (operation)
   {
-    error = "the processes could not exchange the index of their coded bricks";
+    case sparsegrid::Communicator::Operation::Min:
+      return vtkCommunicator::MIN_OP;
+    case sparsegrid::Communicator::Operation::Max:
+      return vtkCommunicator::MAX_OP;
+    default:
+      return vtkCommunicator::SUM_OP;
+  }
+}
+}
+
+bool vtkSparseGridParallel::Communicator::allReduce(const double* in,
+  double* out,
+  std::size_t n,
+  Operation operation)
+{
+  return ReduceAll(this->Controller, in, out, n, ReduceOperation(operation));
+}
+
+bool vtkSparseGridParallel::Communicator::allReduce(const std::int64_t* in,
+  std::int64_t* out,
+  std::size_t n,
+  Operation operation)
+{
+  // vtkMultiProcessController knows long long, which std::int64_t may not be.
+  std::vector<long long> send(in, in + n), receive(n);
+  const bool ok =
+    ReduceAll(this->Controller, send.data(), receive.data(), n, ReduceOperation(operation));
+  std::copy(receive.begin(), receive.end(), out);
+  return ok;
+}
+
+bool vtkSparseGridParallel::Communicator::allGather(const std::vector<std::uint8_t>& mine,
+  std::vector<std::uint8_t>& all,
+  std::vector<std::uint64_t>& counts)
+{
+  std::vector<vtkIdType> lengths;
+  if (!GatherAll(this->Controller, mine, all, &lengths))
+  {
     return false;
   }
-  index.Info.PieceExtents = extents;
-  index.PieceOwners.clear();
-  for (std::size_t p = 0; p < counts.size(); ++p)
-  {
-    index.PieceOwners.insert(index.PieceOwners.end(), counts[p] / 6, static_cast<int>(p));
-  }
-  index.StreamOffsets.assign(1, 0);
-  for (long long length : allLengths)
-  {
-    index.StreamOffsets.push_back(index.StreamOffsets.back() + static_cast<std::uint64_t>(length));
-  }
-  index.StreamLevels = levels;
-  index.StreamLevelBounds = bounds;
-  if (index.StreamOffsets.size() != index.PieceOwners.size() * std::size_t(mine.Streams) + 1 ||
-    index.StreamLevels.size() + 1 != index.StreamOffsets.size())
-  {
-    error = "the processes coded different numbers of streams per brick";
-    return false;
-  }
+  counts.assign(lengths.begin(), lengths.end());
   return true;
 }
 

@@ -18,6 +18,8 @@
 
 #include "vtkSparseGridRepresentation.h"
 
+#include <sparsegrid/compress.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -153,26 +155,32 @@ std::vector<vtkDataArray*> CropToPiece(vtkImageData* image,
  */
 bool ReduceErrorSums(vtkMultiProcessController* controller, sparsegrid::ErrorSums& sums);
 
-/// One process's coded bricks (error-bounded encoding): the index entries and the streams.
-struct CodedPiece
-{
-  int Streams = 0;                    ///< streams per brick (all components of all arrays)
-  std::vector<int> Extents;           ///< 6 values per brick, 0-based in the whole image
-  std::vector<std::uint64_t> Lengths; ///< bytes of each stream, brick by brick
-  std::vector<int> Levels;            ///< levels of detail of each stream
-  std::vector<double> LevelBounds;    ///< the bound of each level of each stream
-  std::vector<std::uint8_t> Bytes;    ///< this process's streams back to back
-};
-
 /**
- * Collective: the global index of every process's bricks, in process order, on every process
- * (`index`: Info.PieceExtents, StreamOffsets, PieceOwners, StreamLevels, StreamLevelBounds).
- * Only the index travels (a few numbers per brick), never a stream.
+ * The core's communicator (sparsegrid/compress.h) over a vtkMultiProcessController: what
+ * sparsegrid::compressPiece talks through in a distributed Hierarchize. Without a controller
+ * (nullptr: a serial run) it is one rank, and every collective returns this process's values.
  */
-bool ExchangeIndex(vtkMultiProcessController* controller,
-  const CodedPiece& mine,
-  vtkSparseGridRepresentation::Contents& index,
-  std::string& error);
+class Communicator final : public sparsegrid::Communicator
+{
+public:
+  explicit Communicator(vtkMultiProcessController* controller)
+    : Controller(controller)
+  {
+  }
+  int rank() const override;
+  int size() const override;
+  bool allReduce(const double* in, double* out, std::size_t n, Operation operation) override;
+  bool allReduce(const std::int64_t* in,
+    std::int64_t* out,
+    std::size_t n,
+    Operation operation) override;
+  bool allGather(const std::vector<std::uint8_t>& mine,
+    std::vector<std::uint8_t>& all,
+    std::vector<std::uint64_t>& counts) override;
+
+private:
+  vtkMultiProcessController* Controller;
+};
 
 /**
  * Collective: brings to each process the streams of the pieces in `needed` (one flag per
