@@ -17,6 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -158,6 +159,16 @@ struct ArrayValues
   std::vector<int> streamLevels;
   std::vector<std::uint32_t> levelCrc32;
   ///@}
+  ///@{
+  /// Coded datasets: the stream table as stored in the file (streamOffsets is the table of
+  /// `bytes`, which differs at a coarser level of detail or when only some pieces are read), and
+  /// per stream whether it was read (ReadOptions::pieces; empty: every stream was read). A
+  /// stream left out is empty in `bytes` and in streamOffsets.
+  std::vector<std::uint64_t> storedOffsets;
+  std::vector<char> streamsRead;
+  ///@}
+  /// Bytes of this dataset's values read from the file.
+  std::uint64_t bytesRead = 0;
   const void* data() const
   {
     return this->floats.empty() ? static_cast<const void*>(this->doubles.data())
@@ -262,6 +273,10 @@ struct ReadOptions
   bool verifyChecksums = true;
   /// Error-bounded files: read only the first `levelOfDetail` levels of each stream (0: all).
   int levelOfDetail = 0;
+  /// Error-bounded files: read only the streams of the pieces flagged here (one flag per piece;
+  /// empty: every piece), each checked against its level checksum. Files without level
+  /// checksums are read whole (their one checksum covers the whole dataset) and then cut.
+  std::vector<char> pieces;
 };
 
 /**
@@ -287,6 +302,8 @@ public:
   const Header& header() const { return this->FileHeader; }
   /// Reads and verifies one step (0-based).
   std::string readStep(std::size_t index, StepData& step);
+  /// The pieces the next readStep() reads (ReadOptions::pieces), once the header is known.
+  void setPieces(const std::vector<char>& pieces) { this->Options.pieces = pieces; }
   void close();
   bool isOpen() const;
 
@@ -327,6 +344,10 @@ struct ArrayInput
   const std::uint8_t* bytes = nullptr;
   std::vector<std::uint64_t> streamOffsets;
   double absoluteBound = 0;
+  /// Error-bounded, written by several processes (Writer::beginParallel): per stream, its bytes
+  /// where this process writes them and nullptr where another process does (`bytes` stays
+  /// nullptr). Every stream is given by exactly one process.
+  std::vector<const std::uint8_t*> streams;
   ///@}
 };
 
@@ -368,8 +389,30 @@ public:
   std::string writeStep(const StepInput& step);
   /// Finishes the file and moves it into place.
   std::string commit();
-  /// Drops the temporary file (no-op when nothing is in progress).
+  /// Drops the temporary file (no-op when nothing is in progress). Collective after
+  /// beginParallel.
   void abort();
+
+  /// Whether this build's HDF5 writes one file from several MPI processes (parallel HDF5).
+  static bool parallelSupported();
+  /**
+   * Collective over the MPI communicator at `communicator` (the address of an MPI_Comm): every
+   * process calls it, then the same writeStep and commit calls, with the same grid, arrays,
+   * times and metrics; an error-bounded step gives on each process only the streams it writes
+   * (ArrayInput::streams). Process 0 creates the temporary file, every process opens it through
+   * HDF5's MPI-IO driver, the header is written collectively and each process writes its own
+   * streams' byte ranges; the level checksums travel (a few numbers per stream), never a
+   * stream. Every call agrees on the outcome: a failure on any process fails the call on all,
+   * with the same message, and removes the temporary file. commit() renames it on process 0.
+   * The fixed-level encoding is refused (it is written from one process).
+   */
+  std::string beginParallel(const std::string& path,
+    const GridDescription& grid,
+    const std::vector<ArrayDescription>& arrays,
+    const void* communicator,
+    const WriteOptions& options = {});
+  /// Bytes of values (coded streams or coefficients) this process wrote since begin.
+  std::uint64_t bytesWritten() const { return this->BytesWritten; }
 
   bool active() const { return this->File >= 0; }
   std::size_t numberOfSteps() const { return this->Steps; }
@@ -382,13 +425,38 @@ private:
   /// Why `step` cannot be the next step (empty when it can).
   std::string checkStep(const StepInput& step) const;
   /// Writes array `k` of a step into the step group `group` (an hid_t) and fills the record its
-  /// metadata checksum covers.
+  /// metadata checksum covers. `dataError` receives a failure to write this process's bytes,
+  /// which a parallel write reports after the collective calls (returned directly otherwise).
   std::string writeArray(long long group,
     std::size_t k,
     const ArrayInput& array,
-    checksums::ArrayRecord& record);
+    checksums::ArrayRecord& record,
+    std::string& dataError);
+  /// Writes step group Steps with its arrays (writeStep's work once the step is checked).
+  std::string writeStepGroup(const StepInput& step, std::vector<checksums::ArrayRecord>& records);
+  /// Writes the header's last attributes and closes the file (commit's HDF5 part).
+  std::string closeFile();
+  /// Syncs the closed temporary file and renames it over Path (commit's last part).
+  std::string moveIntoPlace();
   /// The header written so far (grid, arrays, times), as the reader will read it.
   Header headerOf() const;
+  /// Creates the temporary file beside `path` (process 0 of a parallel write, which passes the
+  /// name on) and sets TempPath; the error otherwise.
+  std::string createTemporary(const std::string& path);
+  /// Creates the HDF5 file in TempPath and writes the root, /grid and /steps (begin's work).
+  std::string createFile(const WriteOptions& options);
+  /// Writes the coded bytes of array `a` into dataset `ds`: all of them, or in a parallel write
+  /// this process's streams.
+  std::string writeCodedBytes(long long ds, const ArrayInput& a);
+  /// Parallel write: agrees on the outcome of a collective call (`error`, empty on success on
+  /// this process); on failure anywhere every process abandons the file and returns the first
+  /// failing process's message. Serial: returns `error`.
+  std::string agree(const std::string& error);
+  /// Parallel write, error-bounded step: the level tables of the streams of `step` that other
+  /// processes write, all-gathered into `records` (every process then holds every stream's
+  /// levels and checksums); the dataset checksums combined from the streams'.
+  std::string gatherLevelTables(const StepInput& step,
+    std::vector<checksums::ArrayRecord>& records);
 
   long long File = -1;
   std::string Path;
@@ -399,6 +467,9 @@ private:
   bool StepsHaveTime = false;
   double LastTime = 0;
   std::vector<std::optional<double>> Times;
+  std::uint64_t BytesWritten = 0;
+  struct Parallel; // the communicator of a parallel write (SparseGridFileParallel.cxx)
+  std::unique_ptr<Parallel> Collective;
 };
 
 /// Convenience: writes a whole file in one call.

@@ -238,6 +238,34 @@ std::uint32_t checksumOf(const std::string& text)
 // Levels of coded streams
 //------------------------------------------------------------------------------------------------
 
+std::string streamLevelChecksums(const std::uint8_t* stream,
+  std::uint64_t size,
+  std::size_t k,
+  std::vector<int>& levels,
+  std::vector<std::uint32_t>& crcs)
+{
+  codec::StreamInfo info;
+  const Status status = codec::inspect(stream, static_cast<std::size_t>(size), info);
+  if (!status || info.levels < 1 || info.levelEnd.size() != static_cast<std::size_t>(info.levels))
+  {
+    return "stream " + std::to_string(k) + " is not a valid coded stream: " + status.message();
+  }
+  levels.push_back(info.levels);
+  std::uint32_t crc = 0;
+  std::uint64_t done = 0;
+  for (std::uint64_t end : info.levelEnd)
+  {
+    if (end < done || end > size)
+    {
+      return "stream " + std::to_string(k) + " has an inconsistent level table";
+    }
+    crc = crc32(stream + done, static_cast<std::size_t>(end - done), crc);
+    done = end;
+    crcs.push_back(crc);
+  }
+  return std::string();
+}
+
 std::string levelChecksums(const std::uint8_t* bytes,
   const std::vector<std::uint64_t>& offsets,
   std::vector<int>& levels,
@@ -247,29 +275,20 @@ std::string levelChecksums(const std::uint8_t* bytes,
   crcs.clear();
   for (std::size_t k = 0; k + 1 < offsets.size(); ++k)
   {
-    const std::uint8_t* stream = bytes + offsets[k];
-    const std::uint64_t size = offsets[k + 1] - offsets[k];
-    codec::StreamInfo info;
-    const Status status = codec::inspect(stream, static_cast<std::size_t>(size), info);
-    if (!status || info.levels < 1 || info.levelEnd.size() != static_cast<std::size_t>(info.levels))
+    const std::string error =
+      streamLevelChecksums(bytes + offsets[k], offsets[k + 1] - offsets[k], k, levels, crcs);
+    if (!error.empty())
     {
-      return "stream " + std::to_string(k) + " is not a valid coded stream: " + status.message();
-    }
-    levels.push_back(info.levels);
-    std::uint32_t crc = 0;
-    std::uint64_t done = 0;
-    for (std::uint64_t end : info.levelEnd)
-    {
-      if (end < done || end > size)
-      {
-        return "stream " + std::to_string(k) + " has an inconsistent level table";
-      }
-      crc = crc32(stream + done, static_cast<std::size_t>(end - done), crc);
-      done = end;
-      crcs.push_back(crc);
+      return error;
     }
   }
   return std::string();
+}
+
+std::uint32_t crc32Combine(std::uint32_t first, std::uint32_t second, std::uint64_t secondBytes)
+{
+  return static_cast<std::uint32_t>(
+    ::crc32_combine(first, second, static_cast<z_off_t>(secondBytes)));
 }
 
 } // namespace checksums

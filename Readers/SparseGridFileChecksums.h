@@ -74,6 +74,18 @@ std::string levelChecksums(const std::uint8_t* bytes,
   std::vector<int>& levels,
   std::vector<std::uint32_t>& crcs);
 
+/// levelChecksums of one stream of `size` bytes (stream `k`, for messages), appended to
+/// `levels` and `crcs`.
+std::string streamLevelChecksums(const std::uint8_t* stream,
+  std::uint64_t size,
+  std::size_t k,
+  std::vector<int>& levels,
+  std::vector<std::uint32_t>& crcs);
+
+/// The CRC-32 of two byte sequences one after the other, from the CRC-32 of each and the
+/// length of the second (zlib's crc32_combine).
+std::uint32_t crc32Combine(std::uint32_t first, std::uint32_t second, std::uint64_t secondBytes);
+
 } // namespace checksums
 } // namespace file
 } // namespace sparsegrid

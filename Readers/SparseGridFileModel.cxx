@@ -235,7 +235,9 @@ std::string describeStep(const Header& header,
     {
       d.Components.push_back(a.description.components);
       d.AbsoluteBound.push_back(a.absoluteBound);
-      d.StoredBytes += a.bytes.size();
+      // A read of some pieces only describes the stored dataset, as a read of all of them.
+      d.StoredBytes +=
+        a.streamsRead.empty() || a.storedOffsets.empty() ? a.bytes.size() : a.storedOffsets.back();
       if (a.levelsRead > 0)
       {
         levelsRead = levelsRead == 0 ? a.levelsRead : std::min(levelsRead, a.levelsRead);

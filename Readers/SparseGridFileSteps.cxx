@@ -284,6 +284,10 @@ struct PrefixJob
   /// The whole dataset, already read and checked (files without level checksums); empty: read
   /// each stream's prefix from the file and check it against its level checksum.
   const std::vector<std::uint8_t>* Whole = nullptr;
+  /// Per stream, whether to read it (nullptr: every stream); the others stay empty.
+  const std::vector<char>* Wanted = nullptr;
+  /// Counts the bytes read from the file.
+  std::uint64_t* BytesRead = nullptr;
 };
 
 /**
@@ -310,13 +314,26 @@ std::string cutLevels(const PrefixJob& job, ArrayValues& values)
         into);
       return true;
     }
+    if (job.BytesRead)
+    {
+      *job.BytesRead += count;
+    }
     return readByteRange(job.Dataset, begin, count, into);
   };
+  // Every level of a stream: the whole stream is read at once (its prefix is all of it).
+  const bool whole = job.LevelOfDetail >= MaxLevelOfDetail;
   for (std::size_t i = 0; i < streams; ++i)
   {
     const std::uint64_t begin = values.streamOffsets[i];
     const std::uint64_t size = values.streamOffsets[i + 1] - begin;
-    std::vector<std::uint8_t> head(static_cast<std::size_t>(std::min<std::uint64_t>(size, 4096)));
+    if (job.Wanted && !(*job.Wanted)[i])
+    {
+      crcIndex += levelTable ? static_cast<std::size_t>(values.streamLevels[i]) : 0;
+      keptOffsets.push_back(kept.size());
+      continue;
+    }
+    std::vector<std::uint8_t> head(
+      static_cast<std::size_t>(whole ? size : std::min<std::uint64_t>(size, 4096)));
     if (!fetch(begin, head.size(), head.data()))
     {
       return "cannot read " + job.Path + ": " + hdf5Message();
@@ -353,7 +370,12 @@ std::string cutLevels(const PrefixJob& job, ArrayValues& values)
     partial = partial || needed < size;
     const std::size_t at = kept.size();
     kept.resize(at + static_cast<std::size_t>(needed));
-    if (!fetch(begin, needed, kept.data() + at))
+    if (needed <= head.size())
+    {
+      std::copy(
+        head.begin(), head.begin() + static_cast<std::ptrdiff_t>(needed), kept.begin() + at);
+    }
+    else if (!fetch(begin, needed, kept.data() + at))
     {
       return "cannot read " + job.Path + ": " + hdf5Message();
     }
@@ -547,6 +569,7 @@ std::string Reader::readFixedStepInto(std::size_t index, StepData& out)
     {
       return "cannot read " + path + ": " + hdf5Message();
     }
+    values.bytesRead = count * bpv;
     computed = isFloat ? crc32OfValues(values.floats.data(), values.floats.size())
                        : crc32OfValues(values.doubles.data(), values.doubles.size());
     if (this->Options.verifyChecksums && computed != values.crc32)
@@ -575,6 +598,14 @@ std::string Reader::readCodedStepInto(std::size_t index, StepData& out)
   Id step;
   std::string error = openStep(static_cast<hid_t>(this->File), h, index, stepPath, out, step);
   const std::size_t pieces = h.grid.pieceExtents.size() / 6;
+  const std::vector<char>& piecesWanted = this->Options.pieces;
+  if (!piecesWanted.empty() && piecesWanted.size() != pieces)
+  {
+    return "the pieces to read must be given one flag per piece (" + std::to_string(pieces) +
+      "), not " + std::to_string(piecesWanted.size());
+  }
+  const bool selective =
+    std::find(piecesWanted.begin(), piecesWanted.end(), 0) != piecesWanted.end();
   std::vector<checksums::ArrayRecord> records;
   for (std::size_t k = 0; error.empty() && k < h.arrays.size(); ++k)
   {
@@ -629,19 +660,33 @@ std::string Reader::readCodedStepInto(std::size_t index, StepData& out)
     {
       return error;
     }
-    const Status status = checkAllocation(static_cast<std::uint64_t>(length),
+    // The streams of the pieces asked for (stream k belongs to piece k / components).
+    std::vector<char> wanted;
+    std::uint64_t wantedBytes = length;
+    if (selective)
+    {
+      wanted.resize(streams);
+      wantedBytes = 0;
+      for (std::size_t k = 0; k < streams; ++k)
+      {
+        wanted[k] = this->Options.pieces[k / static_cast<std::size_t>(expected.components)];
+        wantedBytes += wanted[k] ? values.streamOffsets[k + 1] - values.streamOffsets[k] : 0;
+      }
+    }
+    // The whole dataset is read and checked for a whole read, and for any other read of a file
+    // without level checksums (its one checksum covers the whole dataset only).
+    const int lod = this->Options.levelOfDetail;
+    const bool readWhole = !levelTable || (lod <= 0 && !selective);
+    const Status status = checkAllocation(readWhole ? length : wantedBytes,
       ("reading step " + std::to_string(index) + " of " + this->Name).c_str(),
       this->Options.memoryLimitBytes);
     if (!status)
     {
       return status.message();
     }
-    const std::vector<std::uint64_t> storedOffsets = values.streamOffsets;
-    const int lod = this->Options.levelOfDetail;
-    // The whole dataset is read and checked for a whole read, and for a partial read of a file
-    // without level checksums (its one checksum covers the whole dataset only).
+    values.storedOffsets = values.streamOffsets;
     std::vector<std::uint8_t> whole;
-    if (lod <= 0 || !levelTable)
+    if (readWhole)
     {
       whole.resize(static_cast<std::size_t>(length));
       if (length > 0 &&
@@ -649,32 +694,38 @@ std::string Reader::readCodedStepInto(std::size_t index, StepData& out)
       {
         return "cannot read " + path + ": " + hdf5Message();
       }
+      values.bytesRead = length;
       const std::uint32_t computed = crc32(whole.data(), whole.size());
       if (this->Options.verifyChecksums && computed != values.crc32)
       {
         return checksumMismatch(expected.name, index, values.crc32, computed);
       }
     }
-    if (lod <= 0)
+    if (lod <= 0 && !selective)
     {
       values.bytes.swap(whole);
     }
     else
     {
+      // The first levels of each stream (all of them at Level Of Detail 0), of the pieces asked
+      // for, each checked against its level checksum.
       PrefixJob job;
       job.Dataset = ds.get();
       job.Path = path;
       job.Array = expected.name;
       job.Step = index;
-      job.LevelOfDetail = lod;
+      job.LevelOfDetail = lod <= 0 ? MaxLevelOfDetail : lod;
       job.Verify = this->Options.verifyChecksums;
-      job.Whole = levelTable ? nullptr : &whole;
+      job.Whole = readWhole ? &whole : nullptr;
+      job.Wanted = selective ? &wanted : nullptr;
+      job.BytesRead = &values.bytesRead;
       if (!(error = cutLevels(job, values)).empty())
       {
         return error;
       }
+      values.streamsRead = wanted;
     }
-    records.push_back(recordOf(values, storedOffsets));
+    records.push_back(recordOf(values, values.storedOffsets));
     out.arrays.push_back(std::move(values));
   }
   if (error.empty())

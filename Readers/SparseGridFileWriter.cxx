@@ -3,6 +3,7 @@
 #include "SparseGridFile.h"
 #include "SparseGridFileChecksums.h"
 #include "SparseGridFileHdf5.h"
+#include "SparseGridFileParallel.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -96,6 +97,22 @@ std::string reserveFileSpace(hid_t file)
 // Writer
 //------------------------------------------------------------------------------------------------
 
+std::string validatedGrid(const std::string& path,
+  const GridDescription& grid,
+  const std::vector<ArrayDescription>& arrays,
+  GridDescription& out)
+{
+  out = grid;
+  std::uint64_t points = 0;
+  std::string error = validateGrid(out, points);
+  if (error.empty())
+  {
+    error = validateArrays(arrays);
+  }
+  out.numberOfPoints = points;
+  return error.empty() ? error : "cannot write " + path + ": " + error;
+}
+
 Writer::Writer() = default;
 
 Writer::~Writer()
@@ -116,11 +133,16 @@ void Writer::abort()
   }
   if (!this->TempPath.empty())
   {
-    ::unlink(this->TempPath.c_str());
+    // A parallel write's processes share the one temporary file; process 0 created it.
+    if (!this->Collective || this->Collective->Rank == 0)
+    {
+      ::unlink(this->TempPath.c_str());
+    }
     this->TempPath.clear();
   }
   this->Steps = 0;
   this->Times.clear();
+  this->Collective.reset();
 }
 
 std::string Writer::begin(const std::string& path,
@@ -133,19 +155,22 @@ std::string Writer::begin(const std::string& path,
   {
     return "no file name given";
   }
-  GridDescription grid = gridIn;
-  std::uint64_t points = 0;
-  std::string error = validateGrid(grid, points);
-  if (error.empty())
+  GridDescription grid;
+  std::string error = validatedGrid(path, gridIn, arrays, grid);
+  if (!error.empty() || !(error = this->createTemporary(path)).empty())
   {
-    error = validateArrays(arrays);
+    return error;
   }
-  if (!error.empty())
-  {
-    return "cannot write " + path + ": " + error;
-  }
-  grid.numberOfPoints = points;
+  this->Path = path;
+  this->Grid = grid;
+  this->Arrays = arrays;
+  this->StepsHaveTime = false;
+  this->BytesWritten = 0;
+  return this->createFile(options);
+}
 
+std::string Writer::createTemporary(const std::string& path)
+{
   // The temporary file sits next to the destination so that rename() stays inside one file
   // system and is atomic. O_EXCL with a fresh name: never clobber someone else's file.
   std::string temp;
@@ -170,32 +195,32 @@ std::string Writer::begin(const std::string& path,
     return "cannot write " + path + ": no free temporary file name";
   }
   this->TempPath = temp;
-  this->Path = path;
-  this->Grid = grid;
-  this->Arrays = arrays;
-  this->Steps = 0;
-  this->Times.clear();
-  this->StepsHaveTime = false;
+  return std::string();
+}
 
+std::string Writer::createFile(const WriteOptions& options)
+{
+  const GridDescription& grid = this->Grid;
+  const std::vector<ArrayDescription>& arrays = this->Arrays;
+  const std::string& temp = this->TempPath;
+  std::string error;
   ErrorSilencer silence;
   Id fapl = plist(H5Pcreate(H5P_FILE_ACCESS));
   // Format of HDF5 1.8: compact groups (small header) and readable by every HDF5 since 2008.
   // No metadata/small-data aggregation blocks: they would leave unused slack of up to 2 KiB
   // each between the header objects and the coefficients.
+  // A parallel write opens the file on every process through MPI-IO.
   if (!fapl.valid() || H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18) < 0 ||
     H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG) < 0 ||
-    H5Pset_meta_block_size(fapl.get(), 0) < 0 || H5Pset_small_data_block_size(fapl.get(), 0) < 0)
+    H5Pset_meta_block_size(fapl.get(), 0) < 0 || H5Pset_small_data_block_size(fapl.get(), 0) < 0 ||
+    (this->Collective && !this->Collective->useMpiIo(fapl.get())))
   {
-    error = "cannot write " + path + ": " + hdf5Message();
-    this->abort();
-    return error;
+    return fail(hdf5Message());
   }
   const hid_t file = H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
   if (file < 0)
   {
-    error = "cannot write " + path + ": " + hdf5Message();
-    this->abort();
-    return error;
+    return fail(hdf5Message());
   }
   this->File = file;
 
@@ -248,7 +273,7 @@ std::string Writer::begin(const std::string& path,
     !(error = writeDoubles(g.get(), "image_origin", grid.imageOrigin.data(), 3)).empty() ||
     !(error = writeDoubles(g.get(), "image_spacing", grid.imageSpacing.data(), 3)).empty() ||
     !(error = writeString(g.get(), "precision", precisionName(grid.precision))).empty() ||
-    (!coded && !(error = writeUInt64(g.get(), "number_of_points", points)).empty()))
+    (!coded && !(error = writeUInt64(g.get(), "number_of_points", grid.numberOfPoints)).empty()))
   {
     return fail(error);
   }
@@ -273,7 +298,11 @@ std::string Writer::fail(const std::string& why)
 {
   // The message first: abort() forgets the file.
   const std::string message = "cannot write " + this->Path + ": " + why;
-  this->abort();
+  // A parallel write abandons the file on every process at once, when they agree (agree()).
+  if (!this->Collective)
+  {
+    this->abort();
+  }
   return message;
 }
 
@@ -300,8 +329,10 @@ std::string Writer::checkStep(const StepInput& step) const
     }
     const std::size_t streams =
       this->Grid.pieceExtents.size() / 6 * static_cast<std::size_t>(a.components);
+    const bool given =
+      this->Collective ? !a.bytes && a.streams.size() == streams : a.bytes != nullptr;
     if (coded &&
-      (!a.bytes || a.streamOffsets.size() != streams + 1 || a.streamOffsets.front() != 0 ||
+      (!given || a.streamOffsets.size() != streams + 1 || a.streamOffsets.front() != 0 ||
         !(a.absoluteBound > 0) || !std::isfinite(a.absoluteBound) ||
         !std::is_sorted(a.streamOffsets.begin(), a.streamOffsets.end())))
     {
@@ -345,7 +376,8 @@ std::string Writer::checkStep(const StepInput& step) const
 std::string Writer::writeArray(long long groupId,
   std::size_t k,
   const ArrayInput& a,
-  checksums::ArrayRecord& record)
+  checksums::ArrayRecord& record,
+  std::string& dataError)
 {
   // One contiguous dataset per array, no fill values: the file is the payload plus a small
   // header, nothing else (no chunk index, no compression that would hide sizes). Coded: one
@@ -362,19 +394,22 @@ std::string Writer::writeArray(long long groupId,
   {
     record.streamOffsets = a.streamOffsets;
     record.absoluteBound = a.absoluteBound;
-    error =
-      checksums::levelChecksums(a.bytes, a.streamOffsets, record.streamLevels, record.levelCrc32);
-    if (!error.empty())
+    // A parallel write gathered the level tables and checksums before (gatherLevelTables).
+    if (!this->Collective)
     {
-      return "array " + quoted(a.name) + ": " + error;
+      error =
+        checksums::levelChecksums(a.bytes, a.streamOffsets, record.streamLevels, record.levelCrc32);
+      if (!error.empty())
+      {
+        return "array " + quoted(a.name) + ": " + error;
+      }
+      record.crc32 = crc32(a.bytes, static_cast<std::size_t>(a.streamOffsets.back()));
     }
   }
   const hsize_t dims[2] = { coded ? static_cast<hsize_t>(a.streamOffsets.back())
                                   : static_cast<hsize_t>(this->Grid.numberOfPoints),
     static_cast<hsize_t>(a.components) };
-  const std::size_t count = coded
-    ? static_cast<std::size_t>(dims[0])
-    : static_cast<std::size_t>(dims[0]) * static_cast<std::size_t>(dims[1]);
+  const std::size_t count = static_cast<std::size_t>(dims[0]) * static_cast<std::size_t>(dims[1]);
   Id space = dataspace(H5Screate_simple(coded ? 1 : 2, dims, nullptr));
   Id dcpl = plist(H5Pcreate(H5P_DATASET_CREATE));
   if (!space.valid() || !dcpl.valid() || H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS) < 0 ||
@@ -383,19 +418,33 @@ std::string Writer::writeArray(long long groupId,
     return hdf5Message();
   }
   const hid_t fileType = coded ? H5T_STD_U8LE : (isFloat ? H5T_IEEE_F32LE : H5T_IEEE_F64LE);
-  const hid_t memoryType =
-    coded ? H5T_NATIVE_UCHAR : (isFloat ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE);
-  const void* data = coded ? static_cast<const void*>(a.bytes) : a.data;
+  const hid_t memoryType = isFloat ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
   Id ds = dataset(H5Dcreate2(
     g, arrayDatasetName(k).c_str(), fileType, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
-  if (!ds.valid() ||
-    (count > 0 && H5Dwrite(ds.get(), memoryType, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
+  if (!ds.valid())
   {
     return "cannot write array " + quoted(a.name) + ": " + hdf5Message();
   }
-  record.crc32 = coded ? crc32(a.bytes, count)
-    : isFloat          ? crc32OfValues(static_cast<const float*>(a.data), count)
-                       : crc32OfValues(static_cast<const double*>(a.data), count);
+  if (coded)
+  {
+    // A process's own failure to write its bytes is reported after the collective calls that
+    // every process makes (the attributes below), so that they stay in step.
+    dataError = this->writeCodedBytes(ds.get(), a);
+    if (!dataError.empty() && !this->Collective)
+    {
+      return dataError;
+    }
+  }
+  else
+  {
+    if (count > 0 && H5Dwrite(ds.get(), memoryType, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.data) < 0)
+    {
+      return "cannot write array " + quoted(a.name) + ": " + hdf5Message();
+    }
+    this->BytesWritten += count * bytesPerValue(this->Grid.precision);
+    record.crc32 = isFloat ? crc32OfValues(static_cast<const float*>(a.data), count)
+                           : crc32OfValues(static_cast<const double*>(a.data), count);
+  }
   const ArrayMetrics& m = a.metrics;
   if (!(error = writeString(ds.get(), "name", a.name)).empty() ||
     (coded && !(error = writeInt(ds.get(), "components", a.components)).empty()) ||
@@ -436,6 +485,54 @@ std::string Writer::writeArray(long long groupId,
                         : std::string();
 }
 
+std::string Writer::writeCodedBytes(long long datasetId, const ArrayInput& a)
+{
+  const hid_t ds = static_cast<hid_t>(datasetId);
+  const std::uint64_t length = a.streamOffsets.back();
+  if (!this->Collective)
+  {
+    if (length > 0 && H5Dwrite(ds, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.bytes) < 0)
+    {
+      return "cannot write array " + quoted(a.name) + ": " + hdf5Message();
+    }
+    this->BytesWritten += length;
+    return std::string();
+  }
+  // This process's streams, as runs of streams that lie one after the other both in memory
+  // and in the dataset: one independent write of a byte range each.
+  const std::size_t streams = a.streams.size();
+  for (std::size_t first = 0; first < streams;)
+  {
+    if (!a.streams[first])
+    {
+      ++first;
+      continue;
+    }
+    std::size_t last = first + 1;
+    while (last < streams && a.streams[last] &&
+      a.streams[last] == a.streams[last - 1] + (a.streamOffsets[last] - a.streamOffsets[last - 1]))
+    {
+      ++last;
+    }
+    const hsize_t start = a.streamOffsets[first];
+    const hsize_t count = a.streamOffsets[last] - a.streamOffsets[first];
+    Id fileSpace = dataspace(H5Dget_space(ds));
+    Id memory = dataspace(H5Screate_simple(1, &count, nullptr));
+    if (count > 0 &&
+      (!fileSpace.valid() || !memory.valid() ||
+        H5Sselect_hyperslab(fileSpace.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr) <
+          0 ||
+        H5Dwrite(
+          ds, H5T_NATIVE_UCHAR, memory.get(), fileSpace.get(), H5P_DEFAULT, a.streams[first]) < 0))
+    {
+      return "cannot write array " + quoted(a.name) + ": " + hdf5Message();
+    }
+    this->BytesWritten += count;
+    first = last;
+  }
+  return std::string();
+}
+
 std::string Writer::writeStep(const StepInput& step)
 {
   if (this->File < 0)
@@ -443,10 +540,26 @@ std::string Writer::writeStep(const StepInput& step)
     return "no file is being written";
   }
   std::string error = this->checkStep(step);
-  if (!error.empty())
+  if (!(error = this->agree(error.empty() ? error : fail(error))).empty())
   {
-    return fail(error);
+    return error;
   }
+  std::vector<checksums::ArrayRecord> records(step.arrays.size());
+  if (this->Collective && this->Grid.encoding == Encoding::ErrorBounded)
+  {
+    // Collective: every process learns the level tables of the streams the others write.
+    error = this->gatherLevelTables(step, records);
+    if (!(error = this->agree(error.empty() ? error : fail(error))).empty())
+    {
+      return error;
+    }
+  }
+  return this->agree(this->writeStepGroup(step, records));
+}
+
+std::string Writer::writeStepGroup(const StepInput& step,
+  std::vector<checksums::ArrayRecord>& records)
+{
   if (this->Steps == 0)
   {
     this->StepsHaveTime = step.time.has_value();
@@ -455,7 +568,6 @@ std::string Writer::writeStep(const StepInput& step)
   {
     this->LastTime = *step.time;
   }
-
   ErrorSilencer silence;
   const hid_t file = static_cast<hid_t>(this->File);
   const std::string name = "steps/" + stepGroupName(this->Steps);
@@ -464,6 +576,7 @@ std::string Writer::writeStep(const StepInput& step)
   {
     return fail(hdf5Message());
   }
+  std::string error;
   const StepMetrics& m = step.metrics;
   if ((step.time && !(error = writeDouble(g.get(), "time", *step.time)).empty()) ||
     (m.compressionRatio &&
@@ -475,13 +588,15 @@ std::string Writer::writeStep(const StepInput& step)
   {
     return fail(error);
   }
-  std::vector<checksums::ArrayRecord> records(step.arrays.size());
+  std::string dataError;
   for (std::size_t k = 0; k < step.arrays.size(); ++k)
   {
-    if (!(error = this->writeArray(g.get(), k, step.arrays[k], records[k])).empty())
+    std::string arrayDataError;
+    if (!(error = this->writeArray(g.get(), k, step.arrays[k], records[k], arrayDataError)).empty())
     {
       return fail(error);
     }
+    dataError = dataError.empty() ? arrayDataError : dataError;
   }
   StepInfo info;
   info.time = step.time;
@@ -495,6 +610,10 @@ std::string Writer::writeStep(const StepInput& step)
   if (g.close() < 0)
   {
     return fail(hdf5Message());
+  }
+  if (!dataError.empty())
+  {
+    return fail(dataError);
   }
   this->Times.push_back(step.time);
   ++this->Steps;
@@ -522,11 +641,34 @@ std::string Writer::commit()
   {
     return "no file is being written";
   }
-  const std::string path = this->Path;
   if (this->Steps == 0)
   {
-    return fail("no step was written");
+    return this->agree(fail("no step was written"));
   }
+  std::string error = this->closeFile();
+  if (!(error = this->agree(error)).empty())
+  {
+    return error;
+  }
+  // Closed on every process: process 0 moves it into place, and every process learns whether
+  // that worked (on failure the temporary file goes).
+  if (!this->Collective || this->Collective->Rank == 0)
+  {
+    error = this->moveIntoPlace();
+  }
+  if (!(error = this->agree(error)).empty())
+  {
+    return error;
+  }
+  this->TempPath.clear();
+  this->Steps = 0;
+  this->Times.clear();
+  this->Collective.reset();
+  return std::string();
+}
+
+std::string Writer::closeFile()
+{
   ErrorSilencer silence;
   const hid_t file = static_cast<hid_t>(this->File);
   {
@@ -574,6 +716,11 @@ std::string Writer::commit()
   {
     return fail("closing failed (disk full?): " + hdf5Message());
   }
+  return std::string();
+}
+
+std::string Writer::moveIntoPlace()
+{
   // HDF5 does not fsync: without it a power loss after rename() could leave an empty file.
   // Truncating the file to its own size first releases the blocks reserveFileSpace() kept
   // past its end.
@@ -590,20 +737,18 @@ std::string Writer::commit()
     return fail("cannot sync the temporary file (" + why + ")");
   }
   ::close(fd);
-  if (::rename(this->TempPath.c_str(), path.c_str()) != 0)
+  if (::rename(this->TempPath.c_str(), this->Path.c_str()) != 0)
   {
     return fail("cannot move the temporary file into place (" + errnoText() + ")");
   }
   this->TempPath.clear();
   // Make the rename itself durable; failure here leaves a complete file, so it is not an error.
-  const int dir = ::open(folderOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dir = ::open(folderOf(this->Path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir >= 0)
   {
     ::fsync(dir);
     ::close(dir);
   }
-  this->Steps = 0;
-  this->Times.clear();
   return std::string();
 }
 

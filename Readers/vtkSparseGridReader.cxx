@@ -8,6 +8,7 @@
 #include "vtkDataObject.h"
 #include "vtkDoubleArray.h"
 #include "vtkErrorCode.h"
+#include "vtkFieldData.h"
 #include "vtkFloatArray.h"
 #include "vtkImageData.h"
 #include "vtkInformation.h"
@@ -20,6 +21,7 @@
 #include "vtkSmartPointer.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkStringArray.h"
+#include "vtkTypeInt64Array.h"
 #include "vtkUnsignedCharArray.h"
 
 #include <sparsegrid/codec.h>
@@ -181,6 +183,116 @@ bool CodedContents(const sgf::Header& h,
     contents.Info, kept, contents.StreamOffsets, output, &error);
 }
 
+/**
+ * An error-bounded step of which only some pieces were read (ReadOptions::pieces) as the
+ * contents to decode: the pieces read are held, the others are not. The index gives every
+ * stream's levels (the file's level table) and each level's bound (the held streams' headers;
+ * 0 for the others, which are not decoded), so the bounds reported are those of the bricks
+ * read. Each held stream is checked against its piece, as the representation checks the
+ * streams it holds.
+ */
+bool PartialCodedContents(const sgf::Header& h,
+  sgf::StepData& step,
+  vtkSparseGridRepresentation::Contents& contents,
+  std::string& error)
+{
+  using Representation = vtkSparseGridRepresentation;
+  Representation::Description info;
+  if (!(error = sgf::describeStep(h, step, info)).empty())
+  {
+    return false;
+  }
+  info.Summary = Representation::MakeSummary(info);
+  std::uint64_t held = 0;
+  for (const sgf::ArrayValues& a : step.arrays)
+  {
+    held += a.bytes.size();
+  }
+  vtkNew<vtkUnsignedCharArray> streams;
+  streams->SetNumberOfValues(static_cast<vtkIdType>(held));
+  contents = Representation::Contents();
+  contents.StreamOffsets.assign(1, 0);
+  const int pieces = info.NumberOfPieces();
+  contents.PieceData.assign(static_cast<std::size_t>(pieces), nullptr);
+  for (int p = 0; p < pieces; ++p)
+  {
+    for (std::size_t i = 0; i < step.arrays.size(); ++i)
+    {
+      const sgf::ArrayValues& a = step.arrays[i];
+      const int nc = a.description.components;
+      for (int c = 0; c < nc; ++c)
+      {
+        const std::size_t k = static_cast<std::size_t>(p * nc + c);
+        if (k >= a.streamLevels.size() || k >= a.streamsRead.size() ||
+          a.streamOffsets.size() != a.streamsRead.size() + 1)
+        {
+          error = "the level table of array '" + a.description.name + "' is missing";
+          return false;
+        }
+        const bool read = a.streamsRead[k] != 0;
+        const int levels = a.streamLevels[k];
+        std::uint8_t* to = streams->GetPointer(0) + contents.StreamOffsets.back();
+        if (read && i == 0 && c == 0)
+        {
+          contents.PieceData[static_cast<std::size_t>(p)] = to;
+        }
+        const std::uint64_t size = read ? a.streamOffsets[k + 1] - a.streamOffsets[k] : 0;
+        contents.StreamOffsets.push_back(contents.StreamOffsets.back() + size);
+        contents.StreamLevels.push_back(levels);
+        if (!read)
+        {
+          contents.StreamLevelBounds.insert(
+            contents.StreamLevelBounds.end(), static_cast<std::size_t>(levels), 0.0);
+          continue;
+        }
+        std::copy(a.bytes.begin() + static_cast<std::ptrdiff_t>(a.streamOffsets[k]),
+          a.bytes.begin() + static_cast<std::ptrdiff_t>(a.streamOffsets[k + 1]),
+          to);
+        sparsegrid::codec::StreamInfo header;
+        const int* extent = info.PieceExtents.data() + 6 * p;
+        bool fits = sparsegrid::codec::inspect(to, static_cast<std::size_t>(size), header).ok() &&
+          header.levels == levels && header.levelBound.size() == static_cast<std::size_t>(levels) &&
+          header.absoluteBound <= info.AbsoluteBound[i] * (1 + 1e-12);
+        for (int ax = 0; ax < 3 && fits; ++ax)
+        {
+          fits =
+            header.dims[ax] == static_cast<std::uint64_t>(extent[2 * ax + 1] - extent[2 * ax] + 1);
+        }
+        if (!fits)
+        {
+          error = "the coded stream of '" + a.description.name + "' (piece " + std::to_string(p) +
+            ", component " + std::to_string(c) +
+            ") does not match its piece, its level table or its bound";
+          return false;
+        }
+        contents.StreamLevelBounds.insert(
+          contents.StreamLevelBounds.end(), header.levelBound.begin(), header.levelBound.end());
+      }
+    }
+  }
+  step.arrays.clear(); // the streams now live in the VTK array
+  contents.Info = info;
+  contents.Streams = streams;
+  std::vector<double> bounds;
+  int levels = 0;
+  if (!Representation::LevelOfDetailBounds(contents, info.LevelOfDetail, bounds, levels, &error))
+  {
+    return false;
+  }
+  contents.Info.LevelBound = bounds;
+  return true;
+}
+
+/// Adds SparseGridLocal.BytesRead (int64): the bytes this process read from the file for its
+/// output (outside the SparseGrid.* names: it differs between processes).
+void AddBytesRead(vtkFieldData* fieldData, std::uint64_t bytes)
+{
+  vtkNew<vtkTypeInt64Array> read;
+  read->SetName("SparseGridLocal.BytesRead");
+  read->InsertNextValue(static_cast<vtkTypeInt64>(bytes));
+  fieldData->AddArray(read);
+}
+
 /// A fixed-level step as the representation (described and validated as the error-bounded one).
 bool FixedLevelContents(const sgf::Header& h,
   sgf::StepData& step,
@@ -218,6 +330,64 @@ bool FixedLevelContents(const sgf::Header& h,
  * Reconstruct probes an image, after the same peak-memory check (a huge Sampling Dimensions or
  * a header claiming a huge image is a clear error, not an abort).
  */
+/// The image piece `extent` of the sampling lattice: its geometry, and the lattice's origin.
+bool PieceGeometry(const sgf::GridDescription& g,
+  const int samplingDimensions[3],
+  const int extent[6],
+  vtkSparseGridProbe::ImageGeometry& geometry,
+  double origin[3],
+  std::string& error)
+{
+  int sampling[3];
+  double spacing[3];
+  if (!ComputeSampling(g, samplingDimensions, sampling, origin, spacing, error))
+  {
+    return false;
+  }
+  for (int a = 0; a < 3; ++a)
+  {
+    if (extent[2 * a] < 0 || extent[2 * a + 1] >= sampling[a])
+    {
+      error = "the requested extent lies outside the sampling lattice";
+      return false;
+    }
+    geometry.Dimensions[a] = extent[2 * a + 1] - extent[2 * a] + 1;
+    geometry.Origin[a] = origin[a] + extent[2 * a] * spacing[a];
+    geometry.Spacing[a] = spacing[a];
+  }
+  return true;
+}
+
+/**
+ * Error-bounded files: one flag per coded piece (brick), whether the image piece `extent`
+ * needs it (the voxels its points read, as the probe finds them); empty when every piece is
+ * needed or the geometry is invalid (then the whole step is read, and the probe reports).
+ */
+std::vector<char> PiecesUnder(const sgf::GridDescription& g,
+  const int samplingDimensions[3],
+  const int extent[6])
+{
+  vtkSparseGridProbe::ImageGeometry geometry;
+  double origin[3];
+  std::string error;
+  if (g.encoding != sgf::Encoding::ErrorBounded ||
+    !PieceGeometry(g, samplingDimensions, extent, geometry, origin, error))
+  {
+    return {};
+  }
+  double bounds[6];
+  int box[6];
+  vtkSparseGridProbe::ImageBounds(geometry, bounds);
+  const vtkSparseGridRepresentation::Description layout = sgf::layoutOf(g);
+  vtkSparseGridProbe::VoxelBox(layout, bounds, box);
+  std::vector<char> wanted = vtkSparseGridProbe::PiecesIn(layout, box);
+  if (std::find(wanted.begin(), wanted.end(), 0) == wanted.end())
+  {
+    return {};
+  }
+  return wanted;
+}
+
 vtkSparseGridProbe::Result ProbeStep(const vtkSparseGridRepresentation::Contents& contents,
   const sgf::GridDescription& g,
   const int samplingDimensions[3],
@@ -227,26 +397,14 @@ vtkSparseGridProbe::Result ProbeStep(const vtkSparseGridRepresentation::Contents
   std::string& error)
 {
   using Result = vtkSparseGridProbe::Result;
-  int sampling[3];
-  double origin[3], spacing[3];
-  if (!ComputeSampling(g, samplingDimensions, sampling, origin, spacing, error))
+  vtkSparseGridProbe::ImageGeometry geometry;
+  double origin[3];
+  if (!PieceGeometry(g, samplingDimensions, extent, geometry, origin, error))
   {
     return Result::Failed;
   }
-  vtkSparseGridProbe::ImageGeometry geometry;
-  double points = 1;
-  for (int a = 0; a < 3; ++a)
-  {
-    if (extent[2 * a] < 0 || extent[2 * a + 1] >= sampling[a])
-    {
-      error = "the requested extent lies outside the sampling lattice";
-      return Result::Failed;
-    }
-    geometry.Dimensions[a] = extent[2 * a + 1] - extent[2 * a] + 1;
-    geometry.Origin[a] = origin[a] + extent[2 * a] * spacing[a];
-    geometry.Spacing[a] = spacing[a];
-    points *= geometry.Dimensions[a];
-  }
+  const double points =
+    static_cast<double>(geometry.Dimensions[0]) * geometry.Dimensions[1] * geometry.Dimensions[2];
   const double peak = vtkSparseGridExecution::ReconstructionPeakBytes(contents, points);
   std::string why;
   if (!vtkSparseGridExecution::CheckMemory(peak,
@@ -262,7 +420,7 @@ vtkSparseGridProbe::Result ProbeStep(const vtkSparseGridRepresentation::Contents
   image->Initialize();
   image->SetExtent(const_cast<int*>(extent));
   image->SetOrigin(origin);
-  image->SetSpacing(spacing);
+  image->SetSpacing(geometry.Spacing);
   const Result probed = vtkSparseGridProbe::Conclude(
     vtkSparseGridProbe::ProbeImage(contents, geometry, exec, image->GetPointData(), &error),
     contents,
@@ -296,8 +454,14 @@ int StoredLevels(const char* fileName, const sgf::Header& h)
   {
     return 0;
   }
+  // Files with level checksums list every stream's levels: no stream is read. Older files:
+  // the first level of each stream.
   sgf::ReadOptions options;
   options.levelOfDetail = 1;
+  if (h.metadataChecksums)
+  {
+    options.pieces.assign(h.grid.pieceExtents.size() / 6, 0);
+  }
   sgf::Reader reader;
   sgf::StepData step;
   if (!reader.open(fileName, options).empty() || !reader.readStep(0, step).empty())
@@ -307,6 +471,10 @@ int StoredLevels(const char* fileName, const sgf::Header& h)
   int levels = 0;
   for (const sgf::ArrayValues& a : step.arrays)
   {
+    for (int l : a.streamLevels)
+    {
+      levels = std::max(levels, l);
+    }
     for (std::size_t k = 0; k + 1 < a.streamOffsets.size(); ++k)
     {
       sparsegrid::codec::StreamInfo info;
@@ -556,6 +724,14 @@ int vtkSparseGridReader::RequestData(vtkInformation*,
     return 1; // the representation goes whole to piece 0
   }
 
+  // An image piece of an error-bounded file reads only the bricks under it (files with level
+  // checksums, which check each stream on its own; older files are read whole).
+  std::vector<char> pieces;
+  if (image && h.metadataChecksums)
+  {
+    pieces = PiecesUnder(h.grid, this->SamplingDimensions, extent);
+    reader.setPieces(pieces);
+  }
   this->UpdateProgress(0.0);
   sgf::StepData step;
   if (!(error = reader.readStep(index, step)).empty())
@@ -563,6 +739,11 @@ int vtkSparseGridReader::RequestData(vtkInformation*,
     return fail(std::string(this->FileName) + ": " + error);
   }
   reader.close();
+  std::uint64_t bytesRead = 0;
+  for (const sgf::ArrayValues& a : step.arrays)
+  {
+    bytesRead += a.bytesRead;
+  }
   this->UpdateProgress(0.2);
   // Data time only where the file has times (or several steps, which then count 0, 1, ...).
   const bool timed = h.hasTimes() || h.steps.size() > 1;
@@ -572,7 +753,8 @@ int vtkSparseGridReader::RequestData(vtkInformation*,
   vtkNew<vtkPolyData> scratch;
   vtkPolyData* representation = poly ? poly : scratch.Get();
   vtkSparseGridRepresentation::Contents contents;
-  const bool built = h.grid.encoding == sgf::Encoding::ErrorBounded
+  const bool built = !pieces.empty() ? PartialCodedContents(h, step, contents, error)
+    : h.grid.encoding == sgf::Encoding::ErrorBounded
     ? CodedContents(h, step, representation, contents, error)
     : FixedLevelContents(h, step, representation, poly && this->OutputGridPoints, contents, error);
   if (!built)
@@ -599,6 +781,7 @@ int vtkSparseGridReader::RequestData(vtkInformation*,
     }
     result = image;
   }
+  AddBytesRead(result->GetFieldData(), bytesRead);
   if (timed)
   {
     result->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), times[index]);

@@ -16,6 +16,12 @@
 #include "vtkPolyData.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 
+#include "vtkMultiProcessController.h"
+#ifdef SPARSEGRID_HAVE_VTK_MPI
+#include "vtkMPI.h"
+#include "vtkMPICommunicator.h"
+#endif
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -32,6 +38,71 @@ struct vtkSparseGridWriter::vtkInternals
   sgf::Writer File;               ///< active between the first and the last step
   std::string LastError;
 };
+
+namespace
+{
+/**
+ * The MPI communicator (an MPI_Comm*) through which every process of `controller` writes its
+ * own bricks into the one file, or nullptr when they cannot (no controller, not MPI, or an HDF5
+ * without MPI-IO): then piece 0 writes alone. The same answer on every process.
+ */
+const void* ParallelFileCommunicator(vtkMultiProcessController* controller)
+{
+#ifdef SPARSEGRID_HAVE_VTK_MPI
+  auto* communicator =
+    controller ? vtkMPICommunicator::SafeDownCast(controller->GetCommunicator()) : nullptr;
+  if (communicator && communicator->GetMPIComm() && sgf::Writer::parallelSupported())
+  {
+    return communicator->GetMPIComm()->GetHandle();
+  }
+#else
+  (void)controller;
+#endif
+  return nullptr;
+}
+
+/**
+ * The step to write from `contents`: per array, its streams piece by piece, component by
+ * component (the representation keeps them piece by piece, array by array). `rank` < 0: every
+ * stream, copied into `byteStorage` (one process writes the file); otherwise the streams of the
+ * pieces that process `rank` owns, in place (every process writes its own).
+ */
+void CodedArrays(const vtkSparseGridRepresentation::Contents& contents,
+  int rank,
+  std::vector<std::vector<std::uint8_t>>& byteStorage,
+  sgf::StepInput& step)
+{
+  const vtkSparseGridRepresentation::Description& info = contents.Info;
+  for (std::size_t k = 0; k < info.ArrayNames.size(); ++k)
+  {
+    sgf::ArrayInput& in = step.arrays[k];
+    in.components = info.Components[k];
+    in.absoluteBound = info.AbsoluteBound[k];
+    in.streamOffsets.assign(1, 0);
+    for (int p = 0; p < info.NumberOfPieces(); ++p)
+    {
+      const bool mine = rank >= 0 && contents.Holds(p) &&
+        static_cast<std::size_t>(p) < contents.PieceOwners.size() &&
+        contents.PieceOwners[p] == rank;
+      for (int c = 0; c < info.Components[k]; ++c)
+      {
+        const std::size_t s = contents.StreamIndex(p, k, c);
+        const std::uint8_t* stream = contents.StreamData(s);
+        if (rank < 0)
+        {
+          byteStorage[k].insert(byteStorage[k].end(), stream, stream + contents.StreamSize(s));
+        }
+        else
+        {
+          in.streams.push_back(mine ? stream : nullptr);
+        }
+        in.streamOffsets.push_back(in.streamOffsets.back() + contents.StreamSize(s));
+      }
+    }
+    in.bytes = rank < 0 ? byteStorage[k].data() : nullptr;
+  }
+}
+} // namespace
 
 //------------------------------------------------------------------------------------------------
 vtkSparseGridWriter::vtkSparseGridWriter()
@@ -66,6 +137,8 @@ int vtkSparseGridWriter::Write()
   internals.File.abort();
   internals.CurrentIndex = 0;
   internals.LastError.clear();
+  this->BytesWritten = 0;
+  this->BytesReceived = 0;
   this->SetErrorCode(vtkErrorCode::NoError);
   this->Superclass::Write();
   if (internals.File.active())
@@ -165,11 +238,12 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
     internals.File.abort();
     internals.Failed = false;
   }
-  // In a parallel run only piece 0 writes, after receiving the coded bricks that other
+  // In a parallel run every process writes its own coded bricks into the one file at once
+  // (parallel HDF5); without MPI-IO, piece 0 writes alone after receiving the bricks that other
   // processes hold (the fixed-level representation lives whole on piece 0 already). Every
   // process still runs every time step, even after a failure, because the upstream filters of
-  // each step and the exchange are collective: a process that stopped early would leave the
-  // others waiting in them.
+  // each step, the exchange and the parallel file are collective: a process that stopped early
+  // would leave the others waiting in them.
   const bool parallel = this->NumberOfPieces > 1;
   auto nextStep = [&]()
   {
@@ -209,26 +283,32 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
   // spread over the processes; the others (fixed level, the .sgrid reader's) are whole on
   // piece 0, whose process writes alone, as Catalyst scripts that write from rank 0 only do.
   const bool exchange = parallel && vtkSparseGridRepresentation::IsDistributed(input);
+  const void* communicator = nullptr;
+  int rank = -1; // the process writing its own bricks in a parallel write (-1: one writes all)
   if (exchange)
   {
-    // Collective, on every process at every step: the writing process (piece 0) obtains the
-    // coded bricks it does not hold from the processes that do.
+    // Collective, on every process at every step: every process learns the global index; with
+    // a parallel file each then writes its own bricks, otherwise the writing process (piece 0)
+    // obtains the coded bricks it does not hold from the processes that do.
     vtkNew<vtkInformation> request;
     request->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), this->Piece);
     request->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(), this->NumberOfPieces);
     vtkMultiProcessController* controller = vtkSparseGridParallel::DistributedController(request);
+    communicator = ParallelFileCommunicator(controller);
+    rank = communicator ? controller->GetLocalProcessId() : -1;
     using Outcome = vtkSparseGridParallel::Outcome;
     Outcome shared = vtkSparseGridParallel::ShareRepresentation(controller, input, contents, error);
-    if (shared == Outcome::Done &&
+    if (!communicator && shared == Outcome::Done &&
       contents.Info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded)
     {
       const std::vector<char> needed(static_cast<std::size_t>(contents.Info.NumberOfPieces()),
         this->Piece == 0 && !internals.Failed ? 1 : 0);
       shared = vtkSparseGridParallel::FetchPieces(controller, needed, contents, error);
+      this->BytesReceived += static_cast<vtkTypeInt64>(contents.BytesReceived);
     }
     valid = shared == Outcome::Done;
   }
-  if (parallel && (this->Piece != 0 || internals.Failed))
+  if (parallel && ((this->Piece != 0 && !communicator) || internals.Failed))
   {
     return nextStep();
   }
@@ -280,31 +360,18 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
   std::vector<sgf::ArrayDescription> arrays;
   std::vector<std::vector<float>> floatStorage(contents.Coefficients.size());
   std::vector<std::vector<double>> doubleStorage(contents.Coefficients.size());
-  // Error-bounded: one byte dataset per array holds its streams, piece by piece, component by
-  // component (the representation keeps them piece by piece, array by array).
   std::vector<std::vector<std::uint8_t>> byteStorage(info.ArrayNames.size());
+  step.arrays.resize(info.ArrayNames.size());
+  if (coded)
+  {
+    // Error-bounded: one byte dataset per array holds its streams.
+    CodedArrays(contents, rank, byteStorage, step);
+  }
   for (std::size_t k = 0; k < info.ArrayNames.size(); ++k)
   {
-    sgf::ArrayInput in;
+    sgf::ArrayInput& in = step.arrays[k];
     in.name = info.ArrayNames[k];
-    if (coded)
-    {
-      in.components = info.Components[k];
-      in.absoluteBound = info.AbsoluteBound[k];
-      in.streamOffsets.push_back(0);
-      for (int p = 0; p < info.NumberOfPieces(); ++p)
-      {
-        for (int c = 0; c < info.Components[k]; ++c)
-        {
-          const std::size_t s = contents.StreamIndex(p, k, c);
-          const std::uint8_t* stream = contents.StreamData(s);
-          byteStorage[k].insert(byteStorage[k].end(), stream, stream + contents.StreamSize(s));
-          in.streamOffsets.push_back(byteStorage[k].size());
-        }
-      }
-      in.bytes = byteStorage[k].data();
-    }
-    else
+    if (!coded)
     {
       // In place: the representation holds contiguous arrays of the grid's precision.
       vtkDataArray* array = contents.Coefficients[k];
@@ -317,14 +384,16 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
     }
     in.metrics = sgf::arrayMetricsOf(info, k);
     arrays.push_back({ in.name, in.components });
-    step.arrays.push_back(in);
   }
 
   if (!internals.File.active())
   {
     sgf::WriteOptions options;
     options.writer = "SparseGrid ParaView plugin (vtkSparseGridWriter)";
-    if (!(error = internals.File.begin(this->FileName, grid, arrays, options)).empty())
+    error = communicator
+      ? internals.File.beginParallel(this->FileName, grid, arrays, communicator, options)
+      : internals.File.begin(this->FileName, grid, arrays, options);
+    if (!error.empty())
     {
       return fail(vtkErrorCode::CannotOpenFileError, error);
     }
@@ -337,7 +406,9 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
         " differs from the first step's; one file holds one grid (write the steps to separate "
         "files instead)");
   }
-  if (!(error = internals.File.writeStep(step)).empty())
+  error = internals.File.writeStep(step);
+  this->BytesWritten = static_cast<vtkTypeInt64>(internals.File.bytesWritten());
+  if (!error.empty())
   {
     return fail(vtkErrorCode::UnknownError, error);
   }

@@ -59,13 +59,26 @@ public:
   /**
    * This process's piece and the number of pieces of a parallel run; ParaView sets them on
    * every process of pvbatch/pvserver (the writer proxy declares parallel support). The input
-   * is then requested as that piece, so that the upstream filters run distributed, and only
-   * piece 0, which holds the whole representation, writes the file. Default: 0 of 1.
+   * is then requested as that piece, so that the upstream filters run distributed. A
+   * distributed error-bounded representation is written by every process at once, each its
+   * own bricks (parallel HDF5 through MPI-IO, docs/file-format.md); any other input, which lives
+   * whole on piece 0, is written by that process alone. Default: 0 of 1.
    */
   vtkSetClampMacro(Piece, int, 0, VTK_INT_MAX);
   vtkGetMacro(Piece, int);
   vtkSetClampMacro(NumberOfPieces, int, 1, VTK_INT_MAX);
   vtkGetMacro(NumberOfPieces, int);
+  ///@}
+
+  ///@{
+  /**
+   * What the last Write() moved on this process, over all its steps: the bytes of values it
+   * wrote into the file, and the bytes of coded streams it received from other processes to
+   * write them. In a distributed run with parallel HDF5 every process writes its own bricks'
+   * streams and receives nothing; otherwise the process of piece 0 writes everything.
+   */
+  vtkGetMacro(BytesWritten, vtkTypeInt64);
+  vtkGetMacro(BytesReceived, vtkTypeInt64);
   ///@}
 
   /**
@@ -96,6 +109,8 @@ protected:
   bool WriteAllTimeSteps = false;
   int Piece = 0;
   int NumberOfPieces = 1;
+  vtkTypeInt64 BytesWritten = 0;
+  vtkTypeInt64 BytesReceived = 0;
 
 private:
   vtkSparseGridWriter(const vtkSparseGridWriter&) = delete;
