@@ -360,8 +360,9 @@ bool PieceGeometry(const sgf::GridDescription& g,
 
 /**
  * Error-bounded files: one flag per coded piece (brick), whether the image piece `extent`
- * needs it (the voxels its points read, as the probe finds them); empty when every piece is
- * needed or the geometry is invalid (then the whole step is read, and the probe reports).
+ * needs it (the bricks the probe decodes for the voxels its points read); empty when every
+ * piece is needed or the geometry is invalid (then the whole step is read, and the probe
+ * reports).
  */
 std::vector<char> PiecesUnder(const sgf::GridDescription& g,
   const int samplingDimensions[3],
@@ -378,9 +379,12 @@ std::vector<char> PiecesUnder(const sgf::GridDescription& g,
   double bounds[6];
   int box[6];
   vtkSparseGridProbe::ImageBounds(geometry, bounds);
-  const vtkSparseGridRepresentation::Description layout = sgf::layoutOf(g);
-  vtkSparseGridProbe::VoxelBox(layout, bounds, box);
-  std::vector<char> wanted = vtkSparseGridProbe::PiecesIn(layout, box);
+  // The bricks a probe holding none of them would decode; once read, they are the ones held,
+  // and the probe decodes the same (each voxel from the first brick holding it).
+  vtkSparseGridRepresentation::Contents layout;
+  layout.Info = sgf::layoutOf(g);
+  vtkSparseGridProbe::VoxelBox(layout.Info, bounds, box);
+  std::vector<char> wanted = vtkSparseGridProbe::SelectBricks(layout, box);
   if (std::find(wanted.begin(), wanted.end(), 0) == wanted.end())
   {
     return {};

@@ -13,8 +13,9 @@ fails at the end (a folder in the way of the name) leaves no file and no tempora
 every rank reports the error. DIR/original.npy receives the image for the h5py check.
 
 --read FILE: each rank reads its piece of the image from FILE and decodes exactly the bricks
-under it (SparseGridLocal.BricksDecoded), reads from the file exactly those bricks' streams
-(SparseGridLocal.BytesRead) and keeps the bound on every voxel against the original Wavelet.
+its voxels come from (each voxel from the first brick holding it; SparseGridLocal.BricksDecoded),
+reads from the file exactly those bricks' streams (SparseGridLocal.BytesRead), not the whole
+array, and keeps the bound on every voxel against the original Wavelet.
 """
 import argparse
 import os
@@ -71,9 +72,15 @@ def shared_index(data):
     return brick_index(total[:lengths[0]], [], total[lengths[0]:])
 
 
-def meets(extent, box):
-    return all(extent[2 * a] <= box[2 * a + 1] and box[2 * a] <= extent[2 * a + 1]
-               for a in range(3))
+def bricks_decoded(bricks, box):
+    """The bricks a reader decodes for the voxels `box` (x0, x1, ..., z1): each voxel comes from
+    the first brick (by index) that holds it, as the probe decodes a reader's bricks."""
+    first = np.full((48, 48, 48), -1, dtype=np.int64)  # z, y, x
+    for b in reversed(range(len(bricks))):
+        e = bricks[b]
+        first[e[4]:e[5] + 1, e[2]:e[3] + 1, e[0]:e[1] + 1] = b
+    under = first[box[4]:box[5] + 1, box[2]:box[3] + 1, box[0]:box[1] + 1]
+    return sorted(int(b) for b in np.unique(under))
 
 
 def property_value(proxy, name):
@@ -152,12 +159,12 @@ def check_read(checker, path):
     image = local_output(reader)
     ext = image.GetExtent()
     empty = image.GetNumberOfPoints() == 0
-    under = [] if empty else [b for b, e in enumerate(bricks) if meets(e, ext)]
+    under = [] if empty else bricks_decoded(bricks, ext)
     decoded = ints(image, "SparseGridLocal.BricksDecoded")
     read = ints(image, "SparseGridLocal.BytesRead")
     expected = sum(sizes[b] for b in under)
     if not empty:
-        checker.check(decoded == [len(under)], "rank %d decoded %s bricks, %d lie under %s"
+        checker.check(decoded == [len(under)], "rank %d decoded %s bricks, %d serve its piece %s"
                       % (RANK, decoded, len(under), list(ext)))
         checker.check(read == [expected], "rank %d read %s bytes, its bricks' streams are %d"
                       % (RANK, read, expected))
