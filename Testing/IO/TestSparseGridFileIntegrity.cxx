@@ -264,6 +264,117 @@ TEST(SparseGridFileIntegrity, ExchangedStreamsAreRefusedAtEveryLevelOfDetail)
 // Files written before the metadata and level checksums existed
 //------------------------------------------------------------------------------------------------
 
+//------------------------------------------------------------------------------------------------
+// A read of some pieces reads only their streams, each checked on its own.
+//------------------------------------------------------------------------------------------------
+
+namespace
+{
+/// Reads step `step` of `path` with only the pieces flagged in `pieces`.
+std::string ReadPieces(const std::string& path,
+  const std::vector<char>& pieces,
+  std::size_t step,
+  sgf::StepData& out)
+{
+  sgf::ReadOptions options;
+  options.pieces = pieces;
+  sgf::Reader reader;
+  std::string error = reader.open(path, options);
+  return error.empty() ? reader.readStep(step, out) : error;
+}
+
+/// Stream k of an array as read (empty when it was left out).
+std::vector<std::uint8_t> StreamOf(const sgf::ArrayValues& a, std::size_t k)
+{
+  return std::vector<std::uint8_t>(
+    a.bytes.begin() + static_cast<std::ptrdiff_t>(a.streamOffsets[k]),
+    a.bytes.begin() + static_cast<std::ptrdiff_t>(a.streamOffsets[k + 1]));
+}
+} // namespace
+
+TEST(SparseGridFileIntegrity, ReadingSomePiecesReadsOnlyTheirStreams)
+{
+  const std::string folder = ScratchFolder("somepieces");
+  const std::string path = folder + "/pieces.sgrid";
+  // Four pieces along x; arrays of 1 and 2 components.
+  ASSERT_EQ(WriteCodedFile<float>(path,
+              { { 33, 17, 1 } },
+              { 0, 7, 0, 16, 0, 0, 8, 15, 0, 16, 0, 0, 16, 23, 0, 16, 0, 0, 24, 32, 0, 16, 0, 0 },
+              { { "f", 1 }, { "uv", 2 } },
+              2,
+              5e-2),
+    "");
+  sgf::StepData whole;
+  ASSERT_EQ(ReadPieces(path, {}, 1, whole), "");
+  for (const std::vector<char>& pieces : std::vector<std::vector<char>>{
+         { 1, 0, 0, 0 }, { 0, 1, 1, 0 }, { 0, 0, 0, 1 }, { 0, 0, 0, 0 } })
+  {
+    std::string flags;
+    for (char f : pieces)
+    {
+      flags += f ? '1' : '0';
+    }
+    SCOPED_TRACE("pieces " + flags);
+    sgf::StepData some;
+    ASSERT_EQ(ReadPieces(path, pieces, 1, some), "");
+    ASSERT_EQ(some.arrays.size(), whole.arrays.size());
+    for (std::size_t k = 0; k < whole.arrays.size(); ++k)
+    {
+      const sgf::ArrayValues& a = some.arrays[k];
+      const sgf::ArrayValues& w = whole.arrays[k];
+      const std::size_t components = static_cast<std::size_t>(w.description.components);
+      const std::size_t streams = w.streamOffsets.size() - 1;
+      ASSERT_EQ(a.streamsRead.size(), streams);
+      ASSERT_EQ(a.streamOffsets.size(), streams + 1);
+      EXPECT_EQ(a.storedOffsets, w.streamOffsets);
+      EXPECT_EQ(a.streamLevels, w.streamLevels);
+      EXPECT_EQ(a.crc32, w.crc32);
+      std::uint64_t expected = 0;
+      for (std::size_t s = 0; s < streams; ++s)
+      {
+        const bool wanted = pieces[s / components] != 0;
+        EXPECT_EQ(a.streamsRead[s] != 0, wanted);
+        EXPECT_EQ(StreamOf(a, s), wanted ? StreamOf(w, s) : std::vector<std::uint8_t>());
+        expected += wanted ? w.streamOffsets[s + 1] - w.streamOffsets[s] : 0;
+      }
+      EXPECT_EQ(a.bytesRead, expected);
+      EXPECT_EQ(a.bytes.size(), expected);
+    }
+  }
+  EXPECT_EQ(whole.arrays[0].bytesRead, whole.arrays[0].streamOffsets.back());
+
+  // A damaged byte in the last piece's stream of "f": a read that leaves that piece out does
+  // not read it; a read of that piece refuses it.
+  sgf::StepData some;
+  const std::uint64_t offset = DatasetOffset(path, "/steps/000001/array_0000");
+  ASSERT_GT(offset, 0u);
+  ASSERT_TRUE(FlipByte(path, offset + whole.arrays[0].streamOffsets[4] - 3));
+  EXPECT_EQ(ReadPieces(path, { 1, 1, 1, 0 }, 1, some), "");
+  const std::string error = ReadPieces(path, { 0, 0, 0, 1 }, 1, some);
+  EXPECT_NE(error.find("checksum mismatch in array 'f' of step 1, stream 3"), std::string::npos)
+    << error;
+  EXPECT_TRUE(some.arrays.empty());
+  // One flag per piece, or a clear error.
+  EXPECT_NE(ReadPieces(path, { 1, 0 }, 0, some).find("one flag per piece (4)"), std::string::npos);
+
+  // Files written before level checksums have one checksum per dataset: read whole, then cut.
+  const std::string legacy = CorpusFile("valid-legacy-coded-2d-float-2pieces.sgrid");
+  sgf::StepData all, first;
+  ASSERT_EQ(ReadPieces(legacy, {}, 0, all), "");
+  ASSERT_EQ(ReadPieces(legacy, { 1, 0 }, 0, first), "");
+  for (std::size_t k = 0; k < all.arrays.size(); ++k)
+  {
+    const sgf::ArrayValues& a = first.arrays[k];
+    const std::size_t components = static_cast<std::size_t>(a.description.components);
+    EXPECT_EQ(a.bytesRead, all.arrays[k].streamOffsets.back());
+    for (std::size_t s = 0; s + 1 < a.streamOffsets.size(); ++s)
+    {
+      EXPECT_EQ(
+        StreamOf(a, s), s < components ? StreamOf(all.arrays[k], s) : std::vector<std::uint8_t>());
+    }
+  }
+}
+
 TEST(SparseGridFileIntegrity, FilesWithoutMetadataChecksumsStillReadAndAreChecked)
 {
   // fuzz/corpus/valid-legacy-*: files as the writer wrote them before the metadata and level
