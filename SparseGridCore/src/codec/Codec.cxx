@@ -48,62 +48,6 @@ Status checkBound(double bound)
 template<typename T>
 Status valueRange(const T* values,
   const Layout& layout,
-  double& min,
-  double& max,
-  const ExecutionOptions& options)
-{
-  std::uint64_t voxels = 0;
-  Status st = detail::checkLayout(layout, voxels, "valueRange");
-  if (!st)
-  {
-    return st;
-  }
-  if (!values)
-  {
-    return Status(ErrorCode::InvalidArgument, "valueRange: the values pointer is null");
-  }
-  std::mutex m;
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  std::uint64_t bad = 0, firstBad = voxels;
-  sparsegrid::detail::parallelFor(options,
-    static_cast<std::size_t>(voxels),
-    1 << 16,
-    [&](std::size_t first, std::size_t last)
-    {
-      T l = std::numeric_limits<T>::infinity(), h = -l;
-      std::uint64_t b = 0, fb = voxels;
-      for (std::size_t i = first; i < last; ++i)
-      {
-        const T v = values[i * layout.stride];
-        if (!std::isfinite(v))
-        {
-          fb = b == 0 ? i : fb;
-          ++b;
-          continue;
-        }
-        l = v < l ? v : l;
-        h = v > h ? v : h;
-      }
-      std::lock_guard<std::mutex> lock(m);
-      lo = std::min(lo, static_cast<double>(l));
-      hi = std::max(hi, static_cast<double>(h));
-      bad += b;
-      firstBad = std::min(firstBad, fb);
-    });
-  if (bad > 0)
-  {
-    return Status(ErrorCode::NonFinite,
-      "valueRange: " + std::to_string(bad) + " NaN/Inf value(s), the first at voxel " +
-        std::to_string(firstBad));
-  }
-  min = lo;
-  max = hi;
-  return Status::Ok();
-}
-
-template<typename T>
-Status valueRange(const T* values,
-  const Layout& layout,
   const SpecialValues& specials,
   double& min,
   double& max,
@@ -149,6 +93,36 @@ Status valueRange(const T* values,
   min = lo;
   max = hi;
   specialVoxels = count;
+  return Status::Ok();
+}
+
+template<typename T>
+Status valueRange(const T* values,
+  const Layout& layout,
+  double& min,
+  double& max,
+  const ExecutionOptions& options)
+{
+  double lo = 0, hi = 0;
+  std::uint64_t nonFinite = 0;
+  Status st = valueRange(values, layout, SpecialValues(), lo, hi, nonFinite, options);
+  if (!st)
+  {
+    return st;
+  }
+  if (nonFinite > 0)
+  {
+    std::uint64_t first = 0;
+    while (std::isfinite(values[first * layout.stride]))
+    {
+      ++first;
+    }
+    return Status(ErrorCode::NonFinite,
+      "valueRange: " + std::to_string(nonFinite) + " NaN/Inf value(s), the first at voxel " +
+        std::to_string(first));
+  }
+  min = lo;
+  max = hi;
   return Status::Ok();
 }
 

@@ -14,12 +14,6 @@
 
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define SGC_LANE __host__ __device__ __forceinline__
-#else
-#define SGC_LANE inline
-#endif
-
 namespace sparsegrid
 {
 namespace codec
@@ -38,7 +32,7 @@ constexpr int MultiTokens = 5;
 static_assert(format::Tokens <= TokenMask + 1 && format::LutBits <= 15, "LUT entry layout");
 
 /// Codes a token stands for: a run its length, everything else one.
-SGC_LANE u32 codesOf(u32 token)
+SGC_HD u32 codesOf(u32 token)
 {
   return token >= 2 && token <= format::MaxRun ? token : 1u;
 }
@@ -54,8 +48,8 @@ struct Cursor
   int avail;
   u64 acc;
   u32 ahead;
-  SGC_LANE u32 word(u64 i) const { return i < words ? w[i] : 0u; }
-  SGC_LANE void seek(u64 pos)
+  SGC_HD u32 word(u64 i) const { return i < words ? w[i] : 0u; }
+  SGC_HD void seek(u64 pos)
   {
     const u64 q = pos >> 5;
     const int r = static_cast<int>(pos & 31);
@@ -65,8 +59,8 @@ struct Cursor
     ahead = word(next);
   }
   /// The LUT index at the cursor.
-  SGC_LANE u32 index() const { return static_cast<u32>(acc >> (64 - format::LutBits)); }
-  SGC_LANE void consume(int len)
+  SGC_HD u32 index() const { return static_cast<u32>(acc >> (64 - format::LutBits)); }
+  SGC_HD void consume(int len)
   {
     acc <<= len;
     avail -= len;
@@ -84,7 +78,7 @@ struct Cursor
 /// false for a bit pattern that is no code. Tab: firstCode, countOf, firstIndex, sorted,
 /// maxLength as in huffman::Decoder.
 template<typename Tab>
-SGC_LANE bool longTokenAt(u64 acc, const Tab& tab, u32& token, int& len)
+SGC_HD bool longTokenAt(u64 acc, const Tab& tab, u32& token, int& len)
 {
   for (len = format::LutBits + 1; len <= tab.maxLength; ++len)
   {
@@ -102,7 +96,7 @@ SGC_LANE bool longTokenAt(u64 acc, const Tab& tab, u32& token, int& len)
 /// pattern that is no code. Tab: firstCode, countOf, firstIndex, sorted, maxLength as in
 /// huffman::Decoder.
 template<typename Tab>
-SGC_LANE bool tokenAt(const Cursor& b, u32 e, const Tab& tab, u32& token, int& len)
+SGC_HD bool tokenAt(const Cursor& b, u32 e, const Tab& tab, u32& token, int& len)
 {
   if ((e & 0xff) != 0)
   {
@@ -146,7 +140,7 @@ struct Lane
 //------------------------------------------------------------------------------------------------
 constexpr u32 WideCodes = 16;
 
-SGC_LANE u64 wideEntry(const u32* lut, u32 i)
+SGC_HD u64 wideEntry(const u32* lut, u32 i)
 {
   u32 bits = 0, codes = 0, n = 0, syms = 0, offsets = 0, inside = 0;
   while (n < MultiTokens)
@@ -197,7 +191,7 @@ SGC_LANE u64 wideEntry(const u32* lut, u32 i)
 /// at or after end (exit; InvalidBit after a bit pattern that is no code). wideLow: the low words
 /// of the wide entries (B and C).
 template<typename Tab>
-SGC_LANE void countSpan(Cursor& b,
+SGC_HD void countSpan(Cursor& b,
   const u32* lut,
   const u64* wide,
   const Tab& tab,
@@ -247,12 +241,7 @@ SGC_LANE void countSpan(Cursor& b,
 /// One token at the cursor: advances it and `pos`, adds its codes and escapes; false for a bit
 /// pattern that is no code.
 template<typename Tab>
-SGC_LANE bool stepToken(Cursor& b,
-  const u32* lut,
-  const Tab& tab,
-  u64& pos,
-  u32& codes,
-  u32& escapes)
+SGC_HD bool stepToken(Cursor& b, const u32* lut, const Tab& tab, u64& pos, u32& codes, u32& escapes)
 {
   u32 token;
   int len;
@@ -274,7 +263,7 @@ SGC_LANE bool stepToken(Cursor& b,
 /// again and found the exit). Anything else (an invalid start, a bit pattern that is no code)
 /// counts the window again from `next`.
 template<typename Tab>
-SGC_LANE void moveStart(Cursor& a,
+SGC_HD void moveStart(Cursor& a,
   const u32* lut,
   const u64* wide,
   const Tab& tab,
@@ -327,7 +316,7 @@ SGC_LANE void moveStart(Cursor& a,
 /// coded block (for escapes). onEscape(code in the chunk, escape index) stores an escaped value;
 /// false when it is not finite.
 template<typename Tab, typename Escape>
-SGC_LANE void decodeSpan(Lane& s,
+SGC_HD void decodeSpan(Lane& s,
   const u32* lut,
   const u64* wide,
   const Tab& tab,
