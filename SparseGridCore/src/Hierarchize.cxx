@@ -73,10 +73,18 @@ inline std::uint64_t axisSize(int level)
 struct AxisBlock
 {
   std::size_t block = 0;
+  int t = 0;                                    ///< the axis
   int k = 0;                                    ///< level along the axis (>= 1)
   std::uint64_t hi = 1;                         ///< points of the axes before t
   std::uint64_t lo = 1;                         ///< points of the axes after t
   std::uint64_t parentOffset[MaxAxisLevel + 1]; ///< offset of the block with l_t = p, p < k
+};
+
+/// Rows [begin, end) of a block, a row being one (h, j) pair of lo values.
+struct Rows
+{
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
 };
 
 struct Context
@@ -112,19 +120,14 @@ inline void update(T* own, const T* left, const T* right, std::uint64_t lo)
 
 // inv1 + inv2 + inv3 (+ inv4): levels from the block table, parent block offsets precomputed,
 // parent index from the point's own (h, j, r) in O(1), parents from tables when inv4.
-// Processes rows [row0, row1) of the block, a row being one (h, j) pair of lo values.
 template<typename T, bool Inverse>
-void fastKernel(const Context& ctx,
-  T* a,
-  const AxisBlock& ab,
-  std::uint64_t row0,
-  std::uint64_t row1)
+void fastKernel(const Context& ctx, T* a, const AxisBlock& ab, Rows rows)
 {
   const std::uint64_t n = std::uint64_t(1) << (ab.k - 1);
   const std::uint64_t lo = ab.lo;
   T* own = a + ctx.grid->blockOffset(ab.block);
   const Neighbour* table = ctx.opt.inv4 ? ctx.tables->level(ab.k) : nullptr;
-  for (std::uint64_t row = row0; row < row1; ++row)
+  for (std::uint64_t row = rows.begin; row < rows.end; ++row)
   {
     const std::uint64_t h = row / n;
     const std::uint32_t j = static_cast<std::uint32_t>(row - h * n);
@@ -143,13 +146,9 @@ void fastKernel(const Context& ctx,
 // The unoptimised point-by-point kernel, with inv1/inv2/inv3/inv4 each optional: positions are
 // converted to (l, i) and parents back to positions through the bijection.
 template<typename T, bool Inverse>
-void genericKernel(const Context& ctx,
-  T* a,
-  const AxisBlock& ab,
-  int t,
-  std::uint64_t row0,
-  std::uint64_t row1)
+void genericKernel(const Context& ctx, T* a, const AxisBlock& ab, Rows rows)
 {
+  const int t = ab.t;
   const Grid& grid = *ctx.grid;
   const int D = grid.dimensions();
   const std::uint64_t offset = grid.blockOffset(ab.block);
@@ -157,7 +156,7 @@ void genericKernel(const Context& ctx,
   const Neighbour* table = ctx.opt.inv4 ? ctx.tables->level(ab.k) : nullptr;
   int levels[MaxDimensions];
   std::uint32_t index[MaxDimensions];
-  for (std::uint64_t p = row0 * ab.lo; p < row1 * ab.lo; ++p)
+  for (std::uint64_t p = rows.begin * ab.lo; p < rows.end * ab.lo; ++p)
   {
     const std::uint64_t pos = offset + p;
     if (ctx.opt.inv1)
@@ -277,20 +276,15 @@ void fusedPoles(const Grid& grid,
 }
 
 template<typename T, bool Inverse>
-void runKernel(const Context& ctx,
-  T* a,
-  const AxisBlock& ab,
-  int t,
-  std::uint64_t row0,
-  std::uint64_t row1)
+void runKernel(const Context& ctx, T* a, const AxisBlock& ab, Rows rows)
 {
   if (ctx.opt.inv1 && ctx.opt.inv2 && ctx.opt.inv3)
   {
-    fastKernel<T, Inverse>(ctx, a, ab, row0, row1);
+    fastKernel<T, Inverse>(ctx, a, ab, rows);
   }
   else
   {
-    genericKernel<T, Inverse>(ctx, a, ab, t, row0, row1);
+    genericKernel<T, Inverse>(ctx, a, ab, rows);
   }
 }
 
@@ -300,6 +294,7 @@ void describe(const Grid& grid, std::size_t b, int t, bool withParents, AxisBloc
   const int D = grid.dimensions();
   const std::uint8_t* bl = grid.blockLevels(b);
   ab.block = b;
+  ab.t = t;
   ab.k = bl[t];
   ab.hi = 1;
   ab.lo = 1;
@@ -399,7 +394,8 @@ Status runAxis(const Context& ctx, T* a, int t, const ExecutionOptions& options)
                 continue;
               }
               describe(grid, b, t, withParents, ab);
-              runKernel<T, Inverse>(ctx, a, ab, t, 0, ab.hi * (std::uint64_t(1) << (ab.k - 1)));
+              runKernel<T, Inverse>(
+                ctx, a, ab, Rows{ 0, ab.hi * (std::uint64_t(1) << (ab.k - 1)) });
             }
           }
         });
@@ -414,7 +410,7 @@ Status runAxis(const Context& ctx, T* a, int t, const ExecutionOptions& options)
   struct Task
   {
     std::size_t block;
-    std::uint64_t row0, row1;
+    Rows rows;
   };
   std::vector<Task> tasks;
   for (int step = 0; step < grid.numberOfGroups(); ++step)
@@ -438,7 +434,7 @@ Status runAxis(const Context& ctx, T* a, int t, const ExecutionOptions& options)
       const std::uint64_t chunk = std::max<std::uint64_t>(1, (1u << 14) / rowSize);
       for (std::uint64_t r = 0; r < rows; r += chunk)
       {
-        tasks.push_back(Task{ b, r, std::min(rows, r + chunk) });
+        tasks.push_back(Task{ b, Rows{ r, std::min(rows, r + chunk) } });
       }
     }
     parallelFor(options,
@@ -455,7 +451,7 @@ Status runAxis(const Context& ctx, T* a, int t, const ExecutionOptions& options)
             describe(grid, tasks[q].block, t, withParents, ab);
             described = tasks[q].block;
           }
-          runKernel<T, Inverse>(ctx, a, ab, t, tasks[q].row0, tasks[q].row1);
+          runKernel<T, Inverse>(ctx, a, ab, tasks[q].rows);
         }
       });
   }
