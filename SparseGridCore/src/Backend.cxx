@@ -319,33 +319,31 @@ Status runComponents(const Grid& grid,
   return status;
 }
 
-/// Evaluation of every component at n points into results[i * resultStep + c], CPU or CUDA;
-/// Auto picks CUDA from `threshold` points.
+/// Evaluation of every component at the batch's points (component c of point i at
+/// results[i * resultStride + c]), CPU or CUDA; Auto picks CUDA from `threshold` points.
 template<typename T>
 Status evaluateComponents(const Grid& grid,
   const Components<T>& coefficients,
   std::uint64_t threshold,
-  const T* points,
-  std::size_t n,
-  T* results,
-  std::size_t resultStep,
+  const detail::PointBatch<T>& batch,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
   return runComponents(
     grid,
     coefficients,
-    n,
+    batch.n,
     threshold,
     options,
     report,
     [&](const cuda::Resident& device, double* kernel)
-    {
-      return cuda::evaluateResident(
-        device, grid, coefficients.count, points, n, results, resultStep, options, kernel);
-    },
+    { return cuda::evaluateResident(device, grid, coefficients.count, batch, options, kernel); },
     [&](int c, const T* component, const ExecutionOptions& o)
-    { return detail::evaluateCPU(grid, component, points, n, results + c, o, resultStep); });
+    {
+      detail::PointBatch<T> one = batch;
+      one.results += c;
+      return detail::evaluateCPU(grid, component, one, o);
+    });
 }
 
 /// reconstructImage of every component into out[q * outStep + c] (the target validated here).
@@ -552,13 +550,11 @@ Status evaluate(const Grid& grid,
   {
     return status;
   }
+  const detail::PointBatch<T> batch{ points, n, results, resultLayout.step() };
   return evaluateComponents(grid,
     Components<T>::in(coefficients, coefficientLayout),
     options.autoGpuThreshold,
-    points,
-    n,
-    results,
-    resultLayout.step(),
+    batch,
     options,
     report);
 }
@@ -815,15 +811,9 @@ Status PreparedGrid<T>::evaluate(const T* points,
       {
         return status;
       }
-      return evaluateComponents(this->P->grid,
-        coefficients,
-        options.autoGpuPreparedThreshold,
-        points,
-        n,
-        results,
-        resultLayout.step(),
-        options,
-        r);
+      const detail::PointBatch<T> batch{ points, n, results, resultLayout.step() };
+      return evaluateComponents(
+        this->P->grid, coefficients, options.autoGpuPreparedThreshold, batch, options, r);
     });
 }
 

@@ -34,10 +34,7 @@ template<typename T>
 Status evaluateResident(const Resident&,
   const Grid&,
   int,
-  const T*,
-  std::size_t,
-  T*,
-  std::size_t,
+  const detail::PointBatch<T>&,
   const ExecutionOptions&,
   double*)
 {

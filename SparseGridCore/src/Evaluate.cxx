@@ -518,15 +518,18 @@ struct Evaluator
 template<typename T, typename I>
 Status run(const Grid& grid,
   const T* coefficients,
-  const T* points,
-  std::size_t n,
-  T* results,
-  std::size_t resultStride,
+  const PointBatch<T>& points,
   const ExecutionOptions& options)
 {
+  const std::size_t n = points.n;
   const BlockTable table(grid);
-  const Evaluator<T, I> evaluator(
-    grid, table, coefficients, points, results, resultStride, options.optimizations);
+  const Evaluator<T, I> evaluator(grid,
+    table,
+    coefficients,
+    points.points,
+    points.results,
+    points.resultStride,
+    options.optimizations);
   const std::size_t chunk = static_cast<std::size_t>(std::max(1, options.optimizations.chunkSize));
   // Batches between which progress is reported and abort is checked on the calling thread.
   const std::size_t batch = chunk * 64 * static_cast<std::size_t>(threadCount(options));
@@ -566,11 +569,8 @@ Status run(const Grid& grid,
 template<typename T>
 Status evaluateCPU(const Grid& grid,
   const T* coefficients,
-  const T* points,
-  std::size_t n,
-  T* results,
-  const ExecutionOptions& options,
-  std::size_t resultStride)
+  const PointBatch<T>& batch,
+  const ExecutionOptions& options)
 {
   // Signed 32-bit indices are what x86 gathers take (unsigned ones block vectorisation); they
   // suffice while every block is below 2^31 points.
@@ -581,25 +581,19 @@ Status evaluateCPU(const Grid& grid,
   }
   if (largest <= static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max()))
   {
-    return run<T, std::int32_t>(grid, coefficients, points, n, results, resultStride, options);
+    return run<T, std::int32_t>(grid, coefficients, batch, options);
   }
-  return run<T, std::uint64_t>(grid, coefficients, points, n, results, resultStride, options);
+  return run<T, std::uint64_t>(grid, coefficients, batch, options);
 }
 
 template Status evaluateCPU<float>(const Grid&,
   const float*,
-  const float*,
-  std::size_t,
-  float*,
-  const ExecutionOptions&,
-  std::size_t);
+  const PointBatch<float>&,
+  const ExecutionOptions&);
 template Status evaluateCPU<double>(const Grid&,
   const double*,
-  const double*,
-  std::size_t,
-  double*,
-  const ExecutionOptions&,
-  std::size_t);
+  const PointBatch<double>&,
+  const ExecutionOptions&);
 
 } // namespace detail
 } // namespace sparsegrid

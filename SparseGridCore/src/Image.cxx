@@ -619,8 +619,8 @@ Status reconstructByEvaluation(const Grid& grid,
             static_cast<double>(j) * target.spacing[static_cast<std::size_t>(t)]);
       }
     }
-    Status status =
-      detail::evaluateCPU(grid, coefficients, points.data(), count, out + first, quiet);
+    const detail::PointBatch<T> batch{ points.data(), count, out + first, 1 };
+    Status status = detail::evaluateCPU(grid, coefficients, batch, quiet);
     if (!status)
     {
       return status;

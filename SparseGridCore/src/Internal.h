@@ -143,6 +143,17 @@ ExecutionOptions componentOptions(const ExecutionOptions& options, int c, int co
 /// Adds the report of one component's run to the report of the whole call.
 void accumulate(ExecutionReport& total, const ExecutionReport& part, bool first);
 
+/// n points (row-major n x D) and where their values go: point i's at results[i * resultStride]
+/// (components interleaved in the caller's array: each component offsets results).
+template<typename T>
+struct PointBatch
+{
+  const T* points = nullptr;
+  std::size_t n = 0;
+  T* results = nullptr;
+  std::size_t resultStride = 1;
+};
+
 /// Looks for a NaN among n * D point coordinates (in parallel); InvalidArgument naming the
 /// first point that has one.
 template<typename T>
@@ -154,11 +165,8 @@ Status hierarchizeCPU(const Grid& grid, T* values, const ExecutionOptions& optio
 template<typename T>
 Status evaluateCPU(const Grid& grid,
   const T* coefficients,
-  const T* points,
-  std::size_t n,
-  T* results,
-  const ExecutionOptions& options,
-  std::size_t resultStride = 1);
+  const PointBatch<T>& batch,
+  const ExecutionOptions& options);
 template<typename T>
 Status reconstructCPU(const Grid& grid,
   const T* coefficients,
@@ -198,16 +206,13 @@ Status makeResident(const Grid& grid,
   int components,
   const ExecutionOptions& options,
   std::shared_ptr<Resident>& out);
-/// Evaluates every resident component at n host points; component c of point i goes to
-/// results[i * resultStride + c]. Only the points and the results cross PCIe.
+/// Evaluates every resident component at the batch's host points; component c of point i goes
+/// to results[i * resultStride + c]. Only the points and the results cross PCIe.
 template<typename T>
 Status evaluateResident(const Resident& resident,
   const Grid& grid,
   int components,
-  const T* points,
-  std::size_t n,
-  T* results,
-  std::size_t resultStride,
+  const detail::PointBatch<T>& batch,
   const ExecutionOptions& options,
   double* kernelSeconds);
 /// Reconstructs resident component `component` on `target` into the host array `out`
@@ -229,10 +234,7 @@ Status reconstructResident(const Resident& resident,
   template Status evaluateResident<T>(const Resident&,                                             \
     const Grid&,                                                                                   \
     int,                                                                                           \
-    const T*,                                                                                      \
-    std::size_t,                                                                                   \
-    T*,                                                                                            \
-    std::size_t,                                                                                   \
+    const detail::PointBatch<T>&,                                                                  \
     const ExecutionOptions&,                                                                       \
     double*);                                                                                      \
   template Status reconstructResident<T>(                                                          \

@@ -605,14 +605,11 @@ template<typename T>
 Status evaluateResident(const Resident& resident,
   const Grid& grid,
   int components,
-  const T* points,
-  std::size_t n,
-  T* results,
-  std::size_t resultStride,
+  const detail::PointBatch<T>& batch,
   const ExecutionOptions& options,
   double* kernelSeconds)
 {
-  if (n == 0)
+  if (batch.n == 0)
   {
     return Status::Ok();
   }
@@ -624,10 +621,10 @@ Status evaluateResident(const Resident& resident,
   return impl::evaluateDevice(grid,
     static_cast<const T*>(resident.data),
     components,
-    points,
-    n,
-    results,
-    resultStride,
+    batch.points,
+    batch.n,
+    batch.results,
+    batch.resultStride,
     options,
     info,
     res,
