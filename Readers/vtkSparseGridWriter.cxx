@@ -61,21 +61,53 @@ const void* ParallelFileCommunicator(vtkMultiProcessController* controller)
   return nullptr;
 }
 
+/// Copies of the representation's values that the file layer needs contiguous.
+struct ArrayStorage
+{
+  std::vector<std::vector<float>> Floats;
+  std::vector<std::vector<double>> Doubles;
+  std::vector<std::vector<std::uint8_t>> Bytes;
+};
+
 /**
- * The step to write from `contents`: per array, its streams piece by piece, component by
- * component (the representation keeps them piece by piece, array by array). `rank` < 0: every
- * stream, copied into `byteStorage` (one process writes the file); otherwise the streams of the
- * pieces that process `rank` owns, in place (every process writes its own).
+ * The arrays of the step to write from `contents` (into step.arrays; returns their
+ * descriptions). Fixed level: the coefficients, in place where contiguous. Error-bounded: per
+ * array, its streams piece by piece, component by component (the representation keeps them
+ * piece by piece, array by array); `rank` < 0: every stream, copied into `storage` (one process
+ * writes the file); otherwise the streams of the pieces that process `rank` owns, in place
+ * (every process writes its own).
  */
-void CodedArrays(const vtkSparseGridRepresentation::Contents& contents,
+std::vector<sgf::ArrayDescription> StepArrays(const vtkSparseGridRepresentation::Contents& contents,
   int rank,
-  std::vector<std::vector<std::uint8_t>>& byteStorage,
+  ArrayStorage& storage,
   sgf::StepInput& step)
 {
   const vtkSparseGridRepresentation::Description& info = contents.Info;
-  for (std::size_t k = 0; k < info.ArrayNames.size(); ++k)
+  const bool coded = info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded;
+  const std::size_t n = info.ArrayNames.size();
+  storage.Floats.resize(n);
+  storage.Doubles.resize(n);
+  storage.Bytes.resize(n);
+  step.arrays.resize(n);
+  std::vector<sgf::ArrayDescription> arrays;
+  for (std::size_t k = 0; k < n; ++k)
   {
     sgf::ArrayInput& in = step.arrays[k];
+    in.name = info.ArrayNames[k];
+    in.metrics = sgf::arrayMetricsOf(info, k);
+    if (!coded)
+    {
+      vtkDataArray* array = contents.Coefficients[k];
+      in.components = array->GetNumberOfComponents();
+      in.data = info.Precision == sparsegrid::Precision::Float
+        ? static_cast<const void*>(
+            vtkSparseGridArrays::ContiguousValues<float>(array, storage.Floats[k]))
+        : static_cast<const void*>(
+            vtkSparseGridArrays::ContiguousValues<double>(array, storage.Doubles[k]));
+      arrays.push_back({ in.name, in.components });
+      continue;
+    }
+    std::vector<std::uint8_t>& bytes = storage.Bytes[k];
     in.components = info.Components[k];
     in.absoluteBound = info.AbsoluteBound[k];
     in.streamOffsets.assign(1, 0);
@@ -90,7 +122,7 @@ void CodedArrays(const vtkSparseGridRepresentation::Contents& contents,
         const std::uint8_t* stream = contents.StreamData(s);
         if (rank < 0)
         {
-          byteStorage[k].insert(byteStorage[k].end(), stream, stream + contents.StreamSize(s));
+          bytes.insert(bytes.end(), stream, stream + contents.StreamSize(s));
         }
         else
         {
@@ -99,8 +131,10 @@ void CodedArrays(const vtkSparseGridRepresentation::Contents& contents,
         in.streamOffsets.push_back(in.streamOffsets.back() + contents.StreamSize(s));
       }
     }
-    in.bytes = rank < 0 ? byteStorage[k].data() : nullptr;
+    in.bytes = rank < 0 ? bytes.data() : nullptr;
+    arrays.push_back({ in.name, in.components });
   }
+  return arrays;
 }
 } // namespace
 
@@ -345,7 +379,6 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
         " levels of detail (read the file with Level Of Detail 0 to write all of it)");
   }
   const sgf::GridDescription grid = sgf::recordOf(info);
-  const bool coded = info.Kind == vtkSparseGridRepresentation::Encoding::ErrorBounded;
 
   sgf::StepInput step;
   if (allSteps)
@@ -357,34 +390,8 @@ int vtkSparseGridWriter::RequestData(vtkInformation* request,
     step.time = input->GetInformation()->Get(vtkDataObject::DATA_TIME_STEP());
   }
   step.metrics = sgf::stepMetricsOf(info);
-  std::vector<sgf::ArrayDescription> arrays;
-  std::vector<std::vector<float>> floatStorage(contents.Coefficients.size());
-  std::vector<std::vector<double>> doubleStorage(contents.Coefficients.size());
-  std::vector<std::vector<std::uint8_t>> byteStorage(info.ArrayNames.size());
-  step.arrays.resize(info.ArrayNames.size());
-  if (coded)
-  {
-    // Error-bounded: one byte dataset per array holds its streams.
-    CodedArrays(contents, rank, byteStorage, step);
-  }
-  for (std::size_t k = 0; k < info.ArrayNames.size(); ++k)
-  {
-    sgf::ArrayInput& in = step.arrays[k];
-    in.name = info.ArrayNames[k];
-    if (!coded)
-    {
-      // In place: the representation holds contiguous arrays of the grid's precision.
-      vtkDataArray* array = contents.Coefficients[k];
-      in.components = array->GetNumberOfComponents();
-      in.data = info.Precision == sparsegrid::Precision::Float
-        ? static_cast<const void*>(
-            vtkSparseGridArrays::ContiguousValues<float>(array, floatStorage[k]))
-        : static_cast<const void*>(
-            vtkSparseGridArrays::ContiguousValues<double>(array, doubleStorage[k]));
-    }
-    in.metrics = sgf::arrayMetricsOf(info, k);
-    arrays.push_back({ in.name, in.components });
-  }
+  ArrayStorage storage;
+  const std::vector<sgf::ArrayDescription> arrays = StepArrays(contents, rank, storage, step);
 
   if (!internals.File.active())
   {

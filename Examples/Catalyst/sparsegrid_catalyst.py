@@ -225,7 +225,7 @@ def catalyst_execute(info):
     # Every rank's output carries the representation's field data when the step succeeded (the
     # ranks agree on failures). The payload is the fixed level's surpluses, whole on rank 0, or
     # the error-bounded bricks, each rank holding its own: every rank takes part in writing
-    # (the writer collects the bricks on rank 0, which writes the file).
+    # (error-bounded: every rank writes its own bricks into the one file).
     fd = output.GetFieldData() if output is not None else None
     if fd is None or fd.GetAbstractArray("SparseGrid.FormatVersion") is None:
         if RANK == 0:
