@@ -1,7 +1,7 @@
 /**
  * @file vtkSparseGridArrays.h
  * @brief Private helpers: any VTK numeric array as a contiguous float/double buffer; the
- * finiteness check of such buffers; errors measured against an array in its own type.
+ * finiteness check of such buffers; what the error-bounded encoding accepts.
  */
 #ifndef vtkSparseGridArrays_h
 #define vtkSparseGridArrays_h
@@ -82,109 +82,6 @@ inline sparsegrid::Status CheckFinite(vtkDataArray* array, const std::string& na
     return sparsegrid::checkFinite(d->GetPointer(0), n, name.c_str());
   }
   return sparsegrid::Status::Ok();
-}
-
-template<typename T>
-struct ErrorWorker
-{
-  template<typename ArrayT>
-  void operator()(ArrayT* array,
-    int component,
-    const T* decoded,
-    std::size_t n,
-    sparsegrid::ErrorSums* sums,
-    long double* largest,
-    const sparsegrid::codec::SpecialValues* specials) const
-  {
-    const auto values = vtk::DataArrayValueRange(array);
-    const std::size_t nc = static_cast<std::size_t>(array->GetNumberOfComponents());
-    long double worst = *largest;
-    for (std::size_t v = 0; v < n; ++v)
-    {
-      const auto original = values[v * nc + static_cast<std::size_t>(component)];
-      if (specials && specials->contains(static_cast<T>(original)))
-      {
-        continue; // kept bit for bit by the codec, outside the metrics
-      }
-      const long double e =
-        std::fabs(static_cast<long double>(original) - static_cast<long double>(decoded[v]));
-      worst = e > worst ? e : worst;
-      if (sums)
-      {
-        sums->add(static_cast<double>(original), static_cast<double>(decoded[v]));
-      }
-    }
-    *largest = worst;
-  }
-};
-
-/**
- * The error of `decoded` (n voxels of one component, contiguous) against component `component`
- * of `original`, read in the original's own type: the difference is taken in long double, which
- * holds every value of every VTK numeric type (64-bit integers included), so no conversion to
- * the codec's type hides part of the error. `largest` is raised to the largest difference;
- * `sums` (optional) receives the pairs for RMSE and PSNR. Voxels whose original is one of
- * `specials` (optional) are left out: the codec keeps them bit for bit.
- */
-template<typename T>
-void MeasureError(vtkDataArray* original,
-  int component,
-  const T* decoded,
-  std::size_t n,
-  sparsegrid::ErrorSums* sums,
-  long double& largest,
-  const sparsegrid::codec::SpecialValues* specials = nullptr)
-{
-  ErrorWorker<T> worker;
-  if (!vtkArrayDispatch::Dispatch::Execute(
-        original, worker, component, decoded, n, sums, &largest, specials))
-  {
-    worker(original, component, decoded, n, sums, &largest, specials);
-  }
-}
-
-/**
- * The max error of a decode of levels 1..k of `stream` against `values` (the component the
- * stream codes, `stride` apart: a copy the codec's type holds exactly), for each k short of the
- * stream's levels (the full decode is measured by the caller against the original): what a
- * consumer's Level Of Detail then shows, measured once so that it can report it.
- */
-template<typename T>
-sparsegrid::Status MeasureLevels(const T* values,
-  std::size_t stride,
-  const std::vector<std::uint8_t>& stream,
-  std::vector<T>& decoded,
-  const sparsegrid::codec::Layout& layout,
-  const sparsegrid::ExecutionOptions& options,
-  std::vector<long double>& errors)
-{
-  sparsegrid::codec::StreamInfo header;
-  sparsegrid::Status status = sparsegrid::codec::inspect(stream.data(), stream.size(), header);
-  for (int level = 0; status.ok() && level + 1 < header.levels; ++level)
-  {
-    status = sparsegrid::codec::decode(
-      stream.data(), stream.size(), level, decoded.data(), layout, options);
-    double largest = 0;
-    for (std::size_t v = 0; status.ok() && v < decoded.size(); ++v)
-    {
-      const double e =
-        std::fabs(static_cast<double>(values[v * stride]) - static_cast<double>(decoded[v]));
-      largest = e > largest ? e : largest;
-    }
-    errors.push_back(largest);
-  }
-  return status;
-}
-
-/// `value` rounded up to a double (a reported maximum error never understates the measured one).
-inline double RoundUp(long double value)
-{
-  double rounded = static_cast<double>(value);
-  if (static_cast<long double>(rounded) < value)
-  {
-    rounded = std::nextafter(rounded, HUGE_VAL);
-  }
-  return rounded;
 }
 
 /// Largest magnitude that every integer below it converts to double exactly: 2^53.

@@ -822,22 +822,8 @@ std::vector<vtkDataArray*> vtkSparseGridParallel::CropToPiece(vtkImageData* imag
 bool vtkSparseGridParallel::ReduceErrorSums(vtkMultiProcessController* controller,
   sparsegrid::ErrorSums& sums)
 {
-  const double maxima[3] = { sums.maxAbsError, sums.maximum, sums.negatedMinimum };
-  double allMaxima[3];
-  std::uint64_t count = 0;
-  double squares = 0;
-  if (!MaxAll(controller, maxima, allMaxima, 3) ||
-    !SumAll(controller, &sums.squaredErrors, &squares, 1) ||
-    !SumAll(controller, &sums.count, &count, 1))
-  {
-    return false;
-  }
-  sums.maxAbsError = allMaxima[0];
-  sums.maximum = allMaxima[1];
-  sums.negatedMinimum = allMaxima[2];
-  sums.squaredErrors = squares;
-  sums.count = count;
-  return true;
+  Communicator communicator(controller);
+  return sparsegrid::reduceErrorSums(communicator, sums);
 }
 
 //------------------------------------------------------------------------------------------------

@@ -34,6 +34,27 @@ bool SingleRank::allGather(const std::vector<std::uint8_t>& mine,
 }
 
 //------------------------------------------------------------------------------------------------
+bool reduceErrorSums(Communicator& communicator, ErrorSums& sums)
+{
+  const double maxima[3] = { sums.maxAbsError, sums.maximum, sums.negatedMinimum };
+  double allMaxima[3];
+  const double squares = sums.squaredErrors;
+  const std::int64_t count = static_cast<std::int64_t>(sums.count);
+  std::int64_t allCount = 0;
+  if (!communicator.allReduce(maxima, allMaxima, 3, Communicator::Operation::Max) ||
+    !communicator.allReduce(&squares, &sums.squaredErrors, 1, Communicator::Operation::Sum) ||
+    !communicator.allReduce(&count, &allCount, 1, Communicator::Operation::Sum))
+  {
+    return false;
+  }
+  sums.maxAbsError = allMaxima[0];
+  sums.maximum = allMaxima[1];
+  sums.negatedMinimum = allMaxima[2];
+  sums.count = static_cast<std::uint64_t>(allCount);
+  return true;
+}
+
+//------------------------------------------------------------------------------------------------
 std::vector<int> splitIntoBricks(const std::array<int, 6>& extent, int size)
 {
   std::vector<int> bricks;
@@ -563,27 +584,16 @@ Status reduceMetrics(Coder<T>& coder, Communicator& communicator, CompressedPiec
     const std::string& name = coder.Input.arrays[i].name;
     ErrorSums& sums = coder.Sums[i];
     sums.maxAbsError = roundUp(coder.Largest[i]);
-    const double maxima[3] = { sums.maxAbsError, sums.maximum, sums.negatedMinimum };
-    double allMaxima[3];
-    const double squares = sums.squaredErrors;
-    const std::int64_t count = static_cast<std::int64_t>(sums.count);
-    std::int64_t allCount = 0;
     double levels = 0, allLevels = 0;
     for (const auto& errors : coder.Levels[i])
     {
       levels = std::max(levels, static_cast<double>(errors.size()));
     }
-    if (!communicator.allReduce(maxima, allMaxima, 3, Operation::Max) ||
-      !communicator.allReduce(&squares, &sums.squaredErrors, 1, Operation::Sum) ||
-      !communicator.allReduce(&count, &allCount, 1, Operation::Sum) ||
+    if (!reduceErrorSums(communicator, sums) ||
       !communicator.allReduce(&levels, &allLevels, 1, Operation::Max))
     {
       return communicationFailed("reduce the error metrics");
     }
-    sums.maxAbsError = allMaxima[0];
-    sums.maximum = allMaxima[1];
-    sums.negatedMinimum = allMaxima[2];
-    sums.count = static_cast<std::uint64_t>(allCount);
     // The per-level errors: one row per array over all its components and ranks.
     std::vector<double> row(static_cast<std::size_t>(allLevels), 0.0), merged(row.size(), 0.0);
     for (const auto& errors : coder.Levels[i])

@@ -181,6 +181,13 @@ Status compressPiece(const PieceInput<T>& input,
   Communicator& communicator,
   CompressedPiece& result);
 
+/**
+ * Collective: every rank's error sums merged (ErrorSums::merge over the ranks: max of the
+ * maxima, sum of the sums), so that `sums.metrics()` gives the metrics of all ranks' data on
+ * every rank. False when the communication failed.
+ */
+bool reduceErrorSums(Communicator& communicator, ErrorSums& sums);
+
 /// The bricks of `extent` (inclusive, any index space), 6 values each, x fastest then y then
 /// z: at most `size` samples per axis, as even as the division allows; the whole extent when
 /// it is smaller. Empty for an empty extent.
