@@ -318,30 +318,32 @@ Status sampleImagePiece(const Grid& grid,
 namespace
 {
 
-// Samples a whole image (one piece owning every grid point) and fills the report.
-template<typename T>
-Status sampleWhole(const Grid& grid,
-  const T* image,
-  ImagePiece whole,
-  T* values,
-  std::size_t stride,
-  const ExecutionOptions& options,
+/// The piece of an image that is all of it (it owns every grid point), placed by `placement`.
+ImagePiece wholePiece(const RegularGrid& placement)
+{
+  ImagePiece whole;
+  whole.wholeDims = placement.dims;
+  whole.offset.assign(placement.dims.size(), 0);
+  whole.dims = placement.dims;
+  whole.origin = placement.origin;
+  whole.spacing = placement.spacing;
+  return whole;
+}
+
+/// The report of a sampling call, which always runs on the CPU.
+void reportSampling(const ExecutionOptions& options,
+  const detail::Stopwatch& clock,
   ExecutionReport* report)
 {
-  detail::Stopwatch clock;
-  whole.offset.assign(whole.wholeDims.size(), 0);
-  whole.dims = whole.wholeDims;
-  Status status = sampleImagePiece(grid, image, whole, values, nullptr, stride, options);
   if (report)
   {
+    *report = ExecutionReport();
     report->backendUsed = Backend::CPU;
     report->note = options.backend == Backend::CUDA
       ? "sampling has no GPU kernel (one pass over the image); it ran on the CPU"
       : "";
     report->seconds = clock.seconds();
-    report->kernelSeconds = 0;
   }
-  return status;
 }
 
 } // namespace
@@ -355,11 +357,11 @@ Status sampleImage(const Grid& grid,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
-  ImagePiece whole;
-  whole.wholeDims = placement.dims;
-  whole.origin = placement.origin;
-  whole.spacing = placement.spacing;
-  return sampleWhole(grid, image, std::move(whole), values, stride, options, report);
+  const detail::Stopwatch clock;
+  const Status status =
+    sampleImagePiece(grid, image, wholePiece(placement), values, nullptr, stride, options);
+  reportSampling(options, clock, report);
+  return status;
 }
 
 namespace
@@ -806,15 +808,7 @@ Status sampleComponents(const Grid& grid,
       detail::spreadComponent<T>(target, N, values + c, step, o);
     }
   }
-  if (report)
-  {
-    *report = ExecutionReport();
-    report->backendUsed = Backend::CPU;
-    report->note = options.backend == Backend::CUDA
-      ? "sampling has no GPU kernel (one pass over the image); it ran on the CPU"
-      : "";
-    report->seconds = clock.seconds();
-  }
+  reportSampling(options, clock, report);
   return Status::Ok();
 }
 
@@ -830,12 +824,7 @@ Status sampleImage(const Grid& grid,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
-  ImagePiece whole;
-  whole.wholeDims = placement.dims;
-  whole.offset.assign(placement.dims.size(), 0);
-  whole.dims = placement.dims;
-  whole.origin = placement.origin;
-  whole.spacing = placement.spacing;
+  const ImagePiece whole = wholePiece(placement);
   return sampleComponents(grid,
     image,
     imageLayout,
