@@ -10,7 +10,8 @@ every rank. Checked per rank against the global index of its own Hierarchize out
 streams of the bricks it owns and it received none (the writer's BytesWritten, BytesReceived);
 the file is complete under its name with no temporary file beside it. A parallel write that
 fails at the end (a folder in the way of the name) leaves no file and no temporary file, and
-every rank reports the error. DIR/original.npy receives the image for the h5py check.
+every rank reports the error. WriteAllTimeSteps over a transient image writes its 3 steps into
+one file the same way. DIR/original.npy receives the image for the h5py check.
 
 --read FILE: each rank reads its piece of the image from FILE and decodes exactly the bricks
 its voxels come from (each voxel from the first brick holding it; SparseGridLocal.BricksDecoded),
@@ -18,6 +19,7 @@ reads from the file exactly those bricks' streams (SparseGridLocal.BytesRead), n
 array, and keeps the bound on every voxel against the original Wavelet.
 """
 import argparse
+import builtins  # paraview.simple may rebind sum in the namespace LoadPlugin fills
 import os
 import sys
 
@@ -92,7 +94,7 @@ def check_write(checker, folder):
     path = os.path.join(folder, "files.sgrid")
     if RANK == 0:
         for name in os.listdir(folder):
-            if name.startswith("files.sgrid") or name.startswith("blocked.sgrid"):
+            if name.split(".sgrid")[0] in ("files", "blocked", "series"):
                 target = os.path.join(folder, name)
                 os.rmdir(target) if os.path.isdir(target) else os.remove(target)
         _, values = reference()
@@ -105,9 +107,9 @@ def check_write(checker, folder):
     bricks, owners, sizes = brick_index(ints(rep, "SparseGrid.PieceExtents"),
                                         ints(rep, "SparseGrid.PieceOwners"),
                                         ints(rep, "SparseGrid.StreamOffsets"))
-    mine = sum(s for s, o in zip(sizes, owners) if o == RANK)
+    mine = builtins.sum(s for s, o in zip(sizes, owners) if o == RANK)
     say("  %d bricks over owners %s, %d stream bytes" % (len(bricks), sorted(set(owners)),
-                                                        sum(sizes)))
+                                                        builtins.sum(sizes)))
 
     writer = servermanager.writers.SparseGridWriter(Input=h, FileName=path)
     writer.UpdatePipeline()
@@ -118,9 +120,9 @@ def check_write(checker, folder):
     checker.check(written == mine, "rank %d wrote %d stream bytes, its own bricks hold %d"
                   % (RANK, written, mine))
     checker.check(received == 0, "rank %d received %d stream bytes to write" % (RANK, received))
-    checker.check(int(reduce_sum(written)[0]) == sum(sizes),
+    checker.check(int(reduce_sum(written)[0]) == builtins.sum(sizes),
                   "the ranks wrote %d bytes together, the streams are %d"
-                  % (int(reduce_sum(written)[0]), sum(sizes)))
+                  % (int(reduce_sum(written)[0]), builtins.sum(sizes)))
     say("  written by %d rank(s): each its own bricks' bytes, none received" % SIZE)
     reduce_sum(0)
     left = sorted(os.listdir(folder))
@@ -148,6 +150,86 @@ def check_write(checker, folder):
     return path
 
 
+# A transient image that any rank can produce in pieces: f = sin(0.2 x + 0.1 (1 + t) y + 0.15 z)
+# on 32^3 samples at t = 0, 1, 2.
+SERIES_INFORMATION = """
+executive = self.GetExecutive()
+outInfo = executive.GetOutputInformation(0)
+outInfo.Set(executive.WHOLE_EXTENT(), 0, 31, 0, 31, 0, 31)
+outInfo.Remove(executive.TIME_STEPS())
+for t in (0.0, 1.0, 2.0):
+    outInfo.Append(executive.TIME_STEPS(), t)
+outInfo.Set(executive.TIME_RANGE(), [0.0, 2.0], 2)
+outInfo.Set(vtk.vtkAlgorithm.CAN_PRODUCE_SUB_EXTENT(), 1)
+"""
+SERIES_SCRIPT = """
+import numpy as np
+from vtkmodules.util.numpy_support import numpy_to_vtk
+from vtkmodules.vtkCommonExecutionModel import vtkStreamingDemandDrivenPipeline as sddp
+info = self.GetOutputInformation(0)
+ext = info.Get(sddp.UPDATE_EXTENT())
+t = info.Get(sddp.UPDATE_TIME_STEP()) if info.Has(sddp.UPDATE_TIME_STEP()) else 0.0
+out = self.GetOutput()
+out.SetExtent(ext)
+z, y, x = np.mgrid[ext[4]:ext[5] + 1, ext[2]:ext[3] + 1, ext[0]:ext[1] + 1]
+values = numpy_to_vtk(np.sin(0.2 * x + 0.1 * (1 + t) * y + 0.15 * z).astype(np.float32).ravel(),
+                      deep=1)
+values.SetName("f")
+out.GetPointData().AddArray(values)
+"""
+
+
+def check_series(checker, folder):
+    """WriteAllTimeSteps on every rank: one file of 3 steps, each rank writing its own bricks of
+    every step and receiving nothing; step 2 reads back within its bound."""
+    path = os.path.join(folder, "series.sgrid")
+    source = ProgrammableSource(OutputDataSetType="vtkImageData", Script=SERIES_SCRIPT,
+                                ScriptRequestInformation=SERIES_INFORMATION)
+    h = SparseGridHierarchize(Input=source, Scalars=["f"], BrickSize=BRICK)
+    mine, total = 0, 0
+    for t in (0.0, 1.0, 2.0):
+        h.UpdatePipeline(t)
+        rep = h.GetClientSideObject().GetOutputDataObject(0)
+        _, owners, sizes = brick_index(ints(rep, "SparseGrid.PieceExtents"),
+                                       ints(rep, "SparseGrid.PieceOwners"),
+                                       ints(rep, "SparseGrid.StreamOffsets"))
+        for size, owner in zip(sizes, owners):
+            mine += size if owner == RANK else 0
+            total += size
+    writer = servermanager.writers.SparseGridWriter(Input=h, FileName=path, WriteAllTimeSteps=1)
+    writer.UpdatePipeline()
+    code = writer.GetClientSideObject().GetErrorCode()
+    written = property_value(writer, "BytesWritten")
+    received = property_value(writer, "BytesReceived")
+    checker.check(code == 0, "rank %d: writing the series failed (error code %d)" % (RANK, code))
+    checker.check(written == mine and received == 0,
+                  "rank %d wrote %d bytes of 3 steps (its own bricks: %d), received %d"
+                  % (RANK, written, mine, received))
+    checker.check(int(reduce_sum(written)[0]) == total,
+                  "the ranks wrote %d bytes of 3 steps, the streams are %d"
+                  % (int(reduce_sum(written)[0]), total))
+    Delete(writer)
+    reduce_sum(0)
+    reader = SparseGridReader(FileName=path)
+    checker.check(list(reader.TimestepValues) == [0.0, 1.0, 2.0],
+                  "the series holds the times %s" % list(reader.TimestepValues))
+    reader.UpdatePipeline(2.0)
+    image = reader.GetClientSideObject().GetOutputDataObject(0)
+    if image.GetNumberOfPoints() > 0:
+        ext = image.GetExtent()
+        z, y, x = np.mgrid[ext[4]:ext[5] + 1, ext[2]:ext[3] + 1, ext[0]:ext[1] + 1]
+        expected = np.sin(0.2 * x + 0.1 * 3 * y + 0.15 * z).astype(np.float32).astype(np.float64)
+        error = float(np.max(np.abs(array_of(image, "f").reshape(expected.shape) - expected)))
+        bound = field_values(image, "SparseGrid.AbsoluteErrorBound")[0]
+        checker.check(error <= bound, "rank %d: step 2 read back with error %g above %g"
+                      % (RANK, error, bound))
+    say("  WriteAllTimeSteps on %d rank(s): 3 steps in one file, each rank its own bricks"
+        % SIZE)
+    Delete(reader)
+    Delete(h)
+    Delete(source)
+
+
 def check_read(checker, path):
     _, values = reference()
     bound = 1e-3 * (values.max() - values.min())
@@ -162,7 +244,7 @@ def check_read(checker, path):
     under = [] if empty else bricks_decoded(bricks, ext)
     decoded = ints(image, "SparseGridLocal.BricksDecoded")
     read = ints(image, "SparseGridLocal.BytesRead")
-    expected = sum(sizes[b] for b in under)
+    expected = builtins.sum(sizes[b] for b in under)
     if not empty:
         checker.check(decoded == [len(under)], "rank %d decoded %s bricks, %d serve its piece %s"
                       % (RANK, decoded, len(under), list(ext)))
@@ -172,11 +254,11 @@ def check_read(checker, path):
         error = float(np.max(np.abs(array_of(image, "RTData").reshape(sub.shape) - sub)))
         checker.check(error <= bound, "rank %d: error %g above the bound %g" % (RANK, error, bound))
     if SIZE > 1 and not empty:
-        checker.check(expected < sum(sizes), "rank %d read every stream (%d bytes)"
+        checker.check(expected < builtins.sum(sizes), "rank %d read every stream (%d bytes)"
                       % (RANK, expected))
     worst = reduce_max(0 if empty else error)[0]
     say("  read on %d rank(s): bricks %s of %d, bytes read %s of %d, max error %.4g <= %.4g"
-        % (SIZE, decoded, len(bricks), read, sum(sizes), worst, bound))
+        % (SIZE, decoded, len(bricks), read, builtins.sum(sizes), worst, bound))
     Delete(reader)
 
 
@@ -196,6 +278,7 @@ def main():
     paths = []
     if args.write:
         paths.append(check_write(checker, args.out))
+        check_series(checker, args.out)
     if args.read:
         paths.append(args.read)
     for path in paths:
