@@ -74,6 +74,89 @@ inline double unitCoordinate(int level, std::uint32_t k)
   return level == 0 ? static_cast<double>(k) : std::ldexp(2.0 * k + 1.0, -level);
 }
 
+/// Unit coordinate -> continuous sample position of the whole image: pos = (x - origin) * scale,
+/// per axis; InvalidArgument for a placement without a finite positive spacing per axis.
+Status samplePositions(const ImagePiece& piece,
+  int D,
+  std::vector<double>& origin,
+  std::vector<double>& scale)
+{
+  origin.assign(static_cast<std::size_t>(D), 0.0);
+  scale.assign(static_cast<std::size_t>(D), 0.0);
+  const bool placed = !piece.origin.empty() || !piece.spacing.empty();
+  if (placed &&
+    (piece.origin.size() != piece.wholeDims.size() ||
+      piece.spacing.size() != piece.wholeDims.size()))
+  {
+    return Status(
+      ErrorCode::InvalidArgument, "the image placement needs an origin and a spacing per axis");
+  }
+  for (int t = 0; t < D; ++t)
+  {
+    const std::size_t u = static_cast<std::size_t>(t);
+    if (!placed)
+    {
+      scale[u] = static_cast<double>(piece.wholeDims[u] - 1); // exact, unlike 1 / (1 / (n - 1))
+      continue;
+    }
+    if (!(piece.spacing[u] > 0) || !std::isfinite(piece.spacing[u]) ||
+      !std::isfinite(piece.origin[u]))
+    {
+      return Status(ErrorCode::InvalidArgument,
+        "the image placement on axis " + std::to_string(t) + " needs a finite positive spacing");
+    }
+    origin[u] = piece.origin[u];
+    scale[u] = 1.0 / piece.spacing[u];
+    // Spacings such as 2^-c or 1 / (n - 1) should map grid points exactly onto samples.
+    const double rounded = std::round(scale[u]);
+    if (std::abs(scale[u] - rounded) < 1e-9 * rounded)
+    {
+      scale[u] = rounded;
+    }
+  }
+  return Status::Ok();
+}
+
+constexpr std::size_t NotOwned = static_cast<std::size_t>(-1);
+
+/// For every in-block index k along axis u of a block with that axis at `level`: the offset of
+/// the lower sample inside the piece (NotOwned when another piece owns that coordinate), and the
+/// fraction to the next sample.
+void axisSamples(const ImagePiece& piece,
+  std::size_t u,
+  int level,
+  double origin,
+  double scale,
+  std::size_t stride,
+  std::vector<std::size_t>& lower,
+  std::vector<double>& fraction)
+{
+  const std::size_t n = piece.wholeDims[u];
+  const std::size_t p0 = piece.offset[u], p1 = piece.offset[u] + piece.dims[u] - 1;
+  const std::uint32_t count = 1u << Grid::axisLog2Size(level);
+  lower.resize(count);
+  fraction.resize(count);
+  for (std::uint32_t k = 0; k < count; ++k)
+  {
+    double pos = (unitCoordinate(level, k) - origin) * scale;
+    // Beyond the image: the nearest sample (constant extension).
+    pos = std::min(static_cast<double>(n - 1), std::max(0.0, pos));
+    const bool owns = (pos >= static_cast<double>(p0) && pos < static_cast<double>(p1)) ||
+      (pos == static_cast<double>(p1) && p1 == n - 1);
+    if (!owns)
+    {
+      lower[k] = NotOwned;
+      fraction[k] = 0;
+      continue;
+    }
+    // The owner holds samples i0 and i0 + 1, or sits exactly on its last sample (fraction 0, the
+    // next sample is never read).
+    const std::size_t i0 = std::min(static_cast<std::size_t>(std::floor(pos)), p1);
+    lower[k] = (i0 - p0) * stride;
+    fraction[k] = pos - static_cast<double>(i0);
+  }
+}
+
 } // namespace
 
 // Samples the grid points owned by a piece (the whole image is the piece that owns all).
@@ -123,38 +206,11 @@ Status sampleImagePiece(const Grid& grid,
     strides[static_cast<std::size_t>(t)] = s * stride;
     s *= piece.dims[static_cast<std::size_t>(t)];
   }
-  // Unit coordinate -> continuous sample position: pos = (x - origin) * scale.
-  std::vector<double> origin(static_cast<std::size_t>(D), 0.0), scale(static_cast<std::size_t>(D));
-  const bool placed = !piece.origin.empty() || !piece.spacing.empty();
-  if (placed &&
-    (piece.origin.size() != piece.wholeDims.size() ||
-      piece.spacing.size() != piece.wholeDims.size()))
+  std::vector<double> origin, scale;
+  status = samplePositions(piece, D, origin, scale);
+  if (!status)
   {
-    return Status(
-      ErrorCode::InvalidArgument, "the image placement needs an origin and a spacing per axis");
-  }
-  for (int t = 0; t < D; ++t)
-  {
-    const std::size_t u = static_cast<std::size_t>(t);
-    if (!placed)
-    {
-      scale[u] = static_cast<double>(piece.wholeDims[u] - 1); // exact, unlike 1 / (1 / (n - 1))
-      continue;
-    }
-    if (!(piece.spacing[u] > 0) || !std::isfinite(piece.spacing[u]) ||
-      !std::isfinite(piece.origin[u]))
-    {
-      return Status(ErrorCode::InvalidArgument,
-        "the image placement on axis " + std::to_string(t) + " needs a finite positive spacing");
-    }
-    origin[u] = piece.origin[u];
-    scale[u] = 1.0 / piece.spacing[u];
-    // Spacings such as 2^-c or 1 / (n - 1) should map grid points exactly onto samples.
-    const double rounded = std::round(scale[u]);
-    if (std::abs(scale[u] - rounded) < 1e-9 * rounded)
-    {
-      scale[u] = rounded;
-    }
+    return status;
   }
   if (total == 0)
   {
@@ -182,7 +238,6 @@ Status sampleImagePiece(const Grid& grid,
     }
   }
   std::vector<std::uint64_t> ownedPerTask(tasks.size(), 0);
-  constexpr std::size_t NotOwned = static_cast<std::size_t>(-1);
   const std::size_t batch = 256;
   for (std::size_t first = 0; first < tasks.size(); first += batch)
   {
@@ -197,8 +252,7 @@ Status sampleImagePiece(const Grid& grid,
       1,
       [&](std::size_t q0, std::size_t q1)
       {
-        // Per axis and per in-block index: offset of the lower sample inside the piece (NotOwned
-        // when another piece owns that coordinate), and the fraction to the next sample.
+        // Per axis and per in-block index (axisSamples).
         std::vector<std::vector<std::size_t>> lower(static_cast<std::size_t>(D));
         std::vector<std::vector<double>> fraction(static_cast<std::size_t>(D));
         std::size_t prepared = grid.numberOfBlocks();
@@ -211,33 +265,7 @@ Status sampleImagePiece(const Grid& grid,
             for (int t = 0; t < D; ++t)
             {
               const std::size_t u = static_cast<std::size_t>(t);
-              const std::size_t n = piece.wholeDims[u];
-              const std::size_t p0 = piece.offset[u], p1 = piece.offset[u] + piece.dims[u] - 1;
-              const std::uint32_t count = 1u << Grid::axisLog2Size(bl[t]);
-              auto& lo = lower[u];
-              auto& fr = fraction[u];
-              lo.resize(count);
-              fr.resize(count);
-              for (std::uint32_t k = 0; k < count; ++k)
-              {
-                double pos = (unitCoordinate(bl[t], k) - origin[u]) * scale[u];
-                // Beyond the image: the nearest sample (constant extension).
-                pos = std::min(static_cast<double>(n - 1), std::max(0.0, pos));
-                const bool owns =
-                  (pos >= static_cast<double>(p0) && pos < static_cast<double>(p1)) ||
-                  (pos == static_cast<double>(p1) && p1 == n - 1);
-                if (!owns)
-                {
-                  lo[k] = NotOwned;
-                  fr[k] = 0;
-                  continue;
-                }
-                // The owner holds samples i0 and i0 + 1, or sits exactly on its last sample
-                // (fraction 0, the next sample is never read).
-                const std::size_t i0 = std::min(static_cast<std::size_t>(std::floor(pos)), p1);
-                lo[k] = (i0 - p0) * strides[u];
-                fr[k] = pos - static_cast<double>(i0);
-              }
+              axisSamples(piece, u, bl[t], origin[u], scale[u], strides[u], lower[u], fraction[u]);
             }
             prepared = task.block;
           }

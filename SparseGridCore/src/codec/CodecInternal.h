@@ -236,6 +236,7 @@ struct EncodeRequest
   EncodeStatistics* statistics = nullptr;
   DeviceStreamTarget* target = nullptr;
 };
+
 } // namespace detail
 
 /// The CUDA implementation (src/cuda/codec/, or CodecCudaUnavailable.cxx when not built).
@@ -245,6 +246,7 @@ namespace cudaimpl
 bool available(std::string* why);
 /// Frees the device buffers kept between calls.
 void releaseBuffers();
+// The encoding request is the CPU encoder's too (detail::encodeCPU).
 using detail::DeviceStreamTarget;
 using detail::EncodeRequest;
 template<typename T>
