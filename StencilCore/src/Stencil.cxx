@@ -412,6 +412,359 @@ Status ColumnMesh::permuted(const std::vector<std::int32_t>& order, ColumnMesh& 
 
 namespace detail
 {
+namespace
+{
+// The mesh's first ring padded to K entries per cell: padding points at the cell itself
+// (contributes u_c - u_c = 0), and so do missing neighbours under zero flux.
+template<typename T>
+struct PaddedRing
+{
+  int K = 0;
+  bool weighted = false;
+  std::vector<std::int32_t> ids;
+  std::vector<T> weights;
+
+  std::int32_t at(std::int32_t c, int j) const { return ids[static_cast<std::size_t>(c) * K + j]; }
+
+  // Entry e of cell c in the table's layout: the first ring (e < K), then each first-ring
+  // neighbour's ring.
+  void entry(std::size_t c, int e, std::int32_t& n, T& w) const
+  {
+    if (e < K)
+    {
+      n = this->ids[c * K + e];
+      w = this->weighted ? this->weights[c * K + e] : T(0);
+      return;
+    }
+    const int j = (e - K) / K;
+    const int q = (e - K) % K;
+    const std::int32_t m = this->ids[c * K + j];
+    n = m < 0 ? -1 : this->ids[static_cast<std::size_t>(m) * K + q];
+    w = (this->weighted && m >= 0) ? this->weights[static_cast<std::size_t>(m) * K + q] : T(0);
+  }
+};
+
+template<typename T>
+PaddedRing<T> padFirstRing(const ColumnMesh& mesh, int K, bool zeroFlux)
+{
+  const int K0 = mesh.maxNeighbours();
+  const std::size_t cells = mesh.cellsPerLayer();
+  PaddedRing<T> ring;
+  ring.K = K;
+  ring.weighted = mesh.hasWeights();
+  ring.ids.resize(cells * K);
+  ring.weights.resize(ring.weighted ? cells * K : 0);
+  for (std::size_t c = 0; c < cells; ++c)
+  {
+    for (int j = 0; j < K; ++j)
+    {
+      std::int32_t n = static_cast<std::int32_t>(c);
+      double w = 0;
+      if (j < K0)
+      {
+        n = mesh.neighbours()[c * K0 + j];
+        w = ring.weighted ? mesh.weights()[c * K0 + j] : 0;
+        if (n < 0 && zeroFlux)
+        {
+          n = static_cast<std::int32_t>(c);
+        }
+      }
+      ring.ids[c * K + j] = n;
+      if (ring.weighted)
+      {
+        ring.weights[c * K + j] = static_cast<T>(w);
+      }
+    }
+  }
+  return ring;
+}
+
+// The sorted, unique neighbours of `sources` outside the tile [first, last) and outside
+// `inner` (sorted).
+template<typename T>
+void ringAround(const PaddedRing<T>& ring,
+  const std::vector<std::int32_t>& sources,
+  std::int64_t first,
+  std::int64_t last,
+  const std::vector<std::int32_t>& inner,
+  std::vector<std::int32_t>& result)
+{
+  result.clear();
+  for (const std::int32_t c : sources)
+  {
+    for (int j = 0; j < ring.K; ++j)
+    {
+      const std::int32_t n = ring.at(c, j);
+      if (n >= 0 && (n < first || n >= last) && !std::binary_search(inner.begin(), inner.end(), n))
+      {
+        result.push_back(n);
+      }
+    }
+  }
+  std::sort(result.begin(), result.end());
+  result.erase(std::unique(result.begin(), result.end()), result.end());
+}
+
+// Appends one list to a CSR pair (lists, start) and tracks the longest.
+void appendList(const std::vector<std::int32_t>& list,
+  std::vector<std::int32_t>& start,
+  std::vector<std::int32_t>& lists,
+  int& longest)
+{
+  lists.insert(lists.end(), list.begin(), list.end());
+  start.push_back(static_cast<std::int32_t>(lists.size()));
+  longest = std::max(longest, static_cast<int>(list.size()));
+}
+
+// The cells [first, last) of one tile.
+void tileRange(std::int64_t first, std::int64_t last, std::vector<std::int32_t>& tileCells)
+{
+  tileCells.resize(static_cast<std::size_t>(last - first));
+  std::iota(tileCells.begin(), tileCells.end(), static_cast<std::int32_t>(first));
+}
+
+// The staged kernels' neighbour slots of one tile (TileLists::stagedSlots), resolved here once
+// instead of by binary searches in the rings in every block (H200: the searches cost the
+// staged kernels 7 us in float, 11 us in double and the lane kernel 25 us at 512 x 512 x 64):
+// the tile's cells, then the first ring's.
+template<typename T>
+void appendStagedSlots(const PaddedRing<T>& ring,
+  std::int64_t first,
+  std::int64_t last,
+  const std::vector<std::int32_t>& tileCells,
+  const std::vector<std::int32_t>& halo,
+  const std::vector<std::int32_t>& outer,
+  std::vector<std::int32_t>& slots)
+{
+  auto slotOf = [&](std::int32_t n, bool secondRing) -> std::int32_t
+  {
+    if (n < 0)
+    {
+      return -1;
+    }
+    if (n >= first && n < last)
+    {
+      return static_cast<std::int32_t>(n - first);
+    }
+    auto h = std::lower_bound(halo.begin(), halo.end(), n);
+    if (h != halo.end() && *h == n)
+    {
+      return static_cast<std::int32_t>(TileCells + (h - halo.begin()));
+    }
+    auto o = std::lower_bound(outer.begin(), outer.end(), n);
+    if (secondRing && o != outer.end() && *o == n)
+    {
+      return static_cast<std::int32_t>(TileCells + halo.size() + (o - outer.begin()));
+    }
+    return -1;
+  };
+  for (const std::int32_t c : tileCells)
+    for (int j = 0; j < ring.K; ++j)
+      slots.push_back(slotOf(ring.at(c, j), false));
+  for (const std::int32_t c : halo)
+    for (int j = 0; j < ring.K; ++j)
+      slots.push_back(slotOf(ring.at(c, j), true));
+}
+
+// Per tile of TileCells cells: its first ring (the neighbours of its cells outside it, sorted:
+// the kernels search them) and for the staged laplap the second ring (the first ring's
+// neighbours outside the tile and the first ring) and the staged slots.
+template<typename T>
+void buildTileRings(const PaddedRing<T>& ring, std::size_t cells, bool staged, PreparedTable<T>& t)
+{
+  const std::size_t tiles = (cells + TileCells - 1) / TileCells;
+  std::vector<std::int32_t> tileCells;
+  std::vector<std::int32_t> halo;
+  std::vector<std::int32_t> outer;
+  const std::vector<std::int32_t> none;
+  t.haloStart.assign(1, 0);
+  if (staged)
+  {
+    t.outerStart.assign(1, 0);
+  }
+  for (std::size_t b = 0; b < tiles; ++b)
+  {
+    const std::int64_t first = static_cast<std::int64_t>(b) * TileCells;
+    const std::int64_t last = std::min<std::int64_t>(first + TileCells, cells);
+    tileRange(first, last, tileCells);
+    ringAround(ring, tileCells, first, last, none, halo);
+    appendList(halo, t.haloStart, t.haloCells, t.maxHalo);
+    if (staged)
+    {
+      ringAround(ring, halo, first, last, halo, outer);
+      appendList(outer, t.outerStart, t.outerCells, t.maxOuter);
+      appendStagedSlots(ring, first, last, tileCells, halo, outer, t.stagedSlots);
+    }
+  }
+}
+
+// One cell's entries of the grouped slots: its slot, then its neighbours' (-1: missing). A
+// tile cell's own slot is -1 instead when its laplap lacks a value: a neighbour, or a
+// neighbour's neighbour, is missing (the kernel then stores the fill value).
+template<typename T, typename SlotOf>
+void appendGroupSlots(const PaddedRing<T>& ring,
+  std::int32_t c,
+  bool own,
+  const SlotOf& groupSlotOf,
+  std::vector<std::int32_t>& slots)
+{
+  auto hasAll = [&](std::int32_t cell)
+  {
+    for (int j = 0; j < ring.K; ++j)
+      if (ring.at(cell, j) < 0)
+        return false;
+    return true;
+  };
+  bool complete = hasAll(c);
+  for (int j = 0; j < ring.K && complete; ++j)
+    complete = hasAll(ring.at(c, j));
+  slots.push_back(own && !complete ? -1 : groupSlotOf(c));
+  for (int j = 0; j < ring.K; ++j)
+    slots.push_back(groupSlotOf(ring.at(c, j)));
+}
+
+// The grouped staged laplap's own tiles of GroupTileCells cells (GroupedColumns.h): their
+// rings as in buildTileRings, both rings as aligned groups of GroupCells ids (the tile's bounds
+// are multiples of GroupCells, so no group holds tile cells), and every slot in that
+// numbering: cell i of group g at GroupTileCells + GroupCells g + i.
+template<typename T>
+void buildGroupedTiles(const PaddedRing<T>& ring, std::size_t cells, PreparedTable<T>& t)
+{
+  std::vector<std::int32_t> tileCells;
+  std::vector<std::int32_t> halo;
+  std::vector<std::int32_t> outer;
+  const std::vector<std::int32_t> none;
+  t.groupRingStart.assign(1, 0);
+  t.groupStart.assign(1, 0);
+  std::vector<std::int32_t> groups;
+  const std::size_t groupTiles = (cells + GroupTileCells - 1) / GroupTileCells;
+  for (std::size_t b = 0; b < groupTiles; ++b)
+  {
+    const std::int64_t first = static_cast<std::int64_t>(b) * GroupTileCells;
+    const std::int64_t last = std::min<std::int64_t>(first + GroupTileCells, cells);
+    tileRange(first, last, tileCells);
+    ringAround(ring, tileCells, first, last, none, halo);
+    ringAround(ring, halo, first, last, halo, outer);
+    appendList(halo, t.groupRingStart, t.groupRingCells, t.maxGroupRing);
+    groups.clear();
+    for (const std::int32_t c : halo)
+      groups.push_back(c / GroupCells);
+    for (const std::int32_t c : outer)
+      groups.push_back(c / GroupCells);
+    std::sort(groups.begin(), groups.end());
+    groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+    appendList(groups, t.groupStart, t.groupIds, t.maxGroups);
+    auto groupSlotOf = [&](std::int32_t n) -> std::int32_t
+    {
+      if (n < 0)
+      {
+        return -1;
+      }
+      if (n >= first && n < last)
+      {
+        return static_cast<std::int32_t>(n - first);
+      }
+      auto g = std::lower_bound(groups.begin(), groups.end(), n / GroupCells);
+      if (g == groups.end() || *g != n / GroupCells)
+      {
+        return -1;
+      }
+      return static_cast<std::int32_t>(
+        GroupTileCells + GroupCells * (g - groups.begin()) + n % GroupCells);
+    };
+    for (const std::int32_t c : tileCells)
+      appendGroupSlots(ring, c, true, groupSlotOf, t.groupSlots);
+    for (const std::int32_t c : halo)
+      appendGroupSlots(ring, c, false, groupSlotOf, t.groupSlots);
+  }
+}
+
+// Beyond the staged kernel's packed 16-bit ring items and 32-bit offsets: z-loop instead.
+template<typename T>
+void dropStagedTables(PreparedTable<T>& t)
+{
+  t.outerStart.clear();
+  t.outerCells.clear();
+  t.stagedSlots.clear();
+  t.maxOuter = 0;
+  t.groupRingStart.clear();
+  t.groupRingCells.clear();
+  t.maxGroupRing = 0;
+  t.groupStart.clear();
+  t.groupIds.clear();
+  t.groupSlots.clear();
+  t.maxGroups = 0;
+}
+
+// Plain: every cell's E entries (and weights) as they are.
+template<typename T>
+void fillPlainTable(const PaddedRing<T>& ring, std::size_t cells, PreparedTable<T>& t)
+{
+  const int E = t.E;
+  t.index.resize(cells * E);
+  if (ring.weighted)
+  {
+    t.weights.resize(cells * E);
+  }
+  for (std::size_t c = 0; c < cells; ++c)
+  {
+    for (int e = 0; e < E; ++e)
+    {
+      std::int32_t n;
+      T w;
+      ring.entry(c, e, n, w);
+      t.index[c * E + e] = n;
+      if (ring.weighted)
+      {
+        t.weights[c * E + e] = w;
+      }
+    }
+  }
+  t.patterns = 0;
+}
+
+// Compressed: cells sharing the same relative offsets (and weights) share one pattern.
+template<typename T>
+void fillCompressedTable(const PaddedRing<T>& ring, std::size_t cells, PreparedTable<T>& t)
+{
+  const int E = t.E;
+  t.index.resize(cells);
+  std::unordered_map<std::string, std::int32_t> patterns;
+  std::string key;
+  std::vector<std::int32_t> offsets(E);
+  std::vector<T> weights(E);
+  for (std::size_t c = 0; c < cells; ++c)
+  {
+    for (int e = 0; e < E; ++e)
+    {
+      std::int32_t n;
+      T w;
+      ring.entry(c, e, n, w);
+      offsets[e] = n < 0 ? MissingOffset : n - static_cast<std::int32_t>(c);
+      weights[e] = w;
+    }
+    key.assign(reinterpret_cast<const char*>(offsets.data()), E * sizeof(std::int32_t));
+    if (ring.weighted)
+    {
+      key.append(reinterpret_cast<const char*>(weights.data()), E * sizeof(T));
+    }
+    auto found = patterns.find(key);
+    if (found == patterns.end())
+    {
+      const std::int32_t id = static_cast<std::int32_t>(patterns.size());
+      found = patterns.emplace(key, id).first;
+      t.offsets.insert(t.offsets.end(), offsets.begin(), offsets.end());
+      if (ring.weighted)
+      {
+        t.weights.insert(t.weights.end(), weights.begin(), weights.end());
+      }
+    }
+    t.index[c] = found->second;
+  }
+  t.patterns = patterns.size();
+}
+} // namespace
+
 template<typename T>
 Status prepareTable(const ColumnMesh& mesh,
   bool zeroFlux,
@@ -428,292 +781,34 @@ Status prepareTable(const ColumnMesh& mesh,
   t.compressed = options.tuning.compressedTable;
   t.E = t.chasing ? K : K + K * K;
   t.uniformWeight = static_cast<T>(mesh.uniformWeight());
-  const bool weighted = mesh.hasWeights();
-  // First ring, padded: padding points at the cell itself (contributes u_c - u_c = 0).
-  std::vector<std::int32_t> ring(cells * K);
-  std::vector<T> ringWeights(weighted ? cells * K : 0);
-  for (std::size_t c = 0; c < cells; ++c)
-  {
-    for (int j = 0; j < K; ++j)
-    {
-      std::int32_t n = static_cast<std::int32_t>(c);
-      double w = 0;
-      if (j < K0)
-      {
-        n = mesh.neighbours()[c * K0 + j];
-        w = weighted ? mesh.weights()[c * K0 + j] : 0;
-        if (n < 0 && zeroFlux)
-        {
-          n = static_cast<std::int32_t>(c);
-        }
-      }
-      ring[c * K + j] = n;
-      if (weighted)
-      {
-        ringWeights[c * K + j] = static_cast<T>(w);
-      }
-    }
-  }
-  const int E = t.E;
-  // Entries of one cell relative to nothing (plain) in the chosen layout.
-  auto entry = [&](std::size_t c, int e, std::int32_t& n, T& w)
-  {
-    if (e < K)
-    {
-      n = ring[c * K + e];
-      w = weighted ? ringWeights[c * K + e] : T(0);
-      return;
-    }
-    const int j = (e - K) / K;
-    const int q = (e - K) % K;
-    const std::int32_t m = ring[c * K + j];
-    n = m < 0 ? -1 : ring[static_cast<std::size_t>(m) * K + q];
-    w = (weighted && m >= 0) ? ringWeights[static_cast<std::size_t>(m) * K + q] : T(0);
-  };
+  const PaddedRing<T> ring = padFirstRing<T>(mesh, K, zeroFlux);
   const bool staged = options.strategy == AccessStrategy::StagedZLoop;
   const bool zLoops = options.strategy == AccessStrategy::ZLoop ||
     options.strategy == AccessStrategy::SlicedZLoop || staged;
   if (needSecondRing && zLoops)
   {
-    // Per tile: its first ring (the neighbours of its cells outside it, sorted: the kernels
-    // search them) and for the staged laplap the second ring (the first ring's neighbours
-    // outside the tile and the first ring).
-    const std::size_t tiles = (cells + TileCells - 1) / TileCells;
-    std::vector<std::int32_t> tileCells;
-    std::vector<std::int32_t> halo;
-    std::vector<std::int32_t> outer;
-    const std::vector<std::int32_t> none;
-    auto ringAround = [&](const std::vector<std::int32_t>& sources,
-                        std::int64_t first,
-                        std::int64_t last,
-                        const std::vector<std::int32_t>& inner,
-                        std::vector<std::int32_t>& result)
-    {
-      result.clear();
-      for (const std::int32_t c : sources)
-      {
-        for (int j = 0; j < K; ++j)
-        {
-          const std::int32_t n = ring[static_cast<std::size_t>(c) * K + j];
-          if (n >= 0 && (n < first || n >= last) &&
-            !std::binary_search(inner.begin(), inner.end(), n))
-          {
-            result.push_back(n);
-          }
-        }
-      }
-      std::sort(result.begin(), result.end());
-      result.erase(std::unique(result.begin(), result.end()), result.end());
-    };
-    auto append = [](const std::vector<std::int32_t>& list,
-                    std::vector<std::int32_t>& start,
-                    std::vector<std::int32_t>& lists,
-                    int& longest)
-    {
-      lists.insert(lists.end(), list.begin(), list.end());
-      start.push_back(static_cast<std::int32_t>(lists.size()));
-      longest = std::max(longest, static_cast<int>(list.size()));
-    };
-    t.haloStart.assign(1, 0);
-    if (staged)
-    {
-      t.outerStart.assign(1, 0);
-    }
+    buildTileRings(ring, cells, staged, t);
     // The grouped staged laplap (GroupedColumns.h): float, groups of 16 bytes that never
     // straddle a layer's end.
     const bool grouped = staged && std::is_same<T, float>::value &&
       options.tuning.stagedRingGroups != 0 && cells % GroupCells == 0;
-    for (std::size_t b = 0; b < tiles; ++b)
-    {
-      const std::int64_t first = static_cast<std::int64_t>(b) * TileCells;
-      const std::int64_t last = std::min<std::int64_t>(first + TileCells, cells);
-      tileCells.resize(static_cast<std::size_t>(last - first));
-      std::iota(tileCells.begin(), tileCells.end(), static_cast<std::int32_t>(first));
-      ringAround(tileCells, first, last, none, halo);
-      append(halo, t.haloStart, t.haloCells, t.maxHalo);
-      if (staged)
-      {
-        ringAround(halo, first, last, halo, outer);
-        append(outer, t.outerStart, t.outerCells, t.maxOuter);
-        // The staged kernels' neighbour slots (TileLists::stagedSlots), resolved here once
-        // instead of by binary searches in the rings in every block (H200: the
-        // searches cost the staged kernels 7 us in float, 11 us in double and the lane kernel
-        // 25 us at 512 x 512 x 64): the tile's cells, then the first ring's.
-        auto slotOf = [&](std::int32_t n, bool secondRing) -> std::int32_t
-        {
-          if (n < 0)
-          {
-            return -1;
-          }
-          if (n >= first && n < last)
-          {
-            return static_cast<std::int32_t>(n - first);
-          }
-          auto h = std::lower_bound(halo.begin(), halo.end(), n);
-          if (h != halo.end() && *h == n)
-          {
-            return static_cast<std::int32_t>(TileCells + (h - halo.begin()));
-          }
-          auto o = std::lower_bound(outer.begin(), outer.end(), n);
-          if (secondRing && o != outer.end() && *o == n)
-          {
-            return static_cast<std::int32_t>(TileCells + halo.size() + (o - outer.begin()));
-          }
-          return -1;
-        };
-        for (const std::int32_t c : tileCells)
-          for (int j = 0; j < K; ++j)
-            t.stagedSlots.push_back(slotOf(ring[static_cast<std::size_t>(c) * K + j], false));
-        for (const std::int32_t c : halo)
-          for (int j = 0; j < K; ++j)
-            t.stagedSlots.push_back(slotOf(ring[static_cast<std::size_t>(c) * K + j], true));
-      }
-    }
     if (grouped)
     {
-      // The grouped staged laplap's own tiles of GroupTileCells cells: their rings as above,
-      // both rings as aligned groups of GroupCells ids (the tile's bounds are multiples of
-      // GroupCells, so no group holds tile cells), and every slot in that numbering: cell i of
-      // group g at GroupTileCells + GroupCells g + i.
-      t.groupRingStart.assign(1, 0);
-      t.groupStart.assign(1, 0);
-      std::vector<std::int32_t> groups;
-      const std::size_t groupTiles = (cells + GroupTileCells - 1) / GroupTileCells;
-      for (std::size_t b = 0; b < groupTiles; ++b)
-      {
-        const std::int64_t first = static_cast<std::int64_t>(b) * GroupTileCells;
-        const std::int64_t last = std::min<std::int64_t>(first + GroupTileCells, cells);
-        tileCells.resize(static_cast<std::size_t>(last - first));
-        std::iota(tileCells.begin(), tileCells.end(), static_cast<std::int32_t>(first));
-        ringAround(tileCells, first, last, none, halo);
-        ringAround(halo, first, last, halo, outer);
-        append(halo, t.groupRingStart, t.groupRingCells, t.maxGroupRing);
-        groups.clear();
-        for (const std::int32_t c : halo)
-          groups.push_back(c / GroupCells);
-        for (const std::int32_t c : outer)
-          groups.push_back(c / GroupCells);
-        std::sort(groups.begin(), groups.end());
-        groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
-        append(groups, t.groupStart, t.groupIds, t.maxGroups);
-        auto groupSlotOf = [&](std::int32_t n) -> std::int32_t
-        {
-          if (n < 0)
-          {
-            return -1;
-          }
-          if (n >= first && n < last)
-          {
-            return static_cast<std::int32_t>(n - first);
-          }
-          auto g = std::lower_bound(groups.begin(), groups.end(), n / GroupCells);
-          if (g == groups.end() || *g != n / GroupCells)
-          {
-            return -1;
-          }
-          return static_cast<std::int32_t>(
-            GroupTileCells + GroupCells * (g - groups.begin()) + n % GroupCells);
-        };
-        // Per cell: its slot, then its neighbours' (-1: missing). A tile cell's own slot is -1
-        // instead when its laplap lacks a value: a neighbour, or a neighbour's neighbour, is
-        // missing (the kernel then stores the fill value).
-        auto hasAll = [&](std::int32_t c)
-        {
-          for (int j = 0; j < K; ++j)
-            if (ring[static_cast<std::size_t>(c) * K + j] < 0)
-              return false;
-          return true;
-        };
-        auto record = [&](std::int32_t c, bool own)
-        {
-          bool complete = hasAll(c);
-          for (int j = 0; j < K && complete; ++j)
-            complete = hasAll(ring[static_cast<std::size_t>(c) * K + j]);
-          t.groupSlots.push_back(own && !complete ? -1 : groupSlotOf(c));
-          for (int j = 0; j < K; ++j)
-            t.groupSlots.push_back(groupSlotOf(ring[static_cast<std::size_t>(c) * K + j]));
-        };
-        for (const std::int32_t c : tileCells)
-          record(c, true);
-        for (const std::int32_t c : halo)
-          record(c, false);
-      }
+      buildGroupedTiles(ring, cells, t);
     }
   }
   if (staged && (t.maxHalo >= 65536 || cells >= (std::size_t(1) << 29)))
   {
-    // Beyond the staged kernel's packed 16-bit ring items and 32-bit offsets: z-loop instead.
-    t.outerStart.clear();
-    t.outerCells.clear();
-    t.stagedSlots.clear();
-    t.maxOuter = 0;
-    t.groupRingStart.clear();
-    t.groupRingCells.clear();
-    t.maxGroupRing = 0;
-    t.groupStart.clear();
-    t.groupIds.clear();
-    t.groupSlots.clear();
-    t.maxGroups = 0;
+    dropStagedTables(t);
   }
-  if (!t.compressed)
+  if (t.compressed)
   {
-    t.index.resize(cells * E);
-    if (weighted)
-    {
-      t.weights.resize(cells * E);
-    }
-    for (std::size_t c = 0; c < cells; ++c)
-    {
-      for (int e = 0; e < E; ++e)
-      {
-        std::int32_t n;
-        T w;
-        entry(c, e, n, w);
-        t.index[c * E + e] = n;
-        if (weighted)
-        {
-          t.weights[c * E + e] = w;
-        }
-      }
-    }
-    t.patterns = 0;
-    return Status::Ok();
+    fillCompressedTable(ring, cells, t);
   }
-  // Compressed: cells sharing the same relative offsets (and weights) share one pattern.
-  t.index.resize(cells);
-  std::unordered_map<std::string, std::int32_t> patterns;
-  std::string key;
-  std::vector<std::int32_t> offsets(E);
-  std::vector<T> weights(E);
-  for (std::size_t c = 0; c < cells; ++c)
+  else
   {
-    for (int e = 0; e < E; ++e)
-    {
-      std::int32_t n;
-      T w;
-      entry(c, e, n, w);
-      offsets[e] = n < 0 ? MissingOffset : n - static_cast<std::int32_t>(c);
-      weights[e] = w;
-    }
-    key.assign(reinterpret_cast<const char*>(offsets.data()), E * sizeof(std::int32_t));
-    if (weighted)
-    {
-      key.append(reinterpret_cast<const char*>(weights.data()), E * sizeof(T));
-    }
-    auto found = patterns.find(key);
-    if (found == patterns.end())
-    {
-      const std::int32_t id = static_cast<std::int32_t>(patterns.size());
-      found = patterns.emplace(key, id).first;
-      t.offsets.insert(t.offsets.end(), offsets.begin(), offsets.end());
-      if (weighted)
-      {
-        t.weights.insert(t.weights.end(), weights.begin(), weights.end());
-      }
-    }
-    t.index[c] = found->second;
+    fillPlainTable(ring, cells, t);
   }
-  t.patterns = patterns.size();
   return Status::Ok();
 }
 
