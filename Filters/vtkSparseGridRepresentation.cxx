@@ -486,36 +486,39 @@ void vtkSparseGridRepresentation::WriteFieldData(const Description& info, vtkFie
 }
 
 //------------------------------------------------------------------------------------------------
-bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
-  Description& info,
-  std::string* error,
-  std::uint64_t memoryLimitBytes)
+namespace
 {
-  info = Description();
-  if (!fd)
-  {
-    return Fail(error, "no field data");
-  }
+using Description = vtkSparseGridRepresentation::Description;
+
+/// The format version, the encoding, the dimensions and axis map and, for the fixed-level
+/// encoding, the grid's spec.
+bool ReadLayout(vtkFieldData* fd,
+  Description& info,
+  sparsegrid::GridSpec& spec,
+  bool& coded,
+  std::string* error)
+{
   std::vector<int> ints;
   if (!ReadIntegers(fd, FormatVersionName, 1, 0, 1e9, ints, error))
   {
     return false;
   }
-  if (ints[0] != FormatVersion && ints[0] != GridPointsFormatVersion &&
-    ints[0] != ErrorBoundedFormatVersion)
+  if (ints[0] != vtkSparseGridRepresentation::FormatVersion &&
+    ints[0] != vtkSparseGridRepresentation::GridPointsFormatVersion &&
+    ints[0] != vtkSparseGridRepresentation::ErrorBoundedFormatVersion)
   {
     return Fail(error,
       "unsupported SparseGrid.FormatVersion " + std::to_string(ints[0]) +
         " (this build reads 1, 2 and 3; a newer plugin wrote it)");
   }
-  const bool coded = ints[0] == ErrorBoundedFormatVersion;
-  info.Kind = coded ? Encoding::ErrorBounded : Encoding::SparseGrid;
+  coded = ints[0] == vtkSparseGridRepresentation::ErrorBoundedFormatVersion;
+  info.Kind = coded ? vtkSparseGridRepresentation::Encoding::ErrorBounded
+                    : vtkSparseGridRepresentation::Encoding::SparseGrid;
   if (!ReadIntegers(fd, DimensionsName, 1, 1, 3, ints, error))
   {
     return false;
   }
   const int dims = ints[0];
-  sparsegrid::GridSpec spec;
   spec.dimensions = dims;
   if (!coded)
   {
@@ -534,12 +537,14 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
     }
     spec.boundary = ints[0] == 1;
   }
-  if (!ReadIntegers(fd, AxisMapName, dims, 0, 2, info.AxisMap, error))
-  {
-    return false;
-  }
+  return ReadIntegers(fd, AxisMapName, dims, 0, 2, info.AxisMap, error);
+}
 
+/// The bounds, the image's geometry, the precision and the array names.
+bool ReadImage(vtkFieldData* fd, Description& info, std::string* error)
+{
   std::vector<double> values;
+  std::vector<int> ints;
   bool present = false;
   if (!ReadFinite(fd, BoundsName, 6, true, values, present, error))
   {
@@ -590,132 +595,155 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
   {
     info.ArrayNames.push_back(names->GetValue(i));
   }
-  const std::size_t arrays = info.ArrayNames.size();
+  return true;
+}
 
-  if (coded)
+/// The error-bounded encoding's fields: components, bounds, pieces, levels of detail and the
+/// stored size.
+bool ReadCodedFields(vtkFieldData* fd, Description& info, std::string* error)
+{
+  const std::size_t arrays = info.ArrayNames.size();
+  std::vector<double> values;
+  std::vector<int> ints;
+  bool present = false;
+  std::string text;
+  if (!ReadIntegers(fd,
+        ArrayComponentsName,
+        static_cast<vtkIdType>(arrays),
+        1,
+        sparsegrid::MaxComponents,
+        info.Components,
+        error))
   {
-    if (!ReadIntegers(fd,
-          ArrayComponentsName,
-          static_cast<vtkIdType>(arrays),
-          1,
-          sparsegrid::MaxComponents,
-          info.Components,
-          error))
-    {
-      return false;
-    }
-    if (!ReadString(fd, ErrorBoundModeName, true, text, error))
-    {
-      return false;
-    }
-    if (text == "Absolute" || text == "Relative")
-    {
-      info.BoundMode = text == "Absolute" ? BOUND_ABSOLUTE : BOUND_RELATIVE;
-    }
-    else
-    {
-      return Fail(
-        error, "SparseGrid.ErrorBoundMode must be Absolute or Relative, not '" + text + "'");
-    }
-    if (!ReadFinite(fd, ErrorBoundName, 1, true, values, present, error))
-    {
-      return false;
-    }
-    info.RequestedBound = values[0];
-    if (!ReadFinite(fd,
-          AbsoluteErrorBoundName,
-          static_cast<vtkIdType>(arrays),
-          true,
-          info.AbsoluteBound,
-          present,
-          error))
-    {
-      return false;
-    }
-    vtkAbstractArray* extents = fd->GetAbstractArray(PieceExtentsName);
-    const vtkIdType extentValues = extents ? extents->GetNumberOfValues() : 0;
-    if (extentValues < 6 || extentValues % 6 != 0 || extentValues / 6 > MaxPieces)
-    {
-      return Fail(
-        error, "SparseGrid.PieceExtents must hold 6 values for each of 1 to 65536 pieces");
-    }
-    if (!ReadIntegers(fd, PieceExtentsName, extentValues, 0, 1 << 30, info.PieceExtents, error))
-    {
-      return false;
-    }
-    if (!ReadIntegers(fd, LevelOfDetailName, 1, 0, sparsegrid::MaxLevelOfDetail, ints, error))
-    {
-      return false;
-    }
-    info.LevelOfDetail = ints[0];
-    if (!ReadFinite(fd,
-          LevelOfDetailBoundName,
-          static_cast<vtkIdType>(arrays),
-          false,
-          info.LevelBound,
-          present,
-          error))
-    {
-      return false;
-    }
-    vtkAbstractArray* measured = fd->GetAbstractArray(LevelMaxAbsErrorName);
-    const vtkIdType measuredValues = measured ? measured->GetNumberOfValues() : 0;
-    if (measured &&
-      (measuredValues < 1 || measuredValues % static_cast<vtkIdType>(arrays) != 0 ||
-        measuredValues / static_cast<vtkIdType>(arrays) > sparsegrid::MaxLevelOfDetail))
-    {
-      return Fail(error,
-        "SparseGrid.LevelMaxAbsError must hold the same number of levels (1 to 1024) for each "
-        "array");
-    }
-    if (measured &&
-      !ReadFinite(
-        fd, LevelMaxAbsErrorName, measuredValues, false, info.LevelMaxAbsError, present, error))
-    {
-      return false;
-    }
-    if (!ReadNumbers(fd, StoredBytesName, 1, false, values, present, error))
-    {
-      return false;
-    }
-    if (present)
-    {
-      if (!(values[0] >= 0 && values[0] < 9.2e18))
-      {
-        return Fail(error, "SparseGrid.StoredBytes holds an invalid value");
-      }
-      info.StoredBytes = static_cast<std::uint64_t>(values[0]);
-    }
+    return false;
+  }
+  if (!ReadString(fd, ErrorBoundModeName, true, text, error))
+  {
+    return false;
+  }
+  if (text == "Absolute" || text == "Relative")
+  {
+    info.BoundMode = text == "Absolute" ? vtkSparseGridRepresentation::BOUND_ABSOLUTE
+                                        : vtkSparseGridRepresentation::BOUND_RELATIVE;
   }
   else
   {
-    // Count first: a hostile level must fail here, not inside an allocation.
-    std::uint64_t points = 0, blocks = 0;
-    sparsegrid::Status status = sparsegrid::Grid::count(spec, points, blocks);
-    if (status.ok())
-    {
-      status = sparsegrid::Grid::create(spec, info.Grid, memoryLimitBytes);
-    }
-    if (!status.ok())
-    {
-      return Fail(error,
-        std::string("invalid sparse grid (") + sparsegrid::toString(status.code()) +
-          "): " + status.message());
-    }
-    if (!ReadNumbers(fd, NumberOfCoefficientsName, 1, true, values, present, error))
-    {
-      return false;
-    }
-    if (!(values[0] == static_cast<double>(info.Grid.size())))
-    {
-      std::ostringstream os;
-      os << "SparseGrid.NumberOfCoefficients is " << values[0] << " but the grid has "
-         << info.Grid.size() << " points";
-      return Fail(error, os.str());
-    }
+    return Fail(
+      error, "SparseGrid.ErrorBoundMode must be Absolute or Relative, not '" + text + "'");
   }
+  if (!ReadFinite(fd, ErrorBoundName, 1, true, values, present, error))
+  {
+    return false;
+  }
+  info.RequestedBound = values[0];
+  if (!ReadFinite(fd,
+        AbsoluteErrorBoundName,
+        static_cast<vtkIdType>(arrays),
+        true,
+        info.AbsoluteBound,
+        present,
+        error))
+  {
+    return false;
+  }
+  vtkAbstractArray* extents = fd->GetAbstractArray(PieceExtentsName);
+  const vtkIdType extentValues = extents ? extents->GetNumberOfValues() : 0;
+  if (extentValues < 6 || extentValues % 6 != 0 || extentValues / 6 > MaxPieces)
+  {
+    return Fail(error, "SparseGrid.PieceExtents must hold 6 values for each of 1 to 65536 pieces");
+  }
+  if (!ReadIntegers(fd, PieceExtentsName, extentValues, 0, 1 << 30, info.PieceExtents, error))
+  {
+    return false;
+  }
+  if (!ReadIntegers(fd, LevelOfDetailName, 1, 0, sparsegrid::MaxLevelOfDetail, ints, error))
+  {
+    return false;
+  }
+  info.LevelOfDetail = ints[0];
+  if (!ReadFinite(fd,
+        LevelOfDetailBoundName,
+        static_cast<vtkIdType>(arrays),
+        false,
+        info.LevelBound,
+        present,
+        error))
+  {
+    return false;
+  }
+  vtkAbstractArray* measured = fd->GetAbstractArray(LevelMaxAbsErrorName);
+  const vtkIdType measuredValues = measured ? measured->GetNumberOfValues() : 0;
+  if (measured &&
+    (measuredValues < 1 || measuredValues % static_cast<vtkIdType>(arrays) != 0 ||
+      measuredValues / static_cast<vtkIdType>(arrays) > sparsegrid::MaxLevelOfDetail))
+  {
+    return Fail(error,
+      "SparseGrid.LevelMaxAbsError must hold the same number of levels (1 to 1024) for each "
+      "array");
+  }
+  if (measured &&
+    !ReadFinite(
+      fd, LevelMaxAbsErrorName, measuredValues, false, info.LevelMaxAbsError, present, error))
+  {
+    return false;
+  }
+  if (!ReadNumbers(fd, StoredBytesName, 1, false, values, present, error))
+  {
+    return false;
+  }
+  if (present)
+  {
+    if (!(values[0] >= 0 && values[0] < 9.2e18))
+    {
+      return Fail(error, "SparseGrid.StoredBytes holds an invalid value");
+    }
+    info.StoredBytes = static_cast<std::uint64_t>(values[0]);
+  }
+  return true;
+}
 
-  // Informational fields: optional, but checked when present.
+/// The fixed-level encoding's grid, created from its spec, and its coefficient count.
+bool ReadGrid(vtkFieldData* fd,
+  const sparsegrid::GridSpec& spec,
+  std::uint64_t memoryLimitBytes,
+  Description& info,
+  std::string* error)
+{
+  // Count first: a hostile level must fail here, not inside an allocation.
+  std::uint64_t points = 0, blocks = 0;
+  sparsegrid::Status status = sparsegrid::Grid::count(spec, points, blocks);
+  if (status.ok())
+  {
+    status = sparsegrid::Grid::create(spec, info.Grid, memoryLimitBytes);
+  }
+  if (!status.ok())
+  {
+    return Fail(error,
+      std::string("invalid sparse grid (") + sparsegrid::toString(status.code()) +
+        "): " + status.message());
+  }
+  std::vector<double> values;
+  bool present = false;
+  if (!ReadNumbers(fd, NumberOfCoefficientsName, 1, true, values, present, error))
+  {
+    return false;
+  }
+  if (!(values[0] == static_cast<double>(info.Grid.size())))
+  {
+    std::ostringstream os;
+    os << "SparseGrid.NumberOfCoefficients is " << values[0] << " but the grid has "
+       << info.Grid.size() << " points";
+    return Fail(error, os.str());
+  }
+  return true;
+}
+
+/// Informational fields: optional, but checked when present.
+bool ReadInformational(vtkFieldData* fd, Description& info, std::string* error)
+{
+  const std::size_t arrays = info.ArrayNames.size();
+  std::vector<double> values;
+  bool present = false;
   if (!ReadFinite(fd, CompressionRatioName, 1, false, values, present, error))
   {
     return false;
@@ -741,6 +769,35 @@ bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
   for (double& p : info.PSNR)
   {
     p = p == LosslessPSNR ? std::numeric_limits<double>::infinity() : p;
+  }
+  return true;
+}
+} // namespace
+
+bool vtkSparseGridRepresentation::ReadFieldData(vtkFieldData* fd,
+  Description& info,
+  std::string* error,
+  std::uint64_t memoryLimitBytes)
+{
+  info = Description();
+  if (!fd)
+  {
+    return Fail(error, "no field data");
+  }
+  sparsegrid::GridSpec spec;
+  bool coded = false;
+  if (!ReadLayout(fd, info, spec, coded, error) || !ReadImage(fd, info, error))
+  {
+    return false;
+  }
+  if (coded ? !ReadCodedFields(fd, info, error)
+            : !ReadGrid(fd, spec, memoryLimitBytes, info, error))
+  {
+    return false;
+  }
+  if (!ReadInformational(fd, info, error))
+  {
+    return false;
   }
   // The rules the values must keep are the model's, the same for the .sgrid file.
   const sparsegrid::Status status = sparsegrid::validate(info);
