@@ -292,12 +292,26 @@ std::vector<Row> bricksOnDevice(const std::vector<T>& values,
 }
 #endif
 
+/// The field under test and what every row shares: its value range, the absolute bound and the
+/// size of the input.
 template<typename T>
-int run(const Options& o)
+struct Field
 {
   std::vector<T> values;
   codec::Layout layout;
   std::string source;
+  double lo = 0, hi = 0;
+  double bound = 0;
+  double inputMB = 0;
+};
+
+/// Reads the input file or makes the synthetic field, writes it raw when asked, and derives the
+/// bound. Returns the exit code on failure, 0 otherwise.
+template<typename T>
+int loadField(const Options& o, Field<T>& f)
+{
+  std::vector<T>& values = f.values;
+  codec::Layout& layout = f.layout;
   if (!o.input.empty())
   {
     layout.dims = { o.dims[0], o.dims[1], o.dims[2] };
@@ -310,13 +324,13 @@ int run(const Options& o)
       std::cerr << "cannot read " << n << " values from " << o.input << "\n";
       return 2;
     }
-    source = o.input;
+    f.source = o.input;
   }
   else
   {
     layout.dims = { o.synthetic, o.synthetic, o.synthetic };
     values = synthetic<T>(o.synthetic, o.noise);
-    source = "synthetic " + std::to_string(o.synthetic) + "^3" +
+    f.source = "synthetic " + std::to_string(o.synthetic) + "^3" +
       (o.noise > 0 ? " + noise " + std::to_string(o.noise) : "");
   }
   const std::size_t n = values.size();
@@ -330,31 +344,41 @@ int run(const Options& o)
       return 2;
     }
   }
-  double lo = 0, hi = 0;
-  auto st = codec::valueRange(values.data(), layout, lo, hi);
+  auto st = codec::valueRange(values.data(), layout, f.lo, f.hi);
   if (!st)
   {
     std::cerr << st.message() << "\n";
     return 1;
   }
-  const double bound = o.abs > 0 ? o.abs : o.rel * (hi > lo ? hi - lo : 1.0);
-  const double inputMB = double(n * sizeof(T)) / 1e6;
-  sparsegrid::ExecutionOptions ex;
-  ex.threads = o.threads;
-  ex.backend = o.backend == "cuda"
-    ? sparsegrid::Backend::CUDA
-    : (o.backend == "auto" ? sparsegrid::Backend::Auto : sparsegrid::Backend::CPU);
-  std::vector<Row> rows;
+  f.bound = o.abs > 0 ? o.abs : o.rel * (f.hi > f.lo ? f.hi - f.lo : 1.0);
+  f.inputMB = double(n * sizeof(T)) / 1e6;
+  return 0;
+}
+
+/// The codec on the host: one stream encoded for the ratio, then the timed compress and
+/// decompress rows (each row carries the decoded error). False when encoding fails.
+template<typename T>
+bool hostRows(const Options& o,
+  const Field<T>& f,
+  const sparsegrid::ExecutionOptions& ex,
+  double& ratio,
+  std::vector<Row>& rows)
+{
+  const std::vector<T>& values = f.values;
+  const codec::Layout& layout = f.layout;
+  const double bound = f.bound;
+  const double inputMB = f.inputMB;
+  const std::size_t n = values.size();
   std::vector<std::uint8_t> stream;
   sparsegrid::ExecutionReport report;
-  st = codec::encode(values.data(), layout, bound, stream, ex, &report);
+  auto st = codec::encode(values.data(), layout, bound, stream, ex, &report);
   if (!st)
   {
     std::cerr << "encode: " << st.message() << "\n";
-    return 1;
+    return false;
   }
   std::vector<T> out(n);
-  const double ratio = double(n * sizeof(T)) / double(stream.size());
+  ratio = double(n * sizeof(T)) / double(stream.size());
   std::string note = std::string("backend ") + sparsegrid::toString(report.backendUsed) +
     (report.note.empty() ? "" : " (" + report.note + ")");
   if (o.op == "compress" || o.op == "both")
@@ -403,346 +427,399 @@ int run(const Options& o)
       rows[0].psnr = r.psnr;
     }
   }
+  return true;
+}
+
 #ifdef SPARSEGRID_CODEC_BENCH_CUDA
-  if (o.backend == "cuda")
+/// Where the time goes: CUDA events around every launch, in separate repeats (the timed runs
+/// carry no extra events). Per call: launches and milliseconds, summed by kernel name.
+void printKernelProfile(const char* what, int repeats, const std::function<void()>& call)
+{
+  namespace ci = codec::cudaimpl;
+  ci::profileEnable(true);
+  for (int r = 0; r < repeats; ++r)
   {
-    // Device-resident data, as in situ: kernel time (report.kernelSeconds) and end to end
-    // (device values -> host stream; host stream -> device values), and the copy bandwidth.
-    T* dIn = nullptr;
-    T* dOut = nullptr;
-    if (cudaMalloc(&dIn, n * sizeof(T)) != cudaSuccess ||
-      cudaMalloc(&dOut, n * sizeof(T)) != cudaSuccess)
-    {
-      std::cerr << "cudaMalloc failed\n";
-      return 1;
-    }
-    cudaMemcpy(dIn, values.data(), n * sizeof(T), cudaMemcpyHostToDevice);
-    sparsegrid::ExecutionOptions g = ex;
-    g.strictBackend = true;
-    // References from the CPU backend (all threads).
-    sparsegrid::ExecutionOptions c = ex;
-    c.backend = sparsegrid::Backend::CPU;
-    c.threads = 0;
-    std::vector<std::uint8_t> cpuStream;
-    std::vector<T> cpuOut(n);
-    (void)codec::encode(values.data(), layout, bound, cpuStream, c);
-    (void)codec::decode(cpuStream.data(), cpuStream.size(), o.level, cpuOut.data(), layout, c);
-    std::vector<std::uint8_t> ds;
-    std::vector<double> kernel, wall;
-    sparsegrid::ExecutionReport rep;
-    auto enc = [&]
-    {
-      const auto a = std::chrono::steady_clock::now();
-      auto s2 = codec::encodeDevice(dIn, layout, bound, ds, g, &rep);
-      cudaDeviceSynchronize();
-      wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
-      kernel.push_back(rep.kernelSeconds);
-      if (!s2)
-      {
-        std::cerr << "encodeDevice: " << s2.message() << "\n";
-        std::exit(1);
-      }
-    };
-    enc();
-    kernel.clear();
-    wall.clear();
-    for (int r = 0; r < o.repeats; ++r)
-    {
-      enc();
-    }
-    const bool same = ds == cpuStream;
-    Row kc{ "sparsegrid-gpu",
-      "compress (kernels)",
-      median(kernel),
-      inputMB / median(kernel),
-      ratio,
-      0,
-      0,
-      same ? "stream == CPU stream" : "STREAM DIFFERS FROM CPU" };
-    Row ec{ "sparsegrid-gpu",
-      "compress (device to host stream)",
-      median(wall),
-      inputMB / median(wall),
-      ratio,
-      0,
-      0,
-      "encodeDevice wall time" };
-    kernel.clear();
-    wall.clear();
-    auto dec = [&]
-    {
-      const auto a = std::chrono::steady_clock::now();
-      auto s2 = codec::decodeDevice(ds.data(), ds.size(), o.level, dOut, layout, false, g, &rep);
-      cudaDeviceSynchronize();
-      wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
-      kernel.push_back(rep.kernelSeconds);
-      if (!s2)
-      {
-        std::cerr << "decodeDevice: " << s2.message() << "\n";
-        std::exit(1);
-      }
-    };
-    dec();
-    kernel.clear();
-    wall.clear();
-    for (int r = 0; r < o.repeats; ++r)
-    {
-      dec();
-    }
-    std::vector<T> back(n);
-    cudaMemcpy(back.data(), dOut, n * sizeof(T), cudaMemcpyDeviceToHost);
-    Row kd{ "sparsegrid-gpu",
-      "decompress (kernels)",
-      median(kernel),
-      inputMB / median(kernel),
-      ratio,
-      0,
-      0,
-      std::memcmp(back.data(), cpuOut.data(), n * sizeof(T)) == 0 ? "output == CPU decode"
-                                                                  : "OUTPUT DIFFERS FROM CPU" };
-    errorOf(values.data(), back.data(), n, kd.maxError, kd.psnr);
-    kc.maxError = ec.maxError = kd.maxError;
-    kc.psnr = ec.psnr = kd.psnr;
-    Row ed{ "sparsegrid-gpu",
-      "decompress (host stream to device)",
-      median(wall),
-      inputMB / median(wall),
-      ratio,
-      kd.maxError,
-      kd.psnr,
-      "decodeDevice wall time" };
-    // Device to device: the stream stays in device memory both ways.
-    const std::size_t capacity = codec::maxStreamBytes(
-      layout, sizeof(T) == 4 ? codec::ValueType::Float32 : codec::ValueType::Float64);
-    std::uint8_t* dStream = nullptr;
-    cudaMalloc(&dStream, capacity);
-    std::size_t dBytes = 0;
-    std::vector<double> wallEnc, wallDec, kernEnc, kernDec;
-    for (int r = 0; r <= o.repeats; ++r)
-    {
-      const auto a = std::chrono::steady_clock::now();
-      auto s2 = codec::encodeDeviceToDevice(dIn, layout, bound, dStream, capacity, dBytes, g, &rep);
-      cudaDeviceSynchronize();
-      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
-      if (!s2)
-      {
-        std::cerr << "encodeDeviceToDevice: " << s2.message() << "\n";
-        std::exit(1);
-      }
-      if (r > 0)
-      {
-        wallEnc.push_back(t);
-        kernEnc.push_back(rep.kernelSeconds);
-      }
-    }
-    for (int r = 0; r <= o.repeats; ++r)
-    {
-      const auto a = std::chrono::steady_clock::now();
-      auto s2 = codec::decodeDevice(dStream, dBytes, o.level, dOut, layout, true, g, &rep);
-      cudaDeviceSynchronize();
-      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
-      if (!s2)
-      {
-        std::cerr << "decodeDevice (device stream): " << s2.message() << "\n";
-        std::exit(1);
-      }
-      if (r > 0)
-      {
-        wallDec.push_back(t);
-        kernDec.push_back(rep.kernelSeconds);
-      }
-    }
-    std::vector<std::uint8_t> dsCopy(dBytes);
-    cudaMemcpy(dsCopy.data(), dStream, dBytes, cudaMemcpyDeviceToHost);
-    cudaMemcpy(back.data(), dOut, n * sizeof(T), cudaMemcpyDeviceToHost);
-    const bool sameD =
-      dsCopy == cpuStream && std::memcmp(back.data(), cpuOut.data(), n * sizeof(T)) == 0;
-    Row dc{ "sparsegrid-gpu",
-      "compress (device to device)",
-      median(wallEnc),
-      inputMB / median(wallEnc),
-      ratio,
-      kd.maxError,
-      kd.psnr,
-      "encodeDeviceToDevice wall; kernels " + std::to_string(median(kernEnc) * 1e3) + " ms" +
-        (sameD ? "" : "; STREAM/OUTPUT DIFFERS FROM CPU") };
-    Row dd{ "sparsegrid-gpu",
-      "decompress (device to device)",
-      median(wallDec),
-      inputMB / median(wallDec),
-      ratio,
-      kd.maxError,
-      kd.psnr,
-      "decodeDevice(stream on device) wall; kernels " + std::to_string(median(kernDec) * 1e3) +
-        " ms" };
-    // Where the time goes: CUDA events around every launch, in separate repeats (the timed runs
-    // above carry no extra events). Per call: launches and milliseconds, summed by kernel name.
-    auto profile = [&](const char* what, const std::function<void()>& call)
-    {
-      namespace ci = codec::cudaimpl;
-      ci::profileEnable(true);
-      for (int r = 0; r < o.repeats; ++r)
-      {
-        call();
-      }
-      const std::string lines = ci::profileReport();
-      ci::profileEnable(false);
-      std::printf(
-        "profile: %s, per call (mean of %d calls), GPU time by kernel\n", what, o.repeats);
-      std::printf("| kernel | launches | ms | share |\n|---|---|---|---|\n");
-      double sum = 0;
-      std::vector<std::string> names;
-      std::vector<double> launches, ms;
-      std::istringstream in(lines);
-      std::string line;
-      while (std::getline(in, line))
-      {
-        const auto t1 = line.find('\t'), t2 = line.rfind('\t');
-        names.push_back(line.substr(0, t1));
-        launches.push_back(std::stod(line.substr(t1 + 1, t2 - t1 - 1)) / o.repeats);
-        ms.push_back(std::stod(line.substr(t2 + 1)) / o.repeats);
-        sum += ms.back();
-      }
-      for (std::size_t i = 0; i < names.size(); ++i)
-      {
-        std::printf("| %s | %.0f | %.4f | %.1f%% |\n",
-          names[i].c_str(),
-          launches[i],
-          ms[i],
-          sum > 0 ? 100 * ms[i] / sum : 0.0);
-      }
-      std::printf("| sum of kernels | | %.4f | |\n", sum);
-    };
-    profile("compress, device to device",
-      [&] { (void)codec::encodeDeviceToDevice(dIn, layout, bound, dStream, capacity, dBytes, g); });
-    profile("decompress, device to device",
-      [&] { (void)codec::decodeDevice(dStream, dBytes, o.level, dOut, layout, true, g); });
-    cudaFree(dStream);
-    // Copy bandwidth: device-to-device memcpy of the input moves 2x its bytes.
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    std::vector<double> copies;
-    for (int r = 0; r < o.repeats + 1; ++r)
-    {
-      cudaEventRecord(e0);
-      cudaMemcpy(dOut, dIn, n * sizeof(T), cudaMemcpyDeviceToDevice);
-      cudaEventRecord(e1);
-      cudaEventSynchronize(e1);
-      float ms = 0;
-      cudaEventElapsedTime(&ms, e0, e1);
-      if (r > 0)
-      {
-        copies.push_back(ms * 1e-3);
-      }
-    }
-    const double copyGBs = 2 * double(n * sizeof(T)) / median(copies) / 1e9;
-    Row bw{ "device",
-      "copy (read + write)",
-      median(copies),
-      2 * inputMB / median(copies),
-      0,
-      0,
-      0,
-      "device bandwidth " + std::to_string(copyGBs) + " GB/s" };
-    rows.push_back(kc);
-    rows.push_back(ec);
-    rows.push_back(kd);
-    rows.push_back(ed);
-    rows.push_back(dc);
-    rows.push_back(dd);
-    rows.push_back(bw);
-    if (o.bricks > 0)
-    {
-      for (const Row& r : bricksOnDevice(values, layout, o.bricks, bound, g, o.repeats))
-      {
-        rows.push_back(r);
-      }
-    }
-    cudaDeviceProp prop;
-    cudaGetDeviceProperties(&prop, 0);
-    std::printf("device: %s; kernel compress %.1f GB/s (%.0f%% of copy bandwidth %.0f GB/s), "
-                "kernel decompress %.1f GB/s (%.0f%%)\n",
-      prop.name,
-      kc.mbps / 1e3,
-      100 * kc.mbps / 1e3 / copyGBs,
-      copyGBs,
-      kd.mbps / 1e3,
-      100 * kd.mbps / 1e3 / copyGBs);
-    cudaFree(dIn);
-    cudaFree(dOut);
+    call();
   }
-#endif
-#ifdef SPARSEGRID_HAVE_ZFP
-  if (o.zfp)
+  const std::string lines = ci::profileReport();
+  ci::profileEnable(false);
+  std::printf("profile: %s, per call (mean of %d calls), GPU time by kernel\n", what, repeats);
+  std::printf("| kernel | launches | ms | share |\n|---|---|---|---|\n");
+  double sum = 0;
+  std::vector<std::string> names;
+  std::vector<double> launches, ms;
+  std::istringstream in(lines);
+  std::string line;
+  while (std::getline(in, line))
   {
-    const zfp_type type = sizeof(T) == 4 ? zfp_type_float : zfp_type_double;
-    zfp_field* field = nullptr;
-    const bool d3 = layout.dims[2] > 1, d2 = layout.dims[1] > 1;
-    field = d3 ? zfp_field_3d(values.data(), type, layout.dims[0], layout.dims[1], layout.dims[2])
-               : (d2 ? zfp_field_2d(values.data(), type, layout.dims[0], layout.dims[1])
-                     : zfp_field_1d(values.data(), type, layout.dims[0]));
-    zfp_stream* zs = zfp_stream_open(nullptr);
-    zfp_stream_set_accuracy(zs, bound);
-    const bool omp = o.threads > 1 && zfp_stream_set_execution(zs, zfp_exec_omp);
+    const auto t1 = line.find('\t'), t2 = line.rfind('\t');
+    names.push_back(line.substr(0, t1));
+    launches.push_back(std::stod(line.substr(t1 + 1, t2 - t1 - 1)) / repeats);
+    ms.push_back(std::stod(line.substr(t2 + 1)) / repeats);
+    sum += ms.back();
+  }
+  for (std::size_t i = 0; i < names.size(); ++i)
+  {
+    std::printf("| %s | %.0f | %.4f | %.1f%% |\n",
+      names[i].c_str(),
+      launches[i],
+      ms[i],
+      sum > 0 ? 100 * ms[i] / sum : 0.0);
+  }
+  std::printf("| sum of kernels | | %.4f | |\n", sum);
+}
+
+/// Copy bandwidth: device-to-device memcpy of the input moves 2x its bytes. `copyGBs`: that
+/// bandwidth in GB/s.
+template<typename T>
+Row copyRow(const T* dIn, T* dOut, std::size_t n, double inputMB, int repeats, double& copyGBs)
+{
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::vector<double> copies;
+  for (int r = 0; r < repeats + 1; ++r)
+  {
+    cudaEventRecord(e0);
+    cudaMemcpy(dOut, dIn, n * sizeof(T), cudaMemcpyDeviceToDevice);
+    cudaEventRecord(e1);
+    cudaEventSynchronize(e1);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    if (r > 0)
+    {
+      copies.push_back(ms * 1e-3);
+    }
+  }
+  copyGBs = 2 * double(n * sizeof(T)) / median(copies) / 1e9;
+  return Row{ "device",
+    "copy (read + write)",
+    median(copies),
+    2 * inputMB / median(copies),
+    0,
+    0,
+    0,
+    "device bandwidth " + std::to_string(copyGBs) + " GB/s" };
+}
+
+/// Runs `call` (a device call returning its status) once as a warm-up and `repeats` times
+/// more: the wall seconds of the timed runs and the kernel seconds `rep` reports for each.
+template<typename Call>
+void timeDeviceCalls(int repeats,
+  const char* what,
+  const sparsegrid::ExecutionReport& rep,
+  const Call& call,
+  std::vector<double>& wall,
+  std::vector<double>& kernel)
+{
+  for (int r = 0; r <= repeats; ++r)
+  {
+    const auto a = std::chrono::steady_clock::now();
+    auto s2 = call();
+    cudaDeviceSynchronize();
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+    if (!s2)
+    {
+      std::cerr << what << ": " << s2.message() << "\n";
+      std::exit(1);
+    }
+    if (r > 0)
+    {
+      wall.push_back(t);
+      kernel.push_back(rep.kernelSeconds);
+    }
+  }
+}
+
+/// Device-resident data, as in situ: kernel time (report.kernelSeconds) and end to end (device
+/// values -> host stream; host stream -> device values), device to device, the kernels'
+/// profile, the copy bandwidth and the bricked rows. False when device memory runs out.
+template<typename T>
+bool deviceRows(const Options& o,
+  const Field<T>& f,
+  const sparsegrid::ExecutionOptions& ex,
+  double ratio,
+  std::vector<Row>& rows)
+{
+  const std::vector<T>& values = f.values;
+  const codec::Layout& layout = f.layout;
+  const double bound = f.bound;
+  const double inputMB = f.inputMB;
+  const std::size_t n = values.size();
+  T* dIn = nullptr;
+  T* dOut = nullptr;
+  if (cudaMalloc(&dIn, n * sizeof(T)) != cudaSuccess ||
+    cudaMalloc(&dOut, n * sizeof(T)) != cudaSuccess)
+  {
+    std::cerr << "cudaMalloc failed\n";
+    return false;
+  }
+  cudaMemcpy(dIn, values.data(), n * sizeof(T), cudaMemcpyHostToDevice);
+  sparsegrid::ExecutionOptions g = ex;
+  g.strictBackend = true;
+  // References from the CPU backend (all threads).
+  sparsegrid::ExecutionOptions c = ex;
+  c.backend = sparsegrid::Backend::CPU;
+  c.threads = 0;
+  std::vector<std::uint8_t> cpuStream;
+  std::vector<T> cpuOut(n);
+  (void)codec::encode(values.data(), layout, bound, cpuStream, c);
+  (void)codec::decode(cpuStream.data(), cpuStream.size(), o.level, cpuOut.data(), layout, c);
+  std::vector<std::uint8_t> ds;
+  std::vector<double> kernel, wall;
+  sparsegrid::ExecutionReport rep;
+  auto enc = [&]
+  {
+    const auto a = std::chrono::steady_clock::now();
+    auto s2 = codec::encodeDevice(dIn, layout, bound, ds, g, &rep);
+    cudaDeviceSynchronize();
+    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+    kernel.push_back(rep.kernelSeconds);
+    if (!s2)
+    {
+      std::cerr << "encodeDevice: " << s2.message() << "\n";
+      std::exit(1);
+    }
+  };
+  enc();
+  kernel.clear();
+  wall.clear();
+  for (int r = 0; r < o.repeats; ++r)
+  {
+    enc();
+  }
+  const bool same = ds == cpuStream;
+  Row kc{ "sparsegrid-gpu",
+    "compress (kernels)",
+    median(kernel),
+    inputMB / median(kernel),
+    ratio,
+    0,
+    0,
+    same ? "stream == CPU stream" : "STREAM DIFFERS FROM CPU" };
+  Row ec{ "sparsegrid-gpu",
+    "compress (device to host stream)",
+    median(wall),
+    inputMB / median(wall),
+    ratio,
+    0,
+    0,
+    "encodeDevice wall time" };
+  kernel.clear();
+  wall.clear();
+  auto dec = [&]
+  {
+    const auto a = std::chrono::steady_clock::now();
+    auto s2 = codec::decodeDevice(ds.data(), ds.size(), o.level, dOut, layout, false, g, &rep);
+    cudaDeviceSynchronize();
+    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+    kernel.push_back(rep.kernelSeconds);
+    if (!s2)
+    {
+      std::cerr << "decodeDevice: " << s2.message() << "\n";
+      std::exit(1);
+    }
+  };
+  dec();
+  kernel.clear();
+  wall.clear();
+  for (int r = 0; r < o.repeats; ++r)
+  {
+    dec();
+  }
+  std::vector<T> back(n);
+  cudaMemcpy(back.data(), dOut, n * sizeof(T), cudaMemcpyDeviceToHost);
+  Row kd{ "sparsegrid-gpu",
+    "decompress (kernels)",
+    median(kernel),
+    inputMB / median(kernel),
+    ratio,
+    0,
+    0,
+    std::memcmp(back.data(), cpuOut.data(), n * sizeof(T)) == 0 ? "output == CPU decode"
+                                                                : "OUTPUT DIFFERS FROM CPU" };
+  errorOf(values.data(), back.data(), n, kd.maxError, kd.psnr);
+  kc.maxError = ec.maxError = kd.maxError;
+  kc.psnr = ec.psnr = kd.psnr;
+  Row ed{ "sparsegrid-gpu",
+    "decompress (host stream to device)",
+    median(wall),
+    inputMB / median(wall),
+    ratio,
+    kd.maxError,
+    kd.psnr,
+    "decodeDevice wall time" };
+  // Device to device: the stream stays in device memory both ways.
+  const std::size_t capacity = codec::maxStreamBytes(
+    layout, sizeof(T) == 4 ? codec::ValueType::Float32 : codec::ValueType::Float64);
+  std::uint8_t* dStream = nullptr;
+  cudaMalloc(&dStream, capacity);
+  std::size_t dBytes = 0;
+  std::vector<double> wallEnc, wallDec, kernEnc, kernDec;
+  timeDeviceCalls(
+    o.repeats,
+    "encodeDeviceToDevice",
+    rep,
+    [&]
+    { return codec::encodeDeviceToDevice(dIn, layout, bound, dStream, capacity, dBytes, g, &rep); },
+    wallEnc,
+    kernEnc);
+  timeDeviceCalls(
+    o.repeats,
+    "decodeDevice (device stream)",
+    rep,
+    [&] { return codec::decodeDevice(dStream, dBytes, o.level, dOut, layout, true, g, &rep); },
+    wallDec,
+    kernDec);
+  std::vector<std::uint8_t> dsCopy(dBytes);
+  cudaMemcpy(dsCopy.data(), dStream, dBytes, cudaMemcpyDeviceToHost);
+  cudaMemcpy(back.data(), dOut, n * sizeof(T), cudaMemcpyDeviceToHost);
+  const bool sameD =
+    dsCopy == cpuStream && std::memcmp(back.data(), cpuOut.data(), n * sizeof(T)) == 0;
+  Row dc{ "sparsegrid-gpu",
+    "compress (device to device)",
+    median(wallEnc),
+    inputMB / median(wallEnc),
+    ratio,
+    kd.maxError,
+    kd.psnr,
+    "encodeDeviceToDevice wall; kernels " + std::to_string(median(kernEnc) * 1e3) + " ms" +
+      (sameD ? "" : "; STREAM/OUTPUT DIFFERS FROM CPU") };
+  Row dd{ "sparsegrid-gpu",
+    "decompress (device to device)",
+    median(wallDec),
+    inputMB / median(wallDec),
+    ratio,
+    kd.maxError,
+    kd.psnr,
+    "decodeDevice(stream on device) wall; kernels " + std::to_string(median(kernDec) * 1e3) +
+      " ms" };
+  printKernelProfile("compress, device to device",
+    o.repeats,
+    [&] { (void)codec::encodeDeviceToDevice(dIn, layout, bound, dStream, capacity, dBytes, g); });
+  printKernelProfile("decompress, device to device",
+    o.repeats,
+    [&] { (void)codec::decodeDevice(dStream, dBytes, o.level, dOut, layout, true, g); });
+  cudaFree(dStream);
+  double copyGBs = 0;
+  const Row bw = copyRow(dIn, dOut, n, inputMB, o.repeats, copyGBs);
+  rows.push_back(kc);
+  rows.push_back(ec);
+  rows.push_back(kd);
+  rows.push_back(ed);
+  rows.push_back(dc);
+  rows.push_back(dd);
+  rows.push_back(bw);
+  if (o.bricks > 0)
+  {
+    for (const Row& r : bricksOnDevice(values, layout, o.bricks, bound, g, o.repeats))
+    {
+      rows.push_back(r);
+    }
+  }
+  cudaDeviceProp prop;
+  cudaGetDeviceProperties(&prop, 0);
+  std::printf("device: %s; kernel compress %.1f GB/s (%.0f%% of copy bandwidth %.0f GB/s), "
+              "kernel decompress %.1f GB/s (%.0f%%)\n",
+    prop.name,
+    kc.mbps / 1e3,
+    100 * kc.mbps / 1e3 / copyGBs,
+    copyGBs,
+    kd.mbps / 1e3,
+    100 * kd.mbps / 1e3 / copyGBs);
+  cudaFree(dIn);
+  cudaFree(dOut);
+  return true;
+}
+#endif
+
+#ifdef SPARSEGRID_HAVE_ZFP
+/// ZFP's fixed-accuracy mode with the same bound on the same field: compress (OpenMP when more
+/// than one thread) and decompress (serial) rows.
+template<typename T>
+void zfpRows(const Options& o, Field<T>& f, std::vector<Row>& rows)
+{
+  std::vector<T>& values = f.values;
+  const codec::Layout& layout = f.layout;
+  const double bound = f.bound;
+  const double inputMB = f.inputMB;
+  const std::size_t n = values.size();
+  const zfp_type type = sizeof(T) == 4 ? zfp_type_float : zfp_type_double;
+  zfp_field* field = nullptr;
+  const bool d3 = layout.dims[2] > 1, d2 = layout.dims[1] > 1;
+  field = d3 ? zfp_field_3d(values.data(), type, layout.dims[0], layout.dims[1], layout.dims[2])
+             : (d2 ? zfp_field_2d(values.data(), type, layout.dims[0], layout.dims[1])
+                   : zfp_field_1d(values.data(), type, layout.dims[0]));
+  zfp_stream* zs = zfp_stream_open(nullptr);
+  zfp_stream_set_accuracy(zs, bound);
+  const bool omp = o.threads > 1 && zfp_stream_set_execution(zs, zfp_exec_omp);
+  if (omp)
+  {
+    zfp_stream_set_omp_threads(zs, static_cast<unsigned>(o.threads));
+  }
+  const std::size_t cap = zfp_stream_maximum_size(zs, field);
+  std::vector<unsigned char> buf(cap);
+  bitstream* bs = stream_open(buf.data(), cap);
+  zfp_stream_set_bit_stream(zs, bs);
+  std::size_t zbytes = 0;
+  auto comp = [&]
+  {
+    zfp_stream_rewind(zs);
+    zbytes = zfp_compress(zs, field);
+  };
+  std::vector<T> zout(n);
+  zfp_field* outField = d3
+    ? zfp_field_3d(zout.data(), type, layout.dims[0], layout.dims[1], layout.dims[2])
+    : (d2 ? zfp_field_2d(zout.data(), type, layout.dims[0], layout.dims[1])
+          : zfp_field_1d(zout.data(), type, layout.dims[0]));
+  auto decomp = [&]
+  {
+    zfp_stream_set_execution(zs, zfp_exec_serial);
+    zfp_stream_rewind(zs);
+    zfp_decompress(zs, outField);
     if (omp)
     {
-      zfp_stream_set_omp_threads(zs, static_cast<unsigned>(o.threads));
+      zfp_stream_set_execution(zs, zfp_exec_omp);
     }
-    const std::size_t cap = zfp_stream_maximum_size(zs, field);
-    std::vector<unsigned char> buf(cap);
-    bitstream* bs = stream_open(buf.data(), cap);
-    zfp_stream_set_bit_stream(zs, bs);
-    std::size_t zbytes = 0;
-    auto comp = [&]
-    {
-      zfp_stream_rewind(zs);
-      zbytes = zfp_compress(zs, field);
-    };
-    std::vector<T> zout(n);
-    zfp_field* outField = d3
-      ? zfp_field_3d(zout.data(), type, layout.dims[0], layout.dims[1], layout.dims[2])
-      : (d2 ? zfp_field_2d(zout.data(), type, layout.dims[0], layout.dims[1])
-            : zfp_field_1d(zout.data(), type, layout.dims[0]));
-    auto decomp = [&]
-    {
-      zfp_stream_set_execution(zs, zfp_exec_serial);
-      zfp_stream_rewind(zs);
-      zfp_decompress(zs, outField);
-      if (omp)
-      {
-        zfp_stream_set_execution(zs, zfp_exec_omp);
-      }
-    };
-    Row c;
-    c.codec = "zfp-accuracy";
-    c.op = "compress";
-    c.seconds = timeIt(o.repeats, comp, &c.cpuSeconds);
-    c.mbps = inputMB / c.seconds;
-    c.ratio = double(n * sizeof(T)) / double(zbytes);
-    c.note = omp ? "OpenMP " + std::to_string(o.threads) + " threads" : "serial";
-    Row d = c;
-    d.op = "decompress";
-    d.seconds = timeIt(o.repeats, decomp, &d.cpuSeconds);
-    d.mbps = inputMB / d.seconds;
-    d.note = "serial (ZFP 1.0 decompresses serially on the CPU)";
-    errorOf(values.data(), zout.data(), n, d.maxError, d.psnr);
-    c.maxError = d.maxError;
-    c.psnr = d.psnr;
-    if (o.op != "decompress")
-    {
-      rows.push_back(c);
-    }
-    if (o.op != "compress")
-    {
-      rows.push_back(d);
-    }
-    zfp_field_free(field);
-    zfp_field_free(outField);
-    zfp_stream_close(zs);
-    stream_close(bs);
+  };
+  Row c;
+  c.codec = "zfp-accuracy";
+  c.op = "compress";
+  c.seconds = timeIt(o.repeats, comp, &c.cpuSeconds);
+  c.mbps = inputMB / c.seconds;
+  c.ratio = double(n * sizeof(T)) / double(zbytes);
+  c.note = omp ? "OpenMP " + std::to_string(o.threads) + " threads" : "serial";
+  Row d = c;
+  d.op = "decompress";
+  d.seconds = timeIt(o.repeats, decomp, &d.cpuSeconds);
+  d.mbps = inputMB / d.seconds;
+  d.note = "serial (ZFP 1.0 decompresses serially on the CPU)";
+  errorOf(values.data(), zout.data(), n, d.maxError, d.psnr);
+  c.maxError = d.maxError;
+  c.psnr = d.psnr;
+  if (o.op != "decompress")
+  {
+    rows.push_back(c);
   }
+  if (o.op != "compress")
+  {
+    rows.push_back(d);
+  }
+  zfp_field_free(field);
+  zfp_field_free(outField);
+  zfp_stream_close(zs);
+  stream_close(bs);
+}
 #endif
+
+/// The Markdown table on standard output.
+template<typename T>
+void printTable(const Options& o, const Field<T>& f, const std::vector<Row>& rows)
+{
+  const codec::Layout& layout = f.layout;
+  const double bound = f.bound, lo = f.lo, hi = f.hi;
+  const double inputMB = f.inputMB;
+  const std::string& source = f.source;
   std::printf(
     "source: %s (%llu x %llu x %llu %s, %.1f MB), bound %.6g (relative %.3g), %d thread(s), "
     "median of %d after a warm-up\n",
@@ -772,26 +849,69 @@ int run(const Options& o)
       r.psnr,
       r.note.c_str());
   }
+}
+
+/// The same rows as JSON (--json).
+template<typename T>
+void writeJson(const Options& o, const Field<T>& f, const std::vector<Row>& rows)
+{
+  const codec::Layout& layout = f.layout;
+  const double bound = f.bound, lo = f.lo, hi = f.hi;
+  const std::string& source = f.source;
+  std::ofstream js(o.json);
+  js << "{\n  \"source\": \"" << source << "\",\n  \"dims\": [" << layout.dims[0] << ", "
+     << layout.dims[1] << ", " << layout.dims[2] << "],\n  \"type\": \""
+     << (sizeof(T) == 4 ? "float" : "double") << "\",\n  \"bound\": " << bound
+     << ",\n  \"relative\": " << bound / (hi > lo ? hi - lo : 1.0)
+     << ",\n  \"threads\": " << o.threads << ",\n  \"repeats\": " << o.repeats
+     << ",\n  \"results\": [\n";
+  for (std::size_t i = 0; i < rows.size(); ++i)
+  {
+    const Row& r = rows[i];
+    js << "    {\"codec\": \"" << r.codec << "\", \"op\": \"" << r.op
+       << "\", \"seconds\": " << r.seconds << ", \"cpuSeconds\": " << r.cpuSeconds
+       << ", \"MBps\": " << r.mbps << ", \"ratio\": " << r.ratio << ", \"maxError\": " << r.maxError
+       << ", \"psnr\": " << (std::isfinite(r.psnr) ? r.psnr : 999.0) << ", \"note\": \"" << r.note
+       << "\"}" << (i + 1 < rows.size() ? "," : "") << "\n";
+  }
+  js << "  ]\n}\n";
+}
+
+template<typename T>
+int run(const Options& o)
+{
+  Field<T> f;
+  if (const int failed = loadField(o, f))
+  {
+    return failed;
+  }
+  sparsegrid::ExecutionOptions ex;
+  ex.threads = o.threads;
+  ex.backend = o.backend == "cuda"
+    ? sparsegrid::Backend::CUDA
+    : (o.backend == "auto" ? sparsegrid::Backend::Auto : sparsegrid::Backend::CPU);
+  std::vector<Row> rows;
+  double ratio = 0;
+  if (!hostRows(o, f, ex, ratio, rows))
+  {
+    return 1;
+  }
+#ifdef SPARSEGRID_CODEC_BENCH_CUDA
+  if (o.backend == "cuda" && !deviceRows(o, f, ex, ratio, rows))
+  {
+    return 1;
+  }
+#endif
+#ifdef SPARSEGRID_HAVE_ZFP
+  if (o.zfp)
+  {
+    zfpRows(o, f, rows);
+  }
+#endif
+  printTable(o, f, rows);
   if (!o.json.empty())
   {
-    std::ofstream js(o.json);
-    js << "{\n  \"source\": \"" << source << "\",\n  \"dims\": [" << layout.dims[0] << ", "
-       << layout.dims[1] << ", " << layout.dims[2] << "],\n  \"type\": \""
-       << (sizeof(T) == 4 ? "float" : "double") << "\",\n  \"bound\": " << bound
-       << ",\n  \"relative\": " << bound / (hi > lo ? hi - lo : 1.0)
-       << ",\n  \"threads\": " << o.threads << ",\n  \"repeats\": " << o.repeats
-       << ",\n  \"results\": [\n";
-    for (std::size_t i = 0; i < rows.size(); ++i)
-    {
-      const Row& r = rows[i];
-      js << "    {\"codec\": \"" << r.codec << "\", \"op\": \"" << r.op
-         << "\", \"seconds\": " << r.seconds << ", \"cpuSeconds\": " << r.cpuSeconds
-         << ", \"MBps\": " << r.mbps << ", \"ratio\": " << r.ratio
-         << ", \"maxError\": " << r.maxError
-         << ", \"psnr\": " << (std::isfinite(r.psnr) ? r.psnr : 999.0) << ", \"note\": \"" << r.note
-         << "\"}" << (i + 1 < rows.size() ? "," : "") << "\n";
-    }
-    js << "  ]\n}\n";
+    writeJson(o, f, rows);
   }
   return 0;
 }
