@@ -134,47 +134,57 @@ std::string jsonEscape(const std::string& s)
   }
   return o;
 }
-}
+struct Case
+{
+  std::string group, name;
+  Batch batch;
+  Mode mode = Mode::Full;
+};
 
-int main(int argc, char** argv)
+/// The command line (see the file's comment).
+struct Arguments
 {
   std::string jsonPath = "correlation-bench.json";
   bool quick = false, cpu = true;
   std::string only, onlyConfig;
+};
+
+Arguments parseArguments(int argc, char** argv)
+{
+  Arguments a;
   for (int i = 1; i < argc; ++i)
   {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
     {
-      jsonPath = argv[++i];
+      a.jsonPath = argv[++i];
     }
     else if (!std::strcmp(argv[i], "--quick"))
     {
-      quick = true;
+      a.quick = true;
     }
     else if (!std::strcmp(argv[i], "--no-cpu"))
     {
-      cpu = false;
+      a.cpu = false;
     }
     else if (!std::strcmp(argv[i], "--case") && i + 1 < argc)
     {
-      only = argv[++i];
+      a.only = argv[++i];
     }
     else if (!std::strcmp(argv[i], "--config") && i + 1 < argc)
     {
-      onlyConfig = argv[++i];
+      a.onlyConfig = argv[++i];
     }
   }
-  std::string why;
-  const bool gpu = cudaAvailable(&why);
-  if (!gpu)
-  {
-    std::printf("# CUDA unavailable (%s): CPU rows only\n", why.c_str());
-  }
+  return a;
+}
+
+/// The GPU direct kernels compared on one-to-one batches.
+std::vector<Config> oneToOneDirectConfigs()
+{
   using W = WorkDistribution;
   DirectOptions baseline;
   baseline.kernel = DirectKernel::Baseline;
-  const std::vector<Config> oneToOneDirect = {
-    { "baseline", Backend::CUDA, Algorithm::Direct, baseline },
+  return { { "baseline", Backend::CUDA, Algorithm::Direct, baseline },
     { "ws", Backend::CUDA, Algorithm::Direct, DirectOptions::warpShuffle(W::None, 1, 1, 1) },
     { "ws-rect8",
       Backend::CUDA,
@@ -217,10 +227,16 @@ int main(int argc, char** argv)
     { "split-w4", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(0, 4) },
     { "split-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(0, 8) },
     { "split-w16", Backend::CUDA, Algorithm::Direct, DirectOptions::splitTiled(0, 16) },
-    { "auto", Backend::CUDA, Algorithm::Direct, {} }
-  };
-  const std::vector<Config> manyDirect = {
-    { "baseline", Backend::CUDA, Algorithm::Direct, baseline },
+    { "auto", Backend::CUDA, Algorithm::Direct, {} } };
+}
+
+/// The GPU direct kernels compared on batches of many pairs.
+std::vector<Config> manyDirectConfigs()
+{
+  using W = WorkDistribution;
+  DirectOptions baseline;
+  baseline.kernel = DirectKernel::Baseline;
+  return { { "baseline", Backend::CUDA, Algorithm::Direct, baseline },
     { "ws", Backend::CUDA, Algorithm::Direct, DirectOptions::warpShuffle(W::None, 1, 1, 1) },
     { "ws-r2", Backend::CUDA, Algorithm::Direct, DirectOptions::warpShuffle(W::None, 1, 1, 2) },
     { "ws-r4", Backend::CUDA, Algorithm::Direct, DirectOptions::warpShuffle(W::None, 1, 1, 4) },
@@ -302,22 +318,27 @@ int main(int argc, char** argv)
     { "tensor-3xtf32-w12", Backend::CUDA, Algorithm::Direct, DirectOptions::tensorTf32(12) },
     { "tensor-2xf16", Backend::CUDA, Algorithm::Direct, DirectOptions::tensorF16(16) },
     { "tensor-2xf16-w8", Backend::CUDA, Algorithm::Direct, DirectOptions::tensorF16(8) },
-    { "auto", Backend::CUDA, Algorithm::Direct, {} }
-  };
-  const std::vector<Config> fftConfigs = {
-    { "cufft-cached", Backend::CUDA, Algorithm::FFT, {}, true },
-    { "cufft-cached-pow2", Backend::CUDA, Algorithm::FFT, {}, true, true },
-    { "cufft-per-call", Backend::CUDA, Algorithm::FFT, {}, false }
-  };
-  const std::vector<Config> cpuConfigs = { { "cpu-direct", Backend::CPU, Algorithm::Direct, {} },
-    { "cpu-fftw", Backend::CPU, Algorithm::FFT, {} } };
+    { "auto", Backend::CUDA, Algorithm::Direct, {} } };
+}
 
-  struct Case
-  {
-    std::string group, name;
-    Batch batch;
-    Mode mode = Mode::Full;
-  };
+/// cuFFT with cached and per-call plans.
+std::vector<Config> fftConfigs()
+{
+  return { { "cufft-cached", Backend::CUDA, Algorithm::FFT, {}, true },
+    { "cufft-cached-pow2", Backend::CUDA, Algorithm::FFT, {}, true, true },
+    { "cufft-per-call", Backend::CUDA, Algorithm::FFT, {}, false } };
+}
+
+/// The CPU: direct and FFTW.
+std::vector<Config> cpuConfigs()
+{
+  return { { "cpu-direct", Backend::CPU, Algorithm::Direct, {} },
+    { "cpu-fftw", Backend::CPU, Algorithm::FFT, {} } };
+}
+
+/// The study's size grid (fewer sizes with --quick).
+std::vector<Case> makeCases(bool quick)
+{
   std::vector<Case> cases;
   std::vector<int> squares = { 16, 24, 32, 48, 64, 96, 128, 139, 192, 256, 512 };
   if (quick)
@@ -358,25 +379,89 @@ int main(int argc, char** argv)
       Mode::Valid });
   }
 
-  std::vector<Result> results;
-  // Rewritten after every result so that a run cut short still leaves its numbers.
-  auto writeJson = [&]()
+  return cases;
+}
+
+/// Rewritten after every result so that a run cut short still leaves its numbers.
+void writeJson(const std::string& jsonPath, bool gpu, const std::vector<Result>& results)
+{
+  std::ofstream json(jsonPath);
+  json << "{\n  \"cuda\": " << (gpu ? "true" : "false") << ",\n  \"unit\": \"ms (median)\",\n"
+       << "  \"results\": [\n";
+  for (std::size_t i = 0; i < results.size(); ++i)
   {
-    std::ofstream json(jsonPath);
-    json << "{\n  \"cuda\": " << (gpu ? "true" : "false") << ",\n  \"unit\": \"ms (median)\",\n"
-         << "  \"results\": [\n";
-    for (std::size_t i = 0; i < results.size(); ++i)
+    const Result& r = results[i];
+    json << "    {\"group\": \"" << r.group << "\", \"case\": \"" << r.caseName
+         << "\", \"config\": \"" << r.config << "\", \"ok\": " << (r.ok ? "true" : "false")
+         << ", \"kernel\": \"" << r.kernel << "\", \"kernel_ms\": " << r.kernelMs
+         << ", \"kernel_gpu_only_ms\": " << r.gpuMs << ", \"e2e_ms\": " << r.e2eMs
+         << ", \"error\": \"" << jsonEscape(r.error) << "\"}" << (i + 1 < results.size() ? "," : "")
+         << "\n";
+  }
+  json << "  ]\n}\n";
+}
+
+/// The configurations measured on case `c` of `ops` direct operations.
+std::vector<Config> configsFor(const Case& c, double ops, bool gpu, bool cpu)
+{
+  std::vector<Config> configs;
+  if (gpu)
+  {
+    const std::vector<Config> direct =
+      c.group == "one-to-one" ? oneToOneDirectConfigs() : manyDirectConfigs();
+    const std::vector<Config> fft = fftConfigs();
+    configs.insert(configs.end(), direct.begin(), direct.end());
+    configs.insert(configs.end(), fft.begin(), fft.end());
+  }
+  if (cpu)
+  {
+    const std::vector<Config> cpuOnes = cpuConfigs();
+    configs.push_back(cpuOnes[1]);
+    if (ops < 3e9) // the CPU direct path beyond that takes seconds per call
     {
-      const Result& r = results[i];
-      json << "    {\"group\": \"" << r.group << "\", \"case\": \"" << r.caseName
-           << "\", \"config\": \"" << r.config << "\", \"ok\": " << (r.ok ? "true" : "false")
-           << ", \"kernel\": \"" << r.kernel << "\", \"kernel_ms\": " << r.kernelMs
-           << ", \"kernel_gpu_only_ms\": " << r.gpuMs << ", \"e2e_ms\": " << r.e2eMs
-           << ", \"error\": \"" << jsonEscape(r.error) << "\"}"
-           << (i + 1 < results.size() ? "," : "") << "\n";
+      configs.push_back(cpuOnes[0]);
     }
-    json << "  ]\n}\n";
-  };
+  }
+  return configs;
+}
+
+/// One line of the table.
+void printResult(const Case& c, const Config& cfg, const Result& res)
+{
+  if (res.ok)
+  {
+    std::printf("%-12s %-14s %-22s %10.4f %10.4f %10.4f  %s\n",
+      c.group.c_str(),
+      c.name.c_str(),
+      cfg.name.c_str(),
+      res.kernelMs,
+      res.gpuMs,
+      res.e2eMs,
+      res.kernel.c_str());
+  }
+  else
+  {
+    std::printf("%-12s %-14s %-22s failed: %s\n",
+      c.group.c_str(),
+      c.name.c_str(),
+      cfg.name.c_str(),
+      res.error.c_str());
+  }
+  std::fflush(stdout);
+}
+}
+
+int main(int argc, char** argv)
+{
+  const Arguments a = parseArguments(argc, argv);
+  std::string why;
+  const bool gpu = cudaAvailable(&why);
+  if (!gpu)
+  {
+    std::printf("# CUDA unavailable (%s): CPU rows only\n", why.c_str());
+  }
+  const std::vector<Case> cases = makeCases(a.quick);
+  std::vector<Result> results;
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1, 1);
   std::printf("%-12s %-14s %-22s %10s %10s %10s  %s\n",
@@ -389,8 +474,8 @@ int main(int argc, char** argv)
     "kernel that ran");
   for (const Case& c : cases)
   {
-    if (!only.empty() && c.group.find(only) == std::string::npos &&
-      c.name.find(only) == std::string::npos)
+    if (!a.only.empty() && c.group.find(a.only) == std::string::npos &&
+      c.name.find(a.only) == std::string::npos)
     {
       continue;
     }
@@ -411,53 +496,19 @@ int main(int argc, char** argv)
     }
     const double ops = static_cast<double>(directOperations(c.batch, w));
     const int reps = ops > 5e9 ? 3 : (ops > 2e9 ? 5 : 11);
-    std::vector<Config> configs;
-    if (gpu)
+    for (const Config& cfg : configsFor(c, ops, gpu, a.cpu))
     {
-      const auto& direct = c.group == "one-to-one" ? oneToOneDirect : manyDirect;
-      configs.insert(configs.end(), direct.begin(), direct.end());
-      configs.insert(configs.end(), fftConfigs.begin(), fftConfigs.end());
-    }
-    if (cpu)
-    {
-      configs.push_back(cpuConfigs[1]);
-      if (ops < 3e9) // the CPU direct path beyond that takes seconds per call
-      {
-        configs.push_back(cpuConfigs[0]);
-      }
-    }
-    for (const Config& cfg : configs)
-    {
-      if (!onlyConfig.empty() && cfg.name != onlyConfig)
+      if (!a.onlyConfig.empty() && cfg.name != a.onlyConfig)
       {
         continue;
       }
       const int n = cfg.backend == Backend::CPU ? std::min(reps, 5) : reps;
       Result res = measure(c.group, c.name, cfg, c.batch, c.mode, l, r, n);
-      if (res.ok)
-      {
-        std::printf("%-12s %-14s %-22s %10.4f %10.4f %10.4f  %s\n",
-          c.group.c_str(),
-          c.name.c_str(),
-          cfg.name.c_str(),
-          res.kernelMs,
-          res.gpuMs,
-          res.e2eMs,
-          res.kernel.c_str());
-      }
-      else
-      {
-        std::printf("%-12s %-14s %-22s failed: %s\n",
-          c.group.c_str(),
-          c.name.c_str(),
-          cfg.name.c_str(),
-          res.error.c_str());
-      }
-      std::fflush(stdout);
+      printResult(c, cfg, res);
       results.push_back(res);
-      writeJson();
+      writeJson(a.jsonPath, gpu, results);
     }
   }
-  writeJson();
+  writeJson(a.jsonPath, gpu, results);
   return 0;
 }
