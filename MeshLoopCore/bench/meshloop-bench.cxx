@@ -278,19 +278,269 @@ struct Output
   }
 };
 
+/// One loop's generated mesh, inputs, exact reference and output buffer, shared by its rows.
 template<typename T>
-int runAll(const Args& args)
+struct LoopData
 {
-  Output output;
-  if (!args.json.empty())
+  std::string loop;
+  bool edges = false;
+  Mapping mesh;
+  long long cells = 0;
+  int k = 0;
+  std::vector<T> in;
+  std::vector<T> weights;
+  std::vector<double> expected;
+  std::vector<T> inSoA;
+  std::vector<T> out;
+};
+
+template<typename T>
+void makeLoopData(const std::string& loop, int side, int components, LoopData<T>& d)
+{
+  d.loop = loop;
+  d.edges = loop == "edge";
+  const bool edges = d.edges;
+  const auto t0 = Clock::now();
+  d.mesh = edges ? generate::dualEdges(side, side, side, true, 1)
+                 : generate::hexahedra(side, side, side, true, 1);
+  const Mapping& mesh = d.mesh;
+  std::printf("# %s mesh: %lld from-elements, %lld to-elements, generated in %.2f s\n",
+    loop.c_str(),
+    static_cast<long long>(mesh.fromCount()),
+    static_cast<long long>(mesh.toCount),
+    seconds(t0));
+  d.cells = static_cast<long long>(side) * side * side;
+  const int k = components;
+  d.k = k;
+  std::mt19937 random(3);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  d.in.resize(static_cast<std::size_t>((edges ? mesh.toCount : mesh.fromCount()) * k));
+  for (auto& x : d.in)
   {
-    output.json.open(args.json, std::ios::app);
+    x = static_cast<T>(dist(random));
   }
-  const int side = std::max(1, static_cast<int>(std::lround(std::cbrt(double(args.cells)))));
-  const int threads =
-    args.threads > 0 ? args.threads : static_cast<int>(std::thread::hardware_concurrency());
-  std::string why;
-  const bool cuda = cudaAvailable(&why);
+  d.weights.resize(static_cast<std::size_t>(edges ? mesh.fromCount() : 0));
+  for (auto& x : d.weights)
+  {
+    x = static_cast<T>(dist(random));
+  }
+  d.expected = referenceResult(mesh, d.in, d.weights, k, edges);
+  d.inSoA = toSoA(d.in, k);
+  d.out.resize(static_cast<std::size_t>(mesh.toCount * k));
+}
+
+/// The GPS reordering, computed once per mesh and shared by all rows.
+struct GpsReordering
+{
+  std::unique_ptr<MeshLoop> loop;
+  Status status;
+  double seconds = 0;
+};
+
+/// The VTK-like CPU gather (cells -> points only), in the mesh's numbering and in the one a
+/// GPS reordering gives (what Reorder Mesh would write); the GPS reordering is kept in `gps`.
+template<typename T>
+void runGather(const Args& args, int threads, LoopData<T>& d, Output& output, GpsReordering& gps)
+{
+  const Mapping& mesh = d.mesh;
+  const int k = d.k;
+  std::vector<double> times;
+  for (int r = 0; r < args.reps; ++r)
+  {
+    const auto s = Clock::now();
+    vtkLikeGather(mesh, d.in.data(), k, d.out.data(), threads);
+    times.push_back(seconds(s));
+  }
+  output.row(d.loop,
+    d.cells,
+    "CPU",
+    "VTK-like-gather",
+    "AoS",
+    "None",
+    threads,
+    0,
+    median(times),
+    0,
+    0,
+    maxError(d.out, d.expected, false, k),
+    0);
+  // The same with the numbering a GPS reordering gives (what Reorder Mesh would write).
+  if (has(args.reorderings, "GPS"))
+  {
+    const auto r0 = Clock::now();
+    gps.loop.reset(new MeshLoop);
+    gps.status = gps.loop->setMapping(mesh, Reordering::GPS, args.blockSize, threads);
+    gps.seconds = seconds(r0);
+  }
+  if (gps.loop && gps.status)
+  {
+    const MeshLoop& ordered = *gps.loop;
+    std::vector<T> orderedIn(d.in.size());
+    const auto& perm = ordered.permutation();
+    for (std::size_t e = 0; e < perm.fromOrder.size(); ++e)
+    {
+      std::copy_n(
+        d.in.data() + static_cast<std::size_t>(perm.fromOrder[e]) * k, k, orderedIn.data() + e * k);
+    }
+    times.clear();
+    for (int r = 0; r < args.reps; ++r)
+    {
+      const auto s = Clock::now();
+      vtkLikeGather(ordered.internalMapping(), orderedIn.data(), k, d.out.data(), threads);
+      times.push_back(seconds(s));
+    }
+    output.row(d.loop,
+      d.cells,
+      "CPU",
+      "VTK-like-gather",
+      "AoS",
+      "GPS",
+      threads,
+      0,
+      median(times),
+      0,
+      0,
+      0,
+      0);
+  }
+}
+
+/// One row of the MeshLoop backends: the loop with `strategy`, `layout` and `backend` on the
+/// prepared `meshLoop` (on CUDA after a cold call that uploads the mapping and plan too).
+template<typename T>
+void runLoopRow(const Args& args,
+  int threads,
+  LoopData<T>& d,
+  Output& output,
+  MeshLoop& meshLoop,
+  Reordering reordering,
+  Strategy strategy,
+  double planSeconds,
+  Layout layout,
+  Backend backend)
+{
+  const bool edges = d.edges;
+  const int k = d.k;
+  const bool soa = layout == Layout::SoA;
+  const T* data = soa ? d.inSoA.data() : d.in.data();
+  ExecutionOptions options;
+  options.backend = backend;
+  options.strictBackend = true;
+  options.strategy = strategy;
+  options.layout = layout;
+  options.threads = threads;
+  auto call = [&](ExecutionReport& report)
+  {
+    return edges ? meshLoop.edgeFlux(data, d.weights.data(), k, d.out.data(), options, &report)
+                 : meshLoop.average(data, k, d.out.data(), options, &report);
+  };
+  ExecutionReport report;
+  double cold = 0;
+  if (backend == Backend::CUDA)
+  {
+    options.tuning.cacheOnDevice = false;
+    Status s = call(report); // warm-up: module loading, first allocation
+    s = call(report);
+    cold = report.seconds;
+    options.tuning.cacheOnDevice = true;
+    s = call(report); // leaves the mapping and plan resident
+    if (!s)
+    {
+      std::printf("# CUDA failed: %s\n", s.message().c_str());
+      return;
+    }
+  }
+  std::vector<double> kernel, total;
+  Status s;
+  for (int r = 0; r < args.reps; ++r)
+  {
+    s = call(report);
+    kernel.push_back(report.kernelSeconds);
+    total.push_back(report.seconds);
+  }
+  if (!s)
+  {
+    std::printf("# failed: %s\n", s.message().c_str());
+    return;
+  }
+  const int colours = strategy == Strategy::GlobalColouring ? report.colours
+    : strategy == Strategy::HierarchicalColouring           ? report.blockColours
+                                                            : 0;
+  output.row(d.loop,
+    d.cells,
+    toString(backend),
+    toString(strategy),
+    toString(layout),
+    toString(reordering),
+    backend == Backend::CPU ? threads : 0,
+    median(kernel),
+    median(total),
+    cold,
+    planSeconds,
+    maxError(d.out, d.expected, soa, k),
+    colours);
+}
+
+/// Every strategy x layout x backend of the MeshLoop backends with one reordering (the GPS one
+/// taken from `gps` when the gather computed it).
+template<typename T>
+void runReordering(const Args& args,
+  int threads,
+  bool cuda,
+  LoopData<T>& d,
+  Output& output,
+  Reordering reordering,
+  GpsReordering& gps)
+{
+  std::unique_ptr<MeshLoop> own;
+  Status set;
+  double reorderSeconds = gps.seconds;
+  if (reordering == Reordering::GPS && gps.loop)
+  {
+    own = std::move(gps.loop);
+    set = gps.status;
+  }
+  else
+  {
+    own.reset(new MeshLoop);
+    const auto r0 = Clock::now();
+    set = own->setMapping(d.mesh, reordering, args.blockSize, threads);
+    reorderSeconds = seconds(r0);
+  }
+  MeshLoop& meshLoop = *own;
+  if (!set)
+  {
+    std::printf("# %s: %s\n", toString(reordering), set.message().c_str());
+    return;
+  }
+  std::printf("# reordering %s took %.2f s\n", toString(reordering), reorderSeconds);
+  for (const Strategy strategy :
+    { Strategy::GlobalAtomics, Strategy::GlobalColouring, Strategy::HierarchicalColouring })
+  {
+    const auto p0 = Clock::now();
+    if (!meshLoop.preparePlan(strategy, threads))
+    {
+      std::printf("# %s: the plan could not be built\n", toString(strategy));
+      continue;
+    }
+    const double planSeconds = reorderSeconds + seconds(p0);
+    for (const Layout layout : { Layout::AoS, Layout::SoA })
+    {
+      for (const Backend backend : { Backend::CPU, Backend::CUDA })
+      {
+        if (!has(args.backends, toString(backend)) || (backend == Backend::CUDA && !cuda))
+        {
+          continue;
+        }
+        runLoopRow(
+          args, threads, d, output, meshLoop, reordering, strategy, planSeconds, layout, backend);
+      }
+    }
+  }
+}
+
+void printHeader(const Args& args, int side, int threads, bool cuda, const std::string& why)
+{
   std::printf("# meshloop-bench: %d^3 hexahedra (shuffled numbering), %d components, %s, reps %d, "
               "CPU threads %d, CUDA %s\n",
     side,
@@ -315,214 +565,40 @@ int runAll(const Args& args)
     "plan_s",
     "maxerr",
     "cols");
+}
+
+template<typename T>
+int runAll(const Args& args)
+{
+  Output output;
+  if (!args.json.empty())
+  {
+    output.json.open(args.json, std::ios::app);
+  }
+  const int side = std::max(1, static_cast<int>(std::lround(std::cbrt(double(args.cells)))));
+  const int threads =
+    args.threads > 0 ? args.threads : static_cast<int>(std::thread::hardware_concurrency());
+  std::string why;
+  const bool cuda = cudaAvailable(&why);
+  printHeader(args, side, threads, cuda, why);
   for (const std::string loop : { "c2p", "edge" })
   {
     if (!has(args.loops, loop))
     {
       continue;
     }
-    const bool edges = loop == "edge";
-    const auto t0 = Clock::now();
-    const Mapping mesh = edges ? generate::dualEdges(side, side, side, true, 1)
-                               : generate::hexahedra(side, side, side, true, 1);
-    std::printf("# %s mesh: %lld from-elements, %lld to-elements, generated in %.2f s\n",
-      loop.c_str(),
-      static_cast<long long>(mesh.fromCount()),
-      static_cast<long long>(mesh.toCount),
-      seconds(t0));
-    const long long cells = static_cast<long long>(side) * side * side;
-    const int k = args.components;
-    std::mt19937 random(3);
-    std::uniform_real_distribution<double> dist(-1, 1);
-    std::vector<T> in(static_cast<std::size_t>((edges ? mesh.toCount : mesh.fromCount()) * k));
-    for (auto& x : in)
+    LoopData<T> d;
+    makeLoopData(loop, side, args.components, d);
+    GpsReordering gps;
+    if (!d.edges && has(args.backends, "GATHER"))
     {
-      x = static_cast<T>(dist(random));
+      runGather(args, threads, d, output, gps);
     }
-    std::vector<T> weights(static_cast<std::size_t>(edges ? mesh.fromCount() : 0));
-    for (auto& x : weights)
-    {
-      x = static_cast<T>(dist(random));
-    }
-    const auto expected = referenceResult(mesh, in, weights, k, edges);
-    const std::vector<T> inSoA = toSoA(in, k);
-    std::vector<T> out(static_cast<std::size_t>(mesh.toCount * k));
-
-    // The GPS reordering is computed once per mesh and shared by all rows.
-    std::unique_ptr<MeshLoop> gpsLoop;
-    Status gpsStatus;
-    double gpsSeconds = 0;
-    if (!edges && has(args.backends, "GATHER"))
-    {
-      std::vector<double> times;
-      for (int r = 0; r < args.reps; ++r)
-      {
-        const auto s = Clock::now();
-        vtkLikeGather(mesh, in.data(), k, out.data(), threads);
-        times.push_back(seconds(s));
-      }
-      output.row(loop,
-        cells,
-        "CPU",
-        "VTK-like-gather",
-        "AoS",
-        "None",
-        threads,
-        0,
-        median(times),
-        0,
-        0,
-        maxError(out, expected, false, k),
-        0);
-      // The same with the numbering a GPS reordering gives (what Reorder Mesh would write).
-      if (has(args.reorderings, "GPS"))
-      {
-        const auto r0 = Clock::now();
-        gpsLoop.reset(new MeshLoop);
-        gpsStatus = gpsLoop->setMapping(mesh, Reordering::GPS, args.blockSize, threads);
-        gpsSeconds = seconds(r0);
-      }
-      if (gpsLoop && gpsStatus)
-      {
-        const MeshLoop& ordered = *gpsLoop;
-        std::vector<T> orderedIn(in.size());
-        const auto& perm = ordered.permutation();
-        for (std::size_t e = 0; e < perm.fromOrder.size(); ++e)
-        {
-          std::copy_n(in.data() + static_cast<std::size_t>(perm.fromOrder[e]) * k,
-            k,
-            orderedIn.data() + e * k);
-        }
-        times.clear();
-        for (int r = 0; r < args.reps; ++r)
-        {
-          const auto s = Clock::now();
-          vtkLikeGather(ordered.internalMapping(), orderedIn.data(), k, out.data(), threads);
-          times.push_back(seconds(s));
-        }
-        output.row(loop,
-          cells,
-          "CPU",
-          "VTK-like-gather",
-          "AoS",
-          "GPS",
-          threads,
-          0,
-          median(times),
-          0,
-          0,
-          0,
-          0);
-      }
-    }
-
     for (const Reordering reordering : { Reordering::None, Reordering::GPS, Reordering::Partition })
     {
-      if (!has(args.reorderings, toString(reordering)))
+      if (has(args.reorderings, toString(reordering)))
       {
-        continue;
-      }
-      std::unique_ptr<MeshLoop> own;
-      Status set;
-      double reorderSeconds = gpsSeconds;
-      if (reordering == Reordering::GPS && gpsLoop)
-      {
-        own = std::move(gpsLoop);
-        set = gpsStatus;
-      }
-      else
-      {
-        own.reset(new MeshLoop);
-        const auto r0 = Clock::now();
-        set = own->setMapping(mesh, reordering, args.blockSize, threads);
-        reorderSeconds = seconds(r0);
-      }
-      MeshLoop& meshLoop = *own;
-      if (!set)
-      {
-        std::printf("# %s: %s\n", toString(reordering), set.message().c_str());
-        continue;
-      }
-      std::printf("# reordering %s took %.2f s\n", toString(reordering), reorderSeconds);
-      for (const Strategy strategy :
-        { Strategy::GlobalAtomics, Strategy::GlobalColouring, Strategy::HierarchicalColouring })
-      {
-        const auto p0 = Clock::now();
-        if (!meshLoop.preparePlan(strategy, threads))
-        {
-          std::printf("# %s: the plan could not be built\n", toString(strategy));
-          continue;
-        }
-        const double planSeconds = reorderSeconds + seconds(p0);
-        for (const Layout layout : { Layout::AoS, Layout::SoA })
-        {
-          const bool soa = layout == Layout::SoA;
-          const T* data = soa ? inSoA.data() : in.data();
-          for (const Backend backend : { Backend::CPU, Backend::CUDA })
-          {
-            if (!has(args.backends, toString(backend)) || (backend == Backend::CUDA && !cuda))
-            {
-              continue;
-            }
-            ExecutionOptions options;
-            options.backend = backend;
-            options.strictBackend = true;
-            options.strategy = strategy;
-            options.layout = layout;
-            options.threads = threads;
-            auto call = [&](ExecutionReport& report)
-            {
-              return edges
-                ? meshLoop.edgeFlux(data, weights.data(), k, out.data(), options, &report)
-                : meshLoop.average(data, k, out.data(), options, &report);
-            };
-            ExecutionReport report;
-            double cold = 0;
-            if (backend == Backend::CUDA)
-            {
-              options.tuning.cacheOnDevice = false;
-              Status s = call(report); // warm-up: module loading, first allocation
-              s = call(report);
-              cold = report.seconds;
-              options.tuning.cacheOnDevice = true;
-              s = call(report); // leaves the mapping and plan resident
-              if (!s)
-              {
-                std::printf("# CUDA failed: %s\n", s.message().c_str());
-                continue;
-              }
-            }
-            std::vector<double> kernel, total;
-            Status s;
-            for (int r = 0; r < args.reps; ++r)
-            {
-              s = call(report);
-              kernel.push_back(report.kernelSeconds);
-              total.push_back(report.seconds);
-            }
-            if (!s)
-            {
-              std::printf("# failed: %s\n", s.message().c_str());
-              continue;
-            }
-            const int colours = strategy == Strategy::GlobalColouring ? report.colours
-              : strategy == Strategy::HierarchicalColouring           ? report.blockColours
-                                                                      : 0;
-            output.row(loop,
-              cells,
-              toString(backend),
-              toString(strategy),
-              toString(layout),
-              toString(reordering),
-              backend == Backend::CPU ? threads : 0,
-              median(kernel),
-              median(total),
-              cold,
-              planSeconds,
-              maxError(out, expected, soa, k),
-              colours);
-          }
-        }
+        runReordering(args, threads, cuda, d, output, reordering, gps);
       }
     }
   }
