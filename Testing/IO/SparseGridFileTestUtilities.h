@@ -540,10 +540,10 @@ inline std::uint64_t CubePoints(int level, int cap)
   return sparsegrid::Grid::count(spec, points, blocks).ok() ? points : 0;
 }
 
-inline std::vector<BadFileCase> BadFileCases()
+/// Files that are not .sgrid files at all, or of another format or version.
+inline void AddBadContainerCases(std::vector<BadFileCase>& c)
 {
   using S = const std::string&;
-  std::vector<BadFileCase> c;
   c.push_back({ "missing", [](S p) { return std::remove(p.c_str()) == 0; }, "No such file" });
   c.push_back({ "empty",
     [](S p)
@@ -609,6 +609,12 @@ inline std::vector<BadFileCase> BadFileCases()
     [](S p)
     { return Tamper(p, [](hid_t f) { return SetIntAttribute(f, "/", "format_version", { 0 }); }); },
     "invalid format version" });
+}
+
+/// Checksums, datasets, groups and links missing or changed.
+inline void AddBadStructureCases(std::vector<BadFileCase>& c)
+{
+  using S = const std::string&;
   c.push_back({ "checksum-mismatch",
     [](S p)
     {
@@ -740,6 +746,12 @@ inline std::vector<BadFileCase> BadFileCases()
     },
     "shape",
     1 });
+}
+
+/// Coefficient datasets of the wrong type, shape or precision.
+inline void AddBadDatasetCases(std::vector<BadFileCase>& c)
+{
+  using S = const std::string&;
   c.push_back({ "integer-dataset",
     [](S p)
     {
@@ -779,6 +791,12 @@ inline std::vector<BadFileCase> BadFileCases()
       return Tamper(p, [](hid_t f) { return SetStringAttribute(f, "/grid", "precision", "Half"); });
     },
     "unknown precision" });
+}
+
+/// Grids and images whose description is malformed or out of range.
+inline void AddBadGridCases(std::vector<BadFileCase>& c)
+{
+  using S = const std::string&;
   c.push_back({ "absurd-dimensions",
     [](S p) {
       return Tamper(p, [](hid_t f) { return SetIntAttribute(f, "/grid", "dimensions", { 1000 }); });
@@ -945,6 +963,12 @@ inline std::vector<BadFileCase> BadFileCases()
         });
     },
     "bytes of coefficients" });
+}
+
+/// Steps and arrays that contradict each other, and data kept outside the file.
+inline void AddBadStepCases(std::vector<BadFileCase>& c)
+{
+  using S = const std::string&;
   c.push_back({ "times-not-increasing",
     [](S p) {
       return Tamper(p, [](hid_t f) { return SetDoubleAttribute(f, "/steps/000002", "time", 0.0); });
@@ -1016,6 +1040,17 @@ inline std::vector<BadFileCase> BadFileCases()
     },
     "other files",
     0 });
+}
+
+/// Every damaged-file case, each with the message its error must contain.
+inline std::vector<BadFileCase> BadFileCases()
+{
+  std::vector<BadFileCase> c;
+  AddBadContainerCases(c);
+  AddBadStructureCases(c);
+  AddBadDatasetCases(c);
+  AddBadGridCases(c);
+  AddBadStepCases(c);
   return c;
 }
 
