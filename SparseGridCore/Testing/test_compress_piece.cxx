@@ -442,6 +442,62 @@ TEST(CompressPiece, RankWithoutPieceTakesPart)
   EXPECT_TRUE(std::isnan(decoded[5]));
 }
 
+TEST(CompressPiece, EveryRankReportsTheSameBackendAndNote)
+{
+  // The backend and its note go into the step record every rank writes to a parallel file, so
+  // they must agree even where the ranks' bricks ran differently. Here rank 1 codes nothing and
+  // CUDA is asked for without strictBackend: where no GPU runs the codec, rank 0's bricks fall
+  // back to the CPU with a note that rank 1 never sees on its own.
+  std::vector<float> values = Samples(Whole);
+  std::vector<PieceInput<float>> inputs(2);
+  for (auto& input : inputs)
+  {
+    input.wholeExtent = Whole;
+    input.arrays.push_back({ "v", nullptr, 1, 4 });
+  }
+  inputs[0].extent = Whole;
+  inputs[0].arrays[0].values = values.data();
+  std::vector<PieceSettings> settings(2, Settings());
+  for (auto& s : settings)
+  {
+    s.execution.backend = sparsegrid::Backend::CUDA;
+    s.execution.strictBackend = false;
+  }
+  std::vector<CompressedPiece> ranks;
+  const auto statuses = RunRanks(inputs, settings, ranks);
+  ASSERT_TRUE(statuses[0].ok() && statuses[1].ok()) << statuses[0].message();
+  EXPECT_EQ(ranks[0].backendUsed, ranks[1].backendUsed);
+  EXPECT_EQ(ranks[0].note, ranks[1].note);
+  if (ranks[0].backendUsed == sparsegrid::Backend::CPU)
+  {
+    EXPECT_FALSE(ranks[1].note.empty()) << "the CPU ran although CUDA was asked for: say why";
+  }
+}
+
+TEST(CompressPiece, DifferentArrayCountsFailOnEveryRank)
+{
+  // Rank 1 passes a second array: the per-array collectives would no longer match, so every
+  // rank must fail at once, with the same message, instead of waiting for the others.
+  std::vector<float> values = Samples(Whole);
+  std::vector<PieceInput<float>> inputs(2);
+  for (auto& input : inputs)
+  {
+    input.wholeExtent = Whole;
+    input.arrays.push_back({ "v", nullptr, 1, 4 });
+  }
+  inputs[0].extent = Whole;
+  inputs[0].arrays[0].values = values.data();
+  inputs[1].arrays.push_back({ "w", nullptr, 1, 4 });
+  std::vector<CompressedPiece> ranks;
+  const auto statuses = RunRanks(inputs, std::vector<PieceSettings>(2, Settings()), ranks);
+  for (const Status& st : statuses)
+  {
+    EXPECT_EQ(st.code(), sparsegrid::ErrorCode::InvalidArgument);
+    EXPECT_NE(st.message().find("different numbers of arrays (1 to 2)"), std::string::npos)
+      << st.message();
+  }
+}
+
 TEST(CompressPiece, InvalidSettingsAreRefused)
 {
   const std::vector<float> all = Samples(Whole);

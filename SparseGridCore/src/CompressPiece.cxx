@@ -238,7 +238,7 @@ struct Coder
   std::vector<std::vector<std::vector<long double>>> Levels; ///< per array, per component
   double Seconds = 0;
   std::vector<std::string> Notes;
-  Backend BackendUsed = Backend::CPU;
+  bool UsedCuda = false, UsedCpu = false; ///< the backends this rank's bricks ran on
   // this rank's index entries
   std::vector<std::uint64_t> Lengths;
   std::vector<int> StreamLevels;
@@ -313,7 +313,7 @@ struct Coder
         ? status
         : Status(status.code(), describe("coding '" + name + "'", status));
     }
-    this->BackendUsed = report.backendUsed;
+    (report.backendUsed == Backend::CUDA ? this->UsedCuda : this->UsedCpu) = true;
     if (!report.note.empty() &&
       std::find(this->Notes.begin(), this->Notes.end(), report.note) == this->Notes.end())
     {
@@ -479,6 +479,27 @@ Status checkInput(const PieceInput<T>& input, const PieceSettings& settings, con
  * Collective: the absolute bound of every array from the value range over all ranks (the
  * voxels that are not special), and the count of special voxels.
  */
+/// The ranks must pass as many arrays (the following collectives run once per array): checked
+/// before the first of them, the same answer on every rank.
+template<typename T>
+Status agreeOnArrayCount(const PieceInput<T>& input, Communicator& communicator)
+{
+  const std::int64_t mine[2] = { static_cast<std::int64_t>(input.arrays.size()),
+    -static_cast<std::int64_t>(input.arrays.size()) };
+  std::int64_t most[2] = { 0, 0 };
+  if (!communicator.allReduce(mine, most, 2, Operation::Max))
+  {
+    return communicationFailed("compare their arrays");
+  }
+  if (most[0] != -most[1])
+  {
+    return Status(ErrorCode::InvalidArgument,
+      "compressPiece: the processes pass different numbers of arrays (" + std::to_string(-most[1]) +
+        " to " + std::to_string(most[0]) + ")");
+  }
+  return Status::Ok();
+}
+
 template<typename T>
 Status agreeOnBounds(Coder<T>& coder, Communicator& communicator, CompressedPiece& result)
 {
@@ -639,6 +660,54 @@ Status reduceMetrics(Coder<T>& coder, Communicator& communicator, CompressedPiec
  * Collective: every rank's index entries (bricks, stream lengths, levels, level bounds) to
  * every rank, in rank order: one all-gather of a few numbers per brick.
  */
+/// The backend and the notes, the same on every rank (the file's step record holds them, and
+/// every rank writes that record): CUDA when any rank's bricks ran there, with a note when others
+/// ran on the CPU; every rank's notes in rank order, each once.
+template<typename T>
+Status agreeOnBackend(const Coder<T>& coder, Communicator& communicator, CompressedPiece& result)
+{
+  const std::int64_t mine[2] = { coder.UsedCuda ? 1 : 0, coder.UsedCpu ? 1 : 0 };
+  std::int64_t any[2] = { 0, 0 };
+  std::string text;
+  for (const std::string& note : coder.Notes)
+  {
+    text += note + '\n';
+  }
+  std::vector<std::uint8_t> all;
+  std::vector<std::uint64_t> counts;
+  if (!communicator.allReduce(mine, any, 2, Communicator::Operation::Max) ||
+    !communicator.allGather(std::vector<std::uint8_t>(text.begin(), text.end()), all, counts))
+  {
+    return communicationFailed("agree on the backend");
+  }
+  std::vector<std::string> notes;
+  std::size_t begin = 0;
+  for (std::size_t i = 0; i < all.size(); ++i)
+  {
+    if (all[i] == '\n')
+    {
+      const std::string note(all.begin() + static_cast<std::ptrdiff_t>(begin),
+        all.begin() + static_cast<std::ptrdiff_t>(i));
+      if (std::find(notes.begin(), notes.end(), note) == notes.end())
+      {
+        notes.push_back(note);
+      }
+      begin = i + 1;
+    }
+  }
+  if (any[0] && any[1])
+  {
+    notes.push_back("some bricks were coded on the CPU");
+  }
+  result.backendUsed = any[0] ? Backend::CUDA : Backend::CPU;
+  result.note.clear();
+  for (const std::string& note : notes)
+  {
+    result.note += (result.note.empty() ? "" : "; ") + note;
+  }
+  return Status::Ok();
+}
+
 template<typename T>
 Status exchangeIndex(const Coder<T>& coder,
   const std::vector<int>& bricks,
@@ -737,6 +806,10 @@ Status compress(const PieceInput<T>& input,
 {
   Coder<T> coder(input, settings, isEmpty(input.memoryExtent) ? input.extent : input.memoryExtent);
   Status status = agree(communicator, checkInput(input, settings, coder.Memory));
+  if (status.ok())
+  {
+    status = agreeOnArrayCount(input, communicator);
+  }
   if (!status.ok() || !(status = agreeOnBounds(coder, communicator, result)).ok())
   {
     return status;
@@ -779,6 +852,10 @@ Status compress(const PieceInput<T>& input,
   {
     return communicationFailed("reduce the coding time");
   }
+  if (!(status = agreeOnBackend(coder, communicator, result)).ok())
+  {
+    return status;
+  }
   result.storedBytes = result.streamOffsets.back();
   double voxels = 1;
   for (int a = 0; a < 3; ++a)
@@ -792,11 +869,6 @@ Status compress(const PieceInput<T>& input,
   }
   result.compressionRatio =
     result.storedBytes > 0 ? result.inputBytes / static_cast<double>(result.storedBytes) : 0.0;
-  result.backendUsed = coder.BackendUsed;
-  for (const std::string& note : coder.Notes)
-  {
-    result.note += (result.note.empty() ? "" : "; ") + note;
-  }
   return Status::Ok();
 }
 } // namespace
