@@ -8,7 +8,7 @@
 //     growth <= 0.5 x the input image
 //
 // The default case is a 256^3 float image (64 MiB) in the default bricks of 128^3, about 3 s of
-// CPU time; `--size N --brick B` measures other sizes (docs/distributed.md quotes them).
+// CPU time; `--size N --brick B` measures other sizes.
 //
 // Exits 77 (skipped) where the high-water mark cannot be reset (kernels before 4.0, or a
 // /proc that refuses the write).

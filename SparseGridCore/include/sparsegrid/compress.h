@@ -3,8 +3,8 @@
  * @brief Error-bounded compression of one rank's piece of a distributed image, brick by brick:
  * the whole sequence from samples to the global brick index in one VTK-free call.
  *
- * compressPiece() is what Sparse Grid Hierarchize (error-bounded mode), a simulation's own
- * in-situ code and the examples run: the ranks agree on each array's value range (the
+ * compressPiece() is what Sparse Grid Hierarchize (error-bounded mode, also inside the Catalyst
+ * example) and a simulation's own in-situ code run: the ranks agree on each array's value range (the
  * reference of a relative bound), each rank cuts its piece into bricks of at most `brickSize`
  * samples per axis and codes them one after the other (each component of each array its own
  * codec stream, decoded again and checked against the input on every voxel), the ranks reduce
