@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <sstream>
 
 namespace sparsegrid
@@ -526,6 +527,13 @@ Status agreeOnBounds(Coder<T>& coder, Communicator& communicator, CompressedPiec
     codec::Layout row;
     row.dims[0] = whole ? samples : static_cast<std::uint64_t>(box[1] - box[0] + 1);
     row.stride = static_cast<std::uint64_t>(array.components);
+    // Row by row (a rank holding more than its piece) each call is one row: on this thread.
+    ExecutionOptions rowOptions = settings.execution;
+    if (!whole)
+    {
+      rowOptions.parallelFor = nullptr;
+      rowOptions.threads = 1;
+    }
     for (int c = 0; hasPiece && c < array.components && status.ok(); ++c)
     {
       for (int k = box[4]; k <= (whole ? box[4] : box[5]) && status.ok(); ++k)
@@ -542,7 +550,7 @@ Status agreeOnBounds(Coder<T>& coder, Communicator& communicator, CompressedPiec
             lo,
             hi,
             count,
-            settings.execution);
+            rowOptions);
           range[0] = std::max(range[0], hi);
           range[1] = std::max(range[1], -lo);
           specials += static_cast<std::int64_t>(count);
@@ -842,7 +850,18 @@ Status compress(const PieceInput<T>& input,
     }
     bricks = splitIntoBricks(coded, settings.brickSize);
   }
-  status = agree(communicator, coder.CodeBricks(bricks, result.bytes));
+  // Out of memory on one rank must fail every rank, not leave the others in the next collective.
+  try
+  {
+    status = coder.CodeBricks(bricks, result.bytes);
+  }
+  catch (const std::bad_alloc&)
+  {
+    status = Status(ErrorCode::TooLarge,
+      "compressPiece: out of memory while coding the bricks (" + std::to_string(bricks.size() / 6) +
+        " bricks of at most " + std::to_string(settings.brickSize) + " samples per axis)");
+  }
+  status = agree(communicator, status);
   if (!status.ok() || !(status = reduceMetrics(coder, communicator, result)).ok() ||
     !(status = exchangeIndex(coder, bricks, input.wholeExtent, communicator, result)).ok())
   {

@@ -146,8 +146,8 @@ std::shared_ptr<const std::vector<std::uint64_t>> sampleIndices(const std::uint6
   return last;
 }
 
-/// The sample's values, kept per thread: up to 0.85 MB, whose fresh pages on every encode cost
-/// about as much as choosing the scheme.
+/// The sample's values, kept per thread between calls: up to 0.85 MB, whose fresh pages on
+/// every encode cost about as much as choosing the scheme.
 std::vector<double>& sampleBuffer()
 {
   static thread_local std::vector<double> sample;
@@ -163,13 +163,19 @@ format::Scheme hostScheme(const T* values,
 {
   const auto kept = sampleIndices(layout.dims.data());
   const std::vector<std::uint64_t>& indices = *kept;
-  std::vector<double>& sample = sampleBuffer();
+  // Taken out of the per-thread buffer for the call: a caller's parallelFor that steals work
+  // may run another encode on this thread while the scheme choice waits for its tasks.
+  std::vector<double> sample;
+  sample.swap(sampleBuffer());
   sample.resize(indices.size());
   for (std::size_t i = 0; i < indices.size(); ++i)
   {
     sample[i] = static_cast<double>(values[indices[i] * layout.stride]);
   }
-  return detail::schemeFromSample(layout.dims.data(), sample, bound, options);
+  const format::Scheme scheme =
+    detail::schemeFromSample(layout.dims.data(), sample, bound, options);
+  sample.swap(sampleBuffer());
+  return scheme;
 }
 
 /// The same scheme for values in device memory: the GPU gathers the same voxels.
@@ -181,12 +187,14 @@ Status deviceScheme(const T* deviceValues,
   format::Scheme& scheme)
 {
   const auto indices = sampleIndices(layout.dims.data());
-  std::vector<double>& sample = sampleBuffer();
+  std::vector<double> sample; // out of the per-thread buffer for the call, as in hostScheme
+  sample.swap(sampleBuffer());
   Status st = cudaimpl::gather<T>(deviceValues, layout.stride, *indices, sample);
   if (st)
   {
     scheme = detail::schemeFromSample(layout.dims.data(), sample, bound, options);
   }
+  sample.swap(sampleBuffer());
   return st;
 }
 
