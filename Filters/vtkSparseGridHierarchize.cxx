@@ -45,8 +45,7 @@ struct vtkSparseGridHierarchize::vtkInternals
 
 namespace
 {
-using vtkSparseGridHierarchizeBricks::AcceptCodedInput;
-using vtkSparseGridHierarchizeBricks::CompressErrorBounded;
+using vtkSparseGridHierarchizeBricks::CompressCoded;
 using vtkSparseGridHierarchizeBricks::InputBytes;
 using vtkSparseGridParallel::ImageHeader;
 using vtkSparseGridParallel::Outcome;
@@ -661,16 +660,11 @@ Outcome MakeGrid(vtkSparseGridHierarchize* self,
   return Outcome::Done;
 }
 
-/// What both encodings start from: this process's piece of the image and what is compressed.
-struct Input
+/// What both encodings start from (vtkSparseGridHierarchizeBricks::ImagePiece), and what the
+/// fixed-level encoding needs besides.
+struct Input : vtkSparseGridHierarchizeBricks::ImagePiece
 {
-  vtkMultiProcessController* Controller = nullptr; ///< nullptr: serial
-  vtkImageData* Image = nullptr;
-  vtkSparseGridParallel::ImagePartition Partition;
-  ImageHeader Header;
-  std::vector<vtkDataArray*> Arrays; ///< this piece's (empty without a piece)
-  vtkSparseGridRepresentation::Description Info;
-  Job Fixed; ///< the piece along each grid axis (what the fixed-level encoding needs)
+  Job Fixed; ///< the piece along each grid axis
 };
 
 /**
@@ -728,48 +722,6 @@ Outcome ReadInput(vtkDataObject* input,
     local = DescribeImage(in.Header, in.Partition, in.Info, in.Fixed, error);
   }
   return AgreeOn(in.Controller, local, error);
-}
-
-/// Error-bounded compression: the input checked, then sparsegrid::compressPiece and the
-/// representation (vtkSparseGridHierarchizeBricks). Collective.
-Outcome CompressCoded(vtkSparseGridHierarchize* self,
-  Input& in,
-  vtkPolyData* output,
-  std::string& error)
-{
-  bool useDouble = self->GetPrecision() == vtkSparseGridHierarchize::DOUBLE;
-  if (const Outcome agreed = AcceptCodedInput(in.Controller,
-        Outcome::Done,
-        in.Partition,
-        in.Image,
-        in.Header,
-        in.Arrays,
-        useDouble,
-        error);
-      agreed != Outcome::Done)
-  {
-    return agreed;
-  }
-  vtkSparseGridExecution exec(
-    self, self->GetBackend(), self->GetNumberOfThreads(), sparsegrid::Optimizations());
-  sparsegrid::PieceSettings settings;
-  settings.brickSize = self->GetBrickSize();
-  settings.boundMode = self->GetErrorBoundMode();
-  settings.bound = self->GetErrorBound();
-  settings.specials.useFillValue = self->GetUseFillValue();
-  settings.specials.fillValue = self->GetFillValue();
-  settings.execution = exec.Options();
-  return CompressErrorBounded(in.Controller,
-    settings,
-    exec,
-    in.Partition,
-    in.Image,
-    in.Header,
-    in.Arrays,
-    useDouble,
-    in.Info,
-    output,
-    error);
 }
 
 /**

@@ -2,6 +2,7 @@
 
 #include "vtkSparseGridArrays.h"
 #include "vtkSparseGridExecution.h"
+#include "vtkSparseGridHierarchize.h"
 
 #include "vtkDataArray.h"
 #include "vtkImageData.h"
@@ -23,14 +24,12 @@ namespace
 /// Collective: sparsegrid::compressPiece on this process's piece, its arrays read as T (in
 /// place when they already are contiguous T arrays).
 template<typename T>
-sparsegrid::Status CompressPiece(vtkMultiProcessController* controller,
+sparsegrid::Status CompressPiece(const ImagePiece& in,
   const sparsegrid::PieceSettings& settings,
-  const vtkSparseGridParallel::ImagePartition& partition,
-  vtkImageData* image,
-  const ImageHeader& header,
-  const std::vector<vtkDataArray*>& arrays,
   sparsegrid::CompressedPiece& result)
 {
+  const vtkSparseGridParallel::ImagePartition& partition = in.Partition;
+  const ImageHeader& header = in.Header;
   sparsegrid::PieceInput<T> input;
   std::copy(header.WholeExtent, header.WholeExtent + 6, input.wholeExtent.begin());
   std::copy(partition.Extent, partition.Extent + 6, input.extent.begin());
@@ -38,7 +37,7 @@ sparsegrid::Status CompressPiece(vtkMultiProcessController* controller,
   // the core codes the piece out of it.
   if (partition.HasPiece())
   {
-    image->GetExtent(input.memoryExtent.data());
+    in.Image->GetExtent(input.memoryExtent.data());
   }
   input.sharedFaces = partition.SharedFaces;
   std::vector<std::vector<T>> storage(header.Names.size());
@@ -49,11 +48,11 @@ sparsegrid::Status CompressPiece(vtkMultiProcessController* controller,
     array.components = header.Components[i];
     array.valueBytes = header.TypeSizes[i];
     array.values = partition.HasPiece()
-      ? vtkSparseGridArrays::ContiguousValues<T>(arrays[i], storage[i])
+      ? vtkSparseGridArrays::ContiguousValues<T>(in.Arrays[i], storage[i])
       : nullptr;
     input.arrays.push_back(array);
   }
-  vtkSparseGridParallel::Communicator communicator(controller);
+  vtkSparseGridParallel::Communicator communicator(in.Controller);
   return sparsegrid::compressPiece(input, settings, communicator, result);
 }
 
@@ -103,39 +102,66 @@ void Describe(const sparsegrid::CompressedPiece& piece,
   }
 }
 
-} // namespace
-
-/// Bytes of the compressed arrays in the input: the whole image, whichever piece this process
-/// holds.
-double InputBytes(const ImageHeader& header, const vtkSparseGridRepresentation::Description& info)
+/// Collective: what the error-bounded encoding accepts (CompressCoded), `useDouble` in: the
+/// requested Double; out: the agreed precision.
+Outcome AcceptCodedInput(const ImagePiece& in, bool& useDouble, std::string& error)
 {
-  const double voxels = static_cast<double>(info.ImageDimensions[0]) * info.ImageDimensions[1] *
-    info.ImageDimensions[2];
-  double bytes = 0;
-  for (std::size_t i = 0; i < header.Names.size(); ++i)
+  const vtkSparseGridParallel::ImagePartition& partition = in.Partition;
+  const std::vector<vtkDataArray*>& arrays = in.Arrays;
+  Outcome local = Outcome::Done;
+  double needsDouble = useDouble ? 1 : 0;
+  for (std::size_t i = 0; local == Outcome::Done && partition.HasPiece() && i < arrays.size(); ++i)
   {
-    bytes += voxels * header.Components[i] * header.TypeSizes[i];
+    std::uint64_t largest = 0;
+    if (!vtkSparseGridArrays::ExactInDouble(arrays[i], largest))
+    {
+      error = "Array '" + in.Header.Names[i] + "' holds 64-bit integers up to " +
+        std::to_string(largest) +
+        " in magnitude, beyond 2^53: no decoded value (double) can keep a bound on them. "
+        "Subtract an offset (its minimum, say) in integer arithmetic before compressing it.";
+      local = Outcome::Failed;
+    }
+    needsDouble = vtkSparseGridArrays::NeedsDouble(arrays[i]->GetDataType()) ? 1 : needsDouble;
   }
-  return bytes;
+  if (local != Outcome::Failed)
+  {
+    error.clear();
+  }
+  if (const Outcome agreed = vtkSparseGridParallel::Agree(in.Controller, local, error);
+      agreed != Outcome::Done)
+  {
+    return agreed;
+  }
+  double agreed = needsDouble;
+  if (!vtkSparseGridParallel::MaxAll(in.Controller, &needsDouble, &agreed, 1))
+  {
+    error = "agreeing on the precision over the processes failed";
+    return Outcome::Failed;
+  }
+  useDouble = agreed > 0;
+  return vtkSparseGridParallel::CheckTiling(in.Controller,
+    partition,
+    in.Image,
+    partition.HasPiece() ? arrays : std::vector<vtkDataArray*>(),
+    error);
 }
 
-//------------------------------------------------------------------------------------------------
-Outcome CompressErrorBounded(vtkMultiProcessController* controller,
+/**
+ * sparsegrid::compressPiece on this process's piece (`settings`: the brick size, the bound, the
+ * special values and `exec`'s options), then the representation into `output` and `in.Info`.
+ * Collective.
+ */
+Outcome CompressErrorBounded(ImagePiece& in,
   const sparsegrid::PieceSettings& settings,
   vtkSparseGridExecution& exec,
-  const vtkSparseGridParallel::ImagePartition& partition,
-  vtkImageData* image,
-  const ImageHeader& header,
-  const std::vector<vtkDataArray*>& arrays,
   bool useDouble,
-  vtkSparseGridRepresentation::Description& info,
   vtkPolyData* output,
   std::string& error)
 {
+  vtkSparseGridRepresentation::Description& info = in.Info;
   sparsegrid::CompressedPiece piece;
-  const sparsegrid::Status status = useDouble
-    ? CompressPiece<double>(controller, settings, partition, image, header, arrays, piece)
-    : CompressPiece<float>(controller, settings, partition, image, header, arrays, piece);
+  const sparsegrid::Status status = useDouble ? CompressPiece<double>(in, settings, piece)
+                                              : CompressPiece<float>(in, settings, piece);
   if (status.code() == sparsegrid::ErrorCode::Aborted)
   {
     return Outcome::Aborted;
@@ -151,7 +177,7 @@ Outcome CompressErrorBounded(vtkMultiProcessController* controller,
   exec.Record(report);
   info.Backend = exec.BackendUsed();
   info.BackendNote = exec.Note();
-  Describe(piece, settings, header, useDouble, info);
+  Describe(piece, settings, in.Header, useDouble, info);
   vtkSparseGridRepresentation::Contents index;
   index.Info = info;
   index.StreamOffsets = piece.streamOffsets;
@@ -159,11 +185,11 @@ Outcome CompressErrorBounded(vtkMultiProcessController* controller,
   index.StreamLevels = piece.streamLevels;
   index.StreamLevelBounds = piece.streamLevelBounds;
   bool built = false;
-  if (controller)
+  if (in.Controller)
   {
     // Each process emits its own streams with the global index (docs/distributed.md).
     built = vtkSparseGridRepresentation::ToDistributedPolyData(
-      index, piece.bytes, controller->GetLocalProcessId(), output, &error);
+      index, piece.bytes, in.Controller->GetLocalProcessId(), output, &error);
   }
   else
   {
@@ -182,57 +208,43 @@ Outcome CompressErrorBounded(vtkMultiProcessController* controller,
   return Outcome::Done;
 }
 
-/**
- * Collective: what the error-bounded encoding accepts, checked on every process's arrays in
- * their own type before anything is coded. 64-bit integers a double cannot hold are refused;
- * the processes agree on one precision that holds every piece's values (`useDouble` in: the
- * requested Double; out: the agreed one); the pieces must tile the image (a gap would come
- * back as zeros, and of two pieces that disagree on shared points one would silently win).
- */
-Outcome AcceptCodedInput(vtkMultiProcessController* controller,
-  Outcome local,
-  const vtkSparseGridParallel::ImagePartition& partition,
-  vtkImageData* image,
-  const ImageHeader& header,
-  const std::vector<vtkDataArray*>& arrays,
-  bool& useDouble,
+} // namespace
+
+/// Bytes of the compressed arrays in the input: the whole image, whichever piece this process
+/// holds.
+double InputBytes(const ImageHeader& header, const vtkSparseGridRepresentation::Description& info)
+{
+  const double voxels = static_cast<double>(info.ImageDimensions[0]) * info.ImageDimensions[1] *
+    info.ImageDimensions[2];
+  double bytes = 0;
+  for (std::size_t i = 0; i < header.Names.size(); ++i)
+  {
+    bytes += voxels * header.Components[i] * header.TypeSizes[i];
+  }
+  return bytes;
+}
+
+//------------------------------------------------------------------------------------------------
+Outcome CompressCoded(vtkSparseGridHierarchize* self,
+  ImagePiece& in,
+  vtkPolyData* output,
   std::string& error)
 {
-  double needsDouble = useDouble ? 1 : 0;
-  for (std::size_t i = 0; local == Outcome::Done && partition.HasPiece() && i < arrays.size(); ++i)
-  {
-    std::uint64_t largest = 0;
-    if (!vtkSparseGridArrays::ExactInDouble(arrays[i], largest))
-    {
-      error = "Array '" + header.Names[i] + "' holds 64-bit integers up to " +
-        std::to_string(largest) +
-        " in magnitude, beyond 2^53: no decoded value (double) can keep a bound on them. "
-        "Subtract an offset (its minimum, say) in integer arithmetic before compressing it.";
-      local = Outcome::Failed;
-    }
-    needsDouble = vtkSparseGridArrays::NeedsDouble(arrays[i]->GetDataType()) ? 1 : needsDouble;
-  }
-  if (local != Outcome::Failed)
-  {
-    error.clear();
-  }
-  if (const Outcome agreed = vtkSparseGridParallel::Agree(controller, local, error);
-      agreed != Outcome::Done)
+  bool useDouble = self->GetPrecision() == vtkSparseGridHierarchize::DOUBLE;
+  if (const Outcome agreed = AcceptCodedInput(in, useDouble, error); agreed != Outcome::Done)
   {
     return agreed;
   }
-  double agreed = needsDouble;
-  if (!vtkSparseGridParallel::MaxAll(controller, &needsDouble, &agreed, 1))
-  {
-    error = "agreeing on the precision over the processes failed";
-    return Outcome::Failed;
-  }
-  useDouble = agreed > 0;
-  return vtkSparseGridParallel::CheckTiling(controller,
-    partition,
-    image,
-    partition.HasPiece() ? arrays : std::vector<vtkDataArray*>(),
-    error);
+  vtkSparseGridExecution exec(
+    self, self->GetBackend(), self->GetNumberOfThreads(), sparsegrid::Optimizations());
+  sparsegrid::PieceSettings settings;
+  settings.brickSize = self->GetBrickSize();
+  settings.boundMode = self->GetErrorBoundMode();
+  settings.bound = self->GetErrorBound();
+  settings.specials.useFillValue = self->GetUseFillValue();
+  settings.specials.fillValue = self->GetFillValue();
+  settings.execution = exec.Options();
+  return CompressErrorBounded(in, settings, exec, useDouble, output, error);
 }
 
 }

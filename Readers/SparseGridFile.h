@@ -311,8 +311,6 @@ private:
   std::string openWith(long long fapl, const std::string& name);
   std::string readHeader();
   std::string readStepInto(std::size_t index, StepData& step);
-  std::string readFixedStepInto(std::size_t index, StepData& step);
-  std::string readCodedStepInto(std::size_t index, StepData& step);
 
   long long File = -1; // hid_t, kept out of the header so that users need no HDF5 includes
   std::uint64_t FileSize = 0;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace sparsegrid
@@ -165,15 +166,20 @@ long long attributeCount(hid_t object, const char* name)
   return n < 0 ? -1 : static_cast<long long>(n);
 }
 
-/// Reads `count` numbers of class `cls` (integer or float) into `out` as `memType`.
+template<typename T>
 std::string readNumbers(hid_t object,
   const std::string& where,
   const char* name,
-  H5T_class_t cls,
   std::size_t count,
-  hid_t memType,
-  void* out)
+  T* out)
 {
+  static_assert(std::is_same<T, long long>::value || std::is_same<T, unsigned long long>::value ||
+      std::is_same<T, double>::value,
+    "attributes are read as long long, unsigned long long or double");
+  const H5T_class_t cls = std::is_integral<T>::value ? H5T_INTEGER : H5T_FLOAT;
+  const hid_t memType = std::is_same<T, double>::value
+    ? H5T_NATIVE_DOUBLE
+    : (std::is_signed<T>::value ? H5T_NATIVE_LLONG : H5T_NATIVE_ULLONG);
   Id attr, type, space;
   if (std::string error = openAttribute(object, where, name, attr, type, space); !error.empty())
   {
@@ -199,35 +205,25 @@ std::string readNumbers(hid_t object,
   return std::string();
 }
 
-std::string readInts(hid_t object,
-  const std::string& where,
-  const char* name,
-  std::size_t count,
-  long long* out)
-{
-  return readNumbers(object, where, name, H5T_INTEGER, count, H5T_NATIVE_LLONG, out);
-}
+// The types readNumbers is defined for.
+#define SPARSEGRID_READ_NUMBERS(T)                                                                 \
+  template std::string readNumbers(hid_t, const std::string&, const char*, std::size_t, T*)
+SPARSEGRID_READ_NUMBERS(long long);
+SPARSEGRID_READ_NUMBERS(unsigned long long);
+SPARSEGRID_READ_NUMBERS(double);
+#undef SPARSEGRID_READ_NUMBERS
 
 std::string readInt(hid_t object, const std::string& where, const char* name, long long& out)
 {
-  return readInts(object, where, name, 1, &out);
+  return readNumbers(object, where, name, 1, &out);
 }
 
 std::string readUInt64(hid_t object, const std::string& where, const char* name, std::uint64_t& out)
 {
   unsigned long long v = 0;
-  std::string error = readNumbers(object, where, name, H5T_INTEGER, 1, H5T_NATIVE_ULLONG, &v);
+  std::string error = readNumbers(object, where, name, 1, &v);
   out = v;
   return error;
-}
-
-std::string readDoubles(hid_t object,
-  const std::string& where,
-  const char* name,
-  std::size_t count,
-  double* out)
-{
-  return readNumbers(object, where, name, H5T_FLOAT, count, H5T_NATIVE_DOUBLE, out);
 }
 
 std::string readChecksum(hid_t object,
@@ -236,7 +232,7 @@ std::string readChecksum(hid_t object,
   std::uint32_t& out)
 {
   unsigned long long value = 0;
-  std::string error = readNumbers(object, where, name, H5T_INTEGER, 1, H5T_NATIVE_ULLONG, &value);
+  std::string error = readNumbers(object, where, name, 1, &value);
   if (error.empty() && value > 0xFFFFFFFFull)
   {
     error = "the " + std::string(name) + " attribute of " + where + " is not a 32-bit value";
@@ -257,7 +253,7 @@ std::string readOptionalDouble(hid_t object,
     return std::string();
   }
   double v = 0;
-  std::string error = readDoubles(object, where, name, 1, &v);
+  std::string error = readNumbers(object, where, name, 1, &v);
   if (error.empty())
   {
     out = v;
@@ -353,6 +349,10 @@ std::string readOptionalString(hid_t object,
 // Attribute writing
 //------------------------------------------------------------------------------------------------
 
+namespace
+{
+/// Writes attribute `name`: `count` values (one, `scalar`: a scalar attribute) of `memType` as
+/// `fileType`.
 std::string writeAttribute(hid_t object,
   const char* name,
   hid_t fileType,
@@ -374,15 +374,40 @@ std::string writeAttribute(hid_t object,
   }
   return std::string();
 }
+} // namespace
+
+template<typename T>
+std::string writeNumbers(hid_t object, const char* name, const T* values, std::size_t count)
+{
+  static_assert(std::is_same<T, int>::value || std::is_same<T, std::uint32_t>::value ||
+      std::is_same<T, std::uint64_t>::value || std::is_same<T, double>::value,
+    "attributes are written from int, std::uint32_t, std::uint64_t or double");
+  const bool isDouble = std::is_same<T, double>::value;
+  const bool isInt = std::is_same<T, int>::value;
+  const bool is32 = std::is_same<T, std::uint32_t>::value;
+  const hid_t fileType = isDouble ? H5T_IEEE_F64LE
+    : isInt                       ? H5T_STD_I32LE
+    : is32                        ? H5T_STD_U32LE
+                                  : H5T_STD_U64LE;
+  const hid_t memType = isDouble ? H5T_NATIVE_DOUBLE
+    : isInt                      ? H5T_NATIVE_INT
+    : is32                       ? H5T_NATIVE_UINT32
+                                 : H5T_NATIVE_UINT64;
+  return writeAttribute(object, name, fileType, memType, count, false, values);
+}
+
+// The types writeNumbers is defined for.
+#define SPARSEGRID_WRITE_NUMBERS(T)                                                                \
+  template std::string writeNumbers(hid_t, const char*, const T*, std::size_t)
+SPARSEGRID_WRITE_NUMBERS(int);
+SPARSEGRID_WRITE_NUMBERS(std::uint32_t);
+SPARSEGRID_WRITE_NUMBERS(std::uint64_t);
+SPARSEGRID_WRITE_NUMBERS(double);
+#undef SPARSEGRID_WRITE_NUMBERS
 
 std::string writeInt(hid_t object, const char* name, int value)
 {
   return writeAttribute(object, name, H5T_STD_I32LE, H5T_NATIVE_INT, 1, true, &value);
-}
-
-std::string writeInts(hid_t object, const char* name, const int* values, std::size_t count)
-{
-  return writeAttribute(object, name, H5T_STD_I32LE, H5T_NATIVE_INT, count, false, values);
 }
 
 std::string writeUInt64(hid_t object, const char* name, std::uint64_t value)
@@ -397,22 +422,9 @@ std::string writeUInt32(hid_t object, const char* name, std::uint32_t value)
   return writeAttribute(object, name, H5T_STD_U32LE, H5T_NATIVE_UINT, 1, true, &v);
 }
 
-std::string writeUInt32s(hid_t object,
-  const char* name,
-  const std::uint32_t* values,
-  std::size_t count)
-{
-  return writeAttribute(object, name, H5T_STD_U32LE, H5T_NATIVE_UINT32, count, false, values);
-}
-
 std::string writeDouble(hid_t object, const char* name, double value)
 {
   return writeAttribute(object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, true, &value);
-}
-
-std::string writeDoubles(hid_t object, const char* name, const double* values, std::size_t count)
-{
-  return writeAttribute(object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, count, false, values);
 }
 
 /// Fixed-length, null-padded UTF-8: no terminator is stored, h5py and h5dump show the text.

@@ -149,29 +149,21 @@ std::string openChild(hid_t parent,
 /// a caller checks before it sizes a buffer for a table.
 long long attributeCount(hid_t object, const char* name);
 
-/// Reads `count` numbers of class `cls` (integer or float) into `out` as `memType`.
+/**
+ * Reads the `count` numbers of attribute `name` into `out`: an integer attribute as long long
+ * or unsigned long long, a floating-point one as double (the three types it is defined for).
+ */
+template<typename T>
 std::string readNumbers(hid_t object,
   const std::string& where,
   const char* name,
-  H5T_class_t cls,
   std::size_t count,
-  hid_t memType,
-  void* out);
-std::string readInts(hid_t object,
-  const std::string& where,
-  const char* name,
-  std::size_t count,
-  long long* out);
+  T* out);
 std::string readInt(hid_t object, const std::string& where, const char* name, long long& out);
 std::string readUInt64(hid_t object,
   const std::string& where,
   const char* name,
   std::uint64_t& out);
-std::string readDoubles(hid_t object,
-  const std::string& where,
-  const char* name,
-  std::size_t count,
-  double* out);
 /// An optional finite-or-infinite double attribute (PSNR is +inf for an exact result).
 std::string readOptionalDouble(hid_t object,
   const std::string& where,
@@ -194,23 +186,15 @@ std::string readChecksum(hid_t object,
 // Attributes (writing)
 //------------------------------------------------------------------------------------------------
 
-std::string writeAttribute(hid_t object,
-  const char* name,
-  hid_t fileType,
-  hid_t memType,
-  std::size_t count,
-  bool scalar,
-  const void* data);
+/// Writes `count` values as a 1-D attribute: int as a signed 32-bit integer, std::uint32_t and
+/// std::uint64_t as unsigned 32- and 64-bit ones, double as 64-bit IEEE (the four types it is
+/// defined for).
+template<typename T>
+std::string writeNumbers(hid_t object, const char* name, const T* values, std::size_t count);
 std::string writeInt(hid_t object, const char* name, int value);
-std::string writeInts(hid_t object, const char* name, const int* values, std::size_t count);
 std::string writeUInt64(hid_t object, const char* name, std::uint64_t value);
 std::string writeUInt32(hid_t object, const char* name, std::uint32_t value);
-std::string writeUInt32s(hid_t object,
-  const char* name,
-  const std::uint32_t* values,
-  std::size_t count);
 std::string writeDouble(hid_t object, const char* name, double value);
-std::string writeDoubles(hid_t object, const char* name, const double* values, std::size_t count);
 /// Fixed-length, null-padded UTF-8: no terminator is stored, h5py and h5dump show the text.
 std::string writeString(hid_t object, const char* name, const std::string& value);
 

@@ -106,7 +106,7 @@ std::string readCodedGridAttributes(hid_t grid, GridDescription& g)
   std::string mode, error;
   long long v = 0;
   if (!(error = readString(grid, where, "bound_mode", mode)).empty() ||
-    !(error = readDoubles(grid, where, "error_bound", 1, &g.requestedBound)).empty() ||
+    !(error = readNumbers(grid, where, "error_bound", 1, &g.requestedBound)).empty() ||
     !(error = readInt(grid, where, "number_of_pieces", v)).empty())
   {
     return error;
@@ -121,14 +121,7 @@ std::string readCodedGridAttributes(hid_t grid, GridDescription& g)
     return "the number of coded pieces " + std::to_string(v) + " is out of range";
   }
   std::vector<long long> extents(static_cast<std::size_t>(6 * v));
-  if (!(error = readNumbers(grid,
-          where,
-          "piece_extents",
-          H5T_INTEGER,
-          extents.size(),
-          H5T_NATIVE_LLONG,
-          extents.data()))
-         .empty())
+  if (!(error = readNumbers(grid, where, "piece_extents", extents.size(), extents.data())).empty())
   {
     return error;
   }
@@ -159,7 +152,7 @@ std::string readFixedGridAttributes(hid_t grid, GridDescription& g)
     return "the grid level " + std::to_string(v) + " is out of range";
   }
   g.level = static_cast<int>(v);
-  if (!(error = readInts(grid, where, "level_caps", d, values)).empty())
+  if (!(error = readNumbers(grid, where, "level_caps", d, values)).empty())
   {
     return error;
   }
@@ -190,7 +183,7 @@ std::string readGeometry(hid_t grid, GridDescription& g)
   const std::size_t d = static_cast<std::size_t>(g.dimensions);
   long long values[3];
   std::string error;
-  if (!(error = readInts(grid, where, "axis_map", d, values)).empty())
+  if (!(error = readNumbers(grid, where, "axis_map", d, values)).empty())
   {
     return error;
   }
@@ -202,8 +195,8 @@ std::string readGeometry(hid_t grid, GridDescription& g)
     }
     g.axisMap.push_back(static_cast<int>(values[t]));
   }
-  if (!(error = readDoubles(grid, where, "bounds", 6, g.bounds.data())).empty() ||
-    !(error = readInts(grid, where, "image_dimensions", 3, values)).empty())
+  if (!(error = readNumbers(grid, where, "bounds", 6, g.bounds.data())).empty() ||
+    !(error = readNumbers(grid, where, "image_dimensions", 3, values)).empty())
   {
     return error;
   }
@@ -216,8 +209,8 @@ std::string readGeometry(hid_t grid, GridDescription& g)
     g.imageDimensions[a] = static_cast<int>(values[a]);
   }
   std::string precision;
-  if (!(error = readDoubles(grid, where, "image_origin", 3, g.imageOrigin.data())).empty() ||
-    !(error = readDoubles(grid, where, "image_spacing", 3, g.imageSpacing.data())).empty() ||
+  if (!(error = readNumbers(grid, where, "image_origin", 3, g.imageOrigin.data())).empty() ||
+    !(error = readNumbers(grid, where, "image_spacing", 3, g.imageSpacing.data())).empty() ||
     !(error = readString(grid, where, "precision", precision)).empty())
   {
     return error;

@@ -41,7 +41,7 @@ std::string readArrayMetrics(hid_t ds, const std::string& path, ArrayMetrics& me
       std::to_string(MaxLevelOfDetail) + " values";
   }
   metrics.levelMaxAbsError.resize(static_cast<std::size_t>(levels));
-  return readDoubles(ds,
+  return readNumbers(ds,
     path,
     "level_max_abs_error",
     metrics.levelMaxAbsError.size(),
@@ -198,8 +198,7 @@ std::string readStreamTable(hid_t ds,
       " offsets (one more than the pieces x components)";
   }
   std::vector<unsigned long long> table(streams + 1, 0);
-  std::string error = readNumbers(
-    ds, path, "stream_offsets", H5T_INTEGER, table.size(), H5T_NATIVE_ULLONG, table.data());
+  std::string error = readNumbers(ds, path, "stream_offsets", table.size(), table.data());
   if (!error.empty())
   {
     return error;
@@ -234,7 +233,7 @@ std::string readLevelTable(hid_t ds,
       ") should hold one value per stream (" + std::to_string(streams) + ")";
   }
   std::vector<long long> levels(streams, 0);
-  std::string error = readInts(ds, path, levelsName, streams, levels.data());
+  std::string error = readNumbers(ds, path, levelsName, streams, levels.data());
   if (!error.empty())
   {
     return error;
@@ -255,9 +254,7 @@ std::string readLevelTable(hid_t ds,
       std::to_string(total) + " values, one per level of each stream";
   }
   std::vector<unsigned long long> crcs(static_cast<std::size_t>(total), 0);
-  if (!(error =
-          readNumbers(ds, path, crcName, H5T_INTEGER, crcs.size(), H5T_NATIVE_ULLONG, crcs.data()))
-         .empty())
+  if (!(error = readNumbers(ds, path, crcName, crcs.size(), crcs.data())).empty())
   {
     return error;
   }
@@ -455,6 +452,239 @@ std::string verifyStepChecksum(hid_t step,
   return std::string();
 }
 
+/// The pieces to read (ReadOptions::pieces) are all (empty) or one flag per piece of the file.
+std::string checkPieceFlags(const Header& h, const std::vector<char>& piecesWanted)
+{
+  const std::size_t pieces = h.grid.pieceExtents.size() / 6;
+  if (!piecesWanted.empty() && piecesWanted.size() != pieces)
+  {
+    return "the pieces to read must be given one flag per piece (" + std::to_string(pieces) +
+      "), not " + std::to_string(piecesWanted.size());
+  }
+  return std::string();
+}
+
+/// Everything one fixed-level step needs, checked against available memory before any
+/// allocation.
+std::string checkFixedStepMemory(const Header& h,
+  std::size_t index,
+  const std::string& name,
+  const ReadOptions& options)
+{
+  const std::uint64_t points = h.grid.numberOfPoints;
+  const std::size_t bpv = bytesPerValue(h.grid.precision);
+  std::uint64_t total = 0;
+  for (const ArrayDescription& a : h.arrays)
+  {
+    std::uint64_t bytes = 0;
+    if (!mulOk(points, static_cast<std::uint64_t>(a.components) * bpv, bytes) ||
+      total + bytes < total)
+    {
+      return "the coefficients of one step would need more than 2^64 bytes";
+    }
+    total += bytes;
+  }
+  const Status status = checkAllocation(total,
+    ("reading step " + std::to_string(index) + " of " + name).c_str(),
+    options.memoryLimitBytes);
+  return status ? std::string() : status.message();
+}
+
+/**
+ * An array dataset of a step, open and named as the header expects (openStepArray), and what
+ * reading its values needs.
+ */
+struct ArrayRead
+{
+  const Header& File;
+  const ReadOptions& Options;
+  std::uint64_t FileSize;           ///< the bytes a dataset's storage must lie within
+  const std::string& Name;          ///< the file's, for messages
+  std::size_t Step;                 ///< the step's index
+  const ArrayDescription& Expected; ///< the header's description of the array
+  hid_t Dataset;
+  const std::string& Path; ///< the dataset's, for messages
+};
+
+/// The fixed-level grid's coefficients of an array: shape, type, storage, checksum, metrics.
+std::string readFixedArray(const ArrayRead& read, ArrayValues& values)
+{
+  const auto& [h, options, fileSize, name, index, expected, ds, path] = read;
+  const std::uint64_t points = h.grid.numberOfPoints;
+  const std::size_t bpv = bytesPerValue(h.grid.precision);
+  std::string error;
+  Id space = dataspace(H5Dget_space(ds));
+  const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
+  hsize_t dims[2] = { 0, 0 };
+  if (rank == 2)
+  {
+    H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  }
+  if (rank != 2 || dims[0] != points || dims[1] != static_cast<hsize_t>(expected.components))
+  {
+    return "the dataset " + path + " should have shape [" + std::to_string(points) + ", " +
+      std::to_string(expected.components) + "]";
+  }
+  values.description.components = expected.components;
+  Id type = datatype(H5Dget_type(ds));
+  if (!type.valid() || H5Tget_class(type.get()) != H5T_FLOAT || H5Tget_size(type.get()) != bpv)
+  {
+    return "the dataset " + path + " should hold " + precisionName(h.grid.precision) + " values (" +
+      std::to_string(bpv * 8) + "-bit IEEE floating point)";
+  }
+  const std::uint64_t count = points * static_cast<std::uint64_t>(expected.components);
+  if (!(error = checkStorage(ds, path, count * bpv, fileSize)).empty() ||
+    !(error = readChecksum(ds, path, "crc32", values.crc32)).empty())
+  {
+    return error;
+  }
+  std::uint32_t computed = 0;
+  const bool isFloat = h.grid.precision == Precision::Float;
+  isFloat ? values.floats.resize(static_cast<std::size_t>(count))
+          : values.doubles.resize(static_cast<std::size_t>(count));
+  if (H5Dread(ds,
+        isFloat ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE,
+        H5S_ALL,
+        H5S_ALL,
+        H5P_DEFAULT,
+        isFloat ? static_cast<void*>(values.floats.data())
+                : static_cast<void*>(values.doubles.data())) < 0)
+  {
+    return "cannot read " + path + ": " + hdf5Message();
+  }
+  values.bytesRead = count * bpv;
+  computed = isFloat ? crc32OfValues(values.floats.data(), values.floats.size())
+                     : crc32OfValues(values.doubles.data(), values.doubles.size());
+  if (options.verifyChecksums && computed != values.crc32)
+  {
+    return checksumMismatch(expected.name, index, values.crc32, computed);
+  }
+  return readArrayMetrics(ds, path, values.metrics);
+}
+
+/**
+ * The coded streams of an array: layout, stream and level tables, bound, checksums, metrics;
+ * then the streams of the pieces asked for, whole or up to the level of detail.
+ */
+std::string readCodedArray(const ArrayRead& read, ArrayValues& values)
+{
+  const auto& [h, options, fileSize, name, index, expected, ds, path] = read;
+  const std::size_t pieces = h.grid.pieceExtents.size() / 6;
+  const std::vector<char>& piecesWanted = options.pieces;
+  const bool selective =
+    std::find(piecesWanted.begin(), piecesWanted.end(), 0) != piecesWanted.end();
+  std::string error;
+  values.description.components = expected.components;
+  Id space = dataspace(H5Dget_space(ds));
+  hsize_t length = 0;
+  if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) != 1)
+  {
+    return "the dataset " + path + " must be a 1-D byte array of coded streams";
+  }
+  H5Sget_simple_extent_dims(space.get(), &length, nullptr);
+  Id type = datatype(H5Dget_type(ds));
+  if (!type.valid() || H5Tget_class(type.get()) != H5T_INTEGER || H5Tget_size(type.get()) != 1)
+  {
+    return "the dataset " + path + " should hold bytes (uint8)";
+  }
+  Id dcpl = plist(H5Dget_create_plist(ds));
+  if (!dcpl.valid() || H5Pget_layout(dcpl.get()) != H5D_CONTIGUOUS ||
+    H5Pget_external_count(dcpl.get()) != 0)
+  {
+    return "the dataset " + path + " must be stored contiguously in this file";
+  }
+  if (length > 0 && !(error = checkStorage(ds, path, length, fileSize)).empty())
+  {
+    return error;
+  }
+  const std::size_t streams = pieces * static_cast<std::size_t>(expected.components);
+  if (!(error = readStreamTable(ds, path, streams, length, values.streamOffsets)).empty() ||
+    !(error = readNumbers(ds, path, "absolute_bound", 1, &values.absoluteBound)).empty())
+  {
+    return error;
+  }
+  if (!(values.absoluteBound > 0) || !std::isfinite(values.absoluteBound))
+  {
+    return "the absolute bound of " + path + " must be a positive number";
+  }
+  // Files with metadata checksums have level checksums too (the writer stores both).
+  const bool levelTable = h.metadataChecksums ||
+    hasAttribute(ds, checksums::StreamLevelsAttribute) ||
+    hasAttribute(ds, checksums::LevelChecksumsAttribute);
+  if ((levelTable && !(error = readLevelTable(ds, path, streams, values)).empty()) ||
+    !(error = readChecksum(ds, path, "crc32", values.crc32)).empty() ||
+    !(error = readArrayMetrics(ds, path, values.metrics)).empty())
+  {
+    return error;
+  }
+  // The streams of the pieces asked for (stream k belongs to piece k / components).
+  std::vector<char> wanted;
+  std::uint64_t wantedBytes = length;
+  if (selective)
+  {
+    wanted.resize(streams);
+    wantedBytes = 0;
+    for (std::size_t k = 0; k < streams; ++k)
+    {
+      wanted[k] = options.pieces[k / static_cast<std::size_t>(expected.components)];
+      wantedBytes += wanted[k] ? values.streamOffsets[k + 1] - values.streamOffsets[k] : 0;
+    }
+  }
+  // The whole dataset is read and checked for a whole read, and for any other read of a file
+  // without level checksums (its one checksum covers the whole dataset only).
+  const int lod = options.levelOfDetail;
+  const bool readWhole = !levelTable || (lod <= 0 && !selective);
+  const Status status = checkAllocation(readWhole ? length : wantedBytes,
+    ("reading step " + std::to_string(index) + " of " + name).c_str(),
+    options.memoryLimitBytes);
+  if (!status)
+  {
+    return status.message();
+  }
+  values.storedOffsets = values.streamOffsets;
+  std::vector<std::uint8_t> whole;
+  if (readWhole)
+  {
+    whole.resize(static_cast<std::size_t>(length));
+    if (length > 0 &&
+      H5Dread(ds, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, whole.data()) < 0)
+    {
+      return "cannot read " + path + ": " + hdf5Message();
+    }
+    values.bytesRead = length;
+    const std::uint32_t computed = crc32(whole.data(), whole.size());
+    if (options.verifyChecksums && computed != values.crc32)
+    {
+      return checksumMismatch(expected.name, index, values.crc32, computed);
+    }
+  }
+  if (lod <= 0 && !selective)
+  {
+    values.bytes.swap(whole);
+  }
+  else
+  {
+    // The first levels of each stream (all of them at Level Of Detail 0), of the pieces asked
+    // for, each checked against its level checksum.
+    PrefixJob job;
+    job.Dataset = ds;
+    job.Path = path;
+    job.Array = expected.name;
+    job.Step = index;
+    job.LevelOfDetail = lod <= 0 ? MaxLevelOfDetail : lod;
+    job.Verify = options.verifyChecksums;
+    job.Whole = readWhole ? &whole : nullptr;
+    job.Wanted = selective ? &wanted : nullptr;
+    job.BytesRead = &values.bytesRead;
+    if (!(error = cutLevels(job, values)).empty())
+    {
+      return error;
+    }
+    values.streamsRead = wanted;
+  }
+  return std::string();
+}
+
 } // namespace
 
 std::string Reader::readStep(std::size_t index, StepData& out)
@@ -482,248 +712,31 @@ std::string Reader::readStepInto(std::size_t index, StepData& out)
       std::to_string(h.steps.size()) + ")";
   }
   ErrorSilencer silence;
-  std::string error = h.grid.encoding == Encoding::ErrorBounded
-    ? this->readCodedStepInto(index, out)
-    : this->readFixedStepInto(index, out);
-  if (error.empty())
-  {
-    error = validateStepMetrics(h, out);
-  }
-  return error;
-}
-
-std::string Reader::readFixedStepInto(std::size_t index, StepData& out)
-{
-  const Header& h = this->FileHeader;
-  const std::uint64_t points = h.grid.numberOfPoints;
-  const std::size_t bpv = bytesPerValue(h.grid.precision);
-  // Everything one step needs, checked against available memory before any allocation.
-  std::uint64_t total = 0;
-  for (const ArrayDescription& a : h.arrays)
-  {
-    std::uint64_t bytes = 0;
-    if (!mulOk(points, static_cast<std::uint64_t>(a.components) * bpv, bytes) ||
-      total + bytes < total)
-    {
-      return "the coefficients of one step would need more than 2^64 bytes";
-    }
-    total += bytes;
-  }
-  Status status = checkAllocation(total,
-    ("reading step " + std::to_string(index) + " of " + this->Name).c_str(),
-    this->Options.memoryLimitBytes);
-  if (!status)
-  {
-    return status.message();
-  }
+  const bool coded = h.grid.encoding == Encoding::ErrorBounded;
+  std::string error = coded ? checkPieceFlags(h, this->Options.pieces)
+                            : checkFixedStepMemory(h, index, this->Name, this->Options);
   const std::string stepPath = "/steps/" + stepGroupName(index);
   Id step;
-  std::string error = openStep(static_cast<hid_t>(this->File), h, index, stepPath, out, step);
+  if (error.empty())
+  {
+    error = openStep(static_cast<hid_t>(this->File), h, index, stepPath, out, step);
+  }
   std::vector<checksums::ArrayRecord> records;
   for (std::size_t k = 0; error.empty() && k < h.arrays.size(); ++k)
   {
-    const ArrayDescription& expected = h.arrays[k];
     const std::string path = stepPath + "/" + arrayDatasetName(k);
     Id ds;
     ArrayValues values;
-    if (!(error = openStepArray(step.get(), path, k, expected, ds, values)).empty())
+    if (!(error = openStepArray(step.get(), path, k, h.arrays[k], ds, values)).empty())
     {
       return error;
     }
-    Id space = dataspace(H5Dget_space(ds.get()));
-    const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
-    hsize_t dims[2] = { 0, 0 };
-    if (rank == 2)
-    {
-      H5Sget_simple_extent_dims(space.get(), dims, nullptr);
-    }
-    if (rank != 2 || dims[0] != points || dims[1] != static_cast<hsize_t>(expected.components))
-    {
-      return "the dataset " + path + " should have shape [" + std::to_string(points) + ", " +
-        std::to_string(expected.components) + "]";
-    }
-    values.description.components = expected.components;
-    Id type = datatype(H5Dget_type(ds.get()));
-    if (!type.valid() || H5Tget_class(type.get()) != H5T_FLOAT || H5Tget_size(type.get()) != bpv)
-    {
-      return "the dataset " + path + " should hold " + precisionName(h.grid.precision) +
-        " values (" + std::to_string(bpv * 8) + "-bit IEEE floating point)";
-    }
-    const std::uint64_t count = points * static_cast<std::uint64_t>(expected.components);
-    if (!(error = checkStorage(ds.get(), path, count * bpv, this->FileSize)).empty() ||
-      !(error = readChecksum(ds.get(), path, "crc32", values.crc32)).empty())
+    const ArrayRead read{
+      h, this->Options, this->FileSize, this->Name, index, h.arrays[k], ds.get(), path
+    };
+    if (!(error = coded ? readCodedArray(read, values) : readFixedArray(read, values)).empty())
     {
       return error;
-    }
-    std::uint32_t computed = 0;
-    const bool isFloat = h.grid.precision == Precision::Float;
-    isFloat ? values.floats.resize(static_cast<std::size_t>(count))
-            : values.doubles.resize(static_cast<std::size_t>(count));
-    if (H5Dread(ds.get(),
-          isFloat ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE,
-          H5S_ALL,
-          H5S_ALL,
-          H5P_DEFAULT,
-          isFloat ? static_cast<void*>(values.floats.data())
-                  : static_cast<void*>(values.doubles.data())) < 0)
-    {
-      return "cannot read " + path + ": " + hdf5Message();
-    }
-    values.bytesRead = count * bpv;
-    computed = isFloat ? crc32OfValues(values.floats.data(), values.floats.size())
-                       : crc32OfValues(values.doubles.data(), values.doubles.size());
-    if (this->Options.verifyChecksums && computed != values.crc32)
-    {
-      return checksumMismatch(expected.name, index, values.crc32, computed);
-    }
-    if (!(error = readArrayMetrics(ds.get(), path, values.metrics)).empty())
-    {
-      return error;
-    }
-    records.push_back(recordOf(values, {}));
-    out.arrays.push_back(std::move(values));
-  }
-  if (error.empty())
-  {
-    error = verifyStepChecksum(
-      step.get(), stepPath, h, index, out.info, records, this->Options.verifyChecksums);
-  }
-  return error;
-}
-
-std::string Reader::readCodedStepInto(std::size_t index, StepData& out)
-{
-  const Header& h = this->FileHeader;
-  const std::string stepPath = "/steps/" + stepGroupName(index);
-  Id step;
-  std::string error = openStep(static_cast<hid_t>(this->File), h, index, stepPath, out, step);
-  const std::size_t pieces = h.grid.pieceExtents.size() / 6;
-  const std::vector<char>& piecesWanted = this->Options.pieces;
-  if (!piecesWanted.empty() && piecesWanted.size() != pieces)
-  {
-    return "the pieces to read must be given one flag per piece (" + std::to_string(pieces) +
-      "), not " + std::to_string(piecesWanted.size());
-  }
-  const bool selective =
-    std::find(piecesWanted.begin(), piecesWanted.end(), 0) != piecesWanted.end();
-  std::vector<checksums::ArrayRecord> records;
-  for (std::size_t k = 0; error.empty() && k < h.arrays.size(); ++k)
-  {
-    const ArrayDescription& expected = h.arrays[k];
-    const std::string path = stepPath + "/" + arrayDatasetName(k);
-    Id ds;
-    ArrayValues values;
-    if (!(error = openStepArray(step.get(), path, k, expected, ds, values)).empty())
-    {
-      return error;
-    }
-    values.description.components = expected.components;
-    Id space = dataspace(H5Dget_space(ds.get()));
-    hsize_t length = 0;
-    if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) != 1)
-    {
-      return "the dataset " + path + " must be a 1-D byte array of coded streams";
-    }
-    H5Sget_simple_extent_dims(space.get(), &length, nullptr);
-    Id type = datatype(H5Dget_type(ds.get()));
-    if (!type.valid() || H5Tget_class(type.get()) != H5T_INTEGER || H5Tget_size(type.get()) != 1)
-    {
-      return "the dataset " + path + " should hold bytes (uint8)";
-    }
-    Id dcpl = plist(H5Dget_create_plist(ds.get()));
-    if (!dcpl.valid() || H5Pget_layout(dcpl.get()) != H5D_CONTIGUOUS ||
-      H5Pget_external_count(dcpl.get()) != 0)
-    {
-      return "the dataset " + path + " must be stored contiguously in this file";
-    }
-    if (length > 0 && !(error = checkStorage(ds.get(), path, length, this->FileSize)).empty())
-    {
-      return error;
-    }
-    const std::size_t streams = pieces * static_cast<std::size_t>(expected.components);
-    if (!(error = readStreamTable(ds.get(), path, streams, length, values.streamOffsets)).empty() ||
-      !(error = readDoubles(ds.get(), path, "absolute_bound", 1, &values.absoluteBound)).empty())
-    {
-      return error;
-    }
-    if (!(values.absoluteBound > 0) || !std::isfinite(values.absoluteBound))
-    {
-      return "the absolute bound of " + path + " must be a positive number";
-    }
-    // Files with metadata checksums have level checksums too (the writer stores both).
-    const bool levelTable = h.metadataChecksums ||
-      hasAttribute(ds.get(), checksums::StreamLevelsAttribute) ||
-      hasAttribute(ds.get(), checksums::LevelChecksumsAttribute);
-    if ((levelTable && !(error = readLevelTable(ds.get(), path, streams, values)).empty()) ||
-      !(error = readChecksum(ds.get(), path, "crc32", values.crc32)).empty() ||
-      !(error = readArrayMetrics(ds.get(), path, values.metrics)).empty())
-    {
-      return error;
-    }
-    // The streams of the pieces asked for (stream k belongs to piece k / components).
-    std::vector<char> wanted;
-    std::uint64_t wantedBytes = length;
-    if (selective)
-    {
-      wanted.resize(streams);
-      wantedBytes = 0;
-      for (std::size_t k = 0; k < streams; ++k)
-      {
-        wanted[k] = this->Options.pieces[k / static_cast<std::size_t>(expected.components)];
-        wantedBytes += wanted[k] ? values.streamOffsets[k + 1] - values.streamOffsets[k] : 0;
-      }
-    }
-    // The whole dataset is read and checked for a whole read, and for any other read of a file
-    // without level checksums (its one checksum covers the whole dataset only).
-    const int lod = this->Options.levelOfDetail;
-    const bool readWhole = !levelTable || (lod <= 0 && !selective);
-    const Status status = checkAllocation(readWhole ? length : wantedBytes,
-      ("reading step " + std::to_string(index) + " of " + this->Name).c_str(),
-      this->Options.memoryLimitBytes);
-    if (!status)
-    {
-      return status.message();
-    }
-    values.storedOffsets = values.streamOffsets;
-    std::vector<std::uint8_t> whole;
-    if (readWhole)
-    {
-      whole.resize(static_cast<std::size_t>(length));
-      if (length > 0 &&
-        H5Dread(ds.get(), H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, whole.data()) < 0)
-      {
-        return "cannot read " + path + ": " + hdf5Message();
-      }
-      values.bytesRead = length;
-      const std::uint32_t computed = crc32(whole.data(), whole.size());
-      if (this->Options.verifyChecksums && computed != values.crc32)
-      {
-        return checksumMismatch(expected.name, index, values.crc32, computed);
-      }
-    }
-    if (lod <= 0 && !selective)
-    {
-      values.bytes.swap(whole);
-    }
-    else
-    {
-      // The first levels of each stream (all of them at Level Of Detail 0), of the pieces asked
-      // for, each checked against its level checksum.
-      PrefixJob job;
-      job.Dataset = ds.get();
-      job.Path = path;
-      job.Array = expected.name;
-      job.Step = index;
-      job.LevelOfDetail = lod <= 0 ? MaxLevelOfDetail : lod;
-      job.Verify = this->Options.verifyChecksums;
-      job.Whole = readWhole ? &whole : nullptr;
-      job.Wanted = selective ? &wanted : nullptr;
-      job.BytesRead = &values.bytesRead;
-      if (!(error = cutLevels(job, values)).empty())
-      {
-        return error;
-      }
-      values.streamsRead = wanted;
     }
     records.push_back(recordOf(values, values.storedOffsets));
     out.arrays.push_back(std::move(values));
@@ -732,6 +745,10 @@ std::string Reader::readCodedStepInto(std::size_t index, StepData& out)
   {
     error = verifyStepChecksum(
       step.get(), stepPath, h, index, out.info, records, this->Options.verifyChecksums);
+  }
+  if (error.empty())
+  {
+    error = validateStepMetrics(h, out);
   }
   return error;
 }

@@ -259,19 +259,20 @@ std::string Writer::createFile(const WriteOptions& options)
     (coded && !(error = writeDouble(g.get(), "error_bound", grid.requestedBound)).empty()) ||
     (coded && !(error = writeInt(g.get(), "number_of_pieces", pieces)).empty()) ||
     (coded &&
-      !(error =
-          writeInts(g.get(), "piece_extents", grid.pieceExtents.data(), grid.pieceExtents.size()))
+      !(error = writeNumbers(
+          g.get(), "piece_extents", grid.pieceExtents.data(), grid.pieceExtents.size()))
          .empty()) ||
     (!coded && !(error = writeInt(g.get(), "level", grid.level)).empty()) ||
     (!coded &&
-      !(error = writeInts(g.get(), "level_caps", grid.levelCaps.data(), grid.levelCaps.size()))
+      !(error = writeNumbers(g.get(), "level_caps", grid.levelCaps.data(), grid.levelCaps.size()))
          .empty()) ||
     (!coded && !(error = writeInt(g.get(), "boundary", boundary)).empty()) ||
-    !(error = writeInts(g.get(), "axis_map", grid.axisMap.data(), grid.axisMap.size())).empty() ||
-    !(error = writeDoubles(g.get(), "bounds", grid.bounds.data(), 6)).empty() ||
-    !(error = writeInts(g.get(), "image_dimensions", grid.imageDimensions.data(), 3)).empty() ||
-    !(error = writeDoubles(g.get(), "image_origin", grid.imageOrigin.data(), 3)).empty() ||
-    !(error = writeDoubles(g.get(), "image_spacing", grid.imageSpacing.data(), 3)).empty() ||
+    !(error = writeNumbers(g.get(), "axis_map", grid.axisMap.data(), grid.axisMap.size()))
+       .empty() ||
+    !(error = writeNumbers(g.get(), "bounds", grid.bounds.data(), 6)).empty() ||
+    !(error = writeNumbers(g.get(), "image_dimensions", grid.imageDimensions.data(), 3)).empty() ||
+    !(error = writeNumbers(g.get(), "image_origin", grid.imageOrigin.data(), 3)).empty() ||
+    !(error = writeNumbers(g.get(), "image_spacing", grid.imageSpacing.data(), 3)).empty() ||
     !(error = writeString(g.get(), "precision", precisionName(grid.precision))).empty() ||
     (!coded && !(error = writeUInt64(g.get(), "number_of_points", grid.numberOfPoints)).empty()))
   {
@@ -449,23 +450,18 @@ std::string Writer::writeArray(long long groupId,
   if (!(error = writeString(ds.get(), "name", a.name)).empty() ||
     (coded && !(error = writeInt(ds.get(), "components", a.components)).empty()) ||
     (coded &&
-      !(error = writeAttribute(ds.get(),
-          "stream_offsets",
-          H5T_STD_U64LE,
-          H5T_NATIVE_UINT64,
-          a.streamOffsets.size(),
-          false,
-          a.streamOffsets.data()))
+      !(error =
+          writeNumbers(ds.get(), "stream_offsets", a.streamOffsets.data(), a.streamOffsets.size()))
          .empty()) ||
     (coded && !(error = writeDouble(ds.get(), "absolute_bound", a.absoluteBound)).empty()) ||
     (coded &&
-      !(error = writeInts(ds.get(),
+      !(error = writeNumbers(ds.get(),
           checksums::StreamLevelsAttribute,
           record.streamLevels.data(),
           record.streamLevels.size()))
          .empty()) ||
     (coded &&
-      !(error = writeUInt32s(ds.get(),
+      !(error = writeNumbers(ds.get(),
           checksums::LevelChecksumsAttribute,
           record.levelCrc32.data(),
           record.levelCrc32.size()))
@@ -475,7 +471,7 @@ std::string Writer::writeArray(long long groupId,
     (m.rmse && !(error = writeDouble(ds.get(), "rmse", *m.rmse)).empty()) ||
     (m.psnr && !(error = writeDouble(ds.get(), "psnr", *m.psnr)).empty()) ||
     (!m.levelMaxAbsError.empty() &&
-      !(error = writeDoubles(
+      !(error = writeNumbers(
           ds.get(), "level_max_abs_error", m.levelMaxAbsError.data(), m.levelMaxAbsError.size()))
          .empty()))
   {

@@ -1,15 +1,14 @@
 #include "vtkSparseGridReader.h"
 
 #include "SparseGridFile.h"
+#include "vtkSparseGridArrays.h"
 #include "vtkSparseGridExecution.h"
 #include "vtkSparseGridProbe.h"
 #include "vtkSparseGridRepresentation.h"
 
 #include "vtkDataObject.h"
-#include "vtkDoubleArray.h"
 #include "vtkErrorCode.h"
 #include "vtkFieldData.h"
-#include "vtkFloatArray.h"
 #include "vtkImageData.h"
 #include "vtkInformation.h"
 #include "vtkInformationDoubleVectorKey.h"
@@ -29,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sys/stat.h>
@@ -49,20 +49,6 @@ struct vtkSparseGridReader::vtkInternals
 
 namespace
 {
-
-/// vtkFloatArray / vtkDoubleArray (concrete classes, which downstream SafeDownCasts expect).
-template<typename T>
-struct VTKArrayOf;
-template<>
-struct VTKArrayOf<float>
-{
-  using Type = vtkFloatArray;
-};
-template<>
-struct VTKArrayOf<double>
-{
-  using Type = vtkDoubleArray;
-};
 
 /// Samples, origin and spacing of the reconstructed image. Where the sampling equals the
 /// compressed image's own, its exact origin and spacing are reused, so that the reconstruction
@@ -115,7 +101,7 @@ std::size_t StepForTime(const std::vector<double>& times, double t)
 template<typename T>
 vtkSmartPointer<vtkDataArray> ToVTKArray(const sgf::ArrayValues& array, std::uint64_t points)
 {
-  vtkNew<typename VTKArrayOf<T>::Type> out;
+  vtkNew<vtkSparseGridArrays::ArrayOf<T>> out;
   out->SetName(array.description.name.c_str());
   out->SetNumberOfComponents(array.description.components);
   out->SetNumberOfTuples(static_cast<vtkIdType>(points));
@@ -125,42 +111,57 @@ vtkSmartPointer<vtkDataArray> ToVTKArray(const sgf::ArrayValues& array, std::uin
 }
 
 /**
- * An error-bounded step as the representation (described by file::describeStep, which checks it
- * with the model's one validator, sparsegrid::validate): the file keeps each array's streams
- * together, the representation keeps them piece by piece.
+ * Calls `visit(p, i, c, k)` on each coded stream of `step` in the representation's order: piece
+ * p by piece, in each piece array i by array, in each array component c by component (k, the
+ * stream's index within its array, is p times the array's components plus c). Stops at the
+ * first visit that returns false, and then returns false.
  */
-bool CodedContents(const sgf::Header& h,
+template<typename Visit>
+bool ForEachStream(const sgf::StepData& step, int pieces, Visit&& visit)
+{
+  for (int p = 0; p < pieces; ++p)
+  {
+    for (std::size_t i = 0; i < step.arrays.size(); ++i)
+    {
+      const int nc = step.arrays[i].description.components;
+      for (int c = 0; c < nc; ++c)
+      {
+        if (!visit(p, i, c, static_cast<std::size_t>(p * nc + c)))
+        {
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+/**
+ * An error-bounded step as the representation (`info`: its description by file::describeStep,
+ * which checks it with the model's one validator, sparsegrid::validate): the file keeps each
+ * array's streams together, the representation keeps them piece by piece.
+ */
+bool CodedContents(vtkSparseGridRepresentation::Description info,
   sgf::StepData& step,
   vtkPolyData* output,
   vtkSparseGridRepresentation::Contents& contents,
   std::string& error)
 {
   using Representation = vtkSparseGridRepresentation;
-  Representation::Description info;
-  if (!(error = sgf::describeStep(h, step, info)).empty())
-  {
-    return false;
-  }
-  const sgf::GridDescription& g = h.grid;
   vtkNew<vtkUnsignedCharArray> streams;
   streams->SetNumberOfValues(static_cast<vtkIdType>(info.StoredBytes));
   std::vector<std::uint64_t> offsets(1, 0);
-  const int pieces = static_cast<int>(g.pieceExtents.size() / 6);
-  for (int p = 0; p < pieces; ++p)
-  {
-    for (sgf::ArrayValues& a : step.arrays)
+  ForEachStream(step,
+    info.NumberOfPieces(),
+    [&](int, std::size_t i, int, std::size_t k)
     {
-      const int nc = a.description.components;
-      for (int c = 0; c < nc; ++c)
-      {
-        const std::size_t k = static_cast<std::size_t>(p * nc + c);
-        std::copy(a.bytes.begin() + static_cast<std::ptrdiff_t>(a.streamOffsets[k]),
-          a.bytes.begin() + static_cast<std::ptrdiff_t>(a.streamOffsets[k + 1]),
-          streams->GetPointer(0) + offsets.back());
-        offsets.push_back(offsets.back() + (a.streamOffsets[k + 1] - a.streamOffsets[k]));
-      }
-    }
-  }
+      const sgf::ArrayValues& a = step.arrays[i];
+      std::copy(a.bytes.begin() + static_cast<std::ptrdiff_t>(a.streamOffsets[k]),
+        a.bytes.begin() + static_cast<std::ptrdiff_t>(a.streamOffsets[k + 1]),
+        streams->GetPointer(0) + offsets.back());
+      offsets.push_back(offsets.back() + (a.streamOffsets[k + 1] - a.streamOffsets[k]));
+      return true;
+    });
   step.arrays.clear(); // the streams now live in the VTK array
   info.Summary = Representation::MakeSummary(info);
   if (!Representation::ToCodedPolyData(info, streams, offsets, output, &error) ||
@@ -184,24 +185,19 @@ bool CodedContents(const sgf::Header& h,
 }
 
 /**
- * An error-bounded step of which only some pieces were read (ReadOptions::pieces) as the
- * contents to decode: the pieces read are held, the others are not. The index gives every
- * stream's levels (the file's level table) and each level's bound (the held streams' headers;
- * 0 for the others, which are not decoded), so the bounds reported are those of the bricks
- * read. Each held stream is checked against its piece, as the representation checks the
+ * An error-bounded step (described as by CodedContents) of which only some pieces were read
+ * (ReadOptions::pieces) as the contents to decode: the pieces read are held, the others are not.
+ * The index gives every stream's levels (the file's level table) and each level's bound (the held
+ * streams' headers; 0 for the others, which are not decoded), so the bounds reported are those of
+ * the bricks read. Each held stream is checked against its piece, as the representation checks the
  * streams it holds.
  */
-bool PartialCodedContents(const sgf::Header& h,
+bool PartialCodedContents(vtkSparseGridRepresentation::Description info,
   sgf::StepData& step,
   vtkSparseGridRepresentation::Contents& contents,
   std::string& error)
 {
   using Representation = vtkSparseGridRepresentation;
-  Representation::Description info;
-  if (!(error = sgf::describeStep(h, step, info)).empty())
-  {
-    return false;
-  }
   info.Summary = Representation::MakeSummary(info);
   std::uint64_t held = 0;
   for (const sgf::ArrayValues& a : step.arrays)
@@ -212,63 +208,58 @@ bool PartialCodedContents(const sgf::Header& h,
   streams->SetNumberOfValues(static_cast<vtkIdType>(held));
   contents = Representation::Contents();
   contents.StreamOffsets.assign(1, 0);
-  const int pieces = info.NumberOfPieces();
-  contents.PieceData.assign(static_cast<std::size_t>(pieces), nullptr);
-  for (int p = 0; p < pieces; ++p)
+  contents.PieceData.assign(static_cast<std::size_t>(info.NumberOfPieces()), nullptr);
+  const auto hold = [&](int p, std::size_t i, int c, std::size_t k)
   {
-    for (std::size_t i = 0; i < step.arrays.size(); ++i)
+    const sgf::ArrayValues& a = step.arrays[i];
+    if (k >= a.streamLevels.size() || k >= a.streamsRead.size() ||
+      a.streamOffsets.size() != a.streamsRead.size() + 1)
     {
-      const sgf::ArrayValues& a = step.arrays[i];
-      const int nc = a.description.components;
-      for (int c = 0; c < nc; ++c)
-      {
-        const std::size_t k = static_cast<std::size_t>(p * nc + c);
-        if (k >= a.streamLevels.size() || k >= a.streamsRead.size() ||
-          a.streamOffsets.size() != a.streamsRead.size() + 1)
-        {
-          error = "the level table of array '" + a.description.name + "' is missing";
-          return false;
-        }
-        const bool read = a.streamsRead[k] != 0;
-        const int levels = a.streamLevels[k];
-        std::uint8_t* to = streams->GetPointer(0) + contents.StreamOffsets.back();
-        if (read && i == 0 && c == 0)
-        {
-          contents.PieceData[static_cast<std::size_t>(p)] = to;
-        }
-        const std::uint64_t size = read ? a.streamOffsets[k + 1] - a.streamOffsets[k] : 0;
-        contents.StreamOffsets.push_back(contents.StreamOffsets.back() + size);
-        contents.StreamLevels.push_back(levels);
-        if (!read)
-        {
-          contents.StreamLevelBounds.insert(
-            contents.StreamLevelBounds.end(), static_cast<std::size_t>(levels), 0.0);
-          continue;
-        }
-        std::copy(a.bytes.begin() + static_cast<std::ptrdiff_t>(a.streamOffsets[k]),
-          a.bytes.begin() + static_cast<std::ptrdiff_t>(a.streamOffsets[k + 1]),
-          to);
-        sparsegrid::codec::StreamInfo header;
-        const int* extent = info.PieceExtents.data() + 6 * p;
-        bool fits = sparsegrid::codec::inspect(to, static_cast<std::size_t>(size), header).ok() &&
-          header.levels == levels && header.levelBound.size() == static_cast<std::size_t>(levels) &&
-          header.absoluteBound <= info.AbsoluteBound[i] * (1 + 1e-12);
-        for (int ax = 0; ax < 3 && fits; ++ax)
-        {
-          fits =
-            header.dims[ax] == static_cast<std::uint64_t>(extent[2 * ax + 1] - extent[2 * ax] + 1);
-        }
-        if (!fits)
-        {
-          error = "the coded stream of '" + a.description.name + "' (piece " + std::to_string(p) +
-            ", component " + std::to_string(c) +
-            ") does not match its piece, its level table or its bound";
-          return false;
-        }
-        contents.StreamLevelBounds.insert(
-          contents.StreamLevelBounds.end(), header.levelBound.begin(), header.levelBound.end());
-      }
+      error = "the level table of array '" + a.description.name + "' is missing";
+      return false;
     }
+    const bool read = a.streamsRead[k] != 0;
+    const int levels = a.streamLevels[k];
+    std::uint8_t* to = streams->GetPointer(0) + contents.StreamOffsets.back();
+    if (read && i == 0 && c == 0)
+    {
+      contents.PieceData[static_cast<std::size_t>(p)] = to;
+    }
+    const std::uint64_t size = read ? a.streamOffsets[k + 1] - a.streamOffsets[k] : 0;
+    contents.StreamOffsets.push_back(contents.StreamOffsets.back() + size);
+    contents.StreamLevels.push_back(levels);
+    if (!read)
+    {
+      contents.StreamLevelBounds.insert(
+        contents.StreamLevelBounds.end(), static_cast<std::size_t>(levels), 0.0);
+      return true;
+    }
+    std::copy(a.bytes.begin() + static_cast<std::ptrdiff_t>(a.streamOffsets[k]),
+      a.bytes.begin() + static_cast<std::ptrdiff_t>(a.streamOffsets[k + 1]),
+      to);
+    sparsegrid::codec::StreamInfo header;
+    const int* extent = info.PieceExtents.data() + 6 * p;
+    bool fits = sparsegrid::codec::inspect(to, static_cast<std::size_t>(size), header).ok() &&
+      header.levels == levels && header.levelBound.size() == static_cast<std::size_t>(levels) &&
+      header.absoluteBound <= info.AbsoluteBound[i] * (1 + 1e-12);
+    for (int ax = 0; ax < 3 && fits; ++ax)
+    {
+      fits = header.dims[ax] == static_cast<std::uint64_t>(extent[2 * ax + 1] - extent[2 * ax] + 1);
+    }
+    if (!fits)
+    {
+      error = "the coded stream of '" + a.description.name + "' (piece " + std::to_string(p) +
+        ", component " + std::to_string(c) +
+        ") does not match its piece, its level table or its bound";
+      return false;
+    }
+    contents.StreamLevelBounds.insert(
+      contents.StreamLevelBounds.end(), header.levelBound.begin(), header.levelBound.end());
+    return true;
+  };
+  if (!ForEachStream(step, info.NumberOfPieces(), hold))
+  {
+    return false;
   }
   step.arrays.clear(); // the streams now live in the VTK array
   contents.Info = info;
@@ -295,17 +286,13 @@ void AddBytesRead(vtkFieldData* fieldData, std::uint64_t bytes)
 
 /// A fixed-level step as the representation (described and validated as the error-bounded one).
 bool FixedLevelContents(const sgf::Header& h,
+  const vtkSparseGridRepresentation::Description& info,
   sgf::StepData& step,
   vtkPolyData* output,
   bool gridPoints,
   vtkSparseGridRepresentation::Contents& contents,
   std::string& error)
 {
-  vtkSparseGridRepresentation::Description info;
-  if (!(error = sgf::describeStep(h, step, info)).empty())
-  {
-    return false;
-  }
   std::vector<vtkSmartPointer<vtkDataArray>> arrays;
   std::vector<vtkDataArray*> raw;
   for (const sgf::ArrayValues& a : step.arrays)
@@ -756,11 +743,14 @@ int vtkSparseGridReader::RequestData(vtkInformation*,
   // then probed through the filters' bridge, exactly as Sparse Grid Reconstruct would.
   vtkNew<vtkPolyData> scratch;
   vtkPolyData* representation = poly ? poly : scratch.Get();
+  vtkSparseGridRepresentation::Description info;
   vtkSparseGridRepresentation::Contents contents;
-  const bool built = !pieces.empty() ? PartialCodedContents(h, step, contents, error)
-    : h.grid.encoding == sgf::Encoding::ErrorBounded
-    ? CodedContents(h, step, representation, contents, error)
-    : FixedLevelContents(h, step, representation, poly && this->OutputGridPoints, contents, error);
+  const bool built = (error = sgf::describeStep(h, step, info)).empty() &&
+    (!pieces.empty() ? PartialCodedContents(std::move(info), step, contents, error)
+        : h.grid.encoding == sgf::Encoding::ErrorBounded
+        ? CodedContents(std::move(info), step, representation, contents, error)
+        : FixedLevelContents(
+            h, info, step, representation, poly && this->OutputGridPoints, contents, error));
   if (!built)
   {
     return fail(std::string(this->FileName) + ": " + error);
