@@ -206,7 +206,9 @@ vtkCorrelationExecution::vtkCorrelationExecution(vtkImageCorrelationAlgorithm* f
   this->Opts.tuning.direct.kernel = static_cast<correlation::DirectKernel>(filter->GetKernel());
   this->Opts.tuning.direct.distribution =
     static_cast<correlation::WorkDistribution>(filter->GetWorkDistribution());
+  this->Opts.tuning.direct.rowsPerWorker = filter->GetRowsPerWorker();
   this->Opts.tuning.direct.shiftsPerThread = filter->GetShiftsPerThread();
+  this->Opts.tuning.direct.warpsPerBlock = filter->GetWarpsPerBlock();
 }
 
 //------------------------------------------------------------------------------------------------

@@ -68,7 +68,9 @@ std::string vtkImageCorrelationAlgorithm::InvalidSettings() const
     OutOfRange("Peak Fit", this->PeakFit, 0, 2, " (0 none, 1 parabolic, 2 Gaussian)"),
     OutOfRange("Algorithm", this->Algorithm, 0, 2, " (0 Auto, 1 Direct, 2 FFT)"),
     OutOfRange("Kernel", this->Kernel, 0, 5),
-    OutOfRange("Work Distribution", this->WorkDistribution, 0, 2) });
+    OutOfRange("Work Distribution", this->WorkDistribution, 0, 2),
+    OutOfRange("Rows Per Worker", this->RowsPerWorker, 1, 1 << 20),
+    OutOfRange("Warps Per Block", this->WarpsPerBlock, 1, 32) });
 }
 
 //------------------------------------------------------------------------------------------------
@@ -104,6 +106,8 @@ void vtkImageCorrelationAlgorithm::PrintSelf(ostream& os, vtkIndent indent)
       { "Backend", this->Backend },
       { "Kernel", this->Kernel },
       { "WorkDistribution", this->WorkDistribution },
+      { "RowsPerWorker", this->RowsPerWorker },
       { "ShiftsPerThread", this->ShiftsPerThread },
+      { "WarpsPerBlock", this->WarpsPerBlock },
       { "NumberOfThreads", this->NumberOfThreads } });
 }

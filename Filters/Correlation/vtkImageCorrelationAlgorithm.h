@@ -71,14 +71,20 @@ public:
    * (shared memory; beyond the study), 4 split-tiled (shared memory, lanes over pairs and over
    * each lag tile's sum; beyond the study), 5 pair per lane (shared memory, each lane of a warp
    * one pair, 8 lags in a sliding register window; beyond the study, for many windows);
-   * WorkDistribution 0 none, 1 rectangle, 2 triangle; ShiftsPerThread 1, 2, 4, 8.
+   * WorkDistribution 0 none, 1 rectangle, 2 triangle; RowsPerWorker, the overlap rows per task
+   * of those distributions (default 8); ShiftsPerThread 1, 2, 4, 8; WarpsPerBlock 1..32
+   * (default 4). Values outside these ranges are refused when the filter runs.
    */
   vtkSetMacro(Kernel, int);
   vtkGetMacro(Kernel, int);
   vtkSetMacro(WorkDistribution, int);
   vtkGetMacro(WorkDistribution, int);
+  vtkSetMacro(RowsPerWorker, int);
+  vtkGetMacro(RowsPerWorker, int);
   vtkSetMacro(ShiftsPerThread, int);
   vtkGetMacro(ShiftsPerThread, int);
+  vtkSetMacro(WarpsPerBlock, int);
+  vtkGetMacro(WarpsPerBlock, int);
   ///@}
 
 protected:
@@ -104,7 +110,9 @@ protected:
   int Algorithm = 0;
   int Kernel = 0;
   int WorkDistribution = 0;
+  int RowsPerWorker = 8;
   int ShiftsPerThread = 1;
+  int WarpsPerBlock = 4;
 
   // The time-shift mode's state between its two passes (see vtkCorrelationFilterSupport.h).
   std::unique_ptr<vtkCorrelationTimeShift> TimeShifter;

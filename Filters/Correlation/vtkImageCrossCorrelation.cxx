@@ -125,8 +125,6 @@ int vtkImageCrossCorrelation::Correlate(const vtkCorrelationPair<T>& pair)
   vtkCorrelationExecution execution(this);
   correlation::ExecutionOptions& options = execution.MutableOptions();
   options.minOverlapFraction = this->MinimumOverlap;
-  options.tuning.direct.rowsPerWorker = this->RowsPerWorker;
-  options.tuning.direct.warpsPerBlock = this->WarpsPerBlock;
   execution.SetProgressRange(0.1, 0.9); // the core's part of the bar
 
   std::vector<T> values(window.size());
@@ -236,9 +234,7 @@ std::string vtkImageCrossCorrelation::InvalidSettings() const
     OutOfRange("Mode", this->Mode, 0, 2, " (0 full, 1 same, 2 valid)"),
     OutOfRange("Normalization", this->Normalization, 0, 2, " (0 none, 1 NCC, 2 ZNCC)"),
     OutOfRangeReal(
-      "Minimum Overlap", this->MinimumOverlap, 0, 1, " (a fraction of the smaller image)"),
-    OutOfRange("Rows Per Worker", this->RowsPerWorker, 1, 1 << 20),
-    OutOfRange("Warps Per Block", this->WarpsPerBlock, 1, 32) });
+      "Minimum Overlap", this->MinimumOverlap, 0, 1, " (a fraction of the smaller image)") });
 }
 
 //------------------------------------------------------------------------------------------------
@@ -249,7 +245,5 @@ void vtkImageCrossCorrelation::PrintSelf(ostream& os, vtkIndent indent)
     indent,
     { { "Mode", this->Mode },
       { "Normalization", this->Normalization },
-      { "MinimumOverlap", this->MinimumOverlap },
-      { "RowsPerWorker", this->RowsPerWorker },
-      { "WarpsPerBlock", this->WarpsPerBlock } });
+      { "MinimumOverlap", this->MinimumOverlap } });
 }

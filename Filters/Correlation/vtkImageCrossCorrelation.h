@@ -68,17 +68,6 @@ public:
   vtkGetMacro(MinimumOverlap, double);
   ///@}
 
-  ///@{
-  /**
-   * GPU direct kernel settings beyond the common ones (see vtkImageCorrelationAlgorithm):
-   * RowsPerWorker (work distributions) and WarpsPerBlock 1..32.
-   */
-  vtkSetMacro(RowsPerWorker, int);
-  vtkGetMacro(RowsPerWorker, int);
-  vtkSetMacro(WarpsPerBlock, int);
-  vtkGetMacro(WarpsPerBlock, int);
-  ///@}
-
 protected:
   vtkImageCrossCorrelation();
   ~vtkImageCrossCorrelation() override;
@@ -91,8 +80,6 @@ protected:
   int Mode = 1;
   int Normalization = 2;
   double MinimumOverlap = 0.25;
-  int RowsPerWorker = 8;
-  int WarpsPerBlock = 4;
 
 private:
   vtkImageCrossCorrelation(const vtkImageCrossCorrelation&) = delete;

@@ -245,6 +245,15 @@ TEST(CorrelationFilters, RefusesSettingsOutsideTheirDomain)
   const Outcome fit = RunFilter<vtkImageWindowDisplacement>(
     input, reference, [](vtkImageWindowDisplacement* d) { d->SetPeakFit(-1); });
   EXPECT_NE(fit.errors.find("Peak Fit must be 0 to 2"), std::string::npos) << fit.errors;
+  // The direct kernel's tuning is checked in the base class, for both filters.
+  const Outcome warps = RunFilter<vtkImageWindowDisplacement>(
+    input, reference, [](vtkImageWindowDisplacement* d) { d->SetWarpsPerBlock(33); });
+  EXPECT_NE(warps.errors.find("Warps Per Block must be 1 to 32 (got 33)"), std::string::npos)
+    << warps.errors;
+  const Outcome rows = RunFilter<vtkImageCrossCorrelation>(
+    input, reference, [](vtkImageCrossCorrelation* c) { c->SetRowsPerWorker(0); });
+  EXPECT_NE(rows.errors.find("Rows Per Worker must be 1 to 1048576 (got 0)"), std::string::npos)
+    << rows.errors;
   for (const double overlap : { 2.0, -0.5, std::numeric_limits<double>::quiet_NaN() })
   {
     const Outcome outcome = RunFilter<vtkImageCrossCorrelation>(
