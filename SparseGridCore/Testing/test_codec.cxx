@@ -439,7 +439,7 @@ TEST(CodecScheme, CubicPredictionIsExactForCubicPolynomialsBetweenLevels)
   const double bound = 1e-3;
   std::vector<std::uint8_t> stream;
   const codec::StreamInfo info = encodeAndInspect(f, dims, bound, stream);
-  ASSERT_EQ(info.version, 2u);
+  ASSERT_EQ(info.version, codec::codecVersion);
   ASSERT_FALSE(info.raw);
   EXPECT_TRUE(info.cubic);
   codec::Layout layout;

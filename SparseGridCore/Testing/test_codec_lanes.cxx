@@ -364,11 +364,11 @@ void checkStream(const std::vector<T>& v,
   std::vector<std::uint8_t> s;
   ASSERT_TRUE(codec::encode(v.data(), layout, bound, s).ok());
   codec::StreamInfo info;
-  const std::uint8_t* lengths = nullptr;
+  std::vector<std::uint8_t> lengths;
   std::size_t count = 0;
   ASSERT_TRUE(codec::detail::parseHeader(s.data(), s.size(), info, &lengths, &count).ok());
   ASSERT_FALSE(info.raw) << d[0] << "x" << d[1] << "x" << d[2] << " bound " << bound;
-  const Canonical t(lengths, count);
+  const Canonical t(lengths.data(), count);
   std::vector<u64> wide(t.lut.size());
   for (u32 i = 0; i < t.lut.size(); ++i)
   {

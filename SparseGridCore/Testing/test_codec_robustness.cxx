@@ -2,19 +2,27 @@
 // must give an error status (or, where a corruption only changes coded values, a successful
 // decode), never a crash, a hang or an out-of-bounds access (run it under ASan to see the latter).
 // Header corruptions are always detected (the header carries a checksum). Streams with NaN/Inf
-// voxels (a mask section in the header) are among the sources.
+// voxels (a mask section in the header) are among the sources. The compact code-length table of
+// version 4: damaged tables (with the header's hash recomputed) are refused, and streams stored by
+// earlier versions (2 and 3) still decode to what they decoded to.
+#include "../src/codec/CodecInternal.h"
+#include "codec_stored_streams.h"
+
 #include <sparsegrid/codec.h>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace
 {
 namespace codec = sparsegrid::codec;
+namespace cf = sparsegrid::codec::format;
 using sparsegrid::ErrorCode;
 
 template<typename T>
@@ -191,6 +199,288 @@ TEST(CodecRobustness, GarbageIsRefused)
     EXPECT_FALSE(codec::decode(junk.data(), junk.size(), -1, out.data(), layout).ok());
   }
   EXPECT_FALSE(codec::decode(nullptr, 100, -1, out.data(), layout).ok());
+}
+
+/// Bits for a hand-made code-length table: each byte filled from its least significant bit,
+/// fields most significant bit first (as docs/compression.md describes version 4's table).
+struct Bits
+{
+  std::vector<std::uint8_t> bytes;
+  std::size_t at = 0;
+  Bits& put(std::uint32_t value, int count)
+  {
+    for (int b = count - 1; b >= 0; --b, ++at)
+    {
+      if (at / 8 >= bytes.size())
+      {
+        bytes.push_back(0);
+      }
+      bytes[at / 8] = static_cast<std::uint8_t>(bytes[at / 8] | (((value >> b) & 1u) << (at % 8)));
+    }
+    return *this;
+  }
+};
+
+TEST(CodecRobustness, CompactTableRoundTrips)
+{
+  std::mt19937 rng(17);
+  for (int t = 0; t < 300; ++t)
+  {
+    // Tables like the encoders' (slowly growing lengths, sparse tails) and random ones.
+    const std::size_t count = 1 + rng() % (t % 3 == 0 ? 70000 : 300);
+    std::vector<std::uint8_t> lengths(std::min<std::size_t>(count, cf::Tokens));
+    int l = 1 + static_cast<int>(rng() % 24);
+    for (std::size_t i = 0; i < lengths.size(); ++i)
+    {
+      if (t % 2 == 0)
+      {
+        l = std::max(1, std::min(24, l + static_cast<int>(rng() % 3) - 1));
+        lengths[i] = rng() % 4 == 0 ? 0 : static_cast<std::uint8_t>(l);
+        if (i > 200 && rng() % 8 != 0)
+        {
+          lengths[i] = 0;
+        }
+      }
+      else
+      {
+        lengths[i] = static_cast<std::uint8_t>(rng() % 25);
+      }
+    }
+    lengths.back() = static_cast<std::uint8_t>(1 + rng() % 24);
+    std::uint64_t bits = 0;
+    for (std::size_t i = 0; i < lengths.size(); ++i)
+    {
+      bits += cf::lengthTableEntryBits(lengths.data(), lengths.size(), i);
+    }
+    const std::size_t bytes = codec::detail::lengthTableBytes(lengths.data(), lengths.size());
+    ASSERT_EQ(bytes, (bits + 7) / 8);
+    std::vector<std::uint8_t> out(bytes + 8, 0xA5);
+    ASSERT_EQ(codec::detail::writeLengthTable(lengths.data(), lengths.size(), out.data()), bytes);
+    EXPECT_EQ(out[bytes], 0xA5) << "wrote past its size";
+    std::vector<std::uint8_t> back;
+    std::size_t used = 0;
+    std::string why;
+    ASSERT_TRUE(codec::detail::readLengthTable(out.data(), bytes, lengths.size(), back, used, why))
+      << why;
+    EXPECT_EQ(used, bytes);
+    ASSERT_EQ(back, lengths);
+    if (bytes > 0)
+    {
+      EXPECT_FALSE(
+        codec::detail::readLengthTable(out.data(), bytes - 1, lengths.size(), back, used, why));
+    }
+  }
+}
+
+TEST(CodecRobustness, DamagedCompactTablesAreRefused)
+{
+  codec::Layout layout;
+  layout.dims = { 40, 30, 9 };
+  const auto stream = validStream<float>(layout, 1e-2, true);
+  codec::StreamInfo info;
+  ASSERT_TRUE(codec::inspect(stream.data(), stream.size(), info).ok());
+  ASSERT_EQ(info.version, codec::codecVersion);
+  ASSERT_FALSE(info.raw);
+  const std::size_t tablePos = cf::FixedHeaderBytes + cf::LevelEntryBytes * info.levels;
+  const std::uint32_t count = cf::load<std::uint32_t>(stream.data() + tablePos);
+  ASSERT_GT(count, 70u);
+  const std::size_t tableEnd = info.headerBytes - 4; // the table, its padding (no mask section)
+  std::vector<float> out(layout.dims[0] * layout.dims[1] * layout.dims[2]);
+  auto expectRefused = [&](std::vector<std::uint8_t> bad, const std::string& what)
+  {
+    cf::store<std::uint32_t>(
+      bad.data() + info.headerBytes - 4, cf::fnv1a(bad.data(), info.headerBytes - 4));
+    codec::StreamInfo i2;
+    const auto si = codec::inspect(bad.data(), bad.size(), i2);
+    EXPECT_FALSE(si.ok()) << what;
+    EXPECT_EQ(si.code(), ErrorCode::InvalidArgument) << what;
+    const auto sd = codec::decode(bad.data(), bad.size(), -1, out.data(), layout);
+    EXPECT_FALSE(sd.ok()) << what;
+    EXPECT_EQ(sd.code(), ErrorCode::InvalidArgument) << what;
+  };
+  auto withTable = [&](const Bits& b)
+  {
+    auto bad = stream;
+    std::memcpy(bad.data() + tablePos + 4, b.bytes.data(), b.bytes.size());
+    return bad;
+  };
+  expectRefused(withTable(Bits().put(0, 1).put(0, 8)), "a repeat before the first length");
+  expectRefused(withTable(Bits().put(7, 3).put(25, 5)), "a literal length of 25");
+  expectRefused(withTable(Bits().put(7, 3).put(0, 5)), "a literal length of 0");
+  expectRefused(withTable(Bits().put(5, 3)), "a step below 1");
+  expectRefused(withTable(Bits().put(7, 3).put(24, 5).put(4, 3)), "a step above 24");
+  expectRefused(withTable(Bits().put(7, 3).put(1, 5)), "a literal that a step codes");
+  // A zero run longer than the table: Exp-Golomb (order 2) of count, after the first length.
+  {
+    Bits b;
+    b.put(7, 3).put(5, 5).put(6, 3);
+    const std::uint64_t m = std::uint64_t(count) + 4;
+    int width = 0;
+    while ((m >> width) != 0)
+    {
+      ++width;
+    }
+    b.put(0, width - 3).put(static_cast<std::uint32_t>(m), width);
+    expectRefused(withTable(b), "a zero run past the end");
+  }
+  expectRefused(withTable(Bits().put(6, 3).put(0, 24).put(0, 8)), "an overlong zero run");
+  expectRefused(withTable(Bits().put(6, 3).put(4, 3).put(6, 3).put(4, 3)), "two zero runs");
+  {
+    auto bad = stream;
+    cf::store<std::uint32_t>(bad.data() + tablePos, cf::Tokens);
+    expectRefused(bad, "more lengths than the table holds");
+  }
+  {
+    // The unused bits of the table's last byte must be zero.
+    std::vector<std::uint8_t> lengths;
+    std::size_t n = 0;
+    codec::StreamInfo parsed;
+    ASSERT_TRUE(
+      codec::detail::parseHeader(stream.data(), stream.size(), parsed, &lengths, &n).ok());
+    std::uint64_t bits = 0;
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      bits += cf::lengthTableEntryBits(lengths.data(), n, i);
+    }
+    ASSERT_NE(bits % 8, 0u) << "the table ends on a byte boundary: no padding bit to set";
+    auto bad = stream;
+    bad[tablePos + 4 + bits / 8] =
+      static_cast<std::uint8_t>(bad[tablePos + 4 + bits / 8] | (1u << (bits % 8)));
+    expectRefused(bad, "a padding bit set");
+  }
+  // Random flips inside the table with the hash recomputed: refused or decoded, never a crash.
+  std::mt19937 rng(23);
+  int errors = 0;
+  for (int t = 0; t < 300; ++t)
+  {
+    auto bad = stream;
+    const int flips = 1 + static_cast<int>(rng() % 3);
+    for (int f = 0; f < flips; ++f)
+    {
+      bad[tablePos + 4 + rng() % (tableEnd - tablePos - 4)] ^=
+        static_cast<std::uint8_t>(1u << (rng() % 8));
+    }
+    cf::store<std::uint32_t>(
+      bad.data() + info.headerBytes - 4, cf::fnv1a(bad.data(), info.headerBytes - 4));
+    expectNoCrash<float>(bad, layout, -1, errors);
+  }
+  EXPECT_GT(errors, 150);
+}
+
+// A reader that has only the stream's first bytes (a device stream, a file) reads the header in
+// at most three steps: the fixed part, then the level table and the table's count, then as many
+// bytes as "needs at least N bytes" says.
+TEST(CodecRobustness, HeaderReadsInThreeSteps)
+{
+  codec::Layout layout;
+  layout.dims = { 40, 30, 9 };
+  for (bool special : { false, true })
+  {
+    const auto stream = validStream<float>(layout, 1e-3, true, special);
+    std::size_t need = cf::FixedHeaderBytes;
+    codec::StreamInfo info;
+    bool ok = false;
+    for (int attempt = 0; attempt < 3 && !ok; ++attempt)
+    {
+      const auto st = codec::inspect(stream.data(), std::min(need, stream.size()), info);
+      ok = st.ok();
+      const std::size_t at = st.message().rfind("at least ");
+      if (!ok)
+      {
+        ASSERT_NE(at, std::string::npos) << st.message();
+        const std::size_t next = std::stoull(st.message().substr(at + 9));
+        ASSERT_GT(next, need) << st.message();
+        need = next;
+      }
+    }
+    EXPECT_TRUE(ok);
+    EXPECT_EQ(info.maskBytes > 0, special);
+    EXPECT_LE(info.headerBytes, need);
+  }
+}
+
+template<typename F>
+void forStoredField(F&& visit)
+{
+  for (std::uint64_t z = 0; z < 9; ++z)
+  {
+    for (std::uint64_t y = 0; y < 13; ++y)
+    {
+      for (std::uint64_t x = 0; x < 17; ++x)
+      {
+        const double v = std::sin(0.4 * double(x)) + std::cos(0.3 * double(y)) * 0.5 +
+          0.2 * double(z) + 0.05 * double(x) * double(y);
+        visit(x + 17 * (y + 13 * z), static_cast<float>(v), x, y, z);
+      }
+    }
+  }
+}
+
+TEST(CodecStoredStreams, Versions2And3StillDecode)
+{
+  codec::Layout layout;
+  layout.dims = { 17, 13, 9 };
+  const double bound = 0.05;
+  std::vector<float> field(17 * 13 * 9);
+  forStoredField(
+    [&](std::uint64_t i, float v, std::uint64_t, std::uint64_t, std::uint64_t) { field[i] = v; });
+  struct Stored
+  {
+    const std::uint8_t* data;
+    std::size_t size;
+    std::uint32_t version, hash;
+  };
+  for (const Stored& s : { Stored{ storedstreams::StoredV2,
+                             sizeof(storedstreams::StoredV2),
+                             2,
+                             storedstreams::StoredV2DecodedHash },
+         Stored{ storedstreams::StoredV3,
+           sizeof(storedstreams::StoredV3),
+           3,
+           storedstreams::StoredV3DecodedHash } })
+  {
+    codec::StreamInfo info;
+    ASSERT_TRUE(codec::inspect(s.data, s.size, info).ok());
+    EXPECT_EQ(info.version, s.version);
+    EXPECT_FALSE(info.raw);
+    EXPECT_EQ(info.maskBytes > 0, s.version == 3);
+    std::vector<float> out(field.size());
+    const auto st = codec::decode(s.data, s.size, -1, out.data(), layout);
+    ASSERT_TRUE(st.ok()) << st.message();
+    EXPECT_EQ(cf::fnv1a(reinterpret_cast<const std::uint8_t*>(out.data()), out.size() * 4), s.hash)
+      << "version " << s.version << " decodes to other values than when it was written";
+    forStoredField(
+      [&](std::uint64_t i, float v, std::uint64_t x, std::uint64_t y, std::uint64_t z)
+      {
+        const bool nan =
+          s.version == 3 && ((x == 4 && y == 3 && z == 2) || (y == 0 && z == 0 && x < 3));
+        const bool inf = s.version == 3 && x == 11 && y == 8 && z == 4;
+        if (nan)
+        {
+          EXPECT_TRUE(std::isnan(out[i])) << i;
+        }
+        else if (inf)
+        {
+          EXPECT_EQ(out[i], std::numeric_limits<float>::infinity()) << i;
+        }
+        else
+        {
+          EXPECT_LE(std::fabs(double(out[i]) - double(v)), bound * (1 + 1e-9) + 1e-6) << i;
+        }
+      });
+  }
+  // Today's encoder writes version 4 of the same field: smaller, and (same scheme, same
+  // quantisation) the same values as the stored version 2.
+  std::vector<std::uint8_t> now;
+  ASSERT_TRUE(codec::encode(field.data(), layout, bound, now).ok());
+  codec::StreamInfo info;
+  ASSERT_TRUE(codec::inspect(now.data(), now.size(), info).ok());
+  EXPECT_EQ(info.version, codec::codecVersion);
+  EXPECT_LT(now.size(), sizeof(storedstreams::StoredV2));
+  std::vector<float> out(field.size());
+  ASSERT_TRUE(codec::decode(now.data(), now.size(), -1, out.data(), layout).ok());
+  EXPECT_EQ(cf::fnv1a(reinterpret_cast<const std::uint8_t*>(out.data()), out.size() * 4),
+    storedstreams::StoredV2DecodedHash);
 }
 
 } // namespace

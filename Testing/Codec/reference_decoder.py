@@ -75,16 +75,18 @@ def inspect(stream):
     if stream[:4] != MAGIC:
         raise StreamError("magic SGCZ missing")
     version, vtype, flags = struct.unpack_from("<HBB", stream, 4)
-    if version not in (1, 2, 3):
+    if version not in (1, 2, 3, 4):
         raise StreamError("unsupported version %d" % version)
     # Version 1: linear prediction, axes in index order, one quantiser for all levels.
     fixed, entry = (56, 16) if version == 1 else (64, 24)
     order, cubic = (0, 1, 2), False
     # Version 3: raw values that may be special (flags 1), or a mask section of M bytes before
-    # the header's checksum (flags 2).
-    (mask_bytes,) = struct.unpack_from("<I", stream, 60) if version == 3 else (0,)
-    if version == 3 and not ((flags == 1 and mask_bytes == 0) or
-                             (flags == 2 and mask_bytes >= 16 and mask_bytes % 4 == 0)):
+    # the header's checksum (flags 2). Version 4: a coded stream, with a mask section if flags 2.
+    (mask_bytes,) = struct.unpack_from("<I", stream, 60) if version >= 3 else (0,)
+    masked = flags == 2 and mask_bytes >= 16 and mask_bytes % 4 == 0
+    if version == 3 and not ((flags == 1 and mask_bytes == 0) or masked):
+        raise StreamError("invalid flags or mask section size")
+    if version == 4 and not ((flags == 0 and mask_bytes == 0) or masked):
         raise StreamError("invalid flags or mask section size")
     if version >= 2:
         order = tuple(stream[56:59])
@@ -107,8 +109,11 @@ def inspect(stream):
         level_quant.append(qb)
     table_pos = fixed + entry * levels
     (count,) = struct.unpack_from("<I", stream, table_pos)
-    lengths = np.frombuffer(stream, np.uint8, count, table_pos + 4)
-    header = (table_pos + 4 + count + 3) // 4 * 4 + mask_bytes + 4
+    if version == 4:
+        lengths, table_bytes = _compact_lengths(stream, table_pos + 4, count)
+    else:
+        lengths, table_bytes = np.frombuffer(stream, np.uint8, count, table_pos + 4), count
+    header = (table_pos + 4 + table_bytes + 3) // 4 * 4 + mask_bytes + 4
     (checksum,) = struct.unpack_from("<I", stream, header - 4)
     if checksum != _fnv1a(stream[: header - 4]):
         raise StreamError("header checksum mismatch")
@@ -118,6 +123,57 @@ def inspect(stream):
                 dims=dims, bound=bound, levels=levels, level_end=level_end,
                 level_bound=level_bound, level_quant=level_quant, order=order, cubic=cubic,
                 lengths=lengths, header_bytes=header, special_runs=runs)
+
+
+def _compact_lengths(stream, at, count):
+    """Version 4's code-length table at stream[at]: operations on p, the last non-zero length
+    (0 at first): '0' p again, '10s' p + 1 (s = 0) or p - 1, '110' + Exp-Golomb (order 2) of r - 1:
+    r zero lengths, '111' + 5 bits: a literal length; bits from each byte's lowest, fields most
+    significant bit first. Returns (lengths, bytes used)."""
+    size = max(0, min(len(stream) - at, count + 1))  # at most 8 bits per length
+    bits = np.unpackbits(np.frombuffer(stream, np.uint8, size, at), bitorder="little")
+    pos = [0]
+
+    def read(n):
+        if pos[0] + n > len(bits):
+            raise StreamError("code-length table truncated")
+        v = 0
+        for b in bits[pos[0]:pos[0] + n]:
+            v = (v << 1) | int(b)
+        pos[0] += n
+        return v
+
+    out = np.zeros(count, np.uint8)
+    i, p = 0, 0
+    while i < count:
+        if read(1) == 0:
+            if p == 0:
+                raise StreamError("code-length table repeats nothing")
+            out[i], i = p, i + 1
+        elif read(1) == 0:
+            p = p - 1 if read(1) else p + 1
+            if not 1 <= p <= 24:
+                raise StreamError("code length %d out of range" % p)
+            out[i], i = p, i + 1
+        elif read(1) == 0:
+            zeros = 0
+            while read(1) == 0:
+                zeros += 1
+                if zeros > 20:
+                    raise StreamError("code-length table: overlong zero run")
+            run = ((1 << (zeros + 2)) | read(zeros + 2)) - 4 + 1
+            if run > count - i:
+                raise StreamError("code-length table: zero run past the end")
+            i += run
+        else:
+            p = read(5)
+            if not 1 <= p <= 24:
+                raise StreamError("code length %d out of range" % p)
+            out[i], i = p, i + 1
+    used = (pos[0] + 7) // 8
+    if bits[pos[0]:used * 8].any():
+        raise StreamError("code-length table padding not zero")
+    return out, used
 
 
 def _varints(data, at):

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """CTest: streams written by the C++ encoder (through sgcore_codec_writer) decode with the pure-numpy
 reference decoder to exactly the C++ decoder's output, and within the bound of the original on
-every voxel; prefixes (levels 0..k) within the stream's level bound; NaN and Inf voxels (version-3
-streams) bit for bit. Inputs: synthetic fields of odd sizes (1-D, 2-D, 3-D, float and double, some
+every voxel; prefixes (levels 0..k) within the stream's level bound; NaN and Inf voxels (a mask
+section) bit for bit; the streams of versions 2 and 3 kept in
+SparseGridCore/Testing/codec_stored_streams.h decode to what they decoded to when written. Inputs: synthetic fields of odd sizes (1-D, 2-D, 3-D, float and double, some
 with a NaN border and scattered NaN/Inf) and every volume of ../shared/data (as float32, and
 Isabel also as float64), at relative bounds 1e-2 and 1e-4. Exit 77 (skipped) without numpy.
     test_reference_decoder.py PATH/TO/sgcore_codec_writer
@@ -43,10 +44,38 @@ def fields():
     return out
 
 
+def stored_streams():
+    """The streams of earlier format versions kept in SparseGridCore/Testing/codec_stored_streams.h
+    (version 2, and version 3 with NaN/Inf voxels) with the hash of the float32 values the C++
+    decoder of their time gave: [(name, bytes, hash)]."""
+    import re
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "SparseGridCore",
+                        "Testing", "codec_stored_streams.h")
+    text = open(path).read()
+    hashes = dict(re.findall(r"(StoredV\d)DecodedHash = (0x[0-9a-f]+)u", text))
+    out = []
+    for name, body in re.findall(r"(StoredV\d)\[\] = \{([^}]*)\}", text):
+        data = bytes(int(h, 16) for h in re.findall(r"0x[0-9a-f]{2}", body))
+        out.append((name, data, int(hashes[name], 16)))
+    return out
+
+
+def check_stored():
+    """Streams written by earlier versions decode to what the C++ decoder of their time gave."""
+    failures = 0
+    for name, data, expected in stored_streams():
+        py = rd.decode(data)
+        got = rd._fnv1a(py.astype("<f4").tobytes())
+        ok = got == expected and py.dtype == np.float32
+        print("%-4s stored %s (version %d): hash of the decoded values %08x, expected %08x"
+              % ("ok" if ok else "FAIL", name, rd.inspect(data)["version"], got, expected))
+        failures += 0 if ok else 1
+    return failures, 2
+
+
 def main():
     writer = sys.argv[1]
-    failures = 0
-    checked = 0
+    failures, checked = check_stored()
     names = set()
     with tempfile.TemporaryDirectory() as tmp:
         for name, arr, dims in fields():

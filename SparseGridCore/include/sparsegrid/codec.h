@@ -49,11 +49,13 @@ enum class ValueType : std::uint8_t
   Float64 = 2
 };
 
-/// Version written into every stream without special voxels. Decoders read versions 1 (linear
-/// prediction, axes in index order, one quantiser) to maskedCodecVersion, and reject others.
-constexpr std::uint32_t codecVersion = 2;
-/// Version of streams that hold special voxels (NaN, Inf, the fill value): a mask section in the
-/// header, or raw values that may be special.
+/// Version written into every coded stream (a compact code-length table; special voxels in a
+/// mask section the header flags). Raw streams (values stored as they are) keep version 2, or
+/// maskedCodecVersion where values may be special. Decoders read versions 1 (linear prediction,
+/// axes in index order, one quantiser) to codecVersion, and reject others.
+constexpr std::uint32_t codecVersion = 4;
+/// Version of raw streams whose values may be special (NaN, Inf, the fill value), and of coded
+/// streams with a mask section written before version 4.
 constexpr std::uint32_t maskedCodecVersion = 3;
 
 /// One scalar component of an image in memory: dims (axis 0 fastest, unused axes = 1; 1-D, 2-D,

@@ -349,7 +349,7 @@ Status decodeCPU(const ParsedStream& in, int lod, S* rec, const ExecutionOptions
   const std::vector<Quantiser>& quantisers = setup.quantisers;
   huffman::Decoder dec;
   std::string why;
-  if (!dec.build(in.lengths, in.tableCount, why))
+  if (!dec.build(in.lengths.data(), in.tableCount, why))
   {
     return Status(ErrorCode::InvalidArgument, "decode: damaged stream: " + why);
   }

@@ -476,7 +476,8 @@ Status encodeCPU(const EncodeRequest<T>& request, const ExecutionOptions& option
   stats.zeroChunks = 0;
 
   HeaderFields h = codedHeader(valueTypeOf<T>(), plan, bound, table);
-  const std::size_t header = headerBytes(plan.levels, tableCount);
+  const std::size_t header =
+    headerBytes(plan.levels, lengthTableBytes(table.lengths.data(), tableCount));
   std::uint64_t total = header;
   h.levelEnd.resize(static_cast<std::size_t>(plan.levels));
   for (int k = 0; k < plan.levels; ++k)

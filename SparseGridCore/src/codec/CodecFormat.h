@@ -382,14 +382,63 @@ SGC_HD void tokenize(const std::uint16_t* codes, std::uint32_t n, F&& emit)
   }
 }
 
-/// Bytes of a version-2 header with `levels` levels and `tableCount` Huffman code lengths: the
-/// fixed part, the level entries, the length count and the lengths, padded to 4, and the header's
-/// checksum. The GPU encoder places its chunks from this on the device.
-SGC_HD std::uint64_t headerBytesV2(int levels, std::uint64_t tableCount)
+/// Bytes of a coded header (versions 2 to 4) with `levels` levels whose code-length table takes
+/// `tableBytes` bytes after its count (versions 2-3: one byte per token; version 4: the compact
+/// table, lengthTableBits() / 8 rounded up): the fixed part, the level entries, the count and the
+/// table, padded to 4, and the header's checksum (a mask section comes on top). The GPU encoder
+/// places its chunks from this on the device.
+SGC_HD std::uint64_t codedHeaderBytes(int levels, std::uint64_t tableBytes)
 {
   const std::uint64_t n =
-    FixedHeaderBytes + LevelEntryBytes * static_cast<std::uint64_t>(levels) + 4 + tableCount;
+    FixedHeaderBytes + LevelEntryBytes * static_cast<std::uint64_t>(levels) + 4 + tableBytes;
   return (n + 3) / 4 * 4 + 4;
+}
+
+/// The compact code-length table (version 4): the lengths L[0..n) as a bit sequence of
+/// operations, each relative to p, the last non-zero length before (0 at the start):
+///   0          L = p (p > 0)
+///   10s        L = p + 1 (s = 0) or p - 1 (s = 1)
+///   110 G      a run of r >= 1 zero lengths, G = Exp-Golomb code of order 2 of r - 1
+///   111 vvvvv  L = v (5 bits, most significant first), |v - p| > 1
+/// A zero run always takes the whole run. Bits fill each byte from its least significant bit.
+/// Bits of the Exp-Golomb code of order 2 of v: (b - 3) zeros, then the b bits of v + 4.
+SGC_HD std::uint32_t expGolomb2Bits(std::uint64_t v)
+{
+  std::uint64_t m = v + 4;
+  std::uint32_t b = 0;
+  while (m != 0)
+  {
+    ++b;
+    m >>= 1;
+  }
+  return 2 * b - 3;
+}
+
+/// The bits the compact table spends on entry i of L[0..n): a zero run's operation is counted at
+/// its first entry (its other entries cost 0). Every entry independently of the others' bits, so
+/// that the GPU sums them in parallel; lengthTableBits() is the same sum on the host.
+SGC_HD std::uint32_t lengthTableEntryBits(const std::uint8_t* L, std::uint64_t n, std::uint64_t i)
+{
+  if (L[i] == 0)
+  {
+    if (i > 0 && L[i - 1] == 0)
+    {
+      return 0;
+    }
+    std::uint64_t end = i + 1;
+    while (end < n && L[end] == 0)
+    {
+      ++end;
+    }
+    return 3 + expGolomb2Bits(end - i - 1);
+  }
+  std::uint64_t j = i;
+  while (j > 0 && L[j - 1] == 0)
+  {
+    --j;
+  }
+  const int d = static_cast<int>(L[i]) - (j > 0 ? static_cast<int>(L[j - 1]) : 0);
+  return d == 0 ? 1u : (d == 1 || d == -1) ? 3u : 8u;
 }
 
 inline std::uint32_t fnv1a(const std::uint8_t* data, std::size_t n)

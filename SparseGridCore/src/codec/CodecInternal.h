@@ -47,17 +47,33 @@ struct HeaderFields
   std::vector<double> levelQuantBound;
   std::vector<std::uint8_t> lengths; ///< Huffman code lengths, trailing zeros trimmed
   format::Scheme scheme;             ///< the plan's scheme (the quantiser bounds follow from it)
-  /// Version 3: the mask section (CodecMask.h), or raw values that may be special.
+  /// The mask section of a coded stream (CodecMask.h); raw streams: values that may be special
+  /// (version 3, else 2). Coded streams are version 4.
   std::vector<std::uint8_t> mask;
   bool specialValues = false;
 };
 
-/// Bytes of the header for these fields (version 1 only when parsing old streams; maskBytes: the
-/// mask section of a version-3 header).
+/// Bytes of the header for these fields: `tableBytes` is the code-length table's size after its
+/// count (lengthTableBytes() for version 4, the count for versions 1-3; version 1 only when parsing
+/// old streams; maskBytes: the mask section).
 std::size_t headerBytes(int levels,
-  std::size_t tableCount,
-  int version = 2,
+  std::size_t tableBytes,
+  int version = 4,
   std::size_t maskBytes = 0);
+/// The compact code-length table of version 4 (format::lengthTableEntryBits): its size in bytes,
+/// writing it (returns the bytes written, lengthTableBytes() of them), and reading `count` lengths
+/// from at most `available` bytes (false with the reason when it is damaged, truncated (then
+/// *truncated is set), not in the canonical form the encoders write, or has a length above
+/// MaxCodeLength; `used`: its bytes).
+std::size_t lengthTableBytes(const std::uint8_t* lengths, std::size_t count);
+std::size_t writeLengthTable(const std::uint8_t* lengths, std::size_t count, std::uint8_t* out);
+bool readLengthTable(const std::uint8_t* in,
+  std::size_t available,
+  std::size_t count,
+  std::vector<std::uint8_t>& lengths,
+  std::size_t& used,
+  std::string& why,
+  bool* truncated = nullptr);
 /// Writes the header into `out` (headerBytes() bytes); the level quantiser bounds are
 /// h.levelQuantBound, or format::levelQuantBound() of h.bound and h.scheme.
 void writeHeader(const HeaderFields& h, std::uint8_t* out);
@@ -104,11 +120,11 @@ std::vector<double> levelBounds(const format::Plan& plan,
   double maxAbs,
   double unitRoundoff);
 
-/// inspect() plus the Huffman lengths (pointer into the stream).
+/// inspect() plus the Huffman lengths (decoded from the compact table of version 4).
 Status parseHeader(const std::uint8_t* stream,
   std::size_t bytes,
   StreamInfo& info,
-  const std::uint8_t** lengths,
+  std::vector<std::uint8_t>* lengths,
   std::size_t* tableCount);
 /// A stream in host memory and what parseHeader read from it.
 struct ParsedStream
@@ -116,7 +132,7 @@ struct ParsedStream
   const std::uint8_t* data = nullptr;
   std::size_t bytes = 0;
   StreamInfo info;
-  const std::uint8_t* lengths = nullptr; ///< the Huffman code lengths, tableCount of them
+  std::vector<std::uint8_t> lengths; ///< the Huffman code lengths, tableCount of them
   std::size_t tableCount = 0;
 };
 

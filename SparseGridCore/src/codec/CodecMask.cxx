@@ -784,7 +784,7 @@ Status addMask(std::vector<std::uint8_t>& stream,
   bool& raw)
 {
   StreamInfo info;
-  const std::uint8_t* lengths = nullptr;
+  std::vector<std::uint8_t> lengths;
   std::size_t tableCount = 0;
   Status st = parseHeader(stream.data(), stream.size(), info, &lengths, &tableCount);
   if (!st)
@@ -817,14 +817,15 @@ Status addMask(std::vector<std::uint8_t>& stream,
   h.levels = info.levels;
   h.levelBound = info.levelBound;
   h.levelQuantBound = info.levelQuantBound;
-  h.lengths.assign(lengths, lengths + tableCount);
+  h.lengths = lengths;
   h.mask = masked.section;
   h.levelEnd = info.levelEnd;
   for (std::uint64_t& end : h.levelEnd)
   {
     end += maskBytes;
   }
-  const std::size_t header = headerBytes(h.levels, tableCount, 2, h.mask.size());
+  const std::size_t header =
+    headerBytes(h.levels, lengthTableBytes(h.lengths.data(), tableCount), 4, h.mask.size());
   std::vector<std::uint8_t> out(stream.size() + static_cast<std::size_t>(maskBytes));
   writeHeader(h, out.data());
   std::memcpy(out.data() + header,

@@ -14,26 +14,263 @@ namespace detail
 
 using format::Plan;
 
-std::size_t headerBytes(int levels, std::size_t tableCount, int version, std::size_t maskBytes)
+std::size_t headerBytes(int levels, std::size_t tableBytes, int version, std::size_t maskBytes)
 {
   if (version != 1)
   {
-    return static_cast<std::size_t>(format::headerBytesV2(levels, tableCount)) + maskBytes;
+    return static_cast<std::size_t>(format::codedHeaderBytes(levels, tableBytes)) + maskBytes;
   }
   std::size_t n = format::FixedHeaderBytesV1 +
-    format::LevelEntryBytesV1 * static_cast<std::size_t>(levels) + 4 + tableCount;
+    format::LevelEntryBytesV1 * static_cast<std::size_t>(levels) + 4 + tableBytes;
   n = (n + 3) / 4 * 4;
   return n + 4;
+}
+
+std::size_t lengthTableBytes(const std::uint8_t* lengths, std::size_t count)
+{
+  std::uint64_t bits = 0;
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    bits += format::lengthTableEntryBits(lengths, count, i);
+  }
+  return static_cast<std::size_t>((bits + 7) / 8);
+}
+
+namespace
+{
+
+/// Bits packed from each byte's least significant bit; fields most significant bit first.
+struct BitWriter
+{
+  std::uint8_t* out;
+  std::uint64_t at = 0;
+  void put(std::uint32_t value, std::uint32_t bits)
+  {
+    for (std::uint32_t b = bits; b-- > 0;)
+    {
+      if ((value >> b) & 1u)
+      {
+        out[at >> 3] = static_cast<std::uint8_t>(out[at >> 3] | (1u << (at & 7)));
+      }
+      ++at;
+    }
+  }
+};
+
+struct BitReader
+{
+  const std::uint8_t* in;
+  std::uint64_t bits;
+  std::uint64_t at = 0;
+  /// Reads `count` bits (at most 24) into value; false past the end.
+  bool get(std::uint32_t count, std::uint32_t& value)
+  {
+    value = 0;
+    if (bits - at < count)
+    {
+      return false;
+    }
+    for (std::uint32_t b = 0; b < count; ++b, ++at)
+    {
+      value = (value << 1) | ((in[at >> 3] >> (at & 7)) & 1u);
+    }
+    return true;
+  }
+};
+
+} // namespace
+
+std::size_t writeLengthTable(const std::uint8_t* lengths, std::size_t count, std::uint8_t* out)
+{
+  const std::size_t bytes = lengthTableBytes(lengths, count);
+  std::memset(out, 0, bytes);
+  BitWriter w{ out };
+  int p = 0;
+  std::size_t i = 0;
+  while (i < count)
+  {
+    const int v = lengths[i];
+    if (v == 0)
+    {
+      std::size_t end = i + 1;
+      while (end < count && lengths[end] == 0)
+      {
+        ++end;
+      }
+      const std::uint64_t m = end - i - 1 + 4;
+      const std::uint32_t b = (format::expGolomb2Bits(end - i - 1) + 3) / 2;
+      w.put(6, 3); // 110
+      w.put(0, b - 3);
+      w.put(static_cast<std::uint32_t>(m), b);
+      i = end;
+      continue;
+    }
+    if (v == p)
+    {
+      w.put(0, 1);
+    }
+    else if (v == p + 1 || v == p - 1)
+    {
+      w.put(v == p + 1 ? 4 : 5, 3); // 10s
+    }
+    else
+    {
+      w.put(7, 3); // 111
+      w.put(static_cast<std::uint32_t>(v), 5);
+    }
+    p = v;
+    ++i;
+  }
+  return bytes;
+}
+
+bool readLengthTable(const std::uint8_t* in,
+  std::size_t available,
+  std::size_t count,
+  std::vector<std::uint8_t>& lengths,
+  std::size_t& used,
+  std::string& why,
+  bool* truncated)
+{
+  lengths.assign(count, 0);
+  if (truncated)
+  {
+    *truncated = false;
+  }
+  BitReader r{ in, std::uint64_t(available) * 8 };
+  int p = 0;
+  std::size_t i = 0;
+  bool zeroRun = false; // the previous operation was a zero run
+  auto cut = [&]()
+  {
+    why = "the code-length table is truncated";
+    if (truncated)
+    {
+      *truncated = true;
+    }
+    return false;
+  };
+  while (i < count)
+  {
+    std::uint32_t bit = 0, v = 0;
+    if (!r.get(1, bit))
+    {
+      return cut();
+    }
+    if (bit == 0)
+    {
+      if (p == 0)
+      {
+        why = "the code-length table repeats a length before the first";
+        return false;
+      }
+      lengths[i++] = static_cast<std::uint8_t>(p);
+      zeroRun = false;
+      continue;
+    }
+    if (!r.get(1, bit))
+    {
+      return cut();
+    }
+    if (bit == 0)
+    {
+      if (!r.get(1, bit))
+      {
+        return cut();
+      }
+      const int next = bit ? p - 1 : p + 1;
+      if (next < 1 || next > format::MaxCodeLength)
+      {
+        why = "the code-length table steps outside 1.." + std::to_string(format::MaxCodeLength);
+        return false;
+      }
+      lengths[i++] = static_cast<std::uint8_t>(p = next);
+      zeroRun = false;
+      continue;
+    }
+    if (!r.get(1, bit))
+    {
+      return cut();
+    }
+    if (bit == 0)
+    {
+      // A zero run: Exp-Golomb of order 2 of its length - 1.
+      std::uint32_t zeros = 0;
+      for (;;)
+      {
+        if (!r.get(1, bit))
+        {
+          return cut();
+        }
+        if (bit)
+        {
+          break;
+        }
+        if (++zeros > 20)
+        {
+          why = "the code-length table has an overlong zero run";
+          return false;
+        }
+      }
+      std::uint32_t low = 0;
+      if (!r.get(zeros + 2, low))
+      {
+        return cut();
+      }
+      const std::uint64_t run = ((std::uint64_t(1) << (zeros + 2)) | low) - 4 + 1;
+      if (zeroRun || run > count - i)
+      {
+        why = "the code-length table has an invalid zero run";
+        return false;
+      }
+      i += static_cast<std::size_t>(run); // lengths are already 0
+      zeroRun = true;
+      continue;
+    }
+    if (!r.get(5, v))
+    {
+      return cut();
+    }
+    const int d = static_cast<int>(v) - p;
+    if (v < 1 || v > static_cast<std::uint32_t>(format::MaxCodeLength) || (d >= -1 && d <= 1))
+    {
+      why = "the code-length table has an invalid length " + std::to_string(v);
+      return false;
+    }
+    lengths[i++] = static_cast<std::uint8_t>(p = static_cast<int>(v));
+    zeroRun = false;
+  }
+  used = static_cast<std::size_t>((r.at + 7) / 8);
+  // The rest of the last byte is zero, and the table is in the form the encoders write.
+  for (std::uint64_t b = r.at; b < std::uint64_t(used) * 8; ++b)
+  {
+    if ((in[b >> 3] >> (b & 7)) & 1u)
+    {
+      why = "the code-length table's padding bits are not zero";
+      return false;
+    }
+  }
+  if (used != lengthTableBytes(lengths.data(), count))
+  {
+    why = "the code-length table is not in its canonical form";
+    return false;
+  }
+  return true;
 }
 
 void writeHeader(const HeaderFields& h, std::uint8_t* out)
 {
   const bool masked = !h.mask.empty();
-  const std::size_t total = headerBytes(h.levels, h.lengths.size(), 2, h.mask.size());
+  // Coded streams: version 4 (compact code-length table, optional mask section); raw streams keep
+  // the layout of versions 2 and 3 (no table), version 3 where values may be special.
+  const std::uint16_t version = static_cast<std::uint16_t>(!h.raw ? codecVersion
+      : h.specialValues                                           ? maskedCodecVersion
+                                                                  : 2);
+  const std::size_t tableBytes = lengthTableBytes(h.lengths.data(), h.lengths.size());
+  const std::size_t total = headerBytes(h.levels, tableBytes, 4, h.mask.size());
   std::memset(out, 0, total);
   std::memcpy(out, format::Magic, 4);
-  format::store<std::uint16_t>(out + 4,
-    static_cast<std::uint16_t>(masked || h.specialValues ? maskedCodecVersion : codecVersion));
+  format::store<std::uint16_t>(out + 4, version);
   out[6] = static_cast<std::uint8_t>(h.type);
   out[7] =
     static_cast<std::uint8_t>((h.raw ? format::FlagRaw : 0) | (masked ? format::FlagMask : 0));
@@ -51,7 +288,7 @@ void writeHeader(const HeaderFields& h, std::uint8_t* out)
     out[56 + a] = static_cast<std::uint8_t>(h.scheme.order[a]);
   }
   out[59] = h.scheme.cubic ? 1 : 0;
-  // Bytes 60..63: the mask section's size (version 3), else zero (reserved).
+  // Bytes 60..63: the mask section's size (versions 3-4), else zero.
   format::store<std::uint32_t>(out + 60, static_cast<std::uint32_t>(h.mask.size()));
   std::uint8_t* p = out + format::FixedHeaderBytes;
   for (int k = 0; k < h.levels; ++k)
@@ -66,10 +303,7 @@ void writeHeader(const HeaderFields& h, std::uint8_t* out)
   }
   format::store<std::uint32_t>(p, static_cast<std::uint32_t>(h.lengths.size()));
   p += 4;
-  if (!h.lengths.empty())
-  {
-    std::memcpy(p, h.lengths.data(), h.lengths.size());
-  }
+  writeLengthTable(h.lengths.data(), h.lengths.size(), p);
   if (masked)
   {
     std::memcpy(out + total - 4 - h.mask.size(), h.mask.data(), h.mask.size());
@@ -152,7 +386,7 @@ template void writeRaw<double>(const double*,
 Status parseHeader(const std::uint8_t* s,
   std::size_t bytes,
   StreamInfo& info,
-  const std::uint8_t** lengths,
+  std::vector<std::uint8_t>* lengths,
   std::size_t* tableCount)
 {
   auto need = [](std::size_t n, const char* what)
@@ -175,11 +409,11 @@ Status parseHeader(const std::uint8_t* s,
       ErrorCode::InvalidArgument, "inspect: not a sparse-grid codec stream (magic 'SGCZ' missing)");
   }
   info.version = format::load<std::uint16_t>(s + 4);
-  if (info.version < 1 || info.version > maskedCodecVersion)
+  if (info.version < 1 || info.version > codecVersion)
   {
     return Status(ErrorCode::InvalidArgument,
       "inspect: unsupported codec stream version " + std::to_string(info.version) +
-        " (this library reads versions 1 to " + std::to_string(maskedCodecVersion) + ")");
+        " (this library reads versions 1 to " + std::to_string(codecVersion) + ")");
   }
   const int version = static_cast<int>(info.version);
   const std::size_t fixedBytes =
@@ -214,11 +448,14 @@ Status parseHeader(const std::uint8_t* s,
       "inspect: damaged header: unknown value type " + std::to_string(s[6]));
   }
   info.type = static_cast<ValueType>(s[6]);
-  // Version 3: raw values (which may be special), or a coded stream with a mask section.
+  // Version 3: raw values (which may be special), or a coded stream with a mask section. Version
+  // 4: a coded stream, with a mask section where flag bit 1 says so.
   const std::uint32_t maskBytes = version >= 3 ? format::load<std::uint32_t>(s + 60) : 0;
+  const bool maskOk =
+    s[7] == format::FlagMask && maskBytes >= format::MaskFixedBytes && maskBytes % 4 == 0;
   const bool flagsOk = version < 3 ? s[7] <= format::FlagRaw
-                                   : (s[7] == format::FlagRaw && maskBytes == 0) ||
-      (s[7] == format::FlagMask && maskBytes >= format::MaskFixedBytes && maskBytes % 4 == 0);
+    : version == 3                 ? (s[7] == format::FlagRaw && maskBytes == 0) || maskOk
+                                   : (s[7] == 0 && maskBytes == 0) || maskOk;
   if (!flagsOk)
   {
     return Status(ErrorCode::InvalidArgument,
@@ -268,7 +505,23 @@ Status parseHeader(const std::uint8_t* s,
     return Status(
       ErrorCode::InvalidArgument, "inspect: damaged header: invalid Huffman table size");
   }
-  const std::size_t total = headerBytes(static_cast<int>(levels), count, version, maskBytes);
+  std::vector<std::uint8_t> compact;
+  std::vector<std::uint8_t>& table = lengths ? *lengths : compact;
+  std::size_t tableBytes = count;
+  if (version >= 4)
+  {
+    std::string why;
+    bool cut = false;
+    if (!readLengthTable(
+          s + tablePos + 4, bytes - tablePos - 4, count, table, tableBytes, why, &cut))
+    {
+      // Truncated: the table takes at most a byte per length, so that many bytes suffice.
+      return cut ? need(headerBytes(static_cast<int>(levels), count, version, maskBytes),
+                     "the header with its compact code-length table")
+                 : Status(ErrorCode::InvalidArgument, "inspect: damaged header: " + why);
+    }
+  }
+  const std::size_t total = headerBytes(static_cast<int>(levels), tableBytes, version, maskBytes);
   if (bytes < total)
   {
     return need(total,
@@ -315,9 +568,9 @@ Status parseHeader(const std::uint8_t* s,
     return Status(ErrorCode::InvalidArgument, "inspect: damaged header: raw size mismatch");
   }
   info.chunks = info.raw ? 0 : plan.chunkBegin[plan.levels];
-  if (lengths)
+  if (lengths && version < 4)
   {
-    *lengths = s + tablePos + 4;
+    lengths->assign(s + tablePos + 4, s + tablePos + 4 + count);
   }
   if (tableCount)
   {

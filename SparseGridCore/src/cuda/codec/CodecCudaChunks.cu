@@ -222,6 +222,40 @@ __global__ void chunkBytesKernel(const u32* blockBits,
   }
 }
 
+/// The bytes of the header's compact code-length table (version 4) from the lengths of the
+/// summary's table: the sum of every entry's bits (format::lengthTableEntryBits, the function
+/// the host's table writer is checked against), one block.
+constexpr int TableBytesThreads = 256;
+__global__ void __launch_bounds__(TableBytesThreads)
+  tableBytesKernel(const unsigned char* lengths, u64* summary)
+{
+  const u64 n = summary[SumTableCount];
+  u64 bits = 0;
+  for (u64 i = threadIdx.x; i < n; i += TableBytesThreads)
+  {
+    bits += format::lengthTableEntryBits(lengths, n, i);
+  }
+  for (int o = 16; o > 0; o /= 2)
+  {
+    bits += __shfl_down_sync(0xffffffffu, bits, o);
+  }
+  __shared__ u64 warpBits[TableBytesThreads / 32];
+  if ((threadIdx.x & 31) == 0)
+  {
+    warpBits[threadIdx.x / 32] = bits;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+  {
+    u64 total = 0;
+    for (int w = 0; w < TableBytesThreads / 32; ++w)
+    {
+      total += warpBits[w];
+    }
+    summary[SumTableBytes] = (total + 7) / 8;
+  }
+}
+
 /// Chunk and level-table offsets from the scanned chunk bytes, in the layout of the CPU encoder
 /// (header; then per level the table of its chunk sizes, then its chunks), the level ends, and
 /// the values the host reads back for its checks and the header.
@@ -235,7 +269,7 @@ __global__ void chunkOffsetsKernel(const u64* scanned,
   const u64* surplus,
   int passCount)
 {
-  const u64 header = format::headerBytesV2(g.levels, summary[SumTableCount]);
+  const u64 header = format::codedHeaderBytes(g.levels, summary[SumTableBytes]);
   const u64 tid = blockIdx.x * u64(blockDim.x) + threadIdx.x;
   for (u64 c = tid; c < chunks; c += u64(gridDim.x) * blockDim.x)
   {
@@ -442,9 +476,10 @@ Status launchSizing(const SizingArgs& a, cudaStream_t s)
     a.symbols, a.geometry, a.totalBlocks, a.masks, a.lengths, a.blockBits, a.blockEsc);
   SGC_PROFILE_END();
   SGC_LAUNCHED("bits kernel");
-  SGC_PROFILE_BEGIN("encode chunk sizes, scan, offsets (2 kernels, 1 scan)");
+  SGC_PROFILE_BEGIN("encode chunk sizes, table bytes, scan, offsets (3 kernels, 1 scan)");
   chunkBytesKernel<<<blocksFor(a.chunks + 1), Threads, 0, s>>>(
     a.blockBits, a.blockEsc, a.masks, a.chunks, a.valueBytes, a.chunkBytes, a.summary);
+  tableBytesKernel<<<1, TableBytesThreads, 0, s>>>(a.lengths, a.summary);
   std::size_t scanBytes = a.scanBytes;
   SGC_TRY(
     cub::DeviceScan::ExclusiveSum(a.scanTemp, scanBytes, a.chunkBytes, a.scanned, a.chunks + 1, s),

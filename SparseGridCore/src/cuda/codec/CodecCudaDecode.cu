@@ -594,7 +594,7 @@ Status decodeCoded(Workspace& ws,
   detail::makeDecodePlan(info, setup);
   const Plan& plan = setup.plan;
   const std::vector<Quantiser>& quantisers = setup.quantisers;
-  const std::uint8_t* lengths = nullptr;
+  std::vector<std::uint8_t> lengths;
   std::size_t tableCount = 0;
   StreamInfo again;
   Status st;
@@ -604,7 +604,7 @@ Status decodeCoded(Workspace& ws,
   }
   huffman::Decoder dec;
   std::string why;
-  if (!dec.build(lengths, tableCount, why))
+  if (!dec.build(lengths.data(), tableCount, why))
   {
     return Status(ErrorCode::InvalidArgument, "decode: damaged stream: " + why);
   }

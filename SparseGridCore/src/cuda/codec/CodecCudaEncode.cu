@@ -519,6 +519,16 @@ Status writeCodedStream(Workspace& ws,
   const u64 total = summary[SumTotal];
   const std::size_t tableCount = static_cast<std::size_t>(summary[SumTableCount]);
   const u64 chunks = plan.chunkBegin[plan.levels];
+  // The device placed the chunks after a header whose table it sized (tableBytesKernel); the
+  // table written here must take exactly those bytes.
+  const std::size_t tableBytes = detail::lengthTableBytes(hostLengths, tableCount);
+  if (tableBytes != summary[SumTableBytes])
+  {
+    return Status(ErrorCode::Internal,
+      "encode: the device sized the code-length table at " +
+        std::to_string(summary[SumTableBytes]) + " bytes, the host at " +
+        std::to_string(tableBytes));
+  }
   Status st;
   unsigned char* dOut = nullptr;
   if (target)
@@ -553,7 +563,8 @@ Status writeCodedStream(Workspace& ws,
   detail::HuffmanTable table;
   table.lengths.assign(hostLengths, hostLengths + tableCount);
   table.count = tableCount;
-  detail::HeaderFields h = detail::codedHeader(detail::valueTypeOf<T>(), plan, request.bound, table);
+  detail::HeaderFields h =
+    detail::codedHeader(detail::valueTypeOf<T>(), plan, request.bound, table);
   h.levelEnd.assign(summary + SumLevelEnd, summary + SumLevelEnd + plan.levels);
   std::vector<double> passSurplus(static_cast<std::size_t>(plan.passCount));
   std::memcpy(passSurplus.data(), summary + SumSurplus, sizeof(double) * plan.passCount);
@@ -564,7 +575,7 @@ Status writeCodedStream(Workspace& ws,
     request.bound,
     maxAbs,
     sizeof(T) == 4 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53));
-  const std::size_t header = detail::headerBytes(plan.levels, tableCount);
+  const std::size_t header = detail::headerBytes(plan.levels, tableBytes);
   std::vector<std::uint8_t> head(header);
   detail::writeHeader(h, head.data());
   SGC_HOST_LAP("encode host: header (overlaps the writer)");

@@ -448,18 +448,21 @@ __device__ __forceinline__ int levelOfChunk(const ChunkGeometry& g, u64 c)
 /// Huffman code lengths, for the header).
 enum SummaryWord : int
 {
-  SumTotal = 0,    ///< stream bytes
-  SumTableCount,   ///< Huffman lengths in the header (the last coded token + 1)
-  SumSymbols,      ///< tokens with a code
-  SumHostTable,    ///< 1: the device did not build the table (too many tokens): the host must
-  SumEscapes,      ///< escaped values
-  SumZeroChunks,   ///< chunks whose codes are all 0
-  SumNonFinite,    ///< NaN/Inf inputs
-  SumMaxAbs,       ///< bits of the largest |value|
-  SumLevelEnd = 8, ///< the end of each level's section (levels entries)
-  SumSurplus = 80, ///< bits of each pass's largest surplus (passCount entries)
+  SumTotal = 0,       ///< stream bytes
+  SumTableCount,      ///< Huffman lengths in the header (the last coded token + 1)
+  SumSymbols,         ///< tokens with a code
+  SumHostTable,       ///< 1: the device did not build the table (too many tokens): the host must
+  SumEscapes,         ///< escaped values
+  SumZeroChunks,      ///< chunks whose codes are all 0
+  SumNonFinite,       ///< NaN/Inf inputs
+  SumMaxAbs,          ///< bits of the largest |value|
+  SumLevelEnd = 8,    ///< the end of each level's section (levels entries)
+  SumTableBytes = 76, ///< bytes of the header's compact code-length table (version 4)
+  SumSurplus = 80,    ///< bits of each pass's largest surplus (passCount entries)
   SummaryWords = 512
 };
+static_assert(SumLevelEnd + 65 <= SumTableBytes && SumTableBytes < SumSurplus,
+  "the table's bytes lie between the level ends (at most 65 levels) and the surpluses");
 
 /// The device Huffman table's build (CodecCudaHuffmanTable.cu): the rounds of flattened counts,
 /// and the most coded tokens it takes (beyond: the host builds the table).
