@@ -229,7 +229,8 @@ constexpr int TableBytesThreads = 256;
 __global__ void __launch_bounds__(TableBytesThreads)
   tableBytesKernel(const unsigned char* lengths, u64* summary)
 {
-  const u64 n = summary[SumTableCount];
+  // (Where the device left the table to the host, the count is 0 until the host uploads it.)
+  const u64 n = summary[SumTableCount] < format::Tokens ? summary[SumTableCount] : format::Tokens;
   u64 bits = 0;
   for (u64 i = threadIdx.x; i < n; i += TableBytesThreads)
   {
