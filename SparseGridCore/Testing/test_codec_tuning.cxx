@@ -96,8 +96,9 @@ std::size_t bytesWithSchedule(const std::vector<float>& v,
 }
 
 // Integer data at a bound below one: quantising the coarse levels finer only spreads their
-// residuals over more symbols (and a longer Huffman table), so one quantiser for all levels is
-// chosen, as on the iron protein at 1e-4 of its range (13.1:1 against 11.3:1).
+// residuals over more symbols, so one quantiser for all levels is chosen, as on the iron protein
+// at 1e-4 of its range (14.5:1 against 13.5:1). Its stream is 0.90 of the other here (0.83 while
+// the code-length table took a byte per token), hence a margin of 5 %.
 TEST(CodecTuning, IntegerDataAtATightBoundUsesOneQuantiser)
 {
   const Dims dims{ 65, 60, 57 };
@@ -112,7 +113,7 @@ TEST(CodecTuning, IntegerDataAtATightBoundUsesOneQuantiser)
     EXPECT_EQ(q, bound);
   }
   const std::size_t sz3Schedule = bytesWithSchedule(v, dims, bound, info, 1.25, 2.0);
-  EXPECT_LT(double(stream.size()), 0.9 * double(sz3Schedule))
+  EXPECT_LT(double(stream.size()), 0.95 * double(sz3Schedule))
     << stream.size() << " bytes against " << sz3Schedule;
 }
 
