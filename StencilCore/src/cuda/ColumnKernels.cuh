@@ -155,31 +155,18 @@ __global__ void __launch_bounds__(TileCells, (TileMinBlocks<T, L, Prefetch>))
     { tileSlice<Prefetch>(x, first, last, forEach, barrier); });
 }
 
-/// The staged horizontal laplap: one block per (tile, column slice); see StagedColumns.h.
-template<typename T, typename Table, int L, bool Wide>
-__global__ void __launch_bounds__(TileCells, (StagedMinBlocks<T, Wide>))
+/// The staged horizontal laplap: one block per (tile, column slice); see StagedColumns.h. With
+/// Async, the async copies of the next step, under the register cap of the narrow kernel.
+template<typename T, typename Table, int L, bool Wide, bool Async>
+__global__ void __launch_bounds__(TileCells, (StagedMinBlocks<T, Wide && !Async>))
   stagedLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
 {
-  tileBlock<StagedContext<T, Table, L>, StagedThread<T, Table::K>>(args,
+  tileBlock<StagedContextOf<T, Table, L, Async>, StagedThreadOf<T, Table, L, Async>>(args,
     table,
     lists,
     slice,
     [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
     { stagedSlice(x, first, last, forEach, barrier); });
-}
-
-/// The staged horizontal laplap with async copies of the next step (StagedColumns.h); the
-/// register cap of the narrow staged kernel.
-template<typename T, typename Table, int L>
-__global__ void __launch_bounds__(TileCells, (StagedMinBlocks<T, false>))
-  stagedAsyncLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
-{
-  tileBlock<StagedAsyncContext<T, Table, L>, StagedAsyncThread<T, Table::K, L>>(args,
-    table,
-    lists,
-    slice,
-    [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
-    { stagedAsyncSlice(x, first, last, forEach, barrier); });
 }
 
 /// The staged horizontal laplap with its rings staged as groups of 4 cells (GroupedColumns.h):
@@ -278,7 +265,7 @@ Status launchColumns(const Table& table,
     const int slice =
       options.tuning.stagedSlice > 0 ? std::min(options.tuning.stagedSlice, a.layers) : a.layers;
     const LaneLayout<T, Table::K> lanes{
-      tiles->maxHalo, tiles->maxOuter, table.p.weights != nullptr
+      tiles->halo.max, tiles->outer.max, table.p.weights != nullptr
     };
     if (stagedLayerLanes(options) && lanes.fits() && (a.layers + slice - 1) / slice <= 65535 &&
       launchTiles(laneLaplapKernel<T, Table>, lanes.bytes(), slice))
@@ -299,7 +286,7 @@ Status launchColumns(const Table& table,
         reinterpret_cast<std::uintptr_t>(a.u) % 16 == 0 && (a.layers + slice - 1) / slice <= 65535)
       {
         const GroupLayout<T, Table::K> layout{
-          tiles->maxGroupRing, tiles->maxGroups, table.p.weights != nullptr
+          tiles->groupRing.max, tiles->groups.max, table.p.weights != nullptr
         };
         auto launchGroups = [&](auto kernel)
         {
@@ -330,18 +317,15 @@ Status launchColumns(const Table& table,
         [&](auto layers, auto wide)
         {
           constexpr int L = decltype(layers)::value;
-          if (stagedAsync<T>(options))
-          {
-            const StagedLayout<T, Table::K, L> layout{
-              tiles->maxHalo, tiles->maxOuter, table.p.weights != nullptr, 2
-            };
-            return launchTiles(stagedAsyncLaplapKernel<T, Table, L>, layout.bytes(), slice);
-          }
+          const bool async = stagedAsync<T>(options);
           const StagedLayout<T, Table::K, L> layout{
-            tiles->maxHalo, tiles->maxOuter, table.p.weights != nullptr
+            tiles->halo.max, tiles->outer.max, table.p.weights != nullptr, async ? 2 : 1
           };
-          return launchTiles(
-            stagedLaplapKernel<T, Table, L, decltype(wide)::value>, layout.bytes(), slice);
+          return async
+            ? launchTiles(stagedLaplapKernel<T, Table, L, false, true>, layout.bytes(), slice)
+            : launchTiles(stagedLaplapKernel<T, Table, L, decltype(wide)::value, false>,
+                layout.bytes(),
+                slice);
         }))
     {
       report.columnKernel = stagedKernelName<T, Table::K>(options, report);
@@ -398,7 +382,7 @@ Status launchColumns(const Table& table,
           [&](auto layers, auto prefetch)
           {
             constexpr int L = decltype(layers)::value;
-            const TileLayout<T, Table::K, L> layout{ tiles->maxHalo, table.p.weights != nullptr };
+            const TileLayout<T, Table::K, L> layout{ tiles->halo.max, table.p.weights != nullptr };
             return launchTiles(
               tiledLaplapKernel<T, Table, L, decltype(prefetch)::value>, layout.bytes(), slice);
           });
@@ -430,10 +414,9 @@ Status runWithTable(const PreparedTable<T>& table, const TablePointers<T>& point
 {
   if (table.compressed)
   {
-    return run(
-      std::conditional_t<Chasing, CompressedChasing<T, K>, CompressedNonChasing<T, K>>{ pointers });
+    return run(NeighbourTable<T, K, true, Chasing>{ pointers });
   }
-  return run(std::conditional_t<Chasing, PlainChasing<T, K>, PlainNonChasing<T, K>>{ pointers });
+  return run(NeighbourTable<T, K, false, Chasing>{ pointers });
 }
 
 /// Copies the table and the values to the device, runs the chosen strategy, copies back.
@@ -492,19 +475,13 @@ Status runColumns(const PreparedTable<T>& table,
     return status;
   }
   TileLists lists;
-  lists.haloStart = haloStart.as<std::int32_t>();
-  lists.haloCells = haloCells.as<std::int32_t>();
-  lists.maxHalo = table.maxHalo;
-  lists.outerStart = outerStart.as<std::int32_t>();
-  lists.outerCells = outerCells.as<std::int32_t>();
-  lists.maxOuter = table.maxOuter;
+  lists.halo = { haloStart.as<std::int32_t>(), haloCells.as<std::int32_t>(), table.maxHalo };
+  lists.outer = { outerStart.as<std::int32_t>(), outerCells.as<std::int32_t>(), table.maxOuter };
   lists.stagedSlots = table.stagedSlots.empty() ? nullptr : stagedSlots.as<std::int32_t>();
-  lists.groupRingStart = groupRingStart.as<std::int32_t>();
-  lists.groupRingCells = groupRingCells.as<std::int32_t>();
-  lists.maxGroupRing = table.maxGroupRing;
-  lists.groupStart = groupStart.as<std::int32_t>();
-  lists.groupIds = groupIds.as<std::int32_t>();
-  lists.maxGroups = table.maxGroups;
+  lists.groupRing = {
+    groupRingStart.as<std::int32_t>(), groupRingCells.as<std::int32_t>(), table.maxGroupRing
+  };
+  lists.groups = { groupStart.as<std::int32_t>(), groupIds.as<std::int32_t>(), table.maxGroups };
   lists.groupSlots = table.groupSlots.empty() ? nullptr : groupSlots.as<std::int32_t>();
   const TileLists* tiles = table.tiled() ? &lists : nullptr;
   if (!(status =
