@@ -208,6 +208,7 @@ bool laneDecode(const Canonical& t,
   std::vector<u16>& codes)
 {
   codes.assign(cf::ChunkCodes, 0);
+  const lanes::Tables<Canonical> tables{ t.lut.data(), wide.data(), t };
   const u32 blocks = (c.n + cf::BlockCodes - 1) / cf::BlockCodes;
   const u64 valid = blocks >= 64 ? ~0ull : (1ull << blocks) - 1;
   if (c.mask == 0 || (blocks < 64 && (c.mask >> blocks) != 0))
@@ -241,15 +242,7 @@ bool laneDecode(const Canonical& t,
     L[l].reached = false;
     L[l].bad = 0;
     start[l] = totalBits * u64(l) / 32;
-    lanes::countSpan(L[l].bits,
-      t.lut.data(),
-      wide.data(),
-      t,
-      start[l],
-      L[l].windowEnd,
-      exit[l],
-      count[l],
-      escapes[l]);
+    lanes::countSpan(L[l].bits, tables, start[l], L[l].windowEnd, exit[l], count[l], escapes[l]);
   }
   for (int round = 0; round < 40; ++round)
   {
@@ -271,16 +264,7 @@ bool laneDecode(const Canonical& t,
         continue;
       }
       lanes::Cursor& b = L[l].bits;
-      lanes::moveStart(b,
-        t.lut.data(),
-        wide.data(),
-        t,
-        start[l],
-        next[l],
-        L[l].windowEnd,
-        exit[l],
-        count[l],
-        escapes[l]);
+      lanes::moveStart(b, tables, start[l], next[l], L[l].windowEnd, exit[l], count[l], escapes[l]);
       start[l] = next[l];
     }
   }
@@ -304,9 +288,7 @@ bool laneDecode(const Canonical& t,
     for (int l = 0; l < 32 && firstRank < coded; ++l)
     {
       lanes::decodeSpan(L[l],
-        t.lut.data(),
-        wide.data(),
-        t,
+        tables,
         rankBlock,
         stage.data(),
         firstRank * cf::BlockCodes,

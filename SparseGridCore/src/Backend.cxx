@@ -70,37 +70,6 @@ Status transform(const Grid& grid,
 
 } // namespace
 
-template<typename T>
-Status hierarchize(const Grid& grid,
-  T* values,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  return hierarchize(grid, values, ComponentLayout(), options, report);
-}
-
-template<typename T>
-Status dehierarchize(const Grid& grid,
-  T* values,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  return dehierarchize(grid, values, ComponentLayout(), options, report);
-}
-
-template<typename T>
-Status evaluate(const Grid& grid,
-  const T* coefficients,
-  const T* points,
-  std::size_t n,
-  T* results,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  const ComponentLayout one;
-  return evaluate(grid, coefficients, one, points, n, results, one, options, report);
-}
-
 //------------------------------------------------------------------------------------------------
 // Layouts
 //------------------------------------------------------------------------------------------------
@@ -583,18 +552,6 @@ Status reconstructImage(const Grid& grid,
     report);
 }
 
-template<typename T>
-Status reconstructImage(const Grid& grid,
-  const T* coefficients,
-  const RegularGrid& target,
-  T* out,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  const ComponentLayout one;
-  return reconstructImage(grid, coefficients, one, target, out, one, options, report);
-}
-
 //------------------------------------------------------------------------------------------------
 // PreparedGrid
 //------------------------------------------------------------------------------------------------
@@ -843,12 +800,6 @@ template class PreparedGrid<float>;
 template class PreparedGrid<double>;
 
 #define SPARSEGRID_INSTANTIATE(T)                                                                  \
-  template Status hierarchize<T>(const Grid&, T*, const ExecutionOptions&, ExecutionReport*);      \
-  template Status dehierarchize<T>(const Grid&, T*, const ExecutionOptions&, ExecutionReport*);    \
-  template Status evaluate<T>(                                                                     \
-    const Grid&, const T*, const T*, std::size_t, T*, const ExecutionOptions&, ExecutionReport*);  \
-  template Status reconstructImage<T>(                                                             \
-    const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&, ExecutionReport*);     \
   template Status hierarchize<T>(                                                                  \
     const Grid&, T*, const ComponentLayout&, const ExecutionOptions&, ExecutionReport*);           \
   template Status dehierarchize<T>(                                                                \

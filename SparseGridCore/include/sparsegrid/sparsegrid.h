@@ -259,14 +259,20 @@ template<typename T>
 [[nodiscard]] Status hierarchize(const Grid& grid,
   T* values,
   const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
+  ExecutionReport* report = nullptr)
+{
+  return hierarchize(grid, values, ComponentLayout(), options, report);
+}
 
 /// Hierarchical surpluses -> nodal values, in place (inverse of hierarchize).
 template<typename T>
 [[nodiscard]] Status dehierarchize(const Grid& grid,
   T* values,
   const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
+  ExecutionReport* report = nullptr)
+{
+  return dehierarchize(grid, values, ComponentLayout(), options, report);
+}
 
 /**
  * Evaluates the interpolant at n points given row-major (n x D) in unit coordinates.
@@ -280,7 +286,11 @@ template<typename T>
   std::size_t n,
   T* results,
   const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
+  ExecutionReport* report = nullptr)
+{
+  const ComponentLayout one;
+  return evaluate(grid, coefficients, one, points, n, results, one, options, report);
+}
 
 /// A regular D-dimensional array, axis 0 fastest (VTK order). Sample j of axis t lies at unit
 /// coordinate origin[t] + j * spacing[t]. For a whole image: origin 0, spacing 1 / (n_t - 1).
@@ -362,7 +372,11 @@ template<typename T>
   const RegularGrid& target,
   T* out,
   const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
+  ExecutionReport* report = nullptr)
+{
+  const ComponentLayout one;
+  return reconstructImage(grid, coefficients, one, target, out, one, options, report);
+}
 
 //------------------------------------------------------------------------------------------------
 // The same operations on interleaved components and strided arrays (ComponentLayout). Every

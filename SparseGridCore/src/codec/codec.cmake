@@ -3,27 +3,15 @@
 # Reproducible floating point: the decoder repeats the encoder's arithmetic and the CPU and CUDA
 # encoders must write the same bytes, so no contraction into FMAs on either side.
 set(_sg_codec_dir "${CMAKE_CURRENT_LIST_DIR}")
-set(_sg_codec_cpu
-  "${_sg_codec_dir}/Codec.cxx"
-  "${_sg_codec_dir}/CodecCpuEncode.cxx"
-  "${_sg_codec_dir}/CodecCpuDecode.cxx"
-  "${_sg_codec_dir}/CodecMask.cxx"
-  "${_sg_codec_dir}/CodecScheme.cxx"
-  "${_sg_codec_dir}/CodecStream.cxx"
-  "${_sg_codec_dir}/Huffman.cxx")
+set(_sg_codec_cpu Codec.cxx CodecCpuEncode.cxx CodecCpuDecode.cxx CodecMask.cxx CodecScheme.cxx
+  CodecStream.cxx Huffman.cxx)
+list(TRANSFORM _sg_codec_cpu PREPEND "${_sg_codec_dir}/")
 target_sources(SparseGridCore PRIVATE ${_sg_codec_cpu})
 set_source_files_properties(${_sg_codec_cpu} PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
 if (SPARSEGRID_CUDA_BUILT)
-  set(_sg_codec_cu_dir "${CMAKE_CURRENT_SOURCE_DIR}/src/cuda/codec")
-  set(_sg_codec_cu
-    "${_sg_codec_cu_dir}/CodecCuda.cu"
-    "${_sg_codec_cu_dir}/CodecCudaEncode.cu"
-    "${_sg_codec_cu_dir}/CodecCudaChunks.cu"
-    "${_sg_codec_cu_dir}/CodecCudaHuffmanTable.cu"
-    "${_sg_codec_cu_dir}/CodecCudaHuffmanDecode.cu"
-    "${_sg_codec_cu_dir}/CodecCudaDecode.cu"
-    "${_sg_codec_cu_dir}/CodecSampleCuda.cu"
-    "${_sg_codec_cu_dir}/CodecMaskCuda.cu")
+  set(_sg_codec_cu CodecCuda.cu CodecCudaEncode.cu CodecCudaChunks.cu CodecCudaHuffmanTable.cu
+    CodecCudaHuffmanDecode.cu CodecCudaDecode.cu CodecSampleCuda.cu CodecMaskCuda.cu)
+  list(TRANSFORM _sg_codec_cu PREPEND "${CMAKE_CURRENT_SOURCE_DIR}/src/cuda/codec/")
   target_sources(SparseGridCore PRIVATE ${_sg_codec_cu})
   set_source_files_properties(${_sg_codec_cu} PROPERTIES COMPILE_OPTIONS "--fmad=false")
 else ()

@@ -507,15 +507,13 @@ Status hierarchizeImpl(const Grid& grid,
   SG_STATUS_TRY(dValues.allocate(grid.size(), "the values"));
   KernelStream stream;
   SG_STATUS_TRY(stream.open(info));
-  KernelTimer& timer = stream.timer();
   const u64 bytes = grid.size() * sizeof(T);
   SG_STATUS_TRY(uploadStaged(*stream.res, options, dValues.get(), values, bytes, stream.get()));
-  SG_STATUS_TRY(
-    hierarchizeDevice(grid, dValues.get(), inverse, options, info, stream.get(), timer));
+  SG_STATUS_TRY(hierarchizeDevice(grid, dValues.get(), inverse, options, stream));
   SG_STATUS_TRY(downloadStaged(*stream.res, options, values, dValues.get(), bytes, stream.get()));
   if (kernelSeconds)
   {
-    *kernelSeconds = timer.seconds();
+    *kernelSeconds = stream.timer().seconds();
   }
   detail::progress(options, 1.0);
   return Status::Ok();
@@ -600,9 +598,12 @@ Status beginResident(const Resident& resident,
   return Status::Ok();
 }
 } // namespace
+} // namespace cuda
 
+// Defined by their qualified names: a definition that does not match its declaration in
+// Internal.h is an error, not another overload.
 template<typename T>
-Status evaluateResident(const Resident& resident,
+Status cuda::evaluateResident(const Resident& resident,
   const Grid& grid,
   int components,
   const detail::PointBatch<T>& batch,
@@ -632,7 +633,7 @@ Status evaluateResident(const Resident& resident,
 }
 
 template<typename T>
-Status reconstructResident(const Resident& resident,
+Status cuda::reconstructResident(const Resident& resident,
   const Grid& grid,
   int component,
   const RegularGrid& target,
@@ -644,11 +645,13 @@ Status reconstructResident(const Resident& resident,
   impl::DeviceInfo info;
   SG_STATUS_TRY(beginResident(resident, options, info));
   const T* coefficients = static_cast<const T*>(resident.data) + grid.size() * component;
-  return impl::reconstructDevice(grid, coefficients, target, out, options, info, kernelSeconds);
+  return impl::reconstructDevice(
+    impl::Reconstruction<T>{ grid, coefficients, target, out, options, info }, kernelSeconds);
 }
 
+namespace cuda
+{
 SPARSEGRID_CUDA_INSTANTIATE(float)
 SPARSEGRID_CUDA_INSTANTIATE(double)
-
 } // namespace cuda
 } // namespace sparsegrid

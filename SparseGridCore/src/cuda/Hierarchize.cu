@@ -577,15 +577,15 @@ Status hierarchizeDevice(const Grid& grid,
   T* values,
   bool inverse,
   const ExecutionOptions& options,
-  const DeviceInfo& info,
-  cudaStream_t stream,
-  KernelTimer& timer)
+  const KernelStream& kernels)
 {
+  cudaStream_t stream = kernels.get();
+  KernelTimer& timer = kernels.timer();
   const Optimizations& opt = options.optimizations;
   const int D = grid.dimensions();
   // Tables depend on the grid and on inv2, inv4, ichg1 and fast (inv1 && inv2 && inv3).
   const bool fast = opt.inv1 && opt.inv2 && opt.inv3;
-  const std::string key = gridKey(grid, info.device) + (opt.inv2 ? "/p" : "/r") +
+  const std::string key = gridKey(grid, kernels.res->device) + (opt.inv2 ? "/p" : "/r") +
     (opt.inv4 ? "t" : "l") + (opt.ichg1 ? "f" : "g") + (fast ? "F" : "G");
   std::shared_ptr<hier::Prepared> prep = hier::cache().find(key);
   if (!prep)
@@ -676,16 +676,12 @@ template Status hierarchizeDevice<float>(const Grid&,
   float*,
   bool,
   const ExecutionOptions&,
-  const DeviceInfo&,
-  cudaStream_t,
-  KernelTimer&);
+  const KernelStream&);
 template Status hierarchizeDevice<double>(const Grid&,
   double*,
   bool,
   const ExecutionOptions&,
-  const DeviceInfo&,
-  cudaStream_t,
-  KernelTimer&);
+  const KernelStream&);
 
 } // namespace impl
 } // namespace cuda

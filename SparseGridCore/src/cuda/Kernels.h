@@ -67,29 +67,34 @@ private:
   std::shared_ptr<Tables> Prepared;
 };
 
-/// Hierarchization (inverse = false) or dehierarchization of device values (Hierarchize.cu).
+/// Hierarchization (inverse = false) or dehierarchization of device values (Hierarchize.cu) on
+/// the kernel stream of `kernels`, timed by its timer.
 template<typename T>
 Status hierarchizeDevice(const Grid& grid,
   T* values,
   bool inverse,
   const ExecutionOptions& options,
-  const DeviceInfo& info,
-  cudaStream_t stream,
-  KernelTimer& timer);
+  const KernelStream& kernels);
 /// Device bytes hierarchizeDevice() allocates for its tables.
 u64 hierarchizeTableBytes(const Grid& grid, const Optimizations& opt);
+
+/// One reconstruction: device coefficients, host target image.
+template<typename T>
+struct Reconstruction
+{
+  const Grid& grid;
+  const T* coefficients; ///< device memory
+  const RegularGrid& target;
+  T* out; ///< host memory
+  const ExecutionOptions& options;
+  const DeviceInfo& info;
+};
 
 /// Reconstruction onto a regular grid from device coefficients into host `out` (Lattice.cu):
 /// the lattice path (or batched evaluation), the image's download, kernel time into
 /// `kernelSeconds`.
 template<typename T>
-Status reconstructDevice(const Grid& grid,
-  const T* coefficients,
-  const RegularGrid& target,
-  T* out,
-  const ExecutionOptions& options,
-  const DeviceInfo& info,
-  double* kernelSeconds);
+Status reconstructDevice(const Reconstruction<T>& job, double* kernelSeconds);
 
 } // namespace impl
 } // namespace cuda

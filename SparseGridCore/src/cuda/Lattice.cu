@@ -255,18 +255,6 @@ unsigned gridFor(u64 work, const DeviceInfo& info)
     std::max<u64>(1, std::min<u64>(blocks, static_cast<u64>(info.multiprocessors) * 32)));
 }
 
-/// One reconstruction: device coefficients, host target image.
-template<typename T>
-struct Reconstruction
-{
-  const Grid& grid;
-  const T* coefficients; ///< device memory
-  const RegularGrid& target;
-  T* out; ///< host memory
-  const ExecutionOptions& options;
-  const DeviceInfo& info;
-};
-
 template<typename T>
 Status byEvaluation(const Reconstruction<T>& job, double* kernelSeconds)
 {
@@ -331,16 +319,15 @@ Status byEvaluation(const Reconstruction<T>& job, double* kernelSeconds)
 } // namespace lattice
 
 template<typename T>
-Status reconstructDevice(const Grid& grid,
-  const T* coefficients,
-  const RegularGrid& target,
-  T* out,
-  const ExecutionOptions& options,
-  const DeviceInfo& info,
-  double* kernelSeconds)
+Status reconstructDevice(const Reconstruction<T>& job, double* kernelSeconds)
 {
   using namespace lattice;
-  const Reconstruction<T> job{ grid, coefficients, target, out, options, info };
+  const Grid& grid = job.grid;
+  const T* coefficients = job.coefficients;
+  const RegularGrid& target = job.target;
+  T* out = job.out;
+  const ExecutionOptions& options = job.options;
+  const DeviceInfo& info = job.info;
   const int D = grid.dimensions();
   std::vector<u64> dims, strides;
   u64 latticeSize = 1;
@@ -572,17 +559,8 @@ Status reconstructDevice(const Grid& grid,
   return Status::Ok();
 }
 
-#define SPARSEGRID_INSTANTIATE(T)                                                                  \
-  template Status reconstructDevice<T>(const Grid&,                                                \
-    const T*,                                                                                      \
-    const RegularGrid&,                                                                            \
-    T*,                                                                                            \
-    const ExecutionOptions&,                                                                       \
-    const DeviceInfo&,                                                                             \
-    double*);
-SPARSEGRID_INSTANTIATE(float)
-SPARSEGRID_INSTANTIATE(double)
-#undef SPARSEGRID_INSTANTIATE
+template Status reconstructDevice<float>(const Reconstruction<float>&, double*);
+template Status reconstructDevice<double>(const Reconstruction<double>&, double*);
 
 } // namespace impl
 } // namespace cuda

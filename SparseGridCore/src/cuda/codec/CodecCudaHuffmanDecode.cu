@@ -136,14 +136,34 @@ __device__ __forceinline__ bool tokenAt(const BitCursor& b,
   return lanes::longTokenAt(b.acc, tab, token, len);
 }
 
-/// The token at the cursor and its length; false for a bit pattern that is no code.
-__device__ __forceinline__ bool peekToken(const BitCursor& b,
-  const u32* lut,
-  const DecodeTables& tab,
-  u32& token,
-  int& len)
+/// The warp decoder's tables: the shared LUT (with groups) and the canonical code table for the
+/// codes longer than the LUT's bits.
+struct WarpTables
 {
-  return tokenAt(b, lutEntry(b, lut), tab, token, len);
+  const u32* lut;
+  const DecodeTables& tab;
+};
+
+/// Takes the token whose LUT entry is e at the cursor: advances the cursor and `pos`, adds the
+/// token's codes and escapes; false for a bit pattern that is no code.
+__device__ __forceinline__ bool takeToken(BitCursor& b,
+  u32 e,
+  const DecodeTables& tab,
+  u64& pos,
+  u32& codes,
+  u32& escapes)
+{
+  u32 token;
+  int len;
+  if (!tokenAt(b, e, tab, token, len))
+  {
+    return false;
+  }
+  b.consume(len);
+  pos += static_cast<u64>(len);
+  codes += lanes::codesOf(token);
+  escapes += token == format::EscapeSymbol ? 1u : 0u;
+  return true;
 }
 /// Decodes the tokens that start in [start, end): their codes and escapes, and the first token
 /// boundary at or after end (InvalidBit after a bit pattern that is no code); groups of tokens
@@ -151,8 +171,7 @@ __device__ __forceinline__ bool peekToken(const BitCursor& b,
 /// token boundary lies at start + i (i < 64: no groups before there).
 template<bool Track = false>
 __device__ __forceinline__ void scanWindow(BitCursor& b,
-  const u32* lut,
-  const DecodeTables& tab,
+  const WarpTables& t,
   u64 start,
   u64 end,
   u64& exit,
@@ -175,7 +194,7 @@ __device__ __forceinline__ void scanWindow(BitCursor& b,
   u64 pos = start;
   while (pos < end)
   {
-    const u32 e = lutEntry(b, lut);
+    const u32 e = lutEntry(b, t.lut);
     const u32 groupBits = (e >> GroupShift) & 15, groupCount = e >> (GroupShift + 4);
     if (groupCount != 0 && pos + groupBits <= end && (!Track || pos - start >= 64))
     {
@@ -184,17 +203,11 @@ __device__ __forceinline__ void scanWindow(BitCursor& b,
       codes += groupCount;
       continue;
     }
-    u32 token;
-    int len;
-    if (!tokenAt(b, e, tab, token, len))
+    if (!takeToken(b, e, t.tab, pos, codes, escapes))
     {
       exit = InvalidBit;
       return;
     }
-    b.consume(len);
-    pos += static_cast<u64>(len);
-    codes += lanes::codesOf(token);
-    escapes += token == format::EscapeSymbol ? 1u : 0u;
     if (Track && pos - start < 64)
     {
       *seen |= 1ull << (pos - start);
@@ -203,51 +216,12 @@ __device__ __forceinline__ void scanWindow(BitCursor& b,
   exit = pos;
 }
 
-/// The codes and escapes of the tokens in [start, end), end a token boundary reached from start.
-__device__ __forceinline__ void countPrefix(BitCursor& b,
-  const u32* lut,
-  const DecodeTables& tab,
-  u64 start,
-  u64 end,
-  u32& codes,
-  u32& escapes)
+/// The warp's rounds of start synchronisation: the start of lane l + 1 becomes the exit of lane l
+/// (lane 0 starts at bit 0) until no start changes (at most 40 rounds). move(next, round)
+/// recounts a lane whose start moves from `start` to `next`, and updates `exit`.
+template<typename Move>
+__device__ __forceinline__ void settleLaneStarts(int lane, u64& start, const u64& exit, Move&& move)
 {
-  codes = 0;
-  escapes = 0;
-  b.seek(start);
-  for (u64 pos = start; pos < end;)
-  {
-    u32 token;
-    int len;
-    peekToken(b, lut, tab, token, len);
-    b.consume(len);
-    pos += static_cast<u64>(len);
-    codes += lanes::codesOf(token);
-    escapes += token == format::EscapeSymbol ? 1u : 0u;
-  }
-}
-
-/// The lanes' starts in the chunk's bits: each lane decodes its window from a guessed start, and
-/// the start of lane l + 1 becomes the first token boundary lane l reaches at or after its
-/// window's end, until no start changes. On return, the lane's start and the codes and escapes of
-/// its tokens from there to its window's end.
-__device__ __forceinline__ void syncLaneStarts(BitCursor& bits,
-  const u32* lut,
-  const DecodeTables& tab,
-  int lane,
-  u64 windowEnd,
-  u64& start,
-  u32& codes,
-  u32& escapes)
-{
-  u64 exit;
-  u64 seen = 0;
-  // The guessed start is decoded once; a lane whose start moves rescans only where its first
-  // decoding did not pass through the new start (a token boundary of the previous lane, at
-  // most MaxCodeLength bits on): otherwise everything from there on is what it decoded
-  // already, less the few tokens before it (decoding every window twice before the final decode,
-  // once more to confirm the moved starts, was slower).
-  scanWindow<true>(bits, lut, tab, start, windowEnd, exit, codes, escapes, &seen);
   for (int round = 0; round < 40; ++round)
   {
     u64 next = __shfl_up_sync(0xffffffffu, exit, 1);
@@ -257,6 +231,48 @@ __device__ __forceinline__ void syncLaneStarts(BitCursor& bits,
       break;
     }
     if (next != start)
+    {
+      move(next, round);
+      start = next;
+    }
+  }
+}
+
+/// A lane's place in its chunk's bits and codes, carried from one phase to the next.
+struct WarpLane
+{
+  BitCursor bits;
+  u64 pos, windowEnd;
+  u32 j, e;
+  bool active, reached;
+  int bad;
+};
+
+/// The lanes' starts in the chunk's bits: each lane decodes its window from a guessed start, and
+/// the start of lane l + 1 becomes the first token boundary lane l reaches at or after its
+/// window's end, until no start changes. On return, the lane's start and the codes and escapes of
+/// its tokens from there to its window's end.
+__device__ __forceinline__ void syncLaneStarts(WarpLane& L,
+  const WarpTables& t,
+  int lane,
+  u64& start,
+  u32& codes,
+  u32& escapes)
+{
+  BitCursor& bits = L.bits;
+  const u64 windowEnd = L.windowEnd;
+  u64 exit;
+  u64 seen = 0;
+  // The guessed start is decoded once; a lane whose start moves rescans only where its first
+  // decoding did not pass through the new start (a token boundary of the previous lane, at
+  // most MaxCodeLength bits on): otherwise everything from there on is what it decoded
+  // already, less the few tokens before it (decoding every window twice before the final decode,
+  // once more to confirm the moved starts, was slower).
+  scanWindow<true>(bits, t, start, windowEnd, exit, codes, escapes, &seen);
+  settleLaneStarts(lane,
+    start,
+    exit,
+    [&](u64 next, int round)
     {
       // Decode from the new start until a token boundary of the first decoding (within its
       // first 64 bits): from there on both decodings agree.
@@ -273,32 +289,26 @@ __device__ __forceinline__ void syncLaneStarts(BitCursor& bits,
             synced = true;
             break;
           }
-          u32 token;
-          int len;
-          if (!peekToken(bits, lut, tab, token, len))
+          if (!takeToken(bits, lutEntry(bits, t.lut), t.tab, p, walkCodes, walkEscapes))
           {
             break;
           }
-          bits.consume(len);
-          p += static_cast<u64>(len);
-          walkCodes += lanes::codesOf(token);
-          walkEscapes += token == format::EscapeSymbol ? 1u : 0u;
         }
       }
       if (synced)
       {
+        // Less the tokens from the old start to p (a token boundary reached from there).
         u32 skippedCodes, skippedEscapes;
-        countPrefix(bits, lut, tab, start, p, skippedCodes, skippedEscapes);
+        u64 reached;
+        scanWindow<false>(bits, t, start, p, reached, skippedCodes, skippedEscapes);
         codes = codes - skippedCodes + walkCodes;
         escapes = escapes - skippedEscapes + walkEscapes;
       }
       else
       {
-        scanWindow<false>(bits, lut, tab, next, windowEnd, exit, codes, escapes);
+        scanWindow<false>(bits, t, next, windowEnd, exit, codes, escapes);
       }
-      start = next;
-    }
-  }
+    });
 }
 
 /// The chunk a warp decodes next, the same in all its lanes. Chunks are taken from a counter, not
@@ -395,22 +405,92 @@ __device__ __forceinline__ void reportChunkEnd(const Lane& L,
   }
 }
 
-/// A lane's place in its chunk's bits and codes, carried from one phase to the next.
-struct WarpLane
+/// Chunk c as both chunk kernels see it: its level k, its first code in the level (local), its
+/// codes n and 64-code blocks, where its blocks go in the symbol buffer, the blocks the previous
+/// decoding stored there (before), its header, its escaped values (then its bits) and whether its
+/// block mask is valid (decoded; a zero chunk is not decoded).
+struct ChunkJob
 {
-  BitCursor bits;
-  u64 pos, windowEnd;
-  u32 j, e;
-  bool active, reached;
-  int bad;
+  int k;
+  u64 local;
+  u32 n, blocks, size;
+  uint4* out;
+  u64 before, kept;
+  ChunkHeader head;
+  const unsigned char* escIn;
+  bool decoded;
 };
+template<typename S>
+__device__ __forceinline__ ChunkJob chunkJob(const HuffmanArgs<S>& a, u64 c)
+{
+  const ChunkGeometry& g = a.geometry;
+  ChunkJob j;
+  j.k = levelOfChunk(g, c);
+  j.local = (c - g.chunkBegin[j.k]) * format::ChunkCodes;
+  j.n = static_cast<u32>(minU64(format::ChunkCodes, g.levelCodes[j.k] - j.local));
+  // Whole 64-code blocks are stored (each level starts 64-aligned in the symbol buffer, so the
+  // tail of a level's last block is padding that nothing reads).
+  j.out = reinterpret_cast<uint4*>(a.symbols + g.levelCodeBegin[j.k] + j.local);
+  j.blocks = (j.n + format::BlockCodes - 1) / format::BlockCodes;
+  const u64 valid = j.blocks >= 64 ? ~0ull : (1ull << j.blocks) - 1;
+  // Sparse stores: the buffer holds zeros except in the blocks storedMask names (what the
+  // previous decoding left), so a chunk stores its non-zero blocks and clears only the blocks
+  // it held before.
+  j.before = a.storedMask[c] & valid;
+  j.size = a.chunkSize[c];
+  const unsigned char* in = a.stream + a.chunkOffset[c];
+  j.head = chunkHeader(in, j.size);
+  j.kept = j.head.mask & valid;
+  j.escIn = in + format::ChunkHeaderBytes;
+  const u64 mask = j.head.mask;
+  j.decoded = j.size != 0 && mask != 0 && (j.blocks >= 64 || (mask >> j.blocks) == 0);
+  return j;
+}
+
+/// A lane at the start of its chunk: positioned at its first token (L.pos, L.j, L.e = escAt, the
+/// escape index of its first escape) and active where that lies before the chunk's last code;
+/// error 1 for an invalid block mask. rankBlock as rankCodedBlocks fills it. The lane's window is
+/// its 32nd of the chunk's bits; startLane(start, codes, escapes) moves `start` from the window's
+/// first bit to the lane's first token boundary and counts the codes and escapes of its tokens.
+/// Returns the chunk's codes (0 when it is not decoded).
+template<typename S, typename Lane, typename Start>
+__device__ __forceinline__ u32 beginChunk(Lane& L,
+  const ChunkJob& j,
+  int lane,
+  unsigned char* rankBlock,
+  u32& escAt,
+  Start&& startLane)
+{
+  resetLane(L);
+  escAt = 0;
+  if (!j.decoded)
+  {
+    L.bad = j.size != 0 ? 1 : 0;
+    return 0;
+  }
+  const u32 totalCodes = rankCodedBlocks(j.head.mask, j.blocks, j.n, lane, rankBlock);
+  L.bits.w = reinterpret_cast<const u32*>(j.escIn + u64(j.head.esc) * sizeof(S));
+  L.bits.words = j.head.words;
+  const u64 totalBits = 32ull * j.head.words;
+  L.windowEnd = totalBits * u64(lane + 1) / 32;
+  u64 start = totalBits * u64(lane) / 32;
+  u32 codes = 0, escapes = 0;
+  startLane(start, codes, escapes);
+  const u32 codeAt = warpExclusiveSum(codes, lane);
+  escAt = warpExclusiveSum(escapes, lane);
+  // The lanes whose tokens lie before the last code write them.
+  L.active = codeAt < totalCodes && start != InvalidBit;
+  L.pos = start;
+  L.j = codeAt;
+  L.e = escAt;
+  return totalCodes;
+}
 
 /// The lane's tokens of one phase (the blocks from firstBlock on) into the stage; escaped values
 /// go to onEscape(code in the chunk, value).
 template<typename S, typename Escape>
 __device__ __forceinline__ void decodeWarpPhase(WarpLane& L,
-  const u32* lut,
-  const DecodeTables& tab,
+  const WarpTables& t,
   const unsigned char* rankBlock,
   u16* stage,
   u32 firstBlock,
@@ -433,7 +513,7 @@ __device__ __forceinline__ void decodeWarpPhase(WarpLane& L,
     }
     // A group of one-code tokens (literals, single zeros) in one block and in the lane's
     // window: its symbols from the same 64 bits, one cursor step.
-    const u32 entry = lutEntry(bits, lut);
+    const u32 entry = lutEntry(bits, t.lut);
     const u32 groupBits = (entry >> GroupShift) & 15, groupCount = entry >> (GroupShift + 4);
     if (groupCount > 1 && L.pos + groupBits <= L.windowEnd &&
       (L.j & 63) + groupCount <= format::BlockCodes && L.j + groupCount <= totalCodes)
@@ -445,7 +525,7 @@ __device__ __forceinline__ void decodeWarpPhase(WarpLane& L,
       {
         if (q > 0)
         {
-          member = lut[static_cast<u32>(window >> (64 - format::LutBits))];
+          member = t.lut[static_cast<u32>(window >> (64 - format::LutBits))];
         }
         const u32 token = (member >> 8) & LutTokenMask;
         if (token != 0)
@@ -470,7 +550,7 @@ __device__ __forceinline__ void decodeWarpPhase(WarpLane& L,
     }
     u32 token;
     int len;
-    if (!tokenAt(bits, entry, tab, token, len))
+    if (!tokenAt(bits, entry, t.tab, token, len))
     {
       L.bad = 2;
       break;
@@ -537,20 +617,7 @@ __device__ __forceinline__ void decodeWarpPhase(WarpLane& L,
 /// groups of one-code tokens (see GroupShift), half a chunk staged at a time.
 template<typename S>
 __global__ void __launch_bounds__(WarpShape::Warps * 32)
-  decodeChunksWarpKernel(const unsigned char* stream,
-    const u64* chunkOffset,
-    const u32* chunkSize,
-    ChunkGeometry g,
-    u64 chunks,
-    DecodeTables tab,
-    u16* symbols,
-    S* rec,
-    const DevPass* passes,
-    const int* levelPassBegin,
-    const u64* dims,
-    int* error,
-    u64* storedMask,
-    unsigned long long* nextChunk)
+  decodeChunksWarpKernel(const HuffmanArgs<S> a)
 {
   extern __shared__ __align__(16) unsigned char decodeShared[];
   u32* lut = reinterpret_cast<u32*>(decodeShared);
@@ -564,71 +631,31 @@ __global__ void __launch_bounds__(WarpShape::Warps * 32)
     DecodeWarps * Shape::StageCodes * 2 + warp * format::BlocksPerChunk;
   for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
   {
-    lut[i] = tab.lut[i] | lutGroup(tab.lut, static_cast<u32>(i));
+    lut[i] = a.tab.lut[i] | lutGroup(a.tab.lut, static_cast<u32>(i));
   }
   __syncthreads();
-  for (u64 c; (c = nextWarpChunk(nextChunk, lane)) < chunks;)
+  const WarpTables tables{ lut, a.tab };
+  for (u64 c; (c = nextWarpChunk(a.nextChunk, lane)) < a.chunks;)
   {
-    const int k = levelOfChunk(g, c);
-    const u64 levelBegin = g.levelCodeBegin[k];
-    const u64 local = (c - g.chunkBegin[k]) * format::ChunkCodes;
-    const u32 n = static_cast<u32>(minU64(format::ChunkCodes, g.levelCodes[k] - local));
-    // Whole 64-code blocks are stored (each level starts 64-aligned in the symbol buffer, so the
-    // tail of a level's last block is padding that nothing reads).
-    uint4* out = reinterpret_cast<uint4*>(symbols + levelBegin + local);
-    const u32 blocks = (n + format::BlockCodes - 1) / format::BlockCodes;
-    const u64 valid = blocks >= 64 ? ~0ull : (1ull << blocks) - 1;
-    // Sparse stores: the buffer holds zeros except in the blocks storedMask names (what the
-    // previous decoding left), so a chunk stores its non-zero blocks and clears only the blocks
-    // it held before.
-    const u64 before = storedMask[c] & valid;
-    const u32 size = chunkSize[c];
-    const unsigned char* in = stream + chunkOffset[c];
-    const ChunkHeader head = chunkHeader(in, size);
-    const u64 mask = head.mask;
-    const u32 esc = head.esc;
-    const u32 words = head.words;
-    const u64 kept = mask & valid;
+    const ChunkJob j = chunkJob(a, c);
     uint4* stage4 = reinterpret_cast<uint4*>(stage);
     WarpLane L;
-    resetLane(L);
-    const unsigned char* escIn = in + format::ChunkHeaderBytes;
-    u32 escAt = 0, totalCodes = 0;
-    const bool decoded = size != 0 && mask != 0 && (blocks >= 64 || (mask >> blocks) == 0);
-    if (size != 0 && !decoded)
-    {
-      L.bad = 1;
-    }
-    else if (decoded)
-    {
-      totalCodes = rankCodedBlocks(mask, blocks, n, lane, rankBlock);
-      L.bits.w = reinterpret_cast<const u32*>(escIn + u64(esc) * sizeof(S));
-      L.bits.words = words;
-      const u64 totalBits = 32ull * words;
-      L.windowEnd = totalBits * u64(lane + 1) / 32;
-      u64 start = totalBits * u64(lane) / 32;
-      u32 codes = 0, escapes = 0;
-      syncLaneStarts(L.bits, lut, tab, lane, L.windowEnd, start, codes, escapes);
-      const u32 codeAt = warpExclusiveSum(codes, lane);
-      escAt = warpExclusiveSum(escapes, lane);
-      // The lanes whose tokens lie before the last code write them.
-      L.active = codeAt < totalCodes && start != InvalidBit;
-      L.pos = start;
-      L.j = codeAt;
-      L.e = escAt;
-    }
+    u32 escAt;
+    auto startLane = [&](u64& start, u32& codes, u32& escapes)
+    { syncLaneStarts(L, tables, lane, start, codes, escapes); };
+    const u32 totalCodes = beginChunk<S>(L, j, lane, rankBlock, escAt, startLane);
     auto onEscape = [&](u32 code, S v)
     {
       // Stored where the pass kernels find it (they leave escapes alone).
-      rec[voxelOfCode(passes, levelPassBegin, k, local + code, dims)] = v;
+      a.rec[voxelOfCode(a.passes, a.levelPassBegin, j.k, j.local + code, a.dims)] = v;
     };
-    const u64 stored = kept | before;
+    const u64 stored = j.kept | j.before;
     for (u32 phase = 0; phase < Shape::Phases; ++phase)
     {
       const u32 firstBlock = phase * Shape::BlocksPerPhase;
       for (u32 i = lane; i < PhaseVectors; i += 32)
       {
-        if ((kept >> (firstBlock + i / 8)) & 1)
+        if ((j.kept >> (firstBlock + i / 8)) & 1)
         {
           stage4[i] = make_uint4(0, 0, 0, 0);
         }
@@ -636,8 +663,16 @@ __global__ void __launch_bounds__(WarpShape::Warps * 32)
       __syncwarp(); // rankBlock and the zeroed stage are visible to every lane
       if (L.active)
       {
-        decodeWarpPhase<S>(
-          L, lut, tab, rankBlock, stage, firstBlock, totalCodes, words, escIn, esc, onEscape);
+        decodeWarpPhase<S>(L,
+          tables,
+          rankBlock,
+          stage,
+          firstBlock,
+          totalCodes,
+          j.head.words,
+          j.escIn,
+          j.head.esc,
+          onEscape);
       }
       __syncwarp(); // this phase's stage is complete
       for (u32 i = lane; i < PhaseVectors; i += 32)
@@ -645,15 +680,15 @@ __global__ void __launch_bounds__(WarpShape::Warps * 32)
         const u32 b = firstBlock + i / 8;
         if ((stored >> b) & 1)
         {
-          out[firstBlock * 8 + i] = (kept >> b) & 1 ? stage4[i] : make_uint4(0, 0, 0, 0);
+          j.out[firstBlock * 8 + i] = (j.kept >> b) & 1 ? stage4[i] : make_uint4(0, 0, 0, 0);
         }
       }
       __syncwarp(); // before the next phase or chunk reuses the stage
     }
-    reportChunkEnd(L, decoded, escAt, esc, lane, error);
+    reportChunkEnd(L, j.decoded, escAt, j.head.esc, lane, a.error);
     if (lane == 0)
     {
-      storedMask[c] = kept;
+      a.storedMask[c] = j.kept;
     }
   }
 }
@@ -677,61 +712,9 @@ struct SpanShape
     LutBytes + WideBytes + Warps * (StageCodes * 2 + format::BlocksPerChunk);
 };
 
-/// The lane's start in the chunk's bits (see syncLaneStarts) with the lane steps of
-/// CodecHuffmanLanes.h, and the codes and escapes of its tokens from there to its window's end.
-__device__ __forceinline__ void startSpanLane(lanes::Lane& L,
-  const u32* lut,
-  const u64* wide,
-  const DecodeTables& tab,
-  int lane,
-  const u32* w,
-  u32 words,
-  u64& start,
-  u32& codes,
-  u32& escapes)
-{
-  lanes::Cursor& bits = L.bits;
-  bits.w = w;
-  bits.words = words;
-  const u64 totalBits = 32ull * words;
-  L.windowEnd = totalBits * u64(lane + 1) / 32;
-  start = totalBits * u64(lane) / 32;
-  u64 exit;
-  codes = 0;
-  escapes = 0;
-  lanes::countSpan(bits, lut, wide, tab, start, L.windowEnd, exit, codes, escapes);
-  for (int round = 0; round < 40; ++round)
-  {
-    u64 next = __shfl_up_sync(0xffffffffu, exit, 1);
-    next = lane == 0 ? 0 : next;
-    if (__all_sync(0xffffffffu, next == start))
-    {
-      break;
-    }
-    if (next != start)
-    {
-      lanes::moveStart(bits, lut, wide, tab, start, next, L.windowEnd, exit, codes, escapes);
-      start = next;
-    }
-  }
-}
-
 template<typename S>
 __global__ void __launch_bounds__(SpanShape::Warps * 32, 1)
-  decodeChunksSpanKernel(const unsigned char* stream,
-    const u64* chunkOffset,
-    const u32* chunkSize,
-    ChunkGeometry g,
-    u64 chunks,
-    DecodeTables tab,
-    u16* symbols,
-    S* rec,
-    const DevPass* passes,
-    const int* levelPassBegin,
-    const u64* dims,
-    int* error,
-    u64* storedMask,
-    unsigned long long* nextChunk)
+  decodeChunksSpanKernel(const HuffmanArgs<S> a)
 {
   using Shape = SpanShape;
   extern __shared__ __align__(16) unsigned char decodeShared[];
@@ -745,7 +728,7 @@ __global__ void __launch_bounds__(SpanShape::Warps * 32, 1)
     Shape::Warps * Shape::StageCodes * 2 + warp * format::BlocksPerChunk;
   for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
   {
-    lut[i] = tab.lut[i];
+    lut[i] = a.tab.lut[i];
   }
   __syncthreads();
   for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
@@ -753,64 +736,34 @@ __global__ void __launch_bounds__(SpanShape::Warps * 32, 1)
     wide[i] = lanes::wideEntry(lut, static_cast<u32>(i));
   }
   __syncthreads();
-  for (u64 c; (c = nextWarpChunk(nextChunk, lane)) < chunks;)
+  const lanes::Tables<DecodeTables> tables{ lut, wide, a.tab };
+  for (u64 c; (c = nextWarpChunk(a.nextChunk, lane)) < a.chunks;)
   {
-    const int k = levelOfChunk(g, c);
-    const u64 levelBegin = g.levelCodeBegin[k];
-    const u64 local = (c - g.chunkBegin[k]) * format::ChunkCodes;
-    const u32 n = static_cast<u32>(minU64(format::ChunkCodes, g.levelCodes[k] - local));
-    uint4* out = reinterpret_cast<uint4*>(symbols + levelBegin + local);
-    const u32 blocks = (n + format::BlockCodes - 1) / format::BlockCodes;
-    const u64 valid = blocks >= 64 ? ~0ull : (1ull << blocks) - 1;
-    // Sparse stores (see decodeChunksWarpKernel): the coded blocks, and zeros where the previous
-    // decoding stored a block that is not coded now.
-    const u64 before = storedMask[c] & valid;
-    const u32 size = chunkSize[c];
-    const unsigned char* in = stream + chunkOffset[c];
-    const ChunkHeader head = chunkHeader(in, size);
-    const u64 mask = head.mask;
-    const u32 esc = head.esc;
-    const u32 words = head.words;
-    const u64 kept = mask & valid;
-    const u32 coded = static_cast<u32>(__popcll(kept));
+    // Sparse stores (see chunkJob): the coded blocks, and zeros where the previous decoding
+    // stored a block that is not coded now.
+    const ChunkJob j = chunkJob(a, c);
+    const u32 coded = static_cast<u32>(__popcll(j.kept));
     uint4* stage4 = reinterpret_cast<uint4*>(stage);
-    const unsigned char* escIn = in + format::ChunkHeaderBytes;
     lanes::Lane L;
-    resetLane(L);
-    u32 escAt = 0, totalCodes = 0;
-    const bool decoded = size != 0 && mask != 0 && (blocks >= 64 || (mask >> blocks) == 0);
-    if (size != 0 && !decoded)
+    u32 escAt;
+    // The lane's start in the chunk's bits (see syncLaneStarts) with the lane steps of
+    // CodecHuffmanLanes.h, and the codes and escapes of its tokens from there to its window's end.
+    auto startLane = [&](u64& start, u32& codes, u32& escapes)
     {
-      L.bad = 1;
-    }
-    else if (decoded)
-    {
-      totalCodes = rankCodedBlocks(mask, blocks, n, lane, rankBlock);
-      u64 start;
-      u32 codes, escapes;
-      startSpanLane(L,
-        lut,
-        wide,
-        tab,
-        lane,
-        reinterpret_cast<const u32*>(escIn + u64(esc) * sizeof(S)),
-        words,
+      u64 exit;
+      lanes::countSpan(L.bits, tables, start, L.windowEnd, exit, codes, escapes);
+      settleLaneStarts(lane,
         start,
-        codes,
-        escapes);
-      const u32 codeAt = warpExclusiveSum(codes, lane);
-      escAt = warpExclusiveSum(escapes, lane);
-      // The lanes whose tokens lie before the last code write them.
-      L.active = codeAt < totalCodes && start != lanes::InvalidBit;
-      L.pos = start;
-      L.j = codeAt;
-      L.e = escAt;
-    }
+        exit,
+        [&](u64 next, int)
+        { lanes::moveStart(L.bits, tables, start, next, L.windowEnd, exit, codes, escapes); });
+    };
+    const u32 totalCodes = beginChunk<S>(L, j, lane, rankBlock, escAt, startLane);
     auto onEscape = [&](u32 code, u32 e) -> bool
     {
       S v;
       u32* dv = reinterpret_cast<u32*>(&v);
-      const u32* sv = reinterpret_cast<const u32*>(escIn + u64(e) * sizeof(S));
+      const u32* sv = reinterpret_cast<const u32*>(j.escIn + u64(e) * sizeof(S));
       for (unsigned q = 0; q < sizeof(S) / 4; ++q)
       {
         dv[q] = sv[q];
@@ -820,21 +773,21 @@ __global__ void __launch_bounds__(SpanShape::Warps * 32, 1)
         return false;
       }
       // Stored where the pass kernels find it (they leave escapes alone).
-      rec[voxelOfCode(passes, levelPassBegin, k, local + code, dims)] = v;
+      a.rec[voxelOfCode(a.passes, a.levelPassBegin, j.k, j.local + code, a.dims)] = v;
       return true;
     };
     // Blocks stored by the previous decoding and not coded now become zeros (none in repeated
     // decodings of one stream). A chunk with an invalid mask writes nothing (the decoding fails;
     // storedMask still names what the buffer holds).
-    const bool skip = size != 0 && !decoded;
-    const u64 clear = skip ? 0 : before & ~kept;
+    const bool skip = j.size != 0 && !j.decoded;
+    const u64 clear = skip ? 0 : j.before & ~j.kept;
     if (clear != 0)
     {
       for (u32 i = lane; i < 64 * 8; i += 32)
       {
         if ((clear >> (i / 8)) & 1)
         {
-          out[i] = make_uint4(0, 0, 0, 0);
+          j.out[i] = make_uint4(0, 0, 0, 0);
         }
       }
     }
@@ -854,16 +807,14 @@ __global__ void __launch_bounds__(SpanShape::Warps * 32, 1)
       }
       __syncwarp(); // rankBlock and the zeroed stage are visible to every lane
       lanes::decodeSpan(L,
-        lut,
-        wide,
-        tab,
+        tables,
         rankBlock,
         stage,
         firstRank * format::BlockCodes,
         Shape::StageCodes,
         totalCodes,
-        esc,
-        words,
+        j.head.esc,
+        j.head.words,
         onEscape);
       __syncwarp(); // this phase's stage is complete
       for (u32 i = lane; i < PhaseVectors; i += 32)
@@ -871,15 +822,15 @@ __global__ void __launch_bounds__(SpanShape::Warps * 32, 1)
         const u32 r = firstRank + i / 8;
         if (r < coded)
         {
-          out[u32(rankBlock[r]) * 8 + i % 8] = stage4[i];
+          j.out[u32(rankBlock[r]) * 8 + i % 8] = stage4[i];
         }
       }
       __syncwarp(); // before the next phase or chunk reuses the stage
     }
-    reportChunkEnd(L, decoded, escAt, esc, lane, error);
+    reportChunkEnd(L, j.decoded, escAt, j.head.esc, lane, a.error);
     if (lane == 0 && !skip)
     {
-      storedMask[c] = kept;
+      a.storedMask[c] = j.kept;
     }
   }
 }
@@ -908,20 +859,7 @@ void launchWarpKernel(u64 chunks, cudaStream_t s, const HuffmanArgs<S>& a)
   const u64 ctas = std::min<u64>(
     (chunks + Shape::Warps - 1) / Shape::Warps, static_cast<u64>(multiprocessors()) * 4);
   decodeChunksWarpKernel<S>
-    <<<static_cast<unsigned>(ctas), Shape::Warps * 32, Shape::SharedBytes, s>>>(a.stream,
-      a.chunkOffset,
-      a.chunkSize,
-      a.geometry,
-      a.chunks,
-      a.tab,
-      a.symbols,
-      a.rec,
-      a.passes,
-      a.levelPassBegin,
-      a.dims,
-      a.error,
-      a.storedMask,
-      a.nextChunk);
+    <<<static_cast<unsigned>(ctas), Shape::Warps * 32, Shape::SharedBytes, s>>>(a);
 }
 
 template<typename S, typename Args>
@@ -934,20 +872,7 @@ void launchSpanKernel(u64 chunks, cudaStream_t s, const Args& a)
   const u64 ctas = std::min<u64>(
     (chunks + SpanShape::Warps - 1) / SpanShape::Warps, static_cast<u64>(multiprocessors()));
   decodeChunksSpanKernel<S>
-    <<<static_cast<unsigned>(ctas), SpanShape::Warps * 32, SpanShape::SharedBytes, s>>>(a.stream,
-      a.chunkOffset,
-      a.chunkSize,
-      a.geometry,
-      a.chunks,
-      a.tab,
-      a.symbols,
-      a.rec,
-      a.passes,
-      a.levelPassBegin,
-      a.dims,
-      a.error,
-      a.storedMask,
-      a.nextChunk);
+    <<<static_cast<unsigned>(ctas), SpanShape::Warps * 32, SpanShape::SharedBytes, s>>>(a);
 }
 
 } // namespace

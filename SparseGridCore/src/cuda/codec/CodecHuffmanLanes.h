@@ -120,6 +120,18 @@ struct Lane
   int bad;      ///< error code as the kernel reports it (0: none)
 };
 
+/// The lookup tables of the lane steps: the single-token LUT, its wide entries (wideEntry of
+/// every index; the words hold B and C in their low halves) and the canonical code table for
+/// codes longer than the LUT's bits (Tab: firstCode, countOf, firstIndex, sorted, maxLength as
+/// in huffman::Decoder).
+template<typename Tab>
+struct Tables
+{
+  const u32* lut;
+  const u64* wide;
+  const Tab& tab;
+};
+
 //------------------------------------------------------------------------------------------------
 // Wide entries, a stage indexed by coded codes, synchronisation by two cursors in step.
 //
@@ -187,65 +199,14 @@ SGC_HD u64 wideEntry(const u32* lut, u32 i)
       (u64(inside) << 48);
 }
 
-/// The codes and escapes of the tokens that start in [start, end), and the first token boundary
-/// at or after end (exit; InvalidBit after a bit pattern that is no code). wideLow: the low words
-/// of the wide entries (B and C).
-template<typename Tab>
-SGC_HD void countSpan(Cursor& b,
-  const u32* lut,
-  const u64* wide,
-  const Tab& tab,
-  u64 start,
-  u64 end,
-  u64& exit,
-  u32& codes,
-  u32& escapes)
-{
-  codes = 0;
-  escapes = 0;
-  exit = start;
-  if (start == InvalidBit || start >= end)
-  {
-    return;
-  }
-  b.seek(start);
-  u64 pos = start;
-  const u32* low = reinterpret_cast<const u32*>(wide);
-  while (pos < end)
-  {
-    const u32 i = b.index();
-    const u32 m = low[2 * i];
-    const u32 mb = m & 15;
-    if (mb != 0 && pos + mb <= end)
-    {
-      b.consume(static_cast<int>(mb));
-      pos += mb;
-      codes += (m >> 4) & 31;
-      continue;
-    }
-    u32 token;
-    int len;
-    if (!tokenAt(b, lut[i], tab, token, len))
-    {
-      exit = InvalidBit;
-      return;
-    }
-    b.consume(len);
-    pos += static_cast<u64>(len);
-    codes += codesOf(token);
-    escapes += token == format::EscapeSymbol ? 1u : 0u;
-  }
-  exit = pos;
-}
-
 /// One token at the cursor: advances it and `pos`, adds its codes and escapes; false for a bit
 /// pattern that is no code.
 template<typename Tab>
-SGC_HD bool stepToken(Cursor& b, const u32* lut, const Tab& tab, u64& pos, u32& codes, u32& escapes)
+SGC_HD bool stepToken(Cursor& b, const Tables<Tab>& t, u64& pos, u32& codes, u32& escapes)
 {
   u32 token;
   int len;
-  if (!tokenAt(b, lut[b.index()], tab, token, len))
+  if (!tokenAt(b, t.lut[b.index()], t.tab, token, len))
   {
     return false;
   }
@@ -256,6 +217,42 @@ SGC_HD bool stepToken(Cursor& b, const u32* lut, const Tab& tab, u64& pos, u32& 
   return true;
 }
 
+/// The codes and escapes of the tokens that start in [start, end), and the first token boundary
+/// at or after end (exit; InvalidBit after a bit pattern that is no code): several tokens per
+/// step from the low words of the wide entries (B and C), one token where they have none.
+template<typename Tab>
+SGC_HD void
+countSpan(Cursor& b, const Tables<Tab>& t, u64 start, u64 end, u64& exit, u32& codes, u32& escapes)
+{
+  codes = 0;
+  escapes = 0;
+  exit = start;
+  if (start == InvalidBit || start >= end)
+  {
+    return;
+  }
+  b.seek(start);
+  u64 pos = start;
+  const u32* low = reinterpret_cast<const u32*>(t.wide);
+  while (pos < end)
+  {
+    const u32 m = low[2 * b.index()];
+    const u32 mb = m & 15;
+    if (mb != 0 && pos + mb <= end)
+    {
+      b.consume(static_cast<int>(mb));
+      pos += mb;
+      codes += (m >> 4) & 31;
+    }
+    else if (!stepToken(b, t, pos, codes, escapes))
+    {
+      exit = InvalidBit;
+      return;
+    }
+  }
+  exit = pos;
+}
+
 /// A lane whose start moves from `start` (counted: codes, escapes, exit) to `next`: two cursors
 /// decode from both, one token at a time, the one behind first, until they meet at a token
 /// boundary p (from there on both decodings are the same: the counts change by the tokens before
@@ -264,9 +261,7 @@ SGC_HD bool stepToken(Cursor& b, const u32* lut, const Tab& tab, u64& pos, u32& 
 /// counts the window again from `next`.
 template<typename Tab>
 SGC_HD void moveStart(Cursor& a,
-  const u32* lut,
-  const u64* wide,
-  const Tab& tab,
+  const Tables<Tab>& t,
   u64 start,
   u64 next,
   u64 end,
@@ -284,7 +279,7 @@ SGC_HD void moveStart(Cursor& a,
     bool ok = true;
     while (pa != pb && pb < end)
     {
-      ok = pa < pb ? stepToken(a, lut, tab, pa, ca, ea) : stepToken(b, lut, tab, pb, cb, eb);
+      ok = pa < pb ? stepToken(a, t, pa, ca, ea) : stepToken(b, t, pb, cb, eb);
       if (!ok)
       {
         break;
@@ -306,7 +301,7 @@ SGC_HD void moveStart(Cursor& a,
       return;
     }
   }
-  countSpan(a, lut, wide, tab, next, end, exit, codes, escapes);
+  countSpan(a, t, next, end, exit, codes, escapes);
 }
 
 /// Decodes the lane's tokens of the coded codes [phaseFirst, phaseFirst + phaseCodes) into
@@ -317,9 +312,7 @@ SGC_HD void moveStart(Cursor& a,
 /// false when it is not finite.
 template<typename Tab, typename Escape>
 SGC_HD void decodeSpan(Lane& s,
-  const u32* lut,
-  const u64* wide,
-  const Tab& tab,
+  const Tables<Tab>& t,
   const unsigned char* rankBlock,
   u16* stage,
   u32 phaseFirst,
@@ -338,7 +331,7 @@ SGC_HD void decodeSpan(Lane& s,
   while (s.pos < s.windowEnd && s.j < phaseEnd)
   {
     const u32 i = s.bits.index();
-    const u64 m = wide[i];
+    const u64 m = t.wide[i];
     const u32 lo = static_cast<u32>(m), hi = static_cast<u32>(m >> 32);
     const u32 mb = lo & 15, mc = (lo >> 4) & 31;
     const u32 toBlockEnd = format::BlockCodes - (s.j & 63);
@@ -376,7 +369,7 @@ SGC_HD void decodeSpan(Lane& s,
     {
       u32 token;
       int len;
-      if (!tokenAt(s.bits, lut[i], tab, token, len))
+      if (!tokenAt(s.bits, t.lut[i], t.tab, token, len))
       {
         s.bad = 2;
         break;
