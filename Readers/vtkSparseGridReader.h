@@ -21,7 +21,8 @@
 #ifndef vtkSparseGridReader_h
 #define vtkSparseGridReader_h
 
-#include "SparseGridIOModule.h" // for the export macro
+#include "SparseGridIOModule.h"     // for the export macro
+#include "vtkCoreExecutionMacros.h" // for vtkCoreExecutionMacro
 #include "vtkDataObjectAlgorithm.h"
 
 #include <memory> // for std::unique_ptr
@@ -72,14 +73,6 @@ public:
   vtkGetVector3Macro(SamplingDimensions, int);
   ///@}
 
-  ///@{
-  /**
-   * Threads used for the reconstruction; 0 (default) means all hardware threads.
-   */
-  vtkSetMacro(NumberOfThreads, int); // out of 0..4096: refused on update
-  vtkGetMacro(NumberOfThreads, int);
-  ///@}
-
   /**
    * True for any existing regular file: ParaView's reader factory calls it after matching the
    * .sgrid extension, and a damaged file must still reach the reader so that its error says
@@ -108,11 +101,9 @@ public:
    */
   vtkGetVector2Macro(LevelOfDetailRange, int);
 
-  ///@{
-  /// Where decoding runs: 0 Auto, 1 CPU, 2 CUDA (falls back to the CPU with a warning).
-  vtkSetMacro(Backend, int); // out of 0..2: refused on update
-  vtkGetMacro(Backend, int);
-  ///@}
+  /// Backend and NumberOfThreads of the reconstruction (vtkCoreExecutionMacros.h); a CUDA
+  /// request that falls back to the CPU gives a warning.
+  vtkCoreExecutionMacro();
 
 protected:
   vtkSparseGridReader();
@@ -127,10 +118,8 @@ protected:
   bool OutputReconstructedImage = true;
   bool OutputGridPoints = false;
   int SamplingDimensions[3] = { 0, 0, 0 };
-  int NumberOfThreads = 0;
   int LevelOfDetail = 0;
   int LevelOfDetailRange[2] = { 0, 64 };
-  int Backend = 0;
 
 private:
   vtkSparseGridReader(const vtkSparseGridReader&) = delete;
