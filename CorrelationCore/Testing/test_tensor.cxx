@@ -325,7 +325,7 @@ std::vector<float> emulateF16(const Batch& batch,
         for (int lane = 0; lane < 32; ++lane)
         {
           RecorderF16 r{ &calls[lane] };
-          tcTaskProductsF16(g, s, image, staged, t, lane, r);
+          tcTaskProducts(g, s, image, staged, t, lane, r);
         }
         double acc[32][kTcTilesN][4] = {};
         for (std::size_t step = 0; step < calls[0].size(); ++step)

@@ -14,13 +14,6 @@ namespace meshloop
 namespace detail
 {
 
-enum Operation
-{
-  OpScatter = 0,
-  OpAverage = 1,
-  OpEdgeFlux = 2
-};
-
 /// Colourings of the internal (reordered) mapping; each part is built on first use.
 struct Plan
 {

@@ -171,26 +171,6 @@ Status MeshLoop::preparePlan(Strategy strategy, int threads)
 }
 
 template<typename T>
-Status MeshLoop::scatterAdd(const T* in,
-  int components,
-  T* out,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  return this->run<T>(detail::OpScatter, in, nullptr, components, out, options, report);
-}
-
-template<typename T>
-Status MeshLoop::average(const T* in,
-  int components,
-  T* out,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  return this->run<T>(detail::OpAverage, in, nullptr, components, out, options, report);
-}
-
-template<typename T>
 Status MeshLoop::edgeFlux(const T* q,
   const T* weights,
   int components,
@@ -251,7 +231,7 @@ void permuteData(const T* source,
 } // namespace
 
 template<typename T>
-Status MeshLoop::run(int operationCode,
+Status MeshLoop::run(detail::Operation operation,
   const T* in,
   const T* weights,
   int components,
@@ -259,7 +239,6 @@ Status MeshLoop::run(int operationCode,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
-  const auto operation = static_cast<detail::Operation>(operationCode);
   ExecutionReport local;
   ExecutionReport& rep = report ? *report : local;
   rep = ExecutionReport();
@@ -392,10 +371,8 @@ Status MeshLoop::run(int operationCode,
 }
 
 #define MESHLOOP_INSTANTIATE(T)                                                                    \
-  template Status MeshLoop::scatterAdd<T>(                                                         \
-    const T*, int, T*, const ExecutionOptions&, ExecutionReport*);                                 \
-  template Status MeshLoop::average<T>(                                                            \
-    const T*, int, T*, const ExecutionOptions&, ExecutionReport*);                                 \
+  template Status MeshLoop::run<T>(                                                                \
+    detail::Operation, const T*, const T*, int, T*, const ExecutionOptions&, ExecutionReport*);    \
   template Status MeshLoop::edgeFlux<T>(                                                           \
     const T*, const T*, int, T*, const ExecutionOptions&, ExecutionReport*);
 MESHLOOP_INSTANTIATE(float)

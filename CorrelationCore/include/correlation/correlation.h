@@ -26,14 +26,13 @@
 #include <string>
 #include <vector>
 
-#include "execution/Execution.h"
+#include "execution/CoreNames.h"
 
 namespace correlation
 {
 
 // Errors, backends and the CUDA check come from the execution layer shared by the cores (Common/).
-using execution::Backend, execution::ErrorCode, execution::Status;
-using execution::cudaAvailable, execution::toString;
+EXECUTION_CORE_NAMES;
 
 //------------------------------------------------------------------------------------------------
 // Problem description
@@ -177,6 +176,8 @@ enum class DirectKernel
   /// accuracy of about 2^-40 of that largest value. Same fall-backs as TensorTf32.
   TensorF16
 };
+const char* toString(DirectKernel kernel);
+
 /**
  * How the overlap rows of a lag are split between workers (warp shuffle only): None one worker
  * per lag; Rectangle as many workers per lag as the largest lag needs (idle ones exit at once);
@@ -188,7 +189,6 @@ enum class WorkDistribution
   Rectangle,
   Triangle
 };
-const char* toString(DirectKernel kernel);
 const char* toString(WorkDistribution distribution);
 
 struct DirectOptions

@@ -631,18 +631,11 @@ Status cudaDirect(const Maps<T>& maps,
     {
       lanes.launch(g, dtiles.get(), dl.get(), dr.get(), dout.get());
     }
-    else if (direct.kernel == DirectKernel::TensorTf32)
+    else if (direct.kernel == DirectKernel::TensorTf32 || direct.kernel == DirectKernel::TensorF16)
     {
       if constexpr (std::is_same<T, float>::value)
       {
-        launchTensorTf32(tensor, dtiles.get(), dl.get(), dr.get(), dout.get());
-      }
-    }
-    else if (direct.kernel == DirectKernel::TensorF16)
-    {
-      if constexpr (std::is_same<T, float>::value)
-      {
-        launchTensorF16(tensor, dtiles.get(), dl.get(), dr.get(), dout.get());
+        launchTensor(tensor, dtiles.get(), dl.get(), dr.get(), dout.get());
       }
     }
     else

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <type_traits>
 
 namespace correlation
 {
@@ -16,36 +17,35 @@ namespace detail
 {
 namespace
 {
+/// cuFFT's types and calls for float (R2C / C2R) or double (D2Z / Z2D).
 template<typename T>
-struct CufftTypes;
-template<>
-struct CufftTypes<float>
+struct CufftTypes
 {
-  using Complex = cufftComplex;
-  static constexpr cufftType forward = CUFFT_R2C;
-  static constexpr cufftType inverse = CUFFT_C2R;
-  static cufftResult execForward(cufftHandle p, float* in, Complex* out)
+  static constexpr bool single = std::is_same<T, float>::value;
+  using Complex = std::conditional_t<single, cufftComplex, cufftDoubleComplex>;
+  static constexpr cufftType forward = single ? CUFFT_R2C : CUFFT_D2Z;
+  static constexpr cufftType inverse = single ? CUFFT_C2R : CUFFT_Z2D;
+  static cufftResult execForward(cufftHandle p, T* in, Complex* out)
   {
-    return cufftExecR2C(p, in, out);
+    if constexpr (single)
+    {
+      return cufftExecR2C(p, in, out);
+    }
+    else
+    {
+      return cufftExecD2Z(p, in, out);
+    }
   }
-  static cufftResult execInverse(cufftHandle p, Complex* in, float* out)
+  static cufftResult execInverse(cufftHandle p, Complex* in, T* out)
   {
-    return cufftExecC2R(p, in, out);
-  }
-};
-template<>
-struct CufftTypes<double>
-{
-  using Complex = cufftDoubleComplex;
-  static constexpr cufftType forward = CUFFT_D2Z;
-  static constexpr cufftType inverse = CUFFT_Z2D;
-  static cufftResult execForward(cufftHandle p, double* in, Complex* out)
-  {
-    return cufftExecD2Z(p, in, out);
-  }
-  static cufftResult execInverse(cufftHandle p, Complex* in, double* out)
-  {
-    return cufftExecZ2D(p, in, out);
+    if constexpr (single)
+    {
+      return cufftExecC2R(p, in, out);
+    }
+    else
+    {
+      return cufftExecZ2D(p, in, out);
+    }
   }
 };
 

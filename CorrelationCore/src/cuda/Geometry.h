@@ -47,6 +47,13 @@ struct Geometry
   {
     return ownRights ? i * m + j : j;
   }
+  /// The right matrix of pair j of left i where the batch has that pair (j < m); else right 0,
+  /// an address in the array for the staging loops to skip.
+  template<typename T>
+  CORRELATION_TC_HD const T* rightMatrix(const T* rights, long long i, int j) const
+  {
+    return rights + (j < m ? rightOf(i, j) : 0) * static_cast<long long>(rw) * rh;
+  }
 };
 
 } // namespace detail

@@ -378,9 +378,7 @@ __host__ __device__ inline void laneStage(T* sR,
   {
     const int slot = item / g.rh, row = item % g.rh;
     const bool has = j0 + slot < g.m;
-    const T* src = rights +
-      (has ? g.rightOf(li, j0 + slot) : 0) * static_cast<long long>(g.rw) * g.rh +
-      static_cast<long long>(row) * g.rw;
+    const T* src = g.rightMatrix(rights, li, j0 + slot) + static_cast<long long>(row) * g.rw;
     T* dst = sR + row * s.rightPitch * kLaneStride + slot;
     for (int c = lane; c < s.rightPitch; c += 32)
     {

@@ -86,9 +86,7 @@ __device__ inline void tcStageF16(const Geometry& g,
   {
     const int p = item / g.rh, iy = item % g.rh;
     const bool has = j0 + p < g.m;
-    const float* src = rights +
-      (has ? g.rightOf(li, j0 + p) : 0) * static_cast<long long>(g.rw) * g.rh +
-      static_cast<long long>(iy) * g.rw;
+    const float* src = g.rightMatrix(rights, li, j0 + p) + static_cast<long long>(iy) * g.rw;
     float largest = 0.0f;
     for (int u = lane; u < s.imagePitch; u += 32)
     {
@@ -138,69 +136,49 @@ __device__ inline void tcStageF16(const Geometry& g,
   }
 }
 
-__global__ void __launch_bounds__(512, 1) tensorF16Kernel(Geometry g,
-  TcLayout s,
-  const int* __restrict__ taskOrder,
-  const float* __restrict__ lefts,
-  const float* __restrict__ rights,
-  float* __restrict__ out)
+/// The FP16 kernel's part of tcKernel: the staging (scaled and split), the products and the maps
+/// scaled back.
+struct TcF16Body
 {
-  extern __shared__ __align__(16) unsigned char tcShared[];
-  int& nextTask = *reinterpret_cast<int*>(tcShared);
-  int* maxBits = reinterpret_cast<int*>(tcShared + 16);
-  TcHalfWord* sImage = reinterpret_cast<TcHalfWord*>(tcShared + kTcCounterBytes);
-  TcHalfWord* sLeft = sImage + s.imageFloats / 2;
-  const int lane = threadIdx.x, warp = threadIdx.y;
-  const long long group = blockIdx.x;
-  const long long li = group / s.groupsPerLeft;
-  const int j0 = static_cast<int>(group % s.groupsPerLeft) * kTcPairs;
-  tcStageF16(
-    g, s, lefts, rights, li, j0, sImage, sLeft, maxBits, warp, static_cast<int>(blockDim.y), lane);
-  if (lane == 0 && warp == 0)
+  TcHalfWord* sImage;
+  TcHalfWord* sLeft;
+  int* maxBits;
+  int eL = 0; ///< the template's exponent
+
+  __device__ explicit TcF16Body(const TcBlock& b)
+    : sImage(reinterpret_cast<TcHalfWord*>(b.shared + kTcCounterBytes))
+    , sLeft(sImage + b.s.imageFloats / 2)
+    , maxBits(reinterpret_cast<int*>(b.shared + 16))
   {
-    nextTask = 0;
+    tcStageF16(
+      b.g, b.s, b.lefts, b.rights, b.li, b.j0, sImage, sLeft, maxBits, b.warp, b.warps, b.lane);
   }
-  __syncthreads();
-  const int eL = maxBits[kTcPairs]; // exponents since the staging
-  for (long long q; (q = blockNextTask(nextTask, lane)) < s.tasks;)
+  __device__ void ready() { eL = maxBits[kTcPairs]; } // exponents since the staging
+  __device__ void task(const TcBlock& b, const TcTask& t, float* out) const
   {
-    const TcTask t = tcTask(g, s, taskOrder[q]);
-    if (j0 + kTcHalf * t.h >= g.m)
-    {
-      continue;
-    }
     TcMmaF16Device mma;
     tcClearAcc(mma);
-    tcTaskProductsF16(g, s, sImage, sLeft, t, lane, mma);
+    tcTaskProducts(b.g, b.s, sImage, sLeft, t, b.lane, mma);
     // The lane's two pairs (rows g and g + 8 of the M tile) and their scales.
-    const int p0 = kTcHalf * t.h + (lane >> 2);
+    const int p0 = kTcHalf * t.h + (b.lane >> 2);
     const int e0 = -(eL + maxBits[p0]), e1 = -(eL + maxBits[p0 + 8]);
     const float f0 = tcPowerOfTwo(e0), f1 = tcPowerOfTwo(e1);
-    tcStoreAcc(g,
+    tcStoreAcc(b.g,
       t,
-      lane,
-      li,
-      j0,
+      b.lane,
+      b.li,
+      b.j0,
       out,
       [&](int j, int c)
       { return c < 2 ? tcScaled(mma.acc[j][c], f0, e0) : tcScaled(mma.acc[j][c], f1, e1); });
   }
-}
+};
 
 bool planTensorF16(TcPlan& plan, const Batch& batch, const LagWindow& window, int warpsPerBlock)
 {
   const Geometry g = Geometry::of(batch, window);
   plan.band = false;
-  return tcPlanLaunch(plan, batch, g, tcLayout(g), tensorF16Kernel, warpsPerBlock);
-}
-
-void launchTensorF16(const TcPlan& plan,
-  const int* order,
-  const float* lefts,
-  const float* rights,
-  float* out)
-{
-  tcLaunch(plan, tensorF16Kernel, order, lefts, rights, out);
+  return tcPlanLaunch(plan, batch, g, tcLayout(g), tcKernel<TcF16Body>, warpsPerBlock);
 }
 
 } // namespace detail

@@ -129,60 +129,38 @@ CORRELATION_TC_HD int tcHalfImageStageIndex(const TcLayout& s, int iy, int c, in
   return tcHalfImageIndex(s, iy, c, p & 7, p >> 4, (p >> 3) & 1);
 }
 
-/**
- * The FP16 products of one task for one lane (as tcTaskProducts): per template row and column
- * chunk, the lane's A fragments of the 4 column tiles (a0a1 = pair g, a2a3 = pair g + 8, columns
- * u0 + 2t and u0 + 2t + 1: two 8-byte loads of staged words), then per used diagonal its B
- * fragment (b0b1 = L(diag + 2t - g), L(diag + 2t + 1 - g): one staged template word) and the
- * products hi*lo, lo*hi, hi*hi of the diagonal's tiles through mma(j, a[2], b).
- */
-template<typename Mma>
-CORRELATION_TC_HD void tcTaskProductsF16(const Geometry& g,
-  const TcLayout& s,
-  const TcHalfWord* sImage,
-  const TcHalfWord* sLeft,
-  const TcTask& t,
-  int lane,
-  Mma& mma)
+/// FP16 A fragments: per column tile, a0a1 = pair g and a2a3 = pair g + 8 (columns u0 + 2t and
+/// u0 + 2t + 1), hi and lo.
+using TcF16Fragments = TcParts<std::uint32_t[kTcTilesK][2]>;
+template<>
+struct TcAFragments<TcHalfWord>
 {
-  const int gid = lane >> 2, tig = lane & 3;
-  struct Halves
-  {
-    std::uint32_t hi[kTcTilesK][2], lo[kTcTilesK][2];
-  };
-  tcTaskLoop<Halves>(
-    g,
-    s,
-    t,
-    [&](Halves& a, int k, int iy, int u0)
-    {
-      const int c = u0 / 2 + tig;
-      const TcHalfWord w0 = sImage[tcHalfImageIndex(s, iy, c, gid, t.h, 0)];
-      const TcHalfWord w1 = sImage[tcHalfImageIndex(s, iy, c, gid, t.h, 1)];
-      a.hi[k][0] = w0.hi;
-      a.lo[k][0] = w0.lo;
-      a.hi[k][1] = w1.hi;
-      a.lo[k][1] = w1.lo;
-    },
-    [&](Halves& a, int ty, int uc, int d, int diag)
-    {
-      const TcHalfWord q = sLeft[tcLeftIndex(s, ty, diag + 2 * tig - gid)];
-      tcDiagonalPasses(g,
-        t,
-        uc,
-        d,
-        [&](int pass, int j, int k)
-        { mma(j, pass == 1 ? a.lo[k] : a.hi[k], pass == 0 ? q.lo : q.hi); });
-    });
+  using type = TcF16Fragments;
+};
+using TcF16Lane = TcLane<TcHalfWord, TcHalfWord>;
+
+/// FP16 A fragments of column tile k (tcTaskProducts): two 8-byte loads of staged words.
+CORRELATION_TC_HD void tcLoadA(const TcF16Lane& l, TcF16Fragments& a, int k, int iy, int u0)
+{
+  const int c = u0 / 2 + l.tig;
+  const TcHalfWord w0 = l.sImage[tcHalfImageIndex(l.s, iy, c, l.gid, l.t.h, 0)];
+  const TcHalfWord w1 = l.sImage[tcHalfImageIndex(l.s, iy, c, l.gid, l.t.h, 1)];
+  a.big[k][0] = w0.hi;
+  a.small[k][0] = w0.lo;
+  a.big[k][1] = w1.hi;
+  a.small[k][1] = w1.lo;
 }
 
-/// Plans and launches the FP16 kernel (TensorF16.cu); as planTensorTf32 / launchTensorTf32.
+/// FP16 B fragment of template row ty at diagonal diag: b0b1 = L(diag + 2t - g),
+/// L(diag + 2t + 1 - g), one staged template word (hi and lo).
+CORRELATION_TC_HD TcParts<std::uint32_t> tcLoadB(const TcF16Lane& l, int ty, int diag)
+{
+  const TcHalfWord q = l.sLeft[tcLeftIndex(l.s, ty, diag + 2 * l.tig - l.gid)];
+  return { q.hi, q.lo };
+}
+
+/// Plans the launch of the FP16 kernel (TensorF16.cu), as planTensorTf32; launchTensor runs it.
 bool planTensorF16(TcPlan& plan, const Batch& batch, const LagWindow& window, int warpsPerBlock);
-void launchTensorF16(const TcPlan& plan,
-  const int* order,
-  const float* lefts,
-  const float* rights,
-  float* out);
 
 } // namespace detail
 } // namespace correlation

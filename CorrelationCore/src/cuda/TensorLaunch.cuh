@@ -1,6 +1,7 @@
-// The host side shared by the tensor-core kernels (TensorTf32.cu, TensorF16.cu): planning a
-// launch (device checks, shared-memory limit, occupancy, longest-first task order, blocks per
-// group) and launching it. The kernels differ only in the __global__ function and its layout.
+// What the tensor-core kernels (TensorTf32.cu, TensorF16.cu) share: planning a launch (device
+// checks, shared-memory limit, occupancy, longest-first task order, blocks per group), the kernel
+// itself (tcKernel: the block's group, the task loop) and the accumulators' clear and store. Each
+// kernel brings its staging and products (its Body).
 #ifndef CORRELATION_CUDA_TENSOR_LAUNCH_CUH
 #define CORRELATION_CUDA_TENSOR_LAUNCH_CUH
 
@@ -11,9 +12,6 @@ namespace correlation
 {
 namespace detail
 {
-
-/// The tensor kernels' signature.
-using TcKernel = void (*)(Geometry, TcLayout, const int*, const float*, const float*, float*);
 
 /**
  * Plans a launch of `kernel` with `layout` (its sharedBytes as the kernel stages): false when
@@ -48,6 +46,7 @@ inline bool tcPlanLaunch(TcPlan& plan,
     work[static_cast<std::size_t>(task)] = tcTaskWork(g, layout, task);
   }
   const long long groups = static_cast<long long>(batch.n) * layout.groupsPerLeft;
+  plan.kernel = kernel;
   plan.geometry = g;
   plan.layout = layout;
   plan.order = heaviestFirst(work);
@@ -101,16 +100,64 @@ __device__ __forceinline__ void tcStoreAcc(const Geometry& g,
   }
 }
 
-/// Launches a planned kernel (device pointers; `order` holds plan.order on the device).
-inline void tcLaunch(const TcPlan& plan,
-  TcKernel kernel,
-  const int* order,
-  const float* lefts,
-  const float* rights,
-  float* out)
+/// A block of a tensor kernel: its group of kTcPairs pairs (left li, rights from pair j0 on),
+/// the matrices, its thread (lane, warp of warps) and the dynamic shared memory (the task counter,
+/// then from kTcCounterBytes on what the kernel stages).
+struct TcBlock
 {
-  kernel<<<dim3(plan.gridX, plan.gridY), dim3(32, plan.warps), plan.layout.sharedBytes>>>(
-    plan.geometry, plan.layout, order, lefts, rights, out);
+  const Geometry& g;
+  const TcLayout& s;
+  const float* lefts;
+  const float* rights;
+  unsigned char* shared;
+  long long li;
+  int j0, lane, warp, warps;
+};
+
+/**
+ * The tensor kernels (TensorTf32.cu, TensorF16.cu): Body(block) stages the block's group in
+ * shared memory; after the barrier body.ready() reads what the staging left for all, then the
+ * warps take the tasks longest first (taskOrder) and body.task(block, t, out) computes and stores
+ * each. 512 threads per block at most: 128 registers per thread (the 32 accumulators, 32 split
+ * image values and the Toeplitz fragments stay in registers).
+ */
+template<typename Body>
+__global__ void __launch_bounds__(512, 1) tcKernel(Geometry g,
+  TcLayout s,
+  const int* __restrict__ taskOrder,
+  const float* __restrict__ lefts,
+  const float* __restrict__ rights,
+  float* __restrict__ out)
+{
+  extern __shared__ __align__(16) unsigned char tcShared[];
+  int& nextTask = *reinterpret_cast<int*>(tcShared);
+  const long long group = blockIdx.x;
+  const TcBlock block{ g,
+    s,
+    lefts,
+    rights,
+    tcShared,
+    group / s.groupsPerLeft,
+    static_cast<int>(group % s.groupsPerLeft) * kTcPairs,
+    static_cast<int>(threadIdx.x),
+    static_cast<int>(threadIdx.y),
+    static_cast<int>(blockDim.y) };
+  Body body(block);
+  if (block.lane == 0 && block.warp == 0)
+  {
+    nextTask = 0;
+  }
+  __syncthreads();
+  body.ready();
+  for (long long q; (q = blockNextTask(nextTask, block.lane)) < s.tasks;)
+  {
+    const TcTask t = tcTask(g, s, taskOrder[q]);
+    if (block.j0 + kTcHalf * t.h >= g.m)
+    {
+      continue; // no pair in this half
+    }
+    body.task(block, t, out);
+  }
 }
 
 } // namespace detail

@@ -49,8 +49,7 @@ __device__ inline void tcStageImages(const Geometry& g,
   for (int p = warp; p < kTcPairs; p += warps)
   {
     const bool has = j0 + p < g.m;
-    const float* src =
-      rights + (has ? g.rightOf(li, j0 + p) : 0) * static_cast<long long>(g.rw) * g.rh;
+    const float* src = g.rightMatrix(rights, li, j0 + p);
     for (int u = lane; u < s.imagePitch; u += 32)
     {
       float* dst = sImage + tcImageStageIndex(s, 0, u, p);
@@ -106,54 +105,39 @@ __device__ inline void tcStageLeft(const Geometry& g,
   }
 }
 
-/// 512 threads per block at most: 128 registers per thread (the 32 accumulators, 32 split
-/// image values and the Toeplitz fragments stay in registers). Band: the launch is one that
-/// tcBandApplies to, and the specialised row body (tcTaskProductsBand) runs.
+/// The 3xTF32 kernel's part of tcKernel. Band: the launch is one that tcBandApplies to, and the
+/// specialised row body (tcTaskProductsBand) runs.
 template<bool Band>
-__global__ void __launch_bounds__(512, 1) tensorTf32Kernel(Geometry g,
-  TcLayout s,
-  const int* __restrict__ taskOrder,
-  const float* __restrict__ lefts,
-  const float* __restrict__ rights,
-  float* __restrict__ out)
+struct TcTf32Body
 {
-  extern __shared__ __align__(16) unsigned char tcShared[];
-  int& nextTask = *reinterpret_cast<int*>(tcShared);
   using Word = typename std::conditional<Band, TcBandWord, TcSplitWord>::type;
-  float* sImage = reinterpret_cast<float*>(tcShared + kTcCounterBytes);
-  Word* sLeft = reinterpret_cast<Word*>(sImage + s.imageFloats);
-  const int lane = threadIdx.x, warp = threadIdx.y, warps = static_cast<int>(blockDim.y);
-  const long long group = blockIdx.x;
-  const long long li = group / s.groupsPerLeft;
-  const int j0 = static_cast<int>(group % s.groupsPerLeft) * kTcPairs;
-  tcStageImages(g, s, rights, li, j0, sImage, warp, warps, lane);
-  tcStageLeft(g, s, lefts, li, sLeft, warp, warps, lane);
-  laneStageWait();
-  if (lane == 0 && warp == 0)
+  float* sImage;
+  Word* sLeft;
+
+  __device__ explicit TcTf32Body(const TcBlock& b)
+    : sImage(reinterpret_cast<float*>(b.shared + kTcCounterBytes))
+    , sLeft(reinterpret_cast<Word*>(sImage + b.s.imageFloats))
   {
-    nextTask = 0;
+    tcStageImages(b.g, b.s, b.rights, b.li, b.j0, sImage, b.warp, b.warps, b.lane);
+    tcStageLeft(b.g, b.s, b.lefts, b.li, sLeft, b.warp, b.warps, b.lane);
+    laneStageWait();
   }
-  __syncthreads();
-  for (long long q; (q = blockNextTask(nextTask, lane)) < s.tasks;)
+  __device__ void ready() {}
+  __device__ void task(const TcBlock& b, const TcTask& t, float* out) const
   {
-    const TcTask t = tcTask(g, s, taskOrder[q]);
-    if (j0 + kTcHalf * t.h >= g.m)
-    {
-      continue; // no pair in this half
-    }
     TcMmaDevice mma;
     tcClearAcc(mma);
     if constexpr (Band)
     {
-      tcTaskProductsBand(s, sImage, sLeft, t, lane, mma);
+      tcTaskProductsBand(b.s, sImage, sLeft, t, b.lane, mma);
     }
     else
     {
-      tcTaskProducts(g, s, sImage, sLeft, t, lane, mma);
+      tcTaskProducts(b.g, b.s, sImage, sLeft, t, b.lane, mma);
     }
-    tcStoreAcc(g, t, lane, li, j0, out, [&](int j, int c) { return mma.acc[j][c]; });
+    tcStoreAcc(b.g, t, b.lane, b.li, b.j0, out, [&](int j, int c) { return mma.acc[j][c]; });
   }
-}
+};
 
 bool planTensorTf32(TcPlan& plan, const Batch& batch, const LagWindow& window, int warpsPerBlock)
 {
@@ -170,18 +154,18 @@ bool planTensorTf32(TcPlan& plan, const Batch& batch, const LagWindow& window, i
     batch,
     g,
     layout,
-    plan.band ? tensorTf32Kernel<true> : tensorTf32Kernel<false>,
+    plan.band ? tcKernel<TcTf32Body<true>> : tcKernel<TcTf32Body<false>>,
     warpsPerBlock);
 }
 
-void launchTensorTf32(const TcPlan& plan,
+void launchTensor(const TcPlan& plan,
   const int* order,
   const float* lefts,
   const float* rights,
   float* out)
 {
-  tcLaunch(
-    plan, plan.band ? tensorTf32Kernel<true> : tensorTf32Kernel<false>, order, lefts, rights, out);
+  plan.kernel<<<dim3(plan.gridX, plan.gridY), dim3(32, plan.warps), plan.layout.sharedBytes>>>(
+    plan.geometry, plan.layout, order, lefts, rights, out);
 }
 
 } // namespace detail

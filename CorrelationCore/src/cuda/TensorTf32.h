@@ -259,58 +259,97 @@ CORRELATION_TC_HD void tcTaskLoop(const Geometry& g,
   }
 }
 
+/// Big and small parts of a lane's operand registers (bit patterns): one register (an FP16
+/// pair), or an array of them.
+template<typename Word>
+struct TcParts
+{
+  Word big, small;
+};
+
+/// A lane's A fragments of the column tiles for staged image words of type ImageWord (float
+/// for 3xTF32, TcHalfWord for FP16, TensorF16.h).
+template<typename ImageWord>
+struct TcAFragments;
+using TcTf32Fragments = TcParts<std::uint32_t[kTcTilesK][4]>;
+template<>
+struct TcAFragments<float>
+{
+  using type = TcTf32Fragments;
+};
+
+/// What one lane of a task reads: the staged image and template words, the task, the lane's
+/// group gid (lane / 4) and thread in the group tig (lane % 4).
+template<typename ImageWord, typename LeftWord>
+struct TcLane
+{
+  const TcLayout& s;
+  const ImageWord* sImage;
+  const LeftWord* sLeft;
+  const TcTask& t;
+  int gid, tig;
+};
+using TcTf32Lane = TcLane<float, TcSplitWord>;
+
+/// 3xTF32 A fragments of column tile k (a0 = A[g][t], a1 = A[g + 8][t], a2 = A[g][t + 4],
+/// a3 = A[g + 8][t + 4]): the image values split.
+CORRELATION_TC_HD void tcLoadA(const TcTf32Lane& l, TcTf32Fragments& a, int k, int iy, int u0)
+{
+  const TcFloat2 lo =
+    *reinterpret_cast<const TcFloat2*>(l.sImage + tcImageIndex(l.s, iy, u0 + l.tig, l.gid, l.t.h));
+  const TcFloat2 hi = *reinterpret_cast<const TcFloat2*>(
+    l.sImage + tcImageIndex(l.s, iy, u0 + l.tig + 4, l.gid, l.t.h));
+  tcSplit(lo.x, a.big[k][0], a.small[k][0]);
+  tcSplit(lo.y, a.big[k][1], a.small[k][1]);
+  tcSplit(hi.x, a.big[k][2], a.small[k][2]);
+  tcSplit(hi.y, a.big[k][3], a.small[k][3]);
+}
+
+/// 3xTF32 B fragment of template row ty at diagonal diag (Toeplitz, pre-split): b0 = B[t][g] =
+/// L(diag + t - g), b1 = B[t + 4][g] = L(diag + t + 4 - g).
+CORRELATION_TC_HD TcParts<std::uint32_t[2]> tcLoadB(const TcTf32Lane& l, int ty, int diag)
+{
+  const TcSplitWord q0 = l.sLeft[tcLeftIndex(l.s, ty, diag + l.tig - l.gid)];
+  const TcSplitWord q1 = l.sLeft[tcLeftIndex(l.s, ty, diag + l.tig + 4 - l.gid)];
+  return { { q0.big, q1.big }, { q0.small, q1.small } };
+}
+
 /**
  * The tensor products of one task for one lane: for every template row and column chunk, the
- * lane's A fragments of the 4 column tiles (image values, split), then per used diagonal its B
- * fragment (Toeplitz, pre-split) and the three products big*small, small*big, big*big of every
- * tile on that diagonal, through mma(j, a[4], b[2]) (small terms first: they are the smaller;
- * each product for all tiles before the next, so that neighbouring calls are independent).
+ * lane's A fragments of the 4 column tiles (image values, split: tcLoadA), then per used
+ * diagonal its B fragment (Toeplitz, pre-split: tcLoadB) and the three products big*small,
+ * small*big, big*big of every tile on that diagonal, through mma(j, a, b) (small terms first:
+ * they are the smaller; each product for all tiles before the next, so that neighbouring calls
+ * are independent). The operand words say which kernel: 3xTF32 (float image, TcSplitWord
+ * template) or FP16 (TcHalfWord both, TensorF16.h).
  * Every lane makes the same calls in the same order (the control depends on the task only), which
  * is what the warp-wide mma needs and what the host emulation relies on.
  */
-template<typename Mma>
+template<typename ImageWord, typename LeftWord, typename Mma>
 CORRELATION_TC_HD void tcTaskProducts(const Geometry& g,
   const TcLayout& s,
-  const float* sImage,
-  const TcSplitWord* sLeft,
+  const ImageWord* sImage,
+  const LeftWord* sLeft,
   const TcTask& t,
   int lane,
   Mma& mma)
 {
-  const int gid = lane >> 2, tig = lane & 3;
-  struct Split
-  {
-    std::uint32_t big[kTcTilesK][4], small[kTcTilesK][4];
-  };
-  tcTaskLoop<Split>(
+  using Fragments = typename TcAFragments<ImageWord>::type;
+  const TcLane<ImageWord, LeftWord> l{ s, sImage, sLeft, t, lane >> 2, lane & 3 };
+  tcTaskLoop<Fragments>(
     g,
     s,
     t,
-    [&](Split& a, int k, int iy, int u0)
+    [&](Fragments& a, int k, int iy, int u0) { tcLoadA(l, a, k, iy, u0); },
+    [&](Fragments& a, int ty, int uc, int d, int diag)
     {
-      // a0 = A[g][t], a1 = A[g + 8][t], a2 = A[g][t + 4], a3 = A[g + 8][t + 4].
-      const TcFloat2 lo =
-        *reinterpret_cast<const TcFloat2*>(sImage + tcImageIndex(s, iy, u0 + tig, gid, t.h));
-      const TcFloat2 hi =
-        *reinterpret_cast<const TcFloat2*>(sImage + tcImageIndex(s, iy, u0 + tig + 4, gid, t.h));
-      tcSplit(lo.x, a.big[k][0], a.small[k][0]);
-      tcSplit(lo.y, a.big[k][1], a.small[k][1]);
-      tcSplit(hi.x, a.big[k][2], a.small[k][2]);
-      tcSplit(hi.y, a.big[k][3], a.small[k][3]);
-    },
-    [&](Split& a, int ty, int uc, int d, int diag)
-    {
-      // b0 = B[t][g] = L(diag + t - g), b1 = B[t + 4][g] = L(diag + t + 4 - g).
-      const TcSplitWord q0 = sLeft[tcLeftIndex(s, ty, diag + tig - gid)];
-      const TcSplitWord q1 = sLeft[tcLeftIndex(s, ty, diag + tig + 4 - gid)];
-      const std::uint32_t bb[2] = { q0.big, q1.big };
-      const std::uint32_t bs[2] = { q0.small, q1.small };
+      const auto b = tcLoadB(l, ty, diag);
       tcDiagonalPasses(g,
         t,
         uc,
         d,
         [&](int pass, int j, int k)
-        { mma(j, pass == 1 ? a.small[k] : a.big[k], pass == 0 ? bs : bb); });
+        { mma(j, pass == 1 ? a.small[k] : a.big[k], pass == 0 ? b.small : b.big); });
     });
 }
 
@@ -502,9 +541,13 @@ inline long long tcTaskWork(const Geometry& g, const TcLayout& s, int task)
   return tiles * (t.yhi - t.ylo);
 }
 
+/// The tensor kernels' signature (TensorLaunch.cuh).
+using TcKernel = void (*)(Geometry, TcLayout, const int*, const float*, const float*, float*);
+
 /// Everything of a launch decided before the timed region.
 struct TcPlan
 {
+  TcKernel kernel = nullptr;
   Geometry geometry{};
   TcLayout layout{};
   std::vector<int> order; ///< tasks, heaviest first
@@ -513,13 +556,14 @@ struct TcPlan
 };
 
 /**
- * Plans the launch (float only; TensorTf32.cu). False when the staging does not fit in shared
- * memory or the device has no TF32 tensor cores (compute capability below 8.0): the caller then
- * runs another kernel.
+ * Plans the launch of the 3xTF32 kernel (float only; TensorTf32.cu). False when the staging does
+ * not fit in shared memory or the device has no TF32 tensor cores (compute capability below 8.0):
+ * the caller then runs another kernel.
  */
 bool planTensorTf32(TcPlan& plan, const Batch& batch, const LagWindow& window, int warpsPerBlock);
-/// Launches a planned kernel (device pointers; `order` holds plan.order on the device).
-void launchTensorTf32(const TcPlan& plan,
+/// Launches a planned tensor kernel, 3xTF32 or FP16 (device pointers; `order` holds plan.order
+/// on the device).
+void launchTensor(const TcPlan& plan,
   const int* order,
   const float* lefts,
   const float* rights,

@@ -27,14 +27,13 @@
 #include <string>
 #include <vector>
 
-#include "execution/Execution.h"
+#include "execution/CoreNames.h"
 
 namespace meshloop
 {
 
 // Errors, backends and the CUDA check come from the execution layer shared by the cores (Common/).
-using execution::Backend, execution::ErrorCode, execution::Status;
-using execution::cudaAvailable, execution::toString;
+EXECUTION_CORE_NAMES;
 
 enum class Strategy
 {
@@ -154,6 +153,13 @@ namespace detail
 {
 struct Plan;
 struct DeviceCache;
+/// The loops of a MeshLoop (what its private run does).
+enum Operation
+{
+  OpScatter = 0,
+  OpAverage = 1,
+  OpEdgeFlux = 2
+};
 }
 
 /**
@@ -192,7 +198,10 @@ public:
     int components,
     T* out,
     const ExecutionOptions& options,
-    ExecutionReport* report = nullptr);
+    ExecutionReport* report = nullptr)
+  {
+    return this->run<T>(detail::OpScatter, in, nullptr, components, out, options, report);
+  }
 
   /**
    * @brief Cell data to point data: out[t] = mean of in[e] over entries (e, t).
@@ -205,7 +214,10 @@ public:
     int components,
     T* out,
     const ExecutionOptions& options,
-    ExecutionReport* report = nullptr);
+    ExecutionReport* report = nullptr)
+  {
+    return this->run<T>(detail::OpAverage, in, nullptr, components, out, options, report);
+  }
 
   /**
    * @brief Airfoil-like residual loop over edges (every from-element has exactly 2 targets):
@@ -225,7 +237,7 @@ public:
 
 private:
   template<typename T>
-  Status run(int operation,
+  Status run(detail::Operation operation,
     const T* in,
     const T* weights,
     int components,

@@ -37,120 +37,70 @@ __device__ __forceinline__ long long at(long long i, int c, long long n, int com
   return SoA ? static_cast<long long>(c) * n + i : i * components + c;
 }
 
-template<typename T, bool SoA>
-__global__ void scatterAtomic(int fromCount,
-  const int* __restrict__ offsets,
-  const int* __restrict__ targets,
-  const T* __restrict__ in,
-  T* out,
-  int components,
-  int toCount)
-{
-  const int e = blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= fromCount)
-  {
-    return;
-  }
-  for (int j = offsets[e]; j < offsets[e + 1]; ++j)
-  {
-    const int t = targets[j];
-    for (int c = 0; c < components; ++c)
-    {
-      atomicAdd(out + at<SoA>(t, c, toCount, components), in[at<SoA>(e, c, fromCount, components)]);
-    }
-  }
-}
-
-template<typename T, bool SoA>
-__global__ void scatterColoured(const int* __restrict__ elements,
+/**
+ * The global strategies, one thread per from-element: element i (GlobalAtomics: count is
+ * fromCount, atomic adds) or elements[i] (one colour of GlobalColouring: no two elements share a
+ * target, plain adds). Edge: the edge loop (in is q), else the scatter.
+ */
+template<typename T, bool SoA, bool Edge, bool Atomic>
+__global__ void globalLoop(const int* __restrict__ elements,
   int count,
   int fromCount,
   const int* __restrict__ offsets,
   const int* __restrict__ targets,
   const T* __restrict__ in,
+  const T* __restrict__ weights,
   T* out,
   int components,
   int toCount)
 {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= count)
+  // Atomics: bounded by fromCount itself, the SoA stride of the input too.
+  if (i >= (Atomic ? fromCount : count))
   {
     return;
   }
-  const int e = elements[i];
-  for (int j = offsets[e]; j < offsets[e + 1]; ++j)
+  const int e = Atomic ? i : elements[i];
+  if constexpr (Edge)
   {
-    const int t = targets[j];
+    const int a = targets[offsets[e]];
+    const int b = targets[offsets[e] + 1];
+    const T w = weights[e];
     for (int c = 0; c < components; ++c)
     {
-      out[at<SoA>(t, c, toCount, components)] += in[at<SoA>(e, c, fromCount, components)];
+      const long long ia = at<SoA>(a, c, toCount, components);
+      const long long ib = at<SoA>(b, c, toCount, components);
+      const T flux = w * (in[ib] - in[ia]);
+      if (Atomic)
+      {
+        atomicAdd(out + ia, flux);
+        atomicAdd(out + ib, -flux);
+      }
+      else
+      {
+        out[ia] += flux;
+        out[ib] -= flux;
+      }
     }
   }
-}
-
-template<typename T, bool SoA, bool Atomic>
-__device__ __forceinline__ void edgeBody(int e,
-  const int* __restrict__ offsets,
-  const int* __restrict__ targets,
-  const T* __restrict__ q,
-  const T* __restrict__ weights,
-  T* res,
-  int components,
-  int toCount)
-{
-  const int a = targets[offsets[e]];
-  const int b = targets[offsets[e] + 1];
-  const T w = weights[e];
-  for (int c = 0; c < components; ++c)
+  else
   {
-    const long long ia = at<SoA>(a, c, toCount, components);
-    const long long ib = at<SoA>(b, c, toCount, components);
-    const T flux = w * (q[ib] - q[ia]);
-    if (Atomic)
+    for (int j = offsets[e]; j < offsets[e + 1]; ++j)
     {
-      atomicAdd(res + ia, flux);
-      atomicAdd(res + ib, -flux);
+      const int t = targets[j];
+      for (int c = 0; c < components; ++c)
+      {
+        if (Atomic)
+        {
+          atomicAdd(
+            out + at<SoA>(t, c, toCount, components), in[at<SoA>(e, c, fromCount, components)]);
+        }
+        else
+        {
+          out[at<SoA>(t, c, toCount, components)] += in[at<SoA>(e, c, fromCount, components)];
+        }
+      }
     }
-    else
-    {
-      res[ia] += flux;
-      res[ib] -= flux;
-    }
-  }
-}
-
-template<typename T, bool SoA>
-__global__ void edgeAtomic(int fromCount,
-  const int* __restrict__ offsets,
-  const int* __restrict__ targets,
-  const T* __restrict__ q,
-  const T* __restrict__ weights,
-  T* res,
-  int components,
-  int toCount)
-{
-  const int e = blockIdx.x * blockDim.x + threadIdx.x;
-  if (e < fromCount)
-  {
-    edgeBody<T, SoA, true>(e, offsets, targets, q, weights, res, components, toCount);
-  }
-}
-
-template<typename T, bool SoA>
-__global__ void edgeColoured(const int* __restrict__ elements,
-  int count,
-  const int* __restrict__ offsets,
-  const int* __restrict__ targets,
-  const T* __restrict__ q,
-  const T* __restrict__ weights,
-  T* res,
-  int components,
-  int toCount)
-{
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < count)
-  {
-    edgeBody<T, SoA, false>(elements[i], offsets, targets, q, weights, res, components, toCount);
   }
 }
 
@@ -166,15 +116,95 @@ struct Blocks
   const int* colourCount;  // thread colours per block
 };
 
+/// A thread of a hierarchical launch: its plan block b, element e (valid when the block has that
+/// many), its thread colour (-1: none) and the block's staged targets [u0, u0 + staging).
+struct BlockThread
+{
+  int b, e;
+  bool valid;
+  int u0, staging, colours, mine;
+
+  __device__ explicit BlockThread(const Blocks& blocks)
+    : b(blocks.order[blockIdx.x])
+    , e(blocks.starts[b] + threadIdx.x)
+    , valid(e < blocks.starts[b + 1])
+    , u0(blocks.targetStarts[b])
+    , staging(blocks.targetStarts[b + 1] - u0)
+    , colours(blocks.colourCount[b])
+    , mine(valid ? blocks.threadColour[e] : -1)
+  {
+  }
+
+  /// Component c and staged target l of staged item i of a chunk `width` components wide:
+  /// consecutive items are consecutive addresses of the caller's array in either layout.
+  template<bool SoA>
+  __device__ void item(int i, int width, int& c, int& l) const
+  {
+    c = SoA ? i / staging : i % width;
+    l = SoA ? i - c * staging : i / width;
+  }
+
+  /// Adds the staged sums (component-major) of components [c0, c0 + width) to the block's
+  /// targets in out, each target once.
+  template<typename T, bool SoA>
+  __device__ void writeBack(const Blocks& blocks,
+    const T* staged,
+    T* out,
+    int c0,
+    int width,
+    int components,
+    int toCount) const
+  {
+    for (int i = threadIdx.x; i < staging * width; i += blockDim.x)
+    {
+      int c, l;
+      item<SoA>(i, width, c, l);
+      out[at<SoA>(blocks.targets[u0 + l], c0 + c, toCount, components)] += staged[c * staging + l];
+    }
+  }
+
+  /**
+   * Components in chunks of at most `chunk`: stage(c0, width) fills the chunk's shared arrays,
+   * then add(c0, width) runs on the threads of one thread colour at a time, then writeBack(c0,
+   * width); barriers between.
+   */
+  template<typename Stage, typename Add, typename WriteBack>
+  __device__ __forceinline__ void chunks(int components,
+    int chunk,
+    Stage&& stage,
+    Add&& add,
+    WriteBack&& writeBack) const
+  {
+    for (int c0 = 0; c0 < components; c0 += chunk)
+    {
+      const int width = min(chunk, components - c0);
+      stage(c0, width);
+      __syncthreads();
+      for (int k = 0; k < colours; ++k)
+      {
+        if (mine == k)
+        {
+          add(c0, width);
+        }
+        __syncthreads();
+      }
+      writeBack(c0, width);
+      __syncthreads();
+    }
+  }
+};
+
 /**
  * One CUDA block = one plan block. Increments go to shared memory (SoA there: fewer bank
  * conflicts), one thread colour at a time, then each staged target is written back once with a
- * plain add: blocks of one launch share no target. Components go in chunks that fit.
+ * plain add: blocks of one launch share no target. Components go in chunks that fit. Edge: the
+ * edge loop, whose indirectly read q (in) is staged as well as the increments; else the scatter.
  */
-template<typename T, bool SoA>
-__global__ void scatterHierarchical(Blocks blocks,
+template<typename T, bool SoA, bool Edge>
+__global__ void hierarchicalLoop(Blocks blocks,
   const int* __restrict__ offsets,
   const T* __restrict__ in,
+  const T* __restrict__ weights,
   T* out,
   int components,
   int chunk,
@@ -183,26 +213,57 @@ __global__ void scatterHierarchical(Blocks blocks,
 {
   extern __shared__ unsigned char sharedBytes[];
   T* staged = reinterpret_cast<T*>(sharedBytes);
-  const int b = blocks.order[blockIdx.x];
-  const int e = blocks.starts[b] + threadIdx.x;
-  const bool valid = e < blocks.starts[b + 1];
-  const int u0 = blocks.targetStarts[b];
-  const int staging = blocks.targetStarts[b + 1] - u0;
-  const int colours = blocks.colourCount[b];
-  const int mine = valid ? blocks.threadColour[e] : -1;
-  const int j0 = valid ? offsets[e] : 0;
-  const int j1 = valid ? offsets[e + 1] : 0;
-  for (int c0 = 0; c0 < components; c0 += chunk)
+  const BlockThread th(blocks);
+  const int e = th.e, staging = th.staging;
+  if constexpr (Edge)
   {
-    const int width = min(chunk, components - c0);
-    for (int i = threadIdx.x; i < staging * width; i += blockDim.x)
-    {
-      staged[i] = T(0);
-    }
-    __syncthreads();
-    for (int k = 0; k < colours; ++k)
-    {
-      if (mine == k)
+    T* stagedQ = staged;
+    T* stagedRes = stagedQ + staging * chunk;
+    // Edges have exactly two entries: entry 2e and 2e+1 (offsets are 2e).
+    const int la = th.valid ? blocks.local[2 * e] : 0;
+    const int lb = th.valid ? blocks.local[2 * e + 1] : 0;
+    const T w = th.valid ? weights[e] : T(0);
+    th.chunks(
+      components,
+      chunk,
+      [&](int c0, int width)
+      {
+        for (int i = threadIdx.x; i < staging * width; i += blockDim.x)
+        {
+          int c, l;
+          th.item<SoA>(i, width, c, l);
+          stagedQ[c * staging + l] =
+            in[at<SoA>(blocks.targets[th.u0 + l], c0 + c, toCount, components)];
+          stagedRes[c * staging + l] = T(0);
+        }
+      },
+      [&](int, int width)
+      {
+        for (int c = 0; c < width; ++c)
+        {
+          const T flux = w * (stagedQ[c * staging + lb] - stagedQ[c * staging + la]);
+          stagedRes[c * staging + la] += flux;
+          stagedRes[c * staging + lb] -= flux;
+        }
+      },
+      [&](int c0, int width)
+      { th.writeBack<T, SoA>(blocks, stagedRes, out, c0, width, components, toCount); });
+  }
+  else
+  {
+    const int j0 = th.valid ? offsets[e] : 0;
+    const int j1 = th.valid ? offsets[e + 1] : 0;
+    th.chunks(
+      components,
+      chunk,
+      [&](int, int width)
+      {
+        for (int i = threadIdx.x; i < staging * width; i += blockDim.x)
+        {
+          staged[i] = T(0);
+        }
+      },
+      [&](int c0, int width)
       {
         for (int j = j0; j < j1; ++j)
         {
@@ -212,76 +273,9 @@ __global__ void scatterHierarchical(Blocks blocks,
             staged[c * staging + l] += in[at<SoA>(e, c0 + c, fromCount, components)];
           }
         }
-      }
-      __syncthreads();
-    }
-    for (int i = threadIdx.x; i < staging * width; i += blockDim.x)
-    {
-      // Consecutive threads write consecutive addresses in either layout.
-      const int c = SoA ? i / staging : i % width;
-      const int l = SoA ? i - c * staging : i / width;
-      out[at<SoA>(blocks.targets[u0 + l], c0 + c, toCount, components)] += staged[c * staging + l];
-    }
-    __syncthreads();
-  }
-}
-
-/// The edge loop: the indirectly read q is staged as well as the increments.
-template<typename T, bool SoA>
-__global__ void edgeHierarchical(Blocks blocks,
-  const T* __restrict__ q,
-  const T* __restrict__ weights,
-  T* res,
-  int components,
-  int chunk,
-  int toCount)
-{
-  extern __shared__ unsigned char sharedBytes[];
-  const int b = blocks.order[blockIdx.x];
-  const int u0 = blocks.targetStarts[b];
-  const int staging = blocks.targetStarts[b + 1] - u0;
-  T* stagedQ = reinterpret_cast<T*>(sharedBytes);
-  T* stagedRes = stagedQ + staging * chunk;
-  const int e = blocks.starts[b] + threadIdx.x;
-  const bool valid = e < blocks.starts[b + 1];
-  const int colours = blocks.colourCount[b];
-  const int mine = valid ? blocks.threadColour[e] : -1;
-  // Edges have exactly two entries: entry 2e and 2e+1 (offsets are 2e).
-  const int la = valid ? blocks.local[2 * e] : 0;
-  const int lb = valid ? blocks.local[2 * e + 1] : 0;
-  const T w = valid ? weights[e] : T(0);
-  for (int c0 = 0; c0 < components; c0 += chunk)
-  {
-    const int width = min(chunk, components - c0);
-    for (int i = threadIdx.x; i < staging * width; i += blockDim.x)
-    {
-      const int c = SoA ? i / staging : i % width;
-      const int l = SoA ? i - c * staging : i / width;
-      stagedQ[c * staging + l] = q[at<SoA>(blocks.targets[u0 + l], c0 + c, toCount, components)];
-      stagedRes[c * staging + l] = T(0);
-    }
-    __syncthreads();
-    for (int k = 0; k < colours; ++k)
-    {
-      if (mine == k)
-      {
-        for (int c = 0; c < width; ++c)
-        {
-          const T flux = w * (stagedQ[c * staging + lb] - stagedQ[c * staging + la]);
-          stagedRes[c * staging + la] += flux;
-          stagedRes[c * staging + lb] -= flux;
-        }
-      }
-      __syncthreads();
-    }
-    for (int i = threadIdx.x; i < staging * width; i += blockDim.x)
-    {
-      const int c = SoA ? i / staging : i % width;
-      const int l = SoA ? i - c * staging : i / width;
-      res[at<SoA>(blocks.targets[u0 + l], c0 + c, toCount, components)] +=
-        stagedRes[c * staging + l];
-    }
-    __syncthreads();
+      },
+      [&](int c0, int width)
+      { th.writeBack<T, SoA>(blocks, staged, out, c0, width, components, toCount); });
   }
 }
 
@@ -414,62 +408,39 @@ Status launch(Operation operation,
   switch (options.strategy)
   {
     case Strategy::GlobalAtomics:
-      if (fromCount > 0)
-      {
-        if (edges)
-        {
-          edgeAtomic<T, SoA><<<grid(fromCount), threads>>>(fromCount,
-            s.offsets.as<int>(),
-            s.targets.as<int>(),
-            in,
-            weights,
-            out,
-            components,
-            toCount);
-        }
-        else
-        {
-          scatterAtomic<T, SoA><<<grid(fromCount), threads>>>(
-            fromCount, s.offsets.as<int>(), s.targets.as<int>(), in, out, components, toCount);
-        }
-      }
-      break;
     case Strategy::GlobalColouring:
-      for (std::size_t k = 0; k + 1 < plan.colourOffsets.size(); ++k)
+    {
+      // Atomics: one launch over all elements; colouring: one launch per colour.
+      const bool atomics = options.strategy == Strategy::GlobalAtomics;
+      const auto kernel = edges
+        ? (atomics ? globalLoop<T, SoA, true, true> : globalLoop<T, SoA, true, false>)
+        : (atomics ? globalLoop<T, SoA, false, true> : globalLoop<T, SoA, false, false>);
+      const std::size_t colours = plan.colourOffsets.size();
+      const std::size_t launches = atomics ? 1 : (colours > 0 ? colours - 1 : 0);
+      for (std::size_t k = 0; k < launches; ++k)
       {
-        if (aborted())
+        if (!atomics && aborted())
         {
           return Status(ErrorCode::Aborted, "aborted");
         }
-        const int first = static_cast<int>(plan.colourOffsets[k]);
-        const int count = static_cast<int>(plan.colourOffsets[k + 1]) - first;
-        const int* elements = s.colourElements.as<int>() + first;
-        if (edges)
+        const int first = atomics ? 0 : static_cast<int>(plan.colourOffsets[k]);
+        const int count = atomics ? fromCount : static_cast<int>(plan.colourOffsets[k + 1]) - first;
+        if (count > 0)
         {
-          edgeColoured<T, SoA><<<grid(count), threads>>>(elements,
-            count,
-            s.offsets.as<int>(),
-            s.targets.as<int>(),
-            in,
-            weights,
-            out,
-            components,
-            toCount);
-        }
-        else
-        {
-          scatterColoured<T, SoA><<<grid(count), threads>>>(elements,
+          kernel<<<grid(count), threads>>>(atomics ? nullptr : s.colourElements.as<int>() + first,
             count,
             fromCount,
             s.offsets.as<int>(),
             s.targets.as<int>(),
             in,
+            weights,
             out,
             components,
             toCount);
         }
       }
       break;
+    }
     case Strategy::HierarchicalColouring:
     {
       const std::size_t perComponent =
@@ -487,20 +458,11 @@ Status launch(Operation operation,
             " targets, more than shared memory holds; use a smaller block size");
       }
       const std::size_t sharedBytes = perComponent * chunk;
-      if (edges)
-      {
-        MESHLOOP_CHECK(cudaFuncSetAttribute(edgeHierarchical<T, SoA>,
-                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                         static_cast<int>(sharedBytes)),
-          "cudaFuncSetAttribute");
-      }
-      else
-      {
-        MESHLOOP_CHECK(cudaFuncSetAttribute(scatterHierarchical<T, SoA>,
-                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                         static_cast<int>(sharedBytes)),
-          "cudaFuncSetAttribute");
-      }
+      const auto kernel = edges ? hierarchicalLoop<T, SoA, true> : hierarchicalLoop<T, SoA, false>;
+      MESHLOOP_CHECK(
+        cudaFuncSetAttribute(
+          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sharedBytes)),
+        "cudaFuncSetAttribute");
       const int blockThreads = std::max(32, (plan.maxBlockElements + 31) / 32 * 32);
       for (std::size_t k = 0; k + 1 < plan.blockColourOffsets.size(); ++k)
       {
@@ -517,16 +479,8 @@ Status launch(Operation operation,
           s.local.as<int>(),
           s.threadColour.as<int>(),
           s.colourCount.as<int>() };
-        if (edges)
-        {
-          edgeHierarchical<T, SoA><<<count, blockThreads, sharedBytes>>>(
-            blocks, in, weights, out, components, chunk, toCount);
-        }
-        else
-        {
-          scatterHierarchical<T, SoA><<<count, blockThreads, sharedBytes>>>(
-            blocks, s.offsets.as<int>(), in, out, components, chunk, fromCount, toCount);
-        }
+        kernel<<<count, blockThreads, sharedBytes>>>(
+          blocks, s.offsets.as<int>(), in, weights, out, components, chunk, fromCount, toCount);
       }
       break;
     }

@@ -29,13 +29,12 @@
 #include <string>
 #include <vector>
 
-#include "execution/Execution.h"
+#include "execution/CoreNames.h"
 
 namespace stencil
 {
 // Errors, backends and the CUDA check come from the execution layer shared by the cores (Common/).
-using execution::Backend, execution::ErrorCode, execution::Status;
-using execution::cudaAvailable, execution::toString;
+EXECUTION_CORE_NAMES;
 
 enum class Operator
 {
