@@ -157,6 +157,36 @@ void axisSamples(const ImagePiece& piece,
   }
 }
 
+/// Fills the report of a sampling call, which always runs on the CPU, when the call returns.
+class SamplingReport
+{
+public:
+  SamplingReport(const ExecutionOptions& options, ExecutionReport* report)
+    : Options(options)
+    , Report(report)
+  {
+  }
+  SamplingReport(const SamplingReport&) = delete;
+  SamplingReport& operator=(const SamplingReport&) = delete;
+  ~SamplingReport()
+  {
+    if (this->Report)
+    {
+      *this->Report = ExecutionReport();
+      this->Report->backendUsed = Backend::CPU;
+      this->Report->note = this->Options.backend == Backend::CUDA
+        ? "sampling has no GPU kernel (one pass over the image); it ran on the CPU"
+        : "";
+      this->Report->seconds = this->Clock.seconds();
+    }
+  }
+
+private:
+  const ExecutionOptions& Options;
+  ExecutionReport* Report;
+  detail::Stopwatch Clock;
+};
+
 } // namespace
 
 // Samples the grid points owned by a piece (the whole image is the piece that owns all).
@@ -167,8 +197,10 @@ Status sampleImagePiece(const Grid& grid,
   T* values,
   std::uint64_t* ownedCount,
   std::size_t stride,
-  const ExecutionOptions& options)
+  const ExecutionOptions& options,
+  ExecutionReport* report)
 {
+  const SamplingReport sampling(options, report);
   const int D = grid.dimensions();
   Status status = checkDims(grid, piece.wholeDims, "the image", 2);
   if (!status)
@@ -346,8 +378,9 @@ Status sampleImagePiece(const Grid& grid,
 namespace
 {
 
-/// The piece of an image that is all of it (it owns every grid point), placed by `placement`.
-ImagePiece wholePiece(const RegularGrid& placement)
+} // namespace
+
+ImagePiece ImagePiece::whole(const RegularGrid& placement)
 {
   ImagePiece whole;
   whole.wholeDims = placement.dims;
@@ -356,40 +389,6 @@ ImagePiece wholePiece(const RegularGrid& placement)
   whole.origin = placement.origin;
   whole.spacing = placement.spacing;
   return whole;
-}
-
-/// The report of a sampling call, which always runs on the CPU.
-void reportSampling(const ExecutionOptions& options,
-  const detail::Stopwatch& clock,
-  ExecutionReport* report)
-{
-  if (report)
-  {
-    *report = ExecutionReport();
-    report->backendUsed = Backend::CPU;
-    report->note = options.backend == Backend::CUDA
-      ? "sampling has no GPU kernel (one pass over the image); it ran on the CPU"
-      : "";
-    report->seconds = clock.seconds();
-  }
-}
-
-} // namespace
-
-template<typename T>
-Status sampleImage(const Grid& grid,
-  const T* image,
-  const RegularGrid& placement,
-  T* values,
-  std::size_t stride,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  const detail::Stopwatch clock;
-  const Status status =
-    sampleImagePiece(grid, image, wholePiece(placement), values, nullptr, stride, options);
-  reportSampling(options, clock, report);
-  return status;
 }
 
 namespace
@@ -783,24 +782,19 @@ Status detail::reconstructCPU(const Grid& grid,
 // Layouts: one component at a time; a component-sized buffer only where the layout is not
 // contiguous.
 //------------------------------------------------------------------------------------------------
-namespace
-{
-
-// Samples every component of an image with the sampler `sample(image, stride, values, owned,
-// options)` and spreads the values into the output layout.
-template<typename T, typename Sample>
-Status sampleComponents(const Grid& grid,
-  const T* image,
-  const ComponentLayout& imageLayout,
+template<typename T>
+Status sampleImagePiece(const Grid& grid,
+  const T* piece,
+  const ImagePiece& geometry,
+  const ComponentLayout& pieceLayout,
   T* values,
   const ComponentLayout& valueLayout,
   std::uint64_t* owned,
   const ExecutionOptions& options,
-  ExecutionReport* report,
-  Sample sample)
+  ExecutionReport* report)
 {
-  detail::Stopwatch clock;
-  Status status = detail::checkLayouts(imageLayout, valueLayout, "sampleImage");
+  const SamplingReport sampling(options, report);
+  Status status = detail::checkLayouts(pieceLayout, valueLayout, "sampleImage");
   if (!status)
   {
     return status;
@@ -821,12 +815,17 @@ Status sampleComponents(const Grid& grid,
     }
     scratch.resize(N);
   }
-  for (int c = 0; c < imageLayout.count; ++c)
+  for (int c = 0; c < pieceLayout.count; ++c)
   {
-    const ExecutionOptions o = detail::componentOptions(options, c, imageLayout.count);
+    const ExecutionOptions o = detail::componentOptions(options, c, pieceLayout.count);
     T* target = step == 1 ? values : scratch.data();
-    status =
-      sample(image ? image + c : nullptr, imageLayout.step(), target, c == 0 ? owned : nullptr, o);
+    status = sampleImagePiece(grid,
+      piece ? piece + c : nullptr,
+      geometry,
+      target,
+      c == 0 ? owned : nullptr,
+      pieceLayout.step(),
+      o);
     if (!status)
     {
       return status;
@@ -836,79 +835,16 @@ Status sampleComponents(const Grid& grid,
       detail::spreadComponent<T>(target, N, values + c, step, o);
     }
   }
-  reportSampling(options, clock, report);
   return Status::Ok();
 }
 
-} // namespace
-
-template<typename T>
-Status sampleImage(const Grid& grid,
-  const T* image,
-  const RegularGrid& placement,
-  const ComponentLayout& imageLayout,
-  T* values,
-  const ComponentLayout& valueLayout,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  const ImagePiece whole = wholePiece(placement);
-  return sampleComponents(grid,
-    image,
-    imageLayout,
-    values,
-    valueLayout,
-    nullptr,
-    options,
-    report,
-    [&](const T* in, std::size_t stride, T* out, std::uint64_t*, const ExecutionOptions& o)
-    { return sampleImagePiece(grid, in, whole, out, nullptr, stride, o); });
-}
-
-template<typename T>
-Status sampleImagePiece(const Grid& grid,
-  const T* piece,
-  const ImagePiece& geometry,
-  const ComponentLayout& pieceLayout,
-  T* values,
-  const ComponentLayout& valueLayout,
-  std::uint64_t* owned,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  return sampleComponents(grid,
-    piece,
-    pieceLayout,
-    values,
-    valueLayout,
-    owned,
-    options,
-    report,
-    [&](const T* in, std::size_t stride, T* out, std::uint64_t* count, const ExecutionOptions& o)
-    { return sampleImagePiece(grid, in, geometry, out, count, stride, o); });
-}
-
 #define SPARSEGRID_INSTANTIATE(T)                                                                  \
-  template Status sampleImage<T>(const Grid&,                                                      \
-    const T*,                                                                                      \
-    const RegularGrid&,                                                                            \
-    T*,                                                                                            \
-    std::size_t,                                                                                   \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);                                                                             \
   template Status sampleImagePiece<T>(const Grid&,                                                 \
     const T*,                                                                                      \
     const ImagePiece&,                                                                             \
     T*,                                                                                            \
     std::uint64_t*,                                                                                \
     std::size_t,                                                                                   \
-    const ExecutionOptions&);                                                                      \
-  template Status sampleImage<T>(const Grid&,                                                      \
-    const T*,                                                                                      \
-    const RegularGrid&,                                                                            \
-    const ComponentLayout&,                                                                        \
-    T*,                                                                                            \
-    const ComponentLayout&,                                                                        \
     const ExecutionOptions&,                                                                       \
     ExecutionReport*);                                                                             \
   template Status sampleImagePiece<T>(const Grid&,                                                 \

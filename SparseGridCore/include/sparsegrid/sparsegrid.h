@@ -319,7 +319,30 @@ struct ImagePiece
   /// origin[t] + j * spacing[t]); empty means the whole unit cube (RegularGrid::unitCube).
   std::vector<double> origin;
   std::vector<double> spacing;
+
+  /// The piece that is all of an image placed by `placement` (it owns every grid point).
+  static ImagePiece whole(const RegularGrid& placement);
 };
+
+/**
+ * sampleImage (below) for one piece of a distributed image: writes the values of the grid points
+ * that this piece *owns* and 0 elsewhere, and counts them in `owned`. A grid point at continuous
+ * sample position p_t is owned when offset_t <= p_t < offset_t + dims_t - 1 on every axis (or
+ * p_t equals the last sample of the whole image and of the piece): every grid point has exactly
+ * one owner among pieces that tile the image, and the owner holds both samples around it.
+ * Summing `values` over all pieces (an MPI reduction of grid-sized data) gives sampleImage of
+ * the whole image. A piece with a zero dimension owns nothing. Sampling always runs on the CPU
+ * (the report says so when CUDA was requested).
+ */
+template<typename T>
+[[nodiscard]] Status sampleImagePiece(const Grid& grid,
+  const T* piece,
+  const ImagePiece& geometry,
+  T* values,
+  std::uint64_t* owned = nullptr,
+  std::size_t stride = 1,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
 
 /**
  * Values of an image at the grid points (nodal values, ready for hierarchize). Sample j of axis t
@@ -340,25 +363,11 @@ template<typename T>
   T* values,
   std::size_t stride = 1,
   const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
-
-/**
- * sampleImage for one piece of a distributed image: writes the values of the grid points that
- * this piece *owns* and 0 elsewhere, and counts them in `owned`. A grid point at continuous
- * sample position p_t is owned when offset_t <= p_t < offset_t + dims_t - 1 on every axis (or
- * p_t equals the last sample of the whole image and of the piece): every grid point has exactly
- * one owner among pieces that tile the image, and the owner holds both samples around it.
- * Summing `values` over all pieces (an MPI reduction of grid-sized data) gives sampleImage of
- * the whole image. A piece with a zero dimension owns nothing.
- */
-template<typename T>
-[[nodiscard]] Status sampleImagePiece(const Grid& grid,
-  const T* piece,
-  const ImagePiece& geometry,
-  T* values,
-  std::uint64_t* owned = nullptr,
-  std::size_t stride = 1,
-  const ExecutionOptions& options = {});
+  ExecutionReport* report = nullptr)
+{
+  const ImagePiece whole = ImagePiece::whole(placement);
+  return sampleImagePiece(grid, image, whole, values, nullptr, stride, options, report);
+}
 
 /**
  * Evaluates the interpolant on every point of a regular grid (any dims, any box) into `out`
@@ -418,18 +427,6 @@ template<typename T>
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
-/// sampleImage (placed image) for every component: image sample s of component c at
-/// image[s * imageLayout.step() + c], grid point p's value at values[p * valueLayout.step() + c].
-template<typename T>
-[[nodiscard]] Status sampleImage(const Grid& grid,
-  const T* image,
-  const RegularGrid& placement,
-  const ComponentLayout& imageLayout,
-  T* values,
-  const ComponentLayout& valueLayout,
-  const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
-
 /// sampleImagePiece for every component, with a report (sampling always runs on the CPU; the
 /// report says so when CUDA was requested). `owned` counts the owned grid points (not values).
 template<typename T>
@@ -442,6 +439,23 @@ template<typename T>
   std::uint64_t* owned = nullptr,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
+
+/// sampleImage (placed image) for every component: image sample s of component c at
+/// image[s * imageLayout.step() + c], grid point p's value at values[p * valueLayout.step() + c].
+template<typename T>
+[[nodiscard]] Status sampleImage(const Grid& grid,
+  const T* image,
+  const RegularGrid& placement,
+  const ComponentLayout& imageLayout,
+  T* values,
+  const ComponentLayout& valueLayout,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr)
+{
+  const ImagePiece whole = ImagePiece::whole(placement);
+  return sampleImagePiece(
+    grid, image, whole, imageLayout, values, valueLayout, nullptr, options, report);
+}
 
 /// reconstructImage for every component: target point q of component c goes to
 /// out[q * outLayout.step() + c].
