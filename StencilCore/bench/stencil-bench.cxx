@@ -95,10 +95,14 @@ void setUp(Bench<T>& b)
   b.s.op = stencil::Operator::HorizontalLaplap;
   b.s.boundary = stencil::BoundaryMode::ZeroFlux;
   b.s.rejectNonFinite = false;
-  stencil::generateColumns(
-    { stencil::HorizontalShape::Quad, nx, ny, nz, 1, 1, stencil::Ordering::RowMajor }, b.rowMajor);
-  stencil::generateColumns(
-    { stencil::HorizontalShape::Quad, nx, ny, nz, 1, 1, stencil::Ordering::ZCurve }, b.zCurve);
+  stencil::ColumnGrid grid{ stencil::HorizontalShape::Quad, nx, ny, nz };
+  stencil::Status status = stencil::generateColumns(grid, b.rowMajor);
+  grid.ordering = stencil::Ordering::ZCurve;
+  if (!status || !(status = stencil::generateColumns(grid, b.zCurve)))
+  {
+    std::fprintf(stderr, "column mesh %s: %s\n", b.name, status.message().c_str());
+    std::exit(1);
+  }
   // The z-curve mesh numbers cells differently: permute the input so that results compare.
   b.curveToRow.resize(nx * ny);
   for (std::size_t i = 0; i < nx * ny; ++i)

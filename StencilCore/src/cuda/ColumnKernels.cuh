@@ -116,25 +116,31 @@ __global__ void __launch_bounds__(LinearBlock, Table::K <= 4 ? 6 : 1)
   }
 }
 
+/// A tile kernel's parameters: the problem, the table, the tile lists and the layers per block.
+template<typename T, typename Table>
+struct TileLaunch
+{
+  ColumnArgs<T> args;
+  Table table;
+  TileLists lists;
+  int slice;
+};
+
 /// One block per (tile, column slice): binds a Context (TileContext or StagedContext) to the
 /// block's scratch memory and runs runSlice(context, first, last, forEachThread, barrier) for
 /// the calling thread.
 template<typename Context, typename State, typename T, typename Table, typename RunSlice>
-__device__ __forceinline__ void tileBlock(const ColumnArgs<T>& args,
-  const Table& table,
-  const TileLists& lists,
-  int slice,
-  RunSlice&& runSlice)
+__device__ __forceinline__ void tileBlock(const TileLaunch<T, Table>& launch, RunSlice&& runSlice)
 {
   extern __shared__ __align__(16) unsigned char scratch[];
   Context x;
-  x.a = args;
-  x.table = table;
-  x.lists = lists;
-  x.weighted = table.p.weights != nullptr;
+  x.a = launch.args;
+  x.table = launch.table;
+  x.lists = launch.lists;
+  x.weighted = launch.table.p.weights != nullptr;
   x.bind(scratch, blockIdx.x);
-  const int first = blockIdx.y * slice;
-  const int last = min(args.layers, first + slice);
+  const int first = blockIdx.y * launch.slice;
+  const int last = min(launch.args.layers, first + launch.slice);
   State state;
   const int t = threadIdx.x;
   runSlice(
@@ -145,12 +151,9 @@ __device__ __forceinline__ void tileBlock(const ColumnArgs<T>& args,
 /// TiledColumns.h.
 template<typename T, typename Table, int L, bool Prefetch>
 __global__ void __launch_bounds__(TileCells, (TileMinBlocks<T, L, Prefetch>))
-  tiledLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
+  tiledLaplapKernel(TileLaunch<T, Table> launch)
 {
-  tileBlock<TileContext<T, Table, L>, TileThread<T, Table::K, L>>(args,
-    table,
-    lists,
-    slice,
+  tileBlock<TileContext<T, Table, L>, TileThread<T, Table::K, L>>(launch,
     [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
     { tileSlice<Prefetch>(x, first, last, forEach, barrier); });
 }
@@ -159,12 +162,9 @@ __global__ void __launch_bounds__(TileCells, (TileMinBlocks<T, L, Prefetch>))
 /// Async, the async copies of the next step, under the register cap of the narrow kernel.
 template<typename T, typename Table, int L, bool Wide, bool Async>
 __global__ void __launch_bounds__(TileCells, (StagedMinBlocks<T, Wide && !Async>))
-  stagedLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
+  stagedLaplapKernel(TileLaunch<T, Table> launch)
 {
-  tileBlock<StagedContextOf<T, Table, L, Async>, StagedThreadOf<T, Table, L, Async>>(args,
-    table,
-    lists,
-    slice,
+  tileBlock<StagedContextOf<T, Table, L, Async>, StagedThreadOf<T, Table, L, Async>>(launch,
     [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
     { stagedSlice(x, first, last, forEach, barrier); });
 }
@@ -173,12 +173,9 @@ __global__ void __launch_bounds__(TileCells, (StagedMinBlocks<T, Wide && !Async>
 /// float, 4 layers per step, tiles of GroupTileCells cells, 2048 threads per SM (32 registers).
 template<typename Table, bool Weighted>
 __global__ void __launch_bounds__(GroupTileCells, 2048 / GroupTileCells)
-  stagedGroupLaplapKernel(ColumnArgs<float> args, Table table, TileLists lists, int slice)
+  stagedGroupLaplapKernel(TileLaunch<float, Table> launch)
 {
-  tileBlock<GroupContext<float, Table, Weighted>, GroupThread<float, Table::K>>(args,
-    table,
-    lists,
-    slice,
+  tileBlock<GroupContext<float, Table, Weighted>, GroupThread<float, Table::K>>(launch,
     [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
     { groupSlice(x, first, last, forEach, barrier); });
 }
@@ -186,13 +183,9 @@ __global__ void __launch_bounds__(GroupTileCells, 2048 / GroupTileCells)
 /// The staged horizontal laplap with the lanes over layers (LaneColumns.h): two blocks of
 /// about 100 KB of shared memory per SM (quads, z-curve tiles).
 template<typename T, typename Table>
-__global__ void __launch_bounds__(TileCells, 2)
-  laneLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
+__global__ void __launch_bounds__(TileCells, 2) laneLaplapKernel(TileLaunch<T, Table> launch)
 {
-  tileBlock<LaneContext<T, Table>, LaneThread>(args,
-    table,
-    lists,
-    slice,
+  tileBlock<LaneContext<T, Table>, LaneThread>(launch,
     [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
     { laneSlice(x, first, last, forEach, barrier); });
 }
@@ -241,7 +234,11 @@ bool launchTileKernel(Kernel kernel,
   const unsigned slices = static_cast<unsigned>(std::min(65535, (a.layers + slice - 1) / slice));
   status = timeKernel(
     options.tuning.timingRepeats,
-    [&]() { kernel<<<dim3(tiles, slices), cellsPerTile, bytes>>>(a, table, lists, slice); },
+    [&]()
+    {
+      kernel<<<dim3(tiles, slices), cellsPerTile, bytes>>>(
+        TileLaunch<T, Table>{ a, table, lists, slice });
+    },
     seconds);
   return true;
 }
