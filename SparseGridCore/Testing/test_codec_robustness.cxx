@@ -247,10 +247,31 @@ TEST(CodecRobustness, CompactTableRoundTrips)
       }
     }
     lengths.back() = static_cast<std::uint8_t>(1 + rng() % 24);
-    std::uint64_t bits = 0;
-    for (std::size_t i = 0; i < lengths.size(); ++i)
+    const std::uint64_t bits =
+      cf::lengthTableSegmentBits(lengths.data(), 0, lengths.size(), 0, lengths.size());
+    // Split into segments as the GPU encoder splits the table (each given the last non-zero
+    // length before it and the first non-zero entry after it, found by brute force here), the
+    // sum is the same.
+    for (std::size_t segments : { 2, 7, 64, 256 })
     {
-      bits += cf::lengthTableEntryBits(lengths.data(), lengths.size(), i);
+      const std::size_t n = lengths.size(), size = (n + segments - 1) / segments;
+      std::uint64_t sum = 0;
+      for (std::size_t a = 0; a < n; a += size)
+      {
+        const std::size_t b = std::min(n, a + size);
+        int prev = 0;
+        for (std::size_t j = a; j-- > 0 && prev == 0;)
+        {
+          prev = lengths[j];
+        }
+        std::size_t next = b;
+        while (next < n && lengths[next] == 0)
+        {
+          ++next;
+        }
+        sum += cf::lengthTableSegmentBits(lengths.data(), a, b, prev, next);
+      }
+      ASSERT_EQ(sum, bits) << segments << " segments of " << n << " lengths";
     }
     const std::size_t bytes = codec::detail::lengthTableBytes(lengths.data(), lengths.size());
     ASSERT_EQ(bytes, (bits + 7) / 8);
@@ -337,11 +358,7 @@ TEST(CodecRobustness, DamagedCompactTablesAreRefused)
     codec::StreamInfo parsed;
     ASSERT_TRUE(
       codec::detail::parseHeader(stream.data(), stream.size(), parsed, &lengths, &n).ok());
-    std::uint64_t bits = 0;
-    for (std::size_t i = 0; i < n; ++i)
-    {
-      bits += cf::lengthTableEntryBits(lengths.data(), n, i);
-    }
+    const std::uint64_t bits = cf::lengthTableSegmentBits(lengths.data(), 0, n, 0, n);
     ASSERT_NE(bits % 8, 0u) << "the table ends on a byte boundary: no padding bit to set";
     auto bad = stream;
     bad[tablePos + 4 + bits / 8] =

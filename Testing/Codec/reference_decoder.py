@@ -145,17 +145,21 @@ def _compact_lengths(stream, at, count):
 
     out = np.zeros(count, np.uint8)
     i, p = 0, 0
+    zero_run = False  # the previous operation was a zero run: a run takes the whole run
     while i < count:
         if read(1) == 0:
             if p == 0:
                 raise StreamError("code-length table repeats nothing")
-            out[i], i = p, i + 1
+            out[i], i, zero_run = p, i + 1, False
         elif read(1) == 0:
             p = p - 1 if read(1) else p + 1
             if not 1 <= p <= 24:
                 raise StreamError("code length %d out of range" % p)
-            out[i], i = p, i + 1
+            out[i], i, zero_run = p, i + 1, False
         elif read(1) == 0:
+            if zero_run:
+                raise StreamError("code-length table: a zero run after a zero run")
+            zero_run = True
             zeros = 0
             while read(1) == 0:
                 zeros += 1
@@ -166,10 +170,13 @@ def _compact_lengths(stream, at, count):
                 raise StreamError("code-length table: zero run past the end")
             i += run
         else:
-            p = read(5)
-            if not 1 <= p <= 24:
-                raise StreamError("code length %d out of range" % p)
-            out[i], i = p, i + 1
+            v = read(5)
+            if not 1 <= v <= 24:
+                raise StreamError("code length %d out of range" % v)
+            if abs(v - p) <= 1:
+                raise StreamError("code-length table: a literal where a step fits")
+            p = v
+            out[i], i, zero_run = p, i + 1, False
     used = (pos[0] + 7) // 8
     if bits[pos[0]:used * 8].any():
         raise StreamError("code-length table padding not zero")
@@ -377,7 +384,7 @@ def decode(stream, level_of_detail=-1):
                 if code_begin <= i < code_begin + size:
                     flat[i - code_begin] = v
             rec[target] = values
-    # Special voxels (version 3) replace whatever the levels reconstructed there.
+    # Special voxels (versions 3 and 4) replace whatever the levels reconstructed there.
     flat = rec.reshape(-1)
     for first, count, value in info["special_runs"]:
         flat[first:first + count] = value

@@ -73,9 +73,43 @@ def check_stored():
     return failures, 2
 
 
+def pack_bits(fields):
+    """Bytes of the compact table's bit order: fields most significant bit first, bits filling
+    each byte from its lowest."""
+    bits = [int(c) for c in "".join(fields)]
+    bits += [0] * (-len(bits) % 8)
+    return bytes(sum(b << i for i, b in enumerate(bits[k:k + 8])) for k in range(0, len(bits), 8))
+
+
+def check_table_form():
+    """The compact code-length table has one form: the decoder refuses a literal where a step
+    fits and a zero run after a zero run, as the C++ decoders do, and reads the canonical forms."""
+    failures = 0
+    cases = [
+        ("literal 5, step +1, repeat", ["111", "00101", "100", "0"], 3, [5, 6, 6]),
+        ("literal 5, zero run of 2, literal 9", ["111", "00101", "110", "101", "111", "01001"], 4,
+         [5, 0, 0, 9]),
+        ("literal 5, literal 6 (a step fits)", ["111", "00101", "111", "00110"], 2, None),
+        ("literal 5, literal 5 (a repeat fits)", ["111", "00101", "111", "00101"], 2, None),
+        ("two zero runs in a row", ["111", "00101", "110", "100", "110", "100", "0"], 4, None),
+    ]
+    for name, fields, count, expected in cases:
+        data = pack_bits(fields)
+        try:
+            got = rd._compact_lengths(data, 0, count)[0].tolist()
+            ok = got == expected
+        except rd.StreamError:
+            got, ok = "refused", expected is None
+        print("%-4s table form: %s -> %s" % ("ok" if ok else "FAIL", name, got))
+        failures += 0 if ok else 1
+    return failures, len(cases)
+
+
 def main():
     writer = sys.argv[1]
     failures, checked = check_stored()
+    table_failures, table_checked = check_table_form()
+    failures, checked = failures + table_failures, checked + table_checked
     names = set()
     with tempfile.TemporaryDirectory() as tmp:
         for name, arr, dims in fields():

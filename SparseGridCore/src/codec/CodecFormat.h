@@ -414,31 +414,46 @@ SGC_HD std::uint32_t expGolomb2Bits(std::uint64_t v)
   return 2 * b - 3;
 }
 
-/// The bits the compact table spends on entry i of L[0..n): a zero run's operation is counted at
-/// its first entry (its other entries cost 0). Every entry independently of the others' bits, so
-/// that the GPU sums them in parallel; lengthTableBits() is the same sum on the host.
-SGC_HD std::uint32_t lengthTableEntryBits(const std::uint8_t* L, std::uint64_t n, std::uint64_t i)
+/// The bits the compact table spends on the entries [a, b) of L[0..n): each non-zero entry's
+/// operation, and each zero run that starts in [a, b), whole (its length may reach past b).
+/// `prev` is the last non-zero length before a (0 if none), `next` the index of the first
+/// non-zero entry at or after b (n if none). The host sums [0, n) in one call (prev 0, next n);
+/// the GPU encoder splits [0, n) into one segment per thread, so no thread walks more than its
+/// segment, whatever the runs.
+SGC_HD std::uint64_t lengthTableSegmentBits(const std::uint8_t* L,
+  std::uint64_t a,
+  std::uint64_t b,
+  int prev,
+  std::uint64_t next)
 {
-  if (L[i] == 0)
+  std::uint64_t bits = 0;
+  int p = prev;
+  for (std::uint64_t i = a; i < b; ++i)
   {
+    if (L[i] != 0)
+    {
+      const int d = static_cast<int>(L[i]) - p;
+      bits += d == 0 ? 1u : (d == 1 || d == -1) ? 3u : 8u;
+      p = L[i];
+      continue;
+    }
     if (i > 0 && L[i - 1] == 0)
     {
-      return 0;
+      continue; // inside a run that started in an earlier segment
     }
     std::uint64_t end = i + 1;
-    while (end < n && L[end] == 0)
+    while (end < b && L[end] == 0)
     {
       ++end;
     }
-    return 3 + expGolomb2Bits(end - i - 1);
+    if (end == b)
+    {
+      end = next;
+    }
+    bits += 3 + expGolomb2Bits(end - i - 1);
+    i = end - 1;
   }
-  std::uint64_t j = i;
-  while (j > 0 && L[j - 1] == 0)
-  {
-    --j;
-  }
-  const int d = static_cast<int>(L[i]) - (j > 0 ? static_cast<int>(L[j - 1]) : 0);
-  return d == 0 ? 1u : (d == 1 || d == -1) ? 3u : 8u;
+  return bits;
 }
 
 inline std::uint32_t fnv1a(const std::uint8_t* data, std::size_t n)

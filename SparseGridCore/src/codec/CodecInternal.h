@@ -60,7 +60,7 @@ std::size_t headerBytes(int levels,
   std::size_t tableBytes,
   int version = 4,
   std::size_t maskBytes = 0);
-/// The compact code-length table of version 4 (format::lengthTableEntryBits): its size in bytes,
+/// The compact code-length table of version 4 (format::lengthTableSegmentBits): its size in bytes,
 /// writing it (returns the bytes written, lengthTableBytes() of them), and reading `count` lengths
 /// from at most `available` bytes (false with the reason when it is damaged, truncated (then
 /// *truncated is set), not in the canonical form the encoders write, or has a length above

@@ -28,11 +28,7 @@ std::size_t headerBytes(int levels, std::size_t tableBytes, int version, std::si
 
 std::size_t lengthTableBytes(const std::uint8_t* lengths, std::size_t count)
 {
-  std::uint64_t bits = 0;
-  for (std::size_t i = 0; i < count; ++i)
-  {
-    bits += format::lengthTableEntryBits(lengths, count, i);
-  }
+  const std::uint64_t bits = format::lengthTableSegmentBits(lengths, 0, count, 0, count);
   return static_cast<std::size_t>((bits + 7) / 8);
 }
 

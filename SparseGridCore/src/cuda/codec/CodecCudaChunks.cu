@@ -223,19 +223,46 @@ __global__ void chunkBytesKernel(const u32* blockBits,
 }
 
 /// The bytes of the header's compact code-length table (version 4) from the lengths of the
-/// summary's table: the sum of every entry's bits (format::lengthTableEntryBits, the function
-/// the host's table writer is checked against), one block.
+/// summary's table, one block: each thread sums format::lengthTableSegmentBits (the function the
+/// host's table size is) over its own contiguous segment, given the last non-zero length before
+/// the segment and the first non-zero entry after it, found from every segment's first and last
+/// non-zero entry.
 constexpr int TableBytesThreads = 256;
 __global__ void __launch_bounds__(TableBytesThreads)
   tableBytesKernel(const unsigned char* lengths, u64* summary)
 {
   // (Where the device left the table to the host, the count is 0 until the host uploads it.)
   const u64 n = summary[SumTableCount] < format::Tokens ? summary[SumTableCount] : format::Tokens;
-  u64 bits = 0;
-  for (u64 i = threadIdx.x; i < n; i += TableBytesThreads)
+  const u64 segment = (n + TableBytesThreads - 1) / TableBytesThreads;
+  const int t = static_cast<int>(threadIdx.x);
+  const u64 a = min(n, u64(t) * segment);
+  const u64 b = min(n, a + segment);
+  __shared__ u64 firstNonZero[TableBytesThreads];
+  __shared__ int lastLength[TableBytesThreads];
+  u64 first = n;
+  int last = 0;
+  for (u64 i = a; i < b; ++i)
   {
-    bits += format::lengthTableEntryBits(lengths, n, i);
+    if (lengths[i] != 0)
+    {
+      first = min(first, i);
+      last = lengths[i];
+    }
   }
+  firstNonZero[t] = first;
+  lastLength[t] = last;
+  __syncthreads();
+  int prev = 0;
+  for (int u = t - 1; u >= 0 && prev == 0; --u)
+  {
+    prev = lastLength[u];
+  }
+  u64 next = n;
+  for (int u = t + 1; u < TableBytesThreads && next == n; ++u)
+  {
+    next = firstNonZero[u];
+  }
+  u64 bits = format::lengthTableSegmentBits(lengths, a, b, prev, next);
   for (int o = 16; o > 0; o /= 2)
   {
     bits += __shfl_down_sync(0xffffffffu, bits, o);

@@ -259,7 +259,7 @@ Status reserveEncodeBuffers(Workspace& ws,
   {
     return st;
   }
-  if (plan.passCount + SumSurplus > SummaryWords || plan.levels + SumLevelEnd > SumSurplus)
+  if (plan.passCount + SumSurplus > SummaryWords || plan.levels + SumLevelEnd > SumTableBytes)
   {
     return Status(ErrorCode::Internal, "encode: too many passes for the GPU summary");
   }
@@ -519,6 +519,11 @@ Status writeCodedStream(Workspace& ws,
   const u64 total = summary[SumTotal];
   const std::size_t tableCount = static_cast<std::size_t>(summary[SumTableCount]);
   const u64 chunks = plan.chunkBegin[plan.levels];
+  if (tableCount > format::Tokens)
+  {
+    return Status(ErrorCode::Internal,
+      "encode: the device reports " + std::to_string(tableCount) + " code lengths");
+  }
   // The device placed the chunks after a header whose table it sized (tableBytesKernel); the
   // table written here must take exactly those bytes.
   const std::size_t tableBytes = detail::lengthTableBytes(hostLengths, tableCount);
