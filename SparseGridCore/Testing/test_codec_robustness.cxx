@@ -278,17 +278,15 @@ TEST(CodecRobustness, CompactTableRoundTrips)
     std::vector<std::uint8_t> out(bytes + 8, 0xA5);
     ASSERT_EQ(codec::detail::writeLengthTable(lengths.data(), lengths.size(), out.data()), bytes);
     EXPECT_EQ(out[bytes], 0xA5) << "wrote past its size";
-    std::vector<std::uint8_t> back;
-    std::size_t used = 0;
-    std::string why;
-    ASSERT_TRUE(codec::detail::readLengthTable(out.data(), bytes, lengths.size(), back, used, why))
-      << why;
-    EXPECT_EQ(used, bytes);
-    ASSERT_EQ(back, lengths);
+    codec::detail::LengthTableRead back;
+    ASSERT_TRUE(codec::detail::readLengthTable(out.data(), bytes, lengths.size(), back))
+      << back.why;
+    EXPECT_EQ(back.bytes, bytes);
+    ASSERT_EQ(back.lengths, lengths);
     if (bytes > 0)
     {
-      EXPECT_FALSE(
-        codec::detail::readLengthTable(out.data(), bytes - 1, lengths.size(), back, used, why));
+      EXPECT_FALSE(codec::detail::readLengthTable(out.data(), bytes - 1, lengths.size(), back));
+      EXPECT_TRUE(back.truncated) << back.why;
     }
   }
 }

@@ -62,18 +62,19 @@ std::size_t headerBytes(int levels,
   std::size_t maskBytes = 0);
 /// The compact code-length table of version 4 (format::lengthTableSegmentBits): its size in bytes,
 /// writing it (returns the bytes written, lengthTableBytes() of them), and reading `count` lengths
-/// from at most `available` bytes (false with the reason when it is damaged, truncated (then
-/// *truncated is set), not in the canonical form the encoders write, or has a length above
-/// MaxCodeLength; `used`: its bytes).
+/// from at most `available` bytes (false when it is damaged, truncated, not in the canonical form
+/// the encoders write, or has a length above MaxCodeLength).
 std::size_t lengthTableBytes(const std::uint8_t* lengths, std::size_t count);
 std::size_t writeLengthTable(const std::uint8_t* lengths, std::size_t count, std::uint8_t* out);
-bool readLengthTable(const std::uint8_t* in,
-  std::size_t available,
-  std::size_t count,
-  std::vector<std::uint8_t>& lengths,
-  std::size_t& used,
-  std::string& why,
-  bool* truncated = nullptr);
+struct LengthTableRead
+{
+  std::vector<std::uint8_t> lengths; ///< the `count` code lengths
+  std::size_t bytes = 0;             ///< the table's bytes
+  std::string why;                   ///< why it was refused
+  bool truncated = false;            ///< refused because the bytes ran out (more would help)
+};
+bool readLengthTable(
+  const std::uint8_t* in, std::size_t available, std::size_t count, LengthTableRead& read);
 /// Writes the header into `out` (headerBytes() bytes); the level quantiser bounds are
 /// h.levelQuantBound, or format::levelQuantBound() of h.bound and h.scheme.
 void writeHeader(const HeaderFields& h, std::uint8_t* out);

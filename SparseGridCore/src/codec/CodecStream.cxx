@@ -120,19 +120,14 @@ std::size_t writeLengthTable(const std::uint8_t* lengths, std::size_t count, std
   return bytes;
 }
 
-bool readLengthTable(const std::uint8_t* in,
-  std::size_t available,
-  std::size_t count,
-  std::vector<std::uint8_t>& lengths,
-  std::size_t& used,
-  std::string& why,
-  bool* truncated)
+bool readLengthTable(
+  const std::uint8_t* in, std::size_t available, std::size_t count, LengthTableRead& read)
 {
+  std::vector<std::uint8_t>& lengths = read.lengths;
+  std::size_t& used = read.bytes;
+  std::string& why = read.why;
   lengths.assign(count, 0);
-  if (truncated)
-  {
-    *truncated = false;
-  }
+  read.truncated = false;
   BitReader r{ in, std::uint64_t(available) * 8 };
   int p = 0;
   std::size_t i = 0;
@@ -140,10 +135,7 @@ bool readLengthTable(const std::uint8_t* in,
   auto cut = [&]()
   {
     why = "the code-length table is truncated";
-    if (truncated)
-    {
-      *truncated = true;
-    }
+    read.truncated = true;
     return false;
   };
   while (i < count)
@@ -506,16 +498,17 @@ Status parseHeader(const std::uint8_t* s,
   std::size_t tableBytes = count;
   if (version >= 4)
   {
-    std::string why;
-    bool cut = false;
-    if (!readLengthTable(
-          s + tablePos + 4, bytes - tablePos - 4, count, table, tableBytes, why, &cut))
+    LengthTableRead read;
+    if (!readLengthTable(s + tablePos + 4, bytes - tablePos - 4, count, read))
     {
       // Truncated: the table takes at most a byte per length, so that many bytes suffice.
-      return cut ? need(headerBytes(static_cast<int>(levels), count, version, maskBytes),
-                     "the header with its compact code-length table")
-                 : Status(ErrorCode::InvalidArgument, "inspect: damaged header: " + why);
+      return read.truncated
+        ? need(headerBytes(static_cast<int>(levels), count, version, maskBytes),
+            "the header with its compact code-length table")
+        : Status(ErrorCode::InvalidArgument, "inspect: damaged header: " + read.why);
     }
+    table = std::move(read.lengths);
+    tableBytes = read.bytes;
   }
   const std::size_t total = headerBytes(static_cast<int>(levels), tableBytes, version, maskBytes);
   if (bytes < total)
