@@ -449,9 +449,10 @@ Status perComponent(const Grid& grid,
   return Status::Ok();
 }
 
-/// hierarchize (inverse false) or dehierarchize (inverse true) of every component in place.
+} // namespace
+
 template<typename T>
-Status transformComponents(bool inverse,
+Status detail::transformComponents(bool inverse,
   const Grid& grid,
   T* values,
   const ComponentLayout& layout,
@@ -465,28 +466,6 @@ Status transformComponents(bool inverse,
     report,
     [&](T* v, const ExecutionOptions& o, ExecutionReport* r)
     { return transform(grid, v, inverse, o, r); });
-}
-
-} // namespace
-
-template<typename T>
-Status hierarchize(const Grid& grid,
-  T* values,
-  const ComponentLayout& layout,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  return transformComponents(false, grid, values, layout, options, report);
-}
-
-template<typename T>
-Status dehierarchize(const Grid& grid,
-  T* values,
-  const ComponentLayout& layout,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  return transformComponents(true, grid, values, layout, options, report);
 }
 
 template<typename T>
@@ -800,10 +779,8 @@ template class PreparedGrid<float>;
 template class PreparedGrid<double>;
 
 #define SPARSEGRID_INSTANTIATE(T)                                                                  \
-  template Status hierarchize<T>(                                                                  \
-    const Grid&, T*, const ComponentLayout&, const ExecutionOptions&, ExecutionReport*);           \
-  template Status dehierarchize<T>(                                                                \
-    const Grid&, T*, const ComponentLayout&, const ExecutionOptions&, ExecutionReport*);           \
+  template Status detail::transformComponents<T>(                                                  \
+    bool, const Grid&, T*, const ComponentLayout&, const ExecutionOptions&, ExecutionReport*);     \
   template Status evaluate<T>(const Grid&,                                                         \
     const T*,                                                                                      \
     const ComponentLayout&,                                                                        \

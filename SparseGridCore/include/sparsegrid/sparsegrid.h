@@ -394,13 +394,28 @@ template<typename T>
 // move one component at a time through a buffer of one component inside the core.
 //------------------------------------------------------------------------------------------------
 
+namespace detail
+{
+/// hierarchize (inverse false) or dehierarchize (inverse true) of every component, in place.
+template<typename T>
+Status transformComponents(bool inverse,
+  const Grid& grid,
+  T* values,
+  const ComponentLayout& layout,
+  const ExecutionOptions& options,
+  ExecutionReport* report);
+}
+
 /// hierarchize of `layout.count` interleaved arrays of grid.size() values each, in place.
 template<typename T>
 [[nodiscard]] Status hierarchize(const Grid& grid,
   T* values,
   const ComponentLayout& layout,
   const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
+  ExecutionReport* report = nullptr)
+{
+  return detail::transformComponents(false, grid, values, layout, options, report);
+}
 
 /// dehierarchize of `layout.count` interleaved arrays, in place.
 template<typename T>
@@ -408,7 +423,10 @@ template<typename T>
   T* values,
   const ComponentLayout& layout,
   const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
+  ExecutionReport* report = nullptr)
+{
+  return detail::transformComponents(true, grid, values, layout, options, report);
+}
 
 /**
  * evaluate for every component: component c of point i goes to
