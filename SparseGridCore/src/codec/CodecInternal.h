@@ -73,8 +73,10 @@ struct LengthTableRead
   std::string why;                   ///< why it was refused
   bool truncated = false;            ///< refused because the bytes ran out (more would help)
 };
-bool readLengthTable(
-  const std::uint8_t* in, std::size_t available, std::size_t count, LengthTableRead& read);
+bool readLengthTable(const std::uint8_t* in,
+  std::size_t available,
+  std::size_t count,
+  LengthTableRead& read);
 /// Writes the header into `out` (headerBytes() bytes); the level quantiser bounds are
 /// h.levelQuantBound, or format::levelQuantBound() of h.bound and h.scheme.
 void writeHeader(const HeaderFields& h, std::uint8_t* out);

@@ -120,8 +120,10 @@ std::size_t writeLengthTable(const std::uint8_t* lengths, std::size_t count, std
   return bytes;
 }
 
-bool readLengthTable(
-  const std::uint8_t* in, std::size_t available, std::size_t count, LengthTableRead& read)
+bool readLengthTable(const std::uint8_t* in,
+  std::size_t available,
+  std::size_t count,
+  LengthTableRead& read)
 {
   std::vector<std::uint8_t>& lengths = read.lengths;
   std::size_t& used = read.bytes;
