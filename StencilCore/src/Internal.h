@@ -45,7 +45,7 @@ struct PreparedTable
   int maxOuter = 0;
   /// The staged laplap's neighbour slots per tile (TileLists::stagedSlots).
   std::vector<std::int32_t> stagedSlots;
-  /// The grouped staged laplap's rings, groups and slots (TileLists::groupRing and after);
+  /// The grouped staged laplap's rings, groups and slots (TileLists::groupRingStart and after);
   /// empty when not built (double, cells per layer not a multiple of 4, stagedRingGroups 0).
   std::vector<std::int32_t> groupRingStart;
   std::vector<std::int32_t> groupRingCells;
@@ -60,13 +60,19 @@ struct PreparedTable
   TileLists hostTiles() const
   {
     TileLists lists;
-    lists.halo = { haloStart.data(), haloCells.data(), maxHalo };
-    lists.outer = { outerStart.data(), outerCells.data(), maxOuter };
+    lists.haloStart = haloStart.data();
+    lists.haloCells = haloCells.data();
+    lists.maxHalo = maxHalo;
+    lists.outerStart = outerStart.data();
+    lists.outerCells = outerCells.data();
+    lists.maxOuter = maxOuter;
     lists.stagedSlots = stagedSlots.empty() ? nullptr : stagedSlots.data();
-    lists.groupRing = {
-      groupRingStart.empty() ? nullptr : groupRingStart.data(), groupRingCells.data(), maxGroupRing
-    };
-    lists.groups = { groupStart.empty() ? nullptr : groupStart.data(), groupIds.data(), maxGroups };
+    lists.groupRingStart = groupRingStart.empty() ? nullptr : groupRingStart.data();
+    lists.groupRingCells = groupRingCells.data();
+    lists.maxGroupRing = maxGroupRing;
+    lists.groupStart = groupStart.empty() ? nullptr : groupStart.data();
+    lists.groupIds = groupIds.data();
+    lists.maxGroups = maxGroups;
     lists.groupSlots = groupSlots.empty() ? nullptr : groupSlots.data();
     return lists;
   }
@@ -99,11 +105,17 @@ Status withTableK(const PreparedTable<T>& t, const TablePointers<T>& p, F&& f)
 {
   if (t.compressed)
   {
-    return t.chasing ? f(NeighbourTable<T, K, true, true>{ p })
-                     : f(NeighbourTable<T, K, true, false>{ p });
+    if (t.chasing)
+    {
+      return f(CompressedChasing<T, K>{ p });
+    }
+    return f(CompressedNonChasing<T, K>{ p });
   }
-  return t.chasing ? f(NeighbourTable<T, K, false, true>{ p })
-                   : f(NeighbourTable<T, K, false, false>{ p });
+  if (t.chasing)
+  {
+    return f(PlainChasing<T, K>{ p });
+  }
+  return f(PlainNonChasing<T, K>{ p });
 }
 
 template<typename T, typename F>

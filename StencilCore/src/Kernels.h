@@ -64,70 +64,81 @@ STENCIL_HD T chasedWeight(const Table& table, int c, int j, int q)
   return m < 0 ? T(0) : table.w(m, q);
 }
 
-/**
- * A neighbour table: plain (E entries per cell) or Compressed (a pattern id per cell, E relative
- * offsets and weights per pattern); the second ring either Chasing the first through the table
- * (E = K) or stored after it (E = K + K * K, entry K + j * K + q for entry q of neighbour j).
- */
-template<typename T, int KK, bool Compressed, bool Chasing>
-struct NeighbourTable
+template<typename T, int KK>
+struct PlainChasing
 {
   static constexpr int K = KK;
-  static constexpr int E = Chasing ? KK : KK + KK * KK;
+  static constexpr int E = KK;
   TablePointers<T> p;
-  /// Where cell c's entries start: its own row (plain) or its pattern's (compressed).
-  STENCIL_HD auto row(int c) const
+  STENCIL_HD int n(int c, int j) const { return load(p.index + static_cast<long long>(c) * K + j); }
+  STENCIL_HD T w(int c, int j) const
   {
-    if constexpr (Compressed)
-    {
-      return load(p.index + c) * E;
-    }
-    else
-    {
-      return static_cast<long long>(c) * E;
-    }
+    return p.weights ? load(p.weights + static_cast<long long>(c) * K + j) : p.uniformWeight;
   }
-  /// Entry e of cell c: the neighbour (-1: missing) and its weight.
-  STENCIL_HD int at(int c, int e) const
+  STENCIL_HD int n2(int c, int j, int q) const { return chasedNeighbour(*this, c, j, q); }
+  STENCIL_HD T w2(int c, int j, int q) const { return chasedWeight<T>(*this, c, j, q); }
+};
+
+template<typename T, int KK>
+struct PlainNonChasing
+{
+  static constexpr int K = KK;
+  static constexpr int E = KK + KK * KK;
+  TablePointers<T> p;
+  STENCIL_HD int n(int c, int j) const { return load(p.index + static_cast<long long>(c) * E + j); }
+  STENCIL_HD T w(int c, int j) const
   {
-    if constexpr (Compressed)
-    {
-      const std::int32_t o = load(p.offsets + row(c) + e);
-      return o == MissingOffset ? -1 : c + o;
-    }
-    else
-    {
-      return load(p.index + row(c) + e);
-    }
+    return p.weights ? load(p.weights + static_cast<long long>(c) * E + j) : p.uniformWeight;
   }
-  STENCIL_HD T wat(int c, int e) const
-  {
-    return p.weights ? load(p.weights + row(c) + e) : p.uniformWeight;
-  }
-  STENCIL_HD int n(int c, int j) const { return at(c, j); }
-  STENCIL_HD T w(int c, int j) const { return wat(c, j); }
   STENCIL_HD int n2(int c, int j, int q) const
   {
-    if constexpr (Chasing)
-    {
-      return chasedNeighbour(*this, c, j, q);
-    }
-    else
-    {
-      return at(c, K + j * K + q);
-    }
+    return load(p.index + static_cast<long long>(c) * E + K + j * K + q);
   }
   STENCIL_HD T w2(int c, int j, int q) const
   {
-    if constexpr (Chasing)
-    {
-      return chasedWeight<T>(*this, c, j, q);
-    }
-    else
-    {
-      return wat(c, K + j * K + q);
-    }
+    return p.weights ? load(p.weights + static_cast<long long>(c) * E + K + j * K + q)
+                     : p.uniformWeight;
   }
+};
+
+template<typename T, int KK>
+struct CompressedChasing
+{
+  static constexpr int K = KK;
+  static constexpr int E = KK;
+  TablePointers<T> p;
+  STENCIL_HD int n(int c, int j) const
+  {
+    const std::int32_t o = load(p.offsets + load(p.index + c) * E + j);
+    return o == MissingOffset ? -1 : c + o;
+  }
+  STENCIL_HD T w(int c, int j) const
+  {
+    return p.weights ? load(p.weights + load(p.index + c) * E + j) : p.uniformWeight;
+  }
+  STENCIL_HD int n2(int c, int j, int q) const { return chasedNeighbour(*this, c, j, q); }
+  STENCIL_HD T w2(int c, int j, int q) const { return chasedWeight<T>(*this, c, j, q); }
+};
+
+template<typename T, int KK>
+struct CompressedNonChasing
+{
+  static constexpr int K = KK;
+  static constexpr int E = KK + KK * KK;
+  TablePointers<T> p;
+  STENCIL_HD int at(int c, int e) const
+  {
+    const std::int32_t o = load(p.offsets + load(p.index + c) * E + e);
+    return o == MissingOffset ? -1 : c + o;
+  }
+  STENCIL_HD T wat(int c, int e) const
+  {
+    return p.weights ? load(p.weights + load(p.index + c) * E + e) : p.uniformWeight;
+  }
+  STENCIL_HD int n(int c, int j) const { return at(c, j); }
+  STENCIL_HD T w(int c, int j) const { return wat(c, j); }
+  STENCIL_HD int n2(int c, int j, int q) const { return at(c, K + j * K + q); }
+  STENCIL_HD T w2(int c, int j, int q) const { return wat(c, K + j * K + q); }
 };
 
 /// Naive access: every use goes back to the table.
@@ -199,69 +210,20 @@ struct ColumnArgs
   T fill = 0;
 };
 
-/// The entries q of a ring of a source: its own first ring, or (Second) the first ring of its
-/// neighbour j.
-template<typename Source, bool Second>
-struct RingOf
+template<typename Source>
+struct FirstRing
+{
+  const Source& s;
+  STENCIL_HD int n(int q) const { return s.n(q); }
+  STENCIL_HD auto w(int q) const { return s.w(q); }
+};
+template<typename Source>
+struct SecondRing
 {
   const Source& s;
   int j;
-  STENCIL_HD int n(int q) const
-  {
-    if constexpr (Second)
-    {
-      return s.n2(j, q);
-    }
-    else
-    {
-      return s.n(q);
-    }
-  }
-  STENCIL_HD auto w(int q) const
-  {
-    if constexpr (Second)
-    {
-      return s.w2(j, q);
-    }
-    else
-    {
-      return s.w(q);
-    }
-  }
-};
-
-/// sum_q w_q (v_q - centre) over the K entries of `ring`, where value(q, m, v_q) gives the value
-/// v_q of entry q (neighbour m); false when an entry is missing or value() fails.
-template<typename T, int K, typename Ring, typename Value>
-STENCIL_HD bool ringSum(const Ring& ring, T centre, Value&& value, T& sum)
-{
-  sum = 0;
-#ifdef __CUDACC__
-#pragma unroll
-#endif
-  for (int q = 0; q < K; ++q)
-  {
-    const int m = ring.n(q);
-    T v;
-    if (m < 0 || !value(q, m, v))
-    {
-      return false;
-    }
-    sum += static_cast<T>(ring.w(q)) * (v - centre);
-  }
-  return true;
-}
-
-/// ringSum's value of one layer at the neighbours (the first Laplacian).
-template<typename T>
-struct LayerValue
-{
-  const T* layer;
-  STENCIL_HD bool operator()(int, int m, T& v) const
-  {
-    v = load(layer + m);
-    return true;
-  }
+  STENCIL_HD int n(int q) const { return s.n2(j, q); }
+  STENCIL_HD auto w(int q) const { return s.w2(j, q); }
 };
 
 /// Laplacian of cell x at layer k; false when a needed value is missing (Fill boundary).
@@ -270,10 +232,18 @@ STENCIL_HD bool columnLaplacian(const ColumnArgs<T>& a, int x, int k, const Ring
 {
   const T* layer = a.u + static_cast<long long>(k) * a.cells;
   const T ux = load(layer + x);
-  T sum;
-  if (!ringSum<T, K>(ring, ux, LayerValue<T>{ layer }, sum))
+  T sum = 0;
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+  for (int q = 0; q < K; ++q)
   {
-    return false;
+    const int m = ring.n(q);
+    if (m < 0)
+    {
+      return false;
+    }
+    sum += static_cast<T>(ring.w(q)) * (load(layer + m) - ux);
   }
   if (a.vertical)
   {
@@ -296,23 +266,10 @@ STENCIL_HD bool columnLaplacian(const ColumnArgs<T>& a, int x, int k, const Ring
   return true;
 }
 
-/// ringSum's value of the laplap: the first Laplacian of neighbour m over its own ring j.
-template<typename T, int K, typename Source>
-struct NeighbourLaplacian
-{
-  const ColumnArgs<T>& a;
-  const Source& s;
-  int k;
-  STENCIL_HD bool operator()(int j, int m, T& v) const
-  {
-    return columnLaplacian<T, K>(a, m, k, RingOf<Source, true>{ s, j }, v);
-  }
-};
-
 template<typename T, int K, typename Source>
 STENCIL_HD T columnValue(const ColumnArgs<T>& a, int c, int k, const Source& s)
 {
-  const RingOf<Source, false> ring{ s, -1 };
+  const FirstRing<Source> ring{ s };
   T centre;
   if (!columnLaplacian<T, K>(a, c, k, ring, centre))
   {
@@ -322,22 +279,47 @@ STENCIL_HD T columnValue(const ColumnArgs<T>& a, int c, int k, const Source& s)
   {
     return centre;
   }
-  T sum;
-  if (!ringSum<T, K>(ring, centre, NeighbourLaplacian<T, K, Source>{ a, s, k }, sum))
+  T sum = 0;
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+  for (int j = 0; j < K; ++j)
   {
-    return a.fill;
+    const int m = s.n(j);
+    if (m < 0)
+    {
+      return a.fill;
+    }
+    T neighbour;
+    if (!columnLaplacian<T, K>(a, m, k, SecondRing<Source>{ s, j }, neighbour))
+    {
+      return a.fill;
+    }
+    sum += static_cast<T>(s.w(j)) * (neighbour - centre);
   }
   if (a.vertical)
   {
-    // The first Laplacians of the layers below and above; beyond the ends, the centre's
-    // (ZeroFlux) or none.
-    const bool hasBelow = k - 1 >= 0;
-    const bool hasAbove = k + 1 < a.layers;
     T below = centre;
     T above = centre;
-    if (((!hasBelow || !hasAbove) && !a.zeroFlux) ||
-      (hasBelow && !columnLaplacian<T, K>(a, c, k - 1, ring, below)) ||
-      (hasAbove && !columnLaplacian<T, K>(a, c, k + 1, ring, above)))
+    if (k - 1 >= 0)
+    {
+      if (!columnLaplacian<T, K>(a, c, k - 1, ring, below))
+      {
+        return a.fill;
+      }
+    }
+    else if (!a.zeroFlux)
+    {
+      return a.fill;
+    }
+    if (k + 1 < a.layers)
+    {
+      if (!columnLaplacian<T, K>(a, c, k + 1, ring, above))
+      {
+        return a.fill;
+      }
+    }
+    else if (!a.zeroFlux)
     {
       return a.fill;
     }

@@ -116,7 +116,7 @@ struct StagedContext : TileProblem<T, Table>
   STENCIL_HD void bind(unsigned char* scratch, int tile)
   {
     const StagedLayout<T, K, L> layout{
-      this->lists.halo.max, this->lists.outer.max, this->weighted, rawCopies
+      this->lists.maxHalo, this->lists.maxOuter, this->weighted, rawCopies
     };
     raw = reinterpret_cast<T*>(scratch + layout.rawOffset());
     laplacian = reinterpret_cast<T*>(scratch + layout.laplacianOffset());
@@ -131,16 +131,16 @@ struct StagedContext : TileProblem<T, Table>
   STENCIL_HD void bindTile(int tile)
   {
     first = tile * TileCells;
-    ringBegin = load(this->lists.halo.start + tile);
-    ringCount = load(this->lists.halo.start + tile + 1) - ringBegin;
-    outerBegin = load(this->lists.outer.start + tile);
-    outerCount = load(this->lists.outer.start + tile + 1) - outerBegin;
+    ringBegin = load(this->lists.haloStart + tile);
+    ringCount = load(this->lists.haloStart + tile + 1) - ringBegin;
+    outerBegin = load(this->lists.outerStart + tile);
+    outerCount = load(this->lists.outerStart + tile + 1) - outerBegin;
   }
   /// Cell id of ring item h (the first ring, then the second).
   STENCIL_HD int ringId(int h) const
   {
-    return h < ringCount ? load(this->lists.halo.cells + ringBegin + h)
-                         : load(this->lists.outer.cells + outerBegin + h - ringCount);
+    return h < ringCount ? load(this->lists.haloCells + ringBegin + h)
+                         : load(this->lists.outerCells + outerBegin + h - ringCount);
   }
   /**
    * The raw slots of the K neighbours of `cell` through put(j, slot, weight), a missing one (or
@@ -166,10 +166,7 @@ struct StagedContext : TileProblem<T, Table>
   }
   STENCIL_HD int ringTotal() const { return ringCount + outerCount; }
   /// Raw slots of one set (the second set of the async copies follows the first).
-  STENCIL_HD int rawSlots() const
-  {
-    return TileCells + this->lists.halo.max + this->lists.outer.max;
-  }
+  STENCIL_HD int rawSlots() const { return TileCells + this->lists.maxHalo + this->lists.maxOuter; }
   /// Cells of the tile (the last tile may have fewer than TileCells).
   STENCIL_HD int tileCount() const
   {
@@ -418,14 +415,64 @@ STENCIL_HD void stagedStoreLaplaps(const StagedContext<T, Table, L>& x,
   stagedStore(x, s, k0, count, result);
 }
 
+/// Phase 5 (after a barrier): the laplaps of the own cell and their stores.
+template<typename T, typename Table, int L>
+STENCIL_HD void stagedSecond(const StagedContext<T, Table, L>& x,
+  const StagedThread<T, Table::K>& s,
+  int t,
+  int k0,
+  int count)
+{
+  stagedStoreLaplaps(x,
+    s,
+    k0,
+    count,
+    [&](T(&result)[L])
+    {
+      stagedLaplacians<T, Table::K, L>(
+        x.laplacian,
+        t,
+        [&](int q) { return s.slot[q]; },
+        [&](int q) { return x.weight(t, q); },
+        result);
+    });
+}
+
+/**
+ * One column slice [first, last) of one staged tile, for a group of TileCells threads that meet
+ * at `barrier()`; `forEachThread(f)` runs f(t, state) for the calling thread (CUDA) or for every
+ * thread of the tile in turn (CPU).
+ */
+template<typename T, typename Table, int L, typename ForEach, typename Barrier>
+STENCIL_HD void stagedSlice(const StagedContext<T, Table, L>& x,
+  int first,
+  int last,
+  ForEach&& forEachThread,
+  Barrier&& barrier)
+{
+  using State = StagedThread<T, Table::K>;
+  forEachThread([&](int t, State& s) { stagedSetup(x, t, s); });
+  barrier();
+  forEachThread([&](int t, State& s) { stagedComplete(x, t, s); });
+  for (int k0 = first; k0 < last; k0 += L)
+  {
+    const int count = last - k0 < L ? last - k0 : L;
+    forEachThread([&](int t, State&) { stagedFetch(x, t, k0, count); });
+    barrier();
+    forEachThread([&](int t, State& s) { stagedFirst(x, t, s); });
+    barrier();
+    forEachThread([&](int t, State& s) { stagedSecond(x, s, t, k0, count); });
+  }
+}
+
 // ---- Async copies (Tuning::stagedAsyncCopies) ----
 //
-// The staged step (stagedSlice) waits for its own global loads (issued at the start of the step)
-// before its first barrier, and no block of the SM has the next step's loads in flight while it
-// computes. Here the raw values of step s + 1 are copied into a second set of raw slots with
-// cp.async (global to shared memory, no registers) at the start of step s, before its first
-// Laplacians and laplaps, so that their latency overlaps the computation of step s. The own cell's
-// first Laplacians also stay in registers for its laplap (one shared vector load fewer per laplap).
+// The staged step above waits for its own global loads (issued at the start of the step) before
+// its first barrier, and no block of the SM has the next step's loads in flight while it computes.
+// Here the raw values of step s + 1 are copied into a second set of raw slots with cp.async
+// (global to shared memory, no registers) at the start of step s, before its first Laplacians
+// and laplaps, so that their latency overlaps the computation of step s. The own cell's first
+// Laplacians also stay in registers for its laplap (one shared vector load fewer per laplap).
 // Without cp.async (the CPU, devices before sm_80) the copies are plain loads and stores, which
 // keeps the same phases and the same buffers.
 
@@ -442,14 +489,6 @@ struct StagedAsyncThread : StagedThread<T, K>
 {
   T lap[L];
 };
-
-/// A staged tile's context and thread state, with or without the async copies.
-template<typename T, typename Table, int L, bool Async>
-using StagedContextOf =
-  std::conditional_t<Async, StagedAsyncContext<T, Table, L>, StagedContext<T, Table, L>>;
-template<typename T, typename Table, int L, bool Async>
-using StagedThreadOf =
-  std::conditional_t<Async, StagedAsyncThread<T, Table::K, L>, StagedThread<T, Table::K>>;
 
 /// One value global -> shared: cp.async on sm_80 and later (no register; completes with the
 /// calling thread's next committed group), a plain copy elsewhere.
@@ -548,11 +587,10 @@ STENCIL_HD void stagedAsyncFirst(const StagedContext<T, Table, L>& x,
   stagedRingLaplacians(x, t, raw);
 }
 
-/// Phase 5 (after a barrier): the laplaps of the own cell and their stores. The own cell's first
-/// Laplacians come from its Laplacian slot, or from s.lap with async copies.
-template<typename T, typename Table, int L, typename State>
-STENCIL_HD void stagedSecond(const StagedContext<T, Table, L>& x,
-  const State& s,
+/// stagedSecond with the own first Laplacians from s.lap.
+template<typename T, typename Table, int L>
+STENCIL_HD void stagedAsyncSecond(const StagedContext<T, Table, L>& x,
+  const StagedAsyncThread<T, Table::K, L>& s,
   int t,
   int k0,
   int count)
@@ -563,96 +601,66 @@ STENCIL_HD void stagedSecond(const StagedContext<T, Table, L>& x,
     count,
     [&](T(&result)[L])
     {
-      auto slot = [&](int q) { return s.slot[q]; };
-      auto weight = [&](int q) { return x.weight(t, q); };
-      if constexpr (std::is_same<State, StagedAsyncThread<T, Table::K, L>>::value)
-      {
-        stagedLaplaciansOf<T, Table::K, L>(s.lap, x.laplacian, slot, weight, result);
-      }
-      else
-      {
-        stagedLaplacians<T, Table::K, L>(x.laplacian, t, slot, weight, result);
-      }
+      stagedLaplaciansOf<T, Table::K, L>(
+        s.lap,
+        x.laplacian,
+        [&](int q) { return s.slot[q]; },
+        [&](int q) { return x.weight(t, q); },
+        result);
     });
 }
 
 /**
- * One column slice [first, last) of one staged tile, for a group of TileCells threads that meet
- * at `barrier()`; `forEachThread(f)` runs f(t, state) for the calling thread (CUDA) or for every
- * thread of the tile in turn (CPU). Each step: fetch, barrier, first Laplacians, barrier,
- * laplaps.
- *
- * With a StagedAsyncContext, step s copies step s + 1 into the other set of raw slots and waits
- * for its own copies of step s (issued one step earlier) before the first barrier. Hazards: the
- * set written at step s was last read by the first Laplacians of step s - 1, which every thread
- * finished before that step's second barrier; the Laplacian slots as without the copies.
+ * stagedSlice with async copies: step s copies step s + 1 into the other set of raw slots, waits
+ * for its own copies of step s (issued one step earlier), barrier, first Laplacians, barrier,
+ * laplaps. Hazards: the set written at step s was last read by the first Laplacians of step
+ * s - 1, which every thread finished before that step's second barrier; the Laplacian slots as in
+ * stagedSlice.
  */
-template<typename T,
-  typename Table,
-  int L,
-  template<typename, typename, int>
-  class Context,
-  typename ForEach,
-  typename Barrier>
-STENCIL_HD void stagedSlice(const Context<T, Table, L>& x,
+template<typename T, typename Table, int L, typename ForEach, typename Barrier>
+STENCIL_HD void stagedAsyncSlice(const StagedContext<T, Table, L>& x,
   int first,
   int last,
   ForEach&& forEachThread,
   Barrier&& barrier)
 {
-  constexpr bool async = std::is_same<Context<T, Table, L>, StagedAsyncContext<T, Table, L>>::value;
-  using State = StagedThreadOf<T, Table, L, async>;
+  using State = StagedAsyncThread<T, Table::K, L>;
   forEachThread([&](int t, State& s) { stagedSetup(x, t, s); });
   barrier();
   forEachThread([&](int t, State& s) { stagedComplete(x, t, s); });
+  // The set of raw slots of step `step` (arithmetic, not an array indexed at run time, which
+  // would go to local memory).
+  const int setSize = x.rawSlots() * L;
+  auto set = [&](int step) { return x.raw + (step & 1) * setSize; };
   auto stepCount = [&](int k0) { return last - k0 < L ? last - k0 : L; };
-  if constexpr (!async)
+  if (first < last)
   {
-    for (int k0 = first; k0 < last; k0 += L)
-    {
-      const int count = stepCount(k0);
-      forEachThread([&](int t, State&) { stagedFetch(x, t, k0, count); });
-      barrier();
-      forEachThread([&](int t, State& s) { stagedFirst(x, t, s); });
-      barrier();
-      forEachThread([&](int t, State& s) { stagedSecond(x, s, t, k0, count); });
-    }
+    forEachThread(
+      [&](int t, State&)
+      {
+        stagedCopy(x, t, first, stepCount(first), set(0));
+        commitCopies();
+      });
   }
-  else
+  int step = 0;
+  for (int k0 = first; k0 < last; k0 += L, ++step)
   {
-    // The set of raw slots of step `step` (arithmetic, not an array indexed at run time, which
-    // would go to local memory).
-    const int setSize = x.rawSlots() * L;
-    auto set = [&](int step) { return x.raw + (step & 1) * setSize; };
-    if (first < last)
-    {
-      forEachThread(
-        [&](int t, State&)
+    const int next = k0 + L;
+    const T* current = set(step);
+    forEachThread(
+      [&](int t, State&)
+      {
+        if (next < last)
         {
-          stagedCopy(x, t, first, stepCount(first), set(0));
-          commitCopies();
-        });
-    }
-    int step = 0;
-    for (int k0 = first; k0 < last; k0 += L, ++step)
-    {
-      const int next = k0 + L;
-      const T* current = set(step);
-      forEachThread(
-        [&](int t, State&)
-        {
-          if (next < last)
-          {
-            stagedCopy(x, t, next, stepCount(next), set(step + 1));
-          }
-          commitCopies();
-          waitForOlderCopies();
-        });
-      barrier();
-      forEachThread([&](int t, State& s) { stagedAsyncFirst(x, t, s, current); });
-      barrier();
-      forEachThread([&](int t, State& s) { stagedSecond(x, s, t, k0, stepCount(k0)); });
-    }
+          stagedCopy(x, t, next, stepCount(next), set(step + 1));
+        }
+        commitCopies();
+        waitForOlderCopies();
+      });
+    barrier();
+    forEachThread([&](int t, State& s) { stagedAsyncFirst(x, t, s, current); });
+    barrier();
+    forEachThread([&](int t, State& s) { stagedAsyncSecond(x, s, t, k0, stepCount(k0)); });
   }
 }
 

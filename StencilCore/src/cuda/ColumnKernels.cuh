@@ -116,31 +116,25 @@ __global__ void __launch_bounds__(LinearBlock, Table::K <= 4 ? 6 : 1)
   }
 }
 
-/// A tile kernel's parameters: the problem, the table, the tile lists and the layers per block.
-template<typename T, typename Table>
-struct TileLaunch
-{
-  ColumnArgs<T> args;
-  Table table;
-  TileLists lists;
-  int slice;
-};
-
 /// One block per (tile, column slice): binds a Context (TileContext or StagedContext) to the
 /// block's scratch memory and runs runSlice(context, first, last, forEachThread, barrier) for
 /// the calling thread.
 template<typename Context, typename State, typename T, typename Table, typename RunSlice>
-__device__ __forceinline__ void tileBlock(const TileLaunch<T, Table>& launch, RunSlice&& runSlice)
+__device__ __forceinline__ void tileBlock(const ColumnArgs<T>& args,
+  const Table& table,
+  const TileLists& lists,
+  int slice,
+  RunSlice&& runSlice)
 {
   extern __shared__ __align__(16) unsigned char scratch[];
   Context x;
-  x.a = launch.args;
-  x.table = launch.table;
-  x.lists = launch.lists;
-  x.weighted = launch.table.p.weights != nullptr;
+  x.a = args;
+  x.table = table;
+  x.lists = lists;
+  x.weighted = table.p.weights != nullptr;
   x.bind(scratch, blockIdx.x);
-  const int first = blockIdx.y * launch.slice;
-  const int last = min(launch.args.layers, first + launch.slice);
+  const int first = blockIdx.y * slice;
+  const int last = min(args.layers, first + slice);
   State state;
   const int t = threadIdx.x;
   runSlice(
@@ -151,31 +145,53 @@ __device__ __forceinline__ void tileBlock(const TileLaunch<T, Table>& launch, Ru
 /// TiledColumns.h.
 template<typename T, typename Table, int L, bool Prefetch>
 __global__ void __launch_bounds__(TileCells, (TileMinBlocks<T, L, Prefetch>))
-  tiledLaplapKernel(TileLaunch<T, Table> launch)
+  tiledLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
 {
-  tileBlock<TileContext<T, Table, L>, TileThread<T, Table::K, L>>(launch,
+  tileBlock<TileContext<T, Table, L>, TileThread<T, Table::K, L>>(args,
+    table,
+    lists,
+    slice,
     [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
     { tileSlice<Prefetch>(x, first, last, forEach, barrier); });
 }
 
-/// The staged horizontal laplap: one block per (tile, column slice); see StagedColumns.h. With
-/// Async, the async copies of the next step, under the register cap of the narrow kernel.
-template<typename T, typename Table, int L, bool Wide, bool Async>
-__global__ void __launch_bounds__(TileCells, (StagedMinBlocks<T, Wide && !Async>))
-  stagedLaplapKernel(TileLaunch<T, Table> launch)
+/// The staged horizontal laplap: one block per (tile, column slice); see StagedColumns.h.
+template<typename T, typename Table, int L, bool Wide>
+__global__ void __launch_bounds__(TileCells, (StagedMinBlocks<T, Wide>))
+  stagedLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
 {
-  tileBlock<StagedContextOf<T, Table, L, Async>, StagedThreadOf<T, Table, L, Async>>(launch,
+  tileBlock<StagedContext<T, Table, L>, StagedThread<T, Table::K>>(args,
+    table,
+    lists,
+    slice,
     [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
     { stagedSlice(x, first, last, forEach, barrier); });
+}
+
+/// The staged horizontal laplap with async copies of the next step (StagedColumns.h); the
+/// register cap of the narrow staged kernel.
+template<typename T, typename Table, int L>
+__global__ void __launch_bounds__(TileCells, (StagedMinBlocks<T, false>))
+  stagedAsyncLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
+{
+  tileBlock<StagedAsyncContext<T, Table, L>, StagedAsyncThread<T, Table::K, L>>(args,
+    table,
+    lists,
+    slice,
+    [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
+    { stagedAsyncSlice(x, first, last, forEach, barrier); });
 }
 
 /// The staged horizontal laplap with its rings staged as groups of 4 cells (GroupedColumns.h):
 /// float, 4 layers per step, tiles of GroupTileCells cells, 2048 threads per SM (32 registers).
 template<typename Table, bool Weighted>
 __global__ void __launch_bounds__(GroupTileCells, 2048 / GroupTileCells)
-  stagedGroupLaplapKernel(TileLaunch<float, Table> launch)
+  stagedGroupLaplapKernel(ColumnArgs<float> args, Table table, TileLists lists, int slice)
 {
-  tileBlock<GroupContext<float, Table, Weighted>, GroupThread<float, Table::K>>(launch,
+  tileBlock<GroupContext<float, Table, Weighted>, GroupThread<float, Table::K>>(args,
+    table,
+    lists,
+    slice,
     [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
     { groupSlice(x, first, last, forEach, barrier); });
 }
@@ -183,9 +199,13 @@ __global__ void __launch_bounds__(GroupTileCells, 2048 / GroupTileCells)
 /// The staged horizontal laplap with the lanes over layers (LaneColumns.h): two blocks of
 /// about 100 KB of shared memory per SM (quads, z-curve tiles).
 template<typename T, typename Table>
-__global__ void __launch_bounds__(TileCells, 2) laneLaplapKernel(TileLaunch<T, Table> launch)
+__global__ void __launch_bounds__(TileCells, 2)
+  laneLaplapKernel(ColumnArgs<T> args, Table table, TileLists lists, int slice)
 {
-  tileBlock<LaneContext<T, Table>, LaneThread>(launch,
+  tileBlock<LaneContext<T, Table>, LaneThread>(args,
+    table,
+    lists,
+    slice,
     [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
     { laneSlice(x, first, last, forEach, barrier); });
 }
@@ -234,11 +254,7 @@ bool launchTileKernel(Kernel kernel,
   const unsigned slices = static_cast<unsigned>(std::min(65535, (a.layers + slice - 1) / slice));
   status = timeKernel(
     options.tuning.timingRepeats,
-    [&]()
-    {
-      kernel<<<dim3(tiles, slices), cellsPerTile, bytes>>>(
-        TileLaunch<T, Table>{ a, table, lists, slice });
-    },
+    [&]() { kernel<<<dim3(tiles, slices), cellsPerTile, bytes>>>(a, table, lists, slice); },
     seconds);
   return true;
 }
@@ -262,7 +278,7 @@ Status launchColumns(const Table& table,
     const int slice =
       options.tuning.stagedSlice > 0 ? std::min(options.tuning.stagedSlice, a.layers) : a.layers;
     const LaneLayout<T, Table::K> lanes{
-      tiles->halo.max, tiles->outer.max, table.p.weights != nullptr
+      tiles->maxHalo, tiles->maxOuter, table.p.weights != nullptr
     };
     if (stagedLayerLanes(options) && lanes.fits() && (a.layers + slice - 1) / slice <= 65535 &&
       launchTiles(laneLaplapKernel<T, Table>, lanes.bytes(), slice))
@@ -283,7 +299,7 @@ Status launchColumns(const Table& table,
         reinterpret_cast<std::uintptr_t>(a.u) % 16 == 0 && (a.layers + slice - 1) / slice <= 65535)
       {
         const GroupLayout<T, Table::K> layout{
-          tiles->groupRing.max, tiles->groups.max, table.p.weights != nullptr
+          tiles->maxGroupRing, tiles->maxGroups, table.p.weights != nullptr
         };
         auto launchGroups = [&](auto kernel)
         {
@@ -314,15 +330,18 @@ Status launchColumns(const Table& table,
         [&](auto layers, auto wide)
         {
           constexpr int L = decltype(layers)::value;
-          const bool async = stagedAsync<T>(options);
+          if (stagedAsync<T>(options))
+          {
+            const StagedLayout<T, Table::K, L> layout{
+              tiles->maxHalo, tiles->maxOuter, table.p.weights != nullptr, 2
+            };
+            return launchTiles(stagedAsyncLaplapKernel<T, Table, L>, layout.bytes(), slice);
+          }
           const StagedLayout<T, Table::K, L> layout{
-            tiles->halo.max, tiles->outer.max, table.p.weights != nullptr, async ? 2 : 1
+            tiles->maxHalo, tiles->maxOuter, table.p.weights != nullptr
           };
-          return async
-            ? launchTiles(stagedLaplapKernel<T, Table, L, false, true>, layout.bytes(), slice)
-            : launchTiles(stagedLaplapKernel<T, Table, L, decltype(wide)::value, false>,
-                layout.bytes(),
-                slice);
+          return launchTiles(
+            stagedLaplapKernel<T, Table, L, decltype(wide)::value>, layout.bytes(), slice);
         }))
     {
       report.columnKernel = stagedKernelName<T, Table::K>(options, report);
@@ -379,7 +398,7 @@ Status launchColumns(const Table& table,
           [&](auto layers, auto prefetch)
           {
             constexpr int L = decltype(layers)::value;
-            const TileLayout<T, Table::K, L> layout{ tiles->halo.max, table.p.weights != nullptr };
+            const TileLayout<T, Table::K, L> layout{ tiles->maxHalo, table.p.weights != nullptr };
             return launchTiles(
               tiledLaplapKernel<T, Table, L, decltype(prefetch)::value>, layout.bytes(), slice);
           });
@@ -411,9 +430,10 @@ Status runWithTable(const PreparedTable<T>& table, const TablePointers<T>& point
 {
   if (table.compressed)
   {
-    return run(NeighbourTable<T, K, true, Chasing>{ pointers });
+    return run(
+      std::conditional_t<Chasing, CompressedChasing<T, K>, CompressedNonChasing<T, K>>{ pointers });
   }
-  return run(NeighbourTable<T, K, false, Chasing>{ pointers });
+  return run(std::conditional_t<Chasing, PlainChasing<T, K>, PlainNonChasing<T, K>>{ pointers });
 }
 
 /// Copies the table and the values to the device, runs the chosen strategy, copies back.
@@ -472,13 +492,19 @@ Status runColumns(const PreparedTable<T>& table,
     return status;
   }
   TileLists lists;
-  lists.halo = { haloStart.as<std::int32_t>(), haloCells.as<std::int32_t>(), table.maxHalo };
-  lists.outer = { outerStart.as<std::int32_t>(), outerCells.as<std::int32_t>(), table.maxOuter };
+  lists.haloStart = haloStart.as<std::int32_t>();
+  lists.haloCells = haloCells.as<std::int32_t>();
+  lists.maxHalo = table.maxHalo;
+  lists.outerStart = outerStart.as<std::int32_t>();
+  lists.outerCells = outerCells.as<std::int32_t>();
+  lists.maxOuter = table.maxOuter;
   lists.stagedSlots = table.stagedSlots.empty() ? nullptr : stagedSlots.as<std::int32_t>();
-  lists.groupRing = {
-    groupRingStart.as<std::int32_t>(), groupRingCells.as<std::int32_t>(), table.maxGroupRing
-  };
-  lists.groups = { groupStart.as<std::int32_t>(), groupIds.as<std::int32_t>(), table.maxGroups };
+  lists.groupRingStart = groupRingStart.as<std::int32_t>();
+  lists.groupRingCells = groupRingCells.as<std::int32_t>();
+  lists.maxGroupRing = table.maxGroupRing;
+  lists.groupStart = groupStart.as<std::int32_t>();
+  lists.groupIds = groupIds.as<std::int32_t>();
+  lists.maxGroups = table.maxGroups;
   lists.groupSlots = table.groupSlots.empty() ? nullptr : groupSlots.as<std::int32_t>();
   const TileLists* tiles = table.tiled() ? &lists : nullptr;
   if (!(status =

@@ -6,7 +6,7 @@ namespace stencil
 namespace detail
 {
 template<>
-Status cudaColumnsOf<double, true>(const PreparedTable<double>& table,
+Status cudaColumnsChasing<double>(const PreparedTable<double>& table,
   const ColumnArgs<double>& args,
   const ExecutionOptions& options,
   ExecutionReport& report)

@@ -112,32 +112,34 @@ Status timeKernel(int repeats, Launch&& launch, double& medianSeconds)
   return Status::Ok();
 }
 
-/// The column-mesh backend for tables with (Chasing) or without stored second rings: one explicit
-/// specialization per value type and table kind, each in its own translation unit
-/// (src/cuda/Columns*.cu) so that they compile in parallel.
-template<typename T, bool Chasing>
-Status cudaColumnsOf(const PreparedTable<T>& table,
+template<typename T>
+Status cudaColumnsChasing(const PreparedTable<T>& table,
+  const ColumnArgs<T>& args,
+  const ExecutionOptions& options,
+  ExecutionReport& report);
+template<typename T>
+Status cudaColumnsNonChasing(const PreparedTable<T>& table,
   const ColumnArgs<T>& args,
   const ExecutionOptions& options,
   ExecutionReport& report);
 
 template<>
-Status cudaColumnsOf<float, true>(const PreparedTable<float>&,
+Status cudaColumnsChasing<float>(const PreparedTable<float>&,
   const ColumnArgs<float>&,
   const ExecutionOptions&,
   ExecutionReport&);
 template<>
-Status cudaColumnsOf<double, true>(const PreparedTable<double>&,
+Status cudaColumnsChasing<double>(const PreparedTable<double>&,
   const ColumnArgs<double>&,
   const ExecutionOptions&,
   ExecutionReport&);
 template<>
-Status cudaColumnsOf<float, false>(const PreparedTable<float>&,
+Status cudaColumnsNonChasing<float>(const PreparedTable<float>&,
   const ColumnArgs<float>&,
   const ExecutionOptions&,
   ExecutionReport&);
 template<>
-Status cudaColumnsOf<double, false>(const PreparedTable<double>&,
+Status cudaColumnsNonChasing<double>(const PreparedTable<double>&,
   const ColumnArgs<double>&,
   const ExecutionOptions&,
   ExecutionReport&);
