@@ -375,11 +375,6 @@ Status sampleImagePiece(const Grid& grid,
   return Status::Ok();
 }
 
-namespace
-{
-
-} // namespace
-
 ImagePiece ImagePiece::whole(const RegularGrid& placement)
 {
   ImagePiece whole;
