@@ -21,7 +21,7 @@ Status run(const Batch& batch, Mode mode, const ExecutionOptions& options = {}, 
   LagWindow w;
   Status s = lagWindow(batch, mode, w);
   std::vector<double> out(s.ok() ? batch.pairs() * w.size() : 1);
-  return correlate(batch, l.data(), r.data(), mode, Normalization::None, out.data(), options);
+  return correlate({ batch, l.data(), r.data(), mode, Normalization::None }, out.data(), options);
 }
 
 TEST(Errors, EmptyMatrix)
@@ -88,7 +88,7 @@ TEST(Errors, NullPointers)
   const Batch b = Batch::oneToOne({ 4, 4 }, { 4, 4 });
   std::vector<float> out(49);
   EXPECT_EQ(
-    correlate<float>(b, nullptr, nullptr, Mode::Full, Normalization::None, out.data()).code(),
+    correlate<float>({ b, nullptr, nullptr, Mode::Full, Normalization::None }, out.data()).code(),
     ErrorCode::InvalidArgument);
 }
 
@@ -99,16 +99,16 @@ TEST(Errors, WindowLargerThanImage)
   spec.windowSize = 24;
   spec.searchRadius = 4; // 32 px > 30 px
   DisplacementField f;
-  const Status s = windowDisplacements(a.data(), a.data(), { 40, 30 }, spec, f);
+  const Status s = windowDisplacements(ImagePair{ a.data(), a.data(), { 40, 30 } }, spec, f);
   EXPECT_EQ(s.code(), ErrorCode::InvalidArgument);
   EXPECT_NE(s.message().find("larger than the image"), std::string::npos) << s.message();
-  EXPECT_EQ(
-    windowDisplacements(a.data(), a.data(), { 0, 30 }, spec, f).code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(windowDisplacements(ImagePair{ a.data(), a.data(), { 0, 30 } }, spec, f).code(),
+    ErrorCode::InvalidArgument);
   std::vector<float> nan = a;
   nan[5] = std::numeric_limits<float>::quiet_NaN();
   spec.windowSize = 8;
-  EXPECT_EQ(
-    windowDisplacements(a.data(), nan.data(), { 40, 30 }, spec, f).code(), ErrorCode::NonFinite);
+  EXPECT_EQ(windowDisplacements(ImagePair{ a.data(), nan.data(), { 40, 30 } }, spec, f).code(),
+    ErrorCode::NonFinite);
 }
 
 TEST(Backends, CudaRequestFallsBackOrStrictFails)
@@ -128,7 +128,8 @@ TEST(Backends, CudaRequestFallsBackOrStrictFails)
   o.backend = Backend::CUDA;
   ExecutionReport report;
   ASSERT_TRUE(
-    correlate(b, l.data(), r.data(), Mode::Full, Normalization::None, out.data(), o, &report).ok());
+    correlate({ b, l.data(), r.data(), Mode::Full, Normalization::None }, out.data(), o, &report)
+      .ok());
   EXPECT_EQ(report.backendUsed, Backend::CPU);
   EXPECT_NE(report.note.find("not usable"), std::string::npos) << report.note;
   const auto ref = reference::correlateOne(l, 5, 5, r, 6, 6, w, Normalization::None, 0);
@@ -137,7 +138,8 @@ TEST(Backends, CudaRequestFallsBackOrStrictFails)
     EXPECT_NEAR(out[k], ref[k], 1e-12);
   }
   o.strictBackend = true;
-  EXPECT_EQ(correlate(b, l.data(), r.data(), Mode::Full, Normalization::None, out.data(), o).code(),
+  EXPECT_EQ(
+    correlate({ b, l.data(), r.data(), Mode::Full, Normalization::None }, out.data(), o).code(),
     ErrorCode::BackendUnavailable);
 }
 
@@ -177,7 +179,7 @@ TEST(Backends, AutoChoosesBySizeAndAgrees)
   o.backend = Backend::CPU;
   ExecutionReport report;
   ASSERT_TRUE(
-    correlate(mid, l.data(), r.data(), Mode::Same, Normalization::NCC, out.data(), o, &report)
+    correlate({ mid, l.data(), r.data(), Mode::Same, Normalization::NCC }, out.data(), o, &report)
       .ok());
   const auto ref = reference::correlateOne(l, 40, 40, r, 40, 40, wm, Normalization::NCC, 0.25);
   for (std::size_t k = 0; k < wm.size(); ++k)

@@ -221,7 +221,8 @@ void check(const Variant& v, const Case& c, Mode mode, Normalization norm, unsig
   options.strictBackend = true;
   options.threads = 2;
   ExecutionReport report;
-  const Status s = correlate(batch, lt.data(), rt.data(), mode, norm, out.data(), options, &report);
+  const Status s =
+    correlate({ batch, lt.data(), rt.data(), mode, norm }, out.data(), options, &report);
   ASSERT_TRUE(s.ok()) << toString(s.code()) << ": " << s.message();
   EXPECT_EQ(report.backendUsed, v.backend);
   EXPECT_EQ(report.algorithmUsed, v.algorithm);
@@ -401,7 +402,7 @@ TEST(PairPerLane, AutoRunsItForLargeBatches)
   options.strictBackend = true;
   ExecutionReport report;
   const Status s = correlate(
-    batch, lf.data(), rf.data(), Mode::Full, Normalization::None, out.data(), options, &report);
+    { batch, lf.data(), rf.data(), Mode::Full, Normalization::None }, out.data(), options, &report);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(report.kernelUsed, DirectKernel::PairPerLane);
   std::vector<double> left(lf.begin(), lf.end());
@@ -437,7 +438,7 @@ TEST(SplitTiled, TooLargeForSharedMemoryFallsBack)
   options.strictBackend = true;
   ExecutionReport report;
   const Status s = correlate(
-    batch, l.data(), r.data(), Mode::Same, Normalization::None, out.data(), options, &report);
+    { batch, l.data(), r.data(), Mode::Same, Normalization::None }, out.data(), options, &report);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_NE(report.kernelUsed, DirectKernel::SplitTiled);
   EXPECT_NE(report.kernelUsed, DirectKernel::Auto);

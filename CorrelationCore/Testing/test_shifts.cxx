@@ -76,11 +76,7 @@ TEST_P(Shifts, IntegerShiftFoundExactly)
     LagWindow window;
     ASSERT_TRUE(lagWindow(batch, Mode::Full, window).ok());
     std::vector<float> map(window.size());
-    const Status s = correlate(batch,
-      ref.data(),
-      moved.data(),
-      Mode::Full,
-      Normalization::ZNCC,
+    const Status s = correlate({ batch, ref.data(), moved.data(), Mode::Full, Normalization::ZNCC },
       map.data(),
       optionsOf(GetParam()));
     ASSERT_TRUE(s.ok()) << s.message();
@@ -108,11 +104,7 @@ TEST_P(Shifts, SubPixelShiftWithinATenth)
     LagWindow window;
     ASSERT_TRUE(lagWindow(batch, Mode::Same, window).ok());
     std::vector<double> map(window.size());
-    ASSERT_TRUE(correlate(batch,
-      ref.data(),
-      moved.data(),
-      Mode::Same,
-      Normalization::ZNCC,
+    ASSERT_TRUE(correlate({ batch, ref.data(), moved.data(), Mode::Same, Normalization::ZNCC },
       map.data(),
       optionsOf(GetParam()))
                   .ok());
@@ -141,7 +133,7 @@ TEST_P(Shifts, WindowsRecoverATranslation)
   DisplacementField out;
   ExecutionReport report;
   const Status s = windowDisplacements(
-    ref.data(), moved.data(), { w, h }, spec, out, optionsOf(GetParam()), &report);
+    ImagePair{ ref.data(), moved.data(), { w, h } }, spec, out, optionsOf(GetParam()), &report);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(out.nx, (w - 34) / 12 + 1);
   EXPECT_EQ(out.ny, (h - 34) / 12 + 1);
@@ -185,8 +177,9 @@ TEST_P(Shifts, WindowsRecoverARotation)
   spec.step = 16;
   spec.searchRadius = 4;
   DisplacementField out;
-  ASSERT_TRUE(
-    windowDisplacements(ref.data(), moved.data(), { w, h }, spec, out, optionsOf(GetParam())).ok());
+  ASSERT_TRUE(windowDisplacements(
+    ImagePair{ ref.data(), moved.data(), { w, h } }, spec, out, optionsOf(GetParam()))
+                .ok());
   int valid = 0;
   for (int j = 0; j < out.ny; ++j)
   {

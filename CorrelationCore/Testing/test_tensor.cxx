@@ -730,7 +730,7 @@ TEST(TensorKernels, MatchesReferenceOnAllShapesAndModes)
           options.tuning.deviceOnlyKernelTiming = warps == 5;
           ExecutionReport report;
           const Status st = correlate(
-            batch, l.data(), r.data(), mode, Normalization::None, out.data(), options, &report);
+            { batch, l.data(), r.data(), mode, Normalization::None }, out.data(), options, &report);
           ASSERT_TRUE(st.ok()) << st.message();
           EXPECT_EQ(report.kernelUsed, kernel) << describe(c, mode);
           EXPECT_GT(report.kernelSeconds, 0.0);
@@ -750,7 +750,8 @@ TEST(TensorKernels, MatchesReferenceOnAllShapesAndModes)
           options.algorithm = Algorithm::Direct;
           options.tuning.direct = tensorOptions(kernel);
           options.strictBackend = true;
-          ASSERT_TRUE(correlate(batch, l.data(), r.data(), mode, norm, out.data(), options).ok());
+          ASSERT_TRUE(
+            correlate({ batch, l.data(), r.data(), mode, norm }, out.data(), options).ok());
           for (std::size_t p = 0; p < batch.pairs(); ++p)
           {
             const std::size_t i = p / c.m, jr = batch.rightOf(i, p % c.m);
@@ -811,7 +812,7 @@ TEST(TensorKernels, SanitizerCase)
         options.strictBackend = true;
         ExecutionReport report;
         const Status st = correlate(
-          batch, l.data(), r.data(), mode, Normalization::None, out.data(), options, &report);
+          { batch, l.data(), r.data(), mode, Normalization::None }, out.data(), options, &report);
         ASSERT_TRUE(st.ok()) << st.message();
         EXPECT_EQ(report.kernelUsed, kernel);
         expectMaps(c, mode, window, l, r, out, kTensorTolerance, toString(kernel));
@@ -847,7 +848,7 @@ TEST(TensorKernels, AutoRunsBandOnBarShape)
       options.strictBackend = true;
       ExecutionReport report;
       const Status st = correlate(
-        batch, l.data(), r.data(), mode, Normalization::None, out.data(), options, &report);
+        { batch, l.data(), r.data(), mode, Normalization::None }, out.data(), options, &report);
       ASSERT_TRUE(st.ok()) << st.message();
       const DirectKernel same = m >= 1024 ? DirectKernel::PairPerLane : DirectKernel::SplitTiled;
       EXPECT_EQ(report.kernelUsed, mode == Mode::Full ? DirectKernel::TensorTf32 : same) << m;
@@ -895,8 +896,10 @@ TEST(TensorKernels, FallBackForDoubleAndLargeSizes)
       const auto r = reference::randomMatrices(batch.rightCount() * c.right.count(), 42);
       std::vector<double> out(batch.pairs() * window.size());
       ExecutionReport report;
-      const Status st = correlate(
-        batch, l.data(), r.data(), Mode::Full, Normalization::None, out.data(), options, &report);
+      const Status st = correlate({ batch, l.data(), r.data(), Mode::Full, Normalization::None },
+        out.data(),
+        options,
+        &report);
       ASSERT_TRUE(st.ok()) << st.message();
       EXPECT_NE(report.kernelUsed, kernel) << "double runs the FFMA kernels";
       EXPECT_NE(report.kernelUsed, DirectKernel::Auto);
@@ -925,8 +928,10 @@ TEST(TensorKernels, FallBackForDoubleAndLargeSizes)
       const std::vector<float> l(ld.begin(), ld.end()), r(rd.begin(), rd.end());
       std::vector<float> out(batch.pairs() * window.size());
       ExecutionReport report;
-      const Status st = correlate(
-        batch, l.data(), r.data(), Mode::Valid, Normalization::None, out.data(), options, &report);
+      const Status st = correlate({ batch, l.data(), r.data(), Mode::Valid, Normalization::None },
+        out.data(),
+        options,
+        &report);
       ASSERT_TRUE(st.ok()) << st.message();
       EXPECT_NE(report.kernelUsed, kernel);
       EXPECT_NE(report.kernelUsed, DirectKernel::Auto);

@@ -83,7 +83,7 @@ Result measure(const std::string& group,
     ExecutionReport rep;
     const auto t0 = std::chrono::steady_clock::now();
     const Status s =
-      correlate(batch, l.data(), r.data(), mode, Normalization::None, out.data(), o, &rep);
+      correlate({ batch, l.data(), r.data(), mode, Normalization::None }, out.data(), o, &rep);
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!s)
     {
@@ -111,7 +111,7 @@ Result measure(const std::string& group,
     for (int i = 0; i < reps; ++i)
     {
       ExecutionReport rep;
-      if (correlate(batch, l.data(), r.data(), mode, Normalization::None, out.data(), o, &rep))
+      if (correlate({ batch, l.data(), r.data(), mode, Normalization::None }, out.data(), o, &rep))
       {
         g.push_back(rep.kernelSeconds * 1e3);
       }

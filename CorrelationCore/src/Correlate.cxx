@@ -48,18 +48,17 @@ Status checkDirect(const DirectOptions& d)
 }
 
 template<typename T>
-Status correlate(const Batch& batch,
-  const T* lefts,
-  const T* rights,
-  Mode mode,
-  Normalization normalization,
+Status correlate(const Request<T>& request,
   T* out,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
   const execution::Stopwatch clock;
+  const Batch& batch = request.batch;
+  const T* const lefts = request.lefts;
+  const T* const rights = request.rights;
   LagWindow window;
-  Status status = lagWindow(batch, mode, window);
+  Status status = lagWindow(batch, request.mode, window);
   if (!status)
   {
     return status;
@@ -89,7 +88,7 @@ Status correlate(const Batch& batch,
 
   ExecutionReport local;
   ExecutionReport& r = report ? *report : local;
-  const detail::Maps<T> maps{ batch, window, lefts, rights, out };
+  const detail::Maps<T> maps{ request, window, out };
   // The algorithm depends on where it runs: FFT pays off later on the GPU, and the CPU FFT
   // needs FFTW.
   auto algorithmFor = [&](Backend backend)
@@ -140,7 +139,7 @@ Status correlate(const Batch& batch,
   {
     return execution::abortedStatus();
   }
-  if (!(status = detail::normalize(maps, normalization, options)))
+  if (!(status = detail::normalize(maps, options)))
   {
     return status;
   }
@@ -149,19 +148,8 @@ Status correlate(const Batch& batch,
   return Status::Ok();
 }
 
-template Status correlate<float>(const Batch&,
-  const float*,
-  const float*,
-  Mode,
-  Normalization,
-  float*,
-  const ExecutionOptions&,
-  ExecutionReport*);
-template Status correlate<double>(const Batch&,
-  const double*,
-  const double*,
-  Mode,
-  Normalization,
+template Status correlate(const Request<float>&, float*, const ExecutionOptions&, ExecutionReport*);
+template Status correlate(const Request<double>&,
   double*,
   const ExecutionOptions&,
   ExecutionReport*);

@@ -24,14 +24,11 @@ namespace detail
 /// rest).
 constexpr double ComputeProgress = 0.9;
 
-/// What every path works on: a batch, its lag window, the matrices and the output maps.
+/// What every path works on: the request, its lag window and the output maps.
 template<typename T>
-struct Maps
+struct Maps : Request<T>
 {
-  const Batch& batch;
   const LagWindow& window;
-  const T* lefts;
-  const T* rights;
   T* out;
 };
 
@@ -77,7 +74,7 @@ template<typename T>
 Status cpuFft(const Maps<T>& maps, const ExecutionOptions& options);
 
 template<typename T>
-Status normalize(const Maps<T>& maps, Normalization normalization, const ExecutionOptions& options);
+Status normalize(const Maps<T>& maps, const ExecutionOptions& options);
 
 /// Smallest n >= minimum whose only prime factors are 2, 3, 5 and 7 (fast for FFTW and cuFFT),
 /// or with powerOfTwo the smallest power of two (Tuning::fftPowerOfTwo).

@@ -57,10 +57,11 @@ struct Integral
 }
 
 template<typename T>
-Status normalize(const Maps<T>& maps, Normalization normalization, const ExecutionOptions& options)
+Status normalize(const Maps<T>& maps, const ExecutionOptions& options)
 {
   const Batch& batch = maps.batch;
   const LagWindow& window = maps.window;
+  const Normalization normalization = maps.normalization;
   if (normalization == Normalization::None)
   {
     return Status::Ok();
@@ -136,8 +137,8 @@ Status normalize(const Maps<T>& maps, Normalization normalization, const Executi
   return Status::Ok();
 }
 
-template Status normalize(const Maps<float>&, Normalization, const ExecutionOptions&);
-template Status normalize(const Maps<double>&, Normalization, const ExecutionOptions&);
+template Status normalize(const Maps<float>&, const ExecutionOptions&);
+template Status normalize(const Maps<double>&, const ExecutionOptions&);
 
 } // namespace detail
 } // namespace correlation

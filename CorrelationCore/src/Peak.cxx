@@ -121,15 +121,16 @@ template Peak findPeak<float>(const float*, const LagWindow&, PeakFit, int);
 template Peak findPeak<double>(const double*, const LagWindow&, PeakFit, int);
 
 template<typename T>
-Status windowDisplacements(const T* reference,
-  const T* image,
-  Size2 size,
+Status windowDisplacements(const ImagePair<T>& images,
   const WindowSpec& spec,
   DisplacementField& field,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
   const auto start = std::chrono::steady_clock::now();
+  const T* const reference = images.reference;
+  const T* const image = images.image;
+  const Size2 size = images.size;
   if (!reference || !image)
   {
     return { ErrorCode::InvalidArgument, "null image pointer" };
@@ -195,11 +196,7 @@ Status windowDisplacements(const T* reference,
   }
   std::vector<T> maps(n * window.size());
   ExecutionReport inner;
-  status = correlate(batch,
-    lefts.data(),
-    rights.data(),
-    Mode::Valid,
-    Normalization::ZNCC,
+  status = correlate({ batch, lefts.data(), rights.data(), Mode::Valid, Normalization::ZNCC },
     maps.data(),
     options,
     &inner);
@@ -236,16 +233,12 @@ Status windowDisplacements(const T* reference,
   return Status::Ok();
 }
 
-template Status windowDisplacements<float>(const float*,
-  const float*,
-  Size2,
+template Status windowDisplacements(const ImagePair<float>&,
   const WindowSpec&,
   DisplacementField&,
   const ExecutionOptions&,
   ExecutionReport*);
-template Status windowDisplacements<double>(const double*,
-  const double*,
-  Size2,
+template Status windowDisplacements(const ImagePair<double>&,
   const WindowSpec&,
   DisplacementField&,
   const ExecutionOptions&,

@@ -131,11 +131,8 @@ int vtkImageCrossCorrelation::Correlate(const vtkCorrelationPair<T>& pair)
   correlation::ExecutionReport report;
   const correlation::Normalization normalization =
     static_cast<correlation::Normalization>(this->Normalization);
-  status = correlation::correlate(batch,
-    pair.ReferenceValues.data(),
-    pair.InputValues.data(),
-    mode,
-    normalization,
+  status = correlation::correlate(
+    { batch, pair.ReferenceValues.data(), pair.InputValues.data(), mode, normalization },
     values.data(),
     options,
     &report);

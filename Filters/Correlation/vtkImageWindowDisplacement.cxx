@@ -99,9 +99,9 @@ int vtkImageWindowDisplacement::Displace(const vtkCorrelationPair<T>& pair)
   execution.SetProgressRange(0.1, 0.9); // the core's part of the bar
   correlation::DisplacementField field;
   correlation::ExecutionReport report;
-  const correlation::Status status = correlation::windowDisplacements(pair.ReferenceValues.data(),
-    pair.InputValues.data(),
-    { plane.size[0], plane.size[1] },
+  const correlation::Status status = correlation::windowDisplacements(
+    correlation::ImagePair{
+      pair.ReferenceValues.data(), pair.InputValues.data(), { plane.size[0], plane.size[1] } },
     spec,
     field,
     options,

@@ -216,6 +216,14 @@ struct DirectOptions
   /// for twice the shared loads per multiply-add and more tiles.
   int tileRows = 8;
 
+  /// A kernel with `warpsPerBlock` warps per block and the other settings at their defaults.
+  static DirectOptions of(DirectKernel kernel, int warpsPerBlock)
+  {
+    DirectOptions o;
+    o.kernel = kernel;
+    o.warpsPerBlock = warpsPerBlock;
+    return o;
+  }
   /// The warp-shuffle kernel with a work distribution, y lags and rights per thread.
   static DirectOptions warpShuffle(WorkDistribution distribution,
     int rowsPerWorker,
@@ -223,21 +231,17 @@ struct DirectOptions
     int rightsPerThread,
     int warpsPerBlock = 4)
   {
-    DirectOptions o;
-    o.kernel = DirectKernel::WarpShuffle;
+    DirectOptions o = of(DirectKernel::WarpShuffle, warpsPerBlock);
     o.distribution = distribution;
     o.rowsPerWorker = rowsPerWorker;
     o.shiftsPerThread = shiftsPerThread;
     o.rightsPerThread = rightsPerThread;
-    o.warpsPerBlock = warpsPerBlock;
     return o;
   }
   static DirectOptions registerTiled(int rightsPerThread, int warpsPerBlock)
   {
-    DirectOptions o;
-    o.kernel = DirectKernel::RegisterTiled;
+    DirectOptions o = of(DirectKernel::RegisterTiled, warpsPerBlock);
     o.rightsPerThread = rightsPerThread;
-    o.warpsPerBlock = warpsPerBlock;
     return o;
   }
   static DirectOptions splitTiled(int pairsPerWarp,
@@ -246,10 +250,8 @@ struct DirectOptions
     bool peelEdges = true,
     int tileRows = 8)
   {
-    DirectOptions o;
-    o.kernel = DirectKernel::SplitTiled;
+    DirectOptions o = of(DirectKernel::SplitTiled, warpsPerBlock);
     o.pairsPerWarp = pairsPerWarp;
-    o.warpsPerBlock = warpsPerBlock;
     o.slideRows = slideRows;
     o.peelEdges = peelEdges;
     o.tileRows = tileRows;
@@ -257,25 +259,17 @@ struct DirectOptions
   }
   static DirectOptions pairPerLane(int warpsPerBlock, bool peelEdges = true)
   {
-    DirectOptions o;
-    o.kernel = DirectKernel::PairPerLane;
-    o.warpsPerBlock = warpsPerBlock;
+    DirectOptions o = of(DirectKernel::PairPerLane, warpsPerBlock);
     o.peelEdges = peelEdges;
     return o;
   }
   static DirectOptions tensorTf32(int warpsPerBlock = 16)
   {
-    DirectOptions o;
-    o.kernel = DirectKernel::TensorTf32;
-    o.warpsPerBlock = warpsPerBlock;
-    return o;
+    return of(DirectKernel::TensorTf32, warpsPerBlock);
   }
   static DirectOptions tensorF16(int warpsPerBlock = 16)
   {
-    DirectOptions o;
-    o.kernel = DirectKernel::TensorF16;
-    o.warpsPerBlock = warpsPerBlock;
-    return o;
+    return of(DirectKernel::TensorF16, warpsPerBlock);
   }
 };
 
@@ -334,16 +328,25 @@ std::uint64_t directOperations(const Batch& batch, const LagWindow& window);
 Algorithm autoAlgorithm(const Batch& batch, const LagWindow& window, Backend backend);
 
 /**
- * Cross-correlates a batch. `lefts` holds n left matrices, `rights` rightCount() right
- * matrices, `out` pairs() * window.size() values (window from lagWindow(batch, mode)).
- * Inputs must be finite (NonFinite otherwise).
+ * What correlate() computes: the batch, its matrices (`lefts` holds batch.leftCount() left
+ * matrices, `rights` batch.rightCount() right matrices, all finite) and the maps made of them.
  */
 template<typename T>
-Status correlate(const Batch& batch,
-  const T* lefts,
-  const T* rights,
-  Mode mode,
-  Normalization normalization,
+struct Request
+{
+  Batch batch;
+  const T* lefts = nullptr;
+  const T* rights = nullptr;
+  Mode mode = Mode::Full;
+  Normalization normalization = Normalization::None;
+};
+
+/**
+ * Cross-correlates a batch into `out`: pairs() * window.size() values, window from
+ * lagWindow(request.batch, request.mode). Non-finite inputs give NonFinite.
+ */
+template<typename T>
+Status correlate(const Request<T>& request,
   T* out,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
@@ -408,10 +411,19 @@ struct DisplacementField
   std::vector<std::uint8_t> valid;
 };
 
+/// Two images of one size: the reference and the image displaced from it (row-major, finite).
 template<typename T>
-Status windowDisplacements(const T* reference,
-  const T* image,
-  Size2 size,
+struct ImagePair
+{
+  const T* reference = nullptr;
+  const T* image = nullptr;
+  Size2 size;
+};
+template<typename T>
+ImagePair(const T*, const T*, Size2) -> ImagePair<T>;
+
+template<typename T>
+Status windowDisplacements(const ImagePair<T>& images,
   const WindowSpec& spec,
   DisplacementField& field,
   const ExecutionOptions& options = {},
