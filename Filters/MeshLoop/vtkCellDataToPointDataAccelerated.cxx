@@ -227,8 +227,8 @@ int vtkCellDataToPointDataAccelerated::ProduceData(vtkInformation*,
     }
     std::vector<T> out(static_cast<std::size_t>(points) * group.width);
     meshloop::ExecutionReport report;
-    const meshloop::Status status =
-      loop->average(in.data(), group.width, out.data(), options, &report);
+    const meshloop::Status status = loop->scatter(
+      meshloop::Reduction::Mean, in.data(), group.width, out.data(), options, &report);
     if (status.code() == meshloop::ErrorCode::Aborted)
     {
       return false;

@@ -40,9 +40,12 @@ TEST(Errors, BadCallArguments)
   std::vector<double> in(8), out(27);
   ExecutionOptions o;
   o.backend = Backend::CPU;
-  EXPECT_EQ(loop.average(in.data(), 0, out.data(), o).code(), ErrorCode::InvalidArgument);
-  EXPECT_EQ(loop.average<double>(nullptr, 1, out.data(), o).code(), ErrorCode::InvalidArgument);
-  EXPECT_EQ(loop.average<double>(in.data(), 1, nullptr, o).code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(
+    loop.scatter(Reduction::Mean, in.data(), 0, out.data(), o).code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(loop.scatter<double>(Reduction::Mean, nullptr, 1, out.data(), o).code(),
+    ErrorCode::InvalidArgument);
+  EXPECT_EQ(loop.scatter<double>(Reduction::Mean, in.data(), 1, nullptr, o).code(),
+    ErrorCode::InvalidArgument);
   // Hexahedra are not edges.
   EXPECT_EQ(
     loop.edgeFlux(in.data(), in.data(), 1, out.data(), o).code(), ErrorCode::InvalidArgument);
@@ -58,14 +61,14 @@ TEST(Errors, EmptyMeshes)
     o.strategy = s;
     MeshLoop none;
     ASSERT_TRUE(none.setMapping(Mapping(), Reordering::GPS));
-    EXPECT_TRUE(none.average<double>(nullptr, 2, nullptr, o));
+    EXPECT_TRUE(none.scatter<double>(Reduction::Mean, nullptr, 2, nullptr, o));
     // Points but no cells: every point is unused and gets 0.
     Mapping pointsOnly;
     pointsOnly.toCount = 4;
     MeshLoop loop;
     ASSERT_TRUE(loop.setMapping(pointsOnly, Reordering::GPS));
     std::vector<float> out(8, 5.0f);
-    ASSERT_TRUE(loop.average<float>(nullptr, 2, out.data(), o));
+    ASSERT_TRUE(loop.scatter<float>(Reduction::Mean, nullptr, 2, out.data(), o));
     for (float v : out)
     {
       EXPECT_EQ(v, 0.0f);
@@ -85,7 +88,7 @@ TEST(Errors, CellsWithoutPointsContributeNothing)
   std::vector<double> out(3, -1);
   ExecutionOptions o;
   o.backend = Backend::CPU;
-  ASSERT_TRUE(loop.average(in.data(), 1, out.data(), o));
+  ASSERT_TRUE(loop.scatter(Reduction::Mean, in.data(), 1, out.data(), o));
   EXPECT_DOUBLE_EQ(out[0], 2.0);
   EXPECT_DOUBLE_EQ(out[1], 3.0);
   EXPECT_DOUBLE_EQ(out[2], 0.0);
@@ -111,7 +114,7 @@ TEST(Errors, NaNReachesExactlyThePointsOfItsCell)
       o.backend = b;
       o.strictBackend = true;
       o.strategy = s;
-      ASSERT_TRUE(loop.average(in.data(), 1, out.data(), o));
+      ASSERT_TRUE(loop.scatter(Reduction::Mean, in.data(), 1, out.data(), o));
       for (std::int64_t p = 0; p < m.toCount; ++p)
       {
         const int i = static_cast<int>(p % 4);
@@ -141,12 +144,13 @@ TEST(Errors, CudaRequestWithoutDevice)
   ExecutionOptions o;
   o.backend = Backend::CUDA;
   ExecutionReport report;
-  ASSERT_TRUE(loop.average(in.data(), 1, out.data(), o, &report));
+  ASSERT_TRUE(loop.scatter(Reduction::Mean, in.data(), 1, out.data(), o, &report));
   EXPECT_EQ(report.backendUsed, Backend::CPU);
   EXPECT_NE(report.note.find("ran on the CPU"), std::string::npos) << report.note;
   EXPECT_DOUBLE_EQ(out[0], 1.0);
   o.strictBackend = true;
-  EXPECT_EQ(loop.average(in.data(), 1, out.data(), o).code(), ErrorCode::BackendUnavailable);
+  EXPECT_EQ(loop.scatter(Reduction::Mean, in.data(), 1, out.data(), o).code(),
+    ErrorCode::BackendUnavailable);
 }
 
 TEST(Errors, AbortStopsColouredLoops)
@@ -159,7 +163,7 @@ TEST(Errors, AbortStopsColouredLoops)
   o.backend = Backend::CPU;
   o.strategy = Strategy::GlobalColouring;
   o.abort = [] { return true; };
-  EXPECT_EQ(loop.average(in.data(), 1, out.data(), o).code(), ErrorCode::Aborted);
+  EXPECT_EQ(loop.scatter(Reduction::Mean, in.data(), 1, out.data(), o).code(), ErrorCode::Aborted);
 }
 
 TEST(Errors, PartitionWithoutMetisSaysSo)
@@ -189,7 +193,7 @@ TEST(Execution, ProgressRisesToOneAndAbortStopsEveryStrategy)
     o.threads = 2;
     std::vector<double> seen;
     o.progress = [&](double f) { seen.push_back(f); };
-    ASSERT_TRUE(loop.average(in.data(), 1, out.data(), o)) << toString(strategy);
+    ASSERT_TRUE(loop.scatter(Reduction::Mean, in.data(), 1, out.data(), o)) << toString(strategy);
     ASSERT_GE(seen.size(), 2u) << toString(strategy);
     EXPECT_DOUBLE_EQ(seen.back(), 1.0);
     for (std::size_t i = 1; i < seen.size(); ++i)
@@ -203,7 +207,8 @@ TEST(Execution, ProgressRisesToOneAndAbortStopsEveryStrategy)
     stop.threads = 1;
     int polls = 0;
     stop.abort = [&] { return ++polls > 1; };
-    EXPECT_EQ(loop.average(in.data(), 1, out.data(), stop).code(), ErrorCode::Aborted)
+    EXPECT_EQ(
+      loop.scatter(Reduction::Mean, in.data(), 1, out.data(), stop).code(), ErrorCode::Aborted)
       << toString(strategy);
   }
 }

@@ -85,9 +85,12 @@ protected:
           static_cast<std::size_t>(m.fromCount() * components), 11u + components);
         std::vector<T> out(static_cast<std::size_t>(m.toCount * components), T(-99));
         ExecutionReport report;
-        const Status status = average
-          ? loop.average(in.data(), components, out.data(), o, &report)
-          : loop.scatterAdd(in.data(), components, out.data(), o, &report);
+        const Status status = loop.scatter(average ? Reduction::Mean : Reduction::Sum,
+          in.data(),
+          components,
+          out.data(),
+          o,
+          &report);
         ASSERT_TRUE(status) << status.message();
         EXPECT_EQ(report.backendUsed, o.backend);
         const auto expected = reference::scatter(m, in, components, soa, average);

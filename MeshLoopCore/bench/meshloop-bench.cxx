@@ -432,7 +432,7 @@ void runLoopRow(const Args& args,
   auto call = [&](ExecutionReport& report)
   {
     return edges ? meshLoop.edgeFlux(data, d.weights.data(), k, d.out.data(), options, &report)
-                 : meshLoop.average(data, k, d.out.data(), options, &report);
+                 : meshLoop.scatter(Reduction::Mean, data, k, d.out.data(), options, &report);
   };
   ExecutionReport report;
   double cold = 0;

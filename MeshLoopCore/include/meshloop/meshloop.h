@@ -55,6 +55,13 @@ enum class Reordering
   Partition
 };
 
+/// How MeshLoop::scatter combines the values that reach one to-element.
+enum class Reduction
+{
+  Sum, ///< their sum
+  Mean ///< their mean (cell data to point data)
+};
+
 const char* toString(Strategy strategy);
 const char* toString(Layout layout);
 const char* toString(Reordering reordering);
@@ -192,31 +199,24 @@ public:
   /// Incidences per to-element (how many entries name it), in the caller's numbering.
   const std::vector<std::int32_t>& incidenceCounts() const { return this->Counts; }
 
-  /// out[t] = sum of in[e] over entries (e, t); in has fromCount() tuples, out toCount().
-  template<typename T>
-  Status scatterAdd(const T* in,
-    int components,
-    T* out,
-    const ExecutionOptions& options,
-    ExecutionReport* report = nullptr)
-  {
-    return this->run<T>(detail::OpScatter, in, nullptr, components, out, options, report);
-  }
-
   /**
-   * @brief Cell data to point data: out[t] = mean of in[e] over entries (e, t).
+   * @brief out[t] = the sum (Reduction::Sum) or mean (Reduction::Mean) of in[e] over entries
+   * (e, t); in has fromCount() tuples, out toCount().
    *
-   * The same weights as VTK's vtkCellDataToPointData: every cell listing the point counts once
-   * per listing; a point that no cell uses gets 0.
+   * Mean is cell data to point data with the same weights as VTK's vtkCellDataToPointData:
+   * every cell listing the point counts once per listing; a point that no cell uses gets 0.
    */
   template<typename T>
-  Status average(const T* in,
+  Status scatter(Reduction reduction,
+    const T* in,
     int components,
     T* out,
     const ExecutionOptions& options,
     ExecutionReport* report = nullptr)
   {
-    return this->run<T>(detail::OpAverage, in, nullptr, components, out, options, report);
+    const detail::Operation operation =
+      reduction == Reduction::Mean ? detail::OpAverage : detail::OpScatter;
+    return this->run<T>(operation, in, nullptr, components, out, options, report);
   }
 
   /**
