@@ -231,8 +231,9 @@ int run(const Options& options)
   layout.dims = {
     { static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(n) }
   };
-  double lo = 0, hi = 0;
-  sparsegrid::Status status = codec::valueRange(original.data(), layout, lo, hi);
+  codec::ValueRange range;
+  sparsegrid::Status status = codec::valueRange(original.data(), layout, range);
+  const double lo = range.min, hi = range.max;
   if (!status)
   {
     std::fprintf(stderr, "valueRange: %s\n", status.message().c_str());

@@ -417,8 +417,8 @@ TEST(CodecGpu, SpecialVoxelsGiveTheCpuStreamAndComeBack)
   specials.fillValue = -999.0;
   const sparsegrid::ExecutionOptions cpu = cpuOptions(), gpu = gpuOptions();
   std::vector<std::uint8_t> sc, sg, sd;
-  ASSERT_TRUE(codec::encode(f.data(), layout, 1e-3, specials, sc, cpu).ok());
-  ASSERT_TRUE(codec::encode(f.data(), layout, 1e-3, specials, sg, gpu).ok());
+  ASSERT_TRUE(codec::encode(f.data(), layout, { 1e-3, specials }, sc, cpu).ok());
+  ASSERT_TRUE(codec::encode(f.data(), layout, { 1e-3, specials }, sg, gpu).ok());
   EXPECT_EQ(sc, sg);
   codec::StreamInfo info;
   ASSERT_TRUE(codec::inspect(sc.data(), sc.size(), info).ok());
@@ -438,7 +438,7 @@ TEST(CodecGpu, SpecialVoxelsGiveTheCpuStreamAndComeBack)
     cudaMemcpy(dAos, aos.data(), aos.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
   codec::Layout strided = layout;
   strided.stride = 2;
-  ASSERT_TRUE(codec::encodeDevice(dAos, strided, 1e-3, specials, sd, gpu).ok());
+  ASSERT_TRUE(codec::encodeDevice(dAos, strided, { 1e-3, specials }, sd, gpu).ok());
   EXPECT_EQ(sc, sd);
   // NaN/Inf only (no fill value): the device encoder's own count finds them.
   std::vector<std::uint8_t> nc, nd;
@@ -451,7 +451,8 @@ TEST(CodecGpu, SpecialVoxelsGiveTheCpuStreamAndComeBack)
   ASSERT_EQ(cudaMalloc(&dStream, capacity), cudaSuccess);
   std::size_t bytes = 0;
   ASSERT_TRUE(
-    codec::encodeDeviceToDevice(dAos, strided, 1e-3, specials, dStream, capacity, bytes, gpu).ok());
+    codec::encodeDeviceToDevice(dAos, strided, { 1e-3, specials }, dStream, capacity, bytes, gpu)
+      .ok());
   std::vector<std::uint8_t> back(bytes);
   ASSERT_EQ(cudaMemcpy(back.data(), dStream, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(sc, back);
@@ -786,7 +787,7 @@ TEST(CodecGpu, HostAndDeviceTablesGiveTheCpuStream)
     SCOPED_TRACE("strided device values, bound " + std::to_string(bound));
     std::vector<std::uint8_t> sc, sg;
     codec::EncodeStatistics stats;
-    ASSERT_TRUE(codec::encodeWithStatistics(f.data(), plain, bound, sc, stats, cpuOptions()).ok());
+    ASSERT_TRUE(codec::encode(f.data(), plain, bound, sc, cpuOptions(), nullptr, &stats).ok());
     EXPECT_GT(stats.escapes, n / 100) << "the case must escape values";
     EXPECT_FALSE(stats.raw) << "the case must be coded";
     ASSERT_TRUE(codec::encodeDevice(dValues + 1, strided, bound, sg, gpuOptions()).ok());

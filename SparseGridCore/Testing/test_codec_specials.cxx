@@ -165,7 +165,8 @@ void roundTrip(const std::vector<T>& input, const Dims& d, double bound, const s
   specials.fillValue = Fill;
   std::vector<std::uint8_t> stream;
   codec::EncodeStatistics stats;
-  const auto st = codec::encodeWithStatistics(input.data(), layout, bound, specials, stream, stats);
+  const auto st =
+    codec::encode(input.data(), layout, { bound, specials }, stream, {}, nullptr, &stats);
   ASSERT_TRUE(st.ok()) << what << ": " << st.message();
   std::uint64_t expected = 0;
   for (T v : input)
@@ -248,7 +249,7 @@ TEST(CodecSpecials, StreamsWithoutSpecialsAreUnchanged)
   specials.fillValue = Fill; // no voxel holds it
   std::vector<std::uint8_t> plain, withFill;
   ASSERT_TRUE(codec::encode(v.data(), layout, 1e-3, plain).ok());
-  ASSERT_TRUE(codec::encode(v.data(), layout, 1e-3, specials, withFill).ok());
+  ASSERT_TRUE(codec::encode(v.data(), layout, { 1e-3, specials }, withFill).ok());
   EXPECT_EQ(plain, withFill);
   EXPECT_EQ(cf::load<std::uint16_t>(plain.data() + 4), codec::codecVersion);
   EXPECT_EQ(plain[7], 0); // no mask section
@@ -282,10 +283,10 @@ TEST(CodecSpecials, StridedComponentsAndCrossPrecision)
   specials.useFillValue = true;
   specials.fillValue = Fill;
   std::vector<std::uint8_t> strided, packed;
-  ASSERT_TRUE(codec::encode(aos.data() + 1, layout, 1e-3, specials, strided).ok());
+  ASSERT_TRUE(codec::encode(aos.data() + 1, layout, { 1e-3, specials }, strided).ok());
   codec::Layout plain = layout;
   plain.stride = 1;
-  ASSERT_TRUE(codec::encode(c1.data(), plain, 1e-3, specials, packed).ok());
+  ASSERT_TRUE(codec::encode(c1.data(), plain, { 1e-3, specials }, packed).ok());
   EXPECT_EQ(strided, packed);
   std::vector<double> out(3 * n, -1.0);
   ASSERT_TRUE(codec::decode(strided.data(), strided.size(), -1, out.data() + 1, layout).ok());
@@ -327,9 +328,7 @@ TEST(CodecSpecials, NoiseAtATightBoundIsStoredRawWithItsSpecials)
   layout.dims = d;
   std::vector<std::uint8_t> stream;
   codec::EncodeStatistics stats;
-  ASSERT_TRUE(
-    codec::encodeWithStatistics(v.data(), layout, 1e-7, codec::SpecialValues(), stream, stats)
-      .ok());
+  ASSERT_TRUE(codec::encode(v.data(), layout, 1e-7, stream, {}, nullptr, &stats).ok());
   EXPECT_TRUE(stats.raw);
   EXPECT_EQ(stats.specialVoxels, 2u);
   codec::StreamInfo info;
@@ -352,17 +351,16 @@ TEST(CodecSpecials, ValueRangeSkipsSpecialVoxels)
   codec::SpecialValues specials;
   specials.useFillValue = true;
   specials.fillValue = Fill;
-  double lo = 0, hi = 0;
-  std::uint64_t count = 0;
-  ASSERT_TRUE(codec::valueRange(v.data(), layout, specials, lo, hi, count).ok());
-  EXPECT_EQ(lo, -2.0);
-  EXPECT_EQ(hi, 8.5);
-  EXPECT_EQ(count, 3u);
+  codec::ValueRange range;
+  ASSERT_TRUE(codec::valueRange(v.data(), layout, range, specials).ok());
+  EXPECT_EQ(range.min, -2.0);
+  EXPECT_EQ(range.max, 8.5);
+  EXPECT_EQ(range.specialVoxels, 3u);
   std::vector<float> all{ NAN, NAN };
   layout.dims = { 2, 1, 1 };
-  ASSERT_TRUE(codec::valueRange(all.data(), layout, specials, lo, hi, count).ok());
-  EXPECT_EQ(count, 2u);
-  EXPECT_GT(lo, hi); // empty range
+  ASSERT_TRUE(codec::valueRange(all.data(), layout, range, specials).ok());
+  EXPECT_EQ(range.specialVoxels, 2u);
+  EXPECT_GT(range.min, range.max); // empty range
 }
 
 /// Bytes of the mask section and of the stream of a 64^3 float field with these specials.
@@ -390,7 +388,7 @@ MaskCost maskCost(F&& special)
   MaskCost cost;
   std::vector<std::uint8_t> stream;
   codec::EncodeStatistics stats;
-  EXPECT_TRUE(codec::encodeWithStatistics(v.data(), layout, 1e-2, stream, stats).ok());
+  EXPECT_TRUE(codec::encode(v.data(), layout, 1e-2, stream, {}, nullptr, &stats).ok());
   cost.plainBytes = stream.size();
   for (std::uint64_t k = 0; k < d[2]; ++k)
     for (std::uint64_t j = 0; j < d[1]; ++j)
@@ -401,7 +399,7 @@ MaskCost maskCost(F&& special)
           v[i + 64 * (j + 64 * k)] = std::numeric_limits<float>::quiet_NaN();
         }
       }
-  EXPECT_TRUE(codec::encodeWithStatistics(v.data(), layout, 1e-2, stream, stats).ok());
+  EXPECT_TRUE(codec::encode(v.data(), layout, 1e-2, stream, {}, nullptr, &stats).ok());
   EXPECT_FALSE(stats.raw);
   cost.maskBytes = stats.maskBytes;
   cost.streamBytes = stream.size();
@@ -447,7 +445,7 @@ std::vector<std::uint8_t> maskedStream(std::size_t& maskBegin, std::size_t& mask
   specials.useFillValue = true;
   specials.fillValue = Fill;
   std::vector<std::uint8_t> stream;
-  EXPECT_TRUE(codec::encode(v.data(), layout, 1e-1, specials, stream).ok());
+  EXPECT_TRUE(codec::encode(v.data(), layout, { 1e-1, specials }, stream).ok());
   codec::StreamInfo info;
   EXPECT_TRUE(codec::inspect(stream.data(), stream.size(), info).ok());
   EXPECT_GT(info.maskBytes, 0u);

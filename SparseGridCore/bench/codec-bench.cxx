@@ -344,12 +344,15 @@ int loadField(const Options& o, Field<T>& f)
       return 2;
     }
   }
-  auto st = codec::valueRange(values.data(), layout, f.lo, f.hi);
+  codec::ValueRange range;
+  auto st = codec::valueRange(values.data(), layout, range);
   if (!st)
   {
     std::cerr << st.message() << "\n";
     return 1;
   }
+  f.lo = range.min;
+  f.hi = range.max;
   f.bound = o.abs > 0 ? o.abs : o.rel * (f.hi > f.lo ? f.hi - f.lo : 1.0);
   f.inputMB = double(n * sizeof(T)) / 1e6;
   return 0;

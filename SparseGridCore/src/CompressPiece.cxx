@@ -300,13 +300,8 @@ struct Coder
     std::vector<std::uint8_t> stream;
     ExecutionReport report;
     const execution::Stopwatch clock;
-    Status status = codec::encode(buffer.data(),
-      layout,
-      this->AbsoluteBound[array],
-      this->Settings.specials,
-      stream,
-      options,
-      &report);
+    const codec::ErrorBound bound(this->AbsoluteBound[array], this->Settings.specials);
+    Status status = codec::encode(buffer.data(), layout, bound, stream, options, &report);
     this->Seconds += clock.seconds();
     if (!status.ok())
     {
@@ -540,20 +535,17 @@ Status agreeOnBounds(Coder<T>& coder, Communicator& communicator, CompressedPiec
       {
         for (int j = box[2]; j <= (whole ? box[2] : box[3]) && status.ok(); ++j)
         {
-          double lo = 0, hi = 0;
-          std::uint64_t count = 0;
+          codec::ValueRange rowRange;
           status = codec::valueRange(array.values +
               coder.At(box[0], j, k) * static_cast<std::size_t>(array.components) +
               static_cast<std::size_t>(c),
             row,
+            rowRange,
             settings.specials,
-            lo,
-            hi,
-            count,
             rowOptions);
-          range[0] = std::max(range[0], hi);
-          range[1] = std::max(range[1], -lo);
-          specials += static_cast<std::int64_t>(count);
+          range[0] = std::max(range[0], rowRange.max);
+          range[1] = std::max(range[1], -rowRange.min);
+          specials += static_cast<std::int64_t>(rowRange.specialVoxels);
         }
       }
     }

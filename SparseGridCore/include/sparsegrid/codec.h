@@ -2,8 +2,9 @@
  * @file codec.h
  * @brief Error-bounded compression of one scalar image component.
  *
- * The API: encode/decode in host memory, `codecVersion`, `StreamInfo::chunks`, `EncodeStatistics`
- * through `encodeWithStatistics`, and for CUDA device memory `encodeDevice` (stream to host
+ * The API: encode/decode in host memory (an `ErrorBound`: the absolute bound and the
+ * `SpecialValues` kept bit for bit), `valueRange`, `codecVersion`, `StreamInfo::chunks`,
+ * `EncodeStatistics` from encode, and for CUDA device memory `encodeDevice` (stream to host
  * memory), `encodeDeviceToDevice` (stream stays on the device), `decodeDevice` (stream in host or
  * device memory), `maxStreamBytes` (the size a device stream buffer needs) and
  * `releaseWorkBuffers`.
@@ -67,14 +68,6 @@ struct Layout
   std::uint64_t stride = 1;
 };
 
-/// Finite min/max of one component; NonFinite (count, first voxel index) when NaN/Inf present.
-template<typename T>
-Status valueRange(const T* values,
-  const Layout& layout,
-  double& min,
-  double& max,
-  const ExecutionOptions& options = {});
-
 /// The voxels the codec keeps bit for bit instead of within the bound: NaN (with its payload),
 /// +Inf and -Inf always, and the voxels equal to `fillValue` (compared in the value type) when
 /// `useFillValue` is set. Every other voxel keeps the bound.
@@ -90,42 +83,74 @@ struct SpecialValues
   }
 };
 
+/// What an encoding guarantees: every decoded voxel within `absolute` of the input (> 0 and
+/// finite), except the special voxels, which come back bit for bit. Converts from a double (the
+/// absolute bound, NaN and Inf special), so `encode(values, layout, 1e-3, stream)` and
+/// `encode(values, layout, {1e-3, specials}, stream)` both read as they are meant. The relative
+/// mode is the caller's job: absolute = rel * (max - min) of valueRange (a constant image: any
+/// positive bound).
+struct ErrorBound
+{
+  double absolute = 0;
+  SpecialValues specials;
+
+  ErrorBound() = default;
+  ErrorBound(double absoluteBound)
+    : absolute(absoluteBound)
+  {
+  }
+  ErrorBound(double absoluteBound, const SpecialValues& specialValues)
+    : absolute(absoluteBound)
+    , specials(specialValues)
+  {
+  }
+};
+
 /// Min/max of the voxels that are not special (the reference of a relative bound) and the
 /// number of special voxels. Where every voxel is special, min = +inf and max = -inf.
+struct ValueRange
+{
+  double min = 0;
+  double max = 0;
+  std::uint64_t specialVoxels = 0;
+};
+
+/// The ValueRange of one component; `specials` says which voxels do not count (by default NaN
+/// and Inf).
 template<typename T>
 Status valueRange(const T* values,
   const Layout& layout,
-  const SpecialValues& specials,
-  double& min,
-  double& max,
-  std::uint64_t& specialVoxels,
+  ValueRange& range,
+  const SpecialValues& specials = {},
   const ExecutionOptions& options = {});
 
+/// What the encoder saw (for benchmarks and tests).
+struct EncodeStatistics
+{
+  std::uint64_t escapes = 0;        ///< voxels stored exactly
+  std::uint64_t zeroChunks = 0;     ///< chunks whose codes are all zero (4 bytes each)
+  std::uint64_t chunks = 0;         ///< all chunks
+  std::uint64_t huffmanSymbols = 0; ///< symbols with a code in the stream's table
+  bool raw = false;                 ///< the stream holds raw values
+  std::uint64_t specialVoxels = 0;  ///< voxels kept bit for bit (NaN, Inf, fill value)
+  std::uint64_t maskBytes = 0;      ///< bytes of the mask section that locates them
+};
+
 /**
- * Encodes one component so that every decoded voxel is within `absoluteBound` of the input
- * (absoluteBound > 0 and finite; the relative mode is the caller's job: bound = rel * (max-min),
- * with a constant image -> any positive bound works). Writes a self-describing stream (header with
- * magic, version, value type, dims, bound, quantiser, coder, level table) into `stream`.
- * If coding would not beat raw storage the stream stores raw values (info.raw = true) - still a
- * valid stream. NaN and Inf voxels are kept bit for bit (see SpecialValues).
+ * Encodes one component (`values` in host memory, read as `layout` says) so that every decoded
+ * voxel keeps `bound`. Writes a self-describing stream (header with magic, version, value type,
+ * dims, bound, quantiser, coder, level table) into `stream`. If coding would not beat raw
+ * storage the stream stores raw values (info.raw = true) - still a valid stream. `report` (when
+ * given) says where it ran; `statistics` (when given) receives what the encoder saw.
  */
 template<typename T>
 Status encode(const T* values,
   const Layout& layout,
-  double absoluteBound,
+  const ErrorBound& bound,
   std::vector<std::uint8_t>& stream,
   const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
-
-/// encode() that also keeps the voxels equal to a fill value bit for bit.
-template<typename T>
-Status encode(const T* values,
-  const Layout& layout,
-  double absoluteBound,
-  const SpecialValues& specials,
-  std::vector<std::uint8_t>& stream,
-  const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
+  ExecutionReport* report = nullptr,
+  EncodeStatistics* statistics = nullptr);
 
 struct StreamInfo
 {
@@ -169,63 +194,20 @@ Status decode(const std::uint8_t* stream,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
-/// What the encoder saw (for benchmarks and tests).
-struct EncodeStatistics
-{
-  std::uint64_t escapes = 0;        ///< voxels stored exactly
-  std::uint64_t zeroChunks = 0;     ///< chunks whose codes are all zero (4 bytes each)
-  std::uint64_t chunks = 0;         ///< all chunks
-  std::uint64_t huffmanSymbols = 0; ///< symbols with a code in the stream's table
-  bool raw = false;                 ///< the stream holds raw values
-  std::uint64_t specialVoxels = 0;  ///< voxels kept bit for bit (NaN, Inf, fill value)
-  std::uint64_t maskBytes = 0;      ///< bytes of the mask section that locates them
-};
-
-/// encode() that also returns statistics.
-template<typename T>
-Status encodeWithStatistics(const T* values,
-  const Layout& layout,
-  double absoluteBound,
-  std::vector<std::uint8_t>& stream,
-  EncodeStatistics& statistics,
-  const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
-
-/// encodeWithStatistics() with a fill value.
-template<typename T>
-Status encodeWithStatistics(const T* values,
-  const Layout& layout,
-  double absoluteBound,
-  const SpecialValues& specials,
-  std::vector<std::uint8_t>& stream,
-  EncodeStatistics& statistics,
-  const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
-
 /**
- * Encodes from CUDA device memory. `deviceValues` is a device pointer; the
- * stream is returned in host memory and is byte for byte the stream encode() writes. Runs on the
- * GPU; with options.backend == CPU (or when the GPU cannot run and strictBackend is off) the
- * values are copied to the host and encoded there (the report says so). Needs the CUDA backend
- * to be compiled for anything but BackendUnavailable.
+ * Encodes from CUDA device memory. `deviceValues` is a device pointer; the stream is returned in
+ * host memory and is byte for byte the stream encode() writes. Runs on the GPU; with
+ * options.backend == CPU (or when the GPU cannot run and strictBackend is off) the values are
+ * copied to the host and encoded there (the report says so). Special voxels are found on the
+ * device (the encoder's NaN/Inf count; a small kernel for a fill value); where there are any, the
+ * values are copied to the host, which builds the mask and the filled field, and the filled field
+ * is coded as encode() codes it. Needs the CUDA backend to be compiled for anything but
+ * BackendUnavailable.
  */
 template<typename T>
 Status encodeDevice(const T* deviceValues,
   const Layout& layout,
-  double absoluteBound,
-  std::vector<std::uint8_t>& stream,
-  const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
-
-/// encodeDevice() with a fill value. Special voxels are found on the device (the encoder's
-/// NaN/Inf count; a small kernel for the fill value); where there are any, the values are copied
-/// to the host, which builds the mask and the filled field, and the filled field is coded as
-/// encode() codes it.
-template<typename T>
-Status encodeDevice(const T* deviceValues,
-  const Layout& layout,
-  double absoluteBound,
-  const SpecialValues& specials,
+  const ErrorBound& bound,
   std::vector<std::uint8_t>& stream,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
@@ -244,24 +226,12 @@ std::size_t maxStreamBytes(const Layout& layout, ValueType type);
 /// Encodes device values into a device stream buffer of `capacity` bytes
 /// (maxStreamBytes() is always enough); `streamBytes` receives the stream's size. Same bytes as
 /// encode(). GPU only: BackendUnavailable (or OutOfDeviceMemory) when the GPU cannot run, as no
-/// CPU fall-back can write device memory without the CUDA runtime.
+/// CPU fall-back can write device memory without the CUDA runtime. With special voxels (as in
+/// encodeDevice) the stream is built on the host and copied into deviceStream.
 template<typename T>
 Status encodeDeviceToDevice(const T* deviceValues,
   const Layout& layout,
-  double absoluteBound,
-  std::uint8_t* deviceStream,
-  std::size_t capacity,
-  std::size_t& streamBytes,
-  const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
-
-/// encodeDeviceToDevice() with a fill value (special voxels as in encodeDevice; the stream is
-/// then built on the host and copied into deviceStream).
-template<typename T>
-Status encodeDeviceToDevice(const T* deviceValues,
-  const Layout& layout,
-  double absoluteBound,
-  const SpecialValues& specials,
+  const ErrorBound& bound,
   std::uint8_t* deviceStream,
   std::size_t capacity,
   std::size_t& streamBytes,

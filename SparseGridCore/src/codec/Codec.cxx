@@ -48,10 +48,8 @@ Status checkBound(double bound)
 template<typename T>
 Status valueRange(const T* values,
   const Layout& layout,
+  ValueRange& range,
   const SpecialValues& specials,
-  double& min,
-  double& max,
-  std::uint64_t& specialVoxels,
   const ExecutionOptions& options)
 {
   std::uint64_t voxels = 0;
@@ -90,39 +88,9 @@ Status valueRange(const T* values,
       hi = std::max(hi, static_cast<double>(h));
       count += c;
     });
-  min = lo;
-  max = hi;
-  specialVoxels = count;
-  return Status::Ok();
-}
-
-template<typename T>
-Status valueRange(const T* values,
-  const Layout& layout,
-  double& min,
-  double& max,
-  const ExecutionOptions& options)
-{
-  double lo = 0, hi = 0;
-  std::uint64_t nonFinite = 0;
-  Status st = valueRange(values, layout, SpecialValues(), lo, hi, nonFinite, options);
-  if (!st)
-  {
-    return st;
-  }
-  if (nonFinite > 0)
-  {
-    std::uint64_t first = 0;
-    while (std::isfinite(values[first * layout.stride]))
-    {
-      ++first;
-    }
-    return Status(ErrorCode::NonFinite,
-      "valueRange: " + std::to_string(nonFinite) + " NaN/Inf value(s), the first at voxel " +
-        std::to_string(first));
-  }
-  min = lo;
-  max = hi;
+  range.min = lo;
+  range.max = hi;
+  range.specialVoxels = count;
   return Status::Ok();
 }
 
@@ -280,15 +248,14 @@ Status runEncode(const detail::EncodeRequest<T>& request,
 template<typename T>
 Status encodeMasked(const T* values,
   const Layout& layout,
-  double absoluteBound,
-  const SpecialValues& specials,
+  const ErrorBound& bound,
   std::vector<std::uint8_t>& stream,
   EncodeStatistics& statistics,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
   detail::MaskedInput<T> masked;
-  Status st = detail::maskSpecials(values, layout, specials, masked, options);
+  Status st = detail::maskSpecials(values, layout, bound.specials, masked, options);
   if (!st)
   {
     return st;
@@ -296,11 +263,11 @@ Status encodeMasked(const T* values,
   Layout contiguous = layout;
   contiguous.stride = 1;
   const T* filled = masked.filled.data();
-  const format::Scheme scheme = hostScheme(filled, contiguous, absoluteBound, options);
+  const format::Scheme scheme = hostScheme(filled, contiguous, bound.absolute, options);
   detail::predictSpecials(masked, contiguous.dims.data(), scheme, options);
   statistics = EncodeStatistics();
   const detail::EncodeRequest<T> request{
-    filled, nullptr, contiguous, scheme, absoluteBound, &stream, &statistics
+    filled, nullptr, contiguous, scheme, bound.absolute, &stream, &statistics
   };
   st = runEncode(request, masked.filled.size(), options, report);
   bool raw = false;
@@ -316,19 +283,18 @@ Status encodeMasked(const T* values,
 } // namespace
 
 template<typename T>
-Status encodeWithStatistics(const T* values,
+Status encode(const T* values,
   const Layout& layout,
-  double absoluteBound,
-  const SpecialValues& specials,
+  const ErrorBound& bound,
   std::vector<std::uint8_t>& stream,
-  EncodeStatistics& statistics,
   const ExecutionOptions& options,
-  ExecutionReport* report)
+  ExecutionReport* report,
+  EncodeStatistics* statistics)
 {
   std::uint64_t voxels = 0;
   Status st = checkEncodeArguments<T>(values != nullptr,
     "encode: the values pointer is null",
-    absoluteBound,
+    bound.absolute,
     layout,
     voxels,
     "encode");
@@ -336,64 +302,26 @@ Status encodeWithStatistics(const T* values,
   {
     return st;
   }
-  statistics = EncodeStatistics();
+  EncodeStatistics local;
+  EncodeStatistics& stats = statistics ? *statistics : local;
+  stats = EncodeStatistics();
   // NaN and Inf are found by the encoders themselves (no extra pass over the values); a fill
   // value needs one.
+  const SpecialValues& specials = bound.specials;
   if (specials.useFillValue && detail::countSpecials(values, layout, specials, options) > 0)
   {
-    return encodeMasked(
-      values, layout, absoluteBound, specials, stream, statistics, options, report);
+    return encodeMasked(values, layout, bound, stream, stats, options, report);
   }
-  const format::Scheme scheme = hostScheme(values, layout, absoluteBound, options);
+  const format::Scheme scheme = hostScheme(values, layout, bound.absolute, options);
   const detail::EncodeRequest<T> request{
-    values, nullptr, layout, scheme, absoluteBound, &stream, &statistics
+    values, nullptr, layout, scheme, bound.absolute, &stream, &stats
   };
   st = runEncode(request, voxels, options, report);
   if (st.code() == ErrorCode::NonFinite)
   {
-    return encodeMasked(
-      values, layout, absoluteBound, specials, stream, statistics, options, report);
+    return encodeMasked(values, layout, bound, stream, stats, options, report);
   }
   return st;
-}
-
-template<typename T>
-Status encodeWithStatistics(const T* values,
-  const Layout& layout,
-  double absoluteBound,
-  std::vector<std::uint8_t>& stream,
-  EncodeStatistics& statistics,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  return encodeWithStatistics(
-    values, layout, absoluteBound, SpecialValues(), stream, statistics, options, report);
-}
-
-template<typename T>
-Status encode(const T* values,
-  const Layout& layout,
-  double absoluteBound,
-  const SpecialValues& specials,
-  std::vector<std::uint8_t>& stream,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  EncodeStatistics statistics;
-  return encodeWithStatistics(
-    values, layout, absoluteBound, specials, stream, statistics, options, report);
-}
-
-template<typename T>
-Status encode(const T* values,
-  const Layout& layout,
-  double absoluteBound,
-  std::vector<std::uint8_t>& stream,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  EncodeStatistics statistics;
-  return encodeWithStatistics(values, layout, absoluteBound, stream, statistics, options, report);
 }
 
 Status inspect(const std::uint8_t* stream, std::size_t bytes, StreamInfo& info)
@@ -575,8 +503,7 @@ template<typename T>
 Status encodeFromHostCopy(const T* deviceValues,
   const Layout& layout,
   std::uint64_t voxels,
-  double absoluteBound,
-  const SpecialValues& specials,
+  const ErrorBound& bound,
   std::vector<std::uint8_t>& stream,
   const ExecutionOptions& options,
   bool onlyCpu)
@@ -597,17 +524,14 @@ Status encodeFromHostCopy(const T* deviceValues,
   {
     hostOptions.backend = Backend::CPU;
   }
-  EncodeStatistics stats;
-  return encodeWithStatistics(
-    host.data(), contiguous, absoluteBound, specials, stream, stats, hostOptions);
+  return encode(host.data(), contiguous, bound, stream, hostOptions);
 }
 } // namespace
 
 template<typename T>
 Status encodeDevice(const T* deviceValues,
   const Layout& layout,
-  double absoluteBound,
-  const SpecialValues& specials,
+  const ErrorBound& bound,
   std::vector<std::uint8_t>& stream,
   const ExecutionOptions& options,
   ExecutionReport* report)
@@ -615,7 +539,7 @@ Status encodeDevice(const T* deviceValues,
   std::uint64_t voxels = 0;
   Status st = checkEncodeArguments<T>(deviceValues != nullptr,
     "encodeDevice: the values pointer is null",
-    absoluteBound,
+    bound.absolute,
     layout,
     voxels,
     "encodeDevice");
@@ -628,16 +552,16 @@ Status encodeDevice(const T* deviceValues,
   if (options.backend != Backend::CPU)
   {
     bool found = false;
-    st = deviceFillValues(deviceValues, layout, voxels, specials, found);
+    st = deviceFillValues(deviceValues, layout, voxels, bound.specials, found);
     if (st && !found)
     {
       EncodeStatistics stats;
       format::Scheme scheme;
-      st = deviceScheme(deviceValues, layout, absoluteBound, options, scheme);
+      st = deviceScheme(deviceValues, layout, bound.absolute, options, scheme);
       if (st)
       {
         const cudaimpl::EncodeRequest<T> request{
-          nullptr, deviceValues, layout, scheme, absoluteBound, &stream, &stats
+          nullptr, deviceValues, layout, scheme, bound.absolute, &stream, &stats
         };
         st = cudaimpl::encode<T>(request, options, &r.kernelSeconds);
       }
@@ -646,8 +570,7 @@ Status encodeDevice(const T* deviceValues,
     if (found)
     {
       // Special voxels: the mask is built on the host copy; the filled field is coded on the GPU.
-      st = encodeFromHostCopy(
-        deviceValues, layout, voxels, absoluteBound, specials, stream, options, false);
+      st = encodeFromHostCopy(deviceValues, layout, voxels, bound, stream, options, false);
       return call.finish(Backend::CUDA, st);
     }
     if (deviceResultIsFinal(st, options))
@@ -657,21 +580,8 @@ Status encodeDevice(const T* deviceValues,
     r.note = "the CUDA encoder could not run (" + st.message() + "); encoded on the CPU";
   }
   // CPU path: the values still live on the device; copy them over first.
-  st = encodeFromHostCopy(
-    deviceValues, layout, voxels, absoluteBound, specials, stream, options, true);
+  st = encodeFromHostCopy(deviceValues, layout, voxels, bound, stream, options, true);
   return call.finish(Backend::CPU, st);
-}
-
-template<typename T>
-Status encodeDevice(const T* deviceValues,
-  const Layout& layout,
-  double absoluteBound,
-  std::vector<std::uint8_t>& stream,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  return encodeDevice(
-    deviceValues, layout, absoluteBound, SpecialValues(), stream, options, report);
 }
 
 template<typename T>
@@ -789,8 +699,7 @@ std::size_t maxStreamBytes(const Layout& layout, ValueType type)
 template<typename T>
 Status encodeDeviceToDevice(const T* deviceValues,
   const Layout& layout,
-  double absoluteBound,
-  const SpecialValues& specials,
+  const ErrorBound& bound,
   std::uint8_t* deviceStream,
   std::size_t capacity,
   std::size_t& streamBytes,
@@ -801,7 +710,7 @@ Status encodeDeviceToDevice(const T* deviceValues,
   streamBytes = 0;
   Status st = checkEncodeArguments<T>(deviceValues && deviceStream,
     "encodeDeviceToDevice: a pointer is null",
-    absoluteBound,
+    bound.absolute,
     layout,
     voxels,
     "encodeDeviceToDevice");
@@ -813,7 +722,7 @@ Status encodeDeviceToDevice(const T* deviceValues,
   ExecutionReport& r = call.report();
   r.backendUsed = Backend::CUDA;
   bool found = false;
-  if (!(st = deviceFillValues(deviceValues, layout, voxels, specials, found)))
+  if (!(st = deviceFillValues(deviceValues, layout, voxels, bound.specials, found)))
   {
     return call.finish(Backend::CUDA, st);
   }
@@ -823,13 +732,13 @@ Status encodeDeviceToDevice(const T* deviceValues,
     target.data = deviceStream;
     target.capacity = capacity;
     format::Scheme scheme;
-    st = deviceScheme(deviceValues, layout, absoluteBound, options, scheme);
+    st = deviceScheme(deviceValues, layout, bound.absolute, options, scheme);
     if (!st)
     {
       return call.finish(Backend::CUDA, st);
     }
     const cudaimpl::EncodeRequest<T> request{
-      nullptr, deviceValues, layout, scheme, absoluteBound, nullptr, nullptr, &target
+      nullptr, deviceValues, layout, scheme, bound.absolute, nullptr, nullptr, &target
     };
     st = cudaimpl::encode<T>(request, options, &r.kernelSeconds);
     streamBytes = st ? target.bytes : 0;
@@ -840,8 +749,7 @@ Status encodeDeviceToDevice(const T* deviceValues,
   }
   // Special voxels: the stream is built from the host copy, then copied into the device buffer.
   std::vector<std::uint8_t> stream;
-  st = encodeFromHostCopy(
-    deviceValues, layout, voxels, absoluteBound, specials, stream, options, false);
+  st = encodeFromHostCopy(deviceValues, layout, voxels, bound, stream, options, false);
   if (st && stream.size() > capacity)
   {
     st = Status(ErrorCode::InvalidArgument,
@@ -856,110 +764,14 @@ Status encodeDeviceToDevice(const T* deviceValues,
   return call.finish(Backend::CUDA, st);
 }
 
-template<typename T>
-Status encodeDeviceToDevice(const T* deviceValues,
-  const Layout& layout,
-  double absoluteBound,
-  std::uint8_t* deviceStream,
-  std::size_t capacity,
-  std::size_t& streamBytes,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  return encodeDeviceToDevice(deviceValues,
-    layout,
-    absoluteBound,
-    SpecialValues(),
-    deviceStream,
-    capacity,
-    streamBytes,
-    options,
-    report);
-}
-
+// Every entry point for both value types, with the signature it is declared with in codec.h.
 #define SPARSEGRID_CODEC_INSTANTIATE(T)                                                            \
-  template Status valueRange<T>(                                                                   \
-    const T*, const Layout&, double&, double&, const ExecutionOptions&);                           \
-  template Status valueRange<T>(const T*,                                                          \
-    const Layout&,                                                                                 \
-    const SpecialValues&,                                                                          \
-    double&,                                                                                       \
-    double&,                                                                                       \
-    std::uint64_t&,                                                                                \
-    const ExecutionOptions&);                                                                      \
-  template Status encode<T>(const T*,                                                              \
-    const Layout&,                                                                                 \
-    double,                                                                                        \
-    const SpecialValues&,                                                                          \
-    std::vector<std::uint8_t>&,                                                                    \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);                                                                             \
-  template Status encodeWithStatistics<T>(const T*,                                                \
-    const Layout&,                                                                                 \
-    double,                                                                                        \
-    const SpecialValues&,                                                                          \
-    std::vector<std::uint8_t>&,                                                                    \
-    EncodeStatistics&,                                                                             \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);                                                                             \
-  template Status encodeDevice<T>(const T*,                                                        \
-    const Layout&,                                                                                 \
-    double,                                                                                        \
-    const SpecialValues&,                                                                          \
-    std::vector<std::uint8_t>&,                                                                    \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);                                                                             \
-  template Status encodeDeviceToDevice<T>(const T*,                                                \
-    const Layout&,                                                                                 \
-    double,                                                                                        \
-    const SpecialValues&,                                                                          \
-    std::uint8_t*,                                                                                 \
-    std::size_t,                                                                                   \
-    std::size_t&,                                                                                  \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);                                                                             \
-  template Status encode<T>(const T*,                                                              \
-    const Layout&,                                                                                 \
-    double,                                                                                        \
-    std::vector<std::uint8_t>&,                                                                    \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);                                                                             \
-  template Status encodeWithStatistics<T>(const T*,                                                \
-    const Layout&,                                                                                 \
-    double,                                                                                        \
-    std::vector<std::uint8_t>&,                                                                    \
-    EncodeStatistics&,                                                                             \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);                                                                             \
-  template Status decode<T>(const std::uint8_t*,                                                   \
-    std::size_t,                                                                                   \
-    int,                                                                                           \
-    T*,                                                                                            \
-    const Layout&,                                                                                 \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);                                                                             \
-  template Status encodeDevice<T>(const T*,                                                        \
-    const Layout&,                                                                                 \
-    double,                                                                                        \
-    std::vector<std::uint8_t>&,                                                                    \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);                                                                             \
-  template Status encodeDeviceToDevice<T>(const T*,                                                \
-    const Layout&,                                                                                 \
-    double,                                                                                        \
-    std::uint8_t*,                                                                                 \
-    std::size_t,                                                                                   \
-    std::size_t&,                                                                                  \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);                                                                             \
-  template Status decodeDevice<T>(const std::uint8_t*,                                             \
-    std::size_t,                                                                                   \
-    int,                                                                                           \
-    T*,                                                                                            \
-    const Layout&,                                                                                 \
-    bool,                                                                                          \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);
+  template decltype(valueRange<T>) valueRange<T>;                                                  \
+  template decltype(encode<T>) encode<T>;                                                          \
+  template decltype(decode<T>) decode<T>;                                                          \
+  template decltype(encodeDevice<T>) encodeDevice<T>;                                              \
+  template decltype(encodeDeviceToDevice<T>) encodeDeviceToDevice<T>;                              \
+  template decltype(decodeDevice<T>) decodeDevice<T>;
 SPARSEGRID_CODEC_INSTANTIATE(float)
 SPARSEGRID_CODEC_INSTANTIATE(double)
 
