@@ -61,13 +61,14 @@ int vtkStencilColumnMeshSource::ProduceData(vtkInformation*,
     : (this->Shape == HEXAGON ? stencil::HorizontalShape::Hexagon
                               : stencil::HorizontalShape::Triangle);
   stencil::GeneratedColumns gen;
-  const stencil::Status status = stencil::generateColumns(shape,
-    static_cast<std::size_t>(this->Resolution[0]),
-    static_cast<std::size_t>(this->Resolution[1]),
-    static_cast<std::size_t>(this->Layers),
-    this->Spacing,
-    this->LayerSpacing,
-    this->Ordering == 1 ? stencil::Ordering::ZCurve : stencil::Ordering::RowMajor,
+  const stencil::Status status = stencil::generateColumns(
+    { shape,
+      static_cast<std::size_t>(this->Resolution[0]),
+      static_cast<std::size_t>(this->Resolution[1]),
+      static_cast<std::size_t>(this->Layers),
+      this->Spacing,
+      this->LayerSpacing,
+      this->Ordering == 1 ? stencil::Ordering::ZCurve : stencil::Ordering::RowMajor },
     gen);
   if (!status)
   {

@@ -128,8 +128,8 @@ int runStencil(vtkStencilLaplacian* self,
     execution.SetProgressRange(double(stage) / stages, double(stage + 1) / stages);
     ++stage;
     const stencil::Status status = image
-      ? stencil::applyImage(grid, values.data(), target.data(), s, execution.Options(), &report)
-      : stencil::applyColumns(mesh, values.data(), target.data(), s, execution.Options(), &report);
+      ? stencil::apply(grid, values.data(), target.data(), s, execution.Options(), &report)
+      : stencil::apply(mesh, values.data(), target.data(), s, execution.Options(), &report);
     if (!finish(status, "Laplacian", target, out, c))
     {
       return 0;
@@ -138,18 +138,14 @@ int runStencil(vtkStencilLaplacian* self,
     {
       execution.SetProgressRange(double(stage) / stages, double(stage + 1) / stages);
       ++stage;
-      const stencil::Status hs = image ? stencil::hyperdiffuseImage(grid,
+      const stencil::Status hs = image ? stencil::hyperdiffuse(grid,
                                            values.data(),
-                                           hyperIterations,
-                                           hyperFraction,
-                                           horizontal,
+                                           { hyperIterations, hyperFraction, horizontal },
                                            execution.Options(),
                                            &report)
-                                       : stencil::hyperdiffuseColumns(mesh,
+                                       : stencil::hyperdiffuse(mesh,
                                            values.data(),
-                                           hyperIterations,
-                                           hyperFraction,
-                                           horizontal,
+                                           { hyperIterations, hyperFraction, horizontal },
                                            execution.Options(),
                                            &report);
       if (!finish(hs, "Hyperdiffusion", values, smooth, c))

@@ -174,7 +174,7 @@ bool vtkStencilSupport::BuildColumnMesh(vtkDataSet* input,
   }
   const double spacing = unitWeights || layout.layers < 2 ? 1.0 : layout.layerSpacing;
   status = stencil::ColumnMesh::create(
-    L, layout.layers, K, std::move(table), std::move(weights), 1.0, spacing, mesh);
+    { L, layout.layers, K, std::move(table), std::move(weights), 1.0, spacing }, mesh);
   if (!status)
   {
     error = status.message();

@@ -77,7 +77,7 @@ TEST_P(ColumnTest, QuadMeshEqualsImagePath)
   const std::size_t nx = 13, ny = 9, layers = 7;
   stencil::GeneratedColumns gen;
   ASSERT_TRUE(stencil::generateColumns(
-    HorizontalShape::Quad, nx, ny, layers, 0.5, 0.8, stencil::Ordering::RowMajor, gen)
+    { HorizontalShape::Quad, nx, ny, layers, 0.5, 0.8, stencil::Ordering::RowMajor }, gen)
                 .ok());
   stencil::ImageGrid g;
   g.dims = { nx, ny, layers };
@@ -91,9 +91,9 @@ TEST_P(ColumnTest, QuadMeshEqualsImagePath)
       s.boundary = mode;
       std::vector<double> image(u.size());
       std::vector<double> columns(u.size());
-      ASSERT_TRUE(stencil::applyImage(g, u.data(), image.data(), s, optionsFor(Backend::CPU)).ok());
+      ASSERT_TRUE(stencil::apply(g, u.data(), image.data(), s, optionsFor(Backend::CPU)).ok());
       ASSERT_TRUE(
-        stencil::applyColumns(gen.mesh, u.data(), columns.data(), s, optionsFor(GetParam())).ok());
+        stencil::apply(gen.mesh, u.data(), columns.data(), s, optionsFor(GetParam())).ok());
       std::vector<double> expected(image.begin(), image.end());
       EXPECT_TRUE(closeWithNaN(columns, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
         << stencil::toString(op) << " " << stencil::toString(mode);
@@ -106,7 +106,7 @@ void everyVariant(Backend backend, HorizontalShape shape, double relTol)
 {
   stencil::GeneratedColumns gen;
   ASSERT_TRUE(
-    stencil::generateColumns(shape, 11, 10, 9, 1.0, 1.5, stencil::Ordering::ZCurve, gen).ok());
+    stencil::generateColumns({ shape, 11, 10, 9, 1.0, 1.5, stencil::Ordering::ZCurve }, gen).ok());
   const auto ud = field(gen.mesh.size());
   const std::vector<T> u(ud.begin(), ud.end());
   std::vector<double> rounded(u.begin(), u.end());
@@ -129,8 +129,7 @@ void everyVariant(Backend backend, HorizontalShape shape, double relTol)
             s.boundary = mode;
             std::vector<T> out(u.size());
             stencil::ExecutionReport report;
-            const auto status =
-              stencil::applyColumns(gen.mesh, u.data(), out.data(), s, options, &report);
+            const auto status = stencil::apply(gen.mesh, u.data(), out.data(), s, options, &report);
             ASSERT_TRUE(status.ok()) << status.message();
             ASSERT_EQ(report.backendUsed, backend);
             EXPECT_TRUE(closeWithNaN(out, expected, tol))
@@ -183,13 +182,14 @@ void multiTileVariants(Backend backend,
   for (int numbering = 0; numbering < 4; ++numbering)
   {
     stencil::GeneratedColumns gen;
-    ASSERT_TRUE(stencil::generateColumns(shape,
-      columnsX,
-      29,
-      layers,
-      1.0,
-      1.5,
-      numbering == 1 ? stencil::Ordering::RowMajor : stencil::Ordering::ZCurve,
+    ASSERT_TRUE(stencil::generateColumns(
+      { shape,
+        static_cast<std::size_t>(columnsX),
+        29,
+        static_cast<std::size_t>(layers),
+        1.0,
+        1.5,
+        numbering == 1 ? stencil::Ordering::RowMajor : stencil::Ordering::ZCurve },
       gen)
                   .ok());
     stencil::ColumnMesh mesh = gen.mesh;
@@ -218,13 +218,13 @@ void multiTileVariants(Backend backend,
       for (std::size_t e = 0; e < weights.size(); ++e)
         weights[e] = 0.5 + 0.25 * ((e * 7) % 5);
       stencil::ColumnMesh weighted;
-      ASSERT_TRUE(stencil::ColumnMesh::create(cells,
-        mesh.layers(),
-        mesh.maxNeighbours(),
-        mesh.neighbours(),
-        weights,
-        1.0,
-        mesh.layerSpacing(),
+      ASSERT_TRUE(stencil::ColumnMesh::create({ cells,
+                                                mesh.layers(),
+                                                mesh.maxNeighbours(),
+                                                mesh.neighbours(),
+                                                weights,
+                                                1.0,
+                                                mesh.layerSpacing() },
         weighted)
                     .ok());
       mesh = weighted;
@@ -284,8 +284,7 @@ void multiTileVariants(Backend backend,
                 s.boundary = mode;
                 std::vector<T> out(u.size());
                 stencil::ExecutionReport report;
-                const auto status =
-                  stencil::applyColumns(mesh, u.data(), out.data(), s, options, &report);
+                const auto status = stencil::apply(mesh, u.data(), out.data(), s, options, &report);
                 ASSERT_TRUE(status.ok()) << status.message();
                 ASSERT_EQ(report.backendUsed, backend);
                 // The lanes over layers fall back to the lanes over cells when their slots do
@@ -403,7 +402,8 @@ TEST_P(ColumnTest, QuadraticsOnTrianglesAndHexagons)
   {
     stencil::GeneratedColumns gen;
     ASSERT_TRUE(
-      stencil::generateColumns(shape, 12, 10, 6, 0.5, 0.25, stencil::Ordering::RowMajor, gen).ok());
+      stencil::generateColumns({ shape, 12, 10, 6, 0.5, 0.25, stencil::Ordering::RowMajor }, gen)
+        .ok());
     const std::size_t cells = gen.mesh.cellsPerLayer();
     std::vector<double> u(gen.mesh.size());
     for (std::size_t k = 0; k < gen.mesh.layers(); ++k)
@@ -421,8 +421,7 @@ TEST_P(ColumnTest, QuadraticsOnTrianglesAndHexagons)
     for (const auto& c : cases)
     {
       s.op = c.first;
-      ASSERT_TRUE(
-        stencil::applyColumns(gen.mesh, u.data(), out.data(), s, optionsFor(GetParam())).ok());
+      ASSERT_TRUE(stencil::apply(gen.mesh, u.data(), out.data(), s, optionsFor(GetParam())).ok());
       std::size_t finite = 0;
       for (double v : out)
         if (!std::isnan(v))
@@ -443,10 +442,10 @@ TEST(ColumnOrdering, ZCurveOnlyRenumbers)
 {
   stencil::GeneratedColumns rows, curve;
   ASSERT_TRUE(stencil::generateColumns(
-    HorizontalShape::Hexagon, 9, 7, 5, 1, 1, stencil::Ordering::RowMajor, rows)
+    { HorizontalShape::Hexagon, 9, 7, 5, 1, 1, stencil::Ordering::RowMajor }, rows)
                 .ok());
   ASSERT_TRUE(stencil::generateColumns(
-    HorizontalShape::Hexagon, 9, 7, 5, 1, 1, stencil::Ordering::ZCurve, curve)
+    { HorizontalShape::Hexagon, 9, 7, 5, 1, 1, stencil::Ordering::ZCurve }, curve)
                 .ok());
   const std::size_t cells = rows.mesh.cellsPerLayer();
   // Map curve cells to row-major cells through their centres.
@@ -473,11 +472,9 @@ TEST(ColumnOrdering, ZCurveOnlyRenumbers)
   s.boundary = BoundaryMode::ZeroFlux;
   std::vector<double> outRows(uRows.size()), outCurve(uRows.size());
   ASSERT_TRUE(
-    stencil::applyColumns(rows.mesh, uRows.data(), outRows.data(), s, optionsFor(Backend::CPU))
-      .ok());
+    stencil::apply(rows.mesh, uRows.data(), outRows.data(), s, optionsFor(Backend::CPU)).ok());
   ASSERT_TRUE(
-    stencil::applyColumns(curve.mesh, uCurve.data(), outCurve.data(), s, optionsFor(Backend::CPU))
-      .ok());
+    stencil::apply(curve.mesh, uCurve.data(), outCurve.data(), s, optionsFor(Backend::CPU)).ok());
   for (std::size_t k = 0; k < 5; ++k)
     for (std::size_t i = 0; i < cells; ++i)
       EXPECT_NEAR(outCurve[k * cells + i], outRows[k * cells + toRow[i]], 1e-12);
@@ -491,7 +488,7 @@ TEST(ColumnDetection, RecognisesGeneratedColumnsAndTheirNeighbours)
 {
   stencil::GeneratedColumns gen;
   ASSERT_TRUE(stencil::generateColumns(
-    HorizontalShape::Triangle, 6, 5, 4, 1, 0.5, stencil::Ordering::ZCurve, gen)
+    { HorizontalShape::Triangle, 6, 5, 4, 1, 0.5, stencil::Ordering::ZCurve }, gen)
                 .ok());
   const std::size_t cells = gen.mesh.cellsPerLayer();
   std::vector<double> xyz;

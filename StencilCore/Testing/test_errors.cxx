@@ -17,21 +17,21 @@ TEST(StencilErrors, NaNInputIsRejectedWithItsPosition)
   std::vector<double> u(64, 1.0), out(64);
   u[37] = std::numeric_limits<double>::quiet_NaN();
   stencil::StencilOptions s;
-  const auto status = stencil::applyImage(g, u.data(), out.data(), s, optionsFor(Backend::CPU));
+  const auto status = stencil::apply(g, u.data(), out.data(), s, optionsFor(Backend::CPU));
   EXPECT_EQ(status.code(), ErrorCode::NonFinite);
   EXPECT_NE(status.message().find("37"), std::string::npos) << status.message();
 
   stencil::GeneratedColumns gen;
   ASSERT_TRUE(stencil::generateColumns(
-    stencil::HorizontalShape::Quad, 4, 4, 3, 1, 1, stencil::Ordering::RowMajor, gen)
+    { stencil::HorizontalShape::Quad, 4, 4, 3, 1, 1, stencil::Ordering::RowMajor }, gen)
                 .ok());
   std::vector<float> v(gen.mesh.size(), 0.f), w(gen.mesh.size());
   v[5] = std::numeric_limits<float>::infinity();
-  EXPECT_EQ(stencil::applyColumns(gen.mesh, v.data(), w.data(), s).code(), ErrorCode::NonFinite);
+  EXPECT_EQ(stencil::apply(gen.mesh, v.data(), w.data(), s).code(), ErrorCode::NonFinite);
   // Propagation on request: the NaN spreads to its stencil neighbours only.
   s.rejectNonFinite = false;
   s.boundary = stencil::BoundaryMode::ZeroFlux;
-  ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, optionsFor(Backend::CPU)).ok());
+  ASSERT_TRUE(stencil::apply(g, u.data(), out.data(), s, optionsFor(Backend::CPU)).ok());
   EXPECT_TRUE(std::isnan(out[37]) && std::isnan(out[36]) && std::isnan(out[45]));
   EXPECT_FALSE(std::isnan(out[0]));
 }
@@ -43,30 +43,30 @@ TEST(StencilErrors, TooSmallGrids)
   stencil::ImageGrid g;
   g.dims = { 4, 10, 1 };
   s.op = Operator::Laplap;
-  auto status = stencil::applyImage(g, u.data(), out.data(), s);
+  auto status = stencil::apply(g, u.data(), out.data(), s);
   EXPECT_EQ(status.code(), ErrorCode::TooSmall);
   EXPECT_NE(status.message().find("at least 5"), std::string::npos) << status.message();
   s.op = Operator::Laplacian;
-  EXPECT_TRUE(stencil::applyImage(g, u.data(), out.data(), s).ok());
+  EXPECT_TRUE(stencil::apply(g, u.data(), out.data(), s).ok());
   g.dims = { 2, 10, 1 };
-  EXPECT_EQ(stencil::applyImage(g, u.data(), out.data(), s).code(), ErrorCode::TooSmall);
+  EXPECT_EQ(stencil::apply(g, u.data(), out.data(), s).code(), ErrorCode::TooSmall);
   g.dims = { 1, 1, 1 };
-  EXPECT_EQ(stencil::applyImage(g, u.data(), out.data(), s).code(), ErrorCode::TooSmall);
+  EXPECT_EQ(stencil::apply(g, u.data(), out.data(), s).code(), ErrorCode::TooSmall);
   g.dims = { 0, 1, 1 };
-  EXPECT_EQ(stencil::applyImage(g, u.data(), out.data(), s).code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(stencil::apply(g, u.data(), out.data(), s).code(), ErrorCode::InvalidArgument);
 
   stencil::GeneratedColumns gen;
   ASSERT_TRUE(stencil::generateColumns(
-    stencil::HorizontalShape::Hexagon, 4, 4, 4, 1, 1, stencil::Ordering::RowMajor, gen)
+    { stencil::HorizontalShape::Hexagon, 4, 4, 4, 1, 1, stencil::Ordering::RowMajor }, gen)
                 .ok());
   s.op = Operator::Laplap; // vertical laplap needs 5 layers
-  status = stencil::applyColumns(gen.mesh, u.data(), out.data(), s);
+  status = stencil::apply(gen.mesh, u.data(), out.data(), s);
   EXPECT_EQ(status.code(), ErrorCode::TooSmall);
   EXPECT_NE(status.message().find("4 layers"), std::string::npos) << status.message();
   s.op = Operator::HorizontalLaplap;
-  EXPECT_TRUE(stencil::applyColumns(gen.mesh, u.data(), out.data(), s).ok());
+  EXPECT_TRUE(stencil::apply(gen.mesh, u.data(), out.data(), s).ok());
   EXPECT_EQ(stencil::generateColumns(
-              stencil::HorizontalShape::Quad, 1, 4, 4, 1, 1, stencil::Ordering::RowMajor, gen)
+              { stencil::HorizontalShape::Quad, 1, 4, 4, 1, 1, stencil::Ordering::RowMajor }, gen)
               .code(),
     ErrorCode::TooSmall);
 }
@@ -96,39 +96,39 @@ TEST(StencilErrors, NonColumnarCellsAreNamed)
 TEST(StencilErrors, BadMeshesAndArguments)
 {
   stencil::ColumnMesh mesh;
-  EXPECT_EQ(stencil::ColumnMesh::create(3, 2, 2, { 1, 2, 0, 7, 0, 1 }, {}, 1, 1, mesh).code(),
+  EXPECT_EQ(stencil::ColumnMesh::create({ 3, 2, 2, { 1, 2, 0, 7, 0, 1 }, {}, 1, 1 }, mesh).code(),
     ErrorCode::InvalidArgument);
-  EXPECT_EQ(stencil::ColumnMesh::create(3, 2, 2, { 1, 2, 0 }, {}, 1, 1, mesh).code(),
+  EXPECT_EQ(stencil::ColumnMesh::create({ 3, 2, 2, { 1, 2, 0 }, {}, 1, 1 }, mesh).code(),
     ErrorCode::InvalidArgument);
   EXPECT_EQ(
-    stencil::ColumnMesh::create(3, 2, 9, std::vector<std::int32_t>(27, -1), {}, 1, 1, mesh).code(),
+    stencil::ColumnMesh::create({ 3, 2, 9, std::vector<std::int32_t>(27, -1), {}, 1, 1 }, mesh)
+      .code(),
     ErrorCode::InvalidArgument);
-  EXPECT_EQ(stencil::ColumnMesh::create(3, 2, 2, { 1, 2, 0, 2, 0, 1 }, {}, 1, 0, mesh).code(),
+  EXPECT_EQ(stencil::ColumnMesh::create({ 3, 2, 2, { 1, 2, 0, 2, 0, 1 }, {}, 1, 0 }, mesh).code(),
     ErrorCode::InvalidArgument);
-  ASSERT_TRUE(stencil::ColumnMesh::create(3, 2, 2, { 1, 2, 0, 2, 0, 1 }, {}, 1, 1, mesh).ok());
+  ASSERT_TRUE(stencil::ColumnMesh::create({ 3, 2, 2, { 1, 2, 0, 2, 0, 1 }, {}, 1, 1 }, mesh).ok());
   std::vector<double> u(6, 1), out(6);
   stencil::StencilOptions s;
-  EXPECT_EQ(stencil::applyColumns(mesh, u.data(), u.data(), s).code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(stencil::apply(mesh, u.data(), u.data(), s).code(), ErrorCode::InvalidArgument);
   EXPECT_EQ(
-    stencil::applyColumns<double>(mesh, nullptr, out.data(), s).code(), ErrorCode::InvalidArgument);
+    stencil::apply<double>(mesh, nullptr, out.data(), s).code(), ErrorCode::InvalidArgument);
   stencil::ExecutionOptions o;
   o.sliceSize = 0;
   o.strategy = stencil::AccessStrategy::SlicedZLoop;
   s.op = Operator::HorizontalLaplacian;
-  EXPECT_EQ(
-    stencil::applyColumns(mesh, u.data(), out.data(), s, o).code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(stencil::apply(mesh, u.data(), out.data(), s, o).code(), ErrorCode::InvalidArgument);
   o.sliceSize = 8;
   for (int layers : { -1, 3, 8 })
   {
     o.tuning.tileLayers = layers;
-    const auto st = stencil::applyColumns(mesh, u.data(), out.data(), s, o);
+    const auto st = stencil::apply(mesh, u.data(), out.data(), s, o);
     EXPECT_EQ(st.code(), ErrorCode::InvalidArgument);
     EXPECT_NE(st.message().find("tile layers"), std::string::npos) << st.message();
   }
   o.tuning.tileLayers = 0;
   o.strategy = stencil::AccessStrategy::StagedZLoop;
   o.tuning.stagedSlice = -1;
-  const auto staged = stencil::applyColumns(mesh, u.data(), out.data(), s, o);
+  const auto staged = stencil::apply(mesh, u.data(), out.data(), s, o);
   EXPECT_EQ(staged.code(), ErrorCode::InvalidArgument);
   EXPECT_NE(staged.message().find("staged"), std::string::npos) << staged.message();
   o.tuning.stagedSlice = 0;
@@ -136,26 +136,24 @@ TEST(StencilErrors, BadMeshesAndArguments)
   {
     stencil::ExecutionOptions async = o;
     async.tuning.stagedAsyncCopies = value;
-    const auto copies = stencil::applyColumns(mesh, u.data(), out.data(), s, async);
+    const auto copies = stencil::apply(mesh, u.data(), out.data(), s, async);
     EXPECT_EQ(copies.code(), ErrorCode::InvalidArgument);
     EXPECT_NE(copies.message().find("async copies"), std::string::npos) << copies.message();
     stencil::ExecutionOptions lanes = o;
     lanes.tuning.stagedLayerLanes = value;
-    const auto layerLanes = stencil::applyColumns(mesh, u.data(), out.data(), s, lanes);
+    const auto layerLanes = stencil::apply(mesh, u.data(), out.data(), s, lanes);
     EXPECT_EQ(layerLanes.code(), ErrorCode::InvalidArgument);
     EXPECT_NE(layerLanes.message().find("layer lanes"), std::string::npos) << layerLanes.message();
     stencil::ExecutionOptions groups = o;
     groups.tuning.stagedRingGroups = value;
-    const auto ringGroups = stencil::applyColumns(mesh, u.data(), out.data(), s, groups);
+    const auto ringGroups = stencil::apply(mesh, u.data(), out.data(), s, groups);
     EXPECT_EQ(ringGroups.code(), ErrorCode::InvalidArgument);
     EXPECT_NE(ringGroups.message().find("ring groups"), std::string::npos) << ringGroups.message();
   }
   stencil::ColumnMesh empty;
-  EXPECT_EQ(
-    stencil::applyColumns(empty, u.data(), out.data(), s).code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(stencil::apply(empty, u.data(), out.data(), s).code(), ErrorCode::InvalidArgument);
   double x = 1;
-  EXPECT_EQ(
-    stencil::hyperdiffuseColumns(mesh, &x, 1, 1.5, true).code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(stencil::hyperdiffuse(mesh, &x, { 1, 1.5, true }).code(), ErrorCode::InvalidArgument);
 }
 
 TEST(StencilErrors, CudaWithoutDeviceFallsBackOrFailsWhenStrict)
@@ -174,17 +172,16 @@ TEST(StencilErrors, CudaWithoutDeviceFallsBackOrFailsWhenStrict)
   stencil::ExecutionOptions o;
   o.backend = Backend::CUDA;
   stencil::ExecutionReport report;
-  ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, o, &report).ok());
+  ASSERT_TRUE(stencil::apply(g, u.data(), out.data(), s, o, &report).ok());
   EXPECT_EQ(report.backendUsed, Backend::CPU);
   EXPECT_NE(report.note.find("ran on the CPU"), std::string::npos) << report.note;
   EXPECT_DOUBLE_EQ(out[9], 2.0);
   o.strictBackend = true;
-  EXPECT_EQ(
-    stencil::applyImage(g, u.data(), out.data(), s, o).code(), ErrorCode::BackendUnavailable);
+  EXPECT_EQ(stencil::apply(g, u.data(), out.data(), s, o).code(), ErrorCode::BackendUnavailable);
   o.strictBackend = false;
   o.backend = Backend::Auto;
   o.autoGpuThreshold = 0;
-  ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, o, &report).ok());
+  ASSERT_TRUE(stencil::apply(g, u.data(), out.data(), s, o, &report).ok());
   EXPECT_EQ(report.backendUsed, Backend::CPU);
   EXPECT_TRUE(report.note.empty()) << "Auto falls back silently: " << report.note;
 }
@@ -198,7 +195,7 @@ TEST(StencilErrors, AbortStopsTheCpuLoop)
   stencil::ExecutionOptions o;
   o.backend = Backend::CPU;
   o.abort = []() { return true; };
-  EXPECT_EQ(stencil::applyImage(g, u.data(), out.data(), s, o).code(), ErrorCode::Aborted);
+  EXPECT_EQ(stencil::apply(g, u.data(), out.data(), s, o).code(), ErrorCode::Aborted);
 }
 } // namespace
 
@@ -209,7 +206,7 @@ TEST(StencilExecution, CallerThreadingHookIsUsed)
 {
   stencil::GeneratedColumns gen;
   ASSERT_TRUE(stencil::generateColumns(
-    stencil::HorizontalShape::Hexagon, 9, 8, 6, 1, 1, stencil::Ordering::RowMajor, gen)
+    { stencil::HorizontalShape::Hexagon, 9, 8, 6, 1, 1, stencil::Ordering::RowMajor }, gen)
                 .ok());
   std::vector<double> u(gen.mesh.size());
   for (std::size_t i = 0; i < u.size(); ++i)
@@ -219,7 +216,7 @@ TEST(StencilExecution, CallerThreadingHookIsUsed)
   s.boundary = stencil::BoundaryMode::ZeroFlux;
   std::vector<double> expected(u.size()), actual(u.size());
   ASSERT_TRUE(
-    stencil::applyColumns(gen.mesh, u.data(), expected.data(), s, optionsFor(Backend::CPU)).ok());
+    stencil::apply(gen.mesh, u.data(), expected.data(), s, optionsFor(Backend::CPU)).ok());
   std::size_t calls = 0, covered = 0, handed = 0;
   auto options = optionsFor(Backend::CPU);
   options.parallelFor = [&](
@@ -233,12 +230,12 @@ TEST(StencilExecution, CallerThreadingHookIsUsed)
       body(begin, std::min(n, begin + 7));
     }
   };
-  ASSERT_TRUE(stencil::applyColumns(gen.mesh, u.data(), actual.data(), s, options).ok());
+  ASSERT_TRUE(stencil::apply(gen.mesh, u.data(), actual.data(), s, options).ok());
   EXPECT_GT(calls, 1u);
   EXPECT_EQ(covered, handed); // every range the hook was given ran
   EXPECT_EQ(actual, expected);
   options.abort = []() { return true; };
-  EXPECT_EQ(stencil::applyColumns(gen.mesh, u.data(), actual.data(), s, options).code(),
-    ErrorCode::Aborted);
+  EXPECT_EQ(
+    stencil::apply(gen.mesh, u.data(), actual.data(), s, options).code(), ErrorCode::Aborted);
 }
 } // namespace

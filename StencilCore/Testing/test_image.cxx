@@ -90,14 +90,14 @@ void polynomialCase(Backend backend, double eps)
   {
     const auto u = sample<T>(g, quadratic);
     s.op = Operator::Laplacian;
-    ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options, &report).ok());
+    ASSERT_TRUE(stencil::apply(g, u.data(), out.data(), s, options, &report).ok());
     EXPECT_EQ(report.backendUsed, backend);
     checkInterior(g, out, 1, false, 6.0, 64 * eps * 10 * lapFactor);
     s.op = Operator::HorizontalLaplacian;
-    ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
+    ASSERT_TRUE(stencil::apply(g, u.data(), out.data(), s, options).ok());
     checkInterior(g, out, 1, true, 2.0, 64 * eps * 10 * lapFactor);
     s.op = Operator::Laplap;
-    ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
+    ASSERT_TRUE(stencil::apply(g, u.data(), out.data(), s, options).ok());
     checkInterior(g, out, 2, false, 0.0, 64 * eps * 10 * lapFactor * lapFactor);
   }
   {
@@ -106,10 +106,10 @@ void polynomialCase(Backend backend, double eps)
     for (T v : u)
       top = std::max(top, std::fabs(static_cast<double>(v)));
     s.op = Operator::Laplap;
-    ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
+    ASSERT_TRUE(stencil::apply(g, u.data(), out.data(), s, options).ok());
     checkInterior(g, out, 2, false, 58.0, 64 * eps * top * lapFactor * lapFactor);
     s.op = Operator::HorizontalLaplap;
-    ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
+    ASSERT_TRUE(stencil::apply(g, u.data(), out.data(), s, options).ok());
     checkInterior(g, out, 2, true, 44.0, 64 * eps * top * lapFactor * lapFactor);
   }
 }
@@ -144,7 +144,7 @@ TEST_P(ImageTest, QuarticLaplacianTruncation)
     }
   std::vector<double> out(u.size());
   stencil::StencilOptions s;
-  ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, optionsFor(GetParam())).ok());
+  ASSERT_TRUE(stencil::apply(g, u.data(), out.data(), s, optionsFor(GetParam())).ok());
   for (std::size_t j = 1; j + 1 < 10; ++j)
     for (std::size_t i = 1; i + 1 < 12; ++i)
     {
@@ -184,7 +184,7 @@ TEST_P(ImageTest, MatchesBruteForceEverywhere)
         s.op = op;
         s.boundary = mode;
         std::vector<double> out(u.size());
-        ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, optionsFor(GetParam())).ok());
+        ASSERT_TRUE(stencil::apply(g, u.data(), out.data(), s, optionsFor(GetParam())).ok());
         EXPECT_TRUE(closeWithNaN(out, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
           << stencil::toString(op) << " " << stencil::toString(mode) << " nz=" << dims2;
       }
@@ -267,7 +267,7 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
             options.tuning.imageGridBlocks = choice.gridBlocks;
             options.tuning.imageStreamingStores = choice.streaming;
             std::vector<double> out(u.size(), -1.0);
-            ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
+            ASSERT_TRUE(stencil::apply(g, u.data(), out.data(), s, options).ok());
             EXPECT_TRUE(closeWithNaN(out, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
               << stencil::toString(op) << " " << stencil::toString(mode) << " nz=" << nz << " "
               << stencil::toString(choice.kernel) << " columns=" << choice.columns
@@ -280,7 +280,7 @@ TEST_P(ImageTest, EveryImageKernelMatchesBruteForce)
             std::vector<float> outFloat(u.size(), -1.0f);
             stencil::ExecutionReport report;
             ASSERT_TRUE(
-              stencil::applyImage(g, uFloat.data(), outFloat.data(), s, options, &report).ok());
+              stencil::apply(g, uFloat.data(), outFloat.data(), s, options, &report).ok());
             EXPECT_TRUE(closeWithNaN(outFloat, expected, 64 * 1.2e-7 * maxAbs(u) * amplification))
               << "float " << stencil::toString(op) << " " << stencil::toString(mode) << " nz=" << nz
               << " columns=" << choice.columns << " rows=" << choice.rows
@@ -356,14 +356,14 @@ TEST_P(ImageTest, StreamingStoresGiveTheDefaultValues)
     options.tuning.imageWarpRows = -1;
     std::vector<double> plain(u.size(), -1.0);
     std::vector<float> plainFloat(u.size(), -1.0f);
-    ASSERT_TRUE(stencil::applyImage(g, u.data(), plain.data(), s, options).ok());
-    ASSERT_TRUE(stencil::applyImage(g, uFloat.data(), plainFloat.data(), s, options).ok());
+    ASSERT_TRUE(stencil::apply(g, u.data(), plain.data(), s, options).ok());
+    ASSERT_TRUE(stencil::apply(g, uFloat.data(), plainFloat.data(), s, options).ok());
     options.tuning.imageStreamingStores = true;
     std::vector<double> streamed(u.size(), -2.0);
     std::vector<float> streamedFloat(u.size(), -2.0f);
     stencil::ExecutionReport report;
-    ASSERT_TRUE(stencil::applyImage(g, u.data(), streamed.data(), s, options, &report).ok());
-    ASSERT_TRUE(stencil::applyImage(g, uFloat.data(), streamedFloat.data(), s, options).ok());
+    ASSERT_TRUE(stencil::apply(g, u.data(), streamed.data(), s, options, &report).ok());
+    ASSERT_TRUE(stencil::apply(g, uFloat.data(), streamedFloat.data(), s, options).ok());
     EXPECT_EQ(streamed, plain) << stencil::toString(op);
     EXPECT_EQ(streamedFloat, plainFloat) << stencil::toString(op);
     EXPECT_TRUE(closeWithNaN(streamed, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
@@ -423,8 +423,8 @@ TEST_P(ImageTest, RowTilesMatchTheStripsAndTheReference)
         auto options = optionsFor(GetParam());
         std::vector<double> strips(u.size());
         std::vector<float> stripsFloat(u.size());
-        ASSERT_TRUE(stencil::applyImage(g, u.data(), strips.data(), s, options).ok());
-        ASSERT_TRUE(stencil::applyImage(g, uFloat.data(), stripsFloat.data(), s, options).ok());
+        ASSERT_TRUE(stencil::apply(g, u.data(), strips.data(), s, options).ok());
+        ASSERT_TRUE(stencil::apply(g, uFloat.data(), stripsFloat.data(), s, options).ok());
         const std::vector<double> stripsWide(stripsFloat.begin(), stripsFloat.end());
         const double lap = 4 * (1 / 0.49 + 1 / 1.69 + 1 / 0.81);
         const double amplification = twice ? lap * lap : lap;
@@ -443,9 +443,9 @@ TEST_P(ImageTest, RowTilesMatchTheStripsAndTheReference)
           std::vector<float> outFloat(u.size(), -12345.0f);
           stencil::ExecutionReport report;
           stencil::ExecutionReport reportFloat;
-          ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options, &report).ok());
+          ASSERT_TRUE(stencil::apply(g, u.data(), out.data(), s, options, &report).ok());
           ASSERT_TRUE(
-            stencil::applyImage(g, uFloat.data(), outFloat.data(), s, options, &reportFloat).ok());
+            stencil::apply(g, uFloat.data(), outFloat.data(), s, options, &reportFloat).ok());
           const std::string what = std::string(stencil::toString(op)) + " " +
             stencil::toString(mode) + " " + std::to_string(dims[0]) + "x" +
             std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + " threads " +
@@ -555,8 +555,8 @@ TEST_P(ImageTest, WarpRowsMatchTheStripsAndTheReference)
         std::vector<double> strips(u.size());
         std::vector<float> stripsFloat(u.size());
         stencil::ExecutionReport stripReport;
-        ASSERT_TRUE(stencil::applyImage(g, u.data(), strips.data(), s, options, &stripReport).ok());
-        ASSERT_TRUE(stencil::applyImage(g, uFloat.data(), stripsFloat.data(), s, options).ok());
+        ASSERT_TRUE(stencil::apply(g, u.data(), strips.data(), s, options, &stripReport).ok());
+        ASSERT_TRUE(stencil::apply(g, uFloat.data(), stripsFloat.data(), s, options).ok());
         const std::vector<double> stripsWide(stripsFloat.begin(), stripsFloat.end());
         const double lap = 4 * (1 / 0.49 + 1 / 1.69 + 1 / 0.81);
         const double amplification = twice ? lap * lap : lap;
@@ -581,9 +581,9 @@ TEST_P(ImageTest, WarpRowsMatchTheStripsAndTheReference)
           std::vector<float> outFloat(u.size(), -12345.0f);
           stencil::ExecutionReport report;
           stencil::ExecutionReport reportFloat;
-          ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options, &report).ok());
+          ASSERT_TRUE(stencil::apply(g, u.data(), out.data(), s, options, &report).ok());
           ASSERT_TRUE(
-            stencil::applyImage(g, uFloat.data(), outFloat.data(), s, options, &reportFloat).ok());
+            stencil::apply(g, uFloat.data(), outFloat.data(), s, options, &reportFloat).ok());
           const std::string what = std::string(stencil::toString(op)) + " " +
             stencil::toString(mode) + " " + std::to_string(dims[0]) + "x" +
             std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + " warp rows " +
@@ -668,8 +668,8 @@ TEST_P(ImageTest, WarpRowsSmallImages)
         options.tuning.imageWarpFrame = shape[2];
         std::vector<double> out(u.size(), -12345.0);
         std::vector<float> outFloat(u.size(), -12345.0f);
-        ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options).ok());
-        ASSERT_TRUE(stencil::applyImage(g, uFloat.data(), outFloat.data(), s, options).ok());
+        ASSERT_TRUE(stencil::apply(g, u.data(), out.data(), s, options).ok());
+        ASSERT_TRUE(stencil::apply(g, uFloat.data(), outFloat.data(), s, options).ok());
         EXPECT_TRUE(closeWithNaN(out, expected, 1e-12 * std::max(1.0, maxAbs(expected))))
           << dims[0] << " rows " << shape[0] << " prefetch " << shape[1];
         EXPECT_TRUE(closeWithNaN(outFloat, expected, 64 * 1.2e-7 * maxAbs(u) * lap * lap))
@@ -738,10 +738,9 @@ TEST_P(ImageTest, FramePlacementsMatchTheReference)
             std::vector<float> outFloat(u.size(), -12345.0f);
             stencil::ExecutionReport report;
             stencil::ExecutionReport reportFloat;
-            ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, options, &report).ok());
+            ASSERT_TRUE(stencil::apply(g, u.data(), out.data(), s, options, &report).ok());
             ASSERT_TRUE(
-              stencil::applyImage(g, uFloat.data(), outFloat.data(), s, options, &reportFloat)
-                .ok());
+              stencil::apply(g, uFloat.data(), outFloat.data(), s, options, &reportFloat).ok());
             const std::string what = std::string(stencil::toString(op)) + " " +
               stencil::toString(mode) + " " + std::to_string(dims[0]) + "x" +
               std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + " warp rows " +
@@ -800,11 +799,11 @@ TEST(ImageOptions, StripShapeOptionsAreValidated)
     for (int value : c.rejected)
     {
       options.tuning.*c.field = value;
-      const auto status = stencil::applyImage(g, u.data(), out.data(), {}, options);
+      const auto status = stencil::apply(g, u.data(), out.data(), {}, options);
       EXPECT_EQ(status.code(), stencil::ErrorCode::InvalidArgument) << value;
     }
     options.tuning.*c.field = c.accepted;
-    EXPECT_TRUE(stencil::applyImage(g, u.data(), out.data(), {}, options).ok()) << c.accepted;
+    EXPECT_TRUE(stencil::apply(g, u.data(), out.data(), {}, options).ok()) << c.accepted;
   }
 }
 
@@ -817,7 +816,7 @@ TEST_P(ImageTest, FillValueIsUsed)
   std::vector<float> out(36);
   stencil::StencilOptions s;
   s.fillValue = -7;
-  ASSERT_TRUE(stencil::applyImage(g, u.data(), out.data(), s, optionsFor(GetParam())).ok());
+  ASSERT_TRUE(stencil::apply(g, u.data(), out.data(), s, optionsFor(GetParam())).ok());
   EXPECT_EQ(out[0], -7.0f);
   EXPECT_EQ(out[7], 0.0f);
 }
@@ -845,7 +844,7 @@ TEST_P(ImageTest, HyperdiffusionDampsNoiseAndKeepsTheMean)
     return r;
   };
   const double before = roughness(u);
-  ASSERT_TRUE(stencil::hyperdiffuseImage(g, u.data(), 10, 0.5, false, optionsFor(GetParam())).ok());
+  ASSERT_TRUE(stencil::hyperdiffuse(g, u.data(), { 10, 0.5, false }, optionsFor(GetParam())).ok());
   double after = 0;
   for (double v : u)
     after += v;

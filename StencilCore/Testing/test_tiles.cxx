@@ -146,7 +146,7 @@ TEST(RowTilesEmulated, MatchTheCpuPath)
       s.boundary = mode;
       std::vector<double> cpu(u.size());
       ASSERT_TRUE(
-        stencil::applyImage(g, u.data(), cpu.data(), s, optionsFor(stencil::Backend::CPU)).ok());
+        stencil::apply(g, u.data(), cpu.data(), s, optionsFor(stencil::Backend::CPU)).ok());
       const bool laplap = op == stencil::Operator::HorizontalLaplap;
       const auto tiles = emulate(g, u, laplap, mode == stencil::BoundaryMode::ZeroFlux, 32, 5, 0);
       EXPECT_TRUE(closeWithNaN(tiles, cpu, 1e-13 * std::max(1.0, maxAbs(cpu))))

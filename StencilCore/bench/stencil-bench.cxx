@@ -95,10 +95,14 @@ void setUp(Bench<T>& b)
   b.s.op = stencil::Operator::HorizontalLaplap;
   b.s.boundary = stencil::BoundaryMode::ZeroFlux;
   b.s.rejectNonFinite = false;
-  stencil::generateColumns(
-    stencil::HorizontalShape::Quad, nx, ny, nz, 1, 1, stencil::Ordering::RowMajor, b.rowMajor);
-  stencil::generateColumns(
-    stencil::HorizontalShape::Quad, nx, ny, nz, 1, 1, stencil::Ordering::ZCurve, b.zCurve);
+  stencil::ColumnGrid grid{ stencil::HorizontalShape::Quad, nx, ny, nz };
+  stencil::Status status = stencil::generateColumns(grid, b.rowMajor);
+  grid.ordering = stencil::Ordering::ZCurve;
+  if (!status || !(status = stencil::generateColumns(grid, b.zCurve)))
+  {
+    std::fprintf(stderr, "column mesh %s: %s\n", b.name, status.message().c_str());
+    std::exit(1);
+  }
   // The z-curve mesh numbers cells differently: permute the input so that results compare.
   b.curveToRow.resize(nx * ny);
   for (std::size_t i = 0; i < nx * ny; ++i)
@@ -270,7 +274,7 @@ void runImageVariants(Bench<T>& b,
     ov.tuning.imageWarpFrame = v.warpFrame;
     ov.tuning.imageFramePlacement = v.framePlacement;
     stencil::ExecutionReport rep;
-    const auto st = stencil::applyImage(b.g, b.u.data(), b.out.data(), so, ov, &rep);
+    const auto st = stencil::apply(b.g, b.u.data(), b.out.data(), so, ov, &rep);
     if (!st)
     {
       std::fprintf(stderr, "image variant %s: %s\n", b.name, st.message().c_str());
@@ -314,7 +318,7 @@ void runImage(Bench<T>& b, stencil::Backend backend, const stencil::ExecutionOpt
       b.cpuRepeats,
       [&](stencil::ExecutionReport& rep)
       {
-        const auto st = stencil::applyImage(b.g, b.u.data(), b.out.data(), so, o, &rep);
+        const auto st = stencil::apply(b.g, b.u.data(), b.out.data(), so, o, &rep);
         if (!st)
         {
           std::fprintf(stderr, "image %s: %s\n", b.name, st.message().c_str());
@@ -474,7 +478,7 @@ void runColumnChoice(Bench<T>& b,
     b.cpuRepeats,
     [&](stencil::ExecutionReport& rep)
     {
-      const auto st = stencil::applyColumns(mesh.mesh, input.data(), b.out.data(), b.s, co, &rep);
+      const auto st = stencil::apply(mesh.mesh, input.data(), b.out.data(), b.s, co, &rep);
       if (!st)
       {
         std::fprintf(stderr, "columns %s: %s\n", b.name, st.message().c_str());
@@ -598,7 +602,7 @@ void stabilityColumns(Bench<T>& b,
   co.strategy = stencil::AccessStrategy::ZLoop;
   co.tuning.compressedTable = false;
   stencil::ExecutionReport columnReport;
-  if (!stencil::applyColumns(b.zCurve.mesh, b.uCurve.data(), b.out.data(), b.s, co, &columnReport))
+  if (!stencil::apply(b.zCurve.mesh, b.uCurve.data(), b.out.data(), b.s, co, &columnReport))
   {
     std::exit(1);
   }
@@ -609,7 +613,7 @@ void stabilityColumns(Bench<T>& b,
   row.fraction = 0;
   rows.push_back(row);
   co.strategy = stencil::AccessStrategy::StagedZLoop;
-  if (!stencil::applyColumns(b.zCurve.mesh, b.uCurve.data(), b.out.data(), b.s, co, &columnReport))
+  if (!stencil::apply(b.zCurve.mesh, b.uCurve.data(), b.out.data(), b.s, co, &columnReport))
   {
     std::exit(1);
   }
@@ -650,7 +654,7 @@ void stabilityRepeat(Bench<T>& b,
       }
       continue;
     }
-    if (!stencil::applyImage(b.g, b.u.data(), b.out.data(), b.s, *st.kinds[which], &reports[which]))
+    if (!stencil::apply(b.g, b.u.data(), b.out.data(), b.s, *st.kinds[which], &reports[which]))
     {
       std::exit(1);
     }

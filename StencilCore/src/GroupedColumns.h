@@ -265,36 +265,36 @@ STENCIL_HD void groupLaplacians(T uniform,
 }
 
 #ifdef __CUDACC__
+/// One exchange between partner lanes (lane ^ mask): a lane with `high` set sends (lo0, lo1) and
+/// puts the partner's (hi0, hi1) in their place; the partner sends (hi0, hi1) and puts the
+/// high lane's (lo0, lo1) in theirs.
+__device__ __forceinline__ void exchangePairs(float& lo0,
+  float& lo1,
+  float& hi0,
+  float& hi1,
+  bool high,
+  int mask)
+{
+  const float a = __shfl_xor_sync(0xffffffffu, high ? lo0 : hi0, mask);
+  const float b = __shfl_xor_sync(0xffffffffu, high ? lo1 : hi1, mask);
+  if (high)
+  {
+    lo0 = a;
+    lo1 = b;
+  }
+  else
+  {
+    hi0 = a;
+    hi1 = b;
+  }
+}
+
 /// 4 x 4 transpose within each quad of lanes: lane i of the quad holds row i in v and ends with
 /// column i (two exchanges: the off-diagonal 2 x 2 blocks, then within each block).
 __device__ __forceinline__ float4 transposeQuad(float4 v, int lane)
 {
-  const bool upper = (lane & 2) != 0;
-  float a = __shfl_xor_sync(0xffffffffu, upper ? v.x : v.z, 2);
-  float b = __shfl_xor_sync(0xffffffffu, upper ? v.y : v.w, 2);
-  if (upper)
-  {
-    v.x = a;
-    v.y = b;
-  }
-  else
-  {
-    v.z = a;
-    v.w = b;
-  }
-  const bool odd = (lane & 1) != 0;
-  a = __shfl_xor_sync(0xffffffffu, odd ? v.x : v.y, 1);
-  b = __shfl_xor_sync(0xffffffffu, odd ? v.z : v.w, 1);
-  if (odd)
-  {
-    v.x = a;
-    v.z = b;
-  }
-  else
-  {
-    v.y = a;
-    v.w = b;
-  }
+  exchangePairs(v.x, v.y, v.z, v.w, (lane & 2) != 0, 2);
+  exchangePairs(v.x, v.z, v.y, v.w, (lane & 1) != 0, 1);
   return v;
 }
 #endif

@@ -12,6 +12,7 @@
 #include "TiledColumns.h"
 #include "stencil/Stencil.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -22,6 +23,26 @@ namespace stencil
 {
 namespace detail
 {
+/// Cell lists per tile in host memory, built one tile at a time: tile b's are
+/// cells[start[b] .. start[b + 1]); max: the longest list (TileLists).
+struct HostCellLists
+{
+  std::vector<std::int32_t> start;
+  std::vector<std::int32_t> cells;
+  int max = 0;
+  /// Built, with no tile yet.
+  void begin() { *this = HostCellLists{ { 0 }, {}, 0 }; }
+  /// Appends the next tile's list.
+  void append(const std::vector<std::int32_t>& list)
+  {
+    cells.insert(cells.end(), list.begin(), list.end());
+    start.push_back(static_cast<std::int32_t>(cells.size()));
+    max = std::max(max, static_cast<int>(list.size()));
+  }
+  /// Not built.
+  void clear() { *this = HostCellLists{}; }
+};
+
 /// A neighbour table in one of the four layouts, ready for the kernels (host memory).
 template<typename T>
 struct PreparedTable
@@ -36,43 +57,35 @@ struct PreparedTable
   T uniformWeight = 1;
   std::size_t patterns = 0;
   /// Halo lists of the tiled laplap (z-loop strategies); empty when not used.
-  std::vector<std::int32_t> haloStart;
-  std::vector<std::int32_t> haloCells;
-  int maxHalo = 0;
+  HostCellLists halo;
   /// Second rings of the staged laplap (StagedZLoop); empty when not used.
-  std::vector<std::int32_t> outerStart;
-  std::vector<std::int32_t> outerCells;
-  int maxOuter = 0;
+  HostCellLists outer;
   /// The staged laplap's neighbour slots per tile (TileLists::stagedSlots).
   std::vector<std::int32_t> stagedSlots;
   /// The grouped staged laplap's rings, groups and slots (TileLists::groupRingStart and after);
   /// empty when not built (double, cells per layer not a multiple of 4, stagedRingGroups 0).
-  std::vector<std::int32_t> groupRingStart;
-  std::vector<std::int32_t> groupRingCells;
-  int maxGroupRing = 0;
-  std::vector<std::int32_t> groupStart;
-  std::vector<std::int32_t> groupIds;
-  int maxGroups = 0;
+  HostCellLists groupRing;
+  HostCellLists groups;
   std::vector<std::int32_t> groupSlots;
-  bool tiled() const { return !haloStart.empty(); }
-  bool staged() const { return !outerStart.empty(); }
+  bool tiled() const { return !halo.start.empty(); }
+  bool staged() const { return !outer.start.empty(); }
 
   TileLists hostTiles() const
   {
     TileLists lists;
-    lists.haloStart = haloStart.data();
-    lists.haloCells = haloCells.data();
-    lists.maxHalo = maxHalo;
-    lists.outerStart = outerStart.data();
-    lists.outerCells = outerCells.data();
-    lists.maxOuter = maxOuter;
+    lists.haloStart = halo.start.data();
+    lists.haloCells = halo.cells.data();
+    lists.maxHalo = halo.max;
+    lists.outerStart = outer.start.data();
+    lists.outerCells = outer.cells.data();
+    lists.maxOuter = outer.max;
     lists.stagedSlots = stagedSlots.empty() ? nullptr : stagedSlots.data();
-    lists.groupRingStart = groupRingStart.empty() ? nullptr : groupRingStart.data();
-    lists.groupRingCells = groupRingCells.data();
-    lists.maxGroupRing = maxGroupRing;
-    lists.groupStart = groupStart.empty() ? nullptr : groupStart.data();
-    lists.groupIds = groupIds.data();
-    lists.maxGroups = maxGroups;
+    lists.groupRingStart = groupRing.start.empty() ? nullptr : groupRing.start.data();
+    lists.groupRingCells = groupRing.cells.data();
+    lists.maxGroupRing = groupRing.max;
+    lists.groupStart = groups.start.empty() ? nullptr : groups.start.data();
+    lists.groupIds = groups.cells.data();
+    lists.maxGroups = groups.max;
     lists.groupSlots = groupSlots.empty() ? nullptr : groupSlots.data();
     return lists;
   }

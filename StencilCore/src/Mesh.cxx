@@ -96,16 +96,14 @@ std::vector<std::int32_t> zCurveOrder(const std::vector<double>& xy)
   return order;
 }
 
-Status generateColumns(HorizontalShape shape,
-  std::size_t nx,
-  std::size_t ny,
-  std::size_t layers,
-  double spacing,
-  double layerSpacing,
-  Ordering ordering,
-  GeneratedColumns& out)
+Status generateColumns(const ColumnGrid& grid, GeneratedColumns& out)
 {
-  if (nx < 2 || ny < 2 || layers < 1)
+  const HorizontalShape shape = grid.shape;
+  const std::size_t nx = grid.nx;
+  const std::size_t ny = grid.ny;
+  const double spacing = grid.spacing;
+  const double layerSpacing = grid.layerSpacing;
+  if (nx < 2 || ny < 2 || grid.layers < 1)
   {
     return Status(ErrorCode::TooSmall, "column mesh generator: need nx, ny >= 2 and layers >= 1");
   }
@@ -207,12 +205,12 @@ Status generateColumns(HorizontalShape shape,
   const double weight = 4.0 / (K * spacing * spacing);
   ColumnMesh mesh;
   Status status =
-    ColumnMesh::create(cells, layers, K, std::move(table), {}, weight, layerSpacing, mesh);
+    ColumnMesh::create({ cells, grid.layers, K, std::move(table), {}, weight, layerSpacing }, mesh);
   if (!status)
   {
     return status;
   }
-  if (ordering == Ordering::RowMajor)
+  if (grid.ordering == Ordering::RowMajor)
   {
     out.mesh = std::move(mesh);
     return Status::Ok();

@@ -190,27 +190,28 @@ detail::ImageArgs<T> imageArgs(const ImageGrid& grid, const T* in, T* out, const
   a.fill = static_cast<T>(s.fillValue);
   return a;
 }
-} // namespace
 
+/// What apply passes on besides the domain.
 template<typename T>
-Status applyImage(const ImageGrid& grid,
-  const T* in,
-  T* out,
-  const StencilOptions& stencil,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
+struct Call
 {
-  ExecutionReport local;
-  ExecutionReport& rep = report ? *report : local;
-  rep = ExecutionReport();
-  if (!in || !out)
-  {
-    return Status(ErrorCode::InvalidArgument, "image: null input or output");
-  }
-  if (in == out)
-  {
-    return Status(ErrorCode::InvalidArgument, "image: output must not alias the input");
-  }
+  const T* in;
+  T* out;
+  const StencilOptions& stencil;
+  const ExecutionOptions& options;
+  ExecutionReport& report;
+};
+
+const char* nameOf(const ImageGrid&)
+{
+  return "image";
+}
+
+/// The image tuning fields and the dimensions.
+Status validate(const ImageGrid& grid,
+  const StencilOptions& stencil,
+  const ExecutionOptions& options)
+{
   const int rows = options.tuning.imageRowsPerThread;
   if (rows != 0 && rows != 1 && rows != 2 && rows != 4 && rows != 8)
   {
@@ -258,22 +259,21 @@ Status applyImage(const ImageGrid& grid,
     return Status(ErrorCode::InvalidArgument, "image: frame placement must be 0, 1, 2 or 3");
   }
   int active = 0;
-  Status status = validateImage(grid, isLaplap(stencil.op), isHorizontal(stencil.op), active);
-  if (!status)
-  {
-    return status;
-  }
+  return validateImage(grid, isLaplap(stencil.op), isHorizontal(stencil.op), active);
+}
+
+template<typename T>
+Status run(const ImageGrid& grid, const Call<T>& call)
+{
+  const ExecutionOptions& options = call.options;
+  T* out = call.out;
+  const detail::ImageArgs<T> args = imageArgs(grid, call.in, out, call.stencil);
   const std::size_t size = grid.size();
-  if (stencil.rejectNonFinite && !(status = checkFinite(in, size, "image")))
-  {
-    return status;
-  }
-  const detail::ImageArgs<T> args = imageArgs(grid, in, out, stencil);
   return runWithFallback(
     options,
     size,
-    rep,
-    [&]() { return detail::cudaImage(args, size, options, rep); },
+    call.report,
+    [&]() { return detail::cudaImage(args, size, options, call.report); },
     [&]()
     {
       const std::size_t rows = grid.dims[1] * grid.dims[2];
@@ -299,54 +299,50 @@ Status applyImage(const ImageGrid& grid,
       return finished ? Status::Ok() : Status(ErrorCode::Aborted, "image stencil aborted");
     });
 }
+} // namespace
 
 // ------------------------------------------------------------------------------------------------
 // Column meshes
 
-Status ColumnMesh::create(std::size_t cellsPerLayer,
-  std::size_t layers,
-  int maxNeighbours,
-  std::vector<std::int32_t> neighbours,
-  std::vector<double> weights,
-  double uniformWeight,
-  double layerSpacing,
-  ColumnMesh& mesh)
+Status ColumnMesh::create(ColumnMeshParts parts, ColumnMesh& mesh)
 {
-  if (cellsPerLayer < 2 || layers < 1)
+  if (parts.cellsPerLayer < 2 || parts.layers < 1)
   {
     return Status(ErrorCode::TooSmall, "column mesh needs at least 2 cells per layer and 1 layer");
   }
-  if (cellsPerLayer >= static_cast<std::size_t>(INT32_MAX / 2))
+  if (parts.cellsPerLayer >= static_cast<std::size_t>(INT32_MAX / 2))
   {
     return Status(
       ErrorCode::InvalidArgument, "column mesh: too many cells per layer for 32-bit ids");
   }
-  if (maxNeighbours < 1 || maxNeighbours > 8)
+  if (parts.maxNeighbours < 1 || parts.maxNeighbours > 8)
   {
     return Status(ErrorCode::InvalidArgument, "column mesh: maxNeighbours must be 1..8");
   }
-  if (neighbours.size() != cellsPerLayer * static_cast<std::size_t>(maxNeighbours))
+  if (parts.neighbours.size() !=
+    parts.cellsPerLayer * static_cast<std::size_t>(parts.maxNeighbours))
   {
     return Status(
       ErrorCode::InvalidArgument, "column mesh: neighbour table size is not cells x maxNeighbours");
   }
-  for (std::size_t e = 0; e < neighbours.size(); ++e)
+  for (std::size_t e = 0; e < parts.neighbours.size(); ++e)
   {
-    if (neighbours[e] < -1 || neighbours[e] >= static_cast<std::int32_t>(cellsPerLayer))
+    if (parts.neighbours[e] < -1 ||
+      parts.neighbours[e] >= static_cast<std::int32_t>(parts.cellsPerLayer))
     {
       std::ostringstream message;
-      message << "column mesh: neighbour entry " << e << " (" << neighbours[e]
+      message << "column mesh: neighbour entry " << e << " (" << parts.neighbours[e]
               << ") is not a cell id or -1";
       return Status(ErrorCode::InvalidArgument, message.str());
     }
   }
-  if (!weights.empty())
+  if (!parts.weights.empty())
   {
-    if (weights.size() != neighbours.size())
+    if (parts.weights.size() != parts.neighbours.size())
     {
       return Status(ErrorCode::InvalidArgument, "column mesh: one weight per table entry expected");
     }
-    for (double w : weights)
+    for (double w : parts.weights)
     {
       if (!std::isfinite(w))
       {
@@ -354,59 +350,55 @@ Status ColumnMesh::create(std::size_t cellsPerLayer,
       }
     }
   }
-  if (!std::isfinite(uniformWeight) || !(std::isfinite(layerSpacing) && layerSpacing > 0))
+  if (!std::isfinite(parts.uniformWeight) ||
+    !(std::isfinite(parts.layerSpacing) && parts.layerSpacing > 0))
   {
     return Status(ErrorCode::InvalidArgument,
       "column mesh: weight and layer spacing must be finite, spacing > 0");
   }
-  mesh.Cells = cellsPerLayer;
-  mesh.Layers = layers;
-  mesh.K = maxNeighbours;
-  mesh.Neighbours = std::move(neighbours);
-  mesh.Weights = std::move(weights);
-  mesh.UniformWeight = uniformWeight;
-  mesh.LayerSpacing = layerSpacing;
+  mesh.Parts = std::move(parts);
   return Status::Ok();
 }
 
 Status ColumnMesh::permuted(const std::vector<std::int32_t>& order, ColumnMesh& out) const
 {
-  if (order.size() != this->Cells)
+  const ColumnMeshParts& p = this->Parts;
+  if (order.size() != p.cellsPerLayer)
   {
     return Status(ErrorCode::InvalidArgument, "permutation size differs from cells per layer");
   }
-  std::vector<std::int32_t> inverse(this->Cells, -1);
+  std::vector<std::int32_t> inverse(p.cellsPerLayer, -1);
   for (std::size_t i = 0; i < order.size(); ++i)
   {
-    if (order[i] < 0 || order[i] >= static_cast<std::int32_t>(this->Cells) ||
+    if (order[i] < 0 || order[i] >= static_cast<std::int32_t>(p.cellsPerLayer) ||
       inverse[order[i]] >= 0)
     {
       return Status(ErrorCode::InvalidArgument, "not a permutation");
     }
     inverse[order[i]] = static_cast<std::int32_t>(i);
   }
-  const std::size_t K = static_cast<std::size_t>(this->K);
-  std::vector<std::int32_t> table(this->Neighbours.size());
-  std::vector<double> weights(this->Weights.size());
-  for (std::size_t i = 0; i < this->Cells; ++i)
+  const std::size_t K = static_cast<std::size_t>(p.maxNeighbours);
+  std::vector<std::int32_t> table(p.neighbours.size());
+  std::vector<double> weights(p.weights.size());
+  for (std::size_t i = 0; i < p.cellsPerLayer; ++i)
   {
     for (std::size_t j = 0; j < K; ++j)
     {
-      const std::int32_t old = this->Neighbours[order[i] * K + j];
+      const std::int32_t old = p.neighbours[order[i] * K + j];
       table[i * K + j] = old < 0 ? -1 : inverse[old];
       if (!weights.empty())
       {
-        weights[i * K + j] = this->Weights[order[i] * K + j];
+        weights[i * K + j] = p.weights[order[i] * K + j];
       }
     }
   }
-  return ColumnMesh::create(this->Cells,
-    this->Layers,
-    this->K,
-    std::move(table),
-    std::move(weights),
-    this->UniformWeight,
-    this->LayerSpacing,
+  return ColumnMesh::create({ p.cellsPerLayer,
+                              p.layers,
+                              p.maxNeighbours,
+                              std::move(table),
+                              std::move(weights),
+                              p.uniformWeight,
+                              p.layerSpacing },
     out);
 }
 
@@ -505,17 +497,6 @@ void ringAround(const PaddedRing<T>& ring,
   result.erase(std::unique(result.begin(), result.end()), result.end());
 }
 
-// Appends one list to a CSR pair (lists, start) and tracks the longest.
-void appendList(const std::vector<std::int32_t>& list,
-  std::vector<std::int32_t>& start,
-  std::vector<std::int32_t>& lists,
-  int& longest)
-{
-  lists.insert(lists.end(), list.begin(), list.end());
-  start.push_back(static_cast<std::int32_t>(lists.size()));
-  longest = std::max(longest, static_cast<int>(list.size()));
-}
-
 // The cells [first, last) of one tile.
 void tileRange(std::int64_t first, std::int64_t last, std::vector<std::int32_t>& tileCells)
 {
@@ -577,10 +558,10 @@ void buildTileRings(const PaddedRing<T>& ring, std::size_t cells, bool staged, P
   std::vector<std::int32_t> halo;
   std::vector<std::int32_t> outer;
   const std::vector<std::int32_t> none;
-  t.haloStart.assign(1, 0);
+  t.halo.begin();
   if (staged)
   {
-    t.outerStart.assign(1, 0);
+    t.outer.begin();
   }
   for (std::size_t b = 0; b < tiles; ++b)
   {
@@ -588,11 +569,11 @@ void buildTileRings(const PaddedRing<T>& ring, std::size_t cells, bool staged, P
     const std::int64_t last = std::min<std::int64_t>(first + TileCells, cells);
     tileRange(first, last, tileCells);
     ringAround(ring, tileCells, first, last, none, halo);
-    appendList(halo, t.haloStart, t.haloCells, t.maxHalo);
+    t.halo.append(halo);
     if (staged)
     {
       ringAround(ring, halo, first, last, halo, outer);
-      appendList(outer, t.outerStart, t.outerCells, t.maxOuter);
+      t.outer.append(outer);
       appendStagedSlots(ring, first, last, tileCells, halo, outer, t.stagedSlots);
     }
   }
@@ -634,8 +615,8 @@ void buildGroupedTiles(const PaddedRing<T>& ring, std::size_t cells, PreparedTab
   std::vector<std::int32_t> halo;
   std::vector<std::int32_t> outer;
   const std::vector<std::int32_t> none;
-  t.groupRingStart.assign(1, 0);
-  t.groupStart.assign(1, 0);
+  t.groupRing.begin();
+  t.groups.begin();
   std::vector<std::int32_t> groups;
   const std::size_t groupTiles = (cells + GroupTileCells - 1) / GroupTileCells;
   for (std::size_t b = 0; b < groupTiles; ++b)
@@ -645,7 +626,7 @@ void buildGroupedTiles(const PaddedRing<T>& ring, std::size_t cells, PreparedTab
     tileRange(first, last, tileCells);
     ringAround(ring, tileCells, first, last, none, halo);
     ringAround(ring, halo, first, last, halo, outer);
-    appendList(halo, t.groupRingStart, t.groupRingCells, t.maxGroupRing);
+    t.groupRing.append(halo);
     groups.clear();
     for (const std::int32_t c : halo)
       groups.push_back(c / GroupCells);
@@ -653,7 +634,7 @@ void buildGroupedTiles(const PaddedRing<T>& ring, std::size_t cells, PreparedTab
       groups.push_back(c / GroupCells);
     std::sort(groups.begin(), groups.end());
     groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
-    appendList(groups, t.groupStart, t.groupIds, t.maxGroups);
+    t.groups.append(groups);
     auto groupSlotOf = [&](std::int32_t n) -> std::int32_t
     {
       if (n < 0)
@@ -683,17 +664,11 @@ void buildGroupedTiles(const PaddedRing<T>& ring, std::size_t cells, PreparedTab
 template<typename T>
 void dropStagedTables(PreparedTable<T>& t)
 {
-  t.outerStart.clear();
-  t.outerCells.clear();
+  t.outer.clear();
   t.stagedSlots.clear();
-  t.maxOuter = 0;
-  t.groupRingStart.clear();
-  t.groupRingCells.clear();
-  t.maxGroupRing = 0;
-  t.groupStart.clear();
-  t.groupIds.clear();
+  t.groupRing.clear();
+  t.groups.clear();
   t.groupSlots.clear();
-  t.maxGroups = 0;
 }
 
 // Plain: every cell's E entries (and weights) as they are.
@@ -797,7 +772,7 @@ Status prepareTable(const ColumnMesh& mesh,
       buildGroupedTiles(ring, cells, t);
     }
   }
-  if (staged && (t.maxHalo >= 65536 || cells >= (std::size_t(1) << 29)))
+  if (staged && (t.halo.max >= 65536 || cells >= (std::size_t(1) << 29)))
   {
     dropStagedTables(t);
   }
@@ -935,32 +910,38 @@ bool cpuStagedColumns(const Table& table,
       return weighted ? run(std::true_type{}) : run(std::false_type{});
     }
   }
-  if (detail::stagedAsync<T>(options))
+  const bool async = detail::stagedAsync<T>(options);
+  const detail::StagedLayout<T, Table::K, L> layout{
+    tiles.maxHalo, tiles.maxOuter, table.p.weights != nullptr, async ? 2 : 1
+  };
+  auto run = [&](auto asyncCopies)
   {
-    const detail::StagedLayout<T, Table::K, L> layout{
-      tiles.maxHalo, tiles.maxOuter, table.p.weights != nullptr, 2
-    };
-    return cpuTileSlices<detail::StagedAsyncContext<T, Table, L>,
-      detail::StagedAsyncThread<T, Table::K, L>>(table,
+    constexpr bool Async = decltype(asyncCopies)::value;
+    using Context = std::conditional_t<Async,
+      detail::StagedAsyncContext<T, Table, L>,
+      detail::StagedContext<T, Table, L>>;
+    using Thread = std::conditional_t<Async,
+      detail::StagedAsyncThread<T, Table::K, L>,
+      detail::StagedThread<T, Table::K>>;
+    return cpuTileSlices<Context, Thread>(table,
       tiles,
       a,
       slice,
       layout.bytes(),
       options,
       [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
-      { detail::stagedAsyncSlice(x, first, last, forEach, barrier); });
-  }
-  const detail::StagedLayout<T, Table::K, L> layout{
-    tiles.maxHalo, tiles.maxOuter, table.p.weights != nullptr
+      {
+        if constexpr (Async)
+        {
+          detail::stagedAsyncSlice(x, first, last, forEach, barrier);
+        }
+        else
+        {
+          detail::stagedSlice(x, first, last, forEach, barrier);
+        }
+      });
   };
-  return cpuTileSlices<detail::StagedContext<T, Table, L>, detail::StagedThread<T, Table::K>>(table,
-    tiles,
-    a,
-    slice,
-    layout.bytes(),
-    options,
-    [](auto& x, int first, int last, auto&& forEach, auto&& barrier)
-    { detail::stagedSlice(x, first, last, forEach, barrier); });
+  return async ? run(std::true_type{}) : run(std::false_type{});
 }
 
 template<typename T, typename Table>
@@ -1092,30 +1073,20 @@ bool cpuColumns(const Table& table,
   }
   return true;
 }
-} // namespace
 
-template<typename T>
-Status applyColumns(const ColumnMesh& mesh,
-  const T* in,
-  T* out,
-  const StencilOptions& stencil,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
+const char* nameOf(const ColumnMesh&)
 {
-  ExecutionReport local;
-  ExecutionReport& rep = report ? *report : local;
-  rep = ExecutionReport();
+  return "columns";
+}
+
+/// The column tuning fields and the mesh's layers for the operator.
+Status validate(const ColumnMesh& mesh,
+  const StencilOptions& stencil,
+  const ExecutionOptions& options)
+{
   if (mesh.cellsPerLayer() == 0)
   {
     return Status(ErrorCode::InvalidArgument, "column mesh is empty (use ColumnMesh::create)");
-  }
-  if (!in || !out)
-  {
-    return Status(ErrorCode::InvalidArgument, "columns: null input or output");
-  }
-  if (in == out)
-  {
-    return Status(ErrorCode::InvalidArgument, "columns: output must not alias the input");
   }
   if (options.tuning.stagedSlice < 0)
   {
@@ -1158,12 +1129,19 @@ Status applyColumns(const ColumnMesh& mesh,
             << " (use a horizontal operator for thin meshes)";
     return Status(ErrorCode::TooSmall, message.str());
   }
+  return Status::Ok();
+}
+
+template<typename T>
+Status run(const ColumnMesh& mesh, const Call<T>& call)
+{
+  const StencilOptions& stencil = call.stencil;
+  const ExecutionOptions& options = call.options;
+  ExecutionReport& rep = call.report;
   const std::size_t size = mesh.size();
+  const bool laplap = isLaplap(stencil.op);
+  const bool vertical = !isHorizontal(stencil.op) && mesh.layers() > 1;
   Status status;
-  if (stencil.rejectNonFinite && !(status = checkFinite(in, size, "columns")))
-  {
-    return status;
-  }
   const bool zeroFlux = stencil.boundary == BoundaryMode::ZeroFlux;
   detail::PreparedTable<T> table;
   const auto prepareStart = std::chrono::steady_clock::now();
@@ -1176,8 +1154,8 @@ Status applyColumns(const ColumnMesh& mesh,
   rep.tablePatterns = table.patterns;
   rep.tableBytes = table.bytes();
   detail::ColumnArgs<T> args;
-  args.u = in;
-  args.out = out;
+  args.u = call.in;
+  args.out = call.out;
   args.cells = static_cast<long long>(mesh.cellsPerLayer());
   args.layers = static_cast<int>(mesh.layers());
   args.verticalWeight = static_cast<T>(1.0 / (mesh.layerSpacing() * mesh.layerSpacing()));
@@ -1216,32 +1194,110 @@ Status applyColumns(const ColumnMesh& mesh,
   rep.seconds += tableSeconds;
   return status;
 }
+} // namespace
+
+template<typename T, typename Domain>
+Status apply(const Domain& domain,
+  const T* in,
+  T* out,
+  const StencilOptions& stencil,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  ExecutionReport local;
+  ExecutionReport& rep = report ? *report : local;
+  rep = ExecutionReport();
+  const std::string what = nameOf(domain);
+  if (!in || !out)
+  {
+    return Status(ErrorCode::InvalidArgument, what + ": null input or output");
+  }
+  if (in == out)
+  {
+    return Status(ErrorCode::InvalidArgument, what + ": output must not alias the input");
+  }
+  Status status = validate(domain, stencil, options);
+  if (!status)
+  {
+    return status;
+  }
+  if (stencil.rejectNonFinite && !(status = checkFinite(in, domain.size(), what.c_str())))
+  {
+    return status;
+  }
+  return run(domain, Call<T>{ in, out, stencil, options, rep });
+}
 
 // ------------------------------------------------------------------------------------------------
 // Hyperdiffusion
 
 namespace
 {
-template<typename T, typename Apply>
-Status hyperdiffuse(std::size_t size,
-  T* values,
-  int iterations,
-  double fraction,
-  double bound,
-  const ExecutionOptions& options,
-  ExecutionReport* report,
-  Apply&& apply)
+/// A Gershgorin bound of the largest eigenvalue of the (horizontal) Laplacian.
+Status laplacianBound(const ImageGrid& grid, bool horizontalOnly, double& bound)
 {
+  bound = 0;
+  for (int axis = 0; axis < 3; ++axis)
+  {
+    if (grid.dims[axis] > 1 && !(horizontalOnly && axis == 2) && grid.spacing[axis] > 0)
+    {
+      bound += 4.0 / (grid.spacing[axis] * grid.spacing[axis]);
+    }
+  }
+  return bound > 0 ? Status::Ok()
+                   : Status(ErrorCode::TooSmall, "hyperdiffusion: no axis to smooth along");
+}
+
+Status laplacianBound(const ColumnMesh& mesh, bool horizontalOnly, double& bound)
+{
+  bound = 0;
+  const int K = mesh.maxNeighbours();
+  for (std::size_t c = 0; c < mesh.cellsPerLayer(); ++c)
+  {
+    double row = 0;
+    for (int j = 0; j < K; ++j)
+    {
+      row += std::fabs(mesh.hasWeights() ? mesh.weights()[c * K + j] : mesh.uniformWeight());
+    }
+    bound = std::max(bound, 2 * row);
+  }
+  if (!horizontalOnly && mesh.layers() > 1)
+  {
+    bound += 4.0 / (mesh.layerSpacing() * mesh.layerSpacing());
+  }
+  return bound > 0 ? Status::Ok()
+                   : Status(ErrorCode::TooSmall, "hyperdiffusion: all weights are zero");
+}
+} // namespace
+
+template<typename T, typename Domain>
+Status hyperdiffuse(const Domain& domain,
+  T* values,
+  const Hyperdiffusion& steps,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  double bound = 0;
+  Status status = laplacianBound(domain, steps.horizontalOnly, bound);
+  if (!status)
+  {
+    return status;
+  }
+  const int iterations = steps.iterations;
   if (iterations < 0)
   {
     return Status(ErrorCode::InvalidArgument, "hyperdiffusion: iterations must be >= 0");
   }
-  if (!(fraction > 0 && fraction <= 1))
+  if (!(steps.fraction > 0 && steps.fraction <= 1))
   {
     return Status(ErrorCode::InvalidArgument, "hyperdiffusion: fraction must be in (0, 1]");
   }
+  StencilOptions s;
+  s.op = steps.horizontalOnly ? Operator::HorizontalLaplap : Operator::Laplap;
+  s.boundary = BoundaryMode::ZeroFlux;
   // u -= dt L^2 u is stable for dt * lambda_max(L^2) <= 2; Gershgorin bounds lambda_max(L).
-  const double dt = fraction * 2.0 / (bound * bound);
+  const double dt = steps.fraction * 2.0 / (bound * bound);
+  const std::size_t size = domain.size();
   std::vector<T> laplap(size);
   ExecutionReport step;
   double seconds = 0;
@@ -1254,8 +1310,7 @@ Status hyperdiffuse(std::size_t size,
       inner.progress = [&options, it, iterations](double f)
       { options.progress((static_cast<double>(it) + f) / iterations); };
     }
-    Status status = apply(values, laplap.data(), step, inner);
-    if (!status)
+    if (!(status = apply(domain, values, laplap.data(), s, inner, &step)))
     {
       return status;
     }
@@ -1276,104 +1331,20 @@ Status hyperdiffuse(std::size_t size,
   }
   return Status::Ok();
 }
-} // namespace
 
-template<typename T>
-Status hyperdiffuseImage(const ImageGrid& grid,
-  T* values,
-  int iterations,
-  double fraction,
-  bool horizontalOnly,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  StencilOptions s;
-  s.op = horizontalOnly ? Operator::HorizontalLaplap : Operator::Laplap;
-  s.boundary = BoundaryMode::ZeroFlux;
-  double bound = 0;
-  for (int axis = 0; axis < 3; ++axis)
-  {
-    if (grid.dims[axis] > 1 && !(horizontalOnly && axis == 2) && grid.spacing[axis] > 0)
-    {
-      bound += 4.0 / (grid.spacing[axis] * grid.spacing[axis]);
-    }
-  }
-  if (!(bound > 0))
-  {
-    return Status(ErrorCode::TooSmall, "hyperdiffusion: no axis to smooth along");
-  }
-  return hyperdiffuse(grid.size(),
-    values,
-    iterations,
-    fraction,
-    bound,
-    options,
-    report,
-    [&](const T* in, T* out, ExecutionReport& rep, const ExecutionOptions& o)
-    { return applyImage(grid, in, out, s, o, &rep); });
-}
-
-template<typename T>
-Status hyperdiffuseColumns(const ColumnMesh& mesh,
-  T* values,
-  int iterations,
-  double fraction,
-  bool horizontalOnly,
-  const ExecutionOptions& options,
-  ExecutionReport* report)
-{
-  StencilOptions s;
-  s.op = horizontalOnly ? Operator::HorizontalLaplap : Operator::Laplap;
-  s.boundary = BoundaryMode::ZeroFlux;
-  double bound = 0;
-  const int K = mesh.maxNeighbours();
-  for (std::size_t c = 0; c < mesh.cellsPerLayer(); ++c)
-  {
-    double row = 0;
-    for (int j = 0; j < K; ++j)
-    {
-      row += std::fabs(mesh.hasWeights() ? mesh.weights()[c * K + j] : mesh.uniformWeight());
-    }
-    bound = std::max(bound, 2 * row);
-  }
-  if (!horizontalOnly && mesh.layers() > 1)
-  {
-    bound += 4.0 / (mesh.layerSpacing() * mesh.layerSpacing());
-  }
-  if (!(bound > 0))
-  {
-    return Status(ErrorCode::TooSmall, "hyperdiffusion: all weights are zero");
-  }
-  return hyperdiffuse(mesh.size(),
-    values,
-    iterations,
-    fraction,
-    bound,
-    options,
-    report,
-    [&](const T* in, T* out, ExecutionReport& rep, const ExecutionOptions& o)
-    { return applyColumns(mesh, in, out, s, o, &rep); });
-}
-
-#define STENCIL_INSTANTIATE(T)                                                                     \
-  template Status applyImage<T>(const ImageGrid&,                                                  \
+#define STENCIL_INSTANTIATE(T, Domain)                                                             \
+  template Status apply<T, Domain>(const Domain&,                                                  \
     const T*,                                                                                      \
     T*,                                                                                            \
     const StencilOptions&,                                                                         \
     const ExecutionOptions&,                                                                       \
     ExecutionReport*);                                                                             \
-  template Status applyColumns<T>(const ColumnMesh&,                                               \
-    const T*,                                                                                      \
-    T*,                                                                                            \
-    const StencilOptions&,                                                                         \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);                                                                             \
-  template Status hyperdiffuseImage<T>(                                                            \
-    const ImageGrid&, T*, int, double, bool, const ExecutionOptions&, ExecutionReport*);           \
-  template Status hyperdiffuseColumns<T>(                                                          \
-    const ColumnMesh&, T*, int, double, bool, const ExecutionOptions&, ExecutionReport*);
-STENCIL_INSTANTIATE(float)
-STENCIL_INSTANTIATE(double)
+  template Status hyperdiffuse<T, Domain>(                                                         \
+    const Domain&, T*, const Hyperdiffusion&, const ExecutionOptions&, ExecutionReport*);
+STENCIL_INSTANTIATE(float, ImageGrid)
+STENCIL_INSTANTIATE(double, ImageGrid)
+STENCIL_INSTANTIATE(float, ColumnMesh)
+STENCIL_INSTANTIATE(double, ColumnMesh)
 #undef STENCIL_INSTANTIATE
 
 } // namespace stencil

@@ -233,17 +233,20 @@ struct ImageGrid
   std::size_t size() const { return dims[0] * dims[1] * dims[2]; }
 };
 
-/// out (same size as in, must not alias it) = the operator applied to in.
-template<typename T>
-Status applyImage(const ImageGrid& grid,
-  const T* in,
-  T* out,
-  const StencilOptions& stencil,
-  const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
-
 // ------------------------------------------------------------------------------------------------
 // Column meshes
+
+/// The parts of a column mesh (see ColumnMesh).
+struct ColumnMeshParts
+{
+  std::size_t cellsPerLayer = 0;
+  std::size_t layers = 0;
+  int maxNeighbours = 0;
+  std::vector<std::int32_t> neighbours; ///< cellsPerLayer x maxNeighbours, -1: none
+  std::vector<double> weights;          ///< one per table entry, or empty: uniformWeight for all
+  double uniformWeight = 1;
+  double layerSpacing = 1;
+};
 
 /**
  * @class ColumnMesh
@@ -257,64 +260,53 @@ Status applyImage(const ImageGrid& grid,
 class ColumnMesh
 {
 public:
-  static Status create(std::size_t cellsPerLayer,
-    std::size_t layers,
-    int maxNeighbours,
-    std::vector<std::int32_t> neighbours,
-    std::vector<double> weights,
-    double uniformWeight,
-    double layerSpacing,
-    ColumnMesh& mesh);
+  /// The mesh of `parts`, once they are checked.
+  static Status create(ColumnMeshParts parts, ColumnMesh& mesh);
 
-  std::size_t cellsPerLayer() const { return this->Cells; }
-  std::size_t layers() const { return this->Layers; }
-  std::size_t size() const { return this->Cells * this->Layers; }
-  int maxNeighbours() const { return this->K; }
-  double layerSpacing() const { return this->LayerSpacing; }
-  double uniformWeight() const { return this->UniformWeight; }
-  bool hasWeights() const { return !this->Weights.empty(); }
-  const std::vector<std::int32_t>& neighbours() const { return this->Neighbours; }
-  const std::vector<double>& weights() const { return this->Weights; }
+  std::size_t cellsPerLayer() const { return this->Parts.cellsPerLayer; }
+  std::size_t layers() const { return this->Parts.layers; }
+  std::size_t size() const { return this->Parts.cellsPerLayer * this->Parts.layers; }
+  int maxNeighbours() const { return this->Parts.maxNeighbours; }
+  double layerSpacing() const { return this->Parts.layerSpacing; }
+  double uniformWeight() const { return this->Parts.uniformWeight; }
+  bool hasWeights() const { return !this->Parts.weights.empty(); }
+  const std::vector<std::int32_t>& neighbours() const { return this->Parts.neighbours; }
+  const std::vector<double>& weights() const { return this->Parts.weights; }
   /// Renumbers the horizontal cells: new cell i is old cell order[i].
   Status permuted(const std::vector<std::int32_t>& order, ColumnMesh& out) const;
 
 private:
-  std::size_t Cells = 0;
-  std::size_t Layers = 0;
-  int K = 0;
-  double LayerSpacing = 1;
-  double UniformWeight = 1;
-  std::vector<std::int32_t> Neighbours;
-  std::vector<double> Weights;
+  ColumnMeshParts Parts;
 };
 
-template<typename T>
-Status applyColumns(const ColumnMesh& mesh,
+// ------------------------------------------------------------------------------------------------
+// Applying the operators
+
+/// out (same size as in, must not alias it) = the operator applied to in, on a regular image
+/// (Domain = ImageGrid) or a column mesh (Domain = ColumnMesh); T is float or double.
+template<typename T, typename Domain>
+Status apply(const Domain& domain,
   const T* in,
   T* out,
   const StencilOptions& stencil,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
-/**
- * Explicit hyperdiffusion: `iterations` steps of u -= dt * laplap(u), with ZeroFlux boundaries;
- * dt = fraction * (the largest stable step from a Gershgorin bound), fraction in (0, 1].
- * `values` is updated in place.
- */
-template<typename T>
-Status hyperdiffuseImage(const ImageGrid& grid,
+/// Explicit hyperdiffusion: `iterations` steps of u -= dt * laplap(u), with ZeroFlux boundaries;
+/// dt = fraction * (the largest stable step from a Gershgorin bound).
+struct Hyperdiffusion
+{
+  int iterations = 1;
+  double fraction = 0.5; ///< in (0, 1]
+  /// The horizontal laplap only (images: axes 0 and 1; column meshes: the neighbour table).
+  bool horizontalOnly = false;
+};
+
+/// Hyperdiffusion of `values` in place, on an ImageGrid or a ColumnMesh (as apply).
+template<typename T, typename Domain>
+Status hyperdiffuse(const Domain& domain,
   T* values,
-  int iterations,
-  double fraction,
-  bool horizontalOnly,
-  const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
-template<typename T>
-Status hyperdiffuseColumns(const ColumnMesh& mesh,
-  T* values,
-  int iterations,
-  double fraction,
-  bool horizontalOnly,
+  const Hyperdiffusion& steps,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
@@ -340,18 +332,24 @@ struct GeneratedColumns
 };
 
 /**
- * nx x ny horizontal cells of the given shape, `spacing` = distance between neighbouring cell
- * centres, extruded into `layers` layers of `layerSpacing`. Weights are 4 / (K spacing^2), which
- * makes the horizontal Laplacian exact for quadratic fields on all three shapes.
+ * What generateColumns builds: nx x ny horizontal cells of the given shape, `spacing` = distance
+ * between neighbouring cell centres, extruded into `layers` layers of `layerSpacing`, numbered as
+ * `ordering` says.
  */
-Status generateColumns(HorizontalShape shape,
-  std::size_t nx,
-  std::size_t ny,
-  std::size_t layers,
-  double spacing,
-  double layerSpacing,
-  Ordering ordering,
-  GeneratedColumns& out);
+struct ColumnGrid
+{
+  HorizontalShape shape = HorizontalShape::Quad;
+  std::size_t nx = 2;
+  std::size_t ny = 2;
+  std::size_t layers = 1;
+  double spacing = 1;
+  double layerSpacing = 1;
+  Ordering ordering = Ordering::RowMajor;
+};
+
+/// The mesh of `grid`. Weights are 4 / (K spacing^2), which makes the horizontal Laplacian exact
+/// for quadratic fields on all three shapes.
+Status generateColumns(const ColumnGrid& grid, GeneratedColumns& out);
 
 /// Order of 2-D points along a Morton (z-) curve of their quantised coordinates.
 std::vector<std::int32_t> zCurveOrder(const std::vector<double>& xy);

@@ -436,6 +436,13 @@ Status runWithTable(const PreparedTable<T>& table, const TablePointers<T>& point
   return run(std::conditional_t<Chasing, PlainChasing<T, K>, PlainNonChasing<T, K>>{ pointers });
 }
 
+/// A HostCellLists' start and cells on the device.
+struct DeviceLists
+{
+  DeviceBuffer start;
+  DeviceBuffer cells;
+};
+
 /// Copies the table and the values to the device, runs the chosen strategy, copies back.
 template<typename T, bool Chasing>
 Status runColumns(const PreparedTable<T>& table,
@@ -451,15 +458,11 @@ Status runColumns(const PreparedTable<T>& table,
   DeviceBuffer index;
   DeviceBuffer offsets;
   DeviceBuffer weights;
-  DeviceBuffer haloStart;
-  DeviceBuffer haloCells;
-  DeviceBuffer outerStart;
-  DeviceBuffer outerCells;
+  DeviceLists halo;
+  DeviceLists outer;
   DeviceBuffer stagedSlots;
-  DeviceBuffer groupRingStart;
-  DeviceBuffer groupRingCells;
-  DeviceBuffer groupStart;
-  DeviceBuffer groupIds;
+  DeviceLists groupRing;
+  DeviceLists groups;
   DeviceBuffer groupSlots;
   // Allocates a device copy of a host vector (1 byte when empty) and fills it.
   auto upload = [](DeviceBuffer& buffer, const auto& list, const char* what)
@@ -473,16 +476,17 @@ Status runColumns(const PreparedTable<T>& table,
     }
     return uploaded;
   };
-  if (!status || !(status = upload(outerStart, table.outerStart, "ring lists")) ||
-    !(status = upload(outerCells, table.outerCells, "ring lists")) ||
+  auto uploadLists = [&](DeviceLists& lists, const HostCellLists& host, const char* what)
+  {
+    Status uploaded = upload(lists.start, host.start, what);
+    return uploaded ? upload(lists.cells, host.cells, what) : uploaded;
+  };
+  if (!status || !(status = uploadLists(outer, table.outer, "ring lists")) ||
     !(status = upload(stagedSlots, table.stagedSlots, "ring lists")) ||
-    !(status = upload(groupRingStart, table.groupRingStart, "ring groups")) ||
-    !(status = upload(groupRingCells, table.groupRingCells, "ring groups")) ||
-    !(status = upload(groupStart, table.groupStart, "ring groups")) ||
-    !(status = upload(groupIds, table.groupIds, "ring groups")) ||
+    !(status = uploadLists(groupRing, table.groupRing, "ring groups")) ||
+    !(status = uploadLists(groups, table.groups, "ring groups")) ||
     !(status = upload(groupSlots, table.groupSlots, "ring groups")) ||
-    !(status = upload(haloStart, table.haloStart, "halo lists")) ||
-    !(status = upload(haloCells, table.haloCells, "halo lists")) ||
+    !(status = uploadLists(halo, table.halo, "halo lists")) ||
     !(status = cudaStatus(in.allocate(bytes), "cudaMalloc input")) ||
     !(status = cudaStatus(out.allocate(bytes), "cudaMalloc output")) ||
     !(status = upload(index, table.index, "neighbour table")) ||
@@ -492,19 +496,19 @@ Status runColumns(const PreparedTable<T>& table,
     return status;
   }
   TileLists lists;
-  lists.haloStart = haloStart.as<std::int32_t>();
-  lists.haloCells = haloCells.as<std::int32_t>();
-  lists.maxHalo = table.maxHalo;
-  lists.outerStart = outerStart.as<std::int32_t>();
-  lists.outerCells = outerCells.as<std::int32_t>();
-  lists.maxOuter = table.maxOuter;
+  lists.haloStart = halo.start.as<std::int32_t>();
+  lists.haloCells = halo.cells.as<std::int32_t>();
+  lists.maxHalo = table.halo.max;
+  lists.outerStart = outer.start.as<std::int32_t>();
+  lists.outerCells = outer.cells.as<std::int32_t>();
+  lists.maxOuter = table.outer.max;
   lists.stagedSlots = table.stagedSlots.empty() ? nullptr : stagedSlots.as<std::int32_t>();
-  lists.groupRingStart = groupRingStart.as<std::int32_t>();
-  lists.groupRingCells = groupRingCells.as<std::int32_t>();
-  lists.maxGroupRing = table.maxGroupRing;
-  lists.groupStart = groupStart.as<std::int32_t>();
-  lists.groupIds = groupIds.as<std::int32_t>();
-  lists.maxGroups = table.maxGroups;
+  lists.groupRingStart = groupRing.start.as<std::int32_t>();
+  lists.groupRingCells = groupRing.cells.as<std::int32_t>();
+  lists.maxGroupRing = table.groupRing.max;
+  lists.groupStart = groups.start.as<std::int32_t>();
+  lists.groupIds = groups.cells.as<std::int32_t>();
+  lists.maxGroups = table.groups.max;
   lists.groupSlots = table.groupSlots.empty() ? nullptr : groupSlots.as<std::int32_t>();
   const TileLists* tiles = table.tiled() ? &lists : nullptr;
   if (!(status =

@@ -6,7 +6,7 @@ namespace stencil
 namespace detail
 {
 template<>
-Status cudaColumnsChasing<double>(const PreparedTable<double>& table,
+Status cudaColumnsOf<double, true>(const PreparedTable<double>& table,
   const ColumnArgs<double>& args,
   const ExecutionOptions& options,
   ExecutionReport& report)

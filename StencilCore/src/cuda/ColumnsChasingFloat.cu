@@ -6,7 +6,7 @@ namespace stencil
 namespace detail
 {
 template<>
-Status cudaColumnsChasing<float>(const PreparedTable<float>& table,
+Status cudaColumnsOf<float, true>(const PreparedTable<float>& table,
   const ColumnArgs<float>& args,
   const ExecutionOptions& options,
   ExecutionReport& report)

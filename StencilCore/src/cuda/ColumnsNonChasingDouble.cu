@@ -7,7 +7,7 @@ namespace stencil
 namespace detail
 {
 template<>
-Status cudaColumnsNonChasing<double>(const PreparedTable<double>& table,
+Status cudaColumnsOf<double, false>(const PreparedTable<double>& table,
   const ColumnArgs<double>& args,
   const ExecutionOptions& options,
   ExecutionReport& report)

@@ -7,7 +7,7 @@ namespace stencil
 namespace detail
 {
 template<>
-Status cudaColumnsNonChasing<float>(const PreparedTable<float>& table,
+Status cudaColumnsOf<float, false>(const PreparedTable<float>& table,
   const ColumnArgs<float>& args,
   const ExecutionOptions& options,
   ExecutionReport& report)

@@ -112,34 +112,32 @@ Status timeKernel(int repeats, Launch&& launch, double& medianSeconds)
   return Status::Ok();
 }
 
-template<typename T>
-Status cudaColumnsChasing(const PreparedTable<T>& table,
-  const ColumnArgs<T>& args,
-  const ExecutionOptions& options,
-  ExecutionReport& report);
-template<typename T>
-Status cudaColumnsNonChasing(const PreparedTable<T>& table,
+/// The column-mesh backend for tables with (Chasing) or without stored second rings: one explicit
+/// specialization per value type and table kind, each in its own translation unit
+/// (src/cuda/Columns*.cu) so that they compile in parallel.
+template<typename T, bool Chasing>
+Status cudaColumnsOf(const PreparedTable<T>& table,
   const ColumnArgs<T>& args,
   const ExecutionOptions& options,
   ExecutionReport& report);
 
 template<>
-Status cudaColumnsChasing<float>(const PreparedTable<float>&,
+Status cudaColumnsOf<float, true>(const PreparedTable<float>&,
   const ColumnArgs<float>&,
   const ExecutionOptions&,
   ExecutionReport&);
 template<>
-Status cudaColumnsChasing<double>(const PreparedTable<double>&,
+Status cudaColumnsOf<double, true>(const PreparedTable<double>&,
   const ColumnArgs<double>&,
   const ExecutionOptions&,
   ExecutionReport&);
 template<>
-Status cudaColumnsNonChasing<float>(const PreparedTable<float>&,
+Status cudaColumnsOf<float, false>(const PreparedTable<float>&,
   const ColumnArgs<float>&,
   const ExecutionOptions&,
   ExecutionReport&);
 template<>
-Status cudaColumnsNonChasing<double>(const PreparedTable<double>&,
+Status cudaColumnsOf<double, false>(const PreparedTable<double>&,
   const ColumnArgs<double>&,
   const ExecutionOptions&,
   ExecutionReport&);

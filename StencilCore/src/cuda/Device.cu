@@ -1081,11 +1081,8 @@ Status cudaColumns(const PreparedTable<T>& table,
   const ExecutionOptions& options,
   ExecutionReport& report)
 {
-  if (table.chasing)
-  {
-    return cudaColumnsChasing(table, args, options, report);
-  }
-  return cudaColumnsNonChasing(table, args, options, report);
+  return table.chasing ? cudaColumnsOf<T, true>(table, args, options, report)
+                       : cudaColumnsOf<T, false>(table, args, options, report);
 }
 
 STENCIL_CUDA_ENTRY_POINTS(float);
