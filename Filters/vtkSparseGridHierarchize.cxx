@@ -192,8 +192,9 @@ Outcome SampleAndReduce(Job& job,
       image ? image + c : nullptr,
       job.Piece,
       values.data(),
+      sparsegrid::ComponentLayout::strided(static_cast<std::size_t>(nc)),
+      {},
       &mine,
-      static_cast<std::size_t>(nc),
       job.Exec->Options()));
   if ((outcome = Agree(job, outcome)) != Outcome::Done || !job.Controller)
   {

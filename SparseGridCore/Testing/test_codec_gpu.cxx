@@ -152,10 +152,10 @@ void compareBackends(const std::vector<T>& input, const Dims& dims, double bound
   const std::size_t capacity = codec::maxStreamBytes(
     layout, sizeof(T) == 4 ? codec::ValueType::Float32 : codec::ValueType::Float64);
   ASSERT_EQ(cudaMalloc(&dStream, capacity), cudaSuccess);
-  std::size_t streamBytes = 0;
-  const auto dd =
-    codec::encodeDeviceToDevice(dIn, layout, bound, dStream, capacity, streamBytes, gpu);
+  codec::DeviceStream target{ dStream, capacity };
+  const auto dd = codec::encodeDeviceToDevice(dIn, layout, bound, target, gpu);
   ASSERT_TRUE(dd.ok()) << dd.message();
+  const std::size_t streamBytes = target.bytes;
   ASSERT_EQ(streamBytes, sc.size());
   std::vector<std::uint8_t> back(streamBytes);
   ASSERT_EQ(cudaMemcpy(back.data(), dStream, streamBytes, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -166,11 +166,12 @@ void compareBackends(const std::vector<T>& input, const Dims& dims, double bound
   ASSERT_EQ(cudaMemcpy(outDev.data(), dOut, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(0, std::memcmp(outCpu.data(), outDev.data(), n * sizeof(T)));
   // Too small a device buffer is refused with the size it needs.
-  std::size_t dummy = 0;
+  codec::DeviceStream small{ dStream, 64 };
   if (sc.size() > 64)
   {
-    EXPECT_EQ(codec::encodeDeviceToDevice(dIn, layout, bound, dStream, 64, dummy, gpu).code(),
+    EXPECT_EQ(codec::encodeDeviceToDevice(dIn, layout, bound, small, gpu).code(),
       sparsegrid::ErrorCode::InvalidArgument);
+    EXPECT_EQ(small.bytes, 0u);
   }
   cudaFree(dStream);
 
@@ -449,10 +450,9 @@ TEST(CodecGpu, SpecialVoxelsGiveTheCpuStreamAndComeBack)
   const std::size_t capacity = codec::maxStreamBytes(layout, codec::ValueType::Float32);
   std::uint8_t* dStream = nullptr;
   ASSERT_EQ(cudaMalloc(&dStream, capacity), cudaSuccess);
-  std::size_t bytes = 0;
-  ASSERT_TRUE(
-    codec::encodeDeviceToDevice(dAos, strided, { 1e-3, specials }, dStream, capacity, bytes, gpu)
-      .ok());
+  codec::DeviceStream target{ dStream, capacity };
+  ASSERT_TRUE(codec::encodeDeviceToDevice(dAos, strided, { 1e-3, specials }, target, gpu).ok());
+  const std::size_t bytes = target.bytes;
   std::vector<std::uint8_t> back(bytes);
   ASSERT_EQ(cudaMemcpy(back.data(), dStream, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(sc, back);

@@ -224,13 +224,14 @@ TEST_P(Errors, NonFiniteImage)
   std::vector<double> values(grid.size(), 0.0);
   sparsegrid::ExecutionReport report;
   Status st = sparsegrid::sampleImage(
-    grid, image.data(), Unit(dims), values.data(), 1, this->options(), &report);
+    grid, image.data(), Unit(dims), values.data(), {}, {}, this->options(), &report);
   expectError(st, ErrorCode::NonFinite, { "13" });
   EXPECT_TRUE(ref::containsNoCase(st.message(), "40")) << "first index: " << st.message();
 
   std::vector<float> imageF(image.begin(), image.end());
   std::vector<float> valuesF(grid.size(), 0.f);
-  st = sparsegrid::sampleImage(grid, imageF.data(), Unit(dims), valuesF.data(), 1, this->options());
+  st = sparsegrid::sampleImage(
+    grid, imageF.data(), Unit(dims), valuesF.data(), {}, {}, this->options());
   expectError(st, ErrorCode::NonFinite, { "13" });
 }
 
@@ -321,14 +322,19 @@ TEST_P(Errors, BadImageDimensions)
     std::vector<std::vector<std::size_t>>{ { 1, 9 }, { 9, 0 }, { 9 }, { 3, 3, 3 } })
   {
     SCOPED_TRACE("dims size " + std::to_string(dims.size()));
-    const Status st =
-      sparsegrid::sampleImage(grid, image.data(), Unit(dims), values.data(), 1, this->options());
+    const Status st = sparsegrid::sampleImage(
+      grid, image.data(), Unit(dims), values.data(), {}, {}, this->options());
     expectError(st, ErrorCode::InvalidArgument, { "dim", "sample", "size", "axes", "axis" });
   }
-  // stride 0 makes no sense
-  EXPECT_EQ(
-    sparsegrid::sampleImage(grid, image.data(), Unit({ 5, 5 }), values.data(), 0, this->options())
-      .code(),
+  // an image of no components makes no sense
+  EXPECT_EQ(sparsegrid::sampleImage(grid,
+              image.data(),
+              Unit({ 5, 5 }),
+              values.data(),
+              sparsegrid::ComponentLayout::interleaved(0),
+              {},
+              this->options())
+              .code(),
     ErrorCode::InvalidArgument);
   // reconstructImage: target of the wrong dimension, or inconsistent origin/spacing sizes
   sparsegrid::RegularGrid t3 = sparsegrid::RegularGrid::unitCube({ 3, 3, 3 });
@@ -371,7 +377,8 @@ TEST_P(Errors, AbortCallback)
   expectError(sparsegrid::dehierarchize(grid, v.data(), o), ErrorCode::Aborted, {});
   expectError(
     sparsegrid::evaluate(grid, v.data(), xs.data(), 5000, out.data(), o), ErrorCode::Aborted, {});
-  expectError(sparsegrid::sampleImage(grid, image.data(), Unit({ 33, 33, 33 }), v.data(), 1, o),
+  expectError(
+    sparsegrid::sampleImage(grid, image.data(), Unit({ 33, 33, 33 }), v.data(), {}, {}, o),
     ErrorCode::Aborted,
     {});
   std::vector<double> rec(33 * 33 * 33);
@@ -435,7 +442,7 @@ TEST_P(Errors, ProgressCallback)
         st = sparsegrid::evaluate(grid, v.data(), xs.data(), 5000, out.data(), o);
         break;
       case 3:
-        st = sparsegrid::sampleImage(grid, image.data(), Unit({ 17, 17, 17 }), v.data(), 1, o);
+        st = sparsegrid::sampleImage(grid, image.data(), Unit({ 17, 17, 17 }), v.data(), {}, {}, o);
         break;
       default:
         st = sparsegrid::reconstructImage(

@@ -330,7 +330,7 @@ Outputs<T> runFive(const Grid& grid,
   const std::vector<T> img(image.begin(), image.end());
   r.sampled.resize(grid.size());
   st = sparsegrid::sampleImage(
-    grid, img.data(), sparsegrid::RegularGrid::unitCube(dims), r.sampled.data(), 1, o);
+    grid, img.data(), sparsegrid::RegularGrid::unitCube(dims), r.sampled.data(), {}, {}, o);
   if (!st.ok())
   {
     return fail("sampleImage", st);

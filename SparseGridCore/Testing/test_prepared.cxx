@@ -445,8 +445,8 @@ TEST_P(Layouts, SamplingStridedEqualsContiguous)
   ASSERT_TRUE(sparsegrid::sampleImage(grid,
     image.data(),
     placement,
-    ComponentLayout::interleaved(2),
     sampled.data(),
+    ComponentLayout::interleaved(2),
     values,
     options,
     &report)
@@ -476,8 +476,8 @@ TEST_P(Layouts, SamplingStridedEqualsContiguous)
   ASSERT_TRUE(sparsegrid::sampleImagePiece(grid,
     pieceImage.data(),
     piece,
-    ComponentLayout::interleaved(2),
     pieceSampled.data(),
+    ComponentLayout::interleaved(2),
     values,
     &owned,
     options,
@@ -487,12 +487,19 @@ TEST_P(Layouts, SamplingStridedEqualsContiguous)
   for (int c = 0; c < 2; ++c)
   {
     std::vector<double> alone(grid.size());
-    ASSERT_TRUE(
-      sparsegrid::sampleImage(grid, image.data() + c, placement, alone.data(), 2, options).ok());
+    ASSERT_TRUE(sparsegrid::sampleImage(
+      grid, image.data() + c, placement, alone.data(), ComponentLayout::strided(2), {}, options)
+                  .ok());
     std::vector<double> pieceAlone(grid.size());
     std::uint64_t ownedAlone = 0;
-    ASSERT_TRUE(sparsegrid::sampleImagePiece(
-      grid, pieceImage.data() + c, piece, pieceAlone.data(), &ownedAlone, 2, options)
+    ASSERT_TRUE(sparsegrid::sampleImagePiece(grid,
+      pieceImage.data() + c,
+      piece,
+      pieceAlone.data(),
+      ComponentLayout::strided(2),
+      {},
+      &ownedAlone,
+      options)
                   .ok());
     EXPECT_EQ(owned, ownedAlone);
     EXPECT_GT(owned, 0u);

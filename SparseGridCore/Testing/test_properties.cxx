@@ -113,7 +113,8 @@ protected:
         image.data(),
         sparsegrid::RegularGrid::unitCube(dims),
         values.data(),
-        1,
+        {},
+        {},
         this->options(),
         &r0);
       ASSERT_TRUE(st.ok()) << st.message();
@@ -385,7 +386,8 @@ protected:
           image.data() + (stride - 1),
           sparsegrid::RegularGrid::unitCube(dims),
           values.data(),
-          stride,
+          sparsegrid::ComponentLayout::strided(stride),
+          {},
           this->options(),
           &report);
         ASSERT_TRUE(st.ok()) << st.message();
@@ -460,7 +462,7 @@ protected:
       std::vector<T> values(g.size());
       sparsegrid::ExecutionReport report;
       const sparsegrid::Status st = sparsegrid::sampleImage(
-        grid, image.data(), placement, values.data(), 1, this->options(), &report);
+        grid, image.data(), placement, values.data(), {}, {}, this->options(), &report);
       ASSERT_TRUE(st.ok()) << st.message();
       SG_EXPECT_SAMPLED_ON_CPU(report);
       const std::size_t dmax = *std::max_element(c.dims.begin(), c.dims.end());
@@ -517,7 +519,7 @@ protected:
       std::vector<T> values(g.size());
       sparsegrid::ExecutionReport r0, r1, r2;
       ASSERT_TRUE(sparsegrid::sampleImage(
-        grid, image.data(), placement, values.data(), 1, this->options(), &r0)
+        grid, image.data(), placement, values.data(), {}, {}, this->options(), &r0)
                     .ok());
       SG_EXPECT_SAMPLED_ON_CPU(r0);
       std::vector<double> nodal = ref::toDouble(values);
@@ -637,7 +639,7 @@ protected:
         std::vector<T> values(g.size(), static_cast<T>(77));
         std::uint64_t owned = 0;
         const sparsegrid::Status st = sparsegrid::sampleImagePiece(
-          grid, piece.data(), geo, values.data(), &owned, 1, this->options());
+          grid, piece.data(), geo, values.data(), {}, {}, &owned, this->options());
         ASSERT_TRUE(st.ok()) << st.message();
         ownedTotal += owned;
         std::uint64_t nonZero = 0;
@@ -673,9 +675,9 @@ protected:
       std::vector<T> values(g.size(), static_cast<T>(5));
       std::uint64_t owned = 99;
       const T dummy = 0;
-      ASSERT_TRUE(
-        sparsegrid::sampleImagePiece(grid, &dummy, empty, values.data(), &owned, 1, this->options())
-          .ok());
+      ASSERT_TRUE(sparsegrid::sampleImagePiece(
+        grid, &dummy, empty, values.data(), {}, {}, &owned, this->options())
+                    .ok());
       EXPECT_EQ(owned, 0u);
       EXPECT_EQ(
         std::count(values.begin(), values.end(), T(0)), static_cast<std::ptrdiff_t>(g.size()));

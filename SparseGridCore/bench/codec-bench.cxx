@@ -236,8 +236,9 @@ std::vector<Row> bricksOnDevice(const std::vector<T>& values,
   {
     for (Brick& k : bricks)
     {
-      auto s = codec::encodeDeviceToDevice(
-        dIn + k.first, k.layout, bound, dStream + k.streamAt, k.capacity, k.bytes, g);
+      codec::DeviceStream target{ dStream + k.streamAt, k.capacity };
+      auto s = codec::encodeDeviceToDevice(dIn + k.first, k.layout, bound, target, g);
+      k.bytes = target.bytes;
       if (!s)
       {
         std::cerr << "brick encodeDeviceToDevice: " << s.message() << "\n";
@@ -657,14 +658,14 @@ bool deviceRows(const Options& o,
     layout, sizeof(T) == 4 ? codec::ValueType::Float32 : codec::ValueType::Float64);
   std::uint8_t* dStream = nullptr;
   cudaMalloc(&dStream, capacity);
-  std::size_t dBytes = 0;
+  codec::DeviceStream target{ dStream, capacity };
+  std::size_t& dBytes = target.bytes;
   std::vector<double> wallEnc, wallDec, kernEnc, kernDec;
   timeDeviceCalls(
     o.repeats,
     "encodeDeviceToDevice",
     rep,
-    [&]
-    { return codec::encodeDeviceToDevice(dIn, layout, bound, dStream, capacity, dBytes, g, &rep); },
+    [&] { return codec::encodeDeviceToDevice(dIn, layout, bound, target, g, &rep); },
     wallEnc,
     kernEnc);
   timeDeviceCalls(
@@ -699,7 +700,7 @@ bool deviceRows(const Options& o,
       " ms" };
   printKernelProfile("compress, device to device",
     o.repeats,
-    [&] { (void)codec::encodeDeviceToDevice(dIn, layout, bound, dStream, capacity, dBytes, g); });
+    [&] { (void)codec::encodeDeviceToDevice(dIn, layout, bound, target, g); });
   printKernelProfile("decompress, device to device",
     o.repeats,
     [&] { (void)codec::decodeDevice(dStream, dBytes, o.level, dOut, layout, true, g); });

@@ -379,7 +379,8 @@ int runOp(const Args& a, const sg::Grid& grid, const sg::ExecutionOptions& optio
       {
         timeIt(
           [&] {
-            return sg::sampleImage(grid, image.data(), target, coeffs.data(), 1, options, &report);
+            return sg::sampleImage(
+              grid, image.data(), target, coeffs.data(), {}, {}, options, &report);
           });
       }
     }

@@ -189,9 +189,12 @@ private:
 
 } // namespace
 
-// Samples the grid points owned by a piece (the whole image is the piece that owns all).
+namespace
+{
+// Samples one component (values `stride` apart) at the grid points owned by a piece (the whole
+// image is the piece that owns all).
 template<typename T>
-Status sampleImagePiece(const Grid& grid,
+Status sampleComponent(const Grid& grid,
   const T* image,
   const ImagePiece& piece,
   T* values,
@@ -374,6 +377,7 @@ Status sampleImagePiece(const Grid& grid,
   detail::progress(options, 1.0);
   return Status::Ok();
 }
+} // namespace
 
 ImagePiece ImagePiece::whole(const RegularGrid& placement)
 {
@@ -781,8 +785,8 @@ template<typename T>
 Status sampleImagePiece(const Grid& grid,
   const T* piece,
   const ImagePiece& geometry,
-  const ComponentLayout& pieceLayout,
   T* values,
+  const ComponentLayout& pieceLayout,
   const ComponentLayout& valueLayout,
   std::uint64_t* owned,
   const ExecutionOptions& options,
@@ -814,13 +818,14 @@ Status sampleImagePiece(const Grid& grid,
   {
     const ExecutionOptions o = detail::componentOptions(options, c, pieceLayout.count);
     T* target = step == 1 ? values : scratch.data();
-    status = sampleImagePiece(grid,
+    status = sampleComponent(grid,
       piece ? piece + c : nullptr,
       geometry,
       target,
       c == 0 ? owned : nullptr,
       pieceLayout.step(),
-      o);
+      o,
+      nullptr);
     if (!status)
     {
       return status;
@@ -834,23 +839,7 @@ Status sampleImagePiece(const Grid& grid,
 }
 
 #define SPARSEGRID_INSTANTIATE(T)                                                                  \
-  template Status sampleImagePiece<T>(const Grid&,                                                 \
-    const T*,                                                                                      \
-    const ImagePiece&,                                                                             \
-    T*,                                                                                            \
-    std::uint64_t*,                                                                                \
-    std::size_t,                                                                                   \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);                                                                             \
-  template Status sampleImagePiece<T>(const Grid&,                                                 \
-    const T*,                                                                                      \
-    const ImagePiece&,                                                                             \
-    const ComponentLayout&,                                                                        \
-    T*,                                                                                            \
-    const ComponentLayout&,                                                                        \
-    std::uint64_t*,                                                                                \
-    const ExecutionOptions&,                                                                       \
-    ExecutionReport*);                                                                             \
+  template decltype(sampleImagePiece<T>) sampleImagePiece<T>;                                      \
   template Status detail::reconstructCPU<T>(                                                       \
     const Grid&, const T*, const RegularGrid&, T*, const ExecutionOptions&);
 SPARSEGRID_INSTANTIATE(float)

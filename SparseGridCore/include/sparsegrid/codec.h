@@ -223,18 +223,24 @@ void releaseWorkBuffers();
 /// device stream buffer needs.
 std::size_t maxStreamBytes(const Layout& layout, ValueType type);
 
-/// Encodes device values into a device stream buffer of `capacity` bytes
-/// (maxStreamBytes() is always enough); `streamBytes` receives the stream's size. Same bytes as
-/// encode(). GPU only: BackendUnavailable (or OutOfDeviceMemory) when the GPU cannot run, as no
-/// CPU fall-back can write device memory without the CUDA runtime. With special voxels (as in
-/// encodeDevice) the stream is built on the host and copied into deviceStream.
+/// A stream buffer in CUDA device memory: `capacity` bytes at `data` (maxStreamBytes() is always
+/// enough) holding a stream of `bytes` bytes.
+struct DeviceStream
+{
+  std::uint8_t* data = nullptr;
+  std::size_t capacity = 0;
+  std::size_t bytes = 0;
+};
+
+/// Encodes device values into the device buffer `stream` and sets stream.bytes (0 on failure).
+/// Same bytes as encode(). GPU only: BackendUnavailable (or OutOfDeviceMemory) when the GPU
+/// cannot run, as no CPU fall-back can write device memory without the CUDA runtime. With special
+/// voxels (as in encodeDevice) the stream is built on the host and copied into the buffer.
 template<typename T>
 Status encodeDeviceToDevice(const T* deviceValues,
   const Layout& layout,
   const ErrorBound& bound,
-  std::uint8_t* deviceStream,
-  std::size_t capacity,
-  std::size_t& streamBytes,
+  DeviceStream& stream,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 

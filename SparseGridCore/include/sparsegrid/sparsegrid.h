@@ -332,15 +332,19 @@ struct ImagePiece
  * one owner among pieces that tile the image, and the owner holds both samples around it.
  * Summing `values` over all pieces (an MPI reduction of grid-sized data) gives sampleImage of
  * the whole image. A piece with a zero dimension owns nothing. Sampling always runs on the CPU
- * (the report says so when CUDA was requested).
+ * (the report says so when CUDA was requested). Every component of `pieceLayout` is sampled:
+ * piece sample s of component c at piece[s * pieceLayout.step() + c], grid point p's value at
+ * values[p * valueLayout.step() + c] (the defaults: one contiguous array; `owned` counts grid
+ * points, not values).
  */
 template<typename T>
 [[nodiscard]] Status sampleImagePiece(const Grid& grid,
   const T* piece,
   const ImagePiece& geometry,
   T* values,
+  const ComponentLayout& pieceLayout = {},
+  const ComponentLayout& valueLayout = {},
   std::uint64_t* owned = nullptr,
-  std::size_t stride = 1,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
@@ -349,9 +353,9 @@ template<typename T>
  * lies at placement.origin[t] + j * placement.spacing[t] (RegularGrid::unitCube(dims): the image
  * covers [0,1]^D with dims[t] >= 2 samples per axis); values between samples come from
  * multilinear interpolation, so sampling is exact where dims[t] = 2^n + 1 and caps[t] <= n.
- * Fails with NonFinite (count and first index) when the image holds NaN or Inf. `stride` is the
- * distance between consecutive values (components of a vector array).
- * Grid points beyond the image take the value of
+ * Fails with NonFinite (count and first index) when the image holds NaN or Inf. The layouts say
+ * where the components lie, as in sampleImagePiece (ComponentLayout::strided(n) for component c
+ * of an n-component array, from image + c). Grid points beyond the image take the value of
  * the nearest image sample (constant extension). With spacing 2^-c_t (c_t = levelForSamples)
  * the image sits voxel-exactly in the corner of the 2^c + 1 lattice: every voxel is a lattice
  * node, so a grid whose caps make it a full grid reproduces any image exactly.
@@ -361,12 +365,14 @@ template<typename T>
   const T* image,
   const RegularGrid& placement,
   T* values,
-  std::size_t stride = 1,
+  const ComponentLayout& imageLayout = {},
+  const ComponentLayout& valueLayout = {},
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr)
 {
   const ImagePiece whole = ImagePiece::whole(placement);
-  return sampleImagePiece(grid, image, whole, values, nullptr, stride, options, report);
+  return sampleImagePiece(
+    grid, image, whole, values, imageLayout, valueLayout, nullptr, options, report);
 }
 
 /**
@@ -444,36 +450,6 @@ template<typename T>
   const ComponentLayout& resultLayout,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
-
-/// sampleImagePiece for every component, with a report (sampling always runs on the CPU; the
-/// report says so when CUDA was requested). `owned` counts the owned grid points (not values).
-template<typename T>
-[[nodiscard]] Status sampleImagePiece(const Grid& grid,
-  const T* piece,
-  const ImagePiece& geometry,
-  const ComponentLayout& pieceLayout,
-  T* values,
-  const ComponentLayout& valueLayout,
-  std::uint64_t* owned = nullptr,
-  const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr);
-
-/// sampleImage (placed image) for every component: image sample s of component c at
-/// image[s * imageLayout.step() + c], grid point p's value at values[p * valueLayout.step() + c].
-template<typename T>
-[[nodiscard]] Status sampleImage(const Grid& grid,
-  const T* image,
-  const RegularGrid& placement,
-  const ComponentLayout& imageLayout,
-  T* values,
-  const ComponentLayout& valueLayout,
-  const ExecutionOptions& options = {},
-  ExecutionReport* report = nullptr)
-{
-  const ImagePiece whole = ImagePiece::whole(placement);
-  return sampleImagePiece(
-    grid, image, whole, imageLayout, values, valueLayout, nullptr, options, report);
-}
 
 /// reconstructImage for every component: target point q of component c goes to
 /// out[q * outLayout.step() + c].

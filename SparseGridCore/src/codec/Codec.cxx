@@ -700,15 +700,13 @@ template<typename T>
 Status encodeDeviceToDevice(const T* deviceValues,
   const Layout& layout,
   const ErrorBound& bound,
-  std::uint8_t* deviceStream,
-  std::size_t capacity,
-  std::size_t& streamBytes,
+  DeviceStream& stream,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
   std::uint64_t voxels = 0;
-  streamBytes = 0;
-  Status st = checkEncodeArguments<T>(deviceValues && deviceStream,
+  stream.bytes = 0;
+  Status st = checkEncodeArguments<T>(deviceValues && stream.data,
     "encodeDeviceToDevice: a pointer is null",
     bound.absolute,
     layout,
@@ -728,9 +726,6 @@ Status encodeDeviceToDevice(const T* deviceValues,
   }
   if (!found)
   {
-    cudaimpl::DeviceStreamTarget target;
-    target.data = deviceStream;
-    target.capacity = capacity;
     format::Scheme scheme;
     st = deviceScheme(deviceValues, layout, bound.absolute, options, scheme);
     if (!st)
@@ -738,29 +733,32 @@ Status encodeDeviceToDevice(const T* deviceValues,
       return call.finish(Backend::CUDA, st);
     }
     const cudaimpl::EncodeRequest<T> request{
-      nullptr, deviceValues, layout, scheme, bound.absolute, nullptr, nullptr, &target
+      nullptr, deviceValues, layout, scheme, bound.absolute, nullptr, nullptr, &stream
     };
     st = cudaimpl::encode<T>(request, options, &r.kernelSeconds);
-    streamBytes = st ? target.bytes : 0;
+    if (!st)
+    {
+      stream.bytes = 0;
+    }
     if (st.code() != ErrorCode::NonFinite)
     {
       return call.finish(Backend::CUDA, st);
     }
   }
   // Special voxels: the stream is built from the host copy, then copied into the device buffer.
-  std::vector<std::uint8_t> stream;
-  st = encodeFromHostCopy(deviceValues, layout, voxels, bound, stream, options, false);
-  if (st && stream.size() > capacity)
+  std::vector<std::uint8_t> host;
+  st = encodeFromHostCopy(deviceValues, layout, voxels, bound, host, options, false);
+  if (st && host.size() > stream.capacity)
   {
     st = Status(ErrorCode::InvalidArgument,
-      "encode: the device stream buffer holds " + std::to_string(capacity) +
-        " bytes, the stream needs " + std::to_string(stream.size()) + " (maxStreamBytes)");
+      "encode: the device stream buffer holds " + std::to_string(stream.capacity) +
+        " bytes, the stream needs " + std::to_string(host.size()) + " (maxStreamBytes)");
   }
   if (st)
   {
-    st = cudaimpl::uploadStream(stream, deviceStream);
+    st = cudaimpl::uploadStream(host, stream.data);
   }
-  streamBytes = st ? stream.size() : 0;
+  stream.bytes = st ? host.size() : 0;
   return call.finish(Backend::CUDA, st);
 }
 

@@ -232,13 +232,6 @@ Status makeEncodePlan(const Layout& layout,
 /// For a decoding: the stream's scheme and quantisers, from its (parsed) header.
 void makeDecodePlan(const StreamInfo& info, CodingPlan& out);
 
-/// Where encode() puts the stream when it should stay on the device.
-struct DeviceStreamTarget
-{
-  std::uint8_t* data = nullptr;
-  std::size_t capacity = 0;
-  std::size_t bytes = 0;
-};
 /// An encoding (CPU or GPU): values that live on the host (hostValues) or on the device
 /// (deviceValues, GPU only; exactly one of the two non-null), with this scheme and bound, into
 /// `stream` (and `statistics`) or, with `target` (GPU only), into device memory. Fields in this
@@ -253,7 +246,7 @@ struct EncodeRequest
   double bound = 0;
   std::vector<std::uint8_t>* stream = nullptr;
   EncodeStatistics* statistics = nullptr;
-  DeviceStreamTarget* target = nullptr;
+  DeviceStream* target = nullptr; ///< where the stream goes when it stays on the device
 };
 
 } // namespace detail
@@ -266,7 +259,6 @@ bool available(std::string* why);
 /// Frees the device buffers kept between calls.
 void releaseBuffers();
 // The encoding request is the CPU encoder's too (detail::encodeCPU).
-using detail::DeviceStreamTarget;
 using detail::EncodeRequest;
 template<typename T>
 Status encode(const EncodeRequest<T>& request,

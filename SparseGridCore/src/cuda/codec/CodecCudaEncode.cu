@@ -470,7 +470,7 @@ Status writeRawStream(const EncodeRequest<T>& request,
   u64 rawTotal,
   std::vector<std::uint8_t>& stream)
 {
-  DeviceStreamTarget* target = request.target;
+  DeviceStream* target = request.target;
   std::vector<T> host(static_cast<std::size_t>(voxels));
   // The input is intact (the passes worked on rec).
   Status st;
@@ -513,7 +513,7 @@ Status writeCodedStream(Workspace& ws,
   cudaStream_t s,
   std::vector<std::uint8_t>& stream)
 {
-  DeviceStreamTarget* target = request.target;
+  DeviceStream* target = request.target;
   const u64* summary = ws.readBack.as<u64>();
   const unsigned char* hostLengths = ws.readBack.as<unsigned char>() + SummaryWords * 8;
   const u64 total = summary[SumTotal];
