@@ -463,9 +463,9 @@ void DecodeBrick(const Contents& contents,
       {
         status = sparsegrid::codec::decode(contents.StreamData(k),
           contents.StreamSize(k),
-          level,
           whole ? images[i] + c : buffer.data(),
           target,
+          level,
           options,
           &report);
       }

@@ -343,7 +343,7 @@ int run(const Options& options)
   {
     const auto start = std::chrono::steady_clock::now();
     status =
-      codec::decodeDevice(readStream, readBytes, -1, decoded, layout, false, execution, &report);
+      codec::decodeDevice(readStream, readBytes, decoded, layout, -1, false, execution, &report);
     const cudaError_t synced = cudaDeviceSynchronize();
     const double seconds = secondsSince(start);
     if (!status || !cudaOk(synced, "decodeDevice"))

@@ -78,7 +78,7 @@ RatePoint CodeOnce(const Sample& sample,
   if (status.ok())
   {
     status =
-      sparsegrid::codec::decode(stream.data(), stream.size(), -1, decoded.data(), layout, options);
+      sparsegrid::codec::decode(stream.data(), stream.size(), decoded.data(), layout, -1, options);
   }
   if (!status.ok())
   {
@@ -272,7 +272,7 @@ Preview DecodeTyped(const std::vector<std::uint8_t>& stream,
   options.backend = sparsegrid::Backend::CPU;
   const int index = level <= 0 || level > info.levels ? -1 : level - 1;
   const sparsegrid::Status status =
-    sparsegrid::codec::decode(stream.data(), stream.size(), index, values.data(), layout, options);
+    sparsegrid::codec::decode(stream.data(), stream.size(), values.data(), layout, index, options);
   if (!status.ok())
   {
     preview.Message = status.message();

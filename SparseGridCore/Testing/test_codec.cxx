@@ -127,7 +127,7 @@ void roundTrip(const std::vector<T>& input,
   EXPECT_EQ(info.levelBound.back(), bound);
   EXPECT_EQ(info.levelEnd.back(), stream.size());
   std::vector<T> out(input.size());
-  ASSERT_TRUE(codec::decode(stream.data(), stream.size(), -1, out.data(), layout, cpu).ok());
+  ASSERT_TRUE(codec::decode(stream.data(), stream.size(), out.data(), layout, -1, cpu).ok());
   EXPECT_LE(maxError(input.data(), out.data(), input.size()), static_cast<long double>(bound))
     << "bound " << bound << " raw " << info.raw;
   if (bytes)
@@ -209,7 +209,7 @@ TEST(Codec, SmoothFieldCompressesWellAndNoiseFallsBackToRaw)
   // Raw costs only the header on top of the values.
   EXPECT_LE(stream.size(), noise.size() * sizeof(float) + 256);
   std::vector<float> out(noise.size());
-  ASSERT_TRUE(codec::decode(stream.data(), stream.size(), -1, out.data(), layout).ok());
+  ASSERT_TRUE(codec::decode(stream.data(), stream.size(), out.data(), layout).ok());
   EXPECT_EQ(out, noise);
 }
 
@@ -247,14 +247,14 @@ TEST(Codec, ProgressivePrefixesKeepTheirLevelBounds)
       }
       // Only the prefix the level needs is handed over.
       std::vector<float> out(input.size());
-      ASSERT_TRUE(codec::decode(stream.data(), info.levelEnd[k], k, out.data(), layout).ok());
+      ASSERT_TRUE(codec::decode(stream.data(), info.levelEnd[k], out.data(), layout, k).ok());
       const long double err = maxError(input.data(), out.data(), input.size());
       EXPECT_LE(err, static_cast<long double>(info.levelBound[k]));
       if (k + 1 < info.levels)
       {
         // One byte less than the prefix is refused.
         EXPECT_FALSE(
-          codec::decode(stream.data(), info.levelEnd[k] - 1, k, out.data(), layout).ok());
+          codec::decode(stream.data(), info.levelEnd[k] - 1, out.data(), layout, k).ok());
       }
     }
     // Coarse levels carry real information: level 0 alone is far worse than all levels.
@@ -288,7 +288,7 @@ TEST(Codec, StridedComponentsAndCrossPrecisionDecode)
   EXPECT_EQ(s1, s2) << "the stride must not change the stream";
 
   std::vector<double> outAos(3 * n, 123.0);
-  ASSERT_TRUE(codec::decode(s1.data(), s1.size(), -1, outAos.data() + 1, strided).ok());
+  ASSERT_TRUE(codec::decode(s1.data(), s1.size(), outAos.data() + 1, strided).ok());
   EXPECT_LE(maxError(outAos.data() + 1, b.data(), n, 3), static_cast<long double>(bound));
   for (std::size_t i = 0; i < n; ++i)
   {
@@ -297,9 +297,9 @@ TEST(Codec, StridedComponentsAndCrossPrecisionDecode)
   }
   // A double stream decoded into float equals the double decode rounded to float.
   std::vector<float> asFloat(n);
-  ASSERT_TRUE(codec::decode(s2.data(), s2.size(), -1, asFloat.data(), plain).ok());
+  ASSERT_TRUE(codec::decode(s2.data(), s2.size(), asFloat.data(), plain).ok());
   std::vector<double> asDouble(n);
-  ASSERT_TRUE(codec::decode(s2.data(), s2.size(), -1, asDouble.data(), plain).ok());
+  ASSERT_TRUE(codec::decode(s2.data(), s2.size(), asDouble.data(), plain).ok());
   for (std::size_t i = 0; i < n; ++i)
   {
     ASSERT_EQ(asFloat[i], static_cast<float>(asDouble[i]));
@@ -376,11 +376,11 @@ TEST(Codec, BadInputGivesClearErrors)
   std::vector<float> out(v.size());
   codec::Layout other = layout;
   other.dims = { 8, 8, 9 };
-  EXPECT_EQ(codec::decode(stream.data(), stream.size(), -1, out.data(), other).code(),
+  EXPECT_EQ(codec::decode(stream.data(), stream.size(), out.data(), other).code(),
     ErrorCode::InvalidArgument);
   codec::StreamInfo info;
   ASSERT_TRUE(codec::inspect(stream.data(), stream.size(), info).ok());
-  EXPECT_EQ(codec::decode(stream.data(), stream.size(), info.levels, out.data(), layout).code(),
+  EXPECT_EQ(codec::decode(stream.data(), stream.size(), out.data(), layout, info.levels).code(),
     ErrorCode::InvalidArgument);
   // inspect on a short buffer names the bytes it needs.
   const auto shortSt = codec::inspect(stream.data(), 20, info);
@@ -452,7 +452,7 @@ TEST(CodecScheme, CubicPredictionIsExactForCubicPolynomialsBetweenLevels)
   layout.dims = dims;
   std::vector<double> out(f.size());
   const int lod = info.levels - 2;
-  ASSERT_TRUE(codec::decode(stream.data(), info.levelEnd[lod], lod, out.data(), layout).ok());
+  ASSERT_TRUE(codec::decode(stream.data(), info.levelEnd[lod], out.data(), layout, lod).ok());
   double worst = 0;
   for (std::uint64_t z = 0; z < dims[2]; z += 2)
   {
@@ -467,7 +467,7 @@ TEST(CodecScheme, CubicPredictionIsExactForCubicPolynomialsBetweenLevels)
   }
   EXPECT_LE(worst, 1.25 * bound + 1e-9);
   // ... and the full decode keeps the bound everywhere.
-  ASSERT_TRUE(codec::decode(stream.data(), stream.size(), -1, out.data(), layout).ok());
+  ASSERT_TRUE(codec::decode(stream.data(), stream.size(), out.data(), layout).ok());
   EXPECT_LE(maxError(f.data(), out.data(), f.size()), static_cast<long double>(bound));
 }
 
@@ -507,7 +507,7 @@ TEST(CodecScheme, AxesAreRefinedRoughestFirst)
     codec::Layout layout;
     layout.dims = dims;
     std::vector<float> out(v.size());
-    ASSERT_TRUE(codec::decode(stream.data(), stream.size(), -1, out.data(), layout).ok());
+    ASSERT_TRUE(codec::decode(stream.data(), stream.size(), out.data(), layout).ok());
     EXPECT_LE(maxError(v.data(), out.data(), v.size()), 1e-3L);
   }
 }
@@ -639,7 +639,7 @@ TEST(CodecScheme, Version1StreamsStillDecode)
   codec::Layout layout;
   layout.dims = dims;
   std::vector<float> out(dims[0] * dims[1] * dims[2]);
-  ASSERT_TRUE(codec::decode(v1, sizeof(v1), -1, out.data(), layout).ok());
+  ASSERT_TRUE(codec::decode(v1, sizeof(v1), out.data(), layout).ok());
   double worst = 0;
   for (std::uint64_t k = 0; k < dims[2]; ++k)
   {

@@ -134,9 +134,9 @@ void compareBackends(const std::vector<T>& input, const Dims& dims, double bound
   EXPECT_TRUE(sd == sc) << "encodeDevice differs from the CPU stream";
 
   std::vector<T> outCpu(n), outGpu(n), outDev(n);
-  ASSERT_TRUE(codec::decode(sc.data(), sc.size(), -1, outCpu.data(), layout, cpu).ok());
-  ASSERT_TRUE(codec::decode(sc.data(), sc.size(), -1, outGpu.data(), layout, gpu).ok());
-  ASSERT_TRUE(codec::decodeDevice(sc.data(), sc.size(), -1, dOut, layout, false, gpu).ok());
+  ASSERT_TRUE(codec::decode(sc.data(), sc.size(), outCpu.data(), layout, -1, cpu).ok());
+  ASSERT_TRUE(codec::decode(sc.data(), sc.size(), outGpu.data(), layout, -1, gpu).ok());
+  ASSERT_TRUE(codec::decodeDevice(sc.data(), sc.size(), dOut, layout, -1, false, gpu).ok());
   ASSERT_EQ(cudaMemcpy(outDev.data(), dOut, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(0, std::memcmp(outCpu.data(), outGpu.data(), n * sizeof(T)));
   EXPECT_EQ(0, std::memcmp(outCpu.data(), outDev.data(), n * sizeof(T)));
@@ -161,7 +161,7 @@ void compareBackends(const std::vector<T>& input, const Dims& dims, double bound
   ASSERT_EQ(cudaMemcpy(back.data(), dStream, streamBytes, cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_TRUE(back == sc) << "encodeDeviceToDevice differs from the CPU stream";
   ASSERT_EQ(cudaMemset(dOut, 0, n * sizeof(T)), cudaSuccess);
-  const auto ds = codec::decodeDevice(dStream, streamBytes, -1, dOut, layout, true, gpu);
+  const auto ds = codec::decodeDevice(dStream, streamBytes, dOut, layout, -1, true, gpu);
   ASSERT_TRUE(ds.ok()) << ds.message();
   ASSERT_EQ(cudaMemcpy(outDev.data(), dOut, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(0, std::memcmp(outCpu.data(), outDev.data(), n * sizeof(T)));
@@ -181,8 +181,8 @@ void compareBackends(const std::vector<T>& input, const Dims& dims, double bound
   if (!info.raw && info.levels > 2)
   {
     const int k = info.levels / 2;
-    ASSERT_TRUE(codec::decode(sc.data(), info.levelEnd[k], k, outCpu.data(), layout, cpu).ok());
-    ASSERT_TRUE(codec::decode(sc.data(), info.levelEnd[k], k, outGpu.data(), layout, gpu).ok());
+    ASSERT_TRUE(codec::decode(sc.data(), info.levelEnd[k], outCpu.data(), layout, k, cpu).ok());
+    ASSERT_TRUE(codec::decode(sc.data(), info.levelEnd[k], outGpu.data(), layout, k, gpu).ok());
     EXPECT_EQ(0, std::memcmp(outCpu.data(), outGpu.data(), n * sizeof(T)));
   }
   cudaFree(dIn);
@@ -308,7 +308,7 @@ TEST(CodecGpu, StridedAndDamagedStreams)
   ASSERT_TRUE(codec::encode(f.data(), plain, 1e-3, sc, cpu).ok());
   EXPECT_TRUE(sg == sc);
   std::vector<double> out(2 * n, 7.0);
-  ASSERT_TRUE(codec::decode(sg.data(), sg.size(), -1, out.data(), strided, gpu).ok());
+  ASSERT_TRUE(codec::decode(sg.data(), sg.size(), out.data(), strided, -1, gpu).ok());
   for (std::size_t i = 0; i < n; ++i)
   {
     ASSERT_LE(std::fabs(out[2 * i] - f[i]), 1e-3);
@@ -324,7 +324,7 @@ TEST(CodecGpu, StridedAndDamagedStreams)
     const std::size_t at = info.headerBytes + rng() % (bad.size() - info.headerBytes);
     bad[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
     std::vector<double> o(n);
-    const auto st = codec::decode(bad.data(), bad.size(), -1, o.data(), plain, gpu);
+    const auto st = codec::decode(bad.data(), bad.size(), o.data(), plain, -1, gpu);
     if (!st.ok())
     {
       ++errors;
@@ -332,7 +332,7 @@ TEST(CodecGpu, StridedAndDamagedStreams)
     }
     // The CPU decoder must agree on whether the stream is damaged.
     std::vector<double> oc(n);
-    EXPECT_EQ(st.ok(), codec::decode(bad.data(), bad.size(), -1, oc.data(), plain, cpu).ok());
+    EXPECT_EQ(st.ok(), codec::decode(bad.data(), bad.size(), oc.data(), plain, -1, cpu).ok());
   }
   EXPECT_GT(errors, 0);
 
@@ -349,9 +349,9 @@ TEST(CodecGpu, StridedAndDamagedStreams)
     bad[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
     const std::size_t len = t % 5 == 0 ? bad.size() - 1 - rng() % 50 : bad.size();
     ASSERT_EQ(cudaMemcpy(dStream, bad.data(), len, cudaMemcpyHostToDevice), cudaSuccess);
-    const auto st = codec::decodeDevice(dStream, len, -1, dOut, plain, true, gpu);
+    const auto st = codec::decodeDevice(dStream, len, dOut, plain, -1, true, gpu);
     std::vector<double> oc(n);
-    EXPECT_EQ(st.ok(), codec::decode(bad.data(), len, -1, oc.data(), plain, cpu).ok())
+    EXPECT_EQ(st.ok(), codec::decode(bad.data(), len, oc.data(), plain, -1, cpu).ok())
       << st.message();
     deviceErrors += st.ok() ? 0 : 1;
   }
@@ -463,14 +463,14 @@ TEST(CodecGpu, SpecialVoxelsGiveTheCpuStreamAndComeBack)
   for (int level = 0; level < info.levels; ++level)
   {
     std::vector<float> ref(n), host(n), fromDevice(n);
-    ASSERT_TRUE(codec::decode(sc.data(), sc.size(), level, ref.data(), layout, cpu).ok());
-    ASSERT_TRUE(codec::decode(sc.data(), sc.size(), level, host.data(), layout, gpu).ok());
+    ASSERT_TRUE(codec::decode(sc.data(), sc.size(), ref.data(), layout, level, cpu).ok());
+    ASSERT_TRUE(codec::decode(sc.data(), sc.size(), host.data(), layout, level, gpu).ok());
     EXPECT_EQ(std::memcmp(ref.data(), host.data(), n * sizeof(float)), 0) << level;
     for (bool onDevice : { false, true })
     {
       ASSERT_EQ(cudaMemset(dOut, 0, n * sizeof(float)), cudaSuccess);
       ASSERT_TRUE(codec::decodeDevice(
-        onDevice ? dStream : sc.data(), sc.size(), level, dOut, layout, onDevice, gpu)
+        onDevice ? dStream : sc.data(), sc.size(), dOut, layout, level, onDevice, gpu)
                     .ok());
       ASSERT_EQ(cudaMemcpy(fromDevice.data(), dOut, n * sizeof(float), cudaMemcpyDeviceToHost),
         cudaSuccess);
@@ -503,10 +503,10 @@ void expectGpuDecodeLikeCpu(const std::vector<std::uint8_t>& stream,
   ASSERT_TRUE(codec::inspect(stream.data(), stream.size(), info).ok());
   const std::size_t bytes = levelOfDetail < 0 ? stream.size() : info.levelEnd[levelOfDetail];
   ASSERT_TRUE(
-    codec::decode(stream.data(), bytes, levelOfDetail, cpu.data(), layout, cpuOptions()).ok());
+    codec::decode(stream.data(), bytes, cpu.data(), layout, levelOfDetail, cpuOptions()).ok());
   ASSERT_EQ(cudaMemset(dOut, 0xff, n * sizeof(T)), cudaSuccess);
   const auto st =
-    codec::decodeDevice(stream.data(), bytes, levelOfDetail, dOut, layout, false, gpuOptions());
+    codec::decodeDevice(stream.data(), bytes, dOut, layout, levelOfDetail, false, gpuOptions());
   ASSERT_TRUE(st.ok()) << st.message();
   ASSERT_EQ(cudaMemcpy(gpu.data(), dOut, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(0, std::memcmp(cpu.data(), gpu.data(), n * sizeof(T)));

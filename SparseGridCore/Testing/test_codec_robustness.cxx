@@ -59,7 +59,7 @@ void expectNoCrash(const std::vector<std::uint8_t>& bytes,
   std::vector<T> out(n);
   codec::StreamInfo info;
   const auto si = codec::inspect(bytes.data(), bytes.size(), info);
-  const auto st = codec::decode(bytes.data(), bytes.size(), lod, out.data(), layout);
+  const auto st = codec::decode(bytes.data(), bytes.size(), out.data(), layout, lod);
   if (!st.ok())
   {
     ++errors;
@@ -169,7 +169,7 @@ TEST(CodecRobustness, EveryTruncationIsRefused)
     {
       std::vector<std::uint8_t> cut(
         stream.begin(), stream.begin() + static_cast<std::ptrdiff_t>(len));
-      const auto st = codec::decode(cut.data(), cut.size(), -1, out.data(), src.layout);
+      const auto st = codec::decode(cut.data(), cut.size(), out.data(), src.layout);
       ASSERT_FALSE(st.ok()) << "length " << len << " of " << stream.size();
       EXPECT_EQ(st.code(), ErrorCode::InvalidArgument);
     }
@@ -196,9 +196,9 @@ TEST(CodecRobustness, GarbageIsRefused)
       junk[2] = 'C';
       junk[3] = 'Z';
     }
-    EXPECT_FALSE(codec::decode(junk.data(), junk.size(), -1, out.data(), layout).ok());
+    EXPECT_FALSE(codec::decode(junk.data(), junk.size(), out.data(), layout).ok());
   }
-  EXPECT_FALSE(codec::decode(nullptr, 100, -1, out.data(), layout).ok());
+  EXPECT_FALSE(codec::decode(nullptr, 100, out.data(), layout).ok());
 }
 
 /// Bits for a hand-made code-length table: each byte filled from its least significant bit,
@@ -313,7 +313,7 @@ TEST(CodecRobustness, DamagedCompactTablesAreRefused)
     const auto si = codec::inspect(bad.data(), bad.size(), i2);
     EXPECT_FALSE(si.ok()) << what;
     EXPECT_EQ(si.code(), ErrorCode::InvalidArgument) << what;
-    const auto sd = codec::decode(bad.data(), bad.size(), -1, out.data(), layout);
+    const auto sd = codec::decode(bad.data(), bad.size(), out.data(), layout);
     EXPECT_FALSE(sd.ok()) << what;
     EXPECT_EQ(sd.code(), ErrorCode::InvalidArgument) << what;
   };
@@ -460,7 +460,7 @@ TEST(CodecStoredStreams, Versions2And3StillDecode)
     EXPECT_FALSE(info.raw);
     EXPECT_EQ(info.maskBytes > 0, s.version == 3);
     std::vector<float> out(field.size());
-    const auto st = codec::decode(s.data, s.size, -1, out.data(), layout);
+    const auto st = codec::decode(s.data, s.size, out.data(), layout);
     ASSERT_TRUE(st.ok()) << st.message();
     EXPECT_EQ(cf::fnv1a(reinterpret_cast<const std::uint8_t*>(out.data()), out.size() * 4), s.hash)
       << "version " << s.version << " decodes to other values than when it was written";
@@ -493,7 +493,7 @@ TEST(CodecStoredStreams, Versions2And3StillDecode)
   EXPECT_EQ(info.version, codec::codecVersion);
   EXPECT_LT(now.size(), sizeof(storedstreams::StoredV2));
   std::vector<float> out(field.size());
-  ASSERT_TRUE(codec::decode(now.data(), now.size(), -1, out.data(), layout).ok());
+  ASSERT_TRUE(codec::decode(now.data(), now.size(), out.data(), layout).ok());
   EXPECT_EQ(cf::fnv1a(reinterpret_cast<const std::uint8_t*>(out.data()), out.size() * 4),
     storedstreams::StoredV2DecodedHash);
 }

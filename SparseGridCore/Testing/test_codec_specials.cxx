@@ -188,7 +188,7 @@ void roundTrip(const std::vector<T>& input, const Dims& d, double bound, const s
   {
     const std::size_t bytes = info.raw ? stream.size() : info.levelEnd[level];
     std::vector<T> out(input.size(), T(12345));
-    const auto ds = codec::decode(stream.data(), bytes, level, out.data(), layout);
+    const auto ds = codec::decode(stream.data(), bytes, out.data(), layout, level);
     ASSERT_TRUE(ds.ok()) << what << " level " << level << ": " << ds.message();
     const long double levelBound = info.raw ? 0.0L : info.levelBound[level];
     for (std::size_t i = 0; i < input.size(); ++i)
@@ -289,9 +289,9 @@ TEST(CodecSpecials, StridedComponentsAndCrossPrecision)
   ASSERT_TRUE(codec::encode(c1.data(), plain, { 1e-3, specials }, packed).ok());
   EXPECT_EQ(strided, packed);
   std::vector<double> out(3 * n, -1.0);
-  ASSERT_TRUE(codec::decode(strided.data(), strided.size(), -1, out.data() + 1, layout).ok());
+  ASSERT_TRUE(codec::decode(strided.data(), strided.size(), out.data() + 1, layout).ok());
   std::vector<float> asFloat(n);
-  ASSERT_TRUE(codec::decode(strided.data(), strided.size(), -1, asFloat.data(), plain).ok());
+  ASSERT_TRUE(codec::decode(strided.data(), strided.size(), asFloat.data(), plain).ok());
   for (std::size_t i = 0; i < n; ++i)
   {
     ASSERT_EQ(out[3 * i], -1.0);
@@ -336,7 +336,7 @@ TEST(CodecSpecials, NoiseAtATightBoundIsStoredRawWithItsSpecials)
   EXPECT_EQ(info.version, codec::maskedCodecVersion);
   EXPECT_TRUE(info.raw);
   std::vector<float> out(v.size());
-  ASSERT_TRUE(codec::decode(stream.data(), stream.size(), -1, out.data(), layout).ok());
+  ASSERT_TRUE(codec::decode(stream.data(), stream.size(), out.data(), layout).ok());
   for (std::size_t i = 0; i < v.size(); ++i)
   {
     ASSERT_TRUE(sameBits(out[i], v[i])) << i;
@@ -473,7 +473,7 @@ TEST(CodecSpecials, DamagedMaskSectionsAreRefused)
   auto expectRefused = [&](std::vector<std::uint8_t> s, const char* what)
   {
     rehash(s, end + 4);
-    const auto st = codec::decode(s.data(), s.size(), -1, out.data(), layout);
+    const auto st = codec::decode(s.data(), s.size(), out.data(), layout);
     EXPECT_EQ(st.code(), ErrorCode::InvalidArgument) << what << ": " << st.message();
     codec::StreamInfo info;
     EXPECT_EQ(codec::inspect(s.data(), s.size(), info).code(), ErrorCode::InvalidArgument) << what;
@@ -496,7 +496,7 @@ TEST(CodecSpecials, DamagedMaskSectionsAreRefused)
   s[program] = 0;
   expectRefused(s, "plane repeat 0");
   // Truncated inside the mask section: a clear error.
-  const auto st = codec::decode(good.data(), begin + 5, -1, out.data(), layout);
+  const auto st = codec::decode(good.data(), begin + 5, out.data(), layout);
   EXPECT_EQ(st.code(), ErrorCode::InvalidArgument) << st.message();
   // Random damage of the section's bytes, rehashed: refused or decoded, never a crash.
   std::mt19937_64 rng(17);
@@ -510,7 +510,7 @@ TEST(CodecSpecials, DamagedMaskSectionsAreRefused)
       s[begin + rng() % (end - begin)] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
     }
     rehash(s, end + 4);
-    const auto ds = codec::decode(s.data(), s.size(), -1, out.data(), layout);
+    const auto ds = codec::decode(s.data(), s.size(), out.data(), layout);
     if (!ds.ok())
     {
       EXPECT_EQ(ds.code(), ErrorCode::InvalidArgument) << ds.message();
@@ -522,7 +522,7 @@ TEST(CodecSpecials, DamagedMaskSectionsAreRefused)
   s = good;
   s[begin + 3] ^= 1;
   EXPECT_EQ(
-    codec::decode(s.data(), s.size(), -1, out.data(), layout).code(), ErrorCode::InvalidArgument);
+    codec::decode(s.data(), s.size(), out.data(), layout).code(), ErrorCode::InvalidArgument);
 }
 
 } // namespace

@@ -45,7 +45,7 @@ int run(char** argv, int argc)
   }
   level = level >= info.levels ? info.levels - 1 : level; // raw streams have one level
   std::vector<T> out(n);
-  st = codec::decode(stream.data(), stream.size(), level, out.data(), layout);
+  st = codec::decode(stream.data(), stream.size(), out.data(), layout, level);
   if (!st)
   {
     std::cerr << "decode: " << st.message() << "\n";

@@ -229,7 +229,7 @@ void ExpectBricksWithinBound(const CompressedPiece& result, const std::vector<st
     const std::uint64_t from = result.streamOffsets[b], to = result.streamOffsets[b + 1];
     ASSERT_LE(to, bytes.size());
     ASSERT_TRUE(
-      sparsegrid::codec::decode(bytes.data() + from, to - from, -1, decoded.data(), layout).ok());
+      sparsegrid::codec::decode(bytes.data() + from, to - from, decoded.data(), layout).ok());
     std::size_t v = 0;
     for (int k = e[4]; k <= e[5]; ++k)
     {
@@ -437,7 +437,7 @@ TEST(CompressPiece, RankWithoutPieceTakesPart)
     std::uint64_t(e[5] - e[4] + 1) } };
   std::vector<float> decoded(layout.dims[0] * layout.dims[1] * layout.dims[2]);
   ASSERT_TRUE(sparsegrid::codec::decode(
-    ranks[0].bytes.data(), ranks[0].streamOffsets[1], -1, decoded.data(), layout)
+    ranks[0].bytes.data(), ranks[0].streamOffsets[1], decoded.data(), layout)
                 .ok());
   EXPECT_TRUE(std::isnan(decoded[5]));
 }

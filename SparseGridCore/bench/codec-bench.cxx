@@ -252,7 +252,7 @@ std::vector<Row> bricksOnDevice(const std::vector<T>& values,
     for (const Brick& k : bricks)
     {
       auto s =
-        codec::decodeDevice(dStream + k.streamAt, k.bytes, -1, dOut + k.first, k.layout, true, g);
+        codec::decodeDevice(dStream + k.streamAt, k.bytes, dOut + k.first, k.layout, -1, true, g);
       if (!s)
       {
         std::cerr << "brick decodeDevice: " << s.message() << "\n";
@@ -403,7 +403,7 @@ bool hostRows(const Options& o,
     r.codec = "sparsegrid";
     r.op = "decompress";
     auto dec = [&]
-    { (void)codec::decode(stream.data(), stream.size(), o.level, out.data(), layout, ex); };
+    { (void)codec::decode(stream.data(), stream.size(), out.data(), layout, o.level, ex); };
     if (o.op == "decompress" || o.op == "both")
     {
       r.seconds = timeIt(o.repeats, dec, &r.cpuSeconds);
@@ -568,7 +568,7 @@ bool deviceRows(const Options& o,
   std::vector<std::uint8_t> cpuStream;
   std::vector<T> cpuOut(n);
   (void)codec::encode(values.data(), layout, bound, cpuStream, c);
-  (void)codec::decode(cpuStream.data(), cpuStream.size(), o.level, cpuOut.data(), layout, c);
+  (void)codec::decode(cpuStream.data(), cpuStream.size(), cpuOut.data(), layout, o.level, c);
   std::vector<std::uint8_t> ds;
   std::vector<double> kernel, wall;
   sparsegrid::ExecutionReport rep;
@@ -614,7 +614,7 @@ bool deviceRows(const Options& o,
   auto dec = [&]
   {
     const auto a = std::chrono::steady_clock::now();
-    auto s2 = codec::decodeDevice(ds.data(), ds.size(), o.level, dOut, layout, false, g, &rep);
+    auto s2 = codec::decodeDevice(ds.data(), ds.size(), dOut, layout, o.level, false, g, &rep);
     cudaDeviceSynchronize();
     wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
     kernel.push_back(rep.kernelSeconds);
@@ -672,7 +672,7 @@ bool deviceRows(const Options& o,
     o.repeats,
     "decodeDevice (device stream)",
     rep,
-    [&] { return codec::decodeDevice(dStream, dBytes, o.level, dOut, layout, true, g, &rep); },
+    [&] { return codec::decodeDevice(dStream, dBytes, dOut, layout, o.level, true, g, &rep); },
     wallDec,
     kernDec);
   std::vector<std::uint8_t> dsCopy(dBytes);
@@ -703,7 +703,7 @@ bool deviceRows(const Options& o,
     [&] { (void)codec::encodeDeviceToDevice(dIn, layout, bound, target, g); });
   printKernelProfile("decompress, device to device",
     o.repeats,
-    [&] { (void)codec::decodeDevice(dStream, dBytes, o.level, dOut, layout, true, g); });
+    [&] { (void)codec::decodeDevice(dStream, dBytes, dOut, layout, o.level, true, g); });
   cudaFree(dStream);
   double copyGBs = 0;
   const Row bw = copyRow(dIn, dOut, n, inputMB, o.repeats, copyGBs);

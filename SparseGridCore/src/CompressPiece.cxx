@@ -322,7 +322,7 @@ struct Coder
     quiet.progress = nullptr;
     if (status.ok())
     {
-      status = codec::decode(stream.data(), stream.size(), -1, buffer.data(), layout, quiet);
+      status = codec::decode(stream.data(), stream.size(), buffer.data(), layout, -1, quiet);
     }
     if (!status.ok())
     {
@@ -350,7 +350,7 @@ struct Coder
     std::vector<long double> errors;
     for (int level = 0; status.ok() && level + 1 < header.levels; ++level)
     {
-      status = codec::decode(stream.data(), stream.size(), level, buffer.data(), layout, quiet);
+      status = codec::decode(stream.data(), stream.size(), buffer.data(), layout, level, quiet);
       long double largest = 0;
       this->ForEachVoxel(brick,
         array,

@@ -181,16 +181,17 @@ struct StreamInfo
 /// header is an InvalidArgument error with a clear message, never a crash or a huge allocation.
 Status inspect(const std::uint8_t* stream, std::size_t bytes, StreamInfo& info);
 
-/// Decodes levels 0..levelOfDetail (-1 = all) into `out` (layout dims must match the stream's;
-/// stride as in encode). `bytes` may be only info.levelEnd[levelOfDetail] (progressive read).
-/// Special voxels come back bit for bit at every level of detail.
-/// Damaged/truncated streams -> InvalidArgument with a clear message (fuzzed), never a crash.
+/// Decodes the `bytes` bytes at `stream` into `out` (layout dims must match the stream's; stride
+/// as in encode): levels 0..levelOfDetail (-1 = all), for which `bytes` may be only
+/// info.levelEnd[levelOfDetail] (progressive read). Special voxels come back bit for bit at every
+/// level of detail. Damaged/truncated streams -> InvalidArgument with a clear message (fuzzed),
+/// never a crash.
 template<typename T>
 Status decode(const std::uint8_t* stream,
   std::size_t bytes,
-  int levelOfDetail,
   T* out,
   const Layout& layout,
+  int levelOfDetail = -1,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
@@ -244,15 +245,15 @@ Status encodeDeviceToDevice(const T* deviceValues,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
-/// Decodes into CUDA device memory `deviceOut`; the stream may be in host
-/// memory (copied once) or already on the device (`streamOnDevice`: only its header is read by
-/// the host; the chunk tables are checked on the device).
+/// decode() into CUDA device memory `deviceOut`; the stream may be in host memory (copied once)
+/// or already on the device (`streamOnDevice`: only its header is read by the host; the chunk
+/// tables are checked on the device).
 template<typename T>
 Status decodeDevice(const std::uint8_t* stream,
   std::size_t bytes,
-  int levelOfDetail,
   T* deviceOut,
   const Layout& layout,
+  int levelOfDetail = -1,
   bool streamOnDevice = false,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);

@@ -418,9 +418,9 @@ Status decodeOnHost(const detail::ParsedStream& in,
 template<typename T>
 Status decode(const std::uint8_t* stream,
   std::size_t bytes,
-  int levelOfDetail,
   T* out,
   const Layout& layout,
+  int levelOfDetail,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
@@ -587,9 +587,9 @@ Status encodeDevice(const T* deviceValues,
 template<typename T>
 Status decodeDevice(const std::uint8_t* stream,
   std::size_t bytes,
-  int levelOfDetail,
   T* deviceOut,
   const Layout& layout,
+  int levelOfDetail,
   bool streamOnDevice,
   const ExecutionOptions& options,
   ExecutionReport* report)
