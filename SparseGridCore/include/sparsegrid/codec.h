@@ -25,8 +25,9 @@
  *   CPU threads and GPU blocks code chunks independently, and both encoders produce the same bytes.
  * - Special voxels (NaN, +Inf, -Inf and, when asked, a fill value) are kept bit for bit: the
  *   encoder replaces them by values that predict well, codes that field, and stores their
- *   positions and bit patterns in a mask section of the header (version 3); decoders put them back
- *   at every level of detail. Streams without special voxels are written as before (version 2).
+ *   positions and bit patterns in a mask section of the header (flagged in the header; coded
+ *   streams are version 4, raw streams version 2, or 3 where values may be special); decoders put
+ *   them back at every level of detail. Streams without special voxels have no mask section.
  */
 #ifndef SPARSEGRID_CODEC_H
 #define SPARSEGRID_CODEC_H
