@@ -199,190 +199,258 @@ struct Result
   std::uint64_t uploads = 0; ///< coefficient uploads of the last timed run
 };
 
-template<typename T>
-int runOp(const Args& a, const sg::Grid& grid, const sg::ExecutionOptions& options, Result& r)
+/// The timed runs of one operation: wall and kernel seconds, the last report and status.
+struct Timing
 {
-  std::mt19937_64 rng(a.seed);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  std::vector<T> coeffs(grid.size());
-  for (auto& c : coeffs)
-  {
-    c = static_cast<T>(uniform(rng) - 0.5);
-  }
   std::vector<double> times, kernels;
   sg::ExecutionReport report;
   sg::Status status;
 
-  auto timeIt = [&](auto&& body)
+  template<typename Body>
+  void timeIt(Body&& body)
   {
     auto t0 = std::chrono::steady_clock::now();
     status = body();
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     kernels.push_back(report.kernelSeconds);
-  };
+  }
+};
 
-  if (a.op == "hierarchize" || a.op == "dehierarchize")
+using Uniform = std::uniform_real_distribution<double>;
+
+// Times hierarchize or dehierarchize of the coefficients, from a fresh copy each run.
+template<typename T>
+void timeTransform(const Args& a,
+  const sg::Grid& grid,
+  const sg::ExecutionOptions& options,
+  const std::vector<T>& coeffs,
+  Timing& t,
+  Result& r)
+{
+  r.items = grid.size();
+  std::vector<T> work(coeffs.size());
+  const bool inverse = a.op == "dehierarchize";
+  for (int k = 0; k < a.repeat + 1 && t.status.ok(); ++k)
   {
-    r.items = grid.size();
-    std::vector<T> work(coeffs.size());
-    const bool inverse = a.op == "dehierarchize";
-    for (int k = 0; k < a.repeat + 1 && status.ok(); ++k)
+    work = coeffs;
+    t.timeIt(
+      [&]
+      {
+        return inverse ? sg::dehierarchize(grid, work.data(), options, &t.report)
+                       : sg::hierarchize(grid, work.data(), options, &t.report);
+      });
+  }
+}
+
+// Times the evaluation of the coefficients at random points.
+template<typename T>
+void timeEvaluate(const Args& a,
+  const sg::Grid& grid,
+  const sg::ExecutionOptions& options,
+  const std::vector<T>& coeffs,
+  std::mt19937_64& rng,
+  Uniform& uniform,
+  Timing& t,
+  Result& r)
+{
+  r.items = a.points;
+  std::vector<T> pts(a.points * static_cast<std::size_t>(a.dims)), out(a.points);
+  for (auto& p : pts)
+  {
+    p = static_cast<T>(uniform(rng));
+  }
+  for (int k = 0; k < a.repeat + 1 && t.status.ok(); ++k)
+  {
+    t.timeIt(
+      [&]
+      {
+        return sg::evaluate(
+          grid, coeffs.data(), pts.data(), a.points, out.data(), options, &t.report);
+      });
+  }
+}
+
+// Times probing several components in batches: resident, prepared per run, or one by one.
+template<typename T>
+void timeProbe(const Args& a,
+  const sg::Grid& grid,
+  const sg::ExecutionOptions& options,
+  std::mt19937_64& rng,
+  Uniform& uniform,
+  Timing& t,
+  Result& r)
+{
+  r.items = a.points;
+  const std::size_t nc = static_cast<std::size_t>(a.components);
+  const std::size_t D = static_cast<std::size_t>(a.dims);
+  std::vector<T> all(grid.size() * nc);
+  for (auto& c : all)
+  {
+    c = static_cast<T>(uniform(rng) - 0.5);
+  }
+  std::vector<std::vector<T>> single(nc, std::vector<T>(grid.size()));
+  for (std::size_t p = 0; p < grid.size(); ++p)
+  {
+    for (std::size_t c = 0; c < nc; ++c)
     {
-      work = coeffs;
-      timeIt(
-        [&]
-        {
-          return inverse ? sg::dehierarchize(grid, work.data(), options, &report)
-                         : sg::hierarchize(grid, work.data(), options, &report);
-        });
+      single[c][p] = all[p * nc + c];
     }
   }
-  else if (a.op == "evaluate")
+  std::vector<T> pts(a.points * D), out(a.points * nc);
+  for (auto& p : pts)
   {
-    r.items = a.points;
-    std::vector<T> pts(a.points * static_cast<std::size_t>(a.dims)), out(a.points);
-    for (auto& p : pts)
-    {
-      p = static_cast<T>(uniform(rng));
-    }
-    for (int k = 0; k < a.repeat + 1 && status.ok(); ++k)
-    {
-      timeIt(
-        [&] {
-          return sg::evaluate(
-            grid, coeffs.data(), pts.data(), a.points, out.data(), options, &report);
-        });
-    }
+    p = static_cast<T>(uniform(rng));
   }
-  else if (a.op == "probe" || a.op == "prepared-evaluate")
+  const auto layout = sg::ComponentLayout::interleaved(a.components);
+  const std::size_t batch = (a.points + a.batches - 1) / a.batches;
+  sg::PreparedGrid<T> resident;
+  if (a.op == "prepared-evaluate")
   {
-    r.items = a.points;
-    const std::size_t nc = static_cast<std::size_t>(a.components);
-    const std::size_t D = static_cast<std::size_t>(a.dims);
-    std::vector<T> all(grid.size() * nc);
-    for (auto& c : all)
+    t.status = resident.prepare(grid, all.data(), layout, options, &t.report);
+  }
+  for (int k = 0; k < a.repeat + 1 && t.status.ok(); ++k)
+  {
+    double kernel = 0;
+    std::uint64_t uploads = 0;
+    auto add = [&](const sg::ExecutionReport& part)
     {
-      c = static_cast<T>(uniform(rng) - 0.5);
-    }
-    std::vector<std::vector<T>> single(nc, std::vector<T>(grid.size()));
-    for (std::size_t p = 0; p < grid.size(); ++p)
-    {
-      for (std::size_t c = 0; c < nc; ++c)
+      kernel += part.kernelSeconds;
+      uploads += part.coefficientUploads;
+    };
+    t.timeIt(
+      [&]() -> sg::Status
       {
-        single[c][p] = all[p * nc + c];
-      }
-    }
-    std::vector<T> pts(a.points * D), out(a.points * nc);
-    for (auto& p : pts)
-    {
-      p = static_cast<T>(uniform(rng));
-    }
-    const auto layout = sg::ComponentLayout::interleaved(a.components);
-    const std::size_t batch = (a.points + a.batches - 1) / a.batches;
-    sg::PreparedGrid<T> resident;
-    if (a.op == "prepared-evaluate")
-    {
-      status = resident.prepare(grid, all.data(), layout, options, &report);
-    }
-    for (int k = 0; k < a.repeat + 1 && status.ok(); ++k)
-    {
-      double kernel = 0;
-      std::uint64_t uploads = 0;
-      auto add = [&](const sg::ExecutionReport& part)
-      {
-        kernel += part.kernelSeconds;
-        uploads += part.coefficientUploads;
-      };
-      timeIt(
-        [&]() -> sg::Status
+        if (a.op == "prepared-evaluate")
         {
-          if (a.op == "prepared-evaluate")
-          {
-            sg::Status st =
-              resident.evaluate(pts.data(), a.points, out.data(), layout, options, &report);
-            add(report);
-            return st;
-          }
-          if (a.prepared)
-          {
-            sg::PreparedGrid<T> prepared;
-            sg::Status st = prepared.prepare(grid, all.data(), layout, options, &report);
-            add(report);
-            for (std::size_t first = 0; st.ok() && first < a.points; first += batch)
-            {
-              const std::size_t count = std::min(batch, a.points - first);
-              st = prepared.evaluate(
-                pts.data() + first * D, count, out.data() + first * nc, layout, options, &report);
-              add(report);
-            }
-            return st;
-          }
-          sg::Status st;
+          sg::Status st =
+            resident.evaluate(pts.data(), a.points, out.data(), layout, options, &t.report);
+          add(t.report);
+          return st;
+        }
+        if (a.prepared)
+        {
+          sg::PreparedGrid<T> prepared;
+          sg::Status st = prepared.prepare(grid, all.data(), layout, options, &t.report);
+          add(t.report);
           for (std::size_t first = 0; st.ok() && first < a.points; first += batch)
           {
             const std::size_t count = std::min(batch, a.points - first);
-            for (std::size_t c = 0; st.ok() && c < nc; ++c)
-            {
-              st = sg::evaluate(grid,
-                single[c].data(),
-                pts.data() + first * D,
-                count,
-                out.data() + first,
-                options,
-                &report);
-              add(report);
-            }
+            st = prepared.evaluate(
+              pts.data() + first * D, count, out.data() + first * nc, layout, options, &t.report);
+            add(t.report);
           }
           return st;
-        });
-      kernels.back() = kernel;
-      r.uploads = uploads;
+        }
+        sg::Status st;
+        for (std::size_t first = 0; st.ok() && first < a.points; first += batch)
+        {
+          const std::size_t count = std::min(batch, a.points - first);
+          for (std::size_t c = 0; st.ok() && c < nc; ++c)
+          {
+            st = sg::evaluate(grid,
+              single[c].data(),
+              pts.data() + first * D,
+              count,
+              out.data() + first,
+              options,
+              &t.report);
+            add(t.report);
+          }
+        }
+        return st;
+      });
+    t.kernels.back() = kernel;
+    r.uploads = uploads;
+  }
+}
+
+// Times reconstructing the image or sampling it back; 2 when --image has the wrong length.
+template<typename T>
+int timeImage(const Args& a,
+  const sg::Grid& grid,
+  const sg::ExecutionOptions& options,
+  std::vector<T>& coeffs,
+  std::mt19937_64& rng,
+  Uniform& uniform,
+  Timing& t,
+  Result& r)
+{
+  std::vector<std::size_t> dims = a.image;
+  if (dims.empty())
+  {
+    for (int c : grid.caps())
+    {
+      dims.push_back((std::size_t(1) << c) + 1);
     }
+  }
+  if (static_cast<int>(dims.size()) != a.dims)
+  {
+    std::fprintf(stderr, "--image needs %d values\n", a.dims);
+    return 2;
+  }
+  const sg::RegularGrid target = sg::RegularGrid::unitCube(dims);
+  r.items = target.numberOfPoints();
+  std::vector<T> image(r.items);
+  if (a.op == "reconstruct")
+  {
+    for (int k = 0; k < a.repeat + 1 && t.status.ok(); ++k)
+    {
+      t.timeIt(
+        [&] {
+          return sg::reconstructImage(
+            grid, coeffs.data(), target, image.data(), options, &t.report);
+        });
+    }
+  }
+  else
+  {
+    for (auto& v : image)
+    {
+      v = static_cast<T>(uniform(rng));
+    }
+    r.items = grid.size();
+    for (int k = 0; k < a.repeat + 1 && t.status.ok(); ++k)
+    {
+      t.timeIt(
+        [&] {
+          return sg::sampleImage(
+            grid, image.data(), target, coeffs.data(), {}, {}, options, &t.report);
+        });
+    }
+  }
+  return 0;
+}
+
+template<typename T>
+int runOp(const Args& a, const sg::Grid& grid, const sg::ExecutionOptions& options, Result& r)
+{
+  std::mt19937_64 rng(a.seed);
+  Uniform uniform(0.0, 1.0);
+  std::vector<T> coeffs(grid.size());
+  for (auto& c : coeffs)
+  {
+    c = static_cast<T>(uniform(rng) - 0.5);
+  }
+  Timing t;
+
+  if (a.op == "hierarchize" || a.op == "dehierarchize")
+  {
+    timeTransform(a, grid, options, coeffs, t, r);
+  }
+  else if (a.op == "evaluate")
+  {
+    timeEvaluate(a, grid, options, coeffs, rng, uniform, t, r);
+  }
+  else if (a.op == "probe" || a.op == "prepared-evaluate")
+  {
+    timeProbe<T>(a, grid, options, rng, uniform, t, r);
   }
   else if (a.op == "reconstruct" || a.op == "sample")
   {
-    std::vector<std::size_t> dims = a.image;
-    if (dims.empty())
+    const int code = timeImage(a, grid, options, coeffs, rng, uniform, t, r);
+    if (code != 0)
     {
-      for (int c : grid.caps())
-      {
-        dims.push_back((std::size_t(1) << c) + 1);
-      }
-    }
-    if (static_cast<int>(dims.size()) != a.dims)
-    {
-      std::fprintf(stderr, "--image needs %d values\n", a.dims);
-      return 2;
-    }
-    const sg::RegularGrid target = sg::RegularGrid::unitCube(dims);
-    r.items = target.numberOfPoints();
-    std::vector<T> image(r.items);
-    if (a.op == "reconstruct")
-    {
-      for (int k = 0; k < a.repeat + 1 && status.ok(); ++k)
-      {
-        timeIt(
-          [&] {
-            return sg::reconstructImage(
-              grid, coeffs.data(), target, image.data(), options, &report);
-          });
-      }
-    }
-    else
-    {
-      for (auto& v : image)
-      {
-        v = static_cast<T>(uniform(rng));
-      }
-      r.items = grid.size();
-      for (int k = 0; k < a.repeat + 1 && status.ok(); ++k)
-      {
-        timeIt(
-          [&] {
-            return sg::sampleImage(
-              grid, image.data(), target, coeffs.data(), {}, {}, options, &report);
-          });
-      }
+      return code;
     }
   }
   else
@@ -390,12 +458,14 @@ int runOp(const Args& a, const sg::Grid& grid, const sg::ExecutionOptions& optio
     usage();
     return 2;
   }
-  if (!status)
+  if (!t.status)
   {
-    std::fprintf(stderr, "error: %s\n", status.message().c_str());
+    std::fprintf(stderr, "error: %s\n", t.status.message().c_str());
     return 1;
   }
   // The first run warms caches, threads and (on the GPU) the context: not counted.
+  std::vector<double>& times = t.times;
+  std::vector<double>& kernels = t.kernels;
   times.erase(times.begin());
   kernels.erase(kernels.begin());
   std::sort(times.begin(), times.end());
@@ -403,8 +473,8 @@ int runOp(const Args& a, const sg::Grid& grid, const sg::ExecutionOptions& optio
   r.median = times[times.size() / 2];
   r.minimum = times.front();
   r.kernelMedian = kernels[kernels.size() / 2];
-  r.backendUsed = sg::toString(report.backendUsed);
-  r.note = report.note;
+  r.backendUsed = sg::toString(t.report.backendUsed);
+  r.note = t.report.note;
   return 0;
 }
 
