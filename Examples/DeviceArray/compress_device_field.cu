@@ -171,90 +171,63 @@ bool writeRaw(const std::string& path, const std::vector<float>& values)
   return static_cast<bool>(out);
 }
 
-int run(const Options& options)
+/// The device buffers: the field, the heat step's other buffer and the decoded field.
+struct DeviceFields
 {
-  int devices = 0;
-  const cudaError_t probe = cudaGetDeviceCount(&devices);
-  std::string why;
-  if (probe != cudaSuccess || devices == 0 || !sparsegrid::cudaAvailable(&why))
-  {
-    std::printf("SKIP: no GPU (%s)\n",
-      probe != cudaSuccess ? cudaGetErrorString(probe)
-                           : (devices == 0 ? "no CUDA device" : why.c_str()));
-    return 77;
-  }
-  cudaDeviceProp properties{};
-  cudaGetDeviceProperties(&properties, 0);
-  const int n = options.size;
-  const std::size_t voxels = static_cast<std::size_t>(n) * n * n;
-  const std::size_t inputBytes = voxels * sizeof(float);
-  std::printf("device: %s; field %d^3 float32 (%.1f MB), %d heat steps, relative bound %g\n",
-    properties.name,
-    n,
-    inputBytes / 1e6,
-    options.steps,
-    options.relativeBound);
-
-  // --- the "simulation": the field exists only in device memory ---
   float* field = nullptr;
   float* scratch = nullptr;
   float* decoded = nullptr;
-  if (!cudaOk(cudaMalloc(&field, inputBytes), "cudaMalloc") ||
-    !cudaOk(cudaMalloc(&scratch, inputBytes), "cudaMalloc") ||
-    !cudaOk(cudaMalloc(&decoded, inputBytes), "cudaMalloc"))
+};
+
+/// What the run measured, for the closing report.
+struct Measured
+{
+  std::string sgridPath, rawPath;
+  double fileBytes = 0;
+  std::size_t readBytes = 0;
+  double maxError = 0;
+  std::size_t worst = 0;
+  double fileBound = 0;
+  double encodeMedian = 0, decodeMedian = 0;
+};
+
+// The "simulation": allocates the buffers and makes the field, only in device memory.
+bool simulate(const Options& options, std::size_t voxels, std::size_t inputBytes, DeviceFields& d)
+{
+  const int n = options.size;
+  if (!cudaOk(cudaMalloc(&d.field, inputBytes), "cudaMalloc") ||
+    !cudaOk(cudaMalloc(&d.scratch, inputBytes), "cudaMalloc") ||
+    !cudaOk(cudaMalloc(&d.decoded, inputBytes), "cudaMalloc"))
   {
-    return 1;
+    return false;
   }
   const int threads = 256;
   const int blocks =
     static_cast<int>(std::min<std::size_t>((voxels + threads - 1) / threads, 65535));
-  initialCondition<<<blocks, threads>>>(field, n);
+  initialCondition<<<blocks, threads>>>(d.field, n);
   for (int s = 0; s < options.steps; ++s)
   {
-    heatStep<<<blocks, threads>>>(field, scratch, n, 0.1f);
-    std::swap(field, scratch);
+    heatStep<<<blocks, threads>>>(d.field, d.scratch, n, 0.1f);
+    std::swap(d.field, d.scratch);
   }
-  if (!cudaOk(cudaDeviceSynchronize(), "simulation kernels"))
-  {
-    return 1;
-  }
+  return cudaOk(cudaDeviceSynchronize(), "simulation kernels");
+}
 
-  // The host copy serves only the raw reference file and the final check; the range is taken
-  // from it with the core's valueRange (a simulation that has no host copy would reduce on the
-  // device instead).
-  std::vector<float> original(voxels);
-  if (!cudaOk(cudaMemcpy(original.data(), field, inputBytes, cudaMemcpyDeviceToHost), "copy"))
-  {
-    return 1;
-  }
-  codec::Layout layout;
-  layout.dims = {
-    { static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(n) }
-  };
-  codec::ValueRange range;
-  sparsegrid::Status status = codec::valueRange(original.data(), layout, range);
-  const double lo = range.min, hi = range.max;
-  if (!status)
-  {
-    std::fprintf(stderr, "valueRange: %s\n", status.message().c_str());
-    return 1;
-  }
-  // A constant field has range 0; any positive bound then keeps it exact.
-  const double bound = hi > lo ? options.relativeBound * (hi - lo) : options.relativeBound;
-  std::printf(
-    "range [%.6g, %.6g] (valueRange on the host copy); absolute bound %.6g\n", lo, hi, bound);
-
-  // --- compress from the device pointer: a warm-up, then the median of the repeats ---
-  sparsegrid::ExecutionOptions execution;
-  execution.backend = sparsegrid::Backend::CUDA;
-  execution.strictBackend = true; // a timing of the CPU fall-back would be a wrong number
-  std::vector<std::uint8_t> stream;
-  std::vector<double> encodeSeconds;
-  sparsegrid::ExecutionReport report;
+// Compresses from the device pointer: a warm-up, then the repeats' times.
+bool encodeRepeated(const Options& options,
+  const float* field,
+  const codec::Layout& layout,
+  double bound,
+  const sparsegrid::ExecutionOptions& execution,
+  std::vector<std::uint8_t>& stream,
+  std::vector<double>& encodeSeconds,
+  sparsegrid::ExecutionReport& report)
+{
   for (int r = 0; r <= options.repeats; ++r)
   {
     const auto start = std::chrono::steady_clock::now();
-    status = codec::encodeDevice(field, layout, bound, stream, execution, &report);
+    const sparsegrid::Status status =
+      codec::encodeDevice(field, layout, bound, stream, execution, &report);
     const double seconds = secondsSince(start);
     if (!status)
     {
@@ -262,23 +235,30 @@ int run(const Options& options)
         "encodeDevice: %s: %s\n",
         sparsegrid::toString(status.code()),
         status.message().c_str());
-      return 1;
+      return false;
     }
     if (r > 0)
     {
       encodeSeconds.push_back(seconds);
     }
   }
-  std::printf("encodeDevice: backend %s%s%s, stream %zu bytes\n",
-    sparsegrid::toString(report.backendUsed),
-    report.note.empty() ? "" : ", ",
-    report.note.c_str(),
-    stream.size());
+  return true;
+}
 
-  // --- write the .sgrid file: one piece covering the image, origin 0, spacing 1 ---
-  const std::string sgridPath = options.output + ".sgrid";
-  const std::string rawPath = options.output + "_" + std::to_string(n) + "x" + std::to_string(n) +
-    "x" + std::to_string(n) + "_float32.raw";
+// Writes the .sgrid file (one piece covering the image, origin 0, spacing 1) and the raw field.
+bool writeFiles(const Options& options,
+  std::size_t inputBytes,
+  double bound,
+  const std::vector<std::uint8_t>& stream,
+  const sparsegrid::ExecutionReport& report,
+  const std::vector<float>& original,
+  Measured& m)
+{
+  const int n = options.size;
+  m.sgridPath = options.output + ".sgrid";
+  m.rawPath = options.output + "_" + std::to_string(n) + "x" + std::to_string(n) + "x" +
+    std::to_string(n) + "_float32.raw";
+  const std::string& sgridPath = m.sgridPath;
   sgf::GridDescription grid;
   grid.dimensions = 3;
   grid.axisMap = { 0, 1, 2 };
@@ -308,64 +288,75 @@ int run(const Options& options)
   if (!error.empty())
   {
     std::fprintf(stderr, "writing %s: %s\n", sgridPath.c_str(), error.c_str());
-    return 1;
+    return false;
   }
-  if (!writeRaw(rawPath, original))
+  if (!writeRaw(m.rawPath, original))
   {
-    std::fprintf(stderr, "cannot write %s\n", rawPath.c_str());
-    return 1;
+    std::fprintf(stderr, "cannot write %s\n", m.rawPath.c_str());
+    return false;
   }
   struct stat info
   {
   };
-  const double fileBytes =
-    stat(sgridPath.c_str(), &info) == 0 ? static_cast<double>(info.st_size) : 0;
+  m.fileBytes = stat(sgridPath.c_str(), &info) == 0 ? static_cast<double>(info.st_size) : 0;
+  return true;
+}
 
-  // --- read the file back and decode on the device ---
+// Reads the file back and decodes its stream on the device: a warm-up, then the repeats' times.
+bool readAndDecode(const Options& options,
+  const codec::Layout& layout,
+  float* decoded,
+  const sparsegrid::ExecutionOptions& execution,
+  sparsegrid::ExecutionReport& report,
+  std::vector<double>& decodeSeconds,
+  Measured& m)
+{
+  const std::string& sgridPath = m.sgridPath;
   sgf::Reader reader;
   sgf::StepData read;
+  std::string error;
   if (!(error = reader.open(sgridPath)).empty() || !(error = reader.readStep(0, read)).empty())
   {
     std::fprintf(stderr, "reading %s: %s\n", sgridPath.c_str(), error.c_str());
-    return 1;
+    return false;
   }
   if (read.arrays.size() != 1 || read.arrays[0].streamOffsets.size() != 2 ||
     reader.header().grid.encoding != sgf::Encoding::ErrorBounded)
   {
     std::fprintf(stderr, "%s does not hold one error-bounded stream\n", sgridPath.c_str());
-    return 1;
+    return false;
   }
   const sgf::ArrayValues& values = read.arrays[0];
   const std::uint8_t* readStream = values.bytes.data() + values.streamOffsets[0];
   const std::size_t readBytes = values.streamOffsets[1] - values.streamOffsets[0];
-  std::vector<double> decodeSeconds;
+  m.readBytes = readBytes;
+  m.fileBound = values.absoluteBound;
   for (int r = 0; r <= options.repeats; ++r)
   {
     const auto start = std::chrono::steady_clock::now();
-    status =
+    const sparsegrid::Status status =
       codec::decodeDevice(readStream, readBytes, decoded, layout, -1, false, execution, &report);
     const cudaError_t synced = cudaDeviceSynchronize();
     const double seconds = secondsSince(start);
     if (!status || !cudaOk(synced, "decodeDevice"))
     {
       std::fprintf(stderr, "decodeDevice: %s\n", status.message().c_str());
-      return 1;
+      return false;
     }
     if (r > 0)
     {
       decodeSeconds.push_back(seconds);
     }
   }
+  return true;
+}
 
-  // --- every voxel against the bound the file states, in double ---
-  std::vector<float> result(voxels);
-  if (!cudaOk(cudaMemcpy(result.data(), decoded, inputBytes, cudaMemcpyDeviceToHost), "copy"))
-  {
-    return 1;
-  }
+// The largest error of every voxel, in double (NaN counts as a miss), and where it is.
+void measureError(const std::vector<float>& result, const std::vector<float>& original, Measured& m)
+{
   double maxError = 0;
   std::size_t worst = 0;
-  for (std::size_t v = 0; v < voxels; ++v)
+  for (std::size_t v = 0; v < result.size(); ++v)
   {
     const double e = std::fabs(static_cast<double>(result[v]) - static_cast<double>(original[v]));
     if (!(e <= maxError)) // NaN counts as a miss
@@ -374,46 +365,148 @@ int run(const Options& options)
       worst = v;
     }
   }
-  cudaFree(field);
-  cudaFree(scratch);
-  cudaFree(decoded);
+  m.maxError = maxError;
+  m.worst = worst;
+}
 
-  const double fileBound = values.absoluteBound;
-  const double encodeMedian = median(encodeSeconds);
-  const double decodeMedian = median(decodeSeconds);
+// Prints the file, error and timing lines and the JSON summary.
+void printSummary(const Options& options,
+  const cudaDeviceProp& properties,
+  std::size_t inputBytes,
+  const Measured& m)
+{
+  const int n = options.size;
   std::printf("file %s: %.0f bytes (stream %zu), ratio input/file %.2f; raw field %s\n",
-    sgridPath.c_str(),
-    fileBytes,
-    readBytes,
-    fileBytes > 0 ? inputBytes / fileBytes : 0.0,
-    rawPath.c_str());
+    m.sgridPath.c_str(),
+    m.fileBytes,
+    m.readBytes,
+    m.fileBytes > 0 ? inputBytes / m.fileBytes : 0.0,
+    m.rawPath.c_str());
   std::printf("max |error| %.6g, file bound %.6g, error/bound %.6f (worst voxel %zu)\n",
-    maxError,
-    fileBound,
-    maxError / fileBound,
-    worst);
+    m.maxError,
+    m.fileBound,
+    m.maxError / m.fileBound,
+    m.worst);
   std::printf("encodeDevice (device values -> host stream): median %.3f ms of %d, %.1f GB/s\n",
-    encodeMedian * 1e3,
+    m.encodeMedian * 1e3,
     options.repeats,
-    inputBytes / encodeMedian / 1e9);
+    inputBytes / m.encodeMedian / 1e9);
   std::printf("decodeDevice (host stream -> device values): median %.3f ms of %d, %.1f GB/s\n",
-    decodeMedian * 1e3,
+    m.decodeMedian * 1e3,
     options.repeats,
-    inputBytes / decodeMedian / 1e9);
+    inputBytes / m.decodeMedian / 1e9);
   std::printf("JSON {\"device\": \"%s\", \"size\": %d, \"relative_bound\": %g, \"bound\": %.9g, "
               "\"max_error\": %.9g, \"file_bytes\": %.0f, \"ratio\": %.4f, \"encode_ms\": %.4f, "
               "\"decode_ms\": %.4f, \"repeats\": %d}\n",
     properties.name,
     n,
     options.relativeBound,
-    fileBound,
-    maxError,
-    fileBytes,
-    fileBytes > 0 ? inputBytes / fileBytes : 0.0,
-    encodeMedian * 1e3,
-    decodeMedian * 1e3,
+    m.fileBound,
+    m.maxError,
+    m.fileBytes,
+    m.fileBytes > 0 ? inputBytes / m.fileBytes : 0.0,
+    m.encodeMedian * 1e3,
+    m.decodeMedian * 1e3,
     options.repeats);
-  if (!(maxError <= fileBound) || !(fileBound <= bound))
+}
+
+int run(const Options& options)
+{
+  int devices = 0;
+  const cudaError_t probe = cudaGetDeviceCount(&devices);
+  std::string why;
+  if (probe != cudaSuccess || devices == 0 || !sparsegrid::cudaAvailable(&why))
+  {
+    std::printf("SKIP: no GPU (%s)\n",
+      probe != cudaSuccess ? cudaGetErrorString(probe)
+                           : (devices == 0 ? "no CUDA device" : why.c_str()));
+    return 77;
+  }
+  cudaDeviceProp properties{};
+  cudaGetDeviceProperties(&properties, 0);
+  const int n = options.size;
+  const std::size_t voxels = static_cast<std::size_t>(n) * n * n;
+  const std::size_t inputBytes = voxels * sizeof(float);
+  std::printf("device: %s; field %d^3 float32 (%.1f MB), %d heat steps, relative bound %g\n",
+    properties.name,
+    n,
+    inputBytes / 1e6,
+    options.steps,
+    options.relativeBound);
+
+  // --- the "simulation": the field exists only in device memory ---
+  DeviceFields d;
+  if (!simulate(options, voxels, inputBytes, d))
+  {
+    return 1;
+  }
+
+  // The host copy serves only the raw reference file and the final check; the range is taken
+  // from it with the core's valueRange (a simulation that has no host copy would reduce on the
+  // device instead).
+  std::vector<float> original(voxels);
+  if (!cudaOk(cudaMemcpy(original.data(), d.field, inputBytes, cudaMemcpyDeviceToHost), "copy"))
+  {
+    return 1;
+  }
+  codec::Layout layout;
+  layout.dims = {
+    { static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(n) }
+  };
+  codec::ValueRange range;
+  sparsegrid::Status status = codec::valueRange(original.data(), layout, range);
+  const double lo = range.min, hi = range.max;
+  if (!status)
+  {
+    std::fprintf(stderr, "valueRange: %s\n", status.message().c_str());
+    return 1;
+  }
+  // A constant field has range 0; any positive bound then keeps it exact.
+  const double bound = hi > lo ? options.relativeBound * (hi - lo) : options.relativeBound;
+  std::printf(
+    "range [%.6g, %.6g] (valueRange on the host copy); absolute bound %.6g\n", lo, hi, bound);
+
+  // --- compress from the device pointer: a warm-up, then the median of the repeats ---
+  sparsegrid::ExecutionOptions execution;
+  execution.backend = sparsegrid::Backend::CUDA;
+  execution.strictBackend = true; // a timing of the CPU fall-back would be a wrong number
+  std::vector<std::uint8_t> stream;
+  std::vector<double> encodeSeconds;
+  sparsegrid::ExecutionReport report;
+  if (!encodeRepeated(options, d.field, layout, bound, execution, stream, encodeSeconds, report))
+  {
+    return 1;
+  }
+  std::printf("encodeDevice: backend %s%s%s, stream %zu bytes\n",
+    sparsegrid::toString(report.backendUsed),
+    report.note.empty() ? "" : ", ",
+    report.note.c_str(),
+    stream.size());
+
+  // --- write the .sgrid file, read it back and decode on the device ---
+  Measured m;
+  std::vector<double> decodeSeconds;
+  if (!writeFiles(options, inputBytes, bound, stream, report, original, m) ||
+    !readAndDecode(options, layout, d.decoded, execution, report, decodeSeconds, m))
+  {
+    return 1;
+  }
+
+  // --- every voxel against the bound the file states, in double ---
+  std::vector<float> result(voxels);
+  if (!cudaOk(cudaMemcpy(result.data(), d.decoded, inputBytes, cudaMemcpyDeviceToHost), "copy"))
+  {
+    return 1;
+  }
+  measureError(result, original, m);
+  cudaFree(d.field);
+  cudaFree(d.scratch);
+  cudaFree(d.decoded);
+
+  m.encodeMedian = median(encodeSeconds);
+  m.decodeMedian = median(decodeSeconds);
+  printSummary(options, properties, inputBytes, m);
+  if (!(m.maxError <= m.fileBound) || !(m.fileBound <= bound))
   {
     std::printf("FAIL: the bound is missed\n");
     return 1;
