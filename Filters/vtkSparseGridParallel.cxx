@@ -296,6 +296,186 @@ bool vtkSparseGridParallel::MaxAll(vtkMultiProcessController* controller,
 }
 
 //------------------------------------------------------------------------------------------------
+namespace
+{
+using vtkSparseGridParallel::Outcome;
+using Contents = vtkSparseGridRepresentation::Contents;
+
+// Error-bounded: sends the index from the lowest process that decoded it to those missing it.
+Outcome ShareIndex(vtkMultiProcessController* controller,
+  vtkPolyData* local,
+  Contents& contents,
+  std::string& error,
+  bool indexed,
+  const int index[2])
+{
+  if (index[1] == 0)
+  {
+    return Outcome::Done;
+  }
+  const int source = controller->GetNumberOfProcesses() - index[0];
+  vtkMultiProcessStream stream;
+  if (controller->GetLocalProcessId() == source)
+  {
+    PushFieldData(local->GetFieldData(), stream);
+  }
+  controller->Broadcast(stream, source);
+  bool ok = true;
+  if (!indexed)
+  {
+    vtkNew<vtkPolyData> received; // metadata and index, no stream
+    ok = PopFieldData(stream, received->GetFieldData()) &&
+      vtkSparseGridRepresentation::FromPolyData(received, contents, &error);
+  }
+  return vtkSparseGridParallel::Agree(controller, ok ? Outcome::Done : Outcome::Failed, error);
+}
+
+// Error-bounded: broadcasts the one byte array that holds every coded stream, then decodes it.
+Outcome BroadcastStreams(vtkMultiProcessController* controller,
+  int source,
+  vtkPolyData* received,
+  bool ok,
+  Contents& contents,
+  std::string& error)
+{
+  const int rank = controller->GetLocalProcessId();
+  vtkTypeInt64 bytes = rank == source ? contents.Streams->GetNumberOfValues() : 0;
+  controller->Broadcast(&bytes, 1, source);
+  vtkSmartPointer<vtkUnsignedCharArray> streams = contents.Streams;
+  if (rank != source)
+  {
+    streams = vtkSmartPointer<vtkUnsignedCharArray>::New();
+    const sparsegrid::Status room =
+      sparsegrid::checkAllocation(static_cast<std::uint64_t>(bytes), "the coded streams");
+    ok = ok && room.ok();
+    if (!room.ok())
+    {
+      error = room.message();
+    }
+    if (ok)
+    {
+      streams->SetNumberOfValues(bytes);
+    }
+  }
+  // A receiver that cannot hold them still takes part in every broadcast, into scratch.
+  std::vector<unsigned char> scratch;
+  for (vtkTypeInt64 begin = 0; begin < bytes; begin += vtkTypeInt64(1) << 26)
+  {
+    const vtkTypeInt64 count = std::min<vtkTypeInt64>(vtkTypeInt64(1) << 26, bytes - begin);
+    unsigned char* at = nullptr;
+    if (rank == source || ok)
+    {
+      at = streams->GetPointer(0) + begin;
+    }
+    else
+    {
+      scratch.resize(static_cast<std::size_t>(count));
+      at = scratch.data();
+    }
+    controller->Broadcast(at, count, source);
+  }
+  if (rank != source)
+  {
+    if (ok)
+    {
+      streams->SetName(vtkSparseGridRepresentation::StreamsArrayName);
+      received->GetFieldData()->AddArray(streams);
+      ok = vtkSparseGridRepresentation::FromPolyData(received, contents, &error);
+    }
+    else
+    {
+      contents = Contents();
+    }
+  }
+  return vtkSparseGridParallel::Agree(controller, ok ? Outcome::Done : Outcome::Failed, error);
+}
+
+// Fixed level: broadcasts the coefficient arrays and rebuilds the representation on receivers.
+Outcome BroadcastArrays(vtkMultiProcessController* controller,
+  int source,
+  const vtkSparseGridRepresentation::Description& info,
+  vtkPolyData* received,
+  bool ok,
+  Contents& contents,
+  std::string& error)
+{
+  const int rank = controller->GetLocalProcessId();
+  // The source's number of arrays decides how many broadcasts follow, on every process.
+  int arrays = static_cast<int>(contents.Info.ArrayNames.size());
+  controller->Broadcast(&arrays, 1, source);
+  const bool isDouble = info.Precision == sparsegrid::Precision::Double;
+  int isDoubleAtSource = isDouble ? 1 : 0;
+  controller->Broadcast(&isDoubleAtSource, 1, source);
+  vtkTypeInt64 size = static_cast<vtkTypeInt64>(rank == source ? contents.Info.Grid.size() : 0);
+  controller->Broadcast(&size, 1, source);
+  // Plain broadcasts rather than the stream: they fix the length of every value broadcast below,
+  // which must agree on all processes even where the stream could not be decoded.
+  std::vector<int> components(static_cast<std::size_t>(std::max(0, arrays)), 1);
+  if (rank == source)
+  {
+    for (int i = 0; i < arrays; ++i)
+    {
+      components[static_cast<std::size_t>(i)] =
+        contents.Coefficients[static_cast<std::size_t>(i)]->GetNumberOfComponents();
+    }
+  }
+  if (arrays > 0)
+  {
+    controller->Broadcast(components.data(), arrays, source);
+  }
+  ok = ok && static_cast<std::size_t>(arrays) == info.ArrayNames.size() &&
+    (isDoubleAtSource != 0) == isDouble && static_cast<vtkTypeInt64>(info.Grid.size()) == size;
+  std::vector<vtkDataArray*> coefficients;
+  std::vector<vtkSmartPointer<vtkDataArray>> kept;
+  for (int i = 0; i < arrays; ++i)
+  {
+    vtkSmartPointer<vtkDataArray> array;
+    if (rank == source)
+    {
+      array = contents.Coefficients[static_cast<std::size_t>(i)];
+    }
+    else
+    {
+      if (isDoubleAtSource)
+      {
+        array = vtkSmartPointer<vtkDoubleArray>::New();
+      }
+      else
+      {
+        array = vtkSmartPointer<vtkFloatArray>::New();
+      }
+      array->SetNumberOfComponents(std::max(1, components[static_cast<std::size_t>(i)]));
+      array->SetNumberOfTuples(static_cast<vtkIdType>(size));
+      kept.push_back(array);
+      coefficients.push_back(array);
+    }
+    const bool sent = isDoubleAtSource ? BroadcastCoefficients<double>(controller, array, source)
+                                       : BroadcastCoefficients<float>(controller, array, source);
+    ok = ok && sent;
+  }
+  if (rank != source)
+  {
+    if (!ok)
+    {
+      if (error.empty())
+      {
+        error = "the compressed representation broadcast by process " + std::to_string(source) +
+          " could not be decoded";
+      }
+      contents = Contents();
+    }
+    else if (!vtkSparseGridRepresentation::ToPolyData(info, coefficients, received, &error) ||
+      !vtkSparseGridRepresentation::FromPolyData(received, contents, &error))
+    {
+      // Rebuilt in this build's form (whatever the source's FormatVersion) and validated.
+      ok = false;
+    }
+  }
+  return vtkSparseGridParallel::Agree(controller, ok ? Outcome::Done : Outcome::Failed, error);
+}
+} // namespace
+
+//------------------------------------------------------------------------------------------------
 vtkSparseGridParallel::Outcome vtkSparseGridParallel::ShareRepresentation(
   vtkMultiProcessController* controller,
   vtkPolyData* local,
@@ -335,25 +515,7 @@ vtkSparseGridParallel::Outcome vtkSparseGridParallel::ShareRepresentation(
   }
   if (index[0] > 0)
   {
-    if (index[1] == 0)
-    {
-      return Outcome::Done;
-    }
-    const int source = processes - index[0];
-    vtkMultiProcessStream stream;
-    if (rank == source)
-    {
-      PushFieldData(local->GetFieldData(), stream);
-    }
-    controller->Broadcast(stream, source);
-    bool ok = true;
-    if (!indexed)
-    {
-      vtkNew<vtkPolyData> received; // metadata and index, no stream
-      ok = PopFieldData(stream, received->GetFieldData()) &&
-        vtkSparseGridRepresentation::FromPolyData(received, contents, &error);
-    }
-    return Agree(controller, ok ? Outcome::Done : Outcome::Failed, error);
+    return ShareIndex(controller, local, contents, error, indexed, index);
   }
   // Fixed level: only the holders' representations count.
   if (!holder)
@@ -421,128 +583,9 @@ vtkSparseGridParallel::Outcome vtkSparseGridParallel::ShareRepresentation(
   controller->Broadcast(&coded, 1, source);
   if (coded)
   {
-    vtkTypeInt64 bytes = rank == source ? contents.Streams->GetNumberOfValues() : 0;
-    controller->Broadcast(&bytes, 1, source);
-    vtkSmartPointer<vtkUnsignedCharArray> streams = contents.Streams;
-    if (rank != source)
-    {
-      streams = vtkSmartPointer<vtkUnsignedCharArray>::New();
-      const sparsegrid::Status room =
-        sparsegrid::checkAllocation(static_cast<std::uint64_t>(bytes), "the coded streams");
-      ok = ok && room.ok();
-      if (!room.ok())
-      {
-        error = room.message();
-      }
-      if (ok)
-      {
-        streams->SetNumberOfValues(bytes);
-      }
-    }
-    // A receiver that cannot hold them still takes part in every broadcast, into scratch.
-    std::vector<unsigned char> scratch;
-    for (vtkTypeInt64 begin = 0; begin < bytes; begin += vtkTypeInt64(1) << 26)
-    {
-      const vtkTypeInt64 count = std::min<vtkTypeInt64>(vtkTypeInt64(1) << 26, bytes - begin);
-      unsigned char* at = nullptr;
-      if (rank == source || ok)
-      {
-        at = streams->GetPointer(0) + begin;
-      }
-      else
-      {
-        scratch.resize(static_cast<std::size_t>(count));
-        at = scratch.data();
-      }
-      controller->Broadcast(at, count, source);
-    }
-    if (rank != source)
-    {
-      if (ok)
-      {
-        streams->SetName(vtkSparseGridRepresentation::StreamsArrayName);
-        received->GetFieldData()->AddArray(streams);
-        ok = vtkSparseGridRepresentation::FromPolyData(received, contents, &error);
-      }
-      else
-      {
-        contents = vtkSparseGridRepresentation::Contents();
-      }
-    }
-    return Agree(controller, ok ? Outcome::Done : Outcome::Failed, error);
+    return BroadcastStreams(controller, source, received, ok, contents, error);
   }
-  // The source's number of arrays decides how many broadcasts follow, on every process.
-  int arrays = static_cast<int>(contents.Info.ArrayNames.size());
-  controller->Broadcast(&arrays, 1, source);
-  const bool isDouble = info.Precision == sparsegrid::Precision::Double;
-  int isDoubleAtSource = isDouble ? 1 : 0;
-  controller->Broadcast(&isDoubleAtSource, 1, source);
-  vtkTypeInt64 size = static_cast<vtkTypeInt64>(rank == source ? contents.Info.Grid.size() : 0);
-  controller->Broadcast(&size, 1, source);
-  // Plain broadcasts rather than the stream: they fix the length of every value broadcast below,
-  // which must agree on all processes even where the stream could not be decoded.
-  std::vector<int> components(static_cast<std::size_t>(std::max(0, arrays)), 1);
-  if (rank == source)
-  {
-    for (int i = 0; i < arrays; ++i)
-    {
-      components[static_cast<std::size_t>(i)] =
-        contents.Coefficients[static_cast<std::size_t>(i)]->GetNumberOfComponents();
-    }
-  }
-  if (arrays > 0)
-  {
-    controller->Broadcast(components.data(), arrays, source);
-  }
-  ok = ok && static_cast<std::size_t>(arrays) == info.ArrayNames.size() &&
-    (isDoubleAtSource != 0) == isDouble && static_cast<vtkTypeInt64>(info.Grid.size()) == size;
-  std::vector<vtkDataArray*> coefficients;
-  std::vector<vtkSmartPointer<vtkDataArray>> kept;
-  for (int i = 0; i < arrays; ++i)
-  {
-    vtkSmartPointer<vtkDataArray> array;
-    if (rank == source)
-    {
-      array = contents.Coefficients[static_cast<std::size_t>(i)];
-    }
-    else
-    {
-      if (isDoubleAtSource)
-      {
-        array = vtkSmartPointer<vtkDoubleArray>::New();
-      }
-      else
-      {
-        array = vtkSmartPointer<vtkFloatArray>::New();
-      }
-      array->SetNumberOfComponents(std::max(1, components[static_cast<std::size_t>(i)]));
-      array->SetNumberOfTuples(static_cast<vtkIdType>(size));
-      kept.push_back(array);
-      coefficients.push_back(array);
-    }
-    const bool sent = isDoubleAtSource ? BroadcastCoefficients<double>(controller, array, source)
-                                       : BroadcastCoefficients<float>(controller, array, source);
-    ok = ok && sent;
-  }
-  if (rank != source)
-  {
-    if (!ok)
-    {
-      if (error.empty())
-      {
-        error = "the compressed representation broadcast by process " + std::to_string(source) +
-          " could not be decoded";
-      }
-      contents = vtkSparseGridRepresentation::Contents();
-    }
-    else if (!vtkSparseGridRepresentation::ToPolyData(info, coefficients, received, &error) ||
-      !vtkSparseGridRepresentation::FromPolyData(received, contents, &error))
-    {
-      // Rebuilt in this build's form (whatever the source's FormatVersion) and validated.
-      ok = false;
-    }
-  }
-  return Agree(controller, ok ? Outcome::Done : Outcome::Failed, error);
+  return BroadcastArrays(controller, source, info, received, ok, contents, error);
 }
 
 //------------------------------------------------------------------------------------------------
