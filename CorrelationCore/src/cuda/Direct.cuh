@@ -514,20 +514,15 @@ inline DirectOptions autoWithoutSplit(const Batch& batch)
   return chosen;
 }
 
+// Resolves Auto and gives way to the kernel that fits, planning the chosen launch (before timing).
 template<typename T>
-Status cudaDirect(const Maps<T>& maps,
+DirectOptions chooseDirect(const Batch& batch,
+  const LagWindow& window,
   const DirectOptions& requested,
-  double* kernelSeconds,
-  bool deviceOnlyTiming,
-  DirectKernel* kernelUsed)
+  SplitPlan<T>& split,
+  LanePlan<T>& lanes,
+  TcPlan& tensor)
 {
-  const Batch& batch = maps.batch;
-  const LagWindow& window = maps.window;
-  // The split-tiled launch is planned (device queries, kernel attributes) before the timed
-  // region, so that the kernel time is the kernel's alone.
-  SplitPlan<T> split;
-  LanePlan<T> lanes;
-  TcPlan tensor;
   DirectOptions direct =
     requested.kernel == DirectKernel::Auto ? autoDirectOptions(batch) : requested;
   const bool tensorKernel =
@@ -584,13 +579,21 @@ Status cudaDirect(const Maps<T>& maps,
       direct.rightsPerThread = 1;
     }
   }
-  const Geometry g = Geometry::of(batch, window);
-  const std::size_t nl = batch.leftCount() * batch.left.count();
-  const std::size_t nr = batch.rightCount() * batch.right.count();
-  const std::size_t no = batch.pairs() * window.size();
-  DeviceBuffer<T> dl, dr, dout;
-  DeviceBuffer<long long> dprefix;
-  DeviceBuffer<int> dtiles;
+  return direct;
+}
+
+// Allocates the device buffers and copies the task order and the matrices to the device.
+template<typename T>
+Status uploadDirect(const Maps<T>& maps,
+  const std::vector<int>* order,
+  std::size_t nl,
+  std::size_t nr,
+  std::size_t no,
+  DeviceBuffer<T>& dl,
+  DeviceBuffer<T>& dr,
+  DeviceBuffer<T>& dout,
+  DeviceBuffer<int>& dtiles)
+{
   Status status;
   if (!(status = dl.allocate(nl, "left matrices")) ||
     !(status = dr.allocate(nr, "right matrices")) ||
@@ -598,12 +601,6 @@ Status cudaDirect(const Maps<T>& maps,
   {
     return status;
   }
-  // The order in which the blocks of the split-tiled or pair-per-lane kernel take their tasks.
-  const std::vector<int>* order = direct.kernel == DirectKernel::SplitTiled ? &split.order
-    : direct.kernel == DirectKernel::PairPerLane                            ? &lanes.order
-    : direct.kernel == DirectKernel::TensorTf32 || direct.kernel == DirectKernel::TensorF16
-    ? &tensor.order
-    : nullptr;
   if (order &&
     (!(status = dtiles.allocate(order->size(), "task order")) ||
       !(status = cudaStatus(
@@ -618,6 +615,119 @@ Status cudaDirect(const Maps<T>& maps,
             "copy to device")) ||
     !(status = cudaStatus(cudaMemcpy(dr.get(), maps.rights, nr * sizeof(T), cudaMemcpyHostToDevice),
         "copy to device")))
+  {
+    return status;
+  }
+  return status;
+}
+
+// Distributes the overlap rows over workers and launches the warp-shuffle kernel (timed).
+template<typename T>
+Status launchWarpShuffleDirect(const Batch& batch,
+  const LagWindow& window,
+  const DirectOptions& direct,
+  const Geometry& g,
+  std::size_t no,
+  const DeviceBuffer<T>& dl,
+  const DeviceBuffer<T>& dr,
+  DeviceBuffer<T>& dout,
+  DeviceBuffer<long long>& dprefix,
+  EventTimer& timer,
+  bool deviceOnlyTiming)
+{
+  const unsigned zMax = 65535;
+  Status status;
+  const int S = direct.shiftsPerThread;
+  const int R = batch.m > 1 ? direct.rightsPerThread : 1;
+  Distribution d{};
+  d.groups = (window.height + S - 1) / S;
+  d.rows = direct.rowsPerWorker;
+  d.mode = static_cast<int>(direct.distribution);
+  // Overlap rows of every group, as in the kernel.
+  std::vector<long long> prefix(d.groups + 1, 0);
+  int longest = 0;
+  for (int grp = 0; grp < d.groups; ++grp)
+  {
+    const int dyFirst = window.y0 + grp * S;
+    const int dyLast = window.y0 + std::min((grp + 1) * S, window.height) - 1;
+    const int rows =
+      std::max(0, std::min(batch.left.height, batch.right.height - dyFirst) - std::max(0, -dyLast));
+    longest = std::max(longest, rows);
+    prefix[grp + 1] = prefix[grp] + (rows + d.rows - 1) / d.rows;
+  }
+  if (d.mode == 0)
+  {
+    d.workers = d.groups;
+  }
+  else if (d.mode == 1)
+  {
+    d.tasksPerLane = std::max(1, (longest + d.rows - 1) / d.rows);
+    d.workers = static_cast<long long>(d.tasksPerLane) * d.groups;
+  }
+  else
+  {
+    d.workers = prefix[d.groups];
+    if (!(status = dprefix.allocate(prefix.size(), "work table")) ||
+      !(status = cudaStatus(cudaMemcpy(dprefix.get(),
+                              prefix.data(),
+                              prefix.size() * sizeof(long long),
+                              cudaMemcpyHostToDevice),
+          "copy to device")))
+    {
+      return status;
+    }
+    d.prefix = dprefix.get();
+  }
+  const int warps = direct.warpsPerBlock;
+  const long long pairGroups = static_cast<long long>(batch.n) * ((batch.m + R - 1) / R);
+  const dim3 block(32, warps);
+  const dim3 grid((window.width + 31) / 32,
+    static_cast<unsigned>(
+      std::min<long long>((std::max<long long>(d.workers, 1) + warps - 1) / warps, zMax)),
+    static_cast<unsigned>(std::min<long long>(pairGroups, zMax)));
+  timer.start(deviceOnlyTiming);
+  if (d.mode != 0 || d.workers == 0)
+  {
+    cudaMemsetAsync(dout.get(), 0, no * sizeof(T));
+  }
+  if (d.workers > 0)
+  {
+    status = launchWarpShuffleVariant<T>(S, R, grid, block, g, d, dl.get(), dr.get(), dout.get());
+  }
+  timer.stop();
+  return status;
+}
+
+template<typename T>
+Status cudaDirect(const Maps<T>& maps,
+  const DirectOptions& requested,
+  double* kernelSeconds,
+  bool deviceOnlyTiming,
+  DirectKernel* kernelUsed)
+{
+  const Batch& batch = maps.batch;
+  const LagWindow& window = maps.window;
+  // The split-tiled launch is planned (device queries, kernel attributes) before the timed
+  // region, so that the kernel time is the kernel's alone.
+  SplitPlan<T> split;
+  LanePlan<T> lanes;
+  TcPlan tensor;
+  const DirectOptions direct = chooseDirect<T>(batch, window, requested, split, lanes, tensor);
+  const Geometry g = Geometry::of(batch, window);
+  const std::size_t nl = batch.leftCount() * batch.left.count();
+  const std::size_t nr = batch.rightCount() * batch.right.count();
+  const std::size_t no = batch.pairs() * window.size();
+  DeviceBuffer<T> dl, dr, dout;
+  DeviceBuffer<long long> dprefix;
+  DeviceBuffer<int> dtiles;
+  Status status;
+  // The order in which the blocks of the split-tiled or pair-per-lane kernel take their tasks.
+  const std::vector<int>* order = direct.kernel == DirectKernel::SplitTiled ? &split.order
+    : direct.kernel == DirectKernel::PairPerLane                            ? &lanes.order
+    : direct.kernel == DirectKernel::TensorTf32 || direct.kernel == DirectKernel::TensorF16
+    ? &tensor.order
+    : nullptr;
+  if (!(status = uploadDirect<T>(maps, order, nl, nr, no, dl, dr, dout, dtiles)))
   {
     return status;
   }
@@ -671,70 +781,10 @@ Status cudaDirect(const Maps<T>& maps,
     baselineKernel<T><<<grid, block>>>(g, dl.get(), dr.get(), dout.get());
     timer.stop();
   }
-  else
+  else if (!(status = launchWarpShuffleDirect<T>(
+               batch, window, direct, g, no, dl, dr, dout, dprefix, timer, deviceOnlyTiming)))
   {
-    const int S = direct.shiftsPerThread;
-    const int R = batch.m > 1 ? direct.rightsPerThread : 1;
-    Distribution d{};
-    d.groups = (window.height + S - 1) / S;
-    d.rows = direct.rowsPerWorker;
-    d.mode = static_cast<int>(direct.distribution);
-    // Overlap rows of every group, as in the kernel.
-    std::vector<long long> prefix(d.groups + 1, 0);
-    int longest = 0;
-    for (int grp = 0; grp < d.groups; ++grp)
-    {
-      const int dyFirst = window.y0 + grp * S;
-      const int dyLast = window.y0 + std::min((grp + 1) * S, window.height) - 1;
-      const int rows = std::max(
-        0, std::min(batch.left.height, batch.right.height - dyFirst) - std::max(0, -dyLast));
-      longest = std::max(longest, rows);
-      prefix[grp + 1] = prefix[grp] + (rows + d.rows - 1) / d.rows;
-    }
-    if (d.mode == 0)
-    {
-      d.workers = d.groups;
-    }
-    else if (d.mode == 1)
-    {
-      d.tasksPerLane = std::max(1, (longest + d.rows - 1) / d.rows);
-      d.workers = static_cast<long long>(d.tasksPerLane) * d.groups;
-    }
-    else
-    {
-      d.workers = prefix[d.groups];
-      if (!(status = dprefix.allocate(prefix.size(), "work table")) ||
-        !(status = cudaStatus(cudaMemcpy(dprefix.get(),
-                                prefix.data(),
-                                prefix.size() * sizeof(long long),
-                                cudaMemcpyHostToDevice),
-            "copy to device")))
-      {
-        return status;
-      }
-      d.prefix = dprefix.get();
-    }
-    const int warps = direct.warpsPerBlock;
-    const long long pairGroups = static_cast<long long>(batch.n) * ((batch.m + R - 1) / R);
-    const dim3 block(32, warps);
-    const dim3 grid((window.width + 31) / 32,
-      static_cast<unsigned>(
-        std::min<long long>((std::max<long long>(d.workers, 1) + warps - 1) / warps, zMax)),
-      static_cast<unsigned>(std::min<long long>(pairGroups, zMax)));
-    timer.start(deviceOnlyTiming);
-    if (d.mode != 0 || d.workers == 0)
-    {
-      cudaMemsetAsync(dout.get(), 0, no * sizeof(T));
-    }
-    if (d.workers > 0)
-    {
-      status = launchWarpShuffleVariant<T>(S, R, grid, block, g, d, dl.get(), dr.get(), dout.get());
-    }
-    timer.stop();
-    if (!status)
-    {
-      return status;
-    }
+    return status;
   }
   if (!(status = cudaStatus(cudaGetLastError(), "correlation kernel launch")))
   {
