@@ -316,33 +316,42 @@ Status byEvaluation(const Reconstruction<T>& job, double* kernelSeconds)
   return Status::Ok();
 }
 
-} // namespace lattice
-
-template<typename T>
-Status reconstructDevice(const Reconstruction<T>& job, double* kernelSeconds)
+/// The lattice's extent and, unless the target is the lattice itself, the interpolation passes'.
+struct LatticeShape
 {
-  using namespace lattice;
-  const Grid& grid = job.grid;
-  const T* coefficients = job.coefficients;
-  const RegularGrid& target = job.target;
-  T* out = job.out;
-  const ExecutionOptions& options = job.options;
-  const DeviceInfo& info = job.info;
-  const int D = grid.dimensions();
   std::vector<u64> dims, strides;
   u64 latticeSize = 1;
+  bool direct = true;
+  u64 largest = 0;
+};
+
+/// The device buffers of the lattice path, declared in the order they are released in reverse.
+template<typename T>
+struct LatticeBuffers
+{
+  DeviceArray<T> dLattice, dOut, dA, dB;
+  DeviceArray<u64> dOffsets;
+  DeviceArray<unsigned char> dLevels;
+  std::vector<DeviceArray<u64>> dI0;
+  std::vector<DeviceArray<T>> dFrac;
+};
+
+// Nodes and strides of the lattice (2^cap_t + 1 nodes per axis).
+inline void measureLattice(const Grid& grid, LatticeShape& shape)
+{
   for (int c : grid.caps())
   {
-    strides.push_back(latticeSize);
-    dims.push_back((u64(1) << c) + 1);
-    latticeSize *= dims.back();
+    shape.strides.push_back(shape.latticeSize);
+    shape.dims.push_back((u64(1) << c) + 1);
+    shape.latticeSize *= shape.dims.back();
   }
-  const u64 total = target.numberOfPoints();
-  // The CPU's rule: the lattice pays off unless it is much larger than the target.
-  if (latticeSize > std::max<u64>(8 * total, u64(1) << 21))
-  {
-    return byEvaluation(job, kernelSeconds);
-  }
+}
+
+// Whether the target is the lattice itself, and the largest intermediate of the passes if not.
+inline void measurePasses(const Grid& grid, const RegularGrid& target, LatticeShape& shape)
+{
+  const int D = grid.dimensions();
+  const std::vector<u64>& dims = shape.dims;
   bool direct = true;
   for (int t = 0; t < D && direct; ++t)
   {
@@ -366,51 +375,71 @@ Status reconstructDevice(const Reconstruction<T>& job, double* kernelSeconds)
       largest = std::max(largest, size);
     }
   }
+  shape.direct = direct;
+  shape.largest = largest;
+}
+
+// Checks the memory plan, uploads the block table and allocates the lattice and pass buffers.
+template<typename T>
+Status allocateBuffers(const Grid& grid,
+  const RegularGrid& target,
+  const LatticeShape& shape,
+  LatticeBuffers<T>& b)
+{
+  const int D = grid.dimensions();
+  const u64 total = target.numberOfPoints();
   MemoryPlan plan("the CUDA reconstruction");
   plan.add(8 * (grid.numberOfBlocks() + 1) + grid.numberOfBlocks() * static_cast<u64>(D));
-  plan.add(latticeSize * sizeof(T));
-  if (!direct)
+  plan.add(shape.latticeSize * sizeof(T));
+  if (!shape.direct)
   {
     plan.add(total * sizeof(T));
-    plan.add(largest * sizeof(T));
-    plan.add(largest * sizeof(T));
+    plan.add(shape.largest * sizeof(T));
+    plan.add(shape.largest * sizeof(T));
   }
   SG_STATUS_TRY(plan.check());
 
-  DeviceArray<T> dLattice, dOut, dA, dB;
-  DeviceArray<u64> dOffsets;
-  DeviceArray<unsigned char> dLevels;
   {
     std::vector<u64> offsets(grid.numberOfBlocks() + 1);
     std::vector<unsigned char> levels(grid.numberOfBlocks() * static_cast<std::size_t>(D));
-    for (std::size_t b = 0; b < grid.numberOfBlocks(); ++b)
+    for (std::size_t k = 0; k < grid.numberOfBlocks(); ++k)
     {
-      offsets[b] = grid.blockOffset(b);
-      std::copy(grid.blockLevels(b), grid.blockLevels(b) + D, &levels[b * D]);
+      offsets[k] = grid.blockOffset(k);
+      std::copy(grid.blockLevels(k), grid.blockLevels(k) + D, &levels[k * D]);
     }
     offsets.back() = grid.size();
-    SG_STATUS_TRY(dOffsets.upload(offsets, "block offsets"));
-    SG_STATUS_TRY(dLevels.upload(levels, "block levels"));
+    SG_STATUS_TRY(b.dOffsets.upload(offsets, "block offsets"));
+    SG_STATUS_TRY(b.dLevels.upload(levels, "block levels"));
   }
-  SG_STATUS_TRY(dLattice.allocate(latticeSize, "the reconstruction lattice"));
-  if (!direct)
+  SG_STATUS_TRY(b.dLattice.allocate(shape.latticeSize, "the reconstruction lattice"));
+  if (!shape.direct)
   {
-    SG_STATUS_TRY(dOut.allocate(total, "the reconstructed image"));
-    if (largest > 0)
+    SG_STATUS_TRY(b.dOut.allocate(total, "the reconstructed image"));
+    if (shape.largest > 0)
     {
-      SG_STATUS_TRY(dA.allocate(largest, "an interpolation buffer"));
-      SG_STATUS_TRY(dB.allocate(largest, "an interpolation buffer"));
+      SG_STATUS_TRY(b.dA.allocate(shape.largest, "an interpolation buffer"));
+      SG_STATUS_TRY(b.dB.allocate(shape.largest, "an interpolation buffer"));
     }
   }
-  // Interpolation tables (as the CPU computes them), uploaded before timing.
-  std::vector<DeviceArray<u64>> dI0(static_cast<std::size_t>(D));
-  std::vector<DeviceArray<T>> dFrac(static_cast<std::size_t>(D));
-  if (!direct)
+  return Status::Ok();
+}
+
+// Interpolation tables (as the CPU computes them), uploaded before timing.
+template<typename T>
+Status uploadInterpolationTables(const Grid& grid,
+  const RegularGrid& target,
+  const LatticeShape& shape,
+  LatticeBuffers<T>& b)
+{
+  const int D = grid.dimensions();
+  b.dI0.resize(static_cast<std::size_t>(D));
+  b.dFrac.resize(static_cast<std::size_t>(D));
+  if (!shape.direct)
   {
     for (int t = 0; t < D; ++t)
     {
       const std::size_t u = static_cast<std::size_t>(t);
-      const std::size_t n = dims[u];
+      const std::size_t n = shape.dims[u];
       const std::size_t m = target.dims[u];
       std::vector<u64> i0(m);
       std::vector<T> frac(m);
@@ -425,34 +454,37 @@ Status reconstructDevice(const Reconstruction<T>& job, double* kernelSeconds)
         i0[j] = i;
         frac[j] = static_cast<T>(pos - static_cast<double>(i));
       }
-      SG_STATUS_TRY(dI0[u].upload(i0, "interpolation indices"));
-      SG_STATUS_TRY(dFrac[u].upload(frac, "interpolation weights"));
+      SG_STATUS_TRY(b.dI0[u].upload(i0, "interpolation indices"));
+      SG_STATUS_TRY(b.dFrac[u].upload(frac, "interpolation weights"));
     }
   }
-  KernelStream stream;
-  SG_STATUS_TRY(stream.open(info));
-  KernelTimer& timer = stream.timer();
-  if (detail::aborted(options))
-  {
-    return detail::abortedStatus();
-  }
-  detail::progress(options, 0.0);
+  return Status::Ok();
+}
 
-  SG_STATUS_TRY(timer.start(stream.get()));
-  SG_CUDA_TRY(cudaMemsetAsync(dLattice.get(), 0, latticeSize * sizeof(T), stream.get()),
+// Clears the lattice and scatters the surpluses to their nodes.
+template<typename T>
+Status scatterCoefficients(const Grid& grid,
+  const T* coefficients,
+  const LatticeShape& shape,
+  LatticeBuffers<T>& b,
+  const DeviceInfo& info,
+  const KernelStream& stream)
+{
+  const int D = grid.dimensions();
+  SG_CUDA_TRY(cudaMemsetAsync(b.dLattice.get(), 0, shape.latticeSize * sizeof(T), stream.get()),
     "clearing the lattice");
   ScatterParams sp{};
   sp.coefficients = coefficients;
-  sp.full = dLattice.get();
+  sp.full = b.dLattice.get();
   sp.size = grid.size();
-  sp.offsets = dOffsets.get();
-  sp.levels = dLevels.get();
+  sp.offsets = b.dOffsets.get();
+  sp.levels = b.dLevels.get();
   sp.numBlocks = static_cast<u32>(grid.numberOfBlocks());
   sp.D = D;
   for (int t = 0; t < D; ++t)
   {
     sp.caps[t] = grid.caps()[static_cast<std::size_t>(t)];
-    sp.strides[t] = strides[static_cast<std::size_t>(t)];
+    sp.strides[t] = shape.strides[static_cast<std::size_t>(t)];
   }
   SG_STATUS_TRY(launch("the scatter kernel",
     scatterKernel<T>,
@@ -461,6 +493,18 @@ Status reconstructDevice(const Reconstruction<T>& job, double* kernelSeconds)
     0,
     stream.get(),
     sp));
+  return Status::Ok();
+}
+
+// Dehierarchizes the lattice axis by axis (tiles in shared memory where they fit).
+template<typename T>
+Status dehierarchizeAxes(const Grid& grid,
+  const LatticeShape& shape,
+  LatticeBuffers<T>& b,
+  const DeviceInfo& info,
+  const KernelStream& stream)
+{
+  const int D = grid.dimensions();
   for (int t = 0; t < D; ++t)
   {
     const std::size_t u = static_cast<std::size_t>(t);
@@ -470,10 +514,10 @@ Status reconstructDevice(const Reconstruction<T>& job, double* kernelSeconds)
       continue;
     }
     AxisParams ap{};
-    ap.full = dLattice.get();
-    ap.n = dims[u];
-    ap.inner = strides[u];
-    ap.columns = latticeSize / dims[u];
+    ap.full = b.dLattice.get();
+    ap.n = shape.dims[u];
+    ap.inner = shape.strides[u];
+    ap.columns = shape.latticeSize / shape.dims[u];
     ap.cap = cap;
     int gLog2 = 5;
     auto smemFor = [&](int g)
@@ -512,47 +556,98 @@ Status reconstructDevice(const Reconstruction<T>& job, double* kernelSeconds)
         ap));
     }
   }
-  T* result = dLattice.get();
-  if (!direct)
+  return Status::Ok();
+}
+
+// Separable multilinear interpolation onto the target, one axis per pass, into dOut.
+template<typename T>
+Status interpolateAxes(const RegularGrid& target,
+  int D,
+  const LatticeShape& shape,
+  LatticeBuffers<T>& b,
+  const DeviceInfo& info,
+  const KernelStream& stream)
+{
+  std::vector<u64> cur = shape.dims;
+  const T* in = b.dLattice.get();
+  for (int t = 0; t < D; ++t)
   {
-    std::vector<u64> cur = dims;
-    const T* in = dLattice.get();
-    for (int t = 0; t < D; ++t)
+    const std::size_t u = static_cast<std::size_t>(t);
+    InterpParams ip{};
+    ip.in = in;
+    ip.n = cur[u];
+    ip.m = target.dims[u];
+    ip.inner = 1;
+    for (int s = 0; s < t; ++s)
     {
-      const std::size_t u = static_cast<std::size_t>(t);
-      InterpParams ip{};
-      ip.in = in;
-      ip.n = cur[u];
-      ip.m = target.dims[u];
-      ip.inner = 1;
-      for (int s = 0; s < t; ++s)
-      {
-        ip.inner *= cur[static_cast<std::size_t>(s)];
-      }
-      cur[u] = target.dims[u];
-      u64 size = 1;
-      for (u64 d : cur)
-      {
-        size *= d;
-      }
-      ip.outSize = size;
-      T* dst = t + 1 == D ? dOut.get() : (t % 2 == 0 ? dA.get() : dB.get());
-      ip.out = dst;
-      ip.i0 = dI0[u].get();
-      ip.frac = dFrac[u].get();
-      SG_STATUS_TRY(launch("the interpolation kernel",
-        interpolateKernel<T>,
-        gridFor(size, info),
-        CtaThreads,
-        0,
-        stream.get(),
-        ip));
-      in = dst;
+      ip.inner *= cur[static_cast<std::size_t>(s)];
     }
-    result = dOut.get();
+    cur[u] = target.dims[u];
+    u64 size = 1;
+    for (u64 d : cur)
+    {
+      size *= d;
+    }
+    ip.outSize = size;
+    T* dst = t + 1 == D ? b.dOut.get() : (t % 2 == 0 ? b.dA.get() : b.dB.get());
+    ip.out = dst;
+    ip.i0 = b.dI0[u].get();
+    ip.frac = b.dFrac[u].get();
+    SG_STATUS_TRY(launch("the interpolation kernel",
+      interpolateKernel<T>,
+      gridFor(size, info),
+      CtaThreads,
+      0,
+      stream.get(),
+      ip));
+    in = dst;
+  }
+  return Status::Ok();
+}
+
+} // namespace lattice
+
+template<typename T>
+Status reconstructDevice(const Reconstruction<T>& job, double* kernelSeconds)
+{
+  using namespace lattice;
+  const Grid& grid = job.grid;
+  const RegularGrid& target = job.target;
+  const ExecutionOptions& options = job.options;
+  const DeviceInfo& info = job.info;
+  LatticeShape shape;
+  measureLattice(grid, shape);
+  const u64 total = target.numberOfPoints();
+  // The CPU's rule: the lattice pays off unless it is much larger than the target.
+  if (shape.latticeSize > std::max<u64>(8 * total, u64(1) << 21))
+  {
+    return byEvaluation(job, kernelSeconds);
+  }
+  measurePasses(grid, target, shape);
+  LatticeBuffers<T> b;
+  SG_STATUS_TRY(allocateBuffers(grid, target, shape, b));
+  SG_STATUS_TRY(uploadInterpolationTables(grid, target, shape, b));
+  KernelStream stream;
+  SG_STATUS_TRY(stream.open(info));
+  KernelTimer& timer = stream.timer();
+  if (detail::aborted(options))
+  {
+    return detail::abortedStatus();
+  }
+  detail::progress(options, 0.0);
+
+  SG_STATUS_TRY(timer.start(stream.get()));
+  SG_STATUS_TRY(scatterCoefficients(grid, job.coefficients, shape, b, info, stream));
+  SG_STATUS_TRY(dehierarchizeAxes(grid, shape, b, info, stream));
+  T* result = b.dLattice.get();
+  if (!shape.direct)
+  {
+    SG_STATUS_TRY(interpolateAxes(target, grid.dimensions(), shape, b, info, stream));
+    result = b.dOut.get();
   }
   SG_STATUS_TRY(timer.stop(stream.get()));
-  SG_STATUS_TRY(downloadStaged(*stream.res, options, out, result, total * sizeof(T), stream.get()));
+  SG_STATUS_TRY(
+    downloadStaged(*stream.res, options, job.out, result, total * sizeof(T), stream.get()));
   SG_STATUS_TRY(timer.collect());
   *kernelSeconds = timer.seconds();
   detail::progress(options, 1.0);
