@@ -248,11 +248,20 @@ __global__ void __launch_bounds__(CtaThreads) pointsKernel(PointsParams p)
   }
 }
 
-unsigned gridFor(u64 work, const DeviceInfo& info)
+/// Launches a grid-stride kernel over `work` items (at most 32 blocks per multiprocessor, no
+/// dynamic shared memory) on `stream`.
+template<typename Kernel, typename Params>
+Status launchOver(const char* what,
+  Kernel kernel,
+  u64 work,
+  const DeviceInfo& info,
+  const KernelStream& stream,
+  const Params& params)
 {
   const u64 blocks = (work + CtaThreads - 1) / CtaThreads;
-  return static_cast<unsigned>(
+  const auto grid = static_cast<unsigned>(
     std::max<u64>(1, std::min<u64>(blocks, static_cast<u64>(info.multiprocessors) * 32)));
+  return launch(what, kernel, grid, CtaThreads, 0, stream.get(), params);
 }
 
 template<typename T>
@@ -298,13 +307,8 @@ Status byEvaluation(const Reconstruction<T>& job, double* kernelSeconds)
     pp.first = first;
     pp.count = count;
     SG_STATUS_TRY(timer.start(stream.get()));
-    SG_STATUS_TRY(launch("the point generation kernel",
-      pointsKernel<T>,
-      gridFor(count, job.info),
-      CtaThreads,
-      0,
-      stream.get(),
-      pp));
+    SG_STATUS_TRY(
+      launchOver("the point generation kernel", pointsKernel<T>, count, job.info, stream, pp));
     SG_STATUS_TRY(
       evaluator.run(dPoints.get(), count, dOut.get(), 1, stream.get(), stream.res->counters));
     SG_STATUS_TRY(timer.stop(stream.get()));
@@ -424,40 +428,31 @@ Status allocateBuffers(const Grid& grid,
   return Status::Ok();
 }
 
-// Interpolation tables (as the CPU computes them), uploaded before timing.
+// The interpolation table of target axis u (as the CPU computes it: the lower lattice node of
+// each target sample and its weight), uploaded before timing.
 template<typename T>
-Status uploadInterpolationTables(const Grid& grid,
+Status uploadAxisTable(std::size_t u,
+  int cap,
+  std::size_t n,
   const RegularGrid& target,
-  const LatticeShape& shape,
   LatticeBuffers<T>& b)
 {
-  const int D = grid.dimensions();
-  b.dI0.resize(static_cast<std::size_t>(D));
-  b.dFrac.resize(static_cast<std::size_t>(D));
-  if (!shape.direct)
+  const std::size_t m = target.dims[u];
+  std::vector<u64> i0(m);
+  std::vector<T> frac(m);
+  const double scale = std::ldexp(1.0, cap);
+  for (std::size_t j = 0; j < m; ++j)
   {
-    for (int t = 0; t < D; ++t)
-    {
-      const std::size_t u = static_cast<std::size_t>(t);
-      const std::size_t n = shape.dims[u];
-      const std::size_t m = target.dims[u];
-      std::vector<u64> i0(m);
-      std::vector<T> frac(m);
-      const double scale = std::ldexp(1.0, grid.caps()[u]);
-      for (std::size_t j = 0; j < m; ++j)
-      {
-        double x = target.origin[u] + static_cast<double>(j) * target.spacing[u];
-        x = std::min(1.0, std::max(0.0, x));
-        const double pos = x * scale;
-        std::size_t i = static_cast<std::size_t>(std::floor(pos));
-        i = std::min(i, n - 2);
-        i0[j] = i;
-        frac[j] = static_cast<T>(pos - static_cast<double>(i));
-      }
-      SG_STATUS_TRY(b.dI0[u].upload(i0, "interpolation indices"));
-      SG_STATUS_TRY(b.dFrac[u].upload(frac, "interpolation weights"));
-    }
+    double x = target.origin[u] + static_cast<double>(j) * target.spacing[u];
+    x = std::min(1.0, std::max(0.0, x));
+    const double pos = x * scale;
+    std::size_t i = static_cast<std::size_t>(std::floor(pos));
+    i = std::min(i, n - 2);
+    i0[j] = i;
+    frac[j] = static_cast<T>(pos - static_cast<double>(i));
   }
+  SG_STATUS_TRY(b.dI0[u].upload(i0, "interpolation indices"));
+  SG_STATUS_TRY(b.dFrac[u].upload(frac, "interpolation weights"));
   return Status::Ok();
 }
 
@@ -486,13 +481,7 @@ Status scatterCoefficients(const Grid& grid,
     sp.caps[t] = grid.caps()[static_cast<std::size_t>(t)];
     sp.strides[t] = shape.strides[static_cast<std::size_t>(t)];
   }
-  SG_STATUS_TRY(launch("the scatter kernel",
-    scatterKernel<T>,
-    gridFor(grid.size(), info),
-    CtaThreads,
-    0,
-    stream.get(),
-    sp));
+  SG_STATUS_TRY(launchOver("the scatter kernel", scatterKernel<T>, grid.size(), info, stream, sp));
   return Status::Ok();
 }
 
@@ -547,13 +536,8 @@ Status dehierarchizeAxes(const Grid& grid,
     }
     else
     {
-      SG_STATUS_TRY(launch("the lattice kernel",
-        latticeColumnKernel<T>,
-        gridFor(ap.columns, info),
-        CtaThreads,
-        0,
-        stream.get(),
-        ap));
+      SG_STATUS_TRY(
+        launchOver("the lattice kernel", latticeColumnKernel<T>, ap.columns, info, stream, ap));
     }
   }
   return Status::Ok();
@@ -593,13 +577,8 @@ Status interpolateAxes(const RegularGrid& target,
     ip.out = dst;
     ip.i0 = b.dI0[u].get();
     ip.frac = b.dFrac[u].get();
-    SG_STATUS_TRY(launch("the interpolation kernel",
-      interpolateKernel<T>,
-      gridFor(size, info),
-      CtaThreads,
-      0,
-      stream.get(),
-      ip));
+    SG_STATUS_TRY(
+      launchOver("the interpolation kernel", interpolateKernel<T>, size, info, stream, ip));
     in = dst;
   }
   return Status::Ok();
@@ -626,7 +605,12 @@ Status reconstructDevice(const Reconstruction<T>& job, double* kernelSeconds)
   measurePasses(grid, target, shape);
   LatticeBuffers<T> b;
   SG_STATUS_TRY(allocateBuffers(grid, target, shape, b));
-  SG_STATUS_TRY(uploadInterpolationTables(grid, target, shape, b));
+  b.dI0.resize(static_cast<std::size_t>(grid.dimensions()));
+  b.dFrac.resize(static_cast<std::size_t>(grid.dimensions()));
+  for (std::size_t u = 0; !shape.direct && u < b.dI0.size(); ++u)
+  {
+    SG_STATUS_TRY(uploadAxisTable(u, grid.caps()[u], shape.dims[u], target, b));
+  }
   KernelStream stream;
   SG_STATUS_TRY(stream.open(info));
   KernelTimer& timer = stream.timer();
