@@ -259,6 +259,70 @@ Status decodeDevice(const std::uint8_t* stream,
   const ExecutionOptions& options = {},
   ExecutionReport* report = nullptr);
 
+/// Many bricks of one layout in one array (a piece cut into bricks, in situ): brick i's first
+/// voxel is element i * brickStride, and each brick is read as `layout` says.
+struct Bricks
+{
+  Layout layout;                 ///< every brick's dims and voxel stride
+  std::uint64_t count = 0;       ///< number of bricks
+  std::uint64_t brickStride = 0; ///< elements from one brick's first voxel to the next one's
+};
+
+/// Where one brick's stream lies in a buffer of streams.
+struct StreamSpan
+{
+  std::uint64_t offset = 0;
+  std::uint64_t bytes = 0;
+};
+
+/**
+ * Encodes every brick as its own stream (each one decodes alone with decode() or decodeDevice())
+ * into one buffer, `spans[i]` saying where brick i's stream is. All bricks share one scheme: the
+ * one encode() chooses for the middle brick (index count / 2), so that a batch needs one scheme
+ * choice, not one per brick. A brick with special voxels (NaN, Inf, the fill value) is coded as
+ * encode() codes it alone. The streams are those encodeBricksDevice() writes, byte for byte.
+ */
+template<typename T>
+Status encodeBricks(const T* values,
+  const Bricks& bricks,
+  const ErrorBound& bound,
+  std::vector<std::uint8_t>& streams,
+  std::vector<StreamSpan>& spans,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/// Largest buffer encodeBricks()/encodeBricksDevice() can fill (maxStreamBytes per brick).
+std::size_t maxBrickStreamBytes(const Bricks& bricks, ValueType type);
+
+/**
+ * encodeBricks() for bricks in CUDA device memory into the device buffer `streams` (capacity:
+ * maxBrickStreamBytes); streams.bytes is the end of the last stream. On the GPU the bricks are
+ * coded together, in the same kernel launches (one grid over all bricks), with one read-back of
+ * their summaries; bricks the batch cannot take (special voxels, a raw stream, a code table too
+ * large for the device's build) are coded one after another behind the others. GPU only, like
+ * encodeDeviceToDevice.
+ */
+template<typename T>
+Status encodeBricksDevice(const T* deviceValues,
+  const Bricks& bricks,
+  const ErrorBound& bound,
+  DeviceStream& streams,
+  std::vector<StreamSpan>& spans,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
+/// Decodes brick i's stream (at deviceStreams + spans[i].offset, in device memory) into brick i of
+/// `deviceOut` (read as `bricks` says), every brick at full detail. GPU only. Streams of one
+/// scheme (those encodeBricksDevice writes) are decoded together in the same launches; others
+/// one after another.
+template<typename T>
+Status decodeBricksDevice(const std::uint8_t* deviceStreams,
+  const std::vector<StreamSpan>& spans,
+  T* deviceOut,
+  const Bricks& bricks,
+  const ExecutionOptions& options = {},
+  ExecutionReport* report = nullptr);
+
 } // namespace codec
 } // namespace sparsegrid
 

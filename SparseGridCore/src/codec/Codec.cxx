@@ -762,6 +762,244 @@ Status encodeDeviceToDevice(const T* deviceValues,
   return call.finish(Backend::CUDA, st);
 }
 
+std::size_t maxBrickStreamBytes(const Bricks& bricks, ValueType type)
+{
+  return static_cast<std::size_t>(bricks.count) * maxStreamBytes(bricks.layout, type);
+}
+
+namespace
+{
+/// The checks of every brick entry point: the pointers, the bound, the layout, and bricks that
+/// do not overlap (brickStride at least one brick's extent).
+template<typename T>
+Status checkBricks(bool pointersGiven,
+  const Bricks& bricks,
+  double absoluteBound,
+  const char* what,
+  std::uint64_t& voxels)
+{
+  Status st = checkEncodeArguments<T>(pointersGiven,
+    (std::string(what) + ": a pointer is null").c_str(),
+    absoluteBound,
+    bricks.layout,
+    voxels,
+    what);
+  if (st && bricks.count > 1 && bricks.brickStride < (voxels - 1) * bricks.layout.stride + 1)
+  {
+    st = Status(ErrorCode::InvalidArgument,
+      std::string(what) + ": brickStride " + std::to_string(bricks.brickStride) +
+        " is smaller than a brick (" + std::to_string((voxels - 1) * bricks.layout.stride + 1) +
+        " elements)");
+  }
+  return st;
+}
+
+/// The error of brick i, saying which brick.
+Status brickError(const Status& st, std::uint64_t i)
+{
+  return Status(st.code(), "brick " + std::to_string(i) + ": " + st.message());
+}
+} // namespace
+
+template<typename T>
+Status encodeBricks(const T* values,
+  const Bricks& bricks,
+  const ErrorBound& bound,
+  std::vector<std::uint8_t>& streams,
+  std::vector<StreamSpan>& spans,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  streams.clear();
+  spans.assign(static_cast<std::size_t>(bricks.count), StreamSpan());
+  std::uint64_t voxels = 0;
+  Status st = checkBricks<T>(values != nullptr, bricks, bound.absolute, "encodeBricks", voxels);
+  if (!st || bricks.count == 0)
+  {
+    return st;
+  }
+  const Layout& layout = bricks.layout;
+  const format::Scheme scheme = hostScheme(
+    values + bricks.count / 2 * bricks.brickStride, layout, bound.absolute, options);
+  std::vector<std::uint8_t> one;
+  for (std::uint64_t i = 0; i < bricks.count; ++i)
+  {
+    const T* brick = values + i * bricks.brickStride;
+    // The batch's scheme, unless the brick holds special voxels: then as encode() codes it alone.
+    bool alone = bound.specials.useFillValue &&
+      detail::countSpecials(brick, layout, bound.specials, options) > 0;
+    if (!alone)
+    {
+      EncodeStatistics stats;
+      const detail::EncodeRequest<T> request{
+        brick, nullptr, layout, scheme, bound.absolute, &one, &stats
+      };
+      st = runEncode(request, voxels, options, report);
+      alone = st.code() == ErrorCode::NonFinite;
+    }
+    if (alone)
+    {
+      st = encode(brick, layout, bound, one, options, report);
+    }
+    if (!st)
+    {
+      streams.clear();
+      spans.assign(spans.size(), StreamSpan());
+      return brickError(st, i);
+    }
+    spans[i] = { streams.size(), one.size() };
+    streams.insert(streams.end(), one.begin(), one.end());
+  }
+  return st;
+}
+
+template<typename T>
+Status encodeBricksDevice(const T* deviceValues,
+  const Bricks& bricks,
+  const ErrorBound& bound,
+  DeviceStream& streams,
+  std::vector<StreamSpan>& spans,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  streams.bytes = 0;
+  spans.assign(static_cast<std::size_t>(bricks.count), StreamSpan());
+  std::uint64_t voxels = 0;
+  Status st = checkBricks<T>(deviceValues && streams.data,
+    bricks,
+    bound.absolute,
+    "encodeBricksDevice",
+    voxels);
+  if (!st || bricks.count == 0)
+  {
+    return st;
+  }
+  DeviceCallReport call(report);
+  ExecutionReport& r = call.report();
+  const Layout& layout = bricks.layout;
+  // Bricks with a fill value are coded alone (as encode() codes them); the count costs a launch
+  // and a read-back per brick, so only where a fill value is asked for.
+  std::vector<char> alone(spans.size(), 0);
+  for (std::uint64_t i = 0; i < bricks.count && bound.specials.useFillValue; ++i)
+  {
+    bool found = false;
+    if (!(st = deviceFillValues(
+            deviceValues + i * bricks.brickStride, layout, voxels, bound.specials, found)))
+    {
+      return call.finish(Backend::CUDA, st);
+    }
+    alone[i] = found ? 1 : 0;
+  }
+  format::Scheme scheme;
+  st = deviceScheme(
+    deviceValues + bricks.count / 2 * bricks.brickStride, layout, bound.absolute, options, scheme);
+  if (!st)
+  {
+    return call.finish(Backend::CUDA, st);
+  }
+  if (std::find(alone.begin(), alone.end(), 1) == alone.end())
+  {
+    const cudaimpl::BrickEncodeRequest<T> request{
+      deviceValues, bricks, scheme, bound.absolute, &streams, &spans
+    };
+    st = cudaimpl::encodeBricks<T>(request, options, &r.kernelSeconds);
+    if (!st)
+    {
+      streams.bytes = 0;
+      spans.assign(spans.size(), StreamSpan());
+      return call.finish(Backend::CUDA, st);
+    }
+  }
+  // The bricks the batch left: one after another behind the others, with the batch's scheme
+  // unless they hold special voxels (the rule encodeBricks follows).
+  for (std::uint64_t i = 0; i < bricks.count; ++i)
+  {
+    if (spans[i].bytes > 0)
+    {
+      continue;
+    }
+    const T* brick = deviceValues + i * bricks.brickStride;
+    DeviceStream target{ streams.data + streams.bytes, streams.capacity - streams.bytes };
+    if (!alone[i])
+    {
+      const cudaimpl::EncodeRequest<T> request{
+        nullptr, brick, layout, scheme, bound.absolute, nullptr, nullptr, &target
+      };
+      double seconds = 0;
+      st = cudaimpl::encode<T>(request, options, &seconds);
+      r.kernelSeconds += seconds;
+      alone[i] = st.code() == ErrorCode::NonFinite;
+    }
+    if (alone[i])
+    {
+      st = encodeDeviceToDevice(brick, layout, bound, target, options);
+    }
+    if (!st)
+    {
+      streams.bytes = 0;
+      spans.assign(spans.size(), StreamSpan());
+      return call.finish(Backend::CUDA, brickError(st, i));
+    }
+    spans[i] = { streams.bytes, target.bytes };
+    streams.bytes += target.bytes;
+  }
+  return call.finish(Backend::CUDA, st);
+}
+
+template<typename T>
+Status decodeBricksDevice(const std::uint8_t* deviceStreams,
+  const std::vector<StreamSpan>& spans,
+  T* deviceOut,
+  const Bricks& bricks,
+  const ExecutionOptions& options,
+  ExecutionReport* report)
+{
+  std::uint64_t voxels = 0;
+  Status st =
+    checkBricks<T>(deviceStreams && deviceOut, bricks, 1.0, "decodeBricksDevice", voxels);
+  if (st && spans.size() != bricks.count)
+  {
+    st = Status(ErrorCode::InvalidArgument,
+      "decodeBricksDevice: " + std::to_string(spans.size()) + " spans for " +
+        std::to_string(bricks.count) + " bricks");
+  }
+  if (!st || bricks.count == 0)
+  {
+    return st;
+  }
+  DeviceCallReport call(report);
+  ExecutionReport& r = call.report();
+  std::vector<char> done(spans.size(), 0);
+  const cudaimpl::BrickDecodeRequest<T> request{ deviceStreams, &spans, deviceOut, bricks };
+  st = cudaimpl::decodeBricks<T>(request, done, options, &r.kernelSeconds);
+  if (!st)
+  {
+    return call.finish(Backend::CUDA, st);
+  }
+  for (std::uint64_t i = 0; i < bricks.count; ++i)
+  {
+    if (done[i])
+    {
+      continue;
+    }
+    ExecutionReport one;
+    st = decodeDevice(deviceStreams + spans[i].offset,
+      static_cast<std::size_t>(spans[i].bytes),
+      deviceOut + i * bricks.brickStride,
+      bricks.layout,
+      -1,
+      true,
+      options,
+      &one);
+    r.kernelSeconds += one.kernelSeconds;
+    if (!st)
+    {
+      return call.finish(Backend::CUDA, brickError(st, i));
+    }
+  }
+  return call.finish(Backend::CUDA, st);
+}
+
 // Every entry point for both value types, with the signature it is declared with in codec.h.
 #define SPARSEGRID_CODEC_INSTANTIATE(T)                                                            \
   template decltype(valueRange<T>) valueRange<T>;                                                  \
@@ -769,7 +1007,10 @@ Status encodeDeviceToDevice(const T* deviceValues,
   template decltype(decode<T>) decode<T>;                                                          \
   template decltype(encodeDevice<T>) encodeDevice<T>;                                              \
   template decltype(encodeDeviceToDevice<T>) encodeDeviceToDevice<T>;                              \
-  template decltype(decodeDevice<T>) decodeDevice<T>;
+  template decltype(decodeDevice<T>) decodeDevice<T>;                                              \
+  template decltype(encodeBricks<T>) encodeBricks<T>;                                              \
+  template decltype(encodeBricksDevice<T>) encodeBricksDevice<T>;                                  \
+  template decltype(decodeBricksDevice<T>) decodeBricksDevice<T>;
 SPARSEGRID_CODEC_INSTANTIATE(float)
 SPARSEGRID_CODEC_INSTANTIATE(double)
 

@@ -39,6 +39,16 @@ Status decode(const DecodeRequest<T>&, const ExecutionOptions&, double*)
   return notBuilt();
 }
 template<typename T>
+Status encodeBricks(const BrickEncodeRequest<T>&, const ExecutionOptions&, double*)
+{
+  return notBuilt();
+}
+template<typename T>
+Status decodeBricks(const BrickDecodeRequest<T>&, std::vector<char>&, const ExecutionOptions&, double*)
+{
+  return notBuilt();
+}
+template<typename T>
 Status gather(const T*, std::uint64_t, const std::vector<std::uint64_t>&, std::vector<double>&)
 {
   return notBuilt();

@@ -284,6 +284,40 @@ template<typename T>
 Status decode(const DecodeRequest<T>& request,
   const ExecutionOptions& options,
   double* kernelSeconds);
+/// Bricks of one layout in device memory coded in the same launches with one scheme
+/// (CodecCudaEncode.cu). The coded streams go to `target` back to back from offset 0 in brick
+/// order, and target->bytes is their end; a brick the batch leaves to the caller (special voxels,
+/// a raw stream, a code table the device does not build) keeps bytes = 0 in `spans`.
+template<typename T>
+struct BrickEncodeRequest
+{
+  const T* deviceValues = nullptr;
+  Bricks bricks;
+  format::Scheme scheme;
+  double bound = 0;
+  DeviceStream* target = nullptr;
+  std::vector<StreamSpan>* spans = nullptr; ///< count entries, set here
+};
+template<typename T>
+Status encodeBricks(const BrickEncodeRequest<T>& request,
+  const ExecutionOptions& options,
+  double* kernelSeconds);
+/// Bricks decoded in the same launches where their streams (in device memory) share a scheme
+/// (CodecCudaDecode.cu);
+/// `done[i]` is set for every brick decoded here, the others are left to the caller.
+template<typename T>
+struct BrickDecodeRequest
+{
+  const std::uint8_t* deviceStreams = nullptr;
+  const std::vector<StreamSpan>* spans = nullptr;
+  T* deviceOut = nullptr;
+  Bricks bricks;
+};
+template<typename T>
+Status decodeBricks(const BrickDecodeRequest<T>& request,
+  std::vector<char>& done,
+  const ExecutionOptions& options,
+  double* kernelSeconds);
 /// Gathers values[indices[i] * stride] of device memory into host memory (the axis-order sample).
 template<typename T>
 Status gather(const T* device,
@@ -302,6 +336,10 @@ Status copyToDevice(const T* host, std::size_t n, T* device, std::size_t stride)
 #define SPARSEGRID_CODEC_CUDA_VALUES(T)                                                            \
   template Status encode<T>(const EncodeRequest<T>&, const ExecutionOptions&, double*);            \
   template Status decode<T>(const DecodeRequest<T>&, const ExecutionOptions&, double*);            \
+  template Status encodeBricks<T>(                                                                 \
+    const BrickEncodeRequest<T>&, const ExecutionOptions&, double*);                               \
+  template Status decodeBricks<T>(                                                                 \
+    const BrickDecodeRequest<T>&, std::vector<char>&, const ExecutionOptions&, double*);           \
   template Status copyToHost<T>(const T*, std::size_t, std::size_t, T*);                           \
   template Status copyToDevice<T>(const T*, std::size_t, T*, std::size_t);
 /// The sample gatherer (CodecSampleCuda.cu).

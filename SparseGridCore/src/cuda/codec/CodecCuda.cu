@@ -220,6 +220,25 @@ Status decode(const DecodeRequest<T>& request, const ExecutionOptions&, double* 
     });
 }
 
+template<typename T>
+Status encodeBricks(const BrickEncodeRequest<T>& request,
+  const ExecutionOptions&,
+  double* kernelSeconds)
+{
+  return withWorkspace(
+    [&](Workspace& ws) { return encodeBricksLocked(ws, request, kernelSeconds); });
+}
+
+template<typename T>
+Status decodeBricks(const BrickDecodeRequest<T>& request,
+  std::vector<char>& done,
+  const ExecutionOptions&,
+  double* kernelSeconds)
+{
+  return withWorkspace(
+    [&](Workspace& ws) { return decodeBricksLocked(ws, request, done, kernelSeconds); });
+}
+
 void profileEnable(bool on)
 {
   KernelProfile::get().enable(on);

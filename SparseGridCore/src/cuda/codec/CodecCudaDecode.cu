@@ -871,6 +871,16 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
   return Status::Ok();
 }
 
+template<typename T>
+Status decodeBricksLocked(Workspace&, const BrickDecodeRequest<T>&, std::vector<char>&, double*)
+{
+  return Status::Ok(); // every brick left to the caller
+}
+template Status decodeBricksLocked<float>(
+  Workspace&, const BrickDecodeRequest<float>&, std::vector<char>&, double*);
+template Status decodeBricksLocked<double>(
+  Workspace&, const BrickDecodeRequest<double>&, std::vector<char>&, double*);
+
 #define SGC_DECODE_LOCKED(S, T)                                                                    \
   template Status decodeLocked<S, T>(Workspace&, const DecodeRequest<T>&, double*);
 SGC_DECODE_LOCKED(float, float)

@@ -766,6 +766,15 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   return Status::Ok();
 }
 
+template<typename T>
+Status encodeBricksLocked(Workspace&, const BrickEncodeRequest<T>& request, double*)
+{
+  request.target->bytes = 0;
+  return Status::Ok(); // every brick left to the caller
+}
+template Status encodeBricksLocked<float>(Workspace&, const BrickEncodeRequest<float>&, double*);
+template Status encodeBricksLocked<double>(Workspace&, const BrickEncodeRequest<double>&, double*);
+
 template Status encodeLocked<float>(Workspace&, const EncodeRequest<float>&, double*);
 template Status encodeLocked<double>(Workspace&, const EncodeRequest<double>&, double*);
 

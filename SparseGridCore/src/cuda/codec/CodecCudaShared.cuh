@@ -650,6 +650,16 @@ Status uploadPlan(Workspace& ws,
 /// values into T values, with the workspace locked.
 template<typename T>
 Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kernelSeconds);
+/// Bricks in the same launches (CodecCudaEncode.cu, CodecCudaDecode.cu).
+template<typename T>
+Status encodeBricksLocked(Workspace& ws,
+  const BrickEncodeRequest<T>& request,
+  double* kernelSeconds);
+template<typename T>
+Status decodeBricksLocked(Workspace& ws,
+  const BrickDecodeRequest<T>& request,
+  std::vector<char>& done,
+  double* kernelSeconds);
 template<typename S, typename T>
 Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kernelSeconds);
 
