@@ -213,6 +213,86 @@ TEST(Codec, SmoothFieldCompressesWellAndNoiseFallsBackToRaw)
   EXPECT_EQ(out, noise);
 }
 
+TEST(Codec, BricksShareTheMiddleBricksSchemeAndDecodeAlone)
+{
+  // Five bricks of 19x14x6 with a gap of 3 values between them: smooth, steps, smooth (the middle
+  // brick), uniform noise at a bound that leaves it raw, and a smooth brick with NaN and +Inf.
+  const Dims d{ 19, 14, 6 };
+  const std::uint64_t n = d[0] * d[1] * d[2], stride = n + 3;
+  const Field kinds[5] = { Field::Smooth, Field::Steps, Field::Smooth, Field::Uniform,
+    Field::Smooth };
+  std::vector<double> all(5 * stride, -1.0);
+  for (std::uint64_t b = 0; b < 5; ++b)
+  {
+    const auto f = makeField<double>(kinds[b], d, static_cast<unsigned>(b + 11));
+    std::copy(f.begin(), f.end(), all.begin() + b * stride);
+  }
+  all[4 * stride + 7] = std::numeric_limits<double>::quiet_NaN();
+  all[4 * stride + 9] = std::numeric_limits<double>::infinity();
+  const double bound = 1e-6;
+  codec::Bricks bricks{ codec::Layout{ d, 1 }, 5, stride };
+  std::vector<std::uint8_t> streams;
+  std::vector<codec::StreamSpan> spans;
+  ASSERT_TRUE(codec::encodeBricks(all.data(), bricks, bound, streams, spans).ok());
+  ASSERT_EQ(spans.size(), 5u);
+  std::uint64_t at = 0;
+  for (std::uint64_t b = 0; b < 5; ++b)
+  {
+    EXPECT_EQ(spans[b].offset, at) << "streams back to back, in brick order";
+    at += spans[b].bytes;
+    std::vector<double> back(n);
+    ASSERT_TRUE(
+      codec::decode(streams.data() + spans[b].offset, spans[b].bytes, back.data(), bricks.layout)
+        .ok());
+    for (std::uint64_t i = 0; i < n; ++i)
+    {
+      const double x = all[b * stride + i];
+      if (std::isfinite(x))
+      {
+        ASSERT_LE(std::fabs(x - back[i]), bound) << "brick " << b << " voxel " << i;
+      }
+      else
+      {
+        ASSERT_EQ(std::memcmp(&x, &back[i], sizeof(double)), 0);
+      }
+    }
+  }
+  EXPECT_EQ(at, streams.size());
+  // The middle brick's stream is encode()'s (its scheme is the batch's); so is the stream of the
+  // brick with special voxels (coded alone); every coded brick carries the middle brick's scheme.
+  auto alone = [&](std::uint64_t b)
+  {
+    std::vector<std::uint8_t> one;
+    EXPECT_TRUE(codec::encode(all.data() + b * stride, bricks.layout, bound, one).ok());
+    return one;
+  };
+  const auto middle = alone(2);
+  EXPECT_TRUE(std::equal(middle.begin(), middle.end(), streams.begin() + spans[2].offset));
+  EXPECT_EQ(middle.size(), spans[2].bytes);
+  const auto special = alone(4);
+  EXPECT_EQ(special.size(), spans[4].bytes);
+  EXPECT_TRUE(std::equal(special.begin(), special.end(), streams.begin() + spans[4].offset));
+  codec::StreamInfo info[5];
+  for (std::uint64_t b = 0; b < 5; ++b)
+  {
+    ASSERT_TRUE(codec::inspect(streams.data() + spans[b].offset, spans[b].bytes, info[b]).ok());
+  }
+  EXPECT_TRUE(info[3].raw) << "noise at this bound is stored raw";
+  for (std::uint64_t b : { 0, 1 })
+  {
+    EXPECT_FALSE(info[b].raw);
+    EXPECT_EQ(info[b].axisOrder, info[2].axisOrder) << "brick " << b;
+    EXPECT_EQ(info[b].cubic, info[2].cubic) << "brick " << b;
+    EXPECT_EQ(info[b].levelQuantBound, info[2].levelQuantBound) << "brick " << b;
+  }
+  // Overlapping bricks are refused, and nothing is written.
+  bricks.brickStride = n - 1;
+  const auto st = codec::encodeBricks(all.data(), bricks, bound, streams, spans);
+  EXPECT_EQ(st.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(st.message().find("brickStride"), std::string::npos) << st.message();
+  EXPECT_TRUE(streams.empty());
+}
+
 TEST(Codec, ConstantImageCostsAlmostNothing)
 {
   const Dims dims{ 100, 100, 100 };

@@ -21,6 +21,7 @@
 #include <iostream>
 #include <limits>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -218,6 +219,167 @@ TEST(CodecGpu, SameStreamAsCpuOnRealisticAndRandomFields)
 // The real volumes of ../shared/data (Isabel, hydrogen, ironProt), written as raw float32 by
 // scripts/gpu/prepare-volumes.py into the folder SPARSEGRID_CODEC_VOLUMES names (the device
 // machine has no copy of ../shared/data; carry the folder there). Skips without that folder.
+/// Bricks in one array with a gap between them: kinds 0-2 (smooth fields), a brick of noise at
+/// a bound too small to code (a raw stream) and a brick with NaN/Inf where asked.
+template<typename T>
+std::vector<T> brickArray(const Dims& d, std::uint64_t count, std::uint64_t stride, bool hostile)
+{
+  const std::uint64_t n = d[0] * d[1] * d[2];
+  std::vector<T> all(count * stride, T(-7));
+  for (std::uint64_t b = 0; b < count; ++b)
+  {
+    const int kind = hostile && b == 1 ? 3 : static_cast<int>(b % 3);
+    std::vector<T> f = field<T>(kind, d, static_cast<unsigned>(b + 1));
+    if (hostile && b == 1)
+    {
+      for (T& v : f)
+      {
+        v *= T(1e6); // white noise far above the bound: the coded stream is not smaller
+      }
+    }
+    if (hostile && b + 1 == count)
+    {
+      f[n / 2] = std::numeric_limits<T>::quiet_NaN();
+      f[n / 3] = -std::numeric_limits<T>::infinity();
+    }
+    std::copy(f.begin(), f.end(), all.begin() + b * stride);
+  }
+  return all;
+}
+
+/// The kernel launches the profile counted under names that start with `prefix`.
+long profiledLaunches(const std::string& report, const std::string& prefix)
+{
+  long launches = 0;
+  std::istringstream in(report);
+  std::string line;
+  while (std::getline(in, line))
+  {
+    if (line.rfind(prefix, 0) == 0)
+    {
+      const auto t1 = line.find('\t'), t2 = line.rfind('\t');
+      launches += std::stol(line.substr(t1 + 1, t2 - t1 - 1));
+    }
+  }
+  return launches;
+}
+
+template<typename T>
+void bricksOnBothSides(const Dims& d, std::uint64_t count, bool hostile)
+{
+  const std::uint64_t n = d[0] * d[1] * d[2];
+  const std::uint64_t stride = n + 5;
+  const std::vector<T> all = brickArray<T>(d, count, stride, hostile);
+  codec::Bricks bricks{ codec::Layout{ d, 1 }, count, stride };
+  const double bound = 1e-3;
+  std::vector<std::uint8_t> host;
+  std::vector<codec::StreamSpan> hostSpans, deviceSpans;
+  ASSERT_TRUE(codec::encodeBricks(all.data(), bricks, bound, host, hostSpans, cpuOptions()).ok());
+  ASSERT_EQ(hostSpans.size(), count);
+  T* dIn = nullptr;
+  std::uint8_t* dStreams = nullptr;
+  const codec::ValueType type =
+    sizeof(T) == 4 ? codec::ValueType::Float32 : codec::ValueType::Float64;
+  const std::size_t capacity = codec::maxBrickStreamBytes(bricks, type);
+  ASSERT_EQ(cudaMalloc(&dIn, all.size() * sizeof(T)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dStreams, capacity), cudaSuccess);
+  cudaMemcpy(dIn, all.data(), all.size() * sizeof(T), cudaMemcpyHostToDevice);
+  codec::DeviceStream target{ dStreams, capacity };
+  namespace ci = codec::cudaimpl;
+  ci::profileEnable(true);
+  const auto st = codec::encodeBricksDevice(dIn, bricks, bound, target, deviceSpans, gpuOptions());
+  const std::string profile = ci::profileReport();
+  ci::profileEnable(false);
+  ASSERT_TRUE(st.ok()) << st.message();
+  std::vector<std::uint8_t> device(target.bytes);
+  cudaMemcpy(device.data(), dStreams, device.size(), cudaMemcpyDeviceToHost);
+  cudaFree(dIn);
+  cudaFree(dStreams);
+  ASSERT_EQ(deviceSpans.size(), count);
+  std::uint64_t hostBytes = 0;
+  for (std::uint64_t b = 0; b < count; ++b)
+  {
+    const codec::StreamSpan& h = hostSpans[b];
+    const codec::StreamSpan& g = deviceSpans[b];
+    ASSERT_EQ(h.bytes, g.bytes) << "brick " << b;
+    ASSERT_LE(g.offset + g.bytes, device.size());
+    EXPECT_TRUE(std::equal(host.begin() + h.offset,
+      host.begin() + h.offset + h.bytes,
+      device.begin() + g.offset))
+      << "brick " << b << ": the GPU stream differs from the CPU's";
+    hostBytes += h.bytes;
+    // Every finite voxel within the bound, NaN/Inf back bit for bit.
+    std::vector<T> back(n);
+    ASSERT_TRUE(codec::decode(host.data() + h.offset, h.bytes, back.data(), bricks.layout).ok());
+    const T* in = all.data() + b * stride;
+    for (std::uint64_t i = 0; i < n; ++i)
+    {
+      if (std::isfinite(in[i]))
+      {
+        ASSERT_LE(std::fabs((long double)in[i] - (long double)back[i]), (long double)bound)
+          << "brick " << b << " voxel " << i;
+      }
+      else
+      {
+        ASSERT_EQ(std::memcmp(in + i, back.data() + i, sizeof(T)), 0) << "brick " << b;
+      }
+    }
+  }
+  EXPECT_EQ(hostBytes, device.size()) << "the streams lie back to back";
+  // One launch of each pass for the whole batch, not one per brick (the bricks the batch leaves,
+  // the noise and the NaN bricks, run their own pass sequences).
+  const long firstPasses = profiledLaunches(profile, "encode pass L0 ");
+  if (hostile)
+  {
+    EXPECT_LE(firstPasses, 4) << profile;
+  }
+  else
+  {
+    EXPECT_EQ(firstPasses, 1) << profile;
+  }
+}
+
+TEST(CodecGpuBricks, EncodeBatchGivesTheCpuStreams)
+{
+  SKIP_WITHOUT_GPU();
+  bricksOnBothSides<float>({ 17, 12, 9 }, 7, false);
+  bricksOnBothSides<double>({ 33, 33, 33 }, 5, false);
+  bricksOnBothSides<float>({ 16, 16, 16 }, 300, false);
+}
+
+TEST(CodecGpuBricks, EncodeBatchLeavesRawAndSpecialBricksToTheOneStreamPath)
+{
+  SKIP_WITHOUT_GPU();
+  bricksOnBothSides<float>({ 17, 12, 9 }, 6, true);
+  bricksOnBothSides<double>({ 20, 9, 1 }, 4, true);
+}
+
+TEST(CodecGpuBricks, EncodeBatchChecksItsArguments)
+{
+  SKIP_WITHOUT_GPU();
+  const Dims d{ 8, 8, 8 };
+  std::vector<float> all(3 * 512, 1.0f);
+  float* dIn = nullptr;
+  std::uint8_t* dStreams = nullptr;
+  ASSERT_EQ(cudaMalloc(&dIn, all.size() * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dStreams, 64), cudaSuccess);
+  cudaMemcpy(dIn, all.data(), all.size() * sizeof(float), cudaMemcpyHostToDevice);
+  std::vector<codec::StreamSpan> spans;
+  codec::DeviceStream small{ dStreams, 64 };
+  // Overlapping bricks.
+  auto st = codec::encodeBricksDevice(
+    dIn, codec::Bricks{ codec::Layout{ d, 1 }, 3, 100 }, 1e-3, small, spans, gpuOptions());
+  EXPECT_EQ(st.code(), sparsegrid::ErrorCode::InvalidArgument);
+  EXPECT_NE(st.message().find("brickStride"), std::string::npos) << st.message();
+  // A buffer too small for the streams: an error, nothing reported as written.
+  st = codec::encodeBricksDevice(
+    dIn, codec::Bricks{ codec::Layout{ d, 1 }, 3, 512 }, 1e-3, small, spans, gpuOptions());
+  EXPECT_EQ(st.code(), sparsegrid::ErrorCode::InvalidArgument) << st.message();
+  EXPECT_EQ(small.bytes, 0u);
+  cudaFree(dIn);
+  cudaFree(dStreams);
+}
+
 TEST(CodecGpu, SameStreamAsCpuOnTheRealVolumes)
 {
   SKIP_WITHOUT_GPU();

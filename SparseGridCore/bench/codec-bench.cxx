@@ -180,6 +180,8 @@ void errorOf(const A* a, const B* b, std::size_t n, double& maxErr, double& psnr
 }
 
 #ifdef SPARSEGRID_CODEC_BENCH_CUDA
+void printKernelProfile(const char* what, int repeats, const std::function<void()>& call);
+
 /// The field cut into bricks of b^3 (edges smaller), each coded device to device as its own
 /// stream, one brick after another; median wall seconds of the whole set, both directions.
 /// Every brick is checked against the bound after decoding.
@@ -265,6 +267,61 @@ std::vector<Row> bricksOnDevice(const std::vector<T>& values,
   const double decSeconds = timeIt(repeats, decodeAll);
   std::vector<T> back(packed.size());
   cudaMemcpy(back.data(), dOut, back.size() * sizeof(T), cudaMemcpyDeviceToHost);
+  // Bricks of one size: also coded in one batched call each way.
+  std::vector<Row> batched;
+  const bool equal = std::all_of(bricks.begin(),
+    bricks.end(),
+    [&](const Brick& k) { return k.layout.dims == bricks[0].layout.dims; });
+  if (equal)
+  {
+    codec::Bricks all{ bricks[0].layout, bricks.size(), bricks[0].count };
+    std::vector<codec::StreamSpan> spans;
+    codec::DeviceStream streams{ dStream, streamTotal };
+    auto encodeBatch = [&]
+    {
+      auto st = codec::encodeBricksDevice(dIn, all, { bound }, streams, spans, g);
+      if (!st)
+      {
+        std::cerr << "encodeBricksDevice: " << st.message() << "\n";
+        std::exit(1);
+      }
+      cudaDeviceSynchronize();
+    };
+    auto decodeBatch = [&]
+    {
+      auto st = codec::decodeBricksDevice(dStream, spans, dOut, all, g);
+      if (!st)
+      {
+        std::cerr << "decodeBricksDevice: " << st.message() << "\n";
+        std::exit(1);
+      }
+      cudaDeviceSynchronize();
+    };
+    const double enc = timeIt(repeats, encodeBatch);
+    printKernelProfile("compress bricks, one batched call", repeats, encodeBatch);
+    cudaMemset(dOut, 0, packed.size() * sizeof(T));
+    const double dec = timeIt(repeats, decodeBatch);
+    printKernelProfile("decompress bricks, one batched call", repeats, decodeBatch);
+    std::vector<T> again(packed.size());
+    cudaMemcpy(again.data(), dOut, again.size() * sizeof(T), cudaMemcpyDeviceToHost);
+    Row r;
+    r.codec = "sparsegrid-gpu";
+    r.ratio = double(packed.size() * sizeof(T)) / double(streams.bytes);
+    errorOf(packed.data(), again.data(), packed.size(), r.maxError, r.psnr);
+    const double mb = double(packed.size() * sizeof(T)) / 1e6;
+    const std::string what = std::to_string(bricks.size()) + " bricks of " + std::to_string(b) +
+      "^3 in one batched call; per brick ";
+    Row c = r, x = r;
+    c.op = "compress bricks batched (device to device)";
+    c.seconds = enc;
+    c.mbps = mb / enc;
+    c.note = what + std::to_string(enc / double(bricks.size()) * 1e6) + " us";
+    x.op = "decompress bricks batched (device to device)";
+    x.seconds = dec;
+    x.mbps = mb / dec;
+    x.note = what + std::to_string(dec / double(bricks.size()) * 1e6) + " us";
+    batched = { c, x };
+  }
   cudaFree(dIn);
   cudaFree(dOut);
   cudaFree(dStream);
@@ -289,7 +346,9 @@ std::vector<Row> bricksOnDevice(const std::vector<T>& values,
   x.seconds = decSeconds;
   x.mbps = mb / decSeconds;
   x.note = what + std::to_string(decSeconds / double(bricks.size()) * 1e6) + " us";
-  return { c, x };
+  std::vector<Row> rows{ c, x };
+  rows.insert(rows.end(), batched.begin(), batched.end());
+  return rows;
 }
 #endif
 

@@ -903,6 +903,15 @@ Status encodeBricksDevice(const T* deviceValues,
       deviceValues, bricks, scheme, bound.absolute, &streams, &spans
     };
     st = cudaimpl::encodeBricks<T>(request, options, &r.kernelSeconds);
+    if (st.code() == ErrorCode::OutOfDeviceMemory)
+    {
+      // The batch's buffers do not fit: every brick one after another.
+      cudaimpl::releaseBuffers();
+      streams.bytes = 0;
+      spans.assign(spans.size(), StreamSpan());
+      r.note = "the bricks were coded one after another (" + st.message() + ")";
+      st = Status::Ok();
+    }
     if (!st)
     {
       streams.bytes = 0;

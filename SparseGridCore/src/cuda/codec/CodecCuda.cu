@@ -222,11 +222,11 @@ Status decode(const DecodeRequest<T>& request, const ExecutionOptions&, double* 
 
 template<typename T>
 Status encodeBricks(const BrickEncodeRequest<T>& request,
-  const ExecutionOptions&,
+  const ExecutionOptions& options,
   double* kernelSeconds)
 {
   return withWorkspace(
-    [&](Workspace& ws) { return encodeBricksLocked(ws, request, kernelSeconds); });
+    [&](Workspace& ws) { return encodeBricksLocked(ws, request, options, kernelSeconds); });
 }
 
 template<typename T>

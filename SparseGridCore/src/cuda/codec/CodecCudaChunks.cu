@@ -85,8 +85,12 @@ __global__ void __launch_bounds__(256) analyseThreadKernel(const u16* symbols,
   ChunkGeometry g,
   u64 totalBlocks,
   u64* masks,
-  u32* histogram)
+  u32* histogram,
+  BrickStrides bs)
 {
+  symbols = brickPointer(symbols, bs.codes);
+  masks = brickPointer(masks, bs.chunks);
+  histogram = brickPointer(histogram, bs.histogram);
   __shared__ u32 bins[SharedBins];
   for (int i = threadIdx.x; i < SharedBins; i += blockDim.x)
   {
@@ -152,8 +156,14 @@ __global__ void blockBitsKernel(const u16* symbols,
   const u64* masks,
   const unsigned char* lengths,
   u32* blockBits,
-  u32* blockEsc)
+  u32* blockEsc,
+  BrickStrides bs)
 {
+  symbols = brickPointer(symbols, bs.codes);
+  masks = brickPointer(masks, bs.chunks);
+  lengths = brickSummary(lengths, bs);
+  blockBits = brickPointer(blockBits, bs.blocks);
+  blockEsc = brickPointer(blockEsc, bs.blocks);
   for (u64 t = blockIdx.x * u64(blockDim.x) + threadIdx.x; t < totalBlocks;
        t += u64(gridDim.x) * blockDim.x)
   {
@@ -187,8 +197,14 @@ __global__ void chunkBytesKernel(const u32* blockBits,
   u64 chunks,
   u32 valueBytes,
   u64* chunkBytes,
-  u64* summary)
+  u64* summary,
+  BrickStrides bs)
 {
+  blockBits = brickPointer(blockBits, bs.blocks);
+  blockEsc = brickPointer(blockEsc, bs.blocks);
+  masks = brickPointer(masks, bs.chunks);
+  chunkBytes = brickPointer(chunkBytes, bs.sizes);
+  summary = brickSummary(summary, bs);
   u64 escapes = 0, zero = 0;
   for (u64 c = blockIdx.x * u64(blockDim.x) + threadIdx.x; c <= chunks;
        c += u64(gridDim.x) * blockDim.x)
@@ -229,8 +245,10 @@ __global__ void chunkBytesKernel(const u32* blockBits,
 /// non-zero entry.
 constexpr int TableBytesThreads = 256;
 __global__ void __launch_bounds__(TableBytesThreads)
-  tableBytesKernel(const unsigned char* lengths, u64* summary)
+  tableBytesKernel(const unsigned char* lengths, u64* summary, BrickStrides bs)
 {
+  lengths = brickSummary(lengths, bs);
+  summary = brickSummary(summary, bs);
   // (Where the device left the table to the host, the count is 0 until the host uploads it.)
   const u64 n = summary[SumTableCount] < format::Tokens ? summary[SumTableCount] : format::Tokens;
   const u64 segment = (n + TableBytesThreads - 1) / TableBytesThreads;
@@ -286,7 +304,8 @@ __global__ void __launch_bounds__(TableBytesThreads)
 
 /// Chunk and level-table offsets from the scanned chunk bytes, in the layout of the CPU encoder
 /// (header; then per level the table of its chunk sizes, then its chunks), the level ends, and
-/// the values the host reads back for its checks and the header.
+/// the values the host reads back for its checks and the header. A brick's chunks are scanned with
+/// those of the bricks before it: its offsets start at its first entry.
 __global__ void chunkOffsetsKernel(const u64* scanned,
   ChunkGeometry g,
   u64 chunks,
@@ -295,9 +314,17 @@ __global__ void chunkOffsetsKernel(const u64* scanned,
   u64* summary,
   const u64* stats,
   const u64* surplus,
-  int passCount)
+  int passCount,
+  BrickStrides bs)
 {
-  const u64 header = format::codedHeaderBytes(g.levels, summary[SumTableBytes]);
+  scanned = brickPointer(scanned, bs.sizes);
+  chunkOffset = brickPointer(chunkOffset, bs.offsets);
+  tableOffset = brickPointer(tableOffset, bs.offsets);
+  summary = brickSummary(summary, bs);
+  stats = brickPointer(stats, bs.stats);
+  surplus = brickPointer(surplus, bs.stats);
+  // The bricks before this one (0 for one stream).
+  const u64 header = format::codedHeaderBytes(g.levels, summary[SumTableBytes]) - scanned[0];
   const u64 tid = blockIdx.x * u64(blockDim.x) + threadIdx.x;
   for (u64 c = tid; c < chunks; c += u64(gridDim.x) * blockDim.x)
   {
@@ -336,8 +363,26 @@ __global__ void writeKernel(const u16* symbols,
   unsigned char* out,
   const DevPass* passes,
   const int* levelPassBegin,
-  const u64* dimsIn)
+  const u64* dimsIn,
+  BrickStrides bs)
 {
+  if (bs.outOffset)
+  {
+    const u64 at = bs.outOffset[blockIdx.y];
+    if (at == ~0ull)
+    {
+      return; // a brick coded elsewhere
+    }
+    out += at;
+  }
+  symbols = brickPointer(symbols, bs.codes);
+  input = brickPointer(input, bs.input);
+  masks = brickPointer(masks, bs.chunks);
+  blockBits = brickPointer(blockBits, bs.blocks);
+  blockEsc = brickPointer(blockEsc, bs.blocks);
+  codes = brickSummary(codes, bs);
+  chunkOffset = brickPointer(chunkOffset, bs.offsets);
+  tableOffset = brickPointer(tableOffset, bs.offsets);
   const u64 c = blockIdx.x;
   const u32 b = threadIdx.x;
   const u64 t = c * format::BlocksPerChunk + b;
@@ -479,12 +524,13 @@ void launchAnalyse(const u16* symbols,
   u64 totalBlocks,
   u64* masks,
   u32* histogram,
-  cudaStream_t s)
+  cudaStream_t s,
+  const BrickStrides& bricks)
 {
-  analyseThreadKernel<<<std::min<unsigned>(blocksFor(totalBlocks), multiprocessors() * 8),
-    256,
-    0,
-    s>>>(symbols, geometry, totalBlocks, masks, histogram);
+  const unsigned ctas = std::max(1u,
+    std::min<unsigned>(blocksFor(totalBlocks), multiprocessors() * 8 / bricks.count));
+  analyseThreadKernel<<<dim3(ctas, bricks.count), 256, 0, s>>>(
+    symbols, geometry, totalBlocks, masks, histogram, bricks);
 }
 
 Status chunkScanBytes(u64 chunks, cudaStream_t s, std::size_t& bytes)
@@ -500,19 +546,24 @@ Status chunkScanBytes(u64 chunks, cudaStream_t s, std::size_t& bytes)
 Status launchSizing(const SizingArgs& a, cudaStream_t s)
 {
   SGC_PROFILE_BEGIN("encode block bits");
-  blockBitsKernel<<<blocksFor(a.totalBlocks), Threads, 0, s>>>(
-    a.symbols, a.geometry, a.totalBlocks, a.masks, a.lengths, a.blockBits, a.blockEsc);
+  const BrickStrides& bs = a.bricks;
+  blockBitsKernel<<<dim3(blocksFor(a.totalBlocks), bs.count), Threads, 0, s>>>(
+    a.symbols, a.geometry, a.totalBlocks, a.masks, a.lengths, a.blockBits, a.blockEsc, bs);
   SGC_PROFILE_END();
   SGC_LAUNCHED("bits kernel");
   SGC_PROFILE_BEGIN("encode chunk sizes, table bytes, scan, offsets (3 kernels, 1 scan)");
-  chunkBytesKernel<<<blocksFor(a.chunks + 1), Threads, 0, s>>>(
-    a.blockBits, a.blockEsc, a.masks, a.chunks, a.valueBytes, a.chunkBytes, a.summary);
-  tableBytesKernel<<<1, TableBytesThreads, 0, s>>>(a.lengths, a.summary);
+  chunkBytesKernel<<<dim3(blocksFor(a.chunks + 1), bs.count), Threads, 0, s>>>(
+    a.blockBits, a.blockEsc, a.masks, a.chunks, a.valueBytes, a.chunkBytes, a.summary, bs);
+  tableBytesKernel<<<dim3(1, bs.count), TableBytesThreads, 0, s>>>(a.lengths, a.summary, bs);
+  // The bricks' chunk sizes lie back to back (sizes == chunks + 1): one scan over all of them.
   std::size_t scanBytes = a.scanBytes;
-  SGC_TRY(
-    cub::DeviceScan::ExclusiveSum(a.scanTemp, scanBytes, a.chunkBytes, a.scanned, a.chunks + 1, s),
+  SGC_TRY(cub::DeviceScan::ExclusiveSum(
+            a.scanTemp, scanBytes, a.chunkBytes, a.scanned, (a.chunks + 1) * bs.count, s),
     "chunk scan");
-  chunkOffsetsKernel<<<blocksFor(std::max<u64>(a.chunks, SummaryWords)), Threads, 0, s>>>(a.scanned,
+  chunkOffsetsKernel<<<dim3(blocksFor(std::max<u64>(a.chunks, SummaryWords)), bs.count),
+    Threads,
+    0,
+    s>>>(a.scanned,
     a.geometry,
     a.chunks,
     a.chunkOffset,
@@ -520,7 +571,8 @@ Status launchSizing(const SizingArgs& a, cudaStream_t s)
     a.summary,
     a.stats,
     a.surplus,
-    a.passCount);
+    a.passCount,
+    bs);
   SGC_PROFILE_END();
   SGC_LAUNCHED("offsets kernel");
   return Status::Ok();
@@ -529,7 +581,10 @@ Status launchSizing(const SizingArgs& a, cudaStream_t s)
 template<typename T>
 void launchWriter(const WriteArgs& a, const T* input, u64 inputStride, u64 chunks, cudaStream_t s)
 {
-  writeKernel<T><<<static_cast<unsigned>(chunks), format::BlocksPerChunk, 0, s>>>(a.symbols,
+  writeKernel<T><<<dim3(static_cast<unsigned>(chunks), a.bricks.count),
+    format::BlocksPerChunk,
+    0,
+    s>>>(a.symbols,
     input,
     inputStride,
     a.geometry,
@@ -542,7 +597,8 @@ void launchWriter(const WriteArgs& a, const T* input, u64 inputStride, u64 chunk
     a.out,
     a.passes,
     a.levelPassBegin,
-    a.dims);
+    a.dims,
+    a.bricks);
 }
 
 template void launchWriter<float>(const WriteArgs&, const float*, u64, u64, cudaStream_t);

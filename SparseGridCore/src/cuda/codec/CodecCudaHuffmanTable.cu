@@ -93,15 +93,28 @@ __device__ void huffmanMerge(const u64* key, u64* internal, u16* node, u32 n)
 }
 
 __global__ void __launch_bounds__(TableThreads)
-  huffmanRoundsKernel(const u32* histogram, u32* roundLeaf, u32* roundLongest, u64* summary)
+  huffmanRoundsKernel(const u32* histogram,
+    u32* roundLeaf,
+    u32* roundLongest,
+    u64* summary,
+    int firstRound,
+    BrickStrides bs)
 {
+  histogram = brickPointer(histogram, bs.histogram);
+  roundLeaf = brickSummary(roundLeaf, bs);
+  roundLongest = brickSummary(roundLongest, bs);
+  summary = brickSummary(summary, bs);
   extern __shared__ u64 tableShared[];
   u64* key = tableShared;
   u64* internal = tableShared + TableLeaves;
   u16* node = reinterpret_cast<u16*>(tableShared + 2 * TableLeaves);
   __shared__ u32 warpCount[TableThreads / 32];
   __shared__ u32 topToken, longestDepth;
-  const u32 round = blockIdx.x;
+  const u32 round = blockIdx.x + firstRound;
+  if (firstRound > 0 && roundLongest[0] <= static_cast<u32>(format::MaxCodeLength))
+  {
+    return; // round 0's codes fit: the later rounds are not needed
+  }
   const u32 t = threadIdx.x, lane = t & 31, warp = t >> 5;
   if (t == 0)
   {
@@ -245,8 +258,14 @@ __global__ void __launch_bounds__(TableThreads) huffmanCodesKernel(const u32* ro
   const u32* roundLongest,
   unsigned char* lengths,
   u32* codes,
-  u64* summary)
+  u64* summary,
+  BrickStrides bs)
 {
+  roundLeaf = brickSummary(roundLeaf, bs);
+  roundLongest = brickSummary(roundLongest, bs);
+  lengths = brickSummary(lengths, bs);
+  codes = brickSummary(codes, bs);
+  summary = brickSummary(summary, bs);
   extern __shared__ u64 tableShared[];
   u64* byLength = tableShared;
   __shared__ u32 countOf[format::MaxCodeLength + 2], firstCode[format::MaxCodeLength + 2],
@@ -345,17 +364,32 @@ bool hostHuffmanTable()
   return false;
 }
 
-Status launchHuffmanTable(const u32* histogram, u64* summary, cudaStream_t s)
+Status launchHuffmanTable(const u32* histogram,
+  u64* summary,
+  cudaStream_t s,
+  const BrickStrides& bricks)
 {
   unsigned char* lengths = reinterpret_cast<unsigned char*>(summary + SummaryWords);
   u32* codes = reinterpret_cast<u32*>(lengths + LengthBytes); // (code << 5) | length
   u32* roundLeaf = codes + RoundScratchOffset;
   u32* roundLongest = roundLeaf + TableRounds * TableLeaves;
   SGC_PROFILE_BEGIN("encode Huffman table (17 trees, then the codes)");
-  huffmanRoundsKernel<<<TableRounds, TableThreads, TableShared, s>>>(
-    histogram, roundLeaf, roundLongest, summary);
-  huffmanCodesKernel<<<1, TableThreads, TableLeaves * 8, s>>>(
-    roundLeaf, roundLongest, lengths, codes, summary);
+  if (bricks.count == 1)
+  {
+    huffmanRoundsKernel<<<TableRounds, TableThreads, TableShared, s>>>(
+      histogram, roundLeaf, roundLongest, summary, 0, bricks);
+  }
+  else
+  {
+    // Many bricks: the later rounds only where round 0's codes are too long (they return at once
+    // otherwise), instead of 17 full CTAs per brick.
+    huffmanRoundsKernel<<<dim3(1, bricks.count), TableThreads, TableShared, s>>>(
+      histogram, roundLeaf, roundLongest, summary, 0, bricks);
+    huffmanRoundsKernel<<<dim3(TableRounds - 1, bricks.count), TableThreads, TableShared, s>>>(
+      histogram, roundLeaf, roundLongest, summary, 1, bricks);
+  }
+  huffmanCodesKernel<<<dim3(1, bricks.count), TableThreads, TableLeaves * 8, s>>>(
+    roundLeaf, roundLongest, lengths, codes, summary, bricks);
   SGC_PROFILE_END();
   SGC_LAUNCHED("table kernel");
   return Status::Ok();
@@ -429,10 +463,14 @@ bool huffmanTableOnDevice(const std::uint32_t* histogram,
   {
     return fail("upload");
   }
-  huffmanRoundsKernel<<<TableRounds, TableThreads, TableShared>>>(
-    dHistogram, dRoundLeaf, dRoundLongest, dSummary);
+  // Round 0 first, then the others where its codes are too long: the order of the batched
+  // launch (the single-stream launch runs all rounds at once, with the same result).
+  huffmanRoundsKernel<<<1, TableThreads, TableShared>>>(
+    dHistogram, dRoundLeaf, dRoundLongest, dSummary, 0, BrickStrides());
+  huffmanRoundsKernel<<<TableRounds - 1, TableThreads, TableShared>>>(
+    dHistogram, dRoundLeaf, dRoundLongest, dSummary, 1, BrickStrides());
   huffmanCodesKernel<<<1, TableThreads, TableLeaves * 8>>>(
-    dRoundLeaf, dRoundLongest, dLengths, dCodes, dSummary);
+    dRoundLeaf, dRoundLongest, dLengths, dCodes, dSummary, BrickStrides());
   u64 summary[SumEscapes];
   if ((e = cudaGetLastError()) != cudaSuccess ||
     (e = cudaMemcpy(summary, dSummary, sizeof(summary), cudaMemcpyDeviceToHost)) != cudaSuccess ||

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace sparsegrid
@@ -654,6 +655,7 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
 template<typename T>
 Status encodeBricksLocked(Workspace& ws,
   const BrickEncodeRequest<T>& request,
+  const ExecutionOptions& options,
   double* kernelSeconds);
 template<typename T>
 Status decodeBricksLocked(Workspace& ws,
@@ -663,13 +665,46 @@ Status decodeBricksLocked(Workspace& ws,
 template<typename S, typename T>
 Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kernelSeconds);
 
+/// Bricks of one plan coded in the same launches: blockIdx.y is the brick, and every encoder
+/// kernel moves its pointers by these strides (one stream: all 0 and gridDim.y == 1).
+struct BrickStrides
+{
+  u64 input = 0;     ///< input elements
+  u64 voxels = 0;    ///< reconstruction values
+  u64 codes = 0;     ///< symbols
+  u64 chunks = 0;    ///< chunk masks
+  u64 blocks = 0;    ///< block bits and escapes
+  u64 summary = 0;   ///< bytes of the summary buffer (summary, lengths, codes, round scratch)
+  u64 stats = 0;     ///< words of the statistics (pass surpluses, largest |value|, NaN/Inf)
+  u64 histogram = 0; ///< histogram bins
+  u64 sizes = 0;     ///< chunk bytes and their scan
+  u64 offsets = 0;   ///< chunk and level-table offsets
+  const u64* outOffset = nullptr; ///< each brick's stream in the output (~0: not written)
+  unsigned count = 1;             ///< bricks (gridDim.y)
+};
+
+/// Moves p by `stride` elements per brick (blockIdx.y).
+template<typename P>
+__device__ __forceinline__ P* brickPointer(P* p, u64 stride)
+{
+  return p + blockIdx.y * stride;
+}
+/// The same for a pointer into the summary buffer, whose stride is in bytes.
+template<typename P>
+__device__ __forceinline__ P* brickSummary(P* p, const BrickStrides& b)
+{
+  using Byte = std::conditional_t<std::is_const<P>::value, const unsigned char, unsigned char>;
+  return reinterpret_cast<P*>(reinterpret_cast<Byte*>(p) + blockIdx.y * b.summary);
+}
+
 /// CodecCudaChunks.cu: the block masks and the token histogram of the symbols.
 void launchAnalyse(const u16* symbols,
   const ChunkGeometry& geometry,
   u64 totalBlocks,
   u64* masks,
   u32* histogram,
-  cudaStream_t s);
+  cudaStream_t s,
+  const BrickStrides& bricks = {});
 /// CodecCudaChunks.cu: block bits and escapes, chunk bytes, their scan and the chunk offsets,
 /// and the summary's words (the table's lengths are behind the summary).
 struct SizingArgs
@@ -687,6 +722,7 @@ struct SizingArgs
   u64 *chunkOffset, *tableOffset, *summary;
   const u64 *stats, *surplus;
   int passCount;
+  BrickStrides bricks = {};
 };
 Status launchSizing(const SizingArgs& a, cudaStream_t s);
 /// CodecCudaChunks.cu: bytes of cub's scan of n + 1 chunk sizes.
@@ -703,6 +739,7 @@ struct WriteArgs
   const DevPass* passes;
   const int* levelPassBegin;
   const u64* dims;
+  BrickStrides bricks = {};
 };
 template<typename T>
 void launchWriter(const WriteArgs& a, const T* input, u64 inputStride, u64 chunks, cudaStream_t s);
@@ -712,7 +749,10 @@ void launchWriter(const WriteArgs& a, const T* input, u64 inputStride, u64 chunk
 bool hostHuffmanTable();
 /// CodecCudaHuffmanTable.cu: the table of `histogram` into the summary buffer (SumHostTable where
 /// the host must build it).
-Status launchHuffmanTable(const u32* histogram, u64* summary, cudaStream_t s);
+Status launchHuffmanTable(const u32* histogram,
+  u64* summary,
+  cudaStream_t s,
+  const BrickStrides& bricks = {});
 /// CodecCudaHuffmanTable.cu: the host's table of the device histogram, uploaded behind the
 /// summary as the device build leaves it.
 Status uploadHostTable(const u32* histogram, u64* summary);
