@@ -219,8 +219,9 @@ TEST(Codec, BricksShareTheMiddleBricksSchemeAndDecodeAlone)
   // brick), uniform noise at a bound that leaves it raw, and a smooth brick with NaN and +Inf.
   const Dims d{ 19, 14, 6 };
   const std::uint64_t n = d[0] * d[1] * d[2], stride = n + 3;
-  const Field kinds[5] = { Field::Smooth, Field::Steps, Field::Smooth, Field::Uniform,
-    Field::Smooth };
+  const Field kinds[5] = {
+    Field::Smooth, Field::Steps, Field::Smooth, Field::Uniform, Field::Smooth
+  };
   std::vector<double> all(5 * stride, -1.0);
   for (std::uint64_t b = 0; b < 5; ++b)
   {

@@ -303,9 +303,8 @@ void bricksOnBothSides(const Dims& d, std::uint64_t count, bool hostile)
     const codec::StreamSpan& g = deviceSpans[b];
     ASSERT_EQ(h.bytes, g.bytes) << "brick " << b;
     ASSERT_LE(g.offset + g.bytes, device.size());
-    EXPECT_TRUE(std::equal(host.begin() + h.offset,
-      host.begin() + h.offset + h.bytes,
-      device.begin() + g.offset))
+    EXPECT_TRUE(std::equal(
+      host.begin() + h.offset, host.begin() + h.offset + h.bytes, device.begin() + g.offset))
       << "brick " << b << ": the GPU stream differs from the CPU's";
     hostBytes += h.bytes;
     // Every finite voxel within the bound, NaN/Inf back bit for bit.

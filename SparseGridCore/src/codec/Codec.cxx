@@ -819,8 +819,8 @@ Status encodeBricks(const T* values,
     return st;
   }
   const Layout& layout = bricks.layout;
-  const format::Scheme scheme = hostScheme(
-    values + bricks.count / 2 * bricks.brickStride, layout, bound.absolute, options);
+  const format::Scheme scheme =
+    hostScheme(values + bricks.count / 2 * bricks.brickStride, layout, bound.absolute, options);
   std::vector<std::uint8_t> one;
   for (std::uint64_t i = 0; i < bricks.count; ++i)
   {
@@ -865,11 +865,8 @@ Status encodeBricksDevice(const T* deviceValues,
   streams.bytes = 0;
   spans.assign(static_cast<std::size_t>(bricks.count), StreamSpan());
   std::uint64_t voxels = 0;
-  Status st = checkBricks<T>(deviceValues && streams.data,
-    bricks,
-    bound.absolute,
-    "encodeBricksDevice",
-    voxels);
+  Status st = checkBricks<T>(
+    deviceValues && streams.data, bricks, bound.absolute, "encodeBricksDevice", voxels);
   if (!st || bricks.count == 0)
   {
     return st;
@@ -964,8 +961,7 @@ Status decodeBricksDevice(const std::uint8_t* deviceStreams,
   ExecutionReport* report)
 {
   std::uint64_t voxels = 0;
-  Status st =
-    checkBricks<T>(deviceStreams && deviceOut, bricks, 1.0, "decodeBricksDevice", voxels);
+  Status st = checkBricks<T>(deviceStreams && deviceOut, bricks, 1.0, "decodeBricksDevice", voxels);
   if (st && spans.size() != bricks.count)
   {
     st = Status(ErrorCode::InvalidArgument,

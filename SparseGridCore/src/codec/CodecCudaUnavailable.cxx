@@ -44,7 +44,10 @@ Status encodeBricks(const BrickEncodeRequest<T>&, const ExecutionOptions&, doubl
   return notBuilt();
 }
 template<typename T>
-Status decodeBricks(const BrickDecodeRequest<T>&, std::vector<char>&, const ExecutionOptions&, double*)
+Status decodeBricks(const BrickDecodeRequest<T>&,
+  std::vector<char>&,
+  const ExecutionOptions&,
+  double*)
 {
   return notBuilt();
 }

@@ -285,7 +285,7 @@ Status decode(const DecodeRequest<T>& request,
   const ExecutionOptions& options,
   double* kernelSeconds);
 /// Bricks of one layout in device memory coded in the same launches with one scheme
-/// (CodecCudaEncode.cu). The coded streams go to `target` back to back from offset 0 in brick
+/// (CodecCudaEncodeBricks.cu). The coded streams go to `target` back to back from offset 0 in brick
 /// order, and target->bytes is their end; a brick the batch leaves to the caller (special voxels,
 /// a raw stream, a code table the device does not build) keeps bytes = 0 in `spans`.
 template<typename T>
@@ -336,8 +336,7 @@ Status copyToDevice(const T* host, std::size_t n, T* device, std::size_t stride)
 #define SPARSEGRID_CODEC_CUDA_VALUES(T)                                                            \
   template Status encode<T>(const EncodeRequest<T>&, const ExecutionOptions&, double*);            \
   template Status decode<T>(const DecodeRequest<T>&, const ExecutionOptions&, double*);            \
-  template Status encodeBricks<T>(                                                                 \
-    const BrickEncodeRequest<T>&, const ExecutionOptions&, double*);                               \
+  template Status encodeBricks<T>(const BrickEncodeRequest<T>&, const ExecutionOptions&, double*); \
   template Status decodeBricks<T>(                                                                 \
     const BrickDecodeRequest<T>&, std::vector<char>&, const ExecutionOptions&, double*);           \
   template Status copyToHost<T>(const T*, std::size_t, std::size_t, T*);                           \

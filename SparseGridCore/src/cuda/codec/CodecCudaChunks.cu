@@ -86,19 +86,23 @@ __global__ void __launch_bounds__(256) analyseThreadKernel(const u16* symbols,
   u64 totalBlocks,
   u64* masks,
   u32* histogram,
+  u64* summary,
   BrickStrides bs)
 {
   symbols = brickPointer(symbols, bs.codes);
   masks = brickPointer(masks, bs.chunks);
   histogram = brickPointer(histogram, bs.histogram);
+  summary = brickSummary(summary, bs);
   __shared__ u32 bins[SharedBins];
   for (int i = threadIdx.x; i < SharedBins; i += blockDim.x)
   {
     bins[i] = 0;
   }
   __syncthreads();
+  u32 end = 0; // the largest token counted + 1
   auto count = [&](u32 token)
   {
+    end = token + 1 > end ? token + 1 : end;
     if (token < SharedBins)
     {
       atomicAdd(bins + token, 1u);
@@ -134,6 +138,12 @@ __global__ void __launch_bounds__(256) analyseThreadKernel(const u16* symbols,
     {
       reinterpret_cast<u32*>(masks)[2 * c + (b >= 32 ? 1 : 0)] = half;
     }
+  }
+  end = __reduce_max_sync(0xffffffffu, end);
+  if ((threadIdx.x & 31) == 0 && end != 0)
+  {
+    atomicMax(reinterpret_cast<unsigned long long*>(summary + SumTokenEnd),
+      static_cast<unsigned long long>(end));
   }
   __syncthreads();
   for (int i = threadIdx.x; i < SharedBins; i += blockDim.x)
@@ -524,13 +534,14 @@ void launchAnalyse(const u16* symbols,
   u64 totalBlocks,
   u64* masks,
   u32* histogram,
+  u64* summary,
   cudaStream_t s,
   const BrickStrides& bricks)
 {
-  const unsigned ctas = std::max(1u,
-    std::min<unsigned>(blocksFor(totalBlocks), multiprocessors() * 8 / bricks.count));
+  const unsigned ctas =
+    std::max(1u, std::min<unsigned>(blocksFor(totalBlocks), multiprocessors() * 8 / bricks.count));
   analyseThreadKernel<<<dim3(ctas, bricks.count), 256, 0, s>>>(
-    symbols, geometry, totalBlocks, masks, histogram, bricks);
+    symbols, geometry, totalBlocks, masks, histogram, summary, bricks);
 }
 
 Status chunkScanBytes(u64 chunks, cudaStream_t s, std::size_t& bytes)
@@ -581,24 +592,23 @@ Status launchSizing(const SizingArgs& a, cudaStream_t s)
 template<typename T>
 void launchWriter(const WriteArgs& a, const T* input, u64 inputStride, u64 chunks, cudaStream_t s)
 {
-  writeKernel<T><<<dim3(static_cast<unsigned>(chunks), a.bricks.count),
-    format::BlocksPerChunk,
-    0,
-    s>>>(a.symbols,
-    input,
-    inputStride,
-    a.geometry,
-    a.masks,
-    a.blockBits,
-    a.blockEsc,
-    a.codes,
-    a.chunkOffset,
-    a.tableOffset,
-    a.out,
-    a.passes,
-    a.levelPassBegin,
-    a.dims,
-    a.bricks);
+  writeKernel<T>
+    <<<dim3(static_cast<unsigned>(chunks), a.bricks.count), format::BlocksPerChunk, 0, s>>>(
+      a.symbols,
+      input,
+      inputStride,
+      a.geometry,
+      a.masks,
+      a.blockBits,
+      a.blockEsc,
+      a.codes,
+      a.chunkOffset,
+      a.tableOffset,
+      a.out,
+      a.passes,
+      a.levelPassBegin,
+      a.dims,
+      a.bricks);
 }
 
 template void launchWriter<float>(const WriteArgs&, const float*, u64, u64, cudaStream_t);

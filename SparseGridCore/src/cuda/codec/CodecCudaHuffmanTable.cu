@@ -92,13 +92,12 @@ __device__ void huffmanMerge(const u64* key, u64* internal, u16* node, u32 n)
   }
 }
 
-__global__ void __launch_bounds__(TableThreads)
-  huffmanRoundsKernel(const u32* histogram,
-    u32* roundLeaf,
-    u32* roundLongest,
-    u64* summary,
-    int firstRound,
-    BrickStrides bs)
+__global__ void __launch_bounds__(TableThreads) huffmanRoundsKernel(const u32* histogram,
+  u32* roundLeaf,
+  u32* roundLongest,
+  u64* summary,
+  int firstRound,
+  BrickStrides bs)
 {
   histogram = brickPointer(histogram, bs.histogram);
   roundLeaf = brickSummary(roundLeaf, bs);
@@ -121,12 +120,14 @@ __global__ void __launch_bounds__(TableThreads)
     topToken = 0;
     longestDepth = 0;
   }
-  // The tokens with a count, in token order (the order of ties), as keys of the round's counts.
+  // The tokens with a count, in token order (the order of ties), as keys of the round's counts;
+  // none lies beyond the analysis's largest token.
+  const u32 tokenEnd = static_cast<u32>(min(summary[SumTokenEnd], u64(format::Tokens)));
   u32 n = 0, top = 0;
-  for (u32 tile = 0; tile < format::Tokens; tile += TableThreads)
+  for (u32 tile = 0; tile < tokenEnd; tile += TableThreads)
   {
     const u32 s = tile + t;
-    u32 f = s < format::Tokens ? histogram[s] : 0u;
+    u32 f = s < tokenEnd ? histogram[s] : 0u;
     for (u32 r = 0; r < round && f != 0; ++r)
     {
       f = (f >> 2) | 1u;
@@ -272,7 +273,10 @@ __global__ void __launch_bounds__(TableThreads) huffmanCodesKernel(const u32* ro
     firstIndex[format::MaxCodeLength + 2];
   __shared__ int chosen;
   const u32 t = threadIdx.x;
-  for (u32 s = t; s < format::Tokens; s += TableThreads)
+  // Nothing reads a length past the largest token (the chunks hold no other, the header stops
+  // at the table's count).
+  const u32 tokenEnd = static_cast<u32>(min(summary[SumTokenEnd], u64(format::Tokens)));
+  for (u32 s = t; s < tokenEnd; s += TableThreads)
   {
     lengths[s] = 0;
   }
@@ -460,6 +464,12 @@ bool huffmanTableOnDevice(const std::uint32_t* histogram,
   if ((e = cudaMemcpy(dHistogram, histogram, format::Tokens * 4, cudaMemcpyHostToDevice)) !=
       cudaSuccess ||
     (e = cudaMemset(dSummary, 0, bytes)) != cudaSuccess)
+  {
+    return fail("upload");
+  }
+  // Every token may be counted (the encoder's analysis narrows this).
+  const u64 tokenEnd = format::Tokens;
+  if ((e = cudaMemcpy(dSummary + SumTokenEnd, &tokenEnd, 8, cudaMemcpyHostToDevice)) != cudaSuccess)
   {
     return fail("upload");
   }

@@ -459,11 +459,13 @@ enum SummaryWord : int
   SumMaxAbs,          ///< bits of the largest |value|
   SumLevelEnd = 8,    ///< the end of each level's section (levels entries)
   SumTableBytes = 76, ///< bytes of the header's compact code-length table (version 4)
+  SumTokenEnd = 77,   ///< the largest token the analysis counted + 1 (the table's tiles end there)
   SumSurplus = 80,    ///< bits of each pass's largest surplus (passCount entries)
   SummaryWords = 512
 };
 static_assert(SumLevelEnd + 65 <= SumTableBytes && SumTableBytes < SumSurplus,
   "the table's bytes lie between the level ends (at most 65 levels) and the surpluses");
+static_assert(SumTableBytes < SumTokenEnd && SumTokenEnd < SumSurplus, "the summary's words");
 
 /// The device Huffman table's build (CodecCudaHuffmanTable.cu): the rounds of flattened counts,
 /// and the most coded tokens it takes (beyond: the host builds the table).
@@ -651,7 +653,7 @@ Status uploadPlan(Workspace& ws,
 /// values into T values, with the workspace locked.
 template<typename T>
 Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kernelSeconds);
-/// Bricks in the same launches (CodecCudaEncode.cu, CodecCudaDecode.cu).
+/// Bricks in the same launches (CodecCudaEncodeBricks.cu, CodecCudaDecodeBricks.cu).
 template<typename T>
 Status encodeBricksLocked(Workspace& ws,
   const BrickEncodeRequest<T>& request,
@@ -697,12 +699,30 @@ __device__ __forceinline__ P* brickSummary(P* p, const BrickStrides& b)
   return reinterpret_cast<P*>(reinterpret_cast<Byte*>(p) + blockIdx.y * b.summary);
 }
 
+/// CodecCudaEncode.cu: every pass of every level (symbols and reconstruction, the passes'
+/// largest surpluses, the largest |value|, the NaN/Inf count), for one stream or for bricks.
+template<typename T>
+void launchEncodePasses(const Plan& plan,
+  const std::vector<Quantiser>& quantisers,
+  const std::vector<u64>& levelCodeBegin,
+  const std::vector<DevPass>& passes,
+  const DevicePlan& dPlan,
+  const T* input,
+  u64 stride,
+  T* rec,
+  u16* symbols,
+  u64* dSurplus,
+  u64* stats,
+  u64 voxels,
+  cudaStream_t s,
+  const BrickStrides& bs = {});
 /// CodecCudaChunks.cu: the block masks and the token histogram of the symbols.
 void launchAnalyse(const u16* symbols,
   const ChunkGeometry& geometry,
   u64 totalBlocks,
   u64* masks,
   u32* histogram,
+  u64* summary,
   cudaStream_t s,
   const BrickStrides& bricks = {});
 /// CodecCudaChunks.cu: block bits and escapes, chunk bytes, their scan and the chunk offsets,
