@@ -958,3 +958,321 @@ TEST(CodecGpu, HostAndDeviceTablesGiveTheCpuStream)
   cudaFree(dValues);
 }
 } // namespace
+
+// decodeBricksDevice: the bricks of one layout decoded in the same launches equal, bit for bit,
+// each brick decoded alone on the CPU; bricks the batch leaves (raw, with a mask section) and
+// damaged bricks go the way decodeDevice takes them.
+namespace
+{
+/// `count` bricks of `d`, brick b a smooth field scaled and shifted by b, one after another.
+template<typename T>
+std::vector<T> brickValues(const Dims& d, std::uint64_t count)
+{
+  std::vector<T> v;
+  for (std::uint64_t b = 0; b < count; ++b)
+  {
+    const auto f = field<T>(static_cast<int>(b % 3), d);
+    for (const T x : f)
+    {
+      v.push_back(static_cast<T>(double(x) * (1 + 0.1 * double(b)) + double(b)));
+    }
+  }
+  return v;
+}
+
+/// Launches of the profile's kernel `name` (0 where it did not run).
+long launchesOf(const std::string& report, const std::string& name)
+{
+  const std::size_t at = report.find(name + "\t");
+  return at == std::string::npos ? 0 : std::stol(report.substr(at + name.size() + 1));
+}
+
+/// Encoded bricks (codec::encodeBricks on the CPU) and their streams in device memory.
+struct CodedBricks
+{
+  std::vector<std::uint8_t> streams;
+  std::vector<codec::StreamSpan> spans;
+  std::uint8_t* device = nullptr;
+  CodedBricks() = default;
+  CodedBricks(const CodedBricks&) = delete;
+  ~CodedBricks() { cudaFree(this->device); }
+  template<typename T>
+  bool encode(const std::vector<T>& values, const Dims& d, const codec::ErrorBound& bound)
+  {
+    codec::Bricks bricks;
+    bricks.layout.dims = d;
+    bricks.brickStride = d[0] * d[1] * d[2];
+    bricks.count = values.size() / bricks.brickStride;
+    return codec::encodeBricks(values.data(), bricks, bound, streams, spans, cpuOptions()).ok() &&
+      this->upload();
+  }
+  bool upload()
+  {
+    cudaFree(this->device);
+    return cudaMalloc(&this->device, this->streams.size()) == cudaSuccess &&
+      cudaMemcpy(
+        this->device, this->streams.data(), this->streams.size(), cudaMemcpyHostToDevice) ==
+      cudaSuccess;
+  }
+};
+
+/// decodeBricksDevice of the bricks into an output of `stride` elements per voxel and
+/// `brickStride` per brick (other elements untouched); the status, and the output where it
+/// succeeded.
+template<typename T>
+sparsegrid::Status decodeBricksOnDevice(const CodedBricks& coded,
+  const Dims& d,
+  std::uint64_t stride,
+  std::uint64_t brickStride,
+  std::vector<T>& out,
+  std::string* profile = nullptr)
+{
+  const std::uint64_t voxels = d[0] * d[1] * d[2], count = coded.spans.size();
+  out.assign((count - 1) * brickStride + (voxels - 1) * stride + 1, T(-7));
+  T* dOut = nullptr;
+  if (cudaMalloc(&dOut, out.size() * sizeof(T)) != cudaSuccess ||
+    cudaMemcpy(dOut, out.data(), out.size() * sizeof(T), cudaMemcpyHostToDevice) != cudaSuccess)
+  {
+    return sparsegrid::Status(sparsegrid::ErrorCode::Internal, "device buffers");
+  }
+  codec::Bricks bricks;
+  bricks.layout.dims = d;
+  bricks.layout.stride = stride;
+  bricks.count = count;
+  bricks.brickStride = brickStride;
+  codec::cudaimpl::profileEnable(profile != nullptr);
+  auto st = codec::decodeBricksDevice(coded.device, coded.spans, dOut, bricks, gpuOptions());
+  if (profile)
+  {
+    *profile = codec::cudaimpl::profileReport();
+    codec::cudaimpl::profileEnable(false);
+  }
+  if (cudaMemcpy(out.data(), dOut, out.size() * sizeof(T), cudaMemcpyDeviceToHost) != cudaSuccess)
+  {
+    st = sparsegrid::Status(sparsegrid::ErrorCode::Internal, "download");
+  }
+  cudaFree(dOut);
+  return st;
+}
+
+/// The batch's output equals each brick's CPU decoding bit for bit, is within the bound of the
+/// input (special voxels: the input's bits), and leaves the other elements alone.
+template<typename T>
+void expectBricksAsOnTheCpu(const CodedBricks& coded,
+  const std::vector<T>& input,
+  const Dims& d,
+  double bound,
+  std::uint64_t stride,
+  std::uint64_t brickStride,
+  const std::vector<T>& out)
+{
+  codec::Layout plain;
+  plain.dims = d;
+  const std::uint64_t voxels = d[0] * d[1] * d[2];
+  std::vector<char> written(out.size(), 0);
+  for (std::uint64_t b = 0; b < coded.spans.size(); ++b)
+  {
+    SCOPED_TRACE("brick " + std::to_string(b));
+    std::vector<T> cpu(voxels), batch(voxels);
+    ASSERT_TRUE(codec::decode(coded.streams.data() + coded.spans[b].offset,
+      coded.spans[b].bytes,
+      cpu.data(),
+      plain,
+      -1,
+      cpuOptions())
+                  .ok());
+    for (std::uint64_t i = 0; i < voxels; ++i)
+    {
+      const std::uint64_t at = b * brickStride + i * stride;
+      batch[i] = out[at];
+      written[at] = 1;
+    }
+    EXPECT_EQ(0, std::memcmp(cpu.data(), batch.data(), voxels * sizeof(T)));
+    double worst = 0;
+    for (std::uint64_t i = 0; i < voxels; ++i)
+    {
+      const T x = input[b * voxels + i];
+      if (std::isfinite(x))
+      {
+        worst = std::max(worst, std::fabs(double(batch[i]) - double(x)));
+      }
+      else
+      {
+        EXPECT_EQ(0, std::memcmp(&x, &batch[i], sizeof(T))) << "special voxel " << i;
+      }
+    }
+    EXPECT_LE(worst, bound);
+  }
+  for (std::size_t i = 0; i < out.size(); ++i)
+  {
+    if (!written[i])
+    {
+      ASSERT_EQ(out[i], T(-7)) << "element " << i << " is no brick's";
+    }
+  }
+}
+
+template<typename T>
+void decodeBricksOfOneScheme(const Dims& d, std::uint64_t count)
+{
+  const auto input = brickValues<T>(d, count);
+  const double bound = 1e-3 * rangeOf(input);
+  CodedBricks coded;
+  ASSERT_TRUE(coded.encode(input, d, bound));
+  const std::uint64_t voxels = d[0] * d[1] * d[2];
+  for (bool limited : { false, true })
+  {
+    SCOPED_TRACE(limited ? "half-chunk kernel" : "default kernel");
+    codec::cudaimpl::limitSharedMemory(limited);
+    std::vector<T> out;
+    std::string profile;
+    const auto st = decodeBricksOnDevice(coded, d, 1, voxels, out, &profile);
+    ASSERT_TRUE(st.ok()) << st.message();
+    expectBricksAsOnTheCpu(coded, input, d, bound, 1, voxels, out);
+    // Every brick in one launch of the Huffman stage, none alone.
+    EXPECT_EQ(launchesOf(profile, "decode bricks Huffman chunks (warp per chunk)"), 1) << profile;
+    EXPECT_EQ(profile.find("decode Huffman chunks"), std::string::npos) << profile;
+  }
+  codec::cudaimpl::limitSharedMemory(false);
+}
+
+TEST(CodecGpuBricks, DecodeEqualsTheCpuBitForBit)
+{
+  SKIP_WITHOUT_GPU();
+  decodeBricksOfOneScheme<float>({ 17, 12, 9 }, 7);
+  decodeBricksOfOneScheme<double>({ 33, 33, 33 }, 5);
+}
+
+TEST(CodecGpuBricks, DecodeRawAndMaskedBricksAsAlone)
+{
+  SKIP_WITHOUT_GPU();
+  const Dims d{ 20, 16, 11 };
+  const std::uint64_t voxels = d[0] * d[1] * d[2], count = 6;
+  auto input = brickValues<float>(d, count);
+  // Brick 2: noise whose float resolution is coarser than the bound (a raw stream); brick 4:
+  // NaNs (coded alone, with a mask section).
+  std::mt19937 rng(5);
+  std::normal_distribution<float> noise(0.f, 1.f);
+  for (std::uint64_t i = 0; i < voxels; ++i)
+  {
+    input[2 * voxels + i] = noise(rng) * 1e6f;
+    if (i % 37 == 5)
+    {
+      input[4 * voxels + i] = std::numeric_limits<float>::quiet_NaN();
+    }
+  }
+  const double bound = 1e-2;
+  CodedBricks coded;
+  ASSERT_TRUE(coded.encode(input, d, codec::ErrorBound(bound)));
+  codec::StreamInfo info;
+  ASSERT_TRUE(
+    codec::inspect(coded.streams.data() + coded.spans[2].offset, coded.spans[2].bytes, info).ok());
+  ASSERT_TRUE(info.raw) << "the noise brick must give a raw stream";
+  ASSERT_TRUE(
+    codec::inspect(coded.streams.data() + coded.spans[4].offset, coded.spans[4].bytes, info).ok());
+  ASSERT_GT(info.maskBytes, 0u) << "the NaN brick must carry a mask section";
+  std::vector<float> out;
+  std::string profile;
+  const auto st = decodeBricksOnDevice(coded, d, 1, voxels, out, &profile);
+  ASSERT_TRUE(st.ok()) << st.message();
+  expectBricksAsOnTheCpu(coded, input, d, bound, 1, voxels, out);
+  EXPECT_EQ(launchesOf(profile, "decode bricks Huffman chunks (warp per chunk)"), 1) << profile;
+}
+
+TEST(CodecGpuBricks, DecodeDamagedBrickNamesIt)
+{
+  SKIP_WITHOUT_GPU();
+  const Dims d{ 17, 12, 9 };
+  const std::uint64_t voxels = d[0] * d[1] * d[2], count = 7, damaged = 4;
+  const auto input = brickValues<float>(d, count);
+  const double bound = 1e-3 * rangeOf(input);
+  CodedBricks coded;
+  ASSERT_TRUE(coded.encode(input, d, bound));
+  const std::vector<std::uint8_t> clean = coded.streams;
+  const codec::StreamSpan span = coded.spans[damaged];
+  codec::StreamInfo info;
+  ASSERT_TRUE(codec::inspect(clean.data() + span.offset, span.bytes, info).ok());
+  codec::Layout plain;
+  plain.dims = d;
+  // A chunk size beyond its level's section: the chunk tables are refused.
+  coded.streams[span.offset + info.headerBytes] = 0xf0;
+  coded.streams[span.offset + info.headerBytes + 3] = 0x7f;
+  ASSERT_TRUE(coded.upload());
+  std::vector<float> out;
+  auto st = decodeBricksOnDevice(coded, d, 1, voxels, out);
+  EXPECT_EQ(st.code(), sparsegrid::ErrorCode::InvalidArgument) << st.message();
+  const std::string name = "brick " + std::to_string(damaged) + ": ";
+  EXPECT_EQ(st.message().rfind(name, 0), 0u) << st.message();
+  // Bits flipped in the brick's chunks: refused where the CPU refuses the stream, naming the
+  // brick, else the CPU's decoding.
+  std::mt19937 rng(17);
+  int refused = 0;
+  for (int t = 0; t < 40; ++t)
+  {
+    coded.streams = clean;
+    for (int f = 0; f < 3; ++f)
+    {
+      const std::size_t at =
+        span.offset + info.headerBytes + rng() % (span.bytes - info.headerBytes);
+      coded.streams[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+    }
+    ASSERT_TRUE(coded.upload());
+    std::vector<float> cpu(voxels);
+    const bool cpuOk = codec::decode(
+      coded.streams.data() + span.offset, span.bytes, cpu.data(), plain, -1, cpuOptions())
+                         .ok();
+    st = decodeBricksOnDevice(coded, d, 1, voxels, out);
+    ASSERT_EQ(st.ok(), cpuOk) << st.message();
+    if (!st.ok())
+    {
+      ++refused;
+      EXPECT_EQ(st.code(), sparsegrid::ErrorCode::InvalidArgument) << st.message();
+      EXPECT_EQ(st.message().rfind(name, 0), 0u) << st.message();
+    }
+    else
+    {
+      expectBricksAsOnTheCpu(coded, input, d, 1e300, 1, voxels, out);
+    }
+  }
+  EXPECT_GT(refused, 0);
+  // The clean streams decode as before.
+  coded.streams = clean;
+  ASSERT_TRUE(coded.upload());
+  st = decodeBricksOnDevice(coded, d, 1, voxels, out);
+  ASSERT_TRUE(st.ok()) << st.message();
+  expectBricksAsOnTheCpu(coded, input, d, bound, 1, voxels, out);
+}
+
+TEST(CodecGpuBricks, DecodeIntoStridedSpacedBricks)
+{
+  SKIP_WITHOUT_GPU();
+  const Dims d{ 17, 12, 9 };
+  const std::uint64_t voxels = d[0] * d[1] * d[2], count = 7;
+  const auto input = brickValues<double>(d, count);
+  const double bound = 1e-3 * rangeOf(input);
+  CodedBricks coded;
+  ASSERT_TRUE(coded.encode(input, d, bound));
+  // Component 0 of two, bricks 37 elements apart beyond their extent.
+  const std::uint64_t brickStride = 2 * voxels + 37;
+  std::vector<double> out;
+  auto st = decodeBricksOnDevice(coded, d, 2, brickStride, out);
+  ASSERT_TRUE(st.ok()) << st.message();
+  expectBricksAsOnTheCpu(coded, input, d, bound, 2, brickStride, out);
+  // Contiguous float output of double streams (a conversion), and spaced bricks of one
+  // component (the reconstruction goes straight into the output).
+  std::vector<float> narrow;
+  st = decodeBricksOnDevice(coded, d, 1, voxels + 5, narrow);
+  ASSERT_TRUE(st.ok()) << st.message();
+  std::vector<double> wide;
+  st = decodeBricksOnDevice(coded, d, 1, voxels + 5, wide);
+  ASSERT_TRUE(st.ok()) << st.message();
+  expectBricksAsOnTheCpu(coded, input, d, bound, 1, voxels + 5, wide);
+  for (std::uint64_t b = 0; b < count; ++b)
+  {
+    for (std::uint64_t i = 0; i < voxels; ++i)
+    {
+      ASSERT_EQ(narrow[b * (voxels + 5) + i], static_cast<float>(wide[b * (voxels + 5) + i]));
+    }
+  }
+}
+} // namespace

@@ -129,7 +129,7 @@ void canonicalCodes(const std::vector<std::uint8_t>& lengths, std::vector<std::u
   }
 }
 
-bool Decoder::build(const std::uint8_t* lengths, std::size_t count, std::string& why)
+bool Decoder::build(const std::uint8_t* lengths, std::size_t count, std::string& why, bool withLut)
 {
   std::fill(std::begin(this->countOf), std::end(this->countOf), 0u);
   std::uint64_t kraft = 0;
@@ -175,6 +175,11 @@ bool Decoder::build(const std::uint8_t* lengths, std::size_t count, std::string&
     {
       this->sorted[fill[lengths[s]]++] = static_cast<std::uint32_t>(s);
     }
+  }
+  if (!withLut)
+  {
+    this->lut.clear();
+    return true;
   }
   this->lut.assign(std::size_t(1) << format::LutBits, 0);
   for (int l = 1; l <= std::min(this->maxLength, format::LutBits); ++l)

@@ -34,8 +34,9 @@ struct Decoder
   std::vector<std::uint32_t> sorted; ///< symbols ordered by (length, symbol)
   int maxLength = 0;
 
-  /// Validates the lengths (<= MaxCodeLength, Kraft sum <= 1) and builds the tables.
-  bool build(const std::uint8_t* lengths, std::size_t count, std::string& why);
+  /// Validates the lengths (<= MaxCodeLength, Kraft sum <= 1) and builds the tables (without
+  /// the LUT where withLut is false: the GPU's brick decoder builds it on the device).
+  bool build(const std::uint8_t* lengths, std::size_t count, std::string& why, bool withLut = true);
 };
 
 } // namespace huffman

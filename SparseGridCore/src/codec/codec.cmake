@@ -10,7 +10,8 @@ target_sources(SparseGridCore PRIVATE ${_sg_codec_cpu})
 set_source_files_properties(${_sg_codec_cpu} PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
 if (SPARSEGRID_CUDA_BUILT)
   set(_sg_codec_cu CodecCuda.cu CodecCudaEncode.cu CodecCudaEncodeBricks.cu CodecCudaChunks.cu CodecCudaHuffmanTable.cu
-    CodecCudaHuffmanDecode.cu CodecCudaDecode.cu CodecSampleCuda.cu CodecMaskCuda.cu)
+    CodecCudaHuffmanDecode.cu CodecCudaDecode.cu CodecCudaDecodeBricks.cu CodecSampleCuda.cu
+    CodecMaskCuda.cu)
   list(TRANSFORM _sg_codec_cu PREPEND "${CMAKE_CURRENT_SOURCE_DIR}/src/cuda/codec/")
   target_sources(SparseGridCore PRIVATE ${_sg_codec_cu})
   set_source_files_properties(${_sg_codec_cu} PROPERTIES COMPILE_OPTIONS "--fmad=false")

@@ -166,7 +166,9 @@ void releaseBuffers()
          &ws.error,
          &ws.scratch,
          &ws.decodedSymbols,
-         &ws.decodedBlocks })
+         &ws.decodedBlocks,
+         &ws.brickHeaders,
+         &ws.brickTables })
   {
     if (b->ptr)
     {
@@ -182,6 +184,12 @@ void releaseBuffers()
   }
   ws.readBack.ptr = nullptr;
   ws.readBack.bytes = 0;
+  if (ws.brickHost.ptr)
+  {
+    cudaFreeHost(ws.brickHost.ptr);
+  }
+  ws.brickHost.ptr = nullptr;
+  ws.brickHost.bytes = 0;
 }
 
 namespace
@@ -232,11 +240,11 @@ Status encodeBricks(const BrickEncodeRequest<T>& request,
 template<typename T>
 Status decodeBricks(const BrickDecodeRequest<T>& request,
   std::vector<char>& done,
-  const ExecutionOptions&,
+  const ExecutionOptions& options,
   double* kernelSeconds)
 {
   return withWorkspace(
-    [&](Workspace& ws) { return decodeBricksLocked(ws, request, done, kernelSeconds); });
+    [&](Workspace& ws) { return decodeBricksLocked(ws, request, done, options, kernelSeconds); });
 }
 
 void profileEnable(bool on)

@@ -120,66 +120,82 @@ __global__ void __launch_bounds__(PassThreads) decodeGridPassKernel(DevPass p,
   }
 }
 
-struct Sections
+/// Chunk g of the chunk table kernels: brick b, chunk c of its stream (level k), and where
+/// that level's section lies (base: the stream's offset from a.stream; begin, end: from the
+/// stream's start).
+struct ChunkPlace
 {
-  u64 begin[66]; ///< first byte of each level's section (its chunk size table)
-  u64 end[66];
+  u64 b, c, base, begin, end;
+  int k;
 };
+__device__ __forceinline__ ChunkPlace chunkPlace(const ChunkTableArgs& a, u64 g)
+{
+  ChunkPlace p;
+  p.b = g / a.chunks;
+  p.c = g - p.b * a.chunks;
+  p.k = levelOfChunk(a.geometry, p.c);
+  if (a.brickSections)
+  {
+    const int levels = a.geometry.levels;
+    const u64* sec = a.brickSections + p.b * (2 * u64(levels) + 1);
+    p.base = sec[0];
+    p.begin = sec[1 + p.k];
+    p.end = sec[1 + levels + p.k];
+  }
+  else
+  {
+    p.base = 0;
+    p.begin = a.sections.begin[p.k];
+    p.end = a.sections.end[p.k];
+  }
+  return p;
+}
 
 /// Device-resident streams: chunk sizes from the level tables (thread per chunk).
-__global__ void chunkSizesKernel(const unsigned char* stream,
-  ChunkGeometry g,
-  Sections sec,
-  u64 chunks,
-  u32* chunkSize,
-  u64* size64)
+__global__ void chunkSizesKernel(const ChunkTableArgs a, u64* size64)
 {
-  for (u64 c = blockIdx.x * u64(blockDim.x) + threadIdx.x; c < chunks;
-       c += u64(gridDim.x) * blockDim.x)
+  for (u64 g = blockIdx.x * u64(blockDim.x) + threadIdx.x; g < a.chunks * a.bricks;
+       g += u64(gridDim.x) * blockDim.x)
   {
-    const int k = levelOfChunk(g, c);
-    chunkSize[c] = *reinterpret_cast<const u32*>(stream + sec.begin[k] + 4 * (c - g.chunkBegin[k]));
-    size64[c] = chunkSize[c];
+    const ChunkPlace p = chunkPlace(a, g);
+    a.chunkSize[g] = *reinterpret_cast<const u32*>(
+      a.stream + p.base + p.begin + 4 * (p.c - a.geometry.chunkBegin[p.k]));
+    size64[g] = a.chunkSize[g];
   }
 }
 
 /// Offsets from the scanned sizes, and the checks the host does for host streams.
 template<typename S>
-__global__ void chunkCheckKernel(const unsigned char* stream,
-  ChunkGeometry g,
-  Sections sec,
-  u64 chunks,
-  const u32* chunkSize,
-  const u64* scanned,
-  u64* chunkOffset,
-  int* error)
+__global__ void chunkCheckKernel(const ChunkTableArgs a, const u64* scanned)
 {
-  for (u64 c = blockIdx.x * u64(blockDim.x) + threadIdx.x; c < chunks;
-       c += u64(gridDim.x) * blockDim.x)
+  const ChunkGeometry& g = a.geometry;
+  for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < a.chunks * a.bricks;
+       i += u64(gridDim.x) * blockDim.x)
   {
-    const int k = levelOfChunk(g, c);
-    const u64 first = g.chunkBegin[k];
-    const u64 at = sec.begin[k] + 4 * (g.chunkBegin[k + 1] - first) + (scanned[c] - scanned[first]);
-    const u32 size = chunkSize[c];
-    chunkOffset[c] = at;
-    bool bad = at + size > sec.end[k];
+    const ChunkPlace p = chunkPlace(a, i);
+    const u64 first = g.chunkBegin[p.k];
+    const u64 at = p.begin + 4 * (g.chunkBegin[p.k + 1] - first) +
+      (scanned[i] - scanned[p.b * a.chunks + first]);
+    const u32 size = a.chunkSize[i];
+    a.chunkOffset[i] = p.base + at;
+    bool bad = at + size > p.end;
     if (!bad && size != 0)
     {
       bad = size < format::ChunkHeaderBytes || size % 4 != 0;
       if (!bad)
       {
-        const u32* h = reinterpret_cast<const u32*>(stream + at);
+        const u32* h = reinterpret_cast<const u32*>(a.stream + p.base + at);
         bad = h[2] > format::ChunkCodes ||
           format::ChunkHeaderBytes + u64(h[2]) * sizeof(S) + 4ull * h[3] != size;
       }
     }
-    if (!bad && c + 1 == g.chunkBegin[k + 1])
+    if (!bad && p.c + 1 == g.chunkBegin[p.k + 1])
     {
-      bad = at + size != sec.end[k]; // the chunks must fill the level's section
+      bad = at + size != p.end; // the chunks must fill the level's section
     }
     if (bad)
     {
-      atomicExch(error, 7);
+      atomicExch(a.error + p.b, 7);
     }
   }
 }
@@ -229,16 +245,21 @@ struct CoarseQuantisers
   Quantiser qz[CoarseMaxLevels];
 };
 
+/// One CTA per brick (blockIdx.x; its values and symbols recStride and symbolStride further on).
 template<typename S>
 __global__ void __launch_bounds__(CoarseThreads) decodeCoarseKernel(const DevPass* passes,
   int passEnd,
-  S* rec,
-  const u16* symbols,
+  S* recBase,
+  const u16* symbolsBase,
   const u64* dimsIn,
   CoarseQuantisers q,
-  int lod)
+  int lod,
+  u64 recStride,
+  u64 symbolStride)
 {
   const u64 dims[3] = { dimsIn[0], dimsIn[1], dimsIn[2] };
+  S* rec = recBase + blockIdx.x * recStride;
+  const u16* symbols = symbolsBase + blockIdx.x * symbolStride;
   for (int pi = 0; pi < passEnd; ++pi)
   {
     const DevPass p = passes[pi];
@@ -253,13 +274,21 @@ __global__ void __launch_bounds__(CoarseThreads) decodeCoarseKernel(const DevPas
 
 /// Segment > 0 (a = 1 or 2): a thread walks Segment points of a line (threads along o0 = axis 0
 /// for coalescing, o1 over grid.y, segments over grid.z). Segment 0 (a = 0): a thread per point
-/// along a and PassRows lines along o0, o1 over grid.z.
+/// along a and PassRows lines along o0, o1 over grid.z. Bricks: grid.z holds zPerBrick slices
+/// per brick, brick b's values and symbols lie b * recStride and b * symbolStride further on.
 template<typename S, typename I, int Segment>
 __global__ void __launch_bounds__(PassThreads) decodeLinesKernel(LinePass<I> L,
-  const S* __restrict__ recIn,
-  S* __restrict__ recOut,
-  const u16* __restrict__ symbols)
+  const S* __restrict__ recInBase,
+  S* __restrict__ recOutBase,
+  const u16* __restrict__ symbolsBase,
+  u32 zPerBrick,
+  u64 recStride,
+  u64 symbolStride)
 {
+  const u32 brick = blockIdx.z / zPerBrick, z = blockIdx.z - brick * zPerBrick;
+  const S* __restrict__ recIn = recInBase + brick * recStride;
+  S* __restrict__ recOut = recOutBase + brick * recStride;
+  const u16* __restrict__ symbols = symbolsBase + brick * symbolStride;
   if constexpr (Segment > 0)
   {
     const u32 j0 = blockIdx.x * blockDim.x + threadIdx.x;
@@ -268,7 +297,7 @@ __global__ void __launch_bounds__(PassThreads) decodeLinesKernel(LinePass<I> L,
     {
       return;
     }
-    const u32 jBegin = blockIdx.z * u32(Segment);
+    const u32 jBegin = z * u32(Segment);
     const I line = L.e0 + I(j0) * L.stride[0] + I(j1) * L.stride[1];
     const S* in = recIn + line;
     S* out = recOut + line + L.half;
@@ -305,7 +334,7 @@ __global__ void __launch_bounds__(PassThreads) decodeLinesKernel(LinePass<I> L,
     }
     const bool cubic = L.cubic != 0;
     const bool right = j + 1 <= L.lastEven, before = j >= 1, after = j + 2 <= L.lastEven;
-    for (u32 j1 = blockIdx.z; j1 < L.count[1]; j1 += gridDim.z)
+    for (u32 j1 = z; j1 < L.count[1]; j1 += zPerBrick)
     {
       I at[PassRows];
       S pred[PassRows];
@@ -341,17 +370,56 @@ __global__ void __launch_bounds__(PassThreads) decodeLinesKernel(LinePass<I> L,
   }
 }
 
+/// Brick b (grid.y) from rec + b * recStride to out + brickOut[b] (no brickOut: b * outStride).
 template<typename S, typename T>
-__global__ void convertKernel(const S* rec, T* out, u64 stride, u64 n)
+__global__ void convertKernel(const S* rec,
+  T* out,
+  u64 stride,
+  u64 n,
+  u32 bricks,
+  u64 recStride,
+  const u64* brickOut,
+  u64 outStride)
 {
-  for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < n; i += u64(gridDim.x) * blockDim.x)
+  for (u64 b = blockIdx.y; b < bricks; b += gridDim.y)
   {
-    out[i * stride] = static_cast<T>(rec[i]);
+    T* o = out + (brickOut ? brickOut[b] : b * outStride);
+    for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < n;
+         i += u64(gridDim.x) * blockDim.x)
+    {
+      o[i * stride] = static_cast<T>(rec[b * recStride + i]);
+    }
   }
 }
 
-/// Launches pass p (symbols: its first code) on decodeLinesKernel; false where it does not apply
-/// (see linePassOf, or a grid larger than CUDA allows).
+/// Launches decodeLinesKernel on grid (its grid.z: the slices of one brick) for every brick of
+/// the set, as many bricks per launch as grid.z allows.
+template<typename S, typename I, int Segment>
+void launchLines(const LinePass<I>& L,
+  dim3 grid,
+  dim3 block,
+  const u16* symbols,
+  S* rec,
+  const BrickSet& bricks,
+  cudaStream_t s)
+{
+  const u32 zPerBrick = grid.z;
+  const u32 perLaunch = std::max<u32>(1, 65535 / zPerBrick);
+  for (u32 b = 0; b < bricks.count; b += perLaunch)
+  {
+    grid.z = zPerBrick * std::min(perLaunch, bricks.count - b);
+    decodeLinesKernel<S, I, Segment><<<grid, block, 0, s>>>(L,
+      rec + b * bricks.recStride,
+      rec + b * bricks.recStride,
+      symbols + b * bricks.symbolStride,
+      zPerBrick,
+      bricks.recStride,
+      bricks.symbolStride);
+  }
+}
+
+/// Launches pass p (symbols: its first code) on decodeLinesKernel for every brick; false where it
+/// does not apply (see linePassOf, or a grid larger than CUDA allows).
 template<typename S, typename I>
 bool launchLinePass(const Plan& plan,
   const Pass& p,
@@ -359,6 +427,7 @@ bool launchLinePass(const Plan& plan,
   S* rec,
   const Quantiser& qz,
   bool coded,
+  const BrickSet& bricks,
   cudaStream_t s)
 {
   constexpr int Segment = 8; // points per thread along axes 1 and 2
@@ -375,7 +444,7 @@ bool launchLinePass(const Plan& plan,
     {
       return false;
     }
-    decodeLinesKernel<S, I, 0><<<shape.grid, shape.block, 0, s>>>(L, rec, rec, symbols);
+    launchLines<S, I, 0>(L, shape.grid, shape.block, symbols, rec, bricks, s);
     return true;
   }
   const u64 gy = (L.count[1] + shape.block.y - 1) / shape.block.y;
@@ -385,7 +454,7 @@ bool launchLinePass(const Plan& plan,
     return false;
   }
   const dim3 grid(shape.grid.x, static_cast<unsigned>(gy), static_cast<unsigned>(gz));
-  decodeLinesKernel<S, I, Segment><<<grid, shape.block, 0, s>>>(L, rec, rec, symbols);
+  launchLines<S, I, Segment>(L, grid, shape.block, symbols, rec, bricks, s);
   return true;
 }
 
@@ -407,18 +476,10 @@ Status readDeviceHeader(const std::uint8_t* deviceStream,
     SGC_TRY(
       cudaMemcpy(hostCopy.data(), deviceStream, need, cudaMemcpyDeviceToHost), "download header");
     hs = detail::parseHeader(hostCopy.data(), need, deviceInfo, nullptr, nullptr);
-    if (hs || need >= bytes)
+    if (hs || need >= bytes || (need = headerBytesNeeded(hs)) == 0)
     {
       break;
     }
-    // Too short: the message says how many bytes the next part needs.
-    const std::string& m = hs.message();
-    const std::size_t at = m.rfind("at least ");
-    if (at == std::string::npos)
-    {
-      break;
-    }
-    need = static_cast<std::size_t>(std::stoull(m.substr(at + 9)));
   }
   if (!hs)
   {
@@ -471,32 +532,23 @@ Status deviceChunkTables(Workspace& ws,
         "decode: damaged stream: level " + std::to_string(k) + " section is too short");
     }
   }
-  std::size_t scanBytes = 0;
-  cub::DeviceScan::ExclusiveSum(
-    nullptr, scanBytes, static_cast<u64*>(nullptr), static_cast<u64*>(nullptr), chunks);
-  Status st;
-  if (!(st = ws.scratch.reserve((chunks + 1) * 16 + scanBytes + 512, "chunk scan")))
-  {
-    return st;
-  }
-  unsigned char* base = ws.scratch.as<unsigned char>();
-  u64* dSize64 = reinterpret_cast<u64*>(base);
-  u64* dScanned = dSize64 + chunks + 1;
-  void* temp = base + ((chunks + 1) * 16 + 255) / 256 * 256;
   SGC_HOST_LAP("decode host: header, Huffman tables");
   timer.start(s);
   SGC_PROFILE_BEGIN("decode device chunk tables (2 kernels, 1 scan)");
-  chunkSizesKernel<<<blocksFor(chunks), Threads, 0, s>>>(
-    deviceStream, geometry, sec, chunks, dChunkSize, dSize64);
-  cub::DeviceScan::ExclusiveSum(temp, scanBytes, dSize64, dScanned, chunks, s);
-  chunkCheckKernel<S><<<blocksFor(chunks), Threads, 0, s>>>(
-    deviceStream, geometry, sec, chunks, dChunkSize, dScanned, dChunkOffset, dError);
+  const ChunkTableArgs args{
+    deviceStream, geometry, sec, nullptr, chunks, 1, dChunkSize, dChunkOffset, dError
+  };
+  Status st = launchChunkTables<S>(ws, args, s);
+  if (!st)
+  {
+    return st;
+  }
   SGC_STAGE_DONE("chunk table kernels");
   int err = 0;
   SGC_TRY(cudaMemcpy(&err, dError, 4, cudaMemcpyDeviceToHost), "download");
   if (err)
   {
-    return Status(ErrorCode::InvalidArgument, "decode: damaged stream: inconsistent chunk tables");
+    return Status(ErrorCode::InvalidArgument, "decode: " + chunkErrorMessage(err));
   }
   return Status::Ok();
 }
@@ -521,8 +573,8 @@ Status uploadDecodeTables(Workspace& ws, const huffman::Decoder& dec, DecodeTabl
   return Status::Ok();
 }
 
-/// The coarse levels in one CTA, then every pass of the finer levels (levels beyond lod: the
-/// prediction alone).
+} // namespace
+
 template<typename S>
 void launchDecodePasses(const Plan& plan,
   const std::vector<Quantiser>& quantisers,
@@ -533,9 +585,10 @@ void launchDecodePasses(const Plan& plan,
   const u16* symbols,
   u64 voxels,
   int lod,
+  const BrickSet& bricks,
   cudaStream_t s)
 {
-  // 32-bit index arithmetic where every voxel and code index fits.
+  // 32-bit index arithmetic where every voxel and code index of a brick fits.
   const bool small = voxels < (1ull << 32) && levelCodeBegin[plan.levels] < (1ull << 32);
   int firstLevel = 0;
   CoarseQuantisers coarse;
@@ -546,8 +599,15 @@ void launchDecodePasses(const Plan& plan,
     ++firstLevel;
   }
   SGC_PROFILE_BEGIN("decode coarse levels L0-L" + std::to_string(firstLevel - 1) + " (one CTA)");
-  decodeCoarseKernel<S><<<1, CoarseThreads, 0, s>>>(
-    dPlan.passes, plan.levelPassBegin[firstLevel], rec, symbols, dPlan.dims, coarse, lod);
+  decodeCoarseKernel<S><<<bricks.count, CoarseThreads, 0, s>>>(dPlan.passes,
+    plan.levelPassBegin[firstLevel],
+    rec,
+    symbols,
+    dPlan.dims,
+    coarse,
+    lod,
+    bricks.recStride,
+    bricks.symbolStride);
   SGC_PROFILE_END();
   for (int k = firstLevel; k < plan.levels; ++k)
   {
@@ -559,22 +619,31 @@ void launchDecodePasses(const Plan& plan,
       SGC_PROFILE_BEGIN("decode pass L" + std::to_string(k) + " axis " + std::to_string(p.axis));
       const u16* passSymbols = symbols + levelCodeBegin[k] + p.codeBegin;
       const auto lines = small ? launchLinePass<S, u32> : launchLinePass<S, u64>;
-      const bool launched = lines(plan, p, passSymbols, rec, qz, coded, s);
+      const bool launched = lines(plan, p, passSymbols, rec, qz, coded, bricks, s);
       const PassShape shape = passShape(p);
-      if (!launched && shape.ok)
+      // Where the line kernel does not apply: one launch per brick.
+      for (u32 b = 0; b < bricks.count && !launched; ++b)
       {
-        decodeGridPassKernel<S>
-          <<<shape.grid, shape.block, 0, s>>>(passes[pi], rec, rec, symbols, dPlan.dims, qz, coded);
-      }
-      else if (!launched)
-      {
-        decodePassKernel<S><<<blocksFor(p.size()), Threads, 0, s>>>(
-          passes[pi], rec, symbols, p.size(), dPlan.dims, qz, coded);
+        S* r = rec + b * bricks.recStride;
+        const u16* sym = symbols + b * bricks.symbolStride;
+        if (shape.ok)
+        {
+          decodeGridPassKernel<S>
+            <<<shape.grid, shape.block, 0, s>>>(passes[pi], r, r, sym, dPlan.dims, qz, coded);
+        }
+        else
+        {
+          decodePassKernel<S><<<blocksFor(p.size()), Threads, 0, s>>>(
+            passes[pi], r, sym, p.size(), dPlan.dims, qz, coded);
+        }
       }
       SGC_PROFILE_END();
     }
   }
 }
+
+namespace
+{
 
 /// A coded stream into rec: chunk tables, the Huffman stage, then the passes.
 template<typename S>
@@ -729,20 +798,12 @@ Status decodeCoded(Workspace& ws,
   ws.decodedLayout = layout;
   if (error != 0)
   {
-    static const char* what[] = { "",
-      "an invalid block mask",
-      "an invalid Huffman code",
-      "too many escapes",
-      "a stored value that is NaN or Inf",
-      "a zero run crossing a block",
-      "a bit stream whose length does not match its header" };
-    return Status(ErrorCode::InvalidArgument,
-      std::string("decode: damaged stream: ") + what[std::min(error, 6)] + " in a chunk");
+    return Status(ErrorCode::InvalidArgument, "decode: " + chunkErrorMessage(error));
   }
   SGC_HOST_LAP("decode host: error check");
   timer.start(s);
   launchDecodePasses<S>(
-    plan, quantisers, levelCodeBegin, passes, dPlan, rec, symbols, voxels, lod, s);
+    plan, quantisers, levelCodeBegin, passes, dPlan, rec, symbols, voxels, lod, BrickSet(), s);
   SGC_LAUNCHED("pass kernels");
   timer.stop(s);
   return Status::Ok();
@@ -763,8 +824,7 @@ Status deliver(const S* rec,
   {
     timer.start(s);
     SGC_PROFILE_BEGIN("decode convert");
-    convertKernel<S, T>
-      <<<blocksFor(voxels), Threads, 0, s>>>(rec, deviceOut, layout.stride, voxels);
+    launchConvert<S, T>(rec, deviceOut, layout.stride, voxels, BrickSet(), nullptr, 0, s);
     SGC_PROFILE_END();
     SGC_LAUNCHED("convert kernel");
     timer.stop(s);
@@ -786,6 +846,71 @@ Status deliver(const S* rec,
 }
 
 } // namespace
+
+template<typename S>
+Status launchChunkTables(Workspace& ws, const ChunkTableArgs& a, cudaStream_t s)
+{
+  const u64 n = a.chunks * a.bricks;
+  std::size_t scanBytes = 0;
+  cub::DeviceScan::ExclusiveSum(
+    nullptr, scanBytes, static_cast<u64*>(nullptr), static_cast<u64*>(nullptr), n);
+  Status st;
+  if (!(st = ws.scratch.reserve((n + 1) * 16 + scanBytes + 512, "chunk scan")))
+  {
+    return st;
+  }
+  unsigned char* base = ws.scratch.as<unsigned char>();
+  u64* dSize64 = reinterpret_cast<u64*>(base);
+  u64* dScanned = dSize64 + n + 1;
+  void* temp = base + ((n + 1) * 16 + 255) / 256 * 256;
+  chunkSizesKernel<<<blocksFor(n), Threads, 0, s>>>(a, dSize64);
+  cub::DeviceScan::ExclusiveSum(temp, scanBytes, dSize64, dScanned, n, s);
+  chunkCheckKernel<S><<<blocksFor(n), Threads, 0, s>>>(a, dScanned);
+  return Status::Ok();
+}
+
+std::size_t headerBytesNeeded(const Status& parsed)
+{
+  // Too short: the message says how many bytes the next part needs.
+  const std::string& m = parsed.message();
+  const std::size_t at = m.rfind("at least ");
+  if (parsed || at == std::string::npos)
+  {
+    return 0;
+  }
+  return static_cast<std::size_t>(std::stoull(m.substr(at + 9)));
+}
+
+template<typename S, typename T>
+void launchConvert(const S* rec,
+  T* out,
+  u64 stride,
+  u64 voxels,
+  const BrickSet& bricks,
+  const u64* brickOut,
+  u64 outStride,
+  cudaStream_t s)
+{
+  const dim3 grid(blocksFor(voxels), std::min<u32>(bricks.count, 65535));
+  convertKernel<S, T><<<grid, Threads, 0, s>>>(
+    rec, out, stride, voxels, bricks.count, bricks.recStride, brickOut, outStride);
+}
+
+std::string chunkErrorMessage(int error)
+{
+  static const char* what[] = { "",
+    "an invalid block mask",
+    "an invalid Huffman code",
+    "too many escapes",
+    "a stored value that is NaN or Inf",
+    "a zero run crossing a block",
+    "a bit stream whose length does not match its header" };
+  if (error == 7)
+  {
+    return "damaged stream: inconsistent chunk tables";
+  }
+  return std::string("damaged stream: ") + what[std::min(std::max(error, 0), 6)] + " in a chunk";
+}
 
 template<typename S, typename T>
 Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kernelSeconds)
@@ -871,18 +996,28 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
   return Status::Ok();
 }
 
-template<typename T>
-Status decodeBricksLocked(Workspace&, const BrickDecodeRequest<T>&, std::vector<char>&, double*)
-{
-  return Status::Ok(); // every brick left to the caller
-}
-template Status decodeBricksLocked<float>(
-  Workspace&, const BrickDecodeRequest<float>&, std::vector<char>&, double*);
-template Status decodeBricksLocked<double>(
-  Workspace&, const BrickDecodeRequest<double>&, std::vector<char>&, double*);
+template Status launchChunkTables<float>(Workspace&, const ChunkTableArgs&, cudaStream_t);
+template Status launchChunkTables<double>(Workspace&, const ChunkTableArgs&, cudaStream_t);
+#define SGC_DECODE_PASSES(S)                                                                       \
+  template void launchDecodePasses<S>(const Plan&,                                                 \
+    const std::vector<Quantiser>&,                                                                 \
+    const std::vector<u64>&,                                                                       \
+    const std::vector<DevPass>&,                                                                   \
+    const DevicePlan&,                                                                             \
+    S*,                                                                                            \
+    const u16*,                                                                                    \
+    u64,                                                                                           \
+    int,                                                                                           \
+    const BrickSet&,                                                                               \
+    cudaStream_t);
+SGC_DECODE_PASSES(float)
+SGC_DECODE_PASSES(double)
+#undef SGC_DECODE_PASSES
 
 #define SGC_DECODE_LOCKED(S, T)                                                                    \
-  template Status decodeLocked<S, T>(Workspace&, const DecodeRequest<T>&, double*);
+  template Status decodeLocked<S, T>(Workspace&, const DecodeRequest<T>&, double*);                \
+  template void launchConvert<S, T>(                                                               \
+    const S*, T*, u64, u64, const BrickSet&, const u64*, u64, cudaStream_t);
 SGC_DECODE_LOCKED(float, float)
 SGC_DECODE_LOCKED(float, double)
 SGC_DECODE_LOCKED(double, float)

@@ -405,6 +405,61 @@ __device__ __forceinline__ void reportChunkEnd(const Lane& L,
   }
 }
 
+/// What a CTA decodes: its brick's chunks (entries first + c of the chunk tables and block
+/// masks), symbols, values, error and chunk counter (one stream: brick 0 of HuffmanArgs).
+template<typename S>
+struct BrickChunks
+{
+  u64 first;
+  u16* symbols;
+  S* rec;
+  int* error;
+  unsigned long long* next;
+};
+template<bool Bricks, typename S>
+__device__ __forceinline__ BrickChunks<S> brickChunks(const HuffmanArgs<S>& a)
+{
+  BrickChunks<S> r{ 0, a.symbols, a.rec, a.error, a.nextChunk };
+  if constexpr (Bricks)
+  {
+    const u64 b = blockIdx.y;
+    r.first = b * a.chunks;
+    r.symbols += b * a.bricks.symbolStride;
+    r.rec += b * a.bricks.recStride;
+    r.error += b;
+    r.next += b;
+  }
+  return r;
+}
+/// The CTA's Huffman code: the stream's, or its brick's.
+template<bool Bricks, typename S>
+__device__ __forceinline__ const DecodeTables& tablesOf(const HuffmanArgs<S>& a)
+{
+  if constexpr (Bricks)
+  {
+    return a.brickTables[blockIdx.y];
+  }
+  else
+  {
+    return a.tab;
+  }
+}
+/// LUT entry i of the canonical code t, as huffman::Decoder builds it: (token << 8) | length of
+/// the code of at most LutBits bits that is a prefix of i's bits, 0 where none is.
+__device__ __forceinline__ u32 canonicalLutEntry(const DecodeTables& t, u32 i)
+{
+  const int top = t.maxLength < format::LutBits ? t.maxLength : format::LutBits;
+  for (int l = 1; l <= top; ++l)
+  {
+    const u32 code = i >> (format::LutBits - l);
+    if (code - t.firstCode[l] < t.countOf[l])
+    {
+      return (t.sorted[t.firstIndex[l] + (code - t.firstCode[l])] << 8) | static_cast<u32>(l);
+    }
+  }
+  return 0;
+}
+
 /// Chunk c as both chunk kernels see it: its level k, its first code in the level (local), its
 /// codes n and 64-code blocks, where its blocks go in the symbol buffer, the blocks the previous
 /// decoding stored there (before), its header, its escaped values (then its bits) and whether its
@@ -421,7 +476,9 @@ struct ChunkJob
   bool decoded;
 };
 template<typename S>
-__device__ __forceinline__ ChunkJob chunkJob(const HuffmanArgs<S>& a, u64 c)
+__device__ __forceinline__ ChunkJob chunkJob(const HuffmanArgs<S>& a,
+  const BrickChunks<S>& br,
+  u64 c)
 {
   const ChunkGeometry& g = a.geometry;
   ChunkJob j;
@@ -430,15 +487,15 @@ __device__ __forceinline__ ChunkJob chunkJob(const HuffmanArgs<S>& a, u64 c)
   j.n = static_cast<u32>(minU64(format::ChunkCodes, g.levelCodes[j.k] - j.local));
   // Whole 64-code blocks are stored (each level starts 64-aligned in the symbol buffer, so the
   // tail of a level's last block is padding that nothing reads).
-  j.out = reinterpret_cast<uint4*>(a.symbols + g.levelCodeBegin[j.k] + j.local);
+  j.out = reinterpret_cast<uint4*>(br.symbols + g.levelCodeBegin[j.k] + j.local);
   j.blocks = (j.n + format::BlockCodes - 1) / format::BlockCodes;
   const u64 valid = j.blocks >= 64 ? ~0ull : (1ull << j.blocks) - 1;
   // Sparse stores: the buffer holds zeros except in the blocks storedMask names (what the
   // previous decoding left), so a chunk stores its non-zero blocks and clears only the blocks
   // it held before.
-  j.before = a.storedMask[c] & valid;
-  j.size = a.chunkSize[c];
-  const unsigned char* in = a.stream + a.chunkOffset[c];
+  j.before = a.storedMask[br.first + c] & valid;
+  j.size = a.chunkSize[br.first + c];
+  const unsigned char* in = a.stream + a.chunkOffset[br.first + c];
   j.head = chunkHeader(in, j.size);
   j.kept = j.head.mask & valid;
   j.escIn = in + format::ChunkHeaderBytes;
@@ -614,8 +671,8 @@ __device__ __forceinline__ void decodeWarpPhase(WarpLane& L,
 }
 
 /// The half-chunk kernel: a warp per chunk, the lanes synchronised by syncLaneStarts, a LUT with
-/// groups of one-code tokens (see GroupShift), half a chunk staged at a time.
-template<typename S>
+/// groups of one-code tokens (see GroupShift), half a chunk staged at a time. Bricks: grid.y.
+template<typename S, bool Bricks>
 __global__ void __launch_bounds__(WarpShape::Warps * 32)
   decodeChunksWarpKernel(const HuffmanArgs<S> a)
 {
@@ -629,15 +686,40 @@ __global__ void __launch_bounds__(WarpShape::Warps * 32)
     std::size_t(warp) * Shape::StageCodes;
   unsigned char* rankBlock = decodeShared + (std::size_t(1) << format::LutBits) * 4 +
     DecodeWarps * Shape::StageCodes * 2 + warp * format::BlocksPerChunk;
-  for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
+  const DecodeTables& tab = tablesOf<Bricks>(a);
+  const BrickChunks<S> br = brickChunks<Bricks>(a);
+  if constexpr (Bricks)
   {
-    lut[i] = a.tab.lut[i] | lutGroup(a.tab.lut, static_cast<u32>(i));
+    // The LUT from the brick's canonical table, then its groups (through the stage's memory).
+    u32* groups = reinterpret_cast<u32*>(stage - std::size_t(warp) * Shape::StageCodes);
+    static_assert(DecodeWarps * Shape::StageCodes * 2 >= (4u << format::LutBits), "group room");
+    for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
+    {
+      lut[i] = canonicalLutEntry(tab, static_cast<u32>(i));
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
+    {
+      groups[i] = lutGroup(lut, static_cast<u32>(i));
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
+    {
+      lut[i] |= groups[i];
+    }
+  }
+  else
+  {
+    for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
+    {
+      lut[i] = a.tab.lut[i] | lutGroup(a.tab.lut, static_cast<u32>(i));
+    }
   }
   __syncthreads();
-  const WarpTables tables{ lut, a.tab };
-  for (u64 c; (c = nextWarpChunk(a.nextChunk, lane)) < a.chunks;)
+  const WarpTables tables{ lut, tab };
+  for (u64 c; (c = nextWarpChunk(br.next, lane)) < a.chunks;)
   {
-    const ChunkJob j = chunkJob(a, c);
+    const ChunkJob j = chunkJob(a, br, c);
     uint4* stage4 = reinterpret_cast<uint4*>(stage);
     WarpLane L;
     u32 escAt;
@@ -647,7 +729,7 @@ __global__ void __launch_bounds__(WarpShape::Warps * 32)
     auto onEscape = [&](u32 code, S v)
     {
       // Stored where the pass kernels find it (they leave escapes alone).
-      a.rec[voxelOfCode(a.passes, a.levelPassBegin, j.k, j.local + code, a.dims)] = v;
+      br.rec[voxelOfCode(a.passes, a.levelPassBegin, j.k, j.local + code, a.dims)] = v;
     };
     const u64 stored = j.kept | j.before;
     for (u32 phase = 0; phase < Shape::Phases; ++phase)
@@ -685,10 +767,10 @@ __global__ void __launch_bounds__(WarpShape::Warps * 32)
       }
       __syncwarp(); // before the next phase or chunk reuses the stage
     }
-    reportChunkEnd(L, j.decoded, escAt, j.head.esc, lane, a.error);
+    reportChunkEnd(L, j.decoded, escAt, j.head.esc, lane, br.error);
     if (lane == 0)
     {
-      a.storedMask[c] = j.kept;
+      a.storedMask[br.first + c] = j.kept;
     }
   }
 }
@@ -712,7 +794,7 @@ struct SpanShape
     LutBytes + WideBytes + Warps * (StageCodes * 2 + format::BlocksPerChunk);
 };
 
-template<typename S>
+template<typename S, bool Bricks>
 __global__ void __launch_bounds__(SpanShape::Warps * 32, 1)
   decodeChunksSpanKernel(const HuffmanArgs<S> a)
 {
@@ -726,9 +808,18 @@ __global__ void __launch_bounds__(SpanShape::Warps * 32, 1)
     std::size_t(warp) * Shape::StageCodes;
   unsigned char* rankBlock = decodeShared + Shape::LutBytes + Shape::WideBytes +
     Shape::Warps * Shape::StageCodes * 2 + warp * format::BlocksPerChunk;
+  const DecodeTables& tab = tablesOf<Bricks>(a);
+  const BrickChunks<S> br = brickChunks<Bricks>(a);
   for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
   {
-    lut[i] = a.tab.lut[i];
+    if constexpr (Bricks)
+    {
+      lut[i] = canonicalLutEntry(tab, static_cast<u32>(i));
+    }
+    else
+    {
+      lut[i] = a.tab.lut[i];
+    }
   }
   __syncthreads();
   for (int i = threadIdx.x; i < (1 << format::LutBits); i += blockDim.x)
@@ -736,12 +827,12 @@ __global__ void __launch_bounds__(SpanShape::Warps * 32, 1)
     wide[i] = lanes::wideEntry(lut, static_cast<u32>(i));
   }
   __syncthreads();
-  const lanes::Tables<DecodeTables> tables{ lut, wide, a.tab };
-  for (u64 c; (c = nextWarpChunk(a.nextChunk, lane)) < a.chunks;)
+  const lanes::Tables<DecodeTables> tables{ lut, wide, tab };
+  for (u64 c; (c = nextWarpChunk(br.next, lane)) < a.chunks;)
   {
     // Sparse stores (see chunkJob): the coded blocks, and zeros where the previous decoding
     // stored a block that is not coded now.
-    const ChunkJob j = chunkJob(a, c);
+    const ChunkJob j = chunkJob(a, br, c);
     const u32 coded = static_cast<u32>(__popcll(j.kept));
     uint4* stage4 = reinterpret_cast<uint4*>(stage);
     lanes::Lane L;
@@ -773,7 +864,7 @@ __global__ void __launch_bounds__(SpanShape::Warps * 32, 1)
         return false;
       }
       // Stored where the pass kernels find it (they leave escapes alone).
-      a.rec[voxelOfCode(a.passes, a.levelPassBegin, j.k, j.local + code, a.dims)] = v;
+      br.rec[voxelOfCode(a.passes, a.levelPassBegin, j.k, j.local + code, a.dims)] = v;
       return true;
     };
     // Blocks stored by the previous decoding and not coded now become zeros (none in repeated
@@ -827,10 +918,10 @@ __global__ void __launch_bounds__(SpanShape::Warps * 32, 1)
       }
       __syncwarp(); // before the next phase or chunk reuses the stage
     }
-    reportChunkEnd(L, j.decoded, escAt, j.head.esc, lane, a.error);
+    reportChunkEnd(L, j.decoded, escAt, j.head.esc, lane, br.error);
     if (lane == 0 && !skip)
     {
-      a.storedMask[c] = j.kept;
+      a.storedMask[br.first + c] = j.kept;
     }
   }
 }
@@ -848,31 +939,37 @@ bool sharedFits(std::size_t bytes)
   return static_cast<std::size_t>(optin) >= bytes;
 }
 
-template<typename S>
+/// The chunk kernels' grid: CTAs of `warps` warps for the chunks of a stream (at most `most`),
+/// times the bricks (grid.y).
+dim3 chunkGrid(u64 chunks, int warps, u64 most, u32 bricks)
+{
+  const u64 ctas = std::min<u64>((chunks + warps - 1) / warps, most);
+  return dim3(static_cast<unsigned>(std::max<u64>(ctas, 1)), bricks);
+}
+
+template<typename S, bool Bricks>
 void launchWarpKernel(u64 chunks, cudaStream_t s, const HuffmanArgs<S>& a)
 {
   using Shape = WarpShape;
-  static const bool sharedSet = cudaFuncSetAttribute(decodeChunksWarpKernel<S>,
+  static const bool sharedSet = cudaFuncSetAttribute(decodeChunksWarpKernel<S, Bricks>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(Shape::SharedBytes)) == cudaSuccess;
   (void)sharedSet;
-  const u64 ctas = std::min<u64>(
-    (chunks + Shape::Warps - 1) / Shape::Warps, static_cast<u64>(multiprocessors()) * 4);
-  decodeChunksWarpKernel<S>
-    <<<static_cast<unsigned>(ctas), Shape::Warps * 32, Shape::SharedBytes, s>>>(a);
+  const dim3 grid = chunkGrid(
+    chunks, Shape::Warps, static_cast<u64>(multiprocessors()) * 4, Bricks ? a.bricks.count : 1);
+  decodeChunksWarpKernel<S, Bricks><<<grid, Shape::Warps * 32, Shape::SharedBytes, s>>>(a);
 }
 
-template<typename S, typename Args>
-void launchSpanKernel(u64 chunks, cudaStream_t s, const Args& a)
+template<typename S, bool Bricks>
+void launchSpanKernel(u64 chunks, cudaStream_t s, const HuffmanArgs<S>& a)
 {
-  static const bool sharedSet = cudaFuncSetAttribute(decodeChunksSpanKernel<S>,
+  static const bool sharedSet = cudaFuncSetAttribute(decodeChunksSpanKernel<S, Bricks>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(SpanShape::SharedBytes)) == cudaSuccess;
   (void)sharedSet;
-  const u64 ctas = std::min<u64>(
-    (chunks + SpanShape::Warps - 1) / SpanShape::Warps, static_cast<u64>(multiprocessors()));
-  decodeChunksSpanKernel<S>
-    <<<static_cast<unsigned>(ctas), SpanShape::Warps * 32, SpanShape::SharedBytes, s>>>(a);
+  const dim3 grid = chunkGrid(
+    chunks, SpanShape::Warps, static_cast<u64>(multiprocessors()), Bricks ? a.bricks.count : 1);
+  decodeChunksSpanKernel<S, Bricks><<<grid, SpanShape::Warps * 32, SpanShape::SharedBytes, s>>>(a);
 }
 
 } // namespace
@@ -885,7 +982,14 @@ bool wideDecoderFits()
 template<typename S>
 void launchChunkDecode(const HuffmanArgs<S>& a, bool wide, cudaStream_t s)
 {
-  (wide ? launchSpanKernel<S, HuffmanArgs<S>> : launchWarpKernel<S>)(a.chunks, s, a);
+  if (a.brickTables)
+  {
+    (wide ? launchSpanKernel<S, true> : launchWarpKernel<S, true>)(a.chunks, s, a);
+  }
+  else
+  {
+    (wide ? launchSpanKernel<S, false> : launchWarpKernel<S, false>)(a.chunks, s, a);
+  }
 }
 
 template void launchChunkDecode<float>(const HuffmanArgs<float>&, bool, cudaStream_t);

@@ -126,6 +126,9 @@ struct Workspace
   /// sparse stores of the Huffman stage keep it so), for the chunk layout decodedLayout.
   DeviceBuffer decodedSymbols, decodedBlocks;
   std::vector<u64> decodedLayout;
+  /// The brick decoder's staged headers and uploaded tables, and their host side.
+  DeviceBuffer brickHeaders, brickTables;
+  PinnedBuffer brickHost;
   cudaStream_t stream0 = nullptr;
 };
 /// The one workspace of the process.
@@ -485,6 +488,14 @@ constexpr std::size_t SummaryBufferBytes =
 //------------------------------------------------------------------------------------------------
 // The Huffman decoder's tables and arguments
 //------------------------------------------------------------------------------------------------
+/// Bricks of one plan decoded in the same launches: brick b's reconstruction starts b *
+/// recStride values and its symbols b * symbolStride codes after brick 0's (count 1: one stream).
+struct BrickSet
+{
+  u32 count = 1;
+  u64 recStride = 0, symbolStride = 0;
+};
+
 struct DecodeTables
 {
   const u32* lut; // (token << 8) | length
@@ -513,6 +524,12 @@ struct HuffmanArgs
   int* error;
   u64* storedMask;
   unsigned long long* nextChunk; ///< zero before the launch
+  /// Bricks of one plan (grid.y, with brickTables): brick b's chunks are entries b * chunks on of
+  /// chunkOffset, chunkSize and storedMask, its error and chunk counter error[b] and
+  /// nextChunk[b], its symbols and values (see BrickSet) further on, its code brickTables[b]
+  /// (lut unused: each CTA builds the LUT from the canonical table).
+  BrickSet bricks = {};
+  const DecodeTables* brickTables = nullptr;
 };
 
 //------------------------------------------------------------------------------------------------
@@ -653,7 +670,8 @@ Status uploadPlan(Workspace& ws,
 /// values into T values, with the workspace locked.
 template<typename T>
 Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kernelSeconds);
-/// Bricks in the same launches (CodecCudaEncodeBricks.cu, CodecCudaDecodeBricks.cu).
+/// Bricks in the same launches (CodecCudaEncodeBricks.cu, CodecCudaDecodeBricks.cu; options: the
+/// host threads that build or parse the bricks' headers).
 template<typename T>
 Status encodeBricksLocked(Workspace& ws,
   const BrickEncodeRequest<T>& request,
@@ -663,6 +681,7 @@ template<typename T>
 Status decodeBricksLocked(Workspace& ws,
   const BrickDecodeRequest<T>& request,
   std::vector<char>& done,
+  const ExecutionOptions& options,
   double* kernelSeconds);
 template<typename S, typename T>
 Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kernelSeconds);
@@ -776,6 +795,63 @@ Status launchHuffmanTable(const u32* histogram,
 /// CodecCudaHuffmanTable.cu: the host's table of the device histogram, uploaded behind the
 /// summary as the device build leaves it.
 Status uploadHostTable(const u32* histogram, u64* summary);
+
+//------------------------------------------------------------------------------------------------
+// The decoder's stages (CodecCudaDecode.cu), for one stream or for bricks of one plan
+//------------------------------------------------------------------------------------------------
+/// The level sections of one stream (bytes from its start; levels beyond the decoded ones: 0).
+struct Sections
+{
+  u64 begin[66]; ///< first byte of each level's section (its chunk size table)
+  u64 end[66];
+};
+/// The chunk tables of device streams: chunk sizes, their scan, chunk offsets (from `stream`)
+/// and the checks detail::readChunkTable makes, error[b] = 7 where brick b's tables are
+/// inconsistent. One stream: `sections`; bricks: brickSections holds for brick b, at
+/// b * (2 levels + 1), its stream's offset from `stream`, then its levels' begins, then their
+/// ends (from its stream's start). chunks: per stream.
+struct ChunkTableArgs
+{
+  const unsigned char* stream;
+  ChunkGeometry geometry;
+  Sections sections;
+  const u64* brickSections;
+  u64 chunks, bricks;
+  u32* chunkSize;
+  u64* chunkOffset;
+  int* error;
+};
+template<typename S>
+Status launchChunkTables(Workspace& ws, const ChunkTableArgs& a, cudaStream_t s);
+/// The bytes a header needs where detail::parseHeader refused it as too short (0: other errors).
+std::size_t headerBytesNeeded(const Status& parsed);
+/// The decoder's message for a chunk error code of the device (1-7).
+std::string chunkErrorMessage(int error);
+/// The coarse levels in one CTA per brick, then every pass of the finer levels (levels beyond
+/// lod: the prediction alone), for every brick of the set.
+template<typename S>
+void launchDecodePasses(const Plan& plan,
+  const std::vector<Quantiser>& quantisers,
+  const std::vector<u64>& levelCodeBegin,
+  const std::vector<DevPass>& passes,
+  const DevicePlan& dPlan,
+  S* rec,
+  const u16* symbols,
+  u64 voxels,
+  int lod,
+  const BrickSet& bricks,
+  cudaStream_t s);
+/// Each brick's reconstruction (voxels values from rec + b * bricks.recStride) into out +
+/// brickOut[b] (device memory; nullptr: out + b * outStride), every stride-th element.
+template<typename S, typename T>
+void launchConvert(const S* rec,
+  T* out,
+  u64 stride,
+  u64 voxels,
+  const BrickSet& bricks,
+  const u64* brickOut,
+  u64 outStride,
+  cudaStream_t s);
 
 /// CodecCudaHuffmanDecode.cu: whether the device runs the wide-entry chunk decoder.
 bool wideDecoderFits();
