@@ -485,20 +485,39 @@ Status decodeUsableBricks(Workspace& ws,
   }
   const u64 perGroup =
     std::max<u64>(1, std::min<u64>(GroupBricks, GroupVoxels / std::max<u64>(p.setup.voxels, 1)));
-  for (std::size_t first = 0; first < kept.size(); first += perGroup)
+  std::size_t decoded = 0;
+  for (; decoded < kept.size(); decoded += perGroup)
   {
-    const std::vector<u64> group(
-      kept.begin() + first, kept.begin() + std::min<std::size_t>(kept.size(), first + perGroup));
-    if (!(st = decodeGroup<S, T>(ws, request, headers, group, p, timer, s)))
+    const std::vector<u64> group(kept.begin() + decoded,
+      kept.begin() + std::min<std::size_t>(kept.size(), decoded + perGroup));
+    st = decodeGroup<S, T>(ws, request, headers, group, p, timer, s);
+    if (st.code() == ErrorCode::OutOfDeviceMemory)
+    {
+      // The group's buffers do not fit: its bricks and the rest go one by one (the caller's).
+      SGC_TRY(cudaDeviceSynchronize(), "decode bricks");
+      for (DeviceBuffer* b : { &ws.rec,
+             &ws.decodedSymbols,
+             &ws.decodedBlocks,
+             &ws.chunkMeta,
+             &ws.scratch,
+             &ws.brickTables,
+             &ws.brickHeaders })
+      {
+        b->release();
+      }
+      ws.decodedLayout.clear();
+      break;
+    }
+    if (!st)
     {
       return st;
     }
     timer.collect();
   }
   SGC_TRY(cudaDeviceSynchronize(), "decode bricks");
-  for (const u64 i : kept)
+  for (std::size_t j = 0; j < std::min(decoded, kept.size()); ++j)
   {
-    done[i] = 1;
+    done[kept[j]] = 1;
   }
   return Status::Ok();
 }

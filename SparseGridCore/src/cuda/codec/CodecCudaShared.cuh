@@ -107,6 +107,15 @@ struct KeptBuffer
     bytes = size;
     return Status::Ok();
   }
+  void release()
+  {
+    if (ptr)
+    {
+      Memory::release(ptr);
+    }
+    ptr = nullptr;
+    bytes = 0;
+  }
   template<typename X>
   X* as() const
   {
