@@ -37,7 +37,9 @@ def ours_numbers(path):
     for key, op in (("compress", "compress (device to device)"),
                     ("decompress", "decompress (device to device)"),
                     ("bricksCompress", "compress bricks (device to device)"),
-                    ("bricksDecompress", "decompress bricks (device to device)")):
+                    ("bricksDecompress", "decompress bricks (device to device)"),
+                    ("batchCompress", "compress bricks batched (device to device)"),
+                    ("batchDecompress", "decompress bricks batched (device to device)")):
         if op in rows:
             r = rows[op]
             out[key + "GBps"] = r["MBps"] / 1e3
@@ -90,10 +92,13 @@ def main(out_dir):
         print("| field (bricks) | relative bound | ratio | GB/s compress / decompress | note |")
         print("|---|---|---|---|---|")
         for field, rel, ours in sorted(bricks, key=lambda t: -t[1]):
-            print("| %s | %g | %.1f | %.1f / %.1f | %s; %s |" % (
-                field, rel, ours["bricksCompressRatio"], ours["bricksCompressGBps"],
-                ours["bricksDecompressGBps"], ours["bricksCompressNote"],
-                ours["bricksDecompressNote"].split("; ")[-1]))
+            for key in ("bricks", "batch"):
+                if key + "CompressGBps" not in ours:
+                    continue
+                print("| %s | %g | %.1f | %.1f / %.1f | %s; %s |" % (
+                    field, rel, ours[key + "CompressRatio"], ours[key + "CompressGBps"],
+                    ours[key + "DecompressGBps"], ours[key + "CompressNote"],
+                    ours[key + "DecompressNote"].split("; ")[-1]))
     with open(os.path.join(out_dir, "codec-vs-cuszp.json"), "w") as f:
         json.dump(summary, f, indent=1)
 
