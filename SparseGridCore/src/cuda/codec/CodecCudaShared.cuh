@@ -22,6 +22,11 @@
 // and puts escaped values straight into the output -> the coarse levels in one CTA, then one
 // kernel per axis-pass on lines (a thread walks 8 points along the pass axis with its neighbours
 // in registers; escapes left alone). Per-kernel times: CodecCudaProfile.h.
+//
+// Brick decoder (CodecCudaDecodeBricks.cu): the headers of all bricks staged by one kernel and
+// read back in one copy, parsed on the host's threads -> the bricks of one plan in the same
+// launches of the decoder's kernels (brick index in grid.y or grid.z, per-brick pointer offsets
+// from a BrickSet; each CTA of the Huffman stage builds its brick's LUT from the canonical code).
 #ifndef SPARSEGRID_CODEC_CUDA_SHARED_CUH
 #define SPARSEGRID_CODEC_CUDA_SHARED_CUH
 
