@@ -40,16 +40,21 @@ struct BitWriter
 {
   std::uint8_t* out;
   std::uint64_t at = 0;
+  /// The field's `bits` (at most 24) bits of value, most significant first: reversed in a
+  /// register, then ORed into the (cleared) bytes they reach.
   void put(std::uint32_t value, std::uint32_t bits)
   {
-    for (std::uint32_t b = bits; b-- > 0;)
+    std::uint32_t reversed = 0;
+    for (std::uint32_t b = 0; b < bits; ++b)
     {
-      if ((value >> b) & 1u)
-      {
-        out[at >> 3] = static_cast<std::uint8_t>(out[at >> 3] | (1u << (at & 7)));
-      }
-      ++at;
+      reversed |= ((value >> b) & 1u) << (bits - 1 - b);
     }
+    std::uint64_t pending = static_cast<std::uint64_t>(reversed) << (at & 7);
+    for (std::uint64_t byte = at >> 3; pending != 0; ++byte, pending >>= 8)
+    {
+      out[byte] = static_cast<std::uint8_t>(out[byte] | (pending & 0xffu));
+    }
+    at += bits;
   }
 };
 
