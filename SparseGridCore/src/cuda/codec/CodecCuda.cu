@@ -139,6 +139,18 @@ Status uploadPlan(Workspace& ws,
   return Status::Ok();
 }
 
+Status planOnDevice(Workspace& ws, detail::CodingPlan&& setup, PlanOnDevice& p)
+{
+  p.setup = std::move(setup);
+  const Plan& plan = p.setup.plan;
+  p.levelCodeBegin = levelCodeBegins(plan);
+  toDevPasses(plan, p.levelCodeBegin, p.passes);
+  p.geometry = geometryOf(plan, p.levelCodeBegin);
+  p.chunks = plan.chunkBegin[plan.levels];
+  p.symbols = p.levelCodeBegin[plan.levels];
+  return uploadPlan(ws, plan, p.passes, p.device);
+}
+
 bool available(std::string* why)
 {
   return sparsegrid::cuda::available(why);

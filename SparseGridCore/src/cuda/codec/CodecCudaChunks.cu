@@ -529,19 +529,13 @@ __global__ void writeKernel(const u16* symbols,
 
 } // namespace
 
-void launchAnalyse(const u16* symbols,
-  const ChunkGeometry& geometry,
-  u64 totalBlocks,
-  u64* masks,
-  u32* histogram,
-  u64* summary,
-  cudaStream_t s,
-  const BrickStrides& bricks)
+void launchAnalyse(const AnalyseArgs& a, cudaStream_t s, const BrickStrides& bricks)
 {
+  const u64 totalBlocks = a.totalBlocks;
   const unsigned ctas =
     std::max(1u, std::min<unsigned>(blocksFor(totalBlocks), multiprocessors() * 8 / bricks.count));
   analyseThreadKernel<<<dim3(ctas, bricks.count), 256, 0, s>>>(
-    symbols, geometry, totalBlocks, masks, histogram, summary, bricks);
+    a.symbols, a.geometry, totalBlocks, a.masks, a.histogram, a.summary, bricks);
 }
 
 Status chunkScanBytes(u64 chunks, cudaStream_t s, std::size_t& bytes)

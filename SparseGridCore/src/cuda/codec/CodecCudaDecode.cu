@@ -576,20 +576,19 @@ Status uploadDecodeTables(Workspace& ws, const huffman::Decoder& dec, DecodeTabl
 } // namespace
 
 template<typename S>
-void launchDecodePasses(const Plan& plan,
-  const std::vector<Quantiser>& quantisers,
-  const std::vector<u64>& levelCodeBegin,
-  const std::vector<DevPass>& passes,
-  const DevicePlan& dPlan,
-  S* rec,
-  const u16* symbols,
-  u64 voxels,
-  int lod,
-  const BrickSet& bricks,
-  cudaStream_t s)
+void launchDecodePasses(const PlanOnDevice& pd, const DecodePassArgs<S>& a, cudaStream_t s)
 {
+  const Plan& plan = pd.setup.plan;
+  const std::vector<Quantiser>& quantisers = pd.setup.quantisers;
+  const std::vector<u64>& levelCodeBegin = pd.levelCodeBegin;
+  const std::vector<DevPass>& passes = pd.passes;
+  const DevicePlan& dPlan = pd.device;
+  S* rec = a.rec;
+  const u16* symbols = a.symbols;
+  const int lod = a.lod;
+  const BrickSet& bricks = a.bricks;
   // 32-bit index arithmetic where every voxel and code index of a brick fits.
-  const bool small = voxels < (1ull << 32) && levelCodeBegin[plan.levels] < (1ull << 32);
+  const bool small = pd.setup.voxels < (1ull << 32) && levelCodeBegin[plan.levels] < (1ull << 32);
   int firstLevel = 0;
   CoarseQuantisers coarse;
   while (firstLevel < plan.levels && firstLevel < CoarseMaxLevels &&
@@ -661,13 +660,13 @@ Status decodeCoded(Workspace& ws,
   const bool streamOnDevice = deviceStream != nullptr;
   detail::CodingPlan setup;
   detail::makeDecodePlan(info, setup);
-  const Plan& plan = setup.plan;
-  const std::vector<Quantiser>& quantisers = setup.quantisers;
+  PlanOnDevice pd;
+  Status st = planOnDevice(ws, std::move(setup), pd);
+  const Plan& plan = pd.setup.plan;
   std::vector<std::uint8_t> lengths;
   std::size_t tableCount = 0;
   StreamInfo again;
-  Status st;
-  if (!(st = detail::parseHeader(stream, streamBytes, again, &lengths, &tableCount)))
+  if (!st || !(st = detail::parseHeader(stream, streamBytes, again, &lengths, &tableCount)))
   {
     return st;
   }
@@ -677,7 +676,7 @@ Status decodeCoded(Workspace& ws,
   {
     return Status(ErrorCode::InvalidArgument, "decode: damaged stream: " + why);
   }
-  const std::vector<u64> levelCodeBegin = levelCodeBegins(plan);
+  const std::vector<u64>& levelCodeBegin = pd.levelCodeBegin;
   // Chunks of the decoded levels: validate the tables on the host (as the CPU decoder does).
   const u64 chunks = plan.chunkBegin[lod + 1];
   std::vector<u64> chunkOffset(static_cast<std::size_t>(chunks) + 1);
@@ -695,9 +694,7 @@ Status decodeCoded(Workspace& ws,
       chunkSize[plan.chunkBegin[k] + j] = static_cast<u32>(offset[j + 1] - offset[j]);
     }
   }
-  const ChunkGeometry geometry = geometryOf(plan, levelCodeBegin);
-  std::vector<DevPass> passes;
-  toDevPasses(plan, levelCodeBegin, passes);
+  const ChunkGeometry& geometry = pd.geometry;
   const unsigned char* dStream = deviceStream;
   if ((!streamOnDevice && !(st = ws.stream.reserve(info.levelEnd[lod], "stream"))) ||
     !(st = ws.decodedSymbols.reserve(levelCodeBegin[plan.levels] * sizeof(u16), "symbols")) ||
@@ -714,11 +711,7 @@ Status decodeCoded(Workspace& ws,
   int* dError = ws.error.as<int>();
   // [0]: the error code, [2]: the Huffman kernel's chunk counter.
   SGC_TRY(cudaMemset(dError, 0, 16), "clear");
-  DevicePlan dPlan;
-  if (!(st = uploadPlan(ws, plan, passes, dPlan)))
-  {
-    return st;
-  }
+  const DevicePlan& dPlan = pd.device;
   if (streamOnDevice)
   {
     if (!(st = deviceChunkTables<S>(ws,
@@ -802,8 +795,7 @@ Status decodeCoded(Workspace& ws,
   }
   SGC_HOST_LAP("decode host: error check");
   timer.start(s);
-  launchDecodePasses<S>(
-    plan, quantisers, levelCodeBegin, passes, dPlan, rec, symbols, voxels, lod, BrickSet(), s);
+  launchDecodePasses<S>(pd, { rec, symbols, lod, BrickSet() }, s);
   SGC_LAUNCHED("pass kernels");
   timer.stop(s);
   return Status::Ok();
@@ -998,18 +990,7 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
 
 template Status launchChunkTables<float>(Workspace&, const ChunkTableArgs&, cudaStream_t);
 template Status launchChunkTables<double>(Workspace&, const ChunkTableArgs&, cudaStream_t);
-#define SGC_DECODE_PASSES(S)                                                                       \
-  template void launchDecodePasses<S>(const Plan&,                                                 \
-    const std::vector<Quantiser>&,                                                                 \
-    const std::vector<u64>&,                                                                       \
-    const std::vector<DevPass>&,                                                                   \
-    const DevicePlan&,                                                                             \
-    S*,                                                                                            \
-    const u16*,                                                                                    \
-    u64,                                                                                           \
-    int,                                                                                           \
-    const BrickSet&,                                                                               \
-    cudaStream_t);
+#define SGC_DECODE_PASSES(S) template decltype(launchDecodePasses<S>) launchDecodePasses<S>;
 SGC_DECODE_PASSES(float)
 SGC_DECODE_PASSES(double)
 #undef SGC_DECODE_PASSES

@@ -197,27 +197,11 @@ bool samePlan(const StreamInfo& a, const StreamInfo& b)
 }
 
 /// The plan the batch's bricks share, on the host and on the device.
-struct SharedPlan
+Status makeSharedPlan(Workspace& ws, const StreamInfo& info, PlanOnDevice& p)
 {
   detail::CodingPlan setup;
-  std::vector<u64> levelCodeBegin;
-  std::vector<DevPass> passes;
-  ChunkGeometry geometry;
-  DevicePlan device;
-  u64 chunks = 0;  ///< chunks of a brick
-  u64 symbols = 0; ///< symbols of a brick in the device buffer (64-aligned levels)
-};
-
-Status makeSharedPlan(Workspace& ws, const StreamInfo& info, SharedPlan& p)
-{
-  detail::makeDecodePlan(info, p.setup);
-  const Plan& plan = p.setup.plan;
-  p.levelCodeBegin = levelCodeBegins(plan);
-  toDevPasses(plan, p.levelCodeBegin, p.passes);
-  p.geometry = geometryOf(plan, p.levelCodeBegin);
-  p.chunks = plan.chunkBegin[plan.levels];
-  p.symbols = p.levelCodeBegin[plan.levels];
-  return uploadPlan(ws, plan, p.passes, p.device);
+  detail::makeDecodePlan(info, setup);
+  return planOnDevice(ws, std::move(setup), p);
 }
 
 /// A group's tables in device memory (ws.brickTables): per brick its canonical code, its level
@@ -324,7 +308,7 @@ struct GroupBuffers
 };
 template<typename S>
 Status reserveGroup(Workspace& ws,
-  const SharedPlan& p,
+  const PlanOnDevice& p,
   u64 m,
   bool direct,
   GroupBuffers& b,
@@ -370,7 +354,7 @@ Status decodeGroup(Workspace& ws,
   const BrickDecodeRequest<T>& request,
   const std::vector<BrickHeader>& headers,
   const std::vector<u64>& group,
-  const SharedPlan& p,
+  const PlanOnDevice& p,
   KernelTimer& timer,
   cudaStream_t s)
 {
@@ -444,17 +428,7 @@ Status decodeGroup(Workspace& ws,
     return st;
   }
   timer.start(s);
-  launchDecodePasses<S>(p.setup.plan,
-    p.setup.quantisers,
-    p.levelCodeBegin,
-    p.passes,
-    p.device,
-    rec,
-    b.symbols,
-    voxels,
-    p.setup.plan.levels - 1,
-    bricks,
-    s);
+  launchDecodePasses<S>(p, { rec, b.symbols, p.setup.plan.levels - 1, bricks }, s);
   if (!direct)
   {
     SGC_PROFILE_BEGIN("decode bricks convert");
@@ -477,7 +451,7 @@ Status decodeUsableBricks(Workspace& ws,
   KernelTimer& timer,
   cudaStream_t s)
 {
-  SharedPlan p;
+  PlanOnDevice p;
   Status st = makeSharedPlan(ws, headers[kept.front()].info, p);
   if (!st)
   {

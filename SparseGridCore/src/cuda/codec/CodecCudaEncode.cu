@@ -330,31 +330,26 @@ Status deviceInput(Workspace& ws,
 
 } // namespace
 
-/// Every pass of every level: symbols and reconstruction, each pass's largest surplus
-/// (surplus[pass]), the largest |value| (surplus[passCount]) and the NaN/Inf count (stats[0]).
 template<typename T>
-void launchEncodePasses(const Plan& plan,
-  const std::vector<Quantiser>& quantisers,
-  const std::vector<u64>& levelCodeBegin,
-  const std::vector<DevPass>& passes,
-  const DevicePlan& dPlan,
-  const T* input,
-  u64 stride,
-  T* rec,
-  u16* symbols,
-  u64* dSurplus,
-  u64* stats,
-  u64 voxels,
+void launchEncodePasses(const PlanOnDevice& p,
+  const EncodePassArgs<T>& a,
   cudaStream_t s,
   const BrickStrides& bs)
 {
+  const Plan& plan = p.setup.plan;
+  const std::vector<u64>& levelCodeBegin = p.levelCodeBegin;
+  const T* input = a.input;
+  const u64 stride = a.stride;
+  T* rec = a.rec;
+  u16* symbols = a.symbols;
+  u64* dSurplus = a.surplus;
   // 32-bit index arithmetic where every voxel (times the input stride) and code index fits (in
   // a brick: the kernels move their pointers to it first).
   const bool smallEncode =
-    voxels * stride < (1ull << 32) && levelCodeBegin[plan.levels] < (1ull << 32);
+    p.setup.voxels * stride < (1ull << 32) && levelCodeBegin[plan.levels] < (1ull << 32);
   for (int k = 0; k < plan.levels; ++k)
   {
-    const Quantiser& qz = quantisers[static_cast<std::size_t>(k)];
+    const Quantiser& qz = p.setup.quantisers[static_cast<std::size_t>(k)];
     for (int pi = plan.levelPassBegin[k]; pi < plan.levelPassBegin[k + 1]; ++pi)
     {
       const u64 n = plan.passes[pi].size();
@@ -373,7 +368,7 @@ void launchEncodePasses(const Plan& plan,
             qz,
             dSurplus + pi,
             dSurplus + plan.passCount,
-            stats,
+            a.stats,
             // No pass reads the last pass's reconstruction (the writer takes escapes from the
             // input): half the voxels' stores saved.
             pi + 1 < plan.passCount,
@@ -384,51 +379,25 @@ void launchEncodePasses(const Plan& plan,
         continue;
       }
       const unsigned ctas = std::max(1u, std::min<unsigned>(blocksFor(n), 2048 / bs.count));
-      encodePassKernel<T><<<dim3(ctas, bs.count), Threads, 0, s>>>(passes[pi],
+      encodePassKernel<T><<<dim3(ctas, bs.count), Threads, 0, s>>>(p.passes[pi],
         input,
         stride,
         rec,
         symbols,
         n,
-        dPlan.dims,
+        p.device.dims,
         qz,
         dSurplus + pi,
         dSurplus + plan.passCount,
-        stats,
+        a.stats,
         bs);
       SGC_PROFILE_END();
     }
   }
 }
 
-template void launchEncodePasses<float>(const Plan&,
-  const std::vector<Quantiser>&,
-  const std::vector<u64>&,
-  const std::vector<DevPass>&,
-  const DevicePlan&,
-  const float*,
-  u64,
-  float*,
-  u16*,
-  u64*,
-  u64*,
-  u64,
-  cudaStream_t,
-  const BrickStrides&);
-template void launchEncodePasses<double>(const Plan&,
-  const std::vector<Quantiser>&,
-  const std::vector<u64>&,
-  const std::vector<DevPass>&,
-  const DevicePlan&,
-  const double*,
-  u64,
-  double*,
-  u16*,
-  u64*,
-  u64*,
-  u64,
-  cudaStream_t,
-  const BrickStrides&);
+template decltype(launchEncodePasses<float>) launchEncodePasses<float>;
+template decltype(launchEncodePasses<double>) launchEncodePasses<double>;
 
 namespace
 {
@@ -670,18 +639,21 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
 {
   detail::CodingPlan setup;
   Status st = detail::makeEncodePlan(request.layout, request.scheme, request.bound, setup);
-  if (!st)
+  PlanOnDevice pd;
+  if (!st || !(st = planOnDevice(ws, std::move(setup), pd)))
   {
     return st;
   }
   std::vector<std::uint8_t> noStream;
   std::vector<std::uint8_t>& stream = request.stream ? *request.stream : noStream;
   EncodeStatistics* statistics = request.statistics;
-  const u64 voxels = setup.voxels;
-  const Plan& plan = setup.plan;
-  const std::vector<u64> levelCodeBegin = levelCodeBegins(plan);
-  const u64 chunks = plan.chunkBegin[plan.levels];
+  const u64 voxels = pd.setup.voxels;
+  const Plan& plan = pd.setup.plan;
+  const std::vector<u64>& levelCodeBegin = pd.levelCodeBegin;
+  const u64 chunks = pd.chunks;
   const u64 totalBlocks = chunks * format::BlocksPerChunk;
+  const ChunkGeometry& geometry = pd.geometry;
+  const DevicePlan& dPlan = pd.device;
   cudaStream_t s = 0;
   KernelTimer timer;
   ProfileScope profileScope;
@@ -689,14 +661,6 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
 
   std::size_t scanBytes = 0;
   if (!(st = reserveEncodeBuffers(ws, plan, levelCodeBegin, voxels, sizeof(T), s, scanBytes)))
-  {
-    return st;
-  }
-  std::vector<DevPass> passes;
-  toDevPasses(plan, levelCodeBegin, passes);
-  const ChunkGeometry geometry = geometryOf(plan, levelCodeBegin);
-  DevicePlan dPlan;
-  if (!(st = uploadPlan(ws, plan, passes, dPlan)))
   {
     return st;
   }
@@ -722,25 +686,13 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   // histogram, so that no host round trip sits between the passes.
   SGC_HOST_LAP("encode host: set-up, plan upload");
   timer.start(s);
-  launchEncodePasses<T>(plan,
-    setup.quantisers,
-    levelCodeBegin,
-    passes,
-    dPlan,
-    input,
-    stride,
-    rec,
-    symbols,
-    dSurplus,
-    stats,
-    voxels,
-    s);
+  launchEncodePasses<T>(pd, { input, stride, rec, symbols, dSurplus, stats }, s);
   SGC_LAUNCHED("pass kernels");
   u64* masks = ws.masks.as<u64>();
   u32* histogram = ws.histogram.as<u32>();
   SGC_PROFILE_BEGIN("encode analyse (masks, histogram, with clears)");
   SGC_TRY(cudaMemsetAsync(histogram, 0, format::Tokens * 4, s), "clear");
-  launchAnalyse(symbols, geometry, totalBlocks, masks, histogram, ws.codes.as<u64>(), s);
+  launchAnalyse({ symbols, geometry, totalBlocks, masks, histogram, ws.codes.as<u64>() }, s);
   SGC_PROFILE_END();
   SGC_LAUNCHED("analyse kernel");
 

@@ -236,7 +236,7 @@ Status brickHeaders(const Plan& plan,
 template<typename T>
 Status encodeBrickGroup(Workspace& ws,
   const BrickEncodeRequest<T>& request,
-  const detail::CodingPlan& setup,
+  const PlanOnDevice& pd,
   u64 first,
   unsigned count,
   u64& end,
@@ -245,10 +245,12 @@ Status encodeBrickGroup(Workspace& ws,
 {
   ProfileScope profileScope;
   SGC_HOST_MARK();
-  const Plan& plan = setup.plan;
-  const u64 voxels = setup.voxels;
-  const std::vector<u64> levelCodeBegin = levelCodeBegins(plan);
-  const u64 chunks = plan.chunkBegin[plan.levels];
+  const Plan& plan = pd.setup.plan;
+  const u64 voxels = pd.setup.voxels;
+  const std::vector<u64>& levelCodeBegin = pd.levelCodeBegin;
+  const u64 chunks = pd.chunks;
+  const ChunkGeometry& geometry = pd.geometry;
+  const DevicePlan& dPlan = pd.device;
   cudaStream_t s = 0;
   BrickStrides bs;
   bs.count = count;
@@ -256,14 +258,6 @@ Status encodeBrickGroup(Workspace& ws,
   std::size_t scanBytes = 0;
   Status st;
   if (!(st = reserveBrickBuffers(ws, plan, levelCodeBegin, voxels, sizeof(T), bs, scanBytes, s)))
-  {
-    return st;
-  }
-  std::vector<DevPass> passes;
-  toDevPasses(plan, levelCodeBegin, passes);
-  const ChunkGeometry geometry = geometryOf(plan, levelCodeBegin);
-  DevicePlan dPlan;
-  if (!(st = uploadPlan(ws, plan, passes, dPlan)))
   {
     return st;
   }
@@ -278,26 +272,14 @@ Status encodeBrickGroup(Workspace& ws,
   SGC_TRY(cudaMemsetAsync(histogram, 0, count * bs.histogram * 4, s), "clear");
   SGC_HOST_LAP("encode bricks host: set-up, plan upload");
   timer.start(s);
-  launchEncodePasses<T>(plan,
-    setup.quantisers,
-    levelCodeBegin,
-    passes,
-    dPlan,
-    input,
-    stride,
-    ws.rec.as<T>(),
-    ws.symbols.as<u16>(),
-    dSurplus,
-    dStats,
-    voxels,
-    s,
-    bs);
+  launchEncodePasses<T>(
+    pd, { input, stride, ws.rec.as<T>(), ws.symbols.as<u16>(), dSurplus, dStats }, s, bs);
   SGC_LAUNCHED("brick pass kernels");
   const u16* symbols = ws.symbols.as<u16>();
   u64* masks = ws.masks.as<u64>();
   SGC_PROFILE_BEGIN("encode analyse (masks, histogram)");
   launchAnalyse(
-    symbols, geometry, chunks * format::BlocksPerChunk, masks, histogram, dSummary, s, bs);
+    { symbols, geometry, chunks * format::BlocksPerChunk, masks, histogram, dSummary }, s, bs);
   SGC_PROFILE_END();
   SGC_LAUNCHED("brick analyse kernel");
   if (!(st = launchHuffmanTable(histogram, dSummary, s, bs)))
@@ -427,13 +409,18 @@ Status encodeBricksLocked(Workspace& ws,
   {
     return st; // without the device's table build, every brick is left to the one-stream path
   }
-  const u64 group = std::max<u64>(1, std::min<u64>(65535, GroupVoxels / setup.voxels));
+  PlanOnDevice pd;
+  if (!(st = planOnDevice(ws, std::move(setup), pd)))
+  {
+    return st;
+  }
+  const u64 group = std::max<u64>(1, std::min<u64>(65535, GroupVoxels / pd.setup.voxels));
   KernelTimer timer;
   u64 end = 0;
   for (u64 first = 0; first < request.bricks.count; first += group)
   {
     const unsigned count = static_cast<unsigned>(std::min(group, request.bricks.count - first));
-    if (!(st = encodeBrickGroup(ws, request, setup, first, count, end, timer, options)))
+    if (!(st = encodeBrickGroup(ws, request, pd, first, count, end, timer, options)))
     {
       request.spans->assign(request.spans->size(), StreamSpan());
       return st;

@@ -676,6 +676,20 @@ Status uploadPlan(Workspace& ws,
   const Plan& plan,
   const std::vector<DevPass>& passes,
   DevicePlan& d);
+/// A coding plan with what its launches take: each level's first symbol in the device buffer
+/// (levels start 64-aligned), the passes, the chunk geometry, and the plan in device memory.
+struct PlanOnDevice
+{
+  detail::CodingPlan setup;
+  std::vector<u64> levelCodeBegin;
+  std::vector<DevPass> passes;
+  ChunkGeometry geometry;
+  DevicePlan device;
+  u64 chunks = 0;  ///< chunks of a stream
+  u64 symbols = 0; ///< symbols of a stream in the device buffer
+};
+/// The PlanOnDevice of `setup` (moved in), its plan uploaded.
+Status planOnDevice(Workspace& ws, detail::CodingPlan&& setup, PlanOnDevice& p);
 
 //------------------------------------------------------------------------------------------------
 // What one file launches for the others
@@ -732,32 +746,35 @@ __device__ __forceinline__ P* brickSummary(P* p, const BrickStrides& b)
   return reinterpret_cast<P*>(reinterpret_cast<Byte*>(p) + blockIdx.y * b.summary);
 }
 
-/// CodecCudaEncode.cu: every pass of every level (symbols and reconstruction, the passes'
-/// largest surpluses, the largest |value|, the NaN/Inf count), for one stream or for bricks.
+/// CodecCudaEncode.cu: every pass of every level, for one stream or for bricks: symbols and
+/// reconstruction, each pass's largest surplus (surplus[pass]), the largest |value|
+/// (surplus[passCount]) and the NaN/Inf count (stats[0]).
 template<typename T>
-void launchEncodePasses(const Plan& plan,
-  const std::vector<Quantiser>& quantisers,
-  const std::vector<u64>& levelCodeBegin,
-  const std::vector<DevPass>& passes,
-  const DevicePlan& dPlan,
-  const T* input,
-  u64 stride,
-  T* rec,
-  u16* symbols,
-  u64* dSurplus,
-  u64* stats,
-  u64 voxels,
+struct EncodePassArgs
+{
+  const T* input;
+  u64 stride;
+  T* rec;
+  u16* symbols;
+  u64 *surplus, *stats;
+};
+template<typename T>
+void launchEncodePasses(const PlanOnDevice& p,
+  const EncodePassArgs<T>& a,
   cudaStream_t s,
   const BrickStrides& bs = {});
-/// CodecCudaChunks.cu: the block masks and the token histogram of the symbols.
-void launchAnalyse(const u16* symbols,
-  const ChunkGeometry& geometry,
-  u64 totalBlocks,
-  u64* masks,
-  u32* histogram,
-  u64* summary,
-  cudaStream_t s,
-  const BrickStrides& bricks = {});
+/// CodecCudaChunks.cu: the block masks and the token histogram of the symbols, and the largest
+/// token + 1 in the summary.
+struct AnalyseArgs
+{
+  const u16* symbols;
+  ChunkGeometry geometry;
+  u64 totalBlocks;
+  u64* masks;
+  u32* histogram;
+  u64* summary;
+};
+void launchAnalyse(const AnalyseArgs& a, cudaStream_t s, const BrickStrides& bricks = {});
 /// CodecCudaChunks.cu: block bits and escapes, chunk bytes, their scan and the chunk offsets,
 /// and the summary's words (the table's lengths are behind the summary).
 struct SizingArgs
@@ -844,17 +861,15 @@ std::string chunkErrorMessage(int error);
 /// The coarse levels in one CTA per brick, then every pass of the finer levels (levels beyond
 /// lod: the prediction alone), for every brick of the set.
 template<typename S>
-void launchDecodePasses(const Plan& plan,
-  const std::vector<Quantiser>& quantisers,
-  const std::vector<u64>& levelCodeBegin,
-  const std::vector<DevPass>& passes,
-  const DevicePlan& dPlan,
-  S* rec,
-  const u16* symbols,
-  u64 voxels,
-  int lod,
-  const BrickSet& bricks,
-  cudaStream_t s);
+struct DecodePassArgs
+{
+  S* rec;
+  const u16* symbols;
+  int lod;
+  BrickSet bricks;
+};
+template<typename S>
+void launchDecodePasses(const PlanOnDevice& p, const DecodePassArgs<S>& a, cudaStream_t s);
 /// Each brick's reconstruction (voxels values from rec + b * bricks.recStride) into out +
 /// brickOut[b] (device memory; nullptr: out + b * outStride), every stride-th element.
 template<typename S, typename T>
