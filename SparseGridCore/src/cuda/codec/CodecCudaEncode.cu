@@ -528,6 +528,46 @@ Status writeRawStream(const EncodeRequest<T>& request,
   return Status::Ok();
 }
 
+} // namespace
+
+template<typename T>
+Status writeSummaryHeader(const Plan& plan,
+  double bound,
+  const u64* summary,
+  const unsigned char* lengths,
+  std::uint8_t* out)
+{
+  const std::size_t tableCount = static_cast<std::size_t>(summary[SumTableCount]);
+  detail::HuffmanTable table;
+  table.lengths.assign(lengths, lengths + tableCount);
+  table.count = tableCount;
+  // The device placed the chunks after a header whose table it sized (tableBytesKernel); the
+  // table written here must take exactly those bytes.
+  const std::size_t tableBytes = detail::lengthTableBytes(table.lengths.data(), tableCount);
+  if (tableBytes != summary[SumTableBytes])
+  {
+    return Status(ErrorCode::Internal,
+      "encode: the device sized the code-length table at " +
+        std::to_string(summary[SumTableBytes]) + " bytes, the host at " +
+        std::to_string(tableBytes));
+  }
+  detail::HeaderFields h = detail::codedHeader(detail::valueTypeOf<T>(), plan, bound, table);
+  h.levelEnd.assign(summary + SumLevelEnd, summary + SumLevelEnd + plan.levels);
+  std::vector<double> passSurplus(static_cast<std::size_t>(plan.passCount));
+  std::memcpy(passSurplus.data(), summary + SumSurplus, sizeof(double) * plan.passCount);
+  double maxAbs;
+  std::memcpy(&maxAbs, summary + SumMaxAbs, 8);
+  h.levelBound = detail::levelBounds(
+    plan, passSurplus, bound, maxAbs, sizeof(T) == 4 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53));
+  detail::writeHeader(h, out);
+  return Status::Ok();
+}
+template decltype(writeSummaryHeader<float>) writeSummaryHeader<float>;
+template decltype(writeSummaryHeader<double>) writeSummaryHeader<double>;
+
+namespace
+{
+
 /// The coded stream of `total` bytes: the writer fills the chunks on the device while the host
 /// writes the header from the summary; then the stream goes to the host (or the header to the
 /// device target).
@@ -552,16 +592,6 @@ Status writeCodedStream(Workspace& ws,
   {
     return Status(ErrorCode::Internal,
       "encode: the device reports " + std::to_string(tableCount) + " code lengths");
-  }
-  // The device placed the chunks after a header whose table it sized (tableBytesKernel); the
-  // table written here must take exactly those bytes.
-  const std::size_t tableBytes = detail::lengthTableBytes(hostLengths, tableCount);
-  if (tableBytes != summary[SumTableBytes])
-  {
-    return Status(ErrorCode::Internal,
-      "encode: the device sized the code-length table at " +
-        std::to_string(summary[SumTableBytes]) + " bytes, the host at " +
-        std::to_string(tableBytes));
   }
   Status st;
   unsigned char* dOut = nullptr;
@@ -594,24 +624,14 @@ Status writeCodedStream(Workspace& ws,
   SGC_LAUNCHED("write kernel");
   timer.record(s);
   // The header while the writer runs.
-  detail::HuffmanTable table;
-  table.lengths.assign(hostLengths, hostLengths + tableCount);
-  table.count = tableCount;
-  detail::HeaderFields h =
-    detail::codedHeader(detail::valueTypeOf<T>(), plan, request.bound, table);
-  h.levelEnd.assign(summary + SumLevelEnd, summary + SumLevelEnd + plan.levels);
-  std::vector<double> passSurplus(static_cast<std::size_t>(plan.passCount));
-  std::memcpy(passSurplus.data(), summary + SumSurplus, sizeof(double) * plan.passCount);
-  double maxAbs;
-  std::memcpy(&maxAbs, summary + SumMaxAbs, 8);
-  h.levelBound = detail::levelBounds(plan,
-    passSurplus,
-    request.bound,
-    maxAbs,
-    sizeof(T) == 4 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53));
-  const std::size_t header = detail::headerBytes(plan.levels, tableBytes);
+  const std::size_t header =
+    detail::headerBytes(plan.levels, static_cast<std::size_t>(summary[SumTableBytes]));
   std::vector<std::uint8_t> head(header);
-  detail::writeHeader(h, head.data());
+  if (!(st = writeSummaryHeader<T>(plan, request.bound, summary, hostLengths, head.data())))
+  {
+    cudaStreamSynchronize(s); // the writer is done with the buffers before the error returns
+    return st;
+  }
   SGC_HOST_LAP("encode host: header (overlaps the writer)");
   timer.collect();
   SGC_HOST_MARK();

@@ -193,34 +193,17 @@ Status brickHeaders(const Plan& plan,
     8,
     [&](std::size_t b0, std::size_t b1)
     {
-      std::vector<double> passSurplus(static_cast<std::size_t>(plan.passCount));
       for (std::size_t b = b0; b < b1; ++b)
       {
         if (placed.outOffset[b] == ~0ull)
         {
           continue;
         }
-        const u64* summary = placed.summary[b];
-        const std::size_t tableCount = static_cast<std::size_t>(summary[SumTableCount]);
-        detail::HuffmanTable table;
-        table.lengths.assign(placed.lengths[b], placed.lengths[b] + tableCount);
-        table.count = tableCount;
-        if (detail::lengthTableBytes(table.lengths.data(), tableCount) != summary[SumTableBytes])
+        if (!writeSummaryHeader<T>(
+              plan, bound, placed.summary[b], placed.lengths[b], packed.data() + at[b]))
         {
           mismatch = true;
-          continue;
         }
-        detail::HeaderFields h = detail::codedHeader(detail::valueTypeOf<T>(), plan, bound, table);
-        h.levelEnd.assign(summary + SumLevelEnd, summary + SumLevelEnd + plan.levels);
-        std::memcpy(passSurplus.data(), summary + SumSurplus, sizeof(double) * plan.passCount);
-        double maxAbs;
-        std::memcpy(&maxAbs, summary + SumMaxAbs, 8);
-        h.levelBound = detail::levelBounds(plan,
-          passSurplus,
-          bound,
-          maxAbs,
-          sizeof(T) == 4 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53));
-        detail::writeHeader(h, packed.data() + at[b]);
       }
     });
   if (mismatch)

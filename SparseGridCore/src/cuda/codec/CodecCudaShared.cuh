@@ -698,6 +698,15 @@ Status planOnDevice(Workspace& ws, detail::CodingPlan&& setup, PlanOnDevice& p);
 /// values into T values, with the workspace locked.
 template<typename T>
 Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kernelSeconds);
+/// CodecCudaEncode.cu: the header of a coded stream from the device's summary and the code
+/// lengths behind it, into `out` (headerBytes(levels, summary[SumTableBytes]) bytes); Internal
+/// where the host sizes the code-length table differently from the device.
+template<typename T>
+Status writeSummaryHeader(const Plan& plan,
+  double bound,
+  const u64* summary,
+  const unsigned char* lengths,
+  std::uint8_t* out);
 /// Bricks in the same launches (CodecCudaEncodeBricks.cu, CodecCudaDecodeBricks.cu; options: the
 /// host threads that build or parse the bricks' headers).
 template<typename T>
