@@ -48,10 +48,16 @@ struct EncodeStats
     magnitude = m > magnitude ? m : magnitude;
     return value;
   }
-  /// The CTA's maxima and count into global memory: one atomic each per CTA (with a bounded
-  /// grid: atomics on one address serialise). Every thread of the CTA calls it.
-  __device__ __forceinline__ void flush(u64* surplusMax, u64* absMax, u64* nonFiniteCount)
+  /// The CTA's maxima and count into global memory (those of its brick): one atomic each per
+  /// CTA (with a bounded grid: atomics on one address serialise). Every thread of the CTA calls it.
+  __device__ __forceinline__ void flush(u64* surplusMax,
+    u64* absMax,
+    u64* nonFiniteCount,
+    const BrickStrides& bs)
   {
+    surplusMax = brickPointer(surplusMax, bs.stats);
+    absMax = brickPointer(absMax, bs.stats);
+    nonFiniteCount = brickPointer(nonFiniteCount, bs.stats);
     double s = surplus, a = magnitude;
     for (int o = 16; o > 0; o /= 2)
     {
@@ -102,9 +108,6 @@ __global__ void encodePassKernel(DevPass p,
   input = brickPointer(input, bs.input);
   rec = brickPointer(rec, bs.voxels);
   symbols = brickPointer(symbols, bs.codes);
-  surplusMax = brickPointer(surplusMax, bs.stats);
-  absMax = brickPointer(absMax, bs.stats);
-  nonFinite = brickPointer(nonFinite, bs.stats);
   const u64 dims[3] = { dimsIn[0], dimsIn[1], dimsIn[2] };
   EncodeStats stats;
   // One point after the other: four points per thread with their loads ahead of the stores
@@ -120,7 +123,7 @@ __global__ void encodePassKernel(DevPass p,
       symbols[p.levelCodeBegin + p.codeBegin + local],
       rec[idx]);
   }
-  stats.flush(surplusMax, absMax, nonFinite);
+  stats.flush(surplusMax, absMax, nonFinite, bs);
 }
 
 /// The encoder's pass on lines: the walk (Segment > 0) or a point per thread (Segment 0) as in
@@ -143,9 +146,6 @@ __global__ void __launch_bounds__(PassThreads) encodeLinesKernel(LinePass<I> L,
   recIn = brickPointer(recIn, bs.voxels);
   recOut = brickPointer(recOut, bs.voxels);
   symbols = brickPointer(symbols, bs.codes);
-  surplusMax = brickPointer(surplusMax, bs.stats);
-  absMax = brickPointer(absMax, bs.stats);
-  nonFinite = brickPointer(nonFinite, bs.stats);
   EncodeStats stats;
   const I along = Segment > 0 ? L.count[0] : L.countA;
   const I across = Segment > 0 ? L.count[1] : L.count[0];
@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(PassThreads) encodeLinesKernel(LinePass<I> L,
       }
     }
   }
-  stats.flush(surplusMax, absMax, nonFinite);
+  stats.flush(surplusMax, absMax, nonFinite, bs);
 }
 
 /// The encoder's pass p (symbols: its first code) on encodeLinesKernel (8-point segments along
