@@ -7,7 +7,8 @@
  * `EncodeStatistics` from encode, and for CUDA device memory `encodeDevice` (stream to host
  * memory), `encodeDeviceToDevice` (stream stays on the device), `decodeDevice` (stream in host or
  * device memory), `maxStreamBytes` (the size a device stream buffer needs) and
- * `releaseWorkBuffers`.
+ * `releaseWorkBuffers`; for many bricks of one layout, `encodeBricks`, `encodeBricksDevice` and
+ * `decodeBricksDevice` (one stream per brick, coded in the same launches on the GPU).
  *
  * Design (docs/compression.md has the full description and the byte-by-byte stream format):
  * - Level by level, coarsest first, every voxel is predicted by interpolation along one axis at a
