@@ -1,6 +1,7 @@
 #include "Huffman.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace sparsegrid
 {
@@ -129,25 +130,57 @@ void canonicalCodes(const std::vector<std::uint8_t>& lengths, std::vector<std::u
   }
 }
 
+namespace
+{
+/// Calls used(s, length) for every token with a code, in token order, skipping eight unused
+/// tokens at a time (most of a table is runs of unused tokens; a step per token would make every
+/// step wait on the same counter).
+template<typename Used>
+void forEachUsed(const std::uint8_t* lengths, std::size_t count, Used&& used)
+{
+  std::size_t s = 0;
+  while (s < count)
+  {
+    if (s + 8 <= count)
+    {
+      std::uint64_t word;
+      std::memcpy(&word, lengths + s, 8);
+      if (word == 0)
+      {
+        s += 8;
+        continue;
+      }
+    }
+    if (lengths[s] != 0)
+    {
+      used(s, static_cast<int>(lengths[s]));
+    }
+    ++s;
+  }
+}
+} // namespace
+
 bool Decoder::build(const std::uint8_t* lengths, std::size_t count, std::string& why, bool withLut)
 {
+  std::uint32_t byLength[256] = { 0 };
+  forEachUsed(lengths, count, [&](std::size_t, int l) { ++byLength[l]; });
   std::fill(std::begin(this->countOf), std::end(this->countOf), 0u);
   std::uint64_t kraft = 0;
   this->maxLength = 0;
-  for (std::size_t s = 0; s < count; ++s)
+  for (int l = 1; l < 256; ++l)
   {
-    const int l = lengths[s];
+    if (byLength[l] == 0)
+    {
+      continue;
+    }
     if (l > format::MaxCodeLength)
     {
       why = "a Huffman code length exceeds " + std::to_string(format::MaxCodeLength) + " bits";
       return false;
     }
-    if (l > 0)
-    {
-      ++this->countOf[l];
-      kraft += std::uint64_t(1) << (format::MaxCodeLength - l);
-      this->maxLength = std::max(this->maxLength, l);
-    }
+    this->countOf[l] = byLength[l];
+    kraft += std::uint64_t(byLength[l]) << (format::MaxCodeLength - l);
+    this->maxLength = l;
   }
   if (kraft > (std::uint64_t(1) << format::MaxCodeLength))
   {
@@ -169,13 +202,9 @@ bool Decoder::build(const std::uint8_t* lengths, std::size_t count, std::string&
   this->sorted.assign(index, 0);
   std::uint32_t fill[format::MaxCodeLength + 2];
   std::copy(std::begin(this->firstIndex), std::end(this->firstIndex), std::begin(fill));
-  for (std::size_t s = 0; s < count; ++s)
-  {
-    if (lengths[s] > 0)
-    {
-      this->sorted[fill[lengths[s]]++] = static_cast<std::uint32_t>(s);
-    }
-  }
+  forEachUsed(lengths,
+    count,
+    [&](std::size_t s, int l) { this->sorted[fill[l]++] = static_cast<std::uint32_t>(s); });
   if (!withLut)
   {
     this->lut.clear();
