@@ -294,6 +294,41 @@ TEST(Codec, BricksShareTheMiddleBricksSchemeAndDecodeAlone)
   EXPECT_TRUE(streams.empty());
 }
 
+TEST(Codec, BrickCallsCheckTheirArguments)
+{
+  // Refused before any value is read, on any build (the device calls never reach a device here).
+  const Dims d{ 4, 4, 4 };
+  std::vector<float> values(3 * 64, 1.0f);
+  std::vector<std::uint8_t> streams;
+  std::vector<codec::StreamSpan> spans(2);
+  codec::Bricks bricks{ codec::Layout{ d, 1 }, 3, 64 };
+  EXPECT_EQ(codec::encodeBricks<float>(nullptr, bricks, 1e-3, streams, spans).code(),
+    ErrorCode::InvalidArgument);
+  EXPECT_TRUE(spans.size() == 3 && spans[0].bytes == 0) << "spans reset, one per brick";
+  EXPECT_EQ(codec::encodeBricks(values.data(), bricks, -1.0, streams, spans).code(),
+    ErrorCode::InvalidArgument);
+  codec::Bricks strided{ codec::Layout{ d, 2 }, 3, 100 }; // a brick spans 127 elements
+  const auto overlap = codec::encodeBricks(values.data(), strided, 1e-3, streams, spans);
+  EXPECT_EQ(overlap.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(overlap.message().find("127"), std::string::npos) << overlap.message();
+  codec::DeviceStream none;
+  EXPECT_EQ(codec::encodeBricksDevice(values.data(), bricks, 1e-3, none, spans).code(),
+    ErrorCode::InvalidArgument);
+  float out[1];
+  std::uint8_t byte = 0;
+  const auto mismatch =
+    codec::decodeBricksDevice(&byte, std::vector<codec::StreamSpan>(2), out, bricks);
+  EXPECT_EQ(mismatch.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(mismatch.message().find("2 spans for 3 bricks"), std::string::npos)
+    << mismatch.message();
+  EXPECT_EQ(codec::maxBrickStreamBytes(bricks, codec::ValueType::Float32),
+    3 * codec::maxStreamBytes(bricks.layout, codec::ValueType::Float32));
+  // No bricks: nothing to do.
+  codec::Bricks empty{ codec::Layout{ d, 1 }, 0, 64 };
+  ASSERT_TRUE(codec::encodeBricks(values.data(), empty, 1e-3, streams, spans).ok());
+  EXPECT_TRUE(streams.empty() && spans.empty());
+}
+
 TEST(Codec, ConstantImageCostsAlmostNothing)
 {
   const Dims dims{ 100, 100, 100 };
