@@ -78,8 +78,12 @@ bool readLengthTable(const std::uint8_t* in,
   std::size_t count,
   LengthTableRead& read);
 /// Writes the header into `out` (headerBytes() bytes); the level quantiser bounds are
-/// h.levelQuantBound, or format::levelQuantBound() of h.bound and h.scheme.
-void writeHeader(const HeaderFields& h, std::uint8_t* out);
+/// h.levelQuantBound, or format::levelQuantBound() of h.bound and h.scheme. `tableBytes`:
+/// lengthTableBytes() of h.lengths where the caller knows it.
+constexpr std::size_t UnknownTableBytes = ~std::size_t(0);
+void writeHeader(const HeaderFields& h,
+  std::uint8_t* out,
+  std::size_t tableBytes = UnknownTableBytes);
 
 /// The quantiser of each level: from the bound when encoding, from the header when decoding.
 std::vector<format::Quantiser> levelQuantisers(double bound,

@@ -81,10 +81,11 @@ struct BitReader
 
 } // namespace
 
-std::size_t writeLengthTable(const std::uint8_t* lengths, std::size_t count, std::uint8_t* out)
+namespace
 {
-  const std::size_t bytes = lengthTableBytes(lengths, count);
-  std::memset(out, 0, bytes);
+/// The compact table into cleared bytes at `out`; returns the bytes it takes.
+std::size_t packLengthTable(const std::uint8_t* lengths, std::size_t count, std::uint8_t* out)
+{
   BitWriter w{ out };
   int p = 0;
   std::size_t i = 0;
@@ -122,7 +123,14 @@ std::size_t writeLengthTable(const std::uint8_t* lengths, std::size_t count, std
     p = v;
     ++i;
   }
-  return bytes;
+  return static_cast<std::size_t>((w.at + 7) / 8);
+}
+} // namespace
+
+std::size_t writeLengthTable(const std::uint8_t* lengths, std::size_t count, std::uint8_t* out)
+{
+  std::memset(out, 0, lengthTableBytes(lengths, count));
+  return packLengthTable(lengths, count, out);
 }
 
 bool readLengthTable(const std::uint8_t* in,
@@ -253,7 +261,7 @@ bool readLengthTable(const std::uint8_t* in,
   return true;
 }
 
-void writeHeader(const HeaderFields& h, std::uint8_t* out)
+void writeHeader(const HeaderFields& h, std::uint8_t* out, std::size_t tableBytes)
 {
   const bool masked = !h.mask.empty();
   // Coded streams: version 4 (compact code-length table, optional mask section); raw streams keep
@@ -261,7 +269,10 @@ void writeHeader(const HeaderFields& h, std::uint8_t* out)
   const std::uint16_t version = static_cast<std::uint16_t>(!h.raw ? codecVersion
       : h.specialValues                                           ? maskedCodecVersion
                                                                   : 2);
-  const std::size_t tableBytes = lengthTableBytes(h.lengths.data(), h.lengths.size());
+  if (tableBytes == UnknownTableBytes)
+  {
+    tableBytes = lengthTableBytes(h.lengths.data(), h.lengths.size());
+  }
   const std::size_t total = headerBytes(h.levels, tableBytes, 4, h.mask.size());
   std::memset(out, 0, total);
   std::memcpy(out, format::Magic, 4);
@@ -298,7 +309,7 @@ void writeHeader(const HeaderFields& h, std::uint8_t* out)
   }
   format::store<std::uint32_t>(p, static_cast<std::uint32_t>(h.lengths.size()));
   p += 4;
-  writeLengthTable(h.lengths.data(), h.lengths.size(), p);
+  packLengthTable(h.lengths.data(), h.lengths.size(), p); // the header is cleared
   if (masked)
   {
     std::memcpy(out + total - 4 - h.mask.size(), h.mask.data(), h.mask.size());

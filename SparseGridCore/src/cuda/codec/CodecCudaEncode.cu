@@ -559,7 +559,7 @@ Status writeSummaryHeader(const Plan& plan,
   std::memcpy(&maxAbs, summary + SumMaxAbs, 8);
   h.levelBound = detail::levelBounds(
     plan, passSurplus, bound, maxAbs, sizeof(T) == 4 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53));
-  detail::writeHeader(h, out);
+  detail::writeHeader(h, out, tableBytes);
   return Status::Ok();
 }
 template decltype(writeSummaryHeader<float>) writeSummaryHeader<float>;
