@@ -281,7 +281,8 @@ struct StreamSpan
  * into one buffer, `spans[i]` saying where brick i's stream is. All bricks share one scheme: the
  * one encode() chooses for the middle brick (index count / 2), so that a batch needs one scheme
  * choice, not one per brick. A brick with special voxels (NaN, Inf, the fill value) is coded as
- * encode() codes it alone. The streams are those encodeBricksDevice() writes, byte for byte.
+ * encode() codes it alone. Streams follow each other in brick order; each brick's stream is the
+ * one encodeBricksDevice() writes for it, byte for byte.
  */
 template<typename T>
 Status encodeBricks(const T* values,
