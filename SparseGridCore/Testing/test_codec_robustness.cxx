@@ -226,13 +226,21 @@ TEST(CodecRobustness, CompactTableRoundTrips)
   std::mt19937 rng(17);
   for (int t = 0; t < 300; ++t)
   {
-    // Tables like the encoders' (slowly growing lengths, sparse tails) and random ones.
+    // Tables like the encoders' (slowly growing lengths, sparse tails), random ones, and rows of
+    // one length up to 300 long (the reader takes a row of repeats from one window of bits).
     const std::size_t count = 1 + rng() % (t % 3 == 0 ? 70000 : 300);
     std::vector<std::uint8_t> lengths(std::min<std::size_t>(count, cf::Tokens));
     int l = 1 + static_cast<int>(rng() % 24);
     for (std::size_t i = 0; i < lengths.size(); ++i)
     {
-      if (t % 2 == 0)
+      if (t % 5 == 1)
+      {
+        const std::size_t row = std::min<std::size_t>(1 + rng() % 300, lengths.size() - i);
+        const int v = static_cast<int>(rng() % 25);
+        std::fill_n(lengths.begin() + static_cast<std::ptrdiff_t>(i), row, std::uint8_t(v));
+        i += row - 1;
+      }
+      else if (t % 2 == 0)
       {
         l = std::max(1, std::min(24, l + static_cast<int>(rng() % 3) - 1));
         lengths[i] = rng() % 4 == 0 ? 0 : static_cast<std::uint8_t>(l);

@@ -3,6 +3,7 @@
 // Shared by the CPU and the CUDA encoders and decoders.
 #include "CodecMask.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace sparsegrid
@@ -76,6 +77,24 @@ struct BitReader
       value = (value << 1) | ((in[at >> 3] >> (at & 7)) & 1u);
     }
     return true;
+  }
+  /// The bits from `at` on, the next one in bit 0: at least 57 of them, zeros past the end.
+  std::uint64_t window() const
+  {
+    const std::uint64_t byte = at >> 3, bytes = bits >> 3;
+    std::uint64_t w = 0;
+    if (byte + 8 <= bytes)
+    {
+      w = format::load<std::uint64_t>(in + byte);
+    }
+    else
+    {
+      for (std::uint64_t j = byte; j < bytes; ++j)
+      {
+        w |= std::uint64_t(in[j]) << (8 * (j - byte));
+      }
+    }
+    return w >> (at & 7);
   }
 };
 
@@ -153,35 +172,45 @@ bool readLengthTable(const std::uint8_t* in,
     read.truncated = true;
     return false;
   };
+  // The operations are decoded from a window of the next bits: a row of '0' operations (the same
+  // length again, the common case) in one step, '10s' from the window, the rare others bit by bit.
   while (i < count)
   {
     std::uint32_t bit = 0, v = 0;
-    if (!r.get(1, bit))
+    const std::uint64_t left = r.bits - r.at;
+    if (left == 0)
     {
       return cut();
     }
-    if (bit == 0)
+    const std::uint64_t w = r.window();
+    if ((w & 1u) == 0)
     {
       if (p == 0)
       {
         why = "the code-length table repeats a length before the first";
         return false;
       }
-      lengths[i++] = static_cast<std::uint8_t>(p);
+      // As many '0' operations as zero bits in a row (the window holds at least 57 bits).
+      std::uint64_t m = 0;
+      while (m < 57 && ((w >> m) & 1u) == 0)
+      {
+        ++m;
+      }
+      m = std::min<std::uint64_t>({ m, left, count - i });
+      std::memset(lengths.data() + i, p, static_cast<std::size_t>(m));
+      i += static_cast<std::size_t>(m);
+      r.at += m;
       zeroRun = false;
       continue;
     }
-    if (!r.get(1, bit))
+    if (left < 3)
     {
       return cut();
     }
-    if (bit == 0)
+    r.at += 3;
+    if (((w >> 1) & 1u) == 0)
     {
-      if (!r.get(1, bit))
-      {
-        return cut();
-      }
-      const int next = bit ? p - 1 : p + 1;
+      const int next = ((w >> 2) & 1u) ? p - 1 : p + 1;
       if (next < 1 || next > format::MaxCodeLength)
       {
         why = "the code-length table steps outside 1.." + std::to_string(format::MaxCodeLength);
@@ -191,11 +220,7 @@ bool readLengthTable(const std::uint8_t* in,
       zeroRun = false;
       continue;
     }
-    if (!r.get(1, bit))
-    {
-      return cut();
-    }
-    if (bit == 0)
+    if (((w >> 2) & 1u) == 0)
     {
       // A zero run: Exp-Golomb of order 2 of its length - 1.
       std::uint32_t zeros = 0;
@@ -253,11 +278,9 @@ bool readLengthTable(const std::uint8_t* in,
       return false;
     }
   }
-  if (used != lengthTableBytes(lengths.data(), count))
-  {
-    why = "the code-length table is not in its canonical form";
-    return false;
-  }
+  // Every operation was checked to be the one the encoders write (a repeat only after a length,
+  // a step of one as '10s', a 5-bit length only for a larger step, a zero run only after a length
+  // and as long as the run), so the table is in its canonical form.
   return true;
 }
 
