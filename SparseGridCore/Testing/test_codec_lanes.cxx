@@ -118,19 +118,27 @@ std::vector<Chunk> chunksOf(const std::vector<std::uint8_t>& s, const codec::Str
     u64 at = begin + 4 * chunks;
     for (u64 c = 0; c < chunks; ++c)
     {
-      u32 size;
-      std::memcpy(&size, &s[begin + 4 * c], 4);
+      // Version 5 (docs/compression.md): the entry holds the chunk's bytes / 4 (bits 0-15), its
+      // escapes (bits 16-28) and whether it starts with its block mask (bit 31).
+      u32 entry;
+      std::memcpy(&entry, &s[begin + 4 * c], 4);
       Chunk ch;
       ch.n =
         static_cast<u32>(std::min<u64>(cf::ChunkCodes, cp.plan.levelCodes[k] - c * cf::ChunkCodes));
-      if (size != 0)
+      const u64 size = 4ull * (entry & 0xffffu);
+      if (entry != 0)
       {
-        u32 words;
-        std::memcpy(&ch.mask, &s[at], 8);
-        std::memcpy(&ch.esc, &s[at + 8], 4);
-        std::memcpy(&words, &s[at + 12], 4);
-        const u64 bits = at + cf::ChunkHeaderBytes +
-          u64(ch.esc) * (info.type == codec::ValueType::Float32 ? 4 : 8);
+        const bool withMask = (entry >> 31) != 0;
+        const u32 blocks = (ch.n + 63) / 64;
+        ch.mask = blocks == 64 ? ~0ull : (1ull << blocks) - 1;
+        if (withMask)
+        {
+          std::memcpy(&ch.mask, &s[at], 8);
+        }
+        ch.esc = (entry >> 16) & 0x1fffu;
+        const u64 bits =
+          at + (withMask ? 8 : 0) + u64(ch.esc) * (info.type == codec::ValueType::Float32 ? 4 : 8);
+        const u64 words = (at + size - bits) / 4;
         ch.words.resize(words);
         std::memcpy(ch.words.data(), &s[bits], 4ull * words);
         out.push_back(ch);

@@ -3,8 +3,9 @@
 // decode), never a crash, a hang or an out-of-bounds access (run it under ASan to see the latter).
 // Header corruptions are always detected (the header carries a checksum). Streams with NaN/Inf
 // voxels (a mask section in the header) are among the sources. The compact code-length table of
-// version 4: damaged tables (with the header's hash recomputed) are refused, and streams stored by
-// earlier versions (2 and 3) still decode to what they decoded to.
+// version 4: damaged tables (with the header's hash recomputed) are refused; damaged chunk entries
+// of version 5 are refused; streams stored by earlier versions (2 to 4) still decode to what they
+// decoded to.
 #include "../src/codec/CodecInternal.h"
 #include "codec_stored_streams.h"
 
@@ -390,6 +391,70 @@ TEST(CodecRobustness, DamagedCompactTablesAreRefused)
   EXPECT_GT(errors, 150);
 }
 
+// Version 5 keeps each chunk's bytes, escapes and mask flag in its size-table entry, outside the
+// header's hash: entries that contradict their chunk or section are refused, and random entries
+// are refused or decoded, never a crash.
+TEST(CodecRobustness, DamagedChunkEntriesAreRefused)
+{
+  codec::Layout layout;
+  layout.dims = { 40, 30, 9 };
+  const auto stream = validStream<float>(layout, 1e-2, true);
+  codec::StreamInfo info;
+  ASSERT_TRUE(codec::inspect(stream.data(), stream.size(), info).ok());
+  ASSERT_EQ(info.version, 5u);
+  ASSERT_FALSE(info.raw);
+  codec::detail::CodingPlan cp;
+  codec::detail::makeDecodePlan(info, cp);
+  std::vector<std::size_t> entryAt;
+  std::size_t escapes = 0, masked = 0;
+  for (int k = 0; k < cp.plan.levels; ++k)
+  {
+    const std::size_t table = k == 0 ? info.headerBytes : info.levelEnd[k - 1];
+    for (std::uint64_t c = 0; c < cp.plan.levelChunks[k]; ++c)
+    {
+      const std::uint32_t e = cf::load<std::uint32_t>(stream.data() + table + 4 * c);
+      if (e != 0)
+      {
+        entryAt.push_back(table + 4 * c);
+        escapes += (e >> cf::EntryEscapeShift) & cf::EntryEscapeMask;
+        masked += (e & cf::EntryMaskFlag) ? 1 : 0;
+      }
+    }
+  }
+  ASSERT_FALSE(entryAt.empty());
+  EXPECT_GT(escapes, 0u) << "the field's spikes escape";
+  std::vector<float> out(layout.dims[0] * layout.dims[1] * layout.dims[2]);
+  ASSERT_TRUE(codec::decode(stream.data(), stream.size(), out.data(), layout).ok());
+  const std::size_t at = entryAt.back();
+  const std::uint32_t entry = cf::load<std::uint32_t>(stream.data() + at);
+  auto expectRefused = [&](std::uint32_t bad, const std::string& what)
+  {
+    auto s = stream;
+    cf::store<std::uint32_t>(s.data() + at, bad);
+    const auto st = codec::decode(s.data(), s.size(), out.data(), layout);
+    EXPECT_FALSE(st.ok()) << what;
+    EXPECT_EQ(st.code(), ErrorCode::InvalidArgument) << what;
+  };
+  expectRefused(entry | (1u << 29), "a reserved bit set");
+  expectRefused(entry & ~cf::EntryWordsMask, "escapes or a mask flag without bytes");
+  expectRefused((entry & ~(cf::EntryEscapeMask << cf::EntryEscapeShift)) |
+      (cf::EntryEscapeMask << cf::EntryEscapeShift),
+    "more escapes than codes");
+  expectRefused(entry + 1, "a chunk one word longer than its section holds");
+  std::mt19937 rng(29);
+  int errors = 0;
+  for (int t = 0; t < 300; ++t)
+  {
+    auto bad = stream;
+    const std::size_t where = entryAt[rng() % entryAt.size()];
+    const std::uint32_t old = cf::load<std::uint32_t>(bad.data() + where);
+    const std::uint32_t flip = t % 2 ? cf::EntryMaskFlag : (1u << (rng() % 32));
+    cf::store<std::uint32_t>(bad.data() + where, old ^ flip);
+    expectNoCrash<float>(bad, layout, -1, errors);
+  }
+  EXPECT_GT(errors, 150);
+}
+
 // A reader that has only the stream's first bytes (a device stream, a file) reads the header in
 // at most three steps: the fixed part, then the level table and the table's count, then as many
 // bytes as "needs at least N bytes" says.
@@ -439,7 +504,7 @@ void forStoredField(F&& visit)
   }
 }
 
-TEST(CodecStoredStreams, Versions2And3StillDecode)
+TEST(CodecStoredStreams, EarlierVersionsStillDecode)
 {
   codec::Layout layout;
   layout.dims = { 17, 13, 9 };
@@ -460,7 +525,11 @@ TEST(CodecStoredStreams, Versions2And3StillDecode)
          Stored{ storedstreams::StoredV3,
            sizeof(storedstreams::StoredV3),
            3,
-           storedstreams::StoredV3DecodedHash } })
+           storedstreams::StoredV3DecodedHash },
+         Stored{ storedstreams::StoredV4,
+           sizeof(storedstreams::StoredV4),
+           4,
+           storedstreams::StoredV4DecodedHash } })
   {
     codec::StreamInfo info;
     ASSERT_TRUE(codec::inspect(s.data, s.size, info).ok());
@@ -492,14 +561,16 @@ TEST(CodecStoredStreams, Versions2And3StillDecode)
         }
       });
   }
-  // Today's encoder writes version 4 of the same field: smaller, and (same scheme, same
-  // quantisation) the same values as the stored version 2.
+  // Today's encoder writes the current version of the same field: smaller than the stored
+  // versions (version 5: chunk heads in the size table), and (same scheme, same quantisation)
+  // the same values as the stored version 2.
   std::vector<std::uint8_t> now;
   ASSERT_TRUE(codec::encode(field.data(), layout, bound, now).ok());
   codec::StreamInfo info;
   ASSERT_TRUE(codec::inspect(now.data(), now.size(), info).ok());
   EXPECT_EQ(info.version, codec::codecVersion);
-  EXPECT_LT(now.size(), sizeof(storedstreams::StoredV2));
+  EXPECT_LT(now.size(), sizeof(storedstreams::StoredV4));
+  EXPECT_LT(sizeof(storedstreams::StoredV4), sizeof(storedstreams::StoredV2));
   std::vector<float> out(field.size());
   ASSERT_TRUE(codec::decode(now.data(), now.size(), out.data(), layout).ok());
   EXPECT_EQ(cf::fnv1a(reinterpret_cast<const std::uint8_t*>(out.data()), out.size() * 4),

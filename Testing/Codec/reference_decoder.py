@@ -75,18 +75,18 @@ def inspect(stream):
     if stream[:4] != MAGIC:
         raise StreamError("magic SGCZ missing")
     version, vtype, flags = struct.unpack_from("<HBB", stream, 4)
-    if version not in (1, 2, 3, 4):
+    if version not in (1, 2, 3, 4, 5):
         raise StreamError("unsupported version %d" % version)
     # Version 1: linear prediction, axes in index order, one quantiser for all levels.
     fixed, entry = (56, 16) if version == 1 else (64, 24)
     order, cubic = (0, 1, 2), False
     # Version 3: raw values that may be special (flags 1), or a mask section of M bytes before
-    # the header's checksum (flags 2). Version 4: a coded stream, with a mask section if flags 2.
+    # the header's checksum (flags 2). Versions 4-5: a coded stream, with a mask section if flags 2.
     (mask_bytes,) = struct.unpack_from("<I", stream, 60) if version >= 3 else (0,)
     masked = flags == 2 and mask_bytes >= 16 and mask_bytes % 4 == 0
     if version == 3 and not ((flags == 1 and mask_bytes == 0) or masked):
         raise StreamError("invalid flags or mask section size")
-    if version == 4 and not ((flags == 0 and mask_bytes == 0) or masked):
+    if version >= 4 and not ((flags == 0 and mask_bytes == 0) or masked):
         raise StreamError("invalid flags or mask section size")
     if version >= 2:
         order = tuple(stream[56:59])
@@ -109,7 +109,7 @@ def inspect(stream):
         level_quant.append(qb)
     table_pos = fixed + entry * levels
     (count,) = struct.unpack_from("<I", stream, table_pos)
-    if version == 4:
+    if version >= 4:
         lengths, table_bytes = _compact_lengths(stream, table_pos + 4, count)
     else:
         lengths, table_bytes = np.frombuffer(stream, np.uint8, count, table_pos + 4), count
@@ -250,13 +250,31 @@ def _canonical(lengths):
     return table, max_len
 
 
-def _decode_chunk(payload, ncodes, table, max_len, dtype):
-    mask, nesc, nwords = struct.unpack_from("<QII", payload, 0)
+def _chunk_bytes(entry, version):
+    """Bytes of the chunk a size-table entry describes (version 5: bits 0-15 hold bytes / 4)."""
+    return 4 * (entry & 0xFFFF) if version >= 5 else entry
+
+
+def _decode_chunk(payload, entry, version, ncodes, table, max_len, dtype):
     vsize = np.dtype(dtype).itemsize
-    if 16 + nesc * vsize + 4 * nwords != len(payload):
-        raise StreamError("chunk size mismatch")
-    escapes = np.frombuffer(payload, dtype, nesc, 16)
-    words = np.frombuffer(payload, "<u4", nwords, 16 + nesc * vsize)
+    if version >= 5:
+        # Escapes in bits 16-28 of the entry, bit 31: the chunk starts with its block mask (else
+        # every block of the chunk is coded); bits 29-30 are zero.
+        if entry & 0x60000000:
+            raise StreamError("reserved bits of a chunk entry set")
+        nesc, head = (entry >> 16) & 0x1FFF, 8 if entry >> 31 else 0
+        blocks = (ncodes + BLOCK_CODES - 1) // BLOCK_CODES
+        mask = struct.unpack_from("<Q", payload, 0)[0] if head else (1 << blocks) - 1
+        if head + nesc * vsize > len(payload):
+            raise StreamError("chunk size mismatch")
+        nwords = (len(payload) - head - nesc * vsize) // 4
+    else:
+        mask, nesc, nwords = struct.unpack_from("<QII", payload, 0)
+        head = 16
+        if 16 + nesc * vsize + 4 * nwords != len(payload):
+            raise StreamError("chunk size mismatch")
+    escapes = np.frombuffer(payload, dtype, nesc, head)
+    words = np.frombuffer(payload, "<u4", nwords, head + nesc * vsize)
     bits = np.unpackbits(words.astype(">u4").view(np.uint8)).tolist()
     symbols = np.zeros(ncodes, np.int64)
     esc_at = []
@@ -321,12 +339,14 @@ def decode(stream, level_of_detail=-1):
         if k <= lod:
             begin = info["header_bytes"] if k == 0 else info["level_end"][k - 1]
             nchunks = (level_codes[k] + CHUNK_CODES - 1) // CHUNK_CODES
-            sizes = np.frombuffer(stream, "<u4", nchunks, begin)
+            entries = np.frombuffer(stream, "<u4", nchunks, begin)
             at = begin + 4 * nchunks
-            for c, size in enumerate(sizes.tolist()):
+            for c, entry in enumerate(entries.tolist()):
                 n = min(CHUNK_CODES, level_codes[k] - c * CHUNK_CODES)
-                if size:
-                    s, esc_at, values = _decode_chunk(stream[at:at + size], n, table, max_len, dtype)
+                size = _chunk_bytes(entry, info["version"])
+                if entry:
+                    s, esc_at, values = _decode_chunk(stream[at:at + size], entry, info["version"],
+                                                      n, table, max_len, dtype)
                     symbols[c * CHUNK_CODES:c * CHUNK_CODES + n] = s
                     for i, v in zip(esc_at, values):
                         escapes[c * CHUNK_CODES + i] = v
@@ -384,7 +404,7 @@ def decode(stream, level_of_detail=-1):
                 if code_begin <= i < code_begin + size:
                     flat[i - code_begin] = v
             rec[target] = values
-    # Special voxels (versions 3 and 4) replace whatever the levels reconstructed there.
+    # Special voxels (versions 3 to 5) replace whatever the levels reconstructed there.
     flat = rec.reshape(-1)
     for first, count, value in info["special_runs"]:
         flat[first:first + count] = value

@@ -53,10 +53,11 @@ enum class ValueType : std::uint8_t
 };
 
 /// Version written into every coded stream (a compact code-length table; special voxels in a
-/// mask section the header flags). Raw streams (values stored as they are) keep version 2, or
-/// maskedCodecVersion where values may be special. Decoders read versions 1 (linear prediction,
-/// axes in index order, one quantiser) to codecVersion, and reject others.
-constexpr std::uint32_t codecVersion = 4;
+/// mask section the header flags; each chunk's escapes and mask flag in its size-table entry).
+/// Raw streams (values stored as they are) keep version 2, or maskedCodecVersion where values may
+/// be special. Decoders read versions 1 (linear prediction, axes in index order, one quantiser)
+/// to codecVersion, and reject others.
+constexpr std::uint32_t codecVersion = 5;
 /// Version of raw streams whose values may be special (NaN, Inf, the fill value), and of coded
 /// streams with a mask section written before version 4.
 constexpr std::uint32_t maskedCodecVersion = 3;

@@ -106,12 +106,13 @@ private:
   std::uint64_t Consumed = 0;
 };
 
-/// Decodes chunk c (codes [begin, end) of its level, `size` bytes at `in`) into symbols; its
-/// escapes into escCode and escValue from slot escBase on. Returns what is wrong with the chunk,
-/// or nullptr.
+/// Decodes chunk c (codes [begin, end) of its level, `size` bytes at `in` with this head) into
+/// symbols; its escapes into escCode and escValue from slot escBase on. Returns what is wrong with
+/// the chunk, or nullptr.
 template<typename S>
 const char* decodeChunk(const std::uint8_t* in,
   std::uint64_t size,
+  const format::ChunkHead& head,
   std::uint64_t begin,
   std::uint64_t end,
   const huffman::Decoder& dec,
@@ -126,15 +127,15 @@ const char* decodeChunk(const std::uint8_t* in,
     std::fill(out, out + (end - begin), std::uint16_t(0));
     return nullptr;
   }
-  const std::uint64_t mask = format::load<std::uint64_t>(in);
-  const std::uint32_t esc = format::load<std::uint32_t>(in + 8);
-  const std::uint32_t words = format::load<std::uint32_t>(in + 12);
+  const std::uint64_t mask = head.mask;
+  const std::uint32_t esc = head.escapes;
+  const std::uint32_t words = head.words;
   const std::uint64_t blocks = (end - begin + format::BlockCodes - 1) / format::BlockCodes;
   if (mask == 0 || (blocks < 64 && (mask >> blocks) != 0))
   {
     return "an invalid block mask";
   }
-  const std::uint8_t* escIn = in + format::ChunkHeaderBytes;
+  const std::uint8_t* escIn = in + head.headBytes;
   BitReader reader(escIn + std::size_t(esc) * sizeof(S), words);
   std::uint32_t seenEsc = 0;
   bool bad = false;
@@ -235,7 +236,8 @@ Status decodeLevelChunks(const std::uint8_t* stream,
   const ExecutionOptions& options)
 {
   std::vector<std::uint64_t> chunkOffset, escBase;
-  Status st = readChunkTable<S>(stream, bytes, info, plan, k, chunkOffset, escBase);
+  std::vector<format::ChunkHead> heads;
+  Status st = readChunkTable<S>(stream, bytes, info, plan, k, chunkOffset, escBase, heads);
   if (!st)
   {
     return st;
@@ -258,6 +260,7 @@ Status decodeLevelChunks(const std::uint8_t* stream,
         const std::uint64_t end = std::min<std::uint64_t>(begin + format::ChunkCodes, levelCodes);
         const char* what = decodeChunk<S>(stream + chunkOffset[c],
           chunkOffset[c + 1] - chunkOffset[c],
+          heads[c],
           begin,
           end,
           dec,

@@ -82,6 +82,7 @@ struct ChunkPlan
   std::uint64_t bits = 0;
   std::uint64_t bytes = 0;
   std::uint64_t offset = 0;
+  bool withMask = false; ///< some block of the chunk is all zero: the chunk starts with its mask
 };
 
 /// Calls emit(token, code) for the tokens of the blocks of the chunk's codes [begin, end) that
@@ -336,7 +337,8 @@ std::uint64_t sizeChunks(const Plan& plan,
           });
         cp.bits = bits;
         cp.escapes = e;
-        cp.bytes = format::ChunkHeaderBytes + std::uint64_t(e) * sizeof(T) + 4 * ((bits + 31) / 32);
+        cp.withMask = cp.mask != format::blocksMask(end - begin);
+        cp.bytes = format::codedChunkBytes(cp.mask, end - begin, e, sizeof(T), bits);
         esc += e;
       }
       escapes += esc;
@@ -373,10 +375,11 @@ void writeChunks(const Plan& plan,
         int level;
         chunkRange(plan, levelCodeBegin, c, begin, end, level);
         std::uint8_t* out = base + cp.offset;
-        format::store<std::uint64_t>(out, cp.mask);
-        format::store<std::uint32_t>(out + 8, cp.escapes);
-        format::store<std::uint32_t>(out + 12, static_cast<std::uint32_t>((cp.bits + 31) / 32));
-        std::uint8_t* escOut = out + format::ChunkHeaderBytes;
+        if (cp.withMask)
+        {
+          format::store<std::uint64_t>(out, cp.mask);
+        }
+        std::uint8_t* escOut = out + (cp.withMask ? 8 : 0);
         BitWriter writer(escOut + std::size_t(cp.escapes) * sizeof(T));
         forEachCodedToken(symbols,
           begin,
@@ -519,8 +522,9 @@ Status encodeCPU(const EncodeRequest<T>& request, const ExecutionOptions& option
     std::uint8_t* sizes = base + (k == 0 ? header : h.levelEnd[k - 1]);
     for (std::uint64_t c = plan.chunkBegin[k]; c < plan.chunkBegin[k + 1]; ++c)
     {
-      format::store<std::uint32_t>(
-        sizes + 4 * (c - plan.chunkBegin[k]), static_cast<std::uint32_t>(chunkPlan[c].bytes));
+      const ChunkPlan& cp = chunkPlan[c];
+      format::store<std::uint32_t>(sizes + 4 * (c - plan.chunkBegin[k]),
+        cp.bytes == 0 ? 0u : format::chunkEntry(cp.bytes, cp.escapes, cp.withMask));
     }
   }
   writeChunks(plan, levelCodeBegin, symbols, rec, table, chunkPlan, base, options);

@@ -41,7 +41,15 @@ constexpr std::size_t FixedHeaderBytesV1 = 56;
 constexpr std::size_t FixedHeaderBytes = 64;
 constexpr std::size_t LevelEntryBytesV1 = 16;
 constexpr std::size_t LevelEntryBytes = 24;
-constexpr std::size_t ChunkHeaderBytes = 16; ///< u64 block mask, u32 escapes, u32 words
+/// Version 4: every coded chunk starts with u64 block mask, u32 escapes, u32 words.
+constexpr std::size_t ChunkHeaderBytesV4 = 16;
+/// Version 5: a coded chunk's size-table entry packs its bytes / 4 (bits 0-15), its escapes (bits
+/// 16-28) and whether it starts with its u64 block mask (bit 31; without it every block is coded).
+constexpr std::uint32_t EntryWordsMask = 0xffffu;
+constexpr std::uint32_t EntryEscapeShift = 16;
+constexpr std::uint32_t EntryEscapeMask = 0x1fffu;
+constexpr std::uint32_t EntryMaskFlag = 1u << 31;
+constexpr std::uint32_t EntryReserved = 3u << 29;
 /// Header flags (byte 7): raw values; a mask section before the header's checksum (version 3).
 constexpr std::uint8_t FlagRaw = 1;
 constexpr std::uint8_t FlagMask = 2;
@@ -56,6 +64,8 @@ struct Scheme
 {
   int order[3] = { 0, 1, 2 };
   bool cubic = true; ///< cubic (-1, 9, 9, -1) / 16 where four neighbours exist; else linear
+  /// Chunk heads in the size table (version 5, what the encoders write; see readChunkHead).
+  bool compactChunks = true;
   /// Level-wise quantisation (see levelQuantBound): each level above the finest divides the
   /// bound by `coarseRatio` more, up to `coarseMax`; the stream stores the resulting bounds.
   double coarseRatio = 1.25;
@@ -229,6 +239,96 @@ inline Quantiser makeQuantiser(double bound)
 /// The prediction of a voxel from its two neighbours along the pass axis (weights 1/2, 1/2) or
 /// from the one before it at the far border. Both weights are non-negative and sum to one, and
 /// fl(fl(a + b) * 0.5) lies between a and b.
+/// The blocks that exist in a chunk of `codes` codes (its level's last chunk may hold fewer than
+/// 4096), as a mask.
+SGC_HD std::uint64_t blocksMask(std::uint64_t codes)
+{
+  const std::uint64_t blocks = (codes + BlockCodes - 1) / BlockCodes;
+  return blocks >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << blocks) - 1;
+}
+
+/// Bytes of a coded chunk (version 5) of `codes` codes whose non-zero blocks are `mask`: the mask
+/// where some block of the chunk is all zero, the escaped values, the bit stream's 32-bit words.
+SGC_HD std::uint64_t codedChunkBytes(std::uint64_t mask,
+  std::uint64_t codes,
+  std::uint32_t escapes,
+  std::uint32_t valueBytes,
+  std::uint64_t bits)
+{
+  return (mask == blocksMask(codes) ? 0 : 8) + std::uint64_t(escapes) * valueBytes +
+    4 * ((bits + 31) / 32);
+}
+
+/// The size-table entry of a coded chunk (version 5) of `bytes` (codedChunkBytes) bytes.
+SGC_HD std::uint32_t chunkEntry(std::uint64_t bytes, std::uint32_t escapes, bool withMask)
+{
+  return static_cast<std::uint32_t>(bytes / 4) | (escapes << EntryEscapeShift) |
+    (withMask ? EntryMaskFlag : 0u);
+}
+
+/// Bytes of the chunk a size-table entry describes (0: all its codes are zero).
+SGC_HD std::uint64_t chunkBytes(std::uint32_t entry, bool compact)
+{
+  return compact ? 4 * std::uint64_t(entry & EntryWordsMask) : entry;
+}
+
+SGC_HD std::uint32_t load32(const std::uint8_t* p)
+{
+  return std::uint32_t(p[0]) | (std::uint32_t(p[1]) << 8) | (std::uint32_t(p[2]) << 16) |
+    (std::uint32_t(p[3]) << 24);
+}
+
+/// A coded chunk as its entry and its first bytes describe it.
+struct ChunkHead
+{
+  std::uint64_t mask = 0;      ///< its non-zero blocks
+  std::uint32_t escapes = 0;   ///< escaped values, after the head
+  std::uint32_t words = 0;     ///< 32-bit words of bits, after the escaped values
+  std::uint32_t headBytes = 0; ///< bytes before the escaped values
+};
+
+/// The head of the coded chunk (entry != 0; `compact`: version 5) of `codes` codes at `in`
+/// (chunkBytes(entry) bytes, known to lie in the stream). False where the entry and the head
+/// disagree (a damaged stream); the block mask is the caller's to check.
+SGC_HD bool readChunkHead(const std::uint8_t* in,
+  std::uint32_t entry,
+  bool compact,
+  std::uint64_t codes,
+  std::uint32_t valueBytes,
+  ChunkHead& h)
+{
+  const std::uint64_t bytes = chunkBytes(entry, compact);
+  if (compact)
+  {
+    const bool withMask = (entry & EntryMaskFlag) != 0;
+    if ((entry & EntryReserved) != 0 || bytes == 0)
+    {
+      return false;
+    }
+    h.escapes = (entry >> EntryEscapeShift) & EntryEscapeMask;
+    h.headBytes = withMask ? 8 : 0;
+    h.mask = withMask ? std::uint64_t(load32(in)) | (std::uint64_t(load32(in + 4)) << 32)
+                      : blocksMask(codes);
+  }
+  else
+  {
+    if (bytes < ChunkHeaderBytesV4 || bytes % 4 != 0)
+    {
+      return false;
+    }
+    h.mask = std::uint64_t(load32(in)) | (std::uint64_t(load32(in + 4)) << 32);
+    h.escapes = load32(in + 8);
+    h.headBytes = ChunkHeaderBytesV4;
+  }
+  const std::uint64_t fixed = h.headBytes + std::uint64_t(h.escapes) * valueBytes;
+  if (h.escapes > codes || fixed > bytes || (bytes - fixed) % 4 != 0)
+  {
+    return false;
+  }
+  h.words = static_cast<std::uint32_t>((bytes - fixed) / 4);
+  return compact || load32(in + 12) == h.words;
+}
+
 template<typename T>
 SGC_HD T predictPair(T left, T right)
 {

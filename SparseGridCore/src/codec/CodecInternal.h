@@ -149,9 +149,10 @@ inline std::string describeChunk(int level, std::uint64_t chunk)
   return "level " + std::to_string(level) + ", chunk " + std::to_string(chunk);
 }
 
-/// Level k's chunk offsets (entry nChunks: the section's end) and the first escape of each chunk
-/// (escBase), from its chunk size table, checked against the section and each chunk's header
-/// (both decoders check host streams with it).
+/// Level k's chunk offsets (entry nChunks: the section's end), the first escape of each chunk
+/// (escBase) and the heads of its coded chunks (heads[c].headBytes == 0 and words == 0 for a zero
+/// chunk), from its chunk size table, checked against the section and each chunk's head (both
+/// decoders check host streams with it).
 template<typename S>
 Status readChunkTable(const std::uint8_t* stream,
   std::size_t bytes,
@@ -159,11 +160,13 @@ Status readChunkTable(const std::uint8_t* stream,
   const format::Plan& plan,
   int k,
   std::vector<std::uint64_t>& chunkOffset,
-  std::vector<std::uint64_t>& escBase)
+  std::vector<std::uint64_t>& escBase,
+  std::vector<format::ChunkHead>& heads)
 {
   const std::uint64_t sectionBegin = k == 0 ? info.headerBytes : info.levelEnd[k - 1];
   const std::uint64_t sectionEnd = info.levelEnd[k];
   const std::uint64_t nChunks = plan.levelChunks[k];
+  const bool compact = plan.scheme.compactChunks;
   if (sectionEnd > bytes || sectionEnd < sectionBegin || sectionEnd - sectionBegin < 4 * nChunks)
   {
     return Status(ErrorCode::InvalidArgument,
@@ -171,32 +174,32 @@ Status readChunkTable(const std::uint8_t* stream,
   }
   chunkOffset.assign(static_cast<std::size_t>(nChunks) + 1, 0);
   escBase.assign(static_cast<std::size_t>(nChunks) + 1, 0);
+  heads.assign(static_cast<std::size_t>(nChunks), format::ChunkHead());
   std::uint64_t at = sectionBegin + 4 * nChunks;
   for (std::uint64_t c = 0; c < nChunks; ++c)
   {
-    const std::uint32_t size = format::load<std::uint32_t>(stream + sectionBegin + 4 * c);
+    const std::uint32_t entry = format::load<std::uint32_t>(stream + sectionBegin + 4 * c);
+    const std::uint64_t size = format::chunkBytes(entry, compact);
     chunkOffset[c] = at;
-    std::uint32_t esc = 0;
-    if (size != 0)
+    format::ChunkHead& h = heads[static_cast<std::size_t>(c)];
+    if (entry != 0)
     {
-      if (size < format::ChunkHeaderBytes || size % 4 != 0 || at + size > sectionEnd)
+      const std::uint64_t codes =
+        std::min<std::uint64_t>(format::ChunkCodes, plan.levelCodes[k] - c * format::ChunkCodes);
+      if (at + size > sectionEnd)
       {
         return Status(ErrorCode::InvalidArgument,
           "decode: damaged stream: bad size " + std::to_string(size) + " of " +
             describeChunk(k, c));
       }
-      esc = format::load<std::uint32_t>(stream + at + 8);
-      const std::uint32_t words = format::load<std::uint32_t>(stream + at + 12);
-      if (esc > format::ChunkCodes ||
-        format::ChunkHeaderBytes + std::uint64_t(esc) * sizeof(S) + 4 * std::uint64_t(words) !=
-          size)
+      if (!format::readChunkHead(stream + at, entry, compact, codes, sizeof(S), h))
       {
         return Status(ErrorCode::InvalidArgument,
           "decode: damaged stream: inconsistent header of " + describeChunk(k, c));
       }
     }
     at += size;
-    escBase[c + 1] = escBase[c] + esc;
+    escBase[c + 1] = escBase[c] + h.escapes;
   }
   chunkOffset[nChunks] = at;
   if (at != sectionEnd)

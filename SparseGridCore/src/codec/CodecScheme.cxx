@@ -565,6 +565,7 @@ void makeDecodePlan(const StreamInfo& info, CodingPlan& out)
 {
   format::Scheme scheme;
   scheme.cubic = info.cubic;
+  scheme.compactChunks = info.version >= 5;
   for (int a = 0; a < 3; ++a)
   {
     scheme.order[a] = info.axisOrder[a];

@@ -88,6 +88,7 @@ ChunkGeometry geometryOf(const Plan& plan, const std::vector<u64>& levelCodeBegi
 {
   ChunkGeometry g;
   g.levels = plan.levels;
+  g.compact = plan.scheme.compactChunks;
   for (int k = 0; k <= plan.levels; ++k)
   {
     g.chunkBegin[k] = plan.chunkBegin[k];

@@ -204,6 +204,7 @@ __global__ void blockBitsKernel(const u16* symbols,
 __global__ void chunkBytesKernel(const u32* blockBits,
   const u32* blockEsc,
   const u64* masks,
+  ChunkGeometry g,
   u64 chunks,
   u32 valueBytes,
   u64* chunkBytes,
@@ -232,7 +233,7 @@ __global__ void chunkBytesKernel(const u32* blockBits,
     }
     const bool coded = masks[c] != 0;
     chunkBytes[c] =
-      coded ? format::ChunkHeaderBytes + u64(e) * valueBytes + 4 * ((u64(b) + 31) / 32) : 0;
+      coded ? format::codedChunkBytes(masks[c], chunkCodes(g, c), e, valueBytes, b) : 0;
     escapes += e;
     zero += coded ? 0 : 1;
   }
@@ -427,22 +428,22 @@ __global__ void writeKernel(const u16* symbols,
   }
   const u32 totalBits = warpBits[0] + warpBits[1];
   const u32 totalEsc = warpEsc[0] + warpEsc[1];
-  const u32 words = (totalBits + 31) / 32;
   unsigned char* chunk = out + chunkOffset[c];
-  const u32 chunkBytes = mask
-    ? static_cast<u32>(format::ChunkHeaderBytes + u64(totalEsc) * sizeof(T) + 4ull * words)
-    : 0;
+  const u64 chunkN = chunkCodes(g, c);
+  const bool withMask = mask != format::blocksMask(chunkN);
+  const u32 head = withMask ? 8 : 0;
   if (b == 0)
   {
     const u64 firstOfLevel = g.chunkBegin[k];
-    *reinterpret_cast<u32*>(out + tableOffset[k] + 4 * (c - firstOfLevel)) = chunkBytes;
-    if (mask)
+    *reinterpret_cast<u32*>(out + tableOffset[k] + 4 * (c - firstOfLevel)) = mask
+      ? format::chunkEntry(
+          format::codedChunkBytes(mask, chunkN, totalEsc, sizeof(T), totalBits), totalEsc, withMask)
+      : 0u;
+    if (mask && withMask)
     {
       u32* h = reinterpret_cast<u32*>(chunk);
       h[0] = static_cast<u32>(mask);
       h[1] = static_cast<u32>(mask >> 32);
-      h[2] = totalEsc;
-      h[3] = words;
     }
   }
   if (!((mask >> b) & 1))
@@ -472,9 +473,8 @@ __global__ void writeKernel(const u16* symbols,
     row[4 * v + 3] = q.w;
   }
   const u16* codesOfBlock = reinterpret_cast<const u16*>(row);
-  unsigned char* escOut = chunk + format::ChunkHeaderBytes + u64(escOffset) * sizeof(T);
-  u32* wordOut =
-    reinterpret_cast<u32*>(chunk + format::ChunkHeaderBytes + u64(totalEsc) * sizeof(T));
+  unsigned char* escOut = chunk + head + u64(escOffset) * sizeof(T);
+  u32* wordOut = reinterpret_cast<u32*>(chunk + head + u64(totalEsc) * sizeof(T));
   const u32 firstWord = bitOffset / 32;
   u64 acc = 0; // pending bits, left-aligned
   int used = bitOffset % 32;
@@ -557,8 +557,15 @@ Status launchSizing(const SizingArgs& a, cudaStream_t s)
   SGC_PROFILE_END();
   SGC_LAUNCHED("bits kernel");
   SGC_PROFILE_BEGIN("encode chunk sizes, table bytes, scan, offsets (3 kernels, 1 scan)");
-  chunkBytesKernel<<<dim3(blocksFor(a.chunks + 1), bs.count), Threads, 0, s>>>(
-    a.blockBits, a.blockEsc, a.masks, a.chunks, a.valueBytes, a.chunkBytes, a.summary, bs);
+  chunkBytesKernel<<<dim3(blocksFor(a.chunks + 1), bs.count), Threads, 0, s>>>(a.blockBits,
+    a.blockEsc,
+    a.masks,
+    a.geometry,
+    a.chunks,
+    a.valueBytes,
+    a.chunkBytes,
+    a.summary,
+    bs);
   tableBytesKernel<<<dim3(1, bs.count), TableBytesThreads, 0, s>>>(a.lengths, a.summary, bs);
   // The bricks' chunk sizes lie back to back (sizes == chunks + 1): one scan over all of them.
   std::size_t scanBytes = a.scanBytes;

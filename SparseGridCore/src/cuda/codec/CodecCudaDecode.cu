@@ -160,7 +160,7 @@ __global__ void chunkSizesKernel(const ChunkTableArgs a, u64* size64)
     const ChunkPlace p = chunkPlace(a, g);
     a.chunkSize[g] = *reinterpret_cast<const u32*>(
       a.stream + p.base + p.begin + 4 * (p.c - a.geometry.chunkBegin[p.k]));
-    size64[g] = a.chunkSize[g];
+    size64[g] = format::chunkBytes(a.chunkSize[g], a.geometry.compact);
   }
 }
 
@@ -176,18 +176,15 @@ __global__ void chunkCheckKernel(const ChunkTableArgs a, const u64* scanned)
     const u64 first = g.chunkBegin[p.k];
     const u64 at = p.begin + 4 * (g.chunkBegin[p.k + 1] - first) +
       (scanned[i] - scanned[p.b * a.chunks + first]);
-    const u32 size = a.chunkSize[i];
+    const u32 entry = a.chunkSize[i];
+    const u64 size = format::chunkBytes(entry, g.compact);
     a.chunkOffset[i] = p.base + at;
     bool bad = at + size > p.end;
-    if (!bad && size != 0)
+    if (!bad && entry != 0)
     {
-      bad = size < format::ChunkHeaderBytes || size % 4 != 0;
-      if (!bad)
-      {
-        const u32* h = reinterpret_cast<const u32*>(a.stream + p.base + at);
-        bad = h[2] > format::ChunkCodes ||
-          format::ChunkHeaderBytes + u64(h[2]) * sizeof(S) + 4ull * h[3] != size;
-      }
+      format::ChunkHead h;
+      bad = !format::readChunkHead(
+        a.stream + p.base + at, entry, g.compact, chunkCodes(g, p.c), sizeof(S), h);
     }
     if (!bad && p.c + 1 == g.chunkBegin[p.k + 1])
     {
@@ -684,14 +681,17 @@ Status decodeCoded(Workspace& ws,
   for (int k = 0; k <= lod && !streamOnDevice; ++k)
   {
     std::vector<std::uint64_t> offset, escBase;
-    if (!(st = detail::readChunkTable<S>(stream, streamBytes, info, plan, k, offset, escBase)))
+    std::vector<format::ChunkHead> heads;
+    if (!(st =
+            detail::readChunkTable<S>(stream, streamBytes, info, plan, k, offset, escBase, heads)))
     {
       return st;
     }
+    const std::uint8_t* table = stream + (k == 0 ? info.headerBytes : info.levelEnd[k - 1]);
     for (u64 j = 0; j < plan.levelChunks[k]; ++j)
     {
       chunkOffset[plan.chunkBegin[k] + j] = offset[j];
-      chunkSize[plan.chunkBegin[k] + j] = static_cast<u32>(offset[j + 1] - offset[j]);
+      chunkSize[plan.chunkBegin[k] + j] = format::load<std::uint32_t>(table + 4 * j);
     }
   }
   const ChunkGeometry& geometry = pd.geometry;

@@ -326,19 +326,26 @@ __device__ __forceinline__ u64 nextWarpChunk(unsigned long long* nextChunk, int 
   return __shfl_sync(0xffffffffu, c, 0);
 }
 
-/// A chunk's header: its block mask, escapes and words of bits (all 0 for a zero chunk).
+/// A chunk's header: its block mask, escapes, words of bits and head bytes (all 0 for a zero
+/// chunk); the chunk tables checked it (format::readChunkHead) before this stage.
 struct ChunkHeader
 {
   u64 mask;
-  u32 esc, words;
+  u32 esc, words, headBytes;
 };
-__device__ __forceinline__ ChunkHeader chunkHeader(const unsigned char* in, u32 size)
+__device__ __forceinline__ ChunkHeader
+chunkHeader(const unsigned char* in, u32 entry, bool compact, u64 codes, u32 valueBytes)
 {
-  const u32* h = reinterpret_cast<const u32*>(in);
+  format::ChunkHead h;
+  if (entry != 0)
+  {
+    format::readChunkHead(in, entry, compact, codes, valueBytes, h);
+  }
   ChunkHeader r;
-  r.mask = size == 0 ? 0 : u64(h[0]) | (u64(h[1]) << 32);
-  r.esc = size == 0 ? 0 : h[2];
-  r.words = size == 0 ? 0 : h[3];
+  r.mask = h.mask;
+  r.esc = h.escapes;
+  r.words = h.words;
+  r.headBytes = h.headBytes;
   return r;
 }
 
@@ -468,7 +475,7 @@ struct ChunkJob
 {
   int k;
   u64 local;
-  u32 n, blocks, size;
+  u32 n, blocks, entry; ///< entry: the chunk's size-table entry (0: a zero chunk)
   uint4* out;
   u64 before, kept;
   ChunkHeader head;
@@ -494,13 +501,13 @@ __device__ __forceinline__ ChunkJob chunkJob(const HuffmanArgs<S>& a,
   // previous decoding left), so a chunk stores its non-zero blocks and clears only the blocks
   // it held before.
   j.before = a.storedMask[br.first + c] & valid;
-  j.size = a.chunkSize[br.first + c];
+  j.entry = a.chunkSize[br.first + c];
   const unsigned char* in = a.stream + a.chunkOffset[br.first + c];
-  j.head = chunkHeader(in, j.size);
+  j.head = chunkHeader(in, j.entry, g.compact, j.n, sizeof(S));
   j.kept = j.head.mask & valid;
-  j.escIn = in + format::ChunkHeaderBytes;
+  j.escIn = in + j.head.headBytes;
   const u64 mask = j.head.mask;
-  j.decoded = j.size != 0 && mask != 0 && (j.blocks >= 64 || (mask >> j.blocks) == 0);
+  j.decoded = j.entry != 0 && mask != 0 && (j.blocks >= 64 || (mask >> j.blocks) == 0);
   return j;
 }
 
@@ -522,7 +529,7 @@ __device__ __forceinline__ u32 beginChunk(Lane& L,
   escAt = 0;
   if (!j.decoded)
   {
-    L.bad = j.size != 0 ? 1 : 0;
+    L.bad = j.entry != 0 ? 1 : 0;
     return 0;
   }
   const u32 totalCodes = rankCodedBlocks(j.head.mask, j.blocks, j.n, lane, rankBlock);
@@ -870,7 +877,7 @@ __global__ void __launch_bounds__(SpanShape::Warps * 32, 1)
     // Blocks stored by the previous decoding and not coded now become zeros (none in repeated
     // decodings of one stream). A chunk with an invalid mask writes nothing (the decoding fails;
     // storedMask still names what the buffer holds).
-    const bool skip = j.size != 0 && !j.decoded;
+    const bool skip = j.entry != 0 && !j.decoded;
     const u64 clear = skip ? 0 : j.before & ~j.kept;
     if (clear != 0)
     {

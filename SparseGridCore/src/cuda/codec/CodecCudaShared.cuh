@@ -444,6 +444,7 @@ constexpr int PassThreads = 256;
 struct ChunkGeometry
 {
   int levels;
+  bool compact; ///< chunk heads in the size-table entries (version 5; format::readChunkHead)
   u64 chunkBegin[66];
   u64 levelCodeBegin[66]; ///< first symbol of each level in the device symbol buffer (64-aligned)
   u64 levelCodes[66];     ///< codes of each level
@@ -457,6 +458,13 @@ __device__ __forceinline__ int levelOfChunk(const ChunkGeometry& g, u64 c)
     ++k;
   }
   return k;
+}
+
+/// The codes of chunk c (its level's last chunk may hold fewer than format::ChunkCodes).
+__device__ __forceinline__ u64 chunkCodes(const ChunkGeometry& g, u64 c)
+{
+  const int k = levelOfChunk(g, c);
+  return minU64(format::ChunkCodes, g.levelCodes[k] - (c - g.chunkBegin[k]) * format::ChunkCodes);
 }
 
 //------------------------------------------------------------------------------------------------
@@ -526,7 +534,7 @@ struct HuffmanArgs
 {
   const unsigned char* stream;
   const u64* chunkOffset;
-  const u32* chunkSize;
+  const u32* chunkSize; ///< size-table entries (format::chunkBytes: their bytes)
   ChunkGeometry geometry;
   u64 chunks;
   DecodeTables tab;
@@ -857,7 +865,7 @@ struct ChunkTableArgs
   Sections sections;
   const u64* brickSections;
   u64 chunks, bricks;
-  u32* chunkSize;
+  u32* chunkSize; ///< size-table entries (format::chunkBytes: their bytes)
   u64* chunkOffset;
   int* error;
 };
