@@ -5,6 +5,7 @@
 // and random fields. The bound is checked on every voxel in long double. Skips without a device.
 #include "../src/codec/Huffman.h"
 #include "../src/cuda/codec/CodecCudaProfile.h"
+#include "codec_gpu_gate.h"
 
 #include <sparsegrid/codec.h>
 
@@ -1254,5 +1255,206 @@ TEST(CodecGpuBricks, DecodeIntoStridedSpacedBricks)
       ASSERT_EQ(narrow[b * (voxels + 5) + i], static_cast<float>(wide[b * (voxels + 5) + i]));
     }
   }
+}
+
+// The codec's GPU calls run on the caller's stream (ExecutionOptions::cudaStream).
+/// The largest |a[i] - b[i]| (infinite where one is NaN).
+double worstError(const std::vector<float>& a, const std::vector<float>& b)
+{
+  double worst = a.size() == b.size() ? 0 : INFINITY;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+  {
+    const double e = std::fabs(double(a[i]) - double(b[i]));
+    worst = std::isnan(e) ? INFINITY : std::max(worst, e);
+  }
+  return worst;
+}
+
+TEST(CodecGpuStream, CallsRunOnTheCallersStreamAndNeverWaitForTheDevice)
+{
+  SKIP_WITHOUT_GPU();
+  // The gate holds a blocking stream (created without cudaStreamNonBlocking) while every device
+  // entry point runs on the caller's non-blocking stream. Whatever waits for the whole device
+  // (cudaDeviceSynchronize, a cudaFree) or goes to the legacy default stream (which waits for
+  // every blocking stream: a plain cudaMemcpy or cudaMemset, a launch without a stream) waits for
+  // the gate. So the calls returning, with results read back on the caller's stream that equal
+  // the CPU's streams and keep the bound, while the gate still holds, proves that the codec
+  // queued all its work on the caller's stream and waited for nothing else: a call that waited
+  // for the device or for the legacy stream would have blocked until the gate gave up (the
+  // gate reports it), and work queued on the legacy stream would not have run yet when the
+  // results are read. A first round without the gate warms the codec: its buffers are kept from
+  // then on (growing one frees the old one, and cudaFree waits for the device), and its kernels
+  // are loaded (lazy loading may wait for the device too).
+  const Dims d{ 48, 40, 36 }, bd{ 17, 12, 9 };
+  const std::vector<float> input = field<float>(1, d);
+  const double bound = 1e-3 * rangeOf(input), brickBound = 1e-3;
+  codec::Layout layout;
+  layout.dims = d;
+  const std::uint64_t count = 3, brickVoxels = bd[0] * bd[1] * bd[2];
+  const std::vector<float> brickInput = brickArray<float>(bd, count, brickVoxels, false);
+  const codec::Bricks bricks{ codec::Layout{ bd, 1 }, count, brickVoxels };
+  std::vector<std::uint8_t> cpuStream, cpuBricks;
+  std::vector<codec::StreamSpan> cpuSpans, spans;
+  ASSERT_TRUE(codec::encode(input.data(), layout, bound, cpuStream, cpuOptions()).ok());
+  ASSERT_TRUE(
+    codec::encodeBricks(brickInput.data(), bricks, brickBound, cpuBricks, cpuSpans, cpuOptions())
+      .ok());
+  cudaStream_t caller = nullptr, held = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&caller, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreate(&held), cudaSuccess);
+  sparsegrid::ExecutionOptions options = gpuOptions();
+  options.cudaStream = caller;
+  const std::size_t n = input.size(), nb = brickInput.size();
+  const std::size_t capacity = codec::maxStreamBytes(layout, codec::ValueType::Float32);
+  const std::size_t brickCapacity = codec::maxBrickStreamBytes(bricks, codec::ValueType::Float32);
+  float *dIn = nullptr, *dOut = nullptr, *dOutHost = nullptr, *dBricks = nullptr,
+        *dBricksOut = nullptr;
+  std::uint8_t *dStream = nullptr, *dBrickStreams = nullptr;
+  ASSERT_EQ(cudaMalloc(&dIn, n * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dOut, n * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dOutHost, n * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dBricks, nb * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dBricksOut, nb * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dStream, capacity), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dBrickStreams, brickCapacity), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dIn, input.data(), n * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dBricks, brickInput.data(), nb * 4, cudaMemcpyHostToDevice), cudaSuccess);
+
+  std::vector<std::uint8_t> hostStream, deviceStream, brickStreams;
+  std::vector<float> decoded(n), decodedFromHost(n), bricksDecoded(nb);
+  auto roundTrips = [&](bool gated)
+  {
+    // Stale results cannot pass: the outputs are cleared first (NaN bits).
+    for (float* p : { dOut, dOutHost, dBricksOut })
+    {
+      ASSERT_EQ(cudaMemset(p, 0xFF, (p == dBricksOut ? nb : n) * 4), cudaSuccess);
+    }
+    ASSERT_EQ(cudaMemset(dStream, 0, capacity), cudaSuccess);
+    ASSERT_EQ(cudaMemset(dBrickStreams, 0, brickCapacity), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    hostStream.clear();
+    StreamGate gate(held);
+    ASSERT_TRUE(!gated || gate.close(5.0));
+    codec::DeviceStream target{ dStream, capacity }, brickTarget{ dBrickStreams, brickCapacity };
+    ASSERT_TRUE(codec::encodeDevice(dIn, layout, bound, hostStream, options).ok());
+    ASSERT_TRUE(codec::encodeDeviceToDevice(dIn, layout, bound, target, options).ok());
+    ASSERT_TRUE(codec::decodeDevice(dStream, target.bytes, dOut, layout, -1, true, options).ok());
+    ASSERT_TRUE(
+      codec::decodeDevice(cpuStream.data(), cpuStream.size(), dOutHost, layout, -1, false, options)
+        .ok());
+    ASSERT_TRUE(
+      codec::encodeBricksDevice(dBricks, bricks, brickBound, brickTarget, spans, options).ok());
+    ASSERT_TRUE(codec::decodeBricksDevice(dBrickStreams, spans, dBricksOut, bricks, options).ok());
+    // Read back on the caller's stream, which does not wait for the gate.
+    deviceStream.resize(target.bytes);
+    brickStreams.resize(brickTarget.bytes);
+    const auto down = cudaMemcpyDeviceToHost;
+    ASSERT_EQ(cudaMemcpyAsync(deviceStream.data(), dStream, target.bytes, down, caller), 0);
+    ASSERT_EQ(cudaMemcpyAsync(brickStreams.data(), dBrickStreams, brickTarget.bytes, down, caller),
+      cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(decoded.data(), dOut, n * 4, down, caller), cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(decodedFromHost.data(), dOutHost, n * 4, down, caller), 0);
+    ASSERT_EQ(cudaMemcpyAsync(bricksDecoded.data(), dBricksOut, nb * 4, down, caller), 0);
+    ASSERT_EQ(cudaStreamSynchronize(caller), cudaSuccess);
+    if (gated)
+    {
+      EXPECT_EQ(cudaStreamQuery(held), cudaErrorNotReady) << "the gate let go before the end";
+      EXPECT_FALSE(gate.open()) << "a codec call waited for the device or the legacy stream";
+    }
+  };
+  auto expectRightResults = [&]()
+  {
+    EXPECT_TRUE(hostStream == cpuStream) << "encodeDevice";
+    EXPECT_TRUE(deviceStream == cpuStream) << "encodeDeviceToDevice";
+    EXPECT_LE(worstError(decoded, input), bound);
+    EXPECT_EQ(worstError(decodedFromHost, decoded), 0.0);
+    ASSERT_EQ(spans.size(), count);
+    for (std::uint64_t b = 0; b < count; ++b)
+    {
+      ASSERT_EQ(spans[b].bytes, cpuSpans[b].bytes);
+      EXPECT_TRUE(std::equal(cpuBricks.begin() + cpuSpans[b].offset,
+        cpuBricks.begin() + cpuSpans[b].offset + cpuSpans[b].bytes,
+        brickStreams.begin() + spans[b].offset))
+        << "brick " << b;
+    }
+    EXPECT_LE(worstError(bricksDecoded, brickInput), brickBound);
+  };
+  for (const bool gated : { false, true })
+  {
+    SCOPED_TRACE(gated ? "gate held" : "first calls");
+    ASSERT_NO_FATAL_FAILURE(roundTrips(gated));
+    expectRightResults();
+  }
+  for (void* p : { (void*)dIn,
+         (void*)dOut,
+         (void*)dOutHost,
+         (void*)dBricks,
+         (void*)dBricksOut,
+         (void*)dStream,
+         (void*)dBrickStreams })
+  {
+    cudaFree(p);
+  }
+  cudaStreamDestroy(caller);
+  cudaStreamDestroy(held);
+}
+
+TEST(CodecGpuStream, WorkQueuedOnTheStreamBeforeACallComesFirst)
+{
+  SKIP_WITHOUT_GPU();
+  // A kernel holds the caller's stream for 50 ms; behind it the caller queues the copy of the
+  // input (from page-locked memory, so the copy is asynchronous) and the codec call. The device
+  // input holds NaN bits before the copy: a call whose work did not wait behind the copy would
+  // read them and write another stream than the CPU's. Then the output is cleared (NaN bits) on
+  // the stream behind another 50 ms hold and decoded: a decoding not queued behind the clear
+  // would be overwritten by it.
+  const Dims d{ 64, 64, 64 };
+  const std::vector<float> input = field<float>(2, d);
+  const double bound = 1e-3 * rangeOf(input);
+  codec::Layout layout;
+  layout.dims = d;
+  std::vector<std::uint8_t> cpuStream;
+  ASSERT_TRUE(codec::encode(input.data(), layout, bound, cpuStream, cpuOptions()).ok());
+  const std::size_t n = input.size(),
+                    capacity = codec::maxStreamBytes(layout, codec::ValueType::Float32);
+  cudaStream_t caller = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&caller, cudaStreamNonBlocking), cudaSuccess);
+  sparsegrid::ExecutionOptions options = gpuOptions();
+  options.cudaStream = caller;
+  float *pinned = nullptr, *dIn = nullptr, *dOut = nullptr;
+  std::uint8_t* dStream = nullptr;
+  ASSERT_EQ(cudaMallocHost(&pinned, n * 4), cudaSuccess);
+  std::copy(input.begin(), input.end(), pinned);
+  ASSERT_EQ(cudaMalloc(&dIn, n * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dOut, n * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dStream, capacity), cudaSuccess);
+  ASSERT_EQ(cudaMemset(dIn, 0xFF, n * 4), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  {
+    StreamGate hold(caller);
+    ASSERT_TRUE(hold.close(0.05));
+    ASSERT_EQ(cudaMemcpyAsync(dIn, pinned, n * 4, cudaMemcpyHostToDevice, caller), cudaSuccess);
+    codec::DeviceStream target{ dStream, capacity };
+    const auto st = codec::encodeDeviceToDevice(dIn, layout, bound, target, options);
+    ASSERT_TRUE(st.ok()) << st.message();
+    std::vector<std::uint8_t> back(target.bytes);
+    ASSERT_EQ(
+      cudaMemcpyAsync(back.data(), dStream, back.size(), cudaMemcpyDeviceToHost, caller), 0);
+    ASSERT_EQ(cudaStreamSynchronize(caller), cudaSuccess);
+    EXPECT_TRUE(back == cpuStream) << "the encoder did not wait for the copy before it";
+
+    ASSERT_TRUE(hold.close(0.05));
+    ASSERT_EQ(cudaMemsetAsync(dOut, 0xFF, n * 4, caller), cudaSuccess);
+    ASSERT_TRUE(codec::decodeDevice(dStream, target.bytes, dOut, layout, -1, true, options).ok());
+    std::vector<float> out(n);
+    ASSERT_EQ(cudaMemcpyAsync(out.data(), dOut, n * 4, cudaMemcpyDeviceToHost, caller), 0);
+    ASSERT_EQ(cudaStreamSynchronize(caller), cudaSuccess);
+    EXPECT_LE(worstError(out, input), bound) << "the decoder did not wait for the clear before it";
+  }
+  cudaFreeHost(pinned);
+  cudaFree(dIn);
+  cudaFree(dOut);
+  cudaFree(dStream);
+  cudaStreamDestroy(caller);
 }
 } // namespace

@@ -58,6 +58,13 @@ struct ExecutionOptions
   /// Auto picks CUDA only for problems at least this large (the unit is the core's: grid points,
   /// multiply-adds, values, mapping entries).
   std::uint64_t autoGpuThreshold = std::uint64_t(1) << 20;
+  /// The caller's CUDA stream (a cudaStream_t; void* keeps this header CUDA-free), null: the
+  /// default stream. Honoured by SparseGridCore's codec only: its GPU calls (the device entry
+  /// points and the CUDA path of encode/decode) queue all their launches, copies and clears on it
+  /// and wait on it alone, never on the device, so work on the caller's other streams keeps
+  /// running; a call returns once its work on the stream is done. The other GPU paths of the
+  /// cores ignore it.
+  void* cudaStream = nullptr;
 };
 
 /// What actually ran. Each core may derive its own report from this.

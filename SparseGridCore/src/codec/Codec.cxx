@@ -157,7 +157,7 @@ Status deviceScheme(const T* deviceValues,
   const auto indices = sampleIndices(layout.dims.data());
   std::vector<double> sample; // out of the per-thread buffer for the call, as in hostScheme
   sample.swap(sampleBuffer());
-  Status st = cudaimpl::gather<T>(deviceValues, layout.stride, *indices, sample);
+  Status st = cudaimpl::gather<T>(deviceValues, layout.stride, *indices, sample, options);
   if (st)
   {
     scheme = detail::schemeFromSample(layout.dims.data(), sample, bound, options);
@@ -483,6 +483,7 @@ Status deviceFillValues(const T* deviceValues,
   const Layout& layout,
   std::uint64_t voxels,
   const SpecialValues& specials,
+  const ExecutionOptions& options,
   bool& found)
 {
   found = false;
@@ -491,7 +492,8 @@ Status deviceFillValues(const T* deviceValues,
     return Status::Ok();
   }
   std::uint64_t count = 0;
-  Status st = cudaimpl::countSpecials<T>(deviceValues, layout.stride, voxels, specials, count);
+  Status st =
+    cudaimpl::countSpecials<T>(deviceValues, layout.stride, voxels, specials, count, options);
   found = count > 0;
   return st;
 }
@@ -512,7 +514,8 @@ Status encodeFromHostCopy(const T* deviceValues,
   Status st = cudaimpl::copyToHost<T>(deviceValues,
     static_cast<std::size_t>(voxels),
     static_cast<std::size_t>(layout.stride),
-    host.data());
+    host.data(),
+    options);
   if (!st)
   {
     return st;
@@ -552,7 +555,7 @@ Status encodeDevice(const T* deviceValues,
   if (options.backend != Backend::CPU)
   {
     bool found = false;
-    st = deviceFillValues(deviceValues, layout, voxels, bound.specials, found);
+    st = deviceFillValues(deviceValues, layout, voxels, bound.specials, options, found);
     if (st && !found)
     {
       EncodeStatistics stats;
@@ -610,7 +613,7 @@ Status decodeDevice(const std::uint8_t* stream,
     // The stream's value type is in its header (byte 6); both instantiations parse the header.
     std::uint8_t head[8] = { 0 };
     Status st =
-      cudaimpl::copyToHost<std::uint8_t>(stream, std::min<std::size_t>(bytes, 8), 1, head);
+      cudaimpl::copyToHost<std::uint8_t>(stream, std::min<std::size_t>(bytes, 8), 1, head, options);
     if (!st)
     {
       return st;
@@ -674,7 +677,8 @@ Status decodeDevice(const std::uint8_t* stream,
     st = cudaimpl::copyToDevice<T>(host.data(),
       static_cast<std::size_t>(voxels),
       deviceOut,
-      static_cast<std::size_t>(layout.stride));
+      static_cast<std::size_t>(layout.stride),
+      options);
   }
   return call.finish(Backend::CPU, st);
 }
@@ -720,7 +724,7 @@ Status encodeDeviceToDevice(const T* deviceValues,
   ExecutionReport& r = call.report();
   r.backendUsed = Backend::CUDA;
   bool found = false;
-  if (!(st = deviceFillValues(deviceValues, layout, voxels, bound.specials, found)))
+  if (!(st = deviceFillValues(deviceValues, layout, voxels, bound.specials, options, found)))
   {
     return call.finish(Backend::CUDA, st);
   }
@@ -756,7 +760,7 @@ Status encodeDeviceToDevice(const T* deviceValues,
   }
   if (st)
   {
-    st = cudaimpl::uploadStream(host, stream.data);
+    st = cudaimpl::uploadStream(host, stream.data, options);
   }
   stream.bytes = st ? host.size() : 0;
   return call.finish(Backend::CUDA, st);
@@ -881,7 +885,7 @@ Status encodeBricksDevice(const T* deviceValues,
   {
     bool found = false;
     if (!(st = deviceFillValues(
-            deviceValues + i * bricks.brickStride, layout, voxels, bound.specials, found)))
+            deviceValues + i * bricks.brickStride, layout, voxels, bound.specials, options, found)))
     {
       return call.finish(Backend::CUDA, st);
     }

@@ -52,32 +52,36 @@ Status decodeBricks(const BrickDecodeRequest<T>&,
   return notBuilt();
 }
 template<typename T>
-Status gather(const T*, std::uint64_t, const std::vector<std::uint64_t>&, std::vector<double>&)
+Status gather(const T*,
+  std::uint64_t,
+  const std::vector<std::uint64_t>&,
+  std::vector<double>&,
+  const ExecutionOptions&)
 {
   return notBuilt();
 }
 template<typename T>
-Status copyToHost(const T*, std::size_t, std::size_t, T*)
+Status copyToHost(const T*, std::size_t, std::size_t, T*, const ExecutionOptions&)
 {
   return notBuilt();
 }
 template<typename T>
-Status copyToDevice(const T*, std::size_t, T*, std::size_t)
+Status copyToDevice(const T*, std::size_t, T*, std::size_t, const ExecutionOptions&)
 {
   return notBuilt();
 }
 
 template<typename T>
-Status countSpecials(const T*, std::uint64_t, std::uint64_t, const SpecialValues&, std::uint64_t&)
+Status countSpecials(const T*,
+  std::uint64_t,
+  std::uint64_t,
+  const SpecialValues&,
+  std::uint64_t&,
+  const ExecutionOptions&)
 {
   return notBuilt();
 }
-template<typename T>
-Status restoreSpecials(const std::uint8_t*, const StreamInfo&, T*, std::uint64_t)
-{
-  return notBuilt();
-}
-Status uploadStream(const std::vector<std::uint8_t>&, std::uint8_t*)
+Status uploadStream(const std::vector<std::uint8_t>&, std::uint8_t*, const ExecutionOptions&)
 {
   return notBuilt();
 }

@@ -325,17 +325,28 @@ Status decodeBricks(const BrickDecodeRequest<T>& request,
   std::vector<char>& done,
   const ExecutionOptions& options,
   double* kernelSeconds);
+// Every call below runs on the options' CUDA stream (ExecutionOptions::cudaStream) and returns
+// once its work there is done.
 /// Gathers values[indices[i] * stride] of device memory into host memory (the axis-order sample).
 template<typename T>
 Status gather(const T* device,
   std::uint64_t stride,
   const std::vector<std::uint64_t>& indices,
-  std::vector<double>& hostOut);
+  std::vector<double>& hostOut,
+  const ExecutionOptions& options);
 /// Copies n values from device to host memory (for the CPU fall-back of encodeDevice).
 template<typename T>
-Status copyToHost(const T* device, std::size_t n, std::size_t stride, T* host);
+Status copyToHost(const T* device,
+  std::size_t n,
+  std::size_t stride,
+  T* host,
+  const ExecutionOptions& options);
 template<typename T>
-Status copyToDevice(const T* host, std::size_t n, T* device, std::size_t stride);
+Status copyToDevice(const T* host,
+  std::size_t n,
+  T* device,
+  std::size_t stride,
+  const ExecutionOptions& options);
 } // namespace cudaimpl
 
 /// Explicit instantiations of the CUDA entry points, one list for the CUDA build and its
@@ -346,18 +357,21 @@ Status copyToDevice(const T* host, std::size_t n, T* device, std::size_t stride)
   template Status encodeBricks<T>(const BrickEncodeRequest<T>&, const ExecutionOptions&, double*); \
   template Status decodeBricks<T>(                                                                 \
     const BrickDecodeRequest<T>&, std::vector<char>&, const ExecutionOptions&, double*);           \
-  template Status copyToHost<T>(const T*, std::size_t, std::size_t, T*);                           \
-  template Status copyToDevice<T>(const T*, std::size_t, T*, std::size_t);
+  template Status copyToHost<T>(const T*, std::size_t, std::size_t, T*, const ExecutionOptions&);  \
+  template Status copyToDevice<T>(const T*, std::size_t, T*, std::size_t, const ExecutionOptions&);
 /// The sample gatherer (CodecSampleCuda.cu).
 #define SPARSEGRID_CODEC_CUDA_GATHER(T)                                                            \
-  template Status gather<T>(                                                                       \
-    const T*, std::uint64_t, const std::vector<std::uint64_t>&, std::vector<double>&);
+  template Status gather<T>(const T*,                                                              \
+    std::uint64_t,                                                                                 \
+    const std::vector<std::uint64_t>&,                                                             \
+    std::vector<double>&,                                                                          \
+    const ExecutionOptions&);
 /// The rest (CodecCuda.cu): float and double values, and bytes (stream headers) to the host.
 #define SPARSEGRID_CODEC_CUDA_INSTANTIATE()                                                        \
   SPARSEGRID_CODEC_CUDA_VALUES(float)                                                              \
   SPARSEGRID_CODEC_CUDA_VALUES(double)                                                             \
   template Status copyToHost<std::uint8_t>(                                                        \
-    const std::uint8_t*, std::size_t, std::size_t, std::uint8_t*);
+    const std::uint8_t*, std::size_t, std::size_t, std::uint8_t*, const ExecutionOptions&);
 
 } // namespace codec
 } // namespace sparsegrid

@@ -111,29 +111,30 @@ Status addMask(std::vector<std::uint8_t>& stream,
 /// CodecCudaUnavailable.cxx without CUDA).
 namespace cudaimpl
 {
-/// Voxels of device values (stride apart) that are special.
+/// Voxels of device values (stride apart) that are special (on the options' CUDA stream, as
+/// every call of the CUDA codec). The decoder puts a stream's special voxels back into device
+/// memory itself (restoreSpecials in CodecCudaShared.cuh).
 template<typename T>
 Status countSpecials(const T* device,
   std::uint64_t stride,
   std::uint64_t voxels,
   const SpecialValues& specials,
-  std::uint64_t& count);
-/// Puts the special voxels of a parsed stream (in host memory: at least its header) back into
-/// deviceOut[i * stride].
-template<typename T>
-Status restoreSpecials(const std::uint8_t* stream,
-  const StreamInfo& info,
-  T* deviceOut,
-  std::uint64_t stride);
-/// Copies a stream from host memory into device memory.
-Status uploadStream(const std::vector<std::uint8_t>& stream, std::uint8_t* device);
+  std::uint64_t& count,
+  const ExecutionOptions& options);
+/// Copies a stream from host memory into device memory (on the options' CUDA stream).
+Status uploadStream(const std::vector<std::uint8_t>& stream,
+  std::uint8_t* device,
+  const ExecutionOptions& options);
 } // namespace cudaimpl
 
 /// Explicit instantiations of the device side, one list for the CUDA build and its stand-in.
 #define SPARSEGRID_CODEC_MASK_CUDA_INSTANTIATE(T)                                                  \
-  template Status countSpecials<T>(                                                                \
-    const T*, std::uint64_t, std::uint64_t, const SpecialValues&, std::uint64_t&);                 \
-  template Status restoreSpecials<T>(const std::uint8_t*, const StreamInfo&, T*, std::uint64_t);
+  template Status countSpecials<T>(const T*,                                                       \
+    std::uint64_t,                                                                                 \
+    std::uint64_t,                                                                                 \
+    const SpecialValues&,                                                                          \
+    std::uint64_t&,                                                                                \
+    const ExecutionOptions&);
 
 } // namespace codec
 } // namespace sparsegrid

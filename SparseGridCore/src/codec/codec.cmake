@@ -48,9 +48,12 @@ if (BUILD_TESTING)
   foreach (_sg_codec_test IN LISTS _sg_codec_tests)
     add_executable(sgcore_${_sg_codec_test} "${CMAKE_CURRENT_SOURCE_DIR}/Testing/${_sg_codec_test}.cxx")
     target_link_libraries(sgcore_${_sg_codec_test} PRIVATE SparseGridCore GTest::gtest_main)
-    target_compile_options(sgcore_${_sg_codec_test} PRIVATE -O2)
+    target_compile_options(sgcore_${_sg_codec_test} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-O2>)
     if (_sg_codec_test STREQUAL "test_codec_gpu")
       target_link_libraries(sgcore_${_sg_codec_test} PRIVATE CUDA::cudart_static)
+      # The kernel that holds a stream while the codec runs on another one.
+      target_sources(sgcore_${_sg_codec_test} PRIVATE
+        "${CMAKE_CURRENT_SOURCE_DIR}/Testing/codec_gpu_gate.cu")
     endif ()
     gtest_discover_tests(sgcore_${_sg_codec_test}
       TEST_PREFIX "SparseGridCore.Codec."

@@ -119,7 +119,8 @@ std::vector<u64> levelCodeBegins(const Plan& plan)
 Status uploadPlan(Workspace& ws,
   const Plan& plan,
   const std::vector<DevPass>& passes,
-  DevicePlan& d)
+  DevicePlan& d,
+  cudaStream_t s)
 {
   const std::size_t passBytes = sizeof(DevPass) * passes.size();
   Status st = ws.plan.reserve(passBytes + 24 + sizeof(int) * 70, "plan");
@@ -136,11 +137,11 @@ Status uploadPlan(Workspace& ws,
   std::memcpy(packed.data(), passes.data(), passBytes);
   std::memcpy(packed.data() + passBytes, plan.dims, 24);
   std::memcpy(packed.data() + passBytes + 24, plan.levelPassBegin, sizeof(int) * (plan.levels + 1));
-  SGC_TRY(cudaMemcpy(bytes, packed.data(), packed.size(), cudaMemcpyHostToDevice), "upload plan");
+  SGC_TRY(upload(bytes, packed.data(), packed.size(), s), "upload plan");
   return Status::Ok();
 }
 
-Status planOnDevice(Workspace& ws, detail::CodingPlan&& setup, PlanOnDevice& p)
+Status planOnDevice(Workspace& ws, detail::CodingPlan&& setup, PlanOnDevice& p, cudaStream_t s)
 {
   p.setup = std::move(setup);
   const Plan& plan = p.setup.plan;
@@ -149,7 +150,7 @@ Status planOnDevice(Workspace& ws, detail::CodingPlan&& setup, PlanOnDevice& p)
   p.geometry = geometryOf(plan, p.levelCodeBegin);
   p.chunks = plan.chunkBegin[plan.levels];
   p.symbols = p.levelCodeBegin[plan.levels];
-  return uploadPlan(ws, plan, p.passes, p.device);
+  return uploadPlan(ws, plan, p.passes, p.device, s);
 }
 
 bool available(std::string* why)
@@ -181,7 +182,8 @@ void releaseBuffers()
          &ws.decodedSymbols,
          &ws.decodedBlocks,
          &ws.brickHeaders,
-         &ws.brickTables })
+         &ws.brickTables,
+         &ws.special })
   {
     if (b->ptr)
     {
@@ -205,39 +207,26 @@ void releaseBuffers()
   ws.brickHost.bytes = 0;
 }
 
-namespace
-{
-/// Runs f(workspace) with the workspace locked (one codec call on the GPU at a time), or says why
-/// the GPU cannot run.
-template<typename F>
-Status withWorkspace(F&& f)
-{
-  std::string why;
-  if (!available(&why))
-  {
-    return Status(ErrorCode::BackendUnavailable, why);
-  }
-  Workspace& ws = workspace();
-  std::lock_guard<std::mutex> lock(ws.mutex);
-  return f(ws);
-}
-} // namespace
-
 template<typename T>
-Status encode(const EncodeRequest<T>& request, const ExecutionOptions&, double* kernelSeconds)
+Status encode(const EncodeRequest<T>& request,
+  const ExecutionOptions& options,
+  double* kernelSeconds)
 {
-  return withWorkspace([&](Workspace& ws) { return encodeLocked(ws, request, kernelSeconds); });
+  return withWorkspace(options,
+    [&](Workspace& ws, cudaStream_t s) { return encodeLocked(ws, request, s, kernelSeconds); });
 }
 
 template<typename T>
-Status decode(const DecodeRequest<T>& request, const ExecutionOptions&, double* kernelSeconds)
+Status decode(const DecodeRequest<T>& request,
+  const ExecutionOptions& options,
+  double* kernelSeconds)
 {
-  return withWorkspace(
-    [&](Workspace& ws)
+  return withWorkspace(options,
+    [&](Workspace& ws, cudaStream_t s)
     {
       return request.streamType == ValueType::Float64
-        ? decodeLocked<double, T>(ws, request, kernelSeconds)
-        : decodeLocked<float, T>(ws, request, kernelSeconds);
+        ? decodeLocked<double, T>(ws, request, s, kernelSeconds)
+        : decodeLocked<float, T>(ws, request, s, kernelSeconds);
     });
 }
 
@@ -246,8 +235,9 @@ Status encodeBricks(const BrickEncodeRequest<T>& request,
   const ExecutionOptions& options,
   double* kernelSeconds)
 {
-  return withWorkspace(
-    [&](Workspace& ws) { return encodeBricksLocked(ws, request, options, kernelSeconds); });
+  return withWorkspace(options,
+    [&](Workspace& ws, cudaStream_t s)
+    { return encodeBricksLocked(ws, request, options, s, kernelSeconds); });
 }
 
 template<typename T>
@@ -256,8 +246,9 @@ Status decodeBricks(const BrickDecodeRequest<T>& request,
   const ExecutionOptions& options,
   double* kernelSeconds)
 {
-  return withWorkspace(
-    [&](Workspace& ws) { return decodeBricksLocked(ws, request, done, options, kernelSeconds); });
+  return withWorkspace(options,
+    [&](Workspace& ws, cudaStream_t s)
+    { return decodeBricksLocked(ws, request, done, options, s, kernelSeconds); });
 }
 
 void profileEnable(bool on)
@@ -271,28 +262,47 @@ std::string profileReport()
 }
 
 template<typename T>
-Status copyToHost(const T* device, std::size_t n, std::size_t stride, T* host)
+Status copyToHost(const T* device, std::size_t n, std::size_t stride, T* host, cudaStream_t s)
 {
   if (stride == 1)
   {
-    SGC_TRY(cudaMemcpy(host, device, n * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
+    SGC_TRY(download(host, device, n * sizeof(T), s), "copy to host");
     return Status::Ok();
   }
-  SGC_TRY(
-    cudaMemcpy2D(host, sizeof(T), device, sizeof(T) * stride, sizeof(T), n, cudaMemcpyDeviceToHost),
+  SGC_TRY(cudaMemcpy2DAsync(
+            host, sizeof(T), device, sizeof(T) * stride, sizeof(T), n, cudaMemcpyDeviceToHost, s),
     "copy to host");
+  SGC_TRY(cudaStreamSynchronize(s), "copy to host");
   return Status::Ok();
 }
 template<typename T>
-Status copyToDevice(const T* host, std::size_t n, T* device, std::size_t stride)
+Status copyToHost(const T* device,
+  std::size_t n,
+  std::size_t stride,
+  T* host,
+  const ExecutionOptions& options)
 {
-  SGC_TRY(
-    cudaMemcpy2D(device, sizeof(T) * stride, host, sizeof(T), sizeof(T), n, cudaMemcpyHostToDevice),
+  return copyToHost(device, n, stride, host, streamOf(options));
+}
+template<typename T>
+Status copyToDevice(const T* host,
+  std::size_t n,
+  T* device,
+  std::size_t stride,
+  const ExecutionOptions& options)
+{
+  // Waits for the copy: the caller's output is complete when the call returns.
+  const cudaStream_t s = streamOf(options);
+  SGC_TRY(cudaMemcpy2DAsync(
+            device, sizeof(T) * stride, host, sizeof(T), sizeof(T), n, cudaMemcpyHostToDevice, s),
     "copy to device");
+  SGC_TRY(cudaStreamSynchronize(s), "copy to device");
   return Status::Ok();
 }
 
 SPARSEGRID_CODEC_CUDA_INSTANTIATE()
+template Status copyToHost<float>(const float*, std::size_t, std::size_t, float*, cudaStream_t);
+template Status copyToHost<double>(const double*, std::size_t, std::size_t, double*, cudaStream_t);
 
 } // namespace cudaimpl
 } // namespace codec

@@ -462,7 +462,8 @@ Status readDeviceHeader(const std::uint8_t* deviceStream,
   const Layout& layout,
   int& lod,
   StreamInfo& deviceInfo,
-  std::vector<std::uint8_t>& hostCopy)
+  std::vector<std::uint8_t>& hostCopy,
+  cudaStream_t s)
 {
   std::size_t need = format::FixedHeaderBytes;
   Status hs;
@@ -470,8 +471,7 @@ Status readDeviceHeader(const std::uint8_t* deviceStream,
   {
     need = std::min(need, bytes);
     hostCopy.resize(need);
-    SGC_TRY(
-      cudaMemcpy(hostCopy.data(), deviceStream, need, cudaMemcpyDeviceToHost), "download header");
+    SGC_TRY(download(hostCopy.data(), deviceStream, need, s), "download header");
     hs = detail::parseHeader(hostCopy.data(), need, deviceInfo, nullptr, nullptr);
     if (hs || need >= bytes || (need = headerBytesNeeded(hs)) == 0)
     {
@@ -495,8 +495,7 @@ Status readDeviceHeader(const std::uint8_t* deviceStream,
   if (deviceInfo.raw)
   {
     hostCopy.resize(deviceInfo.levelEnd[0]);
-    SGC_TRY(cudaMemcpy(hostCopy.data(), deviceStream, hostCopy.size(), cudaMemcpyDeviceToHost),
-      "download");
+    SGC_TRY(download(hostCopy.data(), deviceStream, hostCopy.size(), s), "download");
   }
   return Status::Ok();
 }
@@ -542,7 +541,7 @@ Status deviceChunkTables(Workspace& ws,
   }
   SGC_STAGE_DONE("chunk table kernels");
   int err = 0;
-  SGC_TRY(cudaMemcpy(&err, dError, 4, cudaMemcpyDeviceToHost), "download");
+  SGC_TRY(download(&err, dError, 4, s), "download");
   if (err)
   {
     return Status(ErrorCode::InvalidArgument, "decode: " + chunkErrorMessage(err));
@@ -551,15 +550,15 @@ Status deviceChunkTables(Workspace& ws,
 }
 
 /// The decoder's tables of the stream's Huffman code on the device.
-Status uploadDecodeTables(Workspace& ws, const huffman::Decoder& dec, DecodeTables& tab)
+Status uploadDecodeTables(Workspace& ws,
+  const huffman::Decoder& dec,
+  DecodeTables& tab,
+  cudaStream_t s)
 {
-  SGC_TRY(
-    cudaMemcpy(ws.lut.ptr, dec.lut.data(), dec.lut.size() * 4, cudaMemcpyHostToDevice), "upload");
+  SGC_TRY(upload(ws.lut.ptr, dec.lut.data(), dec.lut.size() * 4, s), "upload");
   if (!dec.sorted.empty())
   {
-    SGC_TRY(
-      cudaMemcpy(ws.sorted.ptr, dec.sorted.data(), dec.sorted.size() * 4, cudaMemcpyHostToDevice),
-      "upload");
+    SGC_TRY(upload(ws.sorted.ptr, dec.sorted.data(), dec.sorted.size() * 4, s), "upload");
   }
   tab.lut = ws.lut.as<u32>();
   tab.sorted = ws.sorted.as<u32>();
@@ -658,7 +657,7 @@ Status decodeCoded(Workspace& ws,
   detail::CodingPlan setup;
   detail::makeDecodePlan(info, setup);
   PlanOnDevice pd;
-  Status st = planOnDevice(ws, std::move(setup), pd);
+  Status st = planOnDevice(ws, std::move(setup), pd, s);
   const Plan& plan = pd.setup.plan;
   std::vector<std::uint8_t> lengths;
   std::size_t tableCount = 0;
@@ -710,7 +709,7 @@ Status decodeCoded(Workspace& ws,
   u32* dChunkSize = reinterpret_cast<u32*>(dChunkOffset + chunks + 1);
   int* dError = ws.error.as<int>();
   // [0]: the error code, [2]: the Huffman kernel's chunk counter.
-  SGC_TRY(cudaMemset(dError, 0, 16), "clear");
+  SGC_TRY(cudaMemsetAsync(dError, 0, 16, s), "clear");
   const DevicePlan& dPlan = pd.device;
   if (streamOnDevice)
   {
@@ -732,16 +731,13 @@ Status decodeCoded(Workspace& ws,
   }
   else
   {
-    SGC_TRY(cudaMemcpy(ws.stream.ptr, stream, info.levelEnd[lod], cudaMemcpyHostToDevice),
-      "upload stream");
+    SGC_TRY(upload(ws.stream.ptr, stream, info.levelEnd[lod], s), "upload stream");
     dStream = ws.stream.as<unsigned char>();
-    SGC_TRY(cudaMemcpy(dChunkOffset, chunkOffset.data(), (chunks + 1) * 8, cudaMemcpyHostToDevice),
-      "upload");
-    SGC_TRY(
-      cudaMemcpy(dChunkSize, chunkSize.data(), (chunks + 1) * 4, cudaMemcpyHostToDevice), "upload");
+    SGC_TRY(upload(dChunkOffset, chunkOffset.data(), (chunks + 1) * 8, s), "upload");
+    SGC_TRY(upload(dChunkSize, chunkSize.data(), (chunks + 1) * 4, s), "upload");
   }
   DecodeTables tab;
-  if (!(st = uploadDecodeTables(ws, dec, tab)))
+  if (!(st = uploadDecodeTables(ws, dec, tab, s)))
   {
     return st;
   }
@@ -786,7 +782,7 @@ Status decodeCoded(Workspace& ws,
   timer.stop(s);
   SGC_HOST_MARK();
   int error = 0;
-  SGC_TRY(cudaMemcpy(&error, dError, 4, cudaMemcpyDeviceToHost), "download");
+  SGC_TRY(download(&error, dError, 4, s), "download");
   // Every decoded chunk left the buffer as decodedBlocks says (damaged ones too).
   ws.decodedLayout = layout;
   if (error != 0)
@@ -823,12 +819,12 @@ Status deliver(const S* rec,
   }
   else if (std::is_same<S, T>::value && layout.stride == 1)
   {
-    SGC_TRY(cudaMemcpy(hostOut, rec, voxels * sizeof(S), cudaMemcpyDeviceToHost), "download");
+    SGC_TRY(download(hostOut, rec, voxels * sizeof(S), s), "download");
   }
   else
   {
     std::vector<S> host(static_cast<std::size_t>(voxels));
-    SGC_TRY(cudaMemcpy(host.data(), rec, voxels * sizeof(S), cudaMemcpyDeviceToHost), "download");
+    SGC_TRY(download(host.data(), rec, voxels * sizeof(S), s), "download");
     for (u64 i = 0; i < voxels; ++i)
     {
       hostOut[i * layout.stride] = static_cast<T>(host[i]);
@@ -845,7 +841,7 @@ Status launchChunkTables(Workspace& ws, const ChunkTableArgs& a, cudaStream_t s)
   const u64 n = a.chunks * a.bricks;
   std::size_t scanBytes = 0;
   cub::DeviceScan::ExclusiveSum(
-    nullptr, scanBytes, static_cast<u64*>(nullptr), static_cast<u64*>(nullptr), n);
+    nullptr, scanBytes, static_cast<u64*>(nullptr), static_cast<u64*>(nullptr), n, s);
   Status st;
   if (!(st = ws.scratch.reserve((n + 1) * 16 + scanBytes + 512, "chunk scan")))
   {
@@ -905,7 +901,10 @@ std::string chunkErrorMessage(int error)
 }
 
 template<typename S, typename T>
-Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kernelSeconds)
+Status decodeLocked(Workspace& ws,
+  const DecodeRequest<T>& request,
+  cudaStream_t s,
+  double* kernelSeconds)
 {
   const std::uint8_t* stream = request.stream;
   const std::size_t bytes = request.bytes;
@@ -923,7 +922,7 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
   if (streamOnDevice)
   {
     deviceStream = stream;
-    if (!(st = readDeviceHeader(deviceStream, bytes, layout, lod, deviceInfo, hostCopy)))
+    if (!(st = readDeviceHeader(deviceStream, bytes, layout, lod, deviceInfo, hostCopy, s)))
     {
       return st;
     }
@@ -937,7 +936,6 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
     return st;
   }
   S* rec = direct ? reinterpret_cast<S*>(deviceOut) : ws.rec.as<S>();
-  cudaStream_t s = 0;
   KernelTimer timer;
   ProfileScope profileScope;
   SGC_HOST_MARK();
@@ -953,7 +951,7 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
           ErrorCode::InvalidArgument, "decode: damaged stream: a raw value is NaN or Inf");
       }
     }
-    SGC_TRY(cudaMemcpy(rec, host.data(), voxels * sizeof(S), cudaMemcpyHostToDevice), "upload raw");
+    SGC_TRY(upload(rec, host.data(), voxels * sizeof(S), s), "upload raw");
   }
   else if (!(st = decodeCoded<S>(ws,
                stream,
@@ -976,11 +974,12 @@ Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kern
   {
     detail::restoreSpecials<T>(stream, info, hostOut, layout.stride, ExecutionOptions());
   }
-  else if (info.maskBytes && !(st = restoreSpecials<T>(stream, info, deviceOut, layout.stride)))
+  else if (info.maskBytes &&
+    !(st = restoreSpecials<T>(ws, stream, info, deviceOut, layout.stride, s)))
   {
     return st;
   }
-  SGC_TRY(cudaDeviceSynchronize(), "decode");
+  SGC_TRY(cudaStreamSynchronize(s), "decode");
   if (kernelSeconds)
   {
     *kernelSeconds = timer.total;
@@ -996,7 +995,7 @@ SGC_DECODE_PASSES(double)
 #undef SGC_DECODE_PASSES
 
 #define SGC_DECODE_LOCKED(S, T)                                                                    \
-  template Status decodeLocked<S, T>(Workspace&, const DecodeRequest<T>&, double*);                \
+  template Status decodeLocked<S, T>(Workspace&, const DecodeRequest<T>&, cudaStream_t, double*);  \
   template void launchConvert<S, T>(                                                               \
     const S*, T*, u64, u64, const BrickSet&, const u64*, u64, cudaStream_t);
 SGC_DECODE_LOCKED(float, float)

@@ -84,8 +84,9 @@ Status stageHeaders(Workspace& ws,
   }
   unsigned char* host = ws.brickHost.as<unsigned char>();
   unsigned char* device = ws.brickHeaders.as<unsigned char>();
+  // ws.brickHost is page-locked: the upload reads it until the synchronisation below.
   std::memcpy(host, pieces.data(), m * sizeof(HeaderPiece));
-  SGC_TRY(cudaMemcpyAsync(device, host, pieceBytes, cudaMemcpyHostToDevice, s), "upload");
+  SGC_TRY(upload(device, host, pieceBytes, s), "upload");
   gatherHeadersKernel<<<static_cast<unsigned>(std::min<u64>(m, 4096)), Threads, 0, s>>>(
     streams, reinterpret_cast<const HeaderPiece*>(device), m, device + pieceBytes);
   SGC_LAUNCHED("header gather kernel");
@@ -197,11 +198,11 @@ bool samePlan(const StreamInfo& a, const StreamInfo& b)
 }
 
 /// The plan the batch's bricks share, on the host and on the device.
-Status makeSharedPlan(Workspace& ws, const StreamInfo& info, PlanOnDevice& p)
+Status makeSharedPlan(Workspace& ws, const StreamInfo& info, PlanOnDevice& p, cudaStream_t s)
 {
   detail::CodingPlan setup;
   detail::makeDecodePlan(info, setup);
-  return planOnDevice(ws, std::move(setup), p);
+  return planOnDevice(ws, std::move(setup), p, s);
 }
 
 /// A group's tables in device memory (ws.brickTables): per brick its canonical code, its level
@@ -213,7 +214,9 @@ struct GroupTables
   const u64* out = nullptr;
 };
 
-/// Uploads the group's tables in one copy (through ws.brickHost).
+/// Uploads the group's tables in one copy (through ws.brickHost, page-locked: the copy reads it
+/// until s has passed it; decodeGroup waits for s, in groupErrors, before the next group writes
+/// it).
 template<typename T>
 Status uploadGroupTables(Workspace& ws,
   const BrickDecodeRequest<T>& request,
@@ -270,7 +273,7 @@ Status uploadGroupTables(Workspace& ws,
     }
     out[j] = group[j] * request.bricks.brickStride;
   }
-  SGC_TRY(cudaMemcpyAsync(device, host, total, cudaMemcpyHostToDevice, s), "upload brick tables");
+  SGC_TRY(upload(device, host, total, s), "upload brick tables");
   g.tables = reinterpret_cast<const DecodeTables*>(device + tablesAt);
   g.sections = reinterpret_cast<const u64*>(device + sectionsAt);
   g.out = reinterpret_cast<const u64*>(device + outAt);
@@ -278,11 +281,10 @@ Status uploadGroupTables(Workspace& ws,
 }
 
 /// The first brick of the group with an error on the device, as the decoder's message naming it.
-Status groupErrors(const int* dErrors, const std::vector<u64>& group)
+Status groupErrors(const int* dErrors, const std::vector<u64>& group, cudaStream_t s)
 {
   std::vector<int> errors(group.size());
-  SGC_TRY(
-    cudaMemcpy(errors.data(), dErrors, errors.size() * 4, cudaMemcpyDeviceToHost), "download");
+  SGC_TRY(download(errors.data(), dErrors, errors.size() * 4, s), "download");
   for (std::size_t j = 0; j < group.size(); ++j)
   {
     if (errors[j] != 0)
@@ -394,7 +396,7 @@ Status decodeGroup(Workspace& ws,
     return st;
   }
   SGC_STAGE_DONE("brick chunk table kernels");
-  if (!(st = groupErrors(b.errors, group)))
+  if (!(st = groupErrors(b.errors, group, s)))
   {
     return st;
   }
@@ -421,7 +423,7 @@ Status decodeGroup(Workspace& ws,
   SGC_PROFILE_BEGIN("decode bricks Huffman chunks (warp per chunk)");
   launchChunkDecode<S>(args, wideDecoderFits(), s);
   SGC_STAGE_DONE("brick chunk decode kernel");
-  st = groupErrors(b.errors, group);
+  st = groupErrors(b.errors, group, s);
   ws.decodedLayout.swap(layoutKept); // every chunk left the buffer as its block mask says
   if (!st)
   {
@@ -452,7 +454,7 @@ Status decodeUsableBricks(Workspace& ws,
   cudaStream_t s)
 {
   PlanOnDevice p;
-  Status st = makeSharedPlan(ws, headers[kept.front()].info, p);
+  Status st = makeSharedPlan(ws, headers[kept.front()].info, p, s);
   if (!st)
   {
     return st;
@@ -468,7 +470,7 @@ Status decodeUsableBricks(Workspace& ws,
     if (st.code() == ErrorCode::OutOfDeviceMemory)
     {
       // The group's buffers do not fit: its bricks and the rest go one by one (the caller's).
-      SGC_TRY(cudaDeviceSynchronize(), "decode bricks");
+      SGC_TRY(cudaStreamSynchronize(s), "decode bricks");
       for (DeviceBuffer* b : { &ws.rec,
              &ws.decodedSymbols,
              &ws.decodedBlocks,
@@ -488,7 +490,7 @@ Status decodeUsableBricks(Workspace& ws,
     }
     timer.collect();
   }
-  SGC_TRY(cudaDeviceSynchronize(), "decode bricks");
+  SGC_TRY(cudaStreamSynchronize(s), "decode bricks");
   for (std::size_t j = 0; j < std::min(decoded, kept.size()); ++j)
   {
     done[kept[j]] = 1;
@@ -503,9 +505,9 @@ Status decodeBricksLocked(Workspace& ws,
   const BrickDecodeRequest<T>& request,
   std::vector<char>& done,
   const ExecutionOptions& options,
+  cudaStream_t s,
   double* kernelSeconds)
 {
-  cudaStream_t s = 0;
   KernelTimer timer;
   ProfileScope profileScope;
   SGC_HOST_MARK();
@@ -543,11 +545,13 @@ template Status decodeBricksLocked<float>(Workspace&,
   const BrickDecodeRequest<float>&,
   std::vector<char>&,
   const ExecutionOptions&,
+  cudaStream_t,
   double*);
 template Status decodeBricksLocked<double>(Workspace&,
   const BrickDecodeRequest<double>&,
   std::vector<char>&,
   const ExecutionOptions&,
+  cudaStream_t,
   double*);
 
 } // namespace cudaimpl

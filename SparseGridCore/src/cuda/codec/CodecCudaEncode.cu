@@ -246,52 +246,12 @@ bool launchEncodeLines(const Plan& plan,
   return true;
 }
 
-/// The device buffers of an encoding (the input's copy aside), and the bytes of the chunk scan's
-/// temporary storage.
-Status reserveEncodeBuffers(Workspace& ws,
-  const Plan& plan,
-  const std::vector<u64>& levelCodeBegin,
-  u64 voxels,
-  std::size_t valueBytes,
-  cudaStream_t s,
-  std::size_t& scanBytes)
-{
-  const u64 chunks = plan.chunkBegin[plan.levels];
-  const u64 totalBlocks = chunks * format::BlocksPerChunk;
-  Status st;
-  if (!(st = ws.rec.reserve(voxels * valueBytes, "rec")) ||
-    !(st = ws.symbols.reserve(levelCodeBegin[plan.levels] * sizeof(u16), "symbols")) ||
-    !(st = ws.masks.reserve(chunks * 8, "masks")) ||
-    !(st = ws.histogram.reserve(format::Tokens * 4, "histogram")) ||
-    !(st = ws.stats.reserve(64, "stats")) ||
-    !(st = ws.blockBits.reserve(totalBlocks * 4, "blockBits")) ||
-    !(st = ws.blockEsc.reserve(totalBlocks * 4, "blockEsc")) ||
-    !(st = ws.chunkMeta.reserve((chunks + 70) * 8, "chunk offsets")) ||
-    !(st = ws.codes.reserve(SummaryBufferBytes, "codes")) ||
-    !(st = ws.readBack.reserve(ReadBackBytes, "summary")))
-  {
-    return st;
-  }
-  if (!(st = chunkScanBytes(chunks, s, scanBytes)))
-  {
-    return st;
-  }
-  if (!(st = ws.scratch.reserve((chunks + 1) * 16 + 256 + scanBytes, "chunk scan")))
-  {
-    return st;
-  }
-  if (plan.passCount + SumSurplus > SummaryWords || plan.levels + SumLevelEnd > SumTableBytes)
-  {
-    return Status(ErrorCode::Internal, "encode: too many passes for the GPU summary");
-  }
-  return Status::Ok();
-}
-
 /// The input on the device: where it lives (input, stride), or a packed copy of host values.
 template<typename T>
 Status deviceInput(Workspace& ws,
   const EncodeRequest<T>& request,
   u64 voxels,
+  cudaStream_t s,
   const T*& input,
   u64& stride)
 {
@@ -310,8 +270,7 @@ Status deviceInput(Workspace& ws,
   }
   if (layout.stride == 1)
   {
-    SGC_TRY(cudaMemcpy(ws.values.ptr, hostValues, voxels * sizeof(T), cudaMemcpyHostToDevice),
-      "upload values");
+    SGC_TRY(upload(ws.values.ptr, hostValues, voxels * sizeof(T), s), "upload values");
   }
   else
   {
@@ -320,8 +279,7 @@ Status deviceInput(Workspace& ws,
     {
       packed[i] = hostValues[i * layout.stride];
     }
-    SGC_TRY(cudaMemcpy(ws.values.ptr, packed.data(), voxels * sizeof(T), cudaMemcpyHostToDevice),
-      "upload values");
+    SGC_TRY(upload(ws.values.ptr, packed.data(), voxels * sizeof(T), s), "upload values");
   }
   input = ws.values.as<T>();
   stride = 1;
@@ -329,6 +287,54 @@ Status deviceInput(Workspace& ws,
 }
 
 } // namespace
+
+Status reserveEncodeBuffers(Workspace& ws,
+  const Plan& plan,
+  const std::vector<u64>& levelCodeBegin,
+  u64 voxels,
+  std::size_t valueBytes,
+  cudaStream_t s,
+  BrickStrides& bs,
+  std::size_t& scanBytes)
+{
+  const u64 chunks = plan.chunkBegin[plan.levels];
+  const u64 n = bs.count;
+  bs.voxels = voxels;
+  bs.codes = levelCodeBegin[plan.levels]; // a multiple of 64 (levels start 64-aligned)
+  bs.chunks = chunks;
+  bs.blocks = chunks * format::BlocksPerChunk;
+  bs.summary = (SummaryBufferBytes + 255) / 256 * 256;
+  bs.stats = static_cast<u64>(plan.passCount) + 2; // pass surpluses, largest |value|, NaN/Inf
+  bs.histogram = (format::Tokens + 63) / 64 * 64;
+  bs.sizes = chunks + 1;
+  bs.offsets = chunks + 70;
+  // One stream reads its whole summary and code lengths back at once; bricks each read their
+  // summary and BrickLengthBytes of lengths (longer tables in a second copy).
+  const std::size_t readBack =
+    std::max<std::size_t>(ReadBackBytes, n * (SummaryWords * 8 + BrickLengthBytes));
+  Status st;
+  if (!(st = ws.rec.reserve(n * voxels * valueBytes, "rec")) ||
+    !(st = ws.symbols.reserve(n * bs.codes * sizeof(u16), "symbols")) ||
+    !(st = ws.masks.reserve(n * chunks * 8, "masks")) ||
+    !(st = ws.histogram.reserve(n * bs.histogram * 4, "histogram")) ||
+    !(st = ws.stats.reserve(64, "stats")) ||
+    !(st = ws.blockBits.reserve(n * bs.blocks * 4, "blockBits")) ||
+    !(st = ws.blockEsc.reserve(n * bs.blocks * 4, "blockEsc")) ||
+    !(st = ws.chunkMeta.reserve(n * bs.offsets * 8, "chunk offsets")) ||
+    !(st = ws.codes.reserve(n * bs.summary, "codes")) ||
+    !(st = ws.error.reserve(n * bs.stats * 8, "surplus")) ||
+    !(st = ws.readBack.reserve(readBack, "summary")) ||
+    !(st = chunkScanBytes(n * (chunks + 1) - 1, s, scanBytes)) ||
+    !(st = ws.scratch.reserve(n * (chunks + 1) * 16 + 256 + scanBytes, "chunk scan")))
+  {
+    return st;
+  }
+  if (plan.passCount + SumSurplus > SummaryWords || plan.levels + SumLevelEnd > SumTableBytes)
+  {
+    return Status(ErrorCode::Internal, "encode: too many passes for the GPU summary");
+  }
+  return Status::Ok();
+}
 
 template<typename T>
 void launchEncodePasses(const PlanOnDevice& p,
@@ -454,7 +460,7 @@ Status sizeStream(Workspace& ws,
   {
     // More tokens than the device build takes (or a device without its shared memory): the host
     // builds the table from the histogram, then sizes the chunks with it.
-    if (!(st = uploadHostTable(histogram, dSummary)))
+    if (!(st = uploadHostTable(histogram, dSummary, s)))
     {
       return st;
     }
@@ -471,11 +477,11 @@ Status sizeStream(Workspace& ws,
 
 /// The error of an input with NaN/Inf values: how many, and the first.
 template<typename T>
-Status nonFiniteError(const T* input, u64 voxels, u64 stride, u64 count)
+Status nonFiniteError(const T* input, u64 voxels, u64 stride, u64 count, cudaStream_t s)
 {
   std::vector<T> host(static_cast<std::size_t>(voxels));
   Status st;
-  if (!(st = copyToHost(input, host.size(), stride, host.data())))
+  if (!(st = copyToHost(input, host.size(), stride, host.data(), s)))
   {
     return st;
   }
@@ -497,13 +503,14 @@ Status writeRawStream(const EncodeRequest<T>& request,
   u64 voxels,
   u64 stride,
   u64 rawTotal,
+  cudaStream_t s,
   std::vector<std::uint8_t>& stream)
 {
   DeviceStream* target = request.target;
   std::vector<T> host(static_cast<std::size_t>(voxels));
   // The input is intact (the passes worked on rec).
   Status st;
-  if (!(st = copyToHost(input, host.size(), stride, host.data())))
+  if (!(st = copyToHost(input, host.size(), stride, host.data(), s)))
   {
     return st;
   }
@@ -517,8 +524,7 @@ Status writeRawStream(const EncodeRequest<T>& request,
     }
     std::vector<std::uint8_t> head;
     detail::writeRaw(host.data(), plan.dims, request.bound, head);
-    SGC_TRY(cudaMemcpy(target->data, head.data(), head.size(), cudaMemcpyHostToDevice),
-      "upload raw stream");
+    SGC_TRY(upload(target->data, head.data(), head.size(), s), "upload raw stream");
     target->bytes = head.size();
   }
   else
@@ -637,15 +643,13 @@ Status writeCodedStream(Workspace& ws,
   SGC_HOST_MARK();
   if (target)
   {
-    SGC_TRY(cudaMemcpy(target->data, head.data(), header, cudaMemcpyHostToDevice), "upload header");
+    SGC_TRY(upload(target->data, head.data(), header, s), "upload header");
     target->bytes = static_cast<std::size_t>(total);
   }
   else
   {
     stream.resize(static_cast<std::size_t>(total));
-    SGC_TRY(
-      cudaMemcpy(stream.data() + header, dOut + header, total - header, cudaMemcpyDeviceToHost),
-      "download stream");
+    SGC_TRY(download(stream.data() + header, dOut + header, total - header, s), "download stream");
     std::memcpy(stream.data(), head.data(), header);
   }
   SGC_HOST_LAP("encode host: header upload (or stream download)");
@@ -655,12 +659,15 @@ Status writeCodedStream(Workspace& ws,
 } // namespace
 
 template<typename T>
-Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kernelSeconds)
+Status encodeLocked(Workspace& ws,
+  const EncodeRequest<T>& request,
+  cudaStream_t s,
+  double* kernelSeconds)
 {
   detail::CodingPlan setup;
   Status st = detail::makeEncodePlan(request.layout, request.scheme, request.bound, setup);
   PlanOnDevice pd;
-  if (!st || !(st = planOnDevice(ws, std::move(setup), pd)))
+  if (!st || !(st = planOnDevice(ws, std::move(setup), pd, s)))
   {
     return st;
   }
@@ -674,31 +681,27 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   const u64 totalBlocks = chunks * format::BlocksPerChunk;
   const ChunkGeometry& geometry = pd.geometry;
   const DevicePlan& dPlan = pd.device;
-  cudaStream_t s = 0;
   KernelTimer timer;
   ProfileScope profileScope;
   SGC_HOST_MARK();
 
+  // One stream: the brick layout of the buffers with one brick (the strides are not used).
+  BrickStrides one;
   std::size_t scanBytes = 0;
-  if (!(st = reserveEncodeBuffers(ws, plan, levelCodeBegin, voxels, sizeof(T), s, scanBytes)))
+  if (!(st = reserveEncodeBuffers(ws, plan, levelCodeBegin, voxels, sizeof(T), s, one, scanBytes)))
   {
     return st;
   }
   const T* input = nullptr;
   u64 stride = 1;
-  if (!(st = deviceInput(ws, request, voxels, input, stride)))
+  if (!(st = deviceInput(ws, request, voxels, s, input, stride)))
   {
     return st;
   }
   T* rec = ws.rec.as<T>();
   u16* symbols = ws.symbols.as<u16>();
-  u64* stats = ws.stats.as<u64>();     // [0] NaN/Inf inputs
-  DeviceBuffer& surplusBuf = ws.error; // reused: per-pass surplus maxima and the largest |value|
-  if (!(st = surplusBuf.reserve(sizeof(u64) * (plan.passCount + 1), "surplus")))
-  {
-    return st;
-  }
-  u64* dSurplus = surplusBuf.as<u64>();
+  u64* stats = ws.stats.as<u64>();    // [0] NaN/Inf inputs
+  u64* dSurplus = ws.error.as<u64>(); // per-pass surplus maxima and the largest |value|
   SGC_TRY(cudaMemsetAsync(stats, 0, 64, s), "clear");
   SGC_TRY(cudaMemsetAsync(ws.codes.ptr, 0, SummaryWords * 8, s), "clear");
   SGC_TRY(cudaMemsetAsync(dSurplus, 0, sizeof(u64) * (plan.passCount + 1), s), "clear");
@@ -752,7 +755,7 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   }
   if (summary[SumNonFinite] > 0)
   {
-    return nonFiniteError(input, voxels, stride, summary[SumNonFinite]);
+    return nonFiniteError(input, voxels, stride, summary[SumNonFinite], s);
   }
   if (statistics)
   {
@@ -765,7 +768,7 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   const bool raw = summary[SumTotal] >= rawTotal;
   if (raw)
   {
-    st = writeRawStream(request, plan, input, voxels, stride, rawTotal, stream);
+    st = writeRawStream(request, plan, input, voxels, stride, rawTotal, s, stream);
   }
   else
   {
@@ -798,8 +801,11 @@ Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kern
   return Status::Ok();
 }
 
-template Status encodeLocked<float>(Workspace&, const EncodeRequest<float>&, double*);
-template Status encodeLocked<double>(Workspace&, const EncodeRequest<double>&, double*);
+template Status encodeLocked<float>(Workspace&, const EncodeRequest<float>&, cudaStream_t, double*);
+template Status encodeLocked<double>(Workspace&,
+  const EncodeRequest<double>&,
+  cudaStream_t,
+  double*);
 
 } // namespace cudaimpl
 } // namespace codec

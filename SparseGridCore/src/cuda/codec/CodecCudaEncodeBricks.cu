@@ -37,54 +37,6 @@ __global__ void scatterHeadersKernel(const unsigned char* packed,
   }
 }
 
-/// Bytes of the code lengths read back with each brick's summary (tables with more coded tokens
-/// take a second read-back).
-constexpr std::size_t BrickLengthBytes = 2048;
-
-/// A batch's per-brick strides through the encoder's buffers, and their reservation.
-Status reserveBrickBuffers(Workspace& ws,
-  const Plan& plan,
-  const std::vector<u64>& levelCodeBegin,
-  u64 voxels,
-  std::size_t valueBytes,
-  BrickStrides& bs,
-  std::size_t& scanBytes,
-  cudaStream_t s)
-{
-  const u64 chunks = plan.chunkBegin[plan.levels];
-  const u64 n = bs.count;
-  bs.voxels = voxels;
-  bs.codes = levelCodeBegin[plan.levels]; // a multiple of 64 (levels start 64-aligned)
-  bs.chunks = chunks;
-  bs.blocks = chunks * format::BlocksPerChunk;
-  bs.summary = (SummaryBufferBytes + 255) / 256 * 256;
-  bs.stats = static_cast<u64>(plan.passCount) + 2; // pass surpluses, largest |value|, NaN/Inf
-  bs.histogram = (format::Tokens + 63) / 64 * 64;
-  bs.sizes = chunks + 1;
-  bs.offsets = chunks + 70;
-  Status st;
-  if (!(st = ws.rec.reserve(n * voxels * valueBytes, "rec")) ||
-    !(st = ws.symbols.reserve(n * bs.codes * sizeof(u16), "symbols")) ||
-    !(st = ws.masks.reserve(n * chunks * 8, "masks")) ||
-    !(st = ws.histogram.reserve(n * bs.histogram * 4, "histogram")) ||
-    !(st = ws.blockBits.reserve(n * bs.blocks * 4, "blockBits")) ||
-    !(st = ws.blockEsc.reserve(n * bs.blocks * 4, "blockEsc")) ||
-    !(st = ws.chunkMeta.reserve(n * bs.offsets * 8, "chunk offsets")) ||
-    !(st = ws.codes.reserve(n * bs.summary, "codes")) ||
-    !(st = ws.error.reserve(n * bs.stats * 8, "surplus")) ||
-    !(st = ws.readBack.reserve(n * (SummaryWords * 8 + BrickLengthBytes), "summary")) ||
-    !(st = chunkScanBytes(n * (chunks + 1) - 1, s, scanBytes)) ||
-    !(st = ws.scratch.reserve(n * (chunks + 1) * 16 + 256 + scanBytes, "chunk scan")))
-  {
-    return st;
-  }
-  if (plan.passCount + SumSurplus > SummaryWords || plan.levels + SumLevelEnd > SumTableBytes)
-  {
-    return Status(ErrorCode::Internal, "encode: too many passes for the GPU summary");
-  }
-  return Status::Ok();
-}
-
 /// Bricks of at most this many voxels in all go through the stages together (the buffers of a
 /// group take about 2.4 bytes per voxel plus 0.9 MB per brick for float values).
 constexpr u64 GroupVoxels = 1ull << 28;
@@ -144,14 +96,16 @@ Status placeBricks(Workspace& ws,
   if (longest > BrickLengthBytes)
   {
     longLengths.resize(static_cast<std::size_t>(count * longest));
-    SGC_TRY(cudaMemcpy2D(longLengths.data(),
+    SGC_TRY(cudaMemcpy2DAsync(longLengths.data(),
               longest,
               ws.codes.as<unsigned char>() + SummaryWords * 8,
               bs.summary,
               longest,
               count,
-              cudaMemcpyDeviceToHost),
+              cudaMemcpyDeviceToHost,
+              s),
       "download code lengths");
+    SGC_TRY(cudaStreamSynchronize(s), "download code lengths");
     for (unsigned b = 0; b < count; ++b)
     {
       placed.lengths[b] = longLengths.data() + b * longest;
@@ -224,7 +178,8 @@ Status encodeBrickGroup(Workspace& ws,
   unsigned count,
   u64& end,
   KernelTimer& timer,
-  const ExecutionOptions& options)
+  const ExecutionOptions& options,
+  cudaStream_t s)
 {
   ProfileScope profileScope;
   SGC_HOST_MARK();
@@ -234,13 +189,12 @@ Status encodeBrickGroup(Workspace& ws,
   const u64 chunks = pd.chunks;
   const ChunkGeometry& geometry = pd.geometry;
   const DevicePlan& dPlan = pd.device;
-  cudaStream_t s = 0;
   BrickStrides bs;
   bs.count = count;
   bs.input = request.bricks.brickStride;
   std::size_t scanBytes = 0;
   Status st;
-  if (!(st = reserveBrickBuffers(ws, plan, levelCodeBegin, voxels, sizeof(T), bs, scanBytes, s)))
+  if (!(st = reserveEncodeBuffers(ws, plan, levelCodeBegin, voxels, sizeof(T), s, bs, scanBytes)))
   {
     return st;
   }
@@ -382,6 +336,7 @@ template<typename T>
 Status encodeBricksLocked(Workspace& ws,
   const BrickEncodeRequest<T>& request,
   const ExecutionOptions& options,
+  cudaStream_t s,
   double* kernelSeconds)
 {
   request.target->bytes = 0;
@@ -393,7 +348,7 @@ Status encodeBricksLocked(Workspace& ws,
     return st; // without the device's table build, every brick is left to the one-stream path
   }
   PlanOnDevice pd;
-  if (!(st = planOnDevice(ws, std::move(setup), pd)))
+  if (!(st = planOnDevice(ws, std::move(setup), pd, s)))
   {
     return st;
   }
@@ -403,7 +358,7 @@ Status encodeBricksLocked(Workspace& ws,
   for (u64 first = 0; first < request.bricks.count; first += group)
   {
     const unsigned count = static_cast<unsigned>(std::min(group, request.bricks.count - first));
-    if (!(st = encodeBrickGroup(ws, request, pd, first, count, end, timer, options)))
+    if (!(st = encodeBrickGroup(ws, request, pd, first, count, end, timer, options, s)))
     {
       request.spans->assign(request.spans->size(), StreamSpan());
       return st;
@@ -419,10 +374,12 @@ Status encodeBricksLocked(Workspace& ws,
 template Status encodeBricksLocked<float>(Workspace&,
   const BrickEncodeRequest<float>&,
   const ExecutionOptions&,
+  cudaStream_t,
   double*);
 template Status encodeBricksLocked<double>(Workspace&,
   const BrickEncodeRequest<double>&,
   const ExecutionOptions&,
+  cudaStream_t,
   double*);
 
 } // namespace cudaimpl

@@ -399,28 +399,24 @@ Status launchHuffmanTable(const u32* histogram,
   return Status::Ok();
 }
 
-Status uploadHostTable(const u32* histogram, u64* summary)
+Status uploadHostTable(const u32* histogram, u64* summary, cudaStream_t s)
 {
   unsigned char* dLengths = reinterpret_cast<unsigned char*>(summary + SummaryWords);
   u32* dCodes = reinterpret_cast<u32*>(dLengths + LengthBytes);
   // The host builds the table from the histogram (the chunks are sized with it afterwards).
   std::vector<u32> hist32(format::Tokens);
-  SGC_TRY(cudaMemcpy(hist32.data(), histogram, format::Tokens * 4, cudaMemcpyDeviceToHost),
-    "download histogram");
+  SGC_TRY(download(hist32.data(), histogram, format::Tokens * 4, s), "download histogram");
   const detail::HuffmanTable table =
     detail::huffmanTable(std::vector<std::uint64_t>(hist32.begin(), hist32.end()));
-  SGC_TRY(cudaMemcpy(dLengths, table.lengths.data(), format::Tokens, cudaMemcpyHostToDevice),
-    "upload lengths");
+  SGC_TRY(upload(dLengths, table.lengths.data(), format::Tokens, s), "upload lengths");
   std::vector<u32> packed(format::Tokens);
   for (std::size_t t = 0; t < packed.size(); ++t)
   {
     packed[t] = (table.codes[t] << 5) | table.lengths[t];
   }
-  SGC_TRY(
-    cudaMemcpy(dCodes, packed.data(), format::Tokens * 4, cudaMemcpyHostToDevice), "upload codes");
+  SGC_TRY(upload(dCodes, packed.data(), format::Tokens * 4, s), "upload codes");
   const u64 words[5] = { static_cast<u64>(table.count), static_cast<u64>(table.symbols), 0, 0, 0 };
-  SGC_TRY(cudaMemcpy(summary + SumTableCount, words, sizeof(words), cudaMemcpyHostToDevice),
-    "upload table size");
+  SGC_TRY(upload(summary + SumTableCount, words, sizeof(words), s), "upload table size");
   static_assert(SumSymbols == SumTableCount + 1 && SumHostTable == SumTableCount + 2 &&
       SumEscapes == SumTableCount + 3 && SumZeroChunks == SumTableCount + 4,
     "the words uploaded with the host table");

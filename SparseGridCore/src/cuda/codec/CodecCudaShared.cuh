@@ -72,6 +72,29 @@ Status fromCuda(cudaError_t e, const char* what);
 
 #define SGC_LAUNCHED(what) SGC_TRY(cudaGetLastError(), what)
 
+/// The stream every launch, copy, clear, event and wait of the codec goes to: the caller's
+/// (ExecutionOptions::cudaStream), or the default stream where it is null.
+inline cudaStream_t streamOf(const ExecutionOptions& options)
+{
+  return static_cast<cudaStream_t>(options.cudaStream);
+}
+
+/// Copies device memory to the host on s and waits for s (the copy and the work queued before
+/// it): the host reads the copy next.
+inline cudaError_t download(void* host, const void* device, std::size_t bytes, cudaStream_t s)
+{
+  const cudaError_t e = cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, s);
+  return e == cudaSuccess ? cudaStreamSynchronize(s) : e;
+}
+
+/// Copies host memory to the device on s, ordered after the work queued before it. A pageable
+/// source (a std::vector) is staged before the call returns, so it may go at once; a page-locked
+/// source must stay unchanged until s has passed the copy.
+inline cudaError_t upload(void* device, const void* host, std::size_t bytes, cudaStream_t s)
+{
+  return cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, s);
+}
+
 /// Device memory for the buffers kept between calls (at least 256 bytes each).
 struct DeviceMemory
 {
@@ -143,10 +166,36 @@ struct Workspace
   /// The brick decoder's staged headers and uploaded tables, and their host side.
   DeviceBuffer brickHeaders, brickTables;
   PinnedBuffer brickHost;
-  cudaStream_t stream0 = nullptr;
+  /// The special-voxel count, and the runs and palette of a mask section (CodecMaskCuda.cu).
+  DeviceBuffer special;
 };
 /// The one workspace of the process.
 Workspace& workspace();
+
+/// Runs f(workspace, stream) with the workspace locked (one codec call on the GPU at a time) on
+/// the options' stream, or says why the GPU cannot run. The stream is waited for before the
+/// workspace is unlocked, whichever way f returns: the next call may run on another stream and
+/// reuse the buffers.
+template<typename F>
+Status withWorkspace(const ExecutionOptions& options, F&& f)
+{
+  std::string why;
+  if (!available(&why))
+  {
+    return Status(ErrorCode::BackendUnavailable, why);
+  }
+  Workspace& ws = workspace();
+  std::lock_guard<std::mutex> lock(ws.mutex);
+  const cudaStream_t s = streamOf(options);
+  const Status st = f(ws, s);
+  const cudaError_t e = cudaStreamSynchronize(s);
+  if (!st)
+  {
+    cudaGetLastError();
+    return st;
+  }
+  return fromCuda(e, "stream");
+}
 
 constexpr int Threads = 256;
 
@@ -683,7 +732,8 @@ struct DevicePlan
 Status uploadPlan(Workspace& ws,
   const Plan& plan,
   const std::vector<DevPass>& passes,
-  DevicePlan& d);
+  DevicePlan& d,
+  cudaStream_t s);
 /// A coding plan with what its launches take: each level's first symbol in the device buffer
 /// (levels start 64-aligned), the passes, the chunk geometry, and the plan in device memory.
 struct PlanOnDevice
@@ -696,16 +746,19 @@ struct PlanOnDevice
   u64 chunks = 0;  ///< chunks of a stream
   u64 symbols = 0; ///< symbols of a stream in the device buffer
 };
-/// The PlanOnDevice of `setup` (moved in), its plan uploaded.
-Status planOnDevice(Workspace& ws, detail::CodingPlan&& setup, PlanOnDevice& p);
+/// The PlanOnDevice of `setup` (moved in), its plan uploaded on s.
+Status planOnDevice(Workspace& ws, detail::CodingPlan&& setup, PlanOnDevice& p, cudaStream_t s);
 
 //------------------------------------------------------------------------------------------------
 // What one file launches for the others
 //------------------------------------------------------------------------------------------------
 /// CodecCudaEncode.cu and CodecCudaDecode.cu: an encoding, and a decoding of a stream of S
-/// values into T values, with the workspace locked.
+/// values into T values, with the workspace locked, on stream s.
 template<typename T>
-Status encodeLocked(Workspace& ws, const EncodeRequest<T>& request, double* kernelSeconds);
+Status encodeLocked(Workspace& ws,
+  const EncodeRequest<T>& request,
+  cudaStream_t s,
+  double* kernelSeconds);
 /// CodecCudaEncode.cu: the header of a coded stream from the device's summary and the code
 /// lengths behind it, into `out` (headerBytes(levels, summary[SumTableBytes]) bytes); Internal
 /// where the host sizes the code-length table differently from the device.
@@ -721,15 +774,32 @@ template<typename T>
 Status encodeBricksLocked(Workspace& ws,
   const BrickEncodeRequest<T>& request,
   const ExecutionOptions& options,
+  cudaStream_t s,
   double* kernelSeconds);
 template<typename T>
 Status decodeBricksLocked(Workspace& ws,
   const BrickDecodeRequest<T>& request,
   std::vector<char>& done,
   const ExecutionOptions& options,
+  cudaStream_t s,
   double* kernelSeconds);
 template<typename S, typename T>
-Status decodeLocked(Workspace& ws, const DecodeRequest<T>& request, double* kernelSeconds);
+Status decodeLocked(Workspace& ws,
+  const DecodeRequest<T>& request,
+  cudaStream_t s,
+  double* kernelSeconds);
+/// CodecCuda.cu: copyToHost on stream s (waits for it).
+template<typename T>
+Status copyToHost(const T* device, std::size_t n, std::size_t stride, T* host, cudaStream_t s);
+/// CodecMaskCuda.cu: puts the special voxels of a parsed stream (in host memory: at least its
+/// header) back into deviceOut[i * stride], on s (the runs and palette in ws.special).
+template<typename T>
+Status restoreSpecials(Workspace& ws,
+  const std::uint8_t* stream,
+  const StreamInfo& info,
+  T* deviceOut,
+  u64 stride,
+  cudaStream_t s);
 
 /// Bricks of one plan coded in the same launches: blockIdx.y is the brick, and every encoder
 /// kernel moves its pointers by these strides (one stream: all 0 and gridDim.y == 1).
@@ -762,6 +832,21 @@ __device__ __forceinline__ P* brickSummary(P* p, const BrickStrides& b)
   using Byte = std::conditional_t<std::is_const<P>::value, const unsigned char, unsigned char>;
   return reinterpret_cast<P*>(reinterpret_cast<Byte*>(p) + blockIdx.y * b.summary);
 }
+
+/// CodecCudaEncode.cu: the encoder's device buffers for bs.count bricks of a plan (one stream:
+/// count 1), each brick's strides through them (set in bs) and the bytes of the chunk scan's
+/// temporary storage.
+Status reserveEncodeBuffers(Workspace& ws,
+  const Plan& plan,
+  const std::vector<u64>& levelCodeBegin,
+  u64 voxels,
+  std::size_t valueBytes,
+  cudaStream_t s,
+  BrickStrides& bs,
+  std::size_t& scanBytes);
+/// Bytes of the code lengths read back with each brick's summary (tables with more coded tokens
+/// take a second read-back).
+constexpr std::size_t BrickLengthBytes = 2048;
 
 /// CodecCudaEncode.cu: every pass of every level, for one stream or for bricks: symbols and
 /// reconstruction, each pass's largest surplus (surplus[pass]), the largest |value|
@@ -841,8 +926,8 @@ Status launchHuffmanTable(const u32* histogram,
   cudaStream_t s,
   const BrickStrides& bricks = {});
 /// CodecCudaHuffmanTable.cu: the host's table of the device histogram, uploaded behind the
-/// summary as the device build leaves it.
-Status uploadHostTable(const u32* histogram, u64* summary);
+/// summary as the device build leaves it (on s).
+Status uploadHostTable(const u32* histogram, u64* summary, cudaStream_t s);
 
 //------------------------------------------------------------------------------------------------
 // The decoder's stages (CodecCudaDecode.cu), for one stream or for bricks of one plan

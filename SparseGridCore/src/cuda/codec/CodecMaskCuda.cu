@@ -2,6 +2,7 @@
 // value (or NaN/Inf) of a device array, and putting a stream's special voxels back into a device
 // output after the reconstruction. The mask itself is read and built on the host.
 #include "../../codec/CodecMask.h"
+#include "CodecCudaShared.cuh"
 
 #include "../../Internal.h"
 
@@ -67,19 +68,6 @@ __global__ void restoreKernel(const SpecialRun* runs,
   }
 }
 
-/// A device allocation freed at the end of the scope.
-struct Scratch
-{
-  void* ptr = nullptr;
-  ~Scratch()
-  {
-    if (this->ptr)
-    {
-      cudaFree(this->ptr);
-    }
-  }
-};
-
 } // namespace
 
 template<typename T>
@@ -87,49 +75,53 @@ Status countSpecials(const T* device,
   std::uint64_t stride,
   std::uint64_t voxels,
   const SpecialValues& specials,
-  std::uint64_t& count)
+  std::uint64_t& count,
+  const ExecutionOptions& options)
 {
-  std::string why;
-  if (!sparsegrid::cuda::available(&why))
-  {
-    return Status(ErrorCode::BackendUnavailable, why);
-  }
-  Scratch counter;
-  cudaError_t e = cudaMalloc(&counter.ptr, sizeof(unsigned long long));
-  if (e == cudaSuccess)
-  {
-    e = cudaMemset(counter.ptr, 0, sizeof(unsigned long long));
-  }
-  if (e != cudaSuccess)
-  {
-    return maskStatus(e, "count buffer");
-  }
-  const std::uint64_t blocks = std::min<std::uint64_t>((voxels + 255) / 256, 4096);
-  countSpecialsKernel<T><<<static_cast<unsigned>(std::max<std::uint64_t>(blocks, 1)), 256>>>(device,
-    stride,
-    voxels,
-    specials.useFillValue,
-    static_cast<T>(specials.fillValue),
-    static_cast<unsigned long long*>(counter.ptr));
-  unsigned long long c = 0;
-  e = cudaGetLastError();
-  if (e == cudaSuccess)
-  {
-    e = cudaMemcpy(&c, counter.ptr, sizeof(c), cudaMemcpyDeviceToHost);
-  }
-  if (e != cudaSuccess)
-  {
-    return maskStatus(e, "count special voxels");
-  }
-  count = c;
-  return Status::Ok();
+  return withWorkspace(options,
+    [&](Workspace& ws, cudaStream_t s)
+    {
+      Status st = ws.special.reserve(sizeof(unsigned long long), "count buffer");
+      if (!st)
+      {
+        return st;
+      }
+      auto* counter = ws.special.as<unsigned long long>();
+      cudaError_t e = cudaMemsetAsync(counter, 0, sizeof(unsigned long long), s);
+      if (e != cudaSuccess)
+      {
+        return maskStatus(e, "count buffer");
+      }
+      const std::uint64_t blocks = std::min<std::uint64_t>((voxels + 255) / 256, 4096);
+      countSpecialsKernel<T>
+        <<<static_cast<unsigned>(std::max<std::uint64_t>(blocks, 1)), 256, 0, s>>>(device,
+          stride,
+          voxels,
+          specials.useFillValue,
+          static_cast<T>(specials.fillValue),
+          counter);
+      unsigned long long c = 0;
+      e = cudaGetLastError();
+      if (e == cudaSuccess)
+      {
+        e = download(&c, counter, sizeof(c), s);
+      }
+      if (e != cudaSuccess)
+      {
+        return maskStatus(e, "count special voxels");
+      }
+      count = c;
+      return Status::Ok();
+    });
 }
 
 template<typename T>
-Status restoreSpecials(const std::uint8_t* stream,
+Status restoreSpecials(Workspace& ws,
+  const std::uint8_t* stream,
   const StreamInfo& info,
   T* deviceOut,
-  std::uint64_t stride)
+  u64 stride,
+  cudaStream_t s)
 {
   if (info.maskBytes == 0)
   {
@@ -139,45 +131,61 @@ Status restoreSpecials(const std::uint8_t* stream,
   std::vector<T> palette;
   detail::specialRuns<T>(stream, info, 1 << 16, runs, palette);
   const std::size_t runBytes = runs.size() * sizeof(SpecialRun);
-  Scratch buffer;
-  cudaError_t e = cudaMalloc(&buffer.ptr, runBytes + palette.size() * sizeof(T));
-  unsigned char* base = static_cast<unsigned char*>(buffer.ptr);
-  if (e == cudaSuccess)
+  // Runs and palette are staged from pageable memory by the uploads; the kernel reads them on s.
+  Status st = ws.special.reserve(runBytes + palette.size() * sizeof(T), "special voxels");
+  if (!st)
   {
-    e = cudaMemcpy(base, runs.data(), runBytes, cudaMemcpyHostToDevice);
+    return st;
   }
+  unsigned char* base = ws.special.as<unsigned char>();
+  cudaError_t e = upload(base, runs.data(), runBytes, s);
   if (e == cudaSuccess)
   {
-    e = cudaMemcpy(
-      base + runBytes, palette.data(), palette.size() * sizeof(T), cudaMemcpyHostToDevice);
+    e = upload(base + runBytes, palette.data(), palette.size() * sizeof(T), s);
   }
   if (e != cudaSuccess)
   {
     return maskStatus(e, "upload the special voxels");
   }
   const std::uint64_t blocks = std::min<std::uint64_t>(runs.size(), 65535);
-  restoreKernel<T><<<static_cast<unsigned>(std::max<std::uint64_t>(blocks, 1)), 256>>>(
+  restoreKernel<T><<<static_cast<unsigned>(std::max<std::uint64_t>(blocks, 1)), 256, 0, s>>>(
     reinterpret_cast<const SpecialRun*>(base),
     runs.size(),
     reinterpret_cast<const T*>(base + runBytes),
     deviceOut,
     stride);
   e = cudaGetLastError();
-  if (e == cudaSuccess)
-  {
-    e = cudaDeviceSynchronize();
-  }
   return e == cudaSuccess ? Status::Ok() : maskStatus(e, "restore the special voxels");
 }
 
-Status uploadStream(const std::vector<std::uint8_t>& stream, std::uint8_t* device)
+Status uploadStream(const std::vector<std::uint8_t>& stream,
+  std::uint8_t* device,
+  const ExecutionOptions& options)
 {
-  const cudaError_t e = cudaMemcpy(device, stream.data(), stream.size(), cudaMemcpyHostToDevice);
+  // Waits for the copy: the device stream is complete when the call returns.
+  const cudaStream_t s = streamOf(options);
+  cudaError_t e = upload(device, stream.data(), stream.size(), s);
+  if (e == cudaSuccess)
+  {
+    e = cudaStreamSynchronize(s);
+  }
   return e == cudaSuccess ? Status::Ok() : maskStatus(e, "upload the stream");
 }
 
 SPARSEGRID_CODEC_MASK_CUDA_INSTANTIATE(float)
 SPARSEGRID_CODEC_MASK_CUDA_INSTANTIATE(double)
+template Status restoreSpecials<float>(Workspace&,
+  const std::uint8_t*,
+  const StreamInfo&,
+  float*,
+  u64,
+  cudaStream_t);
+template Status restoreSpecials<double>(Workspace&,
+  const std::uint8_t*,
+  const StreamInfo&,
+  double*,
+  u64,
+  cudaStream_t);
 
 } // namespace cudaimpl
 } // namespace codec

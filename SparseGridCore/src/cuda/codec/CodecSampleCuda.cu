@@ -1,7 +1,7 @@
 // The GPU side of the codec's scheme choice: gathers the sample voxels (detail::sampleWindows) of
 // a device array into host memory, so that the host computes the same scheme from the same values
 // as for a host array (the stream must not depend on where the values lived).
-#include "../../codec/CodecInternal.h"
+#include "CodecCudaShared.cuh"
 
 #include "execution/CudaStatus.h"
 #include <cuda_runtime.h>
@@ -62,7 +62,8 @@ template<typename T>
 Status gather(const T* device,
   std::uint64_t stride,
   const std::vector<std::uint64_t>& indices,
-  std::vector<double>& hostOut)
+  std::vector<double>& hostOut,
+  const ExecutionOptions& options)
 {
   hostOut.assign(indices.size(), 0.0);
   if (indices.empty())
@@ -76,6 +77,7 @@ Status gather(const T* device,
   }
   SampleBuffers& b = sampleBuffers();
   std::lock_guard<std::mutex> lock(b.mutex);
+  const cudaStream_t s = streamOf(options);
   cudaError_t e = cudaSuccess;
   if (b.capacity < indices.size())
   {
@@ -104,10 +106,8 @@ Status gather(const T* device,
   if (b.uploaded != indices)
   {
     b.uploaded.clear();
-    if ((e = cudaMemcpy(b.indices,
-           indices.data(),
-           indices.size() * sizeof(std::uint64_t),
-           cudaMemcpyHostToDevice)) != cudaSuccess)
+    if ((e = upload(b.indices, indices.data(), indices.size() * sizeof(std::uint64_t), s)) !=
+      cudaSuccess)
     {
       return cudaStatus(e, "upload of the sample indices");
     }
@@ -115,10 +115,20 @@ Status gather(const T* device,
   }
   const unsigned threads = 256;
   const unsigned blocks = static_cast<unsigned>((indices.size() + threads - 1) / threads);
-  gatherKernel<T><<<blocks, threads>>>(device, stride, b.indices, indices.size(), b.values);
-  if ((e = cudaGetLastError()) != cudaSuccess ||
-    (e = cudaMemcpy(b.staged, b.values, indices.size() * sizeof(double), cudaMemcpyDeviceToHost)) !=
-      cudaSuccess)
+  gatherKernel<T><<<blocks, threads, 0, s>>>(device, stride, b.indices, indices.size(), b.values);
+  if ((e = cudaGetLastError()) == cudaSuccess)
+  {
+    e = cudaMemcpyAsync(
+      b.staged, b.values, indices.size() * sizeof(double), cudaMemcpyDeviceToHost, s);
+  }
+  // Waited for whichever way the gather ends: the next call may come on another stream and
+  // reuse the buffers.
+  const cudaError_t waited = cudaStreamSynchronize(s);
+  if (e == cudaSuccess)
+  {
+    e = waited;
+  }
+  if (e != cudaSuccess)
   {
     return cudaStatus(e, "gather");
   }
