@@ -1275,16 +1275,17 @@ TEST(CodecGpuStream, CallsRunOnTheCallersStreamAndNeverWaitForTheDevice)
   SKIP_WITHOUT_GPU();
   // The gate holds a blocking stream (created without cudaStreamNonBlocking) while every device
   // entry point runs on the caller's non-blocking stream. Whatever waits for the whole device
-  // (cudaDeviceSynchronize, a cudaFree) or goes to the legacy default stream (which waits for
-  // every blocking stream: a plain cudaMemcpy or cudaMemset, a launch without a stream) waits for
-  // the gate. So the calls returning, with results read back on the caller's stream that equal
-  // the CPU's streams and keep the bound, while the gate still holds, proves that the codec
-  // queued all its work on the caller's stream and waited for nothing else: a call that waited
-  // for the device or for the legacy stream would have blocked until the gate gave up (the
-  // gate reports it), and work queued on the legacy stream would not have run yet when the
-  // results are read. A first round without the gate warms the codec: its buffers are kept from
-  // then on (growing one frees the old one, and cudaFree waits for the device), and its kernels
-  // are loaded (lazy loading may wait for the device too).
+  // (cudaDeviceSynchronize, cudaFree) waits for the gate, and so does work on the legacy default
+  // stream (it waits for every blocking stream): a plain cudaMemcpy, a cudaMemset, a launch
+  // without a stream. The calls returning while the gate still holds proves that none of them
+  // waited for the device or the legacy stream (it would have blocked until the gate gave up,
+  // which the gate reports). Their results, read back on the caller's stream before the release,
+  // equal the CPU's streams and keep the bound: so the work they depend on ran on the caller's
+  // stream, as work queued on the legacy stream would still wait behind the gate. (Legacy-stream
+  // work that changes no result, say a clear of a buffer that is zero already, goes unseen.) A
+  // first round without the gate warms the codec: its buffers are kept from then on (growing one
+  // frees the old one, and cudaFree waits for the device), and its kernels are loaded (lazy
+  // loading may wait for the device too).
   const Dims d{ 48, 40, 36 }, bd{ 17, 12, 9 };
   const std::vector<float> input = field<float>(1, d);
   const double bound = 1e-3 * rangeOf(input), brickBound = 1e-3;
