@@ -1350,12 +1350,13 @@ TEST(CodecGpuStream, CallsRunOnTheCallersStreamAndNeverWaitForTheDevice)
     deviceStream.resize(target.bytes);
     brickStreams.resize(brickTarget.bytes);
     const auto down = cudaMemcpyDeviceToHost;
-    ASSERT_EQ(cudaMemcpyAsync(deviceStream.data(), dStream, target.bytes, down, caller), 0);
+    ASSERT_EQ(
+      cudaMemcpyAsync(deviceStream.data(), dStream, target.bytes, down, caller), cudaSuccess);
     ASSERT_EQ(cudaMemcpyAsync(brickStreams.data(), dBrickStreams, brickTarget.bytes, down, caller),
       cudaSuccess);
     ASSERT_EQ(cudaMemcpyAsync(decoded.data(), dOut, n * 4, down, caller), cudaSuccess);
-    ASSERT_EQ(cudaMemcpyAsync(decodedFromHost.data(), dOutHost, n * 4, down, caller), 0);
-    ASSERT_EQ(cudaMemcpyAsync(bricksDecoded.data(), dBricksOut, nb * 4, down, caller), 0);
+    ASSERT_EQ(cudaMemcpyAsync(decodedFromHost.data(), dOutHost, n * 4, down, caller), cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(bricksDecoded.data(), dBricksOut, nb * 4, down, caller), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(caller), cudaSuccess);
     if (gated)
     {
@@ -1439,8 +1440,8 @@ TEST(CodecGpuStream, WorkQueuedOnTheStreamBeforeACallComesFirst)
     const auto st = codec::encodeDeviceToDevice(dIn, layout, bound, target, options);
     ASSERT_TRUE(st.ok()) << st.message();
     std::vector<std::uint8_t> back(target.bytes);
-    ASSERT_EQ(
-      cudaMemcpyAsync(back.data(), dStream, back.size(), cudaMemcpyDeviceToHost, caller), 0);
+    ASSERT_EQ(cudaMemcpyAsync(back.data(), dStream, back.size(), cudaMemcpyDeviceToHost, caller),
+      cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(caller), cudaSuccess);
     EXPECT_TRUE(back == cpuStream) << "the encoder did not wait for the copy before it";
 
@@ -1448,7 +1449,8 @@ TEST(CodecGpuStream, WorkQueuedOnTheStreamBeforeACallComesFirst)
     ASSERT_EQ(cudaMemsetAsync(dOut, 0xFF, n * 4, caller), cudaSuccess);
     ASSERT_TRUE(codec::decodeDevice(dStream, target.bytes, dOut, layout, -1, true, options).ok());
     std::vector<float> out(n);
-    ASSERT_EQ(cudaMemcpyAsync(out.data(), dOut, n * 4, cudaMemcpyDeviceToHost, caller), 0);
+    ASSERT_EQ(
+      cudaMemcpyAsync(out.data(), dOut, n * 4, cudaMemcpyDeviceToHost, caller), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(caller), cudaSuccess);
     EXPECT_LE(worstError(out, input), bound) << "the decoder did not wait for the clear before it";
   }
