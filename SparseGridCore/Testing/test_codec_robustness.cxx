@@ -441,6 +441,7 @@ TEST(CodecRobustness, DamagedChunkEntriesAreRefused)
       (cf::EntryEscapeMask << cf::EntryEscapeShift),
     "more escapes than codes");
   expectRefused(entry + 1, "a chunk one word longer than its section holds");
+  expectRefused(1u | cf::EntryMaskFlag, "a mask flag on a chunk of one word");
   std::mt19937 rng(29);
   int errors = 0;
   for (int t = 0; t < 300; ++t)

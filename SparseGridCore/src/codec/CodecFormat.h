@@ -300,15 +300,12 @@ SGC_HD bool readChunkHead(const std::uint8_t* in,
   const std::uint64_t bytes = chunkBytes(entry, compact);
   if (compact)
   {
-    const bool withMask = (entry & EntryMaskFlag) != 0;
     if ((entry & EntryReserved) != 0 || bytes == 0)
     {
       return false;
     }
     h.escapes = (entry >> EntryEscapeShift) & EntryEscapeMask;
-    h.headBytes = withMask ? 8 : 0;
-    h.mask = withMask ? std::uint64_t(load32(in)) | (std::uint64_t(load32(in + 4)) << 32)
-                      : blocksMask(codes);
+    h.headBytes = (entry & EntryMaskFlag) != 0 ? 8 : 0;
   }
   else
   {
@@ -316,15 +313,17 @@ SGC_HD bool readChunkHead(const std::uint8_t* in,
     {
       return false;
     }
-    h.mask = std::uint64_t(load32(in)) | (std::uint64_t(load32(in + 4)) << 32);
     h.escapes = load32(in + 8);
     h.headBytes = ChunkHeaderBytesV4;
   }
+  // Checked before the mask is read: the head lies inside the chunk.
   const std::uint64_t fixed = h.headBytes + std::uint64_t(h.escapes) * valueBytes;
   if (h.escapes > codes || fixed > bytes || (bytes - fixed) % 4 != 0)
   {
     return false;
   }
+  h.mask = h.headBytes != 0 ? std::uint64_t(load32(in)) | (std::uint64_t(load32(in + 4)) << 32)
+                            : blocksMask(codes);
   h.words = static_cast<std::uint32_t>((bytes - fixed) / 4);
   return compact || load32(in + 12) == h.words;
 }
