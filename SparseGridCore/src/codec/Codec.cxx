@@ -157,7 +157,7 @@ Status deviceScheme(const T* deviceValues,
   const auto indices = sampleIndices(layout.dims.data());
   std::vector<double> sample; // out of the per-thread buffer for the call, as in hostScheme
   sample.swap(sampleBuffer());
-  Status st = cudaimpl::gather<T>(deviceValues, layout.stride, *indices, sample, options);
+  Status st = cudaimpl::gather<T>(deviceValues, layout.stride, indices, sample, options);
   if (st)
   {
     scheme = detail::schemeFromSample(layout.dims.data(), sample, bound, options);

@@ -54,7 +54,7 @@ Status decodeBricks(const BrickDecodeRequest<T>&,
 template<typename T>
 Status gather(const T*,
   std::uint64_t,
-  const std::vector<std::uint64_t>&,
+  const SampleIndices&,
   std::vector<double>&,
   const ExecutionOptions&)
 {

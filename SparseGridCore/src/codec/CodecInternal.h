@@ -328,10 +328,13 @@ Status decodeBricks(const BrickDecodeRequest<T>& request,
 // Every call below runs on the options' CUDA stream (ExecutionOptions::cudaStream) and returns
 // once its work there is done.
 /// Gathers values[indices[i] * stride] of device memory into host memory (the axis-order sample).
+/// The indices are shared (sampleIndices keeps them per dims), so that repeated calls on the same
+/// dims see the same vector and skip its upload.
+using SampleIndices = std::shared_ptr<const std::vector<std::uint64_t>>;
 template<typename T>
 Status gather(const T* device,
   std::uint64_t stride,
-  const std::vector<std::uint64_t>& indices,
+  const SampleIndices& indices,
   std::vector<double>& hostOut,
   const ExecutionOptions& options);
 /// Copies n values from device to host memory (for the CPU fall-back of encodeDevice).
@@ -361,11 +364,8 @@ Status copyToDevice(const T* host,
   template Status copyToDevice<T>(const T*, std::size_t, T*, std::size_t, const ExecutionOptions&);
 /// The sample gatherer (CodecSampleCuda.cu).
 #define SPARSEGRID_CODEC_CUDA_GATHER(T)                                                            \
-  template Status gather<T>(const T*,                                                              \
-    std::uint64_t,                                                                                 \
-    const std::vector<std::uint64_t>&,                                                             \
-    std::vector<double>&,                                                                          \
-    const ExecutionOptions&);
+  template Status gather<T>(                                                                       \
+    const T*, std::uint64_t, const SampleIndices&, std::vector<double>&, const ExecutionOptions&);
 /// The rest (CodecCuda.cu): float and double values, and bytes (stream headers) to the host.
 #define SPARSEGRID_CODEC_CUDA_INSTANTIATE()                                                        \
   SPARSEGRID_CODEC_CUDA_VALUES(float)                                                              \

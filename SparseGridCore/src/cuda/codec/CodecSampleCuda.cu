@@ -42,7 +42,7 @@ struct SampleBuffers
   double* values = nullptr;
   double* staged = nullptr; ///< page-locked: the download at full speed (0.85 MB at 512^3)
   std::size_t capacity = 0;
-  std::vector<std::uint64_t> uploaded; ///< the indices on the device (they depend on dims only)
+  SampleIndices uploaded; ///< the indices on the device (held: its address is not reused)
 };
 
 SampleBuffers& sampleBuffers()
@@ -61,11 +61,12 @@ Status cudaStatus(cudaError_t e, const char* what)
 template<typename T>
 Status gather(const T* device,
   std::uint64_t stride,
-  const std::vector<std::uint64_t>& indices,
+  const SampleIndices& sampleIndices,
   std::vector<double>& hostOut,
   const ExecutionOptions& options)
 {
-  hostOut.assign(indices.size(), 0.0);
+  const std::vector<std::uint64_t>& indices = *sampleIndices;
+  hostOut.resize(indices.size()); // every entry is written below
   if (indices.empty())
   {
     return Status::Ok();
@@ -100,18 +101,19 @@ Status gather(const T* device,
       return cudaStatus(e, "allocation");
     }
     b.capacity = indices.size();
-    b.uploaded.clear();
+    b.uploaded.reset();
   }
-  // Repeated calls on the same dims (a time series) skip the upload.
-  if (b.uploaded != indices)
+  // Repeated calls on the same dims (a time series) skip the upload: sampleIndices gives them the
+  // same vector, which `uploaded` keeps alive.
+  if (b.uploaded != sampleIndices)
   {
-    b.uploaded.clear();
+    b.uploaded.reset();
     if ((e = upload(b.indices, indices.data(), indices.size() * sizeof(std::uint64_t), s)) !=
       cudaSuccess)
     {
       return cudaStatus(e, "upload of the sample indices");
     }
-    b.uploaded = indices;
+    b.uploaded = sampleIndices;
   }
   const unsigned threads = 256;
   const unsigned blocks = static_cast<unsigned>((indices.size() + threads - 1) / threads);
