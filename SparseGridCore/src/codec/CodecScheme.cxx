@@ -451,12 +451,20 @@ format::Scheme schemeFromSample(const std::uint64_t dims[3],
   // encoder to report; here they only must not change the choice.
   double roughness[3] = { 0, 0, 0 };
   std::vector<std::int64_t> qLinear, qCubic;
+  qLinear.reserve(3 * 16 * 16 * 16); // at most 16^3 windows per axis (forEachSampleWindow)
+  qCubic.reserve(3 * 16 * 16 * 16);
   const double invStep = 1.0 / (2 * bound);
   auto quantised = [&](double d)
   {
     const double t = d * invStep + 0.5;
-    return std::isfinite(t) && std::fabs(t) < 1e9 ? static_cast<std::int64_t>(std::floor(t))
-                                                  : std::int64_t(1) << 40;
+    if (!(std::fabs(t) < 1e9)) // also NaN and Inf
+    {
+      return std::int64_t(1) << 40;
+    }
+    // floor(t), without the library call (no SSE4.1 rounding in the default build): truncation
+    // towards zero, one less for negative non-integers.
+    const std::int64_t i = static_cast<std::int64_t>(t);
+    return static_cast<double>(i) > t ? i - 1 : i;
   };
   std::size_t at = 0;
   for (int a = 0; a < 3; ++a)
