@@ -132,30 +132,35 @@ void canonicalCodes(const std::vector<std::uint8_t>& lengths, std::vector<std::u
 
 namespace
 {
-/// Calls used(s, length) for every token with a code, in token order, skipping eight unused
-/// tokens at a time (most of a table is runs of unused tokens; a step per token would make every
-/// step wait on the same counter).
+/// Calls used(s, length) for every token with a code, in token order, eight tokens at a time:
+/// a group of eight unused tokens is skipped at once (much of a table is runs of unused tokens; a
+/// step per token would make every step wait on the same counter), the others visited in turn.
 template<typename Used>
 void forEachUsed(const std::uint8_t* lengths, std::size_t count, Used&& used)
 {
   std::size_t s = 0;
-  while (s < count)
+  for (; s + 8 <= count; s += 8)
   {
-    if (s + 8 <= count)
+    std::uint64_t word;
+    std::memcpy(&word, lengths + s, 8);
+    if (word == 0)
     {
-      std::uint64_t word;
-      std::memcpy(&word, lengths + s, 8);
-      if (word == 0)
+      continue;
+    }
+    for (std::size_t j = s; j < s + 8; ++j)
+    {
+      if (lengths[j] != 0)
       {
-        s += 8;
-        continue;
+        used(j, static_cast<int>(lengths[j]));
       }
     }
+  }
+  for (; s < count; ++s)
+  {
     if (lengths[s] != 0)
     {
       used(s, static_cast<int>(lengths[s]));
     }
-    ++s;
   }
 }
 } // namespace
