@@ -131,7 +131,7 @@ const char* decodeChunk(const std::uint8_t* in,
   const std::uint32_t esc = head.escapes;
   const std::uint32_t words = head.words;
   const std::uint64_t blocks = (end - begin + format::BlockCodes - 1) / format::BlockCodes;
-  if (mask == 0 || (blocks < 64 && (mask >> blocks) != 0))
+  if (mask == 0 || (mask & ~format::blocksMask(end - begin)) != 0)
   {
     return "an invalid block mask";
   }

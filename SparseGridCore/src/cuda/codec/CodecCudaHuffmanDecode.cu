@@ -496,7 +496,7 @@ __device__ __forceinline__ ChunkJob chunkJob(const HuffmanArgs<S>& a,
   // tail of a level's last block is padding that nothing reads).
   j.out = reinterpret_cast<uint4*>(br.symbols + g.levelCodeBegin[j.k] + j.local);
   j.blocks = (j.n + format::BlockCodes - 1) / format::BlockCodes;
-  const u64 valid = j.blocks >= 64 ? ~0ull : (1ull << j.blocks) - 1;
+  const u64 valid = format::blocksMask(j.n);
   // Sparse stores: the buffer holds zeros except in the blocks storedMask names (what the
   // previous decoding left), so a chunk stores its non-zero blocks and clears only the blocks
   // it held before.
@@ -507,7 +507,7 @@ __device__ __forceinline__ ChunkJob chunkJob(const HuffmanArgs<S>& a,
   j.kept = j.head.mask & valid;
   j.escIn = in + j.head.headBytes;
   const u64 mask = j.head.mask;
-  j.decoded = j.entry != 0 && mask != 0 && (j.blocks >= 64 || (mask >> j.blocks) == 0);
+  j.decoded = j.entry != 0 && mask != 0 && (mask & ~valid) == 0;
   return j;
 }
 
