@@ -64,20 +64,6 @@ struct BitReader
   const std::uint8_t* in;
   std::uint64_t bits;
   std::uint64_t at = 0;
-  /// Reads `count` bits (at most 24) into value; false past the end.
-  bool get(std::uint32_t count, std::uint32_t& value)
-  {
-    value = 0;
-    if (bits - at < count)
-    {
-      return false;
-    }
-    for (std::uint32_t b = 0; b < count; ++b, ++at)
-    {
-      value = (value << 1) | ((in[at >> 3] >> (at & 7)) & 1u);
-    }
-    return true;
-  }
   /// The bits from `at` on, the next one in bit 0: at least 57 of them, zeros past the end.
   std::uint64_t window() const
   {
@@ -95,6 +81,16 @@ struct BitReader
       }
     }
     return w >> (at & 7);
+  }
+  /// The field of `count` bits at bit `from` of a window, its most significant bit first.
+  static std::uint32_t field(std::uint64_t w, std::uint32_t from, std::uint32_t count)
+  {
+    std::uint32_t value = 0;
+    for (std::uint32_t b = 0; b < count; ++b)
+    {
+      value = (value << 1) | static_cast<std::uint32_t>((w >> (from + b)) & 1u);
+    }
+    return value;
   }
 };
 
@@ -172,11 +168,11 @@ bool readLengthTable(const std::uint8_t* in,
     read.truncated = true;
     return false;
   };
-  // The operations are decoded from a window of the next bits: a row of '0' operations (the same
-  // length again, the common case) in one step, '10s' from the window, the rare others bit by bit.
+  // The operations are decoded from a window of the next bits (at least 57, the longest
+  // operation takes 46): a row of '0' operations (the same length again, the common case) in one
+  // step, the others from their fields in the window.
   while (i < count)
   {
-    std::uint32_t bit = 0, v = 0;
     const std::uint64_t left = r.bits - r.at;
     if (left == 0)
     {
@@ -191,11 +187,7 @@ bool readLengthTable(const std::uint8_t* in,
         return false;
       }
       // As many '0' operations as zero bits in a row (the window holds at least 57 bits).
-      std::uint64_t m = 0;
-      while (m < 57 && ((w >> m) & 1u) == 0)
-      {
-        ++m;
-      }
+      std::uint64_t m = w == 0 ? 57 : std::min<std::uint64_t>(__builtin_ctzll(w), 57);
       m = std::min<std::uint64_t>({ m, left, count - i });
       std::memset(lengths.data() + i, p, static_cast<std::size_t>(m));
       i += static_cast<std::size_t>(m);
@@ -222,29 +214,26 @@ bool readLengthTable(const std::uint8_t* in,
     }
     if (((w >> 2) & 1u) == 0)
     {
-      // A zero run: Exp-Golomb of order 2 of its length - 1.
-      std::uint32_t zeros = 0;
-      for (;;)
-      {
-        if (!r.get(1, bit))
-        {
-          return cut();
-        }
-        if (bit)
-        {
-          break;
-        }
-        if (++zeros > 20)
-        {
-          why = "the code-length table has an overlong zero run";
-          return false;
-        }
-      }
-      std::uint32_t low = 0;
-      if (!r.get(zeros + 2, low))
+      // A zero run: Exp-Golomb of order 2 of its length - 1: `zeros` zero bits, a one, then
+      // zeros + 2 bits. At most 20 zeros; bits past the end are truncation, not zeros.
+      const std::uint64_t after = w >> 3, avail = left - 3;
+      const std::uint32_t firstOne = after == 0 ? 64u : std::uint32_t(__builtin_ctzll(after));
+      if (avail <= std::min<std::uint32_t>(firstOne, 20))
       {
         return cut();
       }
+      if (firstOne > 20)
+      {
+        why = "the code-length table has an overlong zero run";
+        return false;
+      }
+      const std::uint32_t zeros = firstOne;
+      if (avail - zeros - 1 < zeros + 2)
+      {
+        return cut();
+      }
+      const std::uint32_t low = BitReader::field(w, 3 + zeros + 1, zeros + 2);
+      r.at += 2 * zeros + 3;
       const std::uint64_t run = ((std::uint64_t(1) << (zeros + 2)) | low) - 4 + 1;
       if (zeroRun || run > count - i)
       {
@@ -255,10 +244,12 @@ bool readLengthTable(const std::uint8_t* in,
       zeroRun = true;
       continue;
     }
-    if (!r.get(5, v))
+    if (left - 3 < 5)
     {
       return cut();
     }
+    const std::uint32_t v = BitReader::field(w, 3, 5);
+    r.at += 5;
     const int d = static_cast<int>(v) - p;
     if (v < 1 || v > static_cast<std::uint32_t>(format::MaxCodeLength) || (d >= -1 && d <= 1))
     {
@@ -412,6 +403,34 @@ template void writeRaw<double>(const double*,
   std::vector<std::uint8_t>&,
   bool);
 
+namespace
+{
+/// The plan of streams of these dims and scheme. Built once per thread for a run of streams that
+/// share them (the bricks of one layout): a plan is large and parsing a small stream's header
+/// would otherwise spend much of its time building one.
+const Plan& headerPlan(const std::uint64_t dims[3], const format::Scheme& scheme)
+{
+  struct Kept
+  {
+    bool built = false;
+    Plan plan;
+  };
+  thread_local Kept kept;
+  const format::Scheme& k = kept.plan.scheme;
+  const bool same = kept.built && dims[0] == kept.plan.dims[0] && dims[1] == kept.plan.dims[1] &&
+    dims[2] == kept.plan.dims[2] && scheme.order[0] == k.order[0] &&
+    scheme.order[1] == k.order[1] && scheme.order[2] == k.order[2] && scheme.cubic == k.cubic &&
+    scheme.compactChunks == k.compactChunks && scheme.coarseRatio == k.coarseRatio &&
+    scheme.coarseMax == k.coarseMax;
+  if (!same)
+  {
+    kept.plan.build(dims, scheme);
+    kept.built = true;
+  }
+  return kept.plan;
+}
+} // namespace
+
 Status parseHeader(const std::uint8_t* s,
   std::size_t bytes,
   StreamInfo& info,
@@ -515,8 +534,7 @@ Status parseHeader(const std::uint8_t* s,
       "inspect: damaged header: unsupported quantiser or chunk parameters");
   }
   const std::uint32_t levels = format::load<std::uint32_t>(s + 52);
-  Plan plan;
-  plan.build(info.dims.data(), scheme);
+  const Plan& plan = headerPlan(info.dims.data(), scheme);
   if ((info.raw && levels != 1) || (!info.raw && levels != static_cast<std::uint32_t>(plan.levels)))
   {
     return Status(ErrorCode::InvalidArgument,
@@ -534,13 +552,21 @@ Status parseHeader(const std::uint8_t* s,
     return Status(
       ErrorCode::InvalidArgument, "inspect: damaged header: invalid Huffman table size");
   }
-  std::vector<std::uint8_t> compact;
-  std::vector<std::uint8_t>& table = lengths ? *lengths : compact;
   std::size_t tableBytes = count;
   if (version >= 4)
   {
+    // Read into the caller's vector (its capacity is reused), handed back whatever the outcome.
     LengthTableRead read;
-    if (!readLengthTable(s + tablePos + 4, bytes - tablePos - 4, count, read))
+    if (lengths)
+    {
+      read.lengths.swap(*lengths);
+    }
+    const bool tableOk = readLengthTable(s + tablePos + 4, bytes - tablePos - 4, count, read);
+    if (lengths)
+    {
+      read.lengths.swap(*lengths);
+    }
+    if (!tableOk)
     {
       // Truncated: the table takes at most a byte per length, so that many bytes suffice.
       return read.truncated
@@ -548,7 +574,6 @@ Status parseHeader(const std::uint8_t* s,
             "the header with its compact code-length table")
         : Status(ErrorCode::InvalidArgument, "inspect: damaged header: " + read.why);
     }
-    table = std::move(read.lengths);
     tableBytes = read.bytes;
   }
   const std::size_t total = headerBytes(static_cast<int>(levels), tableBytes, version, maskBytes);

@@ -132,47 +132,49 @@ void canonicalCodes(const std::vector<std::uint8_t>& lengths, std::vector<std::u
 
 namespace
 {
-/// Calls used(s, length) for every token with a code, in token order, eight tokens at a time:
-/// a group of eight unused tokens is skipped at once (much of a table is runs of unused tokens; a
-/// step per token would make every step wait on the same counter), the others visited in turn.
-template<typename Used>
-void forEachUsed(const std::uint8_t* lengths, std::size_t count, Used&& used)
+/// Calls visit(begin, end) for the groups of eight tokens (the last one shorter) that hold a code,
+/// in token order: a group of eight unused tokens is skipped at once (much of a large table is
+/// runs of unused tokens), the tokens of the others are visited without a branch per token (used
+/// and unused ones alternate without a pattern a branch could predict).
+template<typename Visit>
+void forEachGroupUsed(const std::uint8_t* lengths, std::size_t count, Visit&& visit)
 {
   std::size_t s = 0;
   for (; s + 8 <= count; s += 8)
   {
     std::uint64_t word;
     std::memcpy(&word, lengths + s, 8);
-    if (word == 0)
+    if (word != 0)
     {
-      continue;
-    }
-    for (std::size_t j = s; j < s + 8; ++j)
-    {
-      if (lengths[j] != 0)
-      {
-        used(j, static_cast<int>(lengths[j]));
-      }
+      visit(s, s + 8);
     }
   }
-  for (; s < count; ++s)
+  if (s < count)
   {
-    if (lengths[s] != 0)
-    {
-      used(s, static_cast<int>(lengths[s]));
-    }
+    visit(s, count);
   }
 }
 } // namespace
 
 bool Decoder::build(const std::uint8_t* lengths, std::size_t count, std::string& why, bool withLut)
 {
+  // How many tokens have each length (unused ones counted at 0, or not at all where skipped).
   std::uint32_t byLength[256] = { 0 };
-  forEachUsed(lengths, count, [&](std::size_t, int l) { ++byLength[l]; });
+  int longest = 0;
+  forEachGroupUsed(lengths,
+    count,
+    [&](std::size_t begin, std::size_t end)
+    {
+      for (std::size_t s = begin; s < end; ++s)
+      {
+        ++byLength[lengths[s]];
+        longest = std::max(longest, static_cast<int>(lengths[s]));
+      }
+    });
   std::fill(std::begin(this->countOf), std::end(this->countOf), 0u);
   std::uint64_t kraft = 0;
   this->maxLength = 0;
-  for (int l = 1; l < 256; ++l)
+  for (int l = 1; l <= longest; ++l)
   {
     if (byLength[l] == 0)
     {
@@ -204,12 +206,27 @@ bool Decoder::build(const std::uint8_t* lengths, std::size_t count, std::string&
     this->firstIndex[l] = index;
     index += this->countOf[l];
   }
-  this->sorted.assign(index, 0);
-  std::uint32_t fill[format::MaxCodeLength + 2];
-  std::copy(std::begin(this->firstIndex), std::end(this->firstIndex), std::begin(fill));
-  forEachUsed(lengths,
+  // Every entry is written below: the symbols of each length in token order, from where that
+  // length's codes begin; unused tokens go to a slot of their own.
+  this->sorted.resize(index);
+  std::uint32_t unused = 0;
+  std::uint32_t* next[format::MaxCodeLength + 1];
+  next[0] = &unused;
+  for (int l = 1; l <= format::MaxCodeLength; ++l)
+  {
+    next[l] = this->sorted.data() + this->firstIndex[l];
+  }
+  forEachGroupUsed(lengths,
     count,
-    [&](std::size_t s, int l) { this->sorted[fill[l]++] = static_cast<std::uint32_t>(s); });
+    [&](std::size_t begin, std::size_t end)
+    {
+      for (std::size_t s = begin; s < end; ++s)
+      {
+        const int l = lengths[s];
+        *next[l] = static_cast<std::uint32_t>(s);
+        next[l] += l != 0;
+      }
+    });
   if (!withLut)
   {
     this->lut.clear();
