@@ -396,10 +396,6 @@ Status decodeGroup(Workspace& ws,
     return st;
   }
   SGC_STAGE_DONE("brick chunk table kernels");
-  if (!(st = groupErrors(b.errors, group, s)))
-  {
-    return st;
-  }
   HuffmanArgs<S> args{ request.deviceStreams,
     b.chunkOffset,
     b.chunkSize,
@@ -421,14 +417,10 @@ Status decodeGroup(Workspace& ws,
   SGC_HOST_MARK();
   timer.start(s);
   SGC_PROFILE_BEGIN("decode bricks Huffman chunks (warp per chunk)");
-  launchChunkDecode<S>(args, wideDecoderFits(), s);
+  launchChunkDecode<S>(args, false, s);
   SGC_STAGE_DONE("brick chunk decode kernel");
-  st = groupErrors(b.errors, group, s);
-  ws.decodedLayout.swap(layoutKept); // every chunk left the buffer as its block mask says
-  if (!st)
-  {
-    return st;
-  }
+  // No wait for the errors of the tables or the Huffman stage: a failed brick's CTAs decode
+  // nothing, its passes read the symbols its chunks held, and the one wait below names it.
   timer.start(s);
   launchDecodePasses<S>(p, { rec, b.symbols, p.setup.plan.levels - 1, bricks }, s);
   if (!direct)
@@ -439,7 +431,9 @@ Status decodeGroup(Workspace& ws,
   }
   SGC_LAUNCHED("brick pass and convert kernels");
   timer.record(s);
-  return Status::Ok();
+  st = groupErrors(b.errors, group, s);
+  ws.decodedLayout.swap(layoutKept); // every chunk left the buffer as its block mask says
+  return st;
 }
 
 /// The bricks the batch takes (those sharing the first usable brick's plan), in groups of one
@@ -536,7 +530,7 @@ Status decodeBricksLocked(Workspace& ws,
   }
   if (kernelSeconds)
   {
-    *kernelSeconds = timer.total;
+    *kernelSeconds = timer.seconds();
   }
   return st;
 }

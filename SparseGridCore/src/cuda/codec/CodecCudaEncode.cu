@@ -796,7 +796,7 @@ Status encodeLocked(Workspace& ws,
   }
   if (kernelSeconds)
   {
-    *kernelSeconds = timer.total;
+    *kernelSeconds = timer.seconds();
   }
   return Status::Ok();
 }

@@ -367,7 +367,7 @@ Status encodeBricksLocked(Workspace& ws,
   request.target->bytes = static_cast<std::size_t>(end);
   if (kernelSeconds)
   {
-    *kernelSeconds = timer.total;
+    *kernelSeconds = timer.seconds();
   }
   return Status::Ok();
 }

@@ -212,35 +212,86 @@ int multiprocessors();
 /// than the device Huffman table and the wide-entry chunk decoder need.
 bool sharedMemoryLimited();
 
-/// Events around kernel work only (not transfers, not host work).
+/// Events around kernel work only (not transfers, not host work), recorded without waiting:
+/// seconds() waits for the last one.
 struct KernelTimer
 {
-  cudaEvent_t a = nullptr, b = nullptr;
-  double total = 0;
-  KernelTimer()
-  {
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-  }
+  /// Intervals kept before collect() must wait for them.
+  static constexpr int Most = 8;
+  cudaEvent_t events[2 * Most] = {};
+  int intervals = 0; ///< recorded, not collected
+  bool open = false; ///< start() without record()
+  KernelTimer() = default;
+  KernelTimer(const KernelTimer&) = delete;
+  KernelTimer& operator=(const KernelTimer&) = delete;
   ~KernelTimer()
   {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
+    for (cudaEvent_t e : events)
+    {
+      if (e)
+      {
+        cudaEventDestroy(e);
+      }
+    }
   }
-  void start(cudaStream_t s) { cudaEventRecord(a, s); }
-  void stop(cudaStream_t s)
+  /// Opens an interval (one already open goes on).
+  void start(cudaStream_t s)
   {
-    record(s);
-    collect();
+    if (this->open)
+    {
+      return;
+    }
+    if (this->intervals == Most)
+    {
+      this->collect();
+    }
+    this->open = true;
+    this->mark(2 * this->intervals, s);
   }
-  /// stop() in two halves: the end event, then (after other work) the wait and the sum.
-  void record(cudaStream_t s) { cudaEventRecord(b, s); }
+  /// Closes the open interval without waiting for it.
+  void record(cudaStream_t s)
+  {
+    if (!this->open)
+    {
+      return;
+    }
+    this->mark(2 * this->intervals + 1, s);
+    this->open = false;
+    ++this->intervals;
+  }
+  void stop(cudaStream_t s) { this->record(s); }
+  /// The kernel seconds of every interval recorded.
+  double seconds()
+  {
+    this->collect();
+    return this->total;
+  }
+  /// Waits for the recorded intervals and adds them to the total.
   void collect()
   {
-    cudaEventSynchronize(b);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    total += ms * 1e-3;
+    if (this->intervals == 0)
+    {
+      return;
+    }
+    cudaEventSynchronize(this->events[2 * this->intervals - 1]);
+    for (int i = 0; i < this->intervals; ++i)
+    {
+      float ms = 0;
+      cudaEventElapsedTime(&ms, this->events[2 * i], this->events[2 * i + 1]);
+      this->total += ms * 1e-3;
+    }
+    this->intervals = 0;
+  }
+
+private:
+  double total = 0; ///< seconds of the collected intervals
+  void mark(int i, cudaStream_t s)
+  {
+    if (!this->events[i])
+    {
+      cudaEventCreate(&this->events[i]);
+    }
+    cudaEventRecord(this->events[i], s);
   }
 };
 
@@ -987,7 +1038,8 @@ void launchConvert(const S* rec,
 /// CodecCudaHuffmanDecode.cu: whether the device runs the wide-entry chunk decoder.
 bool wideDecoderFits();
 /// CodecCudaHuffmanDecode.cu: a warp per chunk decodes the chunks' tokens into symbols (escapes
-/// into rec): the wide-entry kernel, or the half-chunk kernel where it does not fit.
+/// into rec): the wide-entry kernel, or the half-chunk kernel where it does not fit (`wide`
+/// false) and for bricks.
 template<typename S>
 void launchChunkDecode(const HuffmanArgs<S>& a, bool wide, cudaStream_t s);
 
