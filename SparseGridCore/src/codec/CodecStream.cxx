@@ -142,6 +142,73 @@ std::size_t packLengthTable(const std::uint8_t* lengths, std::size_t count, std:
 }
 } // namespace
 
+namespace
+{
+/// The operation of the compact table that the next OpBits bits begin, for each value of those
+/// bits (the first one in bit 0): its bits (0: longer, or invalid), the tokens it advances over,
+/// and the length it gives after the length p, (p & keep) + add ('0' p, '10s' p + 1 or p - 1,
+/// '111' and 5 bits that length; a zero run keeps p and stores 0 for the tokens it covers).
+constexpr int OpBits = 10;
+struct LengthOp
+{
+  std::uint8_t bits = 0;
+  std::uint8_t advance = 0;
+  std::int8_t keep = 0;
+  std::int8_t add = 0;
+  std::uint8_t store = 0; ///< 0xff: the token takes the length, 0: it keeps 0 (zero run)
+  bool zeroRun = false;
+};
+struct LengthOps
+{
+  LengthOp op[1 << OpBits];
+  constexpr LengthOps()
+    : op()
+  {
+    for (int x = 0; x < (1 << OpBits); ++x)
+    {
+      LengthOp& o = op[x];
+      auto msbFirst = [x](int from, int count)
+      {
+        int v = 0;
+        for (int b = 0; b < count; ++b)
+        {
+          v = v << 1 | ((x >> (from + b)) & 1);
+        }
+        return v;
+      };
+      if ((x & 1) == 0)
+      {
+        o = { 1, 1, -1, 0, 0xff, false };
+      }
+      else if ((x & 2) == 0)
+      {
+        o = { 3, 1, -1, static_cast<std::int8_t>((x & 4) ? -1 : 1), 0xff, false };
+      }
+      else if ((x & 4) != 0)
+      {
+        o = { 8, 1, 0, static_cast<std::int8_t>(msbFirst(3, 5)), 0xff, false };
+      }
+      else
+      {
+        // Exp-Golomb of order 2 of the run's length - 1: zeros, a one, zeros + 2 bits.
+        int zeros = 0;
+        while (3 + zeros < OpBits && ((x >> (3 + zeros)) & 1) == 0)
+        {
+          ++zeros;
+        }
+        const int bits = 3 + 2 * zeros + 3;
+        if (bits <= OpBits)
+        {
+          const int run = ((1 << (zeros + 2)) | msbFirst(3 + zeros + 1, zeros + 2)) - 3;
+          o = { static_cast<std::uint8_t>(bits), static_cast<std::uint8_t>(run), -1, 0, 0, true };
+        }
+      }
+    }
+  }
+};
+constexpr LengthOps lengthOps;
+} // namespace
+
 std::size_t writeLengthTable(const std::uint8_t* lengths, std::size_t count, std::uint8_t* out)
 {
   std::memset(out, 0, lengthTableBytes(lengths, count));
@@ -168,11 +235,41 @@ bool readLengthTable(const std::uint8_t* in,
     read.truncated = true;
     return false;
   };
-  // The operations are decoded from a window of the next bits (at least 57, the longest
-  // operation takes 46): a row of '0' operations (the same length again, the common case) in one
-  // step, the others from their fields in the window.
+  // The operations are decoded in turn from the next OpBits bits of a window of `have` bits,
+  // without a branch on the operation, where they are valid and short (all but long zero runs);
+  // the others (long zero runs, rows of 8 or more '0' operations, the last bits, invalid
+  // operations) are decoded from a window of the next bits (at least 57, the longest operation
+  // takes 46), a row of '0' operations there in one step.
+  std::uint64_t fast = 0;
+  std::uint64_t have = 0;
+  std::uint8_t* const out = lengths.data(); // stores through it cannot move the vector
   while (i < count)
   {
+    if (have < OpBits)
+    {
+      fast = r.window();
+      have = std::min<std::uint64_t>(r.bits - r.at, 57);
+    }
+    if (have >= OpBits && (fast & 255u) != 0)
+    {
+      const LengthOp& o = lengthOps.op[fast & ((1u << OpBits) - 1)];
+      const int next = (p & o.keep) + o.add;
+      const bool lengthOk =
+        next >= 1 && next <= format::MaxCodeLength && (o.keep != 0 || next > p + 1 || next < p - 1);
+      if (o.bits != 0 && (lengthOk || o.zeroRun) && o.advance <= count - i &&
+        !(o.zeroRun && zeroRun))
+      {
+        out[i] = static_cast<std::uint8_t>(next & o.store);
+        i += o.advance;
+        p = next;
+        zeroRun = o.zeroRun;
+        fast >>= o.bits;
+        have -= o.bits;
+        r.at += o.bits;
+        continue;
+      }
+    }
+    have = 0; // the operation below moves on from r.at
     const std::uint64_t left = r.bits - r.at;
     if (left == 0)
     {

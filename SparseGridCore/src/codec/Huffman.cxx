@@ -158,8 +158,12 @@ void forEachGroupUsed(const std::uint8_t* lengths, std::size_t count, Visit&& vi
 
 bool Decoder::build(const std::uint8_t* lengths, std::size_t count, std::string& why, bool withLut)
 {
-  // How many tokens have each length (unused ones counted at 0, or not at all where skipped).
-  std::uint32_t byLength[256] = { 0 };
+  // How many tokens have each length (unused ones counted at 0, or not at all where skipped),
+  // lengths above MaxCodeLength together at MaxCodeLength + 1 (the longest says whether any is).
+  // Four counts per length, by token index modulo 4: a row of tokens of one length (a run of
+  // unused ones, most often) would make each step wait for the previous one's count.
+  constexpr int Over = format::MaxCodeLength + 1;
+  std::uint32_t byLengthOf[4][Over + 1] = {};
   int longest = 0;
   forEachGroupUsed(lengths,
     count,
@@ -167,27 +171,28 @@ bool Decoder::build(const std::uint8_t* lengths, std::size_t count, std::string&
     {
       for (std::size_t s = begin; s < end; ++s)
       {
-        ++byLength[lengths[s]];
-        longest = std::max(longest, static_cast<int>(lengths[s]));
+        const int l = lengths[s];
+        ++byLengthOf[s & 3][std::min(l, Over)];
+        longest = std::max(longest, l);
       }
     });
+  std::uint32_t byLength[Over + 1];
+  for (int l = 0; l <= Over; ++l)
+  {
+    byLength[l] = byLengthOf[0][l] + byLengthOf[1][l] + byLengthOf[2][l] + byLengthOf[3][l];
+  }
+  if (longest > format::MaxCodeLength)
+  {
+    why = "a Huffman code length exceeds " + std::to_string(format::MaxCodeLength) + " bits";
+    return false;
+  }
   std::fill(std::begin(this->countOf), std::end(this->countOf), 0u);
   std::uint64_t kraft = 0;
-  this->maxLength = 0;
+  this->maxLength = longest;
   for (int l = 1; l <= longest; ++l)
   {
-    if (byLength[l] == 0)
-    {
-      continue;
-    }
-    if (l > format::MaxCodeLength)
-    {
-      why = "a Huffman code length exceeds " + std::to_string(format::MaxCodeLength) + " bits";
-      return false;
-    }
     this->countOf[l] = byLength[l];
     kraft += std::uint64_t(byLength[l]) << (format::MaxCodeLength - l);
-    this->maxLength = l;
   }
   if (kraft > (std::uint64_t(1) << format::MaxCodeLength))
   {
@@ -207,10 +212,11 @@ bool Decoder::build(const std::uint8_t* lengths, std::size_t count, std::string&
     index += this->countOf[l];
   }
   // Every entry is written below: the symbols of each length in token order, from where that
-  // length's codes begin; unused tokens go to a slot of their own.
+  // length's codes begin. Unused tokens are written to a slot of their own, and the position after
+  // them to another one (so that a run of them does not make each step wait for the previous one).
   this->sorted.resize(index);
   std::uint32_t unused = 0;
-  std::uint32_t* next[format::MaxCodeLength + 1];
+  std::uint32_t* next[Over + 1];
   next[0] = &unused;
   for (int l = 1; l <= format::MaxCodeLength; ++l)
   {
@@ -223,8 +229,9 @@ bool Decoder::build(const std::uint8_t* lengths, std::size_t count, std::string&
       for (std::size_t s = begin; s < end; ++s)
       {
         const int l = lengths[s];
-        *next[l] = static_cast<std::uint32_t>(s);
-        next[l] += l != 0;
+        std::uint32_t* const to = next[l];
+        *to = static_cast<std::uint32_t>(s);
+        next[l != 0 ? l : Over] = to + 1;
       }
     });
   if (!withLut)
