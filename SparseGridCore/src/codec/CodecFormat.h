@@ -555,9 +555,9 @@ SGC_HD std::uint64_t lengthTableSegmentBits(const std::uint8_t* L,
   return bits;
 }
 
-inline std::uint32_t fnv1a(const std::uint8_t* data, std::size_t n)
+/// FNV-1a of n bytes; from `h`, the hash of the bytes before them.
+inline std::uint32_t fnv1a(const std::uint8_t* data, std::size_t n, std::uint32_t h = 2166136261u)
 {
-  std::uint32_t h = 2166136261u;
   for (std::size_t i = 0; i < n; ++i)
   {
     h ^= data[i];

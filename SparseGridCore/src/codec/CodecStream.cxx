@@ -215,10 +215,18 @@ std::size_t writeLengthTable(const std::uint8_t* lengths, std::size_t count, std
   return packLengthTable(lengths, count, out);
 }
 
-bool readLengthTable(const std::uint8_t* in,
+namespace
+{
+/// readLengthTable(), calling alongside() once per operation decoded from the next OpBits bits:
+/// work that does not wait on the table there proceeds while each operation waits on the
+/// previous one (parseHeader hashes the header's first bytes there, a byte waiting on the one
+/// before).
+template<typename Alongside>
+bool readLengthTableAlongside(const std::uint8_t* in,
   std::size_t available,
   std::size_t count,
-  LengthTableRead& read)
+  LengthTableRead& read,
+  Alongside&& alongside)
 {
   std::vector<std::uint8_t>& lengths = read.lengths;
   std::size_t& used = read.bytes;
@@ -252,6 +260,7 @@ bool readLengthTable(const std::uint8_t* in,
     }
     if (have >= OpBits && (fast & 255u) != 0)
     {
+      alongside();
       const LengthOp& o = lengthOps.op[fast & ((1u << OpBits) - 1)];
       const int next = (p & o.keep) + o.add;
       const bool lengthOk =
@@ -370,6 +379,16 @@ bool readLengthTable(const std::uint8_t* in,
   // a step of one as '10s', a 5-bit length only for a larger step, a zero run only after a length
   // and as long as the run), so the table is in its canonical form.
   return true;
+}
+
+} // namespace
+
+bool readLengthTable(const std::uint8_t* in,
+  std::size_t available,
+  std::size_t count,
+  LengthTableRead& read)
+{
+  return readLengthTableAlongside(in, available, count, read, [] {});
 }
 
 void writeHeader(const HeaderFields& h, std::uint8_t* out, std::size_t tableBytes)
@@ -526,6 +545,40 @@ const Plan& headerPlan(const std::uint64_t dims[3], const format::Scheme& scheme
   }
   return kept.plan;
 }
+/// The level table of a header (its entries at `entries`, `entryBytes` each) into info, whose
+/// other fields are read (headerBytes: the header's end, the first level's begin); false where an
+/// entry is invalid.
+bool readLevels(const std::uint8_t* entries,
+  std::size_t entryBytes,
+  int version,
+  const Plan& plan,
+  StreamInfo& info)
+{
+  const std::size_t levels = static_cast<std::size_t>(info.levels);
+  info.levelEnd.resize(levels);
+  info.levelBound.resize(levels);
+  info.levelQuantBound.resize(levels);
+  std::uint64_t previous = info.headerBytes;
+  for (std::size_t k = 0; k < levels; ++k)
+  {
+    const std::uint8_t* e = entries + entryBytes * k;
+    info.levelEnd[k] = format::load<std::uint64_t>(e);
+    info.levelBound[k] = format::load<double>(e + 8);
+    info.levelQuantBound[k] = version == 1 ? info.absoluteBound : format::load<double>(e + 16);
+    const std::uint64_t minimum = info.raw ? 0 : 4 * plan.levelChunks[k];
+    // A level's quantiser bound above the stream's bound would break the promise.
+    const bool quantOk = info.levelQuantBound[k] > 0 &&
+      info.levelQuantBound[k] <= info.absoluteBound && std::isfinite(info.levelQuantBound[k]);
+    if (info.levelEnd[k] < previous || info.levelEnd[k] - previous < minimum ||
+      info.levelEnd[k] - previous > (std::uint64_t(1) << 50) || !(info.levelBound[k] >= 0) ||
+      !quantOk)
+    {
+      return false;
+    }
+    previous = info.levelEnd[k];
+  }
+  return true;
+}
 } // namespace
 
 Status parseHeader(const std::uint8_t* s,
@@ -650,6 +703,10 @@ Status parseHeader(const std::uint8_t* s,
       ErrorCode::InvalidArgument, "inspect: damaged header: invalid Huffman table size");
   }
   std::size_t tableBytes = count;
+  // The checksum of the bytes before the table, two bytes per operation while the table is read
+  // (the hash's steps, like the table's, each wait for the previous one), then of the rest.
+  std::uint32_t hash = format::fnv1a(s, 0);
+  std::size_t hashed = 0;
   if (version >= 4)
   {
     // Read into the caller's vector (its capacity is reused), handed back whatever the outcome.
@@ -658,7 +715,18 @@ Status parseHeader(const std::uint8_t* s,
     {
       read.lengths.swap(*lengths);
     }
-    const bool tableOk = readLengthTable(s + tablePos + 4, bytes - tablePos - 4, count, read);
+    const bool tableOk = readLengthTableAlongside(s + tablePos + 4,
+      bytes - tablePos - 4,
+      count,
+      read,
+      [&]
+      {
+        if (hashed + 2 <= tablePos + 4)
+        {
+          hash = format::fnv1a(s + hashed, 2, hash);
+          hashed += 2;
+        }
+      });
     if (lengths)
     {
       read.lengths.swap(*lengths);
@@ -680,7 +748,8 @@ Status parseHeader(const std::uint8_t* s,
       maskBytes ? "the header with its Huffman table and mask section"
                 : "the header with its Huffman table");
   }
-  if (format::load<std::uint32_t>(s + total - 4) != format::fnv1a(s, total - 4))
+  if (format::load<std::uint32_t>(s + total - 4) !=
+    format::fnv1a(s + hashed, total - 4 - hashed, hash))
   {
     return Status(ErrorCode::InvalidArgument, "inspect: damaged header: checksum mismatch");
   }
@@ -693,27 +762,9 @@ Status parseHeader(const std::uint8_t* s,
     }
   }
   info.headerBytes = total;
-  info.levelEnd.resize(levels);
-  info.levelBound.resize(levels);
-  info.levelQuantBound.resize(levels);
-  std::uint64_t previous = total;
-  for (std::uint32_t k = 0; k < levels; ++k)
+  if (!readLevels(s + fixedBytes, entryBytes, version, plan, info))
   {
-    const std::uint8_t* e = s + fixedBytes + entryBytes * k;
-    info.levelEnd[k] = format::load<std::uint64_t>(e);
-    info.levelBound[k] = format::load<double>(e + 8);
-    info.levelQuantBound[k] = version == 1 ? info.absoluteBound : format::load<double>(e + 16);
-    const std::uint64_t minimum = info.raw ? 0 : 4 * plan.levelChunks[k];
-    // A level's quantiser bound above the stream's bound would break the promise.
-    const bool quantOk = info.levelQuantBound[k] > 0 &&
-      info.levelQuantBound[k] <= info.absoluteBound && std::isfinite(info.levelQuantBound[k]);
-    if (info.levelEnd[k] < previous || info.levelEnd[k] - previous < minimum ||
-      info.levelEnd[k] - previous > (std::uint64_t(1) << 50) || !(info.levelBound[k] >= 0) ||
-      !quantOk)
-    {
-      return Status(ErrorCode::InvalidArgument, "inspect: damaged header: invalid level table");
-    }
-    previous = info.levelEnd[k];
+    return Status(ErrorCode::InvalidArgument, "inspect: damaged header: invalid level table");
   }
   if (info.raw && info.levelEnd[0] != total + voxels * valueSize(info.type))
   {
