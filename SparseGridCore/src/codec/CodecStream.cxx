@@ -157,6 +157,7 @@ struct LengthOp
   std::int8_t add = 0;
   std::uint8_t store = 0; ///< 0xff: the token takes the length, 0: it keeps 0 (zero run)
   bool zeroRun = false;
+  std::uint16_t unused = 0; ///< (eight bytes an entry: the address is a shift of the index)
 };
 struct LengthOps
 {
@@ -178,15 +179,15 @@ struct LengthOps
       };
       if ((x & 1) == 0)
       {
-        o = { 1, 1, -1, 0, 0xff, false };
+        o = { 1, 1, -1, 0, 0xff, false, 0 };
       }
       else if ((x & 2) == 0)
       {
-        o = { 3, 1, -1, static_cast<std::int8_t>((x & 4) ? -1 : 1), 0xff, false };
+        o = { 3, 1, -1, static_cast<std::int8_t>((x & 4) ? -1 : 1), 0xff, false, 0 };
       }
       else if ((x & 4) != 0)
       {
-        o = { 8, 1, 0, static_cast<std::int8_t>(msbFirst(3, 5)), 0xff, false };
+        o = { 8, 1, 0, static_cast<std::int8_t>(msbFirst(3, 5)), 0xff, false, 0 };
       }
       else
       {
@@ -200,7 +201,9 @@ struct LengthOps
         if (bits <= OpBits)
         {
           const int run = ((1 << (zeros + 2)) | msbFirst(3 + zeros + 1, zeros + 2)) - 3;
-          o = { static_cast<std::uint8_t>(bits), static_cast<std::uint8_t>(run), -1, 0, 0, true };
+          o = {
+            static_cast<std::uint8_t>(bits), static_cast<std::uint8_t>(run), -1, 0, 0, true, 0
+          };
         }
       }
     }
