@@ -18,6 +18,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace
@@ -485,6 +486,40 @@ TEST(CodecRobustness, HeaderReadsInThreeSteps)
     EXPECT_TRUE(ok);
     EXPECT_EQ(info.maskBytes > 0, special);
     EXPECT_LE(info.headerBytes, need);
+  }
+}
+
+TEST(CodecRobustness, HeadersOfOtherDimsParseAsInAFreshThread)
+{
+  // A thread keeps the plan of the dims and scheme it parsed last: streams of other dims and axis
+  // orders, parsed in turn, read as each one does alone in a thread of its own.
+  std::vector<std::vector<std::uint8_t>> streams;
+  for (const auto& dims : { std::array<std::uint64_t, 3>{ { 40, 30, 9 } },
+         std::array<std::uint64_t, 3>{ { 9, 30, 40 } },
+         std::array<std::uint64_t, 3>{ { 33, 17, 65 } } })
+  {
+    codec::Layout layout;
+    layout.dims = dims;
+    streams.push_back(validStream<float>(layout, 1e-3, false));
+  }
+  std::vector<codec::StreamInfo> alone(streams.size());
+  for (std::size_t k = 0; k < streams.size(); ++k)
+  {
+    std::thread(
+      [&] { EXPECT_TRUE(codec::inspect(streams[k].data(), streams[k].size(), alone[k]).ok()); })
+      .join();
+  }
+  EXPECT_NE(alone[0].axisOrder, alone[1].axisOrder);
+  for (const std::size_t k : { 0, 1, 0, 2, 1, 2, 2, 0 })
+  {
+    codec::StreamInfo info;
+    ASSERT_TRUE(codec::inspect(streams[k].data(), streams[k].size(), info).ok()) << k;
+    EXPECT_EQ(info.dims, alone[k].dims);
+    EXPECT_EQ(info.axisOrder, alone[k].axisOrder);
+    EXPECT_EQ(info.levels, alone[k].levels);
+    EXPECT_EQ(info.chunks, alone[k].chunks) << k;
+    EXPECT_EQ(info.levelEnd, alone[k].levelEnd) << k;
+    EXPECT_EQ(info.headerBytes, alone[k].headerBytes) << k;
   }
 }
 
