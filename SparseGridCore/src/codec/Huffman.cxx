@@ -158,33 +158,35 @@ void forEachGroupUsed(const std::uint8_t* lengths, std::size_t count, Visit&& vi
 
 bool Decoder::build(const std::uint8_t* lengths, std::size_t count, std::string& why, bool withLut)
 {
-  // How many tokens have each length (unused ones counted at 0, or not at all where skipped),
-  // lengths above MaxCodeLength together at MaxCodeLength + 1 (the longest says whether any is).
-  // Four counts per length, by token index modulo 4: a row of tokens of one length (a run of
-  // unused ones, most often) would make each step wait for the previous one's count.
-  constexpr int Over = format::MaxCodeLength + 1;
-  std::uint32_t byLengthOf[4][Over + 1] = {};
+  // The longest length first (in a loop the compiler makes a vector one), then how many tokens
+  // have each length (unused ones counted at 0, or not at all where skipped). Four counts per
+  // length, by token index modulo 4: a row of tokens of one length (a run of unused ones, most
+  // often) would make each step wait for the previous one's count.
   int longest = 0;
+  for (std::size_t s = 0; s < count; ++s)
+  {
+    longest = std::max(longest, static_cast<int>(lengths[s]));
+  }
+  if (longest > format::MaxCodeLength)
+  {
+    why = "a Huffman code length exceeds " + std::to_string(format::MaxCodeLength) + " bits";
+    return false;
+  }
+  constexpr int Over = format::MaxCodeLength + 1;
+  std::uint32_t byLengthOf[4][Over] = {};
   forEachGroupUsed(lengths,
     count,
     [&](std::size_t begin, std::size_t end)
     {
       for (std::size_t s = begin; s < end; ++s)
       {
-        const int l = lengths[s];
-        ++byLengthOf[s & 3][std::min(l, Over)];
-        longest = std::max(longest, l);
+        ++byLengthOf[s & 3][lengths[s]];
       }
     });
-  std::uint32_t byLength[Over + 1];
-  for (int l = 0; l <= Over; ++l)
+  std::uint32_t byLength[Over];
+  for (int l = 0; l < Over; ++l)
   {
     byLength[l] = byLengthOf[0][l] + byLengthOf[1][l] + byLengthOf[2][l] + byLengthOf[3][l];
-  }
-  if (longest > format::MaxCodeLength)
-  {
-    why = "a Huffman code length exceeds " + std::to_string(format::MaxCodeLength) + " bits";
-    return false;
   }
   std::fill(std::begin(this->countOf), std::end(this->countOf), 0u);
   std::uint64_t kraft = 0;
