@@ -227,6 +227,33 @@ TEST(ParallelFor, CoversEveryItemOnceWithAnyGrainAndThreads)
   }
 }
 
+TEST(ParallelFor, ShortJobsBackToBackCoverEveryItemOnce)
+{
+  // Jobs shorter than a worker's wake-up: the caller may run every range and return before some
+  // workers wake; a late worker must neither run a finished job's body nor miss the next job.
+  ExecutionOptions options;
+  options.threads = 8;
+  for (int job = 0; job < 3000; ++job)
+  {
+    const std::size_t n = 2 + job % 9;
+    std::vector<std::atomic<int>> hits(n);
+    execution::parallelFor(options,
+      n,
+      1,
+      [&](std::size_t b, std::size_t e)
+      {
+        for (std::size_t i = b; i < e; ++i)
+        {
+          hits[i].fetch_add(1);
+        }
+      });
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      ASSERT_EQ(hits[i].load(), 1) << "job " << job << ", item " << i;
+    }
+  }
+}
+
 TEST(ParallelFor, UsesTheCallersParallelFor)
 {
   ExecutionOptions options;

@@ -37,15 +37,20 @@ public:
       this->Grain = grain;
       this->Next.store(0);
       this->Participants = threads - 1;
-      this->Pending = threads - 1;
+      this->Joined = 0;
+      this->Left = 0;
+      this->Open = true;
       ++this->Generation;
     }
     this->Wake.notify_all();
     InsideWorker = true;
     this->work();
     InsideWorker = false;
+    // Every range is handed out: the job closes, and only the workers that joined it are waited
+    // for (one still waking up finds it closed), so a short job does not pay for every wake-up.
     std::unique_lock<std::mutex> lock(this->Mutex);
-    this->Done.wait(lock, [this] { return this->Pending == 0; });
+    this->Open = false;
+    this->Done.wait(lock, [this] { return this->Left == this->Joined; });
     this->Body = nullptr;
   }
 
@@ -99,15 +104,16 @@ private:
           return;
         }
         seen = this->Generation;
-        if (id >= this->Participants)
+        if (id >= this->Participants || !this->Open)
         {
           continue;
         }
+        ++this->Joined;
       }
       this->work();
       {
         std::lock_guard<std::mutex> lock(this->Mutex);
-        --this->Pending;
+        ++this->Left;
       }
       this->Done.notify_one();
     }
@@ -120,7 +126,8 @@ private:
   const RangeBody* Body = nullptr;
   std::size_t Count = 0, Grain = 1;
   std::atomic<std::size_t> Next{ 0 };
-  int Participants = 0, Pending = 0;
+  int Participants = 0, Joined = 0, Left = 0;
+  bool Open = false; ///< the job takes workers (until the caller has run out of ranges)
   std::uint64_t Generation = 0;
   bool Stop = false;
 };

@@ -1224,6 +1224,93 @@ TEST(CodecGpuBricks, DecodeDamagedBrickNamesIt)
   expectBricksAsOnTheCpu(coded, input, d, bound, 1, voxels, out);
 }
 
+/// Bricks in a part of the batched decoder: one for every CTA the device runs at once in the
+/// Huffman stage (four per SM).
+std::uint64_t bricksPerPart()
+{
+  int device = 0, sms = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  return 4 * static_cast<std::uint64_t>(sms);
+}
+
+TEST(CodecGpuBricks, DecodeManyBricksPartByPart)
+{
+  SKIP_WITHOUT_GPU();
+  // Three parts of bricks (the host parses a part while the device decodes the one before): a
+  // raw brick in the first, a masked one in the last.
+  const Dims d{ 8, 6, 5 };
+  const std::uint64_t part = bricksPerPart(), count = 2 * part + 44;
+  const std::uint64_t voxels = d[0] * d[1] * d[2];
+  const auto input = brickArray<float>(d, count, voxels, true);
+  const double bound = 1e-3;
+  CodedBricks coded;
+  ASSERT_TRUE(coded.encode(input, d, codec::ErrorBound(bound)));
+  codec::StreamInfo info;
+  ASSERT_TRUE(codec::inspect(coded.streams.data(), coded.spans[0].bytes, info).ok());
+  ASSERT_FALSE(info.raw) << "the bricks must be coded";
+  std::vector<float> out;
+  std::string profile;
+  auto st = decodeBricksOnDevice(coded, d, 1, voxels, out, &profile);
+  ASSERT_TRUE(st.ok()) << st.message();
+  expectBricksAsOnTheCpu(coded, input, d, bound, 1, voxels, out);
+  EXPECT_EQ(profiledLaunches(profile, "decode bricks Huffman chunks"), 3) << profile;
+  EXPECT_EQ(profiledLaunches(profile, "decode Huffman chunks"), 1) << profile;
+  // A damaged brick in the second part is named although the third part is queued after it;
+  // then the clean streams decode as before.
+  const std::vector<std::uint8_t> clean = coded.streams;
+  const std::uint64_t damaged = part + 7;
+  const codec::StreamSpan span = coded.spans[damaged];
+  ASSERT_TRUE(codec::inspect(clean.data() + span.offset, span.bytes, info).ok());
+  coded.streams[span.offset + info.headerBytes] = 0xf0;
+  coded.streams[span.offset + info.headerBytes + 3] = 0x7f;
+  ASSERT_TRUE(coded.upload());
+  st = decodeBricksOnDevice(coded, d, 1, voxels, out);
+  EXPECT_EQ(st.code(), sparsegrid::ErrorCode::InvalidArgument) << st.message();
+  EXPECT_EQ(st.message().rfind("brick " + std::to_string(damaged) + ": ", 0), 0u) << st.message();
+  coded.streams = clean;
+  ASSERT_TRUE(coded.upload());
+  st = decodeBricksOnDevice(coded, d, 1, voxels, out);
+  ASSERT_TRUE(st.ok()) << st.message();
+  expectBricksAsOnTheCpu(coded, input, d, bound, 1, voxels, out);
+}
+
+TEST(CodecGpuBricks, DecodeWhenTheFirstPartHasNoCodedBrick)
+{
+  SKIP_WITHOUT_GPU();
+  // Every brick of the first part raw (noise far above the bound): the batch's plan comes from
+  // the second part.
+  const Dims d{ 8, 6, 5 };
+  const std::uint64_t part = bricksPerPart(), count = part + 3;
+  const std::uint64_t voxels = d[0] * d[1] * d[2];
+  auto input = brickArray<float>(d, count, voxels, false);
+  for (std::uint64_t b = 0; b < part; ++b)
+  {
+    const auto f = field<float>(3, d, static_cast<unsigned>(b + 1));
+    for (std::uint64_t i = 0; i < voxels; ++i)
+    {
+      input[b * voxels + i] = f[i] * 1e6f;
+    }
+  }
+  const double bound = 1e-3;
+  CodedBricks coded;
+  ASSERT_TRUE(coded.encode(input, d, codec::ErrorBound(bound)));
+  codec::StreamInfo info;
+  for (const std::uint64_t b : { std::uint64_t(0), part - 1, part })
+  {
+    ASSERT_TRUE(
+      codec::inspect(coded.streams.data() + coded.spans[b].offset, coded.spans[b].bytes, info)
+        .ok());
+    ASSERT_EQ(info.raw, b < part) << "brick " << b;
+  }
+  std::vector<float> out;
+  std::string profile;
+  const auto st = decodeBricksOnDevice(coded, d, 1, voxels, out, &profile);
+  ASSERT_TRUE(st.ok()) << st.message();
+  expectBricksAsOnTheCpu(coded, input, d, bound, 1, voxels, out);
+  EXPECT_EQ(profiledLaunches(profile, "decode bricks Huffman chunks"), 1) << profile;
+}
+
 TEST(CodecGpuBricks, DecodeIntoStridedSpacedBricks)
 {
   SKIP_WITHOUT_GPU();

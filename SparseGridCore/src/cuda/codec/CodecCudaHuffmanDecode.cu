@@ -977,9 +977,9 @@ void launchWarpKernel(u64 chunks, cudaStream_t s, const HuffmanArgs<S>& a)
                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(Shape::SharedBytes)) == cudaSuccess;
   (void)sharedSet;
-  // Four CTAs fit on an SM. Bricks: as many CTAs per brick as fill the device once, at least
-  // one, so that a CTA builds its brick's LUT for many chunks (see launchChunkDecode).
-  const u64 resident = static_cast<u64>(multiprocessors()) * 4;
+  // Bricks: as many CTAs per brick as fill the device once, at least one, so that a CTA builds
+  // its brick's LUT for many chunks (see launchChunkDecode).
+  const u64 resident = brickDecodeSlots();
   const dim3 grid = chunkGrid(chunks,
     Shape::Warps,
     Bricks ? std::max<u64>(1, resident / a.bricks.count) : resident,
@@ -1000,6 +1000,11 @@ void launchSpanKernel(u64 chunks, cudaStream_t s, const HuffmanArgs<S>& a)
 }
 
 } // namespace
+
+u64 brickDecodeSlots()
+{
+  return static_cast<u64>(multiprocessors()) * 4; // four half-chunk CTAs fit on an SM
+}
 
 bool wideDecoderFits()
 {

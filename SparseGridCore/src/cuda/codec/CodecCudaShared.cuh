@@ -163,9 +163,11 @@ struct Workspace
   /// sparse stores of the Huffman stage keep it so), for the chunk layout decodedLayout.
   DeviceBuffer decodedSymbols, decodedBlocks;
   std::vector<u64> decodedLayout;
-  /// The brick decoder's staged headers and uploaded tables, and their host side.
+  /// The brick decoder's staged headers and uploaded tables, and their host side: the headers'
+  /// first bytes, the longer headers' rest, the tables of each part of a call.
   DeviceBuffer brickHeaders, brickTables;
-  PinnedBuffer brickHost;
+  PinnedBuffer brickHost, brickHostLong;
+  std::vector<PinnedBuffer> brickTablesHost;
   /// The special-voxel count, and the runs and palette of a mask section (CodecMaskCuda.cu).
   DeviceBuffer special;
 };
@@ -1035,6 +1037,8 @@ void launchConvert(const S* rec,
   u64 outStride,
   cudaStream_t s);
 
+/// CodecCudaHuffmanDecode.cu: the CTAs of the bricks' Huffman stage the device runs at once.
+u64 brickDecodeSlots();
 /// CodecCudaHuffmanDecode.cu: whether the device runs the wide-entry chunk decoder.
 bool wideDecoderFits();
 /// CodecCudaHuffmanDecode.cu: a warp per chunk decodes the chunks' tokens into symbols (escapes
