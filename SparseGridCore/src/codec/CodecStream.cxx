@@ -157,7 +157,7 @@ struct LengthOp
   std::int8_t add = 0;
   std::uint8_t store = 0; ///< 0xff: the token takes the length, 0: it keeps 0 (zero run)
   bool zeroRun = false;
-  std::uint16_t unused = 0; ///< (eight bytes an entry: the address is a shift of the index)
+  std::uint16_t padding = 0; ///< to eight bytes an entry (its address: a shift of the index)
 };
 struct LengthOps
 {
