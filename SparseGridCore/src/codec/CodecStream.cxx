@@ -664,6 +664,7 @@ Status parseHeader(const std::uint8_t* s,
   }
   info.raw = (s[7] & format::FlagRaw) != 0;
   info.maskBytes = maskBytes;
+  info.specialVoxels = 0; // the mask section's count, where there is one (info may be reused)
   std::uint64_t voxels = 1;
   for (int a = 0; a < 3; ++a)
   {
