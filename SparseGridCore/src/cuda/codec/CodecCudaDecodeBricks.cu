@@ -139,6 +139,14 @@ void readBrickHeader(const std::uint8_t* staged,
     h.decoder.build(h.lengths.data(), h.tableCount, why, false);
 }
 
+/// The last call's brick headers, kept like the workspace's buffers (and used under its lock), so
+/// that the next call parses into vectors that already have their capacity.
+std::vector<BrickHeader>& keptHeaders()
+{
+  static auto* headers = new std::vector<BrickHeader>(); // never destroyed, like the workspace
+  return *headers;
+}
+
 /// Bricks parsed and decoded per part: the host threads parse a part's headers while the device
 /// decodes the part before. At most MostParts parts, each with a brick for every CTA the device
 /// runs at once in the Huffman stage: fewer bricks give each brick several CTAs, each building
@@ -162,7 +170,7 @@ struct HeaderReader
   const Layout& layout;
   const ExecutionOptions& options;
   cudaStream_t s;
-  std::vector<BrickHeader> headers;
+  std::vector<BrickHeader>& headers;   ///< keptHeaders()
   std::vector<const std::uint8_t*> at; ///< each brick's staged bytes
   std::vector<u64> bytes;              ///< how many
   std::size_t parsed = 0;              ///< bricks [0, parsed) are parsed
@@ -170,7 +178,7 @@ struct HeaderReader
   Status stage()
   {
     const std::size_t count = this->spans.size();
-    this->headers.assign(count, BrickHeader());
+    this->headers.resize(count); // readBrickHeader writes every field it reads
     std::vector<u64> bricks(count);
     this->bytes.resize(count);
     for (std::size_t i = 0; i < count; ++i)
@@ -628,9 +636,16 @@ Status decodeBricksLocked(Workspace& ws,
   KernelTimer timer;
   ProfileScope profileScope;
   SGC_HOST_MARK();
-  HeaderReader reader{
-    ws, request.deviceStreams, *request.spans, request.bricks.layout, options, s, {}, {}, {}, 0
-  };
+  HeaderReader reader{ ws,
+    request.deviceStreams,
+    *request.spans,
+    request.bricks.layout,
+    options,
+    s,
+    keptHeaders(),
+    {},
+    {},
+    0 };
   Status st = reader.stage();
   const std::size_t count = request.spans->size();
   const std::size_t part = partBricks(count);
