@@ -465,7 +465,7 @@ Status readDeviceHeader(const std::uint8_t* deviceStream,
   std::vector<std::uint8_t>& hostCopy,
   cudaStream_t s)
 {
-  std::size_t need = format::FixedHeaderBytes;
+  std::size_t need = HeaderPrefix; // one copy for most headers, two for the longer ones
   Status hs;
   for (int attempt = 0; attempt < 3; ++attempt)
   {

@@ -24,9 +24,6 @@ namespace cudaimpl
 namespace
 {
 
-/// Bytes of each stream staged first: a coded header takes 72 + 24 bytes per level and its
-/// code-length table (about 0.3-1 KB for a 64^3 brick); longer headers take a second round.
-constexpr std::size_t HeaderPrefix = 2048;
 /// At most this many voxels and bricks in one launch sequence (their symbols, values and chunk
 /// tables in device memory at once; grid.y of the Huffman stage).
 constexpr u64 GroupVoxels = u64(1) << 28;

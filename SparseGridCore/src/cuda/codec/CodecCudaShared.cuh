@@ -1011,6 +1011,10 @@ template<typename S>
 Status launchChunkTables(Workspace& ws, const ChunkTableArgs& a, cudaStream_t s);
 /// The bytes a header needs where detail::parseHeader refused it as too short (0: other errors).
 std::size_t headerBytesNeeded(const Status& parsed);
+/// Bytes of a stream in device memory brought to the host first: a coded header takes 72 + 24
+/// bytes per level and its code-length table (about 0.3-1 KB for a 64^3 volume at 1e-3); a
+/// longer header takes a second copy.
+constexpr std::size_t HeaderPrefix = 2048;
 /// The decoder's message for a chunk error code of the device (1-7).
 std::string chunkErrorMessage(int error);
 /// The coarse levels in one CTA per brick, then every pass of the finer levels (levels beyond
