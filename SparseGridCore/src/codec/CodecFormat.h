@@ -77,6 +77,13 @@ struct Scheme
     s.cubic = false;
     return s;
   }
+  /// Every field equal (a plan built for one scheme serves the other).
+  bool operator==(const Scheme& o) const
+  {
+    return order[0] == o.order[0] && order[1] == o.order[1] && order[2] == o.order[2] &&
+      cubic == o.cubic && compactChunks == o.compactChunks && coarseRatio == o.coarseRatio &&
+      coarseMax == o.coarseMax;
+  }
   bool valid() const
   {
     return order[0] >= 0 && order[0] < 3 && order[1] >= 0 && order[1] < 3 && order[2] >= 0 &&

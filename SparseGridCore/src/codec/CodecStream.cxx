@@ -535,12 +535,8 @@ const Plan& headerPlan(const std::uint64_t dims[3], const format::Scheme& scheme
     Plan plan;
   };
   thread_local Kept kept;
-  const format::Scheme& k = kept.plan.scheme;
   const bool same = kept.built && dims[0] == kept.plan.dims[0] && dims[1] == kept.plan.dims[1] &&
-    dims[2] == kept.plan.dims[2] && scheme.order[0] == k.order[0] &&
-    scheme.order[1] == k.order[1] && scheme.order[2] == k.order[2] && scheme.cubic == k.cubic &&
-    scheme.compactChunks == k.compactChunks && scheme.coarseRatio == k.coarseRatio &&
-    scheme.coarseMax == k.coarseMax;
+    dims[2] == kept.plan.dims[2] && scheme == kept.plan.scheme;
   if (!same)
   {
     kept.plan.build(dims, scheme);
