@@ -401,6 +401,52 @@ Status decodeAs(const detail::ParsedStream& in,
   return Status::Ok();
 }
 
+/// The checks of every decoder of a host-memory stream, in the order the errors are reported:
+/// the header (parsed into `parsed`), the layout against the stream's dimensions, the level of
+/// detail (-1: the finest, returned in `lod`), and the bytes the levels 0..lod need. Messages
+/// begin with `what`.
+Status openStream(const std::uint8_t* stream,
+  std::size_t bytes,
+  const Layout& layout,
+  int levelOfDetail,
+  const char* what,
+  detail::ParsedStream& parsed,
+  int& lod)
+{
+  const std::string prefix = std::string(what) + ": ";
+  parsed.data = stream;
+  parsed.bytes = bytes;
+  const StreamInfo& info = parsed.info;
+  Status st = detail::parseHeader(stream, bytes, parsed.info, &parsed.lengths, &parsed.tableCount);
+  if (!st)
+  {
+    return Status(st.code(), prefix + st.message());
+  }
+  if (layout.dims != info.dims || layout.stride < 1)
+  {
+    return Status(ErrorCode::InvalidArgument,
+      prefix + "the layout's dimensions " + std::to_string(layout.dims[0]) + "x" +
+        std::to_string(layout.dims[1]) + "x" + std::to_string(layout.dims[2]) +
+        " do not match the stream's " + std::to_string(info.dims[0]) + "x" +
+        std::to_string(info.dims[1]) + "x" + std::to_string(info.dims[2]));
+  }
+  if (levelOfDetail < -1 || levelOfDetail >= info.levels)
+  {
+    return Status(ErrorCode::InvalidArgument,
+      prefix + "level of detail " + std::to_string(levelOfDetail) + " is outside -1.." +
+        std::to_string(info.levels - 1));
+  }
+  lod = levelOfDetail < 0 ? info.levels - 1 : levelOfDetail;
+  const int needLevel = info.raw ? 0 : lod;
+  if (bytes < info.levelEnd[needLevel])
+  {
+    return Status(ErrorCode::InvalidArgument,
+      prefix + "the stream is truncated: levels 0.." + std::to_string(lod) + " need " +
+        std::to_string(info.levelEnd[needLevel]) + " bytes, got " + std::to_string(bytes));
+  }
+  return Status::Ok();
+}
+
 /// Decodes levels 0..lod on the CPU, in the stream's value type.
 template<typename T>
 Status decodeOnHost(const detail::ParsedStream& in,
@@ -424,41 +470,18 @@ Status decode(const std::uint8_t* stream,
   const ExecutionOptions& options,
   ExecutionReport* report)
 {
-  detail::ParsedStream parsed;
-  parsed.data = stream;
-  parsed.bytes = bytes;
-  const StreamInfo& info = parsed.info;
-  Status st = detail::parseHeader(stream, bytes, parsed.info, &parsed.lengths, &parsed.tableCount);
-  if (!st)
-  {
-    return Status(st.code(), "decode: " + st.message());
-  }
   if (!out)
   {
     return Status(ErrorCode::InvalidArgument, "decode: the output pointer is null");
   }
-  if (layout.dims != info.dims || layout.stride < 1)
+  detail::ParsedStream parsed;
+  int lod = 0;
+  const Status st = openStream(stream, bytes, layout, levelOfDetail, "decode", parsed, lod);
+  if (!st)
   {
-    return Status(ErrorCode::InvalidArgument,
-      "decode: the layout's dimensions " + std::to_string(layout.dims[0]) + "x" +
-        std::to_string(layout.dims[1]) + "x" + std::to_string(layout.dims[2]) +
-        " do not match the stream's " + std::to_string(info.dims[0]) + "x" +
-        std::to_string(info.dims[1]) + "x" + std::to_string(info.dims[2]));
+    return st;
   }
-  if (levelOfDetail < -1 || levelOfDetail >= info.levels)
-  {
-    return Status(ErrorCode::InvalidArgument,
-      "decode: level of detail " + std::to_string(levelOfDetail) + " is outside -1.." +
-        std::to_string(info.levels - 1));
-  }
-  const int lod = levelOfDetail < 0 ? info.levels - 1 : levelOfDetail;
-  const int needLevel = info.raw ? 0 : lod;
-  if (bytes < info.levelEnd[needLevel])
-  {
-    return Status(ErrorCode::InvalidArgument,
-      "decode: the stream is truncated: levels 0.." + std::to_string(lod) + " need " +
-        std::to_string(info.levelEnd[needLevel]) + " bytes, got " + std::to_string(bytes));
-  }
+  const StreamInfo& info = parsed.info;
   const std::uint64_t voxels = info.dims[0] * info.dims[1] * info.dims[2];
   return sparsegrid::detail::runWithFallback(
     options,
@@ -631,28 +654,13 @@ Status decodeDevice(const std::uint8_t* stream,
     return call.finish(Backend::CUDA, st);
   }
   detail::ParsedStream parsed;
-  parsed.data = stream;
-  parsed.bytes = bytes;
-  const StreamInfo& info = parsed.info;
-  Status st = detail::parseHeader(stream, bytes, parsed.info, &parsed.lengths, &parsed.tableCount);
+  int lod = 0;
+  Status st = openStream(stream, bytes, layout, levelOfDetail, "decodeDevice", parsed, lod);
   if (!st)
   {
-    return Status(st.code(), "decodeDevice: " + st.message());
+    return st;
   }
-  if (layout.dims != info.dims || layout.stride < 1)
-  {
-    return Status(ErrorCode::InvalidArgument,
-      "decodeDevice: the layout's dimensions do not match the stream's");
-  }
-  if (levelOfDetail < -1 || levelOfDetail >= info.levels)
-  {
-    return Status(ErrorCode::InvalidArgument, "decodeDevice: level of detail out of range");
-  }
-  const int lod = levelOfDetail < 0 ? info.levels - 1 : levelOfDetail;
-  if (bytes < info.levelEnd[info.raw ? 0 : lod])
-  {
-    return Status(ErrorCode::InvalidArgument, "decodeDevice: the stream is truncated");
-  }
+  const StreamInfo& info = parsed.info;
   DeviceCallReport call(report);
   ExecutionReport& r = call.report();
   if (options.backend != Backend::CPU)
