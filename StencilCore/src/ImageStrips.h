@@ -105,9 +105,7 @@ STENCIL_HD void interiorVectorStrip(const ImageArgs<T>& a,
         const T x2 = c.at(w + 2) + c.at(w - 2);
         const T y2 = nn.at(w) + ss.at(w);
         const T xy = n.at(w + 1) + s.at(w + 1) + n.at(w - 1) + s.at(w - 1);
-        result[r][w] = (x2 - T(4) * (xp + xm) + T(6) * u0) * wx * wx +
-          (y2 - T(4) * (yp + ym) + T(6) * u0) * wy * wy +
-          T(2) * wx * wy * (xy - T(2) * (xp + xm + yp + ym) + T(4) * u0);
+        result[r][w] = horizontalLaplapOf(u0, xp, xm, x2, yp, ym, y2, xy, wx, wy);
       }
     }
   }
@@ -178,9 +176,7 @@ STENCIL_HD void interiorVectorStrip(const ImageArgs<T>& a,
           const T z2 = above2[w] + below2[w];
           const T xz = za.at(w + 1) + zb.at(w + 1) + za.at(w - 1) + zb.at(w - 1);
           const T yz = above[r + 2].at(w) + below[r + 2].at(w) + above[r].at(w) + below[r].at(w);
-          result[r][w] += (z2 - T(4) * (zp + zm) + T(6) * u0) * wz * wz +
-            T(2) * wx * wz * (xz - T(2) * (xp + xm + zp + zm) + T(4) * u0) +
-            T(2) * wy * wz * (yz - T(2) * (yp + ym + zp + zm) + T(4) * u0);
+          result[r][w] += verticalLaplapOf(u0, xp, xm, yp, ym, zp, zm, z2, xz, yz, wx, wy, wz);
         }
       }
     }

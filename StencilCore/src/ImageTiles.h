@@ -241,9 +241,7 @@ STENCIL_HD T tileInterior(const TileRow<T, VW>& w0,
   const T x2 = w2.v[c + 2] + w2.v[c - 2];
   const T y2 = w4.v[c] + w0.v[c];
   const T xy = w3.v[c + 1] + w1.v[c + 1] + w3.v[c - 1] + w1.v[c - 1];
-  return (x2 - T(4) * (xp + xm) + T(6) * u0) * wx * wx +
-    (y2 - T(4) * (yp + ym) + T(6) * u0) * wy * wy +
-    T(2) * wx * wy * (xy - T(2) * (xp + xm + yp + ym) + T(4) * u0);
+  return horizontalLaplapOf(u0, xp, xm, x2, yp, ym, y2, xy, wx, wy);
 }
 
 /**

@@ -350,6 +350,28 @@ STENCIL_HD long long clampIndex(long long i, long long n)
   return i < 0 ? 0 : (i >= n ? n - 1 : i);
 }
 
+/// The interior laplap of the image kernels (strips, tiles, warp rows), in the order they all
+/// evaluate it: centre u0, its x and y neighbours, x2 = u(x + 2) + u(x - 2), y2 likewise, and xy
+/// the sum of the four xy-diagonal neighbours.
+template<typename T>
+STENCIL_HD T horizontalLaplapOf(T u0, T xp, T xm, T x2, T yp, T ym, T y2, T xy, T wx, T wy)
+{
+  return (x2 - T(4) * (xp + xm) + T(6) * u0) * wx * wx +
+    (y2 - T(4) * (yp + ym) + T(6) * u0) * wy * wy +
+    T(2) * wx * wy * (xy - T(2) * (xp + xm + yp + ym) + T(4) * u0);
+}
+
+/// What a third axis adds to horizontalLaplapOf: its neighbours zp and zm, z2 = u(z + 2) +
+/// u(z - 2), and xz and yz the sums of the four diagonal neighbours in those planes.
+template<typename T>
+STENCIL_HD T
+verticalLaplapOf(T u0, T xp, T xm, T yp, T ym, T zp, T zm, T z2, T xz, T yz, T wx, T wy, T wz)
+{
+  return (z2 - T(4) * (zp + zm) + T(6) * u0) * wz * wz +
+    T(2) * wx * wz * (xz - T(2) * (xp + xm + zp + zm) + T(4) * u0) +
+    T(2) * wy * wz * (yz - T(2) * (yp + ym + zp + zm) + T(4) * u0);
+}
+
 /// Laplacian at (i, j, k) with neighbour indices clamped (zero flux); indices inside the image.
 template<typename T>
 STENCIL_HD T imageLaplacianClamped(const ImageArgs<T>& a, const long long* p)

@@ -118,9 +118,7 @@ __global__ void __launch_bounds__(256, 4)
       const T x2 = __ldg(u + 2) + __ldg(u - 2);
       const T y2 = __ldg(u + 2 * sy) + __ldg(u - 2 * sy);
       const T xy = __ldg(u + 1 + sy) + __ldg(u + 1 - sy) + __ldg(u - 1 + sy) + __ldg(u - 1 - sy);
-      result = (x2 - T(4) * (xp + xm) + T(6) * u0) * wx * wx +
-        (y2 - T(4) * (yp + ym) + T(6) * u0) * wy * wy +
-        T(2) * wx * wy * (xy - T(2) * (xp + xm + yp + ym) + T(4) * u0);
+      result = horizontalLaplapOf(u0, xp, xm, x2, yp, ym, y2, xy, wx, wy);
       if (Vertical)
       {
         const T zp = __ldg(u + sz);
@@ -129,9 +127,7 @@ __global__ void __launch_bounds__(256, 4)
         const T xz = __ldg(u + 1 + sz) + __ldg(u + 1 - sz) + __ldg(u - 1 + sz) + __ldg(u - 1 - sz);
         const T yz =
           __ldg(u + sy + sz) + __ldg(u + sy - sz) + __ldg(u - sy + sz) + __ldg(u - sy - sz);
-        result += (z2 - T(4) * (zp + zm) + T(6) * u0) * wz * wz +
-          T(2) * wx * wz * (xz - T(2) * (xp + xm + zp + zm) + T(4) * u0) +
-          T(2) * wy * wz * (yz - T(2) * (yp + ym + zp + zm) + T(4) * u0);
+        result += verticalLaplapOf(u0, xp, xm, yp, ym, zp, zm, z2, xz, yz, wx, wy, wz);
       }
     }
     a.out[centre] = result;
@@ -208,9 +204,7 @@ __device__ __forceinline__ void interiorStrip(const ImageArgs<T>& a,
       const T x2 = __ldg(row + 2) + __ldg(row - 2);
       const T y2 = column[r + 4] + column[r];
       const T xy = right[r + 2] + right[r] + left[r + 2] + left[r];
-      result[r] = (x2 - T(4) * (xp + xm) + T(6) * u0) * wx * wx +
-        (y2 - T(4) * (yp + ym) + T(6) * u0) * wy * wy +
-        T(2) * wx * wy * (xy - T(2) * (xp + xm + yp + ym) + T(4) * u0);
+      result[r] = horizontalLaplapOf(u0, xp, xm, x2, yp, ym, y2, xy, wx, wy);
     }
     if (Vertical)
     {
@@ -237,9 +231,7 @@ __device__ __forceinline__ void interiorStrip(const ImageArgs<T>& a,
         const T xz =
           __ldg(row + 1 + sz) + __ldg(row + 1 - sz) + __ldg(row - 1 + sz) + __ldg(row - 1 - sz);
         const T yz = above[r + 2] + below[r + 2] + above[r] + below[r];
-        result[r] += (z2 - T(4) * (zp + zm) + T(6) * u0) * wz * wz +
-          T(2) * wx * wz * (xz - T(2) * (xp + xm + zp + zm) + T(4) * u0) +
-          T(2) * wy * wz * (yz - T(2) * (yp + ym + zp + zm) + T(4) * u0);
+        result[r] += verticalLaplapOf(u0, xp, xm, yp, ym, zp, zm, z2, xz, yz, wx, wy, wz);
       }
     }
   }
@@ -275,15 +267,6 @@ template<typename T>
 __device__ __forceinline__ typename PairOf<T>::type loadPair(const T* p)
 {
   return __ldg(reinterpret_cast<const typename PairOf<T>::type*>(p));
-}
-
-template<typename T>
-__device__ __forceinline__ T
-verticalLaplapOf(T u0, T xp, T xm, T yp, T ym, T zp, T zm, T z2, T xz, T yz, T wx, T wy, T wz)
-{
-  return (z2 - T(4) * (zp + zm) + T(6) * u0) * wz * wz +
-    T(2) * wx * wz * (xz - T(2) * (xp + xm + zp + zm) + T(4) * u0) +
-    T(2) * wy * wz * (yz - T(2) * (yp + ym + zp + zm) + T(4) * u0);
 }
 
 template<typename T, bool Laplap, bool Vertical, int Rows, bool Streaming = false>

@@ -1,6 +1,6 @@
-// What the regular-image kernels of Device.cu and ImageWarpRows.cu share: the interior laplap's
-// expression, the 2-D frame's values, where the frame units go in a launch, and the warp rows'
-// geometry and launch.
+// What the regular-image kernels of Device.cu and ImageWarpRows.cu share: the 2-D frame's values,
+// where the frame units go in a launch, and the warp rows' geometry and launch (the interior
+// laplap's expression is Kernels.h's horizontalLaplapOf).
 #ifndef stencil_cuda_ImageShared_cuh
 #define stencil_cuda_ImageShared_cuh
 
@@ -12,15 +12,6 @@ namespace stencil
 {
 namespace detail
 {
-
-template<typename T>
-__device__ __forceinline__ T
-horizontalLaplapOf(T u0, T xp, T xm, T x2, T yp, T ym, T y2, T xy, T wx, T wy)
-{
-  return (x2 - T(4) * (xp + xm) + T(6) * u0) * wx * wx +
-    (y2 - T(4) * (yp + ym) + T(6) * u0) * wy * wy +
-    T(2) * wx * wy * (xy - T(2) * (xp + xm + yp + ym) + T(4) * u0);
-}
 
 /// The frame points of the 2-D laplap (an image whose third axis is inactive): imageValue's
 /// nested form in 32-bit offsets, from memory (the warp rows' frame blocks, and the strips' with
