@@ -498,6 +498,29 @@ TEST(Codec, BadInputGivesClearErrors)
   ASSERT_TRUE(codec::inspect(stream.data(), stream.size(), info).ok());
   EXPECT_EQ(codec::decode(stream.data(), stream.size(), out.data(), layout, info.levels).code(),
     ErrorCode::InvalidArgument);
+  // decode and decodeDevice (a stream in host memory) check a stream alike: the same message
+  // after the entry point's name, given before the output is touched (here a host array).
+  const std::size_t truncated = static_cast<std::size_t>(info.levelEnd[info.levels - 1]) - 1;
+  const struct
+  {
+    codec::Layout layout;
+    int lod;
+    std::size_t bytes;
+    const char* words;
+  } refused[] = { { other, -1, stream.size(), "8x8x9" },
+    { layout, info.levels, stream.size(), "outside -1.." },
+    { layout, -1, truncated, "truncated" } };
+  for (const auto& r : refused)
+  {
+    const auto host = codec::decode(stream.data(), r.bytes, out.data(), r.layout, r.lod);
+    const auto device =
+      codec::decodeDevice(stream.data(), r.bytes, out.data(), r.layout, r.lod, false);
+    EXPECT_EQ(host.code(), ErrorCode::InvalidArgument) << host.message();
+    EXPECT_EQ(device.code(), ErrorCode::InvalidArgument) << device.message();
+    EXPECT_NE(host.message().find(r.words), std::string::npos) << host.message();
+    ASSERT_EQ(host.message().rfind("decode: ", 0), 0u) << host.message();
+    EXPECT_EQ(device.message(), "decodeDevice: " + host.message().substr(8));
+  }
   // inspect on a short buffer names the bytes it needs.
   const auto shortSt = codec::inspect(stream.data(), 20, info);
   EXPECT_EQ(shortSt.code(), ErrorCode::InvalidArgument);
