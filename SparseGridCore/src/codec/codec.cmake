@@ -51,9 +51,10 @@ if (BUILD_TESTING)
     target_compile_options(sgcore_${_sg_codec_test} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-O2>)
     if (_sg_codec_test STREQUAL "test_codec_gpu")
       target_link_libraries(sgcore_${_sg_codec_test} PRIVATE CUDA::cudart_static)
-      # The kernel that holds a stream while the codec runs on another one.
+      # The kernel that holds a stream while the codec runs on another one, and the bricks' tests.
       target_sources(sgcore_${_sg_codec_test} PRIVATE
-        "${CMAKE_CURRENT_SOURCE_DIR}/Testing/codec_gpu_gate.cu")
+        "${CMAKE_CURRENT_SOURCE_DIR}/Testing/codec_gpu_gate.cu"
+        "${CMAKE_CURRENT_SOURCE_DIR}/Testing/test_codec_gpu_bricks.cxx")
     endif ()
     gtest_discover_tests(sgcore_${_sg_codec_test}
       TEST_PREFIX "SparseGridCore.Codec."
