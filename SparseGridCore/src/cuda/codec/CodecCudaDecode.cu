@@ -773,7 +773,7 @@ Status decodeCoded(Workspace& ws,
     SGC_PROFILE_END();
     SGC_LAUNCHED("chunk decode kernel");
   }
-  timer.stop(s);
+  timer.record(s);
   // Every decoded chunk leaves the buffer as decodedBlocks says (damaged ones too). The error of
   // the tables or the Huffman stage is read once, at the end (decodeLocked); a failed stream
   // decodes no chunk and its passes read the symbols the buffer held.
@@ -781,7 +781,7 @@ Status decodeCoded(Workspace& ws,
   timer.start(s);
   launchDecodePasses<S>(pd, { rec, symbols, lod, BrickSet() }, s);
   SGC_LAUNCHED("pass kernels");
-  timer.stop(s);
+  timer.record(s);
   return Status::Ok();
 }
 
@@ -803,7 +803,7 @@ Status deliver(const S* rec,
     launchConvert<S, T>(rec, deviceOut, layout.stride, voxels, BrickSet(), nullptr, 0, s);
     SGC_PROFILE_END();
     SGC_LAUNCHED("convert kernel");
-    timer.stop(s);
+    timer.record(s);
   }
   else if (std::is_same<S, T>::value && layout.stride == 1)
   {

@@ -283,8 +283,10 @@ struct GroupTables
 /// offset, then every brick's sorted symbols.
 struct TableLayout
 {
+  int levels;
   std::size_t sectionWords, sectionsAt, outAt, sortedAt, total;
   TableLayout(const std::vector<BrickHeader>& headers, const std::vector<u64>& group, int levels)
+    : levels(levels)
   {
     const std::size_t m = group.size();
     this->sectionWords = 2 * static_cast<std::size_t>(levels) + 1;
@@ -300,20 +302,20 @@ struct TableLayout
   }
 };
 
-/// Uploads the group's tables in one copy from `host` (page-locked, TableLayout::total bytes,
-/// the group's own: the copy reads it until s has passed it).
+/// Uploads the group's tables, laid out as `at` says, in one copy from `host` (page-locked,
+/// at.total bytes, the group's own: the copy reads it until s has passed it).
 template<typename T>
 Status uploadGroupTables(Workspace& ws,
   const BrickDecodeRequest<T>& request,
   const std::vector<BrickHeader>& headers,
   const std::vector<u64>& group,
-  int levels,
+  const TableLayout& at,
   unsigned char* host,
   GroupTables& g,
   cudaStream_t s)
 {
   const std::size_t m = group.size();
-  const TableLayout at(headers, group, levels);
+  const int levels = at.levels;
   Status st;
   if (!(st = ws.brickTables.reserve(at.total, "brick tables")))
   {
@@ -425,13 +427,14 @@ Status reserveGroup(Workspace& ws,
 /// in one launch sequence: chunk tables, Huffman stage, passes, conversion. Nothing waits: a
 /// failed brick's CTAs decode nothing, its passes read the symbols its chunks held, and the
 /// caller reads errors[j] (brick group[j]) once every group is queued. hostTables: the group's
-/// page-locked room for its tables (TableLayout).
+/// page-locked room for its tables, laid out as tableLayout says.
 template<typename S, typename T>
 Status decodeGroup(Workspace& ws,
   const BrickDecodeRequest<T>& request,
   const std::vector<BrickHeader>& headers,
   const std::vector<u64>& group,
   const PlanOnDevice& p,
+  const TableLayout& tableLayout,
   unsigned char* hostTables,
   int* errors,
   unsigned long long* next,
@@ -447,7 +450,7 @@ Status decodeGroup(Workspace& ws,
   GroupTables g;
   Status st;
   if (!(st = reserveGroup<S>(ws, p, m, direct, b, s)) ||
-    !(st = uploadGroupTables(ws, request, headers, group, p.setup.plan.levels, hostTables, g, s)))
+    !(st = uploadGroupTables(ws, request, headers, group, tableLayout, hostTables, g, s)))
   {
     return st;
   }
@@ -560,12 +563,14 @@ Status decodeUsableBricks(Workspace& ws,
     // The part's groups, each with its page-locked tables (the part's own buffer: no earlier
     // copy of this call reads it).
     std::vector<std::vector<u64>> groups;
+    std::vector<TableLayout> layouts;
     std::size_t tableBytes = 0;
     for (std::size_t j = from; j < kept.size(); j += perGroup)
     {
       groups.emplace_back(
         kept.begin() + j, kept.begin() + std::min<std::size_t>(kept.size(), j + perGroup));
-      tableBytes += TableLayout(headers, groups.back(), p.setup.plan.levels).total;
+      layouts.emplace_back(headers, groups.back(), p.setup.plan.levels);
+      tableBytes += layouts.back().total;
     }
     const std::size_t index = begin / part;
     if (ws.brickTablesHost.size() <= index)
@@ -577,10 +582,11 @@ Status decodeUsableBricks(Workspace& ws,
       return st;
     }
     unsigned char* host = ws.brickTablesHost[index].as<unsigned char>();
-    for (const std::vector<u64>& group : groups)
+    for (std::size_t k = 0; k < groups.size(); ++k)
     {
+      const std::vector<u64>& group = groups[k];
       st = decodeGroup<S, T>(
-        ws, request, headers, group, p, host, errors + queued, next + queued, timer, s);
+        ws, request, headers, group, p, layouts[k], host, errors + queued, next + queued, timer, s);
       if (st.code() == ErrorCode::OutOfDeviceMemory)
       {
         outOfMemory = true; // the group's bricks and the rest go one by one (the caller's)
@@ -590,7 +596,7 @@ Status decodeUsableBricks(Workspace& ws,
       {
         return st;
       }
-      host += TableLayout(headers, group, p.setup.plan.levels).total;
+      host += layouts[k].total;
       queued += group.size();
     }
   }

@@ -453,7 +453,7 @@ Status sizeStream(Workspace& ws,
   }
   else
   {
-    timer.stop(s);
+    timer.record(s);
     SGC_HOST_MARK();
   }
   if (hostTable)

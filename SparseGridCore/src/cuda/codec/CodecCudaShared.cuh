@@ -261,7 +261,6 @@ struct KernelTimer
     this->open = false;
     ++this->intervals;
   }
-  void stop(cudaStream_t s) { this->record(s); }
   /// The kernel seconds of every interval recorded.
   double seconds()
   {
@@ -453,7 +452,7 @@ struct ProfileScope
 #define SGC_STAGE_DONE(what)                                                                       \
   SGC_PROFILE_END();                                                                               \
   SGC_LAUNCHED(what);                                                                              \
-  timer.stop(s);                                                                                   \
+  timer.record(s);                                                                                 \
   SGC_HOST_MARK()
 
 //------------------------------------------------------------------------------------------------
