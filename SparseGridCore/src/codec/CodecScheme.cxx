@@ -70,24 +70,40 @@ std::uint64_t sampleHalfWidth(std::uint64_t n)
   return n >= 7 ? 3 : (n >= 3 ? 1 : 0);
 }
 
-/// Visits the sample windows of axis a: f(centre index); the windows are the voxels
-/// centre + j * axisStride[a], |j| <= sampleHalfWidth(dims[a]).
-template<typename F>
-std::uint64_t forEachSampleWindow(const std::uint64_t dims[3], int a, F&& f)
+/// The grid of sample windows of axis a: m[b] centres along axis b, spread over [lo[b], hi[b]];
+/// returns their number (0: axis a too short to sample).
+std::uint64_t sampleWindowGrid(const std::uint64_t dims[3],
+  int a,
+  std::uint64_t lo[3],
+  std::uint64_t hi[3],
+  std::uint64_t m[3])
 {
   const std::uint64_t h = sampleHalfWidth(dims[a]);
   if (h == 0)
   {
     return 0;
   }
-  const std::uint64_t axisStride[3] = { 1, dims[0], dims[0] * dims[1] };
-  std::uint64_t lo[3], hi[3], m[3];
   for (int b = 0; b < 3; ++b)
   {
     lo[b] = b == a ? h : 0;
     hi[b] = b == a ? dims[b] - 1 - h : dims[b] - 1;
     m[b] = std::min<std::uint64_t>(16, hi[b] - lo[b] + 1);
   }
+  return m[0] * m[1] * m[2];
+}
+
+/// Visits the sample windows of axis a: f(centre index); the windows are the voxels
+/// centre + j * axisStride[a], |j| <= sampleHalfWidth(dims[a]).
+template<typename F>
+std::uint64_t forEachSampleWindow(const std::uint64_t dims[3], int a, F&& f)
+{
+  std::uint64_t lo[3], hi[3], m[3];
+  const std::uint64_t windows = sampleWindowGrid(dims, a, lo, hi, m);
+  if (windows == 0)
+  {
+    return 0;
+  }
+  const std::uint64_t axisStride[3] = { 1, dims[0], dims[0] * dims[1] };
   for (std::uint64_t j2 = 0; j2 < m[2]; ++j2)
   {
     for (std::uint64_t j1 = 0; j1 < m[1]; ++j1)
@@ -100,7 +116,7 @@ std::uint64_t forEachSampleWindow(const std::uint64_t dims[3], int a, F&& f)
       }
     }
   }
-  return m[0] * m[1] * m[2];
+  return windows;
 }
 
 /// Order-0 entropy (bits per value) of quantised residuals.
@@ -402,7 +418,9 @@ void chooseSchedule(const std::uint64_t dims[3],
     1,
     [&](std::size_t lo, std::size_t hi)
     {
-      TrialBuffers buffers;
+      // Kept by each thread: fresh pages for a block's values on every call cost about as much
+      // as coding it.
+      static thread_local TrialBuffers buffers;
       for (std::size_t i = lo; i < hi; ++i)
       {
         const std::size_t c = i / blocks, b = i % blocks;
@@ -439,6 +457,67 @@ void chooseSchedule(const std::uint64_t dims[3],
 }
 } // namespace
 
+namespace
+{
+/// What the sample windows along one axis say: the mean |second difference| and the finest
+/// level's quantised residuals under either predictor (windows of half-width 3 only).
+struct AxisStatistics
+{
+  double roughness = 0;
+  std::vector<std::int64_t> linear, cubic;
+};
+
+/// floor(d / (2 bound) + 1/2) (invStep = 1 / (2 bound)), without the library call (no SSE4.1
+/// rounding in the default build); NaN, Inf and huge values give 2^40.
+std::int64_t sampleQuantised(double d, double invStep)
+{
+  const double t = d * invStep + 0.5;
+  if (!(std::fabs(t) < 1e9))
+  {
+    return std::int64_t(1) << 40;
+  }
+  const std::int64_t i = static_cast<std::int64_t>(t);
+  return static_cast<double>(i) > t ? i - 1 : i;
+}
+
+/// The statistics of axis a from its windows in the sample, which start at `at` (the sum is
+/// taken window after window, so the result does not depend on the threads).
+void axisStatistics(const std::uint64_t dims[3],
+  int a,
+  const std::vector<double>& sample,
+  std::size_t at,
+  double invStep,
+  AxisStatistics& out)
+{
+  const std::uint64_t h = sampleHalfWidth(dims[a]);
+  const std::size_t width = static_cast<std::size_t>(2 * h + 1);
+  double sum = 0;
+  out.linear.clear();
+  out.cubic.clear();
+  const std::uint64_t windows = forEachSampleWindow(dims,
+    a,
+    [&](std::uint64_t)
+    {
+      if (at + width > sample.size())
+      {
+        return;
+      }
+      const double* w = sample.data() + at + (width / 2 - 1);
+      const double d2 = (w[0] - 2.0 * w[1]) + w[2];
+      sum += std::isfinite(d2) ? std::fabs(d2) : 0.0;
+      if (h == 3)
+      {
+        const double* v = sample.data() + at;
+        out.linear.push_back(sampleQuantised(v[3] - (v[2] + v[4]) * 0.5, invStep));
+        out.cubic.push_back(
+          sampleQuantised(v[3] - (9.0 * (v[2] + v[4]) - (v[0] + v[6])) * 0.0625, invStep));
+      }
+      at += width;
+    });
+  out.roughness = windows ? sum / static_cast<double>(windows) : 0.0;
+}
+} // namespace
+
 format::Scheme schemeFromSample(const std::uint64_t dims[3],
   const std::vector<double>& sample,
   double bound,
@@ -448,50 +527,42 @@ format::Scheme schemeFromSample(const std::uint64_t dims[3],
   // entropy of the finest level's quantised residuals under either predictor picks the
   // predictor (cubic wins on smooth data; linear on noise and on integer data at bounds below
   // one, where cubic weights spread the residuals over sixteenths). NaN/Inf are left to the
-  // encoder to report; here they only must not change the choice.
-  double roughness[3] = { 0, 0, 0 };
-  std::vector<std::int64_t> qLinear, qCubic;
-  qLinear.reserve(3 * 16 * 16 * 16); // at most 16^3 windows per axis (forEachSampleWindow)
-  qCubic.reserve(3 * 16 * 16 * 16);
-  const double invStep = 1.0 / (2 * bound);
-  auto quantised = [&](double d)
-  {
-    const double t = d * invStep + 0.5;
-    if (!(std::fabs(t) < 1e9)) // also NaN and Inf
-    {
-      return std::int64_t(1) << 40;
-    }
-    // floor(t), without the library call (no SSE4.1 rounding in the default build): truncation
-    // towards zero, one less for negative non-integers.
-    const std::int64_t i = static_cast<std::int64_t>(t);
-    return static_cast<double>(i) > t ? i - 1 : i;
-  };
-  std::size_t at = 0;
+  // encoder to report; here they only must not change the choice. The three axes are measured
+  // on the options' threads (about 0.2 ms one after another, most of the choice's time outside
+  // the trial blocks).
+  std::size_t begin[4] = { 0, 0, 0, 0 };
   for (int a = 0; a < 3; ++a)
   {
-    const std::uint64_t h = sampleHalfWidth(dims[a]);
-    const std::size_t width = static_cast<std::size_t>(2 * h + 1);
-    double sum = 0;
-    const std::uint64_t windows = forEachSampleWindow(dims,
-      a,
-      [&](std::uint64_t)
+    std::uint64_t lo[3], hi[3], m[3];
+    const std::uint64_t windows = sampleWindowGrid(dims, a, lo, hi, m);
+    begin[a + 1] =
+      begin[a] + static_cast<std::size_t>(windows * (2 * sampleHalfWidth(dims[a]) + 1));
+  }
+  static thread_local AxisStatistics kept[3]; // their vectors' capacity, between calls
+  AxisStatistics axes[3];
+  for (int a = 0; a < 3; ++a)
+  {
+    std::swap(axes[a], kept[a]); // out of the thread's keeping while the pool may run on it
+  }
+  const double invStep = 1.0 / (2 * bound);
+  execution::parallelFor(options,
+    3,
+    1,
+    [&](std::size_t lo, std::size_t hi)
+    {
+      for (std::size_t a = lo; a < hi; ++a)
       {
-        if (at + width > sample.size())
-        {
-          return;
-        }
-        const double* w = sample.data() + at + (width / 2 - 1);
-        const double d2 = (w[0] - 2.0 * w[1]) + w[2];
-        sum += std::isfinite(d2) ? std::fabs(d2) : 0.0;
-        if (h == 3)
-        {
-          const double* v = sample.data() + at;
-          qLinear.push_back(quantised(v[3] - (v[2] + v[4]) * 0.5));
-          qCubic.push_back(quantised(v[3] - (9.0 * (v[2] + v[4]) - (v[0] + v[6])) * 0.0625));
-        }
-        at += width;
-      });
-    roughness[a] = windows ? sum / static_cast<double>(windows) : 0.0;
+        axisStatistics(dims, static_cast<int>(a), sample, begin[a], invStep, axes[a]);
+      }
+    });
+  const double roughness[3] = { axes[0].roughness, axes[1].roughness, axes[2].roughness };
+  // The entropies count the residuals of all axes together (the order does not matter).
+  std::vector<std::int64_t>& qLinear = axes[0].linear;
+  std::vector<std::int64_t>& qCubic = axes[0].cubic;
+  for (int a = 1; a < 3; ++a)
+  {
+    qLinear.insert(qLinear.end(), axes[a].linear.begin(), axes[a].linear.end());
+    qCubic.insert(qCubic.end(), axes[a].cubic.begin(), axes[a].cubic.end());
   }
   format::Scheme scheme;
   // Roughest first; equal roughness keeps the higher axis first (the slowest in memory).
@@ -500,7 +571,11 @@ format::Scheme schemeFromSample(const std::uint64_t dims[3],
     [&](int x, int y)
     { return roughness[x] > roughness[y] || (roughness[x] == roughness[y] && x > y); });
   scheme.cubic = !(entropyBits(qLinear) < entropyBits(qCubic));
-  chooseSchedule(dims, sample, at, bound, options, scheme);
+  for (int a = 0; a < 3; ++a)
+  {
+    std::swap(axes[a], kept[a]);
+  }
+  chooseSchedule(dims, sample, std::min(begin[3], sample.size()), bound, options, scheme);
   return scheme;
 }
 
