@@ -538,8 +538,10 @@ SGC_HD std::uint64_t lengthTableSegmentBits(const std::uint8_t* L,
   {
     if (L[i] != 0)
     {
-      const int d = static_cast<int>(L[i]) - p;
-      bits += d == 0 ? 1u : (d == 1 || d == -1) ? 3u : 8u;
+      // d: 1 for the same length, 0 or 2 for one less or one more (selects, not branches: the
+      // lengths' steps are irregular).
+      const std::uint32_t d = static_cast<std::uint32_t>(static_cast<int>(L[i]) - p + 1);
+      bits += d == 1 ? 1u : (d <= 2 ? 3u : 8u);
       p = L[i];
       continue;
     }

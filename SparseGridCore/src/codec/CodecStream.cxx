@@ -36,13 +36,27 @@ std::size_t lengthTableBytes(const std::uint8_t* lengths, std::size_t count)
 namespace
 {
 
-/// Bits packed from each byte's least significant bit; fields most significant bit first.
+/// Bits packed from each byte's least significant bit; fields most significant bit first. The
+/// bits gather in a 64-bit register and go out a byte at a time (finish() writes the last,
+/// partial byte), so the bytes need not be cleared.
 struct BitWriter
 {
   std::uint8_t* out;
-  std::uint64_t at = 0;
-  /// The field's `bits` (at most 24) bits of value, most significant first: reversed in a
-  /// register, then ORed into the (cleared) bytes they reach.
+  std::uint64_t at = 0; ///< bits written
+  std::uint64_t pending = 0;
+  std::uint32_t held = 0; ///< bits in `pending`, below 8 between calls
+  /// `bits` (at most 24) bits already in stream order: the field's first bit in bit 0.
+  void putReversed(std::uint32_t reversed, std::uint32_t bits)
+  {
+    pending |= static_cast<std::uint64_t>(reversed) << held;
+    held += bits;
+    at += bits;
+    for (; held >= 8; held -= 8, pending >>= 8)
+    {
+      out[(at - held) >> 3] = static_cast<std::uint8_t>(pending);
+    }
+  }
+  /// The field's `bits` (at most 24) bits of value, most significant first.
   void put(std::uint32_t value, std::uint32_t bits)
   {
     std::uint32_t reversed = 0;
@@ -50,14 +64,23 @@ struct BitWriter
     {
       reversed |= ((value >> b) & 1u) << (bits - 1 - b);
     }
-    std::uint64_t pending = static_cast<std::uint64_t>(reversed) << (at & 7);
-    for (std::uint64_t byte = at >> 3; pending != 0; ++byte, pending >>= 8)
+    putReversed(reversed, bits);
+  }
+  void finish()
+  {
+    if (held > 0)
     {
-      out[byte] = static_cast<std::uint8_t>(out[byte] | (pending & 0xffu));
+      out[at >> 3] = static_cast<std::uint8_t>(pending);
     }
-    at += bits;
   }
 };
+
+/// The five bits of a length, most significant first, in stream order.
+constexpr std::uint8_t reversedLength(std::uint32_t v)
+{
+  return static_cast<std::uint8_t>(
+    ((v & 1u) << 4) | ((v & 2u) << 2) | (v & 4u) | ((v & 8u) >> 2) | ((v & 16u) >> 4));
+}
 
 struct BitReader
 {
@@ -116,28 +139,22 @@ std::size_t packLengthTable(const std::uint8_t* lengths, std::size_t count, std:
       }
       const std::uint64_t m = end - i - 1 + 4;
       const std::uint32_t b = (format::expGolomb2Bits(end - i - 1) + 3) / 2;
-      w.put(6, 3); // 110
+      w.putReversed(3, 3); // 110
       w.put(0, b - 3);
       w.put(static_cast<std::uint32_t>(m), b);
       i = end;
       continue;
     }
-    if (v == p)
-    {
-      w.put(0, 1);
-    }
-    else if (v == p + 1 || v == p - 1)
-    {
-      w.put(v == p + 1 ? 4 : 5, 3); // 10s
-    }
-    else
-    {
-      w.put(7, 3); // 111
-      w.put(static_cast<std::uint32_t>(v), 5);
-    }
+    // '0' (the same length), '100' (one more), '101' (one less), '111' and the length in 5
+    // bits: selects, not branches (the lengths' steps are irregular).
+    const std::uint32_t d = static_cast<std::uint32_t>(v - p + 1);
+    const std::uint32_t other = 7u | (std::uint32_t(reversedLength(std::uint32_t(v))) << 3);
+    w.putReversed(
+      d == 1 ? 0u : (d == 2 ? 1u : (d == 0 ? 5u : other)), d == 1 ? 1u : (d <= 2 ? 3u : 8u));
     p = v;
     ++i;
   }
+  w.finish();
   return static_cast<std::size_t>((w.at + 7) / 8);
 }
 } // namespace
