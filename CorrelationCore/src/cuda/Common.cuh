@@ -1,6 +1,6 @@
 /**
  * @file Common.cuh
- * @brief Private CUDA helpers: error mapping, device buffers, event timing, batch geometry.
+ * @brief Private CUDA helpers: error mapping, event timing, batch geometry.
  */
 #ifndef CORRELATION_CUDA_COMMON_CUH
 #define CORRELATION_CUDA_COMMON_CUH
@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "execution/CudaStatus.h"
+#include "execution/DeviceBuffer.h"
 
 #include <string>
 
@@ -19,36 +20,13 @@ namespace correlation
 namespace detail
 {
 
+using execution::cuda::DeviceBuffer;
+
 /// The execution layer's mapping of CUDA errors (Common/include/execution/CudaStatus.h).
 inline Status cudaStatus(cudaError_t error, const char* what)
 {
   return execution::cuda::fromCuda(error, what);
 }
-
-template<typename T>
-class DeviceBuffer
-{
-public:
-  DeviceBuffer() = default;
-  ~DeviceBuffer()
-  {
-    if (this->Data)
-    {
-      cudaFree(this->Data);
-    }
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  Status allocate(std::size_t count, const char* what)
-  {
-    return cudaStatus(
-      cudaMalloc(reinterpret_cast<void**>(&this->Data), count * sizeof(T) + 1), what);
-  }
-  T* get() const { return this->Data; }
-
-private:
-  T* Data = nullptr;
-};
 
 /// Queues a kernel that waits `seconds` on the GPU (see deviceOnlyKernelTiming).
 void queueDeviceWait(double seconds);

@@ -589,32 +589,28 @@ Status uploadDirect(const Maps<T>& maps,
   std::size_t nl,
   std::size_t nr,
   std::size_t no,
-  DeviceBuffer<T>& dl,
-  DeviceBuffer<T>& dr,
-  DeviceBuffer<T>& dout,
-  DeviceBuffer<int>& dtiles)
+  DeviceBuffer& dl,
+  DeviceBuffer& dr,
+  DeviceBuffer& dout,
+  DeviceBuffer& dtiles)
 {
   Status status;
-  if (!(status = dl.allocate(nl, "left matrices")) ||
-    !(status = dr.allocate(nr, "right matrices")) ||
-    !(status = dout.allocate(no, "correlation maps")))
+  if (!(status = dl.allocate(nl * sizeof(T), "left matrices")) ||
+    !(status = dr.allocate(nr * sizeof(T), "right matrices")) ||
+    !(status = dout.allocate(no * sizeof(T), "correlation maps")))
   {
     return status;
   }
-  if (order &&
-    (!(status = dtiles.allocate(order->size(), "task order")) ||
-      !(status = cudaStatus(
-          cudaMemcpy(
-            dtiles.get(), order->data(), order->size() * sizeof(int), cudaMemcpyHostToDevice),
-          "copy to device"))))
+  if (order && !(status = dtiles.upload(*order, "task order")))
   {
     return status;
   }
   if (!(status =
-          cudaStatus(cudaMemcpy(dl.get(), maps.lefts, nl * sizeof(T), cudaMemcpyHostToDevice),
+          cudaStatus(cudaMemcpy(dl.as<T>(), maps.lefts, nl * sizeof(T), cudaMemcpyHostToDevice),
             "copy to device")) ||
-    !(status = cudaStatus(cudaMemcpy(dr.get(), maps.rights, nr * sizeof(T), cudaMemcpyHostToDevice),
-        "copy to device")))
+    !(status =
+        cudaStatus(cudaMemcpy(dr.as<T>(), maps.rights, nr * sizeof(T), cudaMemcpyHostToDevice),
+          "copy to device")))
   {
     return status;
   }
@@ -628,10 +624,10 @@ Status launchWarpShuffleDirect(const Batch& batch,
   const DirectOptions& direct,
   const Geometry& g,
   std::size_t no,
-  const DeviceBuffer<T>& dl,
-  const DeviceBuffer<T>& dr,
-  DeviceBuffer<T>& dout,
-  DeviceBuffer<long long>& dprefix,
+  const DeviceBuffer& dl,
+  const DeviceBuffer& dr,
+  DeviceBuffer& dout,
+  DeviceBuffer& dprefix,
   EventTimer& timer,
   bool deviceOnlyTiming)
 {
@@ -667,16 +663,11 @@ Status launchWarpShuffleDirect(const Batch& batch,
   else
   {
     d.workers = prefix[d.groups];
-    if (!(status = dprefix.allocate(prefix.size(), "work table")) ||
-      !(status = cudaStatus(cudaMemcpy(dprefix.get(),
-                              prefix.data(),
-                              prefix.size() * sizeof(long long),
-                              cudaMemcpyHostToDevice),
-          "copy to device")))
+    if (!(status = dprefix.upload(prefix, "work table")))
     {
       return status;
     }
-    d.prefix = dprefix.get();
+    d.prefix = dprefix.as<long long>();
   }
   const int warps = direct.warpsPerBlock;
   const long long pairGroups = static_cast<long long>(batch.n) * ((batch.m + R - 1) / R);
@@ -688,11 +679,12 @@ Status launchWarpShuffleDirect(const Batch& batch,
   timer.start(deviceOnlyTiming);
   if (d.mode != 0 || d.workers == 0)
   {
-    cudaMemsetAsync(dout.get(), 0, no * sizeof(T));
+    cudaMemsetAsync(dout.as<T>(), 0, no * sizeof(T));
   }
   if (d.workers > 0)
   {
-    status = launchWarpShuffleVariant<T>(S, R, grid, block, g, d, dl.get(), dr.get(), dout.get());
+    status =
+      launchWarpShuffleVariant<T>(S, R, grid, block, g, d, dl.as<T>(), dr.as<T>(), dout.as<T>());
   }
   timer.stop();
   return status;
@@ -717,9 +709,9 @@ Status cudaDirect(const Maps<T>& maps,
   const std::size_t nl = batch.leftCount() * batch.left.count();
   const std::size_t nr = batch.rightCount() * batch.right.count();
   const std::size_t no = batch.pairs() * window.size();
-  DeviceBuffer<T> dl, dr, dout;
-  DeviceBuffer<long long> dprefix;
-  DeviceBuffer<int> dtiles;
+  DeviceBuffer dl, dr, dout;
+  DeviceBuffer dprefix;
+  DeviceBuffer dtiles;
   Status status;
   // The order in which the blocks of the split-tiled or pair-per-lane kernel take their tasks.
   const std::vector<int>* order = direct.kernel == DirectKernel::SplitTiled ? &split.order
@@ -739,18 +731,18 @@ Status cudaDirect(const Maps<T>& maps,
     timer.start(deviceOnlyTiming);
     if (direct.kernel == DirectKernel::PairPerLane)
     {
-      lanes.launch(g, dtiles.get(), dl.get(), dr.get(), dout.get());
+      lanes.launch(g, dtiles.as<int>(), dl.as<T>(), dr.as<T>(), dout.as<T>());
     }
     else if (direct.kernel == DirectKernel::TensorTf32 || direct.kernel == DirectKernel::TensorF16)
     {
       if constexpr (std::is_same<T, float>::value)
       {
-        launchTensor(tensor, dtiles.get(), dl.get(), dr.get(), dout.get());
+        launchTensor(tensor, dtiles.as<int>(), dl.as<T>(), dr.as<T>(), dout.as<T>());
       }
     }
     else
     {
-      split.launch(g, dtiles.get(), dl.get(), dr.get(), dout.get());
+      split.launch(g, dtiles.as<int>(), dl.as<T>(), dr.as<T>(), dout.as<T>());
     }
     timer.stop();
     tiled = true;
@@ -763,9 +755,9 @@ Status cudaDirect(const Maps<T>& maps,
       g,
       batch.m > 1 ? direct.rightsPerThread : 1,
       direct.warpsPerBlock,
-      dl.get(),
-      dr.get(),
-      dout.get());
+      dl.as<T>(),
+      dr.as<T>(),
+      dout.as<T>());
     timer.stop();
   }
   if (tiled)
@@ -778,7 +770,7 @@ Status cudaDirect(const Maps<T>& maps,
       (window.height + 7) / 8,
       static_cast<unsigned>(std::min<long long>(g.pairs, zMax)));
     timer.start(deviceOnlyTiming);
-    baselineKernel<T><<<grid, block>>>(g, dl.get(), dr.get(), dout.get());
+    baselineKernel<T><<<grid, block>>>(g, dl.as<T>(), dr.as<T>(), dout.as<T>());
     timer.stop();
   }
   else if (!(status = launchWarpShuffleDirect<T>(
@@ -805,7 +797,7 @@ Status cudaDirect(const Maps<T>& maps,
                                                 : DirectKernel::WarpShuffle;
   }
   return cudaStatus(
-    cudaMemcpy(maps.out, dout.get(), no * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
+    cudaMemcpy(maps.out, dout.as<T>(), no * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
 }
 
 } // namespace detail

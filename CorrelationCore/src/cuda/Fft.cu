@@ -234,16 +234,16 @@ Status cudaFft(const Maps<T>& maps,
   {
     return { ErrorCode::TooLarge, "padded matrices too large for one cuFFT plan" };
   }
-  DeviceBuffer<T> dl, dr, padded, transformed, dout;
-  DeviceBuffer<C> spectra, products;
+  DeviceBuffer dl, dr, padded, transformed, dout;
+  DeviceBuffer spectra, products;
   Status status;
-  if (!(status = dl.allocate(nli, "left matrices")) ||
-    !(status = dr.allocate(nri, "right matrices")) ||
-    !(status = padded.allocate((nl + nr) * real, "padded inputs")) ||
-    !(status = spectra.allocate((nl + nr) * spectrum, "spectra")) ||
-    !(status = products.allocate(pairs * spectrum, "products")) ||
-    !(status = transformed.allocate(pairs * real, "inverse transforms")) ||
-    !(status = dout.allocate(no, "correlation maps")))
+  if (!(status = dl.allocate(nli * sizeof(T), "left matrices")) ||
+    !(status = dr.allocate(nri * sizeof(T), "right matrices")) ||
+    !(status = padded.allocate((nl + nr) * real * sizeof(T), "padded inputs")) ||
+    !(status = spectra.allocate((nl + nr) * spectrum * sizeof(C), "spectra")) ||
+    !(status = products.allocate(pairs * spectrum * sizeof(C), "products")) ||
+    !(status = transformed.allocate(pairs * real * sizeof(T), "inverse transforms")) ||
+    !(status = dout.allocate(no * sizeof(T), "correlation maps")))
   {
     return status;
   }
@@ -254,10 +254,10 @@ Status cudaFft(const Maps<T>& maps,
     return status;
   }
   if (!(status =
-          cudaStatus(cudaMemcpy(dl.get(), maps.lefts, nli * sizeof(T), cudaMemcpyHostToDevice),
+          cudaStatus(cudaMemcpy(dl.as<T>(), maps.lefts, nli * sizeof(T), cudaMemcpyHostToDevice),
             "copy to device")) ||
     !(status =
-        cudaStatus(cudaMemcpy(dr.get(), maps.rights, nri * sizeof(T), cudaMemcpyHostToDevice),
+        cudaStatus(cudaMemcpy(dr.as<T>(), maps.rights, nri * sizeof(T), cudaMemcpyHostToDevice),
           "copy to device")))
   {
     return status;
@@ -265,23 +265,24 @@ Status cudaFft(const Maps<T>& maps,
   EventTimer timer;
   timer.start(deviceOnlyTiming);
   padKernel<T><<<gridFor(real, nl), 256>>>(
-    dl.get(), batch.left.width, batch.left.height, nl, px, py, padded.get());
+    dl.as<T>(), batch.left.width, batch.left.height, nl, px, py, padded.as<T>());
   padKernel<T><<<gridFor(real, nr), 256>>>(
-    dr.get(), batch.right.width, batch.right.height, nr, px, py, padded.get() + nl * real);
+    dr.as<T>(), batch.right.width, batch.right.height, nr, px, py, padded.as<T>() + nl * real);
   if (!(status = cufftStatus(
-          Types::execForward(forward.get(), padded.get(), spectra.get()), "cuFFT forward")))
+          Types::execForward(forward.get(), padded.as<T>(), spectra.as<C>()), "cuFFT forward")))
   {
     return status;
   }
   productKernel<C><<<gridFor(spectrum, pairs), 256>>>(
-    spectra.get(), g, static_cast<int>(spectrum), products.get());
-  if (!(status = cufftStatus(
-          Types::execInverse(inverse.get(), products.get(), transformed.get()), "cuFFT inverse")))
+    spectra.as<C>(), g, static_cast<int>(spectrum), products.as<C>());
+  if (!(status =
+          cufftStatus(Types::execInverse(inverse.get(), products.as<C>(), transformed.as<T>()),
+            "cuFFT inverse")))
   {
     return status;
   }
   extractKernel<T><<<gridFor(static_cast<long long>(window.size()), pairs), 256>>>(
-    transformed.get(), g, px, py, T(1) / static_cast<T>(real), dout.get());
+    transformed.as<T>(), g, px, py, T(1) / static_cast<T>(real), dout.as<T>());
   timer.stop();
   if (!(status = cudaStatus(cudaGetLastError(), "FFT kernels")) ||
     !(status = cudaStatus(cudaDeviceSynchronize(), "FFT kernels")))
@@ -293,7 +294,7 @@ Status cudaFft(const Maps<T>& maps,
     *kernelSeconds = timer.seconds();
   }
   return cudaStatus(
-    cudaMemcpy(maps.out, dout.get(), no * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
+    cudaMemcpy(maps.out, dout.as<T>(), no * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
 }
 
 template Status cudaFft(const Maps<float>&, bool, bool, double*, bool);

@@ -4,6 +4,7 @@
 #include "../Internal.h"
 
 #include "execution/CudaStatus.h"
+#include "execution/DeviceBuffer.h"
 
 #include <cuda_runtime.h>
 
@@ -19,6 +20,7 @@ namespace cuda
 namespace
 {
 
+using execution::cuda::DeviceBuffer;
 using execution::cuda::fromCuda;
 
 #define MESHLOOP_CHECK(call, what)                                                                 \
@@ -322,57 +324,6 @@ __global__ void divideByCount(T* values, const int* __restrict__ counts, int n, 
   }
 }
 
-/// A device buffer that frees itself.
-struct Buffer
-{
-  void* ptr = nullptr;
-  std::size_t bytes = 0;
-  ~Buffer() { reset(); }
-  void reset()
-  {
-    if (ptr)
-    {
-      cudaFree(ptr);
-    }
-    ptr = nullptr;
-    bytes = 0;
-  }
-  Status reserve(std::size_t size)
-  {
-    if (bytes >= size && ptr)
-    {
-      return Status::Ok();
-    }
-    reset();
-    if (size == 0)
-    {
-      return Status::Ok();
-    }
-    Status s = fromCuda(cudaMalloc(&ptr, size), "cudaMalloc");
-    if (s)
-    {
-      bytes = size;
-    }
-    return s;
-  }
-  template<typename V>
-  Status upload(const std::vector<V>& host)
-  {
-    Status s = reserve(host.size() * sizeof(V));
-    if (!s || host.empty())
-    {
-      return s;
-    }
-    return fromCuda(cudaMemcpy(ptr, host.data(), host.size() * sizeof(V), cudaMemcpyHostToDevice),
-      "cudaMemcpy (upload)");
-  }
-  template<typename V>
-  V* as() const
-  {
-    return static_cast<V*>(ptr);
-  }
-};
-
 std::vector<int> narrow(const std::vector<std::int64_t>& wide)
 {
   return std::vector<int>(wide.begin(), wide.end());
@@ -381,10 +332,11 @@ std::vector<int> narrow(const std::vector<std::int64_t>& wide)
 struct State
 {
   bool mapping = false, permutation = false, global = false, hierarchical = false, counts = false;
-  Buffer offsets, targets, fromOrder, toOrder, counted;
-  Buffer colourElements;
-  Buffer blockStarts, blockTargetStarts, blockTargets, local, threadColour, colourCount, blockOrder;
-  Buffer in, out, weights, internalIn, internalOut, internalWeights;
+  DeviceBuffer offsets, targets, fromOrder, toOrder, counted;
+  DeviceBuffer colourElements;
+  DeviceBuffer blockStarts, blockTargetStarts, blockTargets, local, threadColour, colourCount,
+    blockOrder;
+  DeviceBuffer in, out, weights, internalIn, internalOut, internalWeights;
   int sharedOptIn = 48 * 1024;
 };
 
@@ -501,10 +453,10 @@ Status prepare(State& s,
     MESHLOOP_CHECK(
       cudaDeviceGetAttribute(&s.sharedOptIn, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0),
       "cudaDeviceGetAttribute");
-    Status st = s.offsets.upload(narrow(mapping.offsets));
+    Status st = s.offsets.upload(narrow(mapping.offsets), "mapping");
     if (st)
     {
-      st = s.targets.upload(mapping.targets);
+      st = s.targets.upload(mapping.targets, "mapping");
     }
     if (!st)
     {
@@ -514,10 +466,10 @@ Status prepare(State& s,
   }
   if (permutation && !s.permutation)
   {
-    Status st = s.fromOrder.upload(permutation->fromOrder);
+    Status st = s.fromOrder.upload(permutation->fromOrder, "permutation");
     if (st)
     {
-      st = s.toOrder.upload(permutation->toOrder);
+      st = s.toOrder.upload(permutation->toOrder, "permutation");
     }
     if (!st)
     {
@@ -527,7 +479,7 @@ Status prepare(State& s,
   }
   if (average && !s.counts)
   {
-    Status st = s.counted.upload(counts);
+    Status st = s.counted.upload(counts, "target counts");
     if (!st)
     {
       return st;
@@ -536,7 +488,7 @@ Status prepare(State& s,
   }
   if (options.strategy == Strategy::GlobalColouring && !s.global)
   {
-    Status st = s.colourElements.upload(plan.colourElements);
+    Status st = s.colourElements.upload(plan.colourElements, "colouring");
     if (!st)
     {
       return st;
@@ -545,19 +497,19 @@ Status prepare(State& s,
   }
   if (options.strategy == Strategy::HierarchicalColouring && !s.hierarchical)
   {
-    Status st = s.blockStarts.upload(narrow(plan.blockStarts));
+    Status st = s.blockStarts.upload(narrow(plan.blockStarts), "block colouring");
     if (st)
-      st = s.blockTargetStarts.upload(narrow(plan.blockTargetOffsets));
+      st = s.blockTargetStarts.upload(narrow(plan.blockTargetOffsets), "block colouring");
     if (st)
-      st = s.blockTargets.upload(plan.blockTargets);
+      st = s.blockTargets.upload(plan.blockTargets, "block colouring");
     if (st)
-      st = s.local.upload(plan.localTargets);
+      st = s.local.upload(plan.localTargets, "block colouring");
     if (st)
-      st = s.threadColour.upload(plan.threadColours);
+      st = s.threadColour.upload(plan.threadColours, "block colouring");
     if (st)
-      st = s.colourCount.upload(plan.blockThreadColourCount);
+      st = s.colourCount.upload(plan.blockThreadColourCount, "block colouring");
     if (st)
-      st = s.blockOrder.upload(plan.blockOrder);
+      st = s.blockOrder.upload(plan.blockOrder, "block colouring");
     if (!st)
     {
       return st;
@@ -584,18 +536,18 @@ Status runTyped(const Loop<T>& loop,
   const std::size_t weightBytes = edges ? static_cast<std::size_t>(fromCount) * sizeof(T) : 0;
   Status st = prepare(s, mapping, permutation, plan, counts, options, operation == OpAverage);
   if (st)
-    st = s.in.reserve(inBytes);
+    st = s.in.allocate(inBytes, "cudaMalloc (input)");
   if (st)
-    st = s.out.reserve(outBytes);
+    st = s.out.allocate(outBytes, "cudaMalloc (output)");
   if (st)
-    st = s.weights.reserve(weightBytes);
+    st = s.weights.allocate(weightBytes, "cudaMalloc (weights)");
   if (st && permutation)
   {
-    st = s.internalIn.reserve(inBytes);
+    st = s.internalIn.allocate(inBytes, "cudaMalloc (reordered input)");
     if (st)
-      st = s.internalOut.reserve(outBytes);
+      st = s.internalOut.allocate(outBytes, "cudaMalloc (reordered output)");
     if (st)
-      st = s.internalWeights.reserve(weightBytes);
+      st = s.internalWeights.allocate(weightBytes, "cudaMalloc (reordered weights)");
   }
   if (!st)
   {
@@ -603,11 +555,12 @@ Status runTyped(const Loop<T>& loop,
   }
   if (inBytes)
   {
-    MESHLOOP_CHECK(cudaMemcpy(s.in.ptr, in, inBytes, cudaMemcpyHostToDevice), "cudaMemcpy (input)");
+    MESHLOOP_CHECK(
+      cudaMemcpy(s.in.as<void>(), in, inBytes, cudaMemcpyHostToDevice), "cudaMemcpy (input)");
   }
   if (weightBytes)
   {
-    MESHLOOP_CHECK(cudaMemcpy(s.weights.ptr, weights, weightBytes, cudaMemcpyHostToDevice),
+    MESHLOOP_CHECK(cudaMemcpy(s.weights.as<void>(), weights, weightBytes, cudaMemcpyHostToDevice),
       "cudaMemcpy (weights)");
   }
   cudaEvent_t begin, end;
@@ -671,7 +624,7 @@ Status runTyped(const Loop<T>& loop,
   MESHLOOP_CHECK(cudaGetLastError(), "kernel");
   *kernelSeconds = ms * 1e-3;
   MESHLOOP_CHECK(
-    cudaMemcpy(out, s.out.ptr, outBytes, cudaMemcpyDeviceToHost), "cudaMemcpy (output)");
+    cudaMemcpy(out, s.out.as<void>(), outBytes, cudaMemcpyDeviceToHost), "cudaMemcpy (output)");
   return Status::Ok();
 }
 

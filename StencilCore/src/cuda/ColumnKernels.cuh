@@ -464,34 +464,22 @@ Status runColumns(const PreparedTable<T>& table,
   DeviceLists groupRing;
   DeviceLists groups;
   DeviceBuffer groupSlots;
-  // Allocates a device copy of a host vector (1 byte when empty) and fills it.
-  auto upload = [](DeviceBuffer& buffer, const auto& list, const char* what)
-  {
-    const std::size_t size = list.size() * sizeof(list[0]);
-    Status uploaded = cudaStatus(buffer.allocate(size), what);
-    if (uploaded && size > 0)
-    {
-      uploaded =
-        cudaStatus(cudaMemcpy(buffer.as<void>(), list.data(), size, cudaMemcpyHostToDevice), what);
-    }
-    return uploaded;
-  };
   auto uploadLists = [&](DeviceLists& lists, const HostCellLists& host, const char* what)
   {
-    Status uploaded = upload(lists.start, host.start, what);
-    return uploaded ? upload(lists.cells, host.cells, what) : uploaded;
+    Status uploaded = lists.start.upload(host.start, what);
+    return uploaded ? lists.cells.upload(host.cells, what) : uploaded;
   };
   if (!status || !(status = uploadLists(outer, table.outer, "ring lists")) ||
-    !(status = upload(stagedSlots, table.stagedSlots, "ring lists")) ||
+    !(status = stagedSlots.upload(table.stagedSlots, "ring lists")) ||
     !(status = uploadLists(groupRing, table.groupRing, "ring groups")) ||
     !(status = uploadLists(groups, table.groups, "ring groups")) ||
-    !(status = upload(groupSlots, table.groupSlots, "ring groups")) ||
+    !(status = groupSlots.upload(table.groupSlots, "ring groups")) ||
     !(status = uploadLists(halo, table.halo, "halo lists")) ||
-    !(status = cudaStatus(in.allocate(bytes), "cudaMalloc input")) ||
-    !(status = cudaStatus(out.allocate(bytes), "cudaMalloc output")) ||
-    !(status = upload(index, table.index, "neighbour table")) ||
-    !(status = upload(offsets, table.offsets, "neighbour table")) ||
-    !(status = upload(weights, table.weights, "neighbour weights")))
+    !(status = in.allocate(bytes, "cudaMalloc input")) ||
+    !(status = out.allocate(bytes, "cudaMalloc output")) ||
+    !(status = index.upload(table.index, "neighbour table")) ||
+    !(status = offsets.upload(table.offsets, "neighbour table")) ||
+    !(status = weights.upload(table.weights, "neighbour weights")))
   {
     return status;
   }

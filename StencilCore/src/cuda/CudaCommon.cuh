@@ -1,6 +1,6 @@
 /**
  * @file CudaCommon.cuh
- * @brief Device buffers, error mapping and kernel timing shared by the CUDA sources.
+ * @brief Error mapping, device memory check and kernel timing shared by the CUDA sources.
  */
 #ifndef stencil_CudaCommon_cuh
 #define stencil_CudaCommon_cuh
@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "execution/CudaStatus.h"
+#include "execution/DeviceBuffer.h"
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -20,33 +21,7 @@ namespace stencil
 {
 namespace detail
 {
-/// Owns one device allocation; frees it on every exit path.
-class DeviceBuffer
-{
-public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer()
-  {
-    if (this->Pointer)
-    {
-      cudaFree(this->Pointer);
-    }
-  }
-  cudaError_t allocate(std::size_t bytes)
-  {
-    return cudaMalloc(&this->Pointer, std::max<std::size_t>(bytes, 1));
-  }
-  template<typename U>
-  U* as() const
-  {
-    return static_cast<U*>(this->Pointer);
-  }
-
-private:
-  void* Pointer = nullptr;
-};
+using execution::cuda::DeviceBuffer;
 
 /// The execution layer's mapping of CUDA errors (Common/include/execution/CudaStatus.h).
 inline Status cudaStatus(cudaError_t error, const char* what)

@@ -829,8 +829,8 @@ Status cudaBandwidth(std::size_t bytes,
   DeviceBuffer in;
   DeviceBuffer out;
   Status status = checkDeviceMemory(2 * n * sizeof(double2));
-  if (!status || !(status = cudaStatus(in.allocate(n * sizeof(double2)), "cudaMalloc")) ||
-    !(status = cudaStatus(out.allocate(n * sizeof(double2)), "cudaMalloc")))
+  if (!status || !(status = in.allocate(n * sizeof(double2), "cudaMalloc")) ||
+    !(status = out.allocate(n * sizeof(double2), "cudaMalloc")))
   {
     return status;
   }
@@ -876,8 +876,8 @@ Status cudaImage(const ImageArgs<T>& args,
   Status status = checkDeviceMemory(2 * bytes);
   DeviceBuffer in;
   DeviceBuffer out;
-  if (!status || !(status = cudaStatus(in.allocate(bytes), "cudaMalloc input")) ||
-    !(status = cudaStatus(out.allocate(bytes), "cudaMalloc output")))
+  if (!status || !(status = in.allocate(bytes, "cudaMalloc input")) ||
+    !(status = out.allocate(bytes, "cudaMalloc output")))
   {
     return status;
   }
