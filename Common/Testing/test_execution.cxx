@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <string>
@@ -252,6 +253,73 @@ TEST(ParallelFor, ShortJobsBackToBackCoverEveryItemOnce)
       ASSERT_EQ(hits[i].load(), 1) << "job " << job << ", item " << i;
     }
   }
+}
+
+TEST(ParallelFor, JobsAfterIdlePausesAndFromSeveralCallersCoverEveryItemOnce)
+{
+  // Idle workers watch for a new job for a while, then sleep: jobs after pauses longer than the
+  // watch find them asleep, and jobs from several calling threads at once queue for the pool
+  // (one job at a time); every item must still run once, and every worker must be woken.
+  auto job = [](int threads, std::size_t n, std::set<std::thread::id>* seen)
+  {
+    ExecutionOptions options;
+    options.threads = threads;
+    std::vector<std::atomic<int>> hits(n);
+    std::mutex m;
+    execution::parallelFor(options,
+      n,
+      1,
+      [&](std::size_t b, std::size_t e)
+      {
+        for (std::size_t i = b; i < e; ++i)
+        {
+          hits[i].fetch_add(1);
+        }
+        if (seen)
+        {
+          // Long enough ranges that the caller cannot take them all before the workers wake.
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+          std::lock_guard<std::mutex> lock(m);
+          seen->insert(std::this_thread::get_id());
+        }
+      });
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      if (hits[i].load() != 1)
+      {
+        return false;
+      }
+    }
+    return true;
+  };
+  std::set<std::thread::id> seen;
+  for (int pause = 0; pause < 6; ++pause)
+  {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2 * pause));
+    ASSERT_TRUE(job(4, 64, &seen)) << "after a pause of " << 2 * pause << " ms";
+  }
+  EXPECT_GE(seen.size(), 2u) << "the workers never took part";
+  std::vector<std::thread> callers;
+  std::atomic<int> failures{ 0 };
+  for (int c = 0; c < 4; ++c)
+  {
+    callers.emplace_back(
+      [&, c]
+      {
+        for (int j = 0; j < 200; ++j)
+        {
+          if (!job(2 + c, 3 + j % 17, nullptr))
+          {
+            failures.fetch_add(1);
+          }
+        }
+      });
+  }
+  for (auto& t : callers)
+  {
+    t.join();
+  }
+  EXPECT_EQ(failures.load(), 0);
 }
 
 TEST(ParallelFor, UsesTheCallersParallelFor)
