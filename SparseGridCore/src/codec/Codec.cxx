@@ -96,22 +96,32 @@ Status valueRange(const T* values,
 
 namespace
 {
-/// The sample indices of dims, kept for the last dims: a time series encodes the same dims again
-/// and again, and the indices take a few tenths of a millisecond to build at 512^3.
-std::shared_ptr<const std::vector<std::uint64_t>> sampleIndices(const std::uint64_t dims[3])
+/// The sample indices of dims (all: the host's; the trial blocks' alone: the GPU's), kept for
+/// the last dims: a time series encodes the same dims again and again, and the indices take a
+/// few tenths of a millisecond to build at 512^3.
+std::shared_ptr<const std::vector<std::uint64_t>> sampleIndices(const std::uint64_t dims[3],
+  bool trialOnly)
 {
   static std::mutex mutex;
-  static std::uint64_t lastDims[3] = { 0, 0, 0 };
-  static std::shared_ptr<const std::vector<std::uint64_t>> last;
+  static std::uint64_t lastDims[2][3] = { { 0, 0, 0 }, { 0, 0, 0 } };
+  static std::shared_ptr<const std::vector<std::uint64_t>> last[2];
   std::lock_guard<std::mutex> lock(mutex);
-  if (!last || !std::equal(dims, dims + 3, lastDims))
+  const int k = trialOnly ? 1 : 0;
+  if (!last[k] || !std::equal(dims, dims + 3, lastDims[k]))
   {
     auto built = std::make_shared<std::vector<std::uint64_t>>();
-    detail::sampleWindows(dims, *built);
-    std::copy(dims, dims + 3, lastDims);
-    last = built;
+    if (trialOnly)
+    {
+      detail::trialIndices(dims, *built);
+    }
+    else
+    {
+      detail::sampleWindows(dims, *built);
+    }
+    std::copy(dims, dims + 3, lastDims[k]);
+    last[k] = built;
   }
-  return last;
+  return last[k];
 }
 
 /// The sample's values, kept per thread between calls: up to 0.85 MB, whose fresh pages on
@@ -129,7 +139,7 @@ format::Scheme hostScheme(const T* values,
   double bound,
   const ExecutionOptions& options)
 {
-  const auto kept = sampleIndices(layout.dims.data());
+  const auto kept = sampleIndices(layout.dims.data(), false);
   const std::vector<std::uint64_t>& indices = *kept;
   // Taken out of the per-thread buffer for the call: a caller's parallelFor that steals work
   // may run another encode on this thread while the scheme choice waits for its tasks.
@@ -146,7 +156,8 @@ format::Scheme hostScheme(const T* values,
   return scheme;
 }
 
-/// The same scheme for values in device memory: the GPU gathers the same voxels.
+/// The same scheme for values in device memory: the GPU measures the same windows and gathers
+/// the same trial blocks.
 template<typename T>
 Status deviceScheme(const T* deviceValues,
   const Layout& layout,
@@ -154,15 +165,24 @@ Status deviceScheme(const T* deviceValues,
   const ExecutionOptions& options,
   format::Scheme& scheme)
 {
-  const auto indices = sampleIndices(layout.dims.data());
-  std::vector<double> sample; // out of the per-thread buffer for the call, as in hostScheme
-  sample.swap(sampleBuffer());
-  Status st = cudaimpl::gather<T>(deviceValues, layout.stride, indices, sample, options);
+  const auto trial = sampleIndices(layout.dims.data(), true);
+  std::vector<double> values; // out of the per-thread buffer for the call, as in hostScheme
+  values.swap(sampleBuffer());
+  detail::SampleStatistics statistics;
+  Status st = cudaimpl::sampleStatistics<T>(deviceValues,
+    layout.stride,
+    layout.dims.data(),
+    1.0 / (2 * bound),
+    trial,
+    statistics,
+    values,
+    options);
   if (st)
   {
-    scheme = detail::schemeFromSample(layout.dims.data(), sample, bound, options);
+    scheme = detail::schemeFromStatistics(
+      layout.dims.data(), statistics, values.data(), values.size(), bound, options);
   }
-  sample.swap(sampleBuffer());
+  values.swap(sampleBuffer());
   return st;
 }
 

@@ -52,9 +52,12 @@ Status decodeBricks(const BrickDecodeRequest<T>&,
   return notBuilt();
 }
 template<typename T>
-Status gather(const T*,
+Status sampleStatistics(const T*,
   std::uint64_t,
+  const std::uint64_t*,
+  double,
   const SampleIndices&,
+  detail::SampleStatistics&,
   std::vector<double>&,
   const ExecutionOptions&)
 {
@@ -89,8 +92,8 @@ SPARSEGRID_CODEC_MASK_CUDA_INSTANTIATE(float)
 SPARSEGRID_CODEC_MASK_CUDA_INSTANTIATE(double)
 
 SPARSEGRID_CODEC_CUDA_INSTANTIATE()
-SPARSEGRID_CODEC_CUDA_GATHER(float)
-SPARSEGRID_CODEC_CUDA_GATHER(double)
+SPARSEGRID_CODEC_CUDA_SAMPLE(float)
+SPARSEGRID_CODEC_CUDA_SAMPLE(double)
 } // namespace cudaimpl
 } // namespace codec
 } // namespace sparsegrid

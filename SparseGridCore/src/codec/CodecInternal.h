@@ -93,13 +93,78 @@ std::vector<format::Quantiser> levelQuantisers(const StreamInfo& info);
 
 /// The scheme the encoder uses for these values (axis order roughest first, cubic or linear
 /// prediction, level-wise quantisation), measured on a fixed sample: short voxel windows along
-/// each axis, then up to four 17^3 blocks coded on trial. The CPU and the GPU (which gathers the
-/// same voxels) choose the same scheme. sampleWindows lists the voxel indices; schemeFromSample
-/// reads the values at those indices, in that order, and codes the trial blocks on the threads of
-/// `options` (the choice does not depend on them).
+/// each axis, then up to four 17^3 blocks coded on trial. The CPU and the GPU choose the same
+/// scheme. sampleWindows lists the voxel indices (the windows', then the trial blocks');
+/// schemeFromSample reads the values at those indices, in that order, and codes the trial blocks
+/// on the threads of `options` (the choice does not depend on them). The GPU measures the
+/// windows where the values lie (SampleStatistics) and brings back only those statistics and the
+/// trial blocks' values (trialIndices) for schemeFromStatistics.
 void sampleWindows(const std::uint64_t dims[3], std::vector<std::uint64_t>& indices);
+void trialIndices(const std::uint64_t dims[3], std::vector<std::uint64_t>& indices);
 format::Scheme schemeFromSample(const std::uint64_t dims[3],
   const std::vector<double>& sample,
+  double bound,
+  const ExecutionOptions& options);
+
+/// The sample windows along axis a: centres at samplePosition(lo[b], hi[b], j, m[b]), j < m[b]
+/// along each axis b (j along axis 0 fastest), each window the 2 half + 1 voxels centre + j *
+/// (axis a's stride), |j| <= half; `windows` of them (0: axis a too short).
+struct SampleWindowGrid
+{
+  std::uint64_t half = 0, lo[3] = { 0, 0, 0 }, hi[3] = { 0, 0, 0 }, m[3] = { 1, 1, 1 };
+  std::uint64_t windows = 0;
+};
+SampleWindowGrid sampleWindowGrid(const std::uint64_t dims[3], int a);
+/// Position j of m spread evenly over [lo, hi].
+SGC_HD std::uint64_t samplePosition(std::uint64_t lo,
+  std::uint64_t hi,
+  std::uint64_t j,
+  std::uint64_t m)
+{
+  return m <= 1 ? lo : lo + (hi - lo) * j / (m - 1);
+}
+/// The second difference of three neighbours (the roughness of a window: its middle three).
+SGC_HD double secondDifference(double a, double b, double c)
+{
+  return (a - 2.0 * b) + c;
+}
+/// floor(d invStep + 1/2) (invStep = 1 / (2 bound)), without the library call (no SSE4.1
+/// rounding in the default build); NaN, Inf and |values| of 1e9 steps or more give 2^40.
+SGC_HD std::int64_t sampleQuantised(double d, double invStep)
+{
+  const double t = d * invStep + 0.5;
+  if (!(fabs(t) < 1e9))
+  {
+    return std::int64_t(1) << 40;
+  }
+  const std::int64_t i = static_cast<std::int64_t>(t);
+  return static_cast<double>(i) > t ? i - 1 : i;
+}
+/// The residuals of the middle voxel of a 7-voxel window v under the linear and the cubic
+/// predictor.
+SGC_HD double linearResidual(const double* v)
+{
+  return v[3] - (v[2] + v[4]) * 0.5;
+}
+SGC_HD double cubicResidual(const double* v)
+{
+  return v[3] - (9.0 * (v[2] + v[4]) - (v[0] + v[6])) * 0.0625;
+}
+/// What the windows say: per axis the sum of |second differences| (finite ones, window after
+/// window in order) and the number of windows; the quantised residuals of the windows of half
+/// width 3 under either predictor, axis after axis.
+struct SampleStatistics
+{
+  double roughnessSum[3] = { 0, 0, 0 };
+  std::uint64_t windows[3] = { 0, 0, 0 };
+  std::vector<std::int64_t> linear, cubic;
+};
+/// The scheme from the windows' statistics and the trial blocks' values (`trialCount` values,
+/// block after block, as trialIndices lists them).
+format::Scheme schemeFromStatistics(const std::uint64_t dims[3],
+  SampleStatistics& statistics,
+  const double* trial,
+  std::size_t trialCount,
   double bound,
   const ExecutionOptions& options);
 
@@ -327,15 +392,19 @@ Status decodeBricks(const BrickDecodeRequest<T>& request,
   double* kernelSeconds);
 // Every call below runs on the options' CUDA stream (ExecutionOptions::cudaStream) and returns
 // once its work there is done.
-/// Gathers values[indices[i] * stride] of device memory into host memory (the axis-order sample).
-/// The indices are shared (sampleIndices keeps them per dims), so that repeated calls on the same
-/// dims see the same vector and skip its upload.
+/// The scheme sample of values in device memory (detail::schemeFromStatistics): the windows'
+/// statistics, measured on the device, and the trial blocks' values, gathered at `trial`. The
+/// trial indices are shared (kept per dims), so that repeated calls on the same dims see the
+/// same vector and skip its upload.
 using SampleIndices = std::shared_ptr<const std::vector<std::uint64_t>>;
 template<typename T>
-Status gather(const T* device,
+Status sampleStatistics(const T* device,
   std::uint64_t stride,
-  const SampleIndices& indices,
-  std::vector<double>& hostOut,
+  const std::uint64_t dims[3],
+  double invStep,
+  const SampleIndices& trial,
+  detail::SampleStatistics& statistics,
+  std::vector<double>& trialValues,
   const ExecutionOptions& options);
 /// Copies n values from device to host memory (for the CPU fall-back of encodeDevice).
 template<typename T>
@@ -362,10 +431,16 @@ Status copyToDevice(const T* host,
     const BrickDecodeRequest<T>&, std::vector<char>&, const ExecutionOptions&, double*);           \
   template Status copyToHost<T>(const T*, std::size_t, std::size_t, T*, const ExecutionOptions&);  \
   template Status copyToDevice<T>(const T*, std::size_t, T*, std::size_t, const ExecutionOptions&);
-/// The sample gatherer (CodecSampleCuda.cu).
-#define SPARSEGRID_CODEC_CUDA_GATHER(T)                                                            \
-  template Status gather<T>(                                                                       \
-    const T*, std::uint64_t, const SampleIndices&, std::vector<double>&, const ExecutionOptions&);
+/// The scheme sample (CodecSampleCuda.cu).
+#define SPARSEGRID_CODEC_CUDA_SAMPLE(T)                                                            \
+  template Status sampleStatistics<T>(const T*,                                                    \
+    std::uint64_t,                                                                                 \
+    const std::uint64_t*,                                                                          \
+    double,                                                                                        \
+    const SampleIndices&,                                                                          \
+    detail::SampleStatistics&,                                                                     \
+    std::vector<double>&,                                                                          \
+    const ExecutionOptions&);
 /// The rest (CodecCuda.cu): float and double values, and bytes (stream headers) to the host.
 #define SPARSEGRID_CODEC_CUDA_INSTANTIATE()                                                        \
   SPARSEGRID_CODEC_CUDA_VALUES(float)                                                              \

@@ -57,12 +57,6 @@ std::vector<format::Quantiser> levelQuantisers(const StreamInfo& info)
 
 namespace
 {
-/// Sample positions along an axis: at most 16, spread evenly over [lo, hi].
-std::uint64_t samplePosition(std::uint64_t lo, std::uint64_t hi, std::uint64_t j, std::uint64_t m)
-{
-  return m <= 1 ? lo : lo + (hi - lo) * j / (m - 1);
-}
-
 /// Half-width of the sample windows along an axis of n voxels: 3 (room for the cubic
 /// predictor's neighbours), 1 (only a second difference), or 0 (axis not sampled).
 std::uint64_t sampleHalfWidth(std::uint64_t n)
@@ -70,53 +64,26 @@ std::uint64_t sampleHalfWidth(std::uint64_t n)
   return n >= 7 ? 3 : (n >= 3 ? 1 : 0);
 }
 
-/// The grid of sample windows of axis a: m[b] centres along axis b, spread over [lo[b], hi[b]];
-/// returns their number (0: axis a too short to sample).
-std::uint64_t sampleWindowGrid(const std::uint64_t dims[3],
-  int a,
-  std::uint64_t lo[3],
-  std::uint64_t hi[3],
-  std::uint64_t m[3])
-{
-  const std::uint64_t h = sampleHalfWidth(dims[a]);
-  if (h == 0)
-  {
-    return 0;
-  }
-  for (int b = 0; b < 3; ++b)
-  {
-    lo[b] = b == a ? h : 0;
-    hi[b] = b == a ? dims[b] - 1 - h : dims[b] - 1;
-    m[b] = std::min<std::uint64_t>(16, hi[b] - lo[b] + 1);
-  }
-  return m[0] * m[1] * m[2];
-}
-
 /// Visits the sample windows of axis a: f(centre index); the windows are the voxels
 /// centre + j * axisStride[a], |j| <= sampleHalfWidth(dims[a]).
 template<typename F>
 std::uint64_t forEachSampleWindow(const std::uint64_t dims[3], int a, F&& f)
 {
-  std::uint64_t lo[3], hi[3], m[3];
-  const std::uint64_t windows = sampleWindowGrid(dims, a, lo, hi, m);
-  if (windows == 0)
-  {
-    return 0;
-  }
+  const SampleWindowGrid g = sampleWindowGrid(dims, a);
   const std::uint64_t axisStride[3] = { 1, dims[0], dims[0] * dims[1] };
-  for (std::uint64_t j2 = 0; j2 < m[2]; ++j2)
+  for (std::uint64_t j2 = 0; j2 < g.m[2] && g.windows > 0; ++j2)
   {
-    for (std::uint64_t j1 = 0; j1 < m[1]; ++j1)
+    for (std::uint64_t j1 = 0; j1 < g.m[1]; ++j1)
     {
-      for (std::uint64_t j0 = 0; j0 < m[0]; ++j0)
+      for (std::uint64_t j0 = 0; j0 < g.m[0]; ++j0)
       {
-        f(samplePosition(lo[0], hi[0], j0, m[0]) +
-          axisStride[1] * samplePosition(lo[1], hi[1], j1, m[1]) +
-          axisStride[2] * samplePosition(lo[2], hi[2], j2, m[2]));
+        f(samplePosition(g.lo[0], g.hi[0], j0, g.m[0]) +
+          axisStride[1] * samplePosition(g.lo[1], g.hi[1], j1, g.m[1]) +
+          axisStride[2] * samplePosition(g.lo[2], g.hi[2], j2, g.m[2]));
       }
     }
   }
-  return windows;
+  return g.windows;
 }
 
 /// Order-0 entropy (bits per value) of quantised residuals.
@@ -355,6 +322,29 @@ constexpr double TrialDenseBits = 1.0;
 
 } // namespace
 
+SampleWindowGrid sampleWindowGrid(const std::uint64_t dims[3], int a)
+{
+  SampleWindowGrid g;
+  g.half = sampleHalfWidth(dims[a]);
+  if (g.half == 0)
+  {
+    return g;
+  }
+  for (int b = 0; b < 3; ++b)
+  {
+    g.lo[b] = b == a ? g.half : 0;
+    g.hi[b] = b == a ? dims[b] - 1 - g.half : dims[b] - 1;
+    g.m[b] = std::min<std::uint64_t>(16, g.hi[b] - g.lo[b] + 1);
+  }
+  g.windows = g.m[0] * g.m[1] * g.m[2];
+  return g;
+}
+
+void trialIndices(const std::uint64_t dims[3], std::vector<std::uint64_t>& indices)
+{
+  forEachTrialVoxel(dims, trialBlocks(dims), [&](std::uint64_t i) { indices.push_back(i); });
+}
+
 void sampleWindows(const std::uint64_t dims[3], std::vector<std::uint64_t>& indices)
 {
   indices.clear();
@@ -372,30 +362,30 @@ void sampleWindows(const std::uint64_t dims[3], std::vector<std::uint64_t>& indi
         }
       });
   }
-  forEachTrialVoxel(dims, trialBlocks(dims), [&](std::uint64_t i) { indices.push_back(i); });
+  trialIndices(dims, indices);
 }
 
 namespace
 {
-/// Tunes the scheme's level-wise quantisation on the trial blocks (the sample's values from
-/// `at` on): the schedule of TrialSchedules whose estimated size is the smallest. Every
-/// (schedule, block) pair is coded at once on the threads of `options` (about 0.1 ms each; one
-/// after another they were most of the time of encoding a small volume on a GPU).
+/// Tunes the scheme's level-wise quantisation on the trial blocks (`count` values, block after
+/// block): the schedule of TrialSchedules whose estimated size is the smallest. Every (schedule,
+/// block) pair is coded at once on the threads of `options` (about 0.1 ms each; one after
+/// another they were most of the time of encoding a small volume on a GPU).
 void chooseSchedule(const std::uint64_t dims[3],
-  const std::vector<double>& sample,
-  std::size_t at,
+  const double* trial,
+  std::size_t count,
   double bound,
   const ExecutionOptions& options,
   format::Scheme& scheme)
 {
   const TrialBlocks t = trialBlocks(dims);
-  if (sample.size() < at + t.blocks() * t.voxels())
+  if (count < t.blocks() * t.voxels())
   {
     return;
   }
-  for (std::size_t i = at; i < sample.size(); ++i)
+  for (std::size_t i = 0; i < count; ++i)
   {
-    if (!std::isfinite(sample[i]))
+    if (!std::isfinite(trial[i]))
     {
       return; // the encoder reports NaN/Inf; the choice must not depend on them
     }
@@ -424,13 +414,8 @@ void chooseSchedule(const std::uint64_t dims[3],
       for (std::size_t i = lo; i < hi; ++i)
       {
         const std::size_t c = i / blocks, b = i % blocks;
-        trialBlock(t,
-          sample.data() + at + b * t.voxels(),
-          plans[c],
-          quantisers[c],
-          candidates[c],
-          buffers,
-          counts[i]);
+        trialBlock(
+          t, trial + b * t.voxels(), plans[c], quantisers[c], candidates[c], buffers, counts[i]);
       }
     });
   double best = std::numeric_limits<double>::infinity();
@@ -459,42 +444,24 @@ void chooseSchedule(const std::uint64_t dims[3],
 
 namespace
 {
-/// What the sample windows along one axis say: the mean |second difference| and the finest
-/// level's quantised residuals under either predictor (windows of half-width 3 only).
-struct AxisStatistics
-{
-  double roughness = 0;
-  std::vector<std::int64_t> linear, cubic;
-};
-
-/// floor(d / (2 bound) + 1/2) (invStep = 1 / (2 bound)), without the library call (no SSE4.1
-/// rounding in the default build); NaN, Inf and huge values give 2^40.
-std::int64_t sampleQuantised(double d, double invStep)
-{
-  const double t = d * invStep + 0.5;
-  if (!(std::fabs(t) < 1e9))
-  {
-    return std::int64_t(1) << 40;
-  }
-  const std::int64_t i = static_cast<std::int64_t>(t);
-  return static_cast<double>(i) > t ? i - 1 : i;
-}
-
 /// The statistics of axis a from its windows in the sample, which start at `at` (the sum is
-/// taken window after window, so the result does not depend on the threads).
+/// taken window after window, so the result does not depend on the threads). `linear` and
+/// `cubic` receive the residuals of this axis.
 void axisStatistics(const std::uint64_t dims[3],
   int a,
   const std::vector<double>& sample,
   std::size_t at,
   double invStep,
-  AxisStatistics& out)
+  double& sum,
+  std::vector<std::int64_t>& linear,
+  std::vector<std::int64_t>& cubic)
 {
   const std::uint64_t h = sampleHalfWidth(dims[a]);
   const std::size_t width = static_cast<std::size_t>(2 * h + 1);
-  double sum = 0;
-  out.linear.clear();
-  out.cubic.clear();
-  const std::uint64_t windows = forEachSampleWindow(dims,
+  sum = 0;
+  linear.clear();
+  cubic.clear();
+  forEachSampleWindow(dims,
     a,
     [&](std::uint64_t)
     {
@@ -503,18 +470,15 @@ void axisStatistics(const std::uint64_t dims[3],
         return;
       }
       const double* w = sample.data() + at + (width / 2 - 1);
-      const double d2 = (w[0] - 2.0 * w[1]) + w[2];
+      const double d2 = secondDifference(w[0], w[1], w[2]);
       sum += std::isfinite(d2) ? std::fabs(d2) : 0.0;
       if (h == 3)
       {
-        const double* v = sample.data() + at;
-        out.linear.push_back(sampleQuantised(v[3] - (v[2] + v[4]) * 0.5, invStep));
-        out.cubic.push_back(
-          sampleQuantised(v[3] - (9.0 * (v[2] + v[4]) - (v[0] + v[6])) * 0.0625, invStep));
+        linear.push_back(sampleQuantised(linearResidual(sample.data() + at), invStep));
+        cubic.push_back(sampleQuantised(cubicResidual(sample.data() + at), invStep));
       }
       at += width;
     });
-  out.roughness = windows ? sum / static_cast<double>(windows) : 0.0;
 }
 } // namespace
 
@@ -523,26 +487,21 @@ format::Scheme schemeFromSample(const std::uint64_t dims[3],
   double bound,
   const ExecutionOptions& options)
 {
-  // Per axis: the mean |second difference| orders the axes; over all windows wide enough, the
-  // entropy of the finest level's quantised residuals under either predictor picks the
-  // predictor (cubic wins on smooth data; linear on noise and on integer data at bounds below
-  // one, where cubic weights spread the residuals over sixteenths). NaN/Inf are left to the
-  // encoder to report; here they only must not change the choice. The three axes are measured
-  // on the options' threads (about 0.2 ms one after another, most of the choice's time outside
-  // the trial blocks).
+  // The three axes are measured on the options' threads (about 0.2 ms one after another).
   std::size_t begin[4] = { 0, 0, 0, 0 };
+  SampleStatistics statistics;
   for (int a = 0; a < 3; ++a)
   {
-    std::uint64_t lo[3], hi[3], m[3];
-    const std::uint64_t windows = sampleWindowGrid(dims, a, lo, hi, m);
-    begin[a + 1] =
-      begin[a] + static_cast<std::size_t>(windows * (2 * sampleHalfWidth(dims[a]) + 1));
+    const SampleWindowGrid g = sampleWindowGrid(dims, a);
+    statistics.windows[a] = g.windows;
+    begin[a + 1] = begin[a] + static_cast<std::size_t>(g.windows * (2 * g.half + 1));
   }
-  static thread_local AxisStatistics kept[3]; // their vectors' capacity, between calls
-  AxisStatistics axes[3];
-  for (int a = 0; a < 3; ++a)
+  // The residual vectors' capacity is kept per thread (taken out while the pool may run on it).
+  static thread_local std::vector<std::int64_t> kept[6];
+  std::vector<std::int64_t> q[6];
+  for (int i = 0; i < 6; ++i)
   {
-    std::swap(axes[a], kept[a]); // out of the thread's keeping while the pool may run on it
+    std::swap(q[i], kept[i]);
   }
   const double invStep = 1.0 / (2 * bound);
   execution::parallelFor(options,
@@ -552,17 +511,47 @@ format::Scheme schemeFromSample(const std::uint64_t dims[3],
     {
       for (std::size_t a = lo; a < hi; ++a)
       {
-        axisStatistics(dims, static_cast<int>(a), sample, begin[a], invStep, axes[a]);
+        axisStatistics(dims,
+          static_cast<int>(a),
+          sample,
+          begin[a],
+          invStep,
+          statistics.roughnessSum[a],
+          q[2 * a],
+          q[2 * a + 1]);
       }
     });
-  const double roughness[3] = { axes[0].roughness, axes[1].roughness, axes[2].roughness };
-  // The entropies count the residuals of all axes together (the order does not matter).
-  std::vector<std::int64_t>& qLinear = axes[0].linear;
-  std::vector<std::int64_t>& qCubic = axes[0].cubic;
-  for (int a = 1; a < 3; ++a)
+  for (int a = 0; a < 3; ++a)
   {
-    qLinear.insert(qLinear.end(), axes[a].linear.begin(), axes[a].linear.end());
-    qCubic.insert(qCubic.end(), axes[a].cubic.begin(), axes[a].cubic.end());
+    statistics.linear.insert(statistics.linear.end(), q[2 * a].begin(), q[2 * a].end());
+    statistics.cubic.insert(statistics.cubic.end(), q[2 * a + 1].begin(), q[2 * a + 1].end());
+  }
+  for (int i = 0; i < 6; ++i)
+  {
+    std::swap(q[i], kept[i]);
+  }
+  const std::size_t at = std::min(begin[3], sample.size());
+  return schemeFromStatistics(
+    dims, statistics, sample.data() + at, sample.size() - at, bound, options);
+}
+
+format::Scheme schemeFromStatistics(const std::uint64_t dims[3],
+  SampleStatistics& statistics,
+  const double* trial,
+  std::size_t trialCount,
+  double bound,
+  const ExecutionOptions& options)
+{
+  // Per axis: the mean |second difference| orders the axes; over all windows wide enough, the
+  // entropy of the finest level's quantised residuals under either predictor picks the
+  // predictor (cubic wins on smooth data; linear on noise and on integer data at bounds below
+  // one, where cubic weights spread the residuals over sixteenths). NaN/Inf are left to the
+  // encoder to report; here they only must not change the choice.
+  double roughness[3];
+  for (int a = 0; a < 3; ++a)
+  {
+    const std::uint64_t w = statistics.windows[a];
+    roughness[a] = w ? statistics.roughnessSum[a] / static_cast<double>(w) : 0.0;
   }
   format::Scheme scheme;
   // Roughest first; equal roughness keeps the higher axis first (the slowest in memory).
@@ -570,12 +559,8 @@ format::Scheme schemeFromSample(const std::uint64_t dims[3],
     scheme.order + 3,
     [&](int x, int y)
     { return roughness[x] > roughness[y] || (roughness[x] == roughness[y] && x > y); });
-  scheme.cubic = !(entropyBits(qLinear) < entropyBits(qCubic));
-  for (int a = 0; a < 3; ++a)
-  {
-    std::swap(axes[a], kept[a]);
-  }
-  chooseSchedule(dims, sample, std::min(begin[3], sample.size()), bound, options, scheme);
+  scheme.cubic = !(entropyBits(statistics.linear) < entropyBits(statistics.cubic));
+  chooseSchedule(dims, trial, trialCount, bound, options, scheme);
   return scheme;
 }
 
