@@ -21,7 +21,7 @@
  * the cell itself, still cancel). Each of these choices was measured stand-alone.
  *
  * Slots: 0 .. GroupTileCells - 1 the tile's cells, then GroupTileCells + 4 g + i for cell i of the
- * tile's ring group g (TileLists::groupIds). The first Laplacians of the first ring are stored
+ * tile's ring group g (TileLists::groups). The first Laplacians of the first ring are stored
  * beside the ring cell's raw values, so both share one numbering; the host resolves every
  * neighbour's slot (TileLists::groupSlots, prepareTable in Stencil.cxx).
  *
@@ -121,7 +121,7 @@ struct GroupContext : TileProblem<T, Table>
 
   STENCIL_HD void bind(unsigned char* scratch, int tile)
   {
-    const GroupLayout<T, K> layout{ this->lists.maxGroupRing, this->lists.maxGroups, Weighted };
+    const GroupLayout<T, K> layout{ this->lists.groupRing.max, this->lists.groups.max, Weighted };
     values = reinterpret_cast<T*>(scratch);
     ringSlot = reinterpret_cast<std::int32_t*>(scratch + layout.ringSlotOffset());
     ringSelf = reinterpret_cast<std::int32_t*>(scratch + layout.ringSelfOffset());
@@ -129,10 +129,10 @@ struct GroupContext : TileProblem<T, Table>
     ownWeight = reinterpret_cast<T*>(scratch + layout.ownWeightOffset());
     groupId = reinterpret_cast<std::int32_t*>(scratch + layout.groupIdOffset());
     first = tile * GroupTileCells;
-    ringBegin = load(this->lists.groupRingStart + tile);
-    ringCount = load(this->lists.groupRingStart + tile + 1) - ringBegin;
-    groupBegin = load(this->lists.groupStart + tile);
-    groupCount = load(this->lists.groupStart + tile + 1) - groupBegin;
+    ringBegin = load(this->lists.groupRing.start + tile);
+    ringCount = load(this->lists.groupRing.start + tile + 1) - ringBegin;
+    groupBegin = load(this->lists.groups.start + tile);
+    groupCount = load(this->lists.groups.start + tile + 1) - groupBegin;
   }
   /// Cells per layer in 32 bits (the staged lists exist below 2^29 cells per layer, so the
   /// offsets of 4 layers fit; 64-bit arithmetic per load cost registers and spills).
@@ -195,7 +195,7 @@ STENCIL_HD void groupSetup(const GroupContext<T, Table, W>& x, int t, GroupThrea
   {
     const std::int32_t* rec = x.record(x.tileCount() + h);
     const int self = load(rec);
-    const int cell = load(x.lists.groupRingCells + x.ringBegin + h);
+    const int cell = load(x.lists.groupRing.cells + x.ringBegin + h);
     x.ringSelf[h] = groupOffset(self);
     for (int j = 0; j < K; ++j)
     {
@@ -209,7 +209,7 @@ STENCIL_HD void groupSetup(const GroupContext<T, Table, W>& x, int t, GroupThrea
   }
   for (int g = t; g < x.groupCount; g += GroupTileCells)
   {
-    x.groupId[g] = load(x.lists.groupIds + x.groupBegin + g);
+    x.groupId[g] = load(x.lists.groups.cells + x.groupBegin + g);
   }
 }
 

@@ -41,6 +41,11 @@ struct HostCellLists
   }
   /// Not built.
   void clear() { *this = HostCellLists{}; }
+  /// The lists for the CPU kernels (null pointers when not built).
+  CellLists view() const
+  {
+    return { start.empty() ? nullptr : start.data(), cells.empty() ? nullptr : cells.data(), max };
+  }
 };
 
 /// A neighbour table in one of the four layouts, ready for the kernels (host memory).
@@ -62,7 +67,7 @@ struct PreparedTable
   HostCellLists outer;
   /// The staged laplap's neighbour slots per tile (TileLists::stagedSlots).
   std::vector<std::int32_t> stagedSlots;
-  /// The grouped staged laplap's rings, groups and slots (TileLists::groupRingStart and after);
+  /// The grouped staged laplap's rings, groups and slots (TileLists::groupRing and after);
   /// empty when not built (double, cells per layer not a multiple of 4, stagedRingGroups 0).
   HostCellLists groupRing;
   HostCellLists groups;
@@ -73,19 +78,11 @@ struct PreparedTable
   TileLists hostTiles() const
   {
     TileLists lists;
-    lists.haloStart = halo.start.data();
-    lists.haloCells = halo.cells.data();
-    lists.maxHalo = halo.max;
-    lists.outerStart = outer.start.data();
-    lists.outerCells = outer.cells.data();
-    lists.maxOuter = outer.max;
+    lists.halo = halo.view();
+    lists.outer = outer.view();
     lists.stagedSlots = stagedSlots.empty() ? nullptr : stagedSlots.data();
-    lists.groupRingStart = groupRing.start.empty() ? nullptr : groupRing.start.data();
-    lists.groupRingCells = groupRing.cells.data();
-    lists.maxGroupRing = groupRing.max;
-    lists.groupStart = groups.start.empty() ? nullptr : groups.start.data();
-    lists.groupIds = groups.cells.data();
-    lists.maxGroups = groups.max;
+    lists.groupRing = groupRing.view();
+    lists.groups = groups.view();
     lists.groupSlots = groupSlots.empty() ? nullptr : groupSlots.data();
     return lists;
   }

@@ -47,6 +47,14 @@ struct TablePointers
   const std::int32_t* offsets = nullptr; ///< compressed: patterns x E relative offsets
   const T* weights = nullptr;            ///< per entry (plain) or per pattern entry; null: uniform
   T uniformWeight = 1;
+  /// Weight entry i, or the uniform weight when the table stores none.
+  STENCIL_HD T weight(long long i) const { return weights ? load(weights + i) : uniformWeight; }
+  /// Neighbour of cell c at entry e of its pattern (patterns of E entries): -1 when missing.
+  STENCIL_HD int compressedNeighbour(int c, int e, int E) const
+  {
+    const std::int32_t o = load(offsets + load(index + c) * E + e);
+    return o == MissingOffset ? -1 : c + o;
+  }
 };
 
 /// The second ring of a table that stores the first only: entry q of neighbour j of cell c
@@ -71,10 +79,7 @@ struct PlainChasing
   static constexpr int E = KK;
   TablePointers<T> p;
   STENCIL_HD int n(int c, int j) const { return load(p.index + static_cast<long long>(c) * K + j); }
-  STENCIL_HD T w(int c, int j) const
-  {
-    return p.weights ? load(p.weights + static_cast<long long>(c) * K + j) : p.uniformWeight;
-  }
+  STENCIL_HD T w(int c, int j) const { return p.weight(static_cast<long long>(c) * K + j); }
   STENCIL_HD int n2(int c, int j, int q) const { return chasedNeighbour(*this, c, j, q); }
   STENCIL_HD T w2(int c, int j, int q) const { return chasedWeight<T>(*this, c, j, q); }
 };
@@ -86,18 +91,14 @@ struct PlainNonChasing
   static constexpr int E = KK + KK * KK;
   TablePointers<T> p;
   STENCIL_HD int n(int c, int j) const { return load(p.index + static_cast<long long>(c) * E + j); }
-  STENCIL_HD T w(int c, int j) const
-  {
-    return p.weights ? load(p.weights + static_cast<long long>(c) * E + j) : p.uniformWeight;
-  }
+  STENCIL_HD T w(int c, int j) const { return p.weight(static_cast<long long>(c) * E + j); }
   STENCIL_HD int n2(int c, int j, int q) const
   {
     return load(p.index + static_cast<long long>(c) * E + K + j * K + q);
   }
   STENCIL_HD T w2(int c, int j, int q) const
   {
-    return p.weights ? load(p.weights + static_cast<long long>(c) * E + K + j * K + q)
-                     : p.uniformWeight;
+    return p.weight(static_cast<long long>(c) * E + K + j * K + q);
   }
 };
 
@@ -107,15 +108,8 @@ struct CompressedChasing
   static constexpr int K = KK;
   static constexpr int E = KK;
   TablePointers<T> p;
-  STENCIL_HD int n(int c, int j) const
-  {
-    const std::int32_t o = load(p.offsets + load(p.index + c) * E + j);
-    return o == MissingOffset ? -1 : c + o;
-  }
-  STENCIL_HD T w(int c, int j) const
-  {
-    return p.weights ? load(p.weights + load(p.index + c) * E + j) : p.uniformWeight;
-  }
+  STENCIL_HD int n(int c, int j) const { return p.compressedNeighbour(c, j, E); }
+  STENCIL_HD T w(int c, int j) const { return p.weight(load(p.index + c) * E + j); }
   STENCIL_HD int n2(int c, int j, int q) const { return chasedNeighbour(*this, c, j, q); }
   STENCIL_HD T w2(int c, int j, int q) const { return chasedWeight<T>(*this, c, j, q); }
 };
@@ -126,15 +120,8 @@ struct CompressedNonChasing
   static constexpr int K = KK;
   static constexpr int E = KK + KK * KK;
   TablePointers<T> p;
-  STENCIL_HD int at(int c, int e) const
-  {
-    const std::int32_t o = load(p.offsets + load(p.index + c) * E + e);
-    return o == MissingOffset ? -1 : c + o;
-  }
-  STENCIL_HD T wat(int c, int e) const
-  {
-    return p.weights ? load(p.weights + load(p.index + c) * E + e) : p.uniformWeight;
-  }
+  STENCIL_HD int at(int c, int e) const { return p.compressedNeighbour(c, e, E); }
+  STENCIL_HD T wat(int c, int e) const { return p.weight(load(p.index + c) * E + e); }
   STENCIL_HD int n(int c, int j) const { return at(c, j); }
   STENCIL_HD T w(int c, int j) const { return wat(c, j); }
   STENCIL_HD int n2(int c, int j, int q) const { return at(c, K + j * K + q); }

@@ -114,7 +114,7 @@ struct LaneContext : StagedContext<T, Table, 1>
 
   STENCIL_HD void bind(unsigned char* scratch, int tile)
   {
-    const LaneLayout<T, K> layout{ this->lists.maxHalo, this->lists.maxOuter, this->weighted };
+    const LaneLayout<T, K> layout{ this->lists.halo.max, this->lists.outer.max, this->weighted };
     this->raw = reinterpret_cast<T*>(scratch + layout.rawOffset());
     this->laplacian = reinterpret_cast<T*>(scratch + layout.laplacianOffset());
     record = reinterpret_cast<std::int32_t*>(scratch + layout.recordOffset());

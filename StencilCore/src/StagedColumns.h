@@ -116,7 +116,7 @@ struct StagedContext : TileProblem<T, Table>
   STENCIL_HD void bind(unsigned char* scratch, int tile)
   {
     const StagedLayout<T, K, L> layout{
-      this->lists.maxHalo, this->lists.maxOuter, this->weighted, rawCopies
+      this->lists.halo.max, this->lists.outer.max, this->weighted, rawCopies
     };
     raw = reinterpret_cast<T*>(scratch + layout.rawOffset());
     laplacian = reinterpret_cast<T*>(scratch + layout.laplacianOffset());
@@ -131,16 +131,16 @@ struct StagedContext : TileProblem<T, Table>
   STENCIL_HD void bindTile(int tile)
   {
     first = tile * TileCells;
-    ringBegin = load(this->lists.haloStart + tile);
-    ringCount = load(this->lists.haloStart + tile + 1) - ringBegin;
-    outerBegin = load(this->lists.outerStart + tile);
-    outerCount = load(this->lists.outerStart + tile + 1) - outerBegin;
+    ringBegin = load(this->lists.halo.start + tile);
+    ringCount = load(this->lists.halo.start + tile + 1) - ringBegin;
+    outerBegin = load(this->lists.outer.start + tile);
+    outerCount = load(this->lists.outer.start + tile + 1) - outerBegin;
   }
   /// Cell id of ring item h (the first ring, then the second).
   STENCIL_HD int ringId(int h) const
   {
-    return h < ringCount ? load(this->lists.haloCells + ringBegin + h)
-                         : load(this->lists.outerCells + outerBegin + h - ringCount);
+    return h < ringCount ? load(this->lists.halo.cells + ringBegin + h)
+                         : load(this->lists.outer.cells + outerBegin + h - ringCount);
   }
   /**
    * The raw slots of the K neighbours of `cell` through put(j, slot, weight), a missing one (or
@@ -166,7 +166,10 @@ struct StagedContext : TileProblem<T, Table>
   }
   STENCIL_HD int ringTotal() const { return ringCount + outerCount; }
   /// Raw slots of one set (the second set of the async copies follows the first).
-  STENCIL_HD int rawSlots() const { return TileCells + this->lists.maxHalo + this->lists.maxOuter; }
+  STENCIL_HD int rawSlots() const
+  {
+    return TileCells + this->lists.halo.max + this->lists.outer.max;
+  }
   /// Cells of the tile (the last tile may have fewer than TileCells).
   STENCIL_HD int tileCount() const
   {
@@ -187,6 +190,16 @@ struct StagedThread
   bool active = false;
   bool complete = false;
   int slot[K]; ///< the own cell's neighbours (missing: the cell itself)
+  static constexpr bool KeepsLaplacians = false;
+};
+
+/// StagedThread plus the own cell's first Laplacians of the current step (kept in registers by
+/// the kernel with async copies, one shared vector load fewer per laplap).
+template<typename T, int K, int L>
+struct StagedAsyncThread : StagedThread<T, K>
+{
+  T lap[L];
+  static constexpr bool KeepsLaplacians = true;
 };
 
 /// Phase 1 (once per slice): the own cell's slots into registers; the own and first-ring
@@ -380,62 +393,56 @@ STENCIL_HD void stagedStore(const StagedContext<T, Table, L>& x,
 }
 
 /// Phase 4 (after a barrier): the first Laplacians of the own cell and of the first-ring cells
-/// t, t + TileCells, ...
-template<typename T, typename Table, int L>
-STENCIL_HD void stagedFirst(const StagedContext<T, Table, L>& x,
-  int t,
-  const StagedThread<T, Table::K>& s)
+/// t, t + TileCells, ... from the raw slots at `raw`; a state that keeps them also holds the own
+/// cell's in s.lap.
+template<typename T, typename Table, int L, typename State>
+STENCIL_HD void stagedFirst(const StagedContext<T, Table, L>& x, int t, State& s, const T* raw)
 {
   constexpr int K = Table::K;
-  T result[L];
   if (s.active)
   {
+    T result[L];
     stagedLaplacians<T, K, L>(
-      x.raw, t, [&](int q) { return s.slot[q]; }, [&](int q) { return x.weight(t, q); }, result);
+      raw, t, [&](int q) { return s.slot[q]; }, [&](int q) { return x.weight(t, q); }, result);
     storeVector<T, L>(x.laplacian + t * L, result);
+    if constexpr (State::KeepsLaplacians)
+    {
+      STENCIL_UNROLL
+      for (int d = 0; d < L; ++d)
+      {
+        s.lap[d] = result[d];
+      }
+    }
   }
-  stagedRingLaplacians(x, t, x.raw);
+  stagedRingLaplacians(x, t, raw);
 }
 
-/// Phase 5 of an active thread: laplaps(result) computes the laplaps of the own cell, which
-/// are then stored.
-template<typename T, typename Table, int L, typename State, typename Laplaps>
-STENCIL_HD void stagedStoreLaplaps(const StagedContext<T, Table, L>& x,
+/// Phase 5 (after a barrier): the laplaps of the own cell and their stores; its own first
+/// Laplacians from s.lap where the state keeps them, otherwise from its Laplacian slot.
+template<typename T, typename Table, int L, typename State>
+STENCIL_HD void stagedSecond(const StagedContext<T, Table, L>& x,
   const State& s,
+  int t,
   int k0,
-  int count,
-  Laplaps&& laplaps)
+  int count)
 {
   if (!s.active)
   {
     return;
   }
+  constexpr int K = Table::K;
+  auto slot = [&](int q) { return s.slot[q]; };
+  auto weight = [&](int q) { return x.weight(t, q); };
   T result[L];
-  laplaps(result);
+  if constexpr (State::KeepsLaplacians)
+  {
+    stagedLaplaciansOf<T, K, L>(s.lap, x.laplacian, slot, weight, result);
+  }
+  else
+  {
+    stagedLaplacians<T, K, L>(x.laplacian, t, slot, weight, result);
+  }
   stagedStore(x, s, k0, count, result);
-}
-
-/// Phase 5 (after a barrier): the laplaps of the own cell and their stores.
-template<typename T, typename Table, int L>
-STENCIL_HD void stagedSecond(const StagedContext<T, Table, L>& x,
-  const StagedThread<T, Table::K>& s,
-  int t,
-  int k0,
-  int count)
-{
-  stagedStoreLaplaps(x,
-    s,
-    k0,
-    count,
-    [&](T(&result)[L])
-    {
-      stagedLaplacians<T, Table::K, L>(
-        x.laplacian,
-        t,
-        [&](int q) { return s.slot[q]; },
-        [&](int q) { return x.weight(t, q); },
-        result);
-    });
 }
 
 /**
@@ -459,7 +466,7 @@ STENCIL_HD void stagedSlice(const StagedContext<T, Table, L>& x,
     const int count = last - k0 < L ? last - k0 : L;
     forEachThread([&](int t, State&) { stagedFetch(x, t, k0, count); });
     barrier();
-    forEachThread([&](int t, State& s) { stagedFirst(x, t, s); });
+    forEachThread([&](int t, State& s) { stagedFirst(x, t, s, x.raw); });
     barrier();
     forEachThread([&](int t, State& s) { stagedSecond(x, s, t, k0, count); });
   }
@@ -481,13 +488,6 @@ template<typename T, typename Table, int L>
 struct StagedAsyncContext : StagedContext<T, Table, L>
 {
   STENCIL_HD StagedAsyncContext() { this->rawCopies = 2; }
-};
-
-/// StagedThread plus the own cell's first Laplacians of the current step.
-template<typename T, int K, int L>
-struct StagedAsyncThread : StagedThread<T, K>
-{
-  T lap[L];
 };
 
 /// One value global -> shared: cp.async on sm_80 and later (no register; completes with the
@@ -570,46 +570,6 @@ STENCIL_HD void stagedCopy(const StagedContext<T, Table, L>& x, int t, int k0, i
   }
 }
 
-/// stagedFirst from the raw slots at `raw`, the own result also into s.lap.
-template<typename T, typename Table, int L>
-STENCIL_HD void stagedAsyncFirst(const StagedContext<T, Table, L>& x,
-  int t,
-  StagedAsyncThread<T, Table::K, L>& s,
-  const T* raw)
-{
-  constexpr int K = Table::K;
-  if (s.active)
-  {
-    stagedLaplacians<T, K, L>(
-      raw, t, [&](int q) { return s.slot[q]; }, [&](int q) { return x.weight(t, q); }, s.lap);
-    storeVector<T, L>(x.laplacian + t * L, s.lap);
-  }
-  stagedRingLaplacians(x, t, raw);
-}
-
-/// stagedSecond with the own first Laplacians from s.lap.
-template<typename T, typename Table, int L>
-STENCIL_HD void stagedAsyncSecond(const StagedContext<T, Table, L>& x,
-  const StagedAsyncThread<T, Table::K, L>& s,
-  int t,
-  int k0,
-  int count)
-{
-  stagedStoreLaplaps(x,
-    s,
-    k0,
-    count,
-    [&](T(&result)[L])
-    {
-      stagedLaplaciansOf<T, Table::K, L>(
-        s.lap,
-        x.laplacian,
-        [&](int q) { return s.slot[q]; },
-        [&](int q) { return x.weight(t, q); },
-        result);
-    });
-}
-
 /**
  * stagedSlice with async copies: step s copies step s + 1 into the other set of raw slots, waits
  * for its own copies of step s (issued one step earlier), barrier, first Laplacians, barrier,
@@ -658,9 +618,9 @@ STENCIL_HD void stagedAsyncSlice(const StagedContext<T, Table, L>& x,
         waitForOlderCopies();
       });
     barrier();
-    forEachThread([&](int t, State& s) { stagedAsyncFirst(x, t, s, current); });
+    forEachThread([&](int t, State& s) { stagedFirst(x, t, s, current); });
     barrier();
-    forEachThread([&](int t, State& s) { stagedAsyncSecond(x, s, t, k0, stepCount(k0)); });
+    forEachThread([&](int t, State& s) { stagedSecond(x, s, t, k0, stepCount(k0)); });
   }
 }
 

@@ -867,7 +867,7 @@ bool cpuTiledColumns(const Table& table,
   std::size_t slice,
   const ExecutionOptions& options)
 {
-  const detail::TileLayout<T, Table::K, L> layout{ tiles.maxHalo, table.p.weights != nullptr };
+  const detail::TileLayout<T, Table::K, L> layout{ tiles.halo.max, table.p.weights != nullptr };
   return cpuTileSlices<detail::TileContext<T, Table, L>, detail::TileThread<T, Table::K, L>>(table,
     tiles,
     a,
@@ -892,7 +892,7 @@ bool cpuStagedColumns(const Table& table,
     {
       const bool weighted = table.p.weights != nullptr;
       const detail::GroupLayout<T, Table::K> layout{
-        tiles.maxGroupRing, tiles.maxGroups, weighted
+        tiles.groupRing.max, tiles.groups.max, weighted
       };
       auto run = [&](auto perEntry)
       {
@@ -912,7 +912,7 @@ bool cpuStagedColumns(const Table& table,
   }
   const bool async = detail::stagedAsync<T>(options);
   const detail::StagedLayout<T, Table::K, L> layout{
-    tiles.maxHalo, tiles.maxOuter, table.p.weights != nullptr, async ? 2 : 1
+    tiles.halo.max, tiles.outer.max, table.p.weights != nullptr, async ? 2 : 1
   };
   auto run = [&](auto asyncCopies)
   {
@@ -962,7 +962,7 @@ bool cpuColumns(const Table& table,
       ? static_cast<std::size_t>(options.tuning.stagedSlice)
       : layers;
     const detail::LaneLayout<T, K> lanes{
-      tiles->maxHalo, tiles->maxOuter, table.p.weights != nullptr
+      tiles->halo.max, tiles->outer.max, table.p.weights != nullptr
     };
     if (detail::stagedLayerLanes(options) && lanes.fits())
     {

@@ -57,33 +57,32 @@ constexpr int tileBuffers(int layersPerStep)
   return 2 * layersPerStep + 1;
 }
 
-/// Halo lists: for tile b, haloCells[haloStart[b] .. haloStart[b + 1]) are the sorted distinct
-/// first-ring neighbours of its cells outside the tile; the staged laplap (StagedColumns.h) also
-/// has the second ring, outerCells[outerStart[b] .. outerStart[b + 1]).
+/// Cell lists per tile where the kernels read them (HostCellLists in Internal.h): tile b's are
+/// cells[start[b] .. start[b + 1]); max: the longest list.
+struct CellLists
+{
+  const std::int32_t* start = nullptr;
+  const std::int32_t* cells = nullptr;
+  int max = 0;
+};
+
+/// The tiles' lists: halo, for tile b the sorted distinct first-ring neighbours of its cells
+/// outside the tile; outer, the second ring (staged laplap, StagedColumns.h).
 struct TileLists
 {
-  const std::int32_t* haloStart = nullptr;
-  const std::int32_t* haloCells = nullptr;
-  int maxHalo = 0;
-  const std::int32_t* outerStart = nullptr;
-  const std::int32_t* outerCells = nullptr;
-  int maxOuter = 0;
+  CellLists halo;
+  CellLists outer;
   /// The staged laplap's neighbour slots, resolved on the host (StagedContext::resolveSlots):
   /// for tile b, K per cell of the tile, then K per first-ring cell, from entry
-  /// K x (b x TileCells + haloStart[b]); -1 for a neighbour that is missing or outside the rings.
+  /// K x (b x TileCells + halo.start[b]); -1 for a neighbour that is missing or outside the rings.
   const std::int32_t* stagedSlots = nullptr;
   /// The grouped staged laplap (GroupedColumns.h), on its own tiles of GroupTileCells cells:
-  /// tile b's first ring (groupRingCells[groupRingStart[b] .. groupRingStart[b + 1]), sorted),
-  /// both its rings as aligned groups of 4 cells (groupIds[groupStart[b] .. groupStart[b + 1]),
-  /// group g holds cells 4 g .. 4 g + 3), and per cell of the tile, then per first-ring cell, its
-  /// slot and its K neighbours' slots in the grouped numbering, from entry
-  /// (K + 1) x (b x GroupTileCells + groupRingStart[b]); null when not built.
-  const std::int32_t* groupRingStart = nullptr;
-  const std::int32_t* groupRingCells = nullptr;
-  int maxGroupRing = 0;
-  const std::int32_t* groupStart = nullptr;
-  const std::int32_t* groupIds = nullptr;
-  int maxGroups = 0;
+  /// tile b's first ring (groupRing, sorted), both its rings as aligned groups of 4 cells
+  /// (groups: group g holds cells 4 g .. 4 g + 3), and per cell of the tile, then per first-ring
+  /// cell, its slot and its K neighbours' slots in the grouped numbering, from entry
+  /// (K + 1) x (b x GroupTileCells + groupRing.start[b]); null when not built.
+  CellLists groupRing;
+  CellLists groups;
   const std::int32_t* groupSlots = nullptr;
 };
 
@@ -140,17 +139,17 @@ struct TileContext : TileProblem<T, Table>
 
   STENCIL_HD void bind(unsigned char* scratch, int tileIndex)
   {
-    const TileLayout<T, K, L> layout{ this->lists.maxHalo, this->weighted };
+    const TileLayout<T, K, L> layout{ this->lists.halo.max, this->weighted };
     laplacian = reinterpret_cast<T*>(scratch + layout.laplacianOffset());
     haloWeight = reinterpret_cast<T*>(scratch + layout.haloWeightOffset());
     haloId = reinterpret_cast<std::int32_t*>(scratch + layout.haloIdOffset());
     haloIndex = reinterpret_cast<std::int32_t*>(scratch + layout.haloIndexOffset());
     valid = scratch + layout.validOffset();
     tile = tileIndex;
-    haloBegin = load(this->lists.haloStart + tileIndex);
-    haloCount = load(this->lists.haloStart + tileIndex + 1) - haloBegin;
+    haloBegin = load(this->lists.halo.start + tileIndex);
+    haloCount = load(this->lists.halo.start + tileIndex + 1) - haloBegin;
   }
-  STENCIL_HD int slots() const { return TileCells + this->lists.maxHalo; }
+  STENCIL_HD int slots() const { return TileCells + this->lists.halo.max; }
   STENCIL_HD T* buffer(int k) const { return laplacian + (k % tileBuffers(L)) * slots(); }
 };
 
@@ -280,7 +279,7 @@ STENCIL_HD void tileSetup(const TileContext<T, Table, L>& x, int t, TileThread<T
   }
   for (int h = t; h < x.haloCount; h += TileCells)
   {
-    const int hc = load(x.lists.haloCells + x.haloBegin + h);
+    const int hc = load(x.lists.halo.cells + x.haloBegin + h);
     x.haloId[h] = hc;
     bool ok = true;
     for (int j = 0; j < K; ++j)

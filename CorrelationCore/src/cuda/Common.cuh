@@ -21,12 +21,7 @@ namespace detail
 {
 
 using execution::cuda::DeviceBuffer;
-
-/// The execution layer's mapping of CUDA errors (Common/include/execution/CudaStatus.h).
-inline Status cudaStatus(cudaError_t error, const char* what)
-{
-  return execution::cuda::fromCuda(error, what);
-}
+using execution::cuda::fromCuda;
 
 /// Queues a kernel that waits `seconds` on the GPU (see deviceOnlyKernelTiming).
 void queueDeviceWait(double seconds);

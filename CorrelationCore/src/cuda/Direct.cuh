@@ -606,11 +606,10 @@ Status uploadDirect(const Maps<T>& maps,
     return status;
   }
   if (!(status =
-          cudaStatus(cudaMemcpy(dl.as<T>(), maps.lefts, nl * sizeof(T), cudaMemcpyHostToDevice),
+          fromCuda(cudaMemcpy(dl.as<T>(), maps.lefts, nl * sizeof(T), cudaMemcpyHostToDevice),
             "copy to device")) ||
-    !(status =
-        cudaStatus(cudaMemcpy(dr.as<T>(), maps.rights, nr * sizeof(T), cudaMemcpyHostToDevice),
-          "copy to device")))
+    !(status = fromCuda(cudaMemcpy(dr.as<T>(), maps.rights, nr * sizeof(T), cudaMemcpyHostToDevice),
+        "copy to device")))
   {
     return status;
   }
@@ -778,11 +777,11 @@ Status cudaDirect(const Maps<T>& maps,
   {
     return status;
   }
-  if (!(status = cudaStatus(cudaGetLastError(), "correlation kernel launch")))
+  if (!(status = fromCuda(cudaGetLastError(), "correlation kernel launch")))
   {
     return status;
   }
-  if (!(status = cudaStatus(cudaDeviceSynchronize(), "correlation kernel")))
+  if (!(status = fromCuda(cudaDeviceSynchronize(), "correlation kernel")))
   {
     return status;
   }
@@ -796,7 +795,7 @@ Status cudaDirect(const Maps<T>& maps,
       : direct.kernel == DirectKernel::Baseline ? DirectKernel::Baseline
                                                 : DirectKernel::WarpShuffle;
   }
-  return cudaStatus(
+  return fromCuda(
     cudaMemcpy(maps.out, dout.as<T>(), no * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
 }
 

@@ -254,10 +254,10 @@ Status cudaFft(const Maps<T>& maps,
     return status;
   }
   if (!(status =
-          cudaStatus(cudaMemcpy(dl.as<T>(), maps.lefts, nli * sizeof(T), cudaMemcpyHostToDevice),
+          fromCuda(cudaMemcpy(dl.as<T>(), maps.lefts, nli * sizeof(T), cudaMemcpyHostToDevice),
             "copy to device")) ||
     !(status =
-        cudaStatus(cudaMemcpy(dr.as<T>(), maps.rights, nri * sizeof(T), cudaMemcpyHostToDevice),
+        fromCuda(cudaMemcpy(dr.as<T>(), maps.rights, nri * sizeof(T), cudaMemcpyHostToDevice),
           "copy to device")))
   {
     return status;
@@ -284,8 +284,8 @@ Status cudaFft(const Maps<T>& maps,
   extractKernel<T><<<gridFor(static_cast<long long>(window.size()), pairs), 256>>>(
     transformed.as<T>(), g, px, py, T(1) / static_cast<T>(real), dout.as<T>());
   timer.stop();
-  if (!(status = cudaStatus(cudaGetLastError(), "FFT kernels")) ||
-    !(status = cudaStatus(cudaDeviceSynchronize(), "FFT kernels")))
+  if (!(status = fromCuda(cudaGetLastError(), "FFT kernels")) ||
+    !(status = fromCuda(cudaDeviceSynchronize(), "FFT kernels")))
   {
     return status;
   }
@@ -293,7 +293,7 @@ Status cudaFft(const Maps<T>& maps,
   {
     *kernelSeconds = timer.seconds();
   }
-  return cudaStatus(
+  return fromCuda(
     cudaMemcpy(maps.out, dout.as<T>(), no * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
 }
 

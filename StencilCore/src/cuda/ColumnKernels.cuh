@@ -278,7 +278,7 @@ Status launchColumns(const Table& table,
     const int slice =
       options.tuning.stagedSlice > 0 ? std::min(options.tuning.stagedSlice, a.layers) : a.layers;
     const LaneLayout<T, Table::K> lanes{
-      tiles->maxHalo, tiles->maxOuter, table.p.weights != nullptr
+      tiles->halo.max, tiles->outer.max, table.p.weights != nullptr
     };
     if (stagedLayerLanes(options) && lanes.fits() && (a.layers + slice - 1) / slice <= 65535 &&
       launchTiles(laneLaplapKernel<T, Table>, lanes.bytes(), slice))
@@ -299,7 +299,7 @@ Status launchColumns(const Table& table,
         reinterpret_cast<std::uintptr_t>(a.u) % 16 == 0 && (a.layers + slice - 1) / slice <= 65535)
       {
         const GroupLayout<T, Table::K> layout{
-          tiles->maxGroupRing, tiles->maxGroups, table.p.weights != nullptr
+          tiles->groupRing.max, tiles->groups.max, table.p.weights != nullptr
         };
         auto launchGroups = [&](auto kernel)
         {
@@ -333,12 +333,12 @@ Status launchColumns(const Table& table,
           if (stagedAsync<T>(options))
           {
             const StagedLayout<T, Table::K, L> layout{
-              tiles->maxHalo, tiles->maxOuter, table.p.weights != nullptr, 2
+              tiles->halo.max, tiles->outer.max, table.p.weights != nullptr, 2
             };
             return launchTiles(stagedAsyncLaplapKernel<T, Table, L>, layout.bytes(), slice);
           }
           const StagedLayout<T, Table::K, L> layout{
-            tiles->maxHalo, tiles->maxOuter, table.p.weights != nullptr
+            tiles->halo.max, tiles->outer.max, table.p.weights != nullptr
           };
           return launchTiles(
             stagedLaplapKernel<T, Table, L, decltype(wide)::value>, layout.bytes(), slice);
@@ -398,7 +398,7 @@ Status launchColumns(const Table& table,
           [&](auto layers, auto prefetch)
           {
             constexpr int L = decltype(layers)::value;
-            const TileLayout<T, Table::K, L> layout{ tiles->maxHalo, table.p.weights != nullptr };
+            const TileLayout<T, Table::K, L> layout{ tiles->halo.max, table.p.weights != nullptr };
             return launchTiles(
               tiledLaplapKernel<T, Table, L, decltype(prefetch)::value>, layout.bytes(), slice);
           });
@@ -436,11 +436,22 @@ Status runWithTable(const PreparedTable<T>& table, const TablePointers<T>& point
   return run(std::conditional_t<Chasing, PlainChasing<T, K>, PlainNonChasing<T, K>>{ pointers });
 }
 
-/// A HostCellLists' start and cells on the device.
+/// A HostCellLists on the device.
 struct DeviceLists
 {
   DeviceBuffer start;
   DeviceBuffer cells;
+  int max = 0;
+  Status upload(const HostCellLists& host, const char* what)
+  {
+    this->max = host.max;
+    Status uploaded = this->start.upload(host.start, what);
+    return uploaded ? this->cells.upload(host.cells, what) : uploaded;
+  }
+  CellLists view() const
+  {
+    return { this->start.as<std::int32_t>(), this->cells.as<std::int32_t>(), this->max };
+  }
 };
 
 /// Copies the table and the values to the device, runs the chosen strategy, copies back.
@@ -464,17 +475,12 @@ Status runColumns(const PreparedTable<T>& table,
   DeviceLists groupRing;
   DeviceLists groups;
   DeviceBuffer groupSlots;
-  auto uploadLists = [&](DeviceLists& lists, const HostCellLists& host, const char* what)
-  {
-    Status uploaded = lists.start.upload(host.start, what);
-    return uploaded ? lists.cells.upload(host.cells, what) : uploaded;
-  };
-  if (!status || !(status = uploadLists(outer, table.outer, "ring lists")) ||
+  if (!status || !(status = outer.upload(table.outer, "ring lists")) ||
     !(status = stagedSlots.upload(table.stagedSlots, "ring lists")) ||
-    !(status = uploadLists(groupRing, table.groupRing, "ring groups")) ||
-    !(status = uploadLists(groups, table.groups, "ring groups")) ||
+    !(status = groupRing.upload(table.groupRing, "ring groups")) ||
+    !(status = groups.upload(table.groups, "ring groups")) ||
     !(status = groupSlots.upload(table.groupSlots, "ring groups")) ||
-    !(status = uploadLists(halo, table.halo, "halo lists")) ||
+    !(status = halo.upload(table.halo, "halo lists")) ||
     !(status = in.allocate(bytes, "cudaMalloc input")) ||
     !(status = out.allocate(bytes, "cudaMalloc output")) ||
     !(status = index.upload(table.index, "neighbour table")) ||
@@ -484,23 +490,15 @@ Status runColumns(const PreparedTable<T>& table,
     return status;
   }
   TileLists lists;
-  lists.haloStart = halo.start.as<std::int32_t>();
-  lists.haloCells = halo.cells.as<std::int32_t>();
-  lists.maxHalo = table.halo.max;
-  lists.outerStart = outer.start.as<std::int32_t>();
-  lists.outerCells = outer.cells.as<std::int32_t>();
-  lists.maxOuter = table.outer.max;
+  lists.halo = halo.view();
+  lists.outer = outer.view();
   lists.stagedSlots = table.stagedSlots.empty() ? nullptr : stagedSlots.as<std::int32_t>();
-  lists.groupRingStart = groupRing.start.as<std::int32_t>();
-  lists.groupRingCells = groupRing.cells.as<std::int32_t>();
-  lists.maxGroupRing = table.groupRing.max;
-  lists.groupStart = groups.start.as<std::int32_t>();
-  lists.groupIds = groups.cells.as<std::int32_t>();
-  lists.maxGroups = table.groups.max;
+  lists.groupRing = groupRing.view();
+  lists.groups = groups.view();
   lists.groupSlots = table.groupSlots.empty() ? nullptr : groupSlots.as<std::int32_t>();
   const TileLists* tiles = table.tiled() ? &lists : nullptr;
   if (!(status =
-          cudaStatus(cudaMemcpy(in.as<T>(), args.u, bytes, cudaMemcpyHostToDevice), "copy in")))
+          fromCuda(cudaMemcpy(in.as<T>(), args.u, bytes, cudaMemcpyHostToDevice), "copy in")))
   {
     return status;
   }
@@ -535,7 +533,7 @@ Status runColumns(const PreparedTable<T>& table,
   {
     return status;
   }
-  return cudaStatus(cudaMemcpy(args.out, out.as<T>(), bytes, cudaMemcpyDeviceToHost), "copy out");
+  return fromCuda(cudaMemcpy(args.out, out.as<T>(), bytes, cudaMemcpyDeviceToHost), "copy out");
 }
 } // namespace
 } // namespace detail

@@ -22,18 +22,13 @@ namespace stencil
 namespace detail
 {
 using execution::cuda::DeviceBuffer;
-
-/// The execution layer's mapping of CUDA errors (Common/include/execution/CudaStatus.h).
-inline Status cudaStatus(cudaError_t error, const char* what)
-{
-  return execution::cuda::fromCuda(error, what);
-}
+using execution::cuda::fromCuda;
 
 inline Status checkDeviceMemory(std::size_t bytes)
 {
   std::size_t freeBytes = 0;
   std::size_t totalBytes = 0;
-  Status status = cudaStatus(cudaMemGetInfo(&freeBytes, &totalBytes), "cudaMemGetInfo");
+  Status status = fromCuda(cudaMemGetInfo(&freeBytes, &totalBytes), "cudaMemGetInfo");
   if (!status)
   {
     return status;
@@ -53,7 +48,7 @@ Status timeKernel(int repeats, Launch&& launch, double& medianSeconds)
 {
   cudaEvent_t start;
   cudaEvent_t stop;
-  Status status = cudaStatus(cudaEventCreate(&start), "cudaEventCreate");
+  Status status = fromCuda(cudaEventCreate(&start), "cudaEventCreate");
   if (!status)
   {
     return status;
@@ -74,7 +69,7 @@ Status timeKernel(int repeats, Launch&& launch, double& medianSeconds)
     {
       cudaEventDestroy(start);
       cudaEventDestroy(stop);
-      return cudaStatus(error, "stencil kernel");
+      return fromCuda(error, "stencil kernel");
     }
     float ms = 0;
     cudaEventElapsedTime(&ms, start, stop);

@@ -250,25 +250,6 @@ __device__ __forceinline__ void interiorStrip(const ImageArgs<T>& a,
  * horizontal laplap needs 3 vector loads per row for 2 values instead of 5-6 scalar loads per
  * value. Same expressions in the same order as interiorStrip.
  */
-template<typename T>
-struct PairOf;
-template<>
-struct PairOf<float>
-{
-  using type = float2;
-};
-template<>
-struct PairOf<double>
-{
-  using type = double2;
-};
-
-template<typename T>
-__device__ __forceinline__ typename PairOf<T>::type loadPair(const T* p)
-{
-  return __ldg(reinterpret_cast<const typename PairOf<T>::type*>(p));
-}
-
 template<typename T, bool Laplap, bool Vertical, int Rows, bool Streaming = false>
 __device__ __forceinline__ void interiorPairStrip(const ImageArgs<T>& a,
   const T* __restrict__ u,
@@ -882,7 +863,7 @@ Status cudaImage(const ImageArgs<T>& args,
     return status;
   }
   if (!(status =
-          cudaStatus(cudaMemcpy(in.as<T>(), args.u, bytes, cudaMemcpyHostToDevice), "copy in")))
+          fromCuda(cudaMemcpy(in.as<T>(), args.u, bytes, cudaMemcpyHostToDevice), "copy in")))
   {
     return status;
   }
@@ -1055,7 +1036,7 @@ Status cudaImage(const ImageArgs<T>& args,
   {
     report.imageKernel = "layer slices";
   }
-  return cudaStatus(cudaMemcpy(args.out, out.as<T>(), bytes, cudaMemcpyDeviceToHost), "copy out");
+  return fromCuda(cudaMemcpy(args.out, out.as<T>(), bytes, cudaMemcpyDeviceToHost), "copy out");
 }
 
 template<typename T>

@@ -1,6 +1,6 @@
-// What the regular-image kernels of Device.cu and ImageWarpRows.cu share: the 2-D frame's values,
-// where the frame units go in a launch, and the warp rows' geometry and launch (the interior
-// laplap's expression is Kernels.h's horizontalLaplapOf).
+// What the regular-image kernels of Device.cu and ImageWarpRows.cu share: pair loads, the 2-D
+// frame's values, where the frame units go in a launch, and the warp rows' geometry and launch
+// (the interior laplap's expression is Kernels.h's horizontalLaplapOf).
 #ifndef stencil_cuda_ImageShared_cuh
 #define stencil_cuda_ImageShared_cuh
 
@@ -12,6 +12,27 @@ namespace stencil
 {
 namespace detail
 {
+
+/// The CUDA vector type of two adjacent values (float2, double2).
+template<typename T>
+struct PairOf;
+template<>
+struct PairOf<float>
+{
+  using type = float2;
+};
+template<>
+struct PairOf<double>
+{
+  using type = double2;
+};
+
+/// The aligned pair of values at p, through the read-only cache.
+template<typename T>
+__device__ __forceinline__ typename PairOf<T>::type loadPair(const T* p)
+{
+  return __ldg(reinterpret_cast<const typename PairOf<T>::type*>(p));
+}
 
 /// The frame points of the 2-D laplap (an image whose third axis is inactive): imageValue's
 /// nested form in 32-bit offsets, from memory (the warp rows' frame blocks, and the strips' with

@@ -44,14 +44,12 @@ template<>
 struct WideOf<float>
 {
   using type = float4;
-  using pair = float2;
   static constexpr int width = 4;
 };
 template<>
 struct WideOf<double>
 {
   using type = double2;
-  using pair = double2;
   static constexpr int width = 2;
 };
 
@@ -61,7 +59,7 @@ template<typename T>
 struct WarpRowLoad
 {
   typename WideOf<T>::type centre;
-  typename WideOf<T>::pair halo;
+  typename PairOf<T>::type halo;
 };
 
 /// One input row after the exchange: columns c - 2 .. c + W + 1 of the lane's vector at c.
@@ -80,11 +78,10 @@ __device__ __forceinline__ void loadWarpRow(const T* row,
   WarpRowLoad<T>& r)
 {
   using V = typename WideOf<T>::type;
-  using P = typename WideOf<T>::pair;
   r.centre = __ldg(reinterpret_cast<const V*>(row));
   if (loadHalo)
   {
-    r.halo = __ldg(reinterpret_cast<const P*>(row + haloOffset));
+    r.halo = loadPair(row + haloOffset);
   }
 }
 
@@ -408,7 +405,7 @@ __device__ __forceinline__ void warpFrameRows(const ImageArgs<T>& a,
   T wy)
 {
   constexpr int W = WideOf<T>::width;
-  using P = typename WideOf<T>::pair;
+  using P = typename PairOf<T>::type;
   // Rows 0 and 1 (from rows 0 .. 3) or ny - 2 and ny - 1 (from rows ny - 4 .. ny - 1).
   const bool bottom = (index / g.warpsX) % 2 != 0;
   const int k = static_cast<int>(index / (g.warpsX * 2LL));
@@ -503,7 +500,7 @@ __global__ void __launch_bounds__(32 * Warps, MinBlocks)
   constexpr int W = WideOf<T>::width;
   constexpr int Inputs = Rows + 4;
   using V = typename WideOf<T>::type;
-  using P = typename WideOf<T>::pair;
+  using P = typename PairOf<T>::type;
   const ImageArgs<T>& a = args;
   const int lane = threadIdx.x;
   long long unit;
