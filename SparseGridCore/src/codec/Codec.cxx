@@ -166,9 +166,12 @@ Status deviceScheme(const T* deviceValues,
   format::Scheme& scheme)
 {
   const auto trial = sampleIndices(layout.dims.data(), true);
-  std::vector<double> values; // out of the per-thread buffer for the call, as in hostScheme
+  // Out of the per-thread buffers for the call, as in hostScheme.
+  static thread_local detail::SampleStatistics keptStatistics;
+  std::vector<double> values;
   values.swap(sampleBuffer());
   detail::SampleStatistics statistics;
+  std::swap(statistics, keptStatistics);
   Status st = cudaimpl::sampleStatistics<T>(deviceValues,
     layout.stride,
     layout.dims.data(),
@@ -183,6 +186,7 @@ Status deviceScheme(const T* deviceValues,
       layout.dims.data(), statistics, values.data(), values.size(), bound, options);
   }
   values.swap(sampleBuffer());
+  std::swap(statistics, keptStatistics);
   return st;
 }
 

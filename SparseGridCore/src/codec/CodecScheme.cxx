@@ -489,15 +489,20 @@ format::Scheme schemeFromSample(const std::uint64_t dims[3],
 {
   // The three axes are measured on the options' threads (about 0.2 ms one after another).
   std::size_t begin[4] = { 0, 0, 0, 0 };
+  // The statistics' and residual vectors' capacity is kept per thread (taken out of the
+  // thread's keeping while the pool may run another encode on it).
+  static thread_local SampleStatistics keptStatistics;
+  static thread_local std::vector<std::int64_t> kept[6];
   SampleStatistics statistics;
+  std::swap(statistics, keptStatistics);
+  statistics.linear.clear();
+  statistics.cubic.clear();
   for (int a = 0; a < 3; ++a)
   {
     const SampleWindowGrid g = sampleWindowGrid(dims, a);
     statistics.windows[a] = g.windows;
     begin[a + 1] = begin[a] + static_cast<std::size_t>(g.windows * (2 * g.half + 1));
   }
-  // The residual vectors' capacity is kept per thread (taken out while the pool may run on it).
-  static thread_local std::vector<std::int64_t> kept[6];
   std::vector<std::int64_t> q[6];
   for (int i = 0; i < 6; ++i)
   {
@@ -531,8 +536,10 @@ format::Scheme schemeFromSample(const std::uint64_t dims[3],
     std::swap(q[i], kept[i]);
   }
   const std::size_t at = std::min(begin[3], sample.size());
-  return schemeFromStatistics(
-    dims, statistics, sample.data() + at, sample.size() - at, bound, options);
+  const format::Scheme scheme =
+    schemeFromStatistics(dims, statistics, sample.data() + at, sample.size() - at, bound, options);
+  std::swap(statistics, keptStatistics);
+  return scheme;
 }
 
 format::Scheme schemeFromStatistics(const std::uint64_t dims[3],
