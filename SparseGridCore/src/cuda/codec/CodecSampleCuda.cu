@@ -7,7 +7,8 @@
 //
 // Gathering the whole sample (105,668 values, 0.85 MB at 512^3) and measuring its windows on the
 // host took about 0.2 ms and 0.1-0.2 ms of each compress call on the H200's host; the windows'
-// statistics are 98 KB, the trial blocks' values 157 KB.
+// statistics are 98 KB, the trial blocks' values 157 KB, and a 64^3 volume compresses in 0.6
+// instead of 0.9 ms.
 #include "CodecCudaShared.cuh"
 
 #include "execution/CudaStatus.h"
