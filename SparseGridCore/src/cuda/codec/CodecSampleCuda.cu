@@ -112,11 +112,8 @@ __global__ void gatherKernel(const T* values,
 struct SampleBuffers
 {
   std::mutex mutex;
-  std::uint64_t* indices = nullptr;
-  std::size_t indexCapacity = 0;
-  unsigned char* device = nullptr;
-  unsigned char* staged = nullptr;
-  std::size_t capacity = 0;
+  DeviceBuffer indices, results;
+  PinnedBuffer staged;
   SampleIndices uploaded; ///< the trial indices on the device (held: its address is not reused)
 };
 
@@ -129,41 +126,6 @@ SampleBuffers& sampleBuffers()
 Status cudaStatus(cudaError_t e, const char* what)
 {
   return execution::cuda::fromCuda(e, (std::string("codec sample: ") + what).c_str());
-}
-
-/// Room for `indices` trial indices and `bytes` of results.
-cudaError_t reserve(SampleBuffers& b, std::size_t indices, std::size_t bytes)
-{
-  cudaError_t e = cudaSuccess;
-  if (b.indexCapacity < indices)
-  {
-    cudaFree(b.indices);
-    b.indices = nullptr;
-    b.indexCapacity = 0;
-    b.uploaded.reset();
-    if ((e = cudaMalloc(&b.indices, indices * sizeof(std::uint64_t))) != cudaSuccess)
-    {
-      return e;
-    }
-    b.indexCapacity = indices;
-  }
-  if (b.capacity < bytes)
-  {
-    cudaFree(b.device);
-    cudaFreeHost(b.staged);
-    b.device = nullptr;
-    b.staged = nullptr;
-    b.capacity = 0;
-    if ((e = cudaMalloc(&b.device, bytes)) != cudaSuccess ||
-      (e = cudaMallocHost(&b.staged, bytes)) != cudaSuccess)
-    {
-      cudaFree(b.device);
-      b.device = nullptr;
-      return e;
-    }
-    b.capacity = bytes;
-  }
-  return e;
 }
 
 } // namespace
@@ -205,41 +167,54 @@ Status sampleStatistics(const T* device,
   SampleBuffers& b = sampleBuffers();
   std::lock_guard<std::mutex> lock(b.mutex);
   const cudaStream_t s = streamOf(options);
-  cudaError_t e = reserve(b, std::max<std::size_t>(n, 1), bytes);
-  if (e != cudaSuccess)
+  const std::size_t heldIndexBytes = b.indices.bytes;
+  Status st;
+  if (!(st = b.indices.reserve(n * sizeof(std::uint64_t), "codec sample: trial indices")) ||
+    !(st = b.results.reserve(bytes, "codec sample: results")) ||
+    !(st = b.staged.reserve(bytes, "codec sample: results' host copy")))
   {
-    return cudaStatus(e, "allocation");
+    return st;
+  }
+  if (b.indices.bytes != heldIndexBytes)
+  {
+    b.uploaded.reset(); // a new (larger) buffer holds no indices yet
   }
   // Repeated calls on the same dims (a time series) skip the upload: the indices' owner gives
   // them the same vector, which `uploaded` keeps alive.
+  cudaError_t e = cudaSuccess;
   if (n > 0 && b.uploaded != trial)
   {
     b.uploaded.reset();
-    if ((e = upload(b.indices, indices.data(), n * sizeof(std::uint64_t), s)) != cudaSuccess)
+    if ((e = upload(b.indices.ptr, indices.data(), n * sizeof(std::uint64_t), s)) != cudaSuccess)
     {
       return cudaStatus(e, "upload of the trial indices");
     }
     b.uploaded = trial;
   }
-  double* sums = reinterpret_cast<double*>(b.device);
+  unsigned char* results = b.results.as<unsigned char>();
+  const unsigned char* staged = b.staged.as<unsigned char>();
+  double* sums = reinterpret_cast<double*>(results);
   windowKernel<T><<<3, 256, 0, s>>>(device,
     stride,
     a,
     sums,
-    reinterpret_cast<std::int32_t*>(b.device + linearAt),
-    reinterpret_cast<std::int32_t*>(b.device + cubicAt));
+    reinterpret_cast<std::int32_t*>(results + linearAt),
+    reinterpret_cast<std::int32_t*>(results + cubicAt));
   e = cudaGetLastError();
   if (e == cudaSuccess && n > 0)
   {
     const unsigned threads = 256;
     const unsigned blocks = static_cast<unsigned>((n + threads - 1) / threads);
-    gatherKernel<T><<<blocks, threads, 0, s>>>(
-      device, stride, b.indices, n, reinterpret_cast<double*>(b.device + valuesAt));
+    gatherKernel<T><<<blocks, threads, 0, s>>>(device,
+      stride,
+      b.indices.as<std::uint64_t>(),
+      n,
+      reinterpret_cast<double*>(results + valuesAt));
     e = cudaGetLastError();
   }
   if (e == cudaSuccess)
   {
-    e = cudaMemcpyAsync(b.staged, b.device, bytes, cudaMemcpyDeviceToHost, s);
+    e = cudaMemcpyAsync(b.staged.ptr, results, bytes, cudaMemcpyDeviceToHost, s);
   }
   // Waited for whichever way it ends: the next call may come on another stream and reuse the
   // buffers.
@@ -252,15 +227,15 @@ Status sampleStatistics(const T* device,
   {
     return cudaStatus(e, "windows and trial blocks");
   }
-  std::copy(reinterpret_cast<const double*>(b.staged),
-    reinterpret_cast<const double*>(b.staged) + 3,
+  std::copy(reinterpret_cast<const double*>(staged),
+    reinterpret_cast<const double*>(staged) + 3,
     statistics.roughnessSum);
-  const double* values = reinterpret_cast<const double*>(b.staged + valuesAt);
+  const double* values = reinterpret_cast<const double*>(staged + valuesAt);
   trialValues.assign(values, values + n);
   auto widen = [](std::int32_t q)
   { return q == INT_MIN ? std::int64_t(1) << 40 : std::int64_t(q); };
-  const std::int32_t* linear = reinterpret_cast<const std::int32_t*>(b.staged + linearAt);
-  const std::int32_t* cubic = reinterpret_cast<const std::int32_t*>(b.staged + cubicAt);
+  const std::int32_t* linear = reinterpret_cast<const std::int32_t*>(staged + linearAt);
+  const std::int32_t* cubic = reinterpret_cast<const std::int32_t*>(staged + cubicAt);
   statistics.linear.resize(static_cast<std::size_t>(residuals));
   statistics.cubic.resize(static_cast<std::size_t>(residuals));
   std::transform(linear, linear + residuals, statistics.linear.begin(), widen);
