@@ -22,14 +22,20 @@ namespace
 {
 using namespace codecgpu;
 
+/// The batch's streams of `count` bricks (brickArray's fields, or `given` bricks back to back)
+/// against the CPU's; `longestTable`: the most code lengths a coded brick's header holds.
 template<typename T>
-void bricksOnBothSides(const Dims& d, std::uint64_t count, bool hostile)
+void bricksOnBothSides(const Dims& d,
+  std::uint64_t count,
+  bool hostile,
+  double bound = 1e-3,
+  const std::vector<T>* given = nullptr,
+  std::uint32_t* longestTable = nullptr)
 {
   const std::uint64_t n = d[0] * d[1] * d[2];
-  const std::uint64_t stride = n + 5;
-  const std::vector<T> all = brickArray<T>(d, count, stride, hostile);
+  const std::uint64_t stride = given ? n : n + 5;
+  const std::vector<T> all = given ? *given : brickArray<T>(d, count, stride, hostile);
   codec::Bricks bricks{ codec::Layout{ d, 1 }, count, stride };
-  const double bound = 1e-3;
   std::vector<std::uint8_t> host;
   std::vector<codec::StreamSpan> hostSpans, deviceSpans;
   ASSERT_TRUE(codec::encodeBricks(all.data(), bricks, bound, host, hostSpans, cpuOptions()).ok());
@@ -65,6 +71,15 @@ void bricksOnBothSides(const Dims& d, std::uint64_t count, bool hostile)
       host.begin() + h.offset, host.begin() + h.offset + h.bytes, device.begin() + g.offset))
       << "brick " << b << ": the GPU stream differs from the CPU's";
     hostBytes += h.bytes;
+    codec::StreamInfo info;
+    ASSERT_TRUE(codec::inspect(host.data() + h.offset, h.bytes, info).ok());
+    if (longestTable && !info.raw)
+    {
+      // The count N of code lengths follows the fixed fields and the level table.
+      std::uint32_t count = 0;
+      std::memcpy(&count, host.data() + h.offset + 64 + 24 * info.levels, 4);
+      *longestTable = std::max(*longestTable, count);
+    }
     // Every finite voxel within the bound, NaN/Inf back bit for bit.
     std::vector<T> back(n);
     ASSERT_TRUE(codec::decode(host.data() + h.offset, h.bytes, back.data(), bricks.layout).ok());
@@ -103,6 +118,36 @@ TEST(CodecGpuBricks, EncodeBatchGivesTheCpuStreams)
   bricksOnBothSides<float>({ 17, 12, 9 }, 7, false);
   bricksOnBothSides<double>({ 33, 33, 33 }, 5, false);
   bricksOnBothSides<float>({ 16, 16, 16 }, 300, false);
+}
+
+TEST(CodecGpuBricks, EncodeBatchWritesLongCodeTables)
+{
+  SKIP_WITHOUT_GPU();
+  // Smooth bricks with a few spikes of thousands of quantiser steps: code-length tables of
+  // thousands of entries, mostly zero runs, written on the device in segments that share their
+  // edge bytes (few coded tokens, so the device builds the table and the batch keeps the bricks).
+  const Dims d{ 24, 24, 24 };
+  const std::uint64_t n = d[0] * d[1] * d[2];
+  const double bound = 1e-4;
+  std::vector<float> bricks;
+  for (unsigned b = 0; b < 6; ++b)
+  {
+    std::vector<float> f = field<float>(static_cast<int>(b % 3), d, 60 + b);
+    const double range = rangeOf(f);
+    for (unsigned k = 0; k < 12; ++k)
+    {
+      f[(k * 7919 + b * 104729) % n] +=
+        static_cast<float>((k % 2 ? 1 : -1) * (0.5 + 0.1 * k) * range);
+    }
+    for (float& v : f)
+    {
+      v = static_cast<float>(v / range); // the bound relative to each brick's range
+    }
+    bricks.insert(bricks.end(), f.begin(), f.end());
+  }
+  std::uint32_t longest = 0;
+  bricksOnBothSides<float>(d, 6, false, bound, &bricks, &longest);
+  EXPECT_GT(longest, 2048u) << "the spikes should stretch the code-length table";
 }
 
 TEST(CodecGpuBricks, EncodeBatchLeavesRawAndSpecialBricksToTheOneStreamPath)

@@ -564,8 +564,79 @@ SGC_HD std::uint64_t lengthTableSegmentBits(const std::uint8_t* L,
   return bits;
 }
 
+/// The low `bits` bits of v in the other order (a field's first bit in bit 0).
+SGC_HD std::uint32_t reverseBits(std::uint32_t v, std::uint32_t bits)
+{
+#ifdef __CUDA_ARCH__
+  return bits == 0 ? 0u : __brev(v) >> (32 - bits);
+#else
+  std::uint32_t r = 0;
+  for (std::uint32_t b = 0; b < bits; ++b)
+  {
+    r |= ((v >> b) & 1u) << (bits - 1 - b);
+  }
+  return r;
+#endif
+}
+
+/// The five bits of a length, most significant first, in stream order.
+SGC_HD std::uint32_t reversedLength(std::uint32_t v)
+{
+  return ((v & 1u) << 4) | ((v & 2u) << 2) | (v & 4u) | ((v & 8u) >> 2) | ((v & 16u) >> 4);
+}
+
+/// Writes the operations of the compact table for the entries [a, b) of L (the split of
+/// lengthTableSegmentBits: `prev` the last non-zero length before a, `next` the first non-zero
+/// entry at or after b), each as sink.putReversed(bits in stream order, count), count <= 24.
+/// The host writes [0, n) in one call; the GPU encoder writes one segment per thread.
+template<typename Sink>
+SGC_HD void lengthTableSegmentOps(const std::uint8_t* L,
+  std::uint64_t a,
+  std::uint64_t b,
+  int prev,
+  std::uint64_t next,
+  Sink& sink)
+{
+  int p = prev;
+  for (std::uint64_t i = a; i < b; ++i)
+  {
+    const int v = L[i];
+    if (v != 0)
+    {
+      // '0' (the same length), '100' (one more), '101' (one less), '111' and the length in 5
+      // bits: selects, not branches (the lengths' steps are irregular).
+      const std::uint32_t d = static_cast<std::uint32_t>(v - p + 1);
+      const std::uint32_t other = 7u | (reversedLength(static_cast<std::uint32_t>(v)) << 3);
+      sink.putReversed(
+        d == 1 ? 0u : (d == 2 ? 1u : (d == 0 ? 5u : other)), d == 1 ? 1u : (d <= 2 ? 3u : 8u));
+      p = v;
+      continue;
+    }
+    if (i > 0 && L[i - 1] == 0)
+    {
+      continue; // inside a run that started in an earlier segment
+    }
+    std::uint64_t end = i + 1;
+    while (end < b && L[end] == 0)
+    {
+      ++end;
+    }
+    if (end == b)
+    {
+      end = next;
+    }
+    // '110', then the Exp-Golomb code of order 2 of the run's length - 1: (w - 3) zeros and the
+    // w bits of length + 3.
+    const std::uint32_t w = (expGolomb2Bits(end - i - 1) + 3) / 2;
+    sink.putReversed(3u, 3u);
+    sink.putReversed(0u, w - 3);
+    sink.putReversed(reverseBits(static_cast<std::uint32_t>(end - i + 3), w), w);
+    i = end - 1;
+  }
+}
+
 /// FNV-1a of n bytes; from `h`, the hash of the bytes before them.
-inline std::uint32_t fnv1a(const std::uint8_t* data, std::size_t n, std::uint32_t h = 2166136261u)
+SGC_HD std::uint32_t fnv1a(const std::uint8_t* data, std::size_t n, std::uint32_t h = 2166136261u)
 {
   for (std::size_t i = 0; i < n; ++i)
   {

@@ -84,6 +84,9 @@ constexpr std::size_t UnknownTableBytes = ~std::size_t(0);
 void writeHeader(const HeaderFields& h,
   std::uint8_t* out,
   std::size_t tableBytes = UnknownTableBytes);
+/// The header's fields before the code-length table (up to and including its count N) into
+/// `out`; returns their bytes. The mask size is stored, not the mask.
+std::size_t writeHeaderFields(const HeaderFields& h, std::uint8_t* out);
 
 /// The quantiser of each level: from the bound when encoding, from the header when decoding.
 std::vector<format::Quantiser> levelQuantisers(double bound,

@@ -56,16 +56,6 @@ struct BitWriter
       out[(at - held) >> 3] = static_cast<std::uint8_t>(pending);
     }
   }
-  /// The field's `bits` (at most 24) bits of value, most significant first.
-  void put(std::uint32_t value, std::uint32_t bits)
-  {
-    std::uint32_t reversed = 0;
-    for (std::uint32_t b = 0; b < bits; ++b)
-    {
-      reversed |= ((value >> b) & 1u) << (bits - 1 - b);
-    }
-    putReversed(reversed, bits);
-  }
   void finish()
   {
     if (held > 0)
@@ -74,13 +64,6 @@ struct BitWriter
     }
   }
 };
-
-/// The five bits of a length, most significant first, in stream order.
-constexpr std::uint8_t reversedLength(std::uint32_t v)
-{
-  return static_cast<std::uint8_t>(
-    ((v & 1u) << 4) | ((v & 2u) << 2) | (v & 4u) | ((v & 8u) >> 2) | ((v & 16u) >> 4));
-}
 
 struct BitReader
 {
@@ -125,35 +108,7 @@ namespace
 std::size_t packLengthTable(const std::uint8_t* lengths, std::size_t count, std::uint8_t* out)
 {
   BitWriter w{ out };
-  int p = 0;
-  std::size_t i = 0;
-  while (i < count)
-  {
-    const int v = lengths[i];
-    if (v == 0)
-    {
-      std::size_t end = i + 1;
-      while (end < count && lengths[end] == 0)
-      {
-        ++end;
-      }
-      const std::uint64_t m = end - i - 1 + 4;
-      const std::uint32_t b = (format::expGolomb2Bits(end - i - 1) + 3) / 2;
-      w.putReversed(3, 3); // 110
-      w.put(0, b - 3);
-      w.put(static_cast<std::uint32_t>(m), b);
-      i = end;
-      continue;
-    }
-    // '0' (the same length), '100' (one more), '101' (one less), '111' and the length in 5
-    // bits: selects, not branches (the lengths' steps are irregular).
-    const std::uint32_t d = static_cast<std::uint32_t>(v - p + 1);
-    const std::uint32_t other = 7u | (std::uint32_t(reversedLength(std::uint32_t(v))) << 3);
-    w.putReversed(
-      d == 1 ? 0u : (d == 2 ? 1u : (d == 0 ? 5u : other)), d == 1 ? 1u : (d <= 2 ? 3u : 8u));
-    p = v;
-    ++i;
-  }
+  format::lengthTableSegmentOps(lengths, 0, count, 0, count, w);
   w.finish();
   return static_cast<std::size_t>((w.at + 7) / 8);
 }
@@ -414,17 +369,29 @@ bool readLengthTable(const std::uint8_t* in,
 void writeHeader(const HeaderFields& h, std::uint8_t* out, std::size_t tableBytes)
 {
   const bool masked = !h.mask.empty();
-  // Coded streams: version 4 (compact code-length table, optional mask section); raw streams keep
-  // the layout of versions 2 and 3 (no table), version 3 where values may be special.
-  const std::uint16_t version = static_cast<std::uint16_t>(!h.raw ? codecVersion
-      : h.specialValues                                           ? maskedCodecVersion
-                                                                  : 2);
   if (tableBytes == UnknownTableBytes)
   {
     tableBytes = lengthTableBytes(h.lengths.data(), h.lengths.size());
   }
   const std::size_t total = headerBytes(h.levels, tableBytes, 4, h.mask.size());
   std::memset(out, 0, total);
+  std::uint8_t* p = out + writeHeaderFields(h, out);
+  packLengthTable(h.lengths.data(), h.lengths.size(), p); // the header is cleared
+  if (masked)
+  {
+    std::memcpy(out + total - 4 - h.mask.size(), h.mask.data(), h.mask.size());
+  }
+  format::store<std::uint32_t>(out + total - 4, format::fnv1a(out, total - 4));
+}
+
+std::size_t writeHeaderFields(const HeaderFields& h, std::uint8_t* out)
+{
+  const bool masked = !h.mask.empty();
+  // Coded streams: the current version (compact code-length table, optional mask section); raw
+  // streams keep the layout of versions 2 and 3 (no table), version 3 where values may be special.
+  const std::uint16_t version = static_cast<std::uint16_t>(!h.raw ? codecVersion
+      : h.specialValues                                           ? maskedCodecVersion
+                                                                  : 2);
   std::memcpy(out, format::Magic, 4);
   format::store<std::uint16_t>(out + 4, version);
   out[6] = static_cast<std::uint8_t>(h.type);
@@ -458,13 +425,7 @@ void writeHeader(const HeaderFields& h, std::uint8_t* out, std::size_t tableByte
     p += format::LevelEntryBytes;
   }
   format::store<std::uint32_t>(p, static_cast<std::uint32_t>(h.lengths.size()));
-  p += 4;
-  packLengthTable(h.lengths.data(), h.lengths.size(), p); // the header is cleared
-  if (masked)
-  {
-    std::memcpy(out + total - 4 - h.mask.size(), h.mask.data(), h.mask.size());
-  }
-  format::store<std::uint32_t>(out + total - 4, format::fnv1a(out, total - 4));
+  return static_cast<std::size_t>(p + 4 - out);
 }
 
 HeaderFields codedHeader(ValueType type,

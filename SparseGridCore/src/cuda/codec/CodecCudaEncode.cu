@@ -309,9 +309,8 @@ Status reserveEncodeBuffers(Workspace& ws,
   bs.sizes = chunks + 1;
   bs.offsets = chunks + 70;
   // One stream reads its whole summary and code lengths back at once; bricks each read their
-  // summary and BrickLengthBytes of lengths (longer tables in a second copy).
-  const std::size_t readBack =
-    std::max<std::size_t>(ReadBackBytes, n * (SummaryWords * 8 + BrickLengthBytes));
+  // summary's leading words (their headers are written on the device).
+  const std::size_t readBack = std::max<std::size_t>(ReadBackBytes, n * SummaryWords * 8);
   Status st;
   if (!(st = ws.rec.reserve(n * voxels * valueBytes, "rec")) ||
     !(st = ws.symbols.reserve(n * bs.codes * sizeof(u16), "symbols")) ||

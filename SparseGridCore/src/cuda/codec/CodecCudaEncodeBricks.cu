@@ -1,8 +1,8 @@
 // The encoder on the GPU for many bricks of one plan (encodeBricksDevice): the one-stream
 // encoder's kernels with the brick in blockIdx.y, one scan over every brick's chunk sizes, one
-// read-back of the summaries, the headers written on the host's threads while the chunks are
-// written, and one kernel putting the headers in place. Bricks it cannot code are left to the
-// caller (Codec.cxx), which codes them alone.
+// read-back of the summaries' leading words, and one kernel writing the headers (the fields the
+// host fills, the code-length tables from the lengths on the device, the hashes). Bricks it
+// cannot code are left to the caller (Codec.cxx), which codes them alone.
 #include "CodecCudaShared.cuh"
 
 #include "../../Internal.h"
@@ -19,21 +19,115 @@ namespace cudaimpl
 {
 namespace
 {
-/// Copies each brick's header (packed back to back: at[i] to at[i + 1]) to its stream.
-__global__ void scatterHeadersKernel(const unsigned char* packed,
-  const u64* at,
-  const u64* outOffset,
-  unsigned char* out)
+/// Bits of a segment of the compact code-length table, ORed into the cleared table through the
+/// aligned words that hold its bytes (neighbouring segments share their edge bytes).
+struct SegmentBitSink
 {
-  const u64 b = blockIdx.x;
-  const u64 o = outOffset[b];
+  unsigned char* table;
+  u64 byte;        ///< the byte that `pending` starts at
+  u64 pending = 0; ///< bits not yet ORed in, the first one at bit 0 of `byte`
+  u32 held = 0;    ///< bits in `pending`, below 8 between calls
+  __device__ void orByte(u32 v)
+  {
+    const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(this->table + this->byte);
+    atomicOr(reinterpret_cast<unsigned int*>(at & ~std::uintptr_t(3)), v << (8 * (at & 3)));
+  }
+  __device__ void putReversed(u32 reversed, u32 bits)
+  {
+    this->pending |= static_cast<u64>(reversed) << this->held;
+    this->held += bits;
+    for (; this->held >= 8; this->held -= 8, this->pending >>= 8, ++this->byte)
+    {
+      this->orByte(static_cast<u32>(this->pending & 0xffu));
+    }
+  }
+  __device__ void finish()
+  {
+    if (this->held > 0)
+    {
+      this->orByte(static_cast<u32>(this->pending & 0xffu));
+    }
+  }
+};
+
+constexpr int HeaderThreads = 256;
+
+/// Each placed brick's header in its stream (blockIdx.y: the brick; its stream's bytes are
+/// cleared): the fields before the table from the host (`prefixBytes` per brick, back to back),
+/// the compact code-length table from the lengths behind the brick's summary, one segment per
+/// thread at the bit its predecessors' bits end (the split and the sizes of tableBytesKernel),
+/// then the FNV-1a hash of the header.
+__global__ void brickHeadersKernel(const unsigned char* prefixes,
+  u64 prefixBytes,
+  const unsigned char* lengths,
+  const u64* summary,
+  unsigned char* out,
+  BrickStrides bs)
+{
+  const u64 o = bs.outOffset[blockIdx.y];
   if (o == ~0ull)
   {
     return;
   }
-  for (u64 i = at[b] + threadIdx.x; i < at[b + 1]; i += blockDim.x)
+  unsigned char* head = out + o;
+  const unsigned char* prefix = prefixes + blockIdx.y * prefixBytes;
+  for (u64 i = threadIdx.x; i < prefixBytes; i += blockDim.x)
   {
-    out[o + i - at[b]] = packed[i];
+    head[i] = prefix[i];
+  }
+  lengths = brickSummary(lengths, bs);
+  summary = brickSummary(summary, bs);
+  const u64 n = summary[SumTableCount];
+  const u64 segment = (n + HeaderThreads - 1) / HeaderThreads;
+  const int t = static_cast<int>(threadIdx.x);
+  const u64 a = min(n, u64(t) * segment);
+  const u64 b = min(n, a + segment);
+  __shared__ u64 firstNonZero[HeaderThreads];
+  __shared__ int lastLength[HeaderThreads];
+  __shared__ u64 segmentBits[HeaderThreads];
+  u64 first = n;
+  int last = 0;
+  for (u64 i = a; i < b; ++i)
+  {
+    if (lengths[i] != 0)
+    {
+      first = min(first, i);
+      last = lengths[i];
+    }
+  }
+  firstNonZero[t] = first;
+  lastLength[t] = last;
+  __syncthreads();
+  int prev = 0;
+  for (int u = t - 1; u >= 0 && prev == 0; --u)
+  {
+    prev = lastLength[u];
+  }
+  u64 next = n;
+  for (int u = t + 1; u < HeaderThreads && next == n; ++u)
+  {
+    next = firstNonZero[u];
+  }
+  segmentBits[t] = format::lengthTableSegmentBits(lengths, a, b, prev, next);
+  __syncthreads();
+  u64 at = 0; // the bits of the segments before this one (a few hundred: a plain sum)
+  for (int u = 0; u < t; ++u)
+  {
+    at += segmentBits[u];
+  }
+  SegmentBitSink sink{ head + prefixBytes, at / 8, 0, static_cast<u32>(at % 8) };
+  format::lengthTableSegmentOps(lengths, a, b, prev, next, sink);
+  sink.finish();
+  __syncthreads();
+  if (t == 0)
+  {
+    // The bytes the block's threads wrote before the barrier.
+    const u64 hashed = (prefixBytes + summary[SumTableBytes] + 3) / 4 * 4;
+    const u32 h = format::fnv1a(head, static_cast<std::size_t>(hashed));
+    for (int k = 0; k < 4; ++k)
+    {
+      head[hashed + k] = static_cast<unsigned char>(h >> (8 * k));
+    }
   }
 }
 
@@ -41,28 +135,33 @@ __global__ void scatterHeadersKernel(const unsigned char* packed,
 /// group take about 2.4 bytes per voxel plus 0.9 MB per brick for float values).
 constexpr u64 GroupVoxels = 1ull << 28;
 
-/// The bricks the batch codes: each brick's summary, and its place in the output (~0: left to
-/// the caller); `end` moves past the streams placed.
+/// The bricks the batch codes: each brick's summary (its leading words), and its place in the
+/// output (~0: left to the caller); `end` moves past the streams placed.
 struct BrickPlacement
 {
   std::vector<u64> outOffset;
   std::vector<const u64*> summary;
-  std::vector<const unsigned char*> lengths;
 };
 
-/// The summaries of `count` bricks to the host (their code lengths behind them: a second copy
-/// where a table is longer than BrickLengthBytes) and the place of every brick that stays.
+/// The summary words the host reads: up to the last pass's surplus.
+u64 summaryReadWords(const Plan& plan)
+{
+  return SumSurplus + static_cast<u64>(plan.passCount);
+}
+
+/// The leading words of `count` bricks' summaries to the host and the place of every brick that
+/// stays.
 Status placeBricks(Workspace& ws,
+  const Plan& plan,
   const BrickStrides& bs,
   u64 rawTotal,
   u64& end,
   std::size_t capacity,
   BrickPlacement& placed,
-  std::vector<unsigned char>& longLengths,
   cudaStream_t s)
 {
   const unsigned count = bs.count;
-  const std::size_t row = SummaryWords * 8 + BrickLengthBytes;
+  const std::size_t row = static_cast<std::size_t>(summaryReadWords(plan) * 8);
   unsigned char* host = ws.readBack.as<unsigned char>();
   SGC_TRY(
     cudaMemcpy2DAsync(host, row, ws.codes.ptr, bs.summary, row, count, cudaMemcpyDeviceToHost, s),
@@ -70,13 +169,10 @@ Status placeBricks(Workspace& ws,
   SGC_TRY(cudaStreamSynchronize(s), "brick sizing kernels");
   placed.outOffset.assign(count, ~0ull);
   placed.summary.assign(count, nullptr);
-  placed.lengths.assign(count, nullptr);
-  u64 longest = 0;
   for (unsigned b = 0; b < count; ++b)
   {
     const u64* summary = reinterpret_cast<const u64*>(host + b * row);
     placed.summary[b] = summary;
-    placed.lengths[b] = host + b * row + SummaryWords * 8;
     const u64 total = summary[SumTotal];
     if (summary[SumNonFinite] != 0 || summary[SumHostTable] != 0 || total >= rawTotal ||
       summary[SumTableCount] > format::Tokens)
@@ -91,81 +187,59 @@ Status placeBricks(Workspace& ws,
     }
     placed.outOffset[b] = end;
     end += total;
-    longest = std::max<u64>(longest, summary[SumTableCount]);
-  }
-  if (longest > BrickLengthBytes)
-  {
-    longLengths.resize(static_cast<std::size_t>(count * longest));
-    SGC_TRY(cudaMemcpy2DAsync(longLengths.data(),
-              longest,
-              ws.codes.as<unsigned char>() + SummaryWords * 8,
-              bs.summary,
-              longest,
-              count,
-              cudaMemcpyDeviceToHost,
-              s),
-      "download code lengths");
-    SGC_TRY(cudaStreamSynchronize(s), "download code lengths");
-    for (unsigned b = 0; b < count; ++b)
-    {
-      placed.lengths[b] = longLengths.data() + b * longest;
-    }
   }
   return Status::Ok();
 }
 
-/// Where each placed brick's header goes when they are packed back to back (at[b] to at[b + 1]).
-std::vector<u64> headerPlaces(const Plan& plan, const BrickPlacement& placed)
-{
-  const std::size_t count = placed.summary.size();
-  std::vector<u64> at(count + 1, 0);
-  for (std::size_t b = 0; b < count; ++b)
-  {
-    const bool kept = placed.outOffset[b] != ~0ull;
-    at[b + 1] = at[b] +
-      (kept ? detail::headerBytes(
-                plan.levels, static_cast<std::size_t>(placed.summary[b][SumTableBytes]))
-            : 0);
-  }
-  return at;
-}
-
-/// Each placed brick's header at its place in `packed`, built on the options' threads.
+/// Each placed brick's header fields before its code-length table (`prefixBytes` each, back to
+/// back in `packed`), built on the options' threads: the fields all bricks share once, then each
+/// brick's level ends, level bounds and table count from its summary.
 template<typename T>
-Status brickHeaders(const Plan& plan,
+void brickHeaderPrefixes(const Plan& plan,
   double bound,
   const BrickPlacement& placed,
   const ExecutionOptions& options,
-  const std::vector<u64>& at,
+  std::size_t prefixBytes,
   std::vector<std::uint8_t>& packed)
 {
   const std::size_t count = placed.summary.size();
-  packed.resize(static_cast<std::size_t>(at[count]));
-  std::atomic<bool> mismatch{ false };
+  detail::HeaderFields shared =
+    detail::codedHeader(detail::valueTypeOf<T>(), plan, bound, detail::HuffmanTable());
+  shared.levelEnd.assign(static_cast<std::size_t>(plan.levels), 0);
+  shared.levelBound.assign(static_cast<std::size_t>(plan.levels), 0.0);
+  std::vector<std::uint8_t> fields(prefixBytes);
+  detail::writeHeaderFields(shared, fields.data());
+  packed.resize(count * prefixBytes);
+  const double u = sizeof(T) == 4 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53);
   sparsegrid::detail::parallelFor(options,
     count,
-    8,
+    16,
     [&](std::size_t b0, std::size_t b1)
     {
+      std::vector<double> passSurplus(static_cast<std::size_t>(plan.passCount));
       for (std::size_t b = b0; b < b1; ++b)
       {
         if (placed.outOffset[b] == ~0ull)
         {
           continue;
         }
-        if (!writeSummaryHeader<T>(
-              plan, bound, placed.summary[b], placed.lengths[b], packed.data() + at[b]))
+        const u64* summary = placed.summary[b];
+        std::uint8_t* out = packed.data() + b * prefixBytes;
+        std::memcpy(out, fields.data(), prefixBytes);
+        std::memcpy(passSurplus.data(), summary + SumSurplus, sizeof(double) * plan.passCount);
+        double maxAbs;
+        std::memcpy(&maxAbs, summary + SumMaxAbs, 8);
+        const std::vector<double> levelBound =
+          detail::levelBounds(plan, passSurplus, bound, maxAbs, u);
+        std::uint8_t* level = out + format::FixedHeaderBytes;
+        for (int k = 0; k < plan.levels; ++k, level += format::LevelEntryBytes)
         {
-          mismatch = true;
+          format::store<std::uint64_t>(level, summary[SumLevelEnd + k]);
+          format::store<double>(level + 8, levelBound[static_cast<std::size_t>(k)]);
         }
+        format::store<std::uint32_t>(level, static_cast<std::uint32_t>(summary[SumTableCount]));
       }
     });
-  if (mismatch)
-  {
-    return Status(ErrorCode::Internal,
-      "encode: the device and the host sized a brick's code-length table differently");
-  }
-  return Status::Ok();
 }
 
 /// `count` bricks from `first` through every stage in the same launches; their streams go to
@@ -253,27 +327,26 @@ Status encodeBrickGroup(Workspace& ws,
   }
   timer.record(s);
   BrickPlacement placed;
-  std::vector<unsigned char> longLengths;
   const u64 begin = end;
   const u64 rawTotal = detail::headerBytes(1, 0) + voxels * sizeof(T);
-  if (!(st = placeBricks(ws, bs, rawTotal, end, request.target->capacity, placed, longLengths, s)))
+  if (!(st = placeBricks(ws, plan, bs, rawTotal, end, request.target->capacity, placed, s)))
   {
     return st;
   }
   timer.collect();
   SGC_HOST_MARK();
-  // The streams' offsets and the headers' places up, the streams cleared and the chunks written
-  // while the host writes the headers; then the headers up and in place.
-  const std::vector<u64> at = headerPlaces(plan, placed);
-  const std::size_t offsetBytes = sizeof(u64) * (2 * count + 1);
-  if (!(st = ws.out.reserve(offsetBytes + at[count], "brick headers")))
+  // The streams' offsets up, the streams cleared and the chunks written while the host fills
+  // the headers' fields; then the headers written on the device.
+  const std::size_t prefixBytes =
+    format::FixedHeaderBytes + format::LevelEntryBytes * static_cast<std::size_t>(plan.levels) + 4;
+  const std::size_t offsetBytes = (sizeof(u64) * count + 15) / 16 * 16;
+  if (!(st = ws.out.reserve(offsetBytes + count * prefixBytes, "brick headers")))
   {
     return st;
   }
   unsigned char* staged = ws.out.as<unsigned char>();
-  std::vector<u64> offsets(placed.outOffset);
-  offsets.insert(offsets.end(), at.begin(), at.end());
-  SGC_TRY(cudaMemcpyAsync(staged, offsets.data(), offsetBytes, cudaMemcpyHostToDevice, s),
+  SGC_TRY(cudaMemcpyAsync(
+            staged, placed.outOffset.data(), sizeof(u64) * count, cudaMemcpyHostToDevice, s),
     "upload brick offsets");
   unsigned char* out = request.target->data;
   timer.start(s);
@@ -299,25 +372,19 @@ Status encodeBrickGroup(Workspace& ws,
   launchWriter<T>(write, input, stride, chunks, s);
   SGC_PROFILE_END();
   SGC_LAUNCHED("brick writer");
-  timer.record(s); // the kernel time ends with the writer (the header kernel is tiny)
   SGC_HOST_MARK();
   std::vector<std::uint8_t> packed;
-  if (!(st = brickHeaders<T>(plan, request.bound, placed, options, at, packed)))
-  {
-    return st;
-  }
-  SGC_HOST_LAP("encode bricks host: headers (overlap the writer)");
-  if (!packed.empty())
-  {
-    SGC_TRY(cudaMemcpyAsync(
-              staged + offsetBytes, packed.data(), packed.size(), cudaMemcpyHostToDevice, s),
-      "upload brick headers");
-  }
-  SGC_PROFILE_BEGIN("encode headers into place");
-  scatterHeadersKernel<<<count, 128, 0, s>>>(
-    staged + offsetBytes, reinterpret_cast<const u64*>(staged) + count, bs.outOffset, out);
+  brickHeaderPrefixes<T>(plan, request.bound, placed, options, prefixBytes, packed);
+  SGC_HOST_LAP("encode bricks host: header fields (overlap the writer)");
+  SGC_TRY(
+    cudaMemcpyAsync(staged + offsetBytes, packed.data(), packed.size(), cudaMemcpyHostToDevice, s),
+    "upload brick headers");
+  SGC_PROFILE_BEGIN("encode headers (code-length tables, hashes)");
+  brickHeadersKernel<<<dim3(1, count), HeaderThreads, 0, s>>>(
+    staged + offsetBytes, prefixBytes, dLengths, dSummary, out, bs);
   SGC_PROFILE_END();
   SGC_LAUNCHED("brick headers");
+  timer.record(s);
   timer.collect();
   SGC_TRY(cudaStreamSynchronize(s), "brick headers");
   std::vector<StreamSpan>& spans = *request.spans;

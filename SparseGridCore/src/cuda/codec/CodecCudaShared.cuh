@@ -896,9 +896,6 @@ Status reserveEncodeBuffers(Workspace& ws,
   cudaStream_t s,
   BrickStrides& bs,
   std::size_t& scanBytes);
-/// Bytes of the code lengths read back with each brick's summary (tables with more coded tokens
-/// take a second read-back).
-constexpr std::size_t BrickLengthBytes = 2048;
 
 /// CodecCudaEncode.cu: every pass of every level, for one stream or for bricks: symbols and
 /// reconstruction, each pass's largest surplus (surplus[pass]), the largest |value|
