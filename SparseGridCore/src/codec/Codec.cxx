@@ -7,6 +7,7 @@
 #include "../Internal.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -172,6 +173,8 @@ Status deviceScheme(const T* deviceValues,
   values.swap(sampleBuffer());
   detail::SampleStatistics statistics;
   std::swap(statistics, keptStatistics);
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point t0 = Clock::now();
   Status st = cudaimpl::sampleStatistics<T>(deviceValues,
     layout.stride,
     layout.dims.data(),
@@ -180,11 +183,17 @@ Status deviceScheme(const T* deviceValues,
     statistics,
     values,
     options);
+  const Clock::time_point t1 = Clock::now();
   if (st)
   {
     scheme = detail::schemeFromStatistics(
       layout.dims.data(), statistics, values.data(), values.size(), bound, options);
   }
+  const Clock::time_point t2 = Clock::now();
+  cudaimpl::profileHostTime("scheme: the sample's statistics on the device, copied back",
+    std::chrono::duration<double, std::milli>(t1 - t0).count());
+  cudaimpl::profileHostTime("scheme: the choice on the host (trial coding)",
+    std::chrono::duration<double, std::milli>(t2 - t1).count());
   values.swap(sampleBuffer());
   std::swap(statistics, keptStatistics);
   return st;

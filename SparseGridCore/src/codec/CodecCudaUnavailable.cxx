@@ -51,6 +51,7 @@ Status decodeBricks(const BrickDecodeRequest<T>&,
 {
   return notBuilt();
 }
+void profileHostTime(const char*, double) {}
 template<typename T>
 Status sampleStatistics(const T*,
   std::uint64_t,

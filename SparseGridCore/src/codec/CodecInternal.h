@@ -409,6 +409,9 @@ Status sampleStatistics(const T* device,
   detail::SampleStatistics& statistics,
   std::vector<double>& trialValues,
   const ExecutionOptions& options);
+/// Host time spent outside the CUDA sources (the scheme choice), listed in the kernel profile
+/// (CodecCudaProfile.h) while it records; nothing otherwise.
+void profileHostTime(const char* name, double milliseconds);
 /// Copies n values from device to host memory (for the CPU fall-back of encodeDevice).
 template<typename T>
 Status copyToHost(const T* device,
