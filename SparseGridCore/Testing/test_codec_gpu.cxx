@@ -168,6 +168,41 @@ TEST(CodecGpu, SameSchemeAsCpuWhereTheSampleWindowsHoldHugeValues)
   }
 }
 
+TEST(CodecGpu, SameScheduleAsCpuFromTheTrialOnTheDevice)
+{
+  // The GPU codes the trial blocks where they lie and the host chooses the schedule from their
+  // token counts. Integer data at a bound below one choose one quantiser for all levels; noise
+  // at a tight bound gives tokens in the thousands (counts beyond the first copy's).
+  SKIP_WITHOUT_GPU();
+  const Dims d{ 65, 60, 57 };
+  std::vector<float> integers = field<float>(1, d);
+  for (float& v : integers)
+  {
+    v = std::round(v * 200.0f);
+  }
+  const std::vector<float> noise = field<float>(3, d);
+  const std::vector<const std::vector<float>*> fields{ &integers, &noise };
+  for (const std::vector<float>* values : fields)
+  {
+    const double bound = 1e-4 * rangeOf(*values);
+    codec::Layout layout;
+    layout.dims = d;
+    std::vector<std::uint8_t> stream;
+    ASSERT_TRUE(codec::encode(values->data(), layout, bound, stream, cpuOptions()).ok());
+    codec::StreamInfo info;
+    ASSERT_TRUE(codec::inspect(stream.data(), stream.size(), info).ok());
+    ASSERT_FALSE(info.raw);
+    if (values == &integers)
+    {
+      for (double q : info.levelQuantBound)
+      {
+        EXPECT_EQ(q, bound) << "the trial should choose one quantiser for all levels";
+      }
+    }
+    compareBackends(*values, d, bound);
+  }
+}
+
 // The real volumes of ../shared/data (Isabel, hydrogen, ironProt), written as raw float32 by
 // scripts/gpu/prepare-volumes.py into the folder SPARSEGRID_CODEC_VOLUMES names (the device
 // machine has no copy of ../shared/data; carry the folder there). Skips without that folder.

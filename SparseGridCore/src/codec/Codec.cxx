@@ -7,7 +7,6 @@
 #include "../Internal.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -157,7 +156,7 @@ format::Scheme hostScheme(const T* values,
   return scheme;
 }
 
-/// The same scheme for values in device memory: the GPU measures the same windows and gathers
+/// The same scheme for values in device memory: the GPU measures the same windows and codes
 /// the same trial blocks.
 template<typename T>
 Status deviceScheme(const T* deviceValues,
@@ -166,35 +165,18 @@ Status deviceScheme(const T* deviceValues,
   const ExecutionOptions& options,
   format::Scheme& scheme)
 {
-  const auto trial = sampleIndices(layout.dims.data(), true);
-  // Out of the per-thread buffers for the call, as in hostScheme.
+  // Out of the per-thread buffer for the call, as in hostScheme.
   static thread_local detail::SampleStatistics keptStatistics;
-  std::vector<double> values;
-  values.swap(sampleBuffer());
   detail::SampleStatistics statistics;
   std::swap(statistics, keptStatistics);
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point t0 = Clock::now();
-  Status st = cudaimpl::sampleStatistics<T>(deviceValues,
+  const Status st = cudaimpl::chooseScheme<T>(deviceValues,
     layout.stride,
     layout.dims.data(),
-    1.0 / (2 * bound),
-    trial,
+    bound,
+    sampleIndices(layout.dims.data(), true),
     statistics,
-    values,
+    scheme,
     options);
-  const Clock::time_point t1 = Clock::now();
-  if (st)
-  {
-    scheme = detail::schemeFromStatistics(
-      layout.dims.data(), statistics, values.data(), values.size(), bound, options);
-  }
-  const Clock::time_point t2 = Clock::now();
-  cudaimpl::profileHostTime("scheme: the sample's statistics on the device, copied back",
-    std::chrono::duration<double, std::milli>(t1 - t0).count());
-  cudaimpl::profileHostTime("scheme: the choice on the host (trial coding)",
-    std::chrono::duration<double, std::milli>(t2 - t1).count());
-  values.swap(sampleBuffer());
   std::swap(statistics, keptStatistics);
   return st;
 }

@@ -51,15 +51,14 @@ Status decodeBricks(const BrickDecodeRequest<T>&,
 {
   return notBuilt();
 }
-void profileHostTime(const char*, double) {}
 template<typename T>
-Status sampleStatistics(const T*,
+Status chooseScheme(const T*,
   std::uint64_t,
   const std::uint64_t*,
   double,
   const SampleIndices&,
   detail::SampleStatistics&,
-  std::vector<double>&,
+  format::Scheme&,
   const ExecutionOptions&)
 {
   return notBuilt();

@@ -170,6 +170,42 @@ format::Scheme schemeFromStatistics(const std::uint64_t dims[3],
   std::size_t trialCount,
   double bound,
   const ExecutionOptions& options);
+/// schemeFromStatistics in its two steps, for the GPU, which codes the trial blocks where their
+/// values lie: the axis order and the predictor from the windows (with the default schedule),
+/// then the schedule from the trial (scheduleTrial, chooseSchedule).
+format::Scheme schemeFromWindows(SampleStatistics& statistics);
+/// The trial of the level-wise schedules: the trial blocks' geometry (`blocks` blocks of
+/// edge[0] x edge[1] x edge[2] voxels, x fastest, back to back), their pass plan (the same for
+/// every candidate) and each candidate's scheme and level quantisers.
+struct ScheduleTrial
+{
+  std::uint64_t edge[3] = { 1, 1, 1 };
+  std::uint64_t blocks = 0;
+  std::uint64_t voxels = 0; ///< per block
+  format::Plan plan;
+  std::vector<format::Scheme> candidates;
+  std::vector<std::vector<format::Quantiser>> quantisers;
+};
+/// What the trial blocks give a candidate schedule: the counts of their tokens (up to the largest
+/// token seen) and one mask bit per block of format::BlockCodes codes of a level.
+struct TrialCounts
+{
+  std::vector<std::uint32_t> histogram;
+  double maskBits = 0;
+};
+/// The trial for `scheme` (its axis order and predictor chosen) on an image of these dims whose
+/// sample holds `trialCount` trial values; false where there is none (the scheme keeps its
+/// schedule).
+bool scheduleTrial(const std::uint64_t dims[3],
+  std::size_t trialCount,
+  double bound,
+  const format::Scheme& scheme,
+  ScheduleTrial& trial);
+/// The candidate schedule estimated smallest, from each candidate's counts summed over the
+/// blocks, into `scheme`.
+void chooseSchedule(const ScheduleTrial& trial,
+  const std::vector<TrialCounts>& counts,
+  format::Scheme& scheme);
 
 /// The Huffman code of a token histogram (both encoders): lengths and canonical codes of every
 /// token, the table's size without trailing unused tokens, and how many tokens have a code.
@@ -395,23 +431,22 @@ Status decodeBricks(const BrickDecodeRequest<T>& request,
   double* kernelSeconds);
 // Every call below runs on the options' CUDA stream (ExecutionOptions::cudaStream) and returns
 // once its work there is done.
-/// The scheme sample of values in device memory (detail::schemeFromStatistics): the windows'
-/// statistics, measured on the device, and the trial blocks' values, gathered at `trial`. The
-/// trial indices are shared (kept per dims), so that repeated calls on the same dims see the
-/// same vector and skip its upload.
+/// The scheme of values in device memory, measured where they lie (as detail::schemeFromSample
+/// measures a host array's sample): the windows' statistics on the device, the axis order and
+/// predictor on the host (detail::schemeFromWindows), the trial blocks coded on the device and the
+/// schedule chosen from their counts (detail::chooseSchedule). The trial indices are shared (kept
+/// per dims), so that repeated calls on the same dims see the same vector and skip its upload;
+/// `statistics` is the caller's buffer.
 using SampleIndices = std::shared_ptr<const std::vector<std::uint64_t>>;
 template<typename T>
-Status sampleStatistics(const T* device,
+Status chooseScheme(const T* device,
   std::uint64_t stride,
   const std::uint64_t dims[3],
-  double invStep,
+  double bound,
   const SampleIndices& trial,
   detail::SampleStatistics& statistics,
-  std::vector<double>& trialValues,
+  format::Scheme& scheme,
   const ExecutionOptions& options);
-/// Host time spent outside the CUDA sources (the scheme choice), listed in the kernel profile
-/// (CodecCudaProfile.h) while it records; nothing otherwise.
-void profileHostTime(const char* name, double milliseconds);
 /// Copies n values from device to host memory (for the CPU fall-back of encodeDevice).
 template<typename T>
 Status copyToHost(const T* device,
@@ -439,13 +474,13 @@ Status copyToDevice(const T* host,
   template Status copyToDevice<T>(const T*, std::size_t, T*, std::size_t, const ExecutionOptions&);
 /// The scheme sample (CodecSampleCuda.cu).
 #define SPARSEGRID_CODEC_CUDA_SAMPLE(T)                                                            \
-  template Status sampleStatistics<T>(const T*,                                                    \
+  template Status chooseScheme<T>(const T*,                                                        \
     std::uint64_t,                                                                                 \
     const std::uint64_t*,                                                                          \
     double,                                                                                        \
     const SampleIndices&,                                                                          \
     detail::SampleStatistics&,                                                                     \
-    std::vector<double>&,                                                                          \
+    format::Scheme&,                                                                               \
     const ExecutionOptions&);
 /// The rest (CodecCuda.cu): float and double values, and bytes (stream headers) to the host.
 #define SPARSEGRID_CODEC_CUDA_INSTANTIATE()                                                        \

@@ -194,17 +194,6 @@ struct TrialBuffers
   std::vector<std::uint16_t> codes;
 };
 
-/// What one trial block contributes to a schedule's estimate: its token counts and one mask bit
-/// per block of format::BlockCodes codes.
-struct TrialCounts
-{
-  /// Per token, up to the largest token seen: the tokens of a trial are mostly small, and a
-  /// table of all format::Tokens per block (256 KB, fresh pages on every call) cost more than
-  /// the coding.
-  std::vector<std::uint32_t> histogram;
-  double maskBits = 0;
-};
-
 /// Codes trial block `block` (t.voxels() values, x fastest) under a scheme: the encoder's
 /// prediction and quantisation (in double), the codes of each level cut into blocks of
 /// format::BlockCodes and tokenised as the stream does.
@@ -365,21 +354,83 @@ void sampleWindows(const std::uint64_t dims[3], std::vector<std::uint64_t>& indi
   trialIndices(dims, indices);
 }
 
+bool scheduleTrial(const std::uint64_t dims[3],
+  std::size_t trialCount,
+  double bound,
+  const format::Scheme& scheme,
+  ScheduleTrial& trial)
+{
+  const TrialBlocks t = trialBlocks(dims);
+  if (trialCount < t.blocks() * t.voxels())
+  {
+    return false;
+  }
+  for (int a = 0; a < 3; ++a)
+  {
+    trial.edge[a] = t.edge[a];
+  }
+  trial.blocks = t.blocks();
+  trial.voxels = t.voxels();
+  constexpr std::size_t Schedules = sizeof(TrialSchedules) / sizeof(TrialSchedules[0]);
+  trial.candidates.assign(Schedules, scheme);
+  trial.quantisers.resize(Schedules);
+  for (std::size_t c = 0; c < Schedules; ++c)
+  {
+    trial.candidates[c].coarseRatio = TrialSchedules[c][0];
+    trial.candidates[c].coarseMax = TrialSchedules[c][1];
+  }
+  // The schedules change the quantisers, not the passes.
+  trial.plan.build(t.edge, trial.candidates[0]);
+  for (std::size_t c = 0; c < Schedules; ++c)
+  {
+    trial.quantisers[c] = levelQuantisers(bound, trial.plan.levels, trial.candidates[c]);
+  }
+  return true;
+}
+
+void chooseSchedule(const ScheduleTrial& trial,
+  const std::vector<TrialCounts>& counts,
+  format::Scheme& scheme)
+{
+  double best = std::numeric_limits<double>::infinity();
+  double first = best;
+  format::Scheme chosen = scheme;
+  for (std::size_t c = 0; c < trial.candidates.size() && c < counts.size(); ++c)
+  {
+    const double bits = trialBits(&counts[c], 1);
+    if (std::isinf(first))
+    {
+      first = bits;
+      if (bits < TrialDenseBits * static_cast<double>(trial.blocks * trial.voxels))
+      {
+        break;
+      }
+    }
+    if (bits < best && (bits == first || bits < first * (1 - TrialMargin)))
+    {
+      best = bits;
+      chosen = trial.candidates[c];
+    }
+  }
+  scheme = chosen;
+}
+
 namespace
 {
 /// Tunes the scheme's level-wise quantisation on the trial blocks (`count` values, block after
 /// block): the schedule of TrialSchedules whose estimated size is the smallest. Every (schedule,
 /// block) pair is coded at once on the threads of `options` (about 0.1 ms each; one after
-/// another they were most of the time of encoding a small volume on a GPU).
-void chooseSchedule(const std::uint64_t dims[3],
+/// another they were most of the time of encoding a small volume on a GPU); the blocks' counts
+/// are summed per schedule (integers: the estimate does not depend on the order).
+void scheduleOnHost(const std::uint64_t dims[3],
   const double* trial,
   std::size_t count,
   double bound,
   const ExecutionOptions& options,
   format::Scheme& scheme)
 {
-  const TrialBlocks t = trialBlocks(dims);
-  if (count < t.blocks() * t.voxels())
+  ScheduleTrial tr;
+  if (!scheduleTrial(dims, count, bound, scheme, tr))
   {
     return;
   }
@@ -390,21 +441,11 @@ void chooseSchedule(const std::uint64_t dims[3],
       return; // the encoder reports NaN/Inf; the choice must not depend on them
     }
   }
-  constexpr std::size_t Schedules = sizeof(TrialSchedules) / sizeof(TrialSchedules[0]);
-  const std::size_t blocks = static_cast<std::size_t>(t.blocks());
-  std::vector<format::Scheme> candidates(Schedules, scheme);
-  std::vector<format::Plan> plans(Schedules);
-  std::vector<std::vector<format::Quantiser>> quantisers(Schedules);
-  for (std::size_t c = 0; c < Schedules; ++c)
-  {
-    candidates[c].coarseRatio = TrialSchedules[c][0];
-    candidates[c].coarseMax = TrialSchedules[c][1];
-    plans[c].build(t.edge, candidates[c]);
-    quantisers[c] = levelQuantisers(bound, plans[c].levels, candidates[c]);
-  }
-  std::vector<TrialCounts> counts(Schedules * blocks);
+  const TrialBlocks t = trialBlocks(dims);
+  const std::size_t blocks = static_cast<std::size_t>(tr.blocks);
+  std::vector<TrialCounts> perBlock(tr.candidates.size() * blocks);
   execution::parallelFor(options,
-    counts.size(),
+    perBlock.size(),
     1,
     [&](std::size_t lo, std::size_t hi)
     {
@@ -414,31 +455,34 @@ void chooseSchedule(const std::uint64_t dims[3],
       for (std::size_t i = lo; i < hi; ++i)
       {
         const std::size_t c = i / blocks, b = i % blocks;
-        trialBlock(
-          t, trial + b * t.voxels(), plans[c], quantisers[c], candidates[c], buffers, counts[i]);
+        trialBlock(t,
+          trial + b * t.voxels(),
+          tr.plan,
+          tr.quantisers[c],
+          tr.candidates[c],
+          buffers,
+          perBlock[i]);
       }
     });
-  double best = std::numeric_limits<double>::infinity();
-  double first = best;
-  format::Scheme chosen = scheme;
-  for (std::size_t c = 0; c < Schedules; ++c)
+  std::vector<TrialCounts> counts(tr.candidates.size());
+  for (std::size_t c = 0; c < counts.size(); ++c)
   {
-    const double bits = trialBits(counts.data() + c * blocks, blocks);
-    if (std::isinf(first))
+    for (std::size_t b = 0; b < blocks; ++b)
     {
-      first = bits;
-      if (bits < TrialDenseBits * static_cast<double>(t.blocks() * t.voxels()))
+      const TrialCounts& one = perBlock[c * blocks + b];
+      std::vector<std::uint32_t>& h = counts[c].histogram;
+      if (one.histogram.size() > h.size())
       {
-        break;
+        h.resize(one.histogram.size(), 0);
       }
-    }
-    if (bits < best && (bits == first || bits < first * (1 - TrialMargin)))
-    {
-      best = bits;
-      chosen = candidates[c];
+      for (std::size_t k = 0; k < one.histogram.size(); ++k)
+      {
+        h[k] += one.histogram[k];
+      }
+      counts[c].maskBits += one.maskBits;
     }
   }
-  scheme = chosen;
+  chooseSchedule(tr, counts, scheme);
 }
 } // namespace
 
@@ -549,6 +593,13 @@ format::Scheme schemeFromStatistics(const std::uint64_t dims[3],
   double bound,
   const ExecutionOptions& options)
 {
+  format::Scheme scheme = schemeFromWindows(statistics);
+  scheduleOnHost(dims, trial, trialCount, bound, options, scheme);
+  return scheme;
+}
+
+format::Scheme schemeFromWindows(SampleStatistics& statistics)
+{
   // Per axis: the mean |second difference| orders the axes; over all windows wide enough, the
   // entropy of the finest level's quantised residuals under either predictor picks the
   // predictor (cubic wins on smooth data; linear on noise and on integer data at bounds below
@@ -567,7 +618,6 @@ format::Scheme schemeFromStatistics(const std::uint64_t dims[3],
     [&](int x, int y)
     { return roughness[x] > roughness[y] || (roughness[x] == roughness[y] && x > y); });
   scheme.cubic = !(entropyBits(statistics.linear) < entropyBits(statistics.cubic));
-  chooseSchedule(dims, trial, trialCount, bound, options, scheme);
   return scheme;
 }
 

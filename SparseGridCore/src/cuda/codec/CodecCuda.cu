@@ -261,11 +261,6 @@ std::string profileReport()
   return KernelProfile::get().report();
 }
 
-void profileHostTime(const char* name, double milliseconds)
-{
-  KernelProfile::get().addHost(name, milliseconds);
-}
-
 template<typename T>
 Status copyToHost(const T* device, std::size_t n, std::size_t stride, T* host, cudaStream_t s)
 {

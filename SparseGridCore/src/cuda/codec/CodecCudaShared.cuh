@@ -334,14 +334,6 @@ public:
     }
     cudaEventRecord(this->Pending.back().b, s);
   }
-  /// Host work measured by the caller, listed with the kernels.
-  void addHost(const char* name, double ms)
-  {
-    if (this->Enabled)
-    {
-      this->add(name, ms);
-    }
-  }
   /// Host work between kernels (wall time since the last mark), listed with the kernels.
   void hostMark()
   {

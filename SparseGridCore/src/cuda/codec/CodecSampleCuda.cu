@@ -5,17 +5,23 @@
 // functions of the same values (compiled without contraction), each axis's sum taken window
 // after window by one thread, the residuals counted by the host.
 //
+// The trial blocks are coded where their values lie too, one CTA per (schedule, block) pair with
+// the block in shared memory, with the host's functions of the same values; their token counts
+// come back, and the host chooses the schedule from them as from its own trial.
+//
 // Gathering the whole sample (105,668 values, 0.85 MB at 512^3) and measuring its windows on the
 // host took about 0.2 ms and 0.1-0.2 ms of each compress call on the H200's host; the windows'
-// statistics are 98 KB, the trial blocks' values 157 KB, and a 64^3 volume compresses in 0.6
-// instead of 0.9 ms.
+// statistics are 98 KB, and a 64^3 volume compressed in 0.6 instead of 0.9 ms with them. Coding
+// the trial blocks on the host's threads then took about 0.29 ms of each call.
 #include "CodecCudaShared.cuh"
 
 #include "execution/CudaStatus.h"
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -106,6 +112,100 @@ __global__ void gatherKernel(const T* values,
   }
 }
 
+/// The trial of the level-wise schedules on the device (detail::ScheduleTrial): at most this many
+/// passes, levels and candidates (blocks of at most 17^3 voxels have 5 levels and 13 passes).
+constexpr int TrialPasses = 16;
+constexpr int TrialLevels = 8;
+constexpr int TrialCandidates = 2;
+/// Per candidate: its words (mask bits, the largest token, NaN/Inf seen), then its token counts.
+constexpr int TrialWords = 4;
+/// Token counts brought back with the first copy (a second one brings the rest, where larger).
+constexpr u64 TrialHead = 2048;
+
+struct TrialPass
+{
+  int axis;
+  u64 gap, start[3], step[3], count[3];
+};
+struct TrialArgs
+{
+  u64 edge[3];
+  u64 voxels;
+  int levels, cubic, blocks, candidates;
+  int levelPassBegin[TrialLevels + 1];
+  TrialPass passes[TrialPasses];
+  format::Quantiser quantiser[TrialCandidates][TrialLevels];
+};
+
+/// One CTA per (candidate, block) pair (candidate-major): the block's values into shared memory,
+/// its levels' passes predicted and quantised as the host's trial does (in double), each level's
+/// codes cut into blocks of format::BlockCodes and tokenised; the tokens counted per candidate.
+__global__ void trialKernel(const double* values,
+  TrialArgs a,
+  unsigned char* counts,
+  u64 countStride)
+{
+  extern __shared__ double rec[];
+  std::uint16_t* codes = reinterpret_cast<std::uint16_t*>(rec + a.voxels);
+  const int c = static_cast<int>(blockIdx.x) / a.blocks;
+  const int b = static_cast<int>(blockIdx.x) % a.blocks;
+  unsigned long long* words = reinterpret_cast<unsigned long long*>(counts + c * countStride);
+  unsigned int* histogram = reinterpret_cast<unsigned int*>(words + TrialWords);
+  const double* block = values + b * a.voxels;
+  for (u64 i = threadIdx.x; i < a.voxels; i += blockDim.x)
+  {
+    rec[i] = block[i];
+    if (!isfinite(block[i]))
+    {
+      atomicOr(&words[2], 1ull);
+    }
+  }
+  __syncthreads();
+  const u64 stride[3] = { 1, a.edge[0], a.edge[0] * a.edge[1] };
+  for (int k = 1; k < a.levels; ++k)
+  {
+    u64 levelCodes = 0;
+    for (int pi = a.levelPassBegin[k]; pi < a.levelPassBegin[k + 1]; ++pi)
+    {
+      const TrialPass& p = a.passes[pi];
+      const u64 size = p.count[0] * p.count[1] * p.count[2];
+      const u64 off = p.gap * stride[p.axis];
+      // A pass reads only voxels of earlier passes: its own may be written meanwhile.
+      for (u64 i = threadIdx.x; i < size; i += blockDim.x)
+      {
+        u64 j[3];
+        j[0] = i % p.count[0];
+        j[1] = (i / p.count[0]) % p.count[1];
+        j[2] = i / (p.count[0] * p.count[1]);
+        const u64 idx = (p.start[0] + j[0] * p.step[0]) +
+          stride[1] * (p.start[1] + j[1] * p.step[1]) + stride[2] * (p.start[2] + j[2] * p.step[2]);
+        const u64 ia = p.start[p.axis] + j[p.axis] * p.step[p.axis];
+        const double pred =
+          format::predictAlong(rec, idx, off, ia, p.gap, a.edge[p.axis], a.cubic != 0);
+        double out;
+        codes[levelCodes + i] = format::quantise(rec[idx], pred, a.quantiser[c][k], out);
+        rec[idx] = out;
+      }
+      levelCodes += size;
+      __syncthreads();
+    }
+    for (u64 first = threadIdx.x * format::BlockCodes; first < levelCodes;
+         first += blockDim.x * format::BlockCodes)
+    {
+      const u64 rest = levelCodes - first;
+      atomicAdd(&words[0], 1ull);
+      format::tokenize(codes + first,
+        static_cast<std::uint32_t>(rest < format::BlockCodes ? rest : format::BlockCodes),
+        [&](std::uint32_t token, std::uint32_t)
+        {
+          atomicAdd(&histogram[token], 1u);
+          atomicMax(&words[1], static_cast<unsigned long long>(token));
+        });
+    }
+    __syncthreads(); // the codes of the next level take the same shared memory
+  }
+}
+
 /// Buffers of the last sample, kept: a cudaMalloc per encode would cost more than the work. One
 /// device buffer and its page-locked copy hold the axes' sums, the trial values and the
 /// residuals, so one copy brings them back.
@@ -130,14 +230,143 @@ Status cudaStatus(cudaError_t e, const char* what)
 
 } // namespace
 
+namespace
+{
+/// The trial of `tr` on the trial values at `values` (device): the arguments for trialKernel,
+/// its launch, and each candidate's counts brought back. `finite` is false where a trial value is
+/// NaN or Inf (the host's trial then keeps the default schedule).
+Status trialOnDevice(const detail::ScheduleTrial& tr,
+  bool cubic,
+  const double* values,
+  SampleBuffers& b,
+  std::size_t countsAt,
+  cudaStream_t s,
+  std::vector<detail::TrialCounts>& counts,
+  bool& finite)
+{
+  const format::Plan& plan = tr.plan;
+  const int candidates = static_cast<int>(tr.candidates.size());
+  if (plan.passCount > TrialPasses || plan.levels > TrialLevels || candidates > TrialCandidates)
+  {
+    return Status(ErrorCode::Internal, "codec sample: the schedule trial exceeds its limits");
+  }
+  TrialArgs a{};
+  for (int d = 0; d < 3; ++d)
+  {
+    a.edge[d] = tr.edge[d];
+  }
+  a.voxels = tr.voxels;
+  a.levels = plan.levels;
+  a.cubic = cubic ? 1 : 0;
+  a.blocks = static_cast<int>(tr.blocks);
+  a.candidates = candidates;
+  for (int k = 0; k <= plan.levels; ++k)
+  {
+    a.levelPassBegin[k] = plan.levelPassBegin[k];
+  }
+  for (int pi = 0; pi < plan.passCount; ++pi)
+  {
+    const format::Pass& p = plan.passes[pi];
+    TrialPass& q = a.passes[pi];
+    q.axis = p.axis;
+    q.gap = p.gap;
+    for (int d = 0; d < 3; ++d)
+    {
+      q.start[d] = p.start[d];
+      q.step[d] = p.step[d];
+      q.count[d] = p.count[d];
+    }
+  }
+  for (int c = 0; c < candidates; ++c)
+  {
+    for (int k = 0; k < plan.levels; ++k)
+    {
+      a.quantiser[c][k] = tr.quantisers[static_cast<std::size_t>(c)][static_cast<std::size_t>(k)];
+    }
+  }
+  const u64 countStride = (TrialWords * 8 + format::Tokens * 4 + 255) / 256 * 256;
+  const std::size_t headBytes = static_cast<std::size_t>(TrialWords * 8 + TrialHead * 4);
+  const std::size_t shared = static_cast<std::size_t>(tr.voxels * (sizeof(double) + 2));
+  unsigned char* dCounts = b.results.as<unsigned char>() + countsAt;
+  unsigned char* staged = b.staged.as<unsigned char>() + countsAt;
+  // A block of 17^3 voxels takes 49,130 bytes: above the 48 KB a launch gets without asking.
+  // Asked once per device (the first call on it): setting the attribute may wait for the device.
+  static std::atomic<unsigned long long> sized{ 0 };
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  const unsigned long long bit = 1ull << (device & 63);
+  if (e == cudaSuccess && (sized.load() & bit) == 0)
+  {
+    e = cudaFuncSetAttribute(trialKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024);
+    if (e == cudaSuccess)
+    {
+      sized |= bit;
+    }
+  }
+  if (e == cudaSuccess)
+  {
+    e = cudaMemsetAsync(dCounts, 0, countStride * candidates, s);
+  }
+  if (e == cudaSuccess)
+  {
+    trialKernel<<<static_cast<unsigned>(candidates * a.blocks), 256, shared, s>>>(
+      values, a, dCounts, countStride);
+    e = cudaGetLastError();
+  }
+  if (e == cudaSuccess)
+  {
+    e = cudaMemcpy2DAsync(
+      staged, headBytes, dCounts, countStride, headBytes, candidates, cudaMemcpyDeviceToHost, s);
+  }
+  const cudaError_t waited = cudaStreamSynchronize(s);
+  if (e != cudaSuccess || waited != cudaSuccess)
+  {
+    return cudaStatus(e != cudaSuccess ? e : waited, "schedule trial");
+  }
+  counts.assign(static_cast<std::size_t>(candidates), detail::TrialCounts());
+  finite = true;
+  for (int c = 0; c < candidates; ++c)
+  {
+    const unsigned char* head = staged + c * headBytes;
+    u64 words[TrialWords];
+    std::memcpy(words, head, sizeof(words));
+    finite = finite && words[2] == 0;
+    const u64 tokens = std::min<u64>(words[1] + 1, format::Tokens);
+    detail::TrialCounts& out = counts[static_cast<std::size_t>(c)];
+    out.maskBits = static_cast<double>(words[0]);
+    out.histogram.resize(static_cast<std::size_t>(tokens));
+    const std::uint32_t* first = reinterpret_cast<const std::uint32_t*>(head + TrialWords * 8);
+    std::copy(first, first + std::min(tokens, TrialHead), out.histogram.begin());
+    if (tokens > TrialHead)
+    {
+      // The rest of a long histogram (tight bounds): a second copy, on the call's stream.
+      e = cudaMemcpyAsync(out.histogram.data() + TrialHead,
+        dCounts + c * countStride + TrialWords * 8 + TrialHead * 4,
+        (tokens - TrialHead) * 4,
+        cudaMemcpyDeviceToHost,
+        s);
+      if (e == cudaSuccess)
+      {
+        e = cudaStreamSynchronize(s);
+      }
+      if (e != cudaSuccess)
+      {
+        return cudaStatus(e, "schedule trial counts");
+      }
+    }
+  }
+  return Status::Ok();
+}
+} // namespace
+
 template<typename T>
-Status sampleStatistics(const T* device,
+Status chooseScheme(const T* device,
   std::uint64_t stride,
   const std::uint64_t dims[3],
-  double invStep,
+  double bound,
   const SampleIndices& trial,
   detail::SampleStatistics& statistics,
-  std::vector<double>& trialValues,
+  format::Scheme& scheme,
   const ExecutionOptions& options)
 {
   std::string why;
@@ -145,11 +374,12 @@ Status sampleStatistics(const T* device,
   {
     return Status(ErrorCode::BackendUnavailable, why);
   }
+  SGC_HOST_MARK();
   WindowArgs a;
   a.axisStride[0] = 1;
   a.axisStride[1] = dims[0];
   a.axisStride[2] = dims[0] * dims[1];
-  a.invStep = invStep;
+  a.invStep = 1.0 / (2 * bound);
   u64 residuals = 0;
   for (int axis = 0; axis < 3; ++axis)
   {
@@ -160,10 +390,16 @@ Status sampleStatistics(const T* device,
   }
   const std::vector<std::uint64_t>& indices = *trial;
   const std::size_t n = indices.size();
-  // [the axes' sums: 4 doubles][trial values: n doubles][linear, cubic: residuals int32 each]
-  const std::size_t valuesAt = 4 * sizeof(double), linearAt = valuesAt + n * sizeof(double);
+  // [the axes' sums: 4 doubles][linear, cubic: residuals int32 each] come back first;
+  // [trial values: n doubles][the trial's counts per candidate] stay on the device (the counts'
+  // first part comes back after the trial).
+  const std::size_t linearAt = 4 * sizeof(double);
   const std::size_t cubicAt = linearAt + residuals * sizeof(std::int32_t);
-  const std::size_t bytes = cubicAt + residuals * sizeof(std::int32_t);
+  const std::size_t windowBytes = cubicAt + residuals * sizeof(std::int32_t);
+  const std::size_t valuesAt = (windowBytes + 255) / 256 * 256;
+  const std::size_t countsAt = (valuesAt + n * sizeof(double) + 255) / 256 * 256;
+  const u64 countStride = (TrialWords * 8 + format::Tokens * 4 + 255) / 256 * 256;
+  const std::size_t bytes = countsAt + static_cast<std::size_t>(countStride * TrialCandidates);
   SampleBuffers& b = sampleBuffers();
   std::lock_guard<std::mutex> lock(b.mutex);
   const cudaStream_t s = streamOf(options);
@@ -194,6 +430,7 @@ Status sampleStatistics(const T* device,
   unsigned char* results = b.results.as<unsigned char>();
   const unsigned char* staged = b.staged.as<unsigned char>();
   double* sums = reinterpret_cast<double*>(results);
+  double* trialValues = reinterpret_cast<double*>(results + valuesAt);
   windowKernel<T><<<3, 256, 0, s>>>(device,
     stride,
     a,
@@ -205,16 +442,13 @@ Status sampleStatistics(const T* device,
   {
     const unsigned threads = 256;
     const unsigned blocks = static_cast<unsigned>((n + threads - 1) / threads);
-    gatherKernel<T><<<blocks, threads, 0, s>>>(device,
-      stride,
-      b.indices.as<std::uint64_t>(),
-      n,
-      reinterpret_cast<double*>(results + valuesAt));
+    gatherKernel<T>
+      <<<blocks, threads, 0, s>>>(device, stride, b.indices.as<std::uint64_t>(), n, trialValues);
     e = cudaGetLastError();
   }
   if (e == cudaSuccess)
   {
-    e = cudaMemcpyAsync(b.staged.ptr, results, bytes, cudaMemcpyDeviceToHost, s);
+    e = cudaMemcpyAsync(b.staged.ptr, results, windowBytes, cudaMemcpyDeviceToHost, s);
   }
   // Waited for whichever way it ends: the next call may come on another stream and reuse the
   // buffers.
@@ -227,11 +461,10 @@ Status sampleStatistics(const T* device,
   {
     return cudaStatus(e, "windows and trial blocks");
   }
+  SGC_HOST_LAP("scheme: the windows' statistics on the device, copied back");
   std::copy(reinterpret_cast<const double*>(staged),
     reinterpret_cast<const double*>(staged) + 3,
     statistics.roughnessSum);
-  const double* values = reinterpret_cast<const double*>(staged + valuesAt);
-  trialValues.assign(values, values + n);
   auto widen = [](std::int32_t q)
   { return q == INT_MIN ? std::int64_t(1) << 40 : std::int64_t(q); };
   const std::int32_t* linear = reinterpret_cast<const std::int32_t*>(staged + linearAt);
@@ -240,6 +473,24 @@ Status sampleStatistics(const T* device,
   statistics.cubic.resize(static_cast<std::size_t>(residuals));
   std::transform(linear, linear + residuals, statistics.linear.begin(), widen);
   std::transform(cubic, cubic + residuals, statistics.cubic.begin(), widen);
+  scheme = detail::schemeFromWindows(statistics);
+  detail::ScheduleTrial tr;
+  if (!detail::scheduleTrial(dims, n, bound, scheme, tr))
+  {
+    return Status::Ok();
+  }
+  SGC_HOST_LAP("scheme: axis order and predictor on the host");
+  std::vector<detail::TrialCounts> counts;
+  bool finite = true;
+  if (!(st = trialOnDevice(tr, scheme.cubic, trialValues, b, countsAt, s, counts, finite)))
+  {
+    return st;
+  }
+  SGC_HOST_LAP("scheme: schedule trial on the device, counts copied back");
+  if (finite)
+  {
+    detail::chooseSchedule(tr, counts, scheme); // else the default, as on the host
+  }
   return Status::Ok();
 }
 
