@@ -21,6 +21,8 @@
 #ifdef SPARSEGRID_CODEC_BENCH_CUDA
 #include "../src/cuda/codec/CodecCudaProfile.h"
 
+#include "execution/EventTimer.h"
+
 #include <cuda_runtime.h>
 #endif
 
@@ -537,21 +539,29 @@ void printKernelProfile(const char* what, int repeats, const std::function<void(
 template<typename T>
 Row copyRow(const T* dIn, T* dOut, std::size_t n, double inputMB, int repeats, double& copyGBs)
 {
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
+  execution::cuda::EventTimer timer;
   std::vector<double> copies;
   for (int r = 0; r < repeats + 1; ++r)
   {
-    cudaEventRecord(e0);
-    cudaMemcpy(dOut, dIn, n * sizeof(T), cudaMemcpyDeviceToDevice);
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, e0, e1);
+    timer.reset();
+    auto status = timer.start();
+    if (status)
+    {
+      cudaMemcpy(dOut, dIn, n * sizeof(T), cudaMemcpyDeviceToDevice);
+      status = timer.stop();
+    }
+    if (status)
+    {
+      status = timer.collect();
+    }
+    if (!status)
+    {
+      std::cerr << "copy bandwidth: " << status.message() << "\n";
+      std::exit(1);
+    }
     if (r > 0)
     {
-      copies.push_back(ms * 1e-3);
+      copies.push_back(timer.seconds());
     }
   }
   copyGBs = 2 * double(n * sizeof(T)) / median(copies) / 1e9;

@@ -12,6 +12,7 @@
 
 #include "execution/CudaStatus.h"
 #include "execution/DeviceBuffer.h"
+#include "execution/EventTimer.h"
 
 #include <string>
 
@@ -21,47 +22,23 @@ namespace detail
 {
 
 using execution::cuda::DeviceBuffer;
+using execution::cuda::EventTimer;
 using execution::cuda::fromCuda;
 
 /// Queues a kernel that waits `seconds` on the GPU (see deviceOnlyKernelTiming).
 void queueDeviceWait(double seconds);
 
-/// Two events around device work; seconds() after the work was queued.
-class EventTimer
+/// Opens the timer's interval on the default stream. deviceOnly: a wait kernel goes first, so
+/// that the launches that follow are queued before the GPU reaches the interval's start (their
+/// host latency stays out of the window).
+inline Status startTiming(EventTimer& timer, bool deviceOnly)
 {
-public:
-  EventTimer()
+  if (deviceOnly)
   {
-    cudaEventCreate(&this->Begin);
-    cudaEventCreate(&this->End);
+    queueDeviceWait(5e-4);
   }
-  ~EventTimer()
-  {
-    cudaEventDestroy(this->Begin);
-    cudaEventDestroy(this->End);
-  }
-  /// deviceOnly: a wait kernel goes first, so that the launches that follow are queued
-  /// before the GPU reaches the first event (their host latency stays out of the window).
-  void start(bool deviceOnly = false)
-  {
-    if (deviceOnly)
-    {
-      queueDeviceWait(5e-4);
-    }
-    cudaEventRecord(this->Begin);
-  }
-  void stop() { cudaEventRecord(this->End); }
-  double seconds()
-  {
-    float ms = 0;
-    cudaEventSynchronize(this->End);
-    cudaEventElapsedTime(&ms, this->Begin, this->End);
-    return ms * 1e-3;
-  }
-
-private:
-  cudaEvent_t Begin, End;
-};
+  return timer.start();
+}
 
 } // namespace detail
 } // namespace correlation

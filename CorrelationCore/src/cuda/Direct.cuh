@@ -675,7 +675,10 @@ Status launchWarpShuffleDirect(const Batch& batch,
     static_cast<unsigned>(
       std::min<long long>((std::max<long long>(d.workers, 1) + warps - 1) / warps, zMax)),
     static_cast<unsigned>(std::min<long long>(pairGroups, zMax)));
-  timer.start(deviceOnlyTiming);
+  if (!(status = startTiming(timer, deviceOnlyTiming)))
+  {
+    return status;
+  }
   if (d.mode != 0 || d.workers == 0)
   {
     cudaMemsetAsync(dout.as<T>(), 0, no * sizeof(T));
@@ -685,8 +688,8 @@ Status launchWarpShuffleDirect(const Batch& batch,
     status =
       launchWarpShuffleVariant<T>(S, R, grid, block, g, d, dl.as<T>(), dr.as<T>(), dout.as<T>());
   }
-  timer.stop();
-  return status;
+  const Status stopped = timer.stop();
+  return status ? stopped : status;
 }
 
 template<typename T>
@@ -727,7 +730,10 @@ Status cudaDirect(const Maps<T>& maps,
   bool tiled = false;
   if (order)
   {
-    timer.start(deviceOnlyTiming);
+    if (!(status = startTiming(timer, deviceOnlyTiming)))
+    {
+      return status;
+    }
     if (direct.kernel == DirectKernel::PairPerLane)
     {
       lanes.launch(g, dtiles.as<int>(), dl.as<T>(), dr.as<T>(), dout.as<T>());
@@ -743,12 +749,18 @@ Status cudaDirect(const Maps<T>& maps,
     {
       split.launch(g, dtiles.as<int>(), dl.as<T>(), dr.as<T>(), dout.as<T>());
     }
-    timer.stop();
+    if (!(status = timer.stop()))
+    {
+      return status;
+    }
     tiled = true;
   }
   else if (direct.kernel == DirectKernel::RegisterTiled)
   {
-    timer.start(deviceOnlyTiming);
+    if (!(status = startTiming(timer, deviceOnlyTiming)))
+    {
+      return status;
+    }
     tiled = launchRegisterTiled<T>(batch,
       window,
       g,
@@ -757,7 +769,14 @@ Status cudaDirect(const Maps<T>& maps,
       dl.as<T>(),
       dr.as<T>(),
       dout.as<T>());
-    timer.stop();
+    if (!(status = timer.stop()))
+    {
+      return status;
+    }
+    if (!tiled)
+    {
+      timer.reset(); // nothing was launched: the fallback's interval is the kernel time
+    }
   }
   if (tiled)
   {
@@ -768,9 +787,15 @@ Status cudaDirect(const Maps<T>& maps,
     const dim3 grid((window.width + 31) / 32,
       (window.height + 7) / 8,
       static_cast<unsigned>(std::min<long long>(g.pairs, zMax)));
-    timer.start(deviceOnlyTiming);
+    if (!(status = startTiming(timer, deviceOnlyTiming)))
+    {
+      return status;
+    }
     baselineKernel<T><<<grid, block>>>(g, dl.as<T>(), dr.as<T>(), dout.as<T>());
-    timer.stop();
+    if (!(status = timer.stop()))
+    {
+      return status;
+    }
   }
   else if (!(status = launchWarpShuffleDirect<T>(
                batch, window, direct, g, no, dl, dr, dout, dprefix, timer, deviceOnlyTiming)))
@@ -787,6 +812,10 @@ Status cudaDirect(const Maps<T>& maps,
   }
   if (kernelSeconds)
   {
+    if (!(status = timer.collect("correlation kernel")))
+    {
+      return status;
+    }
     *kernelSeconds = timer.seconds();
   }
   if (kernelUsed)

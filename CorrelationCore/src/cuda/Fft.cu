@@ -263,7 +263,10 @@ Status cudaFft(const Maps<T>& maps,
     return status;
   }
   EventTimer timer;
-  timer.start(deviceOnlyTiming);
+  if (!(status = startTiming(timer, deviceOnlyTiming)))
+  {
+    return status;
+  }
   padKernel<T><<<gridFor(real, nl), 256>>>(
     dl.as<T>(), batch.left.width, batch.left.height, nl, px, py, padded.as<T>());
   padKernel<T><<<gridFor(real, nr), 256>>>(
@@ -283,14 +286,17 @@ Status cudaFft(const Maps<T>& maps,
   }
   extractKernel<T><<<gridFor(static_cast<long long>(window.size()), pairs), 256>>>(
     transformed.as<T>(), g, px, py, T(1) / static_cast<T>(real), dout.as<T>());
-  timer.stop();
-  if (!(status = fromCuda(cudaGetLastError(), "FFT kernels")) ||
+  if (!(status = timer.stop()) || !(status = fromCuda(cudaGetLastError(), "FFT kernels")) ||
     !(status = fromCuda(cudaDeviceSynchronize(), "FFT kernels")))
   {
     return status;
   }
   if (kernelSeconds)
   {
+    if (!(status = timer.collect("FFT kernels")))
+    {
+      return status;
+    }
     *kernelSeconds = timer.seconds();
   }
   return fromCuda(

@@ -5,6 +5,7 @@
 
 #include "execution/CudaStatus.h"
 #include "execution/DeviceBuffer.h"
+#include "execution/EventTimer.h"
 
 #include <cuda_runtime.h>
 
@@ -21,6 +22,7 @@ namespace
 {
 
 using execution::cuda::DeviceBuffer;
+using execution::cuda::EventTimer;
 using execution::cuda::fromCuda;
 
 #define MESHLOOP_CHECK(call, what)                                                                 \
@@ -563,10 +565,11 @@ Status runTyped(const Loop<T>& loop,
     MESHLOOP_CHECK(cudaMemcpy(s.weights.as<void>(), weights, weightBytes, cudaMemcpyHostToDevice),
       "cudaMemcpy (weights)");
   }
-  cudaEvent_t begin, end;
-  MESHLOOP_CHECK(cudaEventCreate(&begin), "cudaEventCreate");
-  MESHLOOP_CHECK(cudaEventCreate(&end), "cudaEventCreate");
-  cudaEventRecord(begin);
+  EventTimer timer;
+  if (!(st = timer.start()))
+  {
+    return st;
+  }
   const T* loopIn = s.in.as<T>();
   const T* loopWeights = s.weights.as<T>();
   T* loopOut = s.out.as<T>();
@@ -610,19 +613,21 @@ Status runTyped(const Loop<T>& loop,
     permute<T, SoA><<<grid(toCount), threads>>>(
       loopOut, s.out.as<T>(), s.toOrder.as<int>(), static_cast<int>(toCount), components, false);
   }
-  cudaEventRecord(end);
-  const cudaError_t synced = cudaEventSynchronize(end);
-  float ms = 0;
-  cudaEventElapsedTime(&ms, begin, end);
-  cudaEventDestroy(begin);
-  cudaEventDestroy(end);
+  Status timed = timer.stop();
+  if (timed)
+  {
+    timed = timer.collect("kernel");
+  }
   if (!st)
   {
     return st;
   }
-  MESHLOOP_CHECK(synced, "kernel");
+  if (!timed)
+  {
+    return timed;
+  }
   MESHLOOP_CHECK(cudaGetLastError(), "kernel");
-  *kernelSeconds = ms * 1e-3;
+  *kernelSeconds = timer.seconds();
   MESHLOOP_CHECK(
     cudaMemcpy(out, s.out.as<void>(), outBytes, cudaMemcpyDeviceToHost), "cudaMemcpy (output)");
   return Status::Ok();

@@ -14,6 +14,7 @@
 #endif
 
 #include "execution/CudaStatus.h"
+#include "execution/EventTimer.h"
 
 #include <cstdint>
 #include <cstring>
@@ -348,68 +349,8 @@ private:
   cudaStream_t S = nullptr;
 };
 
-/// A pair of events around kernels; accumulates elapsed kernel time.
-class KernelTimer
-{
-public:
-  KernelTimer() = default;
-  KernelTimer(const KernelTimer&) = delete;
-  KernelTimer& operator=(const KernelTimer&) = delete;
-  ~KernelTimer()
-  {
-    if (this->Start)
-    {
-      cudaEventDestroy(this->Start);
-    }
-    if (this->Stop)
-    {
-      cudaEventDestroy(this->Stop);
-    }
-  }
-  Status create()
-  {
-    SG_CUDA_TRY(cudaEventCreate(&this->Start), "creating a timing event");
-    SG_CUDA_TRY(cudaEventCreate(&this->Stop), "creating a timing event");
-    return Status::Ok();
-  }
-  Status start(cudaStream_t s)
-  {
-    SG_CUDA_TRY(cudaEventRecord(this->Start, s), "recording a timing event");
-    return Status::Ok();
-  }
-  Status stop(cudaStream_t s)
-  {
-    SG_CUDA_TRY(cudaEventRecord(this->Stop, s), "recording a timing event");
-    this->Pending = true;
-    return Status::Ok();
-  }
-  /// Waits for the stop event and adds the elapsed time to the total.
-  Status collect()
-  {
-    if (!this->Pending)
-    {
-      return Status::Ok();
-    }
-    SG_CUDA_TRY(cudaEventSynchronize(this->Stop), "waiting for the kernels");
-    float ms = 0;
-    SG_CUDA_TRY(cudaEventElapsedTime(&ms, this->Start, this->Stop), "reading kernel time");
-    this->Seconds += 1e-3 * static_cast<double>(ms);
-    this->Pending = false;
-    return Status::Ok();
-  }
-  double seconds() const { return this->Seconds; }
-  void reset()
-  {
-    this->Seconds = 0;
-    this->Pending = false;
-  }
-
-private:
-  cudaEvent_t Start = nullptr;
-  cudaEvent_t Stop = nullptr;
-  bool Pending = false;
-  double Seconds = 0;
-};
+// The kernel timer of the execution layer (Common/include/execution/EventTimer.h).
+using execution::cuda::EventTimer;
 
 /// Serialises the backend's GPU work within the process (one operation at a time).
 std::mutex& deviceMutex();
@@ -421,7 +362,7 @@ struct Resources
   static constexpr int Parts = 4;
   int device = -1;
   Stream streams[2]; ///< [0] kernels, [1] transfers
-  KernelTimer timers[Parts];
+  EventTimer timers[Parts];
   cudaEvent_t copied[2] = { nullptr, nullptr };     ///< a staging buffer's upload is done
   cudaEvent_t downloaded[2] = { nullptr, nullptr }; ///< a staging buffer's download is done
   cudaEvent_t computed[Parts] = {};                 ///< a part's kernels are done
@@ -519,7 +460,7 @@ struct KernelStream
     return Status::Ok();
   }
   cudaStream_t get() const { return this->res->streams[0].get(); }
-  KernelTimer& timer() const { return this->res->timers[0]; }
+  EventTimer& timer() const { return this->res->timers[0]; }
 };
 
 /// Suffix counting table of the ranking (as Grid's): counts[t][s] = level vectors of axes t..D-1

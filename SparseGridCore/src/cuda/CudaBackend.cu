@@ -79,7 +79,7 @@ Status resources(const DeviceInfo& info, Resources*& out)
   {
     if (r->device == device)
     {
-      for (KernelTimer& t : r->timers)
+      for (EventTimer& t : r->timers)
       {
         t.reset();
       }
@@ -99,7 +99,6 @@ Status resources(const DeviceInfo& info, Resources*& out)
   }
   for (int i = 0; i < Resources::Parts; ++i)
   {
-    SG_STATUS_TRY(r->timers[i].create());
     SG_CUDA_TRY(
       cudaEventCreateWithFlags(&r->computed[i], cudaEventDisableTiming), "creating an event");
   }

@@ -580,7 +580,7 @@ Status hierarchizeDevice(const Grid& grid,
   const KernelStream& kernels)
 {
   cudaStream_t stream = kernels.get();
-  KernelTimer& timer = kernels.timer();
+  EventTimer& timer = kernels.timer();
   const Optimizations& opt = options.optimizations;
   const int D = grid.dimensions();
   // Tables depend on the grid and on inv2, inv4, ichg1 and fast (inv1 && inv2 && inv3).

@@ -286,7 +286,7 @@ Status byEvaluation(const Reconstruction<T>& job, double* kernelSeconds)
     evaluator.prepare(grid, options.optimizations, options.tuning, job.info, job.coefficients));
   KernelStream stream;
   SG_STATUS_TRY(stream.open(job.info));
-  KernelTimer& timer = stream.timer();
+  EventTimer& timer = stream.timer();
   PointsParams pp{};
   pp.D = D;
   for (int t = 0; t < D; ++t)
@@ -613,7 +613,7 @@ Status reconstructDevice(const Reconstruction<T>& job, double* kernelSeconds)
   }
   KernelStream stream;
   SG_STATUS_TRY(stream.open(info));
-  KernelTimer& timer = stream.timer();
+  EventTimer& timer = stream.timer();
   if (detail::aborted(options))
   {
     return detail::abortedStatus();

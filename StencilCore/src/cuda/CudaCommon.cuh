@@ -12,6 +12,7 @@
 
 #include "execution/CudaStatus.h"
 #include "execution/DeviceBuffer.h"
+#include "execution/EventTimer.h"
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -22,6 +23,7 @@ namespace stencil
 namespace detail
 {
 using execution::cuda::DeviceBuffer;
+using execution::cuda::EventTimer;
 using execution::cuda::fromCuda;
 
 inline Status checkDeviceMemory(std::size_t bytes)
@@ -42,41 +44,28 @@ inline Status checkDeviceMemory(std::size_t bytes)
   return Status::Ok();
 }
 
-/// Runs launch() `repeats` times between events; stores the median kernel time in seconds.
+/// Runs launch() `repeats` times, each timed on its own; stores the median kernel time in seconds.
 template<typename Launch>
 Status timeKernel(int repeats, Launch&& launch, double& medianSeconds)
 {
-  cudaEvent_t start;
-  cudaEvent_t stop;
-  Status status = fromCuda(cudaEventCreate(&start), "cudaEventCreate");
-  if (!status)
-  {
-    return status;
-  }
-  cudaEventCreate(&stop);
+  EventTimer timer;
   std::vector<double> times;
   for (int r = 0; r < std::max(1, repeats); ++r)
   {
-    cudaEventRecord(start);
+    timer.reset();
+    Status status = timer.start();
+    if (!status)
+    {
+      return status;
+    }
     launch();
-    cudaEventRecord(stop);
-    cudaError_t error = cudaGetLastError();
-    if (error == cudaSuccess)
+    if (!(status = timer.stop()) || !(status = fromCuda(cudaGetLastError(), "stencil kernel")) ||
+      !(status = timer.collect("stencil kernel")))
     {
-      error = cudaEventSynchronize(stop);
+      return status;
     }
-    if (error != cudaSuccess)
-    {
-      cudaEventDestroy(start);
-      cudaEventDestroy(stop);
-      return fromCuda(error, "stencil kernel");
-    }
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    times.push_back(ms * 1e-3);
+    times.push_back(timer.seconds());
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   std::sort(times.begin(), times.end());
   medianSeconds = times[times.size() / 2];
   return Status::Ok();

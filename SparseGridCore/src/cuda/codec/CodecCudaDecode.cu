@@ -514,7 +514,7 @@ Status deviceChunkTables(Workspace& ws,
   u32* dChunkSize,
   u64* dChunkOffset,
   int* dError,
-  KernelTimer& timer,
+  EventTimer& timer,
   cudaStream_t s)
 {
   Sections sec;
@@ -529,7 +529,7 @@ Status deviceChunkTables(Workspace& ws,
     }
   }
   SGC_HOST_LAP("decode host: header, Huffman tables");
-  timer.start(s);
+  SGC_STATUS_TRY(timer.start(s));
   SGC_PROFILE_BEGIN("decode device chunk tables (2 kernels, 1 scan)");
   const ChunkTableArgs args{
     deviceStream, geometry, sec, nullptr, chunks, 1, dChunkSize, dChunkOffset, dError
@@ -644,7 +644,7 @@ Status decodeCoded(Workspace& ws,
   int lod,
   u64 voxels,
   S* rec,
-  KernelTimer& timer,
+  EventTimer& timer,
   cudaStream_t s)
 {
   const bool streamOnDevice = deviceStream != nullptr;
@@ -746,7 +746,7 @@ Status decodeCoded(Workspace& ws,
   }
   ws.decodedLayout.clear(); // until the Huffman stage has run
   SGC_HOST_LAP("decode host: chunk tables, uploads");
-  timer.start(s);
+  SGC_STATUS_TRY(timer.start(s));
   if (chunks > 0)
   {
     // A warp per chunk; escapes go straight into the output.
@@ -773,15 +773,15 @@ Status decodeCoded(Workspace& ws,
     SGC_PROFILE_END();
     SGC_LAUNCHED("chunk decode kernel");
   }
-  timer.record(s);
+  SGC_STATUS_TRY(timer.stop(s));
   // Every decoded chunk leaves the buffer as decodedBlocks says (damaged ones too). The error of
   // the tables or the Huffman stage is read once, at the end (decodeLocked); a failed stream
   // decodes no chunk and its passes read the symbols the buffer held.
   ws.decodedLayout = layout;
-  timer.start(s);
+  SGC_STATUS_TRY(timer.start(s));
   launchDecodePasses<S>(pd, { rec, symbols, lod, BrickSet() }, s);
   SGC_LAUNCHED("pass kernels");
-  timer.record(s);
+  SGC_STATUS_TRY(timer.stop(s));
   return Status::Ok();
 }
 
@@ -793,17 +793,17 @@ Status deliver(const S* rec,
   T* hostOut,
   T* deviceOut,
   const Layout& layout,
-  KernelTimer& timer,
+  EventTimer& timer,
   cudaStream_t s)
 {
   if (deviceOut)
   {
-    timer.start(s);
+    SGC_STATUS_TRY(timer.start(s));
     SGC_PROFILE_BEGIN("decode convert");
     launchConvert<S, T>(rec, deviceOut, layout.stride, voxels, BrickSet(), nullptr, 0, s);
     SGC_PROFILE_END();
     SGC_LAUNCHED("convert kernel");
-    timer.record(s);
+    SGC_STATUS_TRY(timer.stop(s));
   }
   else if (std::is_same<S, T>::value && layout.stride == 1)
   {
@@ -924,7 +924,7 @@ Status decodeLocked(Workspace& ws,
     return st;
   }
   S* rec = direct ? reinterpret_cast<S*>(deviceOut) : ws.rec.as<S>();
-  KernelTimer timer;
+  EventTimer timer;
   ProfileScope profileScope;
   SGC_HOST_MARK();
   if (info.raw)
@@ -982,6 +982,7 @@ Status decodeLocked(Workspace& ws,
   }
   if (kernelSeconds)
   {
+    SGC_STATUS_TRY(timer.collect());
     *kernelSeconds = timer.seconds();
   }
   return Status::Ok();

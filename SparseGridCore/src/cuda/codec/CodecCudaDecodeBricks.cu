@@ -438,7 +438,7 @@ Status decodeGroup(Workspace& ws,
   unsigned char* hostTables,
   int* errors,
   unsigned long long* next,
-  KernelTimer& timer,
+  EventTimer& timer,
   cudaStream_t s)
 {
   const u64 m = group.size();
@@ -463,7 +463,7 @@ Status decodeGroup(Workspace& ws,
     static_cast<u32>(m), direct ? request.bricks.brickStride : voxels, p.symbols
   };
   SGC_HOST_LAP("decode bricks host: buffers, tables");
-  timer.start(s);
+  SGC_STATUS_TRY(timer.start(s));
   SGC_PROFILE_BEGIN("decode bricks chunk tables (2 kernels, 1 scan)");
   const ChunkTableArgs tableArgs{ request.deviceStreams,
     p.geometry,
@@ -508,7 +508,7 @@ Status decodeGroup(Workspace& ws,
     SGC_PROFILE_END();
   }
   SGC_LAUNCHED("brick pass and convert kernels");
-  timer.record(s);
+  SGC_STATUS_TRY(timer.stop(s));
   SGC_HOST_MARK();
   return Status::Ok();
 }
@@ -522,7 +522,7 @@ Status decodeUsableBricks(Workspace& ws,
   HeaderReader& reader,
   std::size_t first,
   std::vector<char>& done,
-  KernelTimer& timer,
+  EventTimer& timer,
   cudaStream_t s)
 {
   const std::vector<BrickHeader>& headers = reader.headers;
@@ -636,7 +636,7 @@ Status decodeBricksLocked(Workspace& ws,
   cudaStream_t s,
   double* kernelSeconds)
 {
-  KernelTimer timer;
+  EventTimer timer;
   ProfileScope profileScope;
   SGC_HOST_MARK();
   HeaderReader reader{ ws,
@@ -674,8 +674,9 @@ Status decodeBricksLocked(Workspace& ws,
       ? decodeUsableBricks<double, T>(ws, request, reader, first, done, timer, s)
       : decodeUsableBricks<float, T>(ws, request, reader, first, done, timer, s);
   }
-  if (kernelSeconds)
+  if (st && kernelSeconds)
   {
+    st = timer.collect();
     *kernelSeconds = timer.seconds();
   }
   return st;

@@ -413,7 +413,7 @@ namespace
 Status sizeStream(Workspace& ws,
   const SizingArgs& sizing,
   const u32* histogram,
-  KernelTimer& timer,
+  EventTimer& timer,
   cudaStream_t s)
 {
   u64* dSummary = sizing.summary;
@@ -434,11 +434,11 @@ Status sizeStream(Workspace& ws,
     {
       return sized;
     }
-    timer.record(s);
+    SGC_STATUS_TRY(timer.stop(s));
     SGC_TRY(cudaMemcpyAsync(ws.readBack.ptr, dSummary, ReadBackBytes, cudaMemcpyDeviceToHost, s),
       "download summary");
     SGC_TRY(cudaStreamSynchronize(s), "sizing kernels");
-    timer.collect();
+    SGC_STATUS_TRY(timer.collect());
     SGC_HOST_MARK();
     return Status::Ok();
   };
@@ -452,7 +452,7 @@ Status sizeStream(Workspace& ws,
   }
   else
   {
-    timer.record(s);
+    SGC_STATUS_TRY(timer.stop(s));
     SGC_HOST_MARK();
   }
   if (hostTable)
@@ -464,7 +464,7 @@ Status sizeStream(Workspace& ws,
       return st;
     }
     SGC_HOST_LAP("encode host: Huffman table (host build)");
-    timer.start(s);
+    SGC_STATUS_TRY(timer.start(s));
     if (!(st = size()))
     {
       return st;
@@ -583,7 +583,7 @@ Status writeCodedStream(Workspace& ws,
   WriteArgs write,
   const T* input,
   u64 stride,
-  KernelTimer& timer,
+  EventTimer& timer,
   cudaStream_t s,
   std::vector<std::uint8_t>& stream)
 {
@@ -618,7 +618,7 @@ Status writeCodedStream(Workspace& ws,
     }
     dOut = ws.out.as<unsigned char>();
   }
-  timer.start(s);
+  SGC_STATUS_TRY(timer.start(s));
   SGC_PROFILE_BEGIN("encode clear stream");
   SGC_TRY(cudaMemsetAsync(dOut, 0, total, s), "clear stream");
   SGC_PROFILE_END();
@@ -627,7 +627,7 @@ Status writeCodedStream(Workspace& ws,
   launchWriter<T>(write, input, stride, chunks, s);
   SGC_PROFILE_END();
   SGC_LAUNCHED("write kernel");
-  timer.record(s);
+  SGC_STATUS_TRY(timer.stop(s));
   // The header while the writer runs.
   const std::size_t header =
     detail::headerBytes(plan.levels, static_cast<std::size_t>(summary[SumTableBytes]));
@@ -638,7 +638,7 @@ Status writeCodedStream(Workspace& ws,
     return st;
   }
   SGC_HOST_LAP("encode host: header (overlaps the writer)");
-  timer.collect();
+  SGC_STATUS_TRY(timer.collect());
   SGC_HOST_MARK();
   if (target)
   {
@@ -680,7 +680,7 @@ Status encodeLocked(Workspace& ws,
   const u64 totalBlocks = chunks * format::BlocksPerChunk;
   const ChunkGeometry& geometry = pd.geometry;
   const DevicePlan& dPlan = pd.device;
-  KernelTimer timer;
+  EventTimer timer;
   ProfileScope profileScope;
   SGC_HOST_MARK();
 
@@ -707,7 +707,7 @@ Status encodeLocked(Workspace& ws,
   // The passes read the input where it lives (no copy); the finiteness count comes back with the
   // histogram, so that no host round trip sits between the passes.
   SGC_HOST_LAP("encode host: set-up, plan upload");
-  timer.start(s);
+  SGC_STATUS_TRY(timer.start(s));
   launchEncodePasses<T>(pd, { input, stride, rec, symbols, dSurplus, stats }, s);
   SGC_LAUNCHED("pass kernels");
   u64* masks = ws.masks.as<u64>();
@@ -795,6 +795,7 @@ Status encodeLocked(Workspace& ws,
   }
   if (kernelSeconds)
   {
+    SGC_STATUS_TRY(timer.collect());
     *kernelSeconds = timer.seconds();
   }
   return Status::Ok();

@@ -251,7 +251,7 @@ Status encodeBrickGroup(Workspace& ws,
   u64 first,
   unsigned count,
   u64& end,
-  KernelTimer& timer,
+  EventTimer& timer,
   const ExecutionOptions& options,
   cudaStream_t s)
 {
@@ -282,7 +282,7 @@ Status encodeBrickGroup(Workspace& ws,
   SGC_TRY(cudaMemset2DAsync(dSummary, bs.summary, 0, SummaryWords * 8, count, s), "clear");
   SGC_TRY(cudaMemsetAsync(histogram, 0, count * bs.histogram * 4, s), "clear");
   SGC_HOST_LAP("encode bricks host: set-up, plan upload");
-  timer.start(s);
+  SGC_STATUS_TRY(timer.start(s));
   launchEncodePasses<T>(
     pd, { input, stride, ws.rec.as<T>(), ws.symbols.as<u16>(), dSurplus, dStats }, s, bs);
   SGC_LAUNCHED("brick pass kernels");
@@ -325,7 +325,7 @@ Status encodeBrickGroup(Workspace& ws,
   {
     return st;
   }
-  timer.record(s);
+  SGC_STATUS_TRY(timer.stop(s));
   BrickPlacement placed;
   const u64 begin = end;
   const u64 rawTotal = detail::headerBytes(1, 0) + voxels * sizeof(T);
@@ -333,7 +333,7 @@ Status encodeBrickGroup(Workspace& ws,
   {
     return st;
   }
-  timer.collect();
+  SGC_STATUS_TRY(timer.collect());
   SGC_HOST_MARK();
   // The streams' offsets up, the streams cleared and the chunks written while the host fills
   // the headers' fields; then the headers written on the device.
@@ -349,7 +349,7 @@ Status encodeBrickGroup(Workspace& ws,
             staged, placed.outOffset.data(), sizeof(u64) * count, cudaMemcpyHostToDevice, s),
     "upload brick offsets");
   unsigned char* out = request.target->data;
-  timer.start(s);
+  SGC_STATUS_TRY(timer.start(s));
   if (end > begin)
   {
     SGC_TRY(cudaMemsetAsync(out + begin, 0, end - begin, s), "clear streams");
@@ -384,8 +384,8 @@ Status encodeBrickGroup(Workspace& ws,
     staged + offsetBytes, prefixBytes, dLengths, dSummary, out, bs);
   SGC_PROFILE_END();
   SGC_LAUNCHED("brick headers");
-  timer.record(s);
-  timer.collect();
+  SGC_STATUS_TRY(timer.stop(s));
+  SGC_STATUS_TRY(timer.collect());
   SGC_TRY(cudaStreamSynchronize(s), "brick headers");
   std::vector<StreamSpan>& spans = *request.spans;
   for (unsigned b = 0; b < count; ++b)
@@ -420,7 +420,7 @@ Status encodeBricksLocked(Workspace& ws,
     return st;
   }
   const u64 group = std::max<u64>(1, std::min<u64>(65535, GroupVoxels / pd.setup.voxels));
-  KernelTimer timer;
+  EventTimer timer;
   u64 end = 0;
   for (u64 first = 0; first < request.bricks.count; first += group)
   {
@@ -434,6 +434,7 @@ Status encodeBricksLocked(Workspace& ws,
   request.target->bytes = static_cast<std::size_t>(end);
   if (kernelSeconds)
   {
+    SGC_STATUS_TRY(timer.collect());
     *kernelSeconds = timer.seconds();
   }
   return Status::Ok();

@@ -1,5 +1,5 @@
 // What the files of the CUDA codec share: the namespace's types, the device buffers kept between
-// calls, the kernel timers and the per-kernel profile, the passes and chunk geometry in device
+// calls, the kernel timer and the per-kernel profile, the passes and chunk geometry in device
 // form, the predictor on lines, the layout of the encoder's summary, and the launch functions
 // that one file offers the others. Compiled with --fmad=false (codec.cmake) so that predictions
 // and reconstructions round exactly like the CPU code (-ffp-contract=off).
@@ -33,6 +33,8 @@
 #include "../../codec/CodecInternal.h"
 
 #include <cuda_runtime.h>
+
+#include "execution/EventTimer.h"
 
 #include <algorithm>
 #include <chrono>
@@ -71,6 +73,17 @@ Status fromCuda(cudaError_t e, const char* what);
   } while (0)
 
 #define SGC_LAUNCHED(what) SGC_TRY(cudaGetLastError(), what)
+
+/// Returns the Status of a call (e.g. of the kernel timer) where it is an error.
+#define SGC_STATUS_TRY(call)                                                                       \
+  do                                                                                               \
+  {                                                                                                \
+    Status sgcStatus_ = (call);                                                                    \
+    if (!sgcStatus_)                                                                               \
+    {                                                                                              \
+      return sgcStatus_;                                                                           \
+    }                                                                                              \
+  } while (0)
 
 /// The stream every launch, copy, clear, event and wait of the codec goes to: the caller's
 /// (ExecutionOptions::cudaStream), or the default stream where it is null.
@@ -214,87 +227,9 @@ int multiprocessors();
 /// than the device Huffman table and the wide-entry chunk decoder need.
 bool sharedMemoryLimited();
 
-/// Events around kernel work only (not transfers, not host work), recorded without waiting:
-/// seconds() waits for the last one.
-struct KernelTimer
-{
-  /// Intervals kept before collect() must wait for them.
-  static constexpr int Most = 8;
-  cudaEvent_t events[2 * Most] = {};
-  int intervals = 0; ///< recorded, not collected
-  bool open = false; ///< start() without record()
-  KernelTimer() = default;
-  KernelTimer(const KernelTimer&) = delete;
-  KernelTimer& operator=(const KernelTimer&) = delete;
-  ~KernelTimer()
-  {
-    for (cudaEvent_t e : events)
-    {
-      if (e)
-      {
-        cudaEventDestroy(e);
-      }
-    }
-  }
-  /// Opens an interval (one already open goes on).
-  void start(cudaStream_t s)
-  {
-    if (this->open)
-    {
-      return;
-    }
-    if (this->intervals == Most)
-    {
-      this->collect();
-    }
-    this->open = true;
-    this->mark(2 * this->intervals, s);
-  }
-  /// Closes the open interval without waiting for it.
-  void record(cudaStream_t s)
-  {
-    if (!this->open)
-    {
-      return;
-    }
-    this->mark(2 * this->intervals + 1, s);
-    this->open = false;
-    ++this->intervals;
-  }
-  /// The kernel seconds of every interval recorded.
-  double seconds()
-  {
-    this->collect();
-    return this->total;
-  }
-  /// Waits for the recorded intervals and adds them to the total.
-  void collect()
-  {
-    if (this->intervals == 0)
-    {
-      return;
-    }
-    cudaEventSynchronize(this->events[2 * this->intervals - 1]);
-    for (int i = 0; i < this->intervals; ++i)
-    {
-      float ms = 0;
-      cudaEventElapsedTime(&ms, this->events[2 * i], this->events[2 * i + 1]);
-      this->total += ms * 1e-3;
-    }
-    this->intervals = 0;
-  }
-
-private:
-  double total = 0; ///< seconds of the collected intervals
-  void mark(int i, cudaStream_t s)
-  {
-    if (!this->events[i])
-    {
-      cudaEventCreate(&this->events[i]);
-    }
-    cudaEventRecord(this->events[i], s);
-  }
-};
+/// The kernel timer of the execution layer (Common/include/execution/EventTimer.h): events around
+/// kernel work only (not transfers, not host work), recorded without waiting.
+using execution::cuda::EventTimer;
 
 /// Events around each launch while profiling is on (see CodecCudaProfile.h).
 class KernelProfile
@@ -452,7 +387,7 @@ struct ProfileScope
 #define SGC_STAGE_DONE(what)                                                                       \
   SGC_PROFILE_END();                                                                               \
   SGC_LAUNCHED(what);                                                                              \
-  timer.record(s);                                                                                 \
+  SGC_STATUS_TRY(timer.stop(s));                                                                   \
   SGC_HOST_MARK()
 
 //------------------------------------------------------------------------------------------------
