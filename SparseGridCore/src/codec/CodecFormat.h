@@ -520,50 +520,6 @@ SGC_HD std::uint32_t expGolomb2Bits(std::uint64_t v)
   return 2 * b - 3;
 }
 
-/// The bits the compact table spends on the entries [a, b) of L[0..n): each non-zero entry's
-/// operation, and each zero run that starts in [a, b), whole (its length may reach past b).
-/// `prev` is the last non-zero length before a (0 if none), `next` the index of the first
-/// non-zero entry at or after b (n if none). The host sums [0, n) in one call (prev 0, next n);
-/// the GPU encoder splits [0, n) into one segment per thread, so no thread walks more than its
-/// segment, whatever the runs.
-SGC_HD std::uint64_t lengthTableSegmentBits(const std::uint8_t* L,
-  std::uint64_t a,
-  std::uint64_t b,
-  int prev,
-  std::uint64_t next)
-{
-  std::uint64_t bits = 0;
-  int p = prev;
-  for (std::uint64_t i = a; i < b; ++i)
-  {
-    if (L[i] != 0)
-    {
-      // d: 1 for the same length, 0 or 2 for one less or one more (selects, not branches: the
-      // lengths' steps are irregular).
-      const std::uint32_t d = static_cast<std::uint32_t>(static_cast<int>(L[i]) - p + 1);
-      bits += d == 1 ? 1u : (d <= 2 ? 3u : 8u);
-      p = L[i];
-      continue;
-    }
-    if (i > 0 && L[i - 1] == 0)
-    {
-      continue; // inside a run that started in an earlier segment
-    }
-    std::uint64_t end = i + 1;
-    while (end < b && L[end] == 0)
-    {
-      ++end;
-    }
-    if (end == b)
-    {
-      end = next;
-    }
-    bits += 3 + expGolomb2Bits(end - i - 1);
-    i = end - 1;
-  }
-  return bits;
-}
-
 /// The low `bits` bits of v in the other order (a field's first bit in bit 0).
 SGC_HD std::uint32_t reverseBits(std::uint32_t v, std::uint32_t bits)
 {
@@ -633,6 +589,27 @@ SGC_HD void lengthTableSegmentOps(const std::uint8_t* L,
     sink.putReversed(reverseBits(static_cast<std::uint32_t>(end - i + 3), w), w);
     i = end - 1;
   }
+}
+
+/// The bits the compact table spends on the entries [a, b) of L[0..n): each non-zero entry's
+/// operation, and each zero run that starts in [a, b), whole (its length may reach past b).
+/// `prev` is the last non-zero length before a (0 if none), `next` the index of the first
+/// non-zero entry at or after b (n if none). The host sums [0, n) in one call (prev 0, next n);
+/// the GPU encoder splits [0, n) into one segment per thread, so no thread walks more than its
+/// segment, whatever the runs. The operations are lengthTableSegmentOps', counted.
+SGC_HD std::uint64_t lengthTableSegmentBits(const std::uint8_t* L,
+  std::uint64_t a,
+  std::uint64_t b,
+  int prev,
+  std::uint64_t next)
+{
+  struct Count
+  {
+    std::uint64_t bits = 0;
+    SGC_HD void putReversed(std::uint32_t, std::uint32_t n) { bits += n; }
+  } count;
+  lengthTableSegmentOps(L, a, b, prev, next, count);
+  return count.bits;
 }
 
 /// FNV-1a of n bytes; from `h`, the hash of the bytes before them.

@@ -262,36 +262,8 @@ __global__ void __launch_bounds__(TableBytesThreads)
   summary = brickSummary(summary, bs);
   // (Where the device left the table to the host, the count is 0 until the host uploads it.)
   const u64 n = summary[SumTableCount] < format::Tokens ? summary[SumTableCount] : format::Tokens;
-  const u64 segment = (n + TableBytesThreads - 1) / TableBytesThreads;
-  const int t = static_cast<int>(threadIdx.x);
-  const u64 a = min(n, u64(t) * segment);
-  const u64 b = min(n, a + segment);
-  __shared__ u64 firstNonZero[TableBytesThreads];
-  __shared__ int lastLength[TableBytesThreads];
-  u64 first = n;
-  int last = 0;
-  for (u64 i = a; i < b; ++i)
-  {
-    if (lengths[i] != 0)
-    {
-      first = min(first, i);
-      last = lengths[i];
-    }
-  }
-  firstNonZero[t] = first;
-  lastLength[t] = last;
-  __syncthreads();
-  int prev = 0;
-  for (int u = t - 1; u >= 0 && prev == 0; --u)
-  {
-    prev = lastLength[u];
-  }
-  u64 next = n;
-  for (int u = t + 1; u < TableBytesThreads && next == n; ++u)
-  {
-    next = firstNonZero[u];
-  }
-  u64 bits = format::lengthTableSegmentBits(lengths, a, b, prev, next);
+  const TableSegment seg = lengthTableSegment<TableBytesThreads>(lengths, n);
+  u64 bits = format::lengthTableSegmentBits(lengths, seg.a, seg.b, seg.prev, seg.next);
   for (int o = 16; o > 0; o /= 2)
   {
     bits += __shfl_down_sync(0xffffffffu, bits, o);

@@ -78,37 +78,10 @@ __global__ void brickHeadersKernel(const unsigned char* prefixes,
   lengths = brickSummary(lengths, bs);
   summary = brickSummary(summary, bs);
   const u64 n = summary[SumTableCount];
-  const u64 segment = (n + HeaderThreads - 1) / HeaderThreads;
   const int t = static_cast<int>(threadIdx.x);
-  const u64 a = min(n, u64(t) * segment);
-  const u64 b = min(n, a + segment);
-  __shared__ u64 firstNonZero[HeaderThreads];
-  __shared__ int lastLength[HeaderThreads];
+  const TableSegment seg = lengthTableSegment<HeaderThreads>(lengths, n);
   __shared__ u64 segmentBits[HeaderThreads];
-  u64 first = n;
-  int last = 0;
-  for (u64 i = a; i < b; ++i)
-  {
-    if (lengths[i] != 0)
-    {
-      first = min(first, i);
-      last = lengths[i];
-    }
-  }
-  firstNonZero[t] = first;
-  lastLength[t] = last;
-  __syncthreads();
-  int prev = 0;
-  for (int u = t - 1; u >= 0 && prev == 0; --u)
-  {
-    prev = lastLength[u];
-  }
-  u64 next = n;
-  for (int u = t + 1; u < HeaderThreads && next == n; ++u)
-  {
-    next = firstNonZero[u];
-  }
-  segmentBits[t] = format::lengthTableSegmentBits(lengths, a, b, prev, next);
+  segmentBits[t] = format::lengthTableSegmentBits(lengths, seg.a, seg.b, seg.prev, seg.next);
   __syncthreads();
   u64 at = 0; // the bits of the segments before this one (a few hundred: a plain sum)
   for (int u = 0; u < t; ++u)
@@ -116,7 +89,7 @@ __global__ void brickHeadersKernel(const unsigned char* prefixes,
     at += segmentBits[u];
   }
   SegmentBitSink sink{ head + prefixBytes, at / 8, 0, static_cast<u32>(at % 8) };
-  format::lengthTableSegmentOps(lengths, a, b, prev, next, sink);
+  format::lengthTableSegmentOps(lengths, seg.a, seg.b, seg.prev, seg.next, sink);
   sink.finish();
   __syncthreads();
   if (t == 0)

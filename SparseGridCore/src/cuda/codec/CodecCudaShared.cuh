@@ -806,6 +806,52 @@ struct BrickStrides
   unsigned count = 1;             ///< bricks (gridDim.y)
 };
 
+/// Thread t's part of the compact code-length table when the Threads threads of a CTA split its n
+/// lengths into segments (the table's size and its writing on the device): entries [a, b), the
+/// last non-zero length before a and the first non-zero entry at or after b, the arguments of
+/// format::lengthTableSegmentBits and lengthTableSegmentOps. Every thread of the CTA calls it
+/// (it holds a barrier).
+struct TableSegment
+{
+  u64 a, b, next;
+  int prev;
+};
+template<int Threads>
+__device__ TableSegment lengthTableSegment(const unsigned char* lengths, u64 n)
+{
+  __shared__ u64 firstNonZero[Threads];
+  __shared__ int lastLength[Threads];
+  const u64 segment = (n + Threads - 1) / Threads;
+  const int t = static_cast<int>(threadIdx.x);
+  TableSegment s;
+  s.a = n < u64(t) * segment ? n : u64(t) * segment;
+  s.b = n < s.a + segment ? n : s.a + segment;
+  u64 first = n;
+  int last = 0;
+  for (u64 i = s.a; i < s.b; ++i)
+  {
+    if (lengths[i] != 0)
+    {
+      first = first < i ? first : i;
+      last = lengths[i];
+    }
+  }
+  firstNonZero[t] = first;
+  lastLength[t] = last;
+  __syncthreads();
+  s.prev = 0;
+  for (int u = t - 1; u >= 0 && s.prev == 0; --u)
+  {
+    s.prev = lastLength[u];
+  }
+  s.next = n;
+  for (int u = t + 1; u < Threads && s.next == n; ++u)
+  {
+    s.next = firstNonZero[u];
+  }
+  return s;
+}
+
 /// Moves p by `stride` elements per brick (blockIdx.y).
 template<typename P>
 __device__ __forceinline__ P* brickPointer(P* p, u64 stride)
