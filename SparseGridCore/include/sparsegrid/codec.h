@@ -301,9 +301,9 @@ std::size_t maxBrickStreamBytes(const Bricks& bricks, ValueType type);
  * encodeBricks() for bricks in CUDA device memory into the device buffer `streams` (capacity:
  * maxBrickStreamBytes); streams.bytes is the end of the last stream. On the GPU the bricks are
  * coded together, in the same kernel launches (one grid over all bricks), with one read-back of
- * their summaries; bricks the batch cannot take (special voxels, a raw stream, a code table too
- * large for the device's build) are coded one after another behind the others. GPU only, like
- * encodeDeviceToDevice.
+ * their summaries' leading words and their headers written on the device; bricks the batch cannot
+ * take (special voxels, a raw stream, a code table too large for the device's build) are coded
+ * one after another behind the others. GPU only, like encodeDeviceToDevice.
  */
 template<typename T>
 Status encodeBricksDevice(const T* deviceValues,

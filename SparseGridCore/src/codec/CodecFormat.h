@@ -490,9 +490,9 @@ SGC_HD void tokenize(const std::uint16_t* codes, std::uint32_t n, F&& emit)
 
 /// Bytes of a coded header (versions 2 to 4) with `levels` levels whose code-length table takes
 /// `tableBytes` bytes after its count (versions 2-3: one byte per token; version 4: the compact
-/// table, lengthTableBits() / 8 rounded up): the fixed part, the level entries, the count and the
-/// table, padded to 4, and the header's checksum (a mask section comes on top). The GPU encoder
-/// places its chunks from this on the device.
+/// table, lengthTableSegmentBits() / 8 rounded up): the fixed part, the level entries, the count
+/// and the table, padded to 4, and the header's checksum (a mask section comes on top). The GPU
+/// encoder places its chunks from this on the device.
 SGC_HD std::uint64_t codedHeaderBytes(int levels, std::uint64_t tableBytes)
 {
   const std::uint64_t n =
@@ -544,7 +544,8 @@ SGC_HD std::uint32_t reversedLength(std::uint32_t v)
 /// Writes the operations of the compact table for the entries [a, b) of L (the split of
 /// lengthTableSegmentBits: `prev` the last non-zero length before a, `next` the first non-zero
 /// entry at or after b), each as sink.putReversed(bits in stream order, count), count <= 24.
-/// The host writes [0, n) in one call; the GPU encoder writes one segment per thread.
+/// The host writes [0, n) in one call (a one-stream GPU encode's header too); the GPU's brick
+/// encoder writes one segment per thread (brickHeadersKernel).
 template<typename Sink>
 SGC_HD void lengthTableSegmentOps(const std::uint8_t* L,
   std::uint64_t a,

@@ -100,8 +100,9 @@ std::vector<format::Quantiser> levelQuantisers(const StreamInfo& info);
 /// scheme. sampleWindows lists the voxel indices (the windows', then the trial blocks');
 /// schemeFromSample reads the values at those indices, in that order, and codes the trial blocks
 /// on the threads of `options` (the choice does not depend on them). The GPU measures the
-/// windows where the values lie (SampleStatistics) and brings back only those statistics and the
-/// trial blocks' values (trialIndices) for schemeFromStatistics.
+/// windows where the values lie (SampleStatistics) and codes the trial blocks (trialIndices)
+/// there; only the statistics and the trial's token counts come back, for schemeFromWindows and
+/// chooseSchedule (cudaimpl::chooseScheme).
 void sampleWindows(const std::uint64_t dims[3], std::vector<std::uint64_t>& indices);
 void trialIndices(const std::uint64_t dims[3], std::vector<std::uint64_t>& indices);
 format::Scheme schemeFromSample(const std::uint64_t dims[3],

@@ -419,9 +419,9 @@ namespace
 {
 /// Tunes the scheme's level-wise quantisation on the trial blocks (`count` values, block after
 /// block): the schedule of TrialSchedules whose estimated size is the smallest. Every (schedule,
-/// block) pair is coded at once on the threads of `options` (about 0.1 ms each; one after
-/// another they were most of the time of encoding a small volume on a GPU); the blocks' counts
-/// are summed per schedule (integers: the estimate does not depend on the order).
+/// block) pair is coded at once on the threads of `options` (about 0.1 ms each); the blocks'
+/// counts are summed per schedule (integers: the estimate does not depend on the order). Values
+/// in device memory take the same trial on the device (cudaimpl::chooseScheme).
 void scheduleOnHost(const std::uint64_t dims[3],
   const double* trial,
   std::size_t count,

@@ -1,7 +1,7 @@
 // The GPU side of the codec's scheme choice: the sample windows (detail::sampleWindowGrid) are
-// measured where the values lie, and only their statistics and the trial blocks' values come to
-// the host, which chooses the scheme from them as from a host array's sample (the stream must
-// not depend on where the values lived). The statistics are the host's, bit for bit: the same
+// measured where the values lie, and only their statistics come to the host, which chooses the
+// axis order and the predictor from them as from a host array's sample (the stream must not
+// depend on where the values lived). The statistics are the host's, bit for bit: the same
 // functions of the same values (compiled without contraction), each axis's sum taken window
 // after window by one thread, the residuals counted by the host.
 //
@@ -207,8 +207,9 @@ __global__ void trialKernel(const double* values,
 }
 
 /// Buffers of the last sample, kept: a cudaMalloc per encode would cost more than the work. One
-/// device buffer and its page-locked copy hold the axes' sums, the trial values and the
-/// residuals, so one copy brings them back.
+/// device buffer and its page-locked copy hold the axes' sums and the residuals (one copy brings
+/// them back), then the trial values (device only) and the trial's counts per candidate (their
+/// first part comes back in a second copy).
 struct SampleBuffers
 {
   std::mutex mutex;
