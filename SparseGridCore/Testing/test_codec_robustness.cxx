@@ -259,13 +259,21 @@ TEST(CodecRobustness, CompactTableRoundTrips)
     lengths.back() = static_cast<std::uint8_t>(1 + rng() % 24);
     const std::uint64_t bits =
       cf::lengthTableSegmentBits(lengths.data(), 0, lengths.size(), 0, lengths.size());
+    const std::size_t bytes = codec::detail::lengthTableBytes(lengths.data(), lengths.size());
+    ASSERT_EQ(bytes, (bits + 7) / 8);
+    std::vector<std::uint8_t> out(bytes + 8, 0xA5);
+    ASSERT_EQ(codec::detail::writeLengthTable(lengths.data(), lengths.size(), out.data()), bytes);
+    EXPECT_EQ(out[bytes], 0xA5) << "wrote past its size";
     // Split into segments as the GPU encoder splits the table (each given the last non-zero
-    // length before it and the first non-zero entry after it, found by brute force here), the
-    // sum is the same.
+    // length before it and the first non-zero entry after it, found by brute force here): the
+    // sizes sum to the table's, and each segment's operations, written from the bit where the
+    // segments before it end and ORed into cleared bytes (as the device writes a brick's
+    // table), give the one-call writer's bytes.
     for (std::size_t segments : { 2, 7, 64, 256 })
     {
       const std::size_t n = lengths.size(), size = (n + segments - 1) / segments;
       std::uint64_t sum = 0;
+      std::vector<std::uint8_t> pieced(bytes + 8, 0);
       for (std::size_t a = 0; a < n; a += size)
       {
         const std::size_t b = std::min(n, a + size);
@@ -279,15 +287,32 @@ TEST(CodecRobustness, CompactTableRoundTrips)
         {
           ++next;
         }
+        struct OrSink
+        {
+          std::uint8_t* out;
+          std::uint64_t byte;
+          std::uint64_t pending = 0;
+          std::uint32_t held = 0;
+          void putReversed(std::uint32_t reversed, std::uint32_t count)
+          {
+            pending |= static_cast<std::uint64_t>(reversed) << held;
+            for (held += count; held >= 8; held -= 8, pending >>= 8, ++byte)
+            {
+              out[byte] |= static_cast<std::uint8_t>(pending);
+            }
+          }
+        } sink{ pieced.data(), sum / 8, 0, static_cast<std::uint32_t>(sum % 8) };
+        cf::lengthTableSegmentOps(lengths.data(), a, b, prev, next, sink);
+        if (sink.held > 0)
+        {
+          pieced[sink.byte] |= static_cast<std::uint8_t>(sink.pending);
+        }
         sum += cf::lengthTableSegmentBits(lengths.data(), a, b, prev, next);
       }
       ASSERT_EQ(sum, bits) << segments << " segments of " << n << " lengths";
+      ASSERT_TRUE(std::equal(out.begin(), out.begin() + bytes, pieced.begin()))
+        << segments << " segments of " << n << " lengths: the pieced table differs";
     }
-    const std::size_t bytes = codec::detail::lengthTableBytes(lengths.data(), lengths.size());
-    ASSERT_EQ(bytes, (bits + 7) / 8);
-    std::vector<std::uint8_t> out(bytes + 8, 0xA5);
-    ASSERT_EQ(codec::detail::writeLengthTable(lengths.data(), lengths.size(), out.data()), bytes);
-    EXPECT_EQ(out[bytes], 0xA5) << "wrote past its size";
     codec::detail::LengthTableRead back;
     ASSERT_TRUE(codec::detail::readLengthTable(out.data(), bytes, lengths.size(), back))
       << back.why;
