@@ -121,21 +121,24 @@ constexpr int TrialCandidates = 2;
 constexpr int TrialWords = 4;
 /// Token counts brought back with the first copy (a second one brings the rest, where larger).
 constexpr u64 TrialHead = 2048;
+/// Bytes from one candidate's words and counts to the next's (256-aligned).
+constexpr u64 TrialCountStride = (TrialWords * 8 + format::Tokens * 4 + 255) / 256 * 256;
 
-struct TrialPass
-{
-  int axis;
-  u64 gap, start[3], step[3], count[3];
-};
+/// trialKernel's arguments. The passes are in the coder's device form (toDevPasses); the trial
+/// reads their axis, gap, start, step and count.
 struct TrialArgs
 {
   u64 edge[3];
   u64 voxels;
   int levels, cubic, blocks, candidates;
   int levelPassBegin[TrialLevels + 1];
-  TrialPass passes[TrialPasses];
+  DevPass passes[TrialPasses];
   format::Quantiser quantiser[TrialCandidates][TrialLevels];
 };
+// Passed by value with trialKernel's three other arguments: within the 4 KB a launch takes.
+static_assert(
+  sizeof(TrialArgs) + sizeof(const double*) + sizeof(unsigned char*) + sizeof(u64) <= 4096,
+  "trialKernel's arguments exceed 4 KB");
 
 /// One CTA per (candidate, block) pair (candidate-major): the block's values into shared memory,
 /// its levels' passes predicted and quantised as the host's trial does (in double), each level's
@@ -167,7 +170,7 @@ __global__ void trialKernel(const double* values,
     u64 levelCodes = 0;
     for (int pi = a.levelPassBegin[k]; pi < a.levelPassBegin[k + 1]; ++pi)
     {
-      const TrialPass& p = a.passes[pi];
+      const DevPass& p = a.passes[pi];
       const u64 size = p.count[0] * p.count[1] * p.count[2];
       const u64 off = p.gap * stride[p.axis];
       // A pass reads only voxels of earlier passes: its own may be written meanwhile.
@@ -265,19 +268,9 @@ Status trialOnDevice(const detail::ScheduleTrial& tr,
   {
     a.levelPassBegin[k] = plan.levelPassBegin[k];
   }
-  for (int pi = 0; pi < plan.passCount; ++pi)
-  {
-    const format::Pass& p = plan.passes[pi];
-    TrialPass& q = a.passes[pi];
-    q.axis = p.axis;
-    q.gap = p.gap;
-    for (int d = 0; d < 3; ++d)
-    {
-      q.start[d] = p.start[d];
-      q.step[d] = p.step[d];
-      q.count[d] = p.count[d];
-    }
-  }
+  std::vector<DevPass> passes;
+  toDevPasses(plan, levelCodeBegins(plan), passes);
+  std::copy(passes.begin(), passes.end(), a.passes);
   for (int c = 0; c < candidates; ++c)
   {
     for (int k = 0; k < plan.levels; ++k)
@@ -285,7 +278,6 @@ Status trialOnDevice(const detail::ScheduleTrial& tr,
       a.quantiser[c][k] = tr.quantisers[static_cast<std::size_t>(c)][static_cast<std::size_t>(k)];
     }
   }
-  const u64 countStride = (TrialWords * 8 + format::Tokens * 4 + 255) / 256 * 256;
   const std::size_t headBytes = static_cast<std::size_t>(TrialWords * 8 + TrialHead * 4);
   const std::size_t shared = static_cast<std::size_t>(tr.voxels * (sizeof(double) + 2));
   unsigned char* dCounts = b.results.as<unsigned char>() + countsAt;
@@ -306,18 +298,24 @@ Status trialOnDevice(const detail::ScheduleTrial& tr,
   }
   if (e == cudaSuccess)
   {
-    e = cudaMemsetAsync(dCounts, 0, countStride * candidates, s);
+    e = cudaMemsetAsync(dCounts, 0, TrialCountStride * candidates, s);
   }
   if (e == cudaSuccess)
   {
     trialKernel<<<static_cast<unsigned>(candidates * a.blocks), 256, shared, s>>>(
-      values, a, dCounts, countStride);
+      values, a, dCounts, TrialCountStride);
     e = cudaGetLastError();
   }
   if (e == cudaSuccess)
   {
-    e = cudaMemcpy2DAsync(
-      staged, headBytes, dCounts, countStride, headBytes, candidates, cudaMemcpyDeviceToHost, s);
+    e = cudaMemcpy2DAsync(staged,
+      headBytes,
+      dCounts,
+      TrialCountStride,
+      headBytes,
+      candidates,
+      cudaMemcpyDeviceToHost,
+      s);
   }
   const cudaError_t waited = cudaStreamSynchronize(s);
   if (e != cudaSuccess || waited != cudaSuccess)
@@ -342,7 +340,7 @@ Status trialOnDevice(const detail::ScheduleTrial& tr,
     {
       // The rest of a long histogram (tight bounds): a second copy, on the call's stream.
       e = cudaMemcpyAsync(out.histogram.data() + TrialHead,
-        dCounts + c * countStride + TrialWords * 8 + TrialHead * 4,
+        dCounts + c * TrialCountStride + TrialWords * 8 + TrialHead * 4,
         (tokens - TrialHead) * 4,
         cudaMemcpyDeviceToHost,
         s);
@@ -399,8 +397,7 @@ Status chooseScheme(const T* device,
   const std::size_t windowBytes = cubicAt + residuals * sizeof(std::int32_t);
   const std::size_t valuesAt = (windowBytes + 255) / 256 * 256;
   const std::size_t countsAt = (valuesAt + n * sizeof(double) + 255) / 256 * 256;
-  const u64 countStride = (TrialWords * 8 + format::Tokens * 4 + 255) / 256 * 256;
-  const std::size_t bytes = countsAt + static_cast<std::size_t>(countStride * TrialCandidates);
+  const std::size_t bytes = countsAt + static_cast<std::size_t>(TrialCountStride * TrialCandidates);
   SampleBuffers& b = sampleBuffers();
   std::lock_guard<std::mutex> lock(b.mutex);
   const cudaStream_t s = streamOf(options);
