@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include <iostream>
 #include <limits>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -201,6 +203,66 @@ TEST(CodecGpu, SameScheduleAsCpuFromTheTrialOnTheDevice)
     }
     compareBackends(*values, d, bound);
   }
+}
+
+TEST(CodecGpu, SameStreamAsCpuForEveryAxisOrderAndPredictor)
+{
+  // The device codes the trial blocks with every axis order and predictor before the host has
+  // chosen them, and the host takes the chosen pair's counts. Waves of three frequencies, permuted
+  // over the axes, choose each of the six orders (the roughest axis first); the smooth field
+  // chooses the cubic predictor, the same field as integers (x 40, rounded) at a bound below one
+  // the linear one. On these fields the schedule the trial chooses depends on the order (both
+  // schedules occur), so counts taken from another pair would show in the stream. Every (order,
+  // predictor) pair must occur.
+  SKIP_WITHOUT_GPU();
+  const Dims d{ 41, 38, 36 };
+  const double frequency[3] = { 0.9, 0.35, 0.12 };
+  const int orders[6][3] = {
+    { 0, 1, 2 }, { 0, 2, 1 }, { 1, 0, 2 }, { 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 }
+  };
+  std::set<std::pair<std::array<int, 3>, bool>> chosen;
+  std::set<bool> flat;
+  for (const auto& o : orders)
+  {
+    for (const double scale : { 0.0, 40.0 })
+    {
+      // Axis o[t] gets the t-th frequency.
+      std::vector<float> values(d[0] * d[1] * d[2]);
+      for (std::uint64_t k = 0; k < d[2]; ++k)
+      {
+        for (std::uint64_t j = 0; j < d[1]; ++j)
+        {
+          for (std::uint64_t i = 0; i < d[0]; ++i)
+          {
+            const double at[3] = { double(i), double(j), double(k) };
+            double v = 0;
+            for (int t = 0; t < 3; ++t)
+            {
+              v += std::sin(frequency[t] * at[o[t]] + t);
+            }
+            values[i + d[0] * (j + d[1] * k)] =
+              static_cast<float>(scale > 0 ? std::round(scale * v) : v);
+          }
+        }
+      }
+      for (const double relative : { 1e-2, 1e-4 })
+      {
+        const double bound = relative * rangeOf(values);
+        codec::Layout layout;
+        layout.dims = d;
+        std::vector<std::uint8_t> stream;
+        ASSERT_TRUE(codec::encode(values.data(), layout, bound, stream, cpuOptions()).ok());
+        codec::StreamInfo info;
+        ASSERT_TRUE(codec::inspect(stream.data(), stream.size(), info).ok());
+        ASSERT_FALSE(info.raw);
+        chosen.insert({ info.axisOrder, info.cubic });
+        flat.insert(info.levelQuantBound.front() == info.levelQuantBound.back());
+        compareBackends(values, d, bound);
+      }
+    }
+  }
+  EXPECT_EQ(chosen.size(), 12u) << "every axis order with either predictor should be chosen";
+  EXPECT_EQ(flat.size(), 2u) << "both schedules should be chosen";
 }
 
 // The real volumes of ../shared/data (Isabel, hydrogen, ironProt), written as raw float32 by

@@ -36,6 +36,9 @@ namespace
 
 /// Windows of one axis at most (16 centres along each axis).
 constexpr unsigned MaxWindows = 16 * 16 * 16;
+/// Threads of the windows' CTAs: four windows each at most (256 threads with 16 each took several
+/// times as long, each thread's windows one after the other).
+constexpr unsigned WindowThreads = 1024;
 
 struct WindowArgs
 {
@@ -54,7 +57,7 @@ __device__ __forceinline__ std::int32_t narrowResidual(std::int64_t q)
 /// One CTA per axis (blockIdx.x): each window's |second difference| and residuals, then the
 /// axis's sum by one thread, window after window.
 template<typename T>
-__global__ void windowKernel(const T* values,
+__global__ void __launch_bounds__(WindowThreads) windowKernel(const T* values,
   u64 stride,
   WindowArgs a,
   double* sums,
@@ -89,8 +92,25 @@ __global__ void windowKernel(const T* values,
   __syncthreads();
   if (threadIdx.x == 0)
   {
+    // The host's order of additions; eight loads go ahead of their adds (a load waiting before
+    // each add made this loop most of the kernel's time).
     double sum = 0;
-    for (u64 w = 0; w < g.windows; ++w)
+    u64 w = 0;
+    for (; w + 8 <= g.windows; w += 8)
+    {
+      double r[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+      {
+        r[i] = roughness[w + i];
+      }
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+      {
+        sum += r[i];
+      }
+    }
+    for (; w < g.windows; ++w)
     {
       sum += roughness[w];
     }
@@ -124,35 +144,61 @@ constexpr u64 TrialHead = 2048;
 /// Bytes from one candidate's words and counts to the next's (256-aligned).
 constexpr u64 TrialCountStride = (TrialWords * 8 + format::Tokens * 4 + 255) / 256 * 256;
 
-/// trialKernel's arguments. The passes are in the coder's device form (toDevPasses); the trial
-/// reads their axis, gap, start, step and count.
+/// The axis orders the trial codes the blocks with, all at once (the host chooses the order
+/// from the windows afterwards): each a permutation of the axes, indexed as in orderIndex.
+constexpr int TrialOrders = 6;
+constexpr int Orders[TrialOrders][3] = { { 0, 1, 2 },
+  { 0, 2, 1 },
+  { 1, 0, 2 },
+  { 1, 2, 0 },
+  { 2, 0, 1 },
+  { 2, 1, 0 } };
+/// (order, predictor) pairs: the trial's schemes.
+constexpr int TrialSchemes = 2 * TrialOrders;
+
+int orderIndex(const int order[3])
+{
+  for (int o = 0; o < TrialOrders; ++o)
+  {
+    if (Orders[o][0] == order[0] && Orders[o][1] == order[1] && Orders[o][2] == order[2])
+    {
+      return o;
+    }
+  }
+  return -1;
+}
+
+/// trialKernel's arguments for one axis order (in device memory, one per order). The passes are
+/// in the coder's device form (toDevPasses); the trial reads their axis, gap, start, step and
+/// count.
 struct TrialArgs
 {
   u64 edge[3];
   u64 voxels;
-  int levels, cubic, blocks, candidates;
+  int levels, blocks, candidates;
   int levelPassBegin[TrialLevels + 1];
   DevPass passes[TrialPasses];
   format::Quantiser quantiser[TrialCandidates][TrialLevels];
 };
-// Passed by value with trialKernel's three other arguments: within the 4 KB a launch takes.
-static_assert(
-  sizeof(TrialArgs) + sizeof(const double*) + sizeof(unsigned char*) + sizeof(u64) <= 4096,
-  "trialKernel's arguments exceed 4 KB");
 
-/// One CTA per (candidate, block) pair (candidate-major): the block's values into shared memory,
-/// its levels' passes predicted and quantised as the host's trial does (in double), each level's
-/// codes cut into blocks of format::BlockCodes and tokenised; the tokens counted per candidate.
+/// One CTA per (order, predictor, candidate, block), in that order from the slowest: the block's
+/// values into shared memory, its levels' passes predicted and quantised as the host's trial does
+/// (in double), each level's codes cut into blocks of format::BlockCodes and tokenised; the tokens
+/// counted per (order, predictor, candidate), TrialCountStride bytes apart.
 __global__ void trialKernel(const double* values,
-  TrialArgs a,
-  unsigned char* counts,
-  u64 countStride)
+  const TrialArgs* __restrict__ args,
+  unsigned char* counts)
 {
   extern __shared__ double rec[];
+  const int blocks = args[0].blocks, candidates = args[0].candidates;
+  const int pair = static_cast<int>(blockIdx.x) / blocks; // (order, predictor, candidate)
+  const int b = static_cast<int>(blockIdx.x) % blocks;
+  const int c = pair % candidates;
+  const int cubic = (pair / candidates) % 2;
+  const TrialArgs& a = args[pair / candidates / 2];
   std::uint16_t* codes = reinterpret_cast<std::uint16_t*>(rec + a.voxels);
-  const int c = static_cast<int>(blockIdx.x) / a.blocks;
-  const int b = static_cast<int>(blockIdx.x) % a.blocks;
-  unsigned long long* words = reinterpret_cast<unsigned long long*>(counts + c * countStride);
+  unsigned long long* words =
+    reinterpret_cast<unsigned long long*>(counts + u64(pair) * TrialCountStride);
   unsigned int* histogram = reinterpret_cast<unsigned int*>(words + TrialWords);
   const double* block = values + b * a.voxels;
   for (u64 i = threadIdx.x; i < a.voxels; i += blockDim.x)
@@ -173,6 +219,8 @@ __global__ void trialKernel(const double* values,
       const DevPass& p = a.passes[pi];
       const u64 size = p.count[0] * p.count[1] * p.count[2];
       const u64 off = p.gap * stride[p.axis];
+      const u64 edge = a.edge[p.axis];
+      const format::Quantiser qz = a.quantiser[c][k];
       // A pass reads only voxels of earlier passes: its own may be written meanwhile.
       for (u64 i = threadIdx.x; i < size; i += blockDim.x)
       {
@@ -183,10 +231,9 @@ __global__ void trialKernel(const double* values,
         const u64 idx = (p.start[0] + j[0] * p.step[0]) +
           stride[1] * (p.start[1] + j[1] * p.step[1]) + stride[2] * (p.start[2] + j[2] * p.step[2]);
         const u64 ia = p.start[p.axis] + j[p.axis] * p.step[p.axis];
-        const double pred =
-          format::predictAlong(rec, idx, off, ia, p.gap, a.edge[p.axis], a.cubic != 0);
+        const double pred = format::predictAlong(rec, idx, off, ia, p.gap, edge, cubic != 0);
         double out;
-        codes[levelCodes + i] = format::quantise(rec[idx], pred, a.quantiser[c][k], out);
+        codes[levelCodes + i] = format::quantise(rec[idx], pred, qz, out);
         rec[idx] = out;
       }
       levelCodes += size;
@@ -210,15 +257,17 @@ __global__ void trialKernel(const double* values,
 }
 
 /// Buffers of the last sample, kept: a cudaMalloc per encode would cost more than the work. One
-/// device buffer and its page-locked copy hold the axes' sums and the residuals (one copy brings
-/// them back), then the trial values (device only) and the trial's counts per candidate (their
-/// first part comes back in a second copy).
+/// device buffer and its page-locked copy hold the axes' sums and the residuals, then the trial
+/// values (device only) and the trial's counts per (order, predictor, candidate), whose first
+/// part comes back with the sums. The trial's arguments, one per order: page-locked, then on the
+/// device. The ScheduleTrials of the orders are kept with them (each holds a Plan).
 struct SampleBuffers
 {
   std::mutex mutex;
-  DeviceBuffer indices, results;
-  PinnedBuffer staged;
+  DeviceBuffer indices, results, args;
+  PinnedBuffer staged, argsHost;
   SampleIndices uploaded; ///< the trial indices on the device (held: its address is not reused)
+  std::vector<detail::ScheduleTrial> trials;
 };
 
 SampleBuffers& sampleBuffers()
@@ -232,56 +281,53 @@ Status cudaStatus(cudaError_t e, const char* what)
   return execution::cuda::fromCuda(e, (std::string("codec sample: ") + what).c_str());
 }
 
-} // namespace
+/// Bytes of a (order, predictor, candidate)'s counts that come back with the windows' sums.
+constexpr std::size_t TrialHeadBytes = TrialWords * 8 + TrialHead * 4;
 
-namespace
+/// Queues on s the trial of every (order, predictor) pair on the trial values at `values`
+/// (device): each order's arguments from b.trials, the counts cleared, one launch, and each
+/// pair's counts' head copied to b.staged at countsAt (TrialHeadBytes apart). It does not wait:
+/// the page-locked arguments must stay as they are until s has passed the launch.
+Status queueTrials(const double* values, SampleBuffers& b, std::size_t countsAt, cudaStream_t s)
 {
-/// The trial of `tr` on the trial values at `values` (device): the arguments for trialKernel,
-/// its launch, and each candidate's counts brought back. `finite` is false where a trial value is
-/// NaN or Inf (the host's trial then keeps the default schedule).
-Status trialOnDevice(const detail::ScheduleTrial& tr,
-  bool cubic,
-  const double* values,
-  SampleBuffers& b,
-  std::size_t countsAt,
-  cudaStream_t s,
-  std::vector<detail::TrialCounts>& counts,
-  bool& finite)
-{
-  const format::Plan& plan = tr.plan;
-  const int candidates = static_cast<int>(tr.candidates.size());
-  if (plan.passCount > TrialPasses || plan.levels > TrialLevels || candidates > TrialCandidates)
+  TrialArgs* host = b.argsHost.as<TrialArgs>();
+  for (int o = 0; o < TrialOrders; ++o)
   {
-    return Status(ErrorCode::Internal, "codec sample: the schedule trial exceeds its limits");
-  }
-  TrialArgs a{};
-  for (int d = 0; d < 3; ++d)
-  {
-    a.edge[d] = tr.edge[d];
-  }
-  a.voxels = tr.voxels;
-  a.levels = plan.levels;
-  a.cubic = cubic ? 1 : 0;
-  a.blocks = static_cast<int>(tr.blocks);
-  a.candidates = candidates;
-  for (int k = 0; k <= plan.levels; ++k)
-  {
-    a.levelPassBegin[k] = plan.levelPassBegin[k];
-  }
-  std::vector<DevPass> passes;
-  toDevPasses(plan, levelCodeBegins(plan), passes);
-  std::copy(passes.begin(), passes.end(), a.passes);
-  for (int c = 0; c < candidates; ++c)
-  {
-    for (int k = 0; k < plan.levels; ++k)
+    const detail::ScheduleTrial& tr = b.trials[static_cast<std::size_t>(o)];
+    const format::Plan& plan = tr.plan;
+    const int candidates = static_cast<int>(tr.candidates.size());
+    if (plan.passCount > TrialPasses || plan.levels > TrialLevels || candidates > TrialCandidates)
     {
-      a.quantiser[c][k] = tr.quantisers[static_cast<std::size_t>(c)][static_cast<std::size_t>(k)];
+      return Status(ErrorCode::Internal, "codec sample: the schedule trial exceeds its limits");
+    }
+    TrialArgs& a = host[o];
+    a = TrialArgs{};
+    for (int d = 0; d < 3; ++d)
+    {
+      a.edge[d] = tr.edge[d];
+    }
+    a.voxels = tr.voxels;
+    a.levels = plan.levels;
+    a.blocks = static_cast<int>(tr.blocks);
+    a.candidates = candidates;
+    for (int k = 0; k <= plan.levels; ++k)
+    {
+      a.levelPassBegin[k] = plan.levelPassBegin[k];
+    }
+    std::vector<DevPass> passes;
+    toDevPasses(plan, levelCodeBegins(plan), passes);
+    std::copy(passes.begin(), passes.end(), a.passes);
+    for (int c = 0; c < candidates; ++c)
+    {
+      for (int k = 0; k < plan.levels; ++k)
+      {
+        a.quantiser[c][k] = tr.quantisers[static_cast<std::size_t>(c)][static_cast<std::size_t>(k)];
+      }
     }
   }
-  const std::size_t headBytes = static_cast<std::size_t>(TrialWords * 8 + TrialHead * 4);
-  const std::size_t shared = static_cast<std::size_t>(tr.voxels * (sizeof(double) + 2));
+  const std::size_t pairs = static_cast<std::size_t>(TrialSchemes * host[0].candidates);
+  const std::size_t shared = static_cast<std::size_t>(host[0].voxels * (sizeof(double) + 2));
   unsigned char* dCounts = b.results.as<unsigned char>() + countsAt;
-  unsigned char* staged = b.staged.as<unsigned char>() + countsAt;
   // A block of 17^3 voxels takes 49,130 bytes: above the 48 KB a launch gets without asking.
   // Asked once per device (the first call on it): setting the attribute may wait for the device.
   static std::atomic<unsigned long long> sized{ 0 };
@@ -298,35 +344,52 @@ Status trialOnDevice(const detail::ScheduleTrial& tr,
   }
   if (e == cudaSuccess)
   {
-    e = cudaMemsetAsync(dCounts, 0, TrialCountStride * candidates, s);
+    e = upload(b.args.ptr, host, TrialOrders * sizeof(TrialArgs), s);
   }
   if (e == cudaSuccess)
   {
-    trialKernel<<<static_cast<unsigned>(candidates * a.blocks), 256, shared, s>>>(
-      values, a, dCounts, TrialCountStride);
+    e = cudaMemsetAsync(dCounts, 0, TrialCountStride * pairs, s);
+  }
+  if (e == cudaSuccess)
+  {
+    trialKernel<<<static_cast<unsigned>(pairs * static_cast<std::size_t>(host[0].blocks)),
+      256,
+      shared,
+      s>>>(values, b.args.as<TrialArgs>(), dCounts);
     e = cudaGetLastError();
   }
   if (e == cudaSuccess)
   {
-    e = cudaMemcpy2DAsync(staged,
-      headBytes,
+    e = cudaMemcpy2DAsync(b.staged.as<unsigned char>() + countsAt,
+      TrialHeadBytes,
       dCounts,
       TrialCountStride,
-      headBytes,
-      candidates,
+      TrialHeadBytes,
+      pairs,
       cudaMemcpyDeviceToHost,
       s);
   }
-  const cudaError_t waited = cudaStreamSynchronize(s);
-  if (e != cudaSuccess || waited != cudaSuccess)
-  {
-    return cudaStatus(e != cudaSuccess ? e : waited, "schedule trial");
-  }
+  return e == cudaSuccess ? Status::Ok() : cudaStatus(e, "schedule trial");
+}
+
+/// The counts of the (order, predictor) pair whose first candidate is `pair` (waited for: their
+/// heads in b.staged at countsAt, the rest of long histograms brought on s). `finite` is false
+/// where a trial value is NaN or Inf (the host's trial then keeps the default schedule).
+Status trialCounts(SampleBuffers& b,
+  std::size_t countsAt,
+  std::size_t pair,
+  int candidates,
+  cudaStream_t s,
+  std::vector<detail::TrialCounts>& counts,
+  bool& finite)
+{
+  const unsigned char* dCounts = b.results.as<unsigned char>() + countsAt;
   counts.assign(static_cast<std::size_t>(candidates), detail::TrialCounts());
   finite = true;
   for (int c = 0; c < candidates; ++c)
   {
-    const unsigned char* head = staged + c * headBytes;
+    const std::size_t at = pair + static_cast<std::size_t>(c);
+    const unsigned char* head = b.staged.as<unsigned char>() + countsAt + at * TrialHeadBytes;
     u64 words[TrialWords];
     std::memcpy(words, head, sizeof(words));
     finite = finite && words[2] == 0;
@@ -339,8 +402,8 @@ Status trialOnDevice(const detail::ScheduleTrial& tr,
     if (tokens > TrialHead)
     {
       // The rest of a long histogram (tight bounds): a second copy, on the call's stream.
-      e = cudaMemcpyAsync(out.histogram.data() + TrialHead,
-        dCounts + c * TrialCountStride + TrialWords * 8 + TrialHead * 4,
+      cudaError_t e = cudaMemcpyAsync(out.histogram.data() + TrialHead,
+        dCounts + at * TrialCountStride + TrialWords * 8 + TrialHead * 4,
         (tokens - TrialHead) * 4,
         cudaMemcpyDeviceToHost,
         s);
@@ -389,23 +452,39 @@ Status chooseScheme(const T* device,
   }
   const std::vector<std::uint64_t>& indices = *trial;
   const std::size_t n = indices.size();
-  // [the axes' sums: 4 doubles][linear, cubic: residuals int32 each] come back first;
-  // [trial values: n doubles][the trial's counts per candidate] stay on the device (the counts'
-  // first part comes back after the trial).
+  SampleBuffers& b = sampleBuffers();
+  std::lock_guard<std::mutex> lock(b.mutex);
+  const cudaStream_t s = streamOf(options);
+  // The trial blocks are coded with every axis order and predictor while the windows are
+  // measured: the host chooses the order and the predictor from the windows, then the schedule
+  // from that pair's counts, after one wait (a wait between the two took about 0.08 ms of each
+  // compress call on the H200). The trial of an order does not depend on the predictor's choice.
+  b.trials.resize(TrialOrders);
+  bool trialed = true;
+  for (int o = 0; o < TrialOrders && trialed; ++o)
+  {
+    format::Scheme byOrder;
+    std::copy(Orders[o], Orders[o] + 3, byOrder.order);
+    trialed = detail::scheduleTrial(dims, n, bound, byOrder, b.trials[static_cast<std::size_t>(o)]);
+  }
+  const int candidates = trialed ? static_cast<int>(b.trials[0].candidates.size()) : 0;
+  const std::size_t pairs = static_cast<std::size_t>(TrialSchemes * candidates);
+  // [the axes' sums: 4 doubles][linear, cubic: residuals int32 each] come back with the heads of
+  // the trial's counts; [trial values: n doubles][the trial's counts per pair] stay on the device.
   const std::size_t linearAt = 4 * sizeof(double);
   const std::size_t cubicAt = linearAt + residuals * sizeof(std::int32_t);
   const std::size_t windowBytes = cubicAt + residuals * sizeof(std::int32_t);
   const std::size_t valuesAt = (windowBytes + 255) / 256 * 256;
   const std::size_t countsAt = (valuesAt + n * sizeof(double) + 255) / 256 * 256;
-  const std::size_t bytes = countsAt + static_cast<std::size_t>(TrialCountStride * TrialCandidates);
-  SampleBuffers& b = sampleBuffers();
-  std::lock_guard<std::mutex> lock(b.mutex);
-  const cudaStream_t s = streamOf(options);
+  const std::size_t bytes = countsAt + static_cast<std::size_t>(TrialCountStride * pairs);
   const std::size_t heldIndexBytes = b.indices.bytes;
   Status st;
   if (!(st = b.indices.reserve(n * sizeof(std::uint64_t), "codec sample: trial indices")) ||
     !(st = b.results.reserve(bytes, "codec sample: results")) ||
-    !(st = b.staged.reserve(bytes, "codec sample: results' host copy")))
+    !(st =
+        b.staged.reserve(countsAt + pairs * TrialHeadBytes, "codec sample: results' host copy")) ||
+    !(st = b.args.reserve(TrialOrders * sizeof(TrialArgs), "codec sample: trial arguments")) ||
+    !(st = b.argsHost.reserve(TrialOrders * sizeof(TrialArgs), "codec sample: trial arguments")))
   {
     return st;
   }
@@ -429,7 +508,7 @@ Status chooseScheme(const T* device,
   const unsigned char* staged = b.staged.as<unsigned char>();
   double* sums = reinterpret_cast<double*>(results);
   double* trialValues = reinterpret_cast<double*>(results + valuesAt);
-  windowKernel<T><<<3, 256, 0, s>>>(device,
+  windowKernel<T><<<3, WindowThreads, 0, s>>>(device,
     stride,
     a,
     sums,
@@ -448,8 +527,12 @@ Status chooseScheme(const T* device,
   {
     e = cudaMemcpyAsync(b.staged.ptr, results, windowBytes, cudaMemcpyDeviceToHost, s);
   }
+  if (e == cudaSuccess && trialed)
+  {
+    st = queueTrials(trialValues, b, countsAt, s);
+  }
   // Waited for whichever way it ends: the next call may come on another stream and reuse the
-  // buffers.
+  // buffers (the trial's page-locked arguments among them).
   const cudaError_t waited = cudaStreamSynchronize(s);
   if (e == cudaSuccess)
   {
@@ -459,7 +542,11 @@ Status chooseScheme(const T* device,
   {
     return cudaStatus(e, "windows and trial blocks");
   }
-  SGC_HOST_LAP("scheme: the windows' statistics on the device, copied back");
+  if (!st)
+  {
+    return st;
+  }
+  SGC_HOST_LAP("scheme: the windows and every order's trial on the device, copied back");
   std::copy(reinterpret_cast<const double*>(staged),
     reinterpret_cast<const double*>(staged) + 3,
     statistics.roughnessSum);
@@ -473,22 +560,23 @@ Status chooseScheme(const T* device,
   std::transform(cubic, cubic + residuals, statistics.cubic.begin(), widen);
   scheme = detail::schemeFromWindows(statistics);
   detail::ScheduleTrial tr;
-  if (!detail::scheduleTrial(dims, n, bound, scheme, tr))
+  const int o = orderIndex(scheme.order);
+  if (!trialed || o < 0 || !detail::scheduleTrial(dims, n, bound, scheme, tr))
   {
     return Status::Ok();
   }
-  SGC_HOST_LAP("scheme: axis order and predictor on the host");
   std::vector<detail::TrialCounts> counts;
   bool finite = true;
-  if (!(st = trialOnDevice(tr, scheme.cubic, trialValues, b, countsAt, s, counts, finite)))
+  const std::size_t pair = static_cast<std::size_t>((2 * o + (scheme.cubic ? 1 : 0)) * candidates);
+  if (!(st = trialCounts(b, countsAt, pair, candidates, s, counts, finite)))
   {
     return st;
   }
-  SGC_HOST_LAP("scheme: schedule trial on the device, counts copied back");
   if (finite)
   {
     detail::chooseSchedule(tr, counts, scheme); // else the default, as on the host
   }
+  SGC_HOST_LAP("scheme: axis order, predictor and schedule on the host");
   return Status::Ok();
 }
 
