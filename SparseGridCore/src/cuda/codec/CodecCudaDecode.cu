@@ -233,15 +233,6 @@ __global__ void decodePassKernel(DevPass p,
   }
 }
 
-constexpr int CoarseThreads = 1024;
-constexpr int CoarseMaxLevels = 16;
-constexpr u64 CoarseMaxCodes = 8192;
-
-struct CoarseQuantisers
-{
-  Quantiser qz[CoarseMaxLevels];
-};
-
 /// One CTA per brick (blockIdx.x; its values and symbols recStride and symbolStride further on).
 template<typename S>
 __global__ void __launch_bounds__(CoarseThreads) decodeCoarseKernel(const DevPass* passes,
@@ -579,14 +570,8 @@ void launchDecodePasses(const PlanOnDevice& pd, const DecodePassArgs<S>& a, cuda
   const BrickSet& bricks = a.bricks;
   // 32-bit index arithmetic where every voxel and code index of a brick fits.
   const bool small = pd.setup.voxels < (1ull << 32) && levelCodeBegin[plan.levels] < (1ull << 32);
-  int firstLevel = 0;
   CoarseQuantisers coarse;
-  while (firstLevel < plan.levels && firstLevel < CoarseMaxLevels &&
-    plan.levelCodes[firstLevel] <= CoarseMaxCodes)
-  {
-    coarse.qz[firstLevel] = quantisers[static_cast<std::size_t>(firstLevel)];
-    ++firstLevel;
-  }
+  const int firstLevel = coarseLevels(plan, quantisers, coarse);
   SGC_PROFILE_BEGIN("decode coarse levels L0-L" + std::to_string(firstLevel - 1) + " (one CTA)");
   decodeCoarseKernel<S><<<bricks.count, CoarseThreads, 0, s>>>(dPlan.passes,
     plan.levelPassBegin[firstLevel],

@@ -126,6 +126,46 @@ __global__ void encodePassKernel(DevPass p,
   stats.flush(surplusMax, absMax, nonFinite, bs);
 }
 
+/// The coarse levels' passes (passes [0, passEnd)) in one CTA per stream (grid.y: bricks), a
+/// barrier between passes, each pass's statistics flushed as encodePassKernel's.
+template<typename T>
+__global__ void __launch_bounds__(CoarseThreads) encodeCoarseKernel(const DevPass* passes,
+  int passEnd,
+  const T* input,
+  u64 inputStride,
+  T* rec,
+  u16* symbols,
+  const u64* dimsIn,
+  CoarseQuantisers q,
+  u64* surplus,
+  u64* absMax,
+  u64* nonFinite,
+  BrickStrides bs)
+{
+  input = brickPointer(input, bs.input);
+  rec = brickPointer(rec, bs.voxels);
+  symbols = brickPointer(symbols, bs.codes);
+  const u64 dims[3] = { dimsIn[0], dimsIn[1], dimsIn[2] };
+  for (int pi = 0; pi < passEnd; ++pi)
+  {
+    const DevPass p = passes[pi];
+    const u64 n = p.count[0] * p.count[1] * p.count[2];
+    EncodeStats stats;
+    for (u64 local = threadIdx.x; local < n; local += blockDim.x)
+    {
+      u64 idx;
+      const T pred = predictAt(p, rec, local, dims, idx);
+      stats.point(input[idx * inputStride],
+        pred,
+        q.qz[p.level],
+        symbols[p.levelCodeBegin + p.codeBegin + local],
+        rec[idx]);
+    }
+    stats.flush(surplus + pi, absMax, nonFinite, bs);
+    __syncthreads(); // the next pass reads this one's values (and flush's shared memory is free)
+  }
+}
+
 /// The encoder's pass on lines: the walk (Segment > 0) or a point per thread (Segment 0) as in
 /// decodeLinesKernel, over a bounded grid (one reduction of the statistics per CTA): work item w
 /// is (j0, j1, segment) with j0 fastest, or (j, j0, j1) with j fastest.
@@ -352,7 +392,24 @@ void launchEncodePasses(const PlanOnDevice& p,
   // a brick: the kernels move their pointers to it first).
   const bool smallEncode =
     p.setup.voxels * stride < (1ull << 32) && levelCodeBegin[plan.levels] < (1ull << 32);
-  for (int k = 0; k < plan.levels; ++k)
+  // The coarse levels in one launch: their 13 passes at 512^3 took 0.1 ms as one launch each.
+  CoarseQuantisers coarse;
+  const int firstLevel = coarseLevels(plan, p.setup.quantisers, coarse);
+  SGC_PROFILE_BEGIN("encode coarse levels L0-L" + std::to_string(firstLevel - 1) + " (one CTA)");
+  encodeCoarseKernel<T><<<dim3(1, bs.count), CoarseThreads, 0, s>>>(p.device.passes,
+    plan.levelPassBegin[firstLevel],
+    input,
+    stride,
+    rec,
+    symbols,
+    p.device.dims,
+    coarse,
+    dSurplus,
+    dSurplus + plan.passCount,
+    a.stats,
+    bs);
+  SGC_PROFILE_END();
+  for (int k = firstLevel; k < plan.levels; ++k)
   {
     const Quantiser& qz = p.setup.quantisers[static_cast<std::size_t>(k)];
     for (int pi = plan.levelPassBegin[k]; pi < plan.levelPassBegin[k + 1]; ++pi)

@@ -700,6 +700,33 @@ bool linePassOf(const Plan& plan, const Pass& p, const Quantiser& qz, bool coded
   return true;
 }
 
+/// The coarse levels, coded and decoded by one CTA per stream with a barrier between passes
+/// (their passes' launches cost more than their work): the first levels of up to CoarseMaxCodes
+/// codes each.
+constexpr int CoarseThreads = 1024;
+constexpr int CoarseMaxLevels = 16;
+constexpr u64 CoarseMaxCodes = 8192;
+
+struct CoarseQuantisers
+{
+  Quantiser qz[CoarseMaxLevels];
+};
+
+/// The number of coarse levels of `plan`, their quantisers into q.
+inline int coarseLevels(const Plan& plan,
+  const std::vector<Quantiser>& quantisers,
+  CoarseQuantisers& q)
+{
+  int levels = 0;
+  while (
+    levels < plan.levels && levels < CoarseMaxLevels && plan.levelCodes[levels] <= CoarseMaxCodes)
+  {
+    q.qz[levels] = quantisers[static_cast<std::size_t>(levels)];
+    ++levels;
+  }
+  return levels;
+}
+
 //------------------------------------------------------------------------------------------------
 // The plan on the device (CodecCuda.cu)
 //------------------------------------------------------------------------------------------------
