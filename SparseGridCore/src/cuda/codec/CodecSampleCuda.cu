@@ -5,9 +5,11 @@
 // functions of the same values (compiled without contraction), each axis's sum taken window
 // after window by one thread, the residuals counted by the host.
 //
-// The trial blocks are coded where their values lie too, one CTA per (schedule, block) pair with
-// the block in shared memory, with the host's functions of the same values; their token counts
-// come back, and the host chooses the schedule from them as from its own trial.
+// The trial blocks are coded where their values lie too, in the same launch as the windows, one
+// CTA per (axis order, predictor, schedule, block) with the block in shared memory, with the
+// host's functions of the same values: every order and predictor, since the host chooses them
+// only after the launch. Their token counts come back with the windows' statistics, and the host
+// chooses the schedule from the chosen pair's counts as from its own trial.
 //
 // Gathering the whole sample (105,668 values, 0.85 MB at 512^3) and measuring its windows on the
 // host took about 0.2 ms and 0.1-0.2 ms of each compress call on the H200's host; the windows'
@@ -36,9 +38,8 @@ namespace
 
 /// Windows of one axis at most (16 centres along each axis).
 constexpr unsigned MaxWindows = 16 * 16 * 16;
-/// Threads of the windows' CTAs: four windows each at most (256 threads with 16 each took several
-/// times as long, each thread's windows one after the other).
-constexpr unsigned WindowThreads = 1024;
+/// Threads of the sample's CTAs (windows and trial blocks alike).
+constexpr unsigned SampleThreads = 256;
 
 struct WindowArgs
 {
@@ -54,17 +55,18 @@ __device__ __forceinline__ std::int32_t narrowResidual(std::int64_t q)
   return q == (std::int64_t(1) << 40) ? INT_MIN : static_cast<std::int32_t>(q);
 }
 
-/// One CTA per axis (blockIdx.x): each window's |second difference| and residuals, then the
-/// axis's sum by one thread, window after window.
+/// A CTA's windows of one axis: each window's |second difference| and residuals, then the axis's
+/// sum by one thread, window after window (the host's order of additions, eight loads ahead of
+/// their adds).
 template<typename T>
-__global__ void __launch_bounds__(WindowThreads) windowKernel(const T* values,
+__device__ void axisWindows(const T* values,
   u64 stride,
-  WindowArgs a,
+  const WindowArgs& a,
+  int axis,
   double* sums,
   std::int32_t* linear,
   std::int32_t* cubic)
 {
-  const int axis = blockIdx.x;
   const detail::SampleWindowGrid& g = a.grid[axis];
   const u64 h = g.half, step = a.axisStride[axis];
   __shared__ double roughness[MaxWindows];
@@ -92,8 +94,6 @@ __global__ void __launch_bounds__(WindowThreads) windowKernel(const T* values,
   __syncthreads();
   if (threadIdx.x == 0)
   {
-    // The host's order of additions; eight loads go ahead of their adds (a load waiting before
-    // each add made this loop most of the kernel's time).
     double sum = 0;
     u64 w = 0;
     for (; w + 8 <= g.windows; w += 8)
@@ -115,20 +115,6 @@ __global__ void __launch_bounds__(WindowThreads) windowKernel(const T* values,
       sum += roughness[w];
     }
     sums[axis] = sum;
-  }
-}
-
-template<typename T>
-__global__ void gatherKernel(const T* values,
-  std::uint64_t stride,
-  const std::uint64_t* indices,
-  std::uint64_t n,
-  double* out)
-{
-  const std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
-  if (i < n)
-  {
-    out[i] = static_cast<double>(values[indices[i] * stride]);
   }
 }
 
@@ -181,18 +167,22 @@ struct TrialArgs
   format::Quantiser quantiser[TrialCandidates][TrialLevels];
 };
 
-/// One CTA per (order, predictor, candidate, block), in that order from the slowest: the block's
-/// values into shared memory, its levels' passes predicted and quantised as the host's trial does
-/// (in double), each level's codes cut into blocks of format::BlockCodes and tokenised; the tokens
-/// counted per (order, predictor, candidate), TrialCountStride bytes apart.
-__global__ void trialKernel(const double* values,
+/// A CTA's (order, predictor, candidate, block), in that order from the slowest, from `cta`: the
+/// block's values (at `indices`) into shared memory, its levels' passes predicted and quantised as
+/// the host's trial does (in double), each level's codes cut into blocks of format::BlockCodes and
+/// tokenised; the tokens counted per (order, predictor, candidate), TrialCountStride bytes apart.
+template<typename T>
+__device__ void trialBlock(const T* values,
+  u64 valueStride,
+  const u64* indices,
   const TrialArgs* __restrict__ args,
-  unsigned char* counts)
+  unsigned char* counts,
+  int cta)
 {
   extern __shared__ double rec[];
   const int blocks = args[0].blocks, candidates = args[0].candidates;
-  const int pair = static_cast<int>(blockIdx.x) / blocks; // (order, predictor, candidate)
-  const int b = static_cast<int>(blockIdx.x) % blocks;
+  const int pair = cta / blocks; // (order, predictor, candidate)
+  const int b = cta % blocks;
   const int c = pair % candidates;
   const int cubic = (pair / candidates) % 2;
   const TrialArgs& a = args[pair / candidates / 2];
@@ -200,11 +190,11 @@ __global__ void trialKernel(const double* values,
   unsigned long long* words =
     reinterpret_cast<unsigned long long*>(counts + u64(pair) * TrialCountStride);
   unsigned int* histogram = reinterpret_cast<unsigned int*>(words + TrialWords);
-  const double* block = values + b * a.voxels;
+  const u64* block = indices + b * a.voxels;
   for (u64 i = threadIdx.x; i < a.voxels; i += blockDim.x)
   {
-    rec[i] = block[i];
-    if (!isfinite(block[i]))
+    rec[i] = static_cast<double>(values[block[i] * valueStride]);
+    if (!isfinite(rec[i]))
     {
       atomicOr(&words[2], 1ull);
     }
@@ -256,11 +246,34 @@ __global__ void trialKernel(const double* values,
   }
 }
 
+/// The sample in one launch: CTAs 0-2 measure the windows of axes 0-2 (axisWindows), the others
+/// code the trial blocks (trialBlock; none where `args` is null).
+template<typename T>
+__global__ void __launch_bounds__(SampleThreads) sampleKernel(const T* values,
+  u64 stride,
+  WindowArgs w,
+  double* sums,
+  std::int32_t* linear,
+  std::int32_t* cubic,
+  const u64* indices,
+  const TrialArgs* args,
+  unsigned char* counts)
+{
+  if (blockIdx.x < 3)
+  {
+    axisWindows(values, stride, w, static_cast<int>(blockIdx.x), sums, linear, cubic);
+  }
+  else
+  {
+    trialBlock(values, stride, indices, args, counts, static_cast<int>(blockIdx.x) - 3);
+  }
+}
+
 /// Buffers of the last sample, kept: a cudaMalloc per encode would cost more than the work. One
-/// device buffer and its page-locked copy hold the axes' sums and the residuals, then the trial
-/// values (device only) and the trial's counts per (order, predictor, candidate), whose first
-/// part comes back with the sums. The trial's arguments, one per order: page-locked, then on the
-/// device. The ScheduleTrials of the orders are kept with them (each holds a Plan).
+/// device buffer and its page-locked copy hold the axes' sums and the residuals, then the trial's
+/// counts per (order, predictor, candidate), whose first part comes back with the sums. The trial
+/// blocks' voxel indices and the trial's arguments (one per order: page-locked, then on the
+/// device). The ScheduleTrials of the orders are kept with them (each holds a Plan).
 struct SampleBuffers
 {
   std::mutex mutex;
@@ -284,11 +297,8 @@ Status cudaStatus(cudaError_t e, const char* what)
 /// Bytes of a (order, predictor, candidate)'s counts that come back with the windows' sums.
 constexpr std::size_t TrialHeadBytes = TrialWords * 8 + TrialHead * 4;
 
-/// Queues on s the trial of every (order, predictor) pair on the trial values at `values`
-/// (device): each order's arguments from b.trials, the counts cleared, one launch, and each
-/// pair's counts' head copied to b.staged at countsAt (TrialHeadBytes apart). It does not wait:
-/// the page-locked arguments must stay as they are until s has passed the launch.
-Status queueTrials(const double* values, SampleBuffers& b, std::size_t countsAt, cudaStream_t s)
+/// The trial's arguments, one per order, from b.trials into b.argsHost.
+Status trialArguments(SampleBuffers& b)
 {
   TrialArgs* host = b.argsHost.as<TrialArgs>();
   for (int o = 0; o < TrialOrders; ++o)
@@ -325,51 +335,29 @@ Status queueTrials(const double* values, SampleBuffers& b, std::size_t countsAt,
       }
     }
   }
-  const std::size_t pairs = static_cast<std::size_t>(TrialSchemes * host[0].candidates);
-  const std::size_t shared = static_cast<std::size_t>(host[0].voxels * (sizeof(double) + 2));
-  unsigned char* dCounts = b.results.as<unsigned char>() + countsAt;
-  // A block of 17^3 voxels takes 49,130 bytes: above the 48 KB a launch gets without asking.
-  // Asked once per device (the first call on it): setting the attribute may wait for the device.
+  return Status::Ok();
+}
+
+/// Lets sampleKernel<T> take the trial's shared memory: a block of 17^3 voxels takes 49,130 bytes,
+/// above the 48 KB a launch gets without asking. Asked once per device (the first call on it):
+/// setting the attribute may wait for the device.
+template<typename T>
+cudaError_t allowTrialSharedMemory()
+{
   static std::atomic<unsigned long long> sized{ 0 };
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
   const unsigned long long bit = 1ull << (device & 63);
   if (e == cudaSuccess && (sized.load() & bit) == 0)
   {
-    e = cudaFuncSetAttribute(trialKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024);
+    e =
+      cudaFuncSetAttribute(sampleKernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024);
     if (e == cudaSuccess)
     {
       sized |= bit;
     }
   }
-  if (e == cudaSuccess)
-  {
-    e = upload(b.args.ptr, host, TrialOrders * sizeof(TrialArgs), s);
-  }
-  if (e == cudaSuccess)
-  {
-    e = cudaMemsetAsync(dCounts, 0, TrialCountStride * pairs, s);
-  }
-  if (e == cudaSuccess)
-  {
-    trialKernel<<<static_cast<unsigned>(pairs * static_cast<std::size_t>(host[0].blocks)),
-      256,
-      shared,
-      s>>>(values, b.args.as<TrialArgs>(), dCounts);
-    e = cudaGetLastError();
-  }
-  if (e == cudaSuccess)
-  {
-    e = cudaMemcpy2DAsync(b.staged.as<unsigned char>() + countsAt,
-      TrialHeadBytes,
-      dCounts,
-      TrialCountStride,
-      TrialHeadBytes,
-      pairs,
-      cudaMemcpyDeviceToHost,
-      s);
-  }
-  return e == cudaSuccess ? Status::Ok() : cudaStatus(e, "schedule trial");
+  return e;
 }
 
 /// The counts of the (order, predictor) pair whose first candidate is `pair` (waited for: their
@@ -455,10 +443,10 @@ Status chooseScheme(const T* device,
   SampleBuffers& b = sampleBuffers();
   std::lock_guard<std::mutex> lock(b.mutex);
   const cudaStream_t s = streamOf(options);
-  // The trial blocks are coded with every axis order and predictor while the windows are
-  // measured: the host chooses the order and the predictor from the windows, then the schedule
-  // from that pair's counts, after one wait (a wait between the two took about 0.08 ms of each
-  // compress call on the H200). The trial of an order does not depend on the predictor's choice.
+  // The trial blocks are coded with every axis order and predictor in the launch that measures
+  // the windows: after one wait, the host chooses the order and the predictor from the windows,
+  // then the schedule from that pair's counts (with a wait between the two, the trial would wait
+  // for the host's choice). An order's plan does not depend on the predictor.
   b.trials.resize(TrialOrders);
   bool trialed = true;
   for (int o = 0; o < TrialOrders && trialed; ++o)
@@ -470,12 +458,11 @@ Status chooseScheme(const T* device,
   const int candidates = trialed ? static_cast<int>(b.trials[0].candidates.size()) : 0;
   const std::size_t pairs = static_cast<std::size_t>(TrialSchemes * candidates);
   // [the axes' sums: 4 doubles][linear, cubic: residuals int32 each] come back with the heads of
-  // the trial's counts; [trial values: n doubles][the trial's counts per pair] stay on the device.
+  // the trial's counts; [the trial's counts per pair] stay on the device.
   const std::size_t linearAt = 4 * sizeof(double);
   const std::size_t cubicAt = linearAt + residuals * sizeof(std::int32_t);
   const std::size_t windowBytes = cubicAt + residuals * sizeof(std::int32_t);
-  const std::size_t valuesAt = (windowBytes + 255) / 256 * 256;
-  const std::size_t countsAt = (valuesAt + n * sizeof(double) + 255) / 256 * 256;
+  const std::size_t countsAt = (windowBytes + 255) / 256 * 256;
   const std::size_t bytes = countsAt + static_cast<std::size_t>(TrialCountStride * pairs);
   const std::size_t heldIndexBytes = b.indices.bytes;
   Status st;
@@ -484,7 +471,8 @@ Status chooseScheme(const T* device,
     !(st =
         b.staged.reserve(countsAt + pairs * TrialHeadBytes, "codec sample: results' host copy")) ||
     !(st = b.args.reserve(TrialOrders * sizeof(TrialArgs), "codec sample: trial arguments")) ||
-    !(st = b.argsHost.reserve(TrialOrders * sizeof(TrialArgs), "codec sample: trial arguments")))
+    !(st = b.argsHost.reserve(TrialOrders * sizeof(TrialArgs), "codec sample: trial arguments")) ||
+    (trialed && !(st = trialArguments(b))))
   {
     return st;
   }
@@ -495,7 +483,7 @@ Status chooseScheme(const T* device,
   // Repeated calls on the same dims (a time series) skip the upload: the indices' owner gives
   // them the same vector, which `uploaded` keeps alive.
   cudaError_t e = cudaSuccess;
-  if (n > 0 && b.uploaded != trial)
+  if (trialed && b.uploaded != trial)
   {
     b.uploaded.reset();
     if ((e = upload(b.indices.ptr, indices.data(), n * sizeof(std::uint64_t), s)) != cudaSuccess)
@@ -505,22 +493,35 @@ Status chooseScheme(const T* device,
     b.uploaded = trial;
   }
   unsigned char* results = b.results.as<unsigned char>();
+  unsigned char* dCounts = results + countsAt;
   const unsigned char* staged = b.staged.as<unsigned char>();
-  double* sums = reinterpret_cast<double*>(results);
-  double* trialValues = reinterpret_cast<double*>(results + valuesAt);
-  windowKernel<T><<<3, WindowThreads, 0, s>>>(device,
-    stride,
-    a,
-    sums,
-    reinterpret_cast<std::int32_t*>(results + linearAt),
-    reinterpret_cast<std::int32_t*>(results + cubicAt));
-  e = cudaGetLastError();
-  if (e == cudaSuccess && n > 0)
+  const std::size_t trialCtas = trialed ? pairs * static_cast<std::size_t>(b.trials[0].blocks) : 0;
+  const std::size_t shared =
+    trialed ? static_cast<std::size_t>(b.trials[0].voxels * (sizeof(double) + 2)) : 0;
+  if (trialed)
   {
-    const unsigned threads = 256;
-    const unsigned blocks = static_cast<unsigned>((n + threads - 1) / threads);
-    gatherKernel<T>
-      <<<blocks, threads, 0, s>>>(device, stride, b.indices.as<std::uint64_t>(), n, trialValues);
+    e = allowTrialSharedMemory<T>();
+    if (e == cudaSuccess)
+    {
+      // The page-locked source stays as it is until the wait below.
+      e = upload(b.args.ptr, b.argsHost.ptr, TrialOrders * sizeof(TrialArgs), s);
+    }
+    if (e == cudaSuccess)
+    {
+      e = cudaMemsetAsync(dCounts, 0, TrialCountStride * pairs, s);
+    }
+  }
+  if (e == cudaSuccess)
+  {
+    sampleKernel<T><<<static_cast<unsigned>(3 + trialCtas), SampleThreads, shared, s>>>(device,
+      stride,
+      a,
+      reinterpret_cast<double*>(results),
+      reinterpret_cast<std::int32_t*>(results + linearAt),
+      reinterpret_cast<std::int32_t*>(results + cubicAt),
+      b.indices.as<u64>(),
+      trialed ? b.args.as<TrialArgs>() : nullptr,
+      dCounts);
     e = cudaGetLastError();
   }
   if (e == cudaSuccess)
@@ -529,7 +530,14 @@ Status chooseScheme(const T* device,
   }
   if (e == cudaSuccess && trialed)
   {
-    st = queueTrials(trialValues, b, countsAt, s);
+    e = cudaMemcpy2DAsync(b.staged.as<unsigned char>() + countsAt,
+      TrialHeadBytes,
+      dCounts,
+      TrialCountStride,
+      TrialHeadBytes,
+      pairs,
+      cudaMemcpyDeviceToHost,
+      s);
   }
   // Waited for whichever way it ends: the next call may come on another stream and reuse the
   // buffers (the trial's page-locked arguments among them).
@@ -541,10 +549,6 @@ Status chooseScheme(const T* device,
   if (e != cudaSuccess)
   {
     return cudaStatus(e, "windows and trial blocks");
-  }
-  if (!st)
-  {
-    return st;
   }
   SGC_HOST_LAP("scheme: the windows and every order's trial on the device, copied back");
   std::copy(reinterpret_cast<const double*>(staged),
