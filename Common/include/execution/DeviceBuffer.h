@@ -81,6 +81,9 @@ public:
     this->Capacity = 0;
   }
 
+  /// The bytes allocated (0 while nothing is allocated).
+  std::size_t capacity() const { return this->Capacity; }
+
   /// The device address as a U* (null while nothing is allocated).
   template<typename U>
   U* as() const

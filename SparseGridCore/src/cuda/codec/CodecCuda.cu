@@ -19,9 +19,28 @@ namespace codec
 namespace cudaimpl
 {
 
+namespace
+{
+/// What the codec's CUDA errors are named after.
+std::string named(const char* what)
+{
+  return std::string("CUDA codec: ") + what;
+}
+} // namespace
+
 Status fromCuda(cudaError_t e, const char* what)
 {
-  return execution::cuda::fromCuda(e, (std::string("CUDA codec: ") + what).c_str());
+  return execution::cuda::fromCuda(e, named(what).c_str());
+}
+
+Status reserve(DeviceBuffer& b, std::size_t n, const char* what)
+{
+  const std::size_t bytes = std::max<std::size_t>(n, 256);
+  if (b.capacity() >= bytes)
+  {
+    return Status::Ok(); // kept, as allocate() would keep it, without building the name
+  }
+  return b.allocate(bytes, named(what).c_str());
 }
 
 Workspace& workspace()
@@ -123,7 +142,7 @@ Status uploadPlan(Workspace& ws,
   cudaStream_t s)
 {
   const std::size_t passBytes = sizeof(DevPass) * passes.size();
-  Status st = ws.plan.reserve(passBytes + 24 + sizeof(int) * 70, "plan");
+  Status st = reserve(ws.plan, passBytes + 24 + sizeof(int) * 70, "plan");
   if (!st)
   {
     return st;
@@ -185,26 +204,11 @@ void releaseBuffers()
          &ws.brickTables,
          &ws.special })
   {
-    if (b->ptr)
-    {
-      cudaFree(b->ptr);
-    }
-    b->ptr = nullptr;
-    b->bytes = 0;
+    b->release();
   }
   ws.decodedLayout.clear();
-  if (ws.readBack.ptr)
-  {
-    cudaFreeHost(ws.readBack.ptr);
-  }
-  ws.readBack.ptr = nullptr;
-  ws.readBack.bytes = 0;
-  if (ws.brickHost.ptr)
-  {
-    cudaFreeHost(ws.brickHost.ptr);
-  }
-  ws.brickHost.ptr = nullptr;
-  ws.brickHost.bytes = 0;
+  ws.readBack.release();
+  ws.brickHost.release();
 }
 
 template<typename T>

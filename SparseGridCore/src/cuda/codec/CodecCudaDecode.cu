@@ -540,10 +540,10 @@ Status uploadDecodeTables(Workspace& ws,
   DecodeTables& tab,
   cudaStream_t s)
 {
-  SGC_TRY(upload(ws.lut.ptr, dec.lut.data(), dec.lut.size() * 4, s), "upload");
+  SGC_TRY(upload(ws.lut.as<void>(), dec.lut.data(), dec.lut.size() * 4, s), "upload");
   if (!dec.sorted.empty())
   {
-    SGC_TRY(upload(ws.sorted.ptr, dec.sorted.data(), dec.sorted.size() * 4, s), "upload");
+    SGC_TRY(upload(ws.sorted.as<void>(), dec.sorted.data(), dec.sorted.size() * 4, s), "upload");
   }
   tab.lut = ws.lut.as<u32>();
   tab.sorted = ws.sorted.as<u32>();
@@ -674,13 +674,13 @@ Status decodeCoded(Workspace& ws,
   }
   const ChunkGeometry& geometry = pd.geometry;
   const unsigned char* dStream = deviceStream;
-  if ((!streamOnDevice && !(st = ws.stream.reserve(info.levelEnd[lod], "stream"))) ||
-    !(st = ws.decodedSymbols.reserve(levelCodeBegin[plan.levels] * sizeof(u16), "symbols")) ||
-    !(st = ws.decodedBlocks.reserve(plan.chunkBegin[plan.levels] * 8, "block masks")) ||
-    !(st = ws.chunkMeta.reserve((chunks + 1) * 24 + 512, "chunk tables")) ||
-    !(st = ws.lut.reserve((std::size_t(1) << format::LutBits) * 4, "lut")) ||
-    !(st = ws.sorted.reserve((dec.sorted.size() + 1) * 4, "sorted")) ||
-    !(st = ws.error.reserve(16, "error")))
+  if ((!streamOnDevice && !(st = reserve(ws.stream, info.levelEnd[lod], "stream"))) ||
+    !(st = reserve(ws.decodedSymbols, levelCodeBegin[plan.levels] * sizeof(u16), "symbols")) ||
+    !(st = reserve(ws.decodedBlocks, plan.chunkBegin[plan.levels] * 8, "block masks")) ||
+    !(st = reserve(ws.chunkMeta, (chunks + 1) * 24 + 512, "chunk tables")) ||
+    !(st = reserve(ws.lut, (std::size_t(1) << format::LutBits) * 4, "lut")) ||
+    !(st = reserve(ws.sorted, (dec.sorted.size() + 1) * 4, "sorted")) ||
+    !(st = reserve(ws.error, 16, "error")))
   {
     return st;
   }
@@ -710,7 +710,7 @@ Status decodeCoded(Workspace& ws,
   }
   else
   {
-    SGC_TRY(upload(ws.stream.ptr, stream, info.levelEnd[lod], s), "upload stream");
+    SGC_TRY(upload(ws.stream.as<void>(), stream, info.levelEnd[lod], s), "upload stream");
     dStream = ws.stream.as<unsigned char>();
     SGC_TRY(upload(dChunkOffset, chunkOffset.data(), (chunks + 1) * 8, s), "upload");
     SGC_TRY(upload(dChunkSize, chunkSize.data(), (chunks + 1) * 4, s), "upload");
@@ -727,7 +727,8 @@ Status decodeCoded(Workspace& ws,
   if (layout != ws.decodedLayout)
   {
     SGC_TRY(cudaMemsetAsync(symbols, 0, levelCodeBegin[plan.levels] * sizeof(u16), s), "clear");
-    SGC_TRY(cudaMemsetAsync(ws.decodedBlocks.ptr, 0, plan.chunkBegin[plan.levels] * 8, s), "clear");
+    SGC_TRY(cudaMemsetAsync(ws.decodedBlocks.as<void>(), 0, plan.chunkBegin[plan.levels] * 8, s),
+      "clear");
   }
   ws.decodedLayout.clear(); // until the Huffman stage has run
   SGC_HOST_LAP("decode host: chunk tables, uploads");
@@ -816,7 +817,7 @@ Status launchChunkTables(Workspace& ws, const ChunkTableArgs& a, cudaStream_t s)
   cub::DeviceScan::ExclusiveSum(
     nullptr, scanBytes, static_cast<u64*>(nullptr), static_cast<u64*>(nullptr), n, s);
   Status st;
-  if (!(st = ws.scratch.reserve((n + 1) * 16 + scanBytes + 512, "chunk scan")))
+  if (!(st = reserve(ws.scratch, (n + 1) * 16 + scanBytes + 512, "chunk scan")))
   {
     return st;
   }
@@ -904,7 +905,7 @@ Status decodeLocked(Workspace& ws,
   const StreamInfo& info = streamOnDevice ? deviceInfo : request.info;
   const u64 voxels = info.dims[0] * info.dims[1] * info.dims[2];
   const bool direct = deviceOut && sizeof(S) == sizeof(T) && layout.stride == 1;
-  if (!(st = ws.rec.reserve(direct ? 8 : voxels * sizeof(S), "decode buffer")))
+  if (!(st = reserve(ws.rec, direct ? 8 : voxels * sizeof(S), "decode buffer")))
   {
     return st;
   }

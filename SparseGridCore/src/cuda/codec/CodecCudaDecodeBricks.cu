@@ -76,8 +76,8 @@ Status stageHeaders(Workspace& ws,
   }
   const std::size_t pieceBytes = align16(m * sizeof(HeaderPiece));
   Status st;
-  if (!(st = hostBuffer.reserve(pieceBytes + total, "brick headers")) ||
-    !(st = ws.brickHeaders.reserve(pieceBytes + total, "brick headers")))
+  if (!(st = reserve(hostBuffer, pieceBytes + total, "brick headers")) ||
+    !(st = reserve(ws.brickHeaders, pieceBytes + total, "brick headers")))
   {
     return st;
   }
@@ -317,7 +317,7 @@ Status uploadGroupTables(Workspace& ws,
   const std::size_t m = group.size();
   const int levels = at.levels;
   Status st;
-  if (!(st = ws.brickTables.reserve(at.total, "brick tables")))
+  if (!(st = reserve(ws.brickTables, at.total, "brick tables")))
   {
     return st;
   }
@@ -395,10 +395,10 @@ Status reserveGroup(Workspace& ws,
 {
   const u64 chunks = m * p.chunks;
   Status st;
-  if (!(st = ws.decodedSymbols.reserve(m * p.symbols * sizeof(u16), "symbols")) ||
-    !(st = ws.decodedBlocks.reserve(chunks * 8, "block masks")) ||
-    !(st = ws.chunkMeta.reserve((chunks + 1) * 24 + 512, "chunk tables")) ||
-    !(st = ws.rec.reserve(direct ? 8 : m * p.setup.voxels * sizeof(S), "decode buffer")))
+  if (!(st = reserve(ws.decodedSymbols, m * p.symbols * sizeof(u16), "symbols")) ||
+    !(st = reserve(ws.decodedBlocks, chunks * 8, "block masks")) ||
+    !(st = reserve(ws.chunkMeta, (chunks + 1) * 24 + 512, "chunk tables")) ||
+    !(st = reserve(ws.rec, direct ? 8 : m * p.setup.voxels * sizeof(S), "decode buffer")))
   {
     return st;
   }
@@ -531,11 +531,11 @@ Status decodeUsableBricks(Workspace& ws,
   const std::size_t count = headers.size();
   // Errors and chunk counters of every brick the batch takes, by its place in `kept`.
   const std::size_t errorBytes = (count * 4 + 7) / 8 * 8;
-  if (!st || !(st = ws.error.reserve(errorBytes + count * 8 + 16, "errors")))
+  if (!st || !(st = reserve(ws.error, errorBytes + count * 8 + 16, "errors")))
   {
     return st;
   }
-  SGC_TRY(cudaMemsetAsync(ws.error.ptr, 0, errorBytes + count * 8, s), "clear");
+  SGC_TRY(cudaMemsetAsync(ws.error.as<void>(), 0, errorBytes + count * 8, s), "clear");
   int* errors = ws.error.as<int>();
   auto* next = reinterpret_cast<unsigned long long*>(ws.error.as<unsigned char>() + errorBytes);
   const u64 perGroup =
@@ -577,7 +577,7 @@ Status decodeUsableBricks(Workspace& ws,
     {
       ws.brickTablesHost.resize(index + 1);
     }
-    if (!groups.empty() && !(st = ws.brickTablesHost[index].reserve(tableBytes, "brick tables")))
+    if (!groups.empty() && !(st = reserve(ws.brickTablesHost[index], tableBytes, "brick tables")))
     {
       return st;
     }

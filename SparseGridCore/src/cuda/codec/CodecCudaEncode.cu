@@ -304,13 +304,13 @@ Status deviceInput(Workspace& ws,
     return Status::Ok();
   }
   Status st;
-  if (!(st = ws.values.reserve(voxels * sizeof(T), "input")))
+  if (!(st = reserve(ws.values, voxels * sizeof(T), "input")))
   {
     return st;
   }
   if (layout.stride == 1)
   {
-    SGC_TRY(upload(ws.values.ptr, hostValues, voxels * sizeof(T), s), "upload values");
+    SGC_TRY(upload(ws.values.as<void>(), hostValues, voxels * sizeof(T), s), "upload values");
   }
   else
   {
@@ -319,7 +319,7 @@ Status deviceInput(Workspace& ws,
     {
       packed[i] = hostValues[i * layout.stride];
     }
-    SGC_TRY(upload(ws.values.ptr, packed.data(), voxels * sizeof(T), s), "upload values");
+    SGC_TRY(upload(ws.values.as<void>(), packed.data(), voxels * sizeof(T), s), "upload values");
   }
   input = ws.values.as<T>();
   stride = 1;
@@ -352,19 +352,19 @@ Status reserveEncodeBuffers(Workspace& ws,
   // summary's leading words (their headers are written on the device).
   const std::size_t readBack = std::max<std::size_t>(ReadBackBytes, n * SummaryWords * 8);
   Status st;
-  if (!(st = ws.rec.reserve(n * voxels * valueBytes, "rec")) ||
-    !(st = ws.symbols.reserve(n * bs.codes * sizeof(u16), "symbols")) ||
-    !(st = ws.masks.reserve(n * chunks * 8, "masks")) ||
-    !(st = ws.histogram.reserve(n * bs.histogram * 4, "histogram")) ||
-    !(st = ws.stats.reserve(64, "stats")) ||
-    !(st = ws.blockBits.reserve(n * bs.blocks * 4, "blockBits")) ||
-    !(st = ws.blockEsc.reserve(n * bs.blocks * 4, "blockEsc")) ||
-    !(st = ws.chunkMeta.reserve(n * bs.offsets * 8, "chunk offsets")) ||
-    !(st = ws.codes.reserve(n * bs.summary, "codes")) ||
-    !(st = ws.error.reserve(n * bs.stats * 8, "surplus")) ||
-    !(st = ws.readBack.reserve(readBack, "summary")) ||
+  if (!(st = reserve(ws.rec, n * voxels * valueBytes, "rec")) ||
+    !(st = reserve(ws.symbols, n * bs.codes * sizeof(u16), "symbols")) ||
+    !(st = reserve(ws.masks, n * chunks * 8, "masks")) ||
+    !(st = reserve(ws.histogram, n * bs.histogram * 4, "histogram")) ||
+    !(st = reserve(ws.stats, 64, "stats")) ||
+    !(st = reserve(ws.blockBits, n * bs.blocks * 4, "blockBits")) ||
+    !(st = reserve(ws.blockEsc, n * bs.blocks * 4, "blockEsc")) ||
+    !(st = reserve(ws.chunkMeta, n * bs.offsets * 8, "chunk offsets")) ||
+    !(st = reserve(ws.codes, n * bs.summary, "codes")) ||
+    !(st = reserve(ws.error, n * bs.stats * 8, "surplus")) ||
+    !(st = reserve(ws.readBack, readBack, "summary")) ||
     !(st = chunkScanBytes(n * (chunks + 1) - 1, s, scanBytes)) ||
-    !(st = ws.scratch.reserve(n * (chunks + 1) * 16 + 256 + scanBytes, "chunk scan")))
+    !(st = reserve(ws.scratch, n * (chunks + 1) * 16 + 256 + scanBytes, "chunk scan")))
   {
     return st;
   }
@@ -669,7 +669,7 @@ Status writeCodedStream(Workspace& ws,
   }
   else
   {
-    if (!(st = ws.out.reserve(total, "stream")))
+    if (!(st = reserve(ws.out, total, "stream")))
     {
       return st;
     }
@@ -759,7 +759,7 @@ Status encodeLocked(Workspace& ws,
   u64* stats = ws.stats.as<u64>();    // [0] NaN/Inf inputs
   u64* dSurplus = ws.error.as<u64>(); // per-pass surplus maxima and the largest |value|
   SGC_TRY(cudaMemsetAsync(stats, 0, 64, s), "clear");
-  SGC_TRY(cudaMemsetAsync(ws.codes.ptr, 0, SummaryWords * 8, s), "clear");
+  SGC_TRY(cudaMemsetAsync(ws.codes.as<void>(), 0, SummaryWords * 8, s), "clear");
   SGC_TRY(cudaMemsetAsync(dSurplus, 0, sizeof(u64) * (plan.passCount + 1), s), "clear");
   // The passes read the input where it lives (no copy); the finiteness count comes back with the
   // histogram, so that no host round trip sits between the passes.

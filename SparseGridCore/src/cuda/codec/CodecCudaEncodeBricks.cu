@@ -136,8 +136,8 @@ Status placeBricks(Workspace& ws,
   const unsigned count = bs.count;
   const std::size_t row = static_cast<std::size_t>(summaryReadWords(plan) * 8);
   unsigned char* host = ws.readBack.as<unsigned char>();
-  SGC_TRY(
-    cudaMemcpy2DAsync(host, row, ws.codes.ptr, bs.summary, row, count, cudaMemcpyDeviceToHost, s),
+  SGC_TRY(cudaMemcpy2DAsync(
+            host, row, ws.codes.as<void>(), bs.summary, row, count, cudaMemcpyDeviceToHost, s),
     "download summaries");
   SGC_TRY(cudaStreamSynchronize(s), "brick sizing kernels");
   placed.outOffset.assign(count, ~0ull);
@@ -313,7 +313,7 @@ Status encodeBrickGroup(Workspace& ws,
   const std::size_t prefixBytes =
     format::FixedHeaderBytes + format::LevelEntryBytes * static_cast<std::size_t>(plan.levels) + 4;
   const std::size_t offsetBytes = (sizeof(u64) * count + 15) / 16 * 16;
-  if (!(st = ws.out.reserve(offsetBytes + count * prefixBytes, "brick headers")))
+  if (!(st = reserve(ws.out, offsetBytes + count * prefixBytes, "brick headers")))
   {
     return st;
   }

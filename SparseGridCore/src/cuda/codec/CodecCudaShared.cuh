@@ -34,6 +34,7 @@
 
 #include <cuda_runtime.h>
 
+#include "execution/DeviceBuffer.h"
 #include "execution/EventTimer.h"
 
 #include <algorithm>
@@ -108,51 +109,20 @@ inline cudaError_t upload(void* device, const void* host, std::size_t bytes, cud
   return cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, s);
 }
 
-/// Device memory for the buffers kept between calls (at least 256 bytes each).
-struct DeviceMemory
-{
-  static cudaError_t allocate(void** p, std::size_t n) { return cudaMalloc(p, n); }
-  static void release(void* p) { cudaFree(p); }
-  static constexpr std::size_t MinBytes = 256;
-};
+/// Device memory kept between calls (cudaMalloc of large buffers costs milliseconds): the
+/// execution layer's buffer, grown by reserve().
+using DeviceBuffer = execution::cuda::DeviceBuffer;
 
-/// Page-locked host memory for the buffers kept between calls (the encoder's summary read-back).
-struct PinnedMemory
-{
-  static cudaError_t allocate(void** p, std::size_t n) { return cudaMallocHost(p, n); }
-  static void release(void* p) { cudaFreeHost(p); }
-  static constexpr std::size_t MinBytes = 0;
-};
-
-/// A buffer kept between calls (cudaMalloc of large buffers costs milliseconds): it grows, never
-/// shrinks.
-template<typename Memory>
-struct KeptBuffer
+/// Page-locked host memory kept between calls (the read-backs), grown by reserve().
+struct PinnedBuffer
 {
   void* ptr = nullptr;
   std::size_t bytes = 0;
-  Status reserve(std::size_t n, const char* what)
-  {
-    if (n <= bytes && ptr)
-    {
-      return Status::Ok();
-    }
-    if (ptr)
-    {
-      Memory::release(ptr);
-      ptr = nullptr;
-      bytes = 0;
-    }
-    const std::size_t size = std::max<std::size_t>(n, Memory::MinBytes);
-    SGC_TRY(Memory::allocate(&ptr, size), what);
-    bytes = size;
-    return Status::Ok();
-  }
   void release()
   {
     if (ptr)
     {
-      Memory::release(ptr);
+      cudaFreeHost(ptr);
     }
     ptr = nullptr;
     bytes = 0;
@@ -163,8 +133,21 @@ struct KeptBuffer
     return static_cast<X*>(ptr);
   }
 };
-using DeviceBuffer = KeptBuffer<DeviceMemory>;
-using PinnedBuffer = KeptBuffer<PinnedMemory>;
+
+/// Makes a kept buffer hold at least n bytes (a device buffer at least 256): it grows, never
+/// shrinks; a larger one replaces it, uninitialised. Errors as fromCuda's, naming `what`.
+Status reserve(DeviceBuffer& b, std::size_t n, const char* what);
+inline Status reserve(PinnedBuffer& b, std::size_t n, const char* what)
+{
+  if (n <= b.bytes && b.ptr)
+  {
+    return Status::Ok();
+  }
+  b.release();
+  SGC_TRY(cudaMallocHost(&b.ptr, n), what);
+  b.bytes = n;
+  return Status::Ok();
+}
 
 struct Workspace
 {

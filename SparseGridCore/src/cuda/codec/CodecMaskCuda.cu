@@ -81,7 +81,7 @@ Status countSpecials(const T* device,
   return withWorkspace(options,
     [&](Workspace& ws, cudaStream_t s)
     {
-      Status st = ws.special.reserve(sizeof(unsigned long long), "count buffer");
+      Status st = reserve(ws.special, sizeof(unsigned long long), "count buffer");
       if (!st)
       {
         return st;
@@ -132,7 +132,7 @@ Status restoreSpecials(Workspace& ws,
   detail::specialRuns<T>(stream, info, 1 << 16, runs, palette);
   const std::size_t runBytes = runs.size() * sizeof(SpecialRun);
   // Runs and palette are staged from pageable memory by the uploads; the kernel reads them on s.
-  Status st = ws.special.reserve(runBytes + palette.size() * sizeof(T), "special voxels");
+  Status st = reserve(ws.special, runBytes + palette.size() * sizeof(T), "special voxels");
   if (!st)
   {
     return st;

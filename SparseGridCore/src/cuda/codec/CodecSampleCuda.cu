@@ -464,19 +464,19 @@ Status chooseScheme(const T* device,
   const std::size_t windowBytes = cubicAt + residuals * sizeof(std::int32_t);
   const std::size_t countsAt = (windowBytes + 255) / 256 * 256;
   const std::size_t bytes = countsAt + static_cast<std::size_t>(TrialCountStride * pairs);
-  const std::size_t heldIndexBytes = b.indices.bytes;
+  const std::size_t heldIndexBytes = b.indices.capacity();
   Status st;
-  if (!(st = b.indices.reserve(n * sizeof(std::uint64_t), "codec sample: trial indices")) ||
-    !(st = b.results.reserve(bytes, "codec sample: results")) ||
+  if (!(st = reserve(b.indices, n * sizeof(std::uint64_t), "codec sample: trial indices")) ||
+    !(st = reserve(b.results, bytes, "codec sample: results")) ||
     !(st =
-        b.staged.reserve(countsAt + pairs * TrialHeadBytes, "codec sample: results' host copy")) ||
-    !(st = b.args.reserve(TrialOrders * sizeof(TrialArgs), "codec sample: trial arguments")) ||
-    !(st = b.argsHost.reserve(TrialOrders * sizeof(TrialArgs), "codec sample: trial arguments")) ||
+        reserve(b.staged, countsAt + pairs * TrialHeadBytes, "codec sample: results' host copy")) ||
+    !(st = reserve(b.args, TrialOrders * sizeof(TrialArgs), "codec sample: trial arguments")) ||
+    !(st = reserve(b.argsHost, TrialOrders * sizeof(TrialArgs), "codec sample: trial arguments")) ||
     (trialed && !(st = trialArguments(b))))
   {
     return st;
   }
-  if (b.indices.bytes != heldIndexBytes)
+  if (b.indices.capacity() != heldIndexBytes)
   {
     b.uploaded.reset(); // a new (larger) buffer holds no indices yet
   }
@@ -486,7 +486,8 @@ Status chooseScheme(const T* device,
   if (trialed && b.uploaded != trial)
   {
     b.uploaded.reset();
-    if ((e = upload(b.indices.ptr, indices.data(), n * sizeof(std::uint64_t), s)) != cudaSuccess)
+    if ((e = upload(b.indices.as<void>(), indices.data(), n * sizeof(std::uint64_t), s)) !=
+      cudaSuccess)
     {
       return cudaStatus(e, "upload of the trial indices");
     }
@@ -504,7 +505,7 @@ Status chooseScheme(const T* device,
     if (e == cudaSuccess)
     {
       // The page-locked source stays as it is until the wait below.
-      e = upload(b.args.ptr, b.argsHost.ptr, TrialOrders * sizeof(TrialArgs), s);
+      e = upload(b.args.as<void>(), b.argsHost.ptr, TrialOrders * sizeof(TrialArgs), s);
     }
     if (e == cudaSuccess)
     {
