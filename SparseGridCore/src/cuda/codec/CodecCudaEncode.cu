@@ -91,6 +91,24 @@ struct EncodeStats
   }
 };
 
+/// Point `local` of pass p: quantised against its prediction, its symbol and reconstruction stored.
+template<typename T>
+__device__ __forceinline__ void encodePoint(const DevPass& p,
+  const T* input,
+  u64 inputStride,
+  T* rec,
+  u16* symbols,
+  u64 local,
+  const u64* dims,
+  const Quantiser& qz,
+  EncodeStats& stats)
+{
+  u64 idx;
+  const T pred = predictAt(p, rec, local, dims, idx);
+  stats.point(
+    input[idx * inputStride], pred, qz, symbols[p.levelCodeBegin + p.codeBegin + local], rec[idx]);
+}
+
 template<typename T>
 __global__ void encodePassKernel(DevPass p,
   const T* input,
@@ -115,13 +133,7 @@ __global__ void encodePassKernel(DevPass p,
   for (u64 local = blockIdx.x * u64(blockDim.x) + threadIdx.x; local < n;
        local += u64(gridDim.x) * blockDim.x)
   {
-    u64 idx;
-    const T pred = predictAt(p, rec, local, dims, idx);
-    stats.point(input[idx * inputStride],
-      pred,
-      qz,
-      symbols[p.levelCodeBegin + p.codeBegin + local],
-      rec[idx]);
+    encodePoint(p, input, inputStride, rec, symbols, local, dims, qz, stats);
   }
   stats.flush(surplusMax, absMax, nonFinite, bs);
 }
@@ -153,13 +165,7 @@ __global__ void __launch_bounds__(CoarseThreads) encodeCoarseKernel(const DevPas
     EncodeStats stats;
     for (u64 local = threadIdx.x; local < n; local += blockDim.x)
     {
-      u64 idx;
-      const T pred = predictAt(p, rec, local, dims, idx);
-      stats.point(input[idx * inputStride],
-        pred,
-        q.qz[p.level],
-        symbols[p.levelCodeBegin + p.codeBegin + local],
-        rec[idx]);
+      encodePoint(p, input, inputStride, rec, symbols, local, dims, q.qz[p.level], stats);
     }
     stats.flush(surplus + pi, absMax, nonFinite, bs);
     __syncthreads(); // the next pass reads this one's values (and flush's shared memory is free)
