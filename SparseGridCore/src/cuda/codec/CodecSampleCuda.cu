@@ -154,7 +154,7 @@ int orderIndex(const int order[3])
   return -1;
 }
 
-/// trialKernel's arguments for one axis order (in device memory, one per order). The passes are
+/// trialBlock's arguments for one axis order (in device memory, one per order). The passes are
 /// in the coder's device form (toDevPasses); the trial reads their axis, gap, start, step and
 /// count.
 struct TrialArgs
